@@ -1,0 +1,23 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { GatewayConfigModule, type GatewayConfig } from '@app/config';
+import { DiscoveryModule } from '@app/discovery';
+import { ExecutionModule } from '@app/execution';
+import { McpModule } from '@app/mcp';
+import { RegistryModule } from '@app/registry';
+
+/** The composition root of the agent-facing application (PORT). */
+@Module({})
+export class AppModule {
+  static forRoot(config: GatewayConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        GatewayConfigModule.forRoot(config),
+        RegistryModule,
+        DiscoveryModule,
+        ExecutionModule,
+        McpModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,66 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
+import { installRawBodyParser, MCP_MAX_BODY_BYTES } from '@app/mcp';
+import { RegistryService } from '@app/registry';
+import packageJson from '../../../package.json';
+import { AppModule } from './app.module';
+import { ManagementModule } from './management/management.module';
+import { RegistryHealthIndicator } from './management/registry-health.indicator';
+
+function loadConfigOrExit(): GatewayConfig {
+  try {
+    return loadGatewayConfig({
+      env: process.env,
+      cwd: process.cwd(),
+      version: packageJson.version,
+    });
+  } catch (err) {
+    if (err instanceof ConfigValidationError) {
+      process.stderr.write(`${err.message}\nThe gateway did not start.\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = new Logger('Gateway');
+
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    new FastifyAdapter({ bodyLimit: MCP_MAX_BODY_BYTES, keepAliveTimeout: 65_000 }),
+    { bodyParser: false },
+  );
+  installRawBodyParser(app.getHttpAdapter().getInstance());
+
+  const management = await NestFactory.create<NestFastifyApplication>(
+    ManagementModule.forRoot({ registry: app.get(RegistryService) }),
+    new FastifyAdapter(),
+  );
+
+  await app.listen(config.server.port, config.server.host);
+  await management.listen(config.server.managementPort, config.server.host);
+  logger.log(
+    `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) serving /mcp on ` +
+      `${config.server.host}:${config.server.port}, /actuator on ${config.server.host}:${config.server.managementPort}`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal} received: draining`);
+    management.get(RegistryHealthIndicator).markDraining();
+    await app.close();
+    await management.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+void bootstrap();

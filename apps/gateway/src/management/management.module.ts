@@ -1,0 +1,29 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { RegistryService } from '@app/registry';
+import { HealthController } from './health.controller';
+import { RegistryHealthIndicator } from './registry-health.indicator';
+import { ToolBundlesController } from './tool-bundles.controller';
+
+/** The instances the management listener shares with the agent-facing application. */
+export interface ManagementDependencies {
+  readonly registry: RegistryService;
+}
+
+/**
+ * The operator-facing application on MANAGEMENT_PORT: /actuator/*. A second Nest
+ * application (one HTTP server each) that shares the main application's singletons, so
+ * /mcp and /actuator can never be reached through each other's port.
+ */
+@Module({})
+export class ManagementModule {
+  static forRoot(deps: ManagementDependencies): DynamicModule {
+    return {
+      module: ManagementModule,
+      imports: [TerminusModule.forRoot({ logger: false })],
+      controllers: [HealthController, ToolBundlesController],
+      providers: [{ provide: RegistryService, useValue: deps.registry }, RegistryHealthIndicator],
+      exports: [RegistryHealthIndicator],
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { SampleToolServiceModule } from './sample-tool-service.module';
+
+/** The sample Tool Service used by `npm start`, demos and tests. PORT (default 8081), HOST (default 127.0.0.1). */
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create<NestFastifyApplication>(
+    SampleToolServiceModule,
+    new FastifyAdapter(),
+  );
+  app.enableShutdownHooks();
+  const port = Number(process.env.PORT ?? 8081);
+  const host = process.env.HOST ?? '127.0.0.1';
+  await app.listen(port, host);
+  new Logger('SampleToolService').log(
+    `Sample Tool Service on http://${host}:${port} (GET /tool-manifest, POST /mcp/{toolName})`,
+  );
+}
+
+void bootstrap();

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import type { SessionKey } from './gateway-config';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The listener, Redis and session settings read from the environment (DESIGN "Interfaces"). */
+export interface EnvSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly managementPort: number;
+  readonly redisUrl?: string;
+  readonly sessionKeys: readonly SessionKey[];
+  readonly sessionKeysEphemeral: boolean;
+}
+
+function portFrom(env: Env, name: string, fallback: number, problems: string[]): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isInteger(n) || n < 0 || n > 65535) {
+    problems.push(`${name}: must be a TCP port 0..65535 (got "${raw}")`);
+    return fallback;
+  }
+  return n;
+}
+
+/**
+ * MCP_SESSION_KEYS = "kid:base64key[,kid:base64key…]", each key 32 bytes; the first seals new
+ * session ids, all of them open existing ones (rotation). Unset in the local profile: one
+ * random key, so sessions do not survive a restart. Unset elsewhere: a problem, because a
+ * session opened on one replica must open on every other (DESIGN "No sticky sessions").
+ */
+function sessionKeysFrom(
+  env: Env,
+  profile: string,
+  problems: string[],
+): { keys: SessionKey[]; ephemeral: boolean } {
+  const raw = env.MCP_SESSION_KEYS;
+  if (raw === undefined || raw.trim() === '') {
+    if (profile !== 'local') {
+      problems.push(
+        `MCP_SESSION_KEYS: is required outside the local profile (profile is "${profile}"): ` +
+          'every replica must open the session ids the others issue ("kid:base64-32-bytes", comma-separated)',
+      );
+    }
+    return { keys: [{ kid: 'local', key: randomBytes(32) }], ephemeral: true };
+  }
+  const keys: SessionKey[] = [];
+  raw.split(',').forEach((entry, i) => {
+    const sep = entry.indexOf(':');
+    const kid = entry.slice(0, sep).trim();
+    const material = entry.slice(sep + 1).trim();
+    if (sep <= 0 || !/^[A-Za-z0-9_-]{1,16}$/.test(kid)) {
+      problems.push(
+        `MCP_SESSION_KEYS[${i}]: must be "kid:base64key" with a kid of [A-Za-z0-9_-]{1,16}`,
+      );
+      return;
+    }
+    const key = Buffer.from(material, 'base64');
+    if (key.length !== 32) {
+      problems.push(
+        `MCP_SESSION_KEYS[${i}] (kid ${kid}): the key must decode from base64 to 32 bytes (got ${key.length})`,
+      );
+      return;
+    }
+    if (keys.some((k) => k.kid === kid)) {
+      problems.push(`MCP_SESSION_KEYS[${i}]: kid "${kid}" appears twice`);
+      return;
+    }
+    keys.push({ kid, key });
+  });
+  return { keys, ephemeral: false };
+}
+
+export function readEnvSettings(env: Env, profile: string, problems: string[]): EnvSettings {
+  const port = portFrom(env, 'PORT', 8080, problems);
+  const managementPort = portFrom(env, 'MANAGEMENT_PORT', 9090, problems);
+  if (port === managementPort && port !== 0) {
+    problems.push(
+      `MANAGEMENT_PORT: must differ from PORT (both ${port}); /actuator must not share the /mcp listener`,
+    );
+  }
+  const host = env.HOST !== undefined && env.HOST !== '' ? env.HOST : '0.0.0.0';
+  let redisUrl: string | undefined;
+  if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') {
+    try {
+      const url = new URL(env.REDIS_URL);
+      if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new Error('scheme');
+      redisUrl = env.REDIS_URL;
+    } catch {
+      problems.push('REDIS_URL: must be a redis:// or rediss:// URL');
+    }
+  }
+  const { keys, ephemeral } = sessionKeysFrom(env, profile, problems);
+  return {
+    host,
+    port,
+    managementPort,
+    redisUrl,
+    sessionKeys: keys,
+    sessionKeysEphemeral: ephemeral,
+  };
+}

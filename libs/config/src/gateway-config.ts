@@ -1,0 +1,70 @@
+import type { McpConfig } from './mcp-config.model';
+
+/** Where the Authorization header of a tool call comes from (contract §10). */
+export type ResolvedAuthorization =
+  | { readonly mode: 'none' }
+  | { readonly mode: 'passthrough' }
+  /** `value` is a secret: never log it. */
+  | { readonly mode: 'static'; readonly value: string };
+
+/** One configured bundle after validation; the only source of routing addresses (contract §1). */
+export interface BundleDefinition {
+  readonly id: string;
+  readonly manifestUrl: string;
+  readonly baseEndpoint: string;
+  readonly namePrefix: string;
+  readonly enabled: boolean;
+  /** Absolute path of the local-profile cold-start manifest, when configured. */
+  readonly fallbackManifestFile?: string;
+  readonly authorization: ResolvedAuthorization;
+  /**
+   * Legacy local fixture only (discovery disabled, local profile): the manifest is read from
+   * this absolute path instead of manifestUrl.
+   */
+  readonly manifestFile?: string;
+}
+
+/** The id of the pseudo-bundle that serves the legacy local fixture; its file's bundleId must match. */
+export const LOCAL_FIXTURE_BUNDLE_ID = 'local-fixture';
+
+/** A key that seals Mcp-Session-Id tokens (AES-256-GCM). The first key of the list seals; all open. */
+export interface SessionKey {
+  readonly kid: string;
+  /** 32 bytes. */
+  readonly key: Buffer;
+}
+
+/**
+ * The whole validated configuration, built once by `loadGatewayConfig` from the YAML files
+ * and the environment. Nothing else in the gateway reads `process.env` or config files.
+ */
+export interface GatewayConfig {
+  /** APP_PROFILE, default "local". */
+  readonly profile: string;
+  /** Config files read, in merge order (for the boot log). */
+  readonly sources: readonly string[];
+  readonly mcp: McpConfig;
+  /**
+   * The tool sources in config order: the configured bundles when discovery is enabled, or the
+   * one `local-fixture` pseudo-bundle (manifestFile set) in the legacy local mode.
+   */
+  readonly bundles: readonly BundleDefinition[];
+  readonly server: {
+    /** HOST, default 0.0.0.0. */
+    readonly host: string;
+    /** PORT, default 8080: POST /mcp. */
+    readonly port: number;
+    /** MANAGEMENT_PORT, default 9090: /actuator/*. */
+    readonly managementPort: number;
+  };
+  /** REDIS_URL; undefined means in-memory only. */
+  readonly redisUrl?: string;
+  /** MCP_SESSION_KEYS, or one random key in the local profile when it is unset. */
+  readonly sessionKeys: readonly SessionKey[];
+  /** true when the session key was generated at boot (sessions do not survive a restart). */
+  readonly sessionKeysEphemeral: boolean;
+  /** The gateway's version (package.json), for serverInfo.version. */
+  readonly version: string;
+}
+
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

@@ -1,0 +1,13 @@
+export * from './gateway-config';
+export * from './config-errors';
+export * from './config.module';
+export { loadGatewayConfig, resolveFilePath, type LoadConfigOptions } from './load-config';
+export {
+  McpConfig,
+  BundleConfig,
+  DiscoveryConfig,
+  RegistryConfig,
+  ExecutionConfig,
+  SessionConfig,
+  type AuthorizationMode,
+} from './mcp-config.model';

@@ -1,0 +1,172 @@
+import { isAbsolute, resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { ConfigValidationError } from './config-errors';
+import { crossFieldProblems } from './config-rules';
+import { readConfigSources } from './config-sources';
+import { readEnvSettings } from './env-settings';
+import {
+  LOCAL_FIXTURE_BUNDLE_ID,
+  type BundleDefinition,
+  type GatewayConfig,
+  type ResolvedAuthorization,
+} from './gateway-config';
+import { ConfigFileRoot, type BundleConfig } from './mcp-config.model';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface LoadConfigOptions {
+  /** Usually process.env; the only place the gateway reads it. */
+  readonly env: Env;
+  /** Base for config/ and relative file paths; the repository root when run as documented. */
+  readonly cwd: string;
+  /** serverInfo.version. */
+  readonly version: string;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text === undefined ? typeof value : text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Flattens class-validator's tree into "mcp.bundles[0].id: reason (got …)" lines. */
+function flattenValidationErrors(errors: readonly ValidationError[], parent: string): string[] {
+  const lines: string[] = [];
+  for (const error of errors) {
+    const path = /^\d+$/.test(error.property)
+      ? `${parent}[${error.property}]`
+      : parent === ''
+        ? error.property
+        : `${parent}.${error.property}`;
+    for (const [kind, message] of Object.entries(error.constraints ?? {})) {
+      if (kind === 'whitelistValidation') {
+        lines.push(`${path}: unknown key (check its spelling and place in the mcp: tree)`);
+      } else if (kind === 'nestedValidation') {
+        lines.push(`${path}: must be a mapping (got ${describeValue(error.value)})`);
+      } else {
+        lines.push(`${path}: ${message} (got ${describeValue(error.value)})`);
+      }
+    }
+    lines.push(...flattenValidationErrors(error.children ?? [], path));
+  }
+  return lines;
+}
+
+/** `file:./x.json` or `./x.json` → an absolute path under cwd. */
+export function resolveFilePath(value: string, cwd: string): string {
+  const path = value.startsWith('file:') ? value.slice('file:'.length) : value;
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+function resolveAuthorization(
+  bundle: BundleConfig,
+  env: Env,
+  at: string,
+  problems: string[],
+): ResolvedAuthorization {
+  const auth = bundle.authorization;
+  switch (auth.mode) {
+    case 'none':
+      return { mode: 'none' };
+    case 'passthrough':
+      return { mode: 'passthrough' };
+    case 'static': {
+      const name = auth.valueEnv ?? '';
+      const value = name === '' ? undefined : env[name];
+      if (name !== '' && (value === undefined || value === '')) {
+        problems.push(
+          `${at}.authorization.valueEnv: environment variable ${name} is not set or empty`,
+        );
+      }
+      return { mode: 'static', value: value ?? '' };
+    }
+  }
+}
+
+/**
+ * Reads and validates the whole configuration once: config files (profile or MCP_CONFIG_FILE),
+ * then PORT, MANAGEMENT_PORT, HOST, REDIS_URL, MCP_SESSION_KEYS and the env variables named by
+ * bundles. Throws ConfigValidationError listing every problem; returns a frozen-by-convention
+ * GatewayConfig otherwise.
+ */
+export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
+  const { env, cwd } = options;
+  const profile =
+    env.APP_PROFILE !== undefined && env.APP_PROFILE !== '' ? env.APP_PROFILE : 'local';
+  const {
+    raw,
+    sources,
+    problems: sourceProblems,
+  } = readConfigSources(profile, env.MCP_CONFIG_FILE, cwd);
+  const problems: string[] = [...sourceProblems];
+  const context = `profile ${profile}; ${sources.length > 0 ? sources.join(', ') : 'no config file read'}`;
+
+  const root = plainToInstance(ConfigFileRoot, raw, { exposeDefaultValues: true });
+  problems.push(
+    ...flattenValidationErrors(
+      validateSync(root, {
+        whitelist: true,
+        forbidNonWhitelisted: true,
+        forbidUnknownValues: false,
+      }),
+      '',
+    ),
+  );
+  const envSettings = readEnvSettings(env, profile, problems);
+  const mcp = root.mcp;
+  if (mcp === undefined || typeof mcp !== 'object') {
+    throw new ConfigValidationError(problems, context);
+  }
+  problems.push(...crossFieldProblems(mcp, profile));
+
+  const configured: BundleDefinition[] = (Array.isArray(mcp.bundles) ? mcp.bundles : []).map(
+    (b, i) => ({
+      id: b.id,
+      manifestUrl: b.manifestUrl,
+      baseEndpoint:
+        typeof b.baseEndpoint === 'string' ? b.baseEndpoint.replace(/\/+$/, '') : b.baseEndpoint,
+      namePrefix: b.namePrefix,
+      enabled: b.enabled,
+      fallbackManifestFile:
+        b.fallbackManifestFile === undefined
+          ? undefined
+          : resolveFilePath(b.fallbackManifestFile, cwd),
+      authorization: resolveAuthorization(b, env, `mcp.bundles[${i}]`, problems),
+    }),
+  );
+
+  if (problems.length > 0) throw new ConfigValidationError(problems, context);
+
+  // contract §3: remote manifests and the legacy local JSON fixture are exclusive.
+  const bundles: BundleDefinition[] =
+    mcp.discovery.enabled || mcp.localFixture === undefined
+      ? configured
+      : [
+          {
+            id: LOCAL_FIXTURE_BUNDLE_ID,
+            manifestUrl: `file:${resolveFilePath(mcp.localFixture.file, cwd)}`,
+            manifestFile: resolveFilePath(mcp.localFixture.file, cwd),
+            baseEndpoint: mcp.localFixture.baseEndpoint.replace(/\/+$/, ''),
+            namePrefix: '',
+            enabled: true,
+            authorization: { mode: 'none' },
+          },
+        ];
+
+  return {
+    profile,
+    sources,
+    mcp,
+    bundles,
+    server: {
+      host: envSettings.host,
+      port: envSettings.port,
+      managementPort: envSettings.managementPort,
+    },
+    redisUrl: envSettings.redisUrl,
+    sessionKeys: envSettings.sessionKeys,
+    sessionKeysEphemeral: envSettings.sessionKeysEphemeral,
+    version: options.version,
+  };
+}

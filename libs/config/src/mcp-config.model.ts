@@ -1,0 +1,195 @@
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  ValidateNested,
+  IsArray,
+  IsDefined,
+} from 'class-validator';
+
+/**
+ * The `mcp:` YAML tree of the bundle contract (§3), plus the few keys this gateway adds
+ * (`registry.refreshJitterSeconds`, per-bundle `authorization`, `localFixture`,
+ * `execution`, `session`). Defaults are the contract's recommended values (§6).
+ * Instances are only ever built by `loadGatewayConfig`, which validates them.
+ */
+
+/** Identifier of a bundle or of the gateway itself: used in logs, status and Redis keys. */
+export const IDENTIFIER_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/** A namePrefix uses the tool-name alphabet of contract §5 and leaves room for a name. */
+export const NAME_PREFIX_PATTERN = /^[A-Za-z0-9_./-]{1,63}$/;
+
+export class RegistryConfig {
+  /** Seconds between scheduled manifest pulls (contract §6: 30). */
+  @IsInt({ message: 'must be a positive integer (seconds)' })
+  @Min(1, { message: 'must be a positive integer (seconds)' })
+  refreshIntervalSeconds = 30;
+
+  /** Upper bound in seconds of the random delay added to the first scheduled pull only (contract §3: 0..5). */
+  @IsInt({ message: 'must be an integer >= 0 (seconds)' })
+  @Min(0, { message: 'must be an integer >= 0 (seconds)' })
+  refreshJitterSeconds = 5;
+}
+
+export class DiscoveryConfig {
+  /** true: bundle manifests are the tool source; false: the legacy local JSON fixture (local profile only). */
+  @IsBoolean({ message: 'must be true or false' })
+  enabled = true;
+
+  /** TCP connect timeout in ms for manifest pulls and tool calls (contract §6: 1000). */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  connectTimeoutMillis = 1000;
+
+  /** Read timeout in ms for a manifest pull: headers and body each (contract §6: 3000). */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  readTimeoutMillis = 3000;
+
+  /** A manifest with more tools than this rejects that bundle (contract §7.3). */
+  @IsInt({ message: 'must be a positive integer' })
+  @Min(1, { message: 'must be a positive integer' })
+  maxToolsPerBundle = 100;
+
+  /** More tools than this across all bundles rejects the aggregate (contract §7.3). */
+  @IsInt({ message: 'must be a positive integer' })
+  @Min(1, { message: 'must be a positive integer' })
+  maxToolsTotal = 200;
+
+  /** A manifest body larger than this many bytes is a failed pull. */
+  @IsInt({ message: 'must be a positive integer (bytes)' })
+  @Min(1, { message: 'must be a positive integer (bytes)' })
+  maxManifestBytes = 1_048_576;
+
+  /** Cap in ms for a tool's `_meta.timeoutMillis`, and the timeout of tools that set none (contract §7.5). */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  maxToolTimeoutMillis = 30_000;
+}
+
+export const AUTHORIZATION_MODES = ['none', 'passthrough', 'static'] as const;
+export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
+
+/** How the `Authorization` header reaches a bundle's Tool Service (contract §10: "설정에 따라 전달"). */
+export class BundleAuthorizationConfig {
+  /** none: never sent; passthrough: the caller's header as is; static: the value of env `valueEnv`. */
+  @IsIn(AUTHORIZATION_MODES, { message: `must be one of ${AUTHORIZATION_MODES.join(', ')}` })
+  mode: AuthorizationMode = 'none';
+
+  /** With mode static: the environment variable holding the whole header value (e.g. "Bearer …"). */
+  @IsOptional()
+  @IsString({ message: 'must be the name of an environment variable' })
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be the name of an environment variable' })
+  valueEnv?: string;
+}
+
+export class BundleConfig {
+  @IsString({ message: 'is required: a bundle id ([A-Za-z0-9._-]{1,64})' })
+  @Matches(IDENTIFIER_PATTERN, { message: 'must match [A-Za-z0-9._-]{1,64}' })
+  id!: string;
+
+  /** GET target of the manifest pull (contract §4). */
+  @IsString({ message: 'is required: an http(s) URL' })
+  manifestUrl!: string;
+
+  /** Tool calls go to POST {baseEndpoint}/{toolName} (contract §10). Routing comes only from here. */
+  @IsString({ message: 'is required: an http(s) URL' })
+  baseEndpoint!: string;
+
+  /** Every tool name of this bundle must start with it (contract §5, §7.1). */
+  @IsString({ message: 'is required, e.g. "processing."' })
+  @Matches(NAME_PREFIX_PATTERN, { message: 'must match [A-Za-z0-9_./-]{1,63}' })
+  namePrefix!: string;
+
+  /** Local profile only: manifest file read when the first remote pull fails (contract §3). */
+  @IsOptional()
+  @IsString({ message: 'must be a file path (file:./path or ./path)' })
+  @MinLength(1, { message: 'must be a file path (file:./path or ./path)' })
+  fallbackManifestFile?: string;
+
+  /** false: never pulled, never served; status "disabled" (contract §3). */
+  @IsBoolean({ message: 'must be true or false' })
+  enabled = true;
+
+  @ValidateNested()
+  @Type(() => BundleAuthorizationConfig)
+  authorization: BundleAuthorizationConfig = new BundleAuthorizationConfig();
+}
+
+/** The contract's legacy mode: discovery disabled, tools from one local manifest-format file (local profile only). */
+export class LocalFixtureConfig {
+  @IsString({ message: 'is required: a file path (file:./path or ./path)' })
+  @MinLength(1, { message: 'is required: a file path (file:./path or ./path)' })
+  file!: string;
+
+  @IsString({ message: 'is required: an http(s) URL' })
+  baseEndpoint!: string;
+}
+
+export class ExecutionConfig {
+  /** A Tool Service answer larger than this many bytes becomes an isError result. */
+  @IsInt({ message: 'must be a positive integer (bytes)' })
+  @Min(1, { message: 'must be a positive integer (bytes)' })
+  maxResponseBytes = 8 * 1_048_576;
+
+  /** Longest error text of a Tool Service copied into an isError result, in characters. */
+  @IsInt({ message: 'must be a positive integer (characters)' })
+  @Min(1, { message: 'must be a positive integer (characters)' })
+  maxErrorTextChars = 300;
+}
+
+export class SessionConfig {
+  /** How long a sealed Mcp-Session-Id stays valid, in seconds. */
+  @IsInt({ message: 'must be a positive integer (seconds)' })
+  @Min(1, { message: 'must be a positive integer (seconds)' })
+  @Max(30 * 86_400, { message: 'must be at most 30 days (seconds)' })
+  ttlSeconds = 86_400;
+}
+
+export class McpConfig {
+  /** serverInfo.name on /mcp and the namespace of this gateway's Redis keys. */
+  @IsString({ message: 'is required: the gateway identity ([A-Za-z0-9._-]{1,64})' })
+  @Matches(IDENTIFIER_PATTERN, { message: 'must match [A-Za-z0-9._-]{1,64}' })
+  identity!: string;
+
+  @ValidateNested()
+  @Type(() => RegistryConfig)
+  registry: RegistryConfig = new RegistryConfig();
+
+  @ValidateNested()
+  @Type(() => DiscoveryConfig)
+  discovery: DiscoveryConfig = new DiscoveryConfig();
+
+  @IsArray({ message: 'must be a list of bundles' })
+  @ValidateNested({ each: true })
+  @Type(() => BundleConfig)
+  bundles: BundleConfig[] = [];
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => LocalFixtureConfig)
+  localFixture?: LocalFixtureConfig;
+
+  @ValidateNested()
+  @Type(() => ExecutionConfig)
+  execution: ExecutionConfig = new ExecutionConfig();
+
+  @ValidateNested()
+  @Type(() => SessionConfig)
+  session: SessionConfig = new SessionConfig();
+}
+
+/** The root of a config file: everything lives under `mcp:`. */
+export class ConfigFileRoot {
+  @IsDefined({ message: 'is required: the file has no top-level "mcp:" tree' })
+  @ValidateNested()
+  @Type(() => McpConfig)
+  mcp!: McpConfig;
+}

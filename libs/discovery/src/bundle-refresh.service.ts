@@ -1,0 +1,100 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { BundleDefinition } from '@app/config';
+import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
+import { ManifestFetcher } from './manifest-fetcher.service';
+
+/**
+ * Runs refresh rounds: every enabled bundle pulled concurrently (contract §6 "동시 조회"),
+ * then the results handed to the registry in one piece. One round at a time: callers that
+ * arrive while a round runs join it (§8 not-found refresh) instead of starting another.
+ */
+@Injectable()
+export class BundleRefreshService {
+  private readonly logger = new Logger('Discovery');
+  private inFlight?: Promise<void>;
+
+  constructor(
+    private readonly fetcher: ManifestFetcher,
+    private readonly registry: RegistryService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** true while a round runs. */
+  get running(): boolean {
+    return this.inFlight !== undefined;
+  }
+
+  /** Starts a round, or joins the one already running. Resolves when that round is applied; never rejects. */
+  refreshNow(): Promise<void> {
+    if (this.inFlight === undefined) {
+      this.inFlight = this.runRound().finally(() => {
+        this.inFlight = undefined;
+      });
+    }
+    return this.inFlight;
+  }
+
+  /** A scheduled tick: skipped when a round is still running (one refresh at a time). */
+  async tick(): Promise<void> {
+    if (this.inFlight !== undefined) {
+      this.logger.warn('Scheduled refresh skipped: the previous round is still running');
+      return;
+    }
+    await this.refreshNow();
+  }
+
+  private async runRound(): Promise<void> {
+    // Second line of defence (contract §6): pullOne never throws, and neither may the round.
+    try {
+      const results = await Promise.all(this.registry.enabledBundles().map((b) => this.pullOne(b)));
+      await this.registry.applyRound(results);
+    } catch (err) {
+      this.logger.error(
+        `Refresh round failed unexpectedly (${err instanceof Error ? err.name : typeof err}); the catalog is unchanged`,
+      );
+    }
+  }
+
+  /** Pulls one bundle; a failure is a value, never an exception (contract §6). */
+  private async pullOne(bundle: BundleDefinition): Promise<BundlePullResult> {
+    const attemptedAt = this.clock.now();
+    try {
+      const fetched =
+        bundle.manifestFile !== undefined
+          ? await this.fetcher.readFile(bundle.manifestFile)
+          : await this.fetcher.fetch(bundle.manifestUrl);
+      if (fetched.ok)
+        return { bundleId: bundle.id, kind: 'manifest', body: fetched.body, attemptedAt };
+      // contract §3: the fallback file is read only when the first remote pull fails.
+      let fallbackBody: unknown;
+      if (
+        bundle.fallbackManifestFile !== undefined &&
+        this.registry.isFirstAttempt(bundle.id) &&
+        this.registry.hasNoCopy(bundle.id)
+      ) {
+        const fallback = await this.fetcher.readFile(bundle.fallbackManifestFile);
+        if (fallback.ok) fallbackBody = fallback.body;
+        else
+          this.logger.error(
+            `Bundle ${bundle.id}: fallbackManifestFile unusable (${fallback.errorType}: ${fallback.detail})`,
+          );
+      }
+      return {
+        bundleId: bundle.id,
+        kind: 'failed',
+        errorType: fetched.errorType,
+        detail: fetched.detail,
+        attemptedAt,
+        fallbackBody,
+      };
+    } catch (err) {
+      return {
+        bundleId: bundle.id,
+        kind: 'failed',
+        errorType: 'UnexpectedPullError',
+        detail: err instanceof Error ? err.name : typeof err,
+        attemptedAt,
+      };
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import { readFile, stat } from 'node:fs/promises';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Agent, errors as undiciErrors, request } from 'undici';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import type { PullErrorType } from '@app/registry';
+
+/** A pulled manifest body, parsed but not validated; or why there is none. */
+export type FetchedManifest =
+  | { readonly ok: true; readonly body: unknown }
+  | { readonly ok: false; readonly errorType: PullErrorType; readonly detail: string };
+
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+/** Maps a thrown pull error to a failure value; never lets the error escape (contract §6). */
+export function classifyPullError(err: unknown, readTimeoutMillis: number): FetchedManifest {
+  if (err instanceof undiciErrors.ConnectTimeoutError) {
+    return { ok: false, errorType: 'ManifestTimeoutError', detail: 'connect timeout' };
+  }
+  if (
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError ||
+    (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+  ) {
+    return {
+      ok: false,
+      errorType: 'ManifestTimeoutError',
+      detail: `no complete answer within ${readTimeoutMillis} ms`,
+    };
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) {
+    return { ok: false, errorType: 'ManifestConnectError', detail: code };
+  }
+  return {
+    ok: false,
+    errorType: 'UnexpectedPullError',
+    detail: err instanceof Error ? err.name : typeof err,
+  };
+}
+
+function parseJson(text: string): FetchedManifest {
+  try {
+    return { ok: true, body: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false, errorType: 'ManifestNotJsonError', detail: 'the body is not valid JSON' };
+  }
+}
+
+/**
+ * Pulls manifests: `GET {manifestUrl}` with `Accept: application/json` and no caller headers
+ * (contract §4: a background refresh has no caller), connect and read timeouts from config
+ * (§6), and a body cap of maxManifestBytes enforced while streaming, so an oversized
+ * manifest is refused without being buffered. Also reads manifest files (legacy fixture,
+ * fallbackManifestFile) under the same cap.
+ */
+@Injectable()
+export class ManifestFetcher implements OnModuleDestroy {
+  private readonly agent: Agent;
+  private readonly maxBytes: number;
+  private readonly readTimeoutMillis: number;
+  private readonly connectTimeoutMillis: number;
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const d = config.mcp.discovery;
+    this.maxBytes = d.maxManifestBytes;
+    this.readTimeoutMillis = d.readTimeoutMillis;
+    this.connectTimeoutMillis = d.connectTimeoutMillis;
+    this.agent = new Agent({
+      connect: { timeout: d.connectTimeoutMillis },
+      headersTimeout: d.readTimeoutMillis,
+      bodyTimeout: d.readTimeoutMillis,
+      keepAliveTimeout: 4_000,
+    });
+  }
+
+  /** Never throws: every failure comes back as `{ ok: false }`. */
+  async fetch(url: string): Promise<FetchedManifest> {
+    try {
+      // The whole pull is also bounded: a server that drips bytes cannot hold a round forever.
+      const signal = AbortSignal.timeout(this.connectTimeoutMillis + this.readTimeoutMillis);
+      const res = await request(url, {
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        dispatcher: this.agent,
+        signal,
+      });
+      if (res.statusCode < 200 || res.statusCode > 299) {
+        res.body.destroy();
+        return {
+          ok: false,
+          errorType: 'ManifestHttpStatusError',
+          detail: `HTTP ${res.statusCode}`,
+        };
+      }
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > this.maxBytes) {
+        res.body.destroy();
+        return this.tooLarge(`Content-Length ${declared}`);
+      }
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for await (const chunk of res.body) {
+        const buf = chunk as Buffer;
+        total += buf.length;
+        if (total > this.maxBytes) {
+          res.body.destroy();
+          return this.tooLarge(`more than ${total} bytes streamed`);
+        }
+        chunks.push(buf);
+      }
+      return parseJson(Buffer.concat(chunks, total).toString('utf8'));
+    } catch (err) {
+      return classifyPullError(err, this.readTimeoutMillis);
+    }
+  }
+
+  /** Reads a manifest file (legacy fixture or fallbackManifestFile). Never throws. */
+  async readFile(path: string): Promise<FetchedManifest> {
+    try {
+      const info = await stat(path);
+      if (info.size > this.maxBytes) return this.tooLarge(`file of ${info.size} bytes`);
+      return parseJson(await readFile(path, 'utf8'));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+      return {
+        ok: false,
+        errorType: 'ManifestFileError',
+        detail: `cannot read the manifest file (${code})`,
+      };
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private tooLarge(detail: string): FetchedManifest {
+    return {
+      ok: false,
+      errorType: 'ManifestTooLargeError',
+      detail: `${detail} > maxManifestBytes ${this.maxBytes}`,
+    };
+  }
+}

@@ -1,0 +1,10 @@
+export * from './execution.module';
+export * from './tool-executor.service';
+export * from './call-tool-result';
+export { compactJson } from './compact-json';
+export {
+  mapToolResponse,
+  mapToolFailure,
+  type ToolHttpResponse,
+  type ToolCallFailure,
+} from './map-tool-response';

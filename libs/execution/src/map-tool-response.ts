@@ -1,0 +1,117 @@
+import { compactJson } from './compact-json';
+import type { CallToolResult } from './call-tool-result';
+
+/** A finished HTTP exchange with a Tool Service, as seen by the gateway. */
+export interface ToolHttpResponse {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/** Why a call produced no HTTP answer. */
+export type ToolCallFailure =
+  | { readonly kind: 'timeout'; readonly timeoutMillis: number }
+  | { readonly kind: 'connect'; readonly code: string }
+  | { readonly kind: 'too-large'; readonly maxBytes: number };
+
+function isJsonContentType(contentType: string): boolean {
+  const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  return mime === 'application/json' || mime.endsWith('+json');
+}
+
+function textResult(text: string, elapsedMs: number, isError: boolean): CallToolResult {
+  const content = [{ type: 'text', text, _meta: { searchTime: elapsedMs } }] as const;
+  return isError ? { content, isError: true } : { content };
+}
+
+/** The Tool Service's own error text, bounded, with HTML pages left out (B18). */
+function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
+  const body = response.body.trim();
+  if (body === '') return '';
+  const mime = response.contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  if (mime === 'text/html' || /^<(!doctype|html)/i.test(body))
+    return ' (an HTML error page, not shown)';
+  let text = body;
+  if (isJsonContentType(response.contentType)) {
+    try {
+      JSON.parse(body);
+      text = compactJson(body);
+    } catch {
+      // keep the raw text
+    }
+  }
+  const oneLine = text.replace(/\s+/g, ' ');
+  return `: ${oneLine.length > maxChars ? `${oneLine.slice(0, maxChars)}…` : oneLine}`;
+}
+
+/**
+ * Turns a Tool Service answer into a CallToolResult (contract §10, cases B18):
+ * - 2xx JSON → compact JSON text; a 2xx JSON body that does not parse → isError;
+ * - other 2xx → the body text as is ("" for 204);
+ * - 3xx (never followed), 4xx, 5xx → isError with the status and the service's short error text.
+ */
+export function mapToolResponse(
+  toolName: string,
+  response: ToolHttpResponse,
+  elapsedMs: number,
+  maxErrorChars: number,
+): CallToolResult {
+  const { status } = response;
+  if (status >= 200 && status <= 299) {
+    if (!isJsonContentType(response.contentType) || response.body === '') {
+      return textResult(response.body, elapsedMs, false);
+    }
+    try {
+      JSON.parse(response.body);
+    } catch {
+      return textResult(
+        `Tool ${toolName} failed: the Tool Service answered HTTP ${status} with a body that is not valid JSON.`,
+        elapsedMs,
+        true,
+      );
+    }
+    return textResult(compactJson(response.body), elapsedMs, false);
+  }
+  if (status >= 300 && status <= 399) {
+    return textResult(
+      `Tool ${toolName} failed: the Tool Service answered HTTP ${status} (a redirect, which the gateway does not follow).`,
+      elapsedMs,
+      true,
+    );
+  }
+  const side = status >= 500 ? 'a server error' : 'a client error';
+  return textResult(
+    `Tool ${toolName} failed: the Tool Service answered HTTP ${status} (${side})${errorExcerpt(response, maxErrorChars)}`,
+    elapsedMs,
+    true,
+  );
+}
+
+/** A call that got no usable answer: timeout, connection failure, oversized answer. */
+export function mapToolFailure(
+  toolName: string,
+  failure: ToolCallFailure,
+  elapsedMs: number,
+): CallToolResult {
+  switch (failure.kind) {
+    case 'timeout':
+      return textResult(
+        `Tool ${toolName} failed: no answer within its timeout of ${failure.timeoutMillis} ms; the call was abandoned. ` +
+          'It may still have run on the Tool Service; check before retrying a tool that changes data.',
+        elapsedMs,
+        true,
+      );
+    case 'connect':
+      return textResult(
+        `Tool ${toolName} failed: its Tool Service could not be reached (${failure.code}). Try again later.`,
+        elapsedMs,
+        true,
+      );
+    case 'too-large':
+      return textResult(
+        `Tool ${toolName} failed: the Tool Service's answer exceeded ${failure.maxBytes} bytes.`,
+        elapsedMs,
+        true,
+      );
+  }
+}

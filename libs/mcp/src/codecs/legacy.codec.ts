@@ -1,0 +1,178 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { legacyWireError } from '../errors/wire-errors';
+import { MethodDispatcher } from '../handlers/method-dispatcher';
+import { JsonText, type MethodContext } from '../handlers/method-handler';
+import {
+  ACCEPTED,
+  errorEnvelope,
+  header,
+  messageAnswer,
+  resultEnvelope,
+  type HttpAnswer,
+  type HttpExchange,
+  type ResponseFormat,
+} from '../http/http-answer';
+import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { SessionTokenService } from '../session/session-token.service';
+
+/** Versions this gateway speaks in the legacy era; the first is the latest (wire notes §1.1). */
+export const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+/** What a legacy request without MCP-Protocol-Version is assumed to speak (2025-11-25 transport rule). */
+const DEFAULT_UNSTATED_VERSION = '2025-03-26';
+
+/**
+ * The 2025 era (2025-11-25, 2025-06-18, 2025-03-26): `initialize` mints a sealed
+ * Mcp-Session-Id, later requests are checked against it, and errors take the legacy wire
+ * form. Requests without a session id are served too (as a stateless legacy server would),
+ * so a client that never initializes still works; a session id that does not open is 404,
+ * which tells the client to initialize again.
+ */
+@Injectable()
+export class LegacyCodec {
+  private readonly logger = new Logger('Mcp');
+  private readonly initializeResultBase: { capabilities: object; serverInfo: object };
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    private readonly dispatcher: MethodDispatcher,
+    private readonly sessions: SessionTokenService,
+  ) {
+    this.initializeResultBase = {
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: { name: config.mcp.identity, version: config.version },
+    };
+  }
+
+  async handle(
+    exchange: HttpExchange,
+    message: InboundMessage,
+    format: ResponseFormat,
+  ): Promise<HttpAnswer> {
+    switch (message.kind) {
+      case 'parse-error':
+        return this.error(
+          null,
+          new GatewayError(GatewayErrorCode.ParseError, 'Parse error: the body is not valid JSON'),
+          format,
+        );
+      case 'batch':
+        return this.error(
+          null,
+          new GatewayError(
+            GatewayErrorCode.InvalidRequest,
+            'Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18)',
+          ),
+          format,
+        );
+      case 'invalid-request':
+        return this.error(
+          message.id,
+          new GatewayError(GatewayErrorCode.InvalidRequest, `Invalid Request: ${message.reason}`),
+          format,
+        );
+      case 'notification':
+      case 'response':
+        return ACCEPTED;
+      case 'invalid-params':
+        return this.error(
+          message.id,
+          new GatewayError(GatewayErrorCode.InvalidParams, `Invalid params: ${message.reason}`),
+          format,
+        );
+      case 'request':
+        return this.request(exchange, message, format);
+    }
+  }
+
+  private async request(
+    exchange: HttpExchange,
+    message: Extract<InboundMessage, { kind: 'request' }>,
+    format: ResponseFormat,
+  ): Promise<HttpAnswer> {
+    const { id, method, params } = message;
+    if (method === 'initialize') return this.initialize(id, params, format);
+
+    const stated = header(exchange.headers, 'mcp-protocol-version');
+    if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated)) {
+      return this.error(
+        id,
+        new GatewayError(
+          GatewayErrorCode.UnsupportedProtocolVersion,
+          `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
+        ),
+        format,
+      );
+    }
+    let protocolVersion = stated ?? DEFAULT_UNSTATED_VERSION;
+    const sessionId = header(exchange.headers, 'mcp-session-id');
+    if (sessionId !== undefined) {
+      const claims = this.sessions.open(sessionId);
+      if (claims === undefined) {
+        return this.error(
+          id,
+          new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
+          format,
+        );
+      }
+      protocolVersion = stated ?? claims.protocolVersion;
+    }
+    const context: MethodContext = {
+      protocolVersion,
+      headers: exchange.headers,
+      rawBody: exchange.body,
+    };
+    try {
+      const result = await this.dispatcher.dispatch(method, params, context);
+      const json = result instanceof JsonText ? result.text : JSON.stringify(result);
+      return messageAnswer(200, resultEnvelope(id, json), format);
+    } catch (err) {
+      return this.error(id, err, format);
+    }
+  }
+
+  /** 2025 lifecycle: echo a supported version, else offer the latest; mint the sealed session. */
+  private initialize(
+    id: JsonRpcId,
+    params: Readonly<Record<string, unknown>> | undefined,
+    format: ResponseFormat,
+  ): HttpAnswer {
+    const requested = params?.protocolVersion;
+    if (typeof requested !== 'string') {
+      return this.error(
+        id,
+        new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          'Invalid params: initialize needs params.protocolVersion (a string)',
+        ),
+        format,
+      );
+    }
+    const protocolVersion = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
+      ? requested
+      : LEGACY_PROTOCOL_VERSIONS[0];
+    const result = { protocolVersion, ...this.initializeResultBase };
+    return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), format, {
+      'mcp-session-id': this.sessions.issue(protocolVersion),
+    });
+  }
+
+  private error(id: JsonRpcId | null, err: unknown, format: ResponseFormat): HttpAnswer {
+    const gatewayError =
+      err instanceof GatewayError
+        ? err
+        : new GatewayError(GatewayErrorCode.Internal, 'Internal error');
+    if (!(err instanceof GatewayError)) {
+      this.logger.error(
+        `Unexpected failure while handling a request: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
+      );
+    }
+    const wire = legacyWireError(gatewayError.code);
+    return messageAnswer(
+      wire.httpStatus,
+      errorEnvelope(id, wire.code, gatewayError.message, gatewayError.data),
+      format,
+    );
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * Protocol faults the gateway answers with a JSON-RPC error. A failing *tool* is never one of
+ * these: it is a result with isError (DESIGN "Errors"). Each era's codec maps a code to its
+ * wire form in one place (`wire-errors.ts`).
+ */
+export enum GatewayErrorCode {
+  ParseError = 'parse_error',
+  InvalidRequest = 'invalid_request',
+  MethodNotFound = 'method_not_found',
+  InvalidParams = 'invalid_params',
+  ToolNotFound = 'tool_not_found',
+  RegistryUnavailable = 'registry_unavailable',
+  SessionNotFound = 'session_not_found',
+  UnsupportedProtocolVersion = 'unsupported_protocol_version',
+  UnsupportedMediaType = 'unsupported_media_type',
+  NotAcceptable = 'not_acceptable',
+  MethodNotAllowed = 'method_not_allowed',
+  PayloadTooLarge = 'payload_too_large',
+  Internal = 'internal',
+}
+
+/** Thrown by method handlers and the transport; turned into a wire error by the codec. */
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+
+  constructor(
+    readonly code: GatewayErrorCode,
+    /** Safe to show a client: never a URL, stack or upstream body. */
+    message: string,
+    readonly data?: Readonly<Record<string, unknown>>,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,43 @@
+import { GatewayErrorCode } from './gateway-error';
+
+/** A JSON-RPC error as written: the HTTP status of the POST and the error object's code. */
+export interface WireError {
+  readonly httpStatus: number;
+  readonly code: number;
+}
+
+/**
+ * Legacy era (2025-11-25 and earlier). Transport rejections follow the official SDK's
+ * Streamable HTTP server (-32000 with 4xx; wire notes §1.1); method-level errors are in-band
+ * on HTTP 200. An unknown tool is -32001 "Tool not found" (contract §8).
+ */
+export function legacyWireError(code: GatewayErrorCode): WireError {
+  switch (code) {
+    case GatewayErrorCode.ParseError:
+      return { httpStatus: 400, code: -32700 };
+    case GatewayErrorCode.InvalidRequest:
+      return { httpStatus: 400, code: -32600 };
+    case GatewayErrorCode.MethodNotFound:
+      return { httpStatus: 200, code: -32601 };
+    case GatewayErrorCode.InvalidParams:
+      return { httpStatus: 200, code: -32602 };
+    case GatewayErrorCode.ToolNotFound:
+      return { httpStatus: 200, code: -32001 };
+    case GatewayErrorCode.RegistryUnavailable:
+      return { httpStatus: 200, code: -32603 };
+    case GatewayErrorCode.SessionNotFound:
+      return { httpStatus: 404, code: -32001 };
+    case GatewayErrorCode.UnsupportedProtocolVersion:
+      return { httpStatus: 400, code: -32000 };
+    case GatewayErrorCode.UnsupportedMediaType:
+      return { httpStatus: 415, code: -32000 };
+    case GatewayErrorCode.NotAcceptable:
+      return { httpStatus: 406, code: -32000 };
+    case GatewayErrorCode.MethodNotAllowed:
+      return { httpStatus: 405, code: -32000 };
+    case GatewayErrorCode.PayloadTooLarge:
+      return { httpStatus: 413, code: -32000 };
+    case GatewayErrorCode.Internal:
+      return { httpStatus: 500, code: -32603 };
+  }
+}

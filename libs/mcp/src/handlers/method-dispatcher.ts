@@ -1,0 +1,39 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import {
+  METHOD_HANDLERS,
+  type MethodContext,
+  type MethodHandler,
+  type MethodResult,
+} from './method-handler';
+
+/** Routes a method name to its era-neutral handler. */
+@Injectable()
+export class MethodDispatcher {
+  private readonly handlers: ReadonlyMap<string, MethodHandler>;
+
+  constructor(@Inject(METHOD_HANDLERS) handlers: readonly MethodHandler[]) {
+    this.handlers = new Map(handlers.map((h) => [h.method, h]));
+  }
+
+  has(method: string): boolean {
+    return this.handlers.has(method);
+  }
+
+  dispatch(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    context: MethodContext,
+  ): Promise<MethodResult> {
+    const handler = this.handlers.get(method);
+    if (handler === undefined) {
+      return Promise.reject(
+        new GatewayError(
+          GatewayErrorCode.MethodNotFound,
+          `Method not found: ${method.slice(0, 128)}`,
+        ),
+      );
+    }
+    return handler.handle(params, context);
+  }
+}

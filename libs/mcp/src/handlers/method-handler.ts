@@ -1,0 +1,32 @@
+import type { IncomingHeaders } from '@app/execution';
+
+/** A result already serialized as a JSON object text (tools/list serves bytes built once per catalog). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** A result object to serialize, or one serialized already. */
+export type MethodResult = object;
+
+/** What a method handler may know about the request, whatever the protocol era. */
+export interface MethodContext {
+  readonly protocolVersion: string;
+  /** The agent's HTTP request headers, lower-cased. */
+  readonly headers: IncomingHeaders;
+  /** The POST body as received, for byte-exact forwarding of tool arguments. */
+  readonly rawBody: string;
+}
+
+/**
+ * One MCP method, era-neutral: codecs decode a request into (params, context) and encode the
+ * returned result or thrown GatewayError (DESIGN "an era is a codec").
+ */
+export interface MethodHandler {
+  readonly method: string;
+  handle(
+    params: Readonly<Record<string, unknown>> | undefined,
+    context: MethodContext,
+  ): Promise<MethodResult>;
+}
+
+export const METHOD_HANDLERS = Symbol('METHOD_HANDLERS');

@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { BundleRefreshService } from '@app/discovery';
+import { ToolExecutor } from '@app/execution';
+import { RegistryService, type CatalogTool } from '@app/registry';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { extractRawMember } from '../jsonrpc/raw-member';
+import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
+import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `tools/call` for catalog tools. A name missing from the snapshot triggers one refresh of
+ * every source (joining a refresh already running) before the answer "Tool not found"
+ * (contract §8: replicas' snapshots may briefly differ). A failing tool is a result with
+ * isError, from the executor; only protocol faults throw.
+ */
+@Injectable()
+export class ToolsCallHandler implements MethodHandler {
+  readonly method = 'tools/call';
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly refresh: BundleRefreshService,
+    private readonly executor: ToolExecutor,
+  ) {}
+
+  async handle(
+    params: Readonly<Record<string, unknown>> | undefined,
+    context: MethodContext,
+  ): Promise<MethodResult> {
+    const name = params?.name;
+    if (typeof name !== 'string' || name === '') {
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        'Invalid params: params.name must be a non-empty string',
+      );
+    }
+    const args = params?.arguments;
+    if (args !== undefined && args !== null && !isRecord(args)) {
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        'Invalid params: params.arguments must be an object',
+      );
+    }
+    const tool = await this.find(name);
+    const rawArguments =
+      args === undefined || args === null
+        ? '{}'
+        : (extractRawMember(context.rawBody, ['params', 'arguments']) ?? JSON.stringify(args));
+    return this.executor.call(tool, rawArguments, context.headers);
+  }
+
+  private async find(name: string): Promise<CatalogTool> {
+    const found = this.registry.current()?.get(name);
+    if (found !== undefined) return found;
+    await this.refresh.refreshNow();
+    const catalog = this.registry.current();
+    if (catalog === undefined)
+      throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
+    const tool = catalog.get(name);
+    if (tool === undefined) {
+      throw new GatewayError(
+        GatewayErrorCode.ToolNotFound,
+        `Tool not found: ${name.slice(0, 128)}`,
+      );
+    }
+    return tool;
+  }
+}

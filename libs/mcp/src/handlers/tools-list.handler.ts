@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { RegistryService } from '@app/registry';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { JsonText, type MethodHandler, type MethodResult } from './method-handler';
+
+export const REGISTRY_UNAVAILABLE_MESSAGE =
+  'Registry unavailable: no tool catalog has been published yet because a tool source has never answered with a valid manifest; try again shortly';
+
+/**
+ * `tools/list`: the whole published catalog in (bundleId, name) order, each tool exactly as
+ * its manifest published it, without `_meta` (contract §5, §7.4). Served from the JSON the
+ * snapshot serialized once. No catalog yet → a JSON-RPC error, never an empty list.
+ */
+@Injectable()
+export class ToolsListHandler implements MethodHandler {
+  readonly method = 'tools/list';
+
+  constructor(private readonly registry: RegistryService) {}
+
+  handle(params: Readonly<Record<string, unknown>> | undefined): Promise<MethodResult> {
+    if (params?.cursor !== undefined) {
+      // The whole list is one page; no cursor was ever issued, so none is valid.
+      return Promise.reject(
+        new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          'Invalid cursor: this server returns every tool in one page',
+        ),
+      );
+    }
+    const catalog = this.registry.current();
+    if (catalog === undefined) {
+      return Promise.reject(
+        new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
+      );
+    }
+    return Promise.resolve(new JsonText(`{"tools":${catalog.toolsJson}}`));
+  }
+}

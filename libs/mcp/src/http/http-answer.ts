@@ -1,0 +1,82 @@
+import type { IncomingHeaders } from '@app/execution';
+import type { JsonRpcId } from '../jsonrpc/jsonrpc.types';
+
+/** An HTTP request to /mcp, framework-free. */
+export interface HttpExchange {
+  readonly headers: IncomingHeaders;
+  /** The body decoded as UTF-8 once, after all chunks arrived (B22). */
+  readonly body: string;
+}
+
+/** What /mcp answers, framework-free; the controller writes it. */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Absent: no body (202, 405). */
+  readonly body?: string;
+}
+
+/** How a JSON-RPC response is framed for this client (B09). */
+export type ResponseFormat = 'json' | 'sse';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const SSE_TYPE = 'text/event-stream; charset=utf-8';
+
+/**
+ * Picks JSON unless the client accepts only an event stream; undefined when it accepts
+ * neither (406). A missing Accept is taken as JSON: lenient, like most servers (B09 policy).
+ */
+export function negotiateFormat(accept: string | undefined): ResponseFormat | undefined {
+  if (accept === undefined || accept.trim() === '') return 'json';
+  const types = accept
+    .split(',')
+    .map((part) => part.split(';', 1)[0]?.trim().toLowerCase() ?? '')
+    .filter((t) => t !== '');
+  if (types.some((t) => t === 'application/json' || t === '*/*' || t === 'application/*'))
+    return 'json';
+  if (types.some((t) => t === 'text/event-stream' || t === 'text/*')) return 'sse';
+  return undefined;
+}
+
+export function header(headers: IncomingHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `{"jsonrpc":"2.0","id":…,"result":…}` around a result already serialized. */
+export function resultEnvelope(id: JsonRpcId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
+export function errorEnvelope(
+  id: JsonRpcId | null,
+  code: number,
+  message: string,
+  data?: Readonly<Record<string, unknown>>,
+): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: data === undefined ? { code, message } : { code, message, data },
+  });
+}
+
+/** Frames one JSON-RPC message as the whole response: JSON, or one SSE `message` event. */
+export function messageAnswer(
+  status: number,
+  message: string,
+  format: ResponseFormat,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): HttpAnswer {
+  if (format === 'sse' && status === 200) {
+    return {
+      status,
+      headers: { 'content-type': SSE_TYPE, 'cache-control': 'no-cache', ...extraHeaders },
+      body: `event: message\ndata: ${message}\n\n`,
+    };
+  }
+  return { status, headers: { 'content-type': JSON_TYPE, ...extraHeaders }, body: message };
+}
+
+/** 202 Accepted with no body: for notifications and client responses (B15). */
+export const ACCEPTED: HttpAnswer = { status: 202, headers: {} };

@@ -1,0 +1,11 @@
+export * from './mcp.module';
+export { installRawBodyParser, MCP_MAX_BODY_BYTES } from './raw-body';
+export { McpTransport } from './mcp-transport.service';
+export { SessionTokenService, type SessionClaims } from './session/session-token.service';
+export { LEGACY_PROTOCOL_VERSIONS } from './codecs/legacy.codec';
+export { GatewayError, GatewayErrorCode } from './errors/gateway-error';
+export { legacyWireError, type WireError } from './errors/wire-errors';
+export { parseMessage, classifyMessage } from './jsonrpc/parse-message';
+export { extractRawMember } from './jsonrpc/raw-member';
+export type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
+export { negotiateFormat } from './http/http-answer';

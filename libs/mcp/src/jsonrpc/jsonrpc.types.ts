@@ -1,0 +1,28 @@
+/** JSON-RPC request id: MCP allows strings and numbers, never null (wire notes G-6). */
+export type JsonRpcId = string | number;
+
+/**
+ * One inbound POST body, classified at the edge before anything acts on it (DESIGN
+ * "Classify before you catch").
+ */
+export type InboundMessage =
+  | {
+      readonly kind: 'request';
+      readonly id: JsonRpcId;
+      readonly method: string;
+      /** undefined when absent; an object otherwise (anything else is `invalid-params`). */
+      readonly params: Readonly<Record<string, unknown>> | undefined;
+    }
+  | { readonly kind: 'notification'; readonly method: string; readonly params: unknown }
+  /** A client's reply to a server-to-client request. */
+  | { readonly kind: 'response'; readonly id: JsonRpcId | null }
+  /** A JSON array: batches were removed in 2025-06-18 (B15). */
+  | { readonly kind: 'batch' }
+  | { readonly kind: 'invalid-request'; readonly id: JsonRpcId | null; readonly reason: string }
+  | {
+      readonly kind: 'invalid-params';
+      readonly id: JsonRpcId;
+      readonly method: string;
+      readonly reason: string;
+    }
+  | { readonly kind: 'parse-error' };

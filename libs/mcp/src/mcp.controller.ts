@@ -1,0 +1,32 @@
+import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpAnswer } from './http/http-answer';
+import { McpTransport } from './mcp-transport.service';
+
+function send(reply: FastifyReply, answer: HttpAnswer): void {
+  reply.code(answer.status).headers(answer.headers);
+  if (answer.body === undefined) reply.send();
+  else reply.send(answer.body);
+}
+
+/**
+ * POST /mcp for agents, on PORT. Raw-body, no pipes or interceptors: the transport and
+ * codecs decide everything, so the hot path stays lean (DESIGN).
+ */
+@Controller('mcp')
+export class McpController {
+  constructor(private readonly transport: McpTransport) {}
+
+  @Post()
+  async post(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const body = req.body instanceof Buffer ? req.body.toString('utf8') : '';
+    send(reply, await this.transport.post({ headers: req.headers, body }));
+  }
+
+  /** No standalone SSE stream and no session deletion: 405 (2025 transport). */
+  @Get()
+  @Delete()
+  other(@Res() reply: FastifyReply): void {
+    send(reply, this.transport.methodNotAllowed());
+  }
+}

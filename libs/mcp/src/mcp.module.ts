@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@app/discovery';
+import { ExecutionModule } from '@app/execution';
+import { RegistryModule } from '@app/registry';
+import { LegacyCodec } from './codecs/legacy.codec';
+import { MethodDispatcher } from './handlers/method-dispatcher';
+import { METHOD_HANDLERS } from './handlers/method-handler';
+import { PingHandler } from './handlers/ping.handler';
+import { ToolsCallHandler } from './handlers/tools-call.handler';
+import { ToolsListHandler } from './handlers/tools-list.handler';
+import { McpController } from './mcp.controller';
+import { McpTransport } from './mcp-transport.service';
+import { SessionTokenService } from './session/session-token.service';
+
+/** McpModule: the /mcp controller, JSON-RPC envelope, protocol eras, method handlers. */
+@Module({
+  imports: [RegistryModule, ExecutionModule, DiscoveryModule],
+  controllers: [McpController],
+  providers: [
+    PingHandler,
+    ToolsListHandler,
+    ToolsCallHandler,
+    {
+      provide: METHOD_HANDLERS,
+      useFactory: (...handlers: unknown[]) => handlers,
+      inject: [PingHandler, ToolsListHandler, ToolsCallHandler],
+    },
+    MethodDispatcher,
+    SessionTokenService,
+    LegacyCodec,
+    McpTransport,
+  ],
+})
+export class McpModule {}

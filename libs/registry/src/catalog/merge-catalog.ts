@@ -1,0 +1,92 @@
+import type { BundleDefinition } from '@app/config';
+import type { PullErrorType } from '../manifest/manifest-errors';
+import type { AcceptedManifest } from '../manifest/manifest.types';
+import type { CatalogTool } from './catalog-tool';
+
+export interface MergeInput {
+  readonly bundle: BundleDefinition;
+  readonly manifest: AcceptedManifest;
+}
+
+export interface MergeLimits {
+  readonly maxToolsTotal: number;
+  readonly maxToolTimeoutMillis: number;
+}
+
+export type MergeResult =
+  | { readonly ok: true; readonly tools: readonly CatalogTool[] }
+  | {
+      readonly ok: false;
+      readonly errorType: Extract<PullErrorType, 'ToolNameCollisionError' | 'CatalogTooLargeError'>;
+      readonly detail: string;
+      /** Bundles that take part in the rejection (all of them for the total limit). */
+      readonly bundleIds: readonly string[];
+    };
+
+/** Code-unit order, the same on every replica and locale (DESIGN "Determinism"). */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Merges every enabled bundle's accepted manifest into one catalog, by contract §7:
+ * 2. `_meta.enabled: false` tools are kept in the manifest but left out of the catalog;
+ * 3. more than maxToolsTotal listed tools rejects the aggregate;
+ * 4. sort by (bundleId, name);
+ * 5. cap timeoutMillis at maxToolTimeoutMillis (absent means the cap);
+ * 6. a name published by two bundles rejects the aggregate: no winner is picked, and the
+ *    check runs after sorting so the outcome never depends on response order.
+ * Rule 1 (names, per bundle) is validateManifest's. Pure: no I/O, no clock.
+ */
+export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits): MergeResult {
+  const tools: CatalogTool[] = [];
+  for (const { bundle, manifest } of inputs) {
+    for (const tool of manifest.tools) {
+      if (!tool.enabled) continue;
+      tools.push({
+        name: tool.published.name,
+        sourceId: bundle.id,
+        route: { kind: 'bundle', bundle },
+        timeoutMillis: Math.min(
+          tool.timeoutMillis ?? limits.maxToolTimeoutMillis,
+          limits.maxToolTimeoutMillis,
+        ),
+        version: tool.version,
+        published: tool.published,
+      });
+    }
+  }
+  if (tools.length > limits.maxToolsTotal) {
+    return {
+      ok: false,
+      errorType: 'CatalogTooLargeError',
+      detail: `${tools.length} listed tools exceed maxToolsTotal ${limits.maxToolsTotal}`,
+      bundleIds: inputs.map((i) => i.bundle.id),
+    };
+  }
+  tools.sort(
+    (a, b) => compareCodeUnits(a.sourceId, b.sourceId) || compareCodeUnits(a.name, b.name),
+  );
+
+  const ownerByName = new Map<string, string>();
+  const collisions: string[] = [];
+  const involved = new Set<string>();
+  for (const tool of tools) {
+    const owner = ownerByName.get(tool.name);
+    if (owner === undefined) {
+      ownerByName.set(tool.name, tool.sourceId);
+    } else if (owner !== tool.sourceId) {
+      collisions.push(`"${tool.name}" (${owner}, ${tool.sourceId})`);
+      involved.add(owner).add(tool.sourceId);
+    }
+  }
+  if (collisions.length > 0) {
+    return {
+      ok: false,
+      errorType: 'ToolNameCollisionError',
+      detail: `tool names published by more than one bundle: ${collisions.slice(0, 10).join(', ')}`,
+      bundleIds: [...involved].sort(compareCodeUnits),
+    };
+  }
+  return { ok: true, tools };
+}

@@ -1,0 +1,33 @@
+export * from './registry.module';
+export * from './registry.service';
+export * from './clock';
+export * from './pull-result';
+export * from './time-slicer';
+export {
+  PULL_ERROR_TYPES,
+  type PullErrorType,
+  type ManifestProblem,
+} from './manifest/manifest-errors';
+export type { AcceptedManifest, ManifestTool, PublishedTool } from './manifest/manifest.types';
+export {
+  validateManifest,
+  TOOL_NAME_PATTERN,
+  type ManifestExpectations,
+  type ManifestValidation,
+} from './manifest/validate-manifest';
+export { SchemaChecker } from './manifest/schema-checker';
+export {
+  mergeCatalog,
+  compareCodeUnits,
+  type MergeInput,
+  type MergeLimits,
+  type MergeResult,
+} from './catalog/merge-catalog';
+export { CatalogSnapshot, diffCatalogs, type CatalogDiff } from './catalog/catalog-snapshot';
+export type { CatalogTool, ToolRoute, BundleRoute } from './catalog/catalog-tool';
+export type {
+  BundleStatus,
+  BundleStatusView,
+  CopySource,
+  LastGoodCopy,
+} from './state/bundle-record';

@@ -1,0 +1,61 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+/**
+ * Checks that a schema compiles as JSON Schema 2020-12 with ajv (contract §5 "inputSchema:
+ * JSON Schema 2020-12"). Remote `$ref`s are never fetched, so they fail as unresolved.
+ *
+ * Results are cached by the schema's JSON text, because a refresh revalidates the same
+ * schemas every cycle; `retainOnly` drops what the last round did not see, so the cache
+ * never outgrows the catalog. Compiled schemas are removed from ajv at once: the gateway
+ * does not validate arguments (the Tool Service does), it only refuses schemas that cannot
+ * work.
+ */
+export class SchemaChecker {
+  private readonly ajv = new Ajv2020({
+    strict: false,
+    allErrors: false,
+    validateFormats: true,
+    logger: false,
+    code: { optimize: false },
+  });
+  private cache = new Map<string, string | null>();
+  private seen = new Set<string>();
+
+  constructor() {
+    addFormats(this.ajv);
+  }
+
+  /** undefined when the schema compiles; otherwise ajv's reason (for logs). */
+  check(schema: Readonly<Record<string, unknown>>): string | undefined {
+    const key = JSON.stringify(schema);
+    this.seen.add(key);
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached ?? undefined;
+    let problem: string | null = null;
+    try {
+      this.ajv.compile(schema);
+    } catch (err) {
+      problem = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.ajv.removeSchema(schema);
+    }
+    this.cache.set(key, problem);
+    return problem ?? undefined;
+  }
+
+  /** Forget results for schemas not checked since the previous call (bounds the cache). */
+  retainOnlySeen(): void {
+    const next = new Map<string, string | null>();
+    for (const key of this.seen) {
+      const value = this.cache.get(key);
+      if (value !== undefined) next.set(key, value);
+    }
+    this.cache = next;
+    this.seen = new Set();
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+}

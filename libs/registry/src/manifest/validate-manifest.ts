@@ -1,0 +1,236 @@
+import { createHash } from 'node:crypto';
+import { TimeSlicer } from '../time-slicer';
+import type { ManifestProblem, PullErrorType } from './manifest-errors';
+import type { AcceptedManifest, ManifestTool, PublishedTool } from './manifest.types';
+import type { SchemaChecker } from './schema-checker';
+
+/** contract §5: tool names are `[A-Za-z0-9_./-]{1,64}`. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_./-]{1,64}$/;
+
+/** What a manifest is checked against: its bundle's configuration and limits. */
+export interface ManifestExpectations {
+  readonly bundleId: string;
+  /** Every tool name must start with it; "" accepts any name (legacy local fixture only). */
+  readonly namePrefix: string;
+  readonly maxToolsPerBundle: number;
+}
+
+export type ManifestValidation =
+  | { readonly ok: true; readonly manifest: AcceptedManifest }
+  | {
+      readonly ok: false;
+      /** The type of the first problem: what lastFailureReason shows. */
+      readonly errorType: PullErrorType;
+      readonly revision?: string;
+      /** Every problem found (at most MAX_PROBLEMS), for the log. */
+      readonly problems: readonly ManifestProblem[];
+    };
+
+const MAX_PROBLEMS = 20;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A tool name that is also safe as the path of POST {baseEndpoint}/{toolName} (contract §10). */
+function namePathProblem(name: string): string | undefined {
+  const segments = name.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) {
+    return 'has an empty, "." or ".." path segment, which would change the call path below baseEndpoint';
+  }
+  return undefined;
+}
+
+function checkSchema(
+  value: unknown,
+  field: 'inputSchema' | 'outputSchema',
+  schemas: SchemaChecker,
+): string | undefined {
+  if (!isRecord(value)) return `${field} must be a JSON object`;
+  if (value.type !== 'object') return `${field} must have root "type": "object"`;
+  const compileProblem = schemas.check(value);
+  return compileProblem === undefined
+    ? undefined
+    : `${field} does not compile as JSON Schema 2020-12: ${compileProblem}`;
+}
+
+/** Checks one tool; returns the accepted tool, or the problems found. */
+function validateTool(
+  raw: unknown,
+  index: number,
+  expect: ManifestExpectations,
+  schemas: SchemaChecker,
+): ManifestTool | ManifestProblem[] {
+  const at = `tools[${index}]`;
+  if (!isRecord(raw)) return [{ type: 'ManifestShapeError', detail: `${at} is not an object` }];
+  const problems: ManifestProblem[] = [];
+  const add = (type: PullErrorType, detail: string): void => {
+    problems.push({ type, detail });
+  };
+  const name = raw.name;
+  const label = typeof name === 'string' ? `${at} "${name.slice(0, 80)}"` : at;
+
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    add('ToolNamePatternError', `${label}: name must match [A-Za-z0-9_./-]{1,64}`);
+  } else {
+    const pathProblem = namePathProblem(name);
+    if (pathProblem) add('ToolNamePatternError', `${label}: name ${pathProblem}`);
+    if (!name.startsWith(expect.namePrefix)) {
+      add(
+        'ToolNamePrefixError',
+        `${label}: name must start with the bundle's namePrefix "${expect.namePrefix}"`,
+      );
+    }
+  }
+  if (typeof raw.description !== 'string' || raw.description.trim() === '') {
+    add('ToolDescriptionError', `${label}: description must be a non-empty string`);
+  }
+  if (raw.title !== undefined && typeof raw.title !== 'string') {
+    add('ManifestShapeError', `${label}: title must be a string when present`);
+  }
+  const inputProblem = checkSchema(raw.inputSchema, 'inputSchema', schemas);
+  if (inputProblem) add('InputSchemaError', `${label}: ${inputProblem}`);
+  if (raw.outputSchema !== undefined) {
+    const outputProblem = checkSchema(raw.outputSchema, 'outputSchema', schemas);
+    if (outputProblem) add('OutputSchemaError', `${label}: ${outputProblem}`);
+  }
+  if (raw.annotations !== undefined && !isRecord(raw.annotations)) {
+    add('ManifestShapeError', `${label}: annotations must be an object when present`);
+  }
+  const meta = raw._meta;
+  let version = '';
+  let timeoutMillis: number | undefined;
+  let enabled = true;
+  if (!isRecord(meta)) {
+    add('ToolVersionError', `${label}: _meta.version is required (_meta is missing)`);
+  } else {
+    if (typeof meta.version !== 'string' || meta.version.trim() === '') {
+      add('ToolVersionError', `${label}: _meta.version must be a non-empty string`);
+    } else {
+      version = meta.version;
+    }
+    if (meta.timeoutMillis !== undefined) {
+      if (
+        typeof meta.timeoutMillis !== 'number' ||
+        !Number.isInteger(meta.timeoutMillis) ||
+        meta.timeoutMillis <= 0
+      ) {
+        add(
+          'ToolMetaError',
+          `${label}: _meta.timeoutMillis must be a positive integer (ms) when present`,
+        );
+      } else {
+        timeoutMillis = meta.timeoutMillis;
+      }
+    }
+    if (meta.enabled !== undefined) {
+      if (typeof meta.enabled !== 'boolean')
+        add('ToolMetaError', `${label}: _meta.enabled must be true or false`);
+      else enabled = meta.enabled;
+    }
+  }
+  if (problems.length > 0) return problems;
+
+  const published: PublishedTool = {
+    name: name as string,
+    ...(raw.title !== undefined ? { title: raw.title as string } : {}),
+    description: raw.description as string,
+    inputSchema: raw.inputSchema as Record<string, unknown>,
+    ...(raw.outputSchema !== undefined
+      ? { outputSchema: raw.outputSchema as Record<string, unknown> }
+      : {}),
+    ...(raw.annotations !== undefined
+      ? { annotations: raw.annotations as Record<string, unknown> }
+      : {}),
+  };
+  return { published, version, timeoutMillis, enabled };
+}
+
+/**
+ * Validates a pulled manifest against contract §5 and §7.1–7.3 (per bundle). Any problem
+ * rejects the whole bundle: a partial bundle would make a needed tool silently disappear,
+ * which is worse than keeping the last good copy (§7). A `baseEndpoint` inside the manifest
+ * is ignored (§1: routing comes only from config). Work is time-sliced so that a large
+ * manifest does not stall the event loop.
+ */
+export async function validateManifest(
+  body: unknown,
+  expect: ManifestExpectations,
+  schemas: SchemaChecker,
+): Promise<ManifestValidation> {
+  const problems: ManifestProblem[] = [];
+  const reject = (revision?: string): ManifestValidation => ({
+    ok: false,
+    errorType: problems[0]?.type ?? 'ManifestShapeError',
+    revision,
+    problems: problems.slice(0, MAX_PROBLEMS),
+  });
+  if (!isRecord(body)) {
+    problems.push({ type: 'ManifestShapeError', detail: 'the manifest must be a JSON object' });
+    return reject();
+  }
+  let revision: string | undefined;
+  if (typeof body.revision === 'string') revision = body.revision;
+  else if (typeof body.revision === 'number') revision = String(body.revision);
+  else if (body.revision !== undefined && body.revision !== null) {
+    problems.push({ type: 'ManifestShapeError', detail: 'revision must be a string when present' });
+  }
+  if (body.bundleId !== expect.bundleId) {
+    problems.push({
+      type: 'BundleIdMismatchError',
+      detail: `bundleId ${JSON.stringify(body.bundleId)?.slice(0, 80)} is not the configured id "${expect.bundleId}"`,
+    });
+  }
+  if (!Array.isArray(body.tools)) {
+    problems.push({ type: 'ManifestShapeError', detail: 'tools must be an array' });
+    return reject(revision);
+  }
+  const rawTools: unknown[] = body.tools;
+  const enabledCount = rawTools.filter(
+    (t) => !(isRecord(t) && isRecord(t._meta) && t._meta.enabled === false),
+  ).length;
+  if (enabledCount > expect.maxToolsPerBundle) {
+    // contract §7.3; checked before the per-tool work so an oversized manifest costs little.
+    problems.push({
+      type: 'TooManyToolsError',
+      detail: `${enabledCount} enabled tools exceed maxToolsPerBundle ${expect.maxToolsPerBundle}`,
+    });
+    return reject(revision);
+  }
+
+  const slicer = new TimeSlicer();
+  const tools: ManifestTool[] = [];
+  const firstIndexByName = new Map<string, number>();
+  for (let i = 0; i < rawTools.length; i++) {
+    await slicer.maybeYield();
+    const result = validateTool(rawTools[i], i, expect, schemas);
+    if (Array.isArray(result)) {
+      problems.push(...result);
+      if (problems.length >= MAX_PROBLEMS) break;
+      continue;
+    }
+    const first = firstIndexByName.get(result.published.name);
+    if (first !== undefined) {
+      problems.push({
+        type: 'DuplicateToolNameError',
+        detail: `tools[${i}] "${result.published.name}": the name is already used by tools[${first}]`,
+      });
+      continue;
+    }
+    firstIndexByName.set(result.published.name, i);
+    tools.push(result);
+  }
+  if (problems.length > 0) return reject(revision);
+
+  const hash = createHash('sha256');
+  hash.update(revision ?? '');
+  for (const tool of tools) {
+    await slicer.maybeYield();
+    hash.update('\0');
+    hash.update(JSON.stringify(tool));
+  }
+  return {
+    ok: true,
+    manifest: { bundleId: expect.bundleId, revision, tools, fingerprint: hash.digest('base64url') },
+  };
+}

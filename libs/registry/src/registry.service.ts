@@ -1,0 +1,291 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { GATEWAY_CONFIG, type BundleDefinition, type GatewayConfig } from '@app/config';
+import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
+import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
+import { Clock } from './clock';
+import type { PullErrorType } from './manifest/manifest-errors';
+import type { AcceptedManifest } from './manifest/manifest.types';
+import { SchemaChecker } from './manifest/schema-checker';
+import { validateManifest } from './manifest/validate-manifest';
+import type { BundlePullResult } from './pull-result';
+import {
+  BundleRecord,
+  type BundleStatusView,
+  type CopySource,
+  type LastGoodCopy,
+} from './state/bundle-record';
+
+/** What /actuator/toolBundles returns. */
+export interface ToolBundlesView {
+  readonly identity: string;
+  readonly ready: boolean;
+  readonly catalog: {
+    readonly published: boolean;
+    readonly toolCount: number;
+    readonly publishedAt: string | null;
+    /** Why the last merge kept the previous catalog (an error type name), null after a good merge. */
+    readonly lastRejectionReason: PullErrorType | null;
+  };
+  readonly bundles: readonly BundleStatusView[];
+}
+
+/** A copy adopted without a pull of this replica: a Redis last-good (warm start). */
+export interface StoredCopy {
+  readonly manifest: AcceptedManifest;
+  readonly fetchedAt: Date;
+}
+
+/** Listener for accepted remote manifests (the Redis last-good writer). */
+export type AcceptedManifestListener = (bundleId: string, copy: LastGoodCopy) => void;
+
+interface Candidate {
+  readonly copy: LastGoodCopy;
+  readonly pulled: boolean;
+}
+
+/**
+ * Owns every bundle's last-good copy and the published catalog (contract §6, §7, §11).
+ * Discovery hands it each round's pull results; McpModule reads `current()`. The catalog
+ * reference is swapped whole, so readers never see a half-built one.
+ */
+@Injectable()
+export class RegistryService {
+  private readonly logger = new Logger('Registry');
+  private readonly records: ReadonlyMap<string, BundleRecord>;
+  private readonly schemas = new SchemaChecker();
+  private snapshot?: CatalogSnapshot;
+  private firstRoundDone = false;
+  private lastRejectionReason?: PullErrorType;
+  private readonly listeners: AcceptedManifestListener[] = [];
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly clock: Clock,
+  ) {
+    this.records = new Map(config.bundles.map((b) => [b.id, new BundleRecord(b)]));
+  }
+
+  /** The published catalog, or undefined while none can be published (contract §1: all or nothing). */
+  current(): CatalogSnapshot | undefined {
+    return this.snapshot;
+  }
+
+  /** contract §6: ready once the first pull attempt is done and a usable snapshot exists. */
+  isReady(): boolean {
+    return this.firstRoundDone && this.snapshot !== undefined;
+  }
+
+  get firstPullAttemptDone(): boolean {
+    return this.firstRoundDone;
+  }
+
+  /** The bundles to pull: enabled ones, in config order. */
+  enabledBundles(): readonly BundleDefinition[] {
+    return this.config.bundles.filter((b) => b.enabled);
+  }
+
+  /** true until this bundle's first pull attempt has been applied (fallback files are read only then). */
+  isFirstAttempt(bundleId: string): boolean {
+    return this.records.get(bundleId)?.lastAttemptAt === undefined;
+  }
+
+  /** true when the bundle has no last-good copy at all (a fallback file may be adopted). */
+  hasNoCopy(bundleId: string): boolean {
+    return this.records.get(bundleId)?.lastGood === undefined;
+  }
+
+  onAcceptedManifest(listener: AcceptedManifestListener): void {
+    this.listeners.push(listener);
+  }
+
+  view(): ToolBundlesView {
+    const now = this.clock.now();
+    return {
+      identity: this.config.mcp.identity,
+      ready: this.isReady(),
+      catalog: {
+        published: this.snapshot !== undefined,
+        toolCount: this.snapshot?.toolCount ?? 0,
+        publishedAt: this.snapshot?.publishedAt.toISOString() ?? null,
+        lastRejectionReason: this.lastRejectionReason ?? null,
+      },
+      bundles: [...this.records.values()].map((r) => r.view(now)),
+    };
+  }
+
+  /**
+   * Runs once before the first pull (contract §11 "Redis warm start 후 즉시 preload"): adopts the
+   * shared last-good copies, if a store is configured. Never throws.
+   */
+  async warmStart(): Promise<void> {
+    // The Redis last-good store plugs in here (issue 3); without it there is nothing to load.
+  }
+
+  /**
+   * Adopts copies kept elsewhere (Redis last-good) for bundles that have nothing newer in
+   * memory, then publishes a catalog if every enabled bundle now has a copy. A stored copy
+   * never replaces a copy this replica already holds.
+   */
+  async adoptStoredCopies(copies: ReadonlyMap<string, StoredCopy>): Promise<void> {
+    const candidates = new Map<string, Candidate>();
+    for (const [bundleId, stored] of copies) {
+      const record = this.records.get(bundleId);
+      if (!record?.definition.enabled) continue;
+      if (record.lastGood && record.lastGood.fetchedAt >= stored.fetchedAt) continue;
+      if (record.lastGood?.source === 'remote') continue;
+      candidates.set(bundleId, {
+        copy: { manifest: stored.manifest, source: 'redis', fetchedAt: stored.fetchedAt },
+        pulled: false,
+      });
+    }
+    if (candidates.size === 0) return;
+    await this.publish(candidates, new Map());
+  }
+
+  /**
+   * Applies one refresh round: validates every pulled manifest (contract §5, §7.1), keeps the
+   * last good copy of every bundle that failed (§6), and publishes the merged catalog when
+   * every enabled bundle has a copy and the aggregate passes §7.3/§7.6; otherwise the
+   * previous catalog stays.
+   */
+  async applyRound(results: readonly BundlePullResult[]): Promise<void> {
+    const candidates = new Map<string, Candidate>();
+    const failures = new Map<string, PullErrorType>();
+    for (const result of results) {
+      const record = this.records.get(result.bundleId);
+      if (!record?.definition.enabled) continue;
+      record.lastAttemptAt = result.attemptedAt;
+      if (result.kind === 'manifest') {
+        const copy = await this.validate(record, result.body, 'remote', result.attemptedAt);
+        if ('errorType' in copy) failures.set(record.definition.id, copy.errorType);
+        else candidates.set(record.definition.id, { copy, pulled: true });
+        continue;
+      }
+      failures.set(record.definition.id, result.errorType);
+      this.logger.warn(
+        `Bundle ${record.definition.id}: manifest pull failed (${result.errorType}: ${result.detail}); ` +
+          (record.lastGood
+            ? `serving the last good copy (revision ${record.lastGood.manifest.revision ?? 'none'})`
+            : 'no copy to serve yet'),
+      );
+      if (result.fallbackBody !== undefined && record.lastGood === undefined) {
+        const copy = await this.validate(record, result.fallbackBody, 'fallback', this.clock.now());
+        if (!('errorType' in copy)) {
+          candidates.set(record.definition.id, { copy, pulled: false });
+          this.logger.warn(
+            `Bundle ${record.definition.id}: first remote pull failed; serving its local fallbackManifestFile`,
+          );
+        }
+      }
+    }
+    if (results.length >= this.enabledBundles().length) this.schemas.retainOnlySeen();
+    await this.publish(candidates, failures);
+    this.firstRoundDone = true;
+  }
+
+  private async validate(
+    record: BundleRecord,
+    body: unknown,
+    source: CopySource,
+    fetchedAt: Date,
+  ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
+    const { id, namePrefix } = record.definition;
+    const result = await validateManifest(
+      body,
+      { bundleId: id, namePrefix, maxToolsPerBundle: this.config.mcp.discovery.maxToolsPerBundle },
+      this.schemas,
+    );
+    if (result.ok) return { manifest: result.manifest, source, fetchedAt };
+    this.logger.warn(
+      `Bundle ${id} revision ${result.revision ?? 'none'}: ${source} manifest rejected (${result.errorType}); ` +
+        `the last good copy stays. Problems: ${result.problems.map((p) => `[${p.type}] ${p.detail}`).join('; ')}`,
+    );
+    return { errorType: result.errorType };
+  }
+
+  /** Merges, and commits candidates only as far as the aggregate allows (contract §7.3, §7.6). */
+  private async publish(
+    candidates: Map<string, Candidate>,
+    failures: Map<string, PullErrorType>,
+  ): Promise<void> {
+    const enabled = [...this.records.values()].filter((r) => r.definition.enabled);
+    const inputsWith = (c: ReadonlyMap<string, Candidate>): MergeInput[] | undefined => {
+      const inputs: MergeInput[] = [];
+      for (const record of enabled) {
+        const manifest = c.get(record.definition.id)?.copy.manifest ?? record.lastGood?.manifest;
+        if (manifest === undefined) return undefined;
+        inputs.push({ bundle: record.definition, manifest });
+      }
+      return inputs;
+    };
+
+    const inputs = inputsWith(candidates);
+    if (inputs !== undefined) {
+      const outcome = await this.tryPublish(inputs);
+      if (outcome === true) {
+        this.lastRejectionReason = undefined;
+      } else {
+        // Blame the bundles whose new manifest took part, then retry once with their last good copies.
+        const changed = outcome.bundleIds.filter((id) => {
+          const c = candidates.get(id);
+          return (
+            c !== undefined &&
+            c.copy.manifest.fingerprint !== this.records.get(id)?.lastGood?.manifest.fingerprint
+          );
+        });
+        const blamed =
+          changed.length > 0 ? changed : outcome.bundleIds.filter((id) => candidates.has(id));
+        for (const id of blamed) {
+          candidates.delete(id);
+          failures.set(id, outcome.errorType);
+        }
+        this.lastRejectionReason = outcome.errorType;
+        this.logger.error(
+          `Catalog not published (${outcome.errorType}): ${outcome.detail}; the previous catalog stays. ` +
+            `Manifests not adopted: ${blamed.join(', ') || 'none'}`,
+        );
+        const retry = blamed.length > 0 ? inputsWith(candidates) : undefined;
+        if (retry !== undefined && (await this.tryPublish(retry)) === true)
+          this.lastRejectionReason = undefined;
+      }
+    }
+
+    for (const [id, candidate] of candidates) {
+      const record = this.records.get(id);
+      if (!record) continue;
+      record.lastGood = candidate.copy;
+      if (candidate.copy.source === 'remote') {
+        for (const listener of this.listeners) listener(id, candidate.copy);
+      }
+    }
+    for (const [id, candidate] of candidates) {
+      if (candidate.pulled) this.records.get(id)?.recordSuccess(candidate.copy.fetchedAt);
+    }
+    for (const [id, reason] of failures) this.records.get(id)?.recordFailure(reason);
+  }
+
+  /** Builds and swaps in the catalog for these inputs; true, or the merge rejection. */
+  private async tryPublish(
+    inputs: readonly MergeInput[],
+  ): Promise<true | { errorType: PullErrorType; detail: string; bundleIds: readonly string[] }> {
+    const contentKey = inputs.map((i) => `${i.bundle.id}:${i.manifest.fingerprint}`).join('|');
+    if (this.snapshot?.contentKey === contentKey) return true;
+    const merged = mergeCatalog(inputs, {
+      maxToolsTotal: this.config.mcp.discovery.maxToolsTotal,
+      maxToolTimeoutMillis: this.config.mcp.discovery.maxToolTimeoutMillis,
+    });
+    if (!merged.ok) return merged;
+    const next = await CatalogSnapshot.build(merged.tools, contentKey, this.clock.now());
+    const previous = this.snapshot;
+    this.snapshot = next;
+    const diff = diffCatalogs(previous, next);
+    const revisions = inputs
+      .map((i) => `${i.bundle.id}@${i.manifest.revision ?? 'none'}`)
+      .join(', ');
+    this.logger.log(
+      `Catalog published: ${next.toolCount} tools (${revisions}); ` +
+        `added [${diff.added.join(', ')}] removed [${diff.removed.join(', ')}] changed [${diff.changed.join(', ')}]`,
+    );
+    return true;
+  }
+}

@@ -1,0 +1,89 @@
+import type { BundleDefinition } from '@app/config';
+import type { PullErrorType } from '../manifest/manifest-errors';
+import type { AcceptedManifest } from '../manifest/manifest.types';
+
+/** contract §9. */
+export type BundleStatus = 'healthy' | 'fallback' | 'degraded' | 'unreachable' | 'disabled';
+
+/** Where the copy a bundle serves came from. */
+export type CopySource = 'remote' | 'fallback' | 'redis';
+
+/** A bundle's last good manifest (contract §6, §11). */
+export interface LastGoodCopy {
+  readonly manifest: AcceptedManifest;
+  readonly source: CopySource;
+  /** When the manifest was pulled from its Tool Service (for a Redis copy: by whichever replica). */
+  readonly fetchedAt: Date;
+}
+
+/** What /actuator/toolBundles shows for one bundle: no URL, no prefix, no message (contract §9). */
+export interface BundleStatusView {
+  readonly id: string;
+  readonly status: BundleStatus;
+  readonly revision: string | null;
+  /** Listed tools of the served copy (`_meta.enabled: false` tools not counted). */
+  readonly toolCount: number;
+  readonly lastSuccessAt: string | null;
+  readonly lastAttemptAt: string | null;
+  readonly consecutiveFailures: number;
+  /** An error type name such as ManifestTimeoutError; never a message. */
+  readonly lastFailureReason: PullErrorType | null;
+  /** Where the served copy came from; null while there is none. */
+  readonly source: CopySource | null;
+  /** Age of the served copy in whole seconds since it was pulled; null while there is none. */
+  readonly ageSeconds: number | null;
+}
+
+/** Mutable pull state of one configured bundle; owned by RegistryService alone. */
+export class BundleRecord {
+  lastGood?: LastGoodCopy;
+  /** Last pull of this bundle's Tool Service that was adopted. */
+  lastSuccessAt?: Date;
+  lastAttemptAt?: Date;
+  /** Outcome of the last attempt: true = adopted. Undefined before the first attempt. */
+  lastAttemptOk?: boolean;
+  consecutiveFailures = 0;
+  lastFailureReason?: PullErrorType;
+
+  constructor(readonly definition: BundleDefinition) {}
+
+  get status(): BundleStatus {
+    if (!this.definition.enabled) return 'disabled';
+    if (this.lastGood === undefined) return 'unreachable';
+    if (this.lastGood.source === 'fallback') return 'fallback';
+    return this.lastAttemptOk === true && this.lastGood.source === 'remote'
+      ? 'healthy'
+      : 'degraded';
+  }
+
+  recordSuccess(at: Date): void {
+    this.lastSuccessAt = at;
+    this.lastAttemptOk = true;
+    this.consecutiveFailures = 0;
+    this.lastFailureReason = undefined;
+  }
+
+  recordFailure(reason: PullErrorType): void {
+    this.lastAttemptOk = false;
+    this.consecutiveFailures += 1;
+    this.lastFailureReason = reason;
+  }
+
+  view(now: Date): BundleStatusView {
+    const copy = this.lastGood;
+    return {
+      id: this.definition.id,
+      status: this.status,
+      revision: copy?.manifest.revision ?? null,
+      toolCount: copy ? copy.manifest.tools.filter((t) => t.enabled).length : 0,
+      lastSuccessAt: this.lastSuccessAt?.toISOString() ?? null,
+      lastAttemptAt: this.lastAttemptAt?.toISOString() ?? null,
+      consecutiveFailures: this.consecutiveFailures,
+      lastFailureReason: this.lastFailureReason ?? null,
+      source: copy?.source ?? null,
+      ageSeconds: copy
+        ? Math.max(0, Math.floor((now.getTime() - copy.fetchedAt.getTime()) / 1000))
+        : null,
+    };
+  }
+}
