@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
-import { installRawBodyParser, MCP_MAX_BODY_BYTES } from '@app/mcp';
+import { installRawBodyParser, MCP_MAX_BODY_BYTES, McpExceptionFilter } from '@app/mcp';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
 import { AppModule } from './app.module';
@@ -26,6 +26,11 @@ function loadConfigOrExit(): GatewayConfig {
   }
 }
 
+function boundPort(app: NestFastifyApplication): number {
+  const address = app.getHttpServer().address();
+  return typeof address === 'object' && address !== null ? address.port : -1;
+}
+
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = new Logger('Gateway');
@@ -36,6 +41,7 @@ async function bootstrap(): Promise<void> {
     { bodyParser: false },
   );
   installRawBodyParser(app.getHttpAdapter().getInstance());
+  app.useGlobalFilters(new McpExceptionFilter());
 
   const management = await NestFactory.create<NestFastifyApplication>(
     ManagementModule.forRoot({ registry: app.get(RegistryService) }),
@@ -44,9 +50,10 @@ async function bootstrap(): Promise<void> {
 
   await app.listen(config.server.port, config.server.host);
   await management.listen(config.server.managementPort, config.server.host);
+  // The bound ports (PORT=0 picks a free one); tests and operators read them from this line.
   logger.log(
-    `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) serving /mcp on ` +
-      `${config.server.host}:${config.server.port}, /actuator on ${config.server.host}:${config.server.managementPort}`,
+    `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) listening: ` +
+      `mcp=${boundPort(app)} management=${boundPort(management)} host=${config.server.host}`,
   );
 
   let stopping = false;

@@ -9,3 +9,4 @@ export { parseMessage, classifyMessage } from './jsonrpc/parse-message';
 export { extractRawMember } from './jsonrpc/raw-member';
 export type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
 export { negotiateFormat } from './http/http-answer';
+export { McpExceptionFilter } from './http/mcp-exception.filter';

@@ -67,10 +67,4 @@ export class McpTransport {
     });
   }
 
-  payloadTooLarge(limitBytes: number): HttpAnswer {
-    return transportError(
-      GatewayErrorCode.PayloadTooLarge,
-      `Payload Too Large: the body exceeds ${limitBytes} bytes`,
-    );
-  }
 }

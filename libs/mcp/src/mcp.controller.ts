@@ -23,10 +23,15 @@ export class McpController {
     send(reply, await this.transport.post({ headers: req.headers, body }));
   }
 
-  /** No standalone SSE stream and no session deletion: 405 (2025 transport). */
+  /** No standalone SSE stream (2025 transport: 405 when not offered). */
   @Get()
+  get(@Res() reply: FastifyReply): void {
+    send(reply, this.transport.methodNotAllowed());
+  }
+
+  /** Sessions are sealed tokens with nothing to delete server-side (2025 transport: MAY answer 405). */
   @Delete()
-  other(@Res() reply: FastifyReply): void {
+  delete(@Res() reply: FastifyReply): void {
     send(reply, this.transport.methodNotAllowed());
   }
 }

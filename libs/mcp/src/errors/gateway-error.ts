@@ -15,7 +15,6 @@ export enum GatewayErrorCode {
   UnsupportedMediaType = 'unsupported_media_type',
   NotAcceptable = 'not_acceptable',
   MethodNotAllowed = 'method_not_allowed',
-  PayloadTooLarge = 'payload_too_large',
   Internal = 'internal',
 }
 

@@ -35,8 +35,6 @@ export function legacyWireError(code: GatewayErrorCode): WireError {
       return { httpStatus: 406, code: -32000 };
     case GatewayErrorCode.MethodNotAllowed:
       return { httpStatus: 405, code: -32000 };
-    case GatewayErrorCode.PayloadTooLarge:
-      return { httpStatus: 413, code: -32000 };
     case GatewayErrorCode.Internal:
       return { httpStatus: 500, code: -32603 };
   }

@@ -1,0 +1,57 @@
+/** Small manifest builders for the tests (contract §5). */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema?: Record<string, unknown>;
+  readonly title?: string;
+  readonly annotations?: Record<string, unknown>;
+  readonly outputSchema?: Record<string, unknown>;
+  readonly meta?: Record<string, unknown>;
+}
+
+export function tool(spec: ToolSpec): Record<string, unknown> {
+  return {
+    name: spec.name,
+    ...(spec.title !== undefined ? { title: spec.title } : {}),
+    description: spec.description ?? `[marker:${spec.name}] a test tool`,
+    inputSchema: spec.inputSchema ?? { type: 'object', properties: {} },
+    ...(spec.outputSchema !== undefined ? { outputSchema: spec.outputSchema } : {}),
+    ...(spec.annotations !== undefined ? { annotations: spec.annotations } : {}),
+    _meta: { version: '1.0.0', ...spec.meta },
+  };
+}
+
+export function manifest(bundleId: string, tools: readonly Record<string, unknown>[], revision = 'r1'): Record<string, unknown> {
+  return { bundleId, revision, tools };
+}
+
+/** The `mcp:` tree for a gateway in front of the given bundles, with fast test timings. */
+export function gatewayConfig(
+  bundles: readonly Record<string, unknown>[],
+  overrides: { registry?: Record<string, unknown>; discovery?: Record<string, unknown> } = {},
+): Record<string, unknown> {
+  return {
+    identity: 'mcp-gateway-test',
+    registry: { refreshIntervalSeconds: 60, refreshJitterSeconds: 0, ...overrides.registry },
+    discovery: {
+      enabled: true,
+      connectTimeoutMillis: 500,
+      readTimeoutMillis: 1500,
+      maxToolsPerBundle: 100,
+      maxToolsTotal: 200,
+      maxManifestBytes: 1048576,
+      maxToolTimeoutMillis: 5000,
+      ...overrides.discovery,
+    },
+    bundles,
+  };
+}
+
+export function bundle(
+  id: string,
+  service: { manifestUrl: string; baseEndpoint: string },
+  namePrefix: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { id, manifestUrl: service.manifestUrl, baseEndpoint: service.baseEndpoint, namePrefix, enabled: true, ...extra };
+}

@@ -1,0 +1,171 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+
+export const REPO_ROOT = resolve(__dirname, '..', '..');
+export const GATEWAY_ENTRY = join(REPO_ROOT, 'dist', 'apps', 'gateway', 'main.js');
+
+/** A shared 32-byte session key so replicas in one test open each other's sessions. */
+export const TEST_SESSION_KEYS = `t1:${randomBytes(32).toString('base64')}`;
+
+export interface GatewayOptions {
+  /** The `mcp:` tree; written to a temp file passed as MCP_CONFIG_FILE. */
+  readonly mcp?: Record<string, unknown>;
+  /** Extra env (APP_PROFILE, REDIS_URL, …); PORT and MANAGEMENT_PORT default to 0 (free ports). */
+  readonly env?: Record<string, string | undefined>;
+  /** Wait for readiness 200 before resolving (default false: wait for the listeners only). */
+  readonly waitReady?: boolean;
+}
+
+/** A real gateway process (`node dist/apps/gateway/main.js`) started by a test. */
+export class GatewayProcess {
+  stdout = '';
+  stderr = '';
+  exitCode: number | null = null;
+  mcpPort = 0;
+  managementPort = 0;
+  private readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (this.stderr += d));
+    this.exited = new Promise((resolveExit) =>
+      child.on('exit', (code) => {
+        this.exitCode = code;
+        resolveExit(code);
+      }),
+    );
+  }
+
+  get mcpUrl(): string {
+    return `http://127.0.0.1:${this.mcpPort}/mcp`;
+  }
+
+  get managementUrl(): string {
+    return `http://127.0.0.1:${this.managementPort}`;
+  }
+
+  /** stdout + stderr so far. */
+  get output(): string {
+    return this.stdout + this.stderr;
+  }
+
+  /** Spawns the gateway; does not wait for anything. */
+  static spawn(options: GatewayOptions = {}): GatewayProcess {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      MANAGEMENT_PORT: '0',
+      APP_PROFILE: 'local',
+      NO_COLOR: '1',
+    };
+    if (options.mcp !== undefined) {
+      const dir = mkdtempSync(join(tmpdir(), 'mcpgw-cfg-'));
+      const file = join(dir, 'gateway.yaml');
+      writeFileSync(file, stringify({ mcp: options.mcp }));
+      env.MCP_CONFIG_FILE = file;
+    }
+    for (const [key, value] of Object.entries(options.env ?? {})) {
+      if (value === undefined) delete env[key];
+      else env[key] = value;
+    }
+    const child = spawn(process.execPath, [GATEWAY_ENTRY], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new GatewayProcess(child);
+  }
+
+  /** Spawns the gateway and waits until both listeners are up (and readiness, if asked). */
+  static async start(options: GatewayOptions = {}): Promise<GatewayProcess> {
+    const gateway = GatewayProcess.spawn(options);
+    await gateway.waitForListening();
+    if (options.waitReady) await gateway.waitForReady();
+    return gateway;
+  }
+
+  async waitForListening(timeoutMs = 15_000): Promise<void> {
+    await waitFor(
+      () => {
+        if (this.exitCode !== null) throw new Error(`gateway exited with ${this.exitCode}:\n${this.output}`);
+        const match = /listening: mcp=(\d+) management=(\d+)/.exec(this.stdout);
+        if (!match) return false;
+        this.mcpPort = Number(match[1]);
+        this.managementPort = Number(match[2]);
+        return true;
+      },
+      timeoutMs,
+      () => `gateway did not start listening:\n${this.output}`,
+    );
+  }
+
+  async readiness(): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${this.managementUrl}/actuator/health/readiness`);
+    return { status: res.status, body: await res.json() };
+  }
+
+  async waitForReady(timeoutMs = 15_000): Promise<void> {
+    await waitFor(async () => (await this.readiness()).status === 200, timeoutMs, () => `gateway not ready:\n${this.output}`);
+  }
+
+  /** GET /actuator/toolBundles. */
+  async toolBundles(): Promise<any> {
+    const res = await fetch(`${this.managementUrl}/actuator/toolBundles`);
+    return res.json();
+  }
+
+  async bundleStatus(id: string): Promise<any> {
+    const view = await this.toolBundles();
+    return view.bundles.find((b: { id: string }) => b.id === id);
+  }
+
+  /** Resolves with the exit code (the process must exit on its own, e.g. a refused boot). */
+  async waitForExit(timeoutMs = 15_000): Promise<number | null> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.exited,
+        new Promise<number | null>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`gateway did not exit:\n${this.output}`)), timeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Sends a signal (default SIGTERM) and waits for the exit. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+    if (this.exitCode !== null) return this.exitCode;
+    this.child.kill(signal);
+    try {
+      return await this.waitForExit(timeoutMs);
+    } catch (err) {
+      this.child.kill('SIGKILL');
+      throw err;
+    }
+  }
+}
+
+/** Polls `check` every 50 ms until it returns true; fails with `describe()` after timeoutMs. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  describe: () => string = () => 'condition not met',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      lastError = err;
+      if (err instanceof Error && err.message.startsWith('gateway exited')) throw err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${describe()}${lastError instanceof Error ? `\nlast error: ${lastError.message}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
