@@ -10,11 +10,18 @@ const swc = [
     module: { type: 'commonjs' },
   },
 ];
+const esmToCjs = '<rootDir>/test/jest/esm-to-cjs.transformer.js';
+/** ES-module-only packages that Jest must see as CommonJS. */
+const transformIgnorePatterns = [
+  '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|uint8array-extras|@tokenizer)/)',
+];
 const moduleNameMapper = {
   '^@app/(config|discovery|registry|execution|mcp)$': '<rootDir>/libs/$1/src',
 };
 
 module.exports = {
+  // e2e suites start real processes; a unit test never comes near this.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -22,7 +29,8 @@ module.exports = {
       rootDir: __dirname,
       roots: ['<rootDir>/libs', '<rootDir>/apps'],
       testMatch: ['**/*.spec.ts'],
-      transform: { '^.+\\.ts$': swc },
+      transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': esmToCjs },
+      transformIgnorePatterns,
       moduleNameMapper,
     },
     {
@@ -31,9 +39,9 @@ module.exports = {
       rootDir: __dirname,
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.e2e-spec.ts'],
-      transform: { '^.+\\.ts$': swc },
+      transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': esmToCjs },
+      transformIgnorePatterns,
       moduleNameMapper,
-      testTimeout: 60000,
     },
   ],
 };

@@ -23,7 +23,10 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
         ? { status: 400, body: { error: 'x is required' } }
         : { body: { ok: true } },
     );
-    gateway = await GatewayProcess.start({ mcp: gatewayConfig([bundle('v', service, 'v.')]), waitReady: true });
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('v', service, 'v.')]),
+      waitReady: true,
+    });
   });
 
   afterAll(async () => {
@@ -32,16 +35,23 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
   });
 
   const initialize = (protocolVersion: unknown) =>
-    rpc(gateway.mcpUrl, 'initialize', { protocolVersion, capabilities: {}, clientInfo: { name: 't', version: '0' } });
+    rpc(gateway.mcpUrl, 'initialize', {
+      protocolVersion,
+      capabilities: {},
+      clientInfo: { name: 't', version: '0' },
+    });
 
   describe('initialize', () => {
-    it.each(['2025-11-25', '2025-06-18', '2025-03-26'])('answers a supported client version %s with that version', async (v) => {
-      const answer = await initialize(v);
-      expect(answer.status).toBe(200);
-      expect(answer.json.result.protocolVersion).toBe(v);
-      expect(answer.json.result.capabilities).toEqual({ tools: { listChanged: false } });
-      expect(answer.json.result.serverInfo.name).toBe('mcp-gateway-test');
-    });
+    it.each(['2025-11-25', '2025-06-18', '2025-03-26'])(
+      'answers a supported client version %s with that version',
+      async (v) => {
+        const answer = await initialize(v);
+        expect(answer.status).toBe(200);
+        expect(answer.json.result.protocolVersion).toBe(v);
+        expect(answer.json.result.capabilities).toEqual({ tools: { listChanged: false } });
+        expect(answer.json.result.serverInfo.name).toBe('mcp-gateway-test');
+      },
+    );
 
     it('answers an unsupported client version with 2025-11-25', async () => {
       expect((await initialize('2024-11-05')).json.result.protocolVersion).toBe('2025-11-25');
@@ -52,7 +62,12 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
       const answer = await initialize('2025-11-25');
       const sessionId = answer.headers.get('mcp-session-id');
       expect(sessionId).toMatch(/^[\x21-\x7e]{20,}$/);
-      const list = await rpc(gateway.mcpUrl, 'tools/list', {}, { 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25' });
+      const list = await rpc(
+        gateway.mcpUrl,
+        'tools/list',
+        {},
+        { 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25' },
+      );
       expect(list.status).toBe(200);
       expect(list.json.result.tools).toHaveLength(1);
     });
@@ -70,7 +85,12 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
   });
 
   it('answers 404 -32001 "Session not found" to a session id it did not issue, so the client re-initializes', async () => {
-    const answer = await rpc(gateway.mcpUrl, 'tools/list', {}, { 'mcp-session-id': 'v1.t1.forged-token-value' });
+    const answer = await rpc(
+      gateway.mcpUrl,
+      'tools/list',
+      {},
+      { 'mcp-session-id': 'v1.t1.forged-token-value' },
+    );
     expect(answer.status).toBe(404);
     expect(answer.json.error.code).toBe(-32001);
   });
@@ -83,7 +103,10 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
   describe('notifications and client responses get 202 with an empty body (B15)', () => {
     it.each([
       ['notifications/initialized', { jsonrpc: '2.0', method: 'notifications/initialized' }],
-      ['an unknown notification', { jsonrpc: '2.0', method: 'notifications/does_not_exist', params: {} }],
+      [
+        'an unknown notification',
+        { jsonrpc: '2.0', method: 'notifications/does_not_exist', params: {} },
+      ],
       ['roots changed', { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }],
       ['a stray response', { jsonrpc: '2.0', id: 'srv-unknown-1', result: {} }],
     ])('%s', async (_label, body) => {
@@ -95,14 +118,34 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
 
   describe('batches are refused with 400 -32600 and reach no Tool Service (B15)', () => {
     it.each([
-      ['a batch', [
-        { jsonrpc: '2.0', id: 11, method: 'tools/list' },
-        { jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'v.needs_x', arguments: { x: 'a' } } },
-      ]],
+      [
+        'a batch',
+        [
+          { jsonrpc: '2.0', id: 11, method: 'tools/list' },
+          {
+            jsonrpc: '2.0',
+            id: 12,
+            method: 'tools/call',
+            params: { name: 'v.needs_x', arguments: { x: 'a' } },
+          },
+        ],
+      ],
       ['an empty batch', []],
-      ['a batch with initialize', [
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } },
-      ]],
+      [
+        'a batch with initialize',
+        [
+          {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-11-25',
+              capabilities: {},
+              clientInfo: { name: 't', version: '0' },
+            },
+          },
+        ],
+      ],
     ])('%s', async (_label, body) => {
       const calls = service.toolRequests().length;
       const answer = await postRaw(gateway.mcpUrl, JSON.stringify(body));
@@ -123,7 +166,10 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
     });
 
     it('unknown tool → -32001 "Tool not found" naming the tool, not an isError result', async () => {
-      const answer = await rpc(gateway.mcpUrl, 'tools/call', { name: 'no_such_tool', arguments: {} });
+      const answer = await rpc(gateway.mcpUrl, 'tools/call', {
+        name: 'no_such_tool',
+        arguments: {},
+      });
       expect(answer.json.result).toBeUndefined();
       expect(answer.json.error.code).toBe(-32001);
       expect(answer.json.error.message).toContain('Tool not found');
@@ -131,15 +177,23 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
     });
 
     it('missing tool name → -32602', async () => {
-      expect((await rpc(gateway.mcpUrl, 'tools/call', { arguments: {} })).json.error.code).toBe(-32602);
+      expect((await rpc(gateway.mcpUrl, 'tools/call', { arguments: {} })).json.error.code).toBe(
+        -32602,
+      );
     });
 
     it('arguments that are not an object → -32602', async () => {
-      expect((await rpc(gateway.mcpUrl, 'tools/call', { name: 'v.needs_x', arguments: [1] })).json.error.code).toBe(-32602);
+      expect(
+        (await rpc(gateway.mcpUrl, 'tools/call', { name: 'v.needs_x', arguments: [1] })).json.error
+          .code,
+      ).toBe(-32602);
     });
 
     it('params that are not an object → -32602', async () => {
-      const answer = await postRaw(gateway.mcpUrl, '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[1]}');
+      const answer = await postRaw(
+        gateway.mcpUrl,
+        '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[1]}',
+      );
       expect(answer.json).toMatchObject({ id: 5, error: { code: -32602 } });
     });
 
@@ -151,7 +205,9 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
     });
 
     it('a cursor on tools/list → -32602 (the list is one page)', async () => {
-      expect((await rpc(gateway.mcpUrl, 'tools/list', { cursor: 'abc' })).json.error.code).toBe(-32602);
+      expect((await rpc(gateway.mcpUrl, 'tools/list', { cursor: 'abc' })).json.error.code).toBe(
+        -32602,
+      );
     });
 
     it('parse error → HTTP 400, -32700, id null', async () => {
@@ -175,14 +231,22 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
 
   describe('transport', () => {
     it('an unsupported MCP-Protocol-Version header → 400 (so a 2026 client falls back to initialize)', async () => {
-      const answer = await rpc(gateway.mcpUrl, 'tools/list', {}, { 'mcp-protocol-version': '2026-07-28' });
+      const answer = await rpc(
+        gateway.mcpUrl,
+        'tools/list',
+        {},
+        { 'mcp-protocol-version': '2026-07-28' },
+      );
       expect(answer.status).toBe(400);
       expect(answer.json.error.code).toBe(-32000);
     });
 
     it('server/discover without a 2026 header → in-band -32601, not a modern error (G-12)', async () => {
       const answer = await rpc(gateway.mcpUrl, 'server/discover', {
-        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
       });
       expect(answer.status).toBe(200);
       expect(answer.json.error.code).toBe(-32601);
@@ -212,7 +276,9 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
     });
 
     it('no Accept header → 200 JSON (lenient, documented)', async () => {
-      const answer = await postRaw(gateway.mcpUrl, '{"jsonrpc":"2.0","id":3,"method":"ping"}', { 'content-type': 'application/json' });
+      const answer = await postRaw(gateway.mcpUrl, '{"jsonrpc":"2.0","id":3,"method":"ping"}', {
+        'content-type': 'application/json',
+      });
       expect(answer.status).toBe(200);
     });
 
@@ -226,31 +292,43 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
 
     it('GET and DELETE /mcp → 405 with Allow: POST', async () => {
       for (const method of ['GET', 'DELETE']) {
-        const res = await fetch(gateway.mcpUrl, { method, headers: { accept: 'text/event-stream' } });
+        const res = await fetch(gateway.mcpUrl, {
+          method,
+          headers: { accept: 'text/event-stream' },
+        });
         expect(res.status).toBe(405);
         expect(res.headers.get('allow')).toBe('POST');
       }
     });
 
     it('a body over 4 MiB → 413 with a JSON-RPC error, refused before it is read', async () => {
-      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request(gateway.mcpUrl, { method: 'POST', headers: { ...STANDARD_HEADERS, 'content-length': 5_000_000 } });
-        req.on('response', (res) => {
-          let text = '';
-          res.setEncoding('utf8').on('data', (c: string) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        });
-        req.on('error', reject);
-        req.flushHeaders();
-        req.write('{"jsonrpc":"2.0"');
-      });
+      const { status, body } = await new Promise<{ status: number; body: string }>(
+        (resolve, reject) => {
+          const req = request(gateway.mcpUrl, {
+            method: 'POST',
+            headers: { ...STANDARD_HEADERS, 'content-length': 5_000_000 },
+          });
+          req.on('response', (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (c: string) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          });
+          req.on('error', reject);
+          req.flushHeaders();
+          req.write('{"jsonrpc":"2.0"');
+        },
+      );
       expect(status).toBe(413);
       expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
     });
 
     it('the management endpoints are not served on the /mcp port, nor /mcp on the management port', async () => {
-      expect((await fetch(`http://127.0.0.1:${gateway.mcpPort}/actuator/toolBundles`)).status).toBe(404);
-      expect((await fetch(`http://127.0.0.1:${gateway.mcpPort}/actuator/health/readiness`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${gateway.mcpPort}/actuator/toolBundles`)).status).toBe(
+        404,
+      );
+      expect(
+        (await fetch(`http://127.0.0.1:${gateway.mcpPort}/actuator/health/readiness`)).status,
+      ).toBe(404);
       const onManagement = await fetch(`${gateway.managementUrl}/mcp`, {
         method: 'POST',
         headers: STANDARD_HEADERS,

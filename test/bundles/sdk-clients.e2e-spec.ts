@@ -10,7 +10,10 @@ describe('official MCP clients against bundle tools', () => {
 
   const quoteSchema = {
     type: 'object',
-    properties: { age: { type: 'integer', minimum: 18 }, coverage: { type: 'string', enum: ['basic', 'premium'] } },
+    properties: {
+      age: { type: 'integer', minimum: 18 },
+      coverage: { type: 'string', enum: ['basic', 'premium'] },
+    },
     required: ['age'],
   };
 
@@ -69,9 +72,16 @@ describe('official MCP clients against bundle tools', () => {
   it('v1 Client calls a tool and gets compact JSON text with searchTime', async () => {
     const client = await connectV1(gateway.mcpUrl);
     try {
-      const result = await client.callTool({ name: 'ins.quote', arguments: { age: 40, coverage: 'basic' } });
+      const result = await client.callTool({
+        name: 'ins.quote',
+        arguments: { age: 40, coverage: 'basic' },
+      });
       expect(result.isError).toBeFalsy();
-      const [block] = result.content as Array<{ type: string; text: string; _meta: { searchTime: number } }>;
+      const [block] = result.content as Array<{
+        type: string;
+        text: string;
+        _meta: { searchTime: number };
+      }>;
       expect(block?.type).toBe('text');
       expect(block?.text).toBe('{"monthlyPremium":43200,"age":40}');
       expect(typeof block?._meta.searchTime).toBe('number');
@@ -104,7 +114,9 @@ describe('official MCP clients against bundle tools', () => {
       expect(tools.map((t) => t.name)).toEqual(['ins.claim', 'ins.quote']);
       const result = await client.callTool({ name: 'ins.quote', arguments: { age: 30 } });
       expect(result.isError).toBeFalsy();
-      expect((result.content as Array<{ text: string }>)[0]?.text).toBe('{"monthlyPremium":43200,"age":30}');
+      expect((result.content as Array<{ text: string }>)[0]?.text).toBe(
+        '{"monthlyPremium":43200,"age":30}',
+      );
     } finally {
       await client.close();
     }
@@ -113,7 +125,9 @@ describe('official MCP clients against bundle tools', () => {
   it('a disabled tool is not callable: the v1 Client gets -32001 Tool not found', async () => {
     const client = await connectV1(gateway.mcpUrl);
     try {
-      await expect(client.callTool({ name: 'ins.hidden', arguments: {} })).rejects.toMatchObject({ code: -32001 });
+      await expect(client.callTool({ name: 'ins.hidden', arguments: {} })).rejects.toMatchObject({
+        code: -32001,
+      });
       expect(service.toolRequests('ins.hidden')).toHaveLength(0);
     } finally {
       await client.close();

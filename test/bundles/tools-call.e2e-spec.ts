@@ -49,11 +49,23 @@ describe('tools/call execution against a Tool Service', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"b":1,  "a":[1, 2], "nested":{"z":null}, "big": 12345678901234567890}',
     }));
-    service.tools.set('svc.t_array', () => ({ headers: { 'content-type': 'application/json' }, body: '[ 1, "x" ]' }));
-    service.tools.set('svc.t_string', () => ({ headers: { 'content-type': 'application/json' }, body: '"done"' }));
-    service.tools.set('svc.t_text', () => ({ headers: { 'content-type': 'text/plain' }, body: 'OK done' }));
+    service.tools.set('svc.t_array', () => ({
+      headers: { 'content-type': 'application/json' },
+      body: '[ 1, "x" ]',
+    }));
+    service.tools.set('svc.t_string', () => ({
+      headers: { 'content-type': 'application/json' },
+      body: '"done"',
+    }));
+    service.tools.set('svc.t_text', () => ({
+      headers: { 'content-type': 'text/plain' },
+      body: 'OK done',
+    }));
     service.tools.set('svc.t_204', () => ({ status: 204 }));
-    service.tools.set('svc.t_trunc', () => ({ headers: { 'content-type': 'application/json' }, body: '{"a":' }));
+    service.tools.set('svc.t_trunc', () => ({
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":',
+    }));
     service.tools.set('svc.t_502', () => ({
       status: 502,
       headers: { 'content-type': 'text/html' },
@@ -64,7 +76,10 @@ describe('tools/call execution against a Tool Service', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"error":"invalid api key"}',
     }));
-    service.tools.set('svc.t_302', () => ({ status: 302, headers: { location: 'https://login.example/sso' } }));
+    service.tools.set('svc.t_302', () => ({
+      status: 302,
+      headers: { location: 'https://login.example/sso' },
+    }));
     gateway = await GatewayProcess.start({
       mcp: gatewayConfig(
         [bundle('svc', service, 'svc.', { authorization: { mode: 'passthrough' } })],
@@ -114,14 +129,19 @@ describe('tools/call execution against a Tool Service', () => {
   });
 
   it('forwards the five caller headers unchanged, omits absent ones, and never forwards others', async () => {
-    await callTool(gateway.mcpUrl, 'svc.echo', {}, {
-      guid: 'G-1 x',
-      'x-request-id': 'req-42',
-      'employee-no': 'enc:QUJD==',
-      cookie: 'session=secret',
-      'x-forwarded-for': '10.0.0.1',
-      authorization: 'Bearer agent-token',
-    });
+    await callTool(
+      gateway.mcpUrl,
+      'svc.echo',
+      {},
+      {
+        guid: 'G-1 x',
+        'x-request-id': 'req-42',
+        'employee-no': 'enc:QUJD==',
+        cookie: 'session=secret',
+        'x-forwarded-for': '10.0.0.1',
+        authorization: 'Bearer agent-token',
+      },
+    );
     const headers = service.toolRequests('svc.echo').at(-1)!.headers;
     expect(headers.guid).toBe('G-1 x');
     expect(headers['x-request-id']).toBe('req-42');
@@ -140,12 +160,21 @@ describe('tools/call execution against a Tool Service', () => {
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 't', version: '0' },
+        },
       }),
     );
     const sessionId = init.headers.get('mcp-session-id')!;
     expect(sessionId).toMatch(/^[\x21-\x7e]+$/);
-    await callTool(gateway.mcpUrl, 'svc.echo', {}, { 'mcp-session-id': sessionId, 'virtual-employee-no': 'v-9' });
+    await callTool(
+      gateway.mcpUrl,
+      'svc.echo',
+      {},
+      { 'mcp-session-id': sessionId, 'virtual-employee-no': 'v-9' },
+    );
     const headers = service.toolRequests('svc.echo').at(-1)!.headers;
     expect(headers['mcp-session-id']).toBe(sessionId);
     expect(headers['virtual-employee-no']).toBe('v-9');
@@ -219,7 +248,10 @@ describe('tools/call execution against a Tool Service', () => {
 
   it('reports a Tool Service that refuses connections as an isError result without its address', async () => {
     const down = await TestToolService.start(manifest('down', [tool({ name: 'down.ping' })]));
-    const gw = await GatewayProcess.start({ mcp: gatewayConfig([bundle('down', down, 'down.')]), waitReady: true });
+    const gw = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('down', down, 'down.')]),
+      waitReady: true,
+    });
     try {
       await down.stop();
       const response = await callTool(gw.mcpUrl, 'down.ping');
@@ -234,7 +266,9 @@ describe('tools/call execution against a Tool Service', () => {
   it('uses a static Authorization from the environment, whatever the caller sends', async () => {
     const svc = await TestToolService.start(manifest('st', [tool({ name: 'st.echo' })]));
     const gw = await GatewayProcess.start({
-      mcp: gatewayConfig([bundle('st', svc, 'st.', { authorization: { mode: 'static', valueEnv: 'ST_TOKEN' } })]),
+      mcp: gatewayConfig([
+        bundle('st', svc, 'st.', { authorization: { mode: 'static', valueEnv: 'ST_TOKEN' } }),
+      ]),
       env: { ST_TOKEN: 'Bearer service-token' },
       waitReady: true,
     });
@@ -249,11 +283,19 @@ describe('tools/call execution against a Tool Service', () => {
 
   it('never sends Authorization with the default mode none', async () => {
     const svc = await TestToolService.start(manifest('na', [tool({ name: 'na.echo' })]));
-    const gw = await GatewayProcess.start({ mcp: gatewayConfig([bundle('na', svc, 'na.')]), waitReady: true });
+    const gw = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('na', svc, 'na.')]),
+      waitReady: true,
+    });
     try {
       await postRaw(
         gw.mcpUrl,
-        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'na.echo', arguments: {} } }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'na.echo', arguments: {} },
+        }),
         { ...STANDARD_HEADERS, authorization: 'Bearer agent' },
       );
       expect(svc.toolRequests('na.echo')[0]!.headers.authorization).toBeUndefined();

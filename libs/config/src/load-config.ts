@@ -39,15 +39,18 @@ function flattenValidationErrors(errors: readonly ValidationError[], parent: str
       : parent === ''
         ? error.property
         : `${parent}.${error.property}`;
+    // One line per distinct reason: several decorators of a field may share a message.
+    const reasons = new Set<string>();
     for (const [kind, message] of Object.entries(error.constraints ?? {})) {
       if (kind === 'whitelistValidation') {
-        lines.push(`${path}: unknown key (check its spelling and place in the mcp: tree)`);
+        reasons.add('unknown key (check its spelling and place in the mcp: tree)');
       } else if (kind === 'nestedValidation') {
-        lines.push(`${path}: must be a mapping (got ${describeValue(error.value)})`);
+        reasons.add(`must be a mapping (got ${describeValue(error.value)})`);
       } else {
-        lines.push(`${path}: ${message} (got ${describeValue(error.value)})`);
+        reasons.add(`${message} (got ${describeValue(error.value)})`);
       }
     }
+    for (const reason of reasons) lines.push(`${path}: ${reason}`);
     lines.push(...flattenValidationErrors(error.children ?? [], path));
   }
   return lines;

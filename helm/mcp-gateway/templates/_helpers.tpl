@@ -1,0 +1,66 @@
+{{/* Chart name, truncated to the 63 characters of a DNS label. */}}
+{{- define "mcp-gateway.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Release full name; the "-management" Service suffix must still fit in 63 characters. */}}
+{{- define "mcp-gateway.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mcp-gateway.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Pod selector labels: shared by the Deployment, both Services, the PDB and the NetworkPolicy. */}}
+{{- define "mcp-gateway.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "mcp-gateway.labels" -}}
+helm.sh/chart: {{ include "mcp-gateway.chart" . }}
+{{ include "mcp-gateway.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: mcp-gateway
+{{- end }}
+
+{{- define "mcp-gateway.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mcp-gateway.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "mcp-gateway.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Mounted path of the rendered `mcp:` config: the value of MCP_CONFIG_FILE. */}}
+{{- define "mcp-gateway.configFile" -}}
+{{- printf "%s/mcp-config.yaml" (trimSuffix "/" .Values.gateway.configDir) }}
+{{- end }}
+
+{{/* drain + preStop + 5 s of margin unless set; refuses a value that would cut the drain short. */}}
+{{- define "mcp-gateway.terminationGracePeriodSeconds" -}}
+{{- $floor := add (int .Values.shutdown.drainPeriodSeconds) (int .Values.shutdown.preStopSleepSeconds) }}
+{{- $set := .Values.shutdown.terminationGracePeriodSeconds }}
+{{- if kindIs "invalid" $set }}
+{{- add $floor 5 }}
+{{- else if le (int $set) (int $floor) }}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must be larger than shutdown.drainPeriodSeconds + shutdown.preStopSleepSeconds (%d)" (int $set) (int $floor)) }}
+{{- else }}
+{{- int $set }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,256 @@
+import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { callTool, rpc } from '../support/rpc';
+import { TestToolService } from '../support/tool-service';
+
+/** Discovery (contract §2, §4, §6, §8): pulls, schedule, readiness, not-found refresh. */
+describe('bundle discovery', () => {
+  const started: Array<{ stop(): Promise<unknown> }> = [];
+  afterEach(async () => {
+    for (const s of started.splice(0).reverse()) await s.stop();
+  });
+  const track = <T extends { stop(): Promise<unknown> }>(s: T): T => {
+    started.push(s);
+    return s;
+  };
+
+  it('pulls with Accept: application/json and without any caller header (§4)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')]),
+        waitReady: true,
+      }),
+    );
+    await callTool(
+      gateway.mcpUrl,
+      'a.missing',
+      {},
+      { guid: 'g-1', 'x-request-id': 'r-1', 'employee-no': 'e-1', authorization: 'Bearer t' },
+    );
+    const pulls = service.manifestRequests();
+    expect(pulls.length).toBeGreaterThanOrEqual(2); // the startup pull and the not-found refresh
+    for (const pull of pulls) {
+      expect(pull.headers.accept).toBe('application/json');
+      for (const name of [
+        'guid',
+        'x-request-id',
+        'employee-no',
+        'virtual-employee-no',
+        'mcp-session-id',
+        'authorization',
+        'cookie',
+      ]) {
+        expect(pull.headers[name]).toBeUndefined();
+      }
+    }
+  });
+
+  it('is not ready before the first pull attempt finishes, and the listeners do not wait for it (§6)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    service.manifest = async () => {
+      await gate;
+      return { body: manifest('a', [tool({ name: 'a.one' })]) };
+    };
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')], {
+          discovery: { readTimeoutMillis: 5000 },
+        }),
+      }),
+    );
+    await waitFor(() => service.manifestRequests().length === 1);
+    const liveness = await fetch(`${gateway.managementUrl}/actuator/health/liveness`);
+    expect(liveness.status).toBe(200);
+    const notReady = await gateway.readiness();
+    expect(notReady.status).toBe(503);
+    expect(notReady.body.details.catalog.firstPullAttemptDone).toBe(false);
+    release();
+    await gateway.waitForReady();
+    expect((await gateway.readiness()).body.details.catalog.toolCount).toBe(1);
+  });
+
+  it('counts a valid manifest with no tools as a usable snapshot: ready, empty list (§6)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [])));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')]),
+        waitReady: true,
+      }),
+    );
+    const list = await rpc(gateway.mcpUrl, 'tools/list');
+    expect(list.json.result).toEqual({ tools: [] });
+  });
+
+  it('refreshes on schedule, reflecting a changed manifest without a restart (§2)', async () => {
+    const service = track(
+      await TestToolService.start(manifest('a', [tool({ name: 'a.one' })], 'r1')),
+    );
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')], {
+          registry: { refreshIntervalSeconds: 1, refreshJitterSeconds: 0 },
+        }),
+        waitReady: true,
+      }),
+    );
+    service.setManifest(manifest('a', [tool({ name: 'a.one' }), tool({ name: 'a.two' })], 'r2'));
+    await waitFor(
+      async () => (await rpc(gateway.mcpUrl, 'tools/list')).json.result.tools.length === 2,
+      5000,
+    );
+    expect((await gateway.bundleStatus('a')).revision).toBe('r2');
+    expect(gateway.output).toMatch(/added \[a\.two\]/);
+  });
+
+  it('runs one refresh at a time: a slow pull is never overlapped by the next tick (§6)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')], {
+          registry: { refreshIntervalSeconds: 1, refreshJitterSeconds: 0 },
+          discovery: { readTimeoutMillis: 5000 },
+        }),
+        waitReady: true,
+      }),
+    );
+    service.manifest = async () => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 2500));
+      inFlight--;
+      return { body: manifest('a', [tool({ name: 'a.one' })]) };
+    };
+    const before = service.manifestRequests().length;
+    await new Promise((r) => setTimeout(r, 4500));
+    expect(maxInFlight).toBe(1);
+    // about 4.5 s of 1 s ticks against 2.5 s pulls: 2 pulls at most, not 4
+    expect(service.manifestRequests().length - before).toBeLessThanOrEqual(2);
+    expect(gateway.output).toContain('Scheduled refresh skipped');
+  });
+
+  it('refuses a manifest over maxManifestBytes without reading it whole (§6)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));
+    service.manifest = () => ({ streamBytes: 50 * 1024 * 1024 });
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')], {
+          discovery: { maxManifestBytes: 65536 },
+        }),
+      }),
+    );
+    await waitFor(async () => (await gateway.bundleStatus('a')).lastAttemptAt !== null);
+    const status = await gateway.bundleStatus('a');
+    expect(status.status).toBe('unreachable');
+    expect(status.lastFailureReason).toBe('ManifestTooLargeError');
+  });
+
+  it('calls a tool added after the last pull by refreshing once (§8)', async () => {
+    const service = track(
+      await TestToolService.start(manifest('a', [tool({ name: 'a.one' })], 'r1')),
+    );
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')]),
+        waitReady: true,
+      }),
+    );
+    service.setManifest(manifest('a', [tool({ name: 'a.one' }), tool({ name: 'a.new' })], 'r2'));
+    const pulls = service.manifestRequests().length;
+    const response = await callTool(gateway.mcpUrl, 'a.new', { n: 1 });
+    expect(response.result.isError).toBeUndefined();
+    expect(service.toolRequests('a.new')).toHaveLength(1);
+    expect(service.manifestRequests().length - pulls).toBe(1);
+  });
+
+  it('answers -32001 for a tool still missing after exactly one refresh (§8)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')]),
+        waitReady: true,
+      }),
+    );
+    const pulls = service.manifestRequests().length;
+    const response = await callTool(gateway.mcpUrl, 'a.nope');
+    expect(response.error.code).toBe(-32001);
+    expect(service.manifestRequests().length - pulls).toBe(1);
+  });
+
+  it('joins the refresh already running instead of starting another (§8)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')], {
+          discovery: { readTimeoutMillis: 5000 },
+        }),
+        waitReady: true,
+      }),
+    );
+    service.manifest = async () => {
+      await new Promise((r) => setTimeout(r, 500));
+      return { body: manifest('a', [tool({ name: 'a.one' })]) };
+    };
+    const pulls = service.manifestRequests().length;
+    const answers = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => callTool(gateway.mcpUrl, `a.missing${i}`)),
+    );
+    for (const a of answers) expect(a.error.code).toBe(-32001);
+    expect(service.manifestRequests().length - pulls).toBe(1);
+  });
+
+  it('ignores a baseEndpoint inside the manifest: calls go where the config says (§1, §5)', async () => {
+    const service = track(await TestToolService.start({}));
+    const decoy = track(await TestToolService.start({}));
+    service.setManifest({
+      ...manifest('a', [tool({ name: 'a.one' })]),
+      baseEndpoint: decoy.baseEndpoint,
+    });
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')]),
+        waitReady: true,
+      }),
+    );
+    await callTool(gateway.mcpUrl, 'a.one');
+    expect(service.toolRequests('a.one')).toHaveLength(1);
+    expect(decoy.requests).toHaveLength(0);
+  });
+
+  it('publishes long tool names up to 64 characters unchanged and calls them by that name (B01, bundle side)', async () => {
+    const long = 'search_issues_by_jql_with_pagination_and_field_selection';
+    const service = track(await TestToolService.start(manifest('jira', [tool({ name: long })])));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('jira', service, 'search_')]),
+        waitReady: true,
+      }),
+    );
+    const list = await rpc(gateway.mcpUrl, 'tools/list');
+    expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual([long]);
+    await callTool(gateway.mcpUrl, long, { jql: 'project = X' });
+    expect(service.toolRequests(long)[0]!.path).toBe(`/mcp/${long}`);
+  });
+
+  it('rejects the whole bundle when one tool name breaks the name rules, naming bundle, revision and tool in the log (B01)', async () => {
+    const bad = 'search_rapport_données';
+    const service = track(
+      await TestToolService.start(
+        manifest('jira', [tool({ name: 'search_ok' }), tool({ name: bad })], 'rev-7'),
+      ),
+    );
+    const gateway = track(
+      await GatewayProcess.start({ mcp: gatewayConfig([bundle('jira', service, 'search_')]) }),
+    );
+    await waitFor(async () => (await gateway.bundleStatus('jira')).lastAttemptAt !== null);
+    expect((await gateway.bundleStatus('jira')).lastFailureReason).toBe('ToolNamePatternError');
+    expect(gateway.output).toMatch(
+      /Bundle jira revision rev-7: remote manifest rejected \(ToolNamePatternError\)/,
+    );
+    expect(gateway.output).toContain(bad);
+  });
+});

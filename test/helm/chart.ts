@@ -1,0 +1,109 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { helmBinary } from './helm-binary';
+
+export const REPO_ROOT = resolve(__dirname, '..', '..');
+export const CHART_DIR = join(REPO_ROOT, 'helm', 'mcp-gateway');
+export const VALUES_OCP = join(CHART_DIR, 'values-ocp.yaml');
+export const RELEASE_NAME = 'mcp-insurance-core';
+export const RELEASE_NAMESPACE = 'mcp-contract-test';
+
+/** One rendered Kubernetes object; the tests read it loosely. */
+export type Manifest = {
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+} & Record<string, any>;
+
+export interface HelmResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+let workDir: string | undefined;
+/** Scratch dir of this test run: extra values files, rendered configs, helm's own home dirs. */
+export function scratchDir(): string {
+  workDir ??= mkdtempSync(join(tmpdir(), 'mcp-gateway-chart-'));
+  return workDir;
+}
+
+export function removeScratchDir(): void {
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+  workDir = undefined;
+}
+
+/** Runs the real helm with its cache/config/data homes in the scratch dir (nothing in $HOME). */
+export function runHelm(args: readonly string[]): HelmResult {
+  const home = join(scratchDir(), 'helm-home');
+  mkdirSync(home, { recursive: true });
+  const result = spawnSync(helmBinary(), args, {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      HELM_CACHE_HOME: join(home, 'cache'),
+      HELM_CONFIG_HOME: join(home, 'config'),
+      HELM_DATA_HOME: join(home, 'data'),
+    },
+  });
+  if (result.error !== undefined) throw result.error;
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `-f file` for each values file, `--set k=v` for each entry of `set`. */
+function valueArgs(valuesFiles: readonly string[], set: readonly string[]): string[] {
+  return [...valuesFiles.flatMap((f) => ['-f', f]), ...set.flatMap((s) => ['--set', s])];
+}
+
+export function lintChart(
+  valuesFiles: readonly string[] = [],
+  set: readonly string[] = [],
+): HelmResult {
+  return runHelm(['lint', CHART_DIR, ...valueArgs(valuesFiles, set)]);
+}
+
+export function templateChart(
+  valuesFiles: readonly string[] = [],
+  set: readonly string[] = [],
+): HelmResult {
+  return runHelm([
+    'template',
+    RELEASE_NAME,
+    CHART_DIR,
+    '--namespace',
+    RELEASE_NAMESPACE,
+    ...valueArgs(valuesFiles, set),
+  ]);
+}
+
+/** `helm template` that must succeed, parsed into its objects (empty documents dropped). */
+export function renderChart(
+  valuesFiles: readonly string[] = [],
+  set: readonly string[] = [],
+): Manifest[] {
+  const result = templateChart(valuesFiles, set);
+  if (result.status !== 0) {
+    throw new Error(`helm template failed (exit ${result.status}):\n${result.stderr}`);
+  }
+  return parseManifests(result.stdout);
+}
+
+export function parseManifests(text: string): Manifest[] {
+  return parseAllDocuments(text).flatMap((doc) => {
+    if (doc.errors.length > 0)
+      throw new Error(`helm rendered invalid YAML: ${doc.errors[0]?.message}`);
+    const value: unknown = doc.toJS();
+    return value === null || value === undefined ? [] : [value as Manifest];
+  });
+}
+
+/** Writes an extra values file into the scratch dir and returns its path. */
+export function writeValuesFile(name: string, values: Record<string, unknown>): string {
+  const path = join(scratchDir(), name);
+  writeFileSync(path, stringify(values));
+  return path;
+}
