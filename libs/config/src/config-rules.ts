@@ -1,4 +1,8 @@
-import type { McpConfig } from './mcp-config.model';
+import type { BundleConfig, McpConfig } from './mcp-config.model';
+
+function isObject<T>(value: T | null | undefined): value is T & object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** http(s) URL check shared by manifestUrl, baseEndpoint and localFixture.baseEndpoint. */
 export function urlProblem(value: string, opts: { allowQuery: boolean }): string | undefined {
@@ -26,9 +30,13 @@ export function urlProblem(value: string, opts: { allowQuery: boolean }): string
 export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
   const problems: string[] = [];
   const isLocal = profile === 'local';
-  const bundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];
+  // Sections of the wrong type (null, a string…) were already reported field by field; the
+  // cross-field rules look only at what has the right shape.
+  const bundles: BundleConfig[] = Array.isArray(mcp.bundles) ? mcp.bundles.filter(isObject) : [];
+  const discoveryEnabled = isObject(mcp.discovery) ? mcp.discovery.enabled === true : true;
+  const localFixture = isObject(mcp.localFixture) ? mcp.localFixture : undefined;
 
-  if (mcp.discovery.enabled) {
+  if (discoveryEnabled) {
     if (bundles.length === 0) {
       problems.push(
         'mcp.bundles: discovery.enabled is true but no bundle is configured; tools/list would stay empty forever (contract §3)',
@@ -43,14 +51,18 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
       `mcp.discovery.enabled: is false under profile "${profile}"; only the local profile may run without bundle discovery ` +
         '(the legacy local fixture is for local checks; a deployed gateway needs Tool Service bundles, contract §3)',
     );
-  } else if (mcp.localFixture === undefined) {
+  } else if (localFixture === undefined) {
     problems.push(
       'mcp.localFixture: is required when discovery.enabled is false (the legacy local JSON fixture: file and baseEndpoint)',
     );
   }
 
   const firstById = new Map<string, number>();
-  bundles.forEach((bundle, i) => {
+  const indexOf = new Map(
+    (Array.isArray(mcp.bundles) ? mcp.bundles : []).map((b, i) => [b, i] as const),
+  );
+  bundles.forEach((bundle) => {
+    const i = indexOf.get(bundle) ?? -1;
     const at = `mcp.bundles[${i}]`;
     if (typeof bundle.id === 'string') {
       const first = firstById.get(bundle.id);
@@ -73,33 +85,33 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
         `${at}.fallbackManifestFile: is only allowed in the local profile (profile is "${profile}"; contract §3)`,
       );
     }
-    const auth = bundle.authorization;
+    const auth = isObject(bundle.authorization) ? bundle.authorization : undefined;
     if (auth?.mode === 'static' && (auth.valueEnv === undefined || auth.valueEnv === '')) {
       problems.push(`${at}.authorization.valueEnv: is required with mode static`);
     }
   });
 
-  for (let i = 0; i < bundles.length; i++) {
-    for (let j = i + 1; j < bundles.length; j++) {
-      const a = bundles[i]?.namePrefix;
-      const b = bundles[j]?.namePrefix;
-      if (typeof a !== 'string' || typeof b !== 'string') continue;
-      if (a === b) {
+  const prefixed = bundles.flatMap((b) =>
+    typeof b.namePrefix === 'string' ? [{ i: indexOf.get(b) ?? -1, prefix: b.namePrefix }] : [],
+  );
+  prefixed.forEach((a, x) => {
+    for (const b of prefixed.slice(x + 1)) {
+      if (a.prefix === b.prefix) {
         problems.push(
-          `mcp.bundles[${j}].namePrefix: "${b}" duplicates mcp.bundles[${i}].namePrefix (contract §3)`,
+          `mcp.bundles[${b.i}].namePrefix: "${b.prefix}" duplicates mcp.bundles[${a.i}].namePrefix (contract §3)`,
         );
-      } else if (b.startsWith(a) || a.startsWith(b)) {
-        const [short, long] = b.startsWith(a) ? [i, j] : [j, i];
+      } else if (b.prefix.startsWith(a.prefix) || a.prefix.startsWith(b.prefix)) {
+        const [short, long] = b.prefix.startsWith(a.prefix) ? [a, b] : [b, a];
         problems.push(
-          `mcp.bundles[${long}].namePrefix: "${bundles[long]?.namePrefix}" starts with mcp.bundles[${short}].namePrefix ` +
-            `"${bundles[short]?.namePrefix}", so a tool name could belong to both (contract §3)`,
+          `mcp.bundles[${long.i}].namePrefix: "${long.prefix}" starts with mcp.bundles[${short.i}].namePrefix ` +
+            `"${short.prefix}", so a tool name could belong to both (contract §3)`,
         );
       }
     }
-  }
+  });
 
-  if (mcp.localFixture !== undefined) {
-    if (mcp.discovery.enabled) {
+  if (localFixture !== undefined) {
+    if (discoveryEnabled) {
       problems.push('mcp.localFixture: is only used when discovery.enabled is false; remove it');
     }
     if (!isLocal) {
@@ -107,8 +119,8 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
         `mcp.localFixture: is only allowed in the local profile (profile is "${profile}")`,
       );
     }
-    if (typeof mcp.localFixture.baseEndpoint === 'string') {
-      const p = urlProblem(mcp.localFixture.baseEndpoint, { allowQuery: false });
+    if (typeof localFixture.baseEndpoint === 'string') {
+      const p = urlProblem(localFixture.baseEndpoint, { allowQuery: false });
       if (p) problems.push(`mcp.localFixture.baseEndpoint: ${p}`);
     }
   }

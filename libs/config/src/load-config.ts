@@ -68,7 +68,11 @@ function resolveAuthorization(
   at: string,
   problems: string[],
 ): ResolvedAuthorization {
-  const auth = bundle.authorization;
+  // A malformed authorization section was reported by validation; resolve it to none.
+  const auth =
+    typeof bundle.authorization === 'object' && bundle.authorization !== null
+      ? bundle.authorization
+      : { mode: 'none' as const, valueEnv: undefined };
   switch (auth.mode) {
     case 'none':
       return { mode: 'none' };
@@ -118,28 +122,33 @@ export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
   );
   const envSettings = readEnvSettings(env, profile, problems);
   const mcp = root.mcp;
-  if (mcp === undefined || typeof mcp !== 'object') {
+  if (mcp === undefined || mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) {
     throw new ConfigValidationError(problems, context);
   }
   problems.push(...crossFieldProblems(mcp, profile));
 
-  const configured: BundleDefinition[] = (Array.isArray(mcp.bundles) ? mcp.bundles : []).map(
-    (b, i) => ({
-      id: b.id,
-      manifestUrl: b.manifestUrl,
-      baseEndpoint:
-        typeof b.baseEndpoint === 'string' ? b.baseEndpoint.replace(/\/+$/, '') : b.baseEndpoint,
-      namePrefix: b.namePrefix,
-      enabled: b.enabled,
-      fallbackManifestFile:
-        b.fallbackManifestFile === undefined
-          ? undefined
-          : resolveFilePath(b.fallbackManifestFile, cwd),
-      authorization: resolveAuthorization(b, env, `mcp.bundles[${i}]`, problems),
-    }),
+  // Authorization values come from env variables the bundles name: resolved (and checked) now.
+  const rawBundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];
+  const authorizations = rawBundles.map((b, i) =>
+    typeof b === 'object' && b !== null
+      ? resolveAuthorization(b, env, `mcp.bundles[${i}]`, problems)
+      : ({ mode: 'none' } as const),
   );
 
   if (problems.length > 0) throw new ConfigValidationError(problems, context);
+
+  const configured: BundleDefinition[] = rawBundles.map((b, i) => ({
+    id: b.id,
+    manifestUrl: b.manifestUrl,
+    baseEndpoint: b.baseEndpoint.replace(/\/+$/, ''),
+    namePrefix: b.namePrefix,
+    enabled: b.enabled,
+    fallbackManifestFile:
+      b.fallbackManifestFile === undefined
+        ? undefined
+        : resolveFilePath(b.fallbackManifestFile, cwd),
+    authorization: authorizations[i] ?? { mode: 'none' },
+  }));
 
   // contract §3: remote manifests and the legacy local JSON fixture are exclusive.
   const bundles: BundleDefinition[] =

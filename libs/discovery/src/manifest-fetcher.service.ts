@@ -48,6 +48,9 @@ export function classifyPullError(err: unknown, readTimeoutMillis: number): Fetc
   };
 }
 
+/** Decodes UTF-8 once, after all chunks arrived, dropping a leading BOM. */
+const UTF8 = new TextDecoder('utf-8');
+
 function parseJson(text: string): FetchedManifest {
   try {
     return { ok: true, body: JSON.parse(text) as unknown };
@@ -118,7 +121,7 @@ export class ManifestFetcher implements OnModuleDestroy {
         }
         chunks.push(buf);
       }
-      return parseJson(Buffer.concat(chunks, total).toString('utf8'));
+      return parseJson(UTF8.decode(Buffer.concat(chunks, total)));
     } catch (err) {
       return classifyPullError(err, this.readTimeoutMillis);
     }
@@ -129,7 +132,7 @@ export class ManifestFetcher implements OnModuleDestroy {
     try {
       const info = await stat(path);
       if (info.size > this.maxBytes) return this.tooLarge(`file of ${info.size} bytes`);
-      return parseJson(await readFile(path, 'utf8'));
+      return parseJson(UTF8.decode(await readFile(path)));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
       return {

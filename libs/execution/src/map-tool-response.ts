@@ -24,13 +24,20 @@ function textResult(text: string, elapsedMs: number, isError: boolean): CallTool
   return isError ? { content, isError: true } : { content };
 }
 
+const HTML_MIME = new Set(['text/html', 'application/xhtml+xml']);
+const HTML_MARKUP = /<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>]|title[\s>])/i;
+
+/** An error page from a proxy or framework, whatever its Content-Type says. */
+function looksLikeHtml(contentType: string, body: string): boolean {
+  const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  return HTML_MIME.has(mime) || HTML_MARKUP.test(body.slice(0, 4096));
+}
+
 /** The Tool Service's own error text, bounded, with HTML pages left out (B18). */
 function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
   const body = response.body.trim();
   if (body === '') return '';
-  const mime = response.contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  if (mime === 'text/html' || /^<(!doctype|html)/i.test(body))
-    return ' (an HTML error page, not shown)';
+  if (looksLikeHtml(response.contentType, body)) return ' (an HTML error page, not shown)';
   let text = body;
   if (isJsonContentType(response.contentType)) {
     try {

@@ -25,7 +25,7 @@ export function buildToolRequestHeaders(
   // The five caller headers go through unchanged; absent ones are not sent.
   for (const name of FORWARDED_CALLER_HEADERS) {
     const value = firstValue(incoming[name]);
-    if (value !== undefined) headers[name] = value;
+    if (value !== undefined && value !== '') headers[name] = value;
   }
   switch (authorization.mode) {
     case 'none':
@@ -55,6 +55,8 @@ const CONNECT_ERROR_CODES = new Set([
 ]);
 
 class ResponseTooLarge extends Error {}
+
+const UTF8 = new TextDecoder('utf-8');
 
 /**
  * Executes bundle tools: `POST {baseEndpoint}/{toolName}` with the call's arguments as the
@@ -136,9 +138,8 @@ export class ToolExecutor implements OnModuleDestroy {
       chunks.push(chunk);
     }
     // Decode once, after joining: a code point split across chunks stays whole (B22).
-    return chunks.length === 1
-      ? (chunks[0] as Buffer).toString('utf8')
-      : Buffer.concat(chunks, total).toString('utf8');
+    // TextDecoder drops a leading UTF-8 BOM, which JSON.parse would refuse.
+    return UTF8.decode(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total));
   }
 
   private classify(err: unknown, timeoutMillis: number): ToolCallFailure {

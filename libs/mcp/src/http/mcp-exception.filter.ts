@@ -1,4 +1,10 @@
-import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import {
+  Catch,
+  HttpException,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { errorEnvelope } from './http-answer';
 import { MCP_MAX_BODY_BYTES } from '../raw-body';
@@ -32,7 +38,9 @@ export class McpExceptionFilter implements ExceptionFilter {
     } else {
       code = -32603;
       message = 'Internal error';
-      this.logger.error(`Unhandled error on /mcp: ${exception instanceof Error ? (exception.stack ?? exception.name) : typeof exception}`);
+      this.logger.error(
+        `Unhandled error on /mcp: ${exception instanceof Error ? (exception.stack ?? exception.name) : typeof exception}`,
+      );
     }
     void reply
       .code(status)

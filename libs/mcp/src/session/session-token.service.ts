@@ -73,7 +73,9 @@ export class SessionTokenService {
     const key = this.keys.get(kid);
     if (key === undefined) return undefined;
     const sealed = Buffer.from(body, 'base64url');
-    if (sealed.length <= IV_BYTES + TAG_BYTES) return undefined;
+    // Buffer skips characters outside the alphabet: only the canonical spelling opens.
+    if (sealed.length <= IV_BYTES + TAG_BYTES || sealed.toString('base64url') !== body)
+      return undefined;
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
       decipher.setAAD(this.aad);

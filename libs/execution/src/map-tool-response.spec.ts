@@ -1,0 +1,224 @@
+import type { CallToolResult } from './call-tool-result';
+import { mapToolFailure, mapToolResponse, type ToolHttpResponse } from './map-tool-response';
+
+const MAX_ERROR_CHARS = 300;
+
+function call(
+  status: number,
+  contentType: string,
+  body: string,
+  elapsedMs = 12,
+  maxErrorChars = MAX_ERROR_CHARS,
+): CallToolResult {
+  const response: ToolHttpResponse = { status, contentType, body };
+  return mapToolResponse('ops.tool', response, elapsedMs, maxErrorChars);
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content[0].text;
+}
+
+/** A success has no isError member at all (not even false). */
+function expectSuccess(result: CallToolResult, text: string): void {
+  expect(result).toEqual({ content: [{ type: 'text', text, _meta: { searchTime: 12 } }] });
+  expect('isError' in result).toBe(false);
+}
+
+describe('2xx answers become the tool result (contract §10, B18)', () => {
+  it('B18 t_json: a JSON object is returned as compact JSON text with key order kept', () => {
+    expectSuccess(
+      call(200, 'application/json', '{"b":1,  "a":[1, 2], "nested":{"z":null}}'),
+      '{"b":1,"a":[1,2],"nested":{"z":null}}',
+    );
+  });
+
+  it('B18 t_array: a JSON array is returned as compact JSON text', () => {
+    expectSuccess(call(200, 'application/json', '[ 1, "x" ]'), '[1,"x"]');
+  });
+
+  it('B18 t_string: a JSON string keeps its quotes', () => {
+    expectSuccess(call(200, 'application/json', '"done"'), '"done"');
+  });
+
+  it('B18 t_text: a text/plain body is returned as is, not as an error', () => {
+    expectSuccess(call(200, 'text/plain', 'OK done'), 'OK done');
+  });
+
+  it('B18 t_204: an empty 204 answer is an empty text, not an error', () => {
+    expectSuccess(call(204, '', ''), '');
+  });
+
+  it('reads the JSON media type case-insensitively, with parameters and +json suffixes', () => {
+    expectSuccess(call(200, 'Application/JSON; charset=utf-8', '{ "a" : 1 }'), '{"a":1}');
+    expectSuccess(call(201, 'application/vnd.report+json', '[ 1 ]'), '[1]');
+  });
+
+  it('keeps big integers, number spellings and escapes byte for byte', () => {
+    const body = String.raw`{ "id": 12345678901234567890, "f": 1.0, "e": 1e3, "s": "caf\u00e9 \"x\"" }`;
+    expectSuccess(
+      call(200, 'application/json', body),
+      String.raw`{"id":12345678901234567890,"f":1.0,"e":1e3,"s":"caf\u00e9 \"x\""}`,
+    );
+  });
+
+  it('keeps whitespace inside JSON strings', () => {
+    expectSuccess(
+      call(200, 'application/json', '{ "msg" : " a  b \\t c " }'),
+      '{"msg":" a  b \\t c "}',
+    );
+  });
+
+  it('does not compact a non-JSON body even when it looks like JSON', () => {
+    expectSuccess(call(200, 'text/plain', '{ "a" : 1 }'), '{ "a" : 1 }');
+  });
+
+  it('carries the elapsed time in content[0]._meta.searchTime', () => {
+    expect(call(200, 'application/json', '{}', 4321).content[0]._meta).toEqual({
+      searchTime: 4321,
+    });
+    expect(call(500, 'text/plain', 'x', 987).content[0]._meta).toEqual({ searchTime: 987 });
+  });
+
+  it('B18 t_trunc: a 2xx JSON body that does not parse is an isError result saying the JSON is invalid', () => {
+    const result = call(200, 'application/json', '{"a":');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 200 with a body that is not valid JSON.',
+    );
+    expect(textOf(result)).not.toContain('{"a":');
+  });
+});
+
+describe('3xx, 4xx and 5xx answers become isError results (contract §10, B18)', () => {
+  it('B18 t_502: an HTML error page gives isError with the status and no HTML', () => {
+    const result = call(502, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 502 (a server error) (an HTML error page, not shown)',
+    );
+    expect(textOf(result)).not.toMatch(/<[a-z!]/i);
+  });
+
+  it('recognizes an HTML page by its text when the content type does not say so', () => {
+    for (const body of [
+      '<!DOCTYPE html><html><p>down</p></html>',
+      '\n  <HTML><p>down</p></HTML>',
+    ]) {
+      const text = textOf(call(503, 'text/plain', body));
+      expect(text).toContain('HTTP 503');
+      expect(text).not.toContain('<');
+      expect(text).not.toContain('down');
+    }
+  });
+
+  // HTML pages are recognised by their markup too, not only by a text/html Content-Type.
+  it.each([
+    ['no content type, starting with <head>', '', '<head><title>502</title></head><body>x</body>'],
+    [
+      'text/plain, starting with a comment',
+      'text/plain',
+      '<!-- lb --><html><body>502</body></html>',
+    ],
+    [
+      'application/xhtml+xml',
+      'application/xhtml+xml',
+      '<?xml version="1.0"?><!DOCTYPE html><html><body>502</body></html>',
+    ],
+  ])('B18: keeps an HTML error page out of the text (%s)', (_label, contentType, body) => {
+    const result = call(502, contentType, body);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('HTTP 502');
+    expect(textOf(result)).not.toMatch(/<[a-z!?]/i);
+  });
+
+  it('B18 t_401: a JSON error body gives isError with the status and the compact error JSON', () => {
+    const result = call(401, 'application/json', '{"error": "invalid api key"}');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 401 (a client error): {"error":"invalid api key"}',
+    );
+  });
+
+  it('B18 t_302: a redirect is an isError result saying it is not followed', () => {
+    const result = call(302, '', '');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 302 (a redirect, which the gateway does not follow).',
+    );
+  });
+
+  it('shows a plain-text error body on one line', () => {
+    const text = textOf(call(500, 'text/plain', '  line one\n\tline two  \n'));
+    expect(text).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 500 (a server error): line one line two',
+    );
+  });
+
+  it('leaves an empty error body out', () => {
+    expect(textOf(call(404, 'text/plain', ''))).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 404 (a client error)',
+    );
+  });
+
+  it('truncates a long error body to maxErrorChars', () => {
+    const result = call(500, 'text/plain', 'x'.repeat(1000), 12, 40);
+    expect(textOf(result)).toBe(
+      `Tool ops.tool failed: the Tool Service answered HTTP 500 (a server error): ${'x'.repeat(40)}…`,
+    );
+  });
+
+  it('keeps an error body of exactly maxErrorChars whole', () => {
+    const text = textOf(call(400, 'text/plain', 'y'.repeat(40), 12, 40));
+    expect(text.endsWith(`: ${'y'.repeat(40)}`)).toBe(true);
+  });
+
+  it('shows an error body that claims JSON but does not parse as raw text', () => {
+    expect(textOf(call(500, 'application/json', '{"error": '))).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 500 (a server error): {"error":',
+    );
+  });
+});
+
+describe('calls without a usable answer become isError results without internal addresses', () => {
+  const noAddress = (text: string): void => {
+    expect(text).not.toContain('http://');
+    expect(text).not.toContain('https://');
+    expect(text).not.toContain('127.0.0.1');
+  };
+
+  it('a timeout names the timeout in ms and warns that the call may still have run (B17)', () => {
+    const result = mapToolFailure('reports.quick', { kind: 'timeout', timeoutMillis: 500 }, 503);
+    expect(result).toEqual({
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text:
+            'Tool reports.quick failed: no answer within its timeout of 500 ms; the call was abandoned. ' +
+            'It may still have run on the Tool Service; check before retrying a tool that changes data.',
+          _meta: { searchTime: 503 },
+        },
+      ],
+    });
+    noAddress(textOf(result));
+  });
+
+  it('a connection failure names its cause', () => {
+    const result = mapToolFailure('reports.quick', { kind: 'connect', code: 'ECONNREFUSED' }, 3);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool reports.quick failed: its Tool Service could not be reached (ECONNREFUSED). Try again later.',
+    );
+    noAddress(textOf(result));
+  });
+
+  it('an oversized answer names the byte limit', () => {
+    const result = mapToolFailure('reports.quick', { kind: 'too-large', maxBytes: 8_388_608 }, 40);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      "Tool reports.quick failed: the Tool Service's answer exceeded 8388608 bytes.",
+    );
+    expect(result.content[0]._meta.searchTime).toBe(40);
+    noAddress(textOf(result));
+  });
+});

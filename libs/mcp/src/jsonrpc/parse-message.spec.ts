@@ -1,0 +1,177 @@
+import { classifyMessage, parseMessage } from './parse-message';
+
+describe('classifyMessage: requests and notifications', () => {
+  it('classifies an object with jsonrpc "2.0", a method and an id as a request', () => {
+    expect(
+      classifyMessage({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'r.a' } }),
+    ).toEqual({ kind: 'request', id: 7, method: 'tools/call', params: { name: 'r.a' } });
+  });
+
+  it('accepts a string id and absent params', () => {
+    expect(classifyMessage({ jsonrpc: '2.0', id: 'abc-1', method: 'ping' })).toEqual({
+      kind: 'request',
+      id: 'abc-1',
+      method: 'ping',
+      params: undefined,
+    });
+  });
+
+  it('accepts 0, negative and fractional ids and the empty string id', () => {
+    for (const id of [0, -3, 1.5, '']) {
+      expect(classifyMessage({ jsonrpc: '2.0', id, method: 'ping' })).toMatchObject({
+        kind: 'request',
+        id,
+      });
+    }
+  });
+
+  it('classifies an object with a method and no id as a notification, params passed as is', () => {
+    expect(
+      classifyMessage({ jsonrpc: '2.0', method: 'notifications/initialized', params: [1] }),
+    ).toEqual({ kind: 'notification', method: 'notifications/initialized', params: [1] });
+    expect(classifyMessage({ jsonrpc: '2.0', method: 'notifications/cancelled' })).toEqual({
+      kind: 'notification',
+      method: 'notifications/cancelled',
+      params: undefined,
+    });
+  });
+});
+
+describe('classifyMessage: responses from the client', () => {
+  it('classifies an object with result and id as a response', () => {
+    expect(classifyMessage({ jsonrpc: '2.0', id: 'srv-1', result: {} })).toEqual({
+      kind: 'response',
+      id: 'srv-1',
+    });
+  });
+
+  it('classifies an object with error and id as a response, keeping a null id', () => {
+    expect(
+      classifyMessage({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'x' } }),
+    ).toEqual({ kind: 'response', id: null });
+  });
+
+  it('rejects a result without an id as an invalid request', () => {
+    expect(classifyMessage({ jsonrpc: '2.0', result: {} })).toEqual({
+      kind: 'invalid-request',
+      id: null,
+      reason: 'not a JSON-RPC request, notification or response',
+    });
+  });
+});
+
+describe('classifyMessage: batches (removed in 2025-06-18, B15)', () => {
+  it('classifies a JSON array as a batch', () => {
+    expect(classifyMessage([{ jsonrpc: '2.0', id: 1, method: 'ping' }])).toEqual({
+      kind: 'batch',
+    });
+  });
+
+  it('classifies an empty array as a batch', () => {
+    expect(classifyMessage([])).toEqual({ kind: 'batch' });
+  });
+});
+
+describe('classifyMessage: invalid requests', () => {
+  it.each([
+    ['missing', { id: 4, method: 'ping' }],
+    ['"1.0"', { jsonrpc: '1.0', id: 4, method: 'ping' }],
+    ['the number 2', { jsonrpc: 2, id: 4, method: 'ping' }],
+  ])('rejects jsonrpc %s, keeping a valid id', (_label, value) => {
+    expect(classifyMessage(value)).toEqual({
+      kind: 'invalid-request',
+      id: 4,
+      reason: 'jsonrpc must be "2.0"',
+    });
+  });
+
+  it.each([[5], [null], [''], [{ name: 'ping' }]])(
+    'rejects a method that is not a non-empty string (%p)',
+    (method) => {
+      expect(classifyMessage({ jsonrpc: '2.0', id: 'x', method })).toEqual({
+        kind: 'invalid-request',
+        id: 'x',
+        reason: 'method must be a non-empty string',
+      });
+    },
+  );
+
+  it.each([[null], [{ n: 1 }], [true], [false], [[1]]])(
+    'rejects a request id that is not a string or a number (%p)',
+    (id) => {
+      expect(classifyMessage({ jsonrpc: '2.0', id, method: 'ping' })).toEqual({
+        kind: 'invalid-request',
+        id: null,
+        reason: 'id must be a string or a number',
+      });
+    },
+  );
+
+  it.each([[null], ['text'], [42], [true], [undefined]])(
+    'rejects a body that is not an object (%p)',
+    (value) => {
+      expect(classifyMessage(value)).toEqual({
+        kind: 'invalid-request',
+        id: null,
+        reason: 'the body must be a JSON-RPC object',
+      });
+    },
+  );
+
+  it('rejects an object with neither method nor result nor error', () => {
+    expect(classifyMessage({ jsonrpc: '2.0', id: 9 })).toEqual({
+      kind: 'invalid-request',
+      id: 9,
+      reason: 'not a JSON-RPC request, notification or response',
+    });
+  });
+});
+
+describe('classifyMessage: params must be an object', () => {
+  it.each([[[1, 2]], ['x'], [3], [null], [true]])(
+    'answers params %p with invalid-params carrying the id and method',
+    (params) => {
+      expect(classifyMessage({ jsonrpc: '2.0', id: 11, method: 'tools/list', params })).toEqual({
+        kind: 'invalid-params',
+        id: 11,
+        method: 'tools/list',
+        reason: 'params must be an object',
+      });
+    },
+  );
+});
+
+describe('parseMessage: JSON text to a classified message', () => {
+  it.each([['{"jsonrpc":"2.0",'], [''], ['not json'], ['{"a":1} trailing']])(
+    'reports a parse error for %p',
+    (text) => {
+      expect(parseMessage(text)).toEqual({ message: { kind: 'parse-error' }, value: undefined });
+    },
+  );
+
+  it('returns the parsed value with its classification', () => {
+    const text =
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r.a","arguments":{}}}';
+    expect(parseMessage(text)).toEqual({
+      message: {
+        kind: 'request',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'r.a', arguments: {} },
+      },
+      value: JSON.parse(text),
+    });
+  });
+
+  it('classifies an id too large for a double (1e400) as invalid', () => {
+    expect(parseMessage('{"jsonrpc":"2.0","id":1e400,"method":"ping"}').message).toEqual({
+      kind: 'invalid-request',
+      id: null,
+      reason: 'id must be a string or a number',
+    });
+  });
+
+  it('classifies a JSON array body as a batch', () => {
+    expect(parseMessage('[]').message).toEqual({ kind: 'batch' });
+  });
+});

@@ -1,0 +1,117 @@
+import { extractRawMember } from './raw-member';
+
+const ARGS = ['params', 'arguments'] as const;
+
+/** The body of a tools/call whose params.arguments is written as `raw`. */
+function call(raw: string): string {
+  return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"r.a","arguments":${raw}}}`;
+}
+
+describe('extractRawMember: the exact source text of params.arguments (contract §10)', () => {
+  it('returns the exact slice of a simple object', () => {
+    expect(extractRawMember(call('{"q":"x"}'), ARGS)).toBe('{"q":"x"}');
+  });
+
+  it('keeps nested objects, arrays and strings holding braces, brackets, commas and quotes', () => {
+    const raw = String.raw`{"a":{"b":[1,{"c":"}]},{["}]},"d":"he said \"}\"","e":[[],{}],"f":"\\"}`;
+    const text = call(raw);
+    expect(JSON.parse(text)).toBeTruthy();
+    expect(extractRawMember(text, ARGS)).toBe(raw);
+  });
+
+  it('returns the value without the whitespace around it, and keeps the whitespace inside', () => {
+    const raw = '{ "q" :\n\t"a  b" ,  "n" : [ 1 , 2 ] }';
+    const text = `{ "params" : {\n  "arguments" :  \r\n ${raw} \n , "name" : "r.a" } }`;
+    expect(extractRawMember(text, ARGS)).toBe(raw);
+  });
+
+  it('keeps big integers, number spellings and escapes as the agent wrote them', () => {
+    const raw = String.raw`{"id":12345678901234567890,"f":1.0,"e":1E+3,"s":"caf\u00e9\/\n"}`;
+    expect(extractRawMember(call(raw), ARGS)).toBe(raw);
+    expect(JSON.stringify(JSON.parse(raw))).not.toBe(raw);
+  });
+
+  it('takes the last of duplicate keys, like JSON.parse', () => {
+    const text = '{"params":{"arguments":{"v":1},"name":"r.a","arguments":{"v":2}}}';
+    expect(extractRawMember(text, ARGS)).toBe('{"v":2}');
+    expect(JSON.parse(text).params.arguments).toEqual({ v: 2 });
+  });
+
+  it('takes the last of duplicate parent keys too', () => {
+    const text = '{"params":{"arguments":{"v":1}},"id":1,"params":{"arguments":{"v":2}}}';
+    expect(extractRawMember(text, ARGS)).toBe('{"v":2}');
+  });
+
+  it('finds keys written with escapes (\\u0061rguments)', () => {
+    const text = String.raw`{"\u0070arams":{"name":"r.a","\u0061rguments":{"k":1}}}`;
+    expect(JSON.parse(text).params.arguments).toEqual({ k: 1 });
+    expect(extractRawMember(text, ARGS)).toBe('{"k":1}');
+  });
+
+  it('does not match a key that only looks similar once escapes are read', () => {
+    const text = String.raw`{"params":{"argument\u0073X":{"k":1},"arguments\"":{"k":2}}}`;
+    expect(extractRawMember(text, ARGS)).toBeUndefined();
+  });
+
+  it('finds arguments when it is not the first key', () => {
+    const text =
+      '{"id":1,"params":{"name":"r.a","_meta":{"progressToken":"t","arguments":{"fake":1}},"arguments":{"real":1}},"jsonrpc":"2.0","method":"tools/call"}';
+    expect(extractRawMember(text, ARGS)).toBe('{"real":1}');
+  });
+
+  it('does not look inside arrays or nested objects of other members', () => {
+    const text = '{"params":{"list":[{"arguments":{"fake":1}}],"x":{"arguments":2}}}';
+    expect(extractRawMember(text, ARGS)).toBeUndefined();
+  });
+
+  it('returns scalar values as written', () => {
+    for (const raw of [
+      'null',
+      'true',
+      'false',
+      '-12.50e-3',
+      '"a \\"b\\" c"',
+      '12345678901234567890',
+    ]) {
+      expect(extractRawMember(call(raw), ARGS)).toBe(raw);
+    }
+  });
+
+  it('returns an empty object or array as written', () => {
+    expect(extractRawMember(call('{ }'), ARGS)).toBe('{ }');
+    expect(extractRawMember(call('[]'), ARGS)).toBe('[]');
+  });
+
+  it('returns undefined when the path is absent', () => {
+    expect(extractRawMember('{"params":{"name":"r.a"}}', ARGS)).toBeUndefined();
+    expect(extractRawMember('{"id":1}', ARGS)).toBeUndefined();
+    expect(extractRawMember('{}', ARGS)).toBeUndefined();
+  });
+
+  it('returns undefined when a parent on the path is not an object', () => {
+    expect(extractRawMember('{"params":[{"arguments":1}]}', ARGS)).toBeUndefined();
+    expect(extractRawMember('{"params":"{\\"arguments\\":1}"}', ARGS)).toBeUndefined();
+    expect(extractRawMember('{"params":null}', ARGS)).toBeUndefined();
+    expect(extractRawMember('[{"params":{"arguments":1}}]', ARGS)).toBeUndefined();
+  });
+
+  it('returns the whole text for the empty path', () => {
+    expect(extractRawMember('{"a":1}', [])).toBe('{"a":1}');
+  });
+
+  it('agrees with JSON.parse on every top-level member of varied documents', () => {
+    const documents = [
+      '{"a":1,"b":[1,2,{"c":"]"}],"c":{"d":{"e":"}"}},"d":"\\\\","e":-0,"f":1e-7}',
+      '{ "s" : "\\"" , "t" : [ "[" , "{" ] , "u" : { } , "v" : null }',
+      '{"k\\n":"line","k":"plain","\\"q\\"":true,"x":[[[[]]]],"y":"\\u2028"}',
+    ];
+    for (const text of documents) {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      for (const key of Object.keys(parsed)) {
+        const raw = extractRawMember(text, [key]);
+        expect(raw).toBeDefined();
+        expect(JSON.parse(raw!)).toEqual(parsed[key]);
+      }
+    }
+  });
+});

@@ -1,0 +1,241 @@
+import type { BundleDefinition } from '@app/config';
+import type { AcceptedManifest, ManifestTool } from '../manifest/manifest.types';
+import { compareCodeUnits, mergeCatalog, type MergeInput, type MergeResult } from './merge-catalog';
+
+const LIMITS = { maxToolsTotal: 200, maxToolTimeoutMillis: 30_000 };
+
+function bundle(id: string, namePrefix = `${id}.`): BundleDefinition {
+  return {
+    id,
+    manifestUrl: `http://${id}.svc/tool-manifest`,
+    baseEndpoint: `http://${id}.svc/mcp`,
+    namePrefix,
+    enabled: true,
+    authorization: { mode: 'none' },
+  };
+}
+
+function tool(
+  name: string,
+  meta: { timeoutMillis?: number; enabled?: boolean; version?: string } = {},
+): ManifestTool {
+  return {
+    published: { name, description: `Runs ${name}.`, inputSchema: { type: 'object' } },
+    version: meta.version ?? '1',
+    timeoutMillis: meta.timeoutMillis,
+    enabled: meta.enabled ?? true,
+  };
+}
+
+function input(id: string, tools: ManifestTool[], namePrefix?: string): MergeInput {
+  const manifest: AcceptedManifest = {
+    bundleId: id,
+    revision: '1',
+    tools,
+    fingerprint: `fp-${id}`,
+  };
+  return { bundle: bundle(id, namePrefix), manifest };
+}
+
+function merged(result: MergeResult) {
+  if (!result.ok) throw new Error(`expected a merged catalog, got ${JSON.stringify(result)}`);
+  return result.tools;
+}
+
+describe('contract §7.2: enabled: false tools are registered but not listed', () => {
+  it('leaves _meta.enabled: false tools out of the catalog', () => {
+    const tools = merged(
+      mergeCatalog(
+        [input('r', [tool('r.a'), tool('r.off', { enabled: false }), tool('r.b')])],
+        LIMITS,
+      ),
+    );
+    expect(tools.map((t) => t.name)).toEqual(['r.a', 'r.b']);
+  });
+
+  it('does not count disabled tools against maxToolsTotal', () => {
+    const result = mergeCatalog(
+      [
+        input('a', [tool('a.x'), tool('a.off', { enabled: false })]),
+        input('b', [tool('b.x'), tool('b.off', { enabled: false })]),
+      ],
+      { ...LIMITS, maxToolsTotal: 2 },
+    );
+    expect(merged(result).map((t) => t.name)).toEqual(['a.x', 'b.x']);
+  });
+
+  it('lets a disabled tool share its name with a listed tool of another bundle (no collision)', () => {
+    const result = mergeCatalog(
+      [
+        input('a', [tool('shared.x', { enabled: false })], 'shared.'),
+        input('b', [tool('shared.x')], 'shared.'),
+      ],
+      LIMITS,
+    );
+    expect(merged(result).map((t) => [t.sourceId, t.name])).toEqual([['b', 'shared.x']]);
+  });
+});
+
+describe('contract §7.4: sorted by (bundleId, name) in code-unit order', () => {
+  it('sorts by bundleId, then name, whatever the input order', () => {
+    const inputs = [
+      input('zeta', [tool('zeta.b'), tool('zeta.a')]),
+      input('Alpha', [tool('Alpha.y'), tool('Alpha.x')]),
+      input('alpha', [tool('alpha.b'), tool('alpha.B'), tool('alpha.a'), tool('alpha.A')]),
+    ];
+    const expected = [
+      ['Alpha', 'Alpha.x'],
+      ['Alpha', 'Alpha.y'],
+      ['alpha', 'alpha.A'],
+      ['alpha', 'alpha.B'],
+      ['alpha', 'alpha.a'],
+      ['alpha', 'alpha.b'],
+      ['zeta', 'zeta.a'],
+      ['zeta', 'zeta.b'],
+    ];
+    expect(merged(mergeCatalog(inputs, LIMITS)).map((t) => [t.sourceId, t.name])).toEqual(expected);
+    expect(
+      merged(mergeCatalog([...inputs].reverse(), LIMITS)).map((t) => [t.sourceId, t.name]),
+    ).toEqual(expected);
+  });
+
+  it('orders by UTF-16 code units, not by locale (uppercase before lowercase, "_" between them, "-" and "." before digits)', () => {
+    const names = ['r.b', 'r._', 'r.B', 'r.9', 'r.-', 'r..', 'r./', 'r.a'];
+    const tools = merged(
+      mergeCatalog(
+        [
+          input(
+            'r',
+            names.map((n) => tool(n)),
+          ),
+        ],
+        LIMITS,
+      ),
+    );
+    expect(tools.map((t) => t.name)).toEqual([
+      'r.-',
+      'r..',
+      'r./',
+      'r.9',
+      'r.B',
+      'r._',
+      'r.a',
+      'r.b',
+    ]);
+  });
+
+  it('compareCodeUnits compares code units and returns 0 only for equal strings', () => {
+    expect(compareCodeUnits('B', 'a')).toBe(-1);
+    expect(compareCodeUnits('a', 'B')).toBe(1);
+    expect(compareCodeUnits('a', 'a')).toBe(0);
+    expect(compareCodeUnits('a', 'a.')).toBe(-1);
+    expect(['é', 'z', 'e'].sort(compareCodeUnits)).toEqual(['e', 'z', 'é']);
+  });
+});
+
+describe('contract §7.5: timeoutMillis is capped at maxToolTimeoutMillis, which is also the default', () => {
+  it('caps 45000 at 30000, keeps 500, and gives an absent timeout 30000 (B17)', () => {
+    const tools = merged(
+      mergeCatalog(
+        [
+          input('reports', [
+            tool('reports.slow_report', { timeoutMillis: 45_000 }),
+            tool('reports.quick', { timeoutMillis: 500 }),
+            tool('reports.defaulted'),
+            tool('reports.disabled', { timeoutMillis: 1000, enabled: false }),
+          ]),
+        ],
+        LIMITS,
+      ),
+    );
+    expect(Object.fromEntries(tools.map((t) => [t.name, t.timeoutMillis]))).toEqual({
+      'reports.defaulted': 30_000,
+      'reports.quick': 500,
+      'reports.slow_report': 30_000,
+    });
+  });
+
+  it('keeps a timeout equal to the cap', () => {
+    const tools = merged(
+      mergeCatalog([input('r', [tool('r.a', { timeoutMillis: 30_000 })])], LIMITS),
+    );
+    expect(tools[0]?.timeoutMillis).toBe(30_000);
+  });
+});
+
+describe('catalog entries carry the route from config only (contract §1)', () => {
+  it('routes each tool to its own bundle definition and keeps version and published entry', () => {
+    const a = input('a', [tool('a.x', { version: '4' })]);
+    const [entry] = merged(mergeCatalog([a], LIMITS));
+    expect(entry?.route).toEqual({ kind: 'bundle', bundle: a.bundle });
+    expect(entry?.route.bundle).toBe(a.bundle);
+    expect(entry?.version).toBe('4');
+    expect(entry?.published).toBe(a.manifest.tools[0]?.published);
+  });
+});
+
+describe('contract §7.3: more than maxToolsTotal listed tools rejects the aggregate', () => {
+  it('returns CatalogTooLargeError with every bundle id', () => {
+    const result = mergeCatalog(
+      [input('b', [tool('b.x'), tool('b.y')]), input('a', [tool('a.x')]), input('c', [])],
+      { ...LIMITS, maxToolsTotal: 2 },
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errorType).toBe('CatalogTooLargeError');
+    expect(result.detail).toBe('3 listed tools exceed maxToolsTotal 2');
+    expect([...result.bundleIds].sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('accepts exactly maxToolsTotal listed tools', () => {
+    const result = mergeCatalog([input('a', [tool('a.x')]), input('b', [tool('b.x')])], {
+      ...LIMITS,
+      maxToolsTotal: 2,
+    });
+    expect(merged(result)).toHaveLength(2);
+  });
+});
+
+describe('contract §7.6: a name published by two bundles rejects the aggregate, never picking a winner', () => {
+  const one = (): MergeInput =>
+    input('one', [tool('shared.search'), tool('shared.one')], 'shared.');
+  const two = (): MergeInput =>
+    input('two', [tool('shared.search'), tool('shared.two')], 'shared.');
+
+  it('returns ToolNameCollisionError naming the tool and both bundles', () => {
+    const result = mergeCatalog([one(), two()], LIMITS);
+    expect(result).toEqual({
+      ok: false,
+      errorType: 'ToolNameCollisionError',
+      detail: 'tool names published by more than one bundle: "shared.search" (one, two)',
+      bundleIds: ['one', 'two'],
+    });
+  });
+
+  it('gives the identical result whichever input order', () => {
+    expect(mergeCatalog([two(), one()], LIMITS)).toEqual(mergeCatalog([one(), two()], LIMITS));
+  });
+
+  it('names only the bundles taking part in the collision', () => {
+    const result = mergeCatalog(
+      [input('zz', [tool('zz.a')]), two(), one(), input('aa', [tool('aa.a')])],
+      LIMITS,
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.bundleIds).toEqual(['one', 'two']);
+  });
+
+  it('lists every colliding name', () => {
+    const result = mergeCatalog(
+      [
+        input('one', [tool('s.a'), tool('s.b')], 's.'),
+        input('two', [tool('s.b'), tool('s.a')], 's.'),
+      ],
+      LIMITS,
+    );
+    expect(!result.ok && result.detail).toBe(
+      'tool names published by more than one bundle: "s.a" (one, two), "s.b" (one, two)',
+    );
+  });
+});

@@ -1,0 +1,713 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { McpConfig, type BundleDefinition, type GatewayConfig } from '@app/config';
+import type { Clock } from './clock';
+import type { AcceptedManifest } from './manifest/manifest.types';
+import { SchemaChecker } from './manifest/schema-checker';
+import { validateManifest } from './manifest/validate-manifest';
+import type { PullErrorType } from './manifest/manifest-errors';
+import type { BundlePullResult } from './pull-result';
+import { RegistryService } from './registry.service';
+import type { BundleStatusView } from './state/bundle-record';
+
+// The service logs every rejection and publish; keep the test output readable.
+Logger.overrideLogger(false);
+
+const T0 = Date.parse('2026-07-30T00:00:00.000Z');
+const at = (seconds: number): Date => new Date(T0 + seconds * 1000);
+
+function definition(id: string, namePrefix: string, enabled = true): BundleDefinition {
+  return {
+    id,
+    manifestUrl: `http://${id}.internal:8080/tool-manifest`,
+    baseEndpoint: `http://${id}.internal:8080/mcp`,
+    namePrefix,
+    enabled,
+    authorization: { mode: 'none' },
+  };
+}
+
+/**
+ * A GatewayConfig built literally, so that tests can use bundle layouts that config validation
+ * would refuse (prefixes that nest, to force a cross-bundle name collision).
+ */
+function gatewayConfig(
+  bundles: BundleDefinition[],
+  discovery: Partial<McpConfig['discovery']> = {},
+): GatewayConfig {
+  const mcp = new McpConfig();
+  mcp.identity = 'gw-test';
+  mcp.bundles = [];
+  Object.assign(mcp.discovery, discovery);
+  return {
+    profile: 'local',
+    sources: [],
+    mcp,
+    bundles,
+    server: { host: '127.0.0.1', port: 0, managementPort: 0 },
+    sessionKeys: [{ kid: 'k', key: Buffer.alloc(32) }],
+    sessionKeysEphemeral: false,
+    version: '0.0.0-test',
+  };
+}
+
+/** A clock the test moves by hand. */
+class TestClock implements Clock {
+  current = at(0);
+  now(): Date {
+    return this.current;
+  }
+}
+
+function setup(bundles: BundleDefinition[], discovery: Partial<McpConfig['discovery']> = {}) {
+  const clock = new TestClock();
+  const service = new RegistryService(gatewayConfig(bundles, discovery), clock);
+  return { service, clock };
+}
+
+function toolJson(name: string, meta: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    description: `Runs ${name}.`,
+    inputSchema: { type: 'object', properties: {} },
+    _meta: { version: '1', ...meta },
+  };
+}
+
+function body(bundleId: string, revision: string, names: string[]): Record<string, unknown> {
+  return { bundleId, revision, tools: names.map((n) => toolJson(n)) };
+}
+
+function pulled(
+  bundleId: string,
+  revision: string,
+  names: string[],
+  seconds = 0,
+): BundlePullResult {
+  return {
+    bundleId,
+    kind: 'manifest',
+    body: body(bundleId, revision, names),
+    attemptedAt: at(seconds),
+  };
+}
+
+function failed(
+  bundleId: string,
+  errorType: PullErrorType,
+  seconds = 0,
+  fallbackBody?: unknown,
+): BundlePullResult {
+  return {
+    bundleId,
+    kind: 'failed',
+    errorType,
+    detail: `GET http://${bundleId}.internal:8080/tool-manifest: ${errorType} ECONNREFUSED 10.0.0.7`,
+    attemptedAt: at(seconds),
+    ...(fallbackBody === undefined ? {} : { fallbackBody }),
+  };
+}
+
+function names(service: RegistryService): string[] | undefined {
+  return service.current()?.tools.map((t) => t.name);
+}
+
+function status(service: RegistryService, id: string): BundleStatusView {
+  const view = service.view().bundles.find((b) => b.id === id);
+  if (!view) throw new Error(`no status for ${id}`);
+  return view;
+}
+
+async function accepted(
+  bundleId: string,
+  namePrefix: string,
+  revision: string,
+  toolNames: string[],
+) {
+  const result = await validateManifest(
+    body(bundleId, revision, toolNames),
+    { bundleId, namePrefix, maxToolsPerBundle: 100 },
+    new SchemaChecker(),
+  );
+  if (!result.ok) throw new Error('fixture manifest must be valid');
+  return result.manifest;
+}
+
+const ALPHA = definition('alpha', 'alpha.');
+const BETA = definition('beta', 'beta.');
+
+describe('readiness (contract §6: first attempt done and a usable snapshot)', () => {
+  it('is not ready and publishes nothing before the first applyRound', () => {
+    const { service } = setup([ALPHA]);
+    expect(service.isReady()).toBe(false);
+    expect(service.firstPullAttemptDone).toBe(false);
+    expect(service.current()).toBeUndefined();
+    expect(service.isFirstAttempt('alpha')).toBe(true);
+    expect(service.hasNoCopy('alpha')).toBe(true);
+    expect(service.view()).toEqual({
+      identity: 'gw-test',
+      ready: false,
+      catalog: { published: false, toolCount: 0, publishedAt: null, lastRejectionReason: null },
+      bundles: [
+        {
+          id: 'alpha',
+          status: 'unreachable',
+          revision: null,
+          toolCount: 0,
+          lastSuccessAt: null,
+          lastAttemptAt: null,
+          consecutiveFailures: 0,
+          lastFailureReason: null,
+          source: null,
+          ageSeconds: null,
+        },
+      ],
+    });
+  });
+
+  it('stays not ready after a first round in which nothing could be adopted', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([failed('alpha', 'ManifestConnectError')]);
+    expect(service.firstPullAttemptDone).toBe(true);
+    expect(service.isReady()).toBe(false);
+    expect(service.current()).toBeUndefined();
+  });
+
+  it('is ready after a first round that publishes an empty but valid manifest', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', [])]);
+    expect(service.isReady()).toBe(true);
+    expect(service.current()?.toolsJson).toBe('[]');
+  });
+});
+
+describe('last good copy per bundle (contract §6 failure table, §11 stale tools)', () => {
+  it('publishes a catalog from a valid first manifest and marks the bundle healthy', async () => {
+    const { service, clock } = setup([ALPHA]);
+    clock.current = at(3);
+    await service.applyRound([pulled('alpha', '1', ['alpha.search', 'alpha.get'], 1)]);
+    expect(names(service)).toEqual(['alpha.get', 'alpha.search']);
+    expect(service.isReady()).toBe(true);
+    expect(service.current()?.publishedAt.toISOString()).toBe(at(3).toISOString());
+    expect(status(service, 'alpha')).toEqual({
+      id: 'alpha',
+      status: 'healthy',
+      revision: '1',
+      toolCount: 2,
+      lastSuccessAt: at(1).toISOString(),
+      lastAttemptAt: at(1).toISOString(),
+      consecutiveFailures: 0,
+      lastFailureReason: null,
+      source: 'remote',
+      ageSeconds: 2,
+    });
+  });
+
+  it('keeps the last good copy when a later pull fails: degraded, failures count up, reason is the error type', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', ['alpha.search'], 0)]);
+    const published = service.current();
+
+    await service.applyRound([failed('alpha', 'ManifestTimeoutError', 30)]);
+    expect(service.current()).toBe(published);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      revision: '1',
+      toolCount: 1,
+      consecutiveFailures: 1,
+      lastFailureReason: 'ManifestTimeoutError',
+      lastSuccessAt: at(0).toISOString(),
+      lastAttemptAt: at(30).toISOString(),
+      source: 'remote',
+    });
+
+    await service.applyRound([failed('alpha', 'ManifestHttpStatusError', 60)]);
+    expect(service.current()).toBe(published);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      consecutiveFailures: 2,
+      lastFailureReason: 'ManifestHttpStatusError',
+    });
+    expect(service.isReady()).toBe(true);
+  });
+
+  it('keeps the old catalog when a manifest after a good one is invalid (the whole bundle is rejected)', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', ['alpha.search'], 0)]);
+    const published = service.current();
+
+    await service.applyRound([pulled('alpha', '2', ['alpha.search', 'beta.intruder'], 30)]);
+    expect(service.current()).toBe(published);
+    expect(names(service)).toEqual(['alpha.search']);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      revision: '1',
+      consecutiveFailures: 1,
+      lastFailureReason: 'ToolNamePrefixError',
+    });
+  });
+
+  it('removes a tool only when a successful manifest drops it, and a success resets the failure count', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', ['alpha.a', 'alpha.b'], 0)]);
+    await service.applyRound([failed('alpha', 'ManifestConnectError', 30)]);
+    expect(names(service)).toEqual(['alpha.a', 'alpha.b']);
+
+    await service.applyRound([pulled('alpha', '2', ['alpha.a'], 60)]);
+    expect(names(service)).toEqual(['alpha.a']);
+    expect(service.current()?.get('alpha.b')).toBeUndefined();
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'healthy',
+      revision: '2',
+      toolCount: 1,
+      consecutiveFailures: 0,
+      lastFailureReason: null,
+      lastSuccessAt: at(60).toISOString(),
+    });
+  });
+
+  it('keeps the same catalog object when an unchanged manifest is pulled again', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', ['alpha.a'], 0)]);
+    const published = service.current();
+    await service.applyRound([pulled('alpha', '1', ['alpha.a'], 30)]);
+    expect(service.current()).toBe(published);
+    expect(status(service, 'alpha').lastSuccessAt).toBe(at(30).toISOString());
+  });
+
+  it('counts only listed tools in toolCount (enabled: false tools are kept but not listed)', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([
+      {
+        bundleId: 'alpha',
+        kind: 'manifest',
+        body: {
+          bundleId: 'alpha',
+          tools: [toolJson('alpha.on'), toolJson('alpha.off', { enabled: false })],
+        },
+        attemptedAt: at(0),
+      },
+    ]);
+    expect(names(service)).toEqual(['alpha.on']);
+    expect(status(service, 'alpha').toolCount).toBe(1);
+    expect(status(service, 'alpha').revision).toBeNull();
+  });
+
+  it('ignores pull results for bundles that are not configured', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([
+      pulled('alpha', '1', ['alpha.a']),
+      pulled('ghost', '1', ['ghost.a']),
+    ]);
+    expect(names(service)).toEqual(['alpha.a']);
+    expect(service.view().bundles.map((b) => b.id)).toEqual(['alpha']);
+  });
+});
+
+describe('all or nothing (contract §1: no catalog while a bundle has never succeeded)', () => {
+  it('publishes no catalog while one bundle never succeeded, yet shows the other bundle healthy', async () => {
+    const { service } = setup([ALPHA, BETA]);
+    await service.applyRound([
+      pulled('alpha', 'a1', ['alpha.search', 'alpha.get'], 0),
+      failed('beta', 'ManifestConnectError', 0),
+    ]);
+    expect(service.current()).toBeUndefined();
+    expect(service.isReady()).toBe(false);
+    expect(service.view().catalog.published).toBe(false);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'healthy',
+      revision: 'a1',
+      toolCount: 2,
+      consecutiveFailures: 0,
+    });
+    expect(status(service, 'beta')).toMatchObject({
+      status: 'unreachable',
+      revision: null,
+      consecutiveFailures: 1,
+      lastFailureReason: 'ManifestConnectError',
+      source: null,
+    });
+
+    await service.applyRound([
+      failed('alpha', 'ManifestTimeoutError', 30),
+      pulled('beta', 'b1', ['beta.pay'], 30),
+    ]);
+    expect(names(service)).toEqual(['alpha.get', 'alpha.search', 'beta.pay']);
+    expect(service.isReady()).toBe(true);
+    expect(status(service, 'alpha').status).toBe('degraded');
+    expect(status(service, 'beta').status).toBe('healthy');
+  });
+
+  it('publishes the catalog sorted by (bundleId, name) whatever the order of the results', async () => {
+    const { service } = setup([BETA, ALPHA]);
+    await service.applyRound([
+      pulled('beta', '1', ['beta.z', 'beta.a']),
+      pulled('alpha', '1', ['alpha.z', 'alpha.a']),
+    ]);
+    expect(names(service)).toEqual(['alpha.a', 'alpha.z', 'beta.a', 'beta.z']);
+  });
+});
+
+describe('disabled bundles (contract §3: never pulled, status "disabled")', () => {
+  it('shows a disabled bundle as disabled, leaves it out of enabledBundles() and ignores results for it', async () => {
+    const { service } = setup([ALPHA, definition('beta', 'beta.', false)]);
+    expect(service.enabledBundles().map((b) => b.id)).toEqual(['alpha']);
+
+    await service.applyRound([pulled('alpha', '1', ['alpha.a']), pulled('beta', '1', ['beta.a'])]);
+    expect(names(service)).toEqual(['alpha.a']);
+    expect(status(service, 'beta')).toEqual({
+      id: 'beta',
+      status: 'disabled',
+      revision: null,
+      toolCount: 0,
+      lastSuccessAt: null,
+      lastAttemptAt: null,
+      consecutiveFailures: 0,
+      lastFailureReason: null,
+      source: null,
+      ageSeconds: null,
+    });
+    expect(service.isReady()).toBe(true);
+  });
+});
+
+describe('local fallbackManifestFile (contract §3: read only when the first remote pull fails)', () => {
+  it('serves a fallbackBody given with a first failed pull: status fallback, and a catalog', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([
+      failed('alpha', 'ManifestConnectError', 0, body('alpha', 'sample-v1', ['alpha.sample'])),
+    ]);
+    expect(names(service)).toEqual(['alpha.sample']);
+    expect(service.isReady()).toBe(true);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'fallback',
+      source: 'fallback',
+      revision: 'sample-v1',
+      consecutiveFailures: 1,
+      lastFailureReason: 'ManifestConnectError',
+      lastSuccessAt: null,
+    });
+  });
+
+  it('replaces the fallback copy with the first remote success: status healthy, source remote', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([
+      failed('alpha', 'ManifestConnectError', 0, body('alpha', 'sample-v1', ['alpha.sample'])),
+    ]);
+    await service.applyRound([pulled('alpha', 'r7', ['alpha.remote'], 30)]);
+    expect(names(service)).toEqual(['alpha.remote']);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'healthy',
+      source: 'remote',
+      revision: 'r7',
+      consecutiveFailures: 0,
+    });
+  });
+
+  it('keeps the fallback copy while remote pulls keep failing', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([
+      failed('alpha', 'ManifestConnectError', 0, body('alpha', 'sample-v1', ['alpha.sample'])),
+    ]);
+    await service.applyRound([failed('alpha', 'ManifestConnectError', 30)]);
+    expect(names(service)).toEqual(['alpha.sample']);
+    expect(status(service, 'alpha')).toMatchObject({ status: 'fallback', consecutiveFailures: 2 });
+  });
+
+  it('ignores a fallbackBody when the bundle already has a copy', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', ['alpha.remote'], 0)]);
+    const published = service.current();
+    await service.applyRound([
+      failed('alpha', 'ManifestConnectError', 30, body('alpha', 'sample-v1', ['alpha.sample'])),
+    ]);
+    expect(service.current()).toBe(published);
+    expect(names(service)).toEqual(['alpha.remote']);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      source: 'remote',
+      revision: '1',
+    });
+  });
+
+  it('does not adopt an invalid fallbackBody', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([
+      failed('alpha', 'ManifestConnectError', 0, body('other', 'x', ['alpha.sample'])),
+    ]);
+    expect(service.current()).toBeUndefined();
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'unreachable',
+      lastFailureReason: 'ManifestConnectError',
+    });
+  });
+});
+
+describe('status view (contract §9: no manifestUrl, no namePrefix, no message)', () => {
+  it('never contains a URL, the manifestUrl, the namePrefix or a failure message', async () => {
+    const { service } = setup([ALPHA, BETA]);
+    await service.applyRound([
+      pulled('alpha', '1', ['alpha.search'], 0),
+      failed('beta', 'ManifestConnectError', 0),
+    ]);
+    await service.applyRound([
+      pulled('alpha', '2', ['alpha.search', 'gamma.x'], 30),
+      pulled('beta', '1', ['beta.pay'], 30),
+    ]);
+    const text = JSON.stringify(service.view());
+    for (const forbidden of [
+      'http',
+      '://',
+      'internal',
+      'tool-manifest',
+      'manifestUrl',
+      'baseEndpoint',
+      'namePrefix',
+      'alpha.',
+      'beta.',
+      'ECONNREFUSED',
+      '10.0.0.7',
+      'gamma',
+    ]) {
+      expect(text).not.toContain(forbidden);
+    }
+    expect(service.view().bundles.map((b) => [b.id, b.lastFailureReason])).toEqual([
+      ['alpha', 'ToolNamePrefixError'],
+      ['beta', null],
+    ]);
+    expect(Object.keys(status(service, 'alpha')).sort()).toEqual([
+      'ageSeconds',
+      'consecutiveFailures',
+      'id',
+      'lastAttemptAt',
+      'lastFailureReason',
+      'lastSuccessAt',
+      'revision',
+      'source',
+      'status',
+      'toolCount',
+    ]);
+  });
+});
+
+describe('aggregate rejections (contract §7.3, §7.6) keep the previous catalog', () => {
+  // Nested prefixes are refused by config validation (contract §3); built literally here so
+  // that names can collide across bundles.
+  const ONE = definition('one', 'a.');
+  const TWO = definition('two', 'a.b.');
+
+  it('keeps the previous catalog on a collision and marks the changed bundle with ToolNameCollisionError', async () => {
+    const { service } = setup([ONE, TWO]);
+    await service.applyRound([pulled('one', '1', ['a.x'], 0), pulled('two', '1', ['a.b.y'], 0)]);
+    const published = service.current();
+    expect(names(service)).toEqual(['a.x', 'a.b.y']);
+
+    await service.applyRound([
+      pulled('one', '2', ['a.x', 'a.b.y'], 30),
+      pulled('two', '1', ['a.b.y'], 30),
+    ]);
+    expect(service.current()).toBe(published);
+    expect(status(service, 'one')).toMatchObject({
+      status: 'degraded',
+      revision: '1',
+      consecutiveFailures: 1,
+      lastFailureReason: 'ToolNameCollisionError',
+    });
+    expect(status(service, 'two')).toMatchObject({
+      status: 'healthy',
+      revision: '1',
+      consecutiveFailures: 0,
+      lastFailureReason: null,
+    });
+  });
+
+  it("still publishes the other bundle's new valid manifest by the retry", async () => {
+    const GAMMA = definition('gamma', 'g.');
+    const { service } = setup([ONE, TWO, GAMMA]);
+    await service.applyRound([
+      pulled('one', '1', ['a.x']),
+      pulled('two', '1', ['a.b.y']),
+      pulled('gamma', '1', ['g.old']),
+    ]);
+
+    await service.applyRound([
+      pulled('one', '2', ['a.x', 'a.b.y'], 30),
+      pulled('two', '1', ['a.b.y'], 30),
+      pulled('gamma', '2', ['g.old', 'g.new'], 30),
+    ]);
+    // Sorted by bundleId first: gamma, one, two.
+    expect(names(service)).toEqual(['g.new', 'g.old', 'a.x', 'a.b.y']);
+    expect(status(service, 'one')).toMatchObject({
+      status: 'degraded',
+      revision: '1',
+      lastFailureReason: 'ToolNameCollisionError',
+    });
+    expect(status(service, 'gamma')).toMatchObject({ status: 'healthy', revision: '2' });
+    expect(service.view().catalog.lastRejectionReason).toBeNull();
+  });
+
+  it('adopts neither new manifest when both colliding bundles changed (no winner is picked)', async () => {
+    const { service } = setup([ONE, TWO]);
+    await service.applyRound([pulled('one', '1', ['a.x']), pulled('two', '1', ['a.b.y'])]);
+    const published = service.current();
+
+    await service.applyRound([
+      pulled('one', '2', ['a.x', 'a.b.z'], 30),
+      pulled('two', '2', ['a.b.y', 'a.b.z'], 30),
+    ]);
+    expect(service.current()).toBe(published);
+    for (const id of ['one', 'two']) {
+      expect(status(service, id)).toMatchObject({
+        status: 'degraded',
+        revision: '1',
+        lastFailureReason: 'ToolNameCollisionError',
+      });
+    }
+  });
+
+  it('publishes nothing when the first round already collides, and names both bundles', async () => {
+    const { service } = setup([ONE, TWO]);
+    await service.applyRound([pulled('one', '1', ['a.b.y']), pulled('two', '1', ['a.b.y'])]);
+    expect(service.current()).toBeUndefined();
+    expect(service.isReady()).toBe(false);
+    expect(service.view().catalog.lastRejectionReason).toBe('ToolNameCollisionError');
+    expect(service.view().bundles.map((b) => [b.id, b.status, b.lastFailureReason])).toEqual([
+      ['one', 'unreachable', 'ToolNameCollisionError'],
+      ['two', 'unreachable', 'ToolNameCollisionError'],
+    ]);
+
+    await service.applyRound([pulled('one', '2', ['a.x']), pulled('two', '1', ['a.b.y'])]);
+    expect(names(service)).toEqual(['a.x', 'a.b.y']);
+    expect(service.view().catalog.lastRejectionReason).toBeNull();
+  });
+
+  it('keeps the previous catalog when the total exceeds maxToolsTotal, blaming the bundle that grew', async () => {
+    const { service } = setup([ALPHA, BETA], { maxToolsTotal: 2 });
+    await service.applyRound([pulled('alpha', '1', ['alpha.a']), pulled('beta', '1', ['beta.a'])]);
+    const published = service.current();
+
+    await service.applyRound([
+      pulled('alpha', '2', ['alpha.a', 'alpha.b'], 30),
+      pulled('beta', '1', ['beta.a'], 30),
+    ]);
+    expect(service.current()).toBe(published);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      revision: '1',
+      lastFailureReason: 'CatalogTooLargeError',
+    });
+    expect(status(service, 'beta')).toMatchObject({ status: 'healthy', lastFailureReason: null });
+  });
+});
+
+describe('stored copies (Redis last-good warm start, contract §11)', () => {
+  it('publishes from stored copies with source redis and status degraded', async () => {
+    const { service, clock } = setup([ALPHA, BETA]);
+    clock.current = at(100);
+    await service.adoptStoredCopies(
+      new Map([
+        [
+          'alpha',
+          { manifest: await accepted('alpha', 'alpha.', 'a9', ['alpha.a']), fetchedAt: at(40) },
+        ],
+        [
+          'beta',
+          { manifest: await accepted('beta', 'beta.', 'b9', ['beta.a']), fetchedAt: at(50) },
+        ],
+      ]),
+    );
+    expect(names(service)).toEqual(['alpha.a', 'beta.a']);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      source: 'redis',
+      revision: 'a9',
+      lastSuccessAt: null,
+      consecutiveFailures: 0,
+      ageSeconds: 60,
+    });
+    // contract §6: readiness also needs the first pull attempt.
+    expect(service.isReady()).toBe(false);
+    await service.applyRound([
+      failed('alpha', 'ManifestConnectError', 101),
+      failed('beta', 'ManifestConnectError', 101),
+    ]);
+    expect(service.isReady()).toBe(true);
+    expect(names(service)).toEqual(['alpha.a', 'beta.a']);
+  });
+
+  it('never replaces a copy this replica pulled itself, older or newer', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', 'mine', ['alpha.mine'], 100)]);
+    const published = service.current();
+    for (const fetchedAt of [at(50), at(500)]) {
+      await service.adoptStoredCopies(
+        new Map([
+          [
+            'alpha',
+            { manifest: await accepted('alpha', 'alpha.', 'stored', ['alpha.stored']), fetchedAt },
+          ],
+        ]),
+      );
+    }
+    expect(service.current()).toBe(published);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'healthy',
+      source: 'remote',
+      revision: 'mine',
+    });
+  });
+
+  it('replaces an older stored copy with a newer one, but not with an older one', async () => {
+    const { service } = setup([ALPHA]);
+    const copy = async (revision: string, seconds: number) =>
+      new Map([
+        [
+          'alpha',
+          {
+            manifest: await accepted('alpha', 'alpha.', revision, [`alpha.${revision}`]),
+            fetchedAt: at(seconds),
+          },
+        ],
+      ]);
+    await service.adoptStoredCopies(await copy('r2', 20));
+    await service.adoptStoredCopies(await copy('r1', 10));
+    expect(names(service)).toEqual(['alpha.r2']);
+    await service.adoptStoredCopies(await copy('r3', 30));
+    expect(names(service)).toEqual(['alpha.r3']);
+  });
+
+  it('ignores stored copies of disabled or unknown bundles', async () => {
+    const { service } = setup([ALPHA, definition('beta', 'beta.', false)]);
+    const manifest: AcceptedManifest = await accepted('beta', 'beta.', '1', ['beta.a']);
+    await service.adoptStoredCopies(
+      new Map([
+        ['beta', { manifest, fetchedAt: at(0) }],
+        ['ghost', { manifest, fetchedAt: at(0) }],
+      ]),
+    );
+    expect(service.current()).toBeUndefined();
+    expect(status(service, 'beta').status).toBe('disabled');
+  });
+
+  it('tells accepted-manifest listeners about remote copies only (not fallback or stored ones)', async () => {
+    const { service } = setup([ALPHA]);
+    const seen: string[] = [];
+    service.onAcceptedManifest((id, copy) =>
+      seen.push(`${id}:${copy.source}:${copy.manifest.revision}`),
+    );
+    await service.applyRound([
+      failed('alpha', 'ManifestConnectError', 0, body('alpha', 'fb', ['alpha.fb'])),
+    ]);
+    await service.adoptStoredCopies(
+      new Map([
+        [
+          'alpha',
+          { manifest: await accepted('alpha', 'alpha.', 'st', ['alpha.st']), fetchedAt: at(5) },
+        ],
+      ]),
+    );
+    await service.applyRound([pulled('alpha', 'r1', ['alpha.r1'], 10)]);
+    await service.applyRound([failed('alpha', 'ManifestConnectError', 20)]);
+    expect(seen).toEqual(['alpha:remote:r1']);
+  });
+});
