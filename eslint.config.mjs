@@ -13,6 +13,7 @@ export default tseslint.config(
       'helm/**',
       '**/*.js',
       '**/*.mjs',
+      '**/*.cjs',
     ],
   },
   eslint.configs.recommended,

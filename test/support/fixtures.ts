@@ -21,7 +21,11 @@ export function tool(spec: ToolSpec): Record<string, unknown> {
   };
 }
 
-export function manifest(bundleId: string, tools: readonly Record<string, unknown>[], revision = 'r1'): Record<string, unknown> {
+export function manifest(
+  bundleId: string,
+  tools: readonly Record<string, unknown>[],
+  revision = 'r1',
+): Record<string, unknown> {
   return { bundleId, revision, tools };
 }
 
@@ -53,5 +57,12 @@ export function bundle(
   namePrefix: string,
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return { id, manifestUrl: service.manifestUrl, baseEndpoint: service.baseEndpoint, namePrefix, enabled: true, ...extra };
+  return {
+    id,
+    manifestUrl: service.manifestUrl,
+    baseEndpoint: service.baseEndpoint,
+    namePrefix,
+    enabled: true,
+    ...extra,
+  };
 }

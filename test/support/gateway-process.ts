@@ -73,7 +73,11 @@ export class GatewayProcess {
       if (value === undefined) delete env[key];
       else env[key] = value;
     }
-    const child = spawn(process.execPath, [GATEWAY_ENTRY], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [GATEWAY_ENTRY], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return new GatewayProcess(child);
   }
 
@@ -88,7 +92,8 @@ export class GatewayProcess {
   async waitForListening(timeoutMs = 15_000): Promise<void> {
     await waitFor(
       () => {
-        if (this.exitCode !== null) throw new Error(`gateway exited with ${this.exitCode}:\n${this.output}`);
+        if (this.exitCode !== null)
+          throw new Error(`gateway exited with ${this.exitCode}:\n${this.output}`);
         const match = /listening: mcp=(\d+) management=(\d+)/.exec(this.stdout);
         if (!match) return false;
         this.mcpPort = Number(match[1]);
@@ -106,7 +111,11 @@ export class GatewayProcess {
   }
 
   async waitForReady(timeoutMs = 15_000): Promise<void> {
-    await waitFor(async () => (await this.readiness()).status === 200, timeoutMs, () => `gateway not ready:\n${this.output}`);
+    await waitFor(
+      async () => (await this.readiness()).status === 200,
+      timeoutMs,
+      () => `gateway not ready:\n${this.output}`,
+    );
   }
 
   /** GET /actuator/toolBundles. */
@@ -127,7 +136,10 @@ export class GatewayProcess {
       return await Promise.race([
         this.exited,
         new Promise<number | null>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`gateway did not exit:\n${this.output}`)), timeoutMs);
+          timer = setTimeout(
+            () => reject(new Error(`gateway did not exit:\n${this.output}`)),
+            timeoutMs,
+          );
         }),
       ]);
     } finally {
@@ -164,7 +176,9 @@ export async function waitFor(
       if (err instanceof Error && err.message.startsWith('gateway exited')) throw err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`${describe()}${lastError instanceof Error ? `\nlast error: ${lastError.message}` : ''}`);
+      throw new Error(
+        `${describe()}${lastError instanceof Error ? `\nlast error: ${lastError.message}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }

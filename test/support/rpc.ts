@@ -12,7 +12,11 @@ export interface RawAnswer {
   readonly json: any;
 }
 
-export async function postRaw(url: string, body: string, headers: Record<string, string> = STANDARD_HEADERS): Promise<RawAnswer> {
+export async function postRaw(
+  url: string,
+  body: string,
+  headers: Record<string, string> = STANDARD_HEADERS,
+): Promise<RawAnswer> {
   const res = await fetch(url, { method: 'POST', headers, body });
   const text = await res.text();
   let json: any;
@@ -32,7 +36,12 @@ export function rpc(
   headers: Record<string, string> = {},
   id: number | string = 1,
 ): Promise<RawAnswer> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method,
+    ...(params === undefined ? {} : { params }),
+  });
   return postRaw(url, body, { ...STANDARD_HEADERS, ...headers });
 }
 
@@ -43,6 +52,11 @@ export async function callTool(
   args?: Record<string, unknown>,
   headers: Record<string, string> = {},
 ): Promise<any> {
-  const answer = await rpc(url, 'tools/call', { name, ...(args === undefined ? {} : { arguments: args }) }, headers);
+  const answer = await rpc(
+    url,
+    'tools/call',
+    { name, ...(args === undefined ? {} : { arguments: args }) },
+    headers,
+  );
   return answer.json;
 }

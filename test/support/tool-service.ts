@@ -82,7 +82,10 @@ export class TestToolService {
   toolRequests(name?: string): RecordedRequest[] {
     const prefix = `${this.toolsPath}/`;
     return this.requests.filter(
-      (r) => r.method === 'POST' && r.path.startsWith(prefix) && (name === undefined || r.path === `${prefix}${name}`),
+      (r) =>
+        r.method === 'POST' &&
+        r.path.startsWith(prefix) &&
+        (name === undefined || r.path === `${prefix}${name}`),
     );
   }
 
@@ -134,7 +137,10 @@ export class TestToolService {
     if (canned.delayMs) await new Promise((r) => setTimeout(r, canned.delayMs));
     if (res.destroyed) return;
     if (canned.streamBytes !== undefined) {
-      res.writeHead(canned.status ?? 200, { 'content-type': 'application/json', ...canned.headers });
+      res.writeHead(canned.status ?? 200, {
+        'content-type': 'application/json',
+        ...canned.headers,
+      });
       const chunk = Buffer.alloc(64 * 1024, 0x20);
       let sent = 0;
       res.write('{"pad":"');
@@ -153,7 +159,8 @@ export class TestToolService {
     }
     const body = canned.body;
     const isJson = typeof body === 'object' && body !== null && !Buffer.isBuffer(body);
-    const payload = body === undefined ? '' : isJson ? JSON.stringify(body) : (body as string | Buffer);
+    const payload =
+      body === undefined ? '' : isJson ? JSON.stringify(body) : (body as string | Buffer);
     res.writeHead(canned.status ?? 200, {
       ...(isJson ? { 'content-type': 'application/json' } : {}),
       ...canned.headers,

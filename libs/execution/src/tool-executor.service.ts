@@ -139,7 +139,7 @@ export class ToolExecutor implements OnModuleDestroy {
     }
     // Decode once, after joining: a code point split across chunks stays whole (B22).
     // TextDecoder drops a leading UTF-8 BOM, which JSON.parse would refuse.
-    return UTF8.decode(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total));
+    return UTF8.decode(chunks.length === 1 ? (chunks[0]) : Buffer.concat(chunks, total));
   }
 
   private classify(err: unknown, timeoutMillis: number): ToolCallFailure {
