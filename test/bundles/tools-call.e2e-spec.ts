@@ -281,6 +281,25 @@ describe('tools/call execution against a Tool Service', () => {
     }
   });
 
+  it('refuses an answer over execution.maxResponseBytes as an isError result, and keeps serving', async () => {
+    const svc = await TestToolService.start(manifest('big', [tool({ name: 'big.dump' })]));
+    svc.tools.set('big.dump', () => ({ streamBytes: 4 * 1024 * 1024 }));
+    const gw = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('big', svc, 'big.')], { execution: { maxResponseBytes: 65536 } }),
+      waitReady: true,
+    });
+    try {
+      const response = await callTool(gw.mcpUrl, 'big.dump');
+      expect(response.result.isError).toBe(true);
+      expect(textOf(response)).toContain('65536 bytes');
+      expect((await callTool(gw.mcpUrl, 'big.dump')).result.isError).toBe(true);
+      expect(gw.exitCode).toBeNull();
+    } finally {
+      await gw.stop();
+      await svc.stop();
+    }
+  });
+
   it('never sends Authorization with the default mode none', async () => {
     const svc = await TestToolService.start(manifest('na', [tool({ name: 'na.echo' })]));
     const gw = await GatewayProcess.start({

@@ -32,7 +32,13 @@ export function manifest(
 /** The `mcp:` tree for a gateway in front of the given bundles, with fast test timings. */
 export function gatewayConfig(
   bundles: readonly Record<string, unknown>[],
-  overrides: { registry?: Record<string, unknown>; discovery?: Record<string, unknown> } = {},
+  overrides: {
+    registry?: Record<string, unknown>;
+    discovery?: Record<string, unknown>;
+    redis?: Record<string, unknown>;
+    shutdown?: Record<string, unknown>;
+    execution?: Record<string, unknown>;
+  } = {},
 ): Record<string, unknown> {
   return {
     identity: 'mcp-gateway-test',
@@ -48,6 +54,9 @@ export function gatewayConfig(
       ...overrides.discovery,
     },
     bundles,
+    ...(overrides.redis ? { redis: overrides.redis } : {}),
+    ...(overrides.shutdown ? { shutdown: overrides.shutdown } : {}),
+    ...(overrides.execution ? { execution: overrides.execution } : {}),
   };
 }
 

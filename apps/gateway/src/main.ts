@@ -7,6 +7,7 @@ import { installRawBodyParser, MCP_MAX_BODY_BYTES, McpExceptionFilter } from '@a
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
 import { AppModule } from './app.module';
+import { drainAndClose } from './graceful-shutdown';
 import { ManagementModule } from './management/management.module';
 import { RegistryHealthIndicator } from './management/registry-health.indicator';
 
@@ -57,17 +58,30 @@ async function bootstrap(): Promise<void> {
   );
 
   let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
+  const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.log(`${signal} received: draining`);
-    management.get(RegistryHealthIndicator).markDraining();
-    await app.close();
-    await management.close();
-    process.exit(0);
+    logger.log(
+      `${signal} received: draining (grace period ${config.mcp.shutdown.gracePeriodSeconds} s)`,
+    );
+    drainAndClose({
+      app,
+      management,
+      markDraining: () => management.get(RegistryHealthIndicator).markDraining(),
+      gracePeriodMs: config.mcp.shutdown.gracePeriodSeconds * 1000,
+      logger,
+    })
+      .then(() => {
+        logger.log('Stopped');
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        logger.error(`Shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      });
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 void bootstrap();

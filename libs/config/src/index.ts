@@ -9,5 +9,7 @@ export {
   RegistryConfig,
   ExecutionConfig,
   SessionConfig,
+  RedisConfig,
+  ShutdownConfig,
   type AuthorizationMode,
 } from './mcp-config.model';

@@ -153,6 +153,37 @@ export class SessionConfig {
   ttlSeconds = 86_400;
 }
 
+/** The optional Redis last-good store (REDIS_URL): key layout, lifetime and time bounds. */
+export class RedisConfig {
+  /** First segment of every key: <keyPrefix>:{<identity>:<bundleId>}:manifest and …:fetched-at. */
+  @IsString({ message: 'must be a key prefix ([A-Za-z0-9._-]{1,64})' })
+  @Matches(IDENTIFIER_PATTERN, { message: 'must match [A-Za-z0-9._-]{1,64}' })
+  keyPrefix = 'mcp-gateway';
+
+  /** How long a last-good copy lives in Redis after its last write, in seconds (7 days). */
+  @IsInt({ message: 'must be a positive integer (seconds)' })
+  @Min(1, { message: 'must be a positive integer (seconds)' })
+  ttlSeconds = 604_800;
+
+  /** Bound of every Redis command in ms; a slower Redis counts as unavailable. */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  commandTimeoutMillis = 300;
+
+  /** Bound in ms of connecting (and of the wait for Redis at warm start). */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  connectTimeoutMillis = 1000;
+}
+
+/** SIGTERM handling. */
+export class ShutdownConfig {
+  /** How long in-flight requests may run after SIGTERM before their connections are cut, in seconds. */
+  @IsInt({ message: 'must be a positive integer (seconds)' })
+  @Min(1, { message: 'must be a positive integer (seconds)' })
+  gracePeriodSeconds = 30;
+}
+
 export class McpConfig {
   /** serverInfo.name on /mcp and the namespace of this gateway's Redis keys. */
   @IsString({ message: 'is required: the gateway identity ([A-Za-z0-9._-]{1,64})' })
@@ -184,6 +215,14 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => SessionConfig)
   session: SessionConfig = new SessionConfig();
+
+  @ValidateNested()
+  @Type(() => RedisConfig)
+  redis: RedisConfig = new RedisConfig();
+
+  @ValidateNested()
+  @Type(() => ShutdownConfig)
+  shutdown: ShutdownConfig = new ShutdownConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

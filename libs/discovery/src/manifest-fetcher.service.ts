@@ -48,6 +48,15 @@ export function classifyPullError(err: unknown, readTimeoutMillis: number): Fetc
   };
 }
 
+/**
+ * Drops a response body we will not read. undici reports the abort as an 'error' event on
+ * the body; without a listener that event would crash the process.
+ */
+function discard(body: NodeJS.ReadableStream & { destroy(): void }): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 /** Decodes UTF-8 once, after all chunks arrived, dropping a leading BOM. */
 const UTF8 = new TextDecoder('utf-8');
 
@@ -98,7 +107,7 @@ export class ManifestFetcher implements OnModuleDestroy {
         signal,
       });
       if (res.statusCode < 200 || res.statusCode > 299) {
-        res.body.destroy();
+        discard(res.body);
         return {
           ok: false,
           errorType: 'ManifestHttpStatusError',
@@ -107,7 +116,7 @@ export class ManifestFetcher implements OnModuleDestroy {
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > this.maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         return this.tooLarge(`Content-Length ${declared}`);
       }
       const chunks: Buffer[] = [];
@@ -116,7 +125,7 @@ export class ManifestFetcher implements OnModuleDestroy {
         const buf = chunk as Buffer;
         total += buf.length;
         if (total > this.maxBytes) {
-          res.body.destroy();
+          discard(res.body);
           return this.tooLarge(`more than ${total} bytes streamed`);
         }
         chunks.push(buf);
@@ -143,8 +152,9 @@ export class ManifestFetcher implements OnModuleDestroy {
     }
   }
 
+  /** A pull still running at shutdown is abandoned: its result would be dropped anyway. */
   async onModuleDestroy(): Promise<void> {
-    await this.agent.close();
+    await this.agent.destroy();
   }
 
   private tooLarge(detail: string): FetchedManifest {

@@ -122,16 +122,24 @@ export class ToolExecutor implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Runs after the /mcp listener has drained (graceful shutdown): a call still running here
+   * has lost its client to the grace period, so its connection is cut rather than awaited.
+   */
   async onModuleDestroy(): Promise<void> {
-    await this.agent.close();
+    await this.agent.destroy();
   }
 
-  private async readBody(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  private async readBody(
+    body: NodeJS.ReadableStream & AsyncIterable<Buffer> & { destroy(): void },
+  ): Promise<string> {
     const chunks: Buffer[] = [];
     let total = 0;
     for await (const chunk of body) {
       total += chunk.length;
       if (total > this.maxResponseBytes) {
+        // undici reports the abort as an 'error' event; unheard, it would crash the process.
+        body.on('error', () => undefined);
         body.destroy();
         throw new ResponseTooLarge();
       }
@@ -139,7 +147,7 @@ export class ToolExecutor implements OnModuleDestroy {
     }
     // Decode once, after joining: a code point split across chunks stays whole (B22).
     // TextDecoder drops a leading UTF-8 BOM, which JSON.parse would refuse.
-    return UTF8.decode(chunks.length === 1 ? (chunks[0]) : Buffer.concat(chunks, total));
+    return UTF8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
   }
 
   private classify(err: unknown, timeoutMillis: number): ToolCallFailure {

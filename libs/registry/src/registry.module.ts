@@ -1,10 +1,23 @@
 import { Module } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { Clock } from './clock';
+import { LAST_GOOD_STORE } from './redis/last-good-store';
+import { RedisLastGoodStore } from './redis/redis-last-good.store';
 import { RegistryService } from './registry.service';
 
-/** RegistryModule: validation, merge rules, last-good copies, bundle status, readiness. */
+/** RegistryModule: validation, merge rules, last-good copies (memory and Redis), bundle status, readiness. */
 @Module({
-  providers: [Clock, RegistryService],
+  providers: [
+    Clock,
+    {
+      // Redis is optional: without REDIS_URL the gateway keeps its last-good copies in memory only.
+      provide: LAST_GOOD_STORE,
+      useFactory: (config: GatewayConfig) =>
+        config.redisUrl === undefined ? null : new RedisLastGoodStore(config.redisUrl, config),
+      inject: [GATEWAY_CONFIG],
+    },
+    RegistryService,
+  ],
   exports: [Clock, RegistryService],
 })
 export class RegistryModule {}

@@ -7,6 +7,7 @@ import { SchemaChecker } from './manifest/schema-checker';
 import { validateManifest } from './manifest/validate-manifest';
 import type { PullErrorType } from './manifest/manifest-errors';
 import type { BundlePullResult } from './pull-result';
+import type { LastGoodStore } from './redis/last-good-store';
 import { RegistryService } from './registry.service';
 import type { BundleStatusView } from './state/bundle-record';
 
@@ -61,8 +62,9 @@ class TestClock implements Clock {
 
 function setup(bundles: BundleDefinition[], discovery: Partial<McpConfig['discovery']> = {}) {
   const clock = new TestClock();
-  const service = new RegistryService(gatewayConfig(bundles, discovery), clock);
-  return { service, clock };
+  const config = gatewayConfig(bundles, discovery);
+  const service = new RegistryService(config, clock);
+  return { service, clock, config };
 }
 
 function toolJson(name: string, meta: Record<string, unknown> = {}): Record<string, unknown> {
@@ -148,6 +150,7 @@ describe('readiness (contract §6: first attempt done and a usable snapshot)', (
       identity: 'gw-test',
       ready: false,
       catalog: { published: false, toolCount: 0, publishedAt: null, lastRejectionReason: null },
+      redis: { configured: false, available: null, lastFailureReason: null },
       bundles: [
         {
           id: 'alpha',
@@ -689,12 +692,17 @@ describe('stored copies (Redis last-good warm start, contract §11)', () => {
     expect(status(service, 'beta').status).toBe('disabled');
   });
 
-  it('tells accepted-manifest listeners about remote copies only (not fallback or stored ones)', async () => {
-    const { service } = setup([ALPHA]);
+  it('writes remote copies to the last-good store, never fallback or stored ones', async () => {
     const seen: string[] = [];
-    service.onAcceptedManifest((id, copy) =>
-      seen.push(`${id}:${copy.source}:${copy.manifest.revision}`),
-    );
+    const store: LastGoodStore = {
+      load: () => Promise.resolve(new Map()),
+      save: (id, copy) => {
+        seen.push(`${id}:${copy.source}:${copy.manifest.revision}`);
+      },
+      status: () => ({ configured: true, available: true, lastFailureReason: null }),
+    };
+    const { config, clock } = setup([ALPHA]);
+    const service = new RegistryService(config, clock, store);
     await service.applyRound([
       failed('alpha', 'ManifestConnectError', 0, body('alpha', 'fb', ['alpha.fb'])),
     ]);

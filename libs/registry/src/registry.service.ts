@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type BundleDefinition, type GatewayConfig } from '@app/config';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
@@ -8,6 +8,7 @@ import type { AcceptedManifest } from './manifest/manifest.types';
 import { SchemaChecker } from './manifest/schema-checker';
 import { validateManifest } from './manifest/validate-manifest';
 import type { BundlePullResult } from './pull-result';
+import { LAST_GOOD_STORE, type LastGoodStore, type StoreStatus } from './redis/last-good-store';
 import {
   BundleRecord,
   type BundleStatusView,
@@ -26,6 +27,8 @@ export interface ToolBundlesView {
     /** Why the last merge kept the previous catalog (an error type name), null after a good merge. */
     readonly lastRejectionReason: PullErrorType | null;
   };
+  /** The shared last-good store: configured, reachable, last failure type. */
+  readonly redis: StoreStatus;
   readonly bundles: readonly BundleStatusView[];
 }
 
@@ -34,9 +37,6 @@ export interface StoredCopy {
   readonly manifest: AcceptedManifest;
   readonly fetchedAt: Date;
 }
-
-/** Listener for accepted remote manifests (the Redis last-good writer). */
-export type AcceptedManifestListener = (bundleId: string, copy: LastGoodCopy) => void;
 
 interface Candidate {
   readonly copy: LastGoodCopy;
@@ -56,11 +56,11 @@ export class RegistryService {
   private snapshot?: CatalogSnapshot;
   private firstRoundDone = false;
   private lastRejectionReason?: PullErrorType;
-  private readonly listeners: AcceptedManifestListener[] = [];
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly clock: Clock,
+    @Optional() @Inject(LAST_GOOD_STORE) private readonly store: LastGoodStore | null = null,
   ) {
     this.records = new Map(config.bundles.map((b) => [b.id, new BundleRecord(b)]));
   }
@@ -94,10 +94,6 @@ export class RegistryService {
     return this.records.get(bundleId)?.lastGood === undefined;
   }
 
-  onAcceptedManifest(listener: AcceptedManifestListener): void {
-    this.listeners.push(listener);
-  }
-
   view(): ToolBundlesView {
     const now = this.clock.now();
     return {
@@ -109,6 +105,11 @@ export class RegistryService {
         publishedAt: this.snapshot?.publishedAt.toISOString() ?? null,
         lastRejectionReason: this.lastRejectionReason ?? null,
       },
+      redis: this.store?.status() ?? {
+        configured: false,
+        available: null,
+        lastFailureReason: null,
+      },
       bundles: [...this.records.values()].map((r) => r.view(now)),
     };
   }
@@ -118,7 +119,23 @@ export class RegistryService {
    * shared last-good copies, if a store is configured. Never throws.
    */
   async warmStart(): Promise<void> {
-    // The Redis last-good store plugs in here (issue 3); without it there is nothing to load.
+    if (this.store === null) return;
+    const ids = this.enabledBundles().map((b) => b.id);
+    const stored = await this.store.load(ids);
+    const copies = new Map<string, StoredCopy>();
+    for (const [bundleId, entry] of stored) {
+      const record = this.records.get(bundleId);
+      if (record === undefined) continue;
+      // A stored copy passes the same validation as a pull: garbage is a miss, never a catalog.
+      const checked = await this.validate(record, entry.body, 'redis', entry.fetchedAt);
+      if ('errorType' in checked) continue;
+      copies.set(bundleId, checked);
+      this.logger.log(
+        `Bundle ${bundleId}: warm start from the Redis copy (revision ${checked.manifest.revision ?? 'none'}, ` +
+          `pulled ${entry.fetchedAt.toISOString()} by ${entry.writtenBy})`,
+      );
+    }
+    await this.adoptStoredCopies(copies);
   }
 
   /**
@@ -254,9 +271,8 @@ export class RegistryService {
       const record = this.records.get(id);
       if (!record) continue;
       record.lastGood = candidate.copy;
-      if (candidate.copy.source === 'remote') {
-        for (const listener of this.listeners) listener(id, candidate.copy);
-      }
+      // contract §11: share every adopted remote manifest (a warm start for restarted replicas).
+      if (candidate.copy.source === 'remote') this.store?.save(id, candidate.copy);
     }
     for (const [id, candidate] of candidates) {
       if (candidate.pulled) this.records.get(id)?.recordSuccess(candidate.copy.fetchedAt);

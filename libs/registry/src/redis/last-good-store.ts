@@ -1,0 +1,34 @@
+import type { LastGoodCopy } from '../state/bundle-record';
+
+/** A last-good copy as read back from the shared store, not yet validated. */
+export interface StoredManifest {
+  /** The manifest in the contract's format (§5), validated again before it is adopted. */
+  readonly body: unknown;
+  readonly fetchedAt: Date;
+  /** Which gateway replica wrote it (identity/host/pid), for the log. */
+  readonly writtenBy: string;
+}
+
+/** Reachability of the store as /actuator/toolBundles shows it. */
+export interface StoreStatus {
+  readonly configured: boolean;
+  /** null until the first Redis call has answered or failed. */
+  readonly available: boolean | null;
+  /** Error type name of the last failure, e.g. RedisTimeoutError; never a message. */
+  readonly lastFailureReason: string | null;
+}
+
+/**
+ * The shared last-good copies (contract §11: "선택 Redis 공유 cache"). Never on the request
+ * path, never a single point of failure: every method is bounded in time and never throws;
+ * a store that is down, slow or returns garbage behaves as an empty one.
+ */
+export interface LastGoodStore {
+  /** The stored copies of these bundles that exist and parse; the others are simply absent. */
+  load(bundleIds: readonly string[]): Promise<ReadonlyMap<string, StoredManifest>>;
+  /** Writes a copy unless a newer one is stored already; fire and forget. */
+  save(bundleId: string, copy: LastGoodCopy): void;
+  status(): StoreStatus;
+}
+
+export const LAST_GOOD_STORE = Symbol('LAST_GOOD_STORE');

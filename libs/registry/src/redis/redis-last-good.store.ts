@@ -1,0 +1,241 @@
+import { hostname } from 'node:os';
+import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import type { GatewayConfig } from '@app/config';
+import type { AcceptedManifest } from '../manifest/manifest.types';
+import type { LastGoodCopy } from '../state/bundle-record';
+import type { LastGoodStore, StoredManifest, StoreStatus } from './last-good-store';
+
+/** What one Redis value holds (JSON). */
+interface StoredRecord {
+  readonly v: 1;
+  readonly bundleId: string;
+  readonly fetchedAtMs: number;
+  readonly writtenBy: string;
+  readonly manifest: unknown;
+}
+
+/**
+ * Writes a copy only when no newer one is stored (another replica may have pulled later):
+ * KEYS[1] = manifest key, KEYS[2] = fetched-at key; ARGV = payload, fetchedAtMs, ttl seconds.
+ * A fetched-at key holding anything but a number (garbage) is overwritten.
+ */
+const WRITE_IF_NEWER = `
+local cur = redis.pcall('GET', KEYS[2])
+if type(cur) == 'string' and tonumber(cur) and tonumber(cur) > tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+return 1
+`;
+
+type RedisWithScript = Redis & {
+  writeLastGood(
+    manifestKey: string,
+    stampKey: string,
+    payload: string,
+    fetchedAtMs: number,
+    ttl: number,
+  ): Promise<number>;
+};
+
+function errorType(err: unknown): string {
+  if (!(err instanceof Error)) return 'RedisError';
+  if (/timed? ?out/i.test(err.message)) return 'RedisTimeoutError';
+  if (/writeable|ECONNREFUSED|closed|ECONNRESET|connect/i.test(err.message))
+    return 'RedisConnectionError';
+  if (err.name === 'ReplyError') return 'RedisReplyError';
+  if (/protocol|parse/i.test(err.message)) return 'RedisProtocolError';
+  return err.name === 'Error' ? 'RedisError' : err.name;
+}
+
+/** The manifest in the contract's format, as a Tool Service would publish it. */
+function toManifestBody(manifest: AcceptedManifest): unknown {
+  return {
+    bundleId: manifest.bundleId,
+    ...(manifest.revision !== undefined ? { revision: manifest.revision } : {}),
+    tools: manifest.tools.map((t) => ({
+      ...t.published,
+      _meta: {
+        version: t.version,
+        ...(t.timeoutMillis !== undefined ? { timeoutMillis: t.timeoutMillis } : {}),
+        enabled: t.enabled,
+      },
+    })),
+  };
+}
+
+/**
+ * LastGoodStore on Redis (ioredis, REDIS_URL). Keys are namespaced by the gateway identity
+ * and bundle id, with a Redis Cluster hash tag so a bundle's two keys share a slot:
+ * `<keyPrefix>:{<identity>:<bundleId>}:manifest` and `…:fetched-at`. No command is queued
+ * while disconnected and each is bounded by commandTimeoutMillis, so a Redis that is down
+ * or silent costs a refresh at most that long and never touches /mcp.
+ */
+export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown {
+  private readonly logger = new Logger('Redis');
+  private readonly redis: RedisWithScript;
+  private readonly keyPrefix: string;
+  private readonly identity: string;
+  private readonly ttlSeconds: number;
+  private readonly connectTimeoutMillis: number;
+  private readonly writtenBy: string;
+  private available: boolean | null = null;
+  private lastFailureReason: string | null = null;
+  private closed = false;
+
+  constructor(url: string, config: GatewayConfig) {
+    const r = config.mcp.redis;
+    this.keyPrefix = r.keyPrefix;
+    this.identity = config.mcp.identity;
+    this.ttlSeconds = r.ttlSeconds;
+    this.connectTimeoutMillis = r.connectTimeoutMillis;
+    this.writtenBy = `${config.mcp.identity}/${hostname()}/${process.pid}`;
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: r.commandTimeoutMillis,
+      connectTimeout: r.connectTimeoutMillis,
+      retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
+    }) as RedisWithScript;
+    this.redis.defineCommand('writeLastGood', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
+    this.redis.on('error', (err: unknown) => this.markUnavailable(err));
+    this.redis.on('ready', () => this.markAvailable());
+    this.redis.connect().catch((err: unknown) => this.markUnavailable(err));
+  }
+
+  manifestKey(bundleId: string): string {
+    return `${this.keyPrefix}:{${this.identity}:${bundleId}}:manifest`;
+  }
+
+  fetchedAtKey(bundleId: string): string {
+    return `${this.keyPrefix}:{${this.identity}:${bundleId}}:fetched-at`;
+  }
+
+  status(): StoreStatus {
+    return {
+      configured: true,
+      available: this.available,
+      lastFailureReason: this.lastFailureReason,
+    };
+  }
+
+  async load(bundleIds: readonly string[]): Promise<ReadonlyMap<string, StoredManifest>> {
+    const found = new Map<string, StoredManifest>();
+    if (bundleIds.length === 0 || !(await this.whenReady())) return found;
+    let values: (string | null)[];
+    try {
+      // One command per key keeps this valid on Redis Cluster (the keys live in different slots).
+      values = await Promise.all(bundleIds.map((id) => this.redis.get(this.manifestKey(id))));
+      this.markAvailable();
+    } catch (err) {
+      this.markUnavailable(err);
+      return found;
+    }
+    bundleIds.forEach((id, i) => {
+      const raw = values[i];
+      if (raw === null || raw === undefined) return;
+      const record = this.parse(raw, id);
+      if (record === undefined) {
+        this.logger.warn(`Stored last-good copy of bundle ${id} is unreadable; treated as absent`);
+        return;
+      }
+      found.set(id, {
+        body: record.manifest,
+        fetchedAt: new Date(record.fetchedAtMs),
+        writtenBy: record.writtenBy,
+      });
+    });
+    return found;
+  }
+
+  save(bundleId: string, copy: LastGoodCopy): void {
+    if (this.closed || this.redis.status !== 'ready') return;
+    const record: StoredRecord = {
+      v: 1,
+      bundleId,
+      fetchedAtMs: copy.fetchedAt.getTime(),
+      writtenBy: this.writtenBy,
+      manifest: toManifestBody(copy.manifest),
+    };
+    this.redis
+      .writeLastGood(
+        this.manifestKey(bundleId),
+        this.fetchedAtKey(bundleId),
+        JSON.stringify(record),
+        record.fetchedAtMs,
+        this.ttlSeconds,
+      )
+      .then(() => this.markAvailable())
+      .catch((err: unknown) => this.markUnavailable(err));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    try {
+      await Promise.race([
+        this.redis.quit(),
+        new Promise((r) => setTimeout(r, this.connectTimeoutMillis)),
+      ]);
+    } catch {
+      // already gone
+    }
+    this.redis.disconnect();
+  }
+
+  /** Waits up to connectTimeoutMillis for the connection; false when it is not there. */
+  private async whenReady(): Promise<boolean> {
+    if (this.redis.status === 'ready') return true;
+    if (this.closed) return false;
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean): void => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = (): void => done(true);
+      const timer = setTimeout(() => {
+        if (this.available !== false) this.markUnavailable(new Error('connect timed out'));
+        done(false);
+      }, this.connectTimeoutMillis);
+      this.redis.once('ready', onReady);
+    });
+  }
+
+  private parse(raw: string, bundleId: string): StoredRecord | undefined {
+    try {
+      const value = JSON.parse(raw) as Partial<StoredRecord> | null;
+      if (
+        value === null ||
+        typeof value !== 'object' ||
+        value.v !== 1 ||
+        value.bundleId !== bundleId ||
+        typeof value.fetchedAtMs !== 'number' ||
+        !Number.isFinite(value.fetchedAtMs) ||
+        typeof value.writtenBy !== 'string'
+      ) {
+        return undefined;
+      }
+      return value as StoredRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Logged once per transition, not per call. */
+  private markAvailable(): void {
+    if (this.available === true) return;
+    if (this.available === false)
+      this.logger.log('Redis is reachable again; last-good copies are shared again');
+    this.available = true;
+  }
+
+  private markUnavailable(err: unknown): void {
+    this.lastFailureReason = errorType(err);
+    if (this.available === false || this.closed) return;
+    this.available = false;
+    this.logger.warn(
+      `Redis unavailable (${this.lastFailureReason}); serving from memory, last-good copies are not shared until it returns`,
+    );
+  }
+}

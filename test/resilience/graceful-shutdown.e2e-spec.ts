@@ -1,0 +1,67 @@
+import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { callTool, rpc } from '../support/rpc';
+import { TestToolService } from '../support/tool-service';
+
+/** SIGTERM (issue 3 §5): readiness down first, no new requests, in-flight calls finish, then exit. */
+describe('graceful shutdown', () => {
+  let service: TestToolService;
+  beforeEach(async () => {
+    service = await TestToolService.start(
+      manifest('ins', [
+        tool({ name: 'ins.slow', meta: { timeoutMillis: 5000 } }),
+        tool({ name: 'ins.fast' }),
+      ]),
+    );
+    service.tools.set('ins.slow', () => ({ delayMs: 2000, body: { done: true } }));
+  });
+  afterEach(async () => {
+    await service.stop();
+  });
+
+  it('lets a slow tool call started before SIGTERM complete, refuses new work, and exits 0', async () => {
+    const gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('ins', service, 'ins.')]),
+      waitReady: true,
+    });
+    const inFlight = callTool(gateway.mcpUrl, 'ins.slow');
+    await waitFor(() => service.toolRequests('ins.slow').length === 1);
+    gateway.child.kill('SIGTERM');
+
+    await waitFor(async () => (await gateway.readiness()).status === 503, 2000);
+    expect((await gateway.readiness()).body.details.catalog.draining).toBe(true);
+    // a new request is refused: the listener is closed (connection refused) or answers 503
+    const late = await rpc(gateway.mcpUrl, 'tools/list').then(
+      (answer) => String(answer.status),
+      () => 'refused',
+    );
+    expect(late).toMatch(/refused|503/);
+    expect(service.toolRequests('ins.fast')).toHaveLength(0);
+
+    const response = await inFlight;
+    expect(response.result.isError).toBeUndefined();
+    expect(response.result.content[0].text).toBe('{"done":true}');
+    expect(await gateway.waitForExit(10_000)).toBe(0);
+    expect(gateway.output).toContain('SIGTERM received: draining');
+    expect(gateway.output).toContain('Stopped');
+  });
+
+  it('cuts calls still running when the grace period is over, and still exits', async () => {
+    service.tools.set('ins.slow', () => ({ delayMs: 4000, body: { done: true } }));
+    const gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('ins', service, 'ins.')], { shutdown: { gracePeriodSeconds: 1 } }),
+      waitReady: true,
+    });
+    const inFlight = callTool(gateway.mcpUrl, 'ins.slow').then(
+      () => 'answered',
+      () => 'cut',
+    );
+    await waitFor(() => service.toolRequests('ins.slow').length === 1);
+    const signalled = Date.now();
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.waitForExit(10_000)).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(3500);
+    expect(await inFlight).toBe('cut');
+    expect(gateway.output).toContain('Grace period of 1000 ms is over');
+  });
+});
