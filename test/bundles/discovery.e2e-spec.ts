@@ -102,7 +102,7 @@ describe('bundle discovery', () => {
       5000,
     );
     expect((await gateway.bundleStatus('a')).revision).toBe('r2');
-    expect(gateway.output).toMatch(/added \[a\.two\]/);
+    await gateway.waitForOutput(/added \[a\.two\]/);
   });
 
   it('runs one refresh at a time: a slow pull is never overlapped by the next tick (§6)', async () => {
@@ -130,7 +130,7 @@ describe('bundle discovery', () => {
     expect(maxInFlight).toBe(1);
     // about 4.5 s of 1 s ticks against 2.5 s pulls: 2 pulls at most, not 4
     expect(service.manifestRequests().length - before).toBeLessThanOrEqual(2);
-    expect(gateway.output).toContain('Scheduled refresh skipped');
+    await gateway.waitForOutput('Scheduled refresh skipped');
   });
 
   it('refuses a manifest over maxManifestBytes without reading it whole (§6)', async () => {
@@ -248,9 +248,9 @@ describe('bundle discovery', () => {
     );
     await waitFor(async () => (await gateway.bundleStatus('jira')).lastAttemptAt !== null);
     expect((await gateway.bundleStatus('jira')).lastFailureReason).toBe('ToolNamePatternError');
-    expect(gateway.output).toMatch(
+    await gateway.waitForOutput(
       /Bundle jira revision rev-7: remote manifest rejected \(ToolNamePatternError\)/,
     );
-    expect(gateway.output).toContain(bad);
+    await gateway.waitForOutput(bad);
   });
 });

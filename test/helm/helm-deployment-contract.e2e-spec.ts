@@ -170,6 +170,15 @@ describe('HelmDeploymentContractTest: helm/mcp-gateway with values-ocp.yaml', ()
     const pod = ofKind(docs, 'Deployment')[0]!.spec.template.spec;
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(30 + 5);
   });
+
+  it("renders the drain period into the gateway's own SIGTERM grace period, below the pod's", () => {
+    const config = loadRenderedConfig(docs);
+    const pod = ofKind(docs, 'Deployment')[0]!.spec.template.spec;
+    expect(config.mcp.shutdown.gracePeriodSeconds).toBe(30);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(
+      config.mcp.shutdown.gracePeriodSeconds,
+    );
+  });
 });
 
 describe('HelmDeploymentContractTest rejects a rendering that breaks the contract', () => {

@@ -99,7 +99,7 @@ describe('never lose a tool: the failure matrix', () => {
       available: true,
       lastFailureReason: null,
     });
-    expect(gateway.output).toContain('warm start from the Redis copy');
+    await gateway.waitForOutput('warm start from the Redis copy');
   });
 
   it('Tool Service comes up later (mid-deploy): healthy on the next cycle, no restart needed', async () => {
@@ -302,7 +302,7 @@ describe('never lose a tool: the failure matrix', () => {
     expect(list.json.result.tools).toEqual([
       expect.objectContaining({ name: 'ins.a', inputSchema: schema }),
     ]);
-    expect(gateway.output).toMatch(/removed \[ins\.b\] changed \[ins\.a\]/);
+    await gateway.waitForOutput(/removed \[ins\.b\] changed \[ins\.a\]/);
     service.manifest = () => ({ status: 500 });
     await waitFor(async () => (await gateway.bundleStatus('ins')).consecutiveFailures >= 2, 5000);
     expect(await toolNames(gateway)).toEqual(['ins.a']);

@@ -75,11 +75,13 @@ describe('Redis outages are cache misses', () => {
     });
     expect(view.bundles[0]).toMatchObject({ status: 'healthy' });
     await new Promise((r) => setTimeout(r, 2500)); // several refresh cycles and reconnect attempts
+    await gateway.waitForOutput('Redis unavailable');
     expect(count(gateway.output, 'Redis unavailable')).toBe(1);
 
     await redis.restart();
     track(redis);
     await waitFor(async () => (await gateway.toolBundles()).redis.available === true, 8000);
+    await gateway.waitForOutput('Redis is reachable again');
     expect(count(gateway.output, 'Redis is reachable again')).toBe(1);
     const probe = redisClient(redis.url);
     try {
@@ -102,6 +104,7 @@ describe('Redis outages are cache misses', () => {
     expect((await callTool(gateway.mcpUrl, 'ins.a')).result.isError).toBeUndefined();
     await new Promise((r) => setTimeout(r, 2000));
     expect((await gateway.toolBundles()).redis.available).toBe(false);
+    await gateway.waitForOutput('Redis unavailable');
     expect(count(gateway.output, 'Redis unavailable')).toBe(1);
     expect(await gateway.bundleStatus('ins')).toMatchObject({
       status: 'healthy',
@@ -119,6 +122,7 @@ describe('Redis outages are cache misses', () => {
     const gateway = await gatewayWith(garbage.url, service);
     expect((await rpc(gateway.mcpUrl, 'tools/list')).json.result.tools).toHaveLength(1);
     await waitFor(async () => (await gateway.toolBundles()).redis.available === false, 3000);
+    await gateway.waitForOutput('Redis unavailable');
     expect(count(gateway.output, 'Redis unavailable')).toBe(1);
   });
 
@@ -184,7 +188,7 @@ describe('Redis outages are cache misses', () => {
     expect((await rpc(gateway.mcpUrl, 'tools/list')).json.error.message).toContain(
       'Registry unavailable',
     );
-    expect(gateway.output).toMatch(/unreadable; treated as absent|redis manifest rejected/);
+    await gateway.waitForOutput(/unreadable; treated as absent|redis manifest rejected/);
   });
 
   it('never overwrites a newer shared copy with an older one', async () => {

@@ -32,8 +32,9 @@ export class GatewayProcess {
   private constructor(readonly child: ChildProcess) {
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (this.stderr += d));
+    // 'close' (not 'exit'): it fires once stdout and stderr have been read to the end.
     this.exited = new Promise((resolveExit) =>
-      child.on('exit', (code) => {
+      child.on('close', (code) => {
         this.exitCode = code;
         resolveExit(code);
       }),
@@ -102,6 +103,17 @@ export class GatewayProcess {
       },
       timeoutMs,
       () => `gateway did not start listening:\n${this.output}`,
+    );
+  }
+
+  /** Waits until the output (stdout + stderr) matches; log lines arrive a little after the HTTP answers. */
+  async waitForOutput(pattern: string | RegExp, timeoutMs = 5000): Promise<void> {
+    const matches = (): boolean =>
+      typeof pattern === 'string' ? this.output.includes(pattern) : pattern.test(this.output);
+    await waitFor(
+      matches,
+      timeoutMs,
+      () => `output never matched ${String(pattern)}:\n${this.output}`,
     );
   }
 

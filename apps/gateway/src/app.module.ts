@@ -3,6 +3,7 @@ import { GatewayConfigModule, type GatewayConfig } from '@app/config';
 import { DiscoveryModule } from '@app/discovery';
 import { ExecutionModule } from '@app/execution';
 import { McpModule } from '@app/mcp';
+import { ObservabilityModule } from '@app/observability';
 import { RegistryModule } from '@app/registry';
 
 /** The composition root of the agent-facing application (PORT). */
@@ -13,6 +14,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         GatewayConfigModule.forRoot(config),
+        ObservabilityModule,
         RegistryModule,
         DiscoveryModule,
         ExecutionModule,

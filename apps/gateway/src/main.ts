@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
 import { installRawBodyParser, MCP_MAX_BODY_BYTES, McpExceptionFilter } from '@app/mcp';
+import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
 import { AppModule } from './app.module';
@@ -34,19 +35,26 @@ function boundPort(app: NestFastifyApplication): number {
 
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
+  // JSON lines through pino for Nest's own lines and ours alike.
+  const nestLogger = new PinoNestLogger(createRootLogger(config.logLevel));
+  Logger.overrideLogger(nestLogger);
   const logger = new Logger('Gateway');
 
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
     new FastifyAdapter({ bodyLimit: MCP_MAX_BODY_BYTES, keepAliveTimeout: 65_000 }),
-    { bodyParser: false },
+    { bodyParser: false, logger: nestLogger },
   );
   installRawBodyParser(app.getHttpAdapter().getInstance());
   app.useGlobalFilters(new McpExceptionFilter());
 
   const management = await NestFactory.create<NestFastifyApplication>(
-    ManagementModule.forRoot({ registry: app.get(RegistryService) }),
+    ManagementModule.forRoot({
+      registry: app.get(RegistryService),
+      metrics: app.get(GatewayMetrics),
+    }),
     new FastifyAdapter(),
+    { logger: nestLogger },
   );
 
   await app.listen(config.server.port, config.server.host);

@@ -11,7 +11,11 @@ export interface EnvSettings {
   readonly redisUrl?: string;
   readonly sessionKeys: readonly SessionKey[];
   readonly sessionKeysEphemeral: boolean;
+  readonly logLevel: LogLevel;
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 function portFrom(env: Env, name: string, fallback: number, problems: string[]): number {
   const raw = env[name];
@@ -92,6 +96,12 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
     }
   }
   const { keys, ephemeral } = sessionKeysFrom(env, profile, problems);
+  let logLevel: LogLevel = 'info';
+  const rawLevel = env.LOG_LEVEL;
+  if (rawLevel !== undefined && rawLevel !== '') {
+    if ((LOG_LEVELS as readonly string[]).includes(rawLevel)) logLevel = rawLevel as LogLevel;
+    else problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')} (got "${rawLevel}")`);
+  }
   return {
     host,
     port,
@@ -99,5 +109,6 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
     redisUrl,
     sessionKeys: keys,
     sessionKeysEphemeral: ephemeral,
+    logLevel,
   };
 }

@@ -63,6 +63,8 @@ export interface GatewayConfig {
   readonly sessionKeys: readonly SessionKey[];
   /** true when the session key was generated at boot (sessions do not survive a restart). */
   readonly sessionKeysEphemeral: boolean;
+  /** LOG_LEVEL, default info (pino levels, or silent). */
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** The gateway's version (package.json), for serverInfo.version. */
   readonly version: string;
 }

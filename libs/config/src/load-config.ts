@@ -179,6 +179,7 @@ export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
     redisUrl: envSettings.redisUrl,
     sessionKeys: envSettings.sessionKeys,
     sessionKeysEphemeral: envSettings.sessionKeysEphemeral,
+    logLevel: envSettings.logLevel,
     version: options.version,
   };
 }

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { GatewayMetrics } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
 import { ManifestFetcher } from './manifest-fetcher.service';
@@ -17,6 +18,7 @@ export class BundleRefreshService {
     private readonly fetcher: ManifestFetcher,
     private readonly registry: RegistryService,
     private readonly clock: Clock,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
   /** true while a round runs. */
@@ -45,9 +47,11 @@ export class BundleRefreshService {
 
   private async runRound(): Promise<void> {
     // Second line of defence (contract §6): pullOne never throws, and neither may the round.
+    const started = performance.now();
     try {
       const results = await Promise.all(this.registry.enabledBundles().map((b) => this.pullOne(b)));
       await this.registry.applyRound(results);
+      this.metrics?.refreshRound((performance.now() - started) / 1000);
     } catch (err) {
       this.logger.error(
         `Refresh round failed unexpectedly (${err instanceof Error ? err.name : typeof err}); the catalog is unchanged`,

@@ -1,4 +1,9 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
+import {
+  GatewayMetrics,
+  type ToolCallOutcome,
+  type ToolServiceStatusClass,
+} from '@app/observability';
 import { Agent, errors as undiciErrors, request } from 'undici';
 import { GATEWAY_CONFIG, type GatewayConfig, type ResolvedAuthorization } from '@app/config';
 import type { CatalogTool } from '@app/registry';
@@ -56,6 +61,27 @@ const CONNECT_ERROR_CODES = new Set([
 
 class ResponseTooLarge extends Error {}
 
+/** How a call ended, for the metrics: its outcome and the Tool Service's status class. */
+function classifyOutcome(
+  result: CallToolResult,
+  status: number | undefined,
+  failure: ToolCallFailure | undefined,
+): [ToolCallOutcome, ToolServiceStatusClass] {
+  switch (failure?.kind) {
+    case undefined:
+      return [
+        result.isError ? 'tool_error' : 'success',
+        `${Math.min(5, Math.floor((status ?? 500) / 100))}xx` as ToolServiceStatusClass,
+      ];
+    case 'timeout':
+      return ['timeout', 'timeout'];
+    case 'too-large':
+      return ['too_large', 'too_large'];
+    case 'connect':
+      return ['unreachable', 'connect_error'];
+  }
+}
+
 const UTF8 = new TextDecoder('utf-8');
 
 /**
@@ -72,7 +98,10 @@ export class ToolExecutor implements OnModuleDestroy {
   private readonly maxResponseBytes: number;
   private readonly maxErrorChars: number;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+  ) {
     this.agent = new Agent({
       connect: { timeout: config.mcp.discovery.connectTimeoutMillis },
       keepAliveTimeout: 30_000,
@@ -95,8 +124,10 @@ export class ToolExecutor implements OnModuleDestroy {
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
     const started = performance.now();
-    const elapsed = (): number => Math.round(performance.now() - started);
     const signal = AbortSignal.timeout(tool.timeoutMillis);
+    let result: CallToolResult;
+    let status: number | undefined;
+    let failure: ToolCallFailure | undefined;
     try {
       const res = await request(`${bundle.baseEndpoint}/${tool.name}`, {
         method: 'POST',
@@ -107,19 +138,43 @@ export class ToolExecutor implements OnModuleDestroy {
         headersTimeout: tool.timeoutMillis,
         bodyTimeout: tool.timeoutMillis,
       });
+      status = res.statusCode;
       const body = await this.readBody(res.body);
       const contentType = firstValue(res.headers['content-type']) ?? '';
-      return mapToolResponse(
+      result = mapToolResponse(
         tool.name,
-        { status: res.statusCode, contentType, body },
-        elapsed(),
+        { status, contentType, body },
+        Math.round(performance.now() - started),
         this.maxErrorChars,
       );
     } catch (err) {
-      const failure = this.classify(err, tool.timeoutMillis);
-      this.logger.warn(`Tool ${tool.name} (bundle ${bundle.id}) failed: ${failure.kind}`);
-      return mapToolFailure(tool.name, failure, elapsed());
+      failure = this.classify(err, tool.timeoutMillis);
+      result = mapToolFailure(tool.name, failure, Math.round(performance.now() - started));
     }
+    this.record(tool, result, status, failure, performance.now() - started);
+    return result;
+  }
+
+  /** One metrics update and one access-log line per call (never headers, never arguments). */
+  private record(
+    tool: CatalogTool,
+    result: CallToolResult,
+    status: number | undefined,
+    failure: ToolCallFailure | undefined,
+    elapsedMs: number,
+  ): void {
+    const [outcome, statusClass] = classifyOutcome(result, status, failure);
+    this.metrics?.toolCall(tool.name, tool.sourceId, outcome, statusClass, elapsedMs / 1000);
+    const line = {
+      msg: 'tools/call',
+      tool: tool.name,
+      bundle: tool.sourceId,
+      outcome,
+      status: status ?? null,
+      durationMs: Math.round(elapsedMs * 10) / 10,
+    };
+    if (outcome === 'success') this.logger.log(line);
+    else this.logger.warn(line);
   }
 
   /**

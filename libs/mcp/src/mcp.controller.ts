@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpAnswer } from './http/http-answer';
+import { runWithCallContext } from '@app/observability';
+import { header, type HttpAnswer } from './http/http-answer';
 import { McpTransport } from './mcp-transport.service';
 
 function send(reply: FastifyReply, answer: HttpAnswer): void {
@@ -20,7 +21,15 @@ export class McpController {
   @Post()
   async post(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const body = req.body instanceof Buffer ? req.body.toString('utf8') : '';
-    send(reply, await this.transport.post({ headers: req.headers, body }));
+    // Every log line written while this call is served carries its correlation ids.
+    const context = {
+      requestId: header(req.headers, 'x-request-id'),
+      guid: header(req.headers, 'guid'),
+    };
+    send(
+      reply,
+      await runWithCallContext(context, () => this.transport.post({ headers: req.headers, body })),
+    );
   }
 
   /** No standalone SSE stream (2025 transport: 405 when not offered). */

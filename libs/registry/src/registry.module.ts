@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { GatewayMetrics } from '@app/observability';
 import { Clock } from './clock';
 import { LAST_GOOD_STORE } from './redis/last-good-store';
 import { RedisLastGoodStore } from './redis/redis-last-good.store';
@@ -12,9 +13,11 @@ import { RegistryService } from './registry.service';
     {
       // Redis is optional: without REDIS_URL the gateway keeps its last-good copies in memory only.
       provide: LAST_GOOD_STORE,
-      useFactory: (config: GatewayConfig) =>
-        config.redisUrl === undefined ? null : new RedisLastGoodStore(config.redisUrl, config),
-      inject: [GATEWAY_CONFIG],
+      useFactory: (config: GatewayConfig, metrics: GatewayMetrics) =>
+        config.redisUrl === undefined
+          ? null
+          : new RedisLastGoodStore(config.redisUrl, config, metrics),
+      inject: [GATEWAY_CONFIG, GatewayMetrics],
     },
     RegistryService,
   ],

@@ -48,6 +48,7 @@ function gatewayConfig(
     server: { host: '127.0.0.1', port: 0, managementPort: 0 },
     sessionKeys: [{ kid: 'k', key: Buffer.alloc(32) }],
     sessionKeysEphemeral: false,
+    logLevel: 'silent',
     version: '0.0.0-test',
   };
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type BundleDefinition, type GatewayConfig } from '@app/config';
+import { GatewayMetrics } from '@app/observability';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
 import { Clock } from './clock';
@@ -61,6 +62,7 @@ export class RegistryService {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly clock: Clock,
     @Optional() @Inject(LAST_GOOD_STORE) private readonly store: LastGoodStore | null = null,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {
     this.records = new Map(config.bundles.map((b) => [b.id, new BundleRecord(b)]));
   }
@@ -257,6 +259,7 @@ export class RegistryService {
           failures.set(id, outcome.errorType);
         }
         this.lastRejectionReason = outcome.errorType;
+        this.metrics?.catalogRejected(outcome.errorType);
         this.logger.error(
           `Catalog not published (${outcome.errorType}): ${outcome.detail}; the previous catalog stays. ` +
             `Manifests not adopted: ${blamed.join(', ') || 'none'}`,
@@ -275,9 +278,14 @@ export class RegistryService {
       if (candidate.copy.source === 'remote') this.store?.save(id, candidate.copy);
     }
     for (const [id, candidate] of candidates) {
-      if (candidate.pulled) this.records.get(id)?.recordSuccess(candidate.copy.fetchedAt);
+      if (!candidate.pulled) continue;
+      this.records.get(id)?.recordSuccess(candidate.copy.fetchedAt);
+      this.metrics?.manifestPull(id, 'success', candidate.copy.fetchedAt);
     }
-    for (const [id, reason] of failures) this.records.get(id)?.recordFailure(reason);
+    for (const [id, reason] of failures) {
+      this.records.get(id)?.recordFailure(reason);
+      this.metrics?.manifestPull(id, reason);
+    }
   }
 
   /** Builds and swaps in the catalog for these inputs; true, or the merge rejection. */
@@ -291,17 +299,34 @@ export class RegistryService {
       maxToolTimeoutMillis: this.config.mcp.discovery.maxToolTimeoutMillis,
     });
     if (!merged.ok) return merged;
-    const next = await CatalogSnapshot.build(merged.tools, contentKey, this.clock.now());
+    const revisions = Object.fromEntries(
+      inputs.map((i) => [i.bundle.id, i.manifest.revision ?? null]),
+    );
+    const next = await CatalogSnapshot.build(merged.tools, contentKey, this.clock.now(), revisions);
     const previous = this.snapshot;
     this.snapshot = next;
+    this.metrics?.catalogPublished(next.toolCount);
     const diff = diffCatalogs(previous, next);
-    const revisions = inputs
-      .map((i) => `${i.bundle.id}@${i.manifest.revision ?? 'none'}`)
-      .join(', ');
-    this.logger.log(
-      `Catalog published: ${next.toolCount} tools (${revisions}); ` +
-        `added [${diff.added.join(', ')}] removed [${diff.removed.join(', ')}] changed [${diff.changed.join(', ')}]`,
+    const revisionChanges = Object.fromEntries(
+      inputs.map((i) => [
+        i.bundle.id,
+        { from: previous?.revisions[i.bundle.id] ?? null, to: i.manifest.revision ?? null },
+      ]),
     );
+    const revisionText = Object.entries(revisionChanges)
+      .map(([id, r]) => `${id} ${r.from ?? 'none'} -> ${r.to ?? 'none'}`)
+      .join(', ');
+    this.logger.log({
+      msg:
+        `Catalog published: ${next.toolCount} tools (${revisionText}); ` +
+        `added [${diff.added.join(', ')}] removed [${diff.removed.join(', ')}] changed [${diff.changed.join(', ')}]`,
+      event: 'catalog_published',
+      toolCount: next.toolCount,
+      revisions: revisionChanges,
+      added: diff.added,
+      removed: diff.removed,
+      changed: diff.changed,
+    });
     return true;
   }
 }

@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { GatewayMetrics } from '@app/observability';
 import { RegistryService } from '@app/registry';
+import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
 import { RegistryHealthIndicator } from './registry-health.indicator';
 import { ToolBundlesController } from './tool-bundles.controller';
@@ -8,6 +10,7 @@ import { ToolBundlesController } from './tool-bundles.controller';
 /** The instances the management listener shares with the agent-facing application. */
 export interface ManagementDependencies {
   readonly registry: RegistryService;
+  readonly metrics: GatewayMetrics;
 }
 
 /**
@@ -21,8 +24,12 @@ export class ManagementModule {
     return {
       module: ManagementModule,
       imports: [TerminusModule.forRoot({ logger: false })],
-      controllers: [HealthController, ToolBundlesController],
-      providers: [{ provide: RegistryService, useValue: deps.registry }, RegistryHealthIndicator],
+      controllers: [HealthController, ToolBundlesController, PrometheusController],
+      providers: [
+        { provide: RegistryService, useValue: deps.registry },
+        { provide: GatewayMetrics, useValue: deps.metrics },
+        RegistryHealthIndicator,
+      ],
       exports: [RegistryHealthIndicator],
     };
   }

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { GatewayMetrics } from '@app/observability';
 import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
 import { RegistryService, type CatalogTool } from '@app/registry';
@@ -25,6 +26,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly registry: RegistryService,
     private readonly refresh: BundleRefreshService,
     private readonly executor: ToolExecutor,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
   async handle(
@@ -62,6 +64,7 @@ export class ToolsCallHandler implements MethodHandler {
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
     const tool = catalog.get(name);
     if (tool === undefined) {
+      this.metrics?.toolNotFound();
       throw new GatewayError(
         GatewayErrorCode.ToolNotFound,
         `Tool not found: ${name.slice(0, 128)}`,

@@ -16,6 +16,8 @@ export class CatalogSnapshot {
     /** Identifies the content: equal keys mean equal catalogs. */
     readonly contentKey: string,
     readonly publishedAt: Date,
+    /** The manifest revision each source contributed (null: the manifest had none). */
+    readonly revisions: Readonly<Record<string, string | null>>,
   ) {}
 
   get toolCount(): number {
@@ -32,6 +34,7 @@ export class CatalogSnapshot {
     tools: readonly CatalogTool[],
     contentKey: string,
     publishedAt: Date,
+    revisions: Readonly<Record<string, string | null>> = {},
   ): Promise<CatalogSnapshot> {
     const slicer = new TimeSlicer();
     const byName = new Map<string, CatalogTool>();
@@ -51,6 +54,7 @@ export class CatalogSnapshot {
       `[${parts.join(',')}]`,
       contentKey,
       publishedAt,
+      revisions,
     );
   }
 }

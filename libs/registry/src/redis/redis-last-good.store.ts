@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
+import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
 import type { LastGoodCopy } from '../state/bundle-record';
 import type { LastGoodStore, StoredManifest, StoreStatus } from './last-good-store';
@@ -83,7 +84,11 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   private lastFailureReason: string | null = null;
   private closed = false;
 
-  constructor(url: string, config: GatewayConfig) {
+  constructor(
+    url: string,
+    config: GatewayConfig,
+    private readonly metrics?: GatewayMetrics,
+  ) {
     const r = config.mcp.redis;
     this.keyPrefix = r.keyPrefix;
     this.identity = config.mcp.identity;
@@ -225,6 +230,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   /** Logged once per transition, not per call. */
   private markAvailable(): void {
     if (this.available === true) return;
+    this.metrics?.redisAvailable(true);
     if (this.available === false)
       this.logger.log('Redis is reachable again; last-good copies are shared again');
     this.available = true;
@@ -234,6 +240,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.lastFailureReason = errorType(err);
     if (this.available === false || this.closed) return;
     this.available = false;
+    this.metrics?.redisAvailable(false);
     this.logger.warn(
       `Redis unavailable (${this.lastFailureReason}); serving from memory, last-good copies are not shared until it returns`,
     );

@@ -1,0 +1,137 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** How a tools/call ended, as the metrics count it. */
+export type ToolCallOutcome = 'success' | 'tool_error' | 'timeout' | 'unreachable' | 'too_large';
+
+/** The Tool Service's answer to a call: an HTTP status class, or why there was none. */
+export type ToolServiceStatusClass =
+  '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'connect_error' | 'too_large';
+
+const PREFIX = 'mcp_gateway_';
+
+/**
+ * The gateway's Prometheus metrics (prom-client), served on GET /actuator/prometheus. Label
+ * values are bounded: bundle ids come from config, tool names from the published catalog,
+ * outcomes and reasons from fixed sets, never from raw request input.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly pulls: Counter<'bundle' | 'outcome'>;
+  private readonly lastSuccess: Gauge<'bundle'>;
+  private readonly catalogTools: Gauge;
+  private readonly catalogRejections: Counter<'reason'>;
+  private readonly toolCalls: Counter<'tool' | 'outcome'>;
+  private readonly toolCallSeconds: Histogram<'tool'>;
+  private readonly toolServiceResponses: Counter<'bundle' | 'status_class'>;
+  private readonly notFound: Counter;
+  private readonly refreshSeconds: Histogram;
+  /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
+  private redisUp?: Gauge;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    this.pulls = new Counter({
+      name: `${PREFIX}manifest_pulls_total`,
+      help: 'Manifest pulls by bundle and outcome (success, or the error type that rejected it)',
+      labelNames: ['bundle', 'outcome'],
+      registers,
+    });
+    this.lastSuccess = new Gauge({
+      name: `${PREFIX}manifest_last_success_timestamp_seconds`,
+      help: 'Unix time of the last adopted manifest pull, by bundle',
+      labelNames: ['bundle'],
+      registers,
+    });
+    this.catalogTools = new Gauge({
+      name: `${PREFIX}catalog_tools`,
+      help: 'Tools in the published catalog (0 while none is published)',
+      registers,
+    });
+    this.catalogRejections = new Counter({
+      name: `${PREFIX}catalog_rejections_total`,
+      help: 'Merges that kept the previous catalog, by reason (contract §7.3, §7.6)',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.toolCalls = new Counter({
+      name: `${PREFIX}tool_calls_total`,
+      help: 'tools/call of catalog tools by tool and outcome',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
+    this.toolCallSeconds = new Histogram({
+      name: `${PREFIX}tool_call_duration_seconds`,
+      help: 'Duration of tools/call of catalog tools, by tool',
+      labelNames: ['tool'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.toolServiceResponses = new Counter({
+      name: `${PREFIX}tool_service_responses_total`,
+      help: 'Tool Service answers to tool calls by bundle and HTTP status class (or timeout, connect_error)',
+      labelNames: ['bundle', 'status_class'],
+      registers,
+    });
+    this.notFound = new Counter({
+      name: `${PREFIX}tool_not_found_total`,
+      help: 'tools/call naming no catalog tool, after the refresh (contract §8)',
+      registers,
+    });
+    this.refreshSeconds = new Histogram({
+      name: `${PREFIX}refresh_round_duration_seconds`,
+      help: 'Duration of one refresh round (all bundles pulled and applied)',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+      registers,
+    });
+  }
+
+  manifestPull(bundle: string, outcome: string, at?: Date): void {
+    this.pulls.inc({ bundle, outcome });
+    if (outcome === 'success' && at !== undefined)
+      this.lastSuccess.set({ bundle }, at.getTime() / 1000);
+  }
+
+  catalogPublished(toolCount: number): void {
+    this.catalogTools.set(toolCount);
+  }
+
+  catalogRejected(reason: string): void {
+    this.catalogRejections.inc({ reason });
+  }
+
+  /** `tool` must be a published catalog name. */
+  toolCall(
+    tool: string,
+    bundle: string,
+    outcome: ToolCallOutcome,
+    statusClass: ToolServiceStatusClass,
+    seconds: number,
+  ): void {
+    this.toolCalls.inc({ tool, outcome });
+    this.toolCallSeconds.observe({ tool }, seconds);
+    this.toolServiceResponses.inc({ bundle, status_class: statusClass });
+  }
+
+  toolNotFound(): void {
+    this.notFound.inc();
+  }
+
+  refreshRound(seconds: number): void {
+    this.refreshSeconds.observe(seconds);
+  }
+
+  redisAvailable(up: boolean): void {
+    this.redisUp ??= new Gauge({
+      name: `${PREFIX}redis_up`,
+      help: '1 while the Redis last-good store answers, 0 while it does not (absent without REDIS_URL)',
+      registers: [this.registry],
+    });
+    this.redisUp.set(up ? 1 : 0);
+  }
+
+  /** The Prometheus text exposition. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,90 @@
+import type { LoggerService } from '@nestjs/common';
+import pino, { type Logger as PinoLogger } from 'pino';
+import { currentCallContext } from './call-context';
+
+/**
+ * Header names whose values must never reach a log line (contract §10: the employee numbers
+ * are encrypted for the Tool Service and the gateway may not log them; Authorization is a
+ * credential). The gateway never logs request headers; these paths are the second line.
+ */
+export const REDACTED_HEADERS = [
+  'authorization',
+  'employee-no',
+  'virtual-employee-no',
+  'cookie',
+] as const;
+
+const redactPaths = REDACTED_HEADERS.flatMap((h) => [
+  `headers["${h}"]`,
+  `*.headers["${h}"]`,
+  `req.headers["${h}"]`,
+]);
+
+/**
+ * The process logger: JSON lines on stdout (pino), level from LOG_LEVEL (default info). Every
+ * line written while a call is served carries its `requestId` and `guid`.
+ */
+export function createRootLogger(level: string, destination?: pino.DestinationStream): PinoLogger {
+  return pino(
+    {
+      level,
+      base: { service: 'mcp-gateway' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: redactPaths, censor: '[redacted]' },
+      mixin() {
+        const context = currentCallContext();
+        return context === undefined ? {} : { requestId: context.requestId, guid: context.guid };
+      },
+    },
+    destination,
+  );
+}
+
+type Fields = Record<string, unknown>;
+
+/** Nest's LoggerService on pino, so framework and gateway lines share one JSON format. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: PinoLogger) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('trace', message, rest);
+  }
+
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  /** Nest passes the context (class name) as the last string argument, and a stack before it for errors. */
+  private write(level: pino.Level, message: unknown, rest: unknown[]): void {
+    if (!this.logger.isLevelEnabled(level)) return;
+    const fields: Fields = {};
+    const args = [...rest];
+    if (typeof args[args.length - 1] === 'string') fields.context = args.pop();
+    if (level === 'error' && typeof args[0] === 'string' && args[0].includes('\n'))
+      fields.stack = args.shift();
+    if (message instanceof Error) {
+      this.logger[level]({ ...fields, err: message }, message.message);
+    } else if (typeof message === 'object' && message !== null) {
+      this.logger[level]({ ...fields, ...(message as Fields) });
+    } else {
+      this.logger[level](fields, String(message));
+    }
+  }
+}
