@@ -14,8 +14,10 @@ async function bootstrap(): Promise<void> {
   const port = Number(process.env.PORT ?? 8081);
   const host = process.env.HOST ?? '127.0.0.1';
   await app.listen(port, host);
+  const address = app.getHttpServer().address();
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
   new Logger('SampleToolService').log(
-    `Sample Tool Service on http://${host}:${port} (GET /tool-manifest, POST /mcp/{toolName})`,
+    `Sample Tool Service on http://${host}:${bound} (GET /tool-manifest, POST /mcp/{toolName})`,
   );
 }
 
