@@ -1,21 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { SessionKey } from './gateway-config';
+import { LOG_LEVELS, type GatewayConfig, type LogLevel, type SessionKey } from './gateway-config';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The listener, Redis and session settings read from the environment (DESIGN "Interfaces"). */
-export interface EnvSettings {
-  readonly host: string;
-  readonly port: number;
-  readonly managementPort: number;
-  readonly redisUrl?: string;
-  readonly sessionKeys: readonly SessionKey[];
-  readonly sessionKeysEphemeral: boolean;
-  readonly logLevel: LogLevel;
-}
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+/** The listener, Redis, session and log settings read from the environment (DESIGN "Interfaces"). */
+export type EnvSettings = GatewayConfig['server'] &
+  Pick<GatewayConfig, 'redisUrl' | 'sessionKeys' | 'sessionKeysEphemeral' | 'logLevel'>;
 
 function portFrom(env: Env, name: string, fallback: number, problems: string[]): number {
   const raw = env[name];

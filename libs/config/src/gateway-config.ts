@@ -64,9 +64,13 @@ export interface GatewayConfig {
   /** true when the session key was generated at boot (sessions do not survive a restart). */
   readonly sessionKeysEphemeral: boolean;
   /** LOG_LEVEL, default info (pino levels, or silent). */
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly logLevel: LogLevel;
   /** The gateway's version (package.json), for serverInfo.version. */
   readonly version: string;
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
+
+/** pino's levels, plus silent. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
