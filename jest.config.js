@@ -39,6 +39,7 @@ module.exports = {
       rootDir: __dirname,
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.e2e-spec.ts'],
+      setupFiles: ['<rootDir>/test/jest/e2e-setup.ts'],
       transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': esmToCjs },
       transformIgnorePatterns,
       moduleNameMapper,

@@ -187,6 +187,7 @@ describe('bundle status and the fallback file', () => {
     expect(await gateway.bundleStatus('local-fixture')).toMatchObject({
       status: 'healthy',
       revision: 'fx-1',
+      source: 'fixture',
     });
   });
 });

@@ -28,6 +28,30 @@ function loadConfigOrExit(): GatewayConfig {
   }
 }
 
+/** A port that cannot be bound stops the boot with one plain line, like a bad config. */
+async function listenOrExit(
+  app: NestFastifyApplication,
+  port: number,
+  host: string,
+  name: string,
+): Promise<void> {
+  try {
+    await app.listen(port, host);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const reason =
+      code === 'EADDRINUSE'
+        ? 'is already in use'
+        : code === 'EACCES'
+          ? 'is not allowed'
+          : 'cannot be bound';
+    process.stderr.write(
+      `${name}=${port} on ${host} ${reason} (${code}). The gateway did not start.\n`,
+    );
+    process.exit(1);
+  }
+}
+
 function boundPort(app: NestFastifyApplication): number {
   const address = app.getHttpServer().address();
   return typeof address === 'object' && address !== null ? address.port : -1;
@@ -57,8 +81,13 @@ async function bootstrap(): Promise<void> {
     { logger: nestLogger },
   );
 
-  await app.listen(config.server.port, config.server.host);
-  await management.listen(config.server.managementPort, config.server.host);
+  await listenOrExit(app, config.server.port, config.server.host, 'PORT');
+  await listenOrExit(
+    management,
+    config.server.managementPort,
+    config.server.host,
+    'MANAGEMENT_PORT',
+  );
   // The bound ports (PORT=0 picks a free one); tests and operators read them from this line.
   logger.log(
     `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) listening: ` +

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SampleToolServiceModule } from './sample-tool-service.module';
@@ -9,6 +9,7 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     SampleToolServiceModule,
     new FastifyAdapter(),
+    { logger: new ConsoleLogger({ json: true }) },
   );
   app.enableShutdownHooks();
   const port = Number(process.env.PORT ?? 8081);

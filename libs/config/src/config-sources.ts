@@ -40,7 +40,8 @@ function readYamlFile(path: string, problems: string[]): Record<string, unknown>
     }
     return parsed;
   } catch (err) {
-    problems.push(`${path}: is not valid YAML (${(err as Error).message.split('\n')[0]})`);
+    const first = (err as Error).message.split('\n')[0] ?? '';
+    problems.push(`${path}: is not valid YAML (${first.replace(/:\s*$/, '')})`);
     return undefined;
   }
 }

@@ -50,6 +50,11 @@ function flattenValidationErrors(errors: readonly ValidationError[], parent: str
         reasons.add(`${message} (got ${describeValue(error.value)})`);
       }
     }
+    // A missing value fails every check of its field; "is required" says it once.
+    if (error.value === undefined && [...reasons].some((r) => r.includes('is required'))) {
+      for (const reason of [...reasons])
+        if (!reason.includes('is required')) reasons.delete(reason);
+    }
     for (const reason of reasons) lines.push(`${path}: ${reason}`);
     lines.push(...flattenValidationErrors(error.children ?? [], path));
   }
@@ -108,6 +113,12 @@ export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
   } = readConfigSources(profile, env.MCP_CONFIG_FILE, cwd);
   const problems: string[] = [...sourceProblems];
   const context = `profile ${profile}; ${sources.length > 0 ? sources.join(', ') : 'no config file read'}`;
+  if (sourceProblems.length > 0) {
+    // An unreadable or missing file explains every missing field: report the file, and the
+    // environment, not the consequences.
+    readEnvSettings(env, profile, problems);
+    throw new ConfigValidationError(problems, context);
+  }
 
   const root = plainToInstance(ConfigFileRoot, raw, { exposeDefaultValues: true });
   problems.push(

@@ -175,7 +175,8 @@ export class RegistryService {
       if (!record?.definition.enabled) continue;
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'manifest') {
-        const copy = await this.validate(record, result.body, 'remote', result.attemptedAt);
+        const source = record.definition.manifestFile === undefined ? 'remote' : 'fixture';
+        const copy = await this.validate(record, result.body, source, result.attemptedAt);
         if ('errorType' in copy) failures.set(record.definition.id, copy.errorType);
         else candidates.set(record.definition.id, { copy, pulled: true });
         continue;
@@ -279,8 +280,12 @@ export class RegistryService {
     }
     for (const [id, candidate] of candidates) {
       if (!candidate.pulled) continue;
-      this.records.get(id)?.recordSuccess(candidate.copy.fetchedAt);
+      const ended = this.records.get(id)?.recordSuccess(candidate.copy.fetchedAt) ?? 0;
       this.metrics?.manifestPull(id, 'success', candidate.copy.fetchedAt);
+      if (ended > 0)
+        this.logger.log(
+          `Bundle ${id}: recovered after ${ended} failed pull${ended === 1 ? '' : 's'}`,
+        );
     }
     for (const [id, reason] of failures) {
       this.records.get(id)?.recordFailure(reason);

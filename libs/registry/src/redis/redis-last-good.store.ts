@@ -231,8 +231,11 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   private markAvailable(): void {
     if (this.available === true) return;
     this.metrics?.redisAvailable(true);
-    if (this.available === false)
+    if (this.available === false) {
       this.logger.log('Redis is reachable again; last-good copies are shared again');
+    } else {
+      this.logger.log('Redis connected; last-good copies are shared');
+    }
     this.available = true;
   }
 

@@ -5,8 +5,8 @@ import type { AcceptedManifest } from '../manifest/manifest.types';
 /** contract §9. */
 export type BundleStatus = 'healthy' | 'fallback' | 'degraded' | 'unreachable' | 'disabled';
 
-/** Where the copy a bundle serves came from. */
-export type CopySource = 'remote' | 'fallback' | 'redis';
+/** Where the copy a bundle serves came from ('fixture': the legacy local JSON fixture file). */
+export type CopySource = 'remote' | 'fallback' | 'redis' | 'fixture';
 
 /** A bundle's last good manifest (contract §6, §11). */
 export interface LastGoodCopy {
@@ -51,16 +51,18 @@ export class BundleRecord {
     if (!this.definition.enabled) return 'disabled';
     if (this.lastGood === undefined) return 'unreachable';
     if (this.lastGood.source === 'fallback') return 'fallback';
-    return this.lastAttemptOk === true && this.lastGood.source === 'remote'
-      ? 'healthy'
-      : 'degraded';
+    const pulledHere = this.lastGood.source === 'remote' || this.lastGood.source === 'fixture';
+    return this.lastAttemptOk === true && pulledHere ? 'healthy' : 'degraded';
   }
 
-  recordSuccess(at: Date): void {
+  /** Records an adopted pull; returns how many failed pulls it ends (0 when none). */
+  recordSuccess(at: Date): number {
+    const ended = this.consecutiveFailures;
     this.lastSuccessAt = at;
     this.lastAttemptOk = true;
     this.consecutiveFailures = 0;
     this.lastFailureReason = undefined;
+    return ended;
   }
 
   recordFailure(reason: PullErrorType): void {
