@@ -33,11 +33,14 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
   // Sections of the wrong type (null, a string…) were already reported field by field; the
   // cross-field rules look only at what has the right shape.
   const bundles: BundleConfig[] = Array.isArray(mcp.bundles) ? mcp.bundles.filter(isObject) : [];
-  const discoveryEnabled = isObject(mcp.discovery) ? mcp.discovery.enabled === true : true;
+  // A discovery.enabled that is not a boolean was reported already; judge the rest as if on.
+  const discoveryEnabled = isObject(mcp.discovery) ? mcp.discovery.enabled !== false : true;
   const localFixture = isObject(mcp.localFixture) ? mcp.localFixture : undefined;
 
   if (discoveryEnabled) {
-    if (bundles.length === 0) {
+    if (!Array.isArray(mcp.bundles)) {
+      // not a list: reported as such by the field checks
+    } else if (bundles.length === 0) {
       problems.push(
         'mcp.bundles: discovery.enabled is true but no bundle is configured; tools/list would stay empty forever (contract §3)',
       );
@@ -84,6 +87,15 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
       problems.push(
         `${at}.fallbackManifestFile: is only allowed in the local profile (profile is "${profile}"; contract §3)`,
       );
+    }
+    if (typeof bundle.namePrefix === 'string') {
+      // Tool names become the call path below baseEndpoint; such a prefix could never pass.
+      const segments = bundle.namePrefix.split('/');
+      if (segments.slice(0, -1).some((seg) => seg === '' || seg === '.' || seg === '..')) {
+        problems.push(
+          `${at}.namePrefix: "${bundle.namePrefix}" has an empty, "." or ".." path segment; no tool name could use it`,
+        );
+      }
     }
     const auth = isObject(bundle.authorization) ? bundle.authorization : undefined;
     if (auth?.mode === 'static' && (auth.valueEnv === undefined || auth.valueEnv === '')) {

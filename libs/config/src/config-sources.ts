@@ -38,6 +38,13 @@ function readYamlFile(path: string, problems: string[]): Record<string, unknown>
       problems.push(`${path}: must hold a YAML mapping with a top-level "mcp:" key`);
       return undefined;
     }
+    try {
+      JSON.stringify(parsed);
+    } catch {
+      // A YAML alias that refers to its own parent (&x { a: *x }) has no finite value.
+      problems.push(`${path}: holds a recursive YAML alias, which has no finite value`);
+      return undefined;
+    }
     return parsed;
   } catch (err) {
     const first = (err as Error).message.split('\n')[0] ?? '';

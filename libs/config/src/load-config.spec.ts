@@ -374,7 +374,11 @@ describe('limits and timeouts are positive integers (contract §6)', () => {
 describe('defaults are the contract recommended values (contract §6)', () => {
   it('fills every omitted key with its documented default', () => {
     const config = loadTree(mcpTree());
-    expect(config.mcp.registry).toEqual({ refreshIntervalSeconds: 30, refreshJitterSeconds: 5 });
+    expect({ ...config.mcp.registry }).toEqual({
+      refreshIntervalSeconds: 30,
+      refreshJitterSeconds: 5,
+      notFoundRefreshMinIntervalMillis: 1000,
+    });
     expect(config.mcp.discovery).toEqual({
       enabled: true,
       connectTimeoutMillis: 1000,
@@ -497,7 +501,11 @@ describe('config files: profile layering and MCP_CONFIG_FILE', () => {
     });
     expect(config.profile).toBe('ocp');
     expect(config.mcp.identity).toBe('from-base');
-    expect(config.mcp.registry).toEqual({ refreshIntervalSeconds: 45, refreshJitterSeconds: 2 });
+    expect({ ...config.mcp.registry }).toEqual({
+      refreshIntervalSeconds: 45,
+      refreshJitterSeconds: 2,
+      notFoundRefreshMinIntervalMillis: 1000,
+    });
     expect(config.mcp.discovery.maxToolsTotal).toBe(120);
     expect(config.mcp.discovery.readTimeoutMillis).toBe(2500);
     expect(config.bundles.map((b) => b.id)).toEqual(['gamma']);
@@ -782,5 +790,84 @@ describe('malformed sections are reported, not crashed on', () => {
     failureOf(() =>
       loadGatewayConfig({ env: { MCP_CONFIG_FILE: 'gateway.yaml' }, cwd, version: '1' }),
     );
+  });
+});
+
+describe('shapes that once slipped through are refused with the field named', () => {
+  it.each(['registry', 'discovery', 'execution', 'session', 'redis', 'shutdown'])(
+    'refuses a list where the %s section (a mapping) belongs',
+    (section) => {
+      const error = failureOf(() => loadTree(mcpTree({ [section]: [] })));
+      expect(error.problems).toEqual([`mcp.${section}: must be a mapping of keys (not a list or a value) (got [])`]);
+    },
+  );
+
+  it('refuses mcp: [] with a message naming it', () => {
+    const error = failureOf(() => loadTree({ mcp: [] }));
+    expect(error.problems).toEqual(['mcp: must be a mapping of keys (not a list or a value) (got [])']);
+  });
+
+  it('refuses a list where a bundle authorization section belongs', () => {
+    const error = failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.', { authorization: [] })] })));
+    expect(error.problems).toEqual([
+      'mcp.bundles[0].authorization: must be a mapping of keys (not a list or a value) (got [])',
+    ]);
+  });
+
+  it('refuses a bundle entry that is a list, and says bundles must be a list when it is a number', () => {
+    expect(failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.'), []] }))).problems).toEqual([
+      expect.stringMatching(/^mcp\.bundles(\[1\])?: each bundle must be a mapping/),
+    ]);
+    expect(failureOf(() => loadTree(mcpTree({ bundles: 7 }))).problems).toEqual([
+      'mcp.bundles: must be a list of bundles (got 7)',
+    ]);
+  });
+
+  it.each([
+    ['registry', 'refreshIntervalSeconds', 2_592_000],
+    ['registry', 'refreshJitterSeconds', 86_400],
+    ['discovery', 'connectTimeoutMillis', 3_000_000_000],
+    ['discovery', 'readTimeoutMillis', 3_000_000_000],
+    ['discovery', 'maxToolTimeoutMillis', 3_000_000_000],
+    ['redis', 'commandTimeoutMillis', 3_000_000_000],
+    ['shutdown', 'gracePeriodSeconds', 2_147_484],
+  ])('refuses %s.%s = %d, beyond what a Node timer can hold or sense allows', (section, key, value) => {
+    const error = failureOf(() => loadTree(mcpTree({ [section]: { [key]: value } })));
+    expect(error.problems).toEqual([expect.stringMatching(new RegExp(`^mcp\\.${section}\\.${key}: must be at most`))]);
+  });
+
+  it('refuses a YAML alias that contains itself, without a stack trace', () => {
+    const cwd = makeCwd({
+      'gateway.yaml':
+        'mcp: &x\n  identity: gw\n  registry: *x\n  bundles:\n    - {id: a, manifestUrl: "http://a/m", baseEndpoint: "http://a/t", namePrefix: "a."}\n',
+    });
+    const error = failureOf(() => loadGatewayConfig({ env: { MCP_CONFIG_FILE: 'gateway.yaml' }, cwd, version: '1' }));
+    expect(error.problems).toEqual([expect.stringContaining('recursive YAML alias')]);
+  });
+
+  it.each(['../', './', '/', 'a//'])('refuses namePrefix %p, which no tool name could satisfy', (prefix) => {
+    const error = failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', prefix)] })));
+    expect(error.problems).toEqual([expect.stringMatching(/^mcp\.bundles\[0\]\.namePrefix: .*path segment/)]);
+  });
+
+  it('accepts a namePrefix with a trailing slash (a/)', () => {
+    expect(loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha/')] })).bundles[0]?.namePrefix).toBe('alpha/');
+  });
+
+  it('refuses a static Authorization value with control characters, naming the variable and never the value', () => {
+    const error = failureOf(() =>
+      loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.', { authorization: { mode: 'static', valueEnv: 'AUTHV' } })] }), {
+        AUTHV: 'Bearer abc\r\nX-Evil: 1',
+      }),
+    );
+    expect(error.problems).toEqual([
+      'mcp.bundles[0].authorization.valueEnv: AUTHV holds characters an HTTP header cannot carry',
+    ]);
+    expect(error.message).not.toContain('abc');
+  });
+
+  it('does not add the discovery-disabled rules when discovery.enabled is not a boolean', () => {
+    const error = failureOf(() => loadTree(mcpTree({ discovery: { enabled: 'yes' } })));
+    expect(error.problems).toEqual(['mcp.discovery.enabled: must be true or false (got "yes")']);
   });
 });

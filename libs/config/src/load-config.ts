@@ -26,6 +26,7 @@ export interface LoadConfigOptions {
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   const text = JSON.stringify(value);
   return text === undefined ? typeof value : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
@@ -49,6 +50,20 @@ function flattenValidationErrors(errors: readonly ValidationError[], parent: str
       } else {
         reasons.add(`${message} (got ${describeValue(error.value)})`);
       }
+    }
+    // Not an integer at all: the range checks add nothing.
+    if (error.constraints?.isInt !== undefined) {
+      reasons.clear();
+      reasons.add(`${error.constraints.isInt} (got ${describeValue(error.value)})`);
+    }
+    // A list where a list belongs is the only reason worth saying for a non-list.
+    if (error.constraints?.isArray !== undefined) {
+      reasons.clear();
+      reasons.add(`${error.constraints.isArray} (got ${describeValue(error.value)})`);
+    }
+    // "must be a mapping" once: the mapping check and the nested check say the same.
+    if ([...reasons].filter((r) => r.startsWith('must be a mapping')).length > 1) {
+      for (const reason of [...reasons]) if (reason.startsWith('must be a mapping (got')) reasons.delete(reason);
     }
     // A missing value fails every check of its field; "is required" says it once.
     if (error.value === undefined && [...reasons].some((r) => r.includes('is required'))) {
@@ -86,6 +101,10 @@ function resolveAuthorization(
     case 'static': {
       const name = auth.valueEnv ?? '';
       const value = name === '' ? undefined : env[name];
+      if (value !== undefined && !/^[\x20-\x7e\t]*$/.test(value)) {
+        // The value itself is a secret: name the variable, never the value.
+        problems.push(`${at}.authorization.valueEnv: ${name} holds characters an HTTP header cannot carry`);
+      }
       if (name !== '' && (value === undefined || value === '')) {
         problems.push(
           `${at}.authorization.valueEnv: environment variable ${name} is not set or empty`,
@@ -103,6 +122,17 @@ function resolveAuthorization(
  * GatewayConfig otherwise.
  */
 export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
+  try {
+    return loadOrThrow(options);
+  } catch (err) {
+    if (err instanceof ConfigValidationError) throw err;
+    // A shape no rule foresaw still ends in the one-message report, never a stack trace.
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    throw new ConfigValidationError([`the configuration could not be read (${reason})`], 'unexpected shape');
+  }
+}
+
+function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   const { env, cwd } = options;
   const profile =
     env.APP_PROFILE !== undefined && env.APP_PROFILE !== '' ? env.APP_PROFILE : 'local';

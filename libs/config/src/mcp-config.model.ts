@@ -12,7 +12,14 @@ import {
   ValidateNested,
   IsArray,
   IsDefined,
+  IsObject,
 } from 'class-validator';
+
+/** A YAML list or scalar where a section (mapping) belongs would leave every key of it undefined. */
+const MAPPING = 'must be a mapping of keys (not a list or a value)';
+
+/** Node timers hold at most 2^31-1 ms (about 24.8 days); a larger value would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * The `mcp:` YAML tree of the bundle contract (§3), plus the few keys this gateway adds
@@ -30,12 +37,24 @@ export class RegistryConfig {
   /** Seconds between scheduled manifest pulls (contract §6: 30). */
   @IsInt({ message: 'must be a positive integer (seconds)' })
   @Min(1, { message: 'must be a positive integer (seconds)' })
+  @Max(86_400, { message: 'must be at most 86400 (one day, in seconds)' })
   refreshIntervalSeconds = 30;
 
   /** Upper bound in seconds of the random delay added to the first scheduled pull only (contract §3: 0..5). */
   @IsInt({ message: 'must be an integer >= 0 (seconds)' })
   @Min(0, { message: 'must be an integer >= 0 (seconds)' })
+  @Max(3600, { message: 'must be at most 3600 (one hour, in seconds)' })
   refreshJitterSeconds = 5;
+
+  /**
+   * A tools/call naming an unknown tool refreshes every bundle first (contract §8), unless the
+   * last refresh finished less than this many ms ago: then that refresh already answered, and
+   * a stream of unknown names cannot turn into a stream of manifest pulls.
+   */
+  @IsInt({ message: 'must be an integer >= 0 (ms)' })
+  @Min(0, { message: 'must be an integer >= 0 (ms)' })
+  @Max(60_000, { message: 'must be at most 60000 (ms)' })
+  notFoundRefreshMinIntervalMillis = 1000;
 }
 
 export class DiscoveryConfig {
@@ -46,11 +65,13 @@ export class DiscoveryConfig {
   /** TCP connect timeout in ms for manifest pulls and tool calls (contract §6: 1000). */
   @IsInt({ message: 'must be a positive integer (ms)' })
   @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(600_000, { message: 'must be at most 600000 (10 minutes, in ms)' })
   connectTimeoutMillis = 1000;
 
   /** Read timeout in ms for a manifest pull: headers and body each (contract §6: 3000). */
   @IsInt({ message: 'must be a positive integer (ms)' })
   @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(600_000, { message: 'must be at most 600000 (10 minutes, in ms)' })
   readTimeoutMillis = 3000;
 
   /** A manifest with more tools than this rejects that bundle (contract §7.3). */
@@ -71,6 +92,7 @@ export class DiscoveryConfig {
   /** Cap in ms for a tool's `_meta.timeoutMillis`, and the timeout of tools that set none (contract §7.5). */
   @IsInt({ message: 'must be a positive integer (ms)' })
   @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(MAX_TIMER_MS, { message: 'must be at most 2147483647 (the longest Node timer, in ms)' })
   maxToolTimeoutMillis = 30_000;
 }
 
@@ -118,6 +140,7 @@ export class BundleConfig {
   @IsBoolean({ message: 'must be true or false' })
   enabled = true;
 
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => BundleAuthorizationConfig)
   authorization: BundleAuthorizationConfig = new BundleAuthorizationConfig();
@@ -168,11 +191,13 @@ export class RedisConfig {
   /** Bound of every Redis command in ms; a slower Redis counts as unavailable. */
   @IsInt({ message: 'must be a positive integer (ms)' })
   @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(60_000, { message: 'must be at most 60000 (ms)' })
   commandTimeoutMillis = 300;
 
   /** Bound in ms of connecting (and of the wait for Redis at warm start). */
   @IsInt({ message: 'must be a positive integer (ms)' })
   @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(60_000, { message: 'must be at most 60000 (ms)' })
   connectTimeoutMillis = 1000;
 }
 
@@ -181,6 +206,7 @@ export class ShutdownConfig {
   /** How long in-flight requests may run after SIGTERM before their connections are cut, in seconds. */
   @IsInt({ message: 'must be a positive integer (seconds)' })
   @Min(1, { message: 'must be a positive integer (seconds)' })
+  @Max(3600, { message: 'must be at most 3600 (one hour, in seconds)' })
   gracePeriodSeconds = 30;
 }
 
@@ -190,36 +216,44 @@ export class McpConfig {
   @Matches(IDENTIFIER_PATTERN, { message: 'must match [A-Za-z0-9._-]{1,64}' })
   identity!: string;
 
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => RegistryConfig)
   registry: RegistryConfig = new RegistryConfig();
 
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => DiscoveryConfig)
   discovery: DiscoveryConfig = new DiscoveryConfig();
 
   @IsArray({ message: 'must be a list of bundles' })
+  @IsObject({ each: true, message: 'each bundle must be a mapping (id, manifestUrl, baseEndpoint, namePrefix, …)' })
   @ValidateNested({ each: true })
   @Type(() => BundleConfig)
   bundles: BundleConfig[] = [];
 
   @IsOptional()
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => LocalFixtureConfig)
   localFixture?: LocalFixtureConfig;
 
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => ExecutionConfig)
   execution: ExecutionConfig = new ExecutionConfig();
 
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => SessionConfig)
   session: SessionConfig = new SessionConfig();
 
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => RedisConfig)
   redis: RedisConfig = new RedisConfig();
 
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => ShutdownConfig)
   shutdown: ShutdownConfig = new ShutdownConfig();
@@ -228,6 +262,7 @@ export class McpConfig {
 /** The root of a config file: everything lives under `mcp:`. */
 export class ConfigFileRoot {
   @IsDefined({ message: 'is required: the file has no top-level "mcp:" tree' })
+  @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => McpConfig)
   mcp!: McpConfig;
