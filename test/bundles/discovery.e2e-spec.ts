@@ -203,6 +203,35 @@ describe('bundle discovery', () => {
     expect(service.manifestRequests().length - pulls).toBe(1);
   });
 
+  it('does not turn a stream of unknown tool names into a stream of manifest pulls (throttle of §8 refreshes)', async () => {
+    const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')], {
+          registry: { notFoundRefreshMinIntervalMillis: 1000 },
+        }),
+        waitReady: true,
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 1100)); // the startup pull is now older than the interval
+    const pulls = service.manifestRequests().length;
+    for (let i = 0; i < 30; i++)
+      expect((await callTool(gateway.mcpUrl, `a.nope${i}`)).error.code).toBe(-32001);
+    // the first unknown name refreshed; the next ones, within 1 s of it, reused that answer
+    expect(service.manifestRequests().length - pulls).toBeLessThanOrEqual(2);
+    expect(service.manifestRequests().length - pulls).toBeGreaterThanOrEqual(1);
+    // a refresh an agent triggered is background work: its log lines carry no caller ids
+    await callTool(gateway.mcpUrl, 'a.nope-late', {}, { 'x-request-id': 'rq-throttle' });
+    service.setManifest(manifest('a', [tool({ name: 'a.one' }), tool({ name: 'a.two' })], 'r2'));
+    await new Promise((r) => setTimeout(r, 1100));
+    await callTool(gateway.mcpUrl, 'a.two', {}, { 'x-request-id': 'rq-refresh' });
+    await gateway.waitForOutput(/Catalog published: 2 tools/);
+    const published = gateway.stdout
+      .split('\n')
+      .find((l) => l.includes('Catalog published: 2 tools'))!;
+    expect(JSON.parse(published).requestId).toBeUndefined();
+  });
+
   it('ignores a baseEndpoint inside the manifest: calls go where the config says (§1, §5)', async () => {
     const service = track(await TestToolService.start({}));
     const decoy = track(await TestToolService.start({}));

@@ -42,7 +42,14 @@ export function gatewayConfig(
 ): Record<string, unknown> {
   return {
     identity: 'mcp-gateway-test',
-    registry: { refreshIntervalSeconds: 60, refreshJitterSeconds: 0, ...overrides.registry },
+    // Tests call unknown tools back to back and expect each to refresh (contract §8); the
+    // throttle of the default config (1000 ms) has a test of its own.
+    registry: {
+      refreshIntervalSeconds: 60,
+      refreshJitterSeconds: 0,
+      notFoundRefreshMinIntervalMillis: 0,
+      ...overrides.registry,
+    },
     discovery: {
       enabled: true,
       connectTimeoutMillis: 500,

@@ -798,26 +798,32 @@ describe('shapes that once slipped through are refused with the field named', ()
     'refuses a list where the %s section (a mapping) belongs',
     (section) => {
       const error = failureOf(() => loadTree(mcpTree({ [section]: [] })));
-      expect(error.problems).toEqual([`mcp.${section}: must be a mapping of keys (not a list or a value) (got [])`]);
+      expect(error.problems).toEqual([
+        `mcp.${section}: must be a mapping of keys (not a list or a value) (got [])`,
+      ]);
     },
   );
 
   it('refuses mcp: [] with a message naming it', () => {
     const error = failureOf(() => loadTree({ mcp: [] }));
-    expect(error.problems).toEqual(['mcp: must be a mapping of keys (not a list or a value) (got [])']);
+    expect(error.problems).toEqual([
+      'mcp: must be a mapping of keys (not a list or a value) (got [])',
+    ]);
   });
 
   it('refuses a list where a bundle authorization section belongs', () => {
-    const error = failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.', { authorization: [] })] })));
+    const error = failureOf(() =>
+      loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.', { authorization: [] })] })),
+    );
     expect(error.problems).toEqual([
       'mcp.bundles[0].authorization: must be a mapping of keys (not a list or a value) (got [])',
     ]);
   });
 
   it('refuses a bundle entry that is a list, and says bundles must be a list when it is a number', () => {
-    expect(failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.'), []] }))).problems).toEqual([
-      expect.stringMatching(/^mcp\.bundles(\[1\])?: each bundle must be a mapping/),
-    ]);
+    expect(
+      failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.'), []] }))).problems,
+    ).toEqual([expect.stringMatching(/^mcp\.bundles(\[1\])?: each bundle must be a mapping/)]);
     expect(failureOf(() => loadTree(mcpTree({ bundles: 7 }))).problems).toEqual([
       'mcp.bundles: must be a list of bundles (got 7)',
     ]);
@@ -831,34 +837,55 @@ describe('shapes that once slipped through are refused with the field named', ()
     ['discovery', 'maxToolTimeoutMillis', 3_000_000_000],
     ['redis', 'commandTimeoutMillis', 3_000_000_000],
     ['shutdown', 'gracePeriodSeconds', 2_147_484],
-  ])('refuses %s.%s = %d, beyond what a Node timer can hold or sense allows', (section, key, value) => {
-    const error = failureOf(() => loadTree(mcpTree({ [section]: { [key]: value } })));
-    expect(error.problems).toEqual([expect.stringMatching(new RegExp(`^mcp\\.${section}\\.${key}: must be at most`))]);
-  });
+  ])(
+    'refuses %s.%s = %d, beyond what a Node timer can hold or sense allows',
+    (section, key, value) => {
+      const error = failureOf(() => loadTree(mcpTree({ [section]: { [key]: value } })));
+      expect(error.problems).toEqual([
+        expect.stringMatching(new RegExp(`^mcp\\.${section}\\.${key}: must be at most`)),
+      ]);
+    },
+  );
 
   it('refuses a YAML alias that contains itself, without a stack trace', () => {
     const cwd = makeCwd({
       'gateway.yaml':
         'mcp: &x\n  identity: gw\n  registry: *x\n  bundles:\n    - {id: a, manifestUrl: "http://a/m", baseEndpoint: "http://a/t", namePrefix: "a."}\n',
     });
-    const error = failureOf(() => loadGatewayConfig({ env: { MCP_CONFIG_FILE: 'gateway.yaml' }, cwd, version: '1' }));
+    const error = failureOf(() =>
+      loadGatewayConfig({ env: { MCP_CONFIG_FILE: 'gateway.yaml' }, cwd, version: '1' }),
+    );
     expect(error.problems).toEqual([expect.stringContaining('recursive YAML alias')]);
   });
 
-  it.each(['../', './', '/', 'a//'])('refuses namePrefix %p, which no tool name could satisfy', (prefix) => {
-    const error = failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', prefix)] })));
-    expect(error.problems).toEqual([expect.stringMatching(/^mcp\.bundles\[0\]\.namePrefix: .*path segment/)]);
-  });
+  it.each(['../', './', '/', 'a//'])(
+    'refuses namePrefix %p, which no tool name could satisfy',
+    (prefix) => {
+      const error = failureOf(() => loadTree(mcpTree({ bundles: [bundle('alpha', prefix)] })));
+      expect(error.problems).toEqual([
+        expect.stringMatching(/^mcp\.bundles\[0\]\.namePrefix: .*path segment/),
+      ]);
+    },
+  );
 
   it('accepts a namePrefix with a trailing slash (a/)', () => {
-    expect(loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha/')] })).bundles[0]?.namePrefix).toBe('alpha/');
+    expect(loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha/')] })).bundles[0]?.namePrefix).toBe(
+      'alpha/',
+    );
   });
 
   it('refuses a static Authorization value with control characters, naming the variable and never the value', () => {
     const error = failureOf(() =>
-      loadTree(mcpTree({ bundles: [bundle('alpha', 'alpha.', { authorization: { mode: 'static', valueEnv: 'AUTHV' } })] }), {
-        AUTHV: 'Bearer abc\r\nX-Evil: 1',
-      }),
+      loadTree(
+        mcpTree({
+          bundles: [
+            bundle('alpha', 'alpha.', { authorization: { mode: 'static', valueEnv: 'AUTHV' } }),
+          ],
+        }),
+        {
+          AUTHV: 'Bearer abc\r\nX-Evil: 1',
+        },
+      ),
     );
     expect(error.problems).toEqual([
       'mcp.bundles[0].authorization.valueEnv: AUTHV holds characters an HTTP header cannot carry',

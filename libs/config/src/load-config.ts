@@ -63,7 +63,8 @@ function flattenValidationErrors(errors: readonly ValidationError[], parent: str
     }
     // "must be a mapping" once: the mapping check and the nested check say the same.
     if ([...reasons].filter((r) => r.startsWith('must be a mapping')).length > 1) {
-      for (const reason of [...reasons]) if (reason.startsWith('must be a mapping (got')) reasons.delete(reason);
+      for (const reason of [...reasons])
+        if (reason.startsWith('must be a mapping (got')) reasons.delete(reason);
     }
     // A missing value fails every check of its field; "is required" says it once.
     if (error.value === undefined && [...reasons].some((r) => r.includes('is required'))) {
@@ -103,7 +104,9 @@ function resolveAuthorization(
       const value = name === '' ? undefined : env[name];
       if (value !== undefined && !/^[\x20-\x7e\t]*$/.test(value)) {
         // The value itself is a secret: name the variable, never the value.
-        problems.push(`${at}.authorization.valueEnv: ${name} holds characters an HTTP header cannot carry`);
+        problems.push(
+          `${at}.authorization.valueEnv: ${name} holds characters an HTTP header cannot carry`,
+        );
       }
       if (name !== '' && (value === undefined || value === '')) {
         problems.push(
@@ -128,7 +131,10 @@ export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
     if (err instanceof ConfigValidationError) throw err;
     // A shape no rule foresaw still ends in the one-message report, never a stack trace.
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    throw new ConfigValidationError([`the configuration could not be read (${reason})`], 'unexpected shape');
+    throw new ConfigValidationError(
+      [`the configuration could not be read (${reason})`],
+      'unexpected shape',
+    );
   }
 }
 

@@ -227,7 +227,10 @@ export class McpConfig {
   discovery: DiscoveryConfig = new DiscoveryConfig();
 
   @IsArray({ message: 'must be a list of bundles' })
-  @IsObject({ each: true, message: 'each bundle must be a mapping (id, manifestUrl, baseEndpoint, namePrefix, …)' })
+  @IsObject({
+    each: true,
+    message: 'each bundle must be a mapping (id, manifestUrl, baseEndpoint, namePrefix, …)',
+  })
   @ValidateNested({ each: true })
   @Type(() => BundleConfig)
   bundles: BundleConfig[] = [];

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { GatewayMetrics } from '@app/observability';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { GatewayMetrics, runOutsideCallContext } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
 import { ManifestFetcher } from './manifest-fetcher.service';
@@ -13,13 +14,18 @@ import { ManifestFetcher } from './manifest-fetcher.service';
 export class BundleRefreshService {
   private readonly logger = new Logger('Discovery');
   private inFlight?: Promise<void>;
+  private lastRoundFinishedAt = Number.NEGATIVE_INFINITY;
+  private readonly minIntervalMs: number;
 
   constructor(
     private readonly fetcher: ManifestFetcher,
     private readonly registry: RegistryService,
     private readonly clock: Clock,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
-  ) {}
+  ) {
+    this.minIntervalMs = config.mcp.registry.notFoundRefreshMinIntervalMillis;
+  }
 
   /** true while a round runs. */
   get running(): boolean {
@@ -29,11 +35,30 @@ export class BundleRefreshService {
   /** Starts a round, or joins the one already running. Resolves when that round is applied; never rejects. */
   refreshNow(): Promise<void> {
     if (this.inFlight === undefined) {
-      this.inFlight = this.runRound().finally(() => {
-        this.inFlight = undefined;
-      });
+      this.inFlight = runOutsideCallContext(() =>
+        this.runRound().finally(() => {
+          this.inFlight = undefined;
+          this.lastRoundFinishedAt = performance.now();
+        }),
+      );
     }
     return this.inFlight;
+  }
+
+  /**
+   * The contract §8 refresh for a tools/call naming an unknown tool: joins a running round,
+   * or starts one unless the last round finished less than notFoundRefreshMinIntervalMillis
+   * ago (that round already answered; a burst of unknown names must not become a burst of
+   * manifest pulls on every Tool Service).
+   */
+  refreshForUnknownTool(): Promise<void> {
+    if (
+      this.inFlight === undefined &&
+      performance.now() - this.lastRoundFinishedAt < this.minIntervalMs
+    ) {
+      return Promise.resolve();
+    }
+    return this.refreshNow();
   }
 
   /** A scheduled tick: skipped when a round is still running (one refresh at a time). */

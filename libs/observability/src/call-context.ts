@@ -17,3 +17,11 @@ export function runWithCallContext<T>(context: CallContext, fn: () => T): T {
 export function currentCallContext(): CallContext | undefined {
   return storage.getStore();
 }
+
+/**
+ * Runs `fn` outside any call: background work it starts (a refresh joined by later callers)
+ * logs without the ids of the agent request that happened to trigger it (contract §4).
+ */
+export function runOutsideCallContext<T>(fn: () => T): T {
+  return storage.exit(fn);
+}

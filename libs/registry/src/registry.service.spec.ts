@@ -547,7 +547,8 @@ describe('aggregate rejections (contract §7.3, §7.6) keep the previous catalog
       lastFailureReason: 'ToolNameCollisionError',
     });
     expect(status(service, 'gamma')).toMatchObject({ status: 'healthy', revision: '2' });
-    expect(service.view().catalog.lastRejectionReason).toBeNull();
+    // the rejection stays visible although the retry published gamma's change
+    expect(service.view().catalog.lastRejectionReason).toBe('ToolNameCollisionError');
   });
 
   it('adopts neither new manifest when both colliding bundles changed (no winner is picked)', async () => {
@@ -718,5 +719,54 @@ describe('stored copies (Redis last-good warm start, contract §11)', () => {
     await service.applyRound([pulled('alpha', 'r1', ['alpha.r1'], 10)]);
     await service.applyRound([failed('alpha', 'ManifestConnectError', 20)]);
     expect(seen).toEqual(['alpha:remote:r1']);
+  });
+});
+
+describe('hostile manifests (adversarial findings)', () => {
+  const deep = (levels: number): unknown => {
+    let value: unknown = 1;
+    for (let i = 0; i < levels; i++) value = [value];
+    return value;
+  };
+
+  it('rejects a manifest nested 10,000 levels deep with ManifestShapeError and still applies the other bundles', async () => {
+    const { service } = setup([ALPHA, BETA]);
+    await service.applyRound([
+      pulled('alpha', 'a1', ['alpha.one'], 0),
+      {
+        bundleId: 'beta',
+        kind: 'manifest',
+        body: { bundleId: deep(10_000), tools: [] },
+        attemptedAt: at(0),
+      },
+    ]);
+    expect(status(service, 'beta')).toMatchObject({
+      status: 'unreachable',
+      lastFailureReason: 'ManifestShapeError',
+    });
+    expect(status(service, 'alpha')).toMatchObject({ status: 'healthy' });
+    expect(service.firstPullAttemptDone).toBe(true);
+  });
+
+  it('rejects a tool schema nested deeper than 64 levels, keeping the last good copy', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', 'a1', ['alpha.one'], 0)]);
+    const tool = {
+      ...toolJson('alpha.deep'),
+      inputSchema: { type: 'object', properties: { x: { default: deep(80) } } },
+    };
+    await service.applyRound([
+      {
+        bundleId: 'alpha',
+        kind: 'manifest',
+        body: { bundleId: 'alpha', revision: 'a2', tools: [tool] },
+        attemptedAt: at(5),
+      },
+    ]);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      revision: 'a1',
+      lastFailureReason: 'ManifestShapeError',
+    });
   });
 });

@@ -199,8 +199,12 @@ export class RegistryService {
       }
     }
     if (results.length >= this.enabledBundles().length) this.schemas.retainOnlySeen();
-    await this.publish(candidates, failures);
-    this.firstRoundDone = true;
+    try {
+      await this.publish(candidates, failures);
+    } finally {
+      // The first attempt is over even if publishing failed unexpectedly (readiness, §6).
+      this.firstRoundDone = true;
+    }
   }
 
   private async validate(
@@ -210,11 +214,24 @@ export class RegistryService {
     fetchedAt: Date,
   ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
     const { id, namePrefix } = record.definition;
-    const result = await validateManifest(
-      body,
-      { bundleId: id, namePrefix, maxToolsPerBundle: this.config.mcp.discovery.maxToolsPerBundle },
-      this.schemas,
-    );
+    let result: Awaited<ReturnType<typeof validateManifest>>;
+    try {
+      result = await validateManifest(
+        body,
+        {
+          bundleId: id,
+          namePrefix,
+          maxToolsPerBundle: this.config.mcp.discovery.maxToolsPerBundle,
+        },
+        this.schemas,
+      );
+    } catch (err) {
+      // One bundle's manifest must never sink the round for the others (contract §6).
+      this.logger.error(
+        `Bundle ${id}: ${source} manifest could not be validated (${err instanceof Error ? err.name : typeof err}); the last good copy stays`,
+      );
+      return { errorType: 'UnexpectedPullError' };
+    }
     if (result.ok) return { manifest: result.manifest, source, fetchedAt };
     this.logger.warn(
       `Bundle ${id} revision ${result.revision ?? 'none'}: ${source} manifest rejected (${result.errorType}); ` +
@@ -266,8 +283,9 @@ export class RegistryService {
             `Manifests not adopted: ${blamed.join(', ') || 'none'}`,
         );
         const retry = blamed.length > 0 ? inputsWith(candidates) : undefined;
-        if (retry !== undefined && (await this.tryPublish(retry)) === true)
-          this.lastRejectionReason = undefined;
+        // A retry without the blamed manifests may publish the others' changes; the
+        // rejection reason stays visible until a round merges cleanly.
+        if (retry !== undefined) await this.tryPublish(retry);
       }
     }
 

@@ -58,7 +58,7 @@ export class ToolsCallHandler implements MethodHandler {
   private async find(name: string): Promise<CatalogTool> {
     const found = this.registry.current()?.get(name);
     if (found !== undefined) return found;
-    await this.refresh.refreshNow();
+    await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
     if (catalog === undefined)
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);

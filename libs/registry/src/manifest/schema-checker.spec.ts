@@ -118,3 +118,26 @@ describe('SchemaChecker and $id: compiled schemas are removed from ajv at once',
     expect(checker.check(nested('^[a-z]+$'))).toBeUndefined();
   });
 });
+
+describe('SchemaChecker keeps no state between manifests (adversarial findings)', () => {
+  it('accepts a schema whose root $id a previous, different schema used for a nested subschema', () => {
+    const checker = new SchemaChecker();
+    const first = {
+      type: 'object',
+      properties: { a: { $id: 'http://x.example/nested', type: 'string' } },
+    };
+    const second = { type: 'object', $id: 'http://x.example/nested' };
+    expect(checker.check(first)).toBeUndefined();
+    expect(checker.check(second)).toBeUndefined();
+  });
+
+  it('falls back to the meta-schema for a schema too wide for the code generator', () => {
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 3000; i++)
+      properties[`p${i}`] = { type: 'string', pattern: '^[a-z]+$', minLength: 1 };
+    const checker = new SchemaChecker();
+    expect(checker.check({ type: 'object', properties })).toBeUndefined();
+    properties.bad = { type: 'strin' };
+    expect(checker.check({ type: 'object', properties })).toBeDefined();
+  });
+});

@@ -37,8 +37,20 @@ export class SchemaChecker {
       this.ajv.compile(schema);
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
+      if (err instanceof RangeError) {
+        // Too large for ajv's code generator (thousands of properties): it is no less a
+        // schema, so fall back to checking it against the 2020-12 meta-schema.
+        try {
+          problem =
+            this.ajv.validateSchema(schema) === true ? null : this.ajv.errorsText(this.ajv.errors);
+        } catch {
+          problem = 'the schema is too large or too deep to check';
+        }
+      }
     } finally {
-      this.ajv.removeSchema(schema);
+      // Every schema, nested $id's included, leaves ajv: one manifest's ids must not clash
+      // with the next one's, or replicas with different histories would disagree.
+      this.ajv.removeSchema();
     }
     this.cache.set(key, problem);
     return problem ?? undefined;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TimeSlicer } from '../time-slicer';
+import { jsonDepthExceeds } from './json-depth';
 import type { ManifestProblem, PullErrorType } from './manifest-errors';
 import type { AcceptedManifest, ManifestTool, PublishedTool } from './manifest.types';
 import type { SchemaChecker } from './schema-checker';
@@ -27,6 +28,9 @@ export type ManifestValidation =
     };
 
 const MAX_PROBLEMS = 20;
+
+/** Deepest nesting accepted in a manifest (a tool schema a few dozen levels deep fits well). */
+export const MAX_MANIFEST_DEPTH = 64;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -167,6 +171,15 @@ export async function validateManifest(
   });
   if (!isRecord(body)) {
     problems.push({ type: 'ManifestShapeError', detail: 'the manifest must be a JSON object' });
+    return reject();
+  }
+  if (jsonDepthExceeds(body, MAX_MANIFEST_DEPTH)) {
+    // Real manifests nest a few levels; a deeper one would overflow the stack of the schema
+    // compiler or the serializer and is refused before either sees it.
+    problems.push({
+      type: 'ManifestShapeError',
+      detail: `the manifest nests deeper than ${MAX_MANIFEST_DEPTH} levels`,
+    });
     return reject();
   }
   let revision: string | undefined;
