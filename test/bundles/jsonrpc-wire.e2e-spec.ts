@@ -222,6 +222,46 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
       expect(answer.json.error.code).toBe(-32600);
     });
 
+    it('bytes that are not UTF-8 → HTTP 400, -32700 (never silently replaced)', async () => {
+      const body = Buffer.concat([
+        Buffer.from(
+          '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"v.needs_x","arguments":{"x":"',
+        ),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from('"}}}'),
+      ]);
+      const calls = service.toolRequests().length;
+      const res = await fetch(gateway.mcpUrl, { method: 'POST', headers: STANDARD_HEADERS, body });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32700);
+      expect(service.toolRequests().length).toBe(calls);
+    });
+
+    it('a body nested deeper than 128 levels → HTTP 400, -32600, refused before parsing', async () => {
+      const answer = await postRaw(
+        gateway.mcpUrl,
+        `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`,
+      );
+      expect(answer.status).toBe(400);
+      expect(answer.json.error).toMatchObject({
+        code: -32600,
+        message: expect.stringContaining('deeper than 128'),
+      });
+    });
+
+    it('an id beyond 2^53 comes back exactly as sent', async () => {
+      const answer = await postRaw(
+        gateway.mcpUrl,
+        '{"jsonrpc":"2.0","id":12345678901234567890123,"method":"ping"}',
+      );
+      expect(answer.text).toBe('{"jsonrpc":"2.0","id":12345678901234567890123,"result":{}}');
+      const failed = await postRaw(
+        gateway.mcpUrl,
+        '{"jsonrpc":"2.0","id":1.5e300,"method":"nope"}',
+      );
+      expect(failed.text).toContain('"id":1.5e300,"error"');
+    });
+
     it('a null id → HTTP 400, -32600', async () => {
       const answer = await postRaw(gateway.mcpUrl, '{"jsonrpc":"2.0","id":null,"method":"ping"}');
       expect(answer.status).toBe(400);

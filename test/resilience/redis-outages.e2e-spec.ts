@@ -195,7 +195,7 @@ describe('Redis outages are cache misses', () => {
     const keyPrefix = uniqueKeyPrefix();
     prefixes.push(keyPrefix);
     const base = `${keyPrefix}:{mcp-gateway-test:ins}`;
-    const future = Date.now() + 3_600_000;
+    const future = Date.now() + 60_000; // another replica pulled a minute later (within the allowed clock skew)
     const newer = JSON.stringify({
       v: 1,
       bundleId: 'ins',
@@ -223,6 +223,36 @@ describe('Redis outages are cache misses', () => {
     await new Promise((r) => setTimeout(r, 500));
     // ... but the shared copy stays the newer one another replica wrote
     expect(await shared.get(`${base}:manifest`)).toBe(newer);
+  });
+
+  it('treats an implausible stored time as garbage: a 1e300 copy is a miss and a year-2100 stamp is overwritten', async () => {
+    const keyPrefix = uniqueKeyPrefix();
+    prefixes.push(keyPrefix);
+    const base = `${keyPrefix}:{mcp-gateway-test:ins}`;
+    const bad = JSON.stringify({
+      v: 1,
+      bundleId: 'ins',
+      fetchedAtMs: 1e300,
+      writtenBy: 'x',
+      manifest: manifest('ins', [tool({ name: 'ins.bogus' })], 'bogus'),
+    });
+    await shared.set(`${base}:manifest`, bad);
+    await shared.set(`${base}:fetched-at`, String(Date.parse('2100-01-01')));
+    const service = track(
+      await TestToolService.start(manifest('ins', [tool({ name: 'ins.a' })], 'live')),
+    );
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('ins', service, 'ins.')], { redis: redisSettings(keyPrefix) }),
+        env: { REDIS_URL: SHARED_REDIS_URL },
+        waitReady: true,
+      }),
+    );
+    expect(gateway.output).not.toContain('Warm start failed');
+    expect(await gateway.bundleStatus('ins')).toMatchObject({ source: 'remote', revision: 'live' });
+    await waitFor(
+      async () => JSON.parse((await shared.get(`${base}:manifest`))!).manifest.revision === 'live',
+    );
   });
 
   it('sets the documented key layout and TTL', async () => {

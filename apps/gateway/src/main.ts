@@ -66,7 +66,12 @@ async function bootstrap(): Promise<void> {
 
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config),
-    new FastifyAdapter({ bodyLimit: MCP_MAX_BODY_BYTES, keepAliveTimeout: 65_000 }),
+    // requestTimeout bounds receiving a request (a client dripping its body), not the answer.
+    new FastifyAdapter({
+      bodyLimit: MCP_MAX_BODY_BYTES,
+      keepAliveTimeout: 65_000,
+      requestTimeout: 30_000,
+    }),
     { bodyParser: false, logger: nestLogger },
   );
   installRawBodyParser(app.getHttpAdapter().getInstance());

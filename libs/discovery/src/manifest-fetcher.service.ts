@@ -37,6 +37,13 @@ export function classifyPullError(err: unknown, readTimeoutMillis: number): Fetc
       detail: `no complete answer within ${readTimeoutMillis} ms`,
     };
   }
+  if (err instanceof undiciErrors.HeadersOverflowError) {
+    return {
+      ok: false,
+      errorType: 'ManifestTooLargeError',
+      detail: 'the response headers are too large',
+    };
+  }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) {
     return { ok: false, errorType: 'ManifestConnectError', detail: code };

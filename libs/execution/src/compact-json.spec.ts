@@ -60,3 +60,27 @@ describe('compactJson: insignificant whitespace removed, everything else byte fo
     expect(compactJson(text)).toBe('{"a":[1,2.5,"x y",{"b":false}],"c":{},"d":[]}');
   });
 });
+
+describe('compactJson on large answers (the byte-level pass)', () => {
+  it('gives the same text as the small-text pass, multibyte text and escapes included', () => {
+    const value = Array.from({ length: 3000 }, (_, i) => ({
+      id: i,
+      name: `naïve 北京 🌍 "q" \\ ${i}`,
+      big: 7,
+    }));
+    // a number no JavaScript number holds, written by the Tool Service: it must survive
+    const pretty = JSON.stringify(value, null, 2).replace(
+      /"big": 7/g,
+      '"big": 12345678901234567890',
+    );
+    expect(pretty.length).toBeGreaterThan(64 * 1024);
+    const compacted = compactJson(pretty);
+    expect(compacted).toBe(JSON.stringify(value).replace(/"big":7/g, '"big":12345678901234567890'));
+    expect(compacted).toContain('12345678901234567890');
+  });
+
+  it('compacts an answer made of millions of separators', () => {
+    const big = `[${Array(2_000_000).fill('1').join(', ')}]`;
+    expect(compactJson(big)).toBe(`[${Array(2_000_000).fill('1').join(',')}]`);
+  });
+});

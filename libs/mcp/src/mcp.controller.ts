@@ -4,6 +4,18 @@ import { runWithCallContext } from '@app/observability';
 import { header, type HttpAnswer } from './http/http-answer';
 import { McpTransport } from './mcp-transport.service';
 
+/** Strict UTF-8: invalid bytes are a parse error, never silently replaced (contract §10). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+function decodeBody(body: unknown): string | null {
+  if (!(body instanceof Buffer)) return '';
+  try {
+    return UTF8.decode(body);
+  } catch {
+    return null;
+  }
+}
+
 function send(reply: FastifyReply, answer: HttpAnswer): void {
   reply.code(answer.status).headers(answer.headers);
   if (answer.body === undefined) reply.send();
@@ -20,7 +32,7 @@ export class McpController {
 
   @Post()
   async post(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const body = req.body instanceof Buffer ? req.body.toString('utf8') : '';
+    const body = decodeBody(req.body);
     // Every log line written while this call is served carries its correlation ids.
     const context = {
       requestId: header(req.headers, 'x-request-id'),

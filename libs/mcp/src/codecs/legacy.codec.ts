@@ -54,7 +54,7 @@ export class LegacyCodec {
       case 'parse-error':
         return this.error(
           null,
-          new GatewayError(GatewayErrorCode.ParseError, 'Parse error: the body is not valid JSON'),
+          new GatewayError(GatewayErrorCode.ParseError, `Parse error: ${message.reason}`),
           format,
         );
       case 'batch':
@@ -121,7 +121,7 @@ export class LegacyCodec {
     const context: MethodContext = {
       protocolVersion,
       headers: exchange.headers,
-      rawBody: exchange.body,
+      rawBody: exchange.body ?? '', // a request message implies a decoded body
     };
     try {
       const result = await this.dispatcher.dispatch(method, params, context);

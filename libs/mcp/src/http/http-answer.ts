@@ -1,11 +1,11 @@
 import type { IncomingHeaders } from '@app/execution';
-import type { JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 
 /** An HTTP request to /mcp, framework-free. */
 export interface HttpExchange {
   readonly headers: IncomingHeaders;
-  /** The body decoded as UTF-8 once, after all chunks arrived (B22). */
-  readonly body: string;
+  /** The body decoded as UTF-8 once, after all chunks arrived (B22); null when the bytes are not UTF-8. */
+  readonly body: string | null;
 }
 
 /** What /mcp answers, framework-free; the controller writes it. */
@@ -45,7 +45,7 @@ export function header(headers: IncomingHeaders, name: string): string | undefin
 
 /** `{"jsonrpc":"2.0","id":…,"result":…}` around a result already serialized. */
 export function resultEnvelope(id: JsonRpcId, resultJson: string): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+  return `{"jsonrpc":"2.0","id":${idJson(id)},"result":${resultJson}}`;
 }
 
 export function errorEnvelope(
@@ -54,11 +54,8 @@ export function errorEnvelope(
   message: string,
   data?: Readonly<Record<string, unknown>>,
 ): string {
-  return JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    error: data === undefined ? { code, message } : { code, message, data },
-  });
+  const error = JSON.stringify(data === undefined ? { code, message } : { code, message, data });
+  return `{"jsonrpc":"2.0","id":${idJson(id)},"error":${error}}`;
 }
 
 /** Frames one JSON-RPC message as the whole response: JSON, or one SSE `message` event. */

@@ -1,5 +1,18 @@
+/**
+ * A numeric id that a JavaScript number cannot hold exactly (beyond 2^53, or a fraction):
+ * kept as the client wrote it, so the answer carries the very same id.
+ */
+export class RawNumberId {
+  constructor(readonly text: string) {}
+}
+
 /** JSON-RPC request id: MCP allows strings and numbers, never null (wire notes G-6). */
-export type JsonRpcId = string | number;
+export type JsonRpcId = string | number | RawNumberId;
+
+/** The id as JSON text, for the response envelope. */
+export function idJson(id: JsonRpcId | null): string {
+  return id instanceof RawNumberId ? id.text : JSON.stringify(id);
+}
 
 /**
  * One inbound POST body, classified at the edge before anything acts on it (DESIGN
@@ -25,4 +38,4 @@ export type InboundMessage =
       readonly method: string;
       readonly reason: string;
     }
-  | { readonly kind: 'parse-error' };
+  | { readonly kind: 'parse-error'; readonly reason: string };

@@ -1,4 +1,5 @@
-import { classifyMessage, parseMessage } from './parse-message';
+import { classifyMessage, parseMessage, textDepthExceeds } from './parse-message';
+import { idJson, RawNumberId } from './jsonrpc.types';
 
 describe('classifyMessage: requests and notifications', () => {
   it('classifies an object with jsonrpc "2.0", a method and an id as a request', () => {
@@ -145,7 +146,10 @@ describe('parseMessage: JSON text to a classified message', () => {
   it.each([['{"jsonrpc":"2.0",'], [''], ['not json'], ['{"a":1} trailing']])(
     'reports a parse error for %p',
     (text) => {
-      expect(parseMessage(text)).toEqual({ message: { kind: 'parse-error' }, value: undefined });
+      expect(parseMessage(text)).toEqual({
+        message: { kind: 'parse-error', reason: 'the body is not valid JSON' },
+        value: undefined,
+      });
     },
   );
 
@@ -173,5 +177,51 @@ describe('parseMessage: JSON text to a classified message', () => {
 
   it('classifies a JSON array body as a batch', () => {
     expect(parseMessage('[]').message).toEqual({ kind: 'batch' });
+  });
+});
+
+describe('parseMessage against hostile bodies (adversarial findings)', () => {
+  it('reports bytes that are not UTF-8 (null text) as a parse error', () => {
+    expect(parseMessage(null).message).toEqual({
+      kind: 'parse-error',
+      reason: 'the body is not valid UTF-8',
+    });
+  });
+
+  it('refuses a body nested deeper than 128 levels before parsing it', () => {
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":${'['.repeat(200)}${']'.repeat(200)}}}`;
+    expect(parseMessage(deep).message).toEqual({
+      kind: 'invalid-request',
+      id: null,
+      reason: 'the body nests deeper than 128 levels',
+    });
+  });
+
+  it('accepts brackets inside strings, whatever their number', () => {
+    const text = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'ping',
+      params: { s: '['.repeat(500) },
+    });
+    expect(parseMessage(text).message.kind).toBe('request');
+    expect(textDepthExceeds(text, 128)).toBe(false);
+  });
+
+  it('keeps an id beyond 2^53 exactly as the client wrote it', () => {
+    const { message } = parseMessage(
+      '{"jsonrpc":"2.0","id":12345678901234567890123,"method":"ping"}',
+    );
+    expect(message.kind).toBe('request');
+    const id = (message as { id: unknown }).id;
+    expect(id).toBeInstanceOf(RawNumberId);
+    expect(idJson(id as RawNumberId)).toBe('12345678901234567890123');
+  });
+
+  it('keeps safe integer and string ids as they are', () => {
+    expect(
+      (parseMessage('{"jsonrpc":"2.0","id":42,"method":"ping"}').message as { id: unknown }).id,
+    ).toBe(42);
+    expect(idJson('a"b')).toBe('"a\\"b"');
   });
 });

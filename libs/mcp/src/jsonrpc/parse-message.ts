@@ -1,4 +1,5 @@
-import type { InboundMessage, JsonRpcId } from './jsonrpc.types';
+import { extractRawMember } from './raw-member';
+import { RawNumberId, type InboundMessage, type JsonRpcId } from './jsonrpc.types';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -8,15 +9,71 @@ function isId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
-/** Parses and classifies a POST body (JSON-RPC 2.0 as MCP uses it). Never throws. */
-export function parseMessage(text: string): { message: InboundMessage; value: unknown } {
+/** Deepest nesting accepted in a request body; real MCP requests nest a few levels. */
+export const MAX_REQUEST_DEPTH = 128;
+
+/**
+ * true when the text nests deeper than `limit`, found by a scan that never recurses; short
+ * texts cannot and are not scanned (the hot path pays nothing for small requests).
+ */
+export function textDepthExceeds(text: string, limit: number): boolean {
+  if (text.length <= limit * 2) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Parses and classifies a POST body (JSON-RPC 2.0 as MCP uses it). Never throws.
+ * @param text the body decoded as UTF-8, or null when its bytes are not valid UTF-8
+ */
+export function parseMessage(text: string | null): { message: InboundMessage; value: unknown } {
+  if (text === null) {
+    return {
+      message: { kind: 'parse-error', reason: 'the body is not valid UTF-8' },
+      value: undefined,
+    };
+  }
+  if (textDepthExceeds(text, MAX_REQUEST_DEPTH)) {
+    // Refused before JSON.parse: a 4 MiB body of brackets would stall every other request.
+    return {
+      message: {
+        kind: 'invalid-request',
+        id: null,
+        reason: `the body nests deeper than ${MAX_REQUEST_DEPTH} levels`,
+      },
+      value: undefined,
+    };
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { message: { kind: 'parse-error' }, value: undefined };
+    return {
+      message: { kind: 'parse-error', reason: 'the body is not valid JSON' },
+      value: undefined,
+    };
   }
-  return { message: classifyMessage(value), value };
+  const message = classifyMessage(value);
+  // An id no JavaScript number holds exactly is answered with the client's own spelling.
+  if ('id' in message && typeof message.id === 'number' && !Number.isSafeInteger(message.id)) {
+    const raw = extractRawMember(text, ['id']);
+    if (raw !== undefined) return { message: { ...message, id: new RawNumberId(raw) }, value };
+  }
+  return { message, value };
 }
 
 export function classifyMessage(value: unknown): InboundMessage {

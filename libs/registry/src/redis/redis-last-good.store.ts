@@ -18,16 +18,21 @@ interface StoredRecord {
 
 /**
  * Writes a copy only when no newer one is stored (another replica may have pulled later):
- * KEYS[1] = manifest key, KEYS[2] = fetched-at key; ARGV = payload, fetchedAtMs, ttl seconds.
- * A fetched-at key holding anything but a number (garbage) is overwritten.
+ * KEYS[1] = manifest key, KEYS[2] = fetched-at key; ARGV = payload, fetchedAtMs, ttl seconds,
+ * latest plausible time in ms. A fetched-at key holding anything but a number, or a time
+ * beyond the plausible (garbage, or a clock far ahead), is overwritten.
  */
 const WRITE_IF_NEWER = `
 local cur = redis.pcall('GET', KEYS[2])
-if type(cur) == 'string' and tonumber(cur) and tonumber(cur) > tonumber(ARGV[2]) then return 0 end
+local stamp = type(cur) == 'string' and tonumber(cur) or nil
+if stamp and stamp > tonumber(ARGV[2]) and stamp <= tonumber(ARGV[4]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 return 1
 `;
+
+/** How far ahead of this replica's clock another replica's may plausibly be. */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 type RedisWithScript = Redis & {
   writeLastGood(
@@ -36,6 +41,7 @@ type RedisWithScript = Redis & {
     payload: string,
     fetchedAtMs: number,
     ttl: number,
+    latestPlausibleMs: number,
   ): Promise<number>;
 };
 
@@ -170,6 +176,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
         JSON.stringify(record),
         record.fetchedAtMs,
         this.ttlSeconds,
+        Date.now() + CLOCK_SKEW_MS,
       )
       .then(() => this.markAvailable())
       .catch((err: unknown) => this.markUnavailable(err));
@@ -217,6 +224,8 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
         value.bundleId !== bundleId ||
         typeof value.fetchedAtMs !== 'number' ||
         !Number.isFinite(value.fetchedAtMs) ||
+        value.fetchedAtMs <= 0 ||
+        value.fetchedAtMs > Date.now() + CLOCK_SKEW_MS ||
         typeof value.writtenBy !== 'string'
       ) {
         return undefined;
