@@ -1,0 +1,97 @@
+-- wrk script of the bench: every request carries a unique number, every response is checked.
+--
+-- BENCH_MODE (env):
+--   rest  POST <url path> with {"nonce":N}            (direct Tool Service, bare proxy)
+--   call  POST /mcp tools/call bench.echo, id N, arguments {"nonce":N}   (gateway)
+--   list  POST /mcp tools/list, id N                   (gateway)
+-- A response is "matched" when the number it carries (the JSON-RPC id, and for a call also the
+-- echoed nonce, which must equal the id) is one this thread sent and has not seen answered yet.
+-- Anything else (unknown, repeated, id ~= nonce, unparseable) is a mismatch. A JSON-RPC error
+-- or an isError result counts in rpcErrors. done() prints one line: BENCHJSON {...}.
+
+local mode = os.getenv("BENCH_MODE") or "call"
+local tool = os.getenv("BENCH_TOOL") or "bench.echo"
+local threads = {}
+
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  counter = 0
+  matched = 0
+  mismatches = 0
+  rpcErrors = 0
+  outstandingCount = 0
+  outstanding = {}
+  base = tid * 100000000
+  headers = {
+    ["content-type"] = "application/json",
+    ["accept"] = "application/json, text/event-stream",
+  }
+end
+
+function request()
+  counter = counter + 1
+  local n = base + counter
+  local id = string.format("%d", n)
+  outstanding[id] = true
+  outstandingCount = outstandingCount + 1
+  local body
+  if mode == "rest" then
+    body = '{"nonce":' .. id .. '}'
+  elseif mode == "list" then
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/list"}'
+  else
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
+      '","arguments":{"nonce":' .. id .. '}}}'
+  end
+  return wrk.format("POST", nil, headers, body)
+end
+
+local function settle(id)
+  if id ~= nil and outstanding[id] then
+    outstanding[id] = nil
+    outstandingCount = outstandingCount - 1
+    matched = matched + 1
+  else
+    mismatches = mismatches + 1
+  end
+end
+
+function response(status, headers, body)
+  if mode == "rest" then
+    settle(string.match(body, '"nonce":(%d+)'))
+    return
+  end
+  local id = string.match(body, '^{"jsonrpc":"2.0","id":(%d+)')
+  if mode == "call" then
+    local nonce = string.match(body, 'nonce%W+(%d+)')
+    if nonce ~= id then
+      mismatches = mismatches + 1
+      return
+    end
+    if string.find(body, '"isError":true', 1, true) then rpcErrors = rpcErrors + 1 end
+  end
+  if not string.find(body, '"result":', 1, true) then rpcErrors = rpcErrors + 1 end
+  settle(id)
+end
+
+function done(summary, latency, requests)
+  local m, mm, re, oc = 0, 0, 0, 0
+  for _, t in ipairs(threads) do
+    m = m + t:get("matched")
+    mm = mm + t:get("mismatches")
+    re = re + t:get("rpcErrors")
+    oc = oc + t:get("outstandingCount")
+  end
+  local e = summary.errors
+  io.write(string.format(
+    'BENCHJSON {"requests":%d,"durationUs":%d,"bytes":%d,"p50Us":%d,"p90Us":%d,"p99Us":%d,"maxUs":%d,"meanUs":%.1f,' ..
+    '"errConnect":%d,"errRead":%d,"errWrite":%d,"errStatus":%d,"errTimeout":%d,' ..
+    '"matched":%d,"mismatches":%d,"rpcErrors":%d,"unanswered":%d}\n',
+    summary.requests, summary.duration, summary.bytes,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean,
+    e.connect, e.read, e.write, e.status, e.timeout, m, mm, re, oc))
+end

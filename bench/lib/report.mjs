@@ -1,0 +1,234 @@
+// The targets of the issue, evaluated on a results object, and the human table.
+import { CONNECTIONS, OUT } from './config.mjs';
+import { fmt, median, round, table } from './stats.mjs';
+
+export function evaluateTargets(results) {
+  const get = (path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), results);
+  const defs = [
+    [
+      'toolsCall.c16.cpuPerRequestRatioVsBareProxy',
+      '<=',
+      2,
+      '×',
+      'gateway CPU per tools/call vs bare proxy, 16 conns',
+    ],
+    ['toolsCall.c1.addedP50Ms', '<=', 0.5, 'ms', 'added p50 vs direct, 1 conn'],
+    ['toolsList.t10000.p50Ms', '<', 10, 'ms', 'tools/list p50, 10,000 tools'],
+    [
+      'refresh.t10000.maxEventLoopStallMs',
+      '<=',
+      50,
+      'ms',
+      'longest event-loop stall, 10,000-tool swap',
+    ],
+    ['memory.t10.idleRssMb', '<=', 100, 'MB', 'RSS idle, 10 tools'],
+    ['memory.t10000.rssMb', '<=', 160, 'MB', 'RSS under load, 10,000 tools'],
+    ['coldStart.readyMs', '<=', 1500, 'ms', 'spawn → readiness 200'],
+  ];
+  return defs.map(([metric, op, limit, unit, what]) => {
+    const value = get(metric);
+    if (typeof value !== 'number') return { metric, what, limit, unit, value: null, met: null };
+    const met = op === '<' ? value < limit : value <= limit;
+    return {
+      metric,
+      what,
+      op,
+      limit,
+      unit,
+      value,
+      met,
+      overBy: met ? 0 : round(value - limit, 3),
+      ratioToLimit: round(value / limit, 2),
+    };
+  });
+}
+
+export function printReport(results) {
+  const out = [];
+  const m = results.meta;
+  out.push('');
+  out.push(
+    `mcp-gateway bench — ${m.date} — ${m.cpuModel} × ${m.cpus} — Node ${m.node} — ${m.generator}, ${m.pinning}`,
+  );
+  out.push(
+    `rounds ${m.rounds} × ${m.seconds} s (first dropped), warm-up ${m.warmupSeconds} s; medians of kept rounds`,
+  );
+  out.push(
+    `gateway build ${m.build.sha256} (built ${m.build.builtAt}; git ${m.build.gitHead} + ${m.build.gitDirtyFiles} changed files)${Object.keys(m.gatewayEnv).length ? `; gateway env ${JSON.stringify(m.gatewayEnv)}` : ''}`,
+  );
+  out.push(
+    `machine load: ${m.loadAvgAtStart.join(' ')} at start, ${m.loadAvgAtEnd.join(' ')} at end ("noise cores" = CPU used by other processes during a run)`,
+  );
+  if (results.toolsCall) {
+    out.push('', 'tools/call (echo tool)');
+    const rows = [
+      [
+        'conns / target',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'cpu/req µs',
+        'upstream µs',
+        'RSS MB',
+        'errors',
+        'id mism.',
+        'noise cores',
+      ],
+    ];
+    for (const c of CONNECTIONS) {
+      const e = results.toolsCall[`c${c}`];
+      for (const name of ['direct', 'bareProxy', 'gateway']) {
+        const t = e[name];
+        rows.push([
+          `c${c} ${name}`,
+          fmt(t.rps, 0),
+          fmt(t.p50Ms, 3),
+          fmt(t.p99Ms, 3),
+          fmt(t.cpuPerRequestMs * 1000, 1),
+          fmt(t.upstreamCpuPerRequestMs * 1000, 1),
+          fmt(t.rssMb, 1),
+          String(t.errors),
+          String(t.idMismatches),
+          fmt(t.noiseCores, 2),
+        ]);
+      }
+    }
+    out.push(table(rows));
+    const r2 = [
+      [
+        'conns',
+        'cpu/req gw÷proxy',
+        'per round',
+        'req/s gw÷proxy',
+        'added p50 vs direct ms',
+        'vs proxy ms',
+        'proxy added p50 ms',
+      ],
+    ];
+    for (const c of CONNECTIONS) {
+      const e = results.toolsCall[`c${c}`];
+      r2.push([
+        `c${c}`,
+        fmt(e.cpuPerRequestRatioVsBareProxy, 2),
+        e.cpuPerRequestRatioVsBareProxyPerRound.map((x) => fmt(x, 2)).join(' '),
+        fmt(e.rpsRatioVsBareProxy, 2),
+        fmt(e.addedP50Ms, 3),
+        fmt(e.addedP50VsBareProxyMs, 3),
+        fmt(e.bareProxyAddedP50Ms, 3),
+      ]);
+    }
+    out.push('', table(r2));
+  }
+  if (results.toolsList) {
+    out.push('', 'tools/list (1 connection)');
+    const rows = [
+      ['tools', 'p50 ms', 'p99 ms', 'req/s', 'body bytes', 'cpu/req ms', 'errors', 'id mism.'],
+    ];
+    for (const [k, t] of Object.entries(results.toolsList))
+      rows.push([
+        k,
+        fmt(t.p50Ms, 3),
+        fmt(t.p99Ms, 3),
+        fmt(t.rps, 0),
+        String(t.bodyBytes),
+        fmt(t.cpuPerRequestMs, 3),
+        String(t.errors),
+        String(t.idMismatches),
+      ]);
+    out.push(table(rows));
+  }
+  if (results.memory) {
+    out.push('', 'memory (gateway RSS)');
+    const rows = [['tools', 'idle MB', 'tools/call c16 max MB', 'tools/list max MB', 'ready ms']];
+    for (const [k, t] of Object.entries(results.memory))
+      rows.push([
+        k,
+        fmt(t.idleRssMb, 1),
+        fmt(t.loadRssMb, 1),
+        fmt(t.listLoadRssMb, 1),
+        fmt(t.readyMs, 0),
+      ]);
+    out.push(table(rows));
+  }
+  if (results.refresh?.t10000) {
+    const r = results.refresh.t10000;
+    out.push(
+      '',
+      `refresh: swap of a ${r.tools}-tool catalog (${r.manifestBytes} bytes) under tools/call at 16 connections`,
+    );
+    out.push(
+      table([
+        [
+          'window',
+          'max loop stall ms',
+          'p50 ms',
+          'p99 ms',
+          'max ms',
+          'req/s',
+          'probe p99 ms',
+          'probe max ms',
+        ],
+        [
+          'baseline',
+          fmt(r.baselineMaxEventLoopStallMs, 1),
+          fmt(r.baselineP50Ms, 3),
+          fmt(r.baselineP99Ms, 3),
+          fmt(r.baselineMaxMs, 3),
+          fmt(r.baselineRps, 0),
+          fmt(r.probeBaseline.p99Ms, 3),
+          fmt(r.probeBaseline.maxMs, 3),
+        ],
+        [
+          'with swap',
+          fmt(r.maxEventLoopStallMs, 1),
+          fmt(r.p50Ms, 3),
+          fmt(r.p99Ms, 3),
+          fmt(r.maxMs, 3),
+          fmt(r.rps, 0),
+          fmt(r.probeInSwap.p99Ms, 3),
+          fmt(r.probeInSwap.maxMs, 3),
+        ],
+      ]),
+    );
+    out.push(
+      `refresh took ${r.refreshMs} ms (trigger answered ${r.triggerErrorCode}); swapped: ${r.swapped}; probe calls during the refresh: ${r.probeInSwap.samples}`,
+    );
+  }
+  if (results.coldStart) {
+    const c = results.coldStart;
+    out.push(
+      '',
+      `cold start (10 tools, median of ${c.runs.length}): listening ${fmt(c.listeningMs, 0)} ms, ready ${fmt(c.readyMs, 0)} ms, first tools/list ${fmt(c.firstToolsListMs, 0)} ms; gateway CPU spent to ready ${fmt(c.cpuToReadyMs, 0)} ms`,
+    );
+    out.push(
+      `  runs (ready ms / noise cores): ${c.runs.map((r) => `${fmt(r.readyMs, 0)} / ${fmt(r.noiseCores, 2)}`).join(', ')}`,
+    );
+  }
+  const noise = [
+    ...(results.toolsCall?.raw ?? []).filter((r) => r.kept).map((r) => r.noiseCores),
+  ].filter(Number.isFinite);
+  if (noise.length > 0 && median(noise) > 0.3) {
+    out.push(
+      '',
+      `WARNING: other processes used ${fmt(median(noise), 2)} cores (median per run) while the bench ran; figures are disturbed`,
+    );
+  }
+  out.push('', 'targets');
+  out.push(
+    table([
+      ['metric', 'value', 'target', 'met'],
+      ...results.targets.map((t) => [
+        t.metric,
+        t.value === null ? '-' : `${t.value} ${t.unit}`,
+        `${t.op ?? ''} ${t.limit} ${t.unit}`,
+        t.met === null ? 'n/a' : t.met ? 'yes' : `NO (+${t.overBy} ${t.unit})`,
+      ]),
+    ]),
+  );
+  out.push(
+    '',
+    `id checks: ${results.checks.matched} of ${results.checks.requests} responses matched their own request id; mismatches ${results.checks.mismatches}`,
+  );
+  out.push(`results: ${OUT}`, '');
+  process.stdout.write(`${out.join('\n')}\n`);
+}

@@ -1,0 +1,275 @@
+#!/usr/bin/env node
+// `npm run bench`: the gateway's benchmark (see docs/benchmarks.md for how to read it).
+//
+// Everything runs in this process tree on 127.0.0.1: the bench Tool Service, a bare node:http
+// proxy and the built gateway (node dist/apps/gateway/main.js). Scenarios:
+//   toolsCall   direct / bare proxy / gateway at 1, 16, 64 connections, alternating rounds
+//   toolsList   tools/list with 10, 1,000, 10,000 tools
+//   memory      RSS idle and under load with 10 and 10,000 tools
+//   refresh     a 10,000-tool catalog swapped under tools/call load: event-loop stall, p99
+//   coldStart   spawn → readiness 200, spawn → first answered tools/list
+// Output: a table on stdout and bench/results/latest.json.
+//
+// Env: BENCH_ROUNDS (5; the first is dropped), BENCH_SECONDS (5 per run), BENCH_WARMUP_SECONDS
+// (3), BENCH_CONNECTIONS (1,16,64), BENCH_SCENARIOS (call,list,memory,refresh,cold),
+// BENCH_COLD_RUNS (5; 1 when BENCH_ROUNDS < 5), BENCH_GENERATOR (wrk|autocannon), BENCH_INSTALL_WRK=1 (apt-get install
+// wrk when missing, as root), BENCH_PIN=0 (no taskset), BENCH_OUT (results file),
+// BENCH_GATEWAY_ENV ("LOG_LEVEL=warn …": extra env for every gateway started), BENCH_WAIT_QUIET
+// (seconds, at most 600: first wait until the machine has been idle for 5 s, or give up).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import {
+  CONNECTIONS,
+  CORE_SIDE,
+  CORE_TARGET,
+  GENERATOR,
+  OUT,
+  PIN,
+  CPUS,
+  ROUNDS,
+  SCENARIOS,
+  SECONDS,
+  WARMUP,
+  int,
+  log,
+  sleep,
+} from './lib/config.mjs';
+import { account, checks, measured } from './lib/measure.mjs';
+import { machineCpuMs, memoryMb } from './lib/proc.mjs';
+import {
+  LOOP_MONITOR,
+  REPO_ROOT,
+  benchTempDir,
+  cleanupTemp,
+  extraGatewayEnv,
+  killAll,
+  snapshotGateway,
+  startBareProxy,
+  startToolService,
+} from './lib/processes.mjs';
+import { evaluateTargets, printReport } from './lib/report.mjs';
+import { scenarioColdStart } from './lib/scenario-cold-start.mjs';
+import { scenarioRefresh } from './lib/scenario-refresh.mjs';
+import { startGatewayFor, toolsListRun } from './lib/scenario-tools-list.mjs';
+import { scenarioToolsCall } from './lib/scenario-tools-call.mjs';
+import { fmt, median, round } from './lib/stats.mjs';
+
+// ---------------------------------------------------------------- main
+
+/** Waits (bounded) until other processes use less than 0.25 cores for 5 s in a row. */
+async function waitQuiet(maxSeconds) {
+  const deadline = Date.now() + Math.min(maxSeconds, 600) * 1000;
+  let quietSince = Date.now();
+  for (;;) {
+    const a = machineCpuMs();
+    await sleep(1000);
+    const b = machineCpuMs();
+    const cores = (b.busyMs - a.busyMs) / 1000;
+    if (cores >= 0.25) quietSince = Date.now();
+    if (Date.now() - quietSince >= 5000) return true;
+    if (Date.now() > deadline) {
+      log(
+        `the machine did not get quiet in ${maxSeconds} s (last second: ${cores.toFixed(2)} cores busy); going on`,
+      );
+      return false;
+    }
+  }
+}
+
+async function main() {
+  const started = Date.now();
+  const cpuModel = os.cpus()[0]?.model ?? 'unknown';
+  const meta = {
+    date: new Date().toISOString(),
+    node: process.versions.node,
+    cpus: CPUS,
+    cpuModel,
+    memGb: round(os.totalmem() / 2 ** 30, 1),
+    kernel: os.release(),
+    command: `${process.env.BENCH_GATEWAY_ENV ? `BENCH_GATEWAY_ENV="${process.env.BENCH_GATEWAY_ENV}" ` : ''}BENCH_ROUNDS=${ROUNDS} BENCH_SECONDS=${SECONDS} npm run bench`,
+    gatewayEnv: extraGatewayEnv(),
+    rounds: ROUNDS,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP,
+    connections: CONNECTIONS,
+    generator: GENERATOR,
+    pinning: PIN
+      ? 'target (gateway / proxy) on core 0, Tool Service on core 1, load generator on the core the target is not on'
+      : 'no pinning',
+    loadAvgAtStart: os.loadavg().map((x) => round(x, 2)),
+  };
+  meta.build = snapshotGateway();
+  const git = (args) =>
+    spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
+  meta.build.gitHead = git(['rev-parse', '--short', 'HEAD']);
+  meta.build.gitDirtyFiles = git(['status', '--porcelain']).split('\n').filter(Boolean).length;
+  log(
+    `${GENERATOR}, ${meta.pinning}; rounds ${ROUNDS} × ${SECONDS} s; gateway build ${meta.build.sha256} (${meta.build.builtAt})`,
+  );
+  const results = { meta };
+  if (process.env.BENCH_WAIT_QUIET) {
+    log(`waiting up to ${int('BENCH_WAIT_QUIET', 60)} s for a quiet machine`);
+    meta.waitedForQuiet = await waitQuiet(int('BENCH_WAIT_QUIET', 60));
+    meta.loadAvgAtStart = os.loadavg().map((x) => round(x, 2));
+  }
+
+  const ts = await startToolService({ core: CORE_SIDE });
+  try {
+    let firstCold;
+    if (SCENARIOS.has('call') || SCENARIOS.has('list') || SCENARIOS.has('memory')) {
+      const { gw, readyMs, cold } = await startGatewayFor(ts, 't10', 10);
+      firstCold = cold;
+      const proxy = await startBareProxy({ core: CORE_TARGET, upstream: ts.url });
+      try {
+        await sleep(1000);
+        const idle = memoryMb(gw.pid).rssMb;
+        const memory10 = { tools: 10, readyMs: round(readyMs, 0), idleRssMb: round(idle, 1) };
+        if (SCENARIOS.has('call')) {
+          results.toolsCall = await scenarioToolsCall({ ts, proxy, gw });
+          const gwRuns = results.toolsCall.raw.filter((r) => r.target === 'gateway');
+          memory10.loadRssMb = round(Math.max(...gwRuns.map((r) => r.maxRssMb)), 1);
+        } else if (SCENARIOS.has('memory')) {
+          const r = await measured({
+            url: gw.mcpUrl,
+            mode: 'call',
+            connections: 16,
+            seconds: SECONDS,
+            targetPid: gw.pid,
+            upstreamPid: ts.pid,
+            loadCore: CORE_SIDE,
+          });
+          account(r);
+          memory10.loadRssMb = round(r.maxRssMb, 1);
+        }
+        memory10.rssMb = memory10.idleRssMb;
+        if (SCENARIOS.has('list')) {
+          results.toolsList = { t10: await toolsListRun(gw, 10) };
+          memory10.listLoadRssMb = results.toolsList.t10.maxRssMb;
+        }
+        if (SCENARIOS.has('memory') || SCENARIOS.has('call')) results.memory = { t10: memory10 };
+      } finally {
+        await proxy.stop();
+        await gw.stop();
+      }
+    }
+    if (SCENARIOS.has('cold')) results.coldStart = await scenarioColdStart(ts, firstCold);
+
+    if (SCENARIOS.has('list')) {
+      const { gw } = await startGatewayFor(ts, 't1000', 1000);
+      try {
+        results.toolsList.t1000 = await toolsListRun(gw, 1000);
+      } finally {
+        await gw.stop();
+      }
+    }
+
+    if (SCENARIOS.has('list') || SCENARIOS.has('memory') || SCENARIOS.has('refresh')) {
+      // One 10,000-tool gateway for memory, tools/list and the swap; the loop monitor is
+      // preloaded (two 1 ms timers: negligible next to a 3 MB tools/list).
+      const loopFile = join(benchTempDir('loop'), 'loop.json');
+      const { gw, readyMs } = await startGatewayFor(ts, 't10000', 10000, {
+        nodeArgs: ['--require', LOOP_MONITOR],
+        env: { BENCH_LOOP_FILE: loopFile },
+      });
+      try {
+        await sleep(1000);
+        const memory = {
+          tools: 10000,
+          readyMs: round(readyMs, 0),
+          idleRssMb: round(memoryMb(gw.pid).rssMb, 1),
+        };
+        const heap = () => {
+          try {
+            const l = JSON.parse(readFileSync(loopFile, 'utf8'));
+            return {
+              heapUsedMb: l.heapUsedMb,
+              heapTotalMb: l.heapTotalMb,
+              externalMb: l.externalMb,
+            };
+          } catch {
+            return undefined;
+          }
+        };
+        memory.idleHeap = heap();
+        log(
+          `memory t=10000: ready in ${fmt(readyMs, 0)} ms, idle RSS ${memory.idleRssMb} MB (heap used ${memory.idleHeap?.heapUsedMb} MB); tools/call at 16 connections`,
+        );
+        const r = await measured({
+          url: gw.mcpUrl,
+          mode: 'call',
+          connections: 16,
+          seconds: SECONDS,
+          targetPid: gw.pid,
+          upstreamPid: ts.pid,
+          loadCore: CORE_SIDE,
+        });
+        account(r);
+        memory.loadRssMb = round(r.maxRssMb, 1);
+        memory.rssMb = memory.loadRssMb;
+        memory.afterLoadHeap = heap();
+        if (SCENARIOS.has('list')) {
+          results.toolsList.t10000 = await toolsListRun(gw, 10000);
+          const c16 = await measured({
+            url: gw.mcpUrl,
+            mode: 'list',
+            connections: 16,
+            seconds: SECONDS,
+            targetPid: gw.pid,
+            loadCore: CORE_SIDE,
+          });
+          account(c16);
+          results.toolsList.t10000.c16 = {
+            rps: round(c16.rps, 1),
+            p50Ms: round(c16.p50Ms),
+            p99Ms: round(c16.p99Ms),
+            errors: c16.errors,
+            maxRssMb: round(c16.maxRssMb, 1),
+          };
+          memory.listLoadRssMb = round(
+            Math.max(results.toolsList.t10000.maxRssMb, c16.maxRssMb),
+            1,
+          );
+        }
+        if (SCENARIOS.has('list') || SCENARIOS.has('memory'))
+          results.memory = { ...(results.memory ?? {}), t10000: memory };
+        if (SCENARIOS.has('refresh'))
+          results.refresh = { t10000: await scenarioRefresh(ts, gw, 't10000', loopFile, 10000) };
+      } finally {
+        await gw.stop();
+      }
+    }
+  } finally {
+    await ts.stop();
+    cleanupTemp();
+  }
+
+  results.checks = checks;
+  results.meta.loadAvgAtEnd = os.loadavg().map((x) => round(x, 2));
+  results.meta.elapsedSeconds = round((Date.now() - started) / 1000, 1);
+  results.targets = evaluateTargets(results);
+  const noise = (results.toolsCall?.raw ?? []).filter((r) => r.kept).map((r) => r.noiseCores);
+  results.meta.noiseCoresMedian = noise.length ? round(median(noise), 2) : null;
+  mkdirSync(join(OUT, '..'), { recursive: true });
+  writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);
+  printReport(results);
+  if (checks.mismatches > 0) {
+    process.stderr.write(
+      `FAILED: ${checks.mismatches} responses did not answer their own request id\n`,
+    );
+    process.exitCode = 1;
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : err}\n`);
+  killAll();
+  process.exit(1);
+});
