@@ -1,9 +1,12 @@
-import type { Logger } from '@nestjs/common';
+import type { INestApplicationContext, Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { McpHttpServer } from '@app/mcp';
 
 export interface ShutdownTargets {
-  /** The agent-facing application (PORT). */
-  readonly app: NestFastifyApplication;
+  /** The gateway's application context (modules, schedule, HTTP clients, Redis). */
+  readonly app: INestApplicationContext;
+  /** The agents' listener (PORT). */
+  readonly mcp: McpHttpServer;
   /** The management application (MANAGEMENT_PORT), closed last so probes answer during the drain. */
   readonly management: NestFastifyApplication;
   /** Turns readiness down. */
@@ -21,27 +24,13 @@ export interface ShutdownTargets {
  * closes last.
  */
 export async function drainAndClose(targets: ShutdownTargets): Promise<void> {
-  const { app, management, logger } = targets;
+  const { app, mcp, management, logger } = targets;
   targets.markDraining();
-  const fastify = app.getHttpAdapter().getInstance();
-  let timer: NodeJS.Timeout | undefined;
-  const graceOver = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), targets.gracePeriodMs);
-  });
-  const server = app.getHttpServer();
-  const drained = fastify.close().then(() => 'drained' as const);
-  // A keep-alive connection whose request finishes after close() began stays open until
-  // closed: sweep idle ones so the drain ends when the last in-flight call does.
-  const sweeper = setInterval(() => server.closeIdleConnections(), 50);
-  if ((await Promise.race([drained, graceOver])) === 'timeout') {
+  if (!(await mcp.drain(targets.gracePeriodMs))) {
     logger.warn(
-      `Grace period of ${targets.gracePeriodMs} ms is over; cutting the remaining connections`,
+      `Grace period of ${targets.gracePeriodMs} ms is over; cut the remaining connections`,
     );
-    server.closeAllConnections();
-    await drained;
   }
-  clearInterval(sweeper);
-  clearTimeout(timer);
   await app.close();
   await management.close();
 }

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
-import { installRawBodyParser, MCP_MAX_BODY_BYTES, McpExceptionFilter } from '@app/mcp';
+import { McpHttpServer } from '@app/mcp';
 import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
@@ -30,13 +30,13 @@ function loadConfigOrExit(): GatewayConfig {
 
 /** A port that cannot be bound stops the boot with one plain line, like a bad config. */
 async function listenOrExit(
-  app: NestFastifyApplication,
+  listen: () => Promise<number>,
   port: number,
   host: string,
   name: string,
-): Promise<void> {
+): Promise<number> {
   try {
-    await app.listen(port, host);
+    return await listen();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     const reason =
@@ -57,6 +57,11 @@ function boundPort(app: NestFastifyApplication): number {
   return typeof address === 'object' && address !== null ? address.port : -1;
 }
 
+/**
+ * Composition root: the gateway's modules in one Nest application context; agents reach it
+ * through McpHttpServer on PORT (plain node:http, the lean path), operators through a Nest
+ * application on MANAGEMENT_PORT that shares the context's registry and metrics.
+ */
 async function bootstrap(): Promise<void> {
   const config = loadConfigOrExit();
   // JSON lines through pino for Nest's own lines and ours alike.
@@ -64,19 +69,12 @@ async function bootstrap(): Promise<void> {
   Logger.overrideLogger(nestLogger);
   const logger = new Logger('Gateway');
 
-  const app = await NestFactory.create<NestFastifyApplication>(
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(
     AppModule.forRoot(config),
-    // requestTimeout bounds receiving a request (a client dripping its body), not the answer.
-    new FastifyAdapter({
-      bodyLimit: MCP_MAX_BODY_BYTES,
-      keepAliveTimeout: 65_000,
-      requestTimeout: 30_000,
-    }),
-    { bodyParser: false, logger: nestLogger },
+    {
+      logger: nestLogger,
+    },
   );
-  installRawBodyParser(app.getHttpAdapter().getInstance());
-  app.useGlobalFilters(new McpExceptionFilter());
-
   const management = await NestFactory.create<NestFastifyApplication>(
     ManagementModule.forRoot({
       registry: app.get(RegistryService),
@@ -86,17 +84,22 @@ async function bootstrap(): Promise<void> {
     { logger: nestLogger },
   );
 
-  await listenOrExit(app, config.server.port, config.server.host, 'PORT');
+  const mcp = app.get(McpHttpServer);
+  const { port, managementPort, host } = config.server;
+  const mcpPort = await listenOrExit(() => mcp.listen(port, host), port, host, 'PORT');
   await listenOrExit(
-    management,
-    config.server.managementPort,
-    config.server.host,
+    async () => {
+      await management.listen(managementPort, host);
+      return boundPort(management);
+    },
+    managementPort,
+    host,
     'MANAGEMENT_PORT',
   );
   // The bound ports (PORT=0 picks a free one); tests and operators read them from this line.
   logger.log(
     `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) listening: ` +
-      `mcp=${boundPort(app)} management=${boundPort(management)} host=${config.server.host}`,
+      `mcp=${mcpPort} management=${boundPort(management)} host=${host}`,
   );
 
   let stopping = false;
@@ -108,6 +111,7 @@ async function bootstrap(): Promise<void> {
     );
     drainAndClose({
       app,
+      mcp,
       management,
       markDraining: () => management.get(RegistryHealthIndicator).markDraining(),
       gracePeriodMs: config.mcp.shutdown.gracePeriodSeconds * 1000,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { GatewayMetrics, runOutsideCallContext } from '@app/observability';
+import { GatewayMetrics } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
 import { ManifestFetcher } from './manifest-fetcher.service';
@@ -35,12 +35,10 @@ export class BundleRefreshService {
   /** Starts a round, or joins the one already running. Resolves when that round is applied; never rejects. */
   refreshNow(): Promise<void> {
     if (this.inFlight === undefined) {
-      this.inFlight = runOutsideCallContext(() =>
-        this.runRound().finally(() => {
-          this.inFlight = undefined;
-          this.lastRoundFinishedAt = performance.now();
-        }),
-      );
+      this.inFlight = this.runRound().finally(() => {
+        this.inFlight = undefined;
+        this.lastRoundFinishedAt = performance.now();
+      });
     }
     return this.inFlight;
   }
@@ -93,16 +91,16 @@ export class BundleRefreshService {
           ? await this.fetcher.readFile(bundle.manifestFile)
           : await this.fetcher.fetch(bundle.manifestUrl);
       if (fetched.ok)
-        return { bundleId: bundle.id, kind: 'manifest', body: fetched.body, attemptedAt };
+        return { bundleId: bundle.id, kind: 'manifest', text: fetched.text, attemptedAt };
       // contract §3: the fallback file is read only when the first remote pull fails.
-      let fallbackBody: unknown;
+      let fallbackText: string | undefined;
       if (
         bundle.fallbackManifestFile !== undefined &&
         this.registry.isFirstAttempt(bundle.id) &&
         this.registry.hasNoCopy(bundle.id)
       ) {
         const fallback = await this.fetcher.readFile(bundle.fallbackManifestFile);
-        if (fallback.ok) fallbackBody = fallback.body;
+        if (fallback.ok) fallbackText = fallback.text;
         else
           this.logger.error(
             `Bundle ${bundle.id}: fallbackManifestFile unusable (${fallback.errorType}: ${fallback.detail})`,
@@ -114,7 +112,7 @@ export class BundleRefreshService {
         errorType: fetched.errorType,
         detail: fetched.detail,
         attemptedAt,
-        fallbackBody,
+        fallbackText,
       };
     } catch (err) {
       return {

@@ -4,9 +4,9 @@ import { Agent, errors as undiciErrors, request } from 'undici';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { PullErrorType } from '@app/registry';
 
-/** A pulled manifest body, parsed but not validated; or why there is none. */
+/** A pulled manifest as text (parsed and validated by the registry); or why there is none. */
 export type FetchedManifest =
-  | { readonly ok: true; readonly body: unknown }
+  | { readonly ok: true; readonly text: string }
   | { readonly ok: false; readonly errorType: PullErrorType; readonly detail: string };
 
 const NETWORK_ERROR_CODES = new Set([
@@ -65,13 +65,14 @@ function discard(body: NodeJS.ReadableStream & { destroy(): void }): void {
 }
 
 /** Decodes UTF-8 once, after all chunks arrived, dropping a leading BOM. */
-const UTF8 = new TextDecoder('utf-8');
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-function parseJson(text: string): FetchedManifest {
+/** Strict UTF-8 (a BOM is dropped): a manifest that is not UTF-8 is not JSON (RFC 8259). */
+function decode(bytes: Buffer): FetchedManifest {
   try {
-    return { ok: true, body: JSON.parse(text) as unknown };
+    return { ok: true, text: UTF8.decode(bytes) };
   } catch {
-    return { ok: false, errorType: 'ManifestNotJsonError', detail: 'the body is not valid JSON' };
+    return { ok: false, errorType: 'ManifestNotJsonError', detail: 'the body is not valid UTF-8' };
   }
 }
 
@@ -137,7 +138,7 @@ export class ManifestFetcher implements OnModuleDestroy {
         }
         chunks.push(buf);
       }
-      return parseJson(UTF8.decode(Buffer.concat(chunks, total)));
+      return decode(Buffer.concat(chunks, total));
     } catch (err) {
       return classifyPullError(err, this.readTimeoutMillis);
     }
@@ -148,7 +149,7 @@ export class ManifestFetcher implements OnModuleDestroy {
     try {
       const info = await stat(path);
       if (info.size > this.maxBytes) return this.tooLarge(`file of ${info.size} bytes`);
-      return parseJson(UTF8.decode(await readFile(path)));
+      return decode(await readFile(path));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
       return {

@@ -4,7 +4,6 @@ import {
   type ToolCallOutcome,
   type ToolServiceStatusClass,
 } from '@app/observability';
-import { Agent, errors as undiciErrors, request } from 'undici';
 import { GATEWAY_CONFIG, type GatewayConfig, type ResolvedAuthorization } from '@app/config';
 import type { CatalogTool } from '@app/registry';
 import {
@@ -13,6 +12,7 @@ import {
   type IncomingHeaders,
 } from './call-tool-result';
 import { mapToolFailure, mapToolResponse, type ToolCallFailure } from './map-tool-response';
+import { ToolServiceClient } from './tool-service-client';
 
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -47,19 +47,14 @@ export function buildToolRequestHeaders(
   return headers;
 }
 
-const CONNECT_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
+/** Where a bundle's calls go: baseEndpoint split once into origin and path. */
+interface Target {
+  readonly origin: string;
+  readonly basePath: string;
+}
 
-class ResponseTooLarge extends Error {}
+/** Decodes a Tool Service answer; invalid bytes become U+FFFD (it is text for the agent). */
+const UTF8 = new TextDecoder('utf-8');
 
 /** How a call ended, for the metrics: its outcome and the Tool Service's status class. */
 function classifyOutcome(
@@ -82,8 +77,6 @@ function classifyOutcome(
   }
 }
 
-const UTF8 = new TextDecoder('utf-8');
-
 /**
  * Executes bundle tools: `POST {baseEndpoint}/{toolName}` with the call's arguments as the
  * JSON body, byte for byte (contract §10). Connections are kept alive; each call is bounded
@@ -94,21 +87,21 @@ const UTF8 = new TextDecoder('utf-8');
 @Injectable()
 export class ToolExecutor implements OnModuleDestroy {
   private readonly logger = new Logger('Execution');
-  private readonly agent: Agent;
+  private readonly client: ToolServiceClient;
   private readonly maxResponseBytes: number;
   private readonly maxErrorChars: number;
+  private readonly targets = new Map<string, Target>();
+  /** Successful calls are logged at debug level only: an info line per call would double its cost. */
+  private readonly logSuccess: boolean;
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {
-    this.agent = new Agent({
-      connect: { timeout: config.mcp.discovery.connectTimeoutMillis },
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 600_000,
-    });
+    this.client = new ToolServiceClient(config.mcp.discovery.connectTimeoutMillis);
     this.maxResponseBytes = config.mcp.execution.maxResponseBytes;
     this.maxErrorChars = config.mcp.execution.maxErrorTextChars;
+    this.logSuccess = config.logLevel === 'debug' || config.logLevel === 'trace';
   }
 
   /**
@@ -123,104 +116,74 @@ export class ToolExecutor implements OnModuleDestroy {
     incoming: IncomingHeaders,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
+    const target = this.targetOf(bundle.baseEndpoint);
     const started = performance.now();
-    const signal = AbortSignal.timeout(tool.timeoutMillis);
+    const answer = await this.client.post({
+      origin: target.origin,
+      path: `${target.basePath}/${tool.name}`,
+      headers: buildToolRequestHeaders(incoming, bundle.authorization),
+      body: rawArguments,
+      timeoutMillis: tool.timeoutMillis,
+      maxResponseBytes: this.maxResponseBytes,
+    });
+    const elapsedMs = performance.now() - started;
     let result: CallToolResult;
-    let status: number | undefined;
-    let failure: ToolCallFailure | undefined;
-    try {
-      const res = await request(`${bundle.baseEndpoint}/${tool.name}`, {
-        method: 'POST',
-        headers: buildToolRequestHeaders(incoming, bundle.authorization),
-        body: rawArguments,
-        dispatcher: this.agent,
-        signal,
-        headersTimeout: tool.timeoutMillis,
-        bodyTimeout: tool.timeoutMillis,
-      });
-      status = res.statusCode;
-      const body = await this.readBody(res.body);
-      const contentType = firstValue(res.headers['content-type']) ?? '';
+    if ('kind' in answer) {
+      result = mapToolFailure(tool.name, answer, Math.round(elapsedMs));
+      this.record(tool, result, undefined, answer, elapsedMs, incoming);
+    } else {
       result = mapToolResponse(
         tool.name,
-        { status, contentType, body },
-        Math.round(performance.now() - started),
+        { status: answer.status, contentType: answer.contentType, body: UTF8.decode(answer.body) },
+        Math.round(elapsedMs),
         this.maxErrorChars,
       );
-    } catch (err) {
-      failure = this.classify(err, tool.timeoutMillis);
-      result = mapToolFailure(tool.name, failure, Math.round(performance.now() - started));
+      this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
     }
-    this.record(tool, result, status, failure, performance.now() - started);
     return result;
   }
 
-  /** One metrics update and one access-log line per call (never headers, never arguments). */
+  /** Runs after the /mcp listener has drained: a call still running here has lost its client. */
+  async onModuleDestroy(): Promise<void> {
+    await this.client.destroy();
+  }
+
+  private targetOf(baseEndpoint: string): Target {
+    let target = this.targets.get(baseEndpoint);
+    if (target === undefined) {
+      const url = new URL(baseEndpoint);
+      target = { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
+      this.targets.set(baseEndpoint, target);
+    }
+    return target;
+  }
+
+  /**
+   * Metrics for every call; a log line for every failure (warn) and, at debug level, for
+   * every success. Lines carry the request id and guid; never headers or arguments.
+   */
   private record(
     tool: CatalogTool,
     result: CallToolResult,
     status: number | undefined,
     failure: ToolCallFailure | undefined,
     elapsedMs: number,
+    incoming: IncomingHeaders,
   ): void {
     const [outcome, statusClass] = classifyOutcome(result, status, failure);
     this.metrics?.toolCall(tool.name, tool.sourceId, outcome, statusClass, elapsedMs / 1000);
+    if (outcome === 'success' && !this.logSuccess) return;
     const line = {
       msg: 'tools/call',
+      requestId: firstValue(incoming['x-request-id']),
+      guid: firstValue(incoming.guid),
       tool: tool.name,
       bundle: tool.sourceId,
       outcome,
       status: status ?? null,
       durationMs: Math.round(elapsedMs * 10) / 10,
     };
-    if (outcome === 'success') this.logger.log(line);
+    if (outcome === 'success') this.logger.debug(line);
     else this.logger.warn(line);
-  }
-
-  /**
-   * Runs after the /mcp listener has drained (graceful shutdown): a call still running here
-   * has lost its client to the grace period, so its connection is cut rather than awaited.
-   */
-  async onModuleDestroy(): Promise<void> {
-    await this.agent.destroy();
-  }
-
-  private async readBody(
-    body: NodeJS.ReadableStream & AsyncIterable<Buffer> & { destroy(): void },
-  ): Promise<string> {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of body) {
-      total += chunk.length;
-      if (total > this.maxResponseBytes) {
-        // undici reports the abort as an 'error' event; unheard, it would crash the process.
-        body.on('error', () => undefined);
-        body.destroy();
-        throw new ResponseTooLarge();
-      }
-      chunks.push(chunk);
-    }
-    // Decode once, after joining: a code point split across chunks stays whole (B22).
-    // TextDecoder drops a leading UTF-8 BOM, which JSON.parse would refuse.
-    return UTF8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
-  }
-
-  private classify(err: unknown, timeoutMillis: number): ToolCallFailure {
-    if (err instanceof ResponseTooLarge)
-      return { kind: 'too-large', maxBytes: this.maxResponseBytes };
-    if (
-      err instanceof undiciErrors.HeadersTimeoutError ||
-      err instanceof undiciErrors.BodyTimeoutError ||
-      (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
-    ) {
-      return { kind: 'timeout', timeoutMillis };
-    }
-    if (err instanceof undiciErrors.ConnectTimeoutError)
-      return { kind: 'connect', code: 'connect timeout' };
-    const code = (err as { code?: unknown } | null)?.code;
-    return {
-      kind: 'connect',
-      code: typeof code === 'string' && CONNECT_ERROR_CODES.has(code) ? code : 'network error',
-    };
   }
 }

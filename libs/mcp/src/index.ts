@@ -1,5 +1,5 @@
 export * from './mcp.module';
-export { installRawBodyParser, MCP_MAX_BODY_BYTES } from './raw-body';
+export { McpHttpServer, MCP_MAX_BODY_BYTES } from './http/mcp-http-server';
 export { McpTransport } from './mcp-transport.service';
 export { SessionTokenService, type SessionClaims } from './session/session-token.service';
 export { LEGACY_PROTOCOL_VERSIONS } from './codecs/legacy.codec';
@@ -9,4 +9,3 @@ export { parseMessage, classifyMessage } from './jsonrpc/parse-message';
 export { extractRawMember } from './jsonrpc/raw-member';
 export type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
 export { negotiateFormat } from './http/http-answer';
-export { McpExceptionFilter } from './http/mcp-exception.filter';

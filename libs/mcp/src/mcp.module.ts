@@ -8,14 +8,13 @@ import { METHOD_HANDLERS } from './handlers/method-handler';
 import { PingHandler } from './handlers/ping.handler';
 import { ToolsCallHandler } from './handlers/tools-call.handler';
 import { ToolsListHandler } from './handlers/tools-list.handler';
-import { McpController } from './mcp.controller';
+import { McpHttpServer } from './http/mcp-http-server';
 import { McpTransport } from './mcp-transport.service';
 import { SessionTokenService } from './session/session-token.service';
 
-/** McpModule: the /mcp controller, JSON-RPC envelope, protocol eras, method handlers. */
+/** McpModule: the /mcp listener, JSON-RPC envelope, protocol eras, method handlers. */
 @Module({
   imports: [RegistryModule, ExecutionModule, DiscoveryModule],
-  controllers: [McpController],
   providers: [
     PingHandler,
     ToolsListHandler,
@@ -29,6 +28,8 @@ import { SessionTokenService } from './session/session-token.service';
     SessionTokenService,
     LegacyCodec,
     McpTransport,
+    McpHttpServer,
   ],
+  exports: [McpHttpServer],
 })
 export class McpModule {}

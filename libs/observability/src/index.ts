@@ -1,4 +1,3 @@
 export * from './gateway-metrics';
-export * from './call-context';
 export * from './logger';
 export * from './observability.module';

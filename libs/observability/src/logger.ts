@@ -1,6 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger as PinoLogger } from 'pino';
-import { currentCallContext } from './call-context';
 
 /**
  * Header names whose values must never reach a log line (contract §10: the employee numbers
@@ -21,8 +20,9 @@ const redactPaths = REDACTED_HEADERS.flatMap((h) => [
 ]);
 
 /**
- * The process logger: JSON lines on stdout (pino), level from LOG_LEVEL (default info). Every
- * line written while a call is served carries its `requestId` and `guid`.
+ * The process logger: JSON lines on stdout (pino), level from LOG_LEVEL (default info). Lines
+ * about an agent's call carry its `requestId` and `guid` as fields, passed explicitly: no
+ * per-request async context on the hot path.
  */
 export function createRootLogger(level: string, destination?: pino.DestinationStream): PinoLogger {
   return pino(
@@ -32,10 +32,6 @@ export function createRootLogger(level: string, destination?: pino.DestinationSt
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: redactPaths, censor: '[redacted]' },
-      mixin() {
-        const context = currentCallContext();
-        return context === undefined ? {} : { requestId: context.requestId, guid: context.guid };
-      },
     },
     destination,
   );

@@ -9,8 +9,8 @@ export type BundlePullResult =
   | {
       readonly bundleId: string;
       readonly kind: 'manifest';
-      /** The parsed JSON body, not yet validated. */
-      readonly body: unknown;
+      /** The manifest text as received (decoded UTF-8), not yet parsed. */
+      readonly text: string;
       readonly attemptedAt: Date;
     }
   | {
@@ -20,6 +20,6 @@ export type BundlePullResult =
       /** For the log only: may hold a status code or errno, never sent to clients or status. */
       readonly detail: string;
       readonly attemptedAt: Date;
-      /** Local profile, first failed remote pull: the parsed fallbackManifestFile (contract §3). */
-      readonly fallbackBody?: unknown;
+      /** Local profile, first failed remote pull: the text of fallbackManifestFile (contract §3). */
+      readonly fallbackText?: string;
     };

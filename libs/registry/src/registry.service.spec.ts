@@ -90,7 +90,7 @@ function pulled(
   return {
     bundleId,
     kind: 'manifest',
-    body: body(bundleId, revision, names),
+    text: JSON.stringify(body(bundleId, revision, names)),
     attemptedAt: at(seconds),
   };
 }
@@ -107,7 +107,7 @@ function failed(
     errorType,
     detail: `GET http://${bundleId}.internal:8080/tool-manifest: ${errorType} ECONNREFUSED 10.0.0.7`,
     attemptedAt: at(seconds),
-    ...(fallbackBody === undefined ? {} : { fallbackBody }),
+    ...(fallbackBody === undefined ? {} : { fallbackText: JSON.stringify(fallbackBody) }),
   };
 }
 
@@ -285,10 +285,10 @@ describe('last good copy per bundle (contract §6 failure table, §11 stale tool
       {
         bundleId: 'alpha',
         kind: 'manifest',
-        body: {
+        text: JSON.stringify({
           bundleId: 'alpha',
           tools: [toolJson('alpha.on'), toolJson('alpha.off', { enabled: false })],
-        },
+        }),
         attemptedAt: at(0),
       },
     ]);
@@ -729,20 +729,20 @@ describe('hostile manifests (adversarial findings)', () => {
     return value;
   };
 
-  it('rejects a manifest nested 10,000 levels deep with ManifestShapeError and still applies the other bundles', async () => {
+  it('rejects a manifest nested 10,000 levels deep by name and still applies the other bundles', async () => {
     const { service } = setup([ALPHA, BETA]);
     await service.applyRound([
       pulled('alpha', 'a1', ['alpha.one'], 0),
       {
         bundleId: 'beta',
         kind: 'manifest',
-        body: { bundleId: deep(10_000), tools: [] },
+        text: `{"bundleId":${'['.repeat(10_000)}1${']'.repeat(10_000)},"tools":[]}`,
         attemptedAt: at(0),
       },
     ]);
     expect(status(service, 'beta')).toMatchObject({
       status: 'unreachable',
-      lastFailureReason: 'ManifestShapeError',
+      lastFailureReason: 'BundleIdMismatchError',
     });
     expect(status(service, 'alpha')).toMatchObject({ status: 'healthy' });
     expect(service.firstPullAttemptDone).toBe(true);
@@ -759,7 +759,7 @@ describe('hostile manifests (adversarial findings)', () => {
       {
         bundleId: 'alpha',
         kind: 'manifest',
-        body: { bundleId: 'alpha', revision: 'a2', tools: [tool] },
+        text: JSON.stringify({ bundleId: 'alpha', revision: 'a2', tools: [tool] }),
         attemptedAt: at(5),
       },
     ]);

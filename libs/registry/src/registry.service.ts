@@ -7,6 +7,8 @@ import { Clock } from './clock';
 import type { PullErrorType } from './manifest/manifest-errors';
 import type { AcceptedManifest } from './manifest/manifest.types';
 import { SchemaChecker } from './manifest/schema-checker';
+import { createHash } from 'node:crypto';
+import { parseJsonSliced } from './manifest/sliced-json';
 import { validateManifest } from './manifest/validate-manifest';
 import type { BundlePullResult } from './pull-result';
 import { LAST_GOOD_STORE, type LastGoodStore, type StoreStatus } from './redis/last-good-store';
@@ -56,6 +58,7 @@ export class RegistryService {
   private readonly schemas = new SchemaChecker();
   private snapshot?: CatalogSnapshot;
   private firstRoundDone = false;
+  private skippedUnchanged = false;
   private lastRejectionReason?: PullErrorType;
 
   constructor(
@@ -176,7 +179,7 @@ export class RegistryService {
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'manifest') {
         const source = record.definition.manifestFile === undefined ? 'remote' : 'fixture';
-        const copy = await this.validate(record, result.body, source, result.attemptedAt);
+        const copy = await this.adoptText(record, result.text, source, result.attemptedAt);
         if ('errorType' in copy) failures.set(record.definition.id, copy.errorType);
         else candidates.set(record.definition.id, { copy, pulled: true });
         continue;
@@ -188,8 +191,13 @@ export class RegistryService {
             ? `serving the last good copy (revision ${record.lastGood.manifest.revision ?? 'none'})`
             : 'no copy to serve yet'),
       );
-      if (result.fallbackBody !== undefined && record.lastGood === undefined) {
-        const copy = await this.validate(record, result.fallbackBody, 'fallback', this.clock.now());
+      if (result.fallbackText !== undefined && record.lastGood === undefined) {
+        const copy = await this.adoptText(
+          record,
+          result.fallbackText,
+          'fallback',
+          this.clock.now(),
+        );
         if (!('errorType' in copy)) {
           candidates.set(record.definition.id, { copy, pulled: false });
           this.logger.warn(
@@ -198,13 +206,47 @@ export class RegistryService {
         }
       }
     }
-    if (results.length >= this.enabledBundles().length) this.schemas.retainOnlySeen();
+    // The schema cache keeps what this round checked; after a round that skipped unchanged
+    // manifests it keeps everything, or their schemas would all be compiled again next time.
+    if (results.length >= this.enabledBundles().length && !this.skippedUnchanged)
+      this.schemas.retainOnlySeen();
+    this.skippedUnchanged = false;
     try {
       await this.publish(candidates, failures);
     } finally {
       // The first attempt is over even if publishing failed unexpectedly (readiness, §6).
       this.firstRoundDone = true;
     }
+  }
+
+  /**
+   * A pulled manifest text: unchanged since the last good copy (same digest) is adopted as it
+   * is, without parsing; otherwise it is parsed in slices (no long stall on a large manifest)
+   * and validated.
+   */
+  private async adoptText(
+    record: BundleRecord,
+    text: string,
+    source: CopySource,
+    fetchedAt: Date,
+  ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
+    const textDigest = createHash('sha1').update(text).digest('base64url');
+    const last = record.lastGood;
+    if (last !== undefined && last.textDigest === textDigest && last.source === source) {
+      this.skippedUnchanged = true;
+      return { manifest: last.manifest, source, fetchedAt, textDigest };
+    }
+    let body: unknown;
+    try {
+      body = await parseJsonSliced(text);
+    } catch {
+      this.logger.warn(
+        `Bundle ${record.definition.id}: ${source} manifest is not valid JSON; the last good copy stays`,
+      );
+      return { errorType: 'ManifestNotJsonError' };
+    }
+    const copy = await this.validate(record, body, source, fetchedAt);
+    return 'errorType' in copy ? copy : { ...copy, textDigest };
   }
 
   private async validate(

@@ -3,7 +3,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
-import { JsonText, type MethodContext } from '../handlers/method-handler';
+import { PreSerialized, type MethodContext } from '../handlers/method-handler';
 import {
   ACCEPTED,
   errorEnvelope,
@@ -125,10 +125,10 @@ export class LegacyCodec {
     };
     try {
       const result = await this.dispatcher.dispatch(method, params, context);
-      const json = result instanceof JsonText ? result.text : JSON.stringify(result);
+      const json = result instanceof PreSerialized ? result.parts : JSON.stringify(result);
       return messageAnswer(200, resultEnvelope(id, json), format);
     } catch (err) {
-      return this.error(id, err, format);
+      return this.error(id, err, format, exchange.headers);
     }
   }
 
@@ -158,15 +158,22 @@ export class LegacyCodec {
     });
   }
 
-  private error(id: JsonRpcId | null, err: unknown, format: ResponseFormat): HttpAnswer {
+  private error(
+    id: JsonRpcId | null,
+    err: unknown,
+    format: ResponseFormat,
+    headers?: HttpExchange['headers'],
+  ): HttpAnswer {
     const gatewayError =
       err instanceof GatewayError
         ? err
         : new GatewayError(GatewayErrorCode.Internal, 'Internal error');
     if (!(err instanceof GatewayError)) {
-      this.logger.error(
-        `Unexpected failure while handling a request: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
-      );
+      this.logger.error({
+        msg: `Unexpected failure while handling a request: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
+        requestId: headers === undefined ? undefined : header(headers, 'x-request-id'),
+        guid: headers === undefined ? undefined : header(headers, 'guid'),
+      });
     }
     const wire = legacyWireError(gatewayError.code);
     return messageAnswer(

@@ -1,8 +1,8 @@
 import type { IncomingHeaders } from '@app/execution';
 
-/** A result already serialized as a JSON object text (tools/list serves bytes built once per catalog). */
-export class JsonText {
-  constructor(readonly text: string) {}
+/** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
+export class PreSerialized {
+  constructor(readonly parts: readonly (string | Buffer)[]) {}
 }
 
 /** A result object to serialize, or one serialized already. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { JsonText, type MethodHandler, type MethodResult } from './method-handler';
+import { PreSerialized, type MethodHandler, type MethodResult } from './method-handler';
 
 export const REGISTRY_UNAVAILABLE_MESSAGE =
   'Registry unavailable: no tool catalog has been published yet because a tool source has never answered with a valid manifest; try again shortly';
@@ -33,6 +33,6 @@ export class ToolsListHandler implements MethodHandler {
         new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
       );
     }
-    return Promise.resolve(new JsonText(`{"tools":${catalog.toolsJson}}`));
+    return Promise.resolve(new PreSerialized(['{"tools":', catalog.toolsJsonBytes, '}']));
   }
 }

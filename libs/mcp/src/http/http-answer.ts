@@ -8,12 +8,22 @@ export interface HttpExchange {
   readonly body: string | null;
 }
 
-/** What /mcp answers, framework-free; the controller writes it. */
+/**
+ * JSON text, whole or as parts written one after the other: a large pre-serialized result
+ * (tools/list) travels as bytes built once per catalog and is never copied into one string.
+ */
+export type JsonBody = string | readonly (string | Buffer)[];
+
+/** What /mcp answers, framework-free; McpHttpServer writes it. */
 export interface HttpAnswer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   /** Absent: no body (202, 405). */
-  readonly body?: string;
+  readonly body?: JsonBody;
+}
+
+function wrap(before: string, body: JsonBody, after: string): JsonBody {
+  return typeof body === 'string' ? `${before}${body}${after}` : [before, ...body, after];
 }
 
 /** How a JSON-RPC response is framed for this client (B09). */
@@ -44,8 +54,8 @@ export function header(headers: IncomingHeaders, name: string): string | undefin
 }
 
 /** `{"jsonrpc":"2.0","id":…,"result":…}` around a result already serialized. */
-export function resultEnvelope(id: JsonRpcId, resultJson: string): string {
-  return `{"jsonrpc":"2.0","id":${idJson(id)},"result":${resultJson}}`;
+export function resultEnvelope(id: JsonRpcId, resultJson: JsonBody): JsonBody {
+  return wrap(`{"jsonrpc":"2.0","id":${idJson(id)},"result":`, resultJson, '}');
 }
 
 export function errorEnvelope(
@@ -61,7 +71,7 @@ export function errorEnvelope(
 /** Frames one JSON-RPC message as the whole response: JSON, or one SSE `message` event. */
 export function messageAnswer(
   status: number,
-  message: string,
+  message: JsonBody,
   format: ResponseFormat,
   extraHeaders: Readonly<Record<string, string>> = {},
 ): HttpAnswer {
@@ -69,7 +79,7 @@ export function messageAnswer(
     return {
       status,
       headers: { 'content-type': SSE_TYPE, 'cache-control': 'no-cache', ...extraHeaders },
-      body: `event: message\ndata: ${message}\n\n`,
+      body: wrap('event: message\ndata: ', message, '\n\n'),
     };
   }
   return { status, headers: { 'content-type': JSON_TYPE, ...extraHeaders }, body: message };

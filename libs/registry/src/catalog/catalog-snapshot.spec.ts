@@ -16,18 +16,22 @@ function entry(
   name: string,
   over: { published?: Partial<PublishedTool>; version?: string; timeoutMillis?: number } = {},
 ): CatalogTool {
+  const published = {
+    name,
+    description: `Runs ${name} — "quoted" \u00e9`,
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    ...over.published,
+  };
+  const publishedJson = JSON.stringify(published);
   return {
     name,
     sourceId: 'r',
     route: { kind: 'bundle', bundle: BUNDLE },
     timeoutMillis: over.timeoutMillis ?? 30_000,
     version: over.version ?? '1',
-    published: {
-      name,
-      description: `Runs ${name} — "quoted" \u00e9`,
-      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
-      ...over.published,
-    },
+    publishedJson,
+    // what validateManifest computes: the entry text and the version
+    fingerprint: `${publishedJson}|${over.version ?? '1'}`,
   };
 }
 
@@ -44,8 +48,9 @@ describe('CatalogSnapshot: tools/list bytes serialized once per snapshot', () =>
       entry('r.a'),
     ];
     const snapshot = await build(tools);
-    expect(snapshot.toolsJson).toBe(JSON.stringify(tools.map((t) => t.published)));
-    expect(JSON.parse(snapshot.toolsJson)).toEqual(tools.map((t) => t.published));
+    expect(snapshot.toolsJson).toBe(`[${tools.map((t) => t.publishedJson).join(',')}]`);
+    expect(JSON.parse(snapshot.toolsJson)).toEqual(tools.map((t) => JSON.parse(t.publishedJson)));
+    expect(snapshot.toolsJsonBytes.toString('utf8')).toBe(snapshot.toolsJson);
   });
 
   it('toolsJson never holds a route, version, timeout or _meta', async () => {

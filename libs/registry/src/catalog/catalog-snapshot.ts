@@ -10,9 +10,8 @@ export class CatalogSnapshot {
   private constructor(
     readonly tools: readonly CatalogTool[],
     private readonly byName: ReadonlyMap<string, CatalogTool>,
-    /** Per tool, the JSON of its published entry plus version and timeout: the diff key. */
-    readonly entryJsonByName: ReadonlyMap<string, string>,
-    readonly toolsJson: string,
+    /** The tools/list `tools` array as UTF-8 bytes, serialized once per snapshot. */
+    readonly toolsJsonBytes: Buffer,
     /** Identifies the content: equal keys mean equal catalogs. */
     readonly contentKey: string,
     readonly publishedAt: Date,
@@ -24,9 +23,20 @@ export class CatalogSnapshot {
     return this.tools.length;
   }
 
+  /** The `tools` array as text (diagnostics and tests; tools/list writes the bytes). */
+  get toolsJson(): string {
+    return this.toolsJsonBytes.toString('utf8');
+  }
+
   /** The listed tool with this published name, or undefined. */
   get(name: string): CatalogTool | undefined {
     return this.byName.get(name);
+  }
+
+  /** The diff key of a tool: what it publishes, its version and effective timeout. */
+  entryKeyOf(name: string): string | undefined {
+    const tool = this.byName.get(name);
+    return tool === undefined ? undefined : `${tool.fingerprint}:${tool.timeoutMillis}`;
   }
 
   /** Builds a snapshot from merged, sorted tools, yielding to the event loop on large catalogs. */
@@ -38,24 +48,23 @@ export class CatalogSnapshot {
   ): Promise<CatalogSnapshot> {
     const slicer = new TimeSlicer();
     const byName = new Map<string, CatalogTool>();
-    const entryJsonByName = new Map<string, string>();
-    const parts: string[] = [];
+    const parts: Buffer[] = [];
+    let length = 2 + Math.max(0, tools.length - 1);
     for (const tool of tools) {
       await slicer.maybeYield();
-      const json = JSON.stringify(tool.published);
-      parts.push(json);
+      const bytes = Buffer.from(tool.publishedJson, 'utf8');
+      parts.push(bytes);
+      length += bytes.length;
       byName.set(tool.name, tool);
-      entryJsonByName.set(tool.name, `${json}\u0000${tool.version}\u0000${tool.timeoutMillis}`);
     }
-    return new CatalogSnapshot(
-      tools,
-      byName,
-      entryJsonByName,
-      `[${parts.join(',')}]`,
-      contentKey,
-      publishedAt,
-      revisions,
-    );
+    const out = Buffer.allocUnsafe(length);
+    let at = out.write('[', 0);
+    parts.forEach((bytes, i) => {
+      if (i > 0) at += out.write(',', at);
+      at += bytes.copy(out, at);
+    });
+    out.write(']', at);
+    return new CatalogSnapshot(tools, byName, out, contentKey, publishedAt, revisions);
   }
 }
 
@@ -73,14 +82,14 @@ export function diffCatalogs(
   const added: string[] = [];
   const changed: string[] = [];
   const removed: string[] = [];
-  for (const [name, entry] of next.entryJsonByName) {
-    const before = previous?.entryJsonByName.get(name);
-    if (before === undefined) added.push(name);
-    else if (before !== entry) changed.push(name);
+  for (const tool of next.tools) {
+    const before = previous?.entryKeyOf(tool.name);
+    if (before === undefined) added.push(tool.name);
+    else if (before !== next.entryKeyOf(tool.name)) changed.push(tool.name);
   }
   if (previous) {
-    for (const name of previous.entryJsonByName.keys())
-      if (!next.entryJsonByName.has(name)) removed.push(name);
+    for (const tool of previous.tools)
+      if (next.get(tool.name) === undefined) removed.push(tool.name);
   }
   return { added, removed, changed };
 }

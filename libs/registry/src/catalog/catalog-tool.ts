@@ -1,5 +1,4 @@
 import type { BundleDefinition } from '@app/config';
-import type { PublishedTool } from '../manifest/manifest.types';
 
 /** Where a call for a catalog tool goes. Only configuration supplies it (contract §1). */
 export interface BundleRoute {
@@ -18,5 +17,8 @@ export interface CatalogTool {
   /** Effective timeout in ms: `_meta.timeoutMillis` capped by maxToolTimeoutMillis, which is also the default (§7.5). */
   readonly timeoutMillis: number;
   readonly version: string;
-  readonly published: PublishedTool;
+  /** The tools/list entry as JSON text (contract §5: exactly as published, never `_meta`). */
+  readonly publishedJson: string;
+  /** The manifest tool's fingerprint: with timeoutMillis, the catalog diff key. */
+  readonly fingerprint: string;
 }

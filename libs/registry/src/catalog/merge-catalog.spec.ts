@@ -20,7 +20,13 @@ function tool(
   meta: { timeoutMillis?: number; enabled?: boolean; version?: string } = {},
 ): ManifestTool {
   return {
-    published: { name, description: `Runs ${name}.`, inputSchema: { type: 'object' } },
+    name,
+    publishedJson: JSON.stringify({
+      name,
+      description: `Runs ${name}.`,
+      inputSchema: { type: 'object' },
+    }),
+    fingerprint: `fp-${name}-${meta.version ?? '1'}`,
     version: meta.version ?? '1',
     timeoutMillis: meta.timeoutMillis,
     enabled: meta.enabled ?? true,
@@ -170,7 +176,7 @@ describe('catalog entries carry the route from config only (contract §1)', () =
     expect(entry?.route).toEqual({ kind: 'bundle', bundle: a.bundle });
     expect(entry?.route.bundle).toBe(a.bundle);
     expect(entry?.version).toBe('4');
-    expect(entry?.published).toBe(a.manifest.tools[0]?.published);
+    expect(entry?.publishedJson).toBe(a.manifest.tools[0]?.publishedJson);
   });
 });
 

@@ -44,7 +44,7 @@ export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits)
     for (const tool of manifest.tools) {
       if (!tool.enabled) continue;
       tools.push({
-        name: tool.published.name,
+        name: tool.name,
         sourceId: bundle.id,
         route: { kind: 'bundle', bundle },
         timeoutMillis: Math.min(
@@ -52,7 +52,8 @@ export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits)
           limits.maxToolTimeoutMillis,
         ),
         version: tool.version,
-        published: tool.published,
+        publishedJson: tool.publishedJson,
+        fingerprint: tool.fingerprint,
       });
     }
   }

@@ -8,9 +8,17 @@ export interface PublishedTool {
   readonly annotations?: Readonly<Record<string, unknown>>;
 }
 
-/** A manifest tool that passed validation (contract §5). */
+/**
+ * A manifest tool that passed validation (contract §5). Its tools/list entry is kept as JSON
+ * text, not as objects: a 10,000-tool catalog of schema objects would cost several times the
+ * memory, and tools/list serves the text anyway.
+ */
 export interface ManifestTool {
-  readonly published: PublishedTool;
+  readonly name: string;
+  /** The tools/list entry: name, title, description, inputSchema, outputSchema, annotations as published; never `_meta`. */
+  readonly publishedJson: string;
+  /** Equal fingerprints mean an unchanged tool (entry, version, timeout, enabled). */
+  readonly fingerprint: string;
   /** `_meta.version`. */
   readonly version: string;
   /** `_meta.timeoutMillis` as declared (a positive integer), before the maxToolTimeoutMillis cap. */
@@ -27,4 +35,9 @@ export interface AcceptedManifest {
   readonly tools: readonly ManifestTool[];
   /** Fingerprint of the manifest's content: equal fingerprints mean nothing changed. */
   readonly fingerprint: string;
+}
+
+/** The published entry of a tool as an object (for tests and diagnostics; the hot path never parses it). */
+export function publishedToolOf(tool: { readonly publishedJson: string }): PublishedTool {
+  return JSON.parse(tool.publishedJson) as PublishedTool;
 }

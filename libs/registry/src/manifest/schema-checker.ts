@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 
@@ -28,7 +29,8 @@ export class SchemaChecker {
 
   /** undefined when the schema compiles; otherwise ajv's reason (for logs). */
   check(schema: Readonly<Record<string, unknown>>): string | undefined {
-    const key = JSON.stringify(schema);
+    // A digest, not the text: the cache of a 10,000-tool catalog stays small.
+    const key = createHash('sha1').update(JSON.stringify(schema)).digest('base64url');
     this.seen.add(key);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached ?? undefined;

@@ -1,6 +1,6 @@
 import { SchemaChecker } from './schema-checker';
 import { validateManifest, type ManifestExpectations } from './validate-manifest';
-import type { AcceptedManifest, ManifestTool } from './manifest.types';
+import { publishedToolOf, type AcceptedManifest, type ManifestTool } from './manifest.types';
 import type { PullErrorType } from './manifest-errors';
 
 const EXPECT: ManifestExpectations = {
@@ -113,7 +113,7 @@ describe('manifest top level (contract §5)', () => {
         baseEndpoint: 'http://evil.example/mcp',
       }),
     );
-    expect(accepted.tools.map((t) => t.published.name)).toEqual(['r.a']);
+    expect(accepted.tools.map((t) => t.name)).toEqual(['r.a']);
     expect(JSON.stringify(accepted)).not.toContain('evil.example');
     expect(Object.keys(accepted).sort()).toEqual(['bundleId', 'fingerprint', 'revision', 'tools']);
   });
@@ -147,12 +147,12 @@ describe('tool names (contract §5: [A-Za-z0-9_./-]{1,64}, starting with namePre
     const name = `r.${'x'.repeat(62)}`;
     expect(name).toHaveLength(64);
     const accepted = await accept(manifest([tool(name)]));
-    expect(accepted.tools[0]?.published.name).toBe(name);
+    expect(accepted.tools[0]?.name).toBe(name);
   });
 
   it('accepts every character of the alphabet: letters, digits, _ . / -', async () => {
     const name = 'r.Az09_.-/x';
-    expect((await accept(manifest([tool(name)]))).tools[0]?.published.name).toBe(name);
+    expect((await accept(manifest([tool(name)]))).tools[0]?.name).toBe(name);
   });
 
   it.each(['r.a//b', 'r./../x', 'r./x/./y', 'r.x/', 'r.a/..'])(
@@ -180,7 +180,7 @@ describe('tool names (contract §5: [A-Za-z0-9_./-]{1,64}, starting with namePre
 
   it('accepts any valid name when the namePrefix is "" (legacy local fixture)', async () => {
     const accepted = await accept(manifest([tool('anything')]), { ...EXPECT, namePrefix: '' });
-    expect(accepted.tools[0]?.published.name).toBe('anything');
+    expect(accepted.tools[0]?.name).toBe('anything');
   });
 
   it('rejects two tools with the same name in one manifest with DuplicateToolNameError', async () => {
@@ -268,7 +268,9 @@ describe('tool schemas (contract §5: inputSchema is JSON Schema 2020-12)', () =
       'x-vendor-flag': true,
     };
     const accepted = await accept(manifest([tool('r.a', { inputSchema })]));
-    expect(accepted.tools[0]?.published.inputSchema).toEqual(inputSchema);
+    expect((accepted.tools[0] && publishedToolOf(accepted.tools[0]))?.inputSchema).toEqual(
+      inputSchema,
+    );
   });
 });
 
@@ -341,7 +343,8 @@ describe('published tool fields (contract §5: exactly the public fields, never 
       _meta: { version: '3', timeoutMillis: 1000, secret: 'x' },
     };
     const accepted = await accept(manifest([raw]));
-    const published = accepted.tools[0]?.published;
+    const first = accepted.tools[0];
+    const published = first && publishedToolOf(first);
     expect(published).toEqual({
       name: 'r.full',
       title: 'Full report',
@@ -359,7 +362,8 @@ describe('published tool fields (contract §5: exactly the public fields, never 
   });
 
   it('leaves optional fields absent rather than null when the manifest omits them', async () => {
-    const published = (await accept(manifest([tool('r.min')]))).tools[0]?.published;
+    const minTool = (await accept(manifest([tool('r.min')]))).tools[0];
+    const published = minTool && publishedToolOf(minTool);
     expect(Object.keys(published ?? {})).toEqual(['name', 'description', 'inputSchema']);
   });
 
@@ -405,7 +409,7 @@ describe('per-bundle tool limit (contract §7.3: maxToolsPerBundle)', () => {
       ]),
       { ...EXPECT, maxToolsPerBundle: 2 },
     );
-    expect(accepted.tools.map((t) => [t.published.name, t.enabled])).toEqual([
+    expect(accepted.tools.map((t) => [t.name, t.enabled])).toEqual([
       ['r.a', true],
       ['r.off1', false],
       ['r.b', true],
@@ -536,10 +540,6 @@ describe('fingerprint: equal content, equal fingerprint', () => {
 
   it('keeps the accepted tools in manifest order', async () => {
     const accepted = await accept(manifest([tool('r.z'), tool('r.a'), tool('r.m')]));
-    expect(accepted.tools.map((t: ManifestTool) => t.published.name)).toEqual([
-      'r.z',
-      'r.a',
-      'r.m',
-    ]);
+    expect(accepted.tools.map((t: ManifestTool) => t.name)).toEqual(['r.z', 'r.a', 'r.m']);
   });
 });

@@ -29,8 +29,8 @@ export type ManifestValidation =
 
 const MAX_PROBLEMS = 20;
 
-/** Deepest nesting accepted in a manifest (a tool schema a few dozen levels deep fits well). */
-export const MAX_MANIFEST_DEPTH = 64;
+/** Deepest nesting accepted in one tool (a schema a few dozen levels deep fits well). */
+export const MAX_TOOL_DEPTH = 64;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -67,6 +67,12 @@ function validateTool(
 ): ManifestTool | ManifestProblem[] {
   const at = `tools[${index}]`;
   if (!isRecord(raw)) return [{ type: 'ManifestShapeError', detail: `${at} is not an object` }];
+  if (jsonDepthExceeds(raw, MAX_TOOL_DEPTH)) {
+    // A deeper tool would overflow the stack of the schema compiler or the serializer.
+    return [
+      { type: 'ManifestShapeError', detail: `${at} nests deeper than ${MAX_TOOL_DEPTH} levels` },
+    ];
+  }
   const problems: ManifestProblem[] = [];
   const add = (type: PullErrorType, detail: string): void => {
     problems.push({ type, detail });
@@ -147,7 +153,12 @@ function validateTool(
       ? { annotations: raw.annotations as Record<string, unknown> }
       : {}),
   };
-  return { published, version, timeoutMillis, enabled };
+  const publishedJson = JSON.stringify(published);
+  const fingerprint = createHash('sha1')
+    .update(publishedJson)
+    .update(`\u0000${version}\u0000${timeoutMillis ?? ''}\u0000${enabled}`)
+    .digest('base64url');
+  return { name: published.name, publishedJson, fingerprint, version, timeoutMillis, enabled };
 }
 
 /**
@@ -173,15 +184,6 @@ export async function validateManifest(
     problems.push({ type: 'ManifestShapeError', detail: 'the manifest must be a JSON object' });
     return reject();
   }
-  if (jsonDepthExceeds(body, MAX_MANIFEST_DEPTH)) {
-    // Real manifests nest a few levels; a deeper one would overflow the stack of the schema
-    // compiler or the serializer and is refused before either sees it.
-    problems.push({
-      type: 'ManifestShapeError',
-      detail: `the manifest nests deeper than ${MAX_MANIFEST_DEPTH} levels`,
-    });
-    return reject();
-  }
   let revision: string | undefined;
   if (typeof body.revision === 'string') revision = body.revision;
   else if (typeof body.revision === 'number') revision = String(body.revision);
@@ -191,7 +193,7 @@ export async function validateManifest(
   if (body.bundleId !== expect.bundleId) {
     problems.push({
       type: 'BundleIdMismatchError',
-      detail: `bundleId ${JSON.stringify(body.bundleId)?.slice(0, 80)} is not the configured id "${expect.bundleId}"`,
+      detail: `bundleId ${typeof body.bundleId === 'string' ? JSON.stringify(body.bundleId.slice(0, 80)) : `of type ${typeof body.bundleId}`} is not the configured id "${expect.bundleId}"`,
     });
   }
   if (!Array.isArray(body.tools)) {
@@ -222,26 +224,22 @@ export async function validateManifest(
       if (problems.length >= MAX_PROBLEMS) break;
       continue;
     }
-    const first = firstIndexByName.get(result.published.name);
+    const first = firstIndexByName.get(result.name);
     if (first !== undefined) {
       problems.push({
         type: 'DuplicateToolNameError',
-        detail: `tools[${i}] "${result.published.name}": the name is already used by tools[${first}]`,
+        detail: `tools[${i}] "${result.name}": the name is already used by tools[${first}]`,
       });
       continue;
     }
-    firstIndexByName.set(result.published.name, i);
+    firstIndexByName.set(result.name, i);
     tools.push(result);
   }
   if (problems.length > 0) return reject(revision);
 
   const hash = createHash('sha256');
   hash.update(revision ?? '');
-  for (const tool of tools) {
-    await slicer.maybeYield();
-    hash.update('\0');
-    hash.update(JSON.stringify(tool));
-  }
+  for (const tool of tools) hash.update(`\u0000${tool.fingerprint}`);
   return {
     ok: true,
     manifest: { bundleId: expect.bundleId, revision, tools, fingerprint: hash.digest('base64url') },

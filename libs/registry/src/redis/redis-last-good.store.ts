@@ -55,20 +55,22 @@ function errorType(err: unknown): string {
   return err.name === 'Error' ? 'RedisError' : err.name;
 }
 
-/** The manifest in the contract's format, as a Tool Service would publish it. */
-function toManifestBody(manifest: AcceptedManifest): unknown {
-  return {
-    bundleId: manifest.bundleId,
-    ...(manifest.revision !== undefined ? { revision: manifest.revision } : {}),
-    tools: manifest.tools.map((t) => ({
-      ...t.published,
-      _meta: {
-        version: t.version,
-        ...(t.timeoutMillis !== undefined ? { timeoutMillis: t.timeoutMillis } : {}),
-        enabled: t.enabled,
-      },
-    })),
-  };
+/**
+ * The manifest in the contract's format, as a Tool Service would publish it, written as text
+ * from the tools' published JSON (each an object text, so `_meta` is spliced in before its `}`).
+ */
+function manifestText(manifest: AcceptedManifest): string {
+  const tools = manifest.tools.map((t) => {
+    const meta = JSON.stringify({
+      version: t.version,
+      ...(t.timeoutMillis !== undefined ? { timeoutMillis: t.timeoutMillis } : {}),
+      enabled: t.enabled,
+    });
+    return `${t.publishedJson.slice(0, -1)},"_meta":${meta}}`;
+  });
+  const revision =
+    manifest.revision !== undefined ? `,"revision":${JSON.stringify(manifest.revision)}` : '';
+  return `{"bundleId":${JSON.stringify(manifest.bundleId)}${revision},"tools":[${tools.join(',')}]}`;
 }
 
 /**
@@ -162,19 +164,17 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
 
   save(bundleId: string, copy: LastGoodCopy): void {
     if (this.closed || this.redis.status !== 'ready') return;
-    const record: StoredRecord = {
-      v: 1,
-      bundleId,
-      fetchedAtMs: copy.fetchedAt.getTime(),
-      writtenBy: this.writtenBy,
-      manifest: toManifestBody(copy.manifest),
-    };
+    const fetchedAtMs = copy.fetchedAt.getTime();
+    // Written as text: the manifest part is built from the tools' JSON, not re-serialized.
+    const payload =
+      `{"v":1,"bundleId":${JSON.stringify(bundleId)},"fetchedAtMs":${fetchedAtMs},` +
+      `"writtenBy":${JSON.stringify(this.writtenBy)},"manifest":${manifestText(copy.manifest)}}`;
     this.redis
       .writeLastGood(
         this.manifestKey(bundleId),
         this.fetchedAtKey(bundleId),
-        JSON.stringify(record),
-        record.fetchedAtMs,
+        payload,
+        fetchedAtMs,
         this.ttlSeconds,
         Date.now() + CLOCK_SKEW_MS,
       )

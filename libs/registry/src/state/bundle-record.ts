@@ -14,6 +14,8 @@ export interface LastGoodCopy {
   readonly source: CopySource;
   /** When the manifest was pulled from its Tool Service (for a Redis copy: by whichever replica). */
   readonly fetchedAt: Date;
+  /** Digest of the manifest text it was parsed from: the same text again needs no new validation. */
+  readonly textDigest?: string;
 }
 
 /** What /actuator/toolBundles shows for one bundle: no URL, no prefix, no message (contract §9). */

@@ -1,0 +1,143 @@
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { ToolCallFailure } from './map-tool-response';
+
+/** A Tool Service's complete answer. */
+export interface ToolServiceAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  /** The body bytes, joined. */
+  readonly body: Buffer;
+}
+
+/** One POST to a Tool Service. */
+export interface ToolServiceRequest {
+  /** `scheme://host:port` of baseEndpoint. */
+  readonly origin: string;
+  /** baseEndpoint's path, then `/{toolName}`. */
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  /** The whole exchange, connect to last byte, in ms. */
+  readonly timeoutMillis: number;
+  readonly maxResponseBytes: number;
+}
+
+const CONNECT_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+class CallTimeout extends Error {}
+class AnswerTooLarge extends Error {}
+
+function failureOf(err: unknown, request: ToolServiceRequest): ToolCallFailure {
+  if (err instanceof AnswerTooLarge)
+    return { kind: 'too-large', maxBytes: request.maxResponseBytes };
+  if (
+    err instanceof CallTimeout ||
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError
+  ) {
+    return { kind: 'timeout', timeoutMillis: request.timeoutMillis };
+  }
+  if (err instanceof undiciErrors.ConnectTimeoutError)
+    return { kind: 'connect', code: 'connect timeout' };
+  const code = (err as { code?: unknown } | null)?.code;
+  return {
+    kind: 'connect',
+    code: typeof code === 'string' && CONNECT_ERROR_CODES.has(code) ? code : 'network error',
+  };
+}
+
+/**
+ * HTTP to Tool Services on undici's dispatch API: keep-alive connections, one timer per call
+ * bounding the whole exchange, the answer collected as buffers and capped. This is the
+ * leanest undici path (no stream or promise wrappers per call), which matters because every
+ * tools/call pays for it (DESIGN "HTTP clients keep connections alive").
+ */
+export class ToolServiceClient {
+  private readonly agent: Agent;
+
+  constructor(connectTimeoutMillis: number) {
+    this.agent = new Agent({
+      connect: { timeout: connectTimeoutMillis },
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+    });
+  }
+
+  /** Never rejects: an answer of any status, or the reason there is none. */
+  post(request: ToolServiceRequest): Promise<ToolServiceAnswer | ToolCallFailure> {
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let length = 0;
+      let status = 0;
+      let contentType = '';
+      let settled = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      const finish = (value: ToolServiceAnswer | ToolCallFailure): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      };
+      const fail = (err: Error): void => {
+        if (controller !== undefined && !controller.aborted) controller.abort(err);
+        finish(failureOf(err, request));
+      };
+      const timer = setTimeout(() => fail(new CallTimeout()), request.timeoutMillis);
+      this.agent.dispatch(
+        {
+          origin: request.origin,
+          path: request.path,
+          method: 'POST',
+          headers: request.headers,
+          body: request.body,
+          headersTimeout: request.timeoutMillis,
+          bodyTimeout: request.timeoutMillis,
+        },
+        {
+          onRequestStart(c) {
+            controller = c;
+            if (settled) c.abort(new CallTimeout());
+          },
+          onResponseStart(_c, statusCode, headers) {
+            status = statusCode;
+            const type = headers['content-type'];
+            contentType = Array.isArray(type) ? (type[0] ?? '') : (type ?? '');
+          },
+          onResponseData(_c, chunk) {
+            length += chunk.length;
+            if (length > request.maxResponseBytes) {
+              fail(new AnswerTooLarge());
+              return;
+            }
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            finish({
+              status,
+              contentType,
+              body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length),
+            });
+          },
+          onResponseError(_c, err) {
+            finish(failureOf(err, request));
+          },
+        },
+      );
+    });
+  }
+
+  /** Cuts the connections (after the /mcp listener has drained). */
+  async destroy(): Promise<void> {
+    await this.agent.destroy();
+  }
+}

@@ -1,0 +1,183 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Injectable, Logger } from '@nestjs/common';
+import { McpTransport } from '../mcp-transport.service';
+import { errorEnvelope, type HttpAnswer } from './http-answer';
+
+/** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
+export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** A client has this long to send its whole request (a body dripped byte by byte is cut). */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Idle keep-alive connections stay open this long (longer than common load-balancer idles). */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** Strict UTF-8: invalid bytes are a parse error, never silently replaced (contract §10). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+function decodeBody(chunks: readonly Buffer[], length: number): string | null {
+  try {
+    return UTF8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
+  } catch {
+    return null;
+  }
+}
+
+/** Writes an answer; a body given as parts (tools/list) is written part by part, unjoined. */
+function write(res: ServerResponse, answer: HttpAnswer): void {
+  const { body } = answer;
+  if (body === undefined) {
+    res.writeHead(answer.status, answer.headers).end();
+  } else if (typeof body === 'string') {
+    res
+      .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(body) })
+      .end(body);
+  } else {
+    let length = 0;
+    for (const part of body)
+      length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+    res.writeHead(answer.status, { ...answer.headers, 'content-length': length });
+    for (const part of body) res.write(part);
+    res.end();
+  }
+}
+
+function plainError(
+  status: number,
+  message: string,
+  extra: Record<string, string> = {},
+): HttpAnswer {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...extra },
+    body: errorEnvelope(null, status >= 500 ? -32603 : -32000, message),
+  };
+}
+
+/**
+ * The agents' listener (PORT): POST /mcp on plain node:http, handing each request to
+ * McpTransport. No framework router, hooks, pipes or interceptors on this path, so a call
+ * costs little more than a bare Node proxy (DESIGN "The request path stays lean"); the
+ * framework serves the management port only.
+ */
+@Injectable()
+export class McpHttpServer {
+  private readonly logger = new Logger('Mcp');
+  private server?: Server;
+  private draining = false;
+
+  constructor(private readonly transport: McpTransport) {}
+
+  /** Starts listening; resolves with the bound port (PORT=0 picks a free one). */
+  async listen(port: number, host: string): Promise<number> {
+    const server = createServer(
+      { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+      (req, res) => this.handle(req, res),
+    );
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    return (server.address() as AddressInfo).port;
+  }
+
+  /**
+   * Graceful stop: no new connections, 503 for requests that still arrive on open ones,
+   * in-flight requests finish; after `graceMs` the remaining connections are cut.
+   * Resolves with true when everything finished in time.
+   */
+  async drain(graceMs: number): Promise<boolean> {
+    const server = this.server;
+    if (server === undefined) return true;
+    this.draining = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // A keep-alive connection whose request finishes after close() began stays open until
+    // closed: sweep idle ones so the drain ends when the last in-flight call does.
+    const sweeper = setInterval(() => server.closeIdleConnections(), 50);
+    server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      closed.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), graceMs);
+      }),
+    ]);
+    if (timedOut) {
+      server.closeAllConnections();
+      await closed;
+    }
+    clearInterval(sweeper);
+    clearTimeout(timer);
+    return !timedOut;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    if (this.draining) {
+      write(
+        res,
+        plainError(503, 'Service Unavailable: the gateway is shutting down', {
+          connection: 'close',
+        }),
+      );
+      return;
+    }
+    const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
+    if (path !== '/mcp') {
+      write(res, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
+      req.resume();
+      return;
+    }
+    if (req.method !== 'POST') {
+      write(
+        res,
+        req.method === 'GET' || req.method === 'DELETE'
+          ? this.transport.methodNotAllowed()
+          : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
+      );
+      req.resume();
+      return;
+    }
+    const declared = Number(req.headers['content-length']);
+    if (declared > MCP_MAX_BODY_BYTES) {
+      this.tooLarge(req, res);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let length = 0;
+    req.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > MCP_MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        this.tooLarge(req, res);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (length > MCP_MAX_BODY_BYTES) return;
+      this.transport
+        .post({ headers: req.headers, body: length === 0 ? '' : decodeBody(chunks, length) })
+        .then((answer) => write(res, answer))
+        .catch((err: unknown) => {
+          this.logger.error(
+            `Unhandled error on /mcp: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
+          );
+          if (!res.headersSent) write(res, plainError(500, 'Internal error'));
+        });
+    });
+  }
+
+  /** 413, then the connection closes: the rest of the body is not read. */
+  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
+    write(
+      res,
+      plainError(413, `Payload Too Large: the body exceeds ${MCP_MAX_BODY_BYTES} bytes`, {
+        connection: 'close',
+      }),
+    );
+    req.pause();
+  }
+}
