@@ -56,6 +56,9 @@ export function snapshotGateway() {
   const copy = join(dir, 'main.js');
   copyFileSync(GATEWAY_ENTRY, copy);
   if (existsSync(`${GATEWAY_ENTRY}.map`)) copyFileSync(`${GATEWAY_ENTRY}.map`, `${copy}.map`);
+  // The manifest validation worker is loaded from beside main.js.
+  const worker = join(dirname(GATEWAY_ENTRY), 'manifest-worker.js');
+  if (existsSync(worker)) copyFileSync(worker, join(dir, 'manifest-worker.js'));
   const check = spawnSync(process.execPath, ['--check', copy]);
   if (check.status !== 0)
     throw new Error(`the built gateway does not parse (a build in progress?): ${check.stderr}`);

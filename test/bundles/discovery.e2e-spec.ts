@@ -232,6 +232,98 @@ describe('bundle discovery', () => {
     expect(JSON.parse(published).requestId).toBeUndefined();
   });
 
+  it('validates a large manifest (over 256 KiB) in a worker thread with the same rules and outcome', async () => {
+    const many = (n: number, bad?: string) =>
+      manifest(
+        'big',
+        Array.from({ length: n }, (_, i) =>
+          tool({
+            name: bad !== undefined && i === n - 1 ? bad : `big.t${String(i).padStart(4, '0')}`,
+            description: `Tool ${i}: ${'looks up records of the large bundle and answers them. '.repeat(3)}`,
+            inputSchema: {
+              type: 'object',
+              properties: { [`q${i}`]: { type: 'string', maxLength: 100 } },
+            },
+          }),
+        ),
+        `rev-${n}`,
+      );
+    const service = track(await TestToolService.start(many(1500)));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('big', service, 'big.')], {
+          discovery: {
+            maxToolsPerBundle: 2000,
+            maxToolsTotal: 2000,
+            maxManifestBytes: 8 * 1024 * 1024,
+          },
+        }),
+        waitReady: true,
+      }),
+    );
+    expect(JSON.stringify(many(1500)).length).toBeGreaterThan(256 * 1024);
+    const list = await rpc(gateway.mcpUrl, 'tools/list');
+    expect(list.json.result.tools).toHaveLength(1500);
+    expect(list.json.result.tools[1499]).toMatchObject({
+      name: 'big.t1499',
+      inputSchema: { properties: { q1499: { maxLength: 100 } } },
+    });
+    expect(
+      (await callTool(gateway.mcpUrl, 'big.t0042', { q42: 'x' })).result.isError,
+    ).toBeUndefined();
+
+    // one bad tool rejects the whole large manifest by name, the last good copy stays
+    service.setManifest(many(1501, 'other.t9999'));
+    await callTool(gateway.mcpUrl, 'big.nope');
+    expect(await gateway.bundleStatus('big')).toMatchObject({
+      status: 'degraded',
+      revision: 'rev-1500',
+      lastFailureReason: 'ToolNamePrefixError',
+    });
+    await gateway.waitForOutput(
+      /big revision rev-1501: remote manifest rejected \(ToolNamePrefixError\)/,
+    );
+
+    // bytes that are not UTF-8 are not JSON
+    service.manifest = () => ({
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from(JSON.stringify(many(1500))), Buffer.from([0xff])]),
+    });
+    await callTool(gateway.mcpUrl, 'big.nope');
+    expect(await gateway.bundleStatus('big')).toMatchObject({
+      lastFailureReason: 'ManifestNotJsonError',
+      revision: 'rev-1500',
+    });
+
+    // a good change is published
+    service.setManifest(many(1600));
+    await callTool(gateway.mcpUrl, 'big.t1550');
+    expect(await gateway.bundleStatus('big')).toMatchObject({
+      status: 'healthy',
+      revision: 'rev-1600',
+      toolCount: 1600,
+    });
+    expect(service.toolRequests('big.t1550')).toHaveLength(1);
+  });
+
+  it('adopts an unchanged manifest again without validating it, and says healthy', async () => {
+    const service = track(
+      await TestToolService.start(manifest('a', [tool({ name: 'a.one' })], 'same')),
+    );
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('a', service, 'a.')]),
+        waitReady: true,
+      }),
+    );
+    const before = await gateway.bundleStatus('a');
+    await callTool(gateway.mcpUrl, 'a.missing');
+    const after = await gateway.bundleStatus('a');
+    expect(after).toMatchObject({ status: 'healthy', revision: 'same', consecutiveFailures: 0 });
+    expect(Date.parse(after.lastSuccessAt)).toBeGreaterThan(Date.parse(before.lastSuccessAt));
+    expect(gateway.output.match(/Catalog published/g)).toHaveLength(1);
+  });
+
   it('ignores a baseEndpoint inside the manifest: calls go where the config says (§1, §5)', async () => {
     const service = track(await TestToolService.start({}));
     const decoy = track(await TestToolService.start({}));

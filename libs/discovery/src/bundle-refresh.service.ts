@@ -91,16 +91,22 @@ export class BundleRefreshService {
           ? await this.fetcher.readFile(bundle.manifestFile)
           : await this.fetcher.fetch(bundle.manifestUrl);
       if (fetched.ok)
-        return { bundleId: bundle.id, kind: 'manifest', text: fetched.text, attemptedAt };
+        return {
+          bundleId: bundle.id,
+          kind: 'manifest',
+          raw: fetched.bytes,
+          digest: fetched.digest,
+          attemptedAt,
+        };
       // contract §3: the fallback file is read only when the first remote pull fails.
-      let fallbackText: string | undefined;
+      let fallbackRaw: Buffer | undefined;
       if (
         bundle.fallbackManifestFile !== undefined &&
         this.registry.isFirstAttempt(bundle.id) &&
         this.registry.hasNoCopy(bundle.id)
       ) {
         const fallback = await this.fetcher.readFile(bundle.fallbackManifestFile);
-        if (fallback.ok) fallbackText = fallback.text;
+        if (fallback.ok) fallbackRaw = fallback.bytes;
         else
           this.logger.error(
             `Bundle ${bundle.id}: fallbackManifestFile unusable (${fallback.errorType}: ${fallback.detail})`,
@@ -112,7 +118,7 @@ export class BundleRefreshService {
         errorType: fetched.errorType,
         detail: fetched.detail,
         attemptedAt,
-        fallbackText,
+        fallbackRaw,
       };
     } catch (err) {
       return {

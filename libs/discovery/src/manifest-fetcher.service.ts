@@ -1,12 +1,13 @@
+import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Agent, errors as undiciErrors, request } from 'undici';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { PullErrorType } from '@app/registry';
 
-/** A pulled manifest as text (parsed and validated by the registry); or why there is none. */
+/** A pulled manifest's bytes (decoded, parsed and validated by the registry); or why there is none. */
 export type FetchedManifest =
-  | { readonly ok: true; readonly text: string }
+  | { readonly ok: true; readonly bytes: Buffer; readonly digest?: string }
   | { readonly ok: false; readonly errorType: PullErrorType; readonly detail: string };
 
 const NETWORK_ERROR_CODES = new Set([
@@ -64,18 +65,6 @@ function discard(body: NodeJS.ReadableStream & { destroy(): void }): void {
   body.destroy();
 }
 
-/** Decodes UTF-8 once, after all chunks arrived, dropping a leading BOM. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Strict UTF-8 (a BOM is dropped): a manifest that is not UTF-8 is not JSON (RFC 8259). */
-function decode(bytes: Buffer): FetchedManifest {
-  try {
-    return { ok: true, text: UTF8.decode(bytes) };
-  } catch {
-    return { ok: false, errorType: 'ManifestNotJsonError', detail: 'the body is not valid UTF-8' };
-  }
-}
-
 /**
  * Pulls manifests: `GET {manifestUrl}` with `Accept: application/json` and no caller headers
  * (contract §4: a background refresh has no caller), connect and read timeouts from config
@@ -127,18 +116,31 @@ export class ManifestFetcher implements OnModuleDestroy {
         discard(res.body);
         return this.tooLarge(`Content-Length ${declared}`);
       }
+      // Hashed and copied chunk by chunk as they arrive, so a large manifest costs no single
+      // long copy or hash on the event loop (the digest lets the registry skip an unchanged one).
+      const hash = createHash('sha1');
+      let sized =
+        Number.isFinite(declared) && declared > 0 ? Buffer.allocUnsafeSlow(declared) : undefined;
       const chunks: Buffer[] = [];
       let total = 0;
       for await (const chunk of res.body) {
         const buf = chunk as Buffer;
-        total += buf.length;
-        if (total > this.maxBytes) {
+        if (total + buf.length > this.maxBytes) {
           discard(res.body);
-          return this.tooLarge(`more than ${total} bytes streamed`);
+          return this.tooLarge(`more than ${total + buf.length} bytes streamed`);
         }
-        chunks.push(buf);
+        hash.update(buf);
+        if (sized !== undefined && total + buf.length > sized.length) {
+          // more than declared: keep what was copied and collect the rest as chunks
+          chunks.push(sized.subarray(0, total));
+          sized = undefined;
+        }
+        if (sized !== undefined) buf.copy(sized, total);
+        else chunks.push(buf);
+        total += buf.length;
       }
-      return decode(Buffer.concat(chunks, total));
+      const bytes = sized !== undefined ? sized.subarray(0, total) : Buffer.concat(chunks, total);
+      return { ok: true, bytes, digest: hash.digest('base64url') };
     } catch (err) {
       return classifyPullError(err, this.readTimeoutMillis);
     }
@@ -149,7 +151,7 @@ export class ManifestFetcher implements OnModuleDestroy {
     try {
       const info = await stat(path);
       if (info.size > this.maxBytes) return this.tooLarge(`file of ${info.size} bytes`);
-      return decode(await readFile(path));
+      return { ok: true, bytes: await readFile(path) };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
       return {

@@ -9,8 +9,10 @@ export type BundlePullResult =
   | {
       readonly bundleId: string;
       readonly kind: 'manifest';
-      /** The manifest text as received (decoded UTF-8), not yet parsed. */
-      readonly text: string;
+      /** The manifest as received: its bytes (not yet decoded or parsed), or its text. */
+      readonly raw: Buffer | string;
+      /** sha1 (base64url) of `raw`, when the puller computed it while receiving. */
+      readonly digest?: string;
       readonly attemptedAt: Date;
     }
   | {
@@ -20,6 +22,6 @@ export type BundlePullResult =
       /** For the log only: may hold a status code or errno, never sent to clients or status. */
       readonly detail: string;
       readonly attemptedAt: Date;
-      /** Local profile, first failed remote pull: the text of fallbackManifestFile (contract §3). */
-      readonly fallbackText?: string;
+      /** Local profile, first failed remote pull: the bytes of fallbackManifestFile (contract §3). */
+      readonly fallbackRaw?: Buffer | string;
     };

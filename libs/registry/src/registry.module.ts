@@ -13,10 +13,16 @@ import { RegistryService } from './registry.service';
     {
       // Redis is optional: without REDIS_URL the gateway keeps its last-good copies in memory only.
       provide: LAST_GOOD_STORE,
-      useFactory: (config: GatewayConfig, metrics: GatewayMetrics) =>
-        config.redisUrl === undefined
-          ? null
-          : new RedisLastGoodStore(config.redisUrl, config, metrics),
+      useFactory: async (config: GatewayConfig, metrics: GatewayMetrics) => {
+        if (config.redisUrl === undefined) return null;
+        const { Redis } = await import('ioredis');
+        return new RedisLastGoodStore(
+          config.redisUrl,
+          config,
+          (url, options) => new Redis(url, options),
+          metrics,
+        );
+      },
       inject: [GATEWAY_CONFIG, GatewayMetrics],
     },
     RegistryService,

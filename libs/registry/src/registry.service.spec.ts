@@ -90,7 +90,7 @@ function pulled(
   return {
     bundleId,
     kind: 'manifest',
-    text: JSON.stringify(body(bundleId, revision, names)),
+    raw: JSON.stringify(body(bundleId, revision, names)),
     attemptedAt: at(seconds),
   };
 }
@@ -107,7 +107,7 @@ function failed(
     errorType,
     detail: `GET http://${bundleId}.internal:8080/tool-manifest: ${errorType} ECONNREFUSED 10.0.0.7`,
     attemptedAt: at(seconds),
-    ...(fallbackBody === undefined ? {} : { fallbackText: JSON.stringify(fallbackBody) }),
+    ...(fallbackBody === undefined ? {} : { fallbackRaw: JSON.stringify(fallbackBody) }),
   };
 }
 
@@ -285,7 +285,7 @@ describe('last good copy per bundle (contract §6 failure table, §11 stale tool
       {
         bundleId: 'alpha',
         kind: 'manifest',
-        text: JSON.stringify({
+        raw: JSON.stringify({
           bundleId: 'alpha',
           tools: [toolJson('alpha.on'), toolJson('alpha.off', { enabled: false })],
         }),
@@ -736,7 +736,7 @@ describe('hostile manifests (adversarial findings)', () => {
       {
         bundleId: 'beta',
         kind: 'manifest',
-        text: `{"bundleId":${'['.repeat(10_000)}1${']'.repeat(10_000)},"tools":[]}`,
+        raw: `{"bundleId":${'['.repeat(10_000)}1${']'.repeat(10_000)},"tools":[]}`,
         attemptedAt: at(0),
       },
     ]);
@@ -759,7 +759,7 @@ describe('hostile manifests (adversarial findings)', () => {
       {
         bundleId: 'alpha',
         kind: 'manifest',
-        text: JSON.stringify({ bundleId: 'alpha', revision: 'a2', tools: [tool] }),
+        raw: JSON.stringify({ bundleId: 'alpha', revision: 'a2', tools: [tool] }),
         attemptedAt: at(5),
       },
     ]);

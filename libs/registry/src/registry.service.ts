@@ -9,7 +9,13 @@ import type { AcceptedManifest } from './manifest/manifest.types';
 import { SchemaChecker } from './manifest/schema-checker';
 import { createHash } from 'node:crypto';
 import { parseJsonSliced } from './manifest/sliced-json';
-import { validateManifest } from './manifest/validate-manifest';
+import {
+  validateManifest,
+  type ManifestExpectations,
+  type ManifestValidation,
+} from './manifest/validate-manifest';
+import { unpackTools } from './manifest/manifest-transfer';
+import { WORKER_MIN_BYTES, WorkerValidator } from './manifest/worker-validator';
 import type { BundlePullResult } from './pull-result';
 import { LAST_GOOD_STORE, type LastGoodStore, type StoreStatus } from './redis/last-good-store';
 import {
@@ -18,6 +24,12 @@ import {
   type CopySource,
   type LastGoodCopy,
 } from './state/bundle-record';
+
+/** How many tool names a catalog-change log line lists per kind of change. */
+const LOGGED_NAMES = 50;
+
+/** Strict UTF-8 (a BOM is dropped): a manifest that is not UTF-8 is not JSON (RFC 8259). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** What /actuator/toolBundles returns. */
 export interface ToolBundlesView {
@@ -56,6 +68,12 @@ export class RegistryService {
   private readonly logger = new Logger('Registry');
   private readonly records: ReadonlyMap<string, BundleRecord>;
   private readonly schemas = new SchemaChecker();
+  private readonly worker = new WorkerValidator();
+  /**
+   * Digests of the schemas the worker found to compile, newline-separated and handed back to
+   * the next worker as they are: the event loop never splits or stores them one by one.
+   */
+  private workerGoodSchemas = '';
   private snapshot?: CatalogSnapshot;
   private firstRoundDone = false;
   private skippedUnchanged = false;
@@ -179,7 +197,13 @@ export class RegistryService {
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'manifest') {
         const source = record.definition.manifestFile === undefined ? 'remote' : 'fixture';
-        const copy = await this.adoptText(record, result.text, source, result.attemptedAt);
+        const copy = await this.adoptRaw(
+          record,
+          result.raw,
+          source,
+          result.attemptedAt,
+          result.digest,
+        );
         if ('errorType' in copy) failures.set(record.definition.id, copy.errorType);
         else candidates.set(record.definition.id, { copy, pulled: true });
         continue;
@@ -191,13 +215,8 @@ export class RegistryService {
             ? `serving the last good copy (revision ${record.lastGood.manifest.revision ?? 'none'})`
             : 'no copy to serve yet'),
       );
-      if (result.fallbackText !== undefined && record.lastGood === undefined) {
-        const copy = await this.adoptText(
-          record,
-          result.fallbackText,
-          'fallback',
-          this.clock.now(),
-        );
+      if (result.fallbackRaw !== undefined && record.lastGood === undefined) {
+        const copy = await this.adoptRaw(record, result.fallbackRaw, 'fallback', this.clock.now());
         if (!('errorType' in copy)) {
           candidates.set(record.definition.id, { copy, pulled: false });
           this.logger.warn(
@@ -220,33 +239,105 @@ export class RegistryService {
   }
 
   /**
-   * A pulled manifest text: unchanged since the last good copy (same digest) is adopted as it
-   * is, without parsing; otherwise it is parsed in slices (no long stall on a large manifest)
-   * and validated.
+   * A pulled manifest: unchanged since the last good copy (same digest) it is adopted as it
+   * is, without decoding or parsing; a large one is decoded, parsed and validated in a worker
+   * thread (its bytes transferred, not copied); a small one here, parsed in slices.
    */
-  private async adoptText(
+  private async adoptRaw(
     record: BundleRecord,
-    text: string,
+    raw: Buffer | string,
     source: CopySource,
     fetchedAt: Date,
+    digest?: string,
   ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
-    const textDigest = createHash('sha1').update(text).digest('base64url');
+    const textDigest = digest ?? createHash('sha1').update(raw).digest('base64url');
     const last = record.lastGood;
     if (last !== undefined && last.textDigest === textDigest && last.source === source) {
       this.skippedUnchanged = true;
       return { manifest: last.manifest, source, fetchedAt, textDigest };
     }
+    const size = typeof raw === 'string' ? raw.length : raw.length;
+    if (size >= WORKER_MIN_BYTES && this.worker.available) {
+      const copy = await this.validateInWorker(record, raw, source, fetchedAt);
+      return 'errorType' in copy ? copy : { ...copy, textDigest };
+    }
+    let text: string;
+    try {
+      text = typeof raw === 'string' ? raw : STRICT_UTF8.decode(raw);
+    } catch {
+      return this.notJson(record, source, 'not valid UTF-8');
+    }
     let body: unknown;
     try {
       body = await parseJsonSliced(text);
     } catch {
-      this.logger.warn(
-        `Bundle ${record.definition.id}: ${source} manifest is not valid JSON; the last good copy stays`,
-      );
-      return { errorType: 'ManifestNotJsonError' };
+      return this.notJson(record, source, 'not valid JSON');
     }
     const copy = await this.validate(record, body, source, fetchedAt);
     return 'errorType' in copy ? copy : { ...copy, textDigest };
+  }
+
+  private notJson(
+    record: BundleRecord,
+    source: CopySource,
+    why: string,
+  ): { errorType: PullErrorType } {
+    this.logger.warn(
+      `Bundle ${record.definition.id}: ${source} manifest is ${why}; the last good copy stays`,
+    );
+    return { errorType: 'ManifestNotJsonError' };
+  }
+
+  /** A large manifest: parsed and validated in a worker thread, off the event loop of /mcp. */
+  private async validateInWorker(
+    record: BundleRecord,
+    raw: Buffer | string,
+    source: CopySource,
+    fetchedAt: Date,
+  ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
+    this.logger.debug(`Bundle ${record.definition.id}: validating a ${raw.length}-byte manifest in a worker thread`);
+    const response = await this.worker.run({
+      bytes: typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw,
+      expect: this.expectationsOf(record),
+      knownGoodSchemas: this.workerGoodSchemas,
+    });
+    switch (response.kind) {
+      case 'not-json':
+        return this.notJson(record, source, response.why);
+      case 'crashed':
+        this.logger.error(
+          `Bundle ${record.definition.id}: ${source} manifest could not be validated (${response.name}); the last good copy stays`,
+        );
+        return { errorType: 'UnexpectedPullError' };
+      case 'rejected':
+        this.workerGoodSchemas = this.boundedGoodSchemas(response.goodSchemas);
+        return this.accepted(record, response.validation, source, fetchedAt);
+      case 'accepted': {
+        this.workerGoodSchemas = this.boundedGoodSchemas(response.goodSchemas);
+        const tools = await unpackTools(response.tools);
+        const manifest: AcceptedManifest = {
+          bundleId: response.bundleId,
+          revision: response.revision,
+          fingerprint: response.fingerprint,
+          tools,
+        };
+        return this.accepted(record, { ok: true, manifest }, source, fetchedAt);
+      }
+    }
+  }
+
+  /** The known-good list only grows; past twice a full catalog it starts over (a few recompilations). */
+  private boundedGoodSchemas(digests: string): string {
+    const limit = 2 * this.config.mcp.discovery.maxToolsTotal * 28;
+    return digests.length > limit ? '' : digests;
+  }
+
+  private expectationsOf(record: BundleRecord): ManifestExpectations {
+    return {
+      bundleId: record.definition.id,
+      namePrefix: record.definition.namePrefix,
+      maxToolsPerBundle: this.config.mcp.discovery.maxToolsPerBundle,
+    };
   }
 
   private async validate(
@@ -255,28 +346,29 @@ export class RegistryService {
     source: CopySource,
     fetchedAt: Date,
   ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
-    const { id, namePrefix } = record.definition;
-    let result: Awaited<ReturnType<typeof validateManifest>>;
+    let result: ManifestValidation;
     try {
-      result = await validateManifest(
-        body,
-        {
-          bundleId: id,
-          namePrefix,
-          maxToolsPerBundle: this.config.mcp.discovery.maxToolsPerBundle,
-        },
-        this.schemas,
-      );
+      result = await validateManifest(body, this.expectationsOf(record), this.schemas);
     } catch (err) {
       // One bundle's manifest must never sink the round for the others (contract §6).
       this.logger.error(
-        `Bundle ${id}: ${source} manifest could not be validated (${err instanceof Error ? err.name : typeof err}); the last good copy stays`,
+        `Bundle ${record.definition.id}: ${source} manifest could not be validated (${err instanceof Error ? err.name : typeof err}); the last good copy stays`,
       );
       return { errorType: 'UnexpectedPullError' };
     }
+    return this.accepted(record, result, source, fetchedAt);
+  }
+
+  /** The copy a valid manifest makes, or the logged rejection of an invalid one. */
+  private accepted(
+    record: BundleRecord,
+    result: ManifestValidation,
+    source: CopySource,
+    fetchedAt: Date,
+  ): LastGoodCopy | { errorType: PullErrorType } {
     if (result.ok) return { manifest: result.manifest, source, fetchedAt };
     this.logger.warn(
-      `Bundle ${id} revision ${result.revision ?? 'none'}: ${source} manifest rejected (${result.errorType}); ` +
+      `Bundle ${record.definition.id} revision ${result.revision ?? 'none'}: ${source} manifest rejected (${result.errorType}); ` +
         `the last good copy stays. Problems: ${result.problems.map((p) => `[${p.type}] ${p.detail}`).join('; ')}`,
     );
     return { errorType: result.errorType };
@@ -381,16 +473,26 @@ export class RegistryService {
     const revisionText = Object.entries(revisionChanges)
       .map(([id, r]) => `${id} ${r.from ?? 'none'} -> ${r.to ?? 'none'}`)
       .join(', ');
+    // Names are listed up to a bound: a 10,000-tool swap must not write a megabyte log line.
+    const listed = (names: readonly string[]): string =>
+      names.length > LOGGED_NAMES
+        ? `${names.slice(0, LOGGED_NAMES).join(', ')}, … ${names.length - LOGGED_NAMES} more`
+        : names.join(', ');
     this.logger.log({
       msg:
         `Catalog published: ${next.toolCount} tools (${revisionText}); ` +
-        `added [${diff.added.join(', ')}] removed [${diff.removed.join(', ')}] changed [${diff.changed.join(', ')}]`,
+        `added [${listed(diff.added)}] removed [${listed(diff.removed)}] changed [${listed(diff.changed)}]`,
       event: 'catalog_published',
       toolCount: next.toolCount,
       revisions: revisionChanges,
-      added: diff.added,
-      removed: diff.removed,
-      changed: diff.changed,
+      counts: {
+        added: diff.added.length,
+        removed: diff.removed.length,
+        changed: diff.changed.length,
+      },
+      added: diff.added.slice(0, LOGGED_NAMES),
+      removed: diff.removed.slice(0, LOGGED_NAMES),
+      changed: diff.changed.slice(0, LOGGED_NAMES),
     });
     return true;
   }

@@ -48,22 +48,21 @@ export class CatalogSnapshot {
   ): Promise<CatalogSnapshot> {
     const slicer = new TimeSlicer();
     const byName = new Map<string, CatalogTool>();
-    const parts: Buffer[] = [];
     let length = 2 + Math.max(0, tools.length - 1);
     for (const tool of tools) {
       await slicer.maybeYield();
-      const bytes = Buffer.from(tool.publishedJson, 'utf8');
-      parts.push(bytes);
-      length += bytes.length;
+      length += Buffer.byteLength(tool.publishedJson, 'utf8');
       byName.set(tool.name, tool);
     }
-    const out = Buffer.allocUnsafe(length);
-    let at = out.write('[', 0);
-    parts.forEach((bytes, i) => {
-      if (i > 0) at += out.write(',', at);
-      at += bytes.copy(out, at);
-    });
-    out.write(']', at);
+    // One buffer, written tool by tool in slices: no joined string, no second copy.
+    const out = Buffer.allocUnsafeSlow(length);
+    let at = out.write('[', 0, 'latin1');
+    for (let i = 0; i < tools.length; i++) {
+      await slicer.maybeYield();
+      if (i > 0) at += out.write(',', at, 'latin1');
+      at += out.write((tools[i] as CatalogTool).publishedJson, at, 'utf8');
+    }
+    out.write(']', at, 'latin1');
     return new CatalogSnapshot(tools, byName, out, contentKey, publishedAt, revisions);
   }
 }

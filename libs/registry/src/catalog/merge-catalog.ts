@@ -39,11 +39,16 @@ export function compareCodeUnits(a: string, b: string): number {
  * Rule 1 (names, per bundle) is validateManifest's. Pure: no I/O, no clock.
  */
 export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits): MergeResult {
+  // Bundles in id order, each bundle's tools in name order: their concatenation is sorted by
+  // (bundleId, name) without sorting thousands of entries at once (manifests arrive name-sorted
+  // from validateManifest; a bundle that is not is sorted on its own).
+  const ordered = [...inputs].sort((a, b) => compareCodeUnits(a.bundle.id, b.bundle.id));
   const tools: CatalogTool[] = [];
-  for (const { bundle, manifest } of inputs) {
+  for (const { bundle, manifest } of ordered) {
+    const own: CatalogTool[] = [];
     for (const tool of manifest.tools) {
       if (!tool.enabled) continue;
-      tools.push({
+      own.push({
         name: tool.name,
         sourceId: bundle.id,
         route: { kind: 'bundle', bundle },
@@ -56,6 +61,14 @@ export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits)
         fingerprint: tool.fingerprint,
       });
     }
+    if (
+      !own.every(
+        (t, i) => i === 0 || compareCodeUnits((own[i - 1] as CatalogTool).name, t.name) <= 0,
+      )
+    ) {
+      own.sort((a, b) => compareCodeUnits(a.name, b.name));
+    }
+    for (const t of own) tools.push(t);
   }
   if (tools.length > limits.maxToolsTotal) {
     return {
@@ -65,9 +78,6 @@ export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits)
       bundleIds: inputs.map((i) => i.bundle.id),
     };
   }
-  tools.sort(
-    (a, b) => compareCodeUnits(a.sourceId, b.sourceId) || compareCodeUnits(a.name, b.name),
-  );
 
   const ownerByName = new Map<string, string>();
   const collisions: string[] = [];

@@ -31,7 +31,7 @@ export interface ManifestTool {
 export interface AcceptedManifest {
   readonly bundleId: string;
   readonly revision?: string;
-  /** Every tool of the manifest in manifest order, disabled ones included. */
+  /** Every tool of the manifest in name order (code units), disabled ones included. */
   readonly tools: readonly ManifestTool[];
   /** Fingerprint of the manifest's content: equal fingerprints mean nothing changed. */
   readonly fingerprint: string;

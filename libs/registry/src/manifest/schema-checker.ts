@@ -13,18 +13,37 @@ import addFormats from 'ajv-formats';
  * work.
  */
 export class SchemaChecker {
-  private readonly ajv = new Ajv2020({
-    strict: false,
-    allErrors: false,
-    validateFormats: true,
-    logger: false,
-    code: { optimize: false },
-  });
+  private ajvInstance?: Ajv2020;
   private cache = new Map<string, string | null>();
   private seen = new Set<string>();
 
-  constructor() {
-    addFormats(this.ajv);
+  /** Created on first use: compiling the 2020-12 meta-schemas is not free, and not needed at boot. */
+  private get ajv(): Ajv2020 {
+    if (this.ajvInstance === undefined) {
+      this.ajvInstance = new Ajv2020({
+        strict: false,
+        allErrors: false,
+        validateFormats: true,
+        logger: false,
+        code: { optimize: false },
+      });
+      addFormats(this.ajvInstance);
+    }
+    return this.ajvInstance;
+  }
+
+  /** Marks schemas (by digest) as known to compile, so they are not compiled again. */
+  seed(goodDigests: Iterable<string>): void {
+    for (const digest of goodDigests) {
+      this.cache.set(digest, null);
+      // seen this round, so retainOnlySeen keeps what a worker checked
+      this.seen.add(digest);
+    }
+  }
+
+  /** Digests of every schema known to compile. */
+  goodDigests(): string[] {
+    return [...this.cache].filter(([, problem]) => problem === null).map(([digest]) => digest);
   }
 
   /** undefined when the schema compiles; otherwise ajv's reason (for logs). */

@@ -411,8 +411,8 @@ describe('per-bundle tool limit (contract §7.3: maxToolsPerBundle)', () => {
     );
     expect(accepted.tools.map((t) => [t.name, t.enabled])).toEqual([
       ['r.a', true],
-      ['r.off1', false],
       ['r.b', true],
+      ['r.off1', false],
       ['r.off2', false],
       ['r.off3', false],
     ]);
@@ -538,8 +538,8 @@ describe('fingerprint: equal content, equal fingerprint', () => {
     );
   });
 
-  it('keeps the accepted tools in manifest order', async () => {
+  it('keeps the accepted tools in name order, whatever the manifest order (the merge relies on it)', async () => {
     const accepted = await accept(manifest([tool('r.z'), tool('r.a'), tool('r.m')]));
-    expect(accepted.tools.map((t: ManifestTool) => t.name)).toEqual(['r.z', 'r.a', 'r.m']);
+    expect(accepted.tools.map((t: ManifestTool) => t.name)).toEqual(['r.a', 'r.m', 'r.z']);
   });
 });

@@ -240,6 +240,8 @@ export async function validateManifest(
   const hash = createHash('sha256');
   hash.update(revision ?? '');
   for (const tool of tools) hash.update(`\u0000${tool.fingerprint}`);
+  // Kept in name order: the catalog merge then only concatenates bundles (contract §7.4).
+  tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     ok: true,
     manifest: { bundleId: expect.bundleId, revision, tools, fingerprint: hash.digest('base64url') },

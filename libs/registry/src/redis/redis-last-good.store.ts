@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { GatewayConfig } from '@app/config';
 import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
@@ -92,9 +92,14 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   private lastFailureReason: string | null = null;
   private closed = false;
 
+  /**
+   * @param createClient builds the ioredis client; the module passes one that loads ioredis
+   *   only when REDIS_URL is set, so a gateway without Redis never pays for the package.
+   */
   constructor(
     url: string,
     config: GatewayConfig,
+    createClient: (url: string, options: RedisOptions) => Redis,
     private readonly metrics?: GatewayMetrics,
   ) {
     const r = config.mcp.redis;
@@ -103,7 +108,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.ttlSeconds = r.ttlSeconds;
     this.connectTimeoutMillis = r.connectTimeoutMillis;
     this.writtenBy = `${config.mcp.identity}/${hostname()}/${process.pid}`;
-    this.redis = new Redis(url, {
+    this.redis = createClient(url, {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

@@ -1,0 +1,32 @@
+import type { PackedTools } from './manifest-transfer';
+import type { ManifestExpectations, ManifestValidation } from './validate-manifest';
+
+/** What the registry sends the validation worker: one manifest's bytes. */
+export interface WorkerRequest {
+  /** Transferred, not copied: a multi-megabyte string would cost the sender tens of ms to clone. */
+  readonly bytes: Buffer;
+  readonly expect: ManifestExpectations;
+  /** Digests of schemas already known to compile (not compiled again), newline-separated. */
+  readonly knownGoodSchemas: string;
+}
+
+/**
+ * What it answers. An accepted manifest's tools travel packed in transferred buffers (see
+ * packTools); the digests of the schemas found good travel newline-separated.
+ */
+export type WorkerResponse =
+  | {
+      readonly kind: 'accepted';
+      readonly bundleId: string;
+      readonly revision?: string;
+      readonly fingerprint: string;
+      readonly tools: PackedTools;
+      readonly goodSchemas: string;
+    }
+  | {
+      readonly kind: 'rejected';
+      readonly validation: Extract<ManifestValidation, { ok: false }>;
+      readonly goodSchemas: string;
+    }
+  | { readonly kind: 'not-json'; readonly why: string }
+  | { readonly kind: 'crashed'; readonly name: string };

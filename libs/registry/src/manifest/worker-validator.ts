@@ -1,0 +1,40 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { WorkerRequest, WorkerResponse } from './manifest-worker-protocol';
+
+/** Manifests at least this large are validated in a worker thread. */
+export const WORKER_MIN_BYTES = 256 * 1024;
+
+/**
+ * Runs the validation of one large manifest in a short-lived worker thread (the script built
+ * beside main.js). `available` is false where there is no such script (unit tests run the
+ * sources): the registry then validates in slices on the main thread.
+ */
+export class WorkerValidator {
+  private readonly script = join(__dirname, 'manifest-worker.js');
+  readonly available = existsSync(this.script);
+
+  run(request: WorkerRequest): Promise<WorkerResponse> {
+    return new Promise((resolve) => {
+      const worker = new Worker(this.script);
+      let done = false;
+      const finish = (response: WorkerResponse): void => {
+        if (done) return;
+        done = true;
+        resolve(response);
+        void worker.terminate();
+      };
+      worker.once('message', (response: WorkerResponse) => finish(response));
+      worker.once('error', (err) => finish({ kind: 'crashed', name: err.name }));
+      worker.once('exit', () => finish({ kind: 'crashed', name: 'WorkerExit' }));
+      // The manifest bytes move to the worker; a Buffer that shares a pooled ArrayBuffer is copied first.
+      const own =
+        request.bytes.byteOffset === 0 &&
+        request.bytes.byteLength === request.bytes.buffer.byteLength
+          ? request.bytes
+          : Buffer.from(request.bytes);
+      worker.postMessage({ ...request, bytes: own }, [own.buffer as ArrayBuffer]);
+    });
+  }
+}
