@@ -1,3 +1,4 @@
+import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { callTool, rpc } from '../support/rpc';
@@ -5,14 +6,7 @@ import { TestToolService } from '../support/tool-service';
 
 /** Discovery (contract §2, §4, §6, §8): pulls, schedule, readiness, not-found refresh. */
 describe('bundle discovery', () => {
-  const started: Array<{ stop(): Promise<unknown> }> = [];
-  afterEach(async () => {
-    for (const s of started.splice(0).reverse()) await s.stop();
-  });
-  const track = <T extends { stop(): Promise<unknown> }>(s: T): T => {
-    started.push(s);
-    return s;
-  };
+  const track = stopAfterEach();
 
   it('pulls with Accept: application/json and without any caller header (§4)', async () => {
     const service = track(await TestToolService.start(manifest('a', [tool({ name: 'a.one' })])));

@@ -1,3 +1,4 @@
+import { stopAfterEach } from '../support/cleanup';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,14 +9,7 @@ import { TestToolService } from '../support/tool-service';
 
 /** GET /actuator/toolBundles (contract §9) and the local fallback file (contract §3). */
 describe('bundle status and the fallback file', () => {
-  const started: Array<{ stop(): Promise<unknown> }> = [];
-  afterEach(async () => {
-    for (const s of started.splice(0).reverse()) await s.stop();
-  });
-  const track = <T extends { stop(): Promise<unknown> }>(s: T): T => {
-    started.push(s);
-    return s;
-  };
+  const track = stopAfterEach();
   const unusedUrl = {
     manifestUrl: 'http://127.0.0.1:9/tool-manifest',
     baseEndpoint: 'http://127.0.0.1:9/mcp',

@@ -1,3 +1,4 @@
+import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
@@ -11,16 +12,11 @@ import { TestToolService } from '../support/tool-service';
  */
 describe('never lose a tool: the failure matrix', () => {
   const redis = redisClient();
-  const started: Array<{ stop(): Promise<unknown> }> = [];
+  const track = stopAfterEach();
   const prefixes: string[] = [];
-  const track = <T extends { stop(): Promise<unknown> }>(s: T): T => {
-    started.push(s);
-    return s;
-  };
   const fast = { registry: { refreshIntervalSeconds: 1, refreshJitterSeconds: 0 } };
 
   afterEach(async () => {
-    for (const s of started.splice(0).reverse()) await s.stop();
     for (const p of prefixes.splice(0)) await deleteKeys(redis, p);
   });
   afterAll(() => redis.disconnect());

@@ -1,3 +1,4 @@
+import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import {
@@ -18,14 +19,9 @@ import { TestToolService } from '../support/tool-service';
  */
 describe('Redis outages are cache misses', () => {
   const shared = redisClient();
-  const started: Array<{ stop(): Promise<unknown> }> = [];
+  const track = stopAfterEach();
   const prefixes: string[] = [];
-  const track = <T extends { stop(): Promise<unknown> }>(s: T): T => {
-    started.push(s);
-    return s;
-  };
   afterEach(async () => {
-    for (const s of started.splice(0).reverse()) await s.stop();
     for (const p of prefixes.splice(0)) await deleteKeys(shared, p);
   });
   afterAll(() => shared.disconnect());

@@ -295,7 +295,9 @@ export class RegistryService {
     source: CopySource,
     fetchedAt: Date,
   ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
-    this.logger.debug(`Bundle ${record.definition.id}: validating a ${raw.length}-byte manifest in a worker thread`);
+    this.logger.debug(
+      `Bundle ${record.definition.id}: validating a ${raw.length}-byte manifest in a worker thread`,
+    );
     const response = await this.worker.run({
       bytes: typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw,
       expect: this.expectationsOf(record),
@@ -451,7 +453,7 @@ export class RegistryService {
   ): Promise<true | { errorType: PullErrorType; detail: string; bundleIds: readonly string[] }> {
     const contentKey = inputs.map((i) => `${i.bundle.id}:${i.manifest.fingerprint}`).join('|');
     if (this.snapshot?.contentKey === contentKey) return true;
-    const merged = mergeCatalog(inputs, {
+    const merged = await mergeCatalog(inputs, {
       maxToolsTotal: this.config.mcp.discovery.maxToolsTotal,
       maxToolTimeoutMillis: this.config.mcp.discovery.maxToolTimeoutMillis,
     });
@@ -463,7 +465,7 @@ export class RegistryService {
     const previous = this.snapshot;
     this.snapshot = next;
     this.metrics?.catalogPublished(next.toolCount);
-    const diff = diffCatalogs(previous, next);
+    const diff = await diffCatalogs(previous, next);
     const revisionChanges = Object.fromEntries(
       inputs.map((i) => [
         i.bundle.id,

@@ -85,7 +85,7 @@ describe('CatalogSnapshot: tools/list bytes serialized once per snapshot', () =>
 
 describe('diffCatalogs: added, removed and changed tools for the catalog-change log', () => {
   it('reports every tool as added when there was no previous catalog', async () => {
-    expect(diffCatalogs(undefined, await build([entry('r.a'), entry('r.b')]))).toEqual({
+    expect(await diffCatalogs(undefined, await build([entry('r.a'), entry('r.b')]))).toEqual({
       added: ['r.a', 'r.b'],
       removed: [],
       changed: [],
@@ -95,13 +95,17 @@ describe('diffCatalogs: added, removed and changed tools for the catalog-change 
   it('reports nothing for an equal catalog', async () => {
     const before = await build([entry('r.a'), entry('r.b')]);
     const after = await build([entry('r.a'), entry('r.b')]);
-    expect(diffCatalogs(before, after)).toEqual({ added: [], removed: [], changed: [] });
+    expect(await diffCatalogs(before, after)).toEqual({ added: [], removed: [], changed: [] });
   });
 
   it('reports added and removed tools', async () => {
     const before = await build([entry('r.a'), entry('r.b')]);
     const after = await build([entry('r.b'), entry('r.c')]);
-    expect(diffCatalogs(before, after)).toEqual({ added: ['r.c'], removed: ['r.a'], changed: [] });
+    expect(await diffCatalogs(before, after)).toEqual({
+      added: ['r.c'],
+      removed: ['r.a'],
+      changed: [],
+    });
   });
 
   it.each([
@@ -117,6 +121,6 @@ describe('diffCatalogs: added, removed and changed tools for the catalog-change 
   ])('counts %s as changed', async (_label, changedEntry) => {
     const before = await build([entry('r.a'), entry('r.b')]);
     const after = await build([changedEntry, entry('r.b')]);
-    expect(diffCatalogs(before, after)).toEqual({ added: [], removed: [], changed: ['r.a'] });
+    expect(await diffCatalogs(before, after)).toEqual({ added: [], removed: [], changed: ['r.a'] });
   });
 });

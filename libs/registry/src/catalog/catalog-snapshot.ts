@@ -74,14 +74,16 @@ export interface CatalogDiff {
   readonly changed: readonly string[];
 }
 
-export function diffCatalogs(
+export async function diffCatalogs(
   previous: CatalogSnapshot | undefined,
   next: CatalogSnapshot,
-): CatalogDiff {
+  slicer = new TimeSlicer(),
+): Promise<CatalogDiff> {
   const added: string[] = [];
   const changed: string[] = [];
   const removed: string[] = [];
   for (const tool of next.tools) {
+    await slicer.maybeYield();
     const before = previous?.entryKeyOf(tool.name);
     if (before === undefined) added.push(tool.name);
     else if (before !== next.entryKeyOf(tool.name)) changed.push(tool.name);

@@ -49,9 +49,9 @@ function merged(result: MergeResult) {
 }
 
 describe('contract §7.2: enabled: false tools are registered but not listed', () => {
-  it('leaves _meta.enabled: false tools out of the catalog', () => {
+  it('leaves _meta.enabled: false tools out of the catalog', async () => {
     const tools = merged(
-      mergeCatalog(
+      await mergeCatalog(
         [input('r', [tool('r.a'), tool('r.off', { enabled: false }), tool('r.b')])],
         LIMITS,
       ),
@@ -59,8 +59,8 @@ describe('contract §7.2: enabled: false tools are registered but not listed', (
     expect(tools.map((t) => t.name)).toEqual(['r.a', 'r.b']);
   });
 
-  it('does not count disabled tools against maxToolsTotal', () => {
-    const result = mergeCatalog(
+  it('does not count disabled tools against maxToolsTotal', async () => {
+    const result = await mergeCatalog(
       [
         input('a', [tool('a.x'), tool('a.off', { enabled: false })]),
         input('b', [tool('b.x'), tool('b.off', { enabled: false })]),
@@ -70,8 +70,8 @@ describe('contract §7.2: enabled: false tools are registered but not listed', (
     expect(merged(result).map((t) => t.name)).toEqual(['a.x', 'b.x']);
   });
 
-  it('lets a disabled tool share its name with a listed tool of another bundle (no collision)', () => {
-    const result = mergeCatalog(
+  it('lets a disabled tool share its name with a listed tool of another bundle (no collision)', async () => {
+    const result = await mergeCatalog(
       [
         input('a', [tool('shared.x', { enabled: false })], 'shared.'),
         input('b', [tool('shared.x')], 'shared.'),
@@ -83,7 +83,7 @@ describe('contract §7.2: enabled: false tools are registered but not listed', (
 });
 
 describe('contract §7.4: sorted by (bundleId, name) in code-unit order', () => {
-  it('sorts by bundleId, then name, whatever the input order', () => {
+  it('sorts by bundleId, then name, whatever the input order', async () => {
     const inputs = [
       input('zeta', [tool('zeta.b'), tool('zeta.a')]),
       input('Alpha', [tool('Alpha.y'), tool('Alpha.x')]),
@@ -99,16 +99,18 @@ describe('contract §7.4: sorted by (bundleId, name) in code-unit order', () => 
       ['zeta', 'zeta.a'],
       ['zeta', 'zeta.b'],
     ];
-    expect(merged(mergeCatalog(inputs, LIMITS)).map((t) => [t.sourceId, t.name])).toEqual(expected);
+    expect(merged(await mergeCatalog(inputs, LIMITS)).map((t) => [t.sourceId, t.name])).toEqual(
+      expected,
+    );
     expect(
-      merged(mergeCatalog([...inputs].reverse(), LIMITS)).map((t) => [t.sourceId, t.name]),
+      merged(await mergeCatalog([...inputs].reverse(), LIMITS)).map((t) => [t.sourceId, t.name]),
     ).toEqual(expected);
   });
 
-  it('orders by UTF-16 code units, not by locale (uppercase before lowercase, "_" between them, "-" and "." before digits)', () => {
+  it('orders by UTF-16 code units, not by locale (uppercase before lowercase, "_" between them, "-" and "." before digits)', async () => {
     const names = ['r.b', 'r._', 'r.B', 'r.9', 'r.-', 'r..', 'r./', 'r.a'];
     const tools = merged(
-      mergeCatalog(
+      await mergeCatalog(
         [
           input(
             'r',
@@ -140,9 +142,9 @@ describe('contract §7.4: sorted by (bundleId, name) in code-unit order', () => 
 });
 
 describe('contract §7.5: timeoutMillis is capped at maxToolTimeoutMillis, which is also the default', () => {
-  it('caps 45000 at 30000, keeps 500, and gives an absent timeout 30000 (B17)', () => {
+  it('caps 45000 at 30000, keeps 500, and gives an absent timeout 30000 (B17)', async () => {
     const tools = merged(
-      mergeCatalog(
+      await mergeCatalog(
         [
           input('reports', [
             tool('reports.slow_report', { timeoutMillis: 45_000 }),
@@ -161,18 +163,18 @@ describe('contract §7.5: timeoutMillis is capped at maxToolTimeoutMillis, which
     });
   });
 
-  it('keeps a timeout equal to the cap', () => {
+  it('keeps a timeout equal to the cap', async () => {
     const tools = merged(
-      mergeCatalog([input('r', [tool('r.a', { timeoutMillis: 30_000 })])], LIMITS),
+      await mergeCatalog([input('r', [tool('r.a', { timeoutMillis: 30_000 })])], LIMITS),
     );
     expect(tools[0]?.timeoutMillis).toBe(30_000);
   });
 });
 
 describe('catalog entries carry the route from config only (contract §1)', () => {
-  it('routes each tool to its own bundle definition and keeps version and published entry', () => {
+  it('routes each tool to its own bundle definition and keeps version and published entry', async () => {
     const a = input('a', [tool('a.x', { version: '4' })]);
-    const [entry] = merged(mergeCatalog([a], LIMITS));
+    const [entry] = merged(await mergeCatalog([a], LIMITS));
     expect(entry?.route).toEqual({ kind: 'bundle', bundle: a.bundle });
     expect(entry?.route.bundle).toBe(a.bundle);
     expect(entry?.version).toBe('4');
@@ -181,8 +183,8 @@ describe('catalog entries carry the route from config only (contract §1)', () =
 });
 
 describe('contract §7.3: more than maxToolsTotal listed tools rejects the aggregate', () => {
-  it('returns CatalogTooLargeError with every bundle id', () => {
-    const result = mergeCatalog(
+  it('returns CatalogTooLargeError with every bundle id', async () => {
+    const result = await mergeCatalog(
       [input('b', [tool('b.x'), tool('b.y')]), input('a', [tool('a.x')]), input('c', [])],
       { ...LIMITS, maxToolsTotal: 2 },
     );
@@ -193,8 +195,8 @@ describe('contract §7.3: more than maxToolsTotal listed tools rejects the aggre
     expect([...result.bundleIds].sort()).toEqual(['a', 'b', 'c']);
   });
 
-  it('accepts exactly maxToolsTotal listed tools', () => {
-    const result = mergeCatalog([input('a', [tool('a.x')]), input('b', [tool('b.x')])], {
+  it('accepts exactly maxToolsTotal listed tools', async () => {
+    const result = await mergeCatalog([input('a', [tool('a.x')]), input('b', [tool('b.x')])], {
       ...LIMITS,
       maxToolsTotal: 2,
     });
@@ -208,8 +210,8 @@ describe('contract §7.6: a name published by two bundles rejects the aggregate,
   const two = (): MergeInput =>
     input('two', [tool('shared.search'), tool('shared.two')], 'shared.');
 
-  it('returns ToolNameCollisionError naming the tool and both bundles', () => {
-    const result = mergeCatalog([one(), two()], LIMITS);
+  it('returns ToolNameCollisionError naming the tool and both bundles', async () => {
+    const result = await mergeCatalog([one(), two()], LIMITS);
     expect(result).toEqual({
       ok: false,
       errorType: 'ToolNameCollisionError',
@@ -218,12 +220,14 @@ describe('contract §7.6: a name published by two bundles rejects the aggregate,
     });
   });
 
-  it('gives the identical result whichever input order', () => {
-    expect(mergeCatalog([two(), one()], LIMITS)).toEqual(mergeCatalog([one(), two()], LIMITS));
+  it('gives the identical result whichever input order', async () => {
+    expect(await mergeCatalog([two(), one()], LIMITS)).toEqual(
+      await mergeCatalog([one(), two()], LIMITS),
+    );
   });
 
-  it('names only the bundles taking part in the collision', () => {
-    const result = mergeCatalog(
+  it('names only the bundles taking part in the collision', async () => {
+    const result = await mergeCatalog(
       [input('zz', [tool('zz.a')]), two(), one(), input('aa', [tool('aa.a')])],
       LIMITS,
     );
@@ -232,8 +236,8 @@ describe('contract §7.6: a name published by two bundles rejects the aggregate,
     expect(result.bundleIds).toEqual(['one', 'two']);
   });
 
-  it('lists every colliding name', () => {
-    const result = mergeCatalog(
+  it('lists every colliding name', async () => {
+    const result = await mergeCatalog(
       [
         input('one', [tool('s.a'), tool('s.b')], 's.'),
         input('two', [tool('s.b'), tool('s.a')], 's.'),

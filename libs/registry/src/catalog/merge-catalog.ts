@@ -1,3 +1,4 @@
+import { TimeSlicer } from '../time-slicer';
 import type { BundleDefinition } from '@app/config';
 import type { PullErrorType } from '../manifest/manifest-errors';
 import type { AcceptedManifest } from '../manifest/manifest.types';
@@ -36,9 +37,14 @@ export function compareCodeUnits(a: string, b: string): number {
  * 5. cap timeoutMillis at maxToolTimeoutMillis (absent means the cap);
  * 6. a name published by two bundles rejects the aggregate: no winner is picked, and the
  *    check runs after sorting so the outcome never depends on response order.
- * Rule 1 (names, per bundle) is validateManifest's. Pure: no I/O, no clock.
+ * Rule 1 (names, per bundle) is validateManifest's. Pure: no I/O, no clock; it yields to the
+ * event loop on large catalogs, and its result never depends on timing.
  */
-export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits): MergeResult {
+export async function mergeCatalog(
+  inputs: readonly MergeInput[],
+  limits: MergeLimits,
+  slicer = new TimeSlicer(),
+): Promise<MergeResult> {
   // Bundles in id order, each bundle's tools in name order: their concatenation is sorted by
   // (bundleId, name) without sorting thousands of entries at once (manifests arrive name-sorted
   // from validateManifest; a bundle that is not is sorted on its own).
@@ -47,6 +53,7 @@ export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits)
   for (const { bundle, manifest } of ordered) {
     const own: CatalogTool[] = [];
     for (const tool of manifest.tools) {
+      await slicer.maybeYield();
       if (!tool.enabled) continue;
       own.push({
         name: tool.name,
@@ -83,6 +90,7 @@ export function mergeCatalog(inputs: readonly MergeInput[], limits: MergeLimits)
   const collisions: string[] = [];
   const involved = new Set<string>();
   for (const tool of tools) {
+    await slicer.maybeYield();
     const owner = ownerByName.get(tool.name);
     if (owner === undefined) {
       ownerByName.set(tool.name, tool.sourceId);
