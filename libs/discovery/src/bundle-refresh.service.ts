@@ -27,11 +27,6 @@ export class BundleRefreshService {
     this.minIntervalMs = config.mcp.registry.notFoundRefreshMinIntervalMillis;
   }
 
-  /** true while a round runs. */
-  get running(): boolean {
-    return this.inFlight !== undefined;
-  }
-
   /** Starts a round, or joins the one already running. Resolves when that round is applied; never rejects. */
   refreshNow(): Promise<void> {
     if (this.inFlight === undefined) {
