@@ -376,7 +376,7 @@ describe('disabled bundles (contract §3: never pulled, status "disabled")', () 
 });
 
 describe('local fallbackManifestFile (contract §3: read only when the first remote pull fails)', () => {
-  it('serves a fallbackBody given with a first failed pull: status fallback, and a catalog', async () => {
+  it('serves a fallback manifest given with a first failed pull: status fallback, and a catalog', async () => {
     const { service } = setup([ALPHA]);
     await service.applyRound([
       failed('alpha', 'ManifestConnectError', 0, body('alpha', 'sample-v1', ['alpha.sample'])),
@@ -418,7 +418,7 @@ describe('local fallbackManifestFile (contract §3: read only when the first rem
     expect(status(service, 'alpha')).toMatchObject({ status: 'fallback', consecutiveFailures: 2 });
   });
 
-  it('ignores a fallbackBody when the bundle already has a copy', async () => {
+  it('ignores a fallback manifest when the bundle already has a copy', async () => {
     const { service } = setup([ALPHA]);
     await service.applyRound([pulled('alpha', '1', ['alpha.remote'], 0)]);
     const published = service.current();
@@ -434,7 +434,7 @@ describe('local fallbackManifestFile (contract §3: read only when the first rem
     });
   });
 
-  it('does not adopt an invalid fallbackBody', async () => {
+  it('does not adopt an invalid fallback manifest', async () => {
     const { service } = setup([ALPHA]);
     await service.applyRound([
       failed('alpha', 'ManifestConnectError', 0, body('other', 'x', ['alpha.sample'])),
