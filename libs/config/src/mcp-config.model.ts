@@ -47,9 +47,10 @@ export class RegistryConfig {
   refreshJitterSeconds = 5;
 
   /**
-   * A tools/call naming an unknown tool refreshes every bundle first (contract §8), unless the
-   * last refresh finished less than this many ms ago: then that refresh already answered, and
-   * a stream of unknown names cannot turn into a stream of manifest pulls.
+   * A tools/call naming an unknown tool is answered after a refresh round that started after
+   * it (contract §8). That round starts no sooner than this many ms after the previous round
+   * started: a flood of unknown names shares rounds and costs at most one pull per bundle per
+   * interval, and each miss still gets its refresh (delayed, never dropped). 0 = no delay.
    */
   @IsInt({ message: 'must be an integer >= 0 (ms)' })
   @Min(0, { message: 'must be an integer >= 0 (ms)' })

@@ -1,20 +1,35 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
 import { ManifestFetcher } from './manifest-fetcher.service';
 
+/** A round promised to the misses that arrived since the last round started; not started yet. */
+interface PromisedRound {
+  readonly done: Promise<void>;
+  readonly resolve: () => void;
+}
+
 /**
  * Runs refresh rounds: every enabled bundle pulled concurrently (contract §6 "동시 조회"),
- * then the results handed to the registry in one piece. One round at a time: callers that
- * arrive while a round runs join it (§8 not-found refresh) instead of starting another.
+ * then the results handed to the registry in one piece. One round at a time.
+ *
+ * The contract §8 refresh for an unknown tool name is answered from a round that *started
+ * after the miss*: a round already running when the miss arrived may have fetched its
+ * manifests before the tool was published, so it does not count. Misses that arrive before
+ * that round starts share it; `notFoundRefreshMinIntervalMillis` (ms between round starts)
+ * delays it, never drops it, so a flood of unknown names costs at most one pull per bundle
+ * per interval and every miss still gets its refresh.
  */
 @Injectable()
-export class BundleRefreshService {
+export class BundleRefreshService implements OnApplicationShutdown {
   private readonly logger = new Logger('Discovery');
-  private inFlight?: Promise<void>;
-  private lastRoundFinishedAt = Number.NEGATIVE_INFINITY;
+  private running?: Promise<void>;
+  private promised?: PromisedRound;
+  private promisedTimer?: NodeJS.Timeout;
+  private lastRoundStartedAt = Number.NEGATIVE_INFINITY;
+  private stopped = false;
   private readonly minIntervalMs: number;
 
   constructor(
@@ -29,38 +44,82 @@ export class BundleRefreshService {
 
   /** Starts a round, or joins the one already running. Resolves when that round is applied; never rejects. */
   refreshNow(): Promise<void> {
-    if (this.inFlight === undefined) {
-      this.inFlight = this.runRound().finally(() => {
-        this.inFlight = undefined;
-        this.lastRoundFinishedAt = performance.now();
-      });
-    }
-    return this.inFlight;
+    return this.running ?? this.startRound();
   }
 
   /**
-   * The contract §8 refresh for a tools/call naming an unknown tool: joins a running round,
-   * or starts one unless the last round finished less than notFoundRefreshMinIntervalMillis
-   * ago (that round already answered; a burst of unknown names must not become a burst of
-   * manifest pulls on every Tool Service).
+   * The contract §8 refresh for a tools/call naming an unknown tool. Resolves once a round
+   * that started after this call has been applied (or at shutdown); never rejects. The round
+   * starts as soon as no round is running and notFoundRefreshMinIntervalMillis have passed
+   * since the previous round started.
    */
   refreshForUnknownTool(): Promise<void> {
-    if (
-      this.inFlight === undefined &&
-      performance.now() - this.lastRoundFinishedAt < this.minIntervalMs
-    ) {
-      return Promise.resolve();
-    }
-    return this.refreshNow();
+    if (this.stopped) return Promise.resolve();
+    if (this.promised !== undefined) return this.promised.done;
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => (resolve = r));
+    this.promised = { done, resolve };
+    this.schedulePromisedRound();
+    return done;
   }
 
-  /** A scheduled tick: skipped when a round is still running (one refresh at a time). */
+  /**
+   * A scheduled tick: skipped when a round is still running (one refresh at a time). A round
+   * promised to misses and waiting for the flood limit starts now instead: it serves both.
+   */
   async tick(): Promise<void> {
-    if (this.inFlight !== undefined) {
+    if (this.running !== undefined) {
       this.logger.warn('Scheduled refresh skipped: the previous round is still running');
       return;
     }
+    if (this.promised !== undefined) {
+      await this.startPromisedRound();
+      return;
+    }
     await this.refreshNow();
+  }
+
+  /** Stops promising rounds: a miss still waiting is answered from the catalog as it is. */
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    clearTimeout(this.promisedTimer);
+    this.promisedTimer = undefined;
+    const promised = this.promised;
+    this.promised = undefined;
+    promised?.resolve();
+  }
+
+  private startRound(): Promise<void> {
+    this.lastRoundStartedAt = performance.now();
+    const round = this.runRound().finally(() => {
+      this.running = undefined;
+      this.schedulePromisedRound();
+    });
+    this.running = round;
+    return round;
+  }
+
+  /** Starts the promised round now, or arms one timer for when the flood limit allows it. */
+  private schedulePromisedRound(): void {
+    if (this.promised === undefined || this.running !== undefined || this.stopped) return;
+    clearTimeout(this.promisedTimer);
+    this.promisedTimer = undefined;
+    // Even with no wait, the round starts on a timer: misses of the same event-loop turn share it.
+    const waitMs = Math.max(0, this.lastRoundStartedAt + this.minIntervalMs - performance.now());
+    this.promisedTimer = setTimeout(() => {
+      this.promisedTimer = undefined;
+      void this.startPromisedRound();
+    }, waitMs);
+  }
+
+  private async startPromisedRound(): Promise<void> {
+    const promised = this.promised;
+    if (promised === undefined || this.running !== undefined) return;
+    clearTimeout(this.promisedTimer);
+    this.promisedTimer = undefined;
+    this.promised = undefined;
+    await this.startRound();
+    promised.resolve();
   }
 
   private async runRound(): Promise<void> {
