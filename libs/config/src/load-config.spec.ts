@@ -898,3 +898,41 @@ describe('shapes that once slipped through are refused with the field named', ()
     expect(error.problems).toEqual(['mcp.discovery.enabled: must be true or false (got "yes")']);
   });
 });
+
+describe('environment placeholders in config files (${NAME} / ${NAME:default})', () => {
+  const withPort = (): object =>
+    mcpTree({
+      bundles: [
+        bundle('alpha', 'alpha.', {
+          manifestUrl: 'http://127.0.0.1:${SAMPLE_PORT:8081}/tool-manifest',
+          baseEndpoint: 'http://127.0.0.1:${SAMPLE_PORT:8081}/mcp',
+        }),
+      ],
+    });
+
+  it('reads the variable before validation, so the local profile follows SAMPLE_PORT', () => {
+    const config = loadTree(withPort(), { SAMPLE_PORT: '18081' });
+    expect(config.bundles[0]?.manifestUrl).toBe('http://127.0.0.1:18081/tool-manifest');
+    expect(config.bundles[0]?.baseEndpoint).toBe('http://127.0.0.1:18081/mcp');
+  });
+
+  it('uses the default when the variable is unset', () => {
+    expect(loadTree(withPort()).bundles[0]?.manifestUrl).toBe(
+      'http://127.0.0.1:8081/tool-manifest',
+    );
+  });
+
+  it('refuses to boot on a placeholder without a default whose variable is unset, naming the field', () => {
+    const problems = problemsOf(mcpTree({ identity: '${GATEWAY_IDENTITY}' }));
+    expect(problems).toContain(
+      'mcp.identity: ${GATEWAY_IDENTITY} names an environment variable that is not set',
+    );
+  });
+
+  it('validates what the variable holds like any written value', () => {
+    const problems = problemsOf(withPort(), { SAMPLE_PORT: 'x y' });
+    expect(problems.map(pathOf)).toEqual(
+      expect.arrayContaining(['mcp.bundles[0].manifestUrl', 'mcp.bundles[0].baseEndpoint']),
+    );
+  });
+});

@@ -4,6 +4,7 @@ import { validateSync, type ValidationError } from 'class-validator';
 import { ConfigValidationError } from './config-errors';
 import { crossFieldProblems } from './config-rules';
 import { readConfigSources } from './config-sources';
+import { expandEnvPlaceholders } from './env-placeholders';
 import { readEnvSettings } from './env-settings';
 import {
   LOCAL_FIXTURE_BUNDLE_ID,
@@ -143,11 +144,12 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   const profile =
     env.APP_PROFILE !== undefined && env.APP_PROFILE !== '' ? env.APP_PROFILE : 'local';
   const {
-    raw,
+    raw: written,
     sources,
     problems: sourceProblems,
   } = readConfigSources(profile, env.MCP_CONFIG_FILE, cwd);
   const problems: string[] = [...sourceProblems];
+  const raw = expandEnvPlaceholders(written, env, problems);
   const context = `profile ${profile}; ${sources.length > 0 ? sources.join(', ') : 'no config file read'}`;
   if (sourceProblems.length > 0) {
     // An unreadable or missing file explains every missing field: report the file, and the
