@@ -40,7 +40,10 @@ const LAZY_NEST_IMPORTS = [
  * (dist/apps/gateway/manifest-worker.js), loaded by libs/registry's WorkerValidator.
  */
 function entriesOf(options) {
-  if (typeof options.entry !== 'string' || !options.entry.includes(`${path.sep}gateway${path.sep}`)) {
+  if (
+    typeof options.entry !== 'string' ||
+    !options.entry.includes(`${path.sep}gateway${path.sep}`)
+  ) {
     return { entry: options.entry, output: options.output };
   }
   return {
@@ -49,7 +52,10 @@ function entriesOf(options) {
       'manifest-worker': path.resolve(__dirname, 'libs/registry/src/manifest/manifest-worker.ts'),
     },
     // the default filename carries the app's folder (e.g. apps/gateway/main.js): keep it
-    output: { ...options.output, filename: path.posix.join(path.posix.dirname(options.output.filename), '[name].js') },
+    output: {
+      ...options.output,
+      filename: path.posix.join(path.posix.dirname(options.output.filename), '[name].js'),
+    },
   };
 }
 

@@ -1,14 +1,74 @@
 #!/usr/bin/env node
-// `npm start`: the sample Tool Service on 127.0.0.1:8081, then the gateway (local profile) on
-// 127.0.0.1:8080 (/mcp) and 127.0.0.1:9090 (/actuator). Ctrl-C stops both.
-import { spawn } from 'node:child_process';
+// `npm start`: checks that the ports are free, builds both apps, then runs the sample Tool
+// Service on 127.0.0.1:$SAMPLE_PORT (8081) and the gateway (local profile) on
+// 127.0.0.1:$PORT (8080, /mcp) and 127.0.0.1:$MANAGEMENT_PORT (9090, /actuator). The local
+// profile reads SAMPLE_PORT too (config/application-local.yaml), so the two always agree.
+// Ctrl-C stops both.
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const samplePort = process.env.SAMPLE_PORT ?? '8081';
+const host = process.env.HOST ?? '127.0.0.1';
+const ports = [
+  { name: 'SAMPLE_PORT', what: 'the sample Tool Service', port: process.env.SAMPLE_PORT || '8081' },
+  { name: 'PORT', what: 'the gateway /mcp listener', port: process.env.PORT || '8080' },
+  {
+    name: 'MANAGEMENT_PORT',
+    what: 'the gateway /actuator listener',
+    port: process.env.MANAGEMENT_PORT || '9090',
+  },
+];
+
+/** Resolves with the error code when the port cannot be bound on `host`, or null when it is free. */
+function probe(port) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (err) => resolve(err.code ?? 'error'));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(null)));
+  });
+}
+
+const problems = [];
+const seen = new Map();
+for (const p of ports) {
+  const n = Number(p.port);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    problems.push(`${p.name}=${p.port} is not a port number (1-65535)`);
+    continue;
+  }
+  if (seen.has(n)) {
+    problems.push(`${p.name} and ${seen.get(n)} are both ${n}`);
+    continue;
+  }
+  seen.set(n, p.name);
+  const code = await probe(n);
+  if (code === 'EADDRINUSE')
+    problems.push(
+      `port ${n} (${p.name}, ${p.what}) is in use on ${host}: stop what holds it or set ${p.name}`,
+    );
+  else if (code !== null)
+    problems.push(`port ${n} (${p.name}, ${p.what}) cannot be used on ${host} (${code})`);
+}
+if (problems.length > 0) {
+  console.error(`[start] not starting:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  process.exit(1);
+}
+
+const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
+if (build.status !== 0) {
+  console.error('[start] the build failed; see above');
+  process.exit(build.status ?? 1);
+}
+
+const [sample, gatewayPort, managementPort] = ports.map((p) => p.port);
 const children = [];
+let stopping = false;
 
 function run(name, entry, env) {
-  const child = spawn(process.execPath, [entry], { stdio: 'inherit', env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [entry], {
+    stdio: 'inherit',
+    env: { ...process.env, ...env },
+  });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       console.error(`[start] ${name} exited (${signal ?? code}); stopping`);
@@ -19,26 +79,25 @@ function run(name, entry, env) {
   return child;
 }
 
-let stopping = false;
 function stop(code = 0) {
   stopping = true;
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
   setTimeout(() => process.exit(code), 3000).unref();
-  Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r))))).then(() =>
-    process.exit(code),
-  );
+  Promise.all(
+    children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))),
+  ).then(() => process.exit(code));
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 
-run('sample-tool-service', 'dist/apps/sample-tool-service/main.js', { PORT: samplePort, HOST: '127.0.0.1' });
+run('sample-tool-service', 'dist/apps/sample-tool-service/main.js', { PORT: sample, HOST: host });
 
 // Start the gateway once the sample manifest answers, so its first pull succeeds
 // (otherwise it would serve the local fallback file until the next refresh).
 const deadline = Date.now() + 15_000;
 for (;;) {
   try {
-    const res = await fetch(`http://127.0.0.1:${samplePort}/tool-manifest`);
+    const res = await fetch(`http://${host}:${sample}/tool-manifest`);
     if (res.ok) break;
   } catch {
     // not up yet
@@ -49,6 +108,9 @@ for (;;) {
 if (!stopping) {
   run('gateway', 'dist/apps/gateway/main.js', {
     APP_PROFILE: process.env.APP_PROFILE ?? 'local',
-    HOST: process.env.HOST ?? '127.0.0.1',
+    HOST: host,
+    PORT: gatewayPort,
+    MANAGEMENT_PORT: managementPort,
+    SAMPLE_PORT: sample,
   });
 }

@@ -22,4 +22,14 @@ async function bootstrap(): Promise<void> {
   );
 }
 
-void bootstrap();
+bootstrap().catch((err: unknown) => {
+  const code = (err as NodeJS.ErrnoException).code;
+  const reason =
+    code === 'EADDRINUSE'
+      ? `port ${process.env.PORT ?? 8081} on ${process.env.HOST ?? '127.0.0.1'} is in use (set PORT to another port)`
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  process.stderr.write(`Sample Tool Service did not start: ${reason}\n`);
+  process.exit(1);
+});
