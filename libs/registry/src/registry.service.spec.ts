@@ -458,7 +458,15 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
       pulled('alpha', '2', ['alpha.search', 'gamma.x'], 30),
       pulled('beta', '1', ['beta.pay'], 30),
     ]);
-    const text = JSON.stringify(service.view());
+    // The validation failure's detail names the manifest path, the tool and the rule (issue 8
+    // fault 11); nothing else in the view quotes the manifest.
+    expect(status(service, 'alpha').detail).toBe(
+      'tools[1] "gamma.x": name must start with the bundle\'s namePrefix',
+    );
+    const text = JSON.stringify(service.view()).replace(
+      JSON.stringify(status(service, 'alpha').detail),
+      '""',
+    );
     for (const forbidden of [
       'http',
       '://',
@@ -475,6 +483,8 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
     ]) {
       expect(text).not.toContain(forbidden);
     }
+    // not even the configured prefix in the detail (contract §9)
+    expect(status(service, 'alpha').detail).not.toContain('"alpha."');
     expect(service.view().bundles.map((b) => [b.id, b.lastFailureReason])).toEqual([
       ['alpha', 'ToolNamePrefixError'],
       ['beta', null],
@@ -482,6 +492,7 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
     expect(Object.keys(status(service, 'alpha')).sort()).toEqual([
       'ageSeconds',
       'consecutiveFailures',
+      'detail',
       'id',
       'lastAttemptAt',
       'lastFailureReason',
