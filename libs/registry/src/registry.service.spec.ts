@@ -781,3 +781,98 @@ describe('hostile manifests (adversarial findings)', () => {
     });
   });
 });
+
+describe('validation failures: a detail in /actuator/toolBundles and the log (issue 8 fault 11)', () => {
+  function raw(bundleId: string, tools: unknown[], seconds = 0): BundlePullResult {
+    return {
+      bundleId,
+      kind: 'manifest',
+      raw: JSON.stringify({ bundleId, revision: 'r', tools }),
+      attemptedAt: at(seconds),
+    };
+  }
+  const noVersion = { ...toolJson('alpha.echo'), _meta: {} };
+
+  it('shows `tools[0] "my.echo": _meta.version is required` for a first manifest without it; the status stays unreachable (§9: never succeeded)', async () => {
+    const MY = definition('my', 'my.');
+    const { service } = setup([MY]);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      await service.applyRound([raw('my', [{ ...toolJson('my.echo'), _meta: {} }])]);
+      expect(status(service, 'my')).toMatchObject({
+        status: 'unreachable',
+        lastFailureReason: 'ToolVersionError',
+        detail: 'tools[0] "my.echo": _meta.version is required',
+      });
+      const line = warn.mock.calls.map((c) => String(c[0])).find((m) => m.includes('rejected'));
+      expect(line).toContain('(ToolVersionError: tools[0] "my.echo": _meta.version is required)');
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('counts further problems without quoting them, and shows degraded over a last good copy', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', ['alpha.search'], 0)]);
+    await service.applyRound([raw('alpha', [noVersion, { ...noVersion, name: 'alpha.b' }], 30)]);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      lastFailureReason: 'ToolVersionError',
+      detail: 'tools[0] "alpha.echo": _meta.version is required (and 1 more problem in the log)',
+    });
+  });
+
+  it('keeps an unknown $schema URI and ajv messages out of the detail but writes them to the log', async () => {
+    const { service } = setup([ALPHA]);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const schema = { $schema: 'http://schemas.internal.example/meta#', type: 'object' };
+      await service.applyRound([raw('alpha', [{ ...toolJson('alpha.a'), inputSchema: schema }])]);
+      const { detail } = status(service, 'alpha');
+      expect(detail).toBe(
+        'tools[0] "alpha.a": inputSchema $schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
+      );
+      const line = warn.mock.calls.map((c) => String(c[0])).find((m) => m.includes('rejected'));
+      expect(line).toContain(`${detail} ($schema http://schemas.internal.example/meta#)`);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('has no detail for a failure that is not a validation failure, and none after a success', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([raw('alpha', [noVersion])]);
+    expect(status(service, 'alpha').detail).toBeDefined();
+    await service.applyRound([failed('alpha', 'ManifestConnectError', 30)]);
+    expect('detail' in status(service, 'alpha')).toBe(false);
+    await service.applyRound([raw('alpha', [noVersion], 60)]);
+    await service.applyRound([pulled('alpha', '2', ['alpha.search'], 90)]);
+    expect('detail' in status(service, 'alpha')).toBe(false);
+  });
+});
+
+describe('structured output: the catalog carries each outputSchema compiled (issue 8 fault 3)', () => {
+  it('gives a listed tool with an outputSchema its validator, and none to a tool without', async () => {
+    const { service } = setup([ALPHA]);
+    const outputSchema = {
+      type: 'object',
+      properties: { total: { type: 'number' } },
+      required: ['total'],
+    };
+    await service.applyRound([
+      {
+        bundleId: 'alpha',
+        kind: 'manifest',
+        raw: JSON.stringify({
+          bundleId: 'alpha',
+          tools: [{ ...toolJson('alpha.sum'), outputSchema }, toolJson('alpha.plain')],
+        }),
+        attemptedAt: at(0),
+      },
+    ]);
+    const sum = service.current()?.get('alpha.sum');
+    expect(sum?.validateOutput?.({ total: 42.5 })).toBeUndefined();
+    expect(sum?.validateOutput?.({ total: 'x' })).toBe('structuredContent/total must be number');
+    expect(service.current()?.get('alpha.plain')?.validateOutput).toBeUndefined();
+  });
+});
