@@ -199,7 +199,7 @@ describe('an invalid manifest: status, lastFailureReason and detail', () => {
     });
     await gateway.waitForOutput('_meta.version is required');
     expect(gateway.output).toMatch(
-      /ToolVersionError: tools\[0\] \\?"my\.echo\\?": _meta\.version is required/,
+      /rejected \(ToolVersionError\): tools\[0\] \\"my\.echo\\": _meta\.version is required; /,
     );
     expect((await gateway.readiness()).status).toBe(503);
   });

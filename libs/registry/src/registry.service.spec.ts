@@ -805,7 +805,9 @@ describe('validation failures: a detail in /actuator/toolBundles and the log (is
         detail: 'tools[0] "my.echo": _meta.version is required',
       });
       const line = warn.mock.calls.map((c) => String(c[0])).find((m) => m.includes('rejected'));
-      expect(line).toContain('(ToolVersionError: tools[0] "my.echo": _meta.version is required)');
+      expect(line).toContain(
+        'rejected (ToolVersionError): tools[0] "my.echo": _meta.version is required; the last good copy stays',
+      );
     } finally {
       warn.mockRestore();
     }

@@ -387,7 +387,7 @@ export class RegistryService {
         : `${first.detail}${more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'} in the log)` : ''}`;
     this.logger.warn(
       `Bundle ${record.definition.id} revision ${result.revision ?? 'none'}: ${source} manifest rejected ` +
-        `(${result.errorType}${detail === undefined ? '' : `: ${detail}`}); the last good copy stays. ` +
+        `(${result.errorType})${detail === undefined ? '' : `: ${detail}`}; the last good copy stays. ` +
         `Problems: ${result.problems.map((p) => `[${p.type}] ${problemText(p)}`).join('; ')}`,
     );
     return { errorType: result.errorType, detail };

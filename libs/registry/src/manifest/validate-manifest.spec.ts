@@ -173,6 +173,12 @@ describe('tool names (contract §5: [A-Za-z0-9_./-]{1,64}, starting with namePre
     },
   );
 
+  it('quotes a name that breaks the pattern in the log-only cause, never in the detail (contract §9)', async () => {
+    const { details, causes } = await reject(manifest([tool('r.données http://x')]));
+    expect(details).toEqual(['tools[0]: name must match [A-Za-z0-9_./-]{1,64}']);
+    expect(causes).toEqual(['name "r.données http://x"']);
+  });
+
   it('rejects a name that does not start with the namePrefix with ToolNamePrefixError', async () => {
     const { errorType, details, causes } = await reject(manifest([tool('billing.pay')]));
     expect(errorType).toBe('ToolNamePrefixError');

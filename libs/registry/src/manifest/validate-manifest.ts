@@ -83,7 +83,14 @@ function validateTool(
   const label = typeof name === 'string' && TOOL_NAME_PATTERN.test(name) ? `${at} "${name}"` : at;
 
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
-    add('ToolNamePatternError', `${label}: name must match [A-Za-z0-9_./-]{1,64}`);
+    // The offending name goes to the log only: it is a fragment of the answer.
+    add(
+      'ToolNamePatternError',
+      `${label}: name must match [A-Za-z0-9_./-]{1,64}`,
+      typeof name === 'string'
+        ? `name ${JSON.stringify(name.slice(0, 80))}`
+        : `name of type ${name === null ? 'null' : typeof name}`,
+    );
   } else {
     const pathProblem = namePathProblem(name);
     if (pathProblem) add('ToolNamePatternError', `${label}: name ${pathProblem}`);
