@@ -10,6 +10,8 @@ export interface CallToolResult {
   readonly content: readonly [TextContent];
   /** Present (true) only for tool execution errors: 4xx, 5xx, timeout, connection failure (§10). */
   readonly isError?: true;
+  /** The answer object, for a tool with an outputSchema that it matched (structured-output.ts). */
+  readonly structuredContent?: Readonly<Record<string, unknown>>;
 }
 
 /** The caller headers a tool call may carry on to its Tool Service (contract §10). */

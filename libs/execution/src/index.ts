@@ -8,3 +8,4 @@ export {
   type ToolHttpResponse,
   type ToolCallFailure,
 } from './map-tool-response';
+export { applyOutputSchema, type OutputSchemaCheck } from './structured-output';

@@ -12,6 +12,7 @@ import {
   type IncomingHeaders,
 } from './call-tool-result';
 import { mapToolFailure, mapToolResponse, type ToolCallFailure } from './map-tool-response';
+import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 import { ToolServiceClient } from './tool-service-client';
 
 function firstValue(value: string | string[] | undefined): string | undefined {
@@ -108,12 +109,15 @@ export class ToolExecutor implements OnModuleDestroy {
    * Calls a bundle tool.
    * @param rawArguments the JSON text of tools/call `params.arguments`, unchanged ("{}" when absent)
    * @param incoming the agent's request headers (the five caller headers and Authorization are read)
+   * @param outputCheck the tool's compiled outputSchema, when it declares one: a conforming JSON
+   *   object answer becomes `structuredContent`, anything else an isError result
    * @returns the result; never throws for anything the Tool Service or the network does
    */
   async call(
     tool: CatalogTool,
     rawArguments: string,
     incoming: IncomingHeaders,
+    outputCheck?: OutputSchemaCheck,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
     const target = this.targetOf(bundle.baseEndpoint);
@@ -132,12 +136,14 @@ export class ToolExecutor implements OnModuleDestroy {
       result = mapToolFailure(tool.name, answer, Math.round(elapsedMs));
       this.record(tool, result, undefined, answer, elapsedMs, incoming);
     } else {
-      result = mapToolResponse(
-        tool.name,
-        { status: answer.status, contentType: answer.contentType, body: UTF8.decode(answer.body) },
-        Math.round(elapsedMs),
-        this.maxErrorChars,
-      );
+      const response = {
+        status: answer.status,
+        contentType: answer.contentType,
+        body: UTF8.decode(answer.body),
+      };
+      result = mapToolResponse(tool.name, response, Math.round(elapsedMs), this.maxErrorChars);
+      if (outputCheck !== undefined)
+        result = applyOutputSchema(tool.name, result, response, outputCheck);
       this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
     }
     return result;

@@ -15,7 +15,8 @@ export {
   type ManifestExpectations,
   type ManifestValidation,
 } from './manifest/validate-manifest';
-export { SchemaChecker } from './manifest/schema-checker';
+export { SchemaChecker, type SchemaProblem } from './manifest/schema-checker';
+export { dialectOf, SUPPORTED_DIALECTS, type SchemaDialect } from './manifest/schema-dialects';
 export {
   mergeCatalog,
   compareCodeUnits,
@@ -24,7 +25,8 @@ export {
   type MergeResult,
 } from './catalog/merge-catalog';
 export { CatalogSnapshot, diffCatalogs, type CatalogDiff } from './catalog/catalog-snapshot';
-export type { CatalogTool, ToolRoute, BundleRoute } from './catalog/catalog-tool';
+export type { CatalogTool, ToolRoute, BundleRoute, OutputValidator } from './catalog/catalog-tool';
+export { OutputValidators } from './catalog/output-validators';
 export type {
   BundleStatus,
   BundleStatusView,

@@ -458,7 +458,15 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
       pulled('alpha', '2', ['alpha.search', 'gamma.x'], 30),
       pulled('beta', '1', ['beta.pay'], 30),
     ]);
-    const text = JSON.stringify(service.view());
+    // The validation failure's detail names the manifest path, the tool and the rule (issue 8
+    // fault 11); nothing else in the view quotes the manifest.
+    expect(status(service, 'alpha').detail).toBe(
+      'tools[1] "gamma.x": name must start with the bundle\'s namePrefix',
+    );
+    const text = JSON.stringify(service.view()).replace(
+      JSON.stringify(status(service, 'alpha').detail),
+      '""',
+    );
     for (const forbidden of [
       'http',
       '://',
@@ -475,6 +483,8 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
     ]) {
       expect(text).not.toContain(forbidden);
     }
+    // not even the configured prefix in the detail (contract §9)
+    expect(status(service, 'alpha').detail).not.toContain('"alpha."');
     expect(service.view().bundles.map((b) => [b.id, b.lastFailureReason])).toEqual([
       ['alpha', 'ToolNamePrefixError'],
       ['beta', null],
@@ -482,6 +492,7 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
     expect(Object.keys(status(service, 'alpha')).sort()).toEqual([
       'ageSeconds',
       'consecutiveFailures',
+      'detail',
       'id',
       'lastAttemptAt',
       'lastFailureReason',
@@ -768,5 +779,102 @@ describe('hostile manifests (adversarial findings)', () => {
       revision: 'a1',
       lastFailureReason: 'ManifestShapeError',
     });
+  });
+});
+
+describe('validation failures: a detail in /actuator/toolBundles and the log (issue 8 fault 11)', () => {
+  function raw(bundleId: string, tools: unknown[], seconds = 0): BundlePullResult {
+    return {
+      bundleId,
+      kind: 'manifest',
+      raw: JSON.stringify({ bundleId, revision: 'r', tools }),
+      attemptedAt: at(seconds),
+    };
+  }
+  const noVersion = { ...toolJson('alpha.echo'), _meta: {} };
+
+  it('shows `tools[0] "my.echo": _meta.version is required` for a first manifest without it; the status stays unreachable (§9: never succeeded)', async () => {
+    const MY = definition('my', 'my.');
+    const { service } = setup([MY]);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      await service.applyRound([raw('my', [{ ...toolJson('my.echo'), _meta: {} }])]);
+      expect(status(service, 'my')).toMatchObject({
+        status: 'unreachable',
+        lastFailureReason: 'ToolVersionError',
+        detail: 'tools[0] "my.echo": _meta.version is required',
+      });
+      const line = warn.mock.calls.map((c) => String(c[0])).find((m) => m.includes('rejected'));
+      expect(line).toContain(
+        'rejected (ToolVersionError): tools[0] "my.echo": _meta.version is required; the last good copy stays',
+      );
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('counts further problems without quoting them, and shows degraded over a last good copy', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([pulled('alpha', '1', ['alpha.search'], 0)]);
+    await service.applyRound([raw('alpha', [noVersion, { ...noVersion, name: 'alpha.b' }], 30)]);
+    expect(status(service, 'alpha')).toMatchObject({
+      status: 'degraded',
+      lastFailureReason: 'ToolVersionError',
+      detail: 'tools[0] "alpha.echo": _meta.version is required (and 1 more problem in the log)',
+    });
+  });
+
+  it('keeps an unknown $schema URI and ajv messages out of the detail but writes them to the log', async () => {
+    const { service } = setup([ALPHA]);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const schema = { $schema: 'http://schemas.internal.example/meta#', type: 'object' };
+      await service.applyRound([raw('alpha', [{ ...toolJson('alpha.a'), inputSchema: schema }])]);
+      const { detail } = status(service, 'alpha');
+      expect(detail).toBe(
+        'tools[0] "alpha.a": inputSchema $schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
+      );
+      const line = warn.mock.calls.map((c) => String(c[0])).find((m) => m.includes('rejected'));
+      expect(line).toContain(`${detail} ($schema http://schemas.internal.example/meta#)`);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('has no detail for a failure that is not a validation failure, and none after a success', async () => {
+    const { service } = setup([ALPHA]);
+    await service.applyRound([raw('alpha', [noVersion])]);
+    expect(status(service, 'alpha').detail).toBeDefined();
+    await service.applyRound([failed('alpha', 'ManifestConnectError', 30)]);
+    expect('detail' in status(service, 'alpha')).toBe(false);
+    await service.applyRound([raw('alpha', [noVersion], 60)]);
+    await service.applyRound([pulled('alpha', '2', ['alpha.search'], 90)]);
+    expect('detail' in status(service, 'alpha')).toBe(false);
+  });
+});
+
+describe('structured output: the catalog carries each outputSchema compiled (issue 8 fault 3)', () => {
+  it('gives a listed tool with an outputSchema its validator, and none to a tool without', async () => {
+    const { service } = setup([ALPHA]);
+    const outputSchema = {
+      type: 'object',
+      properties: { total: { type: 'number' } },
+      required: ['total'],
+    };
+    await service.applyRound([
+      {
+        bundleId: 'alpha',
+        kind: 'manifest',
+        raw: JSON.stringify({
+          bundleId: 'alpha',
+          tools: [{ ...toolJson('alpha.sum'), outputSchema }, toolJson('alpha.plain')],
+        }),
+        attemptedAt: at(0),
+      },
+    ]);
+    const sum = service.current()?.get('alpha.sum');
+    expect(sum?.validateOutput?.({ total: 42.5 })).toBeUndefined();
+    expect(sum?.validateOutput?.({ total: 'x' })).toBe('structuredContent/total must be number');
+    expect(service.current()?.get('alpha.plain')?.validateOutput).toBeUndefined();
   });
 });

@@ -3,8 +3,9 @@ import { GATEWAY_CONFIG, type BundleDefinition, type GatewayConfig } from '@app/
 import { GatewayMetrics } from '@app/observability';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
+import { OutputValidators } from './catalog/output-validators';
 import { Clock } from './clock';
-import type { PullErrorType } from './manifest/manifest-errors';
+import { problemText, type PullErrorType } from './manifest/manifest-errors';
 import type { AcceptedManifest } from './manifest/manifest.types';
 import { SchemaChecker } from './manifest/schema-checker';
 import { createHash } from 'node:crypto';
@@ -58,6 +59,12 @@ interface Candidate {
   readonly pulled: boolean;
 }
 
+/** Why a bundle's copy was not adopted: the type name, and for validation failures the detail. */
+interface Failure {
+  readonly errorType: PullErrorType;
+  readonly detail?: string;
+}
+
 /**
  * Owns every bundle's last-good copy and the published catalog (contract §6, §7, §11).
  * Discovery hands it each round's pull results; McpModule reads `current()`. The catalog
@@ -68,6 +75,7 @@ export class RegistryService {
   private readonly logger = new Logger('Registry');
   private readonly records: ReadonlyMap<string, BundleRecord>;
   private readonly schemas = new SchemaChecker();
+  private readonly outputValidators = new OutputValidators();
   private readonly worker = new WorkerValidator();
   /**
    * Digests of the schemas the worker found to compile, newline-separated and handed back to
@@ -190,7 +198,7 @@ export class RegistryService {
    */
   async applyRound(results: readonly BundlePullResult[]): Promise<void> {
     const candidates = new Map<string, Candidate>();
-    const failures = new Map<string, PullErrorType>();
+    const failures = new Map<string, Failure>();
     for (const result of results) {
       const record = this.records.get(result.bundleId);
       if (!record?.definition.enabled) continue;
@@ -204,11 +212,11 @@ export class RegistryService {
           result.attemptedAt,
           result.digest,
         );
-        if ('errorType' in copy) failures.set(record.definition.id, copy.errorType);
+        if ('errorType' in copy) failures.set(record.definition.id, copy);
         else candidates.set(record.definition.id, { copy, pulled: true });
         continue;
       }
-      failures.set(record.definition.id, result.errorType);
+      failures.set(record.definition.id, { errorType: result.errorType });
       this.logger.warn(
         `Bundle ${record.definition.id}: manifest pull failed (${result.errorType}: ${result.detail}); ` +
           (record.lastGood
@@ -249,7 +257,7 @@ export class RegistryService {
     source: CopySource,
     fetchedAt: Date,
     digest?: string,
-  ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
+  ): Promise<LastGoodCopy | Failure> {
     const textDigest = digest ?? createHash('sha1').update(raw).digest('base64url');
     const last = record.lastGood;
     if (last !== undefined && last.textDigest === textDigest && last.source === source) {
@@ -294,7 +302,7 @@ export class RegistryService {
     raw: Buffer | string,
     source: CopySource,
     fetchedAt: Date,
-  ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
+  ): Promise<LastGoodCopy | Failure> {
     this.logger.debug(
       `Bundle ${record.definition.id}: validating a ${raw.length}-byte manifest in a worker thread`,
     );
@@ -347,7 +355,7 @@ export class RegistryService {
     body: unknown,
     source: CopySource,
     fetchedAt: Date,
-  ): Promise<LastGoodCopy | { errorType: PullErrorType }> {
+  ): Promise<LastGoodCopy | Failure> {
     let result: ManifestValidation;
     try {
       result = await validateManifest(body, this.expectationsOf(record), this.schemas);
@@ -367,19 +375,28 @@ export class RegistryService {
     result: ManifestValidation,
     source: CopySource,
     fetchedAt: Date,
-  ): LastGoodCopy | { errorType: PullErrorType } {
+  ): LastGoodCopy | Failure {
     if (result.ok) return { manifest: result.manifest, source, fetchedAt };
+    // The first problem is what /actuator/toolBundles shows as `detail` (contract §9 safe);
+    // the log says the same first, then lists every problem with ajv's words.
+    const [first] = result.problems;
+    const more = result.problems.length - 1;
+    const detail =
+      first === undefined
+        ? undefined
+        : `${first.detail}${more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'} in the log)` : ''}`;
     this.logger.warn(
-      `Bundle ${record.definition.id} revision ${result.revision ?? 'none'}: ${source} manifest rejected (${result.errorType}); ` +
-        `the last good copy stays. Problems: ${result.problems.map((p) => `[${p.type}] ${p.detail}`).join('; ')}`,
+      `Bundle ${record.definition.id} revision ${result.revision ?? 'none'}: ${source} manifest rejected ` +
+        `(${result.errorType})${detail === undefined ? '' : `: ${detail}`}; the last good copy stays. ` +
+        `Problems: ${result.problems.map((p) => `[${p.type}] ${problemText(p)}`).join('; ')}`,
     );
-    return { errorType: result.errorType };
+    return { errorType: result.errorType, detail };
   }
 
   /** Merges, and commits candidates only as far as the aggregate allows (contract §7.3, §7.6). */
   private async publish(
     candidates: Map<string, Candidate>,
-    failures: Map<string, PullErrorType>,
+    failures: Map<string, Failure>,
   ): Promise<void> {
     const enabled = [...this.records.values()].filter((r) => r.definition.enabled);
     const inputsWith = (c: ReadonlyMap<string, Candidate>): MergeInput[] | undefined => {
@@ -410,7 +427,7 @@ export class RegistryService {
           changed.length > 0 ? changed : outcome.bundleIds.filter((id) => candidates.has(id));
         for (const id of blamed) {
           candidates.delete(id);
-          failures.set(id, outcome.errorType);
+          failures.set(id, { errorType: outcome.errorType });
         }
         this.lastRejectionReason = outcome.errorType;
         this.metrics?.catalogRejected(outcome.errorType);
@@ -441,9 +458,9 @@ export class RegistryService {
           `Bundle ${id}: recovered after ${ended} failed pull${ended === 1 ? '' : 's'}`,
         );
     }
-    for (const [id, reason] of failures) {
-      this.records.get(id)?.recordFailure(reason);
-      this.metrics?.manifestPull(id, reason);
+    for (const [id, failure] of failures) {
+      this.records.get(id)?.recordFailure(failure.errorType, failure.detail);
+      this.metrics?.manifestPull(id, failure.errorType);
     }
   }
 
@@ -453,11 +470,18 @@ export class RegistryService {
   ): Promise<true | { errorType: PullErrorType; detail: string; bundleIds: readonly string[] }> {
     const contentKey = inputs.map((i) => `${i.bundle.id}:${i.manifest.fingerprint}`).join('|');
     if (this.snapshot?.contentKey === contentKey) return true;
-    const merged = await mergeCatalog(inputs, {
-      maxToolsTotal: this.config.mcp.discovery.maxToolsTotal,
-      maxToolTimeoutMillis: this.config.mcp.discovery.maxToolTimeoutMillis,
-    });
+    const merged = await mergeCatalog(
+      inputs,
+      {
+        maxToolsTotal: this.config.mcp.discovery.maxToolsTotal,
+        maxToolTimeoutMillis: this.config.mcp.discovery.maxToolTimeoutMillis,
+      },
+      undefined,
+      (tool) => this.outputValidators.validatorFor(tool),
+    );
     if (!merged.ok) return merged;
+    // Validators of tools no longer published are dropped; unchanged ones were reused.
+    this.outputValidators.retainUsed();
     const revisions = Object.fromEntries(
       inputs.map((i) => [i.bundle.id, i.manifest.revision ?? null]),
     );

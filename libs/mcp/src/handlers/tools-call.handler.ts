@@ -52,7 +52,8 @@ export class ToolsCallHandler implements MethodHandler {
       args === undefined || args === null
         ? '{}'
         : (extractRawMember(context.rawBody, ['params', 'arguments']) ?? JSON.stringify(args));
-    return this.executor.call(tool, rawArguments, context.headers);
+    // The catalog compiled the tool's outputSchema once; the call only applies it.
+    return this.executor.call(tool, rawArguments, context.headers, tool.validateOutput);
   }
 
   private async find(name: string): Promise<CatalogTool> {

@@ -8,6 +8,13 @@ export interface BundleRoute {
 
 export type ToolRoute = BundleRoute;
 
+/**
+ * Checks a tool's structured answer against its outputSchema, compiled once per catalog:
+ * undefined when it conforms, otherwise ajv's reason (`structuredContent/total must be
+ * number`). Libs that apply it declare the same function type (execution imports no registry).
+ */
+export type OutputValidator = (value: unknown) => string | undefined;
+
 /** One callable, listed tool of a published catalog. */
 export interface CatalogTool {
   /** The published name: the tools/call key and, for bundles, the path of the call (contract §10). */
@@ -21,4 +28,6 @@ export interface CatalogTool {
   readonly publishedJson: string;
   /** The manifest tool's fingerprint: with timeoutMillis, the catalog diff key. */
   readonly fingerprint: string;
+  /** Present when the tool declares an outputSchema: its compiled validator (MCP 2025-11-25 tools). */
+  readonly validateOutput?: OutputValidator;
 }

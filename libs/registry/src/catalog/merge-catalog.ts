@@ -1,8 +1,8 @@
 import { TimeSlicer } from '../time-slicer';
 import type { BundleDefinition } from '@app/config';
 import type { PullErrorType } from '../manifest/manifest-errors';
-import type { AcceptedManifest } from '../manifest/manifest.types';
-import type { CatalogTool } from './catalog-tool';
+import type { AcceptedManifest, ManifestTool } from '../manifest/manifest.types';
+import type { CatalogTool, OutputValidator } from './catalog-tool';
 
 export interface MergeInput {
   readonly bundle: BundleDefinition;
@@ -39,11 +39,14 @@ export function compareCodeUnits(a: string, b: string): number {
  *    check runs after sorting so the outcome never depends on response order.
  * Rule 1 (names, per bundle) is validateManifest's. Pure: no I/O, no clock; it yields to the
  * event loop on large catalogs, and its result never depends on timing.
+ * `outputValidatorOf` gives each listed tool the compiled validator of its outputSchema
+ * (OutputValidators: compiled once per catalog, never per call).
  */
 export async function mergeCatalog(
   inputs: readonly MergeInput[],
   limits: MergeLimits,
   slicer = new TimeSlicer(),
+  outputValidatorOf: (tool: ManifestTool) => OutputValidator | undefined = () => undefined,
 ): Promise<MergeResult> {
   // Bundles in id order, each bundle's tools in name order: their concatenation is sorted by
   // (bundleId, name) without sorting thousands of entries at once (manifests arrive name-sorted
@@ -55,6 +58,7 @@ export async function mergeCatalog(
     for (const tool of manifest.tools) {
       await slicer.maybeYield();
       if (!tool.enabled) continue;
+      const validateOutput = outputValidatorOf(tool);
       own.push({
         name: tool.name,
         sourceId: bundle.id,
@@ -66,6 +70,7 @@ export async function mergeCatalog(
         version: tool.version,
         publishedJson: tool.publishedJson,
         fingerprint: tool.fingerprint,
+        ...(validateOutput !== undefined ? { validateOutput } : {}),
       });
     }
     if (

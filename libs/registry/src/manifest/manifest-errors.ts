@@ -31,8 +31,35 @@ export const PULL_ERROR_TYPES = [
 
 export type PullErrorType = (typeof PULL_ERROR_TYPES)[number];
 
-/** One reason a manifest was rejected; `detail` names the tool and rule for the log, never for clients. */
+/**
+ * One reason a manifest was rejected. `detail` names the manifest path and the rule broken in
+ * the gateway's own words (`tools[0] "my.echo": _meta.version is required`): it quotes no URL,
+ * header or fragment of the answer beyond a tool name that passed the name pattern, so
+ * /actuator/toolBundles may show it (contract §9). `cause` is what only the log may carry
+ * (ajv's message, a declared `$schema` URI). Neither ever reaches an agent.
+ */
 export interface ManifestProblem {
   readonly type: PullErrorType;
   readonly detail: string;
+  readonly cause?: string;
+}
+
+/** The pull error types that mean "the Tool Service answered, and its manifest broke a rule". */
+export const VALIDATION_ERROR_TYPES: ReadonlySet<PullErrorType> = new Set<PullErrorType>([
+  'ManifestShapeError',
+  'BundleIdMismatchError',
+  'ToolNamePatternError',
+  'ToolNamePrefixError',
+  'DuplicateToolNameError',
+  'ToolDescriptionError',
+  'InputSchemaError',
+  'OutputSchemaError',
+  'ToolVersionError',
+  'ToolMetaError',
+  'TooManyToolsError',
+]);
+
+/** A problem as the log writes it: the detail, then the log-only cause. */
+export function problemText(problem: ManifestProblem): string {
+  return problem.cause === undefined ? problem.detail : `${problem.detail} (${problem.cause})`;
 }

@@ -1,4 +1,7 @@
-/** A tool as published on tools/list: exactly the manifest's fields, never `_meta` (contract §5). */
+/**
+ * A tool as published on tools/list: every field of the MCP 2025-11-25 Tool, exactly as the
+ * manifest gave it, never `_meta` (contract §5).
+ */
 export interface PublishedTool {
   readonly name: string;
   readonly title?: string;
@@ -6,6 +9,10 @@ export interface PublishedTool {
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly outputSchema?: Readonly<Record<string, unknown>>;
   readonly annotations?: Readonly<Record<string, unknown>>;
+  /** `[{src, mimeType?, sizes?, theme?}]` (2025-11-25). */
+  readonly icons?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /** `{taskSupport?: "forbidden" | "optional" | "required"}` (2025-11-25). */
+  readonly execution?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -15,7 +22,7 @@ export interface PublishedTool {
  */
 export interface ManifestTool {
   readonly name: string;
-  /** The tools/list entry: name, title, description, inputSchema, outputSchema, annotations as published; never `_meta`. */
+  /** The tools/list entry: every MCP Tool field as published (see PublishedTool); never `_meta`. */
   readonly publishedJson: string;
   /** Equal fingerprints mean an unchanged tool (entry, version, timeout, enabled). */
   readonly fingerprint: string;

@@ -1,11 +1,10 @@
 import { SchemaChecker } from './schema-checker';
+import type { SchemaDialect, SchemaDialects } from './schema-dialects';
 
-/** The checker's ajv instance, to count compilations. */
-function compileSpy(checker: SchemaChecker): jest.SpyInstance {
-  return jest.spyOn(
-    (checker as unknown as { ajv: { compile: (s: object) => unknown } }).ajv,
-    'compile',
-  );
+/** The checker's ajv instance of a dialect, to count compilations. */
+function compileSpy(checker: SchemaChecker, dialect: SchemaDialect = '2020-12'): jest.SpyInstance {
+  const dialects = (checker as unknown as { dialects: SchemaDialects }).dialects;
+  return jest.spyOn(dialects.instanceFor(dialect), 'compile');
 }
 
 const GOOD = { type: 'object', properties: { q: { type: 'string' } } };
@@ -16,10 +15,11 @@ describe('SchemaChecker: JSON Schema 2020-12 compile check', () => {
     expect(new SchemaChecker().check(GOOD)).toBeUndefined();
   });
 
-  it("returns ajv's reason for a schema that does not compile", () => {
-    const reason = new SchemaChecker().check(BAD);
-    expect(reason).toContain('schema is invalid');
-    expect(reason).toContain('/properties/q/type');
+  it("returns the rule broken, and ajv's reason as the log-only cause, for a schema that does not compile", () => {
+    const problem = new SchemaChecker().check(BAD);
+    expect(problem?.rule).toBe('does not compile as JSON Schema 2020-12');
+    expect(problem?.cause).toContain('schema is invalid');
+    expect(problem?.cause).toContain('/properties/q/type');
   });
 
   it('does not fetch a remote $ref: it fails as unresolved', () => {
@@ -27,7 +27,8 @@ describe('SchemaChecker: JSON Schema 2020-12 compile check', () => {
       type: 'object',
       properties: { a: { $ref: 'https://schemas.example/a.json' } },
     });
-    expect(reason).toContain("can't resolve reference https://schemas.example/a.json");
+    expect(reason?.cause).toContain("can't resolve reference https://schemas.example/a.json");
+    expect(reason?.rule).not.toContain('https://');
   });
 });
 
@@ -139,5 +140,98 @@ describe('SchemaChecker keeps no state between manifests (adversarial findings)'
     expect(checker.check({ type: 'object', properties })).toBeUndefined();
     properties.bad = { type: 'strin' };
     expect(checker.check({ type: 'object', properties })).toBeDefined();
+  });
+});
+
+describe('SchemaChecker dialects (MCP 2025-11-25: no $schema means 2020-12; a declared one is honoured)', () => {
+  const DRAFT07 = 'http://json-schema.org/draft-07/schema#';
+
+  it.each([
+    ['draft-07 (what the v1 TypeScript SDK emits)', DRAFT07],
+    ['draft-07 without the trailing #', 'http://json-schema.org/draft-07/schema'],
+    ['draft-06', 'http://json-schema.org/draft-06/schema#'],
+    ['draft-06 without the trailing #', 'http://json-schema.org/draft-06/schema'],
+    ['2019-09', 'https://json-schema.org/draft/2019-09/schema'],
+    ['2019-09 with a trailing #', 'https://json-schema.org/draft/2019-09/schema#'],
+    ['2020-12', 'https://json-schema.org/draft/2020-12/schema'],
+    ['2020-12 with a trailing #', 'https://json-schema.org/draft/2020-12/schema#'],
+  ])('accepts a schema declaring %s', (_label, uri) => {
+    expect(new SchemaChecker().check({ $schema: uri, ...GOOD })).toBeUndefined();
+  });
+
+  it('compiles a draft-07 schema by draft-07 rules: definitions + $ref, items as an array (tuple)', () => {
+    const checker = new SchemaChecker();
+    const compile = compileSpy(checker, 'draft-07');
+    const schema = {
+      $schema: DRAFT07,
+      type: 'object',
+      definitions: { id: { type: 'string', pattern: '^[0-9]+$' } },
+      properties: {
+        id: { $ref: '#/definitions/id' },
+        pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] },
+      },
+    };
+    expect(checker.check(schema)).toBeUndefined();
+    expect(compile).toHaveBeenCalledTimes(1);
+  });
+
+  it('compiles a 2019-09 schema with $defs and $recursiveRef', () => {
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2019-09/schema',
+      $recursiveAnchor: true,
+      type: 'object',
+      properties: { child: { $recursiveRef: '#' }, n: { $ref: '#/$defs/n' } },
+      $defs: { n: { type: 'integer' } },
+    };
+    expect(new SchemaChecker().check(schema)).toBeUndefined();
+  });
+
+  it("still refuses a draft-07 schema that breaks draft-07's own meta-schema", () => {
+    const problem = new SchemaChecker().check({ $schema: DRAFT07, ...BAD });
+    expect(problem?.rule).toBe('does not compile as JSON Schema draft-07');
+  });
+
+  it.each([
+    [
+      'draft-04 (ajv 8 needs the ajv-draft-04 package, not shipped)',
+      'http://json-schema.org/draft-04/schema#',
+    ],
+    ['a private meta-schema', 'https://schemas.internal.example/meta'],
+    ['the unversioned "latest" URI', 'http://json-schema.org/schema#'],
+  ])('refuses an unknown dialect, %s, naming the URI in the log-only cause', (_label, uri) => {
+    const problem = new SchemaChecker().check({ $schema: uri, ...GOOD });
+    expect(problem?.rule).toBe(
+      '$schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
+    );
+    expect(problem?.cause).toBe(`$schema ${uri}`);
+  });
+
+  it('refuses a $schema that is not a string', () => {
+    expect(new SchemaChecker().check({ $schema: 7, ...GOOD })?.cause).toBe('$schema 7');
+  });
+
+  it('leaves no schema in any dialect instance: the same $id compiles again under another dialect', () => {
+    const checker = new SchemaChecker();
+    const withId = (uri: string): Record<string, unknown> => ({
+      $schema: uri,
+      $id: 'https://x.example/s',
+      type: 'object',
+    });
+    expect(checker.check(withId(DRAFT07))).toBeUndefined();
+    expect(checker.check(withId('https://json-schema.org/draft/2019-09/schema'))).toBeUndefined();
+    expect(checker.check({ ...withId(DRAFT07), required: ['a'] })).toBeUndefined();
+  });
+});
+
+describe('SchemaChecker mustCompile: an outputSchema must compile for real', () => {
+  it('refuses an output schema too wide for the code generator, which an input schema may be', () => {
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 3000; i++)
+      properties[`p${i}`] = { type: 'string', pattern: '^[a-z]+$', minLength: 1 };
+    const checker = new SchemaChecker();
+    expect(checker.check({ type: 'object', properties })).toBeUndefined();
+    expect(checker.check({ type: 'object', properties }, { mustCompile: true })?.rule).toBe(
+      'does not compile as JSON Schema 2020-12: it is too large to compile',
+    );
   });
 });

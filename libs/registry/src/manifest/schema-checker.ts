@@ -1,36 +1,33 @@
 import { createHash } from 'node:crypto';
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import { dialectOf, SchemaDialects, SUPPORTED_DIALECTS } from './schema-dialects';
 
 /**
- * Checks that a schema compiles as JSON Schema 2020-12 with ajv (contract §5 "inputSchema:
- * JSON Schema 2020-12"). Remote `$ref`s are never fetched, so they fail as unresolved.
+ * Why a schema was refused, in two parts: `rule` is the gateway's own words (safe for
+ * /actuator/toolBundles, contract §9), `cause` what ajv said or the `$schema` declared, which
+ * may quote a URL from the manifest and so goes to the log only.
+ */
+export interface SchemaProblem {
+  readonly rule: string;
+  readonly cause?: string;
+}
+
+/**
+ * Checks that a tool schema compiles with ajv in the dialect its `$schema` declares (MCP
+ * 2025-11-25: none means 2020-12; see schema-dialects.ts). An unknown `$schema` is a problem
+ * naming the declared URI. Remote `$ref`s are never fetched, so they fail as unresolved.
  *
- * Results are cached by the schema's JSON text, because a refresh revalidates the same
- * schemas every cycle; `retainOnly` drops what the last round did not see, so the cache
- * never outgrows the catalog. Compiled schemas are removed from ajv at once: the gateway
+ * Results are cached by a digest of the schema's JSON text, because a refresh revalidates the
+ * same schemas every cycle; `retainOnlySeen` drops what the last round did not see, so the
+ * cache never outgrows the catalog. Compiled schemas are removed from ajv at once: the gateway
  * does not validate arguments (the Tool Service does), it only refuses schemas that cannot
- * work.
+ * work. An outputSchema (`mustCompile`) must really compile, since the gateway validates
+ * answers with it; an inputSchema too large for ajv's code generator is checked against its
+ * meta-schema instead.
  */
 export class SchemaChecker {
-  private ajvInstance?: Ajv2020;
-  private cache = new Map<string, string | null>();
+  private readonly dialects = new SchemaDialects();
+  private cache = new Map<string, SchemaProblem | null>();
   private seen = new Set<string>();
-
-  /** Created on first use: compiling the 2020-12 meta-schemas is not free, and not needed at boot. */
-  private get ajv(): Ajv2020 {
-    if (this.ajvInstance === undefined) {
-      this.ajvInstance = new Ajv2020({
-        strict: false,
-        allErrors: false,
-        validateFormats: true,
-        logger: false,
-        code: { optimize: false },
-      });
-      addFormats(this.ajvInstance);
-    }
-    return this.ajvInstance;
-  }
 
   /** Marks schemas (by digest) as known to compile, so they are not compiled again. */
   seed(goodDigests: Iterable<string>): void {
@@ -46,40 +43,28 @@ export class SchemaChecker {
     return [...this.cache].filter(([, problem]) => problem === null).map(([digest]) => digest);
   }
 
-  /** undefined when the schema compiles; otherwise ajv's reason (for logs). */
-  check(schema: Readonly<Record<string, unknown>>): string | undefined {
-    // A digest, not the text: the cache of a 10,000-tool catalog stays small.
-    const key = createHash('sha1').update(JSON.stringify(schema)).digest('base64url');
+  /** undefined when the schema compiles in its dialect; otherwise the problem. */
+  check(
+    schema: Readonly<Record<string, unknown>>,
+    options: { readonly mustCompile?: boolean } = {},
+  ): SchemaProblem | undefined {
+    // A digest, not the text: the cache of a 10,000-tool catalog stays small. Output schemas
+    // have keys of their own: the same schema may pass as input and fail as output.
+    const key = createHash('sha1')
+      .update(options.mustCompile === true ? '\u0000out\u0000' : '')
+      .update(JSON.stringify(schema))
+      .digest('base64url');
     this.seen.add(key);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached ?? undefined;
-    let problem: string | null = null;
-    try {
-      this.ajv.compile(schema);
-    } catch (err) {
-      problem = err instanceof Error ? err.message : String(err);
-      if (err instanceof RangeError) {
-        // Too large for ajv's code generator (thousands of properties): it is no less a
-        // schema, so fall back to checking it against the 2020-12 meta-schema.
-        try {
-          problem =
-            this.ajv.validateSchema(schema) === true ? null : this.ajv.errorsText(this.ajv.errors);
-        } catch {
-          problem = 'the schema is too large or too deep to check';
-        }
-      }
-    } finally {
-      // Every schema, nested $id's included, leaves ajv: one manifest's ids must not clash
-      // with the next one's, or replicas with different histories would disagree.
-      this.ajv.removeSchema();
-    }
+    const problem = this.compile(schema, options.mustCompile === true);
     this.cache.set(key, problem);
     return problem ?? undefined;
   }
 
   /** Forget results for schemas not checked since the previous call (bounds the cache). */
   retainOnlySeen(): void {
-    const next = new Map<string, string | null>();
+    const next = new Map<string, SchemaProblem | null>();
     for (const key of this.seen) {
       const value = this.cache.get(key);
       if (value !== undefined) next.set(key, value);
@@ -90,5 +75,41 @@ export class SchemaChecker {
 
   get size(): number {
     return this.cache.size;
+  }
+
+  private compile(
+    schema: Readonly<Record<string, unknown>>,
+    mustCompile: boolean,
+  ): SchemaProblem | null {
+    const declared = dialectOf(schema);
+    if (!declared.ok) {
+      return {
+        rule: `$schema is not a supported JSON Schema dialect (${SUPPORTED_DIALECTS.join(', ')}; none means 2020-12)`,
+        cause: `$schema ${declared.declared}`,
+      };
+    }
+    const notCompiling = `does not compile as JSON Schema ${declared.dialect}`;
+    const ajv = this.dialects.instanceFor(declared.dialect);
+    try {
+      ajv.compile(schema);
+      return null;
+    } catch (err) {
+      const cause = err instanceof Error ? err.message : String(err);
+      if (!(err instanceof RangeError)) return { rule: notCompiling, cause };
+      if (mustCompile) return { rule: `${notCompiling}: it is too large to compile`, cause };
+      // Too large for ajv's code generator (thousands of properties): it is no less a
+      // schema, so fall back to checking it against its dialect's meta-schema.
+      try {
+        return ajv.validateSchema(schema) === true
+          ? null
+          : { rule: notCompiling, cause: ajv.errorsText(ajv.errors) };
+      } catch {
+        return { rule: `${notCompiling}: it is too large or too deep to check` };
+      }
+    } finally {
+      // Every schema, nested $id's included, leaves ajv: one manifest's ids must not clash
+      // with the next one's, or replicas with different histories would disagree.
+      this.dialects.clear();
+    }
   }
 }

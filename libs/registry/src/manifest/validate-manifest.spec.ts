@@ -42,13 +42,19 @@ async function accept(
 async function reject(
   body: unknown,
   expect_: ManifestExpectations = EXPECT,
-): Promise<{ errorType: PullErrorType; details: string[]; types: PullErrorType[] }> {
+): Promise<{
+  errorType: PullErrorType;
+  details: string[];
+  types: PullErrorType[];
+  causes: Array<string | undefined>;
+}> {
   const result = await validateManifest(body, expect_, new SchemaChecker());
   if (result.ok) throw new Error('expected the manifest to be rejected');
   return {
     errorType: result.errorType,
     details: result.problems.map((p) => p.detail),
     types: result.problems.map((p) => p.type),
+    causes: result.problems.map((p) => p.cause),
   };
 }
 
@@ -73,7 +79,8 @@ describe('manifest top level (contract §5)', () => {
       bundleId: 'billing',
     });
     expect(errorType).toBe('BundleIdMismatchError');
-    expect(details).toEqual(['bundleId "billing" is not the configured id "reports"']);
+    // the received value is not quoted: it is a fragment of the answer (contract §9)
+    expect(details).toEqual(['bundleId is not the configured id "reports"']);
   });
 
   it('rejects a missing bundleId with BundleIdMismatchError', async () => {
@@ -166,12 +173,20 @@ describe('tool names (contract §5: [A-Za-z0-9_./-]{1,64}, starting with namePre
     },
   );
 
+  it('quotes a name that breaks the pattern in the log-only cause, never in the detail (contract §9)', async () => {
+    const { details, causes } = await reject(manifest([tool('r.données http://x')]));
+    expect(details).toEqual(['tools[0]: name must match [A-Za-z0-9_./-]{1,64}']);
+    expect(causes).toEqual(['name "r.données http://x"']);
+  });
+
   it('rejects a name that does not start with the namePrefix with ToolNamePrefixError', async () => {
-    const { errorType, details } = await reject(manifest([tool('billing.pay')]));
+    const { errorType, details, causes } = await reject(manifest([tool('billing.pay')]));
     expect(errorType).toBe('ToolNamePrefixError');
+    // the configured prefix goes to the log only (contract §9: status never shows namePrefix)
     expect(details).toEqual([
-      `tools[0] "billing.pay": name must start with the bundle's namePrefix "r."`,
+      `tools[0] "billing.pay": name must start with the bundle's namePrefix`,
     ]);
+    expect(causes).toEqual(['namePrefix "r."']);
   });
 
   it('compares the namePrefix case-sensitively', async () => {
@@ -278,11 +293,16 @@ describe('tool _meta (contract §5: version required, timeoutMillis and enabled 
   it('rejects a tool without _meta with ToolVersionError', async () => {
     const { errorType, details } = await reject(manifest([tool('r.a', { _meta: undefined })]));
     expect(errorType).toBe('ToolVersionError');
-    expect(details).toEqual(['tools[0] "r.a": _meta.version is required (_meta is missing)']);
+    expect(details).toEqual(['tools[0] "r.a": _meta.version is required']);
+  });
+
+  it('rejects a missing _meta.version with ToolVersionError: "_meta.version is required"', async () => {
+    const { errorType, details } = await reject(manifest([tool('r.a', { _meta: {} })]));
+    expect(errorType).toBe('ToolVersionError');
+    expect(details).toEqual(['tools[0] "r.a": _meta.version is required']);
   });
 
   it.each([
-    ['missing', {}],
     ['empty', { version: '' }],
     ['a number', { version: 1 }],
   ])('rejects a %s _meta.version with ToolVersionError', async (_label, meta) => {
@@ -330,7 +350,7 @@ describe('tool _meta (contract §5: version required, timeoutMillis and enabled 
 });
 
 describe('published tool fields (contract §5: exactly the public fields, never _meta)', () => {
-  it('keeps exactly name, title, description, inputSchema, outputSchema and annotations', async () => {
+  it('keeps exactly the MCP Tool fields: name, title, description, inputSchema, outputSchema, annotations, icons, execution', async () => {
     const raw = {
       name: 'r.full',
       title: 'Full report',
@@ -338,8 +358,10 @@ describe('published tool fields (contract §5: exactly the public fields, never 
       inputSchema: { type: 'object', properties: {} },
       outputSchema: { type: 'object', properties: { rows: { type: 'integer' } } },
       annotations: { readOnlyHint: true, openWorldHint: false },
+      execution: { taskSupport: 'forbidden' },
       icons: [{ src: 'https://cdn.example/icon.png' }],
       baseEndpoint: 'http://evil.example',
+      'x-vendor': { internal: true },
       _meta: { version: '3', timeoutMillis: 1000, secret: 'x' },
     };
     const accepted = await accept(manifest([raw]));
@@ -352,12 +374,16 @@ describe('published tool fields (contract §5: exactly the public fields, never 
       inputSchema: { type: 'object', properties: {} },
       outputSchema: { type: 'object', properties: { rows: { type: 'integer' } } },
       annotations: { readOnlyHint: true, openWorldHint: false },
+      icons: [{ src: 'https://cdn.example/icon.png' }],
+      execution: { taskSupport: 'forbidden' },
     });
+    // a fixed field order, the values as published; unknown top-level fields and _meta stay private
     expect(JSON.stringify(published)).toBe(
       '{"name":"r.full","title":"Full report","description":"Builds the full report.",' +
         '"inputSchema":{"type":"object","properties":{}},' +
         '"outputSchema":{"type":"object","properties":{"rows":{"type":"integer"}}},' +
-        '"annotations":{"readOnlyHint":true,"openWorldHint":false}}',
+        '"annotations":{"readOnlyHint":true,"openWorldHint":false},' +
+        '"icons":[{"src":"https://cdn.example/icon.png"}],"execution":{"taskSupport":"forbidden"}}',
     );
   });
 
@@ -541,5 +567,160 @@ describe('fingerprint: equal content, equal fingerprint', () => {
   it('keeps the accepted tools in name order, whatever the manifest order (the merge relies on it)', async () => {
     const accepted = await accept(manifest([tool('r.z'), tool('r.a'), tool('r.m')]));
     expect(accepted.tools.map((t: ManifestTool) => t.name)).toEqual(['r.a', 'r.m', 'r.z']);
+  });
+});
+
+describe('every MCP 2025-11-25 Tool field is published and type-checked (issue 8 fault 5)', () => {
+  it('publishes icons and execution {"taskSupport":"forbidden"} exactly as the manifest gave them', async () => {
+    const icons = [
+      {
+        src: 'https://cdn.example/report.svg',
+        mimeType: 'image/svg+xml',
+        sizes: ['any'],
+        theme: 'dark',
+      },
+      { src: 'data:image/png;base64,iVBORw0KGgo=', sizes: ['48x48', '96x96'] },
+    ];
+    const accepted = await accept(
+      manifest([tool('r.a', { icons, execution: { taskSupport: 'forbidden' } })]),
+    );
+    const published = accepted.tools[0] && publishedToolOf(accepted.tools[0]);
+    expect(published?.icons).toEqual(icons);
+    expect(published?.execution).toEqual({ taskSupport: 'forbidden' });
+  });
+
+  it.each([['optional'], ['required']])('accepts execution.taskSupport "%s"', async (value) => {
+    await expect(
+      accept(manifest([tool('r.a', { execution: { taskSupport: value } })])),
+    ).resolves.toBeDefined();
+  });
+
+  it('accepts every annotation hint and annotations.title, and members the spec does not name', async () => {
+    const annotations = {
+      title: 'Report',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+      'x-team': 'reports',
+    };
+    const accepted = await accept(manifest([tool('r.a', { annotations })]));
+    expect((accepted.tools[0] && publishedToolOf(accepted.tools[0]))?.annotations).toEqual(
+      annotations,
+    );
+  });
+
+  it.each([
+    ['title a number', { title: 5 }, 'title must be a string when present'],
+    ['annotations an array', { annotations: [] }, 'annotations must be an object when present'],
+    [
+      'annotations.readOnlyHint a string',
+      { annotations: { readOnlyHint: 'yes' } },
+      'annotations.readOnlyHint must be true or false when present',
+    ],
+    [
+      'annotations.title a number',
+      { annotations: { title: 1 } },
+      'annotations.title must be a string when present',
+    ],
+    ['icons an object', { icons: { src: 'x' } }, 'icons must be an array when present'],
+    ['an icon a string', { icons: ['https://x.example/i.png'] }, 'icons[0] must be an object'],
+    [
+      'an icon without src',
+      { icons: [{ mimeType: 'image/png' }] },
+      'icons[0].src must be a non-empty string (a URI)',
+    ],
+    [
+      'an icon mimeType a number',
+      { icons: [{ src: 'a', mimeType: 1 }] },
+      'icons[0].mimeType must be a string when present',
+    ],
+    [
+      'icon sizes a string',
+      { icons: [{ src: 'a' }, { src: 'b', sizes: '48x48' }] },
+      'icons[1].sizes must be an array of strings when present',
+    ],
+    [
+      'an icon theme "blue"',
+      { icons: [{ src: 'a', theme: 'blue' }] },
+      'icons[0].theme must be "light" or "dark" when present',
+    ],
+    ['execution a string', { execution: 'forbidden' }, 'execution must be an object when present'],
+    [
+      'execution.taskSupport "never"',
+      { execution: { taskSupport: 'never' } },
+      'execution.taskSupport must be "forbidden", "optional" or "required" when present',
+    ],
+  ])('rejects %s with ManifestShapeError naming the field', async (_label, over, rule) => {
+    const { types, details } = await reject(manifest([tool('r.a', over)]));
+    expect(types).toEqual(['ManifestShapeError']);
+    expect(details).toEqual([`tools[0] "r.a": ${rule}`]);
+  });
+
+  it('changes the fingerprint when icons or execution change (a changed tool is a catalog change)', async () => {
+    const a = await accept(manifest([tool('r.a', { execution: { taskSupport: 'forbidden' } })]));
+    const b = await accept(manifest([tool('r.a', { execution: { taskSupport: 'optional' } })]));
+    expect(a.fingerprint).not.toBe(b.fingerprint);
+  });
+});
+
+describe('schema dialects (issue 8 fault 4: MCP 2025-11-25, 2020-12 only when $schema is absent)', () => {
+  const withSchema = (uri: string): Record<string, unknown> => ({
+    $schema: uri,
+    type: 'object',
+    properties: { text: { type: 'string' } },
+    required: ['text'],
+  });
+
+  it.each([
+    ['draft-07 (the official TypeScript SDK)', 'http://json-schema.org/draft-07/schema#'],
+    ['draft-07 without #', 'http://json-schema.org/draft-07/schema'],
+    ['2019-09', 'https://json-schema.org/draft/2019-09/schema'],
+    ['2020-12', 'https://json-schema.org/draft/2020-12/schema'],
+    ['draft-06', 'http://json-schema.org/draft-06/schema#'],
+  ])(
+    'accepts an inputSchema and an outputSchema declaring %s and publishes them unchanged',
+    async (_l, uri) => {
+      const accepted = await accept(
+        manifest([tool('r.a', { inputSchema: withSchema(uri), outputSchema: withSchema(uri) })]),
+      );
+      const published = accepted.tools[0] && publishedToolOf(accepted.tools[0]);
+      expect(published?.inputSchema).toEqual(withSchema(uri));
+      expect(published?.outputSchema).toEqual(withSchema(uri));
+      expect(accepted.tools[0]?.publishedJson).toContain(JSON.stringify(uri));
+    },
+  );
+
+  it('rejects an unknown $schema with InputSchemaError; the URI is in the log-only cause', async () => {
+    const uri = 'http://json-schema.org/draft-04/schema#';
+    const { errorType, details, causes } = await reject(
+      manifest([tool('r.a', { inputSchema: withSchema(uri) })]),
+    );
+    expect(errorType).toBe('InputSchemaError');
+    expect(details).toEqual([
+      'tools[0] "r.a": inputSchema $schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
+    ]);
+    expect(causes).toEqual([`$schema ${uri}`]);
+  });
+
+  it('rejects an unknown $schema on an outputSchema with OutputSchemaError', async () => {
+    const { errorType, causes } = await reject(
+      manifest([tool('r.a', { outputSchema: withSchema('https://example.test/my-meta') })]),
+    );
+    expect(errorType).toBe('OutputSchemaError');
+    expect(causes).toEqual(['$schema https://example.test/my-meta']);
+  });
+
+  it('names the declared dialect when a schema breaks its rules', async () => {
+    const { details } = await reject(
+      manifest([
+        tool('r.a', {
+          inputSchema: { ...withSchema('http://json-schema.org/draft-07/schema#'), required: 'x' },
+        }),
+      ]),
+    );
+    expect(details).toEqual([
+      'tools[0] "r.a": inputSchema does not compile as JSON Schema draft-07',
+    ]);
   });
 });

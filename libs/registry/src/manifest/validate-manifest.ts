@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { TimeSlicer } from '../time-slicer';
 import { jsonDepthExceeds } from './json-depth';
 import type { ManifestProblem, PullErrorType } from './manifest-errors';
-import type { AcceptedManifest, ManifestTool, PublishedTool } from './manifest.types';
-import type { SchemaChecker } from './schema-checker';
+import type { AcceptedManifest, ManifestTool } from './manifest.types';
+import type { SchemaChecker, SchemaProblem } from './schema-checker';
+import { optionalFieldProblems, publishedEntry } from './tool-fields';
 
 /** contract §5: tool names are `[A-Za-z0-9_./-]{1,64}`. */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_./-]{1,64}$/;
@@ -45,17 +46,17 @@ function namePathProblem(name: string): string | undefined {
   return undefined;
 }
 
+/** The rule a schema field breaks (for `detail`) and ajv's words or the `$schema` (log only). */
 function checkSchema(
   value: unknown,
   field: 'inputSchema' | 'outputSchema',
   schemas: SchemaChecker,
-): string | undefined {
-  if (!isRecord(value)) return `${field} must be a JSON object`;
-  if (value.type !== 'object') return `${field} must have root "type": "object"`;
-  const compileProblem = schemas.check(value);
-  return compileProblem === undefined
-    ? undefined
-    : `${field} does not compile as JSON Schema 2020-12: ${compileProblem}`;
+): SchemaProblem | undefined {
+  if (!isRecord(value)) return { rule: `${field} must be a JSON object` };
+  if (value.type !== 'object') return { rule: `${field} must have root "type": "object"` };
+  // An outputSchema must compile for real: the gateway validates answers with it.
+  const problem = schemas.check(value, { mustCompile: field === 'outputSchema' });
+  return problem === undefined ? undefined : { ...problem, rule: `${field} ${problem.rule}` };
 }
 
 /** Checks one tool; returns the accepted tool, or the problems found. */
@@ -74,47 +75,56 @@ function validateTool(
     ];
   }
   const problems: ManifestProblem[] = [];
-  const add = (type: PullErrorType, detail: string): void => {
-    problems.push({ type, detail });
+  const add = (type: PullErrorType, detail: string, cause?: string): void => {
+    problems.push(cause === undefined ? { type, detail } : { type, detail, cause });
   };
   const name = raw.name;
-  const label = typeof name === 'string' ? `${at} "${name.slice(0, 80)}"` : at;
+  // Only a name that passed the pattern is quoted: details may be shown to operators (§9).
+  const label = typeof name === 'string' && TOOL_NAME_PATTERN.test(name) ? `${at} "${name}"` : at;
 
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
-    add('ToolNamePatternError', `${label}: name must match [A-Za-z0-9_./-]{1,64}`);
+    // The offending name goes to the log only: it is a fragment of the answer.
+    add(
+      'ToolNamePatternError',
+      `${label}: name must match [A-Za-z0-9_./-]{1,64}`,
+      typeof name === 'string'
+        ? `name ${JSON.stringify(name.slice(0, 80))}`
+        : `name of type ${name === null ? 'null' : typeof name}`,
+    );
   } else {
     const pathProblem = namePathProblem(name);
     if (pathProblem) add('ToolNamePatternError', `${label}: name ${pathProblem}`);
     if (!name.startsWith(expect.namePrefix)) {
+      // The prefix itself goes to the log only (contract §9: status never shows namePrefix).
       add(
         'ToolNamePrefixError',
-        `${label}: name must start with the bundle's namePrefix "${expect.namePrefix}"`,
+        `${label}: name must start with the bundle's namePrefix`,
+        `namePrefix "${expect.namePrefix}"`,
       );
     }
   }
   if (typeof raw.description !== 'string' || raw.description.trim() === '') {
     add('ToolDescriptionError', `${label}: description must be a non-empty string`);
   }
-  if (raw.title !== undefined && typeof raw.title !== 'string') {
-    add('ManifestShapeError', `${label}: title must be a string when present`);
-  }
   const inputProblem = checkSchema(raw.inputSchema, 'inputSchema', schemas);
-  if (inputProblem) add('InputSchemaError', `${label}: ${inputProblem}`);
+  if (inputProblem) add('InputSchemaError', `${label}: ${inputProblem.rule}`, inputProblem.cause);
   if (raw.outputSchema !== undefined) {
     const outputProblem = checkSchema(raw.outputSchema, 'outputSchema', schemas);
-    if (outputProblem) add('OutputSchemaError', `${label}: ${outputProblem}`);
+    if (outputProblem) {
+      add('OutputSchemaError', `${label}: ${outputProblem.rule}`, outputProblem.cause);
+    }
   }
-  if (raw.annotations !== undefined && !isRecord(raw.annotations)) {
-    add('ManifestShapeError', `${label}: annotations must be an object when present`);
-  }
+  for (const rule of optionalFieldProblems(raw)) add('ManifestShapeError', `${label}: ${rule}`);
   const meta = raw._meta;
   let version = '';
   let timeoutMillis: number | undefined;
   let enabled = true;
   if (!isRecord(meta)) {
-    add('ToolVersionError', `${label}: _meta.version is required (_meta is missing)`);
+    add('ToolVersionError', `${label}: _meta.version is required`);
   } else {
-    if (typeof meta.version !== 'string' || meta.version.trim() === '') {
+    if (meta.version === undefined) {
+      add('ToolVersionError', `${label}: _meta.version is required`);
+    } else if (typeof meta.version !== 'string' || meta.version.trim() === '') {
       add('ToolVersionError', `${label}: _meta.version must be a non-empty string`);
     } else {
       version = meta.version;
@@ -141,18 +151,7 @@ function validateTool(
   }
   if (problems.length > 0) return problems;
 
-  const published: PublishedTool = {
-    name: name as string,
-    ...(raw.title !== undefined ? { title: raw.title as string } : {}),
-    description: raw.description as string,
-    inputSchema: raw.inputSchema as Record<string, unknown>,
-    ...(raw.outputSchema !== undefined
-      ? { outputSchema: raw.outputSchema as Record<string, unknown> }
-      : {}),
-    ...(raw.annotations !== undefined
-      ? { annotations: raw.annotations as Record<string, unknown> }
-      : {}),
-  };
+  const published = publishedEntry(raw);
   const publishedJson = JSON.stringify(published);
   const fingerprint = createHash('sha1')
     .update(publishedJson)
@@ -193,7 +192,8 @@ export async function validateManifest(
   if (body.bundleId !== expect.bundleId) {
     problems.push({
       type: 'BundleIdMismatchError',
-      detail: `bundleId ${typeof body.bundleId === 'string' ? JSON.stringify(body.bundleId.slice(0, 80)) : `of type ${typeof body.bundleId}`} is not the configured id "${expect.bundleId}"`,
+      // The received value is not quoted: it is a fragment of the answer (contract §9).
+      detail: `bundleId ${body.bundleId === undefined ? 'is missing; it must be' : 'is not'} the configured id "${expect.bundleId}"`,
     });
   }
   if (!Array.isArray(body.tools)) {

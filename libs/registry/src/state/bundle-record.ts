@@ -1,5 +1,5 @@
 import type { BundleDefinition } from '@app/config';
-import type { PullErrorType } from '../manifest/manifest-errors';
+import { VALIDATION_ERROR_TYPES, type PullErrorType } from '../manifest/manifest-errors';
 import type { AcceptedManifest } from '../manifest/manifest.types';
 
 /** contract §9. */
@@ -30,6 +30,12 @@ export interface BundleStatusView {
   readonly consecutiveFailures: number;
   /** An error type name such as ManifestTimeoutError; never a message. */
   readonly lastFailureReason: PullErrorType | null;
+  /**
+   * Only when the last failure is a manifest validation failure: the manifest path and the
+   * rule broken, in the gateway's words (`tools[0] "my.echo": _meta.version is required`),
+   * never a URL, header or fragment of the answer (contract §9). Absent otherwise.
+   */
+  readonly detail?: string;
   /** Where the served copy came from; null while there is none. */
   readonly source: CopySource | null;
   /** Age of the served copy in whole seconds since it was pulled; null while there is none. */
@@ -46,6 +52,8 @@ export class BundleRecord {
   lastAttemptOk?: boolean;
   consecutiveFailures = 0;
   lastFailureReason?: PullErrorType;
+  /** The validation failure's detail (see BundleStatusView.detail); undefined for other failures. */
+  lastFailureDetail?: string;
 
   constructor(readonly definition: BundleDefinition) {}
 
@@ -64,13 +72,16 @@ export class BundleRecord {
     this.lastAttemptOk = true;
     this.consecutiveFailures = 0;
     this.lastFailureReason = undefined;
+    this.lastFailureDetail = undefined;
     return ended;
   }
 
-  recordFailure(reason: PullErrorType): void {
+  /** @param detail only for a manifest validation failure (VALIDATION_ERROR_TYPES) */
+  recordFailure(reason: PullErrorType, detail?: string): void {
     this.lastAttemptOk = false;
     this.consecutiveFailures += 1;
     this.lastFailureReason = reason;
+    this.lastFailureDetail = VALIDATION_ERROR_TYPES.has(reason) ? detail : undefined;
   }
 
   view(now: Date): BundleStatusView {
@@ -84,6 +95,7 @@ export class BundleRecord {
       lastAttemptAt: this.lastAttemptAt?.toISOString() ?? null,
       consecutiveFailures: this.consecutiveFailures,
       lastFailureReason: this.lastFailureReason ?? null,
+      ...(this.lastFailureDetail !== undefined ? { detail: this.lastFailureDetail } : {}),
       source: copy?.source ?? null,
       ageSeconds: copy
         ? Math.max(0, Math.floor((now.getTime() - copy.fetchedAt.getTime()) / 1000))

@@ -1,0 +1,132 @@
+import { SchemaChecker } from '../manifest/schema-checker';
+import type { SchemaDialects } from '../manifest/schema-dialects';
+import { validateManifest } from '../manifest/validate-manifest';
+import type { ManifestTool } from '../manifest/manifest.types';
+import { OutputValidators } from './output-validators';
+
+/** The issue's example: a tool whose answer must be an object with a numeric total. */
+const TOTAL = {
+  type: 'object',
+  properties: { total: { type: 'number' } },
+  required: ['total'],
+};
+
+/** A manifest tool as validateManifest accepts it (publishedJson, fingerprint). */
+async function accepted(raw: Record<string, unknown>): Promise<ManifestTool> {
+  const result = await validateManifest(
+    {
+      bundleId: 'b',
+      tools: [
+        {
+          name: 'b.t',
+          description: 'A tool.',
+          inputSchema: { type: 'object' },
+          ...raw,
+          _meta: { version: '1' },
+        },
+      ],
+    },
+    { bundleId: 'b', namePrefix: 'b.', maxToolsPerBundle: 10 },
+    new SchemaChecker(),
+  );
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result.manifest.tools[0] as ManifestTool;
+}
+
+function compileSpies(validators: OutputValidators): jest.SpyInstance[] {
+  const dialects = (validators as unknown as { dialects: SchemaDialects }).dialects;
+  return (['draft-07', '2019-09', '2020-12'] as const).map((d) =>
+    jest.spyOn(dialects.instanceFor(d), 'compile'),
+  );
+}
+
+const calls = (spies: jest.SpyInstance[]): number =>
+  spies.reduce((n, s) => n + s.mock.calls.length, 0);
+
+describe('OutputValidators: outputSchemas compiled once per catalog (issue 8 fault 3)', () => {
+  it('gives the issue\'s tool a validator: {total:42.5} conforms, {total:"x"} names the path and rule', async () => {
+    const validate = new OutputValidators().validatorFor(await accepted({ outputSchema: TOTAL }));
+    expect(validate?.({ total: 42.5 })).toBeUndefined();
+    expect(validate?.({ total: 'x' })).toBe('structuredContent/total must be number');
+    expect(validate?.({})).toBe("structuredContent must have required property 'total'");
+  });
+
+  it('gives no validator to a tool without an outputSchema, even when a property is named outputSchema', async () => {
+    const validators = new OutputValidators();
+    expect(validators.validatorFor(await accepted({}))).toBeUndefined();
+    const mention = await accepted({
+      inputSchema: { type: 'object', properties: { outputSchema: { type: 'string' } } },
+    });
+    expect(validators.validatorFor(mention)).toBeUndefined();
+  });
+
+  it('compiles an unchanged tool once across catalogs, and again after it left a catalog', async () => {
+    const validators = new OutputValidators();
+    const spies = compileSpies(validators);
+    const tool = await accepted({ outputSchema: TOTAL });
+    validators.validatorFor(tool);
+    validators.retainUsed();
+    validators.validatorFor(tool);
+    validators.retainUsed();
+    expect(calls(spies)).toBe(1);
+    validators.retainUsed(); // a catalog without the tool
+    expect(validators.size).toBe(0);
+    validators.validatorFor(tool);
+    expect(calls(spies)).toBe(2);
+  });
+
+  it('compiles a changed outputSchema anew (the fingerprint covers the published entry)', async () => {
+    const validators = new OutputValidators();
+    const before = validators.validatorFor(await accepted({ outputSchema: TOTAL }));
+    const after = validators.validatorFor(
+      await accepted({ outputSchema: { ...TOTAL, properties: { total: { type: 'string' } } } }),
+    );
+    expect(before?.({ total: 'x' })).toBeDefined();
+    expect(after?.({ total: 'x' })).toBeUndefined();
+  });
+
+  it.each([
+    ['draft-07', 'http://json-schema.org/draft-07/schema#', 0],
+    ['2019-09', 'https://json-schema.org/draft/2019-09/schema', 1],
+    ['2020-12', 'https://json-schema.org/draft/2020-12/schema', 2],
+  ])('compiles a %s outputSchema with that dialect', async (_label, uri, index) => {
+    const validators = new OutputValidators();
+    const spies = compileSpies(validators);
+    const validate = validators.validatorFor(
+      await accepted({ outputSchema: { $schema: uri, ...TOTAL } }),
+    );
+    expect(spies.map((s) => s.mock.calls.length)).toEqual(
+      [0, 1, 2].map((i) => (i === index ? 1 : 0)),
+    );
+    expect(validate?.({ total: 1 })).toBeUndefined();
+    expect(validate?.({ total: true })).toBe('structuredContent/total must be number');
+  });
+
+  it('keeps working after ajv forgot the schema: $ref, recursion and $id still resolve', async () => {
+    const validators = new OutputValidators();
+    const validate = validators.validatorFor(
+      await accepted({
+        outputSchema: {
+          $id: 'urn:example:tree',
+          type: 'object',
+          properties: {
+            children: { type: 'array', items: { $ref: 'urn:example:tree' } },
+            n: { $ref: '#/$defs/n' },
+          },
+          $defs: { n: { type: 'integer' } },
+        },
+      }),
+    );
+    // a second schema with the same $id compiles too: nothing stayed in ajv
+    const other = validators.validatorFor(
+      await accepted({
+        outputSchema: { $id: 'urn:example:tree', type: 'object', required: ['x'] },
+      }),
+    );
+    expect(validate?.({ n: 1, children: [{ n: 2, children: [] }] })).toBeUndefined();
+    expect(validate?.({ children: [{ n: 1.5 }] })).toBe(
+      'structuredContent/children/0/n must be integer',
+    );
+    expect(other?.({})).toBe("structuredContent must have required property 'x'");
+  });
+});

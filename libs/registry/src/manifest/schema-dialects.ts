@@ -1,0 +1,106 @@
+import Ajv, { type Options } from 'ajv';
+import Ajv2019 from 'ajv/dist/2019';
+import Ajv2020 from 'ajv/dist/2020';
+import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json';
+import addFormats from 'ajv-formats';
+
+/**
+ * The JSON Schema dialects a tool schema may declare with `$schema`. MCP 2025-11-25: a schema
+ * without `$schema` is 2020-12; with one, it is compiled by that dialect's rules (the v1
+ * TypeScript SDK emits draft-07). draft-04 is not here: ajv 8 needs the separate
+ * `ajv-draft-04` package for it, which the gateway does not ship, so it is an unknown dialect.
+ */
+export type SchemaDialect = 'draft-06' | 'draft-07' | '2019-09' | '2020-12';
+
+export const SUPPORTED_DIALECTS: readonly SchemaDialect[] = [
+  'draft-06',
+  'draft-07',
+  '2019-09',
+  '2020-12',
+];
+
+/** The official meta-schema URIs, without their (optional) empty fragment `#`. */
+const DIALECT_BY_URI: ReadonlyMap<string, SchemaDialect> = new Map([
+  ['http://json-schema.org/draft-06/schema', 'draft-06'],
+  ['http://json-schema.org/draft-07/schema', 'draft-07'],
+  ['https://json-schema.org/draft/2019-09/schema', '2019-09'],
+  ['https://json-schema.org/draft/2020-12/schema', '2020-12'],
+]);
+
+/** What a root `$schema` declares: a known dialect, or why it is not one. */
+export type DialectOf =
+  | { readonly ok: true; readonly dialect: SchemaDialect }
+  | {
+      readonly ok: false;
+      /** The declared value, for the log only (it may be any URL). */
+      readonly declared: string;
+    };
+
+/**
+ * The dialect of a root schema: absent `$schema` → 2020-12; one of the official URIs, with or
+ * without the trailing `#` → that dialect; anything else (draft-04, draft-03, a private
+ * meta-schema, a non-string) → unknown.
+ */
+export function dialectOf(schema: Readonly<Record<string, unknown>>): DialectOf {
+  const declared = schema.$schema;
+  if (declared === undefined) return { ok: true, dialect: '2020-12' };
+  if (typeof declared !== 'string') return { ok: false, declared: JSON.stringify(declared) };
+  const dialect = DIALECT_BY_URI.get(declared.endsWith('#') ? declared.slice(0, -1) : declared);
+  return dialect === undefined ? { ok: false, declared } : { ok: true, dialect };
+}
+
+/** ajv 8's classes share one API; draft-06 and draft-07 share the default class. */
+export type AjvInstance = Ajv | Ajv2019 | Ajv2020;
+
+const OPTIONS: Options = {
+  strict: false,
+  allErrors: false,
+  validateFormats: true,
+  logger: false,
+  code: { optimize: false },
+};
+
+/**
+ * One ajv instance per dialect family, each created on first use (compiling meta-schemas is not
+ * free and most catalogs need only one dialect). Callers compile one schema, then call
+ * `clear()`: no schema or `$id` outlives the compilation, so replicas with different histories
+ * compile the same manifest the same way.
+ */
+export class SchemaDialects {
+  private draft07?: Ajv;
+  private v2019?: Ajv2019;
+  private v2020?: Ajv2020;
+
+  /** The instance that compiles schemas of this dialect. */
+  instanceFor(dialect: SchemaDialect): AjvInstance {
+    switch (dialect) {
+      case 'draft-06':
+      case 'draft-07':
+        if (this.draft07 === undefined) {
+          this.draft07 = new Ajv(OPTIONS);
+          this.draft07.addMetaSchema(draft06MetaSchema);
+          addFormats(this.draft07);
+        }
+        return this.draft07;
+      case '2019-09':
+        if (this.v2019 === undefined) {
+          this.v2019 = new Ajv2019(OPTIONS);
+          addFormats(this.v2019);
+        }
+        return this.v2019;
+      case '2020-12':
+        if (this.v2020 === undefined) {
+          this.v2020 = new Ajv2020(OPTIONS);
+          addFormats(this.v2020);
+        }
+        return this.v2020;
+    }
+  }
+
+  /** Removes every compiled schema (meta-schemas stay) from every instance. */
+  clear(): void {
+    this.draft07?.removeSchema();
+    this.v2019?.removeSchema();
+    this.v2020?.removeSchema();
+  }
+}
