@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { McpTransport } from '../mcp-transport.service';
 import { errorEnvelope, type HttpAnswer } from './http-answer';
+import { repeatedSingleHeader } from './repeated-headers';
 
 /** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
 export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -137,6 +138,21 @@ export class McpHttpServer {
           ? this.transport.methodNotAllowed()
           : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
       );
+      req.resume();
+      return;
+    }
+    const repeated = repeatedSingleHeader(req.rawHeaders);
+    if (repeated !== undefined) {
+      // Two values of an identity header must not reach a Tool Service joined into one.
+      write(res, {
+        status: 400,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: errorEnvelope(
+          null,
+          -32600,
+          `Invalid Request: the ${repeated} header appears more than once; send it once`,
+        ),
+      });
       req.resume();
       return;
     }
