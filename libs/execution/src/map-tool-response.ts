@@ -12,7 +12,9 @@ export interface ToolHttpResponse {
 export type ToolCallFailure =
   | { readonly kind: 'timeout'; readonly timeoutMillis: number }
   | { readonly kind: 'connect'; readonly code: string }
-  | { readonly kind: 'too-large'; readonly maxBytes: number };
+  | { readonly kind: 'too-large'; readonly maxBytes: number }
+  /** The Tool Service answered with bytes that are not valid HTTP (a parser error code). */
+  | { readonly kind: 'invalid-answer'; readonly code: string };
 
 function isJsonContentType(contentType: string): boolean {
   const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
@@ -94,7 +96,7 @@ export function mapToolResponse(
   );
 }
 
-/** A call that got no usable answer: timeout, connection failure, oversized answer. */
+/** A call that got no usable answer: timeout, connection failure, oversized or malformed answer. */
 export function mapToolFailure(
   toolName: string,
   failure: ToolCallFailure,
@@ -117,6 +119,12 @@ export function mapToolFailure(
     case 'too-large':
       return textResult(
         `Tool ${toolName} failed: the Tool Service's answer exceeded ${failure.maxBytes} bytes.`,
+        elapsedMs,
+        true,
+      );
+    case 'invalid-answer':
+      return textResult(
+        `Tool ${toolName} failed: its Tool Service sent an answer that is not valid HTTP (${failure.code}).`,
         elapsedMs,
         true,
       );

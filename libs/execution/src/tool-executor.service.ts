@@ -74,6 +74,8 @@ function classifyOutcome(
       return ['too_large', 'too_large'];
     case 'connect':
       return ['unreachable', 'connect_error'];
+    case 'invalid-answer':
+      return ['invalid_answer', 'invalid_answer'];
   }
 }
 

@@ -7,6 +7,7 @@ export const TOOL_CALL_OUTCOMES = [
   'timeout',
   'unreachable',
   'too_large',
+  'invalid_answer',
 ] as const;
 
 /** How a tools/call ended, as the metrics count it. */
@@ -14,7 +15,7 @@ export type ToolCallOutcome = (typeof TOOL_CALL_OUTCOMES)[number];
 
 /** The Tool Service's answer to a call: an HTTP status class, or why there was none. */
 export type ToolServiceStatusClass =
-  '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'connect_error' | 'too_large';
+  '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'connect_error' | 'too_large' | 'invalid_answer';
 
 const PREFIX = 'mcp_gateway_';
 
