@@ -139,6 +139,7 @@ export class ToolExecutor implements OnModuleDestroy {
         { status: answer.status, contentType: answer.contentType, body: UTF8.decode(answer.body) },
         Math.round(elapsedMs),
         this.maxErrorChars,
+        bundle.serverErrorBody,
       );
       this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
     }
