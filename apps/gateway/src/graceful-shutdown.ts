@@ -21,10 +21,11 @@ export interface ShutdownTargets {
  * still arrive on open connections get 503); in-flight tool calls finish, bounded by the
  * grace period, after which their connections are cut; then the application hooks run (the
  * refresh schedule stops, HTTP clients close, Redis closes) and the management listener
- * closes last.
+ * closes last, its open requests bounded by what is left of the same grace period.
  */
 export async function drainAndClose(targets: ShutdownTargets): Promise<void> {
   const { app, mcp, management, logger } = targets;
+  const deadline = performance.now() + targets.gracePeriodMs;
   targets.markDraining();
   if (!(await mcp.drain(targets.gracePeriodMs))) {
     logger.warn(
@@ -32,5 +33,32 @@ export async function drainAndClose(targets: ShutdownTargets): Promise<void> {
     );
   }
   await app.close();
-  await management.close();
+  await closeWithin(management, Math.max(0, deadline - performance.now()), logger);
+}
+
+/**
+ * Closes the management listener, waiting for its open requests only for what is left of the
+ * grace period: a slow client on the management port cannot hold the shutdown.
+ */
+async function closeWithin(
+  management: NestFastifyApplication,
+  remainingMs: number,
+  logger: Logger,
+): Promise<void> {
+  const server = management.getHttpServer();
+  let timer: NodeJS.Timeout | undefined;
+  const closed = management.close();
+  server.closeIdleConnections();
+  const inTime = await Promise.race([
+    closed.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), remainingMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!inTime) {
+    logger.warn('Management requests still open after the grace period; cut');
+    server.closeAllConnections();
+    await closed;
+  }
 }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
 import { McpHttpServer } from '@app/mcp';
 import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
@@ -9,6 +9,7 @@ import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
 import { AppModule } from './app.module';
 import { drainAndClose } from './graceful-shutdown';
+import { managementAdapter } from './management/management-adapter';
 import { ManagementModule } from './management/management.module';
 import { RegistryHealthIndicator } from './management/registry-health.indicator';
 
@@ -80,7 +81,7 @@ async function bootstrap(): Promise<void> {
       registry: app.get(RegistryService),
       metrics: app.get(GatewayMetrics),
     }),
-    new FastifyAdapter(),
+    managementAdapter(),
     { logger: nestLogger },
   );
 

@@ -1,4 +1,4 @@
-import type { McpConfig } from './mcp-config.model';
+import type { McpConfig, ServerErrorBodyMode } from './mcp-config.model';
 
 /** Where the Authorization header of a tool call comes from (contract §10). */
 export type ResolvedAuthorization =
@@ -17,6 +17,8 @@ export interface BundleDefinition {
   /** Absolute path of the local-profile cold-start manifest, when configured. */
   readonly fallbackManifestFile?: string;
   readonly authorization: ResolvedAuthorization;
+  /** Whether a 5xx answer's body excerpt reaches the agent (resolved: profile default applied). */
+  readonly serverErrorBody: ServerErrorBodyMode;
   /**
    * Legacy local fixture only (discovery disabled, local profile): the manifest is read from
    * this absolute path instead of manifestUrl.

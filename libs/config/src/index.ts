@@ -12,4 +12,5 @@ export {
   RedisConfig,
   ShutdownConfig,
   type AuthorizationMode,
+  type ServerErrorBodyMode,
 } from './mcp-config.model';

@@ -243,6 +243,7 @@ describe('profiles (contract §3 profile table)', () => {
         namePrefix: '',
         enabled: true,
         authorization: { mode: 'none' },
+        serverErrorBody: 'show',
       },
     ]);
   });
@@ -397,6 +398,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
         enabled: true,
         fallbackManifestFile: undefined,
         authorization: { mode: 'none' },
+        serverErrorBody: 'show',
       },
     ]);
     expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, managementPort: 9090 });
@@ -934,5 +936,32 @@ describe('environment placeholders in config files (${NAME} / ${NAME:default})',
     expect(problems.map(pathOf)).toEqual(
       expect.arrayContaining(['mcp.bundles[0].manifestUrl', 'mcp.bundles[0].baseEndpoint']),
     );
+  });
+});
+
+describe('bundles[].serverErrorBody (what agents see of 5xx bodies)', () => {
+  it('defaults to show in the local profile and hide elsewhere', () => {
+    expect(loadTree(mcpTree()).bundles[0]?.serverErrorBody).toBe('show');
+    expect(
+      loadTree(mcpTree(), { APP_PROFILE: 'ocp', MCP_SESSION_KEYS: SESSION_KEYS }).bundles[0]
+        ?.serverErrorBody,
+    ).toBe('hide');
+  });
+
+  it('keeps an explicit choice in any profile', () => {
+    const tree = mcpTree({ bundles: [bundle('alpha', 'alpha.', { serverErrorBody: 'show' })] });
+    expect(
+      loadTree(tree, { APP_PROFILE: 'ocp', MCP_SESSION_KEYS: SESSION_KEYS }).bundles[0]
+        ?.serverErrorBody,
+    ).toBe('show');
+  });
+
+  it('refuses another value, naming the field', () => {
+    const problems = problemsOf(
+      mcpTree({ bundles: [bundle('alpha', 'alpha.', { serverErrorBody: 'verbose' })] }),
+    );
+    expect(problems).toEqual([
+      'mcp.bundles[0].serverErrorBody: must be one of hide, show (got "verbose")',
+    ]);
   });
 });

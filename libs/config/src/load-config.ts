@@ -197,6 +197,8 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
         ? undefined
         : resolveFilePath(b.fallbackManifestFile, cwd),
     authorization: authorizations[i] ?? { mode: 'none' },
+    // 5xx bodies often carry stack traces and internal addresses: hidden outside local.
+    serverErrorBody: b.serverErrorBody ?? (profile === 'local' ? 'show' : 'hide'),
   }));
 
   // contract §3: remote manifests and the legacy local JSON fixture are exclusive.
@@ -212,6 +214,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
             namePrefix: '',
             enabled: true,
             authorization: { mode: 'none' },
+            serverErrorBody: 'show',
           },
         ];
 

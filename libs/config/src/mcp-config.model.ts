@@ -113,6 +113,9 @@ export class BundleAuthorizationConfig {
   valueEnv?: string;
 }
 
+export const SERVER_ERROR_BODY_MODES = ['hide', 'show'] as const;
+export type ServerErrorBodyMode = (typeof SERVER_ERROR_BODY_MODES)[number];
+
 export class BundleConfig {
   @IsString({ message: 'is required: a bundle id ([A-Za-z0-9._-]{1,64})' })
   @Matches(IDENTIFIER_PATTERN, { message: 'must match [A-Za-z0-9._-]{1,64}' })
@@ -145,6 +148,18 @@ export class BundleConfig {
   @ValidateNested()
   @Type(() => BundleAuthorizationConfig)
   authorization: BundleAuthorizationConfig = new BundleAuthorizationConfig();
+
+  /**
+   * What an agent sees of a 5xx answer's body: `show` (an excerpt, with anything that looks
+   * like an address or credential masked) or `hide` (the status only). Absent: `show` in the
+   * local profile, `hide` elsewhere. 4xx bodies are always shown, masked, since they explain
+   * bad input.
+   */
+  @IsOptional()
+  @IsIn(SERVER_ERROR_BODY_MODES, {
+    message: `must be one of ${SERVER_ERROR_BODY_MODES.join(', ')}`,
+  })
+  serverErrorBody?: ServerErrorBodyMode;
 }
 
 /** The contract's legacy mode: discovery disabled, tools from one local manifest-format file (local profile only). */

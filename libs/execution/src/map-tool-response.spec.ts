@@ -221,4 +221,17 @@ describe('calls without a usable answer become isError results without internal 
     expect(result.content[0]._meta.searchTime).toBe(40);
     noAddress(textOf(result));
   });
+
+  it('a malformed HTTP answer says so and names the parser error, not reachability', () => {
+    const result = mapToolFailure(
+      'reports.quick',
+      { kind: 'invalid-answer', code: 'HPE_INVALID_CHUNK_SIZE' },
+      7,
+    );
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool reports.quick failed: its Tool Service sent an answer that is not valid HTTP (HPE_INVALID_CHUNK_SIZE).',
+    );
+    noAddress(textOf(result));
+  });
 });

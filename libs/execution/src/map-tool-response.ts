@@ -1,5 +1,6 @@
 import { compactJson } from './compact-json';
 import type { CallToolResult } from './call-tool-result';
+import { redactErrorText } from './redact-error-text';
 
 /** A finished HTTP exchange with a Tool Service, as seen by the gateway. */
 export interface ToolHttpResponse {
@@ -12,7 +13,9 @@ export interface ToolHttpResponse {
 export type ToolCallFailure =
   | { readonly kind: 'timeout'; readonly timeoutMillis: number }
   | { readonly kind: 'connect'; readonly code: string }
-  | { readonly kind: 'too-large'; readonly maxBytes: number };
+  | { readonly kind: 'too-large'; readonly maxBytes: number }
+  /** The Tool Service answered with bytes that are not valid HTTP (a parser error code). */
+  | { readonly kind: 'invalid-answer'; readonly code: string };
 
 function isJsonContentType(contentType: string): boolean {
   const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
@@ -33,7 +36,10 @@ function looksLikeHtml(contentType: string, body: string): boolean {
   return HTML_MIME.has(mime) || HTML_MARKUP.test(body.slice(0, 4096));
 }
 
-/** The Tool Service's own error text, bounded, with HTML pages left out (B18). */
+/**
+ * The Tool Service's own error text, bounded, with HTML pages left out (B18) and anything
+ * that looks like an address or credential masked.
+ */
 function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
   const body = response.body.trim();
   if (body === '') return '';
@@ -47,7 +53,8 @@ function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
       // keep the raw text
     }
   }
-  const oneLine = text.replace(/\s+/g, ' ');
+  // Masked before it is cut, so a cut can never leave half an address behind.
+  const oneLine = redactErrorText(text.replace(/\s+/g, ' '));
   return `: ${oneLine.length > maxChars ? `${oneLine.slice(0, maxChars)}…` : oneLine}`;
 }
 
@@ -55,13 +62,15 @@ function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
  * Turns a Tool Service answer into a CallToolResult (contract §10, cases B18):
  * - 2xx JSON → compact JSON text; a 2xx JSON body that does not parse → isError;
  * - other 2xx → the body text as is ("" for 204);
- * - 3xx (never followed), 4xx, 5xx → isError with the status and the service's short error text.
+ * - 3xx (never followed), 4xx, 5xx → isError with the status and the service's short error
+ *   text, masked; a 5xx body is left out when the bundle's `serverErrorBody` is `hide`.
  */
 export function mapToolResponse(
   toolName: string,
   response: ToolHttpResponse,
   elapsedMs: number,
   maxErrorChars: number,
+  serverErrorBody: 'hide' | 'show' = 'show',
 ): CallToolResult {
   const { status } = response;
   if (status >= 200 && status <= 299) {
@@ -87,14 +96,16 @@ export function mapToolResponse(
     );
   }
   const side = status >= 500 ? 'a server error' : 'a client error';
+  const excerpt =
+    status >= 500 && serverErrorBody === 'hide' ? '' : errorExcerpt(response, maxErrorChars);
   return textResult(
-    `Tool ${toolName} failed: the Tool Service answered HTTP ${status} (${side})${errorExcerpt(response, maxErrorChars)}`,
+    `Tool ${toolName} failed: the Tool Service answered HTTP ${status} (${side})${excerpt}`,
     elapsedMs,
     true,
   );
 }
 
-/** A call that got no usable answer: timeout, connection failure, oversized answer. */
+/** A call that got no usable answer: timeout, connection failure, oversized or malformed answer. */
 export function mapToolFailure(
   toolName: string,
   failure: ToolCallFailure,
@@ -117,6 +128,12 @@ export function mapToolFailure(
     case 'too-large':
       return textResult(
         `Tool ${toolName} failed: the Tool Service's answer exceeded ${failure.maxBytes} bytes.`,
+        elapsedMs,
+        true,
+      );
+    case 'invalid-answer':
+      return textResult(
+        `Tool ${toolName} failed: its Tool Service sent an answer that is not valid HTTP (${failure.code}).`,
         elapsedMs,
         true,
       );

@@ -75,6 +75,8 @@ function classifyOutcome(
       return ['too_large', 'too_large'];
     case 'connect':
       return ['unreachable', 'connect_error'];
+    case 'invalid-answer':
+      return ['invalid_answer', 'invalid_answer'];
   }
 }
 
@@ -141,7 +143,13 @@ export class ToolExecutor implements OnModuleDestroy {
         contentType: answer.contentType,
         body: UTF8.decode(answer.body),
       };
-      result = mapToolResponse(tool.name, response, Math.round(elapsedMs), this.maxErrorChars);
+      result = mapToolResponse(
+        tool.name,
+        response,
+        Math.round(elapsedMs),
+        this.maxErrorChars,
+        bundle.serverErrorBody,
+      );
       if (outputCheck !== undefined)
         result = applyOutputSchema(tool.name, result, response, outputCheck);
       this.record(tool, result, answer.status, undefined, elapsedMs, incoming);

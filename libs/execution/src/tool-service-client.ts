@@ -34,6 +34,24 @@ const CONNECT_ERROR_CODES = new Set([
   'UND_ERR_CLOSED',
 ]);
 
+/**
+ * undici codes for an answer that is not valid HTTP/1.1 (llhttp's HPE_* parser errors come as
+ * HTTPParserError with that code): the Tool Service answered, but wrongly, which is not the
+ * same as being unreachable.
+ */
+const INVALID_ANSWER_CODES = new Set([
+  'UND_ERR_HEADERS_OVERFLOW',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'UND_ERR_INFO',
+]);
+
+function invalidAnswerCode(err: unknown): string | undefined {
+  if (err instanceof undiciErrors.HTTPParserError) return err.code ?? 'HPE_INVALID';
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return undefined;
+  return code.startsWith('HPE_') || INVALID_ANSWER_CODES.has(code) ? code : undefined;
+}
+
 class CallTimeout extends Error {}
 class AnswerTooLarge extends Error {}
 
@@ -49,6 +67,8 @@ function failureOf(err: unknown, request: ToolServiceRequest): ToolCallFailure {
   }
   if (err instanceof undiciErrors.ConnectTimeoutError)
     return { kind: 'connect', code: 'connect timeout' };
+  const invalid = invalidAnswerCode(err);
+  if (invalid !== undefined) return { kind: 'invalid-answer', code: invalid };
   const code = (err as { code?: unknown } | null)?.code;
   return {
     kind: 'connect',

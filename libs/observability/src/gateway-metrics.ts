@@ -1,11 +1,21 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Every way a tools/call ends, as the metrics count it. */
+export const TOOL_CALL_OUTCOMES = [
+  'success',
+  'tool_error',
+  'timeout',
+  'unreachable',
+  'too_large',
+  'invalid_answer',
+] as const;
+
 /** How a tools/call ended, as the metrics count it. */
-export type ToolCallOutcome = 'success' | 'tool_error' | 'timeout' | 'unreachable' | 'too_large';
+export type ToolCallOutcome = (typeof TOOL_CALL_OUTCOMES)[number];
 
 /** The Tool Service's answer to a call: an HTTP status class, or why there was none. */
 export type ToolServiceStatusClass =
-  '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'connect_error' | 'too_large';
+  '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'connect_error' | 'too_large' | 'invalid_answer';
 
 const PREFIX = 'mcp_gateway_';
 
@@ -111,6 +121,18 @@ export class GatewayMetrics {
     this.toolCalls.inc({ tool, outcome });
     this.toolCallSeconds.observe({ tool }, seconds);
     this.toolServiceResponses.inc({ bundle, status_class: statusClass });
+  }
+
+  /**
+   * Drops every series labelled with these tool names (calls by outcome, the duration
+   * histogram): a tool that left the catalog must not keep ~17 series per name for the life
+   * of the process, or tools whose names carry a version grow the scrape without end.
+   */
+  forgetTools(names: readonly string[]): void {
+    for (const tool of names) {
+      for (const outcome of TOOL_CALL_OUTCOMES) this.toolCalls.remove({ tool, outcome });
+      this.toolCallSeconds.remove({ tool });
+    }
   }
 
   toolNotFound(): void {

@@ -25,6 +25,7 @@ function definition(id: string, namePrefix: string, enabled = true): BundleDefin
     namePrefix,
     enabled,
     authorization: { mode: 'none' },
+    serverErrorBody: 'show',
   };
 }
 

@@ -490,6 +490,7 @@ export class RegistryService {
     this.snapshot = next;
     this.metrics?.catalogPublished(next.toolCount);
     const diff = await diffCatalogs(previous, next);
+    this.metrics?.forgetTools(diff.removed);
     const revisionChanges = Object.fromEntries(
       inputs.map((i) => [
         i.bundle.id,

@@ -1,8 +1,9 @@
 import type { IncomingHeaders } from '@app/execution';
+import type { BodyPart } from '../http/gzip-splice';
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
 export class PreSerialized {
-  constructor(readonly parts: readonly (string | Buffer)[]) {}
+  constructor(readonly parts: readonly BodyPart[]) {}
 }
 
 /** A result object to serialize, or one serialized already. */

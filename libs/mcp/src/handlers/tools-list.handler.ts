@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { PrecompressedBytes } from '../http/gzip-splice';
 import { PreSerialized, type MethodHandler, type MethodResult } from './method-handler';
 
 export const REGISTRY_UNAVAILABLE_MESSAGE =
@@ -9,7 +10,8 @@ export const REGISTRY_UNAVAILABLE_MESSAGE =
 /**
  * `tools/list`: the whole published catalog in (bundleId, name) order, each tool exactly as
  * its manifest published it, without `_meta` (contract §5, §7.4). Served from the JSON the
- * snapshot serialized once. No catalog yet → a JSON-RPC error, never an empty list.
+ * snapshot serialized once, and gzip-encoded from its compressed copy when the client accepts
+ * it. No catalog yet → a JSON-RPC error, never an empty list.
  */
 @Injectable()
 export class ToolsListHandler implements MethodHandler {
@@ -33,6 +35,7 @@ export class ToolsListHandler implements MethodHandler {
         new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
       );
     }
-    return Promise.resolve(new PreSerialized(['{"tools":', catalog.toolsJsonBytes, '}']));
+    const tools = new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated);
+    return Promise.resolve(new PreSerialized(['{"tools":', tools, '}']));
   }
 }

@@ -1,5 +1,6 @@
 import type { IncomingHeaders } from '@app/execution';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import type { BodyPart } from './gzip-splice';
 
 /** An HTTP request to /mcp, framework-free. */
 export interface HttpExchange {
@@ -12,7 +13,7 @@ export interface HttpExchange {
  * JSON text, whole or as parts written one after the other: a large pre-serialized result
  * (tools/list) travels as bytes built once per catalog and is never copied into one string.
  */
-export type JsonBody = string | readonly (string | Buffer)[];
+export type JsonBody = string | readonly BodyPart[];
 
 /** What /mcp answers, framework-free; McpHttpServer writes it. */
 export interface HttpAnswer {

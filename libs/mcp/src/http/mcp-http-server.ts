@@ -2,7 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { McpTransport } from '../mcp-transport.service';
+import {
+  acceptsGzip,
+  gzipParts,
+  hasPrecompressed,
+  PrecompressedBytes,
+  type BodyPart,
+} from './gzip-splice';
 import { errorEnvelope, type HttpAnswer } from './http-answer';
+import { repeatedSingleHeader } from './repeated-headers';
 
 /** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
 export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -22,8 +30,11 @@ function decodeBody(chunks: readonly Buffer[], length: number): string | null {
   }
 }
 
-/** Writes an answer; a body given as parts (tools/list) is written part by part, unjoined. */
-function write(res: ServerResponse, answer: HttpAnswer): void {
+/**
+ * Writes an answer; a body given as parts (tools/list) is written part by part, unjoined, and
+ * gzip-encoded from its precompressed part when the request accepts gzip (issue 9, fault 12).
+ */
+function write(res: ServerResponse, answer: HttpAnswer, request?: IncomingMessage): void {
   const { body } = answer;
   if (body === undefined) {
     res.writeHead(answer.status, answer.headers).end();
@@ -31,14 +42,42 @@ function write(res: ServerResponse, answer: HttpAnswer): void {
     res
       .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(body) })
       .end(body);
+  } else if (hasPrecompressed(body)) {
+    if (request !== undefined && acceptsGzip(request.headers)) {
+      const { buffers, length } = gzipParts(body);
+      res.writeHead(answer.status, {
+        ...answer.headers,
+        'content-encoding': 'gzip',
+        vary: 'accept-encoding',
+        'content-length': length,
+      });
+      for (const b of buffers) res.write(b);
+      res.end();
+    } else {
+      writeParts(res, answer, body, { vary: 'accept-encoding' });
+    }
   } else {
-    let length = 0;
-    for (const part of body)
-      length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
-    res.writeHead(answer.status, { ...answer.headers, 'content-length': length });
-    for (const part of body) res.write(part);
-    res.end();
+    writeParts(res, answer, body, {});
   }
+}
+
+function writeParts(
+  res: ServerResponse,
+  answer: HttpAnswer,
+  parts: readonly BodyPart[],
+  extra: Record<string, string>,
+): void {
+  let length = 0;
+  for (const part of parts)
+    length +=
+      typeof part === 'string'
+        ? Buffer.byteLength(part)
+        : part instanceof PrecompressedBytes
+          ? part.raw.length
+          : part.length;
+  res.writeHead(answer.status, { ...answer.headers, ...extra, 'content-length': length });
+  for (const part of parts) res.write(part instanceof PrecompressedBytes ? part.raw : part);
+  res.end();
 }
 
 function plainError(
@@ -140,6 +179,21 @@ export class McpHttpServer {
       req.resume();
       return;
     }
+    const repeated = repeatedSingleHeader(req.rawHeaders);
+    if (repeated !== undefined) {
+      // Two values of an identity header must not reach a Tool Service joined into one.
+      write(res, {
+        status: 400,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: errorEnvelope(
+          null,
+          -32600,
+          `Invalid Request: the ${repeated} header appears more than once; send it once`,
+        ),
+      });
+      req.resume();
+      return;
+    }
     const declared = Number(req.headers['content-length']);
     if (declared > MCP_MAX_BODY_BYTES) {
       this.tooLarge(req, res);
@@ -160,7 +214,7 @@ export class McpHttpServer {
       if (length > MCP_MAX_BODY_BYTES) return;
       this.transport
         .post({ headers: req.headers, body: length === 0 ? '' : decodeBody(chunks, length) })
-        .then((answer) => write(res, answer))
+        .then((answer) => write(res, answer, req))
         .catch((err: unknown) => {
           this.logger.error(
             `Unhandled error on /mcp: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,

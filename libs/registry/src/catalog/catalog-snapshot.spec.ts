@@ -10,6 +10,7 @@ const BUNDLE: BundleDefinition = {
   namePrefix: 'r.',
   enabled: true,
   authorization: { mode: 'none' },
+  serverErrorBody: 'show',
 };
 
 function entry(

@@ -1,4 +1,20 @@
+import { constants as zlibConstants, deflateRaw } from 'node:zlib';
+import { promisify } from 'node:util';
 import { TimeSlicer } from '../time-slicer';
+
+/** A `tools` array this large or larger also gets a compressed copy (issue 9, fault 12). */
+export const DEFLATE_MIN_BYTES = 64 * 1024;
+
+const deflateRawAsync = promisify(deflateRaw);
+
+/**
+ * Raw DEFLATE blocks of `bytes` that end on a byte boundary without a final block (a sync
+ * flush), so they can be spliced between other blocks of one gzip member. zlib runs on the
+ * libuv thread pool: the event loop only waits for it.
+ */
+function deflateForSplicing(bytes: Buffer): Promise<Buffer> {
+  return deflateRawAsync(bytes, { level: 6, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+}
 import type { CatalogTool } from './catalog-tool';
 
 /**
@@ -17,6 +33,11 @@ export class CatalogSnapshot {
     readonly publishedAt: Date,
     /** The manifest revision each source contributed (null: the manifest had none). */
     readonly revisions: Readonly<Record<string, string | null>>,
+    /**
+     * `toolsJsonBytes` as raw DEFLATE blocks ending in a sync flush (no final block), built once
+     * per snapshot for lists of DEFLATE_MIN_BYTES or more; undefined for smaller ones.
+     */
+    readonly toolsJsonDeflated?: Buffer,
   ) {}
 
   get toolCount(): number {
@@ -63,7 +84,8 @@ export class CatalogSnapshot {
       at += out.write((tools[i] as CatalogTool).publishedJson, at, 'utf8');
     }
     out.write(']', at, 'latin1');
-    return new CatalogSnapshot(tools, byName, out, contentKey, publishedAt, revisions);
+    const deflated = length >= DEFLATE_MIN_BYTES ? await deflateForSplicing(out) : undefined;
+    return new CatalogSnapshot(tools, byName, out, contentKey, publishedAt, revisions, deflated);
   }
 }
 

@@ -12,6 +12,7 @@ function bundle(id: string, namePrefix = `${id}.`): BundleDefinition {
     namePrefix,
     enabled: true,
     authorization: { mode: 'none' },
+    serverErrorBody: 'show',
   };
 }
 

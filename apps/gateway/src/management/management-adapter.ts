@@ -1,0 +1,32 @@
+import { createServer, type RequestListener } from 'node:http';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+
+/**
+ * A client has this long, in ms, to send a whole request to the management port: probes and
+ * scrapes are small GETs, so a body dripped byte by byte is cut (408) instead of holding a
+ * connection and, at SIGTERM, the shutdown.
+ */
+export const MANAGEMENT_REQUEST_TIMEOUT_MS = 10_000;
+/** How often, in ms, node:http checks requests against that timeout (its default is 30 s). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+/** Idle keep-alive connections of scrapers and probes stay open this long, in ms. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
+ * The fastify adapter of the management listener, on a node:http server with a request
+ * timeout (fastify itself sets none).
+ */
+export function managementAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    serverFactory: (handler: RequestListener) =>
+      createServer(
+        {
+          requestTimeout: MANAGEMENT_REQUEST_TIMEOUT_MS,
+          headersTimeout: MANAGEMENT_REQUEST_TIMEOUT_MS,
+          connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+          keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+        },
+        handler,
+      ),
+  });
+}

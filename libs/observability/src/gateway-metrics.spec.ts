@@ -1,0 +1,37 @@
+import { GatewayMetrics } from './gateway-metrics';
+
+describe('GatewayMetrics: series of tools that left the catalog', () => {
+  it('drops every call and duration series of a forgotten tool and keeps the others', async () => {
+    const metrics = new GatewayMetrics();
+    metrics.toolCall('a.v1.search', 'a', 'success', '2xx', 0.01);
+    metrics.toolCall('a.v1.search', 'a', 'timeout', 'timeout', 5);
+    metrics.toolCall('a.v2.search', 'a', 'success', '2xx', 0.02);
+    const before = (await metrics.exposition()).body;
+    expect(before).toContain('tool="a.v1.search"');
+
+    metrics.forgetTools(['a.v1.search', 'a.never-called']);
+    const after = (await metrics.exposition()).body;
+    expect(after).not.toContain('a.v1.search');
+    expect(after).toMatch(
+      /^mcp_gateway_tool_calls_total\{tool="a\.v2\.search",outcome="success"\} 1$/m,
+    );
+    expect(after).toMatch(
+      /^mcp_gateway_tool_call_duration_seconds_count\{tool="a\.v2\.search"\} 1$/m,
+    );
+    // the per-bundle status-class counter is bounded by config and stays
+    expect(after).toMatch(
+      /^mcp_gateway_tool_service_responses_total\{bundle="a",status_class="timeout"\} 1$/m,
+    );
+  });
+
+  it('counts a tool again from zero if it comes back', async () => {
+    const metrics = new GatewayMetrics();
+    metrics.toolCall('a.t', 'a', 'success', '2xx', 0.01);
+    metrics.toolCall('a.t', 'a', 'success', '2xx', 0.01);
+    metrics.forgetTools(['a.t']);
+    metrics.toolCall('a.t', 'a', 'success', '2xx', 0.01);
+    expect((await metrics.exposition()).body).toMatch(
+      /^mcp_gateway_tool_calls_total\{tool="a\.t",outcome="success"\} 1$/m,
+    );
+  });
+});
