@@ -11,8 +11,15 @@ import {
   type CallToolResult,
   type IncomingHeaders,
 } from './call-tool-result';
-import { mapToolFailure, mapToolResponse, type ToolCallFailure } from './map-tool-response';
-import { ToolServiceClient } from './tool-service-client';
+import { answerText, decodeAnswer } from './decode-answer';
+import {
+  mapToolFailure,
+  mapToolResponse,
+  type ToolCallFailure,
+  type ToolHttpResponse,
+} from './map-tool-response';
+import { parseRetryAfter } from './retry-after';
+import { ToolServiceClient, type ToolServiceAnswer } from './tool-service-client';
 
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -53,8 +60,9 @@ interface Target {
   readonly basePath: string;
 }
 
-/** Decodes a Tool Service answer; invalid bytes become U+FFFD (it is text for the agent). */
-const UTF8 = new TextDecoder('utf-8');
+function statusClassOf(status: number | undefined): ToolServiceStatusClass {
+  return `${Math.min(5, Math.floor((status ?? 500) / 100))}xx` as ToolServiceStatusClass;
+}
 
 /** How a call ended, for the metrics: its outcome and the Tool Service's status class. */
 function classifyOutcome(
@@ -64,10 +72,9 @@ function classifyOutcome(
 ): [ToolCallOutcome, ToolServiceStatusClass] {
   switch (failure?.kind) {
     case undefined:
-      return [
-        result.isError ? 'tool_error' : 'success',
-        `${Math.min(5, Math.floor((status ?? 500) / 100))}xx` as ToolServiceStatusClass,
-      ];
+      return [result.isError ? 'tool_error' : 'success', statusClassOf(status)];
+    case 'undecodable':
+      return ['tool_error', statusClassOf(status)];
     case 'timeout':
       return ['timeout', 'timeout'];
     case 'too-large':
@@ -132,15 +139,41 @@ export class ToolExecutor implements OnModuleDestroy {
       result = mapToolFailure(tool.name, answer, Math.round(elapsedMs));
       this.record(tool, result, undefined, answer, elapsedMs, incoming);
     } else {
-      result = mapToolResponse(
-        tool.name,
-        { status: answer.status, contentType: answer.contentType, body: UTF8.decode(answer.body) },
-        Math.round(elapsedMs),
-        this.maxErrorChars,
-      );
-      this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
+      // the hot path (no Content-Encoding) stays synchronous: no zlib, no extra promise
+      const text =
+        answer.contentEncoding === undefined
+          ? answerText(answer.body, answer.contentType)
+          : await decodeAnswer(
+              answer.body,
+              answer.contentType,
+              answer.contentEncoding,
+              this.maxResponseBytes,
+            );
+      if (typeof text !== 'string') {
+        result = mapToolFailure(tool.name, text, Math.round(elapsedMs));
+        this.record(tool, result, answer.status, text, elapsedMs, incoming);
+      } else {
+        result = mapToolResponse(
+          tool.name,
+          this.responseOf(answer, text),
+          Math.round(elapsedMs),
+          this.maxErrorChars,
+        );
+        this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
+      }
     }
     return result;
+  }
+
+  private responseOf(answer: ToolServiceAnswer, body: string): ToolHttpResponse {
+    const { status, contentType } = answer;
+    if (answer.retryAfter === undefined) return { status, contentType, body };
+    return {
+      status,
+      contentType,
+      body,
+      retryAfter: parseRetryAfter(answer.retryAfter, Date.now()),
+    };
   }
 
   /** Runs after the /mcp listener has drained: a call still running here has lost its client. */
