@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { HttpService } from '@nestjs/axios';
 import axios from 'axios';
@@ -16,11 +16,11 @@ const MAX_BYTES = 64 * 1024;
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-function config(): GatewayConfig {
+function config(connectTimeoutMillis = 500, readTimeoutMillis = 400): GatewayConfig {
   const mcp = new McpConfig();
   mcp.identity = 'gw';
-  mcp.discovery.connectTimeoutMillis = 500;
-  mcp.discovery.readTimeoutMillis = 400;
+  mcp.discovery.connectTimeoutMillis = connectTimeoutMillis;
+  mcp.discovery.readTimeoutMillis = readTimeoutMillis;
   mcp.discovery.maxManifestBytes = MAX_BYTES;
   return { mcp } as GatewayConfig;
 }
@@ -189,6 +189,26 @@ describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract ยง4, ย
       errorType: 'ManifestConnectError',
       detail: 'ECONNREFUSED',
     });
+  });
+
+  it('counts the TLS handshake in the connect timeout: a server that never answers it is "connect timeout"', async () => {
+    // reads (and drops) the ClientHello, answers nothing
+    const silent = createTcpServer((socket: Socket) =>
+      socket.on('error', () => undefined).resume(),
+    );
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const quickConnect = new ManifestFetcher(new HttpService(axios.create()), config(200, 2000));
+    try {
+      expect(await quickConnect.fetch(`https://127.0.0.1:${port}/m`)).toEqual({
+        ok: false,
+        errorType: 'ManifestTimeoutError',
+        detail: 'connect timeout',
+      });
+    } finally {
+      quickConnect.onModuleDestroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('keeps the connection alive between pulls', async () => {
