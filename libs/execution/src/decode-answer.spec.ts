@@ -36,6 +36,10 @@ describe('decodeAnswer: answers with a Content-Encoding (issue 8, fault 6)', () 
     expect(await decodeAnswer(body, 'text/plain; charset=utf-8', encoding, 1024)).toBe(TEXT);
   });
 
+  it('reads an empty body that names an encoding (a 204 with content-encoding: gzip) as empty', async () => {
+    expect(await decodeAnswer(Buffer.alloc(0), '', 'gzip', 1024)).toBe('');
+  });
+
   it('decodes the charset after the content coding (windows-1252 inside gzip)', async () => {
     const latin = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x80]);
     expect(

@@ -37,7 +37,11 @@ export async function decodeAnswer(
 ): Promise<string | ToolCallFailure> {
   try {
     const codings = decodingOrder(contentEncoding);
-    const bytes = codings.length === 0 ? body : await decodeBuffer(body, codings, maxBytes);
+    // an empty body (a 204 that names its encoding anyway) decodes to nothing
+    const bytes =
+      codings.length === 0 || body.length === 0
+        ? body
+        : await decodeBuffer(body, codings, maxBytes);
     return answerText(bytes, contentType);
   } catch (err) {
     if (err instanceof BodyTooLargeError) return { kind: 'too-large', maxBytes, decoded: true };
