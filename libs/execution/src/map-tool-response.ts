@@ -11,7 +11,7 @@ export interface ToolHttpResponse {
   readonly retryAfter?: RetryAfter;
 }
 
-/** Why a call produced no HTTP answer. */
+/** Why a call produced no usable HTTP answer. */
 export type ToolCallFailure =
   | { readonly kind: 'timeout'; readonly timeoutMillis: number }
   | { readonly kind: 'connect'; readonly code: string }
