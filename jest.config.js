@@ -16,7 +16,8 @@ const transformIgnorePatterns = [
   '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|uint8array-extras|@tokenizer)/)',
 ];
 const moduleNameMapper = {
-  '^@app/(config|discovery|registry|execution|mcp|observability)$': '<rootDir>/libs/$1/src',
+  '^@app/(config|discovery|registry|execution|http-body|mcp|observability)$':
+    '<rootDir>/libs/$1/src',
 };
 
 module.exports = {

@@ -1,3 +1,4 @@
+import { HttpModule } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { RegistryModule } from '@app/registry';
@@ -5,9 +6,11 @@ import { BundleRefreshService } from './bundle-refresh.service';
 import { ManifestFetcher } from './manifest-fetcher.service';
 import { RANDOM, RefreshScheduler } from './refresh-scheduler.service';
 
-/** DiscoveryModule: scheduled manifest pulls; results handed to the registry as values. */
+/** DiscoveryModule: scheduled manifest pulls (over @nestjs/axios); results handed to the registry as values. */
 @Module({
-  imports: [ScheduleModule.forRoot(), RegistryModule],
+  // HttpModule: manifest pulls through HttpService (its own axios instance; the agents and
+  // timeouts are ManifestFetcher's, per request)
+  imports: [ScheduleModule.forRoot(), HttpModule.register({}), RegistryModule],
   providers: [
     ManifestFetcher,
     BundleRefreshService,

@@ -1,148 +1,98 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { addAbortSignal, type Readable } from 'node:stream';
+import { HttpService } from '@nestjs/axios';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Agent, errors as undiciErrors, request } from 'undici';
+import type { AxiosRequestConfig, AxiosResponse } from 'axios';
+import { firstValueFrom } from 'rxjs';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import type { PullErrorType } from '@app/registry';
+import { decodingOrder, readBody } from '@app/http-body';
+import { createManifestAgents, type ManifestAgents } from './manifest-agents';
+import { classifyPullError, type PullFailure } from './pull-errors';
+
+export { classifyPullError } from './pull-errors';
 
 /** A pulled manifest's bytes (decoded, parsed and validated by the registry); or why there is none. */
 export type FetchedManifest =
-  | { readonly ok: true; readonly bytes: Buffer; readonly digest?: string }
-  | { readonly ok: false; readonly errorType: PullErrorType; readonly detail: string };
+  { readonly ok: true; readonly bytes: Buffer; readonly digest?: string } | PullFailure;
 
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
+/** The codings a manifest may arrive in; advertised so a Tool Service may compress (issue 8, fault 6). */
+const ACCEPT_ENCODING = 'gzip, deflate, br';
 
-/** Maps a thrown pull error to a failure value; never lets the error escape (contract §6). */
-export function classifyPullError(err: unknown, readTimeoutMillis: number): FetchedManifest {
-  if (err instanceof undiciErrors.ConnectTimeoutError) {
-    return { ok: false, errorType: 'ManifestTimeoutError', detail: 'connect timeout' };
-  }
-  if (
-    err instanceof undiciErrors.HeadersTimeoutError ||
-    err instanceof undiciErrors.BodyTimeoutError ||
-    (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
-  ) {
-    return {
-      ok: false,
-      errorType: 'ManifestTimeoutError',
-      detail: `no complete answer within ${readTimeoutMillis} ms`,
-    };
-  }
-  if (err instanceof undiciErrors.HeadersOverflowError) {
-    return {
-      ok: false,
-      errorType: 'ManifestTooLargeError',
-      detail: 'the response headers are too large',
-    };
-  }
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) {
-    return { ok: false, errorType: 'ManifestConnectError', detail: code };
-  }
-  return {
-    ok: false,
-    errorType: 'UnexpectedPullError',
-    detail: err instanceof Error ? err.name : typeof err,
-  };
+/** One response header as text (repeated values joined with ", "); undefined when absent. */
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && typeof value[0] === 'string') return value.join(', ');
+  return undefined;
 }
 
 /**
- * Drops a response body we will not read. undici reports the abort as an 'error' event on
- * the body; without a listener that event would crash the process.
+ * Drops a response body we will not read. An abort is reported as an 'error' event on the
+ * body; without a listener that event would crash the process.
  */
-function discard(body: NodeJS.ReadableStream & { destroy(): void }): void {
+function discard(body: Readable): void {
   body.on('error', () => undefined);
   body.destroy();
 }
 
 /**
- * Pulls manifests: `GET {manifestUrl}` with `Accept: application/json` and no caller headers
- * (contract §4: a background refresh has no caller), connect and read timeouts from config
- * (§6), and a body cap of maxManifestBytes enforced while streaming, so an oversized
- * manifest is refused without being buffered. Also reads manifest files (legacy fixture,
- * fallbackManifestFile) under the same cap.
+ * Pulls manifests through `@nestjs/axios` (HttpService): `GET {manifestUrl}` with `Accept:
+ * application/json` and no caller headers (contract §4: a background refresh has no caller),
+ * on keep-alive agents with a connect timeout (§6), response headers within readTimeoutMillis
+ * and the whole pull within connect + read ms. Redirects are not followed (a 3xx is a
+ * ManifestHttpStatusError, as before), no proxy is read from the environment, and axios
+ * decompresses nothing: the body is streamed through libs/http-body, which decodes gzip,
+ * deflate and br and applies maxManifestBytes to the bytes received and to the decoded bytes
+ * while they flow, so an oversized or bomb manifest is refused without being held whole.
+ * Also reads manifest files (legacy fixture, fallbackManifestFile) under the same cap.
  */
 @Injectable()
 export class ManifestFetcher implements OnModuleDestroy {
-  private readonly agent: Agent;
+  private readonly agents: ManifestAgents;
   private readonly maxBytes: number;
   private readonly readTimeoutMillis: number;
-  private readonly connectTimeoutMillis: number;
+  private readonly deadlineMillis: number;
+  private readonly requestConfig: AxiosRequestConfig;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+  constructor(
+    private readonly http: HttpService,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
     const d = config.mcp.discovery;
     this.maxBytes = d.maxManifestBytes;
     this.readTimeoutMillis = d.readTimeoutMillis;
-    this.connectTimeoutMillis = d.connectTimeoutMillis;
-    this.agent = new Agent({
-      connect: { timeout: d.connectTimeoutMillis },
-      headersTimeout: d.readTimeoutMillis,
-      bodyTimeout: d.readTimeoutMillis,
-      keepAliveTimeout: 4_000,
-    });
+    // The whole pull is also bounded: a server that drips bytes cannot hold a round forever.
+    this.deadlineMillis = d.connectTimeoutMillis + d.readTimeoutMillis;
+    this.agents = createManifestAgents(d.connectTimeoutMillis);
+    this.requestConfig = {
+      headers: { accept: 'application/json', 'accept-encoding': ACCEPT_ENCODING },
+      responseType: 'stream',
+      decompress: false,
+      maxRedirects: 0,
+      proxy: false,
+      // every status comes back as a response; pull() classifies non-2xx itself
+      validateStatus: () => true,
+      // until the response headers (axios' own clock starts with the request)
+      timeout: d.readTimeoutMillis,
+      transitional: { clarifyTimeoutError: true },
+      httpAgent: this.agents.http,
+      httpsAgent: this.agents.https,
+    };
   }
 
   /** Never throws: every failure comes back as `{ ok: false }`. */
   async fetch(url: string): Promise<FetchedManifest> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.deadlineMillis);
     try {
-      // The whole pull is also bounded: a server that drips bytes cannot hold a round forever.
-      const signal = AbortSignal.timeout(this.connectTimeoutMillis + this.readTimeoutMillis);
-      const res = await request(url, {
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        dispatcher: this.agent,
-        signal,
-      });
-      if (res.statusCode < 200 || res.statusCode > 299) {
-        discard(res.body);
-        return {
-          ok: false,
-          errorType: 'ManifestHttpStatusError',
-          detail: `HTTP ${res.statusCode}`,
-        };
-      }
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > this.maxBytes) {
-        discard(res.body);
-        return this.tooLarge(`Content-Length ${declared}`);
-      }
-      // Hashed and copied chunk by chunk as they arrive, so a large manifest costs no single
-      // long copy or hash on the event loop (the digest lets the registry skip an unchanged one).
-      const hash = createHash('sha1');
-      let sized =
-        Number.isFinite(declared) && declared > 0 ? Buffer.allocUnsafeSlow(declared) : undefined;
-      const chunks: Buffer[] = [];
-      let total = 0;
-      for await (const chunk of res.body) {
-        const buf = chunk as Buffer;
-        if (total + buf.length > this.maxBytes) {
-          discard(res.body);
-          return this.tooLarge(`more than ${total + buf.length} bytes streamed`);
-        }
-        hash.update(buf);
-        if (sized !== undefined && total + buf.length > sized.length) {
-          // more than declared: keep what was copied and collect the rest as chunks
-          chunks.push(sized.subarray(0, total));
-          sized = undefined;
-        }
-        if (sized !== undefined) buf.copy(sized, total);
-        else chunks.push(buf);
-        total += buf.length;
-      }
-      const bytes = sized !== undefined ? sized.subarray(0, total) : Buffer.concat(chunks, total);
-      return { ok: true, bytes, digest: hash.digest('base64url') };
+      const res = await firstValueFrom(
+        this.http.get<Readable>(url, { ...this.requestConfig, signal: deadline.signal }),
+      );
+      return await this.readManifest(res, deadline.signal);
     } catch (err) {
-      return classifyPullError(err, this.readTimeoutMillis);
+      return classifyPullError(err, this.readTimeoutMillis, deadline.signal.aborted);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -163,8 +113,48 @@ export class ManifestFetcher implements OnModuleDestroy {
   }
 
   /** A pull still running at shutdown is abandoned: its result would be dropped anyway. */
-  async onModuleDestroy(): Promise<void> {
-    await this.agent.destroy();
+  onModuleDestroy(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  /**
+   * The body of a response: refused by status or declared size before reading; otherwise
+   * streamed, decoded and hashed chunk by chunk (the digest, of the decoded bytes, lets the
+   * registry skip an unchanged manifest).
+   * @throws what readBody throws; fetch() classifies it
+   */
+  private async readManifest(
+    res: AxiosResponse<Readable>,
+    deadline: AbortSignal,
+  ): Promise<FetchedManifest> {
+    const body = res.data;
+    if (res.status < 200 || res.status > 299) {
+      discard(body);
+      return { ok: false, errorType: 'ManifestHttpStatusError', detail: `HTTP ${res.status}` };
+    }
+    const declared = Number(headerText(res.headers['content-length']));
+    if (Number.isFinite(declared) && declared > this.maxBytes) {
+      discard(body);
+      return this.tooLarge(`Content-Length ${declared}`);
+    }
+    let codings;
+    try {
+      codings = decodingOrder(headerText(res.headers['content-encoding']));
+    } catch (err) {
+      discard(body);
+      throw err;
+    }
+    // past the headers axios no longer watches the signal: the deadline now ends the body
+    addAbortSignal(deadline, body);
+    const hash = createHash('sha1');
+    const bytes = await readBody(body, {
+      codings,
+      maxBytes: this.maxBytes,
+      sizeHint: codings.length === 0 && declared > 0 ? declared : undefined,
+      onChunk: (chunk) => hash.update(chunk),
+    });
+    return { ok: true, bytes, digest: hash.digest('base64url') };
   }
 
   private tooLarge(detail: string): FetchedManifest {

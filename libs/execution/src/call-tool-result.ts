@@ -1,8 +1,17 @@
-/** The text block of a bundle tool's result; `_meta.searchTime` is the call's elapsed ms (contract §10). */
+/**
+ * The text block of a bundle tool's result. `_meta.searchTime` is the call's elapsed ms
+ * (contract §10); on a 4xx/5xx answer carrying a valid Retry-After, `_meta.retryAfterSeconds`
+ * (whole seconds) and, for the date form, `_meta.retryAfter` (the IMF-fixdate) say when to
+ * try again (issue 8, fault 7; docs/operations.md).
+ */
 export interface TextContent {
   readonly type: 'text';
   readonly text: string;
-  readonly _meta: { readonly searchTime: number };
+  readonly _meta: {
+    readonly searchTime: number;
+    readonly retryAfterSeconds?: number;
+    readonly retryAfter?: string;
+  };
 }
 
 /** MCP CallToolResult as this gateway produces it for bundle tools: one text block. */

@@ -235,3 +235,76 @@ describe('calls without a usable answer become isError results without internal 
     noAddress(textOf(result));
   });
 });
+
+describe('issue 8, fault 7: a Retry-After on a 4xx/5xx answer is reported, never waited for', () => {
+  const withRetry = (
+    status: number,
+    retryAfter: ToolHttpResponse['retryAfter'],
+    body = '',
+  ): CallToolResult =>
+    mapToolResponse(
+      'ops.tool',
+      { status, contentType: 'text/plain', body, retryAfter },
+      12,
+      MAX_ERROR_CHARS,
+    );
+
+  it('429 with retry-after 7: the text says "retry after 7 s" and _meta.retryAfterSeconds is 7', () => {
+    const result = withRetry(429, { seconds: 7 }, 'slow down');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 429 (a client error; retry after 7 s): slow down',
+    );
+    expect(result.content[0]._meta).toEqual({ searchTime: 12, retryAfterSeconds: 7 });
+  });
+
+  it('503 with an HTTP date: the text and _meta carry the date and the seconds to it', () => {
+    const result = withRetry(503, { seconds: 120, date: 'Mon, 30 Nov 2026 12:02:00 GMT' });
+    expect(textOf(result)).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 503 (a server error; retry after Mon, 30 Nov 2026 12:02:00 GMT (in 120 s))',
+    );
+    expect(result.content[0]._meta).toEqual({
+      searchTime: 12,
+      retryAfterSeconds: 120,
+      retryAfter: 'Mon, 30 Nov 2026 12:02:00 GMT',
+    });
+  });
+
+  it('without a (valid) Retry-After the text and _meta are as before', () => {
+    const result = withRetry(503, undefined);
+    expect(textOf(result)).toBe(
+      'Tool ops.tool failed: the Tool Service answered HTTP 503 (a server error)',
+    );
+    expect(result.content[0]._meta).toEqual({ searchTime: 12 });
+  });
+
+  it('ignores a Retry-After on a 2xx answer', () => {
+    const result = mapToolResponse(
+      'ops.tool',
+      { status: 200, contentType: 'text/plain', body: 'ok', retryAfter: { seconds: 7 } },
+      12,
+      MAX_ERROR_CHARS,
+    );
+    expect(result).toEqual({ content: [{ type: 'text', text: 'ok', _meta: { searchTime: 12 } }] });
+  });
+});
+
+describe('issue 8, fault 6: answers that cannot be read become isError results with the reason', () => {
+  it('names the encoding or charset that could not be read', () => {
+    const result = mapToolFailure(
+      'ops.tool',
+      { kind: 'undecodable', reason: 'unsupported content-encoding "x-foo"' },
+      5,
+    );
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      `Tool ops.tool failed: the Tool Service's answer could not be read: unsupported content-encoding "x-foo".`,
+    );
+  });
+
+  it('says an answer went over the cap once decoded', () => {
+    expect(
+      textOf(mapToolFailure('ops.tool', { kind: 'too-large', maxBytes: 1024, decoded: true }, 5)),
+    ).toBe(`Tool ops.tool failed: the Tool Service's answer exceeded 1024 bytes once decoded.`);
+  });
+});

@@ -1,29 +1,43 @@
 import { compactJson } from './compact-json';
 import type { CallToolResult } from './call-tool-result';
 import { redactErrorText } from './redact-error-text';
+import { retryAfterMeta, retryAfterText, type RetryAfter } from './retry-after';
 
 /** A finished HTTP exchange with a Tool Service, as seen by the gateway. */
 export interface ToolHttpResponse {
   readonly status: number;
   readonly contentType: string;
   readonly body: string;
+  /** A valid Retry-After the answer carried (see parseRetryAfter); reported on 4xx/5xx only. */
+  readonly retryAfter?: RetryAfter;
 }
 
-/** Why a call produced no HTTP answer. */
+/** Why a call produced no usable HTTP answer. */
 export type ToolCallFailure =
   | { readonly kind: 'timeout'; readonly timeoutMillis: number }
   | { readonly kind: 'connect'; readonly code: string }
-  | { readonly kind: 'too-large'; readonly maxBytes: number }
+  | { readonly kind: 'too-large'; readonly maxBytes: number; readonly decoded?: boolean }
   /** The Tool Service answered with bytes that are not valid HTTP (a parser error code). */
-  | { readonly kind: 'invalid-answer'; readonly code: string };
+  | { readonly kind: 'invalid-answer'; readonly code: string }
+  /** An answer whose content-encoding or charset cannot be read; `reason` names which. */
+  | { readonly kind: 'undecodable'; readonly reason: string };
 
 function isJsonContentType(contentType: string): boolean {
   const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
   return mime === 'application/json' || mime.endsWith('+json');
 }
 
-function textResult(text: string, elapsedMs: number, isError: boolean): CallToolResult {
-  const content = [{ type: 'text', text, _meta: { searchTime: elapsedMs } }] as const;
+function textResult(
+  text: string,
+  elapsedMs: number,
+  isError: boolean,
+  retryAfter?: RetryAfter,
+): CallToolResult {
+  const _meta =
+    retryAfter === undefined
+      ? { searchTime: elapsedMs }
+      : { searchTime: elapsedMs, ...retryAfterMeta(retryAfter) };
+  const content = [{ type: 'text', text, _meta }] as const;
   return isError ? { content, isError: true } : { content };
 }
 
@@ -63,7 +77,8 @@ function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
  * - 2xx JSON → compact JSON text; a 2xx JSON body that does not parse → isError;
  * - other 2xx → the body text as is ("" for 204);
  * - 3xx (never followed), 4xx, 5xx → isError with the status and the service's short error
- *   text, masked; a 5xx body is left out when the bundle's `serverErrorBody` is `hide`.
+ *   text, masked; a 5xx body is left out when the bundle's `serverErrorBody` is `hide`; on
+ *   4xx/5xx a valid Retry-After is added to the text and to `content[0]._meta`.
  */
 export function mapToolResponse(
   toolName: string,
@@ -98,14 +113,18 @@ export function mapToolResponse(
   const side = status >= 500 ? 'a server error' : 'a client error';
   const excerpt =
     status >= 500 && serverErrorBody === 'hide' ? '' : errorExcerpt(response, maxErrorChars);
+  // issue 8, fault 7: the delay is reported, never waited for (no sleep, no retry here)
+  const { retryAfter } = response;
+  const when = retryAfter === undefined ? '' : `; ${retryAfterText(retryAfter)}`;
   return textResult(
-    `Tool ${toolName} failed: the Tool Service answered HTTP ${status} (${side})${excerpt}`,
+    `Tool ${toolName} failed: the Tool Service answered HTTP ${status} (${side}${when})${excerpt}`,
     elapsedMs,
     true,
+    retryAfter,
   );
 }
 
-/** A call that got no usable answer: timeout, connection failure, oversized or malformed answer. */
+/** A call that got no usable answer: timeout, connection failure, oversized, malformed or unreadable answer. */
 export function mapToolFailure(
   toolName: string,
   failure: ToolCallFailure,
@@ -127,7 +146,13 @@ export function mapToolFailure(
       );
     case 'too-large':
       return textResult(
-        `Tool ${toolName} failed: the Tool Service's answer exceeded ${failure.maxBytes} bytes.`,
+        `Tool ${toolName} failed: the Tool Service's answer exceeded ${failure.maxBytes} bytes${failure.decoded === true ? ' once decoded' : ''}.`,
+        elapsedMs,
+        true,
+      );
+    case 'undecodable':
+      return textResult(
+        `Tool ${toolName} failed: the Tool Service's answer could not be read: ${failure.reason}.`,
         elapsedMs,
         true,
       );

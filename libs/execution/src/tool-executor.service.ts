@@ -11,9 +11,16 @@ import {
   type CallToolResult,
   type IncomingHeaders,
 } from './call-tool-result';
-import { mapToolFailure, mapToolResponse, type ToolCallFailure } from './map-tool-response';
+import { answerText, decodeAnswer } from './decode-answer';
+import {
+  mapToolFailure,
+  mapToolResponse,
+  type ToolCallFailure,
+  type ToolHttpResponse,
+} from './map-tool-response';
+import { parseRetryAfter } from './retry-after';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
-import { ToolServiceClient } from './tool-service-client';
+import { ToolServiceClient, type ToolServiceAnswer } from './tool-service-client';
 
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -54,8 +61,9 @@ interface Target {
   readonly basePath: string;
 }
 
-/** Decodes a Tool Service answer; invalid bytes become U+FFFD (it is text for the agent). */
-const UTF8 = new TextDecoder('utf-8');
+function statusClassOf(status: number | undefined): ToolServiceStatusClass {
+  return `${Math.min(5, Math.floor((status ?? 500) / 100))}xx` as ToolServiceStatusClass;
+}
 
 /** How a call ended, for the metrics: its outcome and the Tool Service's status class. */
 function classifyOutcome(
@@ -65,10 +73,9 @@ function classifyOutcome(
 ): [ToolCallOutcome, ToolServiceStatusClass] {
   switch (failure?.kind) {
     case undefined:
-      return [
-        result.isError ? 'tool_error' : 'success',
-        `${Math.min(5, Math.floor((status ?? 500) / 100))}xx` as ToolServiceStatusClass,
-      ];
+      return [result.isError ? 'tool_error' : 'success', statusClassOf(status)];
+    case 'undecodable':
+      return ['tool_error', statusClassOf(status)];
     case 'timeout':
       return ['timeout', 'timeout'];
     case 'too-large':
@@ -138,23 +145,45 @@ export class ToolExecutor implements OnModuleDestroy {
       result = mapToolFailure(tool.name, answer, Math.round(elapsedMs));
       this.record(tool, result, undefined, answer, elapsedMs, incoming);
     } else {
-      const response = {
-        status: answer.status,
-        contentType: answer.contentType,
-        body: UTF8.decode(answer.body),
-      };
-      result = mapToolResponse(
-        tool.name,
-        response,
-        Math.round(elapsedMs),
-        this.maxErrorChars,
-        bundle.serverErrorBody,
-      );
-      if (outputCheck !== undefined)
-        result = applyOutputSchema(tool.name, result, response, outputCheck);
-      this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
+      // the hot path (no Content-Encoding) stays synchronous: no zlib, no extra promise
+      const text =
+        answer.contentEncoding === undefined
+          ? answerText(answer.body, answer.contentType)
+          : await decodeAnswer(
+              answer.body,
+              answer.contentType,
+              answer.contentEncoding,
+              this.maxResponseBytes,
+            );
+      if (typeof text !== 'string') {
+        result = mapToolFailure(tool.name, text, Math.round(elapsedMs));
+        this.record(tool, result, answer.status, text, elapsedMs, incoming);
+      } else {
+        const response = this.responseOf(answer, text);
+        result = mapToolResponse(
+          tool.name,
+          response,
+          Math.round(elapsedMs),
+          this.maxErrorChars,
+          bundle.serverErrorBody,
+        );
+        if (outputCheck !== undefined)
+          result = applyOutputSchema(tool.name, result, response, outputCheck);
+        this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
+      }
     }
     return result;
+  }
+
+  private responseOf(answer: ToolServiceAnswer, body: string): ToolHttpResponse {
+    const { status, contentType } = answer;
+    if (answer.retryAfter === undefined) return { status, contentType, body };
+    return {
+      status,
+      contentType,
+      body,
+      retryAfter: parseRetryAfter(answer.retryAfter, Date.now()),
+    };
   }
 
   /** Runs after the /mcp listener has drained: a call still running here has lost its client. */

@@ -5,7 +5,11 @@ import type { ToolCallFailure } from './map-tool-response';
 export interface ToolServiceAnswer {
   readonly status: number;
   readonly contentType: string;
-  /** The body bytes, joined. */
+  /** Content-Encoding as sent (repeated headers joined); undefined when absent. */
+  readonly contentEncoding?: string;
+  /** Retry-After as sent, read on a status ≥ 300 only; undefined when absent. */
+  readonly retryAfter?: string;
+  /** The body bytes as received (still encoded), joined. */
   readonly body: Buffer;
 }
 
@@ -19,7 +23,13 @@ export interface ToolServiceRequest {
   readonly body: string;
   /** The whole exchange, connect to last byte, in ms. */
   readonly timeoutMillis: number;
+  /** Cap on the bytes received (the caller caps decoded bytes again when it decodes). */
   readonly maxResponseBytes: number;
+}
+
+/** A header value as one string: repeated ones joined with ", " (RFC 9110 §5.3). */
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 const CONNECT_ERROR_CODES = new Set([
@@ -100,6 +110,8 @@ export class ToolServiceClient {
       let length = 0;
       let status = 0;
       let contentType = '';
+      let contentEncoding: string | undefined;
+      let retryAfter: string | undefined;
       let settled = false;
       let controller: Dispatcher.DispatchController | undefined;
       const finish = (value: ToolServiceAnswer | ToolCallFailure): void => {
@@ -132,6 +144,8 @@ export class ToolServiceClient {
             status = statusCode;
             const type = headers['content-type'];
             contentType = Array.isArray(type) ? (type[0] ?? '') : (type ?? '');
+            contentEncoding = headerText(headers['content-encoding']);
+            if (statusCode >= 300) retryAfter = headerText(headers['retry-after']);
           },
           onResponseData(_c, chunk) {
             length += chunk.length;
@@ -145,6 +159,8 @@ export class ToolServiceClient {
             finish({
               status,
               contentType,
+              contentEncoding,
+              retryAfter,
               body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length),
             });
           },
