@@ -46,22 +46,30 @@ describe('graceful shutdown', () => {
     expect(gateway.output).toContain('Stopped');
   });
 
-  it('cuts calls still running when the grace period is over, and still exits', async () => {
+  it('answers calls still running when the grace period is over with an isError saying so, then exits', async () => {
     service.tools.set('ins.slow', () => ({ delayMs: 4000, body: { done: true } }));
     const gateway = await GatewayProcess.start({
       mcp: gatewayConfig([bundle('ins', service, 'ins.')], { shutdown: { gracePeriodSeconds: 1 } }),
       waitReady: true,
     });
-    const inFlight = callTool(gateway.mcpUrl, 'ins.slow').then(
-      () => 'answered',
-      () => 'cut',
-    );
-    await waitFor(() => service.toolRequests('ins.slow').length === 1);
+    const inFlight = Promise.all([
+      callTool(gateway.mcpUrl, 'ins.slow'),
+      callTool(gateway.mcpUrl, 'ins.slow'),
+    ]);
+    await waitFor(() => service.toolRequests('ins.slow').length === 2);
     const signalled = Date.now();
     gateway.child.kill('SIGTERM');
+    // issue 9, fault 6: an answer, not a TCP reset that reads as an unreachable Tool Service
+    for (const answer of await inFlight) {
+      expect(answer.error).toBeUndefined();
+      expect(answer.result.isError).toBe(true);
+      expect(answer.result.content[0].text).toContain('the gateway is shutting down');
+    }
     expect(await gateway.waitForExit(10_000)).toBe(0);
     expect(Date.now() - signalled).toBeLessThan(3500);
-    expect(await inFlight).toBe('cut');
     expect(gateway.output).toContain('Grace period of 1000 ms is over');
+    // counted as shutdown, never as an unreachable Tool Service
+    expect(gateway.output).toMatch(/"outcome":"shutdown"/);
+    expect(gateway.output).not.toMatch(/"outcome":"unreachable"/);
   });
 });

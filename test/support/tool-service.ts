@@ -38,6 +38,7 @@ export class TestToolService {
   tools = new Map<string, Responder>();
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly open = new Set<ServerResponse>();
   private boundPort = 0;
 
   constructor(
@@ -73,6 +74,11 @@ export class TestToolService {
   /** Serve this manifest (an object) from now on. */
   setManifest(manifest: unknown): void {
     this.manifest = () => ({ body: manifest });
+  }
+
+  /** Requests received whose exchange is still open: not answered, and not closed by the client. */
+  get openRequests(): number {
+    return this.open.size;
   }
 
   manifestRequests(): RecordedRequest[] {
@@ -113,6 +119,8 @@ export class TestToolService {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.open.add(res);
+    res.once('close', () => this.open.delete(res));
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const recorded: RecordedRequest = {

@@ -182,6 +182,28 @@ export class ExecutionConfig {
   @IsInt({ message: 'must be a positive integer (characters)' })
   @Min(1, { message: 'must be a positive integer (characters)' })
   maxErrorTextChars = 300;
+
+  /**
+   * Bytes of Tool Service answers the gateway may hold at once, over all calls in flight; a
+   * call whose answer would go past it ends at once as an isError "the gateway is busy"
+   * (never a hang). The default fits the chart's 512 Mi memory limit: an answer costs a few
+   * times its size until it is written (bytes, text, JSON-RPC framing).
+   */
+  @IsInt({ message: 'must be a positive integer (bytes)' })
+  @Min(1, { message: 'must be a positive integer (bytes)' })
+  maxInFlightAnswerBytes = 48 * 1_048_576;
+
+  /** Calls one bundle may have running at once; one more is an isError "the gateway is busy". */
+  @IsInt({ message: 'must be a positive integer (calls)' })
+  @Min(1, { message: 'must be a positive integer (calls)' })
+  @Max(100_000, { message: 'must be at most 100000 (calls)' })
+  maxConcurrentCallsPerBundle = 256;
+
+  /** Open connections per Tool Service origin (scheme://host:port); more calls wait for one. */
+  @IsInt({ message: 'must be a positive integer (connections)' })
+  @Min(1, { message: 'must be a positive integer (connections)' })
+  @Max(100_000, { message: 'must be at most 100000 (connections)' })
+  maxConnectionsPerOrigin = 256;
 }
 
 export class SessionConfig {

@@ -9,3 +9,5 @@ export {
   type ToolCallFailure,
 } from './map-tool-response';
 export { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
+export { SHUTDOWN_REASON } from './tool-service-client';
+export { textDepthExceeds } from './json-depth';

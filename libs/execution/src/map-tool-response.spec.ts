@@ -308,3 +308,43 @@ describe('issue 8, fault 6: answers that cannot be read become isError results w
     ).toBe(`Tool ops.tool failed: the Tool Service's answer exceeded 1024 bytes once decoded.`);
   });
 });
+
+describe('answers nested deeper than 128 levels (issue 9, fault 2)', () => {
+  const deep = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+
+  it('refuses a 2xx JSON answer of 6 MB of nested brackets without parsing it', () => {
+    const body = deep(3_000_000);
+    const result = mapToolResponse(
+      'reports.deep',
+      { status: 200, contentType: 'application/json', body },
+      5,
+      300,
+    );
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toBe(
+      'Tool reports.deep failed: the Tool Service answered HTTP 200 with JSON nested deeper than 128 levels.',
+    );
+  });
+
+  it('accepts 128 levels, as for requests', () => {
+    const result = mapToolResponse(
+      'reports.deep',
+      { status: 200, contentType: 'application/json', body: deep(128) },
+      5,
+      300,
+    );
+    expect(result.isError).toBeUndefined();
+    expect(result.content[0].text).toBe(deep(128));
+  });
+
+  it('shows a deep JSON error body as text, without parsing it', () => {
+    const result = mapToolResponse(
+      'reports.deep',
+      { status: 400, contentType: 'application/json', body: deep(10_000) },
+      5,
+      40,
+    );
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toContain('HTTP 400');
+  });
+});

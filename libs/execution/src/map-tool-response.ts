@@ -1,6 +1,10 @@
 import { compactJson } from './compact-json';
 import type { CallToolResult } from './call-tool-result';
+import { textDepthExceeds } from './json-depth';
 import { redactErrorText } from './redact-error-text';
+
+/** Deepest nesting accepted in a JSON answer, as for requests (issue 9, fault 2). */
+export const MAX_ANSWER_DEPTH = 128;
 import { retryAfterMeta, retryAfterText, type RetryAfter } from './retry-after';
 
 /** A finished HTTP exchange with a Tool Service, as seen by the gateway. */
@@ -20,7 +24,17 @@ export type ToolCallFailure =
   /** The Tool Service answered with bytes that are not valid HTTP (a parser error code). */
   | { readonly kind: 'invalid-answer'; readonly code: string }
   /** An answer whose content-encoding or charset cannot be read; `reason` names which. */
-  | { readonly kind: 'undecodable'; readonly reason: string };
+  | { readonly kind: 'undecodable'; readonly reason: string }
+  /**
+   * Refused or ended to protect the gateway: `answers` when the bytes of answers in flight
+   * reached execution.maxInFlightAnswerBytes, `calls` when the bundle had
+   * execution.maxConcurrentCallsPerBundle calls running.
+   */
+  | { readonly kind: 'busy'; readonly limit: 'answers' | 'calls' }
+  /** The client cancelled (notifications/cancelled) or went away; nobody waits for the result. */
+  | { readonly kind: 'cancelled' }
+  /** The gateway's shutdown grace period ended while the call ran. */
+  | { readonly kind: 'shutdown' };
 
 function isJsonContentType(contentType: string): boolean {
   const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
@@ -59,7 +73,7 @@ function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
   if (body === '') return '';
   if (looksLikeHtml(response.contentType, body)) return ' (an HTML error page, not shown)';
   let text = body;
-  if (isJsonContentType(response.contentType)) {
+  if (isJsonContentType(response.contentType) && !textDepthExceeds(body, MAX_ANSWER_DEPTH)) {
     try {
       JSON.parse(body);
       text = compactJson(body);
@@ -91,6 +105,14 @@ export function mapToolResponse(
   if (status >= 200 && status <= 299) {
     if (!isJsonContentType(response.contentType) || response.body === '') {
       return textResult(response.body, elapsedMs, false);
+    }
+    if (textDepthExceeds(response.body, MAX_ANSWER_DEPTH)) {
+      // Refused before JSON.parse: megabytes of nested brackets would stall every caller.
+      return textResult(
+        `Tool ${toolName} failed: the Tool Service answered HTTP ${status} with JSON nested deeper than ${MAX_ANSWER_DEPTH} levels.`,
+        elapsedMs,
+        true,
+      );
     }
     try {
       JSON.parse(response.body);
@@ -153,6 +175,26 @@ export function mapToolFailure(
     case 'undecodable':
       return textResult(
         `Tool ${toolName} failed: the Tool Service's answer could not be read: ${failure.reason}.`,
+        elapsedMs,
+        true,
+      );
+    case 'busy':
+      return textResult(
+        failure.limit === 'answers'
+          ? `Tool ${toolName} failed: the gateway is busy (too many large answers in flight); try again shortly.`
+          : `Tool ${toolName} failed: the gateway is busy (too many calls to its Tool Service in flight); try again shortly.`,
+        elapsedMs,
+        true,
+      );
+    case 'cancelled':
+      return textResult(
+        `Tool ${toolName} was cancelled: the client cancelled the request or went away.`,
+        elapsedMs,
+        true,
+      );
+    case 'shutdown':
+      return textResult(
+        `Tool ${toolName} failed: the gateway is shutting down and abandoned the call, which may still have run on the Tool Service. Try again.`,
         elapsedMs,
         true,
       );

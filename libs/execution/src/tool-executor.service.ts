@@ -19,6 +19,7 @@ import {
   type ToolHttpResponse,
 } from './map-tool-response';
 import { parseRetryAfter } from './retry-after';
+import { AnswerBudget, type BudgetClaim } from './answer-budget';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 import { ToolServiceClient, type ToolServiceAnswer } from './tool-service-client';
 
@@ -84,6 +85,12 @@ function classifyOutcome(
       return ['unreachable', 'connect_error'];
     case 'invalid-answer':
       return ['invalid_answer', 'invalid_answer'];
+    case 'busy':
+      return ['busy', 'busy'];
+    case 'cancelled':
+      return ['cancelled', 'cancelled'];
+    case 'shutdown':
+      return ['shutdown', 'shutdown'];
   }
 }
 
@@ -101,6 +108,10 @@ export class ToolExecutor implements OnModuleDestroy {
   private readonly maxResponseBytes: number;
   private readonly maxErrorChars: number;
   private readonly targets = new Map<string, Target>();
+  private readonly budget: AnswerBudget;
+  private readonly maxCallsPerBundle: number;
+  /** Calls running per bundle id (execution.maxConcurrentCallsPerBundle). */
+  private readonly running = new Map<string, number>();
   /** Successful calls are logged at debug level only: an info line per call would double its cost. */
   private readonly logSuccess: boolean;
 
@@ -108,7 +119,13 @@ export class ToolExecutor implements OnModuleDestroy {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {
-    this.client = new ToolServiceClient(config.mcp.discovery.connectTimeoutMillis);
+    const { execution } = config.mcp;
+    this.client = new ToolServiceClient(
+      config.mcp.discovery.connectTimeoutMillis,
+      execution.maxConnectionsPerOrigin,
+    );
+    this.budget = new AnswerBudget(execution.maxInFlightAnswerBytes);
+    this.maxCallsPerBundle = execution.maxConcurrentCallsPerBundle;
     this.maxResponseBytes = config.mcp.execution.maxResponseBytes;
     this.maxErrorChars = config.mcp.execution.maxErrorTextChars;
     this.logSuccess = config.logLevel === 'debug' || config.logLevel === 'trace';
@@ -120,13 +137,47 @@ export class ToolExecutor implements OnModuleDestroy {
    * @param incoming the agent's request headers (the five caller headers and Authorization are read)
    * @param outputCheck the tool's compiled outputSchema, when it declares one: a conforming JSON
    *   object answer becomes `structuredContent`, anything else an isError result
-   * @returns the result; never throws for anything the Tool Service or the network does
+   * @param signal aborted when nobody waits for the result any more (the client went away or
+   *   sent notifications/cancelled), or with reason `'shutdown'` when the grace period is over:
+   *   the Tool Service request is cut and the result says why
+   * @returns the result; never throws for anything the Tool Service or the network does. Over
+   *   execution.maxConcurrentCallsPerBundle or maxInFlightAnswerBytes it is a prompt isError
+   *   "the gateway is busy".
    */
   async call(
     tool: CatalogTool,
     rawArguments: string,
     incoming: IncomingHeaders,
     outputCheck?: OutputSchemaCheck,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
+    const { bundle } = tool.route;
+    const running = this.running.get(bundle.id) ?? 0;
+    if (running >= this.maxCallsPerBundle) {
+      const failure = { kind: 'busy', limit: 'calls' } as const;
+      const result = mapToolFailure(tool.name, failure, 0);
+      this.record(tool, result, undefined, failure, 0, incoming);
+      return result;
+    }
+    this.running.set(bundle.id, running + 1);
+    const claim = { bytes: 0 };
+    try {
+      return await this.execute(tool, rawArguments, incoming, outputCheck, signal, claim);
+    } finally {
+      this.budget.release(claim);
+      const left = (this.running.get(bundle.id) ?? 1) - 1;
+      if (left === 0) this.running.delete(bundle.id);
+      else this.running.set(bundle.id, left);
+    }
+  }
+
+  private async execute(
+    tool: CatalogTool,
+    rawArguments: string,
+    incoming: IncomingHeaders,
+    outputCheck: OutputSchemaCheck | undefined,
+    signal: AbortSignal | undefined,
+    claim: BudgetClaim,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
     const target = this.targetOf(bundle.baseEndpoint);
@@ -138,6 +189,8 @@ export class ToolExecutor implements OnModuleDestroy {
       body: rawArguments,
       timeoutMillis: tool.timeoutMillis,
       maxResponseBytes: this.maxResponseBytes,
+      signal,
+      budget: { pool: this.budget, claim },
     });
     const elapsedMs = performance.now() - started;
     let result: CallToolResult;

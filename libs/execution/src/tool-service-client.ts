@@ -1,4 +1,5 @@
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { AnswerBudget, BudgetClaim } from './answer-budget';
 import type { ToolCallFailure } from './map-tool-response';
 
 /** A Tool Service's complete answer. */
@@ -25,7 +26,17 @@ export interface ToolServiceRequest {
   readonly timeoutMillis: number;
   /** Cap on the bytes received (the caller caps decoded bytes again when it decodes). */
   readonly maxResponseBytes: number;
+  /**
+   * Aborting it ends the call at once: reason `'shutdown'` → a `shutdown` failure, any other
+   * reason (the client went away, notifications/cancelled) → `cancelled`.
+   */
+  readonly signal?: AbortSignal;
+  /** The shared answer budget and this call's claim on it; the caller releases the claim. */
+  readonly budget?: { readonly pool: AnswerBudget; readonly claim: BudgetClaim };
 }
+
+/** The abort reason that marks the end of the shutdown grace period. */
+export const SHUTDOWN_REASON = 'shutdown';
 
 /** A header value as one string: repeated ones joined with ", " (RFC 9110 §5.3). */
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -64,10 +75,19 @@ function invalidAnswerCode(err: unknown): string | undefined {
 
 class CallTimeout extends Error {}
 class AnswerTooLarge extends Error {}
+class OverBudget extends Error {}
+class CallAborted extends Error {
+  constructor(readonly shutdown: boolean) {
+    super('aborted');
+  }
+}
 
 function failureOf(err: unknown, request: ToolServiceRequest): ToolCallFailure {
   if (err instanceof AnswerTooLarge)
     return { kind: 'too-large', maxBytes: request.maxResponseBytes };
+  if (err instanceof OverBudget) return { kind: 'busy', limit: 'answers' };
+  if (err instanceof CallAborted)
+    return err.shutdown ? { kind: 'shutdown' } : { kind: 'cancelled' };
   if (
     err instanceof CallTimeout ||
     err instanceof undiciErrors.HeadersTimeoutError ||
@@ -95,9 +115,15 @@ function failureOf(err: unknown, request: ToolServiceRequest): ToolCallFailure {
 export class ToolServiceClient {
   private readonly agent: Agent;
 
-  constructor(connectTimeoutMillis: number) {
+  /**
+   * @param connectTimeoutMillis TCP connect bound (discovery.connectTimeoutMillis)
+   * @param maxConnectionsPerOrigin open connections per Tool Service origin; more calls queue
+   *   for one, within their own timeout (execution.maxConnectionsPerOrigin)
+   */
+  constructor(connectTimeoutMillis: number, maxConnectionsPerOrigin: number) {
     this.agent = new Agent({
       connect: { timeout: connectTimeoutMillis },
+      connections: maxConnectionsPerOrigin,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
     });
@@ -114,16 +140,25 @@ export class ToolServiceClient {
       let retryAfter: string | undefined;
       let settled = false;
       let controller: Dispatcher.DispatchController | undefined;
+      const { signal, budget } = request;
       const finish = (value: ToolServiceAnswer | ToolCallFailure): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         resolve(value);
       };
       const fail = (err: Error): void => {
         if (controller !== undefined && !controller.aborted) controller.abort(err);
         finish(failureOf(err, request));
       };
+      // The Tool Service request ends with the client's interest in it (issue 9, fault 3).
+      const onAbort = (): void => fail(new CallAborted(signal?.reason === SHUTDOWN_REASON));
+      if (signal?.aborted === true) {
+        resolve(failureOf(new CallAborted(signal.reason === SHUTDOWN_REASON), request));
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(() => fail(new CallTimeout()), request.timeoutMillis);
       this.agent.dispatch(
         {
@@ -151,6 +186,10 @@ export class ToolServiceClient {
             length += chunk.length;
             if (length > request.maxResponseBytes) {
               fail(new AnswerTooLarge());
+              return;
+            }
+            if (budget !== undefined && !budget.pool.take(budget.claim, chunk.length)) {
+              fail(new OverBudget());
               return;
             }
             chunks.push(chunk);

@@ -1,3 +1,4 @@
+import { InFlightRequests } from './http/in-flight-requests';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@app/discovery';
 import { ExecutionModule } from '@app/execution';
@@ -26,6 +27,7 @@ import { SessionTokenService } from './session/session-token.service';
     },
     MethodDispatcher,
     SessionTokenService,
+    InFlightRequests,
     LegacyCodec,
     McpTransport,
     McpHttpServer,

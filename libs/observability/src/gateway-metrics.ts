@@ -8,6 +8,9 @@ export const TOOL_CALL_OUTCOMES = [
   'unreachable',
   'too_large',
   'invalid_answer',
+  'busy',
+  'cancelled',
+  'shutdown',
 ] as const;
 
 /** How a tools/call ended, as the metrics count it. */
@@ -15,7 +18,17 @@ export type ToolCallOutcome = (typeof TOOL_CALL_OUTCOMES)[number];
 
 /** The Tool Service's answer to a call: an HTTP status class, or why there was none. */
 export type ToolServiceStatusClass =
-  '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'connect_error' | 'too_large' | 'invalid_answer';
+  | '2xx'
+  | '3xx'
+  | '4xx'
+  | '5xx'
+  | 'timeout'
+  | 'connect_error'
+  | 'too_large'
+  | 'invalid_answer'
+  | 'busy'
+  | 'cancelled'
+  | 'shutdown';
 
 const PREFIX = 'mcp_gateway_';
 

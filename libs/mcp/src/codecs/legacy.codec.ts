@@ -14,7 +14,8 @@ import {
   type HttpExchange,
   type ResponseFormat,
 } from '../http/http-answer';
-import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { InFlightRequests } from '../http/in-flight-requests';
+import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { SessionTokenService } from '../session/session-token.service';
 
 /** Versions this gateway speaks in the legacy era; the first is the latest (wire notes §1.1). */
@@ -38,6 +39,7 @@ export class LegacyCodec {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly dispatcher: MethodDispatcher,
     private readonly sessions: SessionTokenService,
+    private readonly inFlight: InFlightRequests,
   ) {
     this.initializeResultBase = {
       capabilities: { tools: { listChanged: false } },
@@ -73,6 +75,8 @@ export class LegacyCodec {
           format,
         );
       case 'notification':
+        if (message.method === 'notifications/cancelled') this.cancel(exchange, message.params);
+        return ACCEPTED;
       case 'response':
         return ACCEPTED;
       case 'invalid-params':
@@ -118,18 +122,41 @@ export class LegacyCodec {
       }
       protocolVersion = stated ?? claims.protocolVersion;
     }
+    const { call } = exchange;
     const context: MethodContext = {
       protocolVersion,
       headers: exchange.headers,
       rawBody: exchange.body ?? '', // a request message implies a decoded body
+      signal: call?.controller.signal,
     };
+    const key =
+      call === undefined
+        ? undefined
+        : this.inFlight.keyOf(exchange.headers, call.connectionId, idJson(id));
+    if (key !== undefined && call !== undefined) this.inFlight.register(key, call.controller);
     try {
       const result = await this.dispatcher.dispatch(method, params, context);
       const json = result instanceof PreSerialized ? result.parts : JSON.stringify(result);
       return messageAnswer(200, resultEnvelope(id, json), format);
     } catch (err) {
       return this.error(id, err, format, exchange.headers);
+    } finally {
+      if (key !== undefined && call !== undefined) this.inFlight.unregister(key, call.controller);
     }
+  }
+
+  /**
+   * notifications/cancelled (MCP lifecycle, cancellation): aborts the named request of the
+   * same session, or of the same connection without one. Unknown, finished or malformed
+   * requestIds are ignored, as the spec allows.
+   */
+  private cancel(exchange: HttpExchange, params: unknown): void {
+    if (exchange.call === undefined || typeof params !== 'object' || params === null) return;
+    const requestId = (params as { requestId?: unknown }).requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    this.inFlight.cancel(
+      this.inFlight.keyOf(exchange.headers, exchange.call.connectionId, JSON.stringify(requestId)),
+    );
   }
 
   /** 2025 lifecycle: echo a supported version, else offer the latest; mint the sealed session. */

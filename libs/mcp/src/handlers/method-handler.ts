@@ -16,6 +16,11 @@ export interface MethodContext {
   readonly headers: IncomingHeaders;
   /** The POST body as received, for byte-exact forwarding of tool arguments. */
   readonly rawBody: string;
+  /**
+   * Aborted when nobody waits for the answer any more: the client's connection closed, a
+   * matching notifications/cancelled arrived, or (reason `'shutdown'`) the grace period ended.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

@@ -53,7 +53,13 @@ export class ToolsCallHandler implements MethodHandler {
         ? '{}'
         : (extractRawMember(context.rawBody, ['params', 'arguments']) ?? JSON.stringify(args));
     // The catalog compiled the tool's outputSchema once; the call only applies it.
-    return this.executor.call(tool, rawArguments, context.headers, tool.validateOutput);
+    return this.executor.call(
+      tool,
+      rawArguments,
+      context.headers,
+      tool.validateOutput,
+      context.signal,
+    );
   }
 
   private async find(name: string): Promise<CatalogTool> {

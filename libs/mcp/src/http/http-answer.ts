@@ -1,12 +1,15 @@
 import type { IncomingHeaders } from '@app/execution';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import type { BodyPart } from './gzip-splice';
+import type { InFlightCall } from './in-flight-requests';
 
 /** An HTTP request to /mcp, framework-free. */
 export interface HttpExchange {
   readonly headers: IncomingHeaders;
   /** The body decoded as UTF-8 once, after all chunks arrived (B22); null when the bytes are not UTF-8. */
   readonly body: string | null;
+  /** Its cancellation, when the listener tracks it (absent in unit tests of the codecs). */
+  readonly call?: InFlightCall;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { SHUTDOWN_REASON } from '@app/execution';
 import { Injectable, Logger } from '@nestjs/common';
 import { McpTransport } from '../mcp-transport.service';
 import {
@@ -16,6 +17,8 @@ import { repeatedSingleHeader } from './repeated-headers';
 export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** A client has this long to send its whole request (a body dripped byte by byte is cut). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** After the grace period, how long the "shutting down" answers of abandoned calls may take to write. */
+const ABANDON_WRITE_MS = 1_000;
 /** Idle keep-alive connections stay open this long (longer than common load-balancer idles). */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
@@ -103,6 +106,10 @@ export class McpHttpServer {
   private readonly logger = new Logger('Mcp');
   private server?: Server;
   private draining = false;
+  /** Requests whose answer is not written yet, with their response: aborted when the grace period ends. */
+  private readonly inFlight = new Map<AbortController, ServerResponse>();
+  private readonly connectionIds = new WeakMap<Socket, number>();
+  private nextConnectionId = 1;
 
   constructor(private readonly transport: McpTransport) {}
 
@@ -112,6 +119,9 @@ export class McpHttpServer {
       { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
       (req, res) => this.handle(req, res),
     );
+    server.on('connection', (socket: Socket) => {
+      this.connectionIds.set(socket, this.nextConnectionId++);
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -145,12 +155,35 @@ export class McpHttpServer {
       }),
     ]);
     if (timedOut) {
+      await this.abandonInFlight();
       server.closeAllConnections();
       await closed;
     }
     clearInterval(sweeper);
     clearTimeout(timer);
     return !timedOut;
+  }
+
+  /**
+   * The grace period is over: every call still running is answered with an isError result
+   * saying the gateway is shutting down (issue 9, fault 6), instead of a TCP reset that
+   * clients and metrics would read as an unreachable Tool Service. Waits at most
+   * ABANDON_WRITE_MS for those answers to be written.
+   */
+  private async abandonInFlight(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    const written = [...this.inFlight.values()].map(
+      (res) => new Promise<void>((resolve) => res.once('close', () => resolve())),
+    );
+    for (const controller of this.inFlight.keys()) controller.abort(SHUTDOWN_REASON);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(written),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ABANDON_WRITE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -212,8 +245,20 @@ export class McpHttpServer {
     });
     req.on('end', () => {
       if (length > MCP_MAX_BODY_BYTES) return;
+      const controller = new AbortController();
+      this.inFlight.set(controller, res);
+      res.once('close', () => {
+        this.inFlight.delete(controller);
+        // closed before the answer was written: the client went away (issue 9, fault 3)
+        if (!res.writableFinished) controller.abort('client-closed');
+      });
+      const connectionId = this.connectionIds.get(req.socket) ?? 0;
       this.transport
-        .post({ headers: req.headers, body: length === 0 ? '' : decodeBody(chunks, length) })
+        .post({
+          headers: req.headers,
+          body: length === 0 ? '' : decodeBody(chunks, length),
+          call: { controller, connectionId },
+        })
         .then((answer) => write(res, answer, req))
         .catch((err: unknown) => {
           this.logger.error(

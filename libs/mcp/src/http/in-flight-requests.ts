@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import type { IncomingHeaders } from '@app/execution';
+import { header } from './http-answer';
+
+/** What the /mcp listener knows about one request in flight. */
+export interface InFlightCall {
+  /** Aborted when nobody waits for the answer any more. */
+  readonly controller: AbortController;
+  /** The client's connection, for matching notifications/cancelled without a session. */
+  readonly connectionId: number;
+}
+
+/**
+ * The requests in flight that a `notifications/cancelled` may name (MCP lifecycle,
+ * cancellation): matched by the sender's session (Mcp-Session-Id) and request id, or, without
+ * a session, by the connection and request id, so one client can never cancel another's call.
+ * A cancellation that reaches another replica finds nothing here and is ignored (the spec
+ * allows it: the call may have finished already).
+ */
+@Injectable()
+export class InFlightRequests {
+  private readonly byKey = new Map<string, AbortController>();
+
+  /** The key of request `idText` (its id as JSON text) of this client. */
+  keyOf(headers: IncomingHeaders, connectionId: number, idText: string): string {
+    const session = header(headers, 'mcp-session-id');
+    return session === undefined
+      ? `c\u0000${connectionId}\u0000${idText}`
+      : `s\u0000${session}\u0000${idText}`;
+  }
+
+  register(key: string, controller: AbortController): void {
+    this.byKey.set(key, controller);
+  }
+
+  /** Forgets the request, unless another request has taken its key since. */
+  unregister(key: string, controller: AbortController): void {
+    if (this.byKey.get(key) === controller) this.byKey.delete(key);
+  }
+
+  /** Aborts the request under `key`; false when none is in flight. */
+  cancel(key: string): boolean {
+    const controller = this.byKey.get(key);
+    if (controller === undefined) return false;
+    controller.abort('cancelled');
+    return true;
+  }
+
+  /** Requests currently registered (for tests and diagnostics). */
+  get size(): number {
+    return this.byKey.size;
+  }
+}

@@ -1,0 +1,118 @@
+import { connect } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { stopAfterEach } from '../support/cleanup';
+import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { STANDARD_HEADERS } from '../support/rpc';
+import { TestToolService } from '../support/tool-service';
+
+const slowTool = manifest('ins', [tool({ name: 'ins.slow', meta: { timeoutMillis: 30_000 } })]);
+
+function callBody(id: number, name = 'ins.slow'): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: {} },
+  });
+}
+
+/** Issue 9, fault 3: work nobody waits for is stopped at the Tool Service. */
+describe('cancelled and abandoned calls', () => {
+  const track = stopAfterEach();
+
+  async function start(): Promise<{ service: TestToolService; gateway: GatewayProcess }> {
+    const service = track(await TestToolService.start(slowTool));
+    service.tools.set('ins.slow', () => ({ hang: true }));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('ins', service, 'ins.')], {
+          discovery: { maxToolTimeoutMillis: 30_000 },
+        }),
+        waitReady: true,
+      }),
+    );
+    return { service, gateway };
+  }
+
+  it('closes the Tool Service request when the client drops each of many calls after 50 ms', async () => {
+    const { service, gateway } = await start();
+    const calls = Array.from({ length: 40 }, async (_, i) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 50);
+      await fetch(gateway.mcpUrl, {
+        method: 'POST',
+        headers: STANDARD_HEADERS,
+        body: callBody(i + 1),
+        signal: controller.signal,
+      }).catch(() => undefined);
+    });
+    await Promise.all(calls);
+    await waitFor(() => service.toolRequests('ins.slow').length > 0, 5000);
+    // every Tool Service request is cut long before the tool's 30 s timeout
+    await waitFor(() => service.openRequests === 0, 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(service.openRequests).toBe(0);
+    const reached = service.toolRequests('ins.slow').length;
+    const scrape = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
+    const cancelled = /tool_calls_total\{tool="ins\.slow",outcome="cancelled"\} (\d+)/.exec(scrape);
+    // each call that reached the Tool Service was cancelled (some may have been cut before)
+    expect(Number(cancelled?.[1])).toBeGreaterThanOrEqual(reached);
+    expect(Number(cancelled?.[1])).toBeLessThanOrEqual(40);
+  });
+
+  it('aborts the call named by notifications/cancelled from the same session (official SDK client)', async () => {
+    const { service, gateway } = await start();
+    const client = new Client({ name: 'cancel-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl)));
+    try {
+      const controller = new AbortController();
+      const call = client
+        .callTool({ name: 'ins.slow', arguments: {} }, undefined, { signal: controller.signal })
+        .then(
+          () => 'answered',
+          () => 'rejected',
+        );
+      await waitFor(() => service.toolRequests('ins.slow').length === 1, 5000);
+      expect(service.openRequests).toBeGreaterThan(0);
+      controller.abort('user gave up'); // the SDK sends notifications/cancelled
+      expect(await call).toBe('rejected');
+      await waitFor(() => service.openRequests === 0, 5000);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('matches notifications/cancelled without a session by request id on the same connection only', async () => {
+    const { service, gateway } = await start();
+    const port = Number(new URL(gateway.mcpUrl).port);
+    const post = (body: string): string =>
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+      `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const cancel = (id: number): string =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id },
+      });
+
+    // Another connection naming the same id cancels nothing.
+    const owner = connect(port, '127.0.0.1');
+    let answer = '';
+    owner.on('data', (d: Buffer) => (answer += d.toString()));
+    owner.write(post(callBody(5)));
+    await waitFor(() => service.toolRequests('ins.slow').length === 1, 5000);
+    const stranger = connect(port, '127.0.0.1');
+    stranger.write(post(cancel(5)));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(service.openRequests).toBeGreaterThan(0);
+    stranger.destroy();
+
+    // The same connection (pipelined after the call) cancels it.
+    owner.write(post(cancel(5)));
+    await waitFor(() => answer.includes('was cancelled'), 5000);
+    await waitFor(() => service.openRequests === 0, 5000);
+    owner.destroy();
+  });
+});
