@@ -11,5 +11,14 @@ export {
   SessionConfig,
   RedisConfig,
   ShutdownConfig,
+  HttpAccessConfig,
   type AuthorizationMode,
 } from './mcp-config.model';
+export {
+  compileAccessList,
+  listAllows,
+  parseHost,
+  parseOrigin,
+  type AccessList,
+  type ParsedAddress,
+} from './http-access-patterns';

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { McpTransport } from '../mcp-transport.service';
+import { HttpAccessPolicy } from './http-access.policy';
 import { errorEnvelope, type HttpAnswer } from './http-answer';
 
 /** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
@@ -22,20 +23,31 @@ function decodeBody(chunks: readonly Buffer[], length: number): string | null {
   }
 }
 
-/** Writes an answer; a body given as parts (tools/list) is written part by part, unjoined. */
-function write(res: ServerResponse, answer: HttpAnswer): void {
+/**
+ * Writes an answer; a body given as parts (tools/list) is written part by part, unjoined.
+ * `cors`: the CORS headers of an allowed Origin, added to whatever the answer is.
+ */
+function write(
+  res: ServerResponse,
+  answer: HttpAnswer,
+  cors?: Readonly<Record<string, string>>,
+): void {
   const { body } = answer;
   if (body === undefined) {
-    res.writeHead(answer.status, answer.headers).end();
+    res.writeHead(answer.status, { ...answer.headers, ...cors }).end();
   } else if (typeof body === 'string') {
     res
-      .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(body) })
+      .writeHead(answer.status, {
+        ...answer.headers,
+        ...cors,
+        'content-length': Buffer.byteLength(body),
+      })
       .end(body);
   } else {
     let length = 0;
     for (const part of body)
       length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
-    res.writeHead(answer.status, { ...answer.headers, 'content-length': length });
+    res.writeHead(answer.status, { ...answer.headers, ...cors, 'content-length': length });
     for (const part of body) res.write(part);
     res.end();
   }
@@ -65,7 +77,10 @@ export class McpHttpServer {
   private server?: Server;
   private draining = false;
 
-  constructor(private readonly transport: McpTransport) {}
+  constructor(
+    private readonly transport: McpTransport,
+    private readonly access: HttpAccessPolicy,
+  ) {}
 
   /** Starts listening; resolves with the bound port (PORT=0 picks a free one). */
   async listen(port: number, host: string): Promise<number> {
@@ -130,19 +145,30 @@ export class McpHttpServer {
       req.resume();
       return;
     }
+    // Before anything is read or run: a refused Origin or Host gets its 403 and nothing else.
+    const access = this.access.admit(req.headers);
+    if (access.kind === 'refuse') {
+      write(res, access.answer);
+      req.resume();
+      return;
+    }
+    const { cors } = access;
     if (req.method !== 'POST') {
       write(
         res,
-        req.method === 'GET' || req.method === 'DELETE'
-          ? this.transport.methodNotAllowed()
-          : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
+        req.method === 'OPTIONS' && cors !== undefined
+          ? this.access.preflight(cors)
+          : req.method === 'GET' || req.method === 'DELETE'
+            ? this.transport.methodNotAllowed()
+            : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
+        cors,
       );
       req.resume();
       return;
     }
     const declared = Number(req.headers['content-length']);
     if (declared > MCP_MAX_BODY_BYTES) {
-      this.tooLarge(req, res);
+      this.tooLarge(req, res, cors);
       return;
     }
     const chunks: Buffer[] = [];
@@ -151,7 +177,7 @@ export class McpHttpServer {
       length += chunk.length;
       if (length > MCP_MAX_BODY_BYTES) {
         req.removeAllListeners('data');
-        this.tooLarge(req, res);
+        this.tooLarge(req, res, cors);
         return;
       }
       chunks.push(chunk);
@@ -160,23 +186,28 @@ export class McpHttpServer {
       if (length > MCP_MAX_BODY_BYTES) return;
       this.transport
         .post({ headers: req.headers, body: length === 0 ? '' : decodeBody(chunks, length) })
-        .then((answer) => write(res, answer))
+        .then((answer) => write(res, answer, cors))
         .catch((err: unknown) => {
           this.logger.error(
             `Unhandled error on /mcp: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
           );
-          if (!res.headersSent) write(res, plainError(500, 'Internal error'));
+          if (!res.headersSent) write(res, plainError(500, 'Internal error'), cors);
         });
     });
   }
 
   /** 413, then the connection closes: the rest of the body is not read. */
-  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
+  private tooLarge(
+    req: IncomingMessage,
+    res: ServerResponse,
+    cors: Readonly<Record<string, string>> | undefined,
+  ): void {
     write(
       res,
       plainError(413, `Payload Too Large: the body exceeds ${MCP_MAX_BODY_BYTES} bytes`, {
         connection: 'close',
       }),
+      cors,
     );
     req.pause();
   }
