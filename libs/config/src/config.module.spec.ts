@@ -58,9 +58,9 @@ describe('GatewayConfigModule: the validated config in DI through @nestjs/config
     const configService = consumer.configService;
     expect(configService.get('mcp.identity', { infer: true })).toBe('gw-di-test');
     expect(configService.get('mcp', { infer: true })).toBe(given.mcp);
-    expect(configService.get('sessionKeys', { infer: true })[0]?.key.equals(Buffer.alloc(32, 7))).toBe(
-      true,
-    );
+    expect(
+      configService.get('sessionKeys', { infer: true })[0]?.key.equals(Buffer.alloc(32, 7)),
+    ).toBe(true);
     expect(configService.get('server.port', { infer: true })).toBe(0);
   });
 
