@@ -183,6 +183,20 @@ describe('/mcp with allowed origins and hosts', () => {
     expect(answer.headers['access-control-allow-origin']).toBe('http://localhost:5173');
   });
 
+  it('puts the CORS headers on error answers too, so a browser can read them (GET: 405, bad JSON: 400)', async () => {
+    const origin = { origin: 'https://console.example' };
+    const get = await rawHttp(gateway.mcpPort, 'GET', '/mcp', {
+      accept: 'text/event-stream',
+      ...origin,
+    });
+    const bad = await rawHttp(gateway.mcpPort, 'POST', '/mcp', { ...JSON_HEADERS, ...origin }, '{');
+    for (const answer of [get, bad]) {
+      expect(answer.headers['access-control-allow-origin']).toBe('https://console.example');
+      expect(answer.headers.vary).toBe('Origin');
+    }
+    expect([get.status, bad.status, bad.json.error.code]).toEqual([405, 400, -32700]);
+  });
+
   it('answers the preflight of an allowed origin with 204, methods, headers and max-age', async () => {
     const answer = await rawHttp(
       gateway.mcpPort,

@@ -23,31 +23,20 @@ function decodeBody(chunks: readonly Buffer[], length: number): string | null {
   }
 }
 
-/**
- * Writes an answer; a body given as parts (tools/list) is written part by part, unjoined.
- * `cors`: the CORS headers of an allowed Origin, added to whatever the answer is.
- */
-function write(
-  res: ServerResponse,
-  answer: HttpAnswer,
-  cors?: Readonly<Record<string, string>>,
-): void {
+/** Writes an answer; a body given as parts (tools/list) is written part by part, unjoined. */
+function write(res: ServerResponse, answer: HttpAnswer): void {
   const { body } = answer;
   if (body === undefined) {
-    res.writeHead(answer.status, { ...answer.headers, ...cors }).end();
+    res.writeHead(answer.status, answer.headers).end();
   } else if (typeof body === 'string') {
     res
-      .writeHead(answer.status, {
-        ...answer.headers,
-        ...cors,
-        'content-length': Buffer.byteLength(body),
-      })
+      .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(body) })
       .end(body);
   } else {
     let length = 0;
     for (const part of body)
       length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
-    res.writeHead(answer.status, { ...answer.headers, ...cors, 'content-length': length });
+    res.writeHead(answer.status, { ...answer.headers, 'content-length': length });
     for (const part of body) res.write(part);
     res.end();
   }
@@ -145,30 +134,36 @@ export class McpHttpServer {
       req.resume();
       return;
     }
-    // Before anything is read or run: a refused Origin or Host gets its 403 and nothing else.
+    // Origin and Host (issue 8), before anything is read or run: a refused request gets its 403
+    // and nothing else. An allowed Origin's CORS headers go onto whatever is answered
+    // (writeHead merges headers set here), and its preflight is answered here.
     const access = this.access.admit(req.headers);
     if (access.kind === 'refuse') {
       write(res, access.answer);
       req.resume();
       return;
     }
-    const { cors } = access;
+    if (access.cors !== undefined) {
+      for (const [name, value] of Object.entries(access.cors)) res.setHeader(name, value);
+      if (req.method === 'OPTIONS') {
+        write(res, this.access.preflight(access.cors));
+        req.resume();
+        return;
+      }
+    }
     if (req.method !== 'POST') {
       write(
         res,
-        req.method === 'OPTIONS' && cors !== undefined
-          ? this.access.preflight(cors)
-          : req.method === 'GET' || req.method === 'DELETE'
-            ? this.transport.methodNotAllowed()
-            : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
-        cors,
+        req.method === 'GET' || req.method === 'DELETE'
+          ? this.transport.methodNotAllowed()
+          : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
       );
       req.resume();
       return;
     }
     const declared = Number(req.headers['content-length']);
     if (declared > MCP_MAX_BODY_BYTES) {
-      this.tooLarge(req, res, cors);
+      this.tooLarge(req, res);
       return;
     }
     const chunks: Buffer[] = [];
@@ -177,7 +172,7 @@ export class McpHttpServer {
       length += chunk.length;
       if (length > MCP_MAX_BODY_BYTES) {
         req.removeAllListeners('data');
-        this.tooLarge(req, res, cors);
+        this.tooLarge(req, res);
         return;
       }
       chunks.push(chunk);
@@ -186,28 +181,23 @@ export class McpHttpServer {
       if (length > MCP_MAX_BODY_BYTES) return;
       this.transport
         .post({ headers: req.headers, body: length === 0 ? '' : decodeBody(chunks, length) })
-        .then((answer) => write(res, answer, cors))
+        .then((answer) => write(res, answer))
         .catch((err: unknown) => {
           this.logger.error(
             `Unhandled error on /mcp: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
           );
-          if (!res.headersSent) write(res, plainError(500, 'Internal error'), cors);
+          if (!res.headersSent) write(res, plainError(500, 'Internal error'));
         });
     });
   }
 
   /** 413, then the connection closes: the rest of the body is not read. */
-  private tooLarge(
-    req: IncomingMessage,
-    res: ServerResponse,
-    cors: Readonly<Record<string, string>> | undefined,
-  ): void {
+  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
     write(
       res,
       plainError(413, `Payload Too Large: the body exceeds ${MCP_MAX_BODY_BYTES} bytes`, {
         connection: 'close',
       }),
-      cors,
     );
     req.pause();
   }
