@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
-import { McpTransport } from '../mcp-transport.service';
 import { HttpAccessPolicy } from './http-access.policy';
+import { McpTransport } from '../mcp-transport.service';
 import { errorEnvelope, type HttpAnswer } from './http-answer';
 
 /** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
