@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,23 +35,41 @@ export function removeScratchDir(): void {
   workDir = undefined;
 }
 
-/** Runs the real helm with its cache/config/data homes in the scratch dir (nothing in $HOME). */
-export function runHelm(args: readonly string[]): HelmResult {
+/** helm's environment: its cache/config/data homes in the scratch dir (nothing in $HOME). */
+function helmEnv(): NodeJS.ProcessEnv {
   const home = join(scratchDir(), 'helm-home');
   mkdirSync(home, { recursive: true });
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    HELM_CACHE_HOME: join(home, 'cache'),
+    HELM_CONFIG_HOME: join(home, 'config'),
+    HELM_DATA_HOME: join(home, 'data'),
+  };
+}
+
+/** Runs the real helm (synchronously: nothing of this process may need to answer it). */
+export function runHelm(args: readonly string[]): HelmResult {
   const result = spawnSync(helmBinary(), args, {
     cwd: REPO_ROOT,
     encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      HELM_CACHE_HOME: join(home, 'cache'),
-      HELM_CONFIG_HOME: join(home, 'config'),
-      HELM_DATA_HOME: join(home, 'data'),
-    },
+    env: helmEnv(),
   });
   if (result.error !== undefined) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the real helm without blocking this process, for helm talking to a server the test runs. */
+export function runHelmAsync(args: readonly string[]): Promise<HelmResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(helmBinary(), args, { cwd: REPO_ROOT, env: helmEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
 
 /** `-f file` for each values file, `--set k=v` for each entry of `set`. */

@@ -121,25 +121,41 @@ function mountedConfigText(
 /**
  * Runs the rendered config through the gateway's own validation, with the environment the
  * Deployment gives the container: its literal env, the rendered config file as
- * MCP_CONFIG_FILE, a freshly generated valid key standing in for the MCP_SESSION_KEYS Secret,
- * and placeholders for other Secret-sourced variables. Throws ConfigValidationError as the
- * gateway's boot would.
+ * MCP_CONFIG_FILE, the value of a Secret the chart rendered itself (the generated session
+ * keys), else a freshly generated valid key standing in for an existing MCP_SESSION_KEYS
+ * Secret, and placeholders for other Secret-sourced variables. Throws ConfigValidationError as
+ * the gateway's boot would.
  */
 export function loadRenderedConfig(docs: readonly Manifest[]): GatewayConfig {
   const gateway = readRenderedGateway(docs);
   const file = join(scratchDir(), `mcp-config-${randomBytes(4).toString('hex')}.yaml`);
   writeFileSync(file, gateway.configText);
   const env: Record<string, string> = { ...gateway.env, MCP_CONFIG_FILE: file };
-  for (const name of Object.keys(gateway.secretEnv)) {
+  for (const [name, ref] of Object.entries(gateway.secretEnv)) {
+    const rendered = renderedSecretValue(docs, ref);
     env[name] =
-      name === 'MCP_SESSION_KEYS'
-        ? `k1:${randomBytes(32).toString('base64')}`
-        : name === 'REDIS_URL'
-          ? 'redis://redis.invalid:6379'
-          : `placeholder for Secret-sourced ${name}`;
+      rendered !== undefined
+        ? rendered
+        : name === 'MCP_SESSION_KEYS'
+          ? `k1:${randomBytes(32).toString('base64')}`
+          : name === 'REDIS_URL'
+            ? 'redis://redis.invalid:6379'
+            : `placeholder for Secret-sourced ${name}`;
   }
   // The image's WORKDIR holds config/ like the repository root does.
   return loadGatewayConfig({ env, cwd: REPO_ROOT, version: '0.0.0-helm-contract' });
+}
+
+/** The decoded value of `key` in a Secret of the rendering, when the chart renders it. */
+export function renderedSecretValue(
+  docs: readonly Manifest[],
+  ref: { name: string; key: string },
+): string | undefined {
+  const secret = ofKind(docs, 'Secret').find((d) => d.metadata.name === ref.name);
+  const stringValue: unknown = secret?.stringData?.[ref.key];
+  if (typeof stringValue === 'string') return stringValue;
+  const encoded: unknown = secret?.data?.[ref.key];
+  return typeof encoded === 'string' ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
 }
 
 function containerPort(container: any, name: string): number | undefined {

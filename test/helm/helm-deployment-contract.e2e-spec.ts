@@ -232,17 +232,17 @@ describe('HelmDeploymentContractTest rejects a rendering that breaks the contrac
     );
   });
 
-  it('no MCP_SESSION_KEYS Secret: the contract check and loadGatewayConfig both refuse it', () => {
-    const docs = renderChart([VALUES_OCP], ['sessionKeys.existingSecret=']);
-
-    expect(deploymentContractProblems(docs)).toEqual(
-      expect.arrayContaining([
-        "MCP_SESSION_KEYS must come from a Secret: every replica opens the others' session ids",
-        expect.stringMatching(
-          /^loadGatewayConfig rejects the rendered config: MCP_SESSION_KEYS: is required/,
-        ),
-      ]),
+  it('no MCP_SESSION_KEYS at all (none named, none generated): the contract check refuses it; the gateway itself would start stateless', () => {
+    const docs = renderChart(
+      [VALUES_OCP],
+      ['sessionKeys.existingSecret=', 'sessionKeys.generate=false'],
     );
+
+    expect(deploymentContractProblems(docs)).toEqual([
+      "MCP_SESSION_KEYS must come from a Secret: every replica opens the others' session ids",
+    ]);
+    // Issue 8: outside local an unset MCP_SESSION_KEYS is stateless legacy mode, not a refusal.
+    expect(loadRenderedConfig(docs).sessionKeys).toEqual([]);
   });
 
   describe('on a tampered rendering of values-ocp.yaml', () => {
@@ -345,6 +345,7 @@ describe('helm/mcp-gateway with the default values.yaml', () => {
       'Deployment',
       'NetworkPolicy',
       'PodDisruptionBudget',
+      'Secret',
       'Service',
       'Service',
       'ServiceAccount',

@@ -3,7 +3,7 @@ import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
-import { McpHttpServer } from '@app/mcp';
+import { McpHttpServer, SessionTokenService } from '@app/mcp';
 import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
@@ -80,6 +80,7 @@ async function bootstrap(): Promise<void> {
     ManagementModule.forRoot({
       registry: app.get(RegistryService),
       metrics: app.get(GatewayMetrics),
+      sessions: app.get(SessionTokenService),
     }),
     managementAdapter(),
     { logger: nestLogger },

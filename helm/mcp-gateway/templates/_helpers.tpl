@@ -64,3 +64,12 @@ app.kubernetes.io/part-of: mcp-gateway
 {{- int $set }}
 {{- end }}
 {{- end }}
+
+{{/* The Secret MCP_SESSION_KEYS is read from: the operator's, the generated one, or none (empty). */}}
+{{- define "mcp-gateway.sessionKeysSecretName" -}}
+{{- if .Values.sessionKeys.existingSecret }}
+{{- .Values.sessionKeys.existingSecret }}
+{{- else if .Values.sessionKeys.generate }}
+{{- printf "%s-session-keys" (include "mcp-gateway.fullname" .) }}
+{{- end }}
+{{- end }}

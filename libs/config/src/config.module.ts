@@ -1,10 +1,43 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
 import { GATEWAY_CONFIG, type GatewayConfig } from './gateway-config';
 
 /**
- * Hands the validated GatewayConfig to every module. The config is loaded (and the boot
- * refused) before Nest starts, in apps/gateway/src/main.ts, so a bad config never gets as far
- * as dependency injection.
+ * Every top-level key of GatewayConfig. `satisfies` makes a key added to the interface a
+ * compile error here until it is listed, so GATEWAY_CONFIG never loses a field.
+ */
+const GATEWAY_CONFIG_KEYS = {
+  profile: true,
+  sources: true,
+  mcp: true,
+  bundles: true,
+  server: true,
+  redisUrl: true,
+  sessionKeys: true,
+  sessionKeysEphemeral: true,
+  logLevel: true,
+  version: true,
+} as const satisfies Record<keyof GatewayConfig, true>;
+
+/** The whole GatewayConfig as ConfigService holds it (the same objects, not copies). */
+export function gatewayConfigFrom(config: ConfigService<GatewayConfig, true>): GatewayConfig {
+  const whole: Partial<Record<keyof GatewayConfig, unknown>> = {};
+  for (const key of Object.keys(GATEWAY_CONFIG_KEYS) as (keyof GatewayConfig)[]) {
+    whole[key] = config.get(key, { infer: true });
+  }
+  return whole as GatewayConfig;
+}
+
+/**
+ * Hands the validated GatewayConfig to every module through `@nestjs/config` (the design
+ * card): `ConfigService<GatewayConfig, true>` is global, typed by GatewayConfig, and holds
+ * nothing but the validated config: no `.env` file, no `process.env` fallback (only
+ * libs/config reads the environment, once). The config is loaded, and a bad one refused with
+ * one message, in apps/gateway/src/main.ts before Nest starts, so it never gets as far as DI.
+ *
+ * `GATEWAY_CONFIG` stays as a provider derived from ConfigService, for the services that take
+ * the whole config object (discovery, registry, execution): their constructors and unit tests
+ * keep taking a plain GatewayConfig, and ConfigService stays the one source in DI.
  */
 @Module({})
 export class GatewayConfigModule {
@@ -12,7 +45,23 @@ export class GatewayConfigModule {
     return {
       module: GatewayConfigModule,
       global: true,
-      providers: [{ provide: GATEWAY_CONFIG, useValue: config }],
+      imports: [
+        ConfigModule.forRoot({
+          isGlobal: true,
+          ignoreEnvFile: true,
+          // Neither copy process.env into the config nor fall back to it in ConfigService.get.
+          validatePredefined: false,
+          skipProcessEnv: true,
+          load: [() => ({ ...config })],
+        }),
+      ],
+      providers: [
+        {
+          provide: GATEWAY_CONFIG,
+          useFactory: gatewayConfigFrom,
+          inject: [ConfigService],
+        },
+      ],
       exports: [GATEWAY_CONFIG],
     };
   }

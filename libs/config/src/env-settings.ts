@@ -21,8 +21,10 @@ function portFrom(env: Env, name: string, fallback: number, problems: string[]):
 /**
  * MCP_SESSION_KEYS = "kid:base64key[,kid:base64key…]", each key 32 bytes; the first seals new
  * session ids, all of them open existing ones (rotation). Unset in the local profile: one
- * random key, so sessions do not survive a restart. Unset elsewhere: a problem, because a
- * session opened on one replica must open on every other (DESIGN "No sticky sessions").
+ * random key, so sessions do not survive a restart. Unset elsewhere: no key at all, and the
+ * gateway runs in stateless legacy mode (no Mcp-Session-Id issued; SessionTokenService warns
+ * once), because a random key per replica would seal ids the other replicas cannot open
+ * (DESIGN "No sticky sessions") and a first install must not need a hand-made Secret.
  */
 function sessionKeysFrom(
   env: Env,
@@ -31,12 +33,7 @@ function sessionKeysFrom(
 ): { keys: SessionKey[]; ephemeral: boolean } {
   const raw = env.MCP_SESSION_KEYS;
   if (raw === undefined || raw.trim() === '') {
-    if (profile !== 'local') {
-      problems.push(
-        `MCP_SESSION_KEYS: is required outside the local profile (profile is "${profile}"): ` +
-          'every replica must open the session ids the others issue ("kid:base64-32-bytes", comma-separated)',
-      );
-    }
+    if (profile !== 'local') return { keys: [], ephemeral: false };
     return { keys: [{ kid: 'local', key: randomBytes(32) }], ephemeral: true };
   }
   const keys: SessionKey[] = [];

@@ -61,7 +61,10 @@ export interface GatewayConfig {
   };
   /** REDIS_URL; undefined means in-memory only. */
   readonly redisUrl?: string;
-  /** MCP_SESSION_KEYS, or one random key in the local profile when it is unset. */
+  /**
+   * MCP_SESSION_KEYS, or one random key in the local profile when it is unset. Empty (unset
+   * outside the local profile): stateless legacy mode, no Mcp-Session-Id is issued.
+   */
   readonly sessionKeys: readonly SessionKey[];
   /** true when the session key was generated at boot (sessions do not survive a restart). */
   readonly sessionKeysEphemeral: boolean;

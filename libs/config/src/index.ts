@@ -11,6 +11,15 @@ export {
   SessionConfig,
   RedisConfig,
   ShutdownConfig,
+  HttpAccessConfig,
   type AuthorizationMode,
   type ServerErrorBodyMode,
 } from './mcp-config.model';
+export {
+  compileAccessList,
+  listAllows,
+  parseHost,
+  parseOrigin,
+  type AccessList,
+  type ParsedAddress,
+} from './http-access-patterns';

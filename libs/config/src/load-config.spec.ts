@@ -681,11 +681,10 @@ describe('environment: listeners and Redis', () => {
 });
 
 describe('environment: MCP_SESSION_KEYS (DESIGN "No sticky sessions")', () => {
-  it('requires MCP_SESSION_KEYS outside the local profile', () => {
-    const problems = problemsOf(mcpTree(), { APP_PROFILE: 'ocp' });
-    expect(problems).toHaveLength(1);
-    expect(pathOf(problems[0]!)).toBe('MCP_SESSION_KEYS');
-    expect(problems[0]).toContain('is required outside the local profile (profile is "ocp")');
+  it('starts without MCP_SESSION_KEYS outside the local profile, with no key: stateless legacy mode (issue 8)', () => {
+    const config = loadTree(mcpTree(), { APP_PROFILE: 'ocp' });
+    expect(config.sessionKeys).toEqual([]);
+    expect(config.sessionKeysEphemeral).toBe(false);
   });
 
   it('parses "kid:base64" entries with 32-byte keys in order; the first one seals', () => {

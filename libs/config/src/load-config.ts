@@ -6,6 +6,7 @@ import { crossFieldProblems } from './config-rules';
 import { readConfigSources } from './config-sources';
 import { expandEnvPlaceholders } from './env-placeholders';
 import { readEnvSettings } from './env-settings';
+import { httpAccessProblems } from './http-access-patterns';
 import {
   LOCAL_FIXTURE_BUNDLE_ID,
   type BundleDefinition,
@@ -175,6 +176,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     throw new ConfigValidationError(problems, context);
   }
   problems.push(...crossFieldProblems(mcp, profile));
+  problems.push(...httpAccessProblems(mcp.http));
 
   // Authorization values come from env variables the bundles name: resolved (and checked) now.
   const rawBundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];

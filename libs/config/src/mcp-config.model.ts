@@ -24,7 +24,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 /**
  * The `mcp:` YAML tree of the bundle contract (§3), plus the few keys this gateway adds
  * (`registry.refreshJitterSeconds`, per-bundle `authorization`, `localFixture`,
- * `execution`, `session`). Defaults are the contract's recommended values (§6).
+ * `execution`, `session`, `http`). Defaults are the contract's recommended values (§6).
  * Instances are only ever built by `loadGatewayConfig`, which validates them.
  */
 
@@ -239,6 +239,28 @@ export class RedisConfig {
   connectTimeoutMillis = 1000;
 }
 
+/**
+ * Who may reach /mcp from a browser, and under which host names (issue 8, fault 2; MCP
+ * Streamable HTTP "Security Warning"). Entry syntax and matching: http-access-patterns.ts.
+ */
+export class HttpAccessConfig {
+  /**
+   * Origins allowed to call /mcp (CORS included). Empty (the default): every request that
+   * carries an `Origin` header is refused with 403; requests without one (every non-browser
+   * client) pass.
+   */
+  @IsArray({
+    message: 'must be a list of origins ("scheme://host[:port]", "scheme://host:*" or "null")',
+  })
+  @IsString({ each: true, message: 'each entry must be a string' })
+  allowedOrigins: string[] = [];
+
+  /** Host names (and ports) the `Host` header must name. Empty (the default): not checked. */
+  @IsArray({ message: 'must be a list of hosts ("host[:port]" or "host:*")' })
+  @IsString({ each: true, message: 'each entry must be a string' })
+  allowedHosts: string[] = [];
+}
+
 /** SIGTERM handling. */
 export class ShutdownConfig {
   /** How long in-flight requests may run after SIGTERM before their connections are cut, in seconds. */
@@ -298,6 +320,11 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => ShutdownConfig)
   shutdown: ShutdownConfig = new ShutdownConfig();
+
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => HttpAccessConfig)
+  http: HttpAccessConfig = new HttpAccessConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

@@ -1,7 +1,12 @@
 export * from './mcp.module';
 export { McpHttpServer, MCP_MAX_BODY_BYTES } from './http/mcp-http-server';
 export { McpTransport } from './mcp-transport.service';
-export { SessionTokenService, type SessionClaims } from './session/session-token.service';
+export {
+  SessionTokenService,
+  type SessionClaims,
+  type SessionsView,
+} from './session/session-token.service';
+export { HttpAccessPolicy, type AccessDecision } from './http/http-access.policy';
 export { LEGACY_PROTOCOL_VERSIONS } from './codecs/legacy.codec';
 export { GatewayError, GatewayErrorCode } from './errors/gateway-error';
 export { legacyWireError, type WireError } from './errors/wire-errors';

@@ -9,6 +9,7 @@ import { METHOD_HANDLERS } from './handlers/method-handler';
 import { PingHandler } from './handlers/ping.handler';
 import { ToolsCallHandler } from './handlers/tools-call.handler';
 import { ToolsListHandler } from './handlers/tools-list.handler';
+import { HttpAccessPolicy } from './http/http-access.policy';
 import { McpHttpServer } from './http/mcp-http-server';
 import { McpTransport } from './mcp-transport.service';
 import { SessionTokenService } from './session/session-token.service';
@@ -30,6 +31,7 @@ import { SessionTokenService } from './session/session-token.service';
     InFlightRequests,
     LegacyCodec,
     McpTransport,
+    HttpAccessPolicy,
     McpHttpServer,
   ],
   exports: [McpHttpServer],

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { SessionTokenService } from '@app/mcp';
 import { GatewayMetrics } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import { PrometheusController } from './prometheus.controller';
@@ -11,6 +12,7 @@ import { ToolBundlesController } from './tool-bundles.controller';
 export interface ManagementDependencies {
   readonly registry: RegistryService;
   readonly metrics: GatewayMetrics;
+  readonly sessions: SessionTokenService;
 }
 
 /**
@@ -28,6 +30,7 @@ export class ManagementModule {
       providers: [
         { provide: RegistryService, useValue: deps.registry },
         { provide: GatewayMetrics, useValue: deps.metrics },
+        { provide: SessionTokenService, useValue: deps.sessions },
         RegistryHealthIndicator,
       ],
       exports: [RegistryHealthIndicator],

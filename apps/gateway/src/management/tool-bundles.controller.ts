@@ -1,17 +1,26 @@
 import { Controller, Get } from '@nestjs/common';
+import { SessionTokenService, type SessionsView } from '@app/mcp';
 import { RegistryService, type ToolBundlesView } from '@app/registry';
+
+/** The registry's view plus how 2025 sessions are kept (issue 8: stateless mode is visible). */
+export type ToolBundlesAnswer = ToolBundlesView & { readonly sessions: SessionsView };
 
 /**
  * GET /actuator/toolBundles (contract §9): every configured bundle, never-successful and
  * disabled ones included; no manifestUrl, no namePrefix, failure reasons as type names.
+ * `sessions`: `{mode: "sealed", keySource: "env" | "generated"}` or
+ * `{mode: "stateless", keySource: "none", warning}` (MCP_SESSION_KEYS unset outside local).
  * Read-only, management port only.
  */
 @Controller('actuator')
 export class ToolBundlesController {
-  constructor(private readonly registry: RegistryService) {}
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly sessions: SessionTokenService,
+  ) {}
 
   @Get('toolBundles')
-  toolBundles(): ToolBundlesView {
-    return this.registry.view();
+  toolBundles(): ToolBundlesAnswer {
+    return { ...this.registry.view(), sessions: this.sessions.view };
   }
 }

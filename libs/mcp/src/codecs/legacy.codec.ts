@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { Injectable, Logger } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { GatewayConfig } from '@app/config';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
@@ -28,7 +29,8 @@ const DEFAULT_UNSTATED_VERSION = '2025-03-26';
  * Mcp-Session-Id, later requests are checked against it, and errors take the legacy wire
  * form. Requests without a session id are served too (as a stateless legacy server would),
  * so a client that never initializes still works; a session id that does not open is 404,
- * which tells the client to initialize again.
+ * which tells the client to initialize again. In stateless mode (no MCP_SESSION_KEYS outside
+ * the local profile) initialize issues no session id and any session id sent is ignored.
  */
 @Injectable()
 export class LegacyCodec {
@@ -36,14 +38,17 @@ export class LegacyCodec {
   private readonly initializeResultBase: { capabilities: object; serverInfo: object };
 
   constructor(
-    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    config: ConfigService<GatewayConfig, true>,
     private readonly dispatcher: MethodDispatcher,
     private readonly sessions: SessionTokenService,
     private readonly inFlight: InFlightRequests,
   ) {
     this.initializeResultBase = {
       capabilities: { tools: { listChanged: false } },
-      serverInfo: { name: config.mcp.identity, version: config.version },
+      serverInfo: {
+        name: config.get('mcp.identity', { infer: true }),
+        version: config.get('version', { infer: true }),
+      },
     };
   }
 
@@ -110,7 +115,10 @@ export class LegacyCodec {
       );
     }
     let protocolVersion = stated ?? DEFAULT_UNSTATED_VERSION;
-    const sessionId = header(exchange.headers, 'mcp-session-id');
+    // Stateless mode issues no session id, so it cannot tell one of its own from any other:
+    // like the SDKs' stateless servers, it ignores the header (and an id a sealed replica
+    // issued before a rollout keeps working) instead of sending clients into a re-initialize.
+    const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
     if (sessionId !== undefined) {
       const claims = this.sessions.open(sessionId);
       if (claims === undefined) {
@@ -180,9 +188,13 @@ export class LegacyCodec {
       ? requested
       : LEGACY_PROTOCOL_VERSIONS[0];
     const result = { protocolVersion, ...this.initializeResultBase };
-    return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), format, {
-      'mcp-session-id': this.sessions.issue(protocolVersion),
-    });
+    return messageAnswer(
+      200,
+      resultEnvelope(id, JSON.stringify(result)),
+      format,
+      // Stateless mode: no session id at all (the spec lets a server issue none).
+      this.sessions.sealed ? { 'mcp-session-id': this.sessions.issue(protocolVersion) } : {},
+    );
   }
 
   private error(

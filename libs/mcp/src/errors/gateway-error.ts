@@ -15,6 +15,8 @@ export enum GatewayErrorCode {
   UnsupportedMediaType = 'unsupported_media_type',
   NotAcceptable = 'not_acceptable',
   MethodNotAllowed = 'method_not_allowed',
+  /** Origin or Host not allowed (MCP Streamable HTTP "Security Warning"). */
+  Forbidden = 'forbidden',
   Internal = 'internal',
 }
 

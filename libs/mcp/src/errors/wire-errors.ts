@@ -35,6 +35,10 @@ export function legacyWireError(code: GatewayErrorCode): WireError {
       return { httpStatus: 406, code: -32000 };
     case GatewayErrorCode.MethodNotAllowed:
       return { httpStatus: 405, code: -32000 };
+    // The spec says 403 and leaves the body open (wire notes §1.1); -32000 with id null is what
+    // the official SDKs' Origin and Host validation answers.
+    case GatewayErrorCode.Forbidden:
+      return { httpStatus: 403, code: -32000 };
     case GatewayErrorCode.Internal:
       return { httpStatus: 500, code: -32603 };
   }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { SHUTDOWN_REASON } from '@app/execution';
 import { Injectable, Logger } from '@nestjs/common';
+import { HttpAccessPolicy } from './http-access.policy';
 import { McpTransport } from '../mcp-transport.service';
 import {
   acceptsGzip,
@@ -51,17 +52,23 @@ function write(res: ServerResponse, answer: HttpAnswer, request?: IncomingMessag
       res.writeHead(answer.status, {
         ...answer.headers,
         'content-encoding': 'gzip',
-        vary: 'accept-encoding',
+        vary: varyWithAcceptEncoding(res),
         'content-length': length,
       });
       for (const b of buffers) res.write(b);
       res.end();
     } else {
-      writeParts(res, answer, body, { vary: 'accept-encoding' });
+      writeParts(res, answer, body, { vary: varyWithAcceptEncoding(res) });
     }
   } else {
     writeParts(res, answer, body, {});
   }
+}
+
+/** `Vary` for an answer whose encoding depends on Accept-Encoding, keeping a `Vary: Origin` set for CORS. */
+function varyWithAcceptEncoding(res: ServerResponse): string {
+  const set = res.getHeader('vary');
+  return set === undefined ? 'accept-encoding' : `${String(set)}, accept-encoding`;
 }
 
 function writeParts(
@@ -111,7 +118,10 @@ export class McpHttpServer {
   private readonly connectionIds = new WeakMap<Socket, number>();
   private nextConnectionId = 1;
 
-  constructor(private readonly transport: McpTransport) {}
+  constructor(
+    private readonly transport: McpTransport,
+    private readonly access: HttpAccessPolicy,
+  ) {}
 
   /** Starts listening; resolves with the bound port (PORT=0 picks a free one). */
   async listen(port: number, host: string): Promise<number> {
@@ -201,6 +211,23 @@ export class McpHttpServer {
       write(res, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
       req.resume();
       return;
+    }
+    // Origin and Host (issue 8), before anything is read or run: a refused request gets its 403
+    // and nothing else. An allowed Origin's CORS headers go onto whatever is answered
+    // (writeHead merges headers set here), and its preflight is answered here.
+    const access = this.access.admit(req.headers);
+    if (access.kind === 'refuse') {
+      write(res, access.answer);
+      req.resume();
+      return;
+    }
+    if (access.cors !== undefined) {
+      for (const [name, value] of Object.entries(access.cors)) res.setHeader(name, value);
+      if (req.method === 'OPTIONS') {
+        write(res, this.access.preflight(access.cors));
+        req.resume();
+        return;
+      }
     }
     if (req.method !== 'POST') {
       write(

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig, SessionKey } from '@app/config';
 import { SessionTokenService } from './session-token.service';
 
@@ -20,7 +21,7 @@ function service(keys: SessionKey[], identity = 'gw-test', ephemeral = false): S
     sessionKeysEphemeral: ephemeral,
     mcp: { identity, session: { ttlSeconds: TTL_SECONDS } },
   } as unknown as GatewayConfig;
-  return new SessionTokenService(config);
+  return new SessionTokenService(new ConfigService<GatewayConfig, true>(config));
 }
 
 /** Replaces one character of the sealed part with a different base64url character. */
@@ -68,8 +69,33 @@ describe('SessionTokenService: sealed Mcp-Session-Id (DESIGN "No sticky sessions
     expect(token).not.toContain('2025');
   });
 
-  it('refuses to start without a key', () => {
-    expect(() => service([])).toThrow('no session key configured');
+  it('says where its keys come from: MCP_SESSION_KEYS, or generated at boot (local profile)', () => {
+    expect(service([NEW]).view).toEqual({ mode: 'sealed', keySource: 'env' });
+    expect(service([NEW], 'gw-test', true).view).toEqual({
+      mode: 'sealed',
+      keySource: 'generated',
+    });
+  });
+});
+
+describe('SessionTokenService: stateless legacy mode (no MCP_SESSION_KEYS outside local; issue 8)', () => {
+  it('runs without a key: not sealed, shown as stateless with the warning', () => {
+    const tokens = service([]);
+    expect(tokens.sealed).toBe(false);
+    expect(tokens.view).toEqual({
+      mode: 'stateless',
+      keySource: 'none',
+      warning: expect.stringContaining('MCP_SESSION_KEYS is not set: stateless legacy mode'),
+    });
+  });
+
+  it('opens no session id, not even one a sealed replica issued', () => {
+    const issued = service([NEW]).issue('2025-11-25', NOW);
+    expect(service([]).open(issued, NOW)).toBeUndefined();
+  });
+
+  it('refuses to seal (the codec never asks it to)', () => {
+    expect(() => service([]).issue('2025-11-25', NOW)).toThrow('stateless mode');
   });
 });
 

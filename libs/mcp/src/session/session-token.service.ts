@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig, type SessionKey } from '@app/config';
+import { Injectable, Logger } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { GatewayConfig, SessionKey } from '@app/config';
 
 /** What a legacy-era session carries; everything the gateway needs lives in the token itself. */
 export interface SessionClaims {
@@ -18,6 +19,22 @@ interface SealedPayload {
   readonly exp: number;
 }
 
+/**
+ * How this gateway keeps 2025 sessions, as /actuator/toolBundles shows it (`sessions`).
+ * `sealed`: initialize issues a sealed Mcp-Session-Id; `keySource` says whether the keys come
+ * from MCP_SESSION_KEYS (`env`) or were generated at boot (`generated`, local profile: ids end
+ * with the process). `stateless`: MCP_SESSION_KEYS is unset outside the local profile; no
+ * session id is issued, and one a client still sends is ignored.
+ */
+export type SessionsView =
+  | { readonly mode: 'sealed'; readonly keySource: 'env' | 'generated' }
+  | { readonly mode: 'stateless'; readonly keySource: 'none'; readonly warning: string };
+
+const STATELESS_WARNING =
+  'MCP_SESSION_KEYS is not set: stateless legacy mode. initialize issues no Mcp-Session-Id ' +
+  '(2025 clients work without one) and a session id a client sends is ignored. Set ' +
+  'MCP_SESSION_KEYS ("kid:base64-32-bytes") on every replica to issue sealed sessions.';
+
 const TOKEN_PREFIX = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -27,30 +44,49 @@ const TAG_BYTES = 16;
  * claims, with the gateway identity as associated data and a key id for rotation, so any
  * replica holding the keys opens any session and nothing per session lives in memory.
  * Format: `v1.<kid>.<base64url(iv | ciphertext | tag)>`, visible ASCII as the spec requires.
+ *
+ * Without any key (MCP_SESSION_KEYS unset outside the local profile) the service is in
+ * stateless mode: `issue` gives nothing and `sealed` is false; the spec lets a server issue no
+ * session id (2025-11-25 transport, "Session Management": the server MAY assign one).
  */
 @Injectable()
 export class SessionTokenService {
   private readonly keys: ReadonlyMap<string, Buffer>;
-  private readonly sealing: SessionKey;
+  private readonly sealing?: SessionKey;
   private readonly aad: Buffer;
   private readonly ttlSeconds: number;
+  /** What /actuator/toolBundles shows under `sessions`. */
+  readonly view: SessionsView;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    const [first] = config.sessionKeys;
-    if (first === undefined) throw new Error('no session key configured');
-    this.sealing = first;
-    this.keys = new Map(config.sessionKeys.map((k) => [k.kid, k.key]));
-    this.aad = Buffer.from(`mcp-gateway-session:${config.mcp.identity}`);
-    this.ttlSeconds = config.mcp.session.ttlSeconds;
-    if (config.sessionKeysEphemeral) {
-      new Logger('Session').warn(
+  constructor(config: ConfigService<GatewayConfig, true>) {
+    const sessionKeys = config.get('sessionKeys', { infer: true });
+    const mcp = config.get('mcp', { infer: true });
+    this.sealing = sessionKeys[0];
+    this.keys = new Map(sessionKeys.map((k) => [k.kid, k.key]));
+    this.aad = Buffer.from(`mcp-gateway-session:${mcp.identity}`);
+    this.ttlSeconds = mcp.session.ttlSeconds;
+    const logger = new Logger('Session');
+    if (this.sealing === undefined) {
+      this.view = { mode: 'stateless', keySource: 'none', warning: STATELESS_WARNING };
+      logger.warn(STATELESS_WARNING);
+    } else if (config.get('sessionKeysEphemeral', { infer: true })) {
+      this.view = { mode: 'sealed', keySource: 'generated' };
+      logger.warn(
         'MCP_SESSION_KEYS is not set: sessions are sealed with a random key and end when this process stops',
       );
+    } else {
+      this.view = { mode: 'sealed', keySource: 'env' };
     }
   }
 
-  /** Seals a new session for this negotiated version. */
+  /** true when session ids are issued and checked; false in stateless mode. */
+  get sealed(): boolean {
+    return this.sealing !== undefined;
+  }
+
+  /** Seals a new session for this negotiated version. Only when `sealed`: throws otherwise. */
   issue(protocolVersion: string, nowMs = Date.now()): string {
+    if (this.sealing === undefined) throw new Error('stateless mode: no session key to seal with');
     const iat = Math.floor(nowMs / 1000);
     const payload: SealedPayload = { pv: protocolVersion, iat, exp: iat + this.ttlSeconds };
     const iv = randomBytes(IV_BYTES);
