@@ -36,30 +36,30 @@ describe('cancelled and abandoned calls', () => {
     return { service, gateway };
   }
 
-  it('closes the Tool Service request when the client drops each of many calls after 50 ms', async () => {
+  it('closes the Tool Service request when the client drops each of many calls', async () => {
     const { service, gateway } = await start();
-    const calls = Array.from({ length: 40 }, async (_, i) => {
-      const controller = new AbortController();
-      setTimeout(() => controller.abort(), 50);
-      await fetch(gateway.mcpUrl, {
+    const controllers = Array.from({ length: 40 }, () => new AbortController());
+    const calls = controllers.map((controller, i) =>
+      fetch(gateway.mcpUrl, {
         method: 'POST',
         headers: STANDARD_HEADERS,
         body: callBody(i + 1),
         signal: controller.signal,
-      }).catch(() => undefined);
-    });
+      }).catch(() => undefined),
+    );
+    // the issue's client drops each call after 50 ms; here, once each has reached the Tool
+    // Service, so that the test does not depend on how fast a loaded machine dispatches
+    await waitFor(() => service.toolRequests('ins.slow').length === 40, 10_000);
+    await new Promise((r) => setTimeout(r, 50));
+    for (const controller of controllers) controller.abort();
     await Promise.all(calls);
-    await waitFor(() => service.toolRequests('ins.slow').length > 0, 5000);
     // every Tool Service request is cut long before the tool's 30 s timeout
     await waitFor(() => service.openRequests === 0, 5000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(service.openRequests).toBe(0);
-    const reached = service.toolRequests('ins.slow').length;
-    const scrape = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
-    const cancelled = /tool_calls_total\{tool="ins\.slow",outcome="cancelled"\} (\d+)/.exec(scrape);
-    // each call that reached the Tool Service was cancelled (some may have been cut before)
-    expect(Number(cancelled?.[1])).toBeGreaterThanOrEqual(reached);
-    expect(Number(cancelled?.[1])).toBeLessThanOrEqual(40);
+    await waitFor(async () =>
+      (await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text()).includes(
+        'mcp_gateway_tool_calls_total{tool="ins.slow",outcome="cancelled"} 40',
+      ),
+    );
   });
 
   it('aborts the call named by notifications/cancelled from the same session (official SDK client)', async () => {
