@@ -1,3 +1,4 @@
+import { McpExchanges } from './http/mcp-exchanges.service';
 import { InFlightRequests } from './http/in-flight-requests';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@app/discovery';
@@ -29,6 +30,7 @@ import { SessionTokenService } from './session/session-token.service';
     MethodDispatcher,
     SessionTokenService,
     InFlightRequests,
+    McpExchanges,
     LegacyCodec,
     McpTransport,
     HttpAccessPolicy,

@@ -1,0 +1,145 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { Injectable, Logger } from '@nestjs/common';
+import { SHUTDOWN_REASON } from '@app/execution';
+import { McpTransport } from '../mcp-transport.service';
+import { errorEnvelope } from './http-answer';
+import { HttpAccessPolicy } from './http-access.policy';
+import { plainError, write } from './http-write';
+import { repeatedSingleHeader } from './repeated-headers';
+
+/** After the grace period, how long the "shutting down" answers of abandoned calls may take to write, in ms. */
+const ABANDON_WRITE_MS = 1_000;
+
+/**
+ * What happens to a request on /mcp, whichever listener received it (McpHttpServer on
+ * node:http, or McpController on fastify): `admit` before the body is read (Origin and Host,
+ * CORS and preflight, method, repeated identity headers), `serve` once it is read (the call's
+ * cancellation, the transport, the answer written with gzip when accepted), and
+ * `abandonInFlight` when the shutdown grace period is over. Both listeners hand it the raw
+ * node:http request and response, so they cannot drift apart.
+ */
+@Injectable()
+export class McpExchanges {
+  private readonly logger = new Logger('Mcp');
+  /** Requests whose answer is not written yet, with their response: aborted when the grace period ends. */
+  private readonly inFlight = new Map<AbortController, ServerResponse>();
+  private readonly connectionIds = new WeakMap<Socket, number>();
+  private nextConnectionId = 1;
+
+  constructor(
+    private readonly transport: McpTransport,
+    private readonly access: HttpAccessPolicy,
+  ) {}
+
+  /**
+   * Checks a request to /mcp before its body is read. Answers it (and returns false) when it
+   * is refused or needs no body: 403 for an Origin or Host not allowed (issue 8, fault 2),
+   * 204 for an allowed preflight, 405 for a method other than POST, 400/-32600 for a repeated
+   * caller header or Authorization (issue 9, fault 10). An allowed Origin's CORS headers are
+   * set on the response, so whatever is answered later carries them.
+   */
+  admit(req: IncomingMessage, res: ServerResponse): boolean {
+    const access = this.access.admit(req.headers);
+    if (access.kind === 'refuse') return this.answered(req, res, access.answer);
+    if (access.cors !== undefined) {
+      for (const [name, value] of Object.entries(access.cors)) res.setHeader(name, value);
+      if (req.method === 'OPTIONS')
+        return this.answered(req, res, this.access.preflight(access.cors));
+    }
+    if (req.method !== 'POST') {
+      return this.answered(
+        req,
+        res,
+        req.method === 'GET' || req.method === 'DELETE'
+          ? this.transport.methodNotAllowed()
+          : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
+      );
+    }
+    const repeated = repeatedSingleHeader(req.rawHeaders);
+    if (repeated !== undefined) {
+      // Two values of an identity header must not reach a Tool Service joined into one.
+      return this.answered(req, res, {
+        status: 400,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: errorEnvelope(
+          null,
+          -32600,
+          `Invalid Request: the ${repeated} header appears more than once; send it once`,
+        ),
+      });
+    }
+    return true;
+  }
+
+  /**
+   * Runs an admitted POST whose body has been read, and writes its answer. The call is
+   * aborted when the client's connection closes first (issue 9, fault 3), by a matching
+   * notifications/cancelled, or at the end of the shutdown grace period. Never throws.
+   * @param body the body as strict UTF-8, "" when empty, null when not UTF-8
+   */
+  serve(req: IncomingMessage, res: ServerResponse, body: string | null): void {
+    const controller = new AbortController();
+    this.inFlight.set(controller, res);
+    res.once('close', () => {
+      this.inFlight.delete(controller);
+      // closed before the answer was written: the client went away
+      if (!res.writableFinished) controller.abort('client-closed');
+    });
+    this.transport
+      .post({
+        headers: req.headers,
+        body,
+        call: { controller, connectionId: this.connectionIdOf(req.socket) },
+      })
+      .then((answer) => write(res, answer, req))
+      .catch((err: unknown) => {
+        this.logger.error(
+          `Unhandled error on /mcp: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
+        );
+        if (!res.headersSent) write(res, plainError(500, 'Internal error'));
+      });
+  }
+
+  /**
+   * The grace period is over: every call still running is answered with an isError result
+   * saying the gateway is shutting down (issue 9, fault 6), instead of a TCP reset that
+   * clients and metrics would read as an unreachable Tool Service. Waits at most
+   * ABANDON_WRITE_MS for those answers to be written.
+   */
+  async abandonInFlight(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    const written = [...this.inFlight.values()].map(
+      (res) => new Promise<void>((resolve) => res.once('close', () => resolve())),
+    );
+    for (const controller of this.inFlight.keys()) controller.abort(SHUTDOWN_REASON);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(written),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ABANDON_WRITE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private answered(
+    req: IncomingMessage,
+    res: ServerResponse,
+    answer: Parameters<typeof write>[1],
+  ): false {
+    write(res, answer);
+    req.resume();
+    return false;
+  }
+
+  /** A number per client connection, for notifications/cancelled without a session. */
+  private connectionIdOf(socket: Socket): number {
+    let id = this.connectionIds.get(socket);
+    if (id === undefined) {
+      id = this.nextConnectionId++;
+      this.connectionIds.set(socket, id);
+    }
+    return id;
+  }
+}
