@@ -8,13 +8,19 @@ import { METHOD_HANDLERS } from './handlers/method-handler';
 import { PingHandler } from './handlers/ping.handler';
 import { ToolsCallHandler } from './handlers/tools-call.handler';
 import { ToolsListHandler } from './handlers/tools-list.handler';
+import { McpController } from './http/mcp.controller';
 import { McpHttpServer } from './http/mcp-http-server';
 import { McpTransport } from './mcp-transport.service';
 import { SessionTokenService } from './session/session-token.service';
 
-/** McpModule: the /mcp listener, JSON-RPC envelope, protocol eras, method handlers. */
+/**
+ * McpModule: the /mcp listener, JSON-RPC envelope, protocol eras, method handlers. /mcp is
+ * served by McpHttpServer (node:http) by default; McpController serves it instead when the
+ * module runs in a Nest fastify application (MCP_HTTP_SERVER=fastify).
+ */
 @Module({
   imports: [RegistryModule, ExecutionModule, DiscoveryModule],
+  controllers: [McpController],
   providers: [
     PingHandler,
     ToolsListHandler,

@@ -14,7 +14,8 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** Strict UTF-8: invalid bytes are a parse error, never silently replaced (contract §10). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-function decodeBody(chunks: readonly Buffer[], length: number): string | null {
+/** The body as strict UTF-8; null when the bytes are not UTF-8 (a parse error downstream). */
+export function decodeBody(chunks: readonly Buffer[], length: number): string | null {
   try {
     return UTF8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length));
   } catch {
@@ -23,7 +24,7 @@ function decodeBody(chunks: readonly Buffer[], length: number): string | null {
 }
 
 /** Writes an answer; a body given as parts (tools/list) is written part by part, unjoined. */
-function write(res: ServerResponse, answer: HttpAnswer): void {
+export function write(res: ServerResponse, answer: HttpAnswer): void {
   const { body } = answer;
   if (body === undefined) {
     res.writeHead(answer.status, answer.headers).end();
@@ -41,7 +42,8 @@ function write(res: ServerResponse, answer: HttpAnswer): void {
   }
 }
 
-function plainError(
+/** A transport-level refusal (404, 405, 413, 500, 503) as a JSON-RPC error without id. */
+export function plainError(
   status: number,
   message: string,
   extra: Record<string, string> = {},
