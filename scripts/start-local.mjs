@@ -2,6 +2,7 @@
 // `npm start`: the sample Tool Service on 127.0.0.1:8081, then the gateway (local profile) on
 // 127.0.0.1:8080 (/mcp) and 127.0.0.1:9090 (/actuator). Ctrl-C stops both.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const samplePort = process.env.SAMPLE_PORT ?? '8081';
@@ -46,8 +47,18 @@ for (;;) {
   if (Date.now() > deadline || stopping) break;
   await sleep(100);
 }
+// The runtime memory settings the chart deploys and the bench measures
+// (scripts/gateway-runtime-env.json; docs/benchmarks.md); a variable already set wins.
+const runtimeEnv = JSON.parse(
+  readFileSync(new URL('./gateway-runtime-env.json', import.meta.url), 'utf8'),
+);
+for (const name of Object.keys(runtimeEnv)) {
+  if (process.env[name] !== undefined) delete runtimeEnv[name];
+}
+
 if (!stopping) {
   run('gateway', 'dist/apps/gateway/main.js', {
+    ...runtimeEnv,
     APP_PROFILE: process.env.APP_PROFILE ?? 'local',
     HOST: process.env.HOST ?? '127.0.0.1',
   });
