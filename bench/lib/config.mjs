@@ -25,11 +25,11 @@ export const SCENARIOS = new Set(
  * Gateway variants measured beside the gateway in toolsCall, in the same rounds:
  * BENCH_VARIANTS="name:KEY=value,KEY2=value;name2:…" (an empty value unsets the variable;
  * "none" runs no variant). The default prices the deployed runtime settings (a gateway
- * without them) and the opt-in fastify listener for /mcp (McpController).
+ * without them) and the opt-in node:http listener for /mcp (McpHttpServer).
  */
 export const VARIANTS = parseVariants(
   process.env.BENCH_VARIANTS ??
-    'gwNoRuntimeEnv:NODE_OPTIONS=,MALLOC_TRIM_THRESHOLD_=;gwFastify:MCP_HTTP_SERVER=fastify',
+    'gwNoRuntimeEnv:NODE_OPTIONS=,MALLOC_TRIM_THRESHOLD_=;gwNodeHttp:MCP_HTTP_SERVER=node',
 );
 /** The connection counts the variants run at (BENCH_VARIANT_CONNECTIONS, default 16). */
 export const VARIANT_CONNECTIONS = (process.env.BENCH_VARIANT_CONNECTIONS ?? '16')
