@@ -14,9 +14,9 @@ import { McpTransport } from './mcp-transport.service';
 import { SessionTokenService } from './session/session-token.service';
 
 /**
- * McpModule: the /mcp listener, JSON-RPC envelope, protocol eras, method handlers. /mcp is
- * served by McpHttpServer (node:http) by default; McpController serves it instead when the
- * module runs in a Nest fastify application (MCP_HTTP_SERVER=fastify).
+ * McpModule: the /mcp controller, JSON-RPC envelope, protocol eras, method handlers. /mcp is
+ * served by McpController when the module runs in a Nest fastify application (the default);
+ * McpHttpServer serves it on plain node:http instead with MCP_HTTP_SERVER=node.
  */
 @Module({
   imports: [RegistryModule, ExecutionModule, DiscoveryModule],

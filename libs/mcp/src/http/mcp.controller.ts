@@ -19,8 +19,8 @@ export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): void {
 }
 
 /**
- * `/mcp` as a Nest controller on the fastify adapter: the opt-in path
- * (`MCP_HTTP_SERVER=fastify`), measured against the default `McpHttpServer` on node:http in
+ * `/mcp` as a Nest controller on the fastify adapter: the default listener
+ * (`MCP_HTTP_SERVER=fastify`), measured against the opt-in `McpHttpServer` on node:http in
  * docs/benchmarks.md. Same transport, codec and handlers; the body reaches it as the raw bytes
  * (a catch-all buffer parser, see `configureMcpFastify`), decoded as strict UTF-8 like on the
  * default path, so tool arguments are forwarded byte for byte.
@@ -37,10 +37,15 @@ export class McpController {
     sendAnswer(reply, await this.transport.post({ headers: req.headers, body }));
   }
 
-  /** GET (standalone SSE stream) and DELETE (end session) are not offered: 405. */
+  /** GET (a standalone SSE stream) is not offered: 405 (2025 transport). */
   @Get()
+  get(@Res() reply: FastifyReply): void {
+    sendAnswer(reply, this.transport.methodNotAllowed());
+  }
+
+  /** DELETE (end a session) is not offered: 405 (2025 transport). */
   @Delete()
-  notOffered(@Res() reply: FastifyReply): void {
+  delete(@Res() reply: FastifyReply): void {
     sendAnswer(reply, this.transport.methodNotAllowed());
   }
 }
