@@ -31,6 +31,8 @@ import {
   ROUNDS,
   SCENARIOS,
   SECONDS,
+  VARIANTS,
+  VARIANT_CONNECTIONS,
   WARMUP,
   int,
   log,
@@ -39,6 +41,7 @@ import {
 import { account, checks, measured } from './lib/measure.mjs';
 import { machineCpuMs, memoryMb } from './lib/proc.mjs';
 import {
+  GATEWAY_RUNTIME_ENV,
   LOOP_MONITOR,
   REPO_ROOT,
   benchTempDir,
@@ -88,8 +91,11 @@ async function main() {
     cpuModel,
     memGb: round(os.totalmem() / 2 ** 30, 1),
     kernel: os.release(),
-    command: `${process.env.BENCH_GATEWAY_ENV ? `BENCH_GATEWAY_ENV="${process.env.BENCH_GATEWAY_ENV}" ` : ''}BENCH_ROUNDS=${ROUNDS} BENCH_SECONDS=${SECONDS} npm run bench`,
+    command: `${process.env.BENCH_GATEWAY_ENV ? `BENCH_GATEWAY_ENV="${process.env.BENCH_GATEWAY_ENV}" ` : ''}${process.env.BENCH_VARIANTS !== undefined ? `BENCH_VARIANTS="${process.env.BENCH_VARIANTS}" ` : ''}BENCH_ROUNDS=${ROUNDS} BENCH_SECONDS=${SECONDS} npm run bench`,
     gatewayEnv: extraGatewayEnv(),
+    gatewayRuntimeEnv: GATEWAY_RUNTIME_ENV,
+    variants: VARIANTS,
+    variantConnections: VARIANT_CONNECTIONS,
     rounds: ROUNDS,
     seconds: SECONDS,
     warmupSeconds: WARMUP,
@@ -122,12 +128,36 @@ async function main() {
       const { gw, readyMs, cold } = await startGatewayFor(ts, 't10', 10);
       firstCold = cold;
       const proxy = await startBareProxy({ core: CORE_TARGET, upstream: ts.url });
+      const variants = [];
       try {
         await sleep(1000);
         const idle = memoryMb(gw.pid).rssMb;
         const memory10 = { tools: 10, readyMs: round(readyMs, 0), idleRssMb: round(idle, 1) };
         if (SCENARIOS.has('call')) {
-          results.toolsCall = await scenarioToolsCall({ ts, proxy, gw });
+          for (const v of VARIANTS) {
+            const started = await startGatewayFor(ts, 't10', 10, { env: v.env });
+            variants.push({ ...v, gw: started.gw });
+            await sleep(1000);
+            memory10.variants = {
+              ...memory10.variants,
+              [v.name]: {
+                env: v.env,
+                readyMs: round(started.readyMs, 0),
+                idleRssMb: round(memoryMb(started.gw.pid).rssMb, 1),
+              },
+            };
+            log(
+              `variant ${v.name} ${JSON.stringify(v.env)}: idle RSS ${memory10.variants[v.name].idleRssMb} MB`,
+            );
+          }
+          results.toolsCall = await scenarioToolsCall({ ts, proxy, gw, variants });
+          for (const v of variants) {
+            const runs = results.toolsCall.raw.filter((r) => r.target === v.name);
+            memory10.variants[v.name].loadRssMb = round(
+              Math.max(...runs.map((r) => r.maxRssMb)),
+              1,
+            );
+          }
           const gwRuns = results.toolsCall.raw.filter((r) => r.target === 'gateway');
           memory10.loadRssMb = round(Math.max(...gwRuns.map((r) => r.maxRssMb)), 1);
         } else if (SCENARIOS.has('memory')) {
@@ -150,6 +180,7 @@ async function main() {
         }
         if (SCENARIOS.has('memory') || SCENARIOS.has('call')) results.memory = { t10: memory10 };
       } finally {
+        for (const v of variants) await v.gw.stop();
         await proxy.stop();
         await gw.stop();
       }

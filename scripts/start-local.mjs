@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm start`: checks that the ports are free, builds both apps, then runs the sample Tool
 // Service on 127.0.0.1:$SAMPLE_PORT (8081) and the gateway (local profile) on
-// 127.0.0.1:$PORT (8080, /mcp) and 127.0.0.1:$MANAGEMENT_PORT (9090, /actuator). The local
-// profile reads SAMPLE_PORT too (config/application-local.yaml), so the two always agree.
+// 127.0.0.1:$PORT (8080, /mcp) and 127.0.0.1:$MANAGEMENT_PORT (9090, /actuator), with the
+// runtime settings the chart deploys (scripts/gateway-runtime-env.json). The local profile
+// reads SAMPLE_PORT too (config/application-local.yaml), so the two always agree.
 // Ctrl-C stops both.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -105,8 +107,18 @@ for (;;) {
   if (Date.now() > deadline || stopping) break;
   await sleep(100);
 }
+// The runtime memory settings the chart deploys and the bench measures
+// (scripts/gateway-runtime-env.json; docs/benchmarks.md); a variable already set wins.
+const runtimeEnv = JSON.parse(
+  readFileSync(new URL('./gateway-runtime-env.json', import.meta.url), 'utf8'),
+);
+for (const name of Object.keys(runtimeEnv)) {
+  if (process.env[name] !== undefined) delete runtimeEnv[name];
+}
+
 if (!stopping) {
   run('gateway', 'dist/apps/gateway/main.js', {
+    ...runtimeEnv,
     APP_PROFILE: process.env.APP_PROFILE ?? 'local',
     HOST: host,
     PORT: gatewayPort,

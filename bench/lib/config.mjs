@@ -21,6 +21,37 @@ export const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64')
 export const SCENARIOS = new Set(
   (process.env.BENCH_SCENARIOS ?? 'call,list,memory,refresh,cold').split(','),
 );
+/**
+ * Gateway variants measured beside the gateway in toolsCall, in the same rounds:
+ * BENCH_VARIANTS="name:KEY=value,KEY2=value;name2:…" (an empty value unsets the variable;
+ * "none" runs no variant). The default prices the deployed runtime settings (a gateway
+ * without them) and the opt-in node:http listener for /mcp (McpHttpServer).
+ */
+export const VARIANTS = parseVariants(
+  process.env.BENCH_VARIANTS ??
+    'gwNoRuntimeEnv:NODE_OPTIONS=,MALLOC_TRIM_THRESHOLD_=;gwNodeHttp:MCP_HTTP_SERVER=node',
+);
+/** The connection counts the variants run at (BENCH_VARIANT_CONNECTIONS, default 16). */
+export const VARIANT_CONNECTIONS = (process.env.BENCH_VARIANT_CONNECTIONS ?? '16')
+  .split(',')
+  .map(Number)
+  .filter((n) => CONNECTIONS.includes(n));
+
+function parseVariants(spec) {
+  if (spec.trim() === '' || spec.trim() === 'none') return [];
+  return spec.split(';').map((part) => {
+    const i = part.indexOf(':');
+    const name = (i < 0 ? part : part.slice(0, i)).trim();
+    const env = {};
+    for (const pair of (i < 0 ? '' : part.slice(i + 1)).split(',').filter(Boolean)) {
+      const j = pair.indexOf('=');
+      if (j > 0) env[pair.slice(0, j).trim()] = pair.slice(j + 1);
+    }
+    if (!/^[A-Za-z][A-Za-z0-9]*$/.test(name)) throw new Error(`BENCH_VARIANTS: bad name "${name}"`);
+    return { name, env };
+  });
+}
+
 export const OUT = process.env.BENCH_OUT ?? join(REPO_ROOT, 'bench', 'results', 'latest.json');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -105,6 +105,16 @@ export async function freePort() {
   });
 }
 
+/**
+ * The runtime settings the gateway is deployed with (the Helm chart's gateway.runtimeEnv and
+ * `npm start` read the same file): every gateway of the bench runs with them, so its figures
+ * are the production ones. BENCH_GATEWAY_ENV or a variant can override them; an empty value
+ * unsets a variable.
+ */
+export const GATEWAY_RUNTIME_ENV = JSON.parse(
+  readFileSync(join(REPO_ROOT, 'scripts', 'gateway-runtime-env.json'), 'utf8'),
+);
+
 /** BENCH_GATEWAY_ENV="LOG_LEVEL=warn FOO=bar": extra env for every gateway (e.g. to price logging). */
 export function extraGatewayEnv() {
   const out = {};
@@ -286,23 +296,22 @@ export async function spawnGateway({
   writeFileSync(file, stringify({ mcp }));
   const port = await freePort();
   const managementPort = await freePort();
+  const childEnv = {
+    PATH: process.env.PATH,
+    NODE_PATH: join(REPO_ROOT, 'node_modules'),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    MANAGEMENT_PORT: String(managementPort),
+    APP_PROFILE: 'local',
+    MCP_CONFIG_FILE: file,
+    NO_COLOR: '1',
+    ...GATEWAY_RUNTIME_ENV,
+    ...extraGatewayEnv(),
+    ...env,
+  };
+  for (const [key, value] of Object.entries(childEnv)) if (value === '') delete childEnv[key];
   const spawnedAt = performance.now();
-  const proc = spawnNode([...nodeArgs, gatewayEntry], {
-    core,
-    cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH,
-      NODE_PATH: join(REPO_ROOT, 'node_modules'),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      MANAGEMENT_PORT: String(managementPort),
-      APP_PROFILE: 'local',
-      MCP_CONFIG_FILE: file,
-      NO_COLOR: '1',
-      ...extraGatewayEnv(),
-      ...env,
-    },
-  });
+  const proc = spawnNode([...nodeArgs, gatewayEntry], { core, cwd: REPO_ROOT, env: childEnv });
   return {
     ...proc,
     spawnedAt,

@@ -77,7 +77,7 @@ export function printReport(results) {
     ];
     for (const c of CONNECTIONS) {
       const e = results.toolsCall[`c${c}`];
-      for (const name of ['direct', 'bareProxy', 'gateway']) {
+      for (const name of ['direct', 'bareProxy', 'gateway', ...Object.keys(e.variants ?? {})]) {
         const t = e[name];
         rows.push([
           `c${c} ${name}`,
@@ -118,6 +118,46 @@ export function printReport(results) {
       ]);
     }
     out.push('', table(r2));
+    const r3 = [
+      [
+        'conns / variant',
+        'env',
+        'cpu/req ÷proxy',
+        'per round',
+        '÷gateway',
+        'per round',
+        'idle RSS MB',
+        'load RSS MB',
+      ],
+    ];
+    for (const c of CONNECTIONS) {
+      for (const [name, v] of Object.entries(results.toolsCall[`c${c}`].variants ?? {})) {
+        const mem = results.memory?.t10?.variants?.[name];
+        r3.push([
+          `c${c} ${name}`,
+          Object.entries(results.meta.variants.find((x) => x.name === name)?.env ?? {})
+            .map(([k, val]) => `${k}=${val}`)
+            .join(' '),
+          fmt(v.cpuPerRequestRatioVsBareProxy, 2),
+          v.cpuPerRequestRatioVsBareProxyPerRound.map((x) => fmt(x, 2)).join(' '),
+          fmt(v.cpuPerRequestRatioVsGateway, 2),
+          v.cpuPerRequestRatioVsGatewayPerRound.map((x) => fmt(x, 2)).join(' '),
+          fmt(mem?.idleRssMb, 1),
+          fmt(mem?.loadRssMb, 1),
+        ]);
+      }
+    }
+    if (r3.length > 1) {
+      out.push(
+        '',
+        `gateway variants, same rounds (the gateway runs with ${Object.entries(
+          results.meta.gatewayRuntimeEnv,
+        )
+          .map(([k, val]) => `${k}=${val}`)
+          .join(' ')}; an empty value unsets it)`,
+        table(r3),
+      );
+    }
   }
   if (results.toolsList) {
     out.push('', 'tools/list (1 connection)');

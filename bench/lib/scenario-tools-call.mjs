@@ -1,10 +1,20 @@
-// toolsCall: direct, bare proxy and gateway at 1, 16 and 64 connections, alternating rounds.
-import { CONNECTIONS, CORE_SIDE, CORE_TARGET, ROUNDS, SECONDS, WARMUP, log } from './config.mjs';
+// toolsCall: direct, bare proxy and gateway at 1, 16 and 64 connections, alternating rounds;
+// gateway variants (BENCH_VARIANTS) in the same rounds at VARIANT_CONNECTIONS.
+import {
+  CONNECTIONS,
+  CORE_SIDE,
+  CORE_TARGET,
+  ROUNDS,
+  SECONDS,
+  VARIANT_CONNECTIONS,
+  WARMUP,
+  log,
+} from './config.mjs';
 import { account, measured } from './measure.mjs';
 import { fmt, median, round } from './stats.mjs';
 
 export async function scenarioToolsCall(ctx) {
-  const { ts, proxy, gw } = ctx;
+  const { ts, proxy, gw, variants = [] } = ctx;
   const targets = {
     direct: {
       url: `${ts.url}/mcp/bench.echo`,
@@ -27,7 +37,19 @@ export async function scenarioToolsCall(ctx) {
       loadCore: CORE_SIDE,
     },
   };
+  const base = Object.keys(targets);
+  for (const v of variants) {
+    targets[v.name] = {
+      url: v.gw.mcpUrl,
+      mode: 'call',
+      targetPid: v.gw.pid,
+      upstreamPid: ts.pid,
+      loadCore: CORE_SIDE,
+    };
+  }
   const names = Object.keys(targets);
+  const variantNames = variants.map((v) => v.name);
+  const namesAt = (c) => (VARIANT_CONNECTIONS.includes(c) ? names : base);
 
   log(`tools/call warm-up: ${WARMUP} s per target at 16 connections`);
   for (const name of names)
@@ -37,8 +59,9 @@ export async function scenarioToolsCall(ctx) {
   for (let round = 0; round < ROUNDS; round++) {
     for (const [ci, c] of CONNECTIONS.entries()) {
       // Alternate the order so no target always runs first (or right after the same one).
-      const shift = (round + ci) % names.length;
-      const order = [...names.slice(shift), ...names.slice(0, shift)];
+      const here = namesAt(c);
+      const shift = (round + ci) % here.length;
+      const order = [...here.slice(shift), ...here.slice(0, shift)];
       for (const name of order) {
         const r = await measured({ ...targets[name], connections: c, seconds: SECONDS });
         account(r);
@@ -50,7 +73,7 @@ export async function scenarioToolsCall(ctx) {
           ...r,
         });
         log(
-          `round ${round + 1}/${ROUNDS} c=${c} ${name.padEnd(9)} ${fmt(r.rps, 0)} req/s p50 ${fmt(r.p50Ms, 3)} ms ` +
+          `round ${round + 1}/${ROUNDS} c=${c} ${name.padEnd(14)} ${fmt(r.rps, 0)} req/s p50 ${fmt(r.p50Ms, 3)} ms ` +
             `p99 ${fmt(r.p99Ms, 3)} ms cpu/req ${fmt(r.cpuPerRequestMs * 1000, 1)} µs err ${r.errors} idMismatch ${r.mismatches}`,
         );
       }
@@ -60,7 +83,7 @@ export async function scenarioToolsCall(ctx) {
   const out = {};
   for (const c of CONNECTIONS) {
     const entry = {};
-    for (const name of names) {
+    for (const name of namesAt(c)) {
       const runs = raw.filter((r) => r.connections === c && r.target === name && r.kept);
       entry[name] = {
         rounds: runs.length,
@@ -76,14 +99,17 @@ export async function scenarioToolsCall(ctx) {
         noiseCores: round(median(runs.map((r) => r.noiseCores)), 2),
       };
     }
-    const perRound = raw
-      .filter((r) => r.connections === c && r.kept && r.target === 'gateway')
-      .map((g) => {
-        const p = raw.find(
-          (r) => r.connections === c && r.round === g.round && r.target === 'bareProxy',
-        );
-        return p ? g.cpuPerRequestMs / p.cpuPerRequestMs : NaN;
-      });
+    // CPU per request of `target` ÷ that of `reference`, round by round (same minutes).
+    const perRoundRatio = (target, reference) =>
+      raw
+        .filter((r) => r.connections === c && r.kept && r.target === target)
+        .map((g) => {
+          const p = raw.find(
+            (r) => r.connections === c && r.round === g.round && r.target === reference,
+          );
+          return p ? g.cpuPerRequestMs / p.cpuPerRequestMs : NaN;
+        });
+    const perRound = perRoundRatio('gateway', 'bareProxy');
     const g = entry.gateway;
     const p = entry.bareProxy;
     const d = entry.direct;
@@ -98,6 +124,21 @@ export async function scenarioToolsCall(ctx) {
       bareProxyAddedP50Ms: round(p.p50Ms - d.p50Ms),
       addedP99Ms: round(g.p99Ms - d.p99Ms),
     };
+    const vs = {};
+    for (const name of variantNames.filter(() => VARIANT_CONNECTIONS.includes(c))) {
+      const v = entry[name];
+      vs[name] = {
+        cpuPerRequestRatioVsBareProxy: round(v.cpuPerRequestMs / p.cpuPerRequestMs, 2),
+        cpuPerRequestRatioVsBareProxyPerRound: perRoundRatio(name, 'bareProxy').map((x) =>
+          round(x, 2),
+        ),
+        cpuPerRequestRatioVsGateway: round(v.cpuPerRequestMs / g.cpuPerRequestMs, 2),
+        cpuPerRequestRatioVsGatewayPerRound: perRoundRatio(name, 'gateway').map((x) => round(x, 2)),
+        rpsRatioVsGateway: round(v.rps / g.rps, 2),
+        addedP50VsGatewayMs: round(v.p50Ms - g.p50Ms),
+      };
+    }
+    if (Object.keys(vs).length > 0) out[`c${c}`].variants = vs;
   }
   out.raw = raw.map((r) => ({
     round: r.round,

@@ -1,12 +1,11 @@
 import type { INestApplicationContext, Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { McpHttpServer } from '@app/mcp';
 
 export interface ShutdownTargets {
   /** The gateway's application context (modules, schedule, HTTP clients, Redis). */
   readonly app: INestApplicationContext;
-  /** The agents' listener (PORT). */
-  readonly mcp: McpHttpServer;
+  /** The agents' listener (PORT): McpHttpServer, or the fastify application's drain. */
+  readonly mcp: { drain(graceMs: number): Promise<boolean> };
   /** The management application (MANAGEMENT_PORT), closed last so probes answer during the drain. */
   readonly management: NestFastifyApplication;
   /** Turns readiness down. */

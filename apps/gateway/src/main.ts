@@ -3,7 +3,12 @@ import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
-import { McpHttpServer, SessionTokenService } from '@app/mcp';
+import {
+  configureMcpFastify,
+  McpHttpServer,
+  mcpFastifyAdapter,
+  SessionTokenService,
+} from '@app/mcp';
 import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
@@ -53,6 +58,59 @@ async function listenOrExit(
   }
 }
 
+/**
+ * Which listener serves /mcp (MCP_HTTP_SERVER): `fastify` (default) is McpController in a
+ * Nest application on the fastify adapter; `node` is McpHttpServer on plain node:http, kept
+ * as an opt-in (docs/benchmarks.md has both measured). Anything else stops the boot.
+ */
+function mcpServerKindOrExit(): 'node' | 'fastify' {
+  const raw = process.env.MCP_HTTP_SERVER;
+  if (raw === undefined || raw === '' || raw === 'fastify') return 'fastify';
+  if (raw === 'node') return 'node';
+  process.stderr.write(
+    `MCP_HTTP_SERVER: must be "fastify" or "node" (got "${raw}"). The gateway did not start.\n`,
+  );
+  process.exit(1);
+}
+
+interface McpListener {
+  /** The Nest container the modules live in (closed on shutdown). */
+  readonly app: INestApplicationContext;
+  listen(port: number, host: string): Promise<number>;
+  drain(graceMs: number): Promise<boolean>;
+}
+
+async function createMcpListener(
+  config: GatewayConfig,
+  nestLogger: PinoNestLogger,
+): Promise<McpListener> {
+  if (mcpServerKindOrExit() === 'node') {
+    const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
+      logger: nestLogger,
+    });
+    const server = app.get(McpHttpServer);
+    return {
+      app,
+      listen: (port, host) => server.listen(port, host),
+      drain: (graceMs) => server.drain(graceMs),
+    };
+  }
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config),
+    mcpFastifyAdapter(),
+    { logger: nestLogger, bodyParser: false },
+  );
+  const drain = configureMcpFastify(app);
+  return {
+    app,
+    listen: async (port, host) => {
+      await app.listen(port, host);
+      return boundPort(app);
+    },
+    drain,
+  };
+}
+
 function boundPort(app: NestFastifyApplication): number {
   const address = app.getHttpServer().address();
   return typeof address === 'object' && address !== null ? address.port : -1;
@@ -70,12 +128,8 @@ async function bootstrap(): Promise<void> {
   Logger.overrideLogger(nestLogger);
   const logger = new Logger('Gateway');
 
-  const app: INestApplicationContext = await NestFactory.createApplicationContext(
-    AppModule.forRoot(config),
-    {
-      logger: nestLogger,
-    },
-  );
+  const mcp = await createMcpListener(config, nestLogger);
+  const { app } = mcp;
   const management = await NestFactory.create<NestFastifyApplication>(
     ManagementModule.forRoot({
       registry: app.get(RegistryService),
@@ -86,7 +140,6 @@ async function bootstrap(): Promise<void> {
     { logger: nestLogger },
   );
 
-  const mcp = app.get(McpHttpServer);
   const { port, managementPort, host } = config.server;
   const mcpPort = await listenOrExit(() => mcp.listen(port, host), port, host, 'PORT');
   await listenOrExit(

@@ -4,7 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { RegistryModule } from '@app/registry';
 import { BundleRefreshService } from './bundle-refresh.service';
 import { ManifestFetcher } from './manifest-fetcher.service';
-import { RANDOM, RefreshScheduler } from './refresh-scheduler.service';
+import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.service';
 
 /** DiscoveryModule: scheduled manifest pulls (over @nestjs/axios); results handed to the registry as values. */
 @Module({
@@ -16,6 +16,7 @@ import { RANDOM, RefreshScheduler } from './refresh-scheduler.service';
     BundleRefreshService,
     RefreshScheduler,
     { provide: RANDOM, useValue: Math.random },
+    { provide: MONOTONIC_MS, useValue: () => performance.now() },
   ],
   exports: [BundleRefreshService, RefreshScheduler],
 })

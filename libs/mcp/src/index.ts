@@ -1,5 +1,7 @@
 export * from './mcp.module';
 export { McpHttpServer, MCP_MAX_BODY_BYTES } from './http/mcp-http-server';
+export { McpController } from './http/mcp.controller';
+export { configureMcpFastify, mcpFastifyAdapter } from './http/mcp-fastify';
 export { McpTransport } from './mcp-transport.service';
 export {
   SessionTokenService,

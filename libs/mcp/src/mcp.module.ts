@@ -11,13 +11,19 @@ import { PingHandler } from './handlers/ping.handler';
 import { ToolsCallHandler } from './handlers/tools-call.handler';
 import { ToolsListHandler } from './handlers/tools-list.handler';
 import { HttpAccessPolicy } from './http/http-access.policy';
+import { McpController } from './http/mcp.controller';
 import { McpHttpServer } from './http/mcp-http-server';
 import { McpTransport } from './mcp-transport.service';
 import { SessionTokenService } from './session/session-token.service';
 
-/** McpModule: the /mcp listener, JSON-RPC envelope, protocol eras, method handlers. */
+/**
+ * McpModule: the /mcp controller, JSON-RPC envelope, protocol eras, method handlers. /mcp is
+ * served by McpController when the module runs in a Nest fastify application (the default);
+ * McpHttpServer serves it on plain node:http instead with MCP_HTTP_SERVER=node.
+ */
 @Module({
   imports: [RegistryModule, ExecutionModule, DiscoveryModule],
+  controllers: [McpController],
   providers: [
     PingHandler,
     ToolsListHandler,

@@ -12,10 +12,10 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
- * The agents' listener (PORT): POST /mcp on plain node:http, handing each request to
- * McpTransport. No framework router, hooks, pipes or interceptors on this path, so a call
- * costs little more than a bare Node proxy (DESIGN "The request path stays lean"); the
- * framework serves the management port only.
+ * The opt-in agents' listener (PORT, MCP_HTTP_SERVER=node): POST /mcp on plain node:http,
+ * handing each request to McpTransport, with no framework router, hooks, pipes or
+ * interceptors. The default is McpController on fastify; this one measured 5–15 % less CPU
+ * per call (docs/benchmarks.md, "/mcp: McpController or node:http").
  */
 @Injectable()
 export class McpHttpServer {

@@ -1,0 +1,120 @@
+import {
+  Catch,
+  HttpException,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendAnswer } from './mcp.controller';
+import { plainError } from './http-write';
+import { McpExchanges } from './mcp-exchanges.service';
+import { MCP_MAX_BODY_BYTES } from './mcp-http-server';
+
+/** The same limits as McpHttpServer (body, request and keep-alive timeouts). */
+export function mcpFastifyAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: MCP_MAX_BODY_BYTES,
+    keepAliveTimeout: 65_000,
+    requestTimeout: 30_000,
+  });
+}
+
+function statusOf(exception: unknown): number {
+  if (exception instanceof HttpException) return exception.getStatus();
+  const code = (exception as { statusCode?: unknown } | null)?.statusCode;
+  return typeof code === 'number' ? code : 500;
+}
+
+/**
+ * Maps what fastify and Nest answer on their own (no route, body too large, a fault) to the
+ * answers McpHttpServer gives: 404 outside /mcp, 405 for other methods on /mcp, 413 with
+ * `connection: close`, 500 without details.
+ */
+@Catch()
+export class McpTransportExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Mcp');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const req = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const status = statusOf(exception);
+    const path = req.url.split('?', 1)[0];
+    if (status === 404 && path === '/mcp') {
+      sendAnswer(reply, plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }));
+    } else if (status === 404) {
+      sendAnswer(reply, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
+    } else if (status === 413) {
+      sendAnswer(
+        reply,
+        plainError(413, `Payload Too Large: the body exceeds ${MCP_MAX_BODY_BYTES} bytes`, {
+          connection: 'close',
+        }),
+      );
+    } else {
+      this.logger.error(
+        `Unhandled error on /mcp: ${exception instanceof Error ? (exception.stack ?? exception.name) : typeof exception}`,
+      );
+      sendAnswer(reply, plainError(500, 'Internal error'));
+    }
+  }
+}
+
+/**
+ * Prepares a Nest fastify application for McpController (create it with `bodyParser: false`):
+ * every body is kept as its raw bytes (no JSON parse by fastify), the framework's own answers
+ * take the /mcp forms, and once `drain` starts, requests still arriving get 503 like on the
+ * default listener. Returns the drain function (same contract as McpHttpServer.drain).
+ */
+export function configureMcpFastify(
+  app: NestFastifyApplication,
+): (graceMs: number) => Promise<boolean> {
+  const instance = app.getHttpAdapter().getInstance();
+  instance.removeAllContentTypeParsers();
+  instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  const exchanges = app.get(McpExchanges);
+  let draining = false;
+  instance.addHook('onRequest', (req, reply, done) => {
+    if (draining) {
+      sendAnswer(
+        reply,
+        plainError(503, 'Service Unavailable: the gateway is shutting down', {
+          connection: 'close',
+        }),
+      );
+      return;
+    }
+    // The same admission as on the node:http listener, before the body is read: Origin and
+    // Host, CORS and preflight, method, repeated identity headers.
+    if (req.url.split('?', 1)[0] !== '/mcp' || exchanges.admit(req.raw, reply.raw)) {
+      done();
+      return;
+    }
+    void reply.hijack();
+  });
+  app.useGlobalFilters(new McpTransportExceptionFilter());
+  return async (graceMs) => {
+    draining = true;
+    const server = app.getHttpServer();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const sweeper = setInterval(() => server.closeIdleConnections(), 50);
+    server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      closed.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), graceMs);
+      }),
+    ]);
+    if (timedOut) {
+      await exchanges.abandonInFlight();
+      server.closeAllConnections();
+      await closed;
+    }
+    clearInterval(sweeper);
+    clearTimeout(timer);
+    return !timedOut;
+  };
+}

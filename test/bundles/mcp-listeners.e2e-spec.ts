@@ -1,0 +1,180 @@
+import { request } from 'node:http';
+import { GatewayProcess } from '../support/gateway-process';
+import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { postRaw, STANDARD_HEADERS } from '../support/rpc';
+import { TestToolService } from '../support/tool-service';
+
+/**
+ * The two listeners that can serve /mcp (MCP_HTTP_SERVER): `fastify`, the default
+ * (McpController in a Nest fastify application), and `node`, the opt-in McpHttpServer on plain
+ * node:http (issue 8, fault 9; docs/benchmarks.md has both measured). Both hand the same
+ * transport the raw body bytes and must answer alike, status, headers and body.
+ */
+interface Plain {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/**
+ * One request with full control over the headers; with a declared content-length and no
+ * `body`, only the headers are sent (the body never follows).
+ */
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<Plain> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers as Record<string, string>,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+        // a body declared but never sent: drop the connection, it is not reusable
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    if (body === undefined && headers['content-length'] !== undefined) req.flushHeaders();
+    else req.end(body);
+  });
+}
+
+const ECHO_ARGS =
+  '{ "policyId": 12345678901234567890, "ratio": 1.0, "q": "caf\\u00e9", "nested": {"list": [1, 2]} }';
+
+describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind) => {
+  let service: TestToolService;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    service = await TestToolService.start(manifest('svc', [tool({ name: 'svc.echo' })]));
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('svc', service, 'svc.')]),
+      env: { MCP_HTTP_SERVER: kind },
+      waitReady: true,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await service?.stop();
+  });
+
+  it('forwards the arguments byte for byte (the raw body is kept, never re-serialized)', async () => {
+    const raw = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"svc.echo","arguments":${ECHO_ARGS}}}`;
+    const answer = await postRaw(gateway.mcpUrl, raw);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(answer.json.id).toBe(7);
+    expect(service.toolRequests('svc.echo').at(-1)!.body.toString('utf8')).toBe(ECHO_ARGS);
+  });
+
+  it('frames the answer as one SSE event for a client that accepts only text/event-stream', async () => {
+    const answer = await send(
+      gateway.mcpUrl,
+      'POST',
+      { 'content-type': 'application/json', accept: 'text/event-stream' },
+      '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(answer.body).toBe('event: message\ndata: {"jsonrpc":"2.0","id":3,"result":{}}\n\n');
+  });
+
+  it('answers a notification 202 with no body', async () => {
+    const answer = await send(
+      gateway.mcpUrl,
+      'POST',
+      STANDARD_HEADERS,
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    );
+    expect([answer.status, answer.body]).toEqual([202, '']);
+  });
+
+  it.each([
+    [
+      'a body that is not JSON',
+      { ...STANDARD_HEADERS },
+      '{"jsonrpc":',
+      400,
+      -32700,
+      'Parse error: the body is not valid JSON',
+    ],
+    [
+      'a body that is not UTF-8',
+      { ...STANDARD_HEADERS },
+      Buffer.from([0x7b, 0xff, 0x7d]),
+      400,
+      -32700,
+      'Parse error: the body is not valid UTF-8',
+    ],
+    [
+      'Content-Type text/plain',
+      { 'content-type': 'text/plain', accept: 'application/json' },
+      '{}',
+      415,
+      -32000,
+      'Unsupported Media Type: Content-Type must be application/json',
+    ],
+    [
+      'Accept text/html',
+      { 'content-type': 'application/json', accept: 'text/html' },
+      '{}',
+      406,
+      -32000,
+      'Not Acceptable: the client must accept application/json or text/event-stream',
+    ],
+  ])('refuses %s with the transport error', async (_what, headers, body, status, code, message) => {
+    const answer = await send(gateway.mcpUrl, 'POST', headers, body);
+    expect(answer.status).toBe(status);
+    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(answer.body)).toEqual({ jsonrpc: '2.0', id: null, error: { code, message } });
+  });
+
+  it.each(['GET', 'DELETE', 'PUT'])('answers %s /mcp with 405 and Allow: POST', async (method) => {
+    const answer = await send(gateway.mcpUrl, method, {});
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('POST');
+    expect(JSON.parse(answer.body).error.message).toBe('Method Not Allowed: use POST');
+  });
+
+  it('answers any other path 404', async () => {
+    const answer = await send(
+      gateway.mcpUrl.replace('/mcp', '/other'),
+      'POST',
+      STANDARD_HEADERS,
+      '{}',
+    );
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body).error.message).toBe('Not Found: the MCP endpoint is POST /mcp');
+  });
+
+  it('refuses a declared body over 4 MiB with 413 before reading it, and closes the connection', async () => {
+    const answer = await send(gateway.mcpUrl, 'POST', {
+      ...STANDARD_HEADERS,
+      'content-length': String(4 * 1024 * 1024 + 1),
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.headers.connection).toBe('close');
+    expect(JSON.parse(answer.body).error.message).toBe(
+      'Payload Too Large: the body exceeds 4194304 bytes',
+    );
+  });
+});
+
+describe('MCP_HTTP_SERVER', () => {
+  it('stops the boot with one line when it names no listener', async () => {
+    const gateway = GatewayProcess.spawn({ env: { MCP_HTTP_SERVER: 'express' } });
+    expect(await gateway.waitForExit()).toBe(1);
+    expect(gateway.output).toContain(
+      'MCP_HTTP_SERVER: must be "fastify" or "node" (got "express"). The gateway did not start.',
+    );
+  });
+});
