@@ -63,6 +63,10 @@ export class GatewayProcess {
       MANAGEMENT_PORT: '0',
       APP_PROFILE: 'local',
       NO_COLOR: '1',
+      // TEST_MCP_HTTP_SERVER=node runs a whole suite against the opt-in node:http listener
+      ...(process.env.TEST_MCP_HTTP_SERVER === undefined
+        ? {}
+        : { MCP_HTTP_SERVER: process.env.TEST_MCP_HTTP_SERVER }),
     };
     if (options.mcp !== undefined) {
       const dir = mkdtempSync(join(tmpdir(), 'mcpgw-cfg-'));

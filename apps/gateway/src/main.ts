@@ -58,21 +58,6 @@ async function listenOrExit(
   }
 }
 
-/**
- * Which listener serves /mcp (MCP_HTTP_SERVER): `fastify` (default) is McpController in a
- * Nest application on the fastify adapter; `node` is McpHttpServer on plain node:http, kept
- * as an opt-in (docs/benchmarks.md has both measured). Anything else stops the boot.
- */
-function mcpServerKindOrExit(): 'node' | 'fastify' {
-  const raw = process.env.MCP_HTTP_SERVER;
-  if (raw === undefined || raw === '' || raw === 'fastify') return 'fastify';
-  if (raw === 'node') return 'node';
-  process.stderr.write(
-    `MCP_HTTP_SERVER: must be "fastify" or "node" (got "${raw}"). The gateway did not start.\n`,
-  );
-  process.exit(1);
-}
-
 interface McpListener {
   /** The Nest container the modules live in (closed on shutdown). */
   readonly app: INestApplicationContext;
@@ -84,7 +69,8 @@ async function createMcpListener(
   config: GatewayConfig,
   nestLogger: PinoNestLogger,
 ): Promise<McpListener> {
-  if (mcpServerKindOrExit() === 'node') {
+  // MCP_HTTP_SERVER (config.server.mcpListener): the default fastify McpController, or node:http
+  if (config.server.mcpListener === 'node') {
     const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), {
       logger: nestLogger,
     });

@@ -14,7 +14,7 @@ function config(): GatewayConfig {
     sources: ['/etc/gw.yaml'],
     mcp,
     bundles: [],
-    server: { host: '127.0.0.1', port: 0, managementPort: 0 },
+    server: { host: '127.0.0.1', port: 0, managementPort: 0, mcpListener: 'fastify' },
     redisUrl: undefined,
     sessionKeys: [{ kid: 'k1', key: Buffer.alloc(32, 7) }],
     sessionKeysEphemeral: false,

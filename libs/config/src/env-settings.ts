@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { LOG_LEVELS, type GatewayConfig, type LogLevel, type SessionKey } from './gateway-config';
+import {
+  LOG_LEVELS,
+  MCP_LISTENER_KINDS,
+  type GatewayConfig,
+  type LogLevel,
+  type McpListenerKind,
+  type SessionKey,
+} from './gateway-config';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -89,10 +96,21 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
     if ((LOG_LEVELS as readonly string[]).includes(rawLevel)) logLevel = rawLevel as LogLevel;
     else problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')} (got "${rawLevel}")`);
   }
+  let mcpListener: McpListenerKind = 'fastify';
+  const rawListener = env.MCP_HTTP_SERVER;
+  if (rawListener !== undefined && rawListener !== '') {
+    if ((MCP_LISTENER_KINDS as readonly string[]).includes(rawListener))
+      mcpListener = rawListener as McpListenerKind;
+    else
+      problems.push(
+        `MCP_HTTP_SERVER: must be one of ${MCP_LISTENER_KINDS.join(', ')} (got "${rawListener}")`,
+      );
+  }
   return {
     host,
     port,
     managementPort,
+    mcpListener,
     redisUrl,
     sessionKeys: keys,
     sessionKeysEphemeral: ephemeral,

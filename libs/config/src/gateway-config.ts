@@ -58,6 +58,11 @@ export interface GatewayConfig {
     readonly port: number;
     /** MANAGEMENT_PORT, default 9090: /actuator/*. */
     readonly managementPort: number;
+    /**
+     * MCP_HTTP_SERVER, default `fastify`: which listener serves /mcp, McpController on Nest's
+     * fastify adapter, or McpHttpServer on plain node:http (opt-in; docs/benchmarks.md).
+     */
+    readonly mcpListener: McpListenerKind;
   };
   /** REDIS_URL; undefined means in-memory only. */
   readonly redisUrl?: string;
@@ -75,6 +80,9 @@ export interface GatewayConfig {
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
+
+export const MCP_LISTENER_KINDS = ['fastify', 'node'] as const;
+export type McpListenerKind = (typeof MCP_LISTENER_KINDS)[number];
 
 /** pino's levels, plus silent. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

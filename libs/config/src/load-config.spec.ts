@@ -401,7 +401,12 @@ describe('defaults are the contract recommended values (contract §6)', () => {
         serverErrorBody: 'show',
       },
     ]);
-    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, managementPort: 9090 });
+    expect(config.server).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      managementPort: 9090,
+      mcpListener: 'fastify',
+    });
     expect(config.redisUrl).toBeUndefined();
     expect(config.version).toBe('9.9.9');
     expect(config.mcp.identity).toBe('gw-test');
@@ -632,7 +637,7 @@ describe('environment: listeners and Redis', () => {
       MANAGEMENT_PORT: '19090',
       HOST: '127.0.0.1',
     });
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 18080, managementPort: 19090 });
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 18080, managementPort: 19090 });
   });
 
   it.each([
@@ -961,6 +966,19 @@ describe('bundles[].serverErrorBody (what agents see of 5xx bodies)', () => {
     );
     expect(problems).toEqual([
       'mcp.bundles[0].serverErrorBody: must be one of hide, show (got "verbose")',
+    ]);
+  });
+});
+
+describe('environment: MCP_HTTP_SERVER (which listener serves /mcp)', () => {
+  it('defaults to fastify and accepts node', () => {
+    expect(loadTree(mcpTree()).server.mcpListener).toBe('fastify');
+    expect(loadTree(mcpTree(), { MCP_HTTP_SERVER: 'node' }).server.mcpListener).toBe('node');
+  });
+
+  it('refuses another value with the other problems, naming the variable', () => {
+    expect(problemsOf(mcpTree(), { MCP_HTTP_SERVER: 'express' })).toEqual([
+      'MCP_HTTP_SERVER: must be one of fastify, node (got "express")',
     ]);
   });
 });

@@ -229,6 +229,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       host: envSettings.host,
       port: envSettings.port,
       managementPort: envSettings.managementPort,
+      mcpListener: envSettings.mcpListener,
     },
     redisUrl: envSettings.redisUrl,
     sessionKeys: envSettings.sessionKeys,

@@ -46,7 +46,7 @@ function gatewayConfig(
     sources: [],
     mcp,
     bundles,
-    server: { host: '127.0.0.1', port: 0, managementPort: 0 },
+    server: { host: '127.0.0.1', port: 0, managementPort: 0, mcpListener: 'fastify' },
     sessionKeys: [{ kid: 'k', key: Buffer.alloc(32) }],
     sessionKeysEphemeral: false,
     logLevel: 'silent',
