@@ -77,7 +77,7 @@ async function createMcpListener(
     const server = app.get(McpHttpServer);
     return {
       app,
-      listen: (port, host) => server.listen(port, host),
+      listen: (port, host) => server.listen(port, host, config.server.maxMcpConnections),
       drain: (graceMs) => server.drain(graceMs),
     };
   }
@@ -90,6 +90,8 @@ async function createMcpListener(
   return {
     app,
     listen: async (port, host) => {
+      // issue 9, fault 4: past this, node:http closes new connections as they arrive
+      app.getHttpServer().maxConnections = config.server.maxMcpConnections;
       await app.listen(port, host);
       return boundPort(app);
     },
@@ -140,7 +142,8 @@ async function bootstrap(): Promise<void> {
   // The bound ports (PORT=0 picks a free one); tests and operators read them from this line.
   logger.log(
     `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) listening: ` +
-      `mcp=${mcpPort} management=${boundPort(management)} host=${host}`,
+      `mcp=${mcpPort} management=${boundPort(management)} host=${host} ` +
+      `(/mcp: ${config.server.mcpListener}, at most ${config.server.maxMcpConnections} connections)`,
   );
 
   let stopping = false;

@@ -11,7 +11,7 @@ import {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The listener, Redis, session and log settings read from the environment (DESIGN "Interfaces"). */
-export type EnvSettings = GatewayConfig['server'] &
+export type EnvSettings = Omit<GatewayConfig['server'], 'maxMcpConnections'> &
   Pick<GatewayConfig, 'redisUrl' | 'sessionKeys' | 'sessionKeysEphemeral' | 'logLevel'>;
 
 function portFrom(env: Env, name: string, fallback: number, problems: string[]): number {

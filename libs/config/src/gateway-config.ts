@@ -63,6 +63,8 @@ export interface GatewayConfig {
      * fastify adapter, or McpHttpServer on plain node:http (opt-in; docs/benchmarks.md).
      */
     readonly mcpListener: McpListenerKind;
+    /** mcp.http.maxConnections, or its default from the open-file limit: most /mcp connections at once. */
+    readonly maxMcpConnections: number;
   };
   /** REDIS_URL; undefined means in-memory only. */
   readonly redisUrl?: string;

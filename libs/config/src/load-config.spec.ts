@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { ConfigValidationError } from './config-errors';
 import type { GatewayConfig } from './gateway-config';
+import { defaultMaxConnections, openFileLimit } from './connection-limit';
 import { loadGatewayConfig } from './load-config';
 
 type Env = Record<string, string | undefined>;
@@ -406,6 +407,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
       port: 8080,
       managementPort: 9090,
       mcpListener: 'fastify',
+      maxMcpConnections: defaultMaxConnections(openFileLimit()),
     });
     expect(config.redisUrl).toBeUndefined();
     expect(config.version).toBe('9.9.9');
@@ -979,6 +981,18 @@ describe('environment: MCP_HTTP_SERVER (which listener serves /mcp)', () => {
   it('refuses another value with the other problems, naming the variable', () => {
     expect(problemsOf(mcpTree(), { MCP_HTTP_SERVER: 'express' })).toEqual([
       'MCP_HTTP_SERVER: must be one of fastify, node (got "express")',
+    ]);
+  });
+});
+
+describe('mcp.http.maxConnections (issue 9, fault 4)', () => {
+  it('takes the configured limit', () => {
+    expect(loadTree(mcpTree({ http: { maxConnections: 500 } })).server.maxMcpConnections).toBe(500);
+  });
+
+  it('refuses a limit that is not a positive integer, naming the field', () => {
+    expect(problemsOf(mcpTree({ http: { maxConnections: 0 } }))).toEqual([
+      'mcp.http.maxConnections: must be a positive integer (connections) (got 0)',
     ]);
   });
 });

@@ -4,6 +4,7 @@ import { validateSync, type ValidationError } from 'class-validator';
 import { ConfigValidationError } from './config-errors';
 import { crossFieldProblems } from './config-rules';
 import { readConfigSources } from './config-sources';
+import { defaultMaxConnections, openFileLimit } from './connection-limit';
 import { expandEnvPlaceholders } from './env-placeholders';
 import { readEnvSettings } from './env-settings';
 import { httpAccessProblems } from './http-access-patterns';
@@ -230,6 +231,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       port: envSettings.port,
       managementPort: envSettings.managementPort,
       mcpListener: envSettings.mcpListener,
+      maxMcpConnections: mcp.http.maxConnections ?? defaultMaxConnections(openFileLimit()),
     },
     redisUrl: envSettings.redisUrl,
     sessionKeys: envSettings.sessionKeys,

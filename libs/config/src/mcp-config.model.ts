@@ -259,6 +259,18 @@ export class HttpAccessConfig {
   @IsArray({ message: 'must be a list of hosts ("host[:port]" or "host:*")' })
   @IsString({ each: true, message: 'each entry must be a string' })
   allowedHosts: string[] = [];
+
+  /**
+   * Most connections the /mcp listener keeps open at once; more are closed as they arrive
+   * (issue 9, fault 4). Absent: derived at boot from the process's open-file limit, leaving
+   * room for the management listener, Tool Service and Redis connections (half of what is
+   * left after 512, between 64 and 100000).
+   */
+  @IsOptional()
+  @IsInt({ message: 'must be a positive integer (connections)' })
+  @Min(1, { message: 'must be a positive integer (connections)' })
+  @Max(1_000_000, { message: 'must be at most 1000000 (connections)' })
+  maxConnections?: number;
 }
 
 /** SIGTERM handling. */

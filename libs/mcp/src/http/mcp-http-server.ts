@@ -24,12 +24,17 @@ export class McpHttpServer {
 
   constructor(private readonly exchanges: McpExchanges) {}
 
-  /** Starts listening; resolves with the bound port (PORT=0 picks a free one). */
-  async listen(port: number, host: string): Promise<number> {
+  /**
+   * Starts listening; resolves with the bound port (PORT=0 picks a free one).
+   * @param maxConnections most connections kept open at once (mcp.http.maxConnections)
+   */
+  async listen(port: number, host: string, maxConnections?: number): Promise<number> {
     const server = createServer(
       { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
       (req, res) => this.handle(req, res),
     );
+    // issue 9, fault 4: past this, node:http closes new connections as they arrive
+    if (maxConnections !== undefined) server.maxConnections = maxConnections;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
