@@ -96,7 +96,13 @@ describe('HelmDeploymentContractTest: helm/mcp-gateway with values-ocp.yaml', ()
       'insurance-processing',
     ]);
     expect(config.bundles[0]?.fallbackManifestFile).toBeUndefined();
-    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, managementPort: 9090 });
+    expect(config.server).toMatchObject({
+      host: '0.0.0.0',
+      port: 8080,
+      managementPort: 9090,
+      managementHost: '0.0.0.0',
+      mcpListener: 'fastify',
+    });
   });
 
   it('probes liveness and readiness with httpGet on the named port "management" = MANAGEMENT_PORT', () => {

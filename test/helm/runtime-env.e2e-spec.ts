@@ -26,19 +26,25 @@ describe('helm/mcp-gateway: the runtime settings the bench measured', () => {
     });
   });
 
+  // The chart adds the heap limit sized from the container (issue 9, fault 1): 50 % of 512Mi.
+  const deployed = (): Record<string, string> => ({
+    ...runtimeEnv(),
+    NODE_OPTIONS: `${runtimeEnv().NODE_OPTIONS} --max-old-space-size=256`,
+  });
+
   it('are the container env of the production rendering (values-ocp.yaml)', () => {
     const { env } = readRenderedGateway(renderChart([VALUES_OCP]));
-    expect(env).toMatchObject(runtimeEnv());
+    expect(env).toMatchObject(deployed());
   });
 
   it("are the chart's defaults (values.yaml alone)", () => {
     const { env } = readRenderedGateway(renderChart([]));
-    expect(env).toMatchObject(runtimeEnv());
+    expect(env).toMatchObject(deployed());
   });
 
-  it('leave a variable unset when its value is emptied, and keep the others', () => {
+  it('leave a variable unset when its value is emptied and no heap limit applies, and keep the others', () => {
     const off = writeValuesFile('no-node-options.yaml', {
-      gateway: { runtimeEnv: { NODE_OPTIONS: '' } },
+      gateway: { runtimeEnv: { NODE_OPTIONS: '' }, heapPercentOfMemoryLimit: 0 },
     });
     const { container } = readRenderedGateway(renderChart([VALUES_OCP, off]));
     const names = (container.env as { name: string }[]).map((e) => e.name);

@@ -128,21 +128,22 @@ async function bootstrap(): Promise<void> {
     { logger: nestLogger },
   );
 
-  const { port, managementPort, host } = config.server;
+  const { port, managementPort, host, managementHost } = config.server;
   const mcpPort = await listenOrExit(() => mcp.listen(port, host), port, host, 'PORT');
   await listenOrExit(
     async () => {
-      await management.listen(managementPort, host);
+      await management.listen(managementPort, managementHost);
       return boundPort(management);
     },
     managementPort,
-    host,
+    managementHost,
     'MANAGEMENT_PORT',
   );
   // The bound ports (PORT=0 picks a free one); tests and operators read them from this line.
   logger.log(
     `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) listening: ` +
       `mcp=${mcpPort} management=${boundPort(management)} host=${host} ` +
+      (managementHost === host ? '' : `managementHost=${managementHost} `) +
       `(/mcp: ${config.server.mcpListener}, at most ${config.server.maxMcpConnections} connections)`,
   );
 

@@ -73,3 +73,36 @@ app.kubernetes.io/part-of: mcp-gateway
 {{- printf "%s-session-keys" (include "mcp-gateway.fullname" .) }}
 {{- end }}
 {{- end }}
+
+{{/*
+resources.limits.memory in MiB (Ki, Mi, Gi, Ti, k, M, G, T or plain bytes), or "" when unset.
+*/}}
+{{- define "mcp-gateway.memoryLimitMi" -}}
+{{- $limit := "" }}
+{{- with .Values.resources }}{{- with .limits }}{{- with .memory }}{{- $limit = toString . }}{{- end }}{{- end }}{{- end }}
+{{- if $limit }}
+{{- $units := dict "Ki" 0.0009765625 "Mi" 1.0 "Gi" 1024.0 "Ti" 1048576.0 "k" 0.00095367431640625 "M" 0.95367431640625 "G" 953.67431640625 "T" 953674.31640625 }}
+{{- $mi := 0.0 }}
+{{- $matched := false }}
+{{- range $suffix, $factor := $units }}
+{{- if and (not $matched) (hasSuffix $suffix $limit) }}
+{{- $mi = mulf (float64 (trimSuffix $suffix $limit)) $factor }}
+{{- $matched = true }}
+{{- end }}
+{{- end }}
+{{- if not $matched }}{{- $mi = divf (float64 $limit) 1048576.0 }}{{- end }}
+{{- printf "%d" (int64 $mi) }}
+{{- end }}
+{{- end }}
+
+{{/*
+--max-old-space-size in MB: gateway.heapPercentOfMemoryLimit of the memory limit, or "" when
+either is unset or 0 (issue 9, fault 1: the heap must fit the container, not the node).
+*/}}
+{{- define "mcp-gateway.maxOldSpaceMb" -}}
+{{- $pct := int (default 0 .Values.gateway.heapPercentOfMemoryLimit) }}
+{{- $mi := include "mcp-gateway.memoryLimitMi" . }}
+{{- if and (gt $pct 0) $mi }}
+{{- printf "%d" (div (mul (int64 $mi) $pct) 100) }}
+{{- end }}
+{{- end }}

@@ -18,6 +18,7 @@ function config(): GatewayConfig {
       host: '127.0.0.1',
       port: 0,
       managementPort: 0,
+      managementHost: '127.0.0.1',
       mcpListener: 'fastify',
       maxMcpConnections: 100,
     },

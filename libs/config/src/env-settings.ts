@@ -79,6 +79,9 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
     );
   }
   const host = env.HOST !== undefined && env.HOST !== '' ? env.HOST : '0.0.0.0';
+  // The management port may listen elsewhere, e.g. only on the pod's loopback or a second network.
+  const managementHost =
+    env.MANAGEMENT_HOST !== undefined && env.MANAGEMENT_HOST !== '' ? env.MANAGEMENT_HOST : host;
   let redisUrl: string | undefined;
   if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') {
     try {
@@ -110,6 +113,7 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
     host,
     port,
     managementPort,
+    managementHost,
     mcpListener,
     redisUrl,
     sessionKeys: keys,

@@ -58,6 +58,8 @@ export interface GatewayConfig {
     readonly port: number;
     /** MANAGEMENT_PORT, default 9090: /actuator/*. */
     readonly managementPort: number;
+    /** MANAGEMENT_HOST, default HOST: the address the management listener binds to. */
+    readonly managementHost: string;
     /**
      * MCP_HTTP_SERVER, default `fastify`: which listener serves /mcp, McpController on Nest's
      * fastify adapter, or McpHttpServer on plain node:http (opt-in; docs/benchmarks.md).

@@ -406,6 +406,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
       host: '0.0.0.0',
       port: 8080,
       managementPort: 9090,
+      managementHost: '0.0.0.0',
       mcpListener: 'fastify',
       maxMcpConnections: defaultMaxConnections(openFileLimit()),
     });
@@ -994,5 +995,14 @@ describe('mcp.http.maxConnections (issue 9, fault 4)', () => {
     expect(problemsOf(mcpTree({ http: { maxConnections: 0 } }))).toEqual([
       'mcp.http.maxConnections: must be a positive integer (connections) (got 0)',
     ]);
+  });
+});
+
+describe('environment: MANAGEMENT_HOST', () => {
+  it('defaults to HOST and can bind the management listener elsewhere', () => {
+    expect(loadTree(mcpTree(), { HOST: '10.0.0.5' }).server.managementHost).toBe('10.0.0.5');
+    expect(
+      loadTree(mcpTree(), { HOST: '0.0.0.0', MANAGEMENT_HOST: '127.0.0.1' }).server.managementHost,
+    ).toBe('127.0.0.1');
   });
 });

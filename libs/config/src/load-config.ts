@@ -230,6 +230,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       host: envSettings.host,
       port: envSettings.port,
       managementPort: envSettings.managementPort,
+      managementHost: envSettings.managementHost,
       mcpListener: envSettings.mcpListener,
       maxMcpConnections: mcp.http.maxConnections ?? defaultMaxConnections(openFileLimit()),
     },

@@ -50,6 +50,7 @@ function gatewayConfig(
       host: '127.0.0.1',
       port: 0,
       managementPort: 0,
+      managementHost: '127.0.0.1',
       mcpListener: 'fastify',
       maxMcpConnections: 100,
     },

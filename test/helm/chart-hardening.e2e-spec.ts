@@ -1,0 +1,105 @@
+import {
+  renderChart,
+  removeScratchDir,
+  runHelm,
+  VALUES_OCP,
+  writeValuesFile,
+  CHART_DIR,
+} from './chart';
+import { readRenderedGateway } from './deployment-contract';
+import { helmBinary } from './helm-binary';
+
+beforeAll(() => {
+  helmBinary();
+}, 120_000);
+afterAll(removeScratchDir);
+
+/** `helm template` with these values; the error text when the chart refuses them. */
+function refusal(name: string, values: Record<string, unknown>): string {
+  const file = writeValuesFile(name, values);
+  const result = runHelm(['template', 'mcp-gateway', CHART_DIR, '-f', VALUES_OCP, '-f', file]);
+  expect(result.status).not.toBe(0);
+  return result.stderr;
+}
+
+const kinds = (docs: ReturnType<typeof renderChart>): string[] =>
+  docs.map((d) => String((d as { kind?: unknown }).kind));
+
+/** Issue 9, fault 11 (and the heap of fault 1): the chart refuses what cannot boot. */
+describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap', () => {
+  it('refuses refreshIntervalSeconds given as a string', () => {
+    expect(
+      refusal('string-interval.yaml', {
+        gateway: { config: { mcp: { registry: { refreshIntervalSeconds: '30' } } } },
+      }),
+    ).toContain('refreshIntervalSeconds');
+  });
+
+  it('refuses an empty session-key Secret key, a bad serverErrorBody and a port out of range', () => {
+    expect(refusal('no-key.yaml', { sessionKeys: { key: '' } })).toContain('/sessionKeys/key');
+    expect(
+      refusal('bad-error-body.yaml', {
+        gateway: {
+          config: {
+            mcp: {
+              identity: 'x',
+              bundles: [
+                {
+                  id: 'a',
+                  manifestUrl: 'http://a/m',
+                  baseEndpoint: 'http://a/mcp',
+                  namePrefix: 'a.',
+                  serverErrorBody: 'verbose',
+                },
+              ],
+            },
+          },
+        },
+      }),
+    ).toContain('serverErrorBody');
+    expect(refusal('bad-port.yaml', { gateway: { port: 70000 } })).toContain('/gateway/port');
+  });
+
+  it('renders no ServiceMonitor or PodMonitor by default, and each when enabled', () => {
+    expect(kinds(renderChart([VALUES_OCP]))).not.toEqual(
+      expect.arrayContaining(['ServiceMonitor']),
+    );
+    expect(kinds(renderChart([VALUES_OCP]))).not.toEqual(expect.arrayContaining(['PodMonitor']));
+    const on = writeValuesFile('monitors.yaml', {
+      metrics: {
+        serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
+        podMonitor: { enabled: true },
+      },
+    });
+    const docs = renderChart([VALUES_OCP, on]);
+    const monitor = docs.find((d) => (d as { kind?: string }).kind === 'ServiceMonitor') as {
+      metadata: { labels: Record<string, string> };
+      spec: { endpoints: { port: string; path: string }[] };
+    };
+    expect(monitor.metadata.labels.release).toBe('prometheus');
+    expect(monitor.spec.endpoints[0]).toMatchObject({
+      port: 'management',
+      path: '/actuator/prometheus',
+    });
+    expect(kinds(docs)).toContain('PodMonitor');
+  });
+
+  it('sets MANAGEMENT_HOST only when gateway.managementHost is given', () => {
+    expect(readRenderedGateway(renderChart([VALUES_OCP])).env.MANAGEMENT_HOST).toBeUndefined();
+    const set = writeValuesFile('mgmt-host.yaml', { gateway: { managementHost: '0.0.0.0' } });
+    expect(readRenderedGateway(renderChart([VALUES_OCP, set])).env.MANAGEMENT_HOST).toBe('0.0.0.0');
+  });
+
+  it.each([
+    ['1Gi', 50, '--max-old-space-size=512'],
+    ['512M', 50, '--max-old-space-size=244'],
+    ['768Mi', 60, '--max-old-space-size=460'],
+  ])('sizes the V8 heap from a %s memory limit at %d %%', (memory, pct, flag) => {
+    const values = writeValuesFile(`heap-${memory}.yaml`, {
+      resources: { limits: { memory } },
+      gateway: { heapPercentOfMemoryLimit: pct },
+    });
+    const { env } = readRenderedGateway(renderChart([VALUES_OCP, values]));
+    expect(env.NODE_OPTIONS).toBe(`--max-semi-space-size=2 ${flag}`);
+  });
+});
