@@ -8,6 +8,7 @@
 //   memory      RSS idle and under load with 10 and 10,000 tools
 //   refresh     a 10,000-tool catalog swapped under tools/call load: event-loop stall, p99
 //   coldStart   spawn → readiness 200, spawn → first answered tools/list
+//   overload    40 concurrent ~7 MB answers (max RSS), 6 MB nested-bracket answers (loop stall)
 // Output: a table on stdout and bench/results/latest.json.
 //
 // Env: BENCH_ROUNDS (5; the first is dropped), BENCH_SECONDS (5 per run), BENCH_WARMUP_SECONDS
@@ -54,6 +55,7 @@ import {
 } from './lib/processes.mjs';
 import { evaluateTargets, printReport } from './lib/report.mjs';
 import { scenarioColdStart } from './lib/scenario-cold-start.mjs';
+import { scenarioOverload } from './lib/scenario-overload.mjs';
 import { scenarioRefresh } from './lib/scenario-refresh.mjs';
 import { startGatewayFor, toolsListRun } from './lib/scenario-tools-list.mjs';
 import { scenarioToolsCall } from './lib/scenario-tools-call.mjs';
@@ -186,6 +188,7 @@ async function main() {
       }
     }
     if (SCENARIOS.has('cold')) results.coldStart = await scenarioColdStart(ts, firstCold);
+    if (SCENARIOS.has('overload')) results.overload = await scenarioOverload();
 
     if (SCENARIOS.has('list')) {
       const { gw } = await startGatewayFor(ts, 't1000', 1000);
@@ -242,24 +245,37 @@ async function main() {
         memory.afterLoadHeap = heap();
         if (SCENARIOS.has('list')) {
           results.toolsList.t10000 = await toolsListRun(gw, 10000);
-          const c16 = await measured({
-            url: gw.mcpUrl,
-            mode: 'list',
-            connections: 16,
-            seconds: SECONDS,
-            targetPid: gw.pid,
-            loadCore: CORE_SIDE,
-          });
-          account(c16);
-          results.toolsList.t10000.c16 = {
-            rps: round(c16.rps, 1),
-            p50Ms: round(c16.p50Ms),
-            p99Ms: round(c16.p99Ms),
-            errors: c16.errors,
-            maxRssMb: round(c16.maxRssMb, 1),
+          // 16 connections the way MCP clients ask (Accept-Encoding: gzip; issue 9, fault 12),
+          // and without it, as before
+          const c16Run = async (mode) => {
+            const r = await measured({
+              url: gw.mcpUrl,
+              mode,
+              connections: 16,
+              seconds: SECONDS,
+              targetPid: gw.pid,
+              loadCore: CORE_SIDE,
+            });
+            account(r);
+            return r;
           };
+          const c16 = await c16Run('list-gzip');
+          const c16Identity = await c16Run('list');
+          const figures = (r) => ({
+            rps: round(r.rps, 1),
+            p50Ms: round(r.p50Ms),
+            p99Ms: round(r.p99Ms),
+            errors: r.errors,
+            responseBytes: Math.round(r.bytesPerResponse),
+            maxRssMb: round(r.maxRssMb, 1),
+          });
+          results.toolsList.t10000.c16 = figures(c16);
+          results.toolsList.t10000.c16Identity = figures(c16Identity);
+          log(
+            `tools/list t=10000 c16: gzip p99 ${fmt(c16.p99Ms, 1)} ms, identity p99 ${fmt(c16Identity.p99Ms, 1)} ms`,
+          );
           memory.listLoadRssMb = round(
-            Math.max(results.toolsList.t10000.maxRssMb, c16.maxRssMb),
+            Math.max(results.toolsList.t10000.maxRssMb, c16.maxRssMb, c16Identity.maxRssMb),
             1,
           );
         }

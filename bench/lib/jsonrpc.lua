@@ -4,6 +4,8 @@
 --   rest  POST <url path> with {"nonce":N}            (direct Tool Service, bare proxy)
 --   call  POST /mcp tools/call bench.echo, id N, arguments {"nonce":N}   (gateway)
 --   list  POST /mcp tools/list, id N                   (gateway)
+--   list-gzip  the same with Accept-Encoding: gzip; the answer must be gzip-encoded, and its id
+--         is read from the envelope, which the gateway sends as stored (uncompressed) bytes
 -- A response is "matched" when the number it carries (the JSON-RPC id, and for a call also the
 -- echoed nonce, which must equal the id) is one this thread sent and has not seen answered yet.
 -- Anything else (unknown, repeated, id ~= nonce, unparseable) is a mismatch. A JSON-RPC error
@@ -30,6 +32,7 @@ function init(args)
     ["content-type"] = "application/json",
     ["accept"] = "application/json, text/event-stream",
   }
+  if mode == "list-gzip" then headers["accept-encoding"] = "gzip" end
 end
 
 function request()
@@ -41,7 +44,7 @@ function request()
   local body
   if mode == "rest" then
     body = '{"nonce":' .. id .. '}'
-  elseif mode == "list" then
+  elseif mode == "list" or mode == "list-gzip" then
     body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/list"}'
   else
     body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
@@ -63,6 +66,12 @@ end
 function response(status, headers, body)
   if mode == "rest" then
     settle(string.match(body, '"nonce":(%d+)'))
+    return
+  end
+  if mode == "list-gzip" then
+    local encoding = headers["content-encoding"] or headers["Content-Encoding"]
+    if encoding ~= "gzip" then rpcErrors = rpcErrors + 1 end
+    settle(string.match(body, '{"jsonrpc":"2.0","id":(%d+),"result":'))
     return
   end
   local id = string.match(body, '^{"jsonrpc":"2.0","id":(%d+)')

@@ -87,7 +87,8 @@ async function runAutocannon({ url, mode, connections, seconds, tool }) {
       const id = ++counter;
       context.expected = id;
       if (mode === 'rest') req.body = `{"nonce":${id}}`;
-      else if (mode === 'list') req.body = `{"jsonrpc":"2.0","id":${id},"method":"tools/list"}`;
+      else if (mode === 'list' || mode === 'list-gzip')
+        req.body = `{"jsonrpc":"2.0","id":${id},"method":"tools/list"}`;
       else
         req.body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${tool}","arguments":{"nonce":${id}}}}`;
       return req;

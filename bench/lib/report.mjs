@@ -24,6 +24,21 @@ export function evaluateTargets(results) {
     ['memory.t10.idleRssMb', '<=', 100, 'MB', 'RSS idle, 10 tools'],
     ['memory.t10000.rssMb', '<=', 160, 'MB', 'RSS under load, 10,000 tools'],
     ['coldStart.readyMs', '<=', 1500, 'ms', 'spawn → readiness 200'],
+    ['toolsList.t10000.c16.p99Ms', '<=', 200, 'ms', 'tools/list p99, 10,000 tools, 16 conns, gzip'],
+    [
+      'overload.bigAnswers.c40.maxRssMb',
+      '<=',
+      400,
+      'MB',
+      'max RSS, 40 concurrent ~7 MB answers (chart limit 512 Mi)',
+    ],
+    [
+      'overload.deepAnswers.maxEventLoopStallMs',
+      '<=',
+      50,
+      'ms',
+      'longest event-loop stall, 6 MB nested-bracket answers',
+    ],
   ];
   return defs.map(([metric, op, limit, unit, what]) => {
     const value = get(metric);

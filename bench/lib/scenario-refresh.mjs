@@ -42,7 +42,8 @@ function startProbe(gw) {
   };
 }
 
-async function loopWindow(gw, loopFile, expectWindow) {
+/** Closes a loop-monitor window (SIGUSR2) and returns its figures; the next window starts clean. */
+export async function loopWindow(gw, loopFile, expectWindow) {
   gw.child.kill('SIGUSR2');
   const deadline = Date.now() + 5000;
   for (;;) {

@@ -72,7 +72,9 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
       },
     });
     const docs = renderChart([VALUES_OCP, on]);
-    const monitor = docs.find((d) => (d as { kind?: string }).kind === 'ServiceMonitor') as {
+    const monitor = docs.find(
+      (d) => (d as { kind?: string }).kind === 'ServiceMonitor',
+    ) as unknown as {
       metadata: { labels: Record<string, string> };
       spec: { endpoints: { port: string; path: string }[] };
     };

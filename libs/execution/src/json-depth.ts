@@ -21,3 +21,41 @@ export function textDepthExceeds(text: string, limit: number): boolean {
   }
   return false;
 }
+
+/**
+ * The nesting depth of JSON bytes fed chunk by chunk (never recursing, never decoding):
+ * quotes, backslashes and brackets are ASCII, and bytes of multi-byte UTF-8 sequences are
+ * all >= 0x80, so they are found safely in raw bytes. Lets an answer that nests too deep be
+ * refused after its first bytes, before the rest is received, joined or decoded.
+ */
+export class JsonDepthScanner {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  /** @param limit the deepest nesting allowed */
+  constructor(private readonly limit: number) {}
+
+  /** Scans the next chunk; true as soon as the nesting went deeper than the limit. */
+  exceeds(chunk: Uint8Array): boolean {
+    let { depth, inString, escaped } = this;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i] as number;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (b === 0x5c) escaped = true;
+        else if (b === 0x22) inString = false;
+      } else if (b === 0x22) {
+        inString = true;
+      } else if (b === 0x7b || b === 0x5b) {
+        if (++depth > this.limit) return true;
+      } else if (b === 0x7d || b === 0x5d) {
+        depth--;
+      }
+    }
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    return false;
+  }
+}

@@ -5,6 +5,11 @@ import { redactErrorText } from './redact-error-text';
 
 /** Deepest nesting accepted in a JSON answer, as for requests (issue 9, fault 2). */
 export const MAX_ANSWER_DEPTH = 128;
+/**
+ * JSON answers up to this many characters are parsed to check they are JSON; larger ones are
+ * checked for nesting only and forwarded as the text they are.
+ */
+export const PARSED_ANSWER_MAX_CHARS = 1024 * 1024;
 import { retryAfterMeta, retryAfterText, type RetryAfter } from './retry-after';
 
 /** A finished HTTP exchange with a Tool Service, as seen by the gateway. */
@@ -34,7 +39,9 @@ export type ToolCallFailure =
   /** The client cancelled (notifications/cancelled) or went away; nobody waits for the result. */
   | { readonly kind: 'cancelled' }
   /** The gateway's shutdown grace period ended while the call ran. */
-  | { readonly kind: 'shutdown' };
+  | { readonly kind: 'shutdown' }
+  /** A 2xx JSON answer nested deeper than `limit` levels, refused while it arrived. */
+  | { readonly kind: 'too-deep'; readonly limit: number };
 
 function isJsonContentType(contentType: string): boolean {
   const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
@@ -88,7 +95,8 @@ function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
 
 /**
  * Turns a Tool Service answer into a CallToolResult (contract §10, cases B18):
- * - 2xx JSON → compact JSON text; a 2xx JSON body that does not parse → isError;
+ * - 2xx JSON → compact JSON text; a 2xx JSON body of up to 1 MiB that does not parse, or one
+ *   nested deeper than 128 levels → isError (larger bodies are not parsed, only compacted);
  * - other 2xx → the body text as is ("" for 204);
  * - 3xx (never followed), 4xx, 5xx → isError with the status and the service's short error
  *   text, masked; a 5xx body is left out when the bundle's `serverErrorBody` is `hide`; on
@@ -114,14 +122,18 @@ export function mapToolResponse(
         true,
       );
     }
-    try {
-      JSON.parse(response.body);
-    } catch {
-      return textResult(
-        `Tool ${toolName} failed: the Tool Service answered HTTP ${status} with a body that is not valid JSON.`,
-        elapsedMs,
-        true,
-      );
+    // A large answer is not parsed just to be checked: its values would cost several times its
+    // size in heap for every call in flight (issue 9, faults 1 and 2). It goes on as text.
+    if (response.body.length <= PARSED_ANSWER_MAX_CHARS) {
+      try {
+        JSON.parse(response.body);
+      } catch {
+        return textResult(
+          `Tool ${toolName} failed: the Tool Service answered HTTP ${status} with a body that is not valid JSON.`,
+          elapsedMs,
+          true,
+        );
+      }
     }
     return textResult(compactJson(response.body), elapsedMs, false);
   }
@@ -195,6 +207,12 @@ export function mapToolFailure(
     case 'shutdown':
       return textResult(
         `Tool ${toolName} failed: the gateway is shutting down and abandoned the call, which may still have run on the Tool Service. Try again.`,
+        elapsedMs,
+        true,
+      );
+    case 'too-deep':
+      return textResult(
+        `Tool ${toolName} failed: the Tool Service answered HTTP 200 with JSON nested deeper than ${failure.limit} levels.`,
         elapsedMs,
         true,
       );

@@ -13,6 +13,7 @@ import {
 } from './call-tool-result';
 import { answerText, decodeAnswer } from './decode-answer';
 import {
+  MAX_ANSWER_DEPTH,
   mapToolFailure,
   mapToolResponse,
   type ToolCallFailure,
@@ -85,6 +86,8 @@ function classifyOutcome(
       return ['unreachable', 'connect_error'];
     case 'invalid-answer':
       return ['invalid_answer', 'invalid_answer'];
+    case 'too-deep':
+      return ['tool_error', '2xx'];
     case 'busy':
       return ['busy', 'busy'];
     case 'cancelled':
@@ -191,6 +194,7 @@ export class ToolExecutor implements OnModuleDestroy {
       maxResponseBytes: this.maxResponseBytes,
       signal,
       budget: { pool: this.budget, claim },
+      maxJsonDepth: MAX_ANSWER_DEPTH,
     });
     const elapsedMs = performance.now() - started;
     let result: CallToolResult;

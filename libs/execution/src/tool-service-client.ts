@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AnswerBudget, BudgetClaim } from './answer-budget';
+import { JsonDepthScanner } from './json-depth';
 import type { ToolCallFailure } from './map-tool-response';
 
 /** A Tool Service's complete answer. */
@@ -31,12 +32,23 @@ export interface ToolServiceRequest {
    * reason (the client went away, notifications/cancelled) → `cancelled`.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Deepest nesting of a 2xx JSON answer without Content-Encoding, checked on the bytes as they
+   * arrive: a deeper one ends the call at once (`too-deep`), unread, unjoined, undecoded.
+   */
+  readonly maxJsonDepth?: number;
   /** The shared answer budget and this call's claim on it; the caller releases the claim. */
   readonly budget?: { readonly pool: AnswerBudget; readonly claim: BudgetClaim };
 }
 
 /** The abort reason that marks the end of the shutdown grace period. */
 export const SHUTDOWN_REASON = 'shutdown';
+
+/** application/json or any +json type (RFC 6839), parameters ignored. */
+function isJsonMediaType(contentType: string): boolean {
+  const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  return mime === 'application/json' || mime.endsWith('+json');
+}
 
 /** A header value as one string: repeated ones joined with ", " (RFC 9110 §5.3). */
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -76,6 +88,7 @@ function invalidAnswerCode(err: unknown): string | undefined {
 class CallTimeout extends Error {}
 class AnswerTooLarge extends Error {}
 class OverBudget extends Error {}
+class TooDeep extends Error {}
 class CallAborted extends Error {
   constructor(readonly shutdown: boolean) {
     super('aborted');
@@ -86,6 +99,7 @@ function failureOf(err: unknown, request: ToolServiceRequest): ToolCallFailure {
   if (err instanceof AnswerTooLarge)
     return { kind: 'too-large', maxBytes: request.maxResponseBytes };
   if (err instanceof OverBudget) return { kind: 'busy', limit: 'answers' };
+  if (err instanceof TooDeep) return { kind: 'too-deep', limit: request.maxJsonDepth ?? 0 };
   if (err instanceof CallAborted)
     return err.shutdown ? { kind: 'shutdown' } : { kind: 'cancelled' };
   if (
@@ -139,6 +153,7 @@ export class ToolServiceClient {
       let contentEncoding: string | undefined;
       let retryAfter: string | undefined;
       let settled = false;
+      let depth: JsonDepthScanner | undefined;
       let controller: Dispatcher.DispatchController | undefined;
       const { signal, budget } = request;
       const finish = (value: ToolServiceAnswer | ToolCallFailure): void => {
@@ -181,8 +196,18 @@ export class ToolServiceClient {
             contentType = Array.isArray(type) ? (type[0] ?? '') : (type ?? '');
             contentEncoding = headerText(headers['content-encoding']);
             if (statusCode >= 300) retryAfter = headerText(headers['retry-after']);
+            else if (
+              request.maxJsonDepth !== undefined &&
+              contentEncoding === undefined &&
+              isJsonMediaType(contentType)
+            )
+              depth = new JsonDepthScanner(request.maxJsonDepth);
           },
           onResponseData(_c, chunk) {
+            if (depth?.exceeds(chunk) === true) {
+              fail(new TooDeep());
+              return;
+            }
             length += chunk.length;
             if (length > request.maxResponseBytes) {
               fail(new AnswerTooLarge());

@@ -1,0 +1,175 @@
+// overload: what the gateway does when Tool Services answer big, or hostile (issue 9, faults
+// 1 and 2), with the chart's runtime settings and the default execution limits.
+//
+//   bigAnswers   40 concurrent tools/call of a tool answering ~7 MB of JSON, 3 rounds: the
+//                gateway's max RSS (sampled every 50 ms), calls served and answered "busy".
+//   deepAnswers  10 concurrent tools/call of a tool answering 6 MB of nested brackets, 3 rounds,
+//                under the loop monitor: the longest event-loop stall meanwhile.
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { CORE_TARGET, log } from './config.mjs';
+import { sampleRss } from './proc.mjs';
+import {
+  GATEWAY_RUNTIME_ENV,
+  LOOP_MONITOR,
+  benchTempDir,
+  spawnGateway,
+  waitReady,
+} from './processes.mjs';
+import { loopWindow } from './scenario-refresh.mjs';
+import { round } from './stats.mjs';
+
+const BIG_BYTES = 7 * 1024 * 1024;
+const DEEP_LEVELS = 3 * 1024 * 1024; // 6 MB of brackets
+
+/** A Tool Service in this process: bench.big (~7 MB of JSON) and bench.deep (nested brackets). */
+async function startHostileToolService() {
+  const row = '{"id":123456,"name":"a record of the overload bench","tags":["x","y","z"]},';
+  const rows = Math.floor(BIG_BYTES / row.length);
+  const big = Buffer.from(`[${row.repeat(rows).slice(0, -1)}]`);
+  const deep = Buffer.from(`${'['.repeat(DEEP_LEVELS)}1${']'.repeat(DEEP_LEVELS)}`);
+  const manifest = Buffer.from(
+    JSON.stringify({
+      bundleId: 'bench',
+      revision: 'overload',
+      tools: ['bench.echo', 'bench.big', 'bench.deep'].map((name) => ({
+        name,
+        description: `Overload bench tool ${name}.`,
+        inputSchema: { type: 'object' },
+        _meta: { version: '1' },
+      })),
+    }),
+  );
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const url = req.url ?? '';
+      const body = url.startsWith('/tool-manifest')
+        ? manifest
+        : url === '/mcp/bench.big'
+          ? big
+          : url === '/mcp/bench.deep'
+            ? deep
+            : Buffer.from('{}');
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      res.end(body);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+async function call(gw, id, name) {
+  const res = await fetch(gw.mcpUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: {} },
+    }),
+  });
+  const text = await res.text();
+  if (text.includes('the gateway is busy')) return 'busy';
+  if (text.includes('"isError":true')) return 'error';
+  return res.status === 200 ? 'served' : 'error';
+}
+
+/** `rounds` rounds of `concurrency` concurrent calls of `name`; outcome counts. */
+async function rounds(gw, name, concurrency, count) {
+  const outcomes = { served: 0, busy: 0, error: 0 };
+  let id = 0;
+  for (let r = 0; r < count; r++) {
+    const answers = await Promise.all(
+      Array.from({ length: concurrency }, () => call(gw, ++id, name)),
+    );
+    for (const a of answers) outcomes[a]++;
+  }
+  return outcomes;
+}
+
+/**
+ * The gateway as the chart deploys it by default: the runtime settings plus the heap limit the
+ * chart derives from its 512Mi memory limit (gateway.heapPercentOfMemoryLimit: 50).
+ */
+const CHART_NODE_OPTIONS =
+  `${GATEWAY_RUNTIME_ENV.NODE_OPTIONS ?? ''} --max-old-space-size=256`.trim();
+
+async function startGateway(ts, loopFile) {
+  const gw = await spawnGateway({
+    core: CORE_TARGET,
+    toolService: ts,
+    catalog: 'overload',
+    nodeArgs: loopFile === undefined ? [] : ['--require', LOOP_MONITOR],
+    env: {
+      NODE_OPTIONS: CHART_NODE_OPTIONS,
+      ...(loopFile === undefined ? {} : { BENCH_LOOP_FILE: loopFile }),
+    },
+  });
+  await waitReady(gw);
+  return gw;
+}
+
+export async function scenarioOverload() {
+  const ts = await startHostileToolService();
+  try {
+    // Each part on a fresh gateway, so the garbage of one does not land in the other's figures.
+    const loopFile = join(benchTempDir('loop-overload'), 'loop.json');
+    const deepGw = await startGateway(ts, loopFile);
+    let deepResult;
+    try {
+      await loopWindow(deepGw, loopFile, 1); // the window starts clean
+      const deep = await rounds(deepGw, 'bench.deep', 10, 3);
+      const loop = await loopWindow(deepGw, loopFile, 2);
+      const stall = Math.max(loop.maxDelayMs, loop.maxGapMs);
+      log(
+        `overload deepAnswers c10 x3: longest event-loop stall ${round(stall, 1)} ms ` +
+          `(refused ${deep.error}, served ${deep.served}, busy ${deep.busy})`,
+      );
+      deepResult = {
+        maxEventLoopStallMs: round(stall, 1),
+        answerBytes: 2 * DEEP_LEVELS + 1,
+        calls: 30,
+        ...deep,
+      };
+    } finally {
+      deepGw.child.kill('SIGTERM');
+    }
+    const gw = await startGateway(ts);
+    try {
+      const idleRss = sampleRss([gw.pid]).stop().get(gw.pid);
+      const sampler = sampleRss([gw.pid], 50);
+      const big = await rounds(gw, 'bench.big', 40, 3);
+      const bigMaxRss = sampler.stop().get(gw.pid);
+      log(
+        `overload bigAnswers c40 x3: max RSS ${round(bigMaxRss, 1)} MB (idle ${round(idleRss, 1)}), ` +
+          `served ${big.served}, busy ${big.busy}, other errors ${big.error}`,
+      );
+      return {
+        nodeOptions: CHART_NODE_OPTIONS,
+        bigAnswers: {
+          c40: {
+            maxRssMb: round(bigMaxRss, 1),
+            idleRssMb: round(idleRss, 1),
+            answerBytes: BIG_BYTES,
+            calls: 120,
+            ...big,
+          },
+        },
+        deepAnswers: deepResult,
+      };
+    } finally {
+      gw.child.kill('SIGTERM');
+    }
+  } finally {
+    await ts.close();
+  }
+}

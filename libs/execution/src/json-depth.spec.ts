@@ -1,0 +1,36 @@
+import { JsonDepthScanner, textDepthExceeds } from './json-depth';
+
+describe('JsonDepthScanner: nesting of JSON bytes fed in chunks', () => {
+  const chunksOf = (text: string, size: number): Buffer[] => {
+    const bytes = Buffer.from(text, 'utf8');
+    const out: Buffer[] = [];
+    for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+    return out;
+  };
+  const exceeds = (text: string, limit: number, size: number): boolean => {
+    const scanner = new JsonDepthScanner(limit);
+    return chunksOf(text, size).some((c) => scanner.exceeds(c));
+  };
+
+  it.each([1, 2, 7, 4096])(
+    'agrees with the text scan whatever the chunk size (%d bytes)',
+    (size) => {
+      const samples = [
+        `${'['.repeat(128)}1${']'.repeat(128)}`,
+        `${'['.repeat(129)}1${']'.repeat(129)}`,
+        `{"a":"${'['.repeat(500)}","b":[{"c":"\\"["}]}`,
+        `[${'{"k":"é\\\\","v":[1,2]},'.repeat(300)}0]`,
+        `{"s":"\\\\\\"[[[[[["}`,
+      ];
+      for (const text of samples) {
+        expect(exceeds(text, 128, size)).toBe(textDepthExceeds(text, 128));
+        expect(exceeds(text, 2, size)).toBe(textDepthExceeds(`${text}${' '.repeat(10)}`, 2));
+      }
+    },
+  );
+
+  it('stops at the first byte past the limit of a 6 MB answer of nested brackets', () => {
+    const scanner = new JsonDepthScanner(128);
+    expect(scanner.exceeds(Buffer.from('['.repeat(129)))).toBe(true);
+  });
+});
