@@ -13,6 +13,8 @@ const ANSWERS: Record<string, string> = {
   'raw.cl_and_te':
     'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
   'raw.huge_header': `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Filler: ${'a'.repeat(200 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`,
+  'raw.cut_short':
+    'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":1',
   'raw.fine':
     'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{"ok":true}',
 };
@@ -30,7 +32,10 @@ async function rawToolService(): Promise<{ port: number; stop: () => Promise<voi
       const line = /^POST \/mcp\/(\S+) HTTP/.exec(head);
       if (line === null || !head.includes('\r\n\r\n')) return;
       head = '';
-      socket.write(ANSWERS[line[1] ?? ''] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      const bytes = ANSWERS[line[1] ?? ''] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n';
+      // a cut-short answer: the connection closes before the promised body is complete
+      if (line[1] === 'raw.cut_short') socket.end(bytes);
+      else socket.write(bytes);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -52,6 +57,7 @@ describe('malformed HTTP answers from a Tool Service', () => {
     ['raw.bad_chunk', 'an invalid chunk size'],
     ['raw.cl_and_te', 'Content-Length together with Transfer-Encoding'],
     ['raw.huge_header', 'a 200 KB response header'],
+    ['raw.cut_short', 'a body cut short of its Content-Length'],
   ])('reports %s (%s) as an invalid answer with its own outcome label', async (name) => {
     const raw = await rawToolService();
     track({ stop: raw.stop });

@@ -70,6 +70,23 @@ describe('/mcp with the default mcp.http (no origin allowed, Host not checked)',
     await service?.stop();
   });
 
+  it.each(['/%6dcp', '/mcp#frag', 'http://evil.example/mcp', '/MCP', '/mcp/'])(
+    'runs nothing for the request target %s with a foreign Origin (only "/mcp" is the endpoint)',
+    async (target) => {
+      const before = service.toolRequests().length;
+      const answer = await rawHttp(
+        gateway.mcpPort,
+        'POST',
+        target,
+        { ...JSON_HEADERS, origin: 'http://evil.example' },
+        CALL_ECHO,
+      );
+      expect([403, 404]).toContain(answer.status);
+      expect(corsHeaderNames(answer)).toEqual([]);
+      expect(service.toolRequests().length).toBe(before);
+    },
+  );
+
   it('answers POST /mcp with Origin: http://evil.example and a tools/call with 403; the Tool Service receives nothing', async () => {
     const before = service.toolRequests().length;
     const answer = await rawHttp(

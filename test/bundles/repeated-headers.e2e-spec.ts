@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
@@ -83,6 +84,33 @@ describe('repeated caller headers', () => {
       expect(service.toolRequests()).toHaveLength(0);
     },
   );
+
+  it('refuses two Host headers (RFC 9112 §3.2), whichever comes first', async () => {
+    const { service, gateway } = await start();
+    const port = Number(new URL(gateway.mcpUrl).port);
+    const raw = (hosts: string[]): Promise<string> =>
+      new Promise((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (d: Buffer) => {
+          answer += d.toString();
+          if (answer.includes('\r\n\r\n')) socket.destroy();
+        });
+        socket.on('close', () => resolve(answer));
+        socket.write(
+          `POST /mcp HTTP/1.1\r\n${hosts.map((h) => `Host: ${h}\r\n`).join('')}` +
+            `Content-Type: application/json\r\nAccept: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(CALL)}\r\n\r\n${CALL}`,
+        );
+      });
+    for (const hosts of [
+      ['127.0.0.1', 'evil.example'],
+      ['evil.example', '127.0.0.1'],
+    ]) {
+      expect(await raw(hosts)).toMatch(/^HTTP\/1\.1 400/);
+    }
+    expect(service.toolRequests()).toHaveLength(0);
+  });
 
   it('forwards each header once when sent once', async () => {
     const { service, gateway } = await start();

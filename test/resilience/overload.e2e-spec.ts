@@ -66,7 +66,10 @@ describe('overload limits', () => {
   }
 
   it('ends calls whose answers would pass maxInFlightAnswerBytes as "busy", and serves the ones within it', async () => {
-    const gateway = await gatewayFor({ maxInFlightAnswerBytes: 1024 * 1024 });
+    const gateway = await gatewayFor({
+      maxInFlightAnswerBytes: 1024 * 1024,
+      maxResponseBytes: 1024 * 1024,
+    });
     const started = Date.now();
     const answers = await Promise.all(
       [1, 2, 3].map(() => callTool(gateway.mcpUrl, 'big.report', {})),

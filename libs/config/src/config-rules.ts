@@ -37,6 +37,21 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
   const discoveryEnabled = isObject(mcp.discovery) ? mcp.discovery.enabled !== false : true;
   const localFixture = isObject(mcp.localFixture) ? mcp.localFixture : undefined;
 
+  // A budget smaller than one allowed answer would answer every big call "busy, try again".
+  const execution = isObject(mcp.execution) ? mcp.execution : undefined;
+  if (
+    execution !== undefined &&
+    Number.isInteger(execution.maxInFlightAnswerBytes) &&
+    Number.isInteger(execution.maxResponseBytes) &&
+    execution.maxInFlightAnswerBytes < execution.maxResponseBytes
+  ) {
+    problems.push(
+      `mcp.execution.maxInFlightAnswerBytes: ${execution.maxInFlightAnswerBytes} is smaller than ` +
+        `execution.maxResponseBytes (${execution.maxResponseBytes}); one answer within the size ` +
+        'limit could never be held',
+    );
+  }
+
   if (discoveryEnabled) {
     if (!Array.isArray(mcp.bundles)) {
       // not a list: reported as such by the field checks

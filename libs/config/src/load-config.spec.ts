@@ -1006,3 +1006,19 @@ describe('environment: MANAGEMENT_HOST', () => {
     ).toBe('127.0.0.1');
   });
 });
+
+describe('execution limits that contradict each other (issue 9, fault 1)', () => {
+  it('refuses maxInFlightAnswerBytes below maxResponseBytes', () => {
+    expect(
+      problemsOf(mcpTree({ execution: { maxInFlightAnswerBytes: 1000, maxResponseBytes: 2000 } })),
+    ).toEqual([
+      'mcp.execution.maxInFlightAnswerBytes: 1000 is smaller than execution.maxResponseBytes (2000); one answer within the size limit could never be held',
+    ]);
+  });
+
+  it('refuses a budget beyond 2^53 - 1', () => {
+    expect(problemsOf(mcpTree({ execution: { maxInFlightAnswerBytes: 1e20 } }))[0]).toContain(
+      'mcp.execution.maxInFlightAnswerBytes: must be at most 2^53 - 1 (bytes)',
+    );
+  });
+});

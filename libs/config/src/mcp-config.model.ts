@@ -191,6 +191,7 @@ export class ExecutionConfig {
    */
   @IsInt({ message: 'must be a positive integer (bytes)' })
   @Min(1, { message: 'must be a positive integer (bytes)' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'must be at most 2^53 - 1 (bytes)' })
   maxInFlightAnswerBytes = 48 * 1_048_576;
 
   /** Calls one bundle may have running at once; one more is an isError "the gateway is busy". */

@@ -31,6 +31,19 @@ describe('redactErrorText: no address or credential from a Tool Service reaches 
     ['a JWT', 'token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl rejected', 'eyJhbGci'],
     ['an API key in JSON', '{"error":"denied","api_key":"AKIA1234567890"}', 'AKIA1234567890'],
     ['a secret: value', 'config secret: topsecretvalue missing', 'topsecretvalue'],
+    ['a lowercase bearer value', 'upstream said bearer abc.def.ghi', 'abc.def.ghi'],
+    ['a camelCase token key', '{"accessToken":"at-1"}', 'at-1'],
+    [
+      'an AWS secret',
+      'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      'wJalrXUtnFEMI',
+    ],
+    ['an OpenAI-style key', 'key sk-proj-abcdefghijklmnopqrstuvwxyz123456 revoked', 'abcdefghij'],
+    ['a PEM private key', '-----BEGIN RSA PRIVATE KEY-----MIIEpAIBAAKCAQEA', 'MIIEpAIB'],
+    ['a password word and its value', 'login failed: passwd hunter2', 'hunter2'],
+    ['a JSON-escaped credential', '{"error":"\\"password\\":\\"hunter2\\""}', 'hunter2'],
+    ['an IPv6 zone id', 'peer fe80::1%eth0 unreachable', 'eth0'],
+    ['a GitHub token', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789 expired', 'ghp_'],
   ])('masks %s', (_, text, leaked) => {
     expect(redactErrorText(text)).not.toContain(leaked);
   });
@@ -39,5 +52,10 @@ describe('redactErrorText: no address or credential from a Tool Service reaches 
     const text =
       'age must be between 18 and 80; coverage.plan "gold" is not offered at 12:30:45 (code E-1042)';
     expect(redactErrorText(text)).toBe(text);
+  });
+
+  it('keeps a masked JSON body valid JSON', () => {
+    const out = redactErrorText('{"error":"denied","password":"hunter2","n":1}');
+    expect(JSON.parse(out)).toEqual({ error: 'denied', password: '[hidden]', n: 1 });
   });
 });

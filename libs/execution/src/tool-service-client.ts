@@ -229,7 +229,14 @@ export class ToolServiceClient {
             });
           },
           onResponseError(_c, err) {
-            finish(failureOf(err, request));
+            const failure = failureOf(err, request);
+            // The service answered and then the connection broke: it was reached, and the
+            // call may have run, so this is a broken answer, never "could not be reached".
+            finish(
+              failure.kind === 'connect' && status !== 0
+                ? { kind: 'invalid-answer', code: `answer cut short, ${failure.code}` }
+                : failure,
+            );
           },
         },
       );

@@ -34,12 +34,25 @@ export class McpExchanges {
 
   /**
    * Checks a request to /mcp before its body is read. Answers it (and returns false) when it
-   * is refused or needs no body: 403 for an Origin or Host not allowed (issue 8, fault 2),
-   * 204 for an allowed preflight, 405 for a method other than POST, 400/-32600 for a repeated
-   * caller header or Authorization (issue 9, fault 10). An allowed Origin's CORS headers are
+   * is refused or needs no body: 400/-32600 for a repeated caller header, Authorization or
+   * Host (issue 9, fault 10), 403 for an Origin or Host not allowed (issue 8, fault 2), 204 for
+   * an allowed preflight, 405 for a method other than POST. An allowed Origin's CORS headers are
    * set on the response, so whatever is answered later carries them.
    */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
+    const repeated = repeatedSingleHeader(req.rawHeaders);
+    if (repeated !== undefined) {
+      // Two values of an identity header must not reach a Tool Service joined into one.
+      return this.answered(req, res, {
+        status: 400,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: errorEnvelope(
+          null,
+          -32600,
+          `Invalid Request: the ${repeated} header appears more than once; send it once`,
+        ),
+      });
+    }
     const access = this.access.admit(req.headers);
     if (access.kind === 'refuse') return this.answered(req, res, access.answer);
     if (access.cors !== undefined) {
@@ -55,19 +68,6 @@ export class McpExchanges {
           ? this.transport.methodNotAllowed()
           : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
       );
-    }
-    const repeated = repeatedSingleHeader(req.rawHeaders);
-    if (repeated !== undefined) {
-      // Two values of an identity header must not reach a Tool Service joined into one.
-      return this.answered(req, res, {
-        status: 400,
-        headers: { 'content-type': 'application/json; charset=utf-8' },
-        body: errorEnvelope(
-          null,
-          -32600,
-          `Invalid Request: the ${repeated} header appears more than once; send it once`,
-        ),
-      });
     }
     return true;
   }

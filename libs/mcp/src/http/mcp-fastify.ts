@@ -1,3 +1,4 @@
+import { createServer, type RequestListener } from 'node:http';
 import {
   Catch,
   HttpException,
@@ -8,17 +9,24 @@ import {
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendAnswer } from './mcp.controller';
-import { plainError } from './http-write';
+import { plainError, write } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
-import { MCP_MAX_BODY_BYTES } from './mcp-http-server';
+import { MCP_MAX_BODY_BYTES, MCP_SERVER_OPTIONS } from './mcp-http-server';
 
 /** The same limits as McpHttpServer (body, request and keep-alive timeouts). */
 export function mcpFastifyAdapter(): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: MCP_MAX_BODY_BYTES,
-    keepAliveTimeout: 65_000,
-    requestTimeout: 30_000,
+    requestTimeout: MCP_SERVER_OPTIONS.requestTimeout,
+    keepAliveTimeout: MCP_SERVER_OPTIONS.keepAliveTimeout,
+    serverFactory: (handler: RequestListener) => createServer(MCP_SERVER_OPTIONS, handler),
   });
+}
+
+/** Node's error for a request body that ended because the client closed the connection. */
+function clientWentAway(exception: unknown): boolean {
+  const { code, message } = (exception ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' || message === 'aborted';
 }
 
 function statusOf(exception: unknown): number {
@@ -53,6 +61,9 @@ export class McpTransportExceptionFilter implements ExceptionFilter {
           connection: 'close',
         }),
       );
+    } else if (clientWentAway(exception)) {
+      // the client closed the connection while its body was being read: nobody to answer
+      reply.raw.destroy();
     } else {
       this.logger.error(
         `Unhandled error on /mcp: ${exception instanceof Error ? (exception.stack ?? exception.name) : typeof exception}`,
@@ -86,13 +97,23 @@ export function configureMcpFastify(
       );
       return;
     }
-    // The same admission as on the node:http listener, before the body is read: Origin and
-    // Host, CORS and preflight, method, repeated identity headers.
-    if (req.url.split('?', 1)[0] !== '/mcp' || exchanges.admit(req.raw, reply.raw)) {
+    // The same routing and admission as on the node:http listener, before the body is read.
+    // The path is the raw request target, exactly "/mcp" (a query aside): fastify's router
+    // would also route "/%6dcp" or an absolute-form target here, and none of them may pass
+    // without the Origin and Host checks.
+    const target = req.raw.url ?? '';
+    if (target.split('?', 1)[0] !== '/mcp') {
+      void reply.hijack();
+      write(reply.raw, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
+      req.raw.resume();
+      return;
+    }
+    // admitted: fastify carries on (body, route) and McpController answers on the raw response
+    if (exchanges.admit(req.raw, reply.raw)) {
       done();
       return;
     }
-    void reply.hijack();
+    void reply.hijack(); // admit answered it
   });
   app.useGlobalFilters(new McpTransportExceptionFilter());
   return async (graceMs) => {

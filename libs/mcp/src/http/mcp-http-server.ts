@@ -6,10 +6,18 @@ import { McpExchanges } from './mcp-exchanges.service';
 
 /** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
 export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** A client has this long to send its whole request (a body dripped byte by byte is cut). */
-const REQUEST_TIMEOUT_MS = 30_000;
-/** Idle keep-alive connections stay open this long (longer than common load-balancer idles). */
-const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/**
+ * node:http options of both /mcp listeners: a client has 30 s to send its whole request
+ * (headers included; a body dripped byte by byte is cut with 408), checked every second
+ * (node's default check runs every 30 s, so the bound was up to a minute); idle keep-alive
+ * connections stay open 65 s (longer than common load-balancer idles).
+ */
+export const MCP_SERVER_OPTIONS = {
+  requestTimeout: 30_000,
+  headersTimeout: 30_000,
+  connectionsCheckingInterval: 1_000,
+  keepAliveTimeout: 65_000,
+} as const;
 
 /**
  * The opt-in agents' listener (PORT, MCP_HTTP_SERVER=node): POST /mcp on plain node:http,
@@ -29,10 +37,7 @@ export class McpHttpServer {
    * @param maxConnections most connections kept open at once (mcp.http.maxConnections)
    */
   async listen(port: number, host: string, maxConnections?: number): Promise<number> {
-    const server = createServer(
-      { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
-      (req, res) => this.handle(req, res),
-    );
+    const server = createServer(MCP_SERVER_OPTIONS, (req, res) => this.handle(req, res));
     // issue 9, fault 4: past this, node:http closes new connections as they arrive
     if (maxConnections !== undefined) server.maxConnections = maxConnections;
     await new Promise<void>((resolve, reject) => {

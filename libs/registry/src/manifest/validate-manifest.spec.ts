@@ -268,6 +268,40 @@ describe('tool schemas (contract §5: inputSchema is JSON Schema 2020-12)', () =
     expect(details[0]?.startsWith(`tools[0] "r.a": ${reason}`)).toBe(true);
   });
 
+  it.each([
+    ['a property pattern', { s: { type: 'string', pattern: '^(a+)+$' } }],
+    ['a nested pattern', { o: { type: 'object', properties: { s: { pattern: '(x*)*y' } } } }],
+    ['a patternProperties key', { o: { type: 'object', patternProperties: { '^([a-z]+)*$': {} } } }],
+  ])(
+    'rejects an outputSchema with %s that may take exponential time (answers are checked on the event loop)',
+    async (_label, properties) => {
+      const outputSchema = { type: 'object', properties };
+      const { errorType, details, causes } = await reject(
+        manifest([tool('r.a', { outputSchema })]),
+      );
+      expect(errorType).toBe('OutputSchemaError');
+      expect(details[0]).toBe(
+        'tools[0] "r.a": outputSchema has a pattern that may take exponential time to match',
+      );
+      expect(causes[0]).toMatch(/^pattern "/);
+    },
+  );
+
+  it('accepts ordinary patterns in an outputSchema, and any pattern in an inputSchema', async () => {
+    await accept(
+      manifest([
+        tool('r.a', {
+          inputSchema: { type: 'object', properties: { s: { pattern: '^(a+)+$' } } },
+          outputSchema: {
+            type: 'object',
+            properties: { id: { type: 'string', pattern: '^P-[0-9]{6}$' } },
+            patternProperties: { '^x-[a-z]+$': { type: 'string' } },
+          },
+        }),
+      ]),
+    );
+  });
+
   it('compiles a 2020-12 schema with $defs/$ref, formats and unknown vendor keywords such as x-mcp-header', async () => {
     const inputSchema = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { TimeSlicer } from '../time-slicer';
 import { jsonDepthExceeds } from './json-depth';
+import { firstUnsafePattern } from './unsafe-patterns';
 import type { ManifestProblem, PullErrorType } from './manifest-errors';
 import type { AcceptedManifest, ManifestTool } from './manifest.types';
 import type { SchemaChecker, SchemaProblem } from './schema-checker';
@@ -54,6 +55,14 @@ function checkSchema(
 ): SchemaProblem | undefined {
   if (!isRecord(value)) return { rule: `${field} must be a JSON object` };
   if (value.type !== 'object') return { rule: `${field} must have root "type": "object"` };
+  if (field === 'outputSchema') {
+    const unsafe = firstUnsafePattern(value);
+    if (unsafe !== undefined)
+      return {
+        rule: 'outputSchema has a pattern that may take exponential time to match',
+        cause: `pattern ${JSON.stringify(unsafe.slice(0, 80))}`,
+      };
+  }
   // An outputSchema must compile for real: the gateway validates answers with it.
   const problem = schemas.check(value, { mustCompile: field === 'outputSchema' });
   return problem === undefined ? undefined : { ...problem, rule: `${field} ${problem.rule}` };
