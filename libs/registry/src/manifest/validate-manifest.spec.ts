@@ -271,7 +271,10 @@ describe('tool schemas (contract §5: inputSchema is JSON Schema 2020-12)', () =
   it.each([
     ['a property pattern', { s: { type: 'string', pattern: '^(a+)+$' } }],
     ['a nested pattern', { o: { type: 'object', properties: { s: { pattern: '(x*)*y' } } } }],
-    ['a patternProperties key', { o: { type: 'object', patternProperties: { '^([a-z]+)*$': {} } } }],
+    [
+      'a patternProperties key',
+      { o: { type: 'object', patternProperties: { '^([a-z]+)*$': {} } } },
+    ],
   ])(
     'rejects an outputSchema with %s that may take exponential time (answers are checked on the event loop)',
     async (_label, properties) => {
