@@ -11,3 +11,4 @@ export {
 export { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 export { SHUTDOWN_REASON } from './tool-service-client';
 export { textDepthExceeds } from './json-depth';
+export { CallCancellation, type CancelReason } from './call-cancellation';

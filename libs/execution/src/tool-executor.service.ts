@@ -21,6 +21,7 @@ import {
 } from './map-tool-response';
 import { parseRetryAfter } from './retry-after';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
+import type { CallCancellation } from './call-cancellation';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 import { ToolServiceClient, type ToolServiceAnswer } from './tool-service-client';
 
@@ -152,7 +153,7 @@ export class ToolExecutor implements OnModuleDestroy {
     rawArguments: string,
     incoming: IncomingHeaders,
     outputCheck?: OutputSchemaCheck,
-    signal?: AbortSignal,
+    signal?: CallCancellation,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
     const running = this.running.get(bundle.id) ?? 0;
@@ -179,7 +180,7 @@ export class ToolExecutor implements OnModuleDestroy {
     rawArguments: string,
     incoming: IncomingHeaders,
     outputCheck: OutputSchemaCheck | undefined,
-    signal: AbortSignal | undefined,
+    signal: CallCancellation | undefined,
     claim: BudgetClaim,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;

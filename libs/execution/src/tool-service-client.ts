@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AnswerBudget, BudgetClaim } from './answer-budget';
+import type { CallCancellation } from './call-cancellation';
 import { JsonDepthScanner } from './json-depth';
 import type { ToolCallFailure } from './map-tool-response';
 
@@ -31,7 +32,7 @@ export interface ToolServiceRequest {
    * Aborting it ends the call at once: reason `'shutdown'` → a `shutdown` failure, any other
    * reason (the client went away, notifications/cancelled) → `cancelled`.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: CallCancellation;
   /**
    * Deepest nesting of a 2xx JSON answer without Content-Encoding, checked on the bytes as they
    * arrive: a deeper one ends the call at once (`too-deep`), unread, unjoined, undecoded.
@@ -160,7 +161,7 @@ export class ToolServiceClient {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        signal?.onAbort(undefined);
         resolve(value);
       };
       const fail = (err: Error): void => {
@@ -168,12 +169,11 @@ export class ToolServiceClient {
         finish(failureOf(err, request));
       };
       // The Tool Service request ends with the client's interest in it (issue 9, fault 3).
-      const onAbort = (): void => fail(new CallAborted(signal?.reason === SHUTDOWN_REASON));
       if (signal?.aborted === true) {
         resolve(failureOf(new CallAborted(signal.reason === SHUTDOWN_REASON), request));
         return;
       }
-      signal?.addEventListener('abort', onAbort, { once: true });
+      signal?.onAbort((reason) => fail(new CallAborted(reason === SHUTDOWN_REASON)));
       const timer = setTimeout(() => fail(new CallTimeout()), request.timeoutMillis);
       this.agent.dispatch(
         {

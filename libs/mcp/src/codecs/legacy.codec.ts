@@ -135,7 +135,7 @@ export class LegacyCodec {
       protocolVersion,
       headers: exchange.headers,
       rawBody: exchange.body ?? '', // a request message implies a decoded body
-      signal: call?.controller.signal,
+      signal: call?.controller,
     };
     const key =
       call === undefined

@@ -1,4 +1,4 @@
-import type { IncomingHeaders } from '@app/execution';
+import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import type { BodyPart } from '../http/gzip-splice';
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
@@ -20,7 +20,7 @@ export interface MethodContext {
    * Aborted when nobody waits for the answer any more: the client's connection closed, a
    * matching notifications/cancelled arrived, or (reason `'shutdown'`) the grace period ended.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: CallCancellation;
 }
 
 /**

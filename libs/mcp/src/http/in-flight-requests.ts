@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { IncomingHeaders } from '@app/execution';
+import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import { header } from './http-answer';
 
 /** What the /mcp listener knows about one request in flight. */
 export interface InFlightCall {
   /** Aborted when nobody waits for the answer any more. */
-  readonly controller: AbortController;
+  readonly controller: CallCancellation;
   /** The client's connection, for matching notifications/cancelled without a session. */
   readonly connectionId: number;
 }
@@ -19,7 +19,7 @@ export interface InFlightCall {
  */
 @Injectable()
 export class InFlightRequests {
-  private readonly byKey = new Map<string, AbortController>();
+  private readonly byKey = new Map<string, CallCancellation>();
 
   /** The key of request `idText` (its id as JSON text) of this client. */
   keyOf(headers: IncomingHeaders, connectionId: number, idText: string): string {
@@ -29,12 +29,12 @@ export class InFlightRequests {
       : `s\u0000${session}\u0000${idText}`;
   }
 
-  register(key: string, controller: AbortController): void {
+  register(key: string, controller: CallCancellation): void {
     this.byKey.set(key, controller);
   }
 
   /** Forgets the request, unless another request has taken its key since. */
-  unregister(key: string, controller: AbortController): void {
+  unregister(key: string, controller: CallCancellation): void {
     if (this.byKey.get(key) === controller) this.byKey.delete(key);
   }
 

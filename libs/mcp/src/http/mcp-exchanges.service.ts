@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
-import { SHUTDOWN_REASON } from '@app/execution';
+import { CallCancellation } from '@app/execution';
 import { McpTransport } from '../mcp-transport.service';
 import { errorEnvelope } from './http-answer';
 import { HttpAccessPolicy } from './http-access.policy';
@@ -23,7 +23,7 @@ const ABANDON_WRITE_MS = 1_000;
 export class McpExchanges {
   private readonly logger = new Logger('Mcp');
   /** Requests whose answer is not written yet, with their response: aborted when the grace period ends. */
-  private readonly inFlight = new Map<AbortController, ServerResponse>();
+  private readonly inFlight = new Map<CallCancellation, ServerResponse>();
   private readonly connectionIds = new WeakMap<Socket, number>();
   private nextConnectionId = 1;
 
@@ -79,7 +79,7 @@ export class McpExchanges {
    * @param body the body as strict UTF-8, "" when empty, null when not UTF-8
    */
   serve(req: IncomingMessage, res: ServerResponse, body: string | null): void {
-    const controller = new AbortController();
+    const controller = new CallCancellation();
     this.inFlight.set(controller, res);
     res.once('close', () => {
       this.inFlight.delete(controller);
@@ -112,7 +112,7 @@ export class McpExchanges {
     const written = [...this.inFlight.values()].map(
       (res) => new Promise<void>((resolve) => res.once('close', () => resolve())),
     );
-    for (const controller of this.inFlight.keys()) controller.abort(SHUTDOWN_REASON);
+    for (const controller of this.inFlight.keys()) controller.abort('shutdown');
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all(written),

@@ -9,6 +9,7 @@ import {
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendAnswer } from './mcp.controller';
+import { drainListener } from './drain-listener';
 import { plainError, write } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
 import { MCP_MAX_BODY_BYTES, MCP_SERVER_OPTIONS } from './mcp-http-server';
@@ -116,26 +117,8 @@ export function configureMcpFastify(
     void reply.hijack(); // admit answered it
   });
   app.useGlobalFilters(new McpTransportExceptionFilter());
-  return async (graceMs) => {
+  return (graceMs) => {
     draining = true;
-    const server = app.getHttpServer();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    const sweeper = setInterval(() => server.closeIdleConnections(), 50);
-    server.closeIdleConnections();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      closed.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), graceMs);
-      }),
-    ]);
-    if (timedOut) {
-      await exchanges.abandonInFlight();
-      server.closeAllConnections();
-      await closed;
-    }
-    clearInterval(sweeper);
-    clearTimeout(timer);
-    return !timedOut;
+    return drainListener(app.getHttpServer(), graceMs, () => exchanges.abandonInFlight());
   };
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Injectable } from '@nestjs/common';
+import { drainListener } from './drain-listener';
 import { decodeBody, plainError, write } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
 
@@ -60,26 +61,7 @@ export class McpHttpServer {
     const server = this.server;
     if (server === undefined) return true;
     this.draining = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // A keep-alive connection whose request finishes after close() began stays open until
-    // closed: sweep idle ones so the drain ends when the last in-flight call does.
-    const sweeper = setInterval(() => server.closeIdleConnections(), 50);
-    server.closeIdleConnections();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      closed.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), graceMs);
-      }),
-    ]);
-    if (timedOut) {
-      await this.exchanges.abandonInFlight();
-      server.closeAllConnections();
-      await closed;
-    }
-    clearInterval(sweeper);
-    clearTimeout(timer);
-    return !timedOut;
+    return drainListener(server, graceMs, () => this.exchanges.abandonInFlight());
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

@@ -1,3 +1,18 @@
+/** The manifest broke a rule of contract §5 or §7.1: the Tool Service answered, its manifest is wrong. */
+const MANIFEST_RULE_ERROR_TYPES = [
+  'ManifestShapeError',
+  'BundleIdMismatchError',
+  'ToolNamePatternError',
+  'ToolNamePrefixError',
+  'DuplicateToolNameError',
+  'ToolDescriptionError',
+  'InputSchemaError',
+  'OutputSchemaError',
+  'ToolVersionError',
+  'ToolMetaError',
+  'TooManyToolsError',
+] as const;
+
 /**
  * Why a bundle's pull or manifest was not adopted. These names are what
  * /actuator/toolBundles shows as `lastFailureReason` (contract §9: a type name, never a
@@ -13,17 +28,7 @@ export const PULL_ERROR_TYPES = [
   'ManifestFileError',
   'UnexpectedPullError',
   // the manifest (contract §5, §7.1)
-  'ManifestShapeError',
-  'BundleIdMismatchError',
-  'ToolNamePatternError',
-  'ToolNamePrefixError',
-  'DuplicateToolNameError',
-  'ToolDescriptionError',
-  'InputSchemaError',
-  'OutputSchemaError',
-  'ToolVersionError',
-  'ToolMetaError',
-  'TooManyToolsError',
+  ...MANIFEST_RULE_ERROR_TYPES,
   // the aggregate (contract §7.3, §7.6): the bundle's manifest was valid but could not be published
   'ToolNameCollisionError',
   'CatalogTooLargeError',
@@ -45,19 +50,9 @@ export interface ManifestProblem {
 }
 
 /** The pull error types that mean "the Tool Service answered, and its manifest broke a rule". */
-export const VALIDATION_ERROR_TYPES: ReadonlySet<PullErrorType> = new Set<PullErrorType>([
-  'ManifestShapeError',
-  'BundleIdMismatchError',
-  'ToolNamePatternError',
-  'ToolNamePrefixError',
-  'DuplicateToolNameError',
-  'ToolDescriptionError',
-  'InputSchemaError',
-  'OutputSchemaError',
-  'ToolVersionError',
-  'ToolMetaError',
-  'TooManyToolsError',
-]);
+export const VALIDATION_ERROR_TYPES: ReadonlySet<PullErrorType> = new Set<PullErrorType>(
+  MANIFEST_RULE_ERROR_TYPES,
+);
 
 /** A problem as the log writes it: the detail, then the log-only cause. */
 export function problemText(problem: ManifestProblem): string {
