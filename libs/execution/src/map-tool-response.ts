@@ -1,3 +1,4 @@
+import { isJsonContentType } from '@app/http-body';
 import { compactJson } from './compact-json';
 import type { CallToolResult } from './call-tool-result';
 import { textDepthExceeds } from './json-depth';
@@ -42,11 +43,6 @@ export type ToolCallFailure =
   | { readonly kind: 'shutdown' }
   /** A 2xx JSON answer nested deeper than `limit` levels, refused while it arrived. */
   | { readonly kind: 'too-deep'; readonly limit: number };
-
-function isJsonContentType(contentType: string): boolean {
-  const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  return mime === 'application/json' || mime.endsWith('+json');
-}
 
 function textResult(
   text: string,

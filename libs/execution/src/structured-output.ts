@@ -1,3 +1,4 @@
+import { isJsonEssence } from '@app/http-body';
 import type { CallToolResult } from './call-tool-result';
 import type { ToolHttpResponse } from './map-tool-response';
 
@@ -11,10 +12,6 @@ export type OutputSchemaCheck = (value: unknown) => string | undefined;
 /** The media type of a Content-Type value, lower-cased, without parameters. */
 function mediaTypeOf(contentType: string): string {
   return contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-}
-
-function isJsonMediaType(mime: string): boolean {
-  return mime === 'application/json' || mime.endsWith('+json');
 }
 
 /** What a JSON value is, in words, for a reason text. */
@@ -51,7 +48,7 @@ export function applyOutputSchema(
 ): CallToolResult {
   if (result.isError === true) return result;
   const mime = mediaTypeOf(response.contentType);
-  if (!isJsonMediaType(mime)) {
+  if (!isJsonEssence(mime)) {
     return refused(
       toolName,
       result,

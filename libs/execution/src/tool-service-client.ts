@@ -1,3 +1,4 @@
+import { isJsonContentType } from '@app/http-body';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AnswerBudget, BudgetClaim } from './answer-budget';
 import type { CallCancellation } from './call-cancellation';
@@ -44,12 +45,6 @@ export interface ToolServiceRequest {
 
 /** The abort reason that marks the end of the shutdown grace period. */
 export const SHUTDOWN_REASON = 'shutdown';
-
-/** application/json or any +json type (RFC 6839), parameters ignored. */
-function isJsonMediaType(contentType: string): boolean {
-  const mime = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  return mime === 'application/json' || mime.endsWith('+json');
-}
 
 /** A header value as one string: repeated ones joined with ", " (RFC 9110 §5.3). */
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -199,7 +194,7 @@ export class ToolServiceClient {
             else if (
               request.maxJsonDepth !== undefined &&
               contentEncoding === undefined &&
-              isJsonMediaType(contentType)
+              isJsonContentType(contentType)
             )
               depth = new JsonDepthScanner(request.maxJsonDepth);
           },

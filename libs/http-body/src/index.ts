@@ -3,4 +3,4 @@ export { decodingOrder, type ContentCoding } from './content-encoding';
 export { readBody, type ReadBodyOptions } from './read-body';
 export { decodeBuffer } from './decode-buffer';
 export { decodeText } from './charset';
-export { parseMediaType, isJsonEssence, type MediaType } from './media-type';
+export { parseMediaType, isJsonEssence, isJsonContentType, type MediaType } from './media-type';

@@ -30,3 +30,8 @@ export function parseMediaType(contentType: string): MediaType {
 export function isJsonEssence(essence: string): boolean {
   return essence === 'application/json' || essence.endsWith('+json');
 }
+
+/** Whether a Content-Type value names JSON (`application/json` or `+json`), parameters ignored. */
+export function isJsonContentType(contentType: string): boolean {
+  return isJsonEssence(contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '');
+}
