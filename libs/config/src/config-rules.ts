@@ -1,4 +1,5 @@
 import type { BundleConfig, McpConfig } from './mcp-config.model';
+import type { UpstreamConfig } from './upstream-config.model';
 
 function isObject<T>(value: T | null | undefined): value is T & object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -52,14 +53,18 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
     );
   }
 
+  // Upstream MCP servers are sources too: with one configured, no bundle is needed (issue 10 §1).
+  const upstreams: UpstreamConfig[] = Array.isArray(mcp.upstreams)
+    ? mcp.upstreams.filter(isObject)
+    : [];
   if (discoveryEnabled) {
     if (!Array.isArray(mcp.bundles)) {
       // not a list: reported as such by the field checks
-    } else if (bundles.length === 0) {
+    } else if (bundles.length === 0 && upstreams.length === 0) {
       problems.push(
         'mcp.bundles: discovery.enabled is true but no bundle is configured; tools/list would stay empty forever (contract §3)',
       );
-    } else if (!bundles.some((b) => b.enabled)) {
+    } else if (!bundles.some((b) => b.enabled) && !upstreams.some((u) => u.enabled !== false)) {
       problems.push(
         'mcp.bundles: discovery.enabled is true but every bundle has enabled: false; tools/list would stay empty forever (contract §3)',
       );

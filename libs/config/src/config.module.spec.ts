@@ -14,6 +14,7 @@ function config(): GatewayConfig {
     sources: ['/etc/gw.yaml'],
     mcp,
     bundles: [],
+    upstreams: [],
     server: {
       host: '127.0.0.1',
       port: 0,

@@ -11,6 +11,7 @@ const GATEWAY_CONFIG_KEYS = {
   sources: true,
   mcp: true,
   bundles: true,
+  upstreams: true,
   server: true,
   redisUrl: true,
   sessionKeys: true,

@@ -26,6 +26,26 @@ export interface BundleDefinition {
   readonly manifestFile?: string;
 }
 
+/** One configured upstream MCP server after validation (issue 10 §1). */
+export interface UpstreamDefinition {
+  readonly id: string;
+  /** The upstream's MCP endpoint; never shown to clients or on status endpoints. */
+  readonly url: string;
+  /** Prepended to its tool and prompt names; `<id>__` unless configured ("" for a sole source). */
+  readonly namePrefix: string;
+  readonly enabled: boolean;
+  readonly protocol: 'auto' | '2025-11-25' | '2026-07-28';
+  /** TCP connect timeout, ms. */
+  readonly connectMillis: number;
+  /** Deadline of one list pull, every page included, ms. */
+  readonly listMillis: number;
+  /** Deadline of one call, ms (default discovery.maxToolTimeoutMillis). */
+  readonly callMillis: number;
+  /** Caller headers copied to the upstream on calls, lower-case. */
+  readonly forwardHeaders: readonly string[];
+  readonly authorization: ResolvedAuthorization;
+}
+
 /** The id of the pseudo-bundle that serves the legacy local fixture; its file's bundleId must match. */
 export const LOCAL_FIXTURE_BUNDLE_ID = 'local-fixture';
 
@@ -51,6 +71,8 @@ export interface GatewayConfig {
    * one `local-fixture` pseudo-bundle (manifestFile set) in the legacy local mode.
    */
   readonly bundles: readonly BundleDefinition[];
+  /** The configured upstream MCP servers in config order (issue 10). */
+  readonly upstreams: readonly UpstreamDefinition[];
   readonly server: {
     /** HOST, default 0.0.0.0. */
     readonly host: string;

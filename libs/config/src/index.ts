@@ -16,6 +16,13 @@ export {
   type ServerErrorBodyMode,
 } from './mcp-config.model';
 export {
+  UpstreamConfig,
+  UpstreamTimeoutsConfig,
+  UPSTREAM_PROTOCOLS,
+  type UpstreamProtocolSetting,
+} from './upstream-config.model';
+export { UNFORWARDABLE_HEADERS, upstreamNamePrefix } from './upstream-rules';
+export {
   compileAccessList,
   listAllows,
   parseHost,

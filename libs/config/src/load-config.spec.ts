@@ -380,6 +380,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
       refreshIntervalSeconds: 30,
       refreshJitterSeconds: 5,
       notFoundRefreshMinIntervalMillis: 1000,
+      maxPagesPerList: 100,
     });
     expect(config.mcp.discovery).toEqual({
       enabled: true,
@@ -515,6 +516,7 @@ describe('config files: profile layering and MCP_CONFIG_FILE', () => {
       refreshIntervalSeconds: 45,
       refreshJitterSeconds: 2,
       notFoundRefreshMinIntervalMillis: 1000,
+      maxPagesPerList: 100,
     });
     expect(config.mcp.discovery.maxToolsTotal).toBe(120);
     expect(config.mcp.discovery.readTimeoutMillis).toBe(2500);

@@ -13,8 +13,10 @@ import {
   type BundleDefinition,
   type GatewayConfig,
   type ResolvedAuthorization,
+  type UpstreamDefinition,
 } from './gateway-config';
 import { ConfigFileRoot, type BundleConfig } from './mcp-config.model';
+import { upstreamNamePrefix, upstreamProblems } from './upstream-rules';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -87,7 +89,7 @@ export function resolveFilePath(value: string, cwd: string): string {
 }
 
 function resolveAuthorization(
-  bundle: BundleConfig,
+  bundle: Pick<BundleConfig, 'authorization'>,
   env: Env,
   at: string,
   problems: string[],
@@ -178,6 +180,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   }
   problems.push(...crossFieldProblems(mcp, profile));
   problems.push(...httpAccessProblems(mcp.http));
+  problems.push(...upstreamProblems(mcp));
 
   // Authorization values come from env variables the bundles name: resolved (and checked) now.
   const rawBundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];
@@ -187,7 +190,27 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       : ({ mode: 'none' } as const),
   );
 
+  const rawUpstreams = Array.isArray(mcp.upstreams) ? mcp.upstreams : [];
+  const upstreamAuthorizations = rawUpstreams.map((u, i) =>
+    typeof u === 'object' && u !== null
+      ? resolveAuthorization(u, env, `mcp.upstreams[${i}]`, problems)
+      : ({ mode: 'none' } as const),
+  );
+
   if (problems.length > 0) throw new ConfigValidationError(problems, context);
+
+  const upstreams: UpstreamDefinition[] = rawUpstreams.map((u, i) => ({
+    id: u.id,
+    url: u.url,
+    namePrefix: upstreamNamePrefix(u),
+    enabled: u.enabled,
+    protocol: u.protocol,
+    connectMillis: u.timeouts.connectMillis,
+    listMillis: u.timeouts.listMillis,
+    callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,
+    forwardHeaders: u.forwardHeaders.map((h) => h.toLowerCase()),
+    authorization: upstreamAuthorizations[i] ?? { mode: 'none' },
+  }));
 
   const configured: BundleDefinition[] = rawBundles.map((b, i) => ({
     id: b.id,
@@ -226,6 +249,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     sources,
     mcp,
     bundles,
+    upstreams,
     server: {
       host: envSettings.host,
       port: envSettings.port,

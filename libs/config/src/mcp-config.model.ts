@@ -1,4 +1,12 @@
 import { Type } from 'class-transformer';
+import { BundleAuthorizationConfig } from './authorization-config.model';
+import { UpstreamConfig } from './upstream-config.model';
+
+export {
+  AUTHORIZATION_MODES,
+  BundleAuthorizationConfig,
+  type AuthorizationMode,
+} from './authorization-config.model';
 import {
   IsBoolean,
   IsIn,
@@ -56,6 +64,15 @@ export class RegistryConfig {
   @Min(0, { message: 'must be an integer >= 0 (ms)' })
   @Max(60_000, { message: 'must be at most 60000 (ms)' })
   notFoundRefreshMinIntervalMillis = 1000;
+
+  /**
+   * Most pages one upstream list (tools/list, resources/list, …) may take, following
+   * `nextCursor`; more, or a cursor seen twice, is a failed pull (issue 10 §3).
+   */
+  @IsInt({ message: 'must be a positive integer (pages)' })
+  @Min(1, { message: 'must be a positive integer (pages)' })
+  @Max(10_000, { message: 'must be at most 10000 (pages)' })
+  maxPagesPerList = 100;
 }
 
 export class DiscoveryConfig {
@@ -95,22 +112,6 @@ export class DiscoveryConfig {
   @Min(1, { message: 'must be a positive integer (ms)' })
   @Max(MAX_TIMER_MS, { message: 'must be at most 2147483647 (the longest Node timer, in ms)' })
   maxToolTimeoutMillis = 30_000;
-}
-
-export const AUTHORIZATION_MODES = ['none', 'passthrough', 'static'] as const;
-export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
-
-/** How the `Authorization` header reaches a bundle's Tool Service (contract §10: "설정에 따라 전달"). */
-export class BundleAuthorizationConfig {
-  /** none: never sent; passthrough: the caller's header as is; static: the value of env `valueEnv`. */
-  @IsIn(AUTHORIZATION_MODES, { message: `must be one of ${AUTHORIZATION_MODES.join(', ')}` })
-  mode: AuthorizationMode = 'none';
-
-  /** With mode static: the environment variable holding the whole header value (e.g. "Bearer …"). */
-  @IsOptional()
-  @IsString({ message: 'must be the name of an environment variable' })
-  @Matches(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be the name of an environment variable' })
-  valueEnv?: string;
 }
 
 export const SERVER_ERROR_BODY_MODES = ['hide', 'show'] as const;
@@ -307,6 +308,16 @@ export class McpConfig {
   @ValidateNested({ each: true })
   @Type(() => BundleConfig)
   bundles: BundleConfig[] = [];
+
+  /** Upstream MCP servers whose tools, resources and prompts join the catalog (issue 10). */
+  @IsArray({ message: 'must be a list of upstream MCP servers' })
+  @IsObject({
+    each: true,
+    message: 'each upstream must be a mapping (id, url, namePrefix, …)',
+  })
+  @ValidateNested({ each: true })
+  @Type(() => UpstreamConfig)
+  upstreams: UpstreamConfig[] = [];
 
   @IsOptional()
   @IsObject({ message: MAPPING })

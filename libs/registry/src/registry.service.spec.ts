@@ -46,6 +46,7 @@ function gatewayConfig(
     sources: [],
     mcp,
     bundles,
+    upstreams: [],
     server: {
       host: '127.0.0.1',
       port: 0,

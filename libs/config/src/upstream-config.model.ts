@@ -1,0 +1,95 @@
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { BundleAuthorizationConfig } from './authorization-config.model';
+
+/** Identifier of an upstream: the same alphabet as a bundle id, unique across both (issue 10). */
+export const UPSTREAM_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/** An upstream namePrefix: the tool-name alphabet clients accept everywhere, or "" (issue 10 §1). */
+export const UPSTREAM_PREFIX_PATTERN = /^[A-Za-z0-9_-]{0,48}$/;
+
+export const UPSTREAM_PROTOCOLS = ['auto', '2025-11-25', '2026-07-28'] as const;
+export type UpstreamProtocolSetting = (typeof UPSTREAM_PROTOCOLS)[number];
+
+/** Per-upstream deadlines, in ms. */
+export class UpstreamTimeoutsConfig {
+  /** TCP connect timeout, ms (default 1000, like manifest pulls). */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(600_000, { message: 'must be at most 600000 (10 minutes, in ms)' })
+  connectMillis = 1000;
+
+  /** Deadline of one list pull (every page of tools/list, resources/list, …), ms (default 5000). */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(600_000, { message: 'must be at most 600000 (10 minutes, in ms)' })
+  listMillis = 5000;
+
+  /** Deadline of one call (tools/call, prompts/get, resources/read, …), ms; absent: discovery.maxToolTimeoutMillis. */
+  @IsOptional()
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1, { message: 'must be a positive integer (ms)' })
+  @Max(2_147_483_647, { message: 'must be at most 2147483647 (the longest Node timer, in ms)' })
+  callMillis?: number;
+}
+
+/**
+ * One upstream MCP server under `mcp.upstreams[]` (issue 10 §1): its tools, resources and
+ * prompts join the catalog beside the bundles'. `namePrefix` defaults to `<id>__`.
+ */
+export class UpstreamConfig {
+  @IsString({ message: 'is required: an upstream id ([A-Za-z0-9._-]{1,64})' })
+  @Matches(UPSTREAM_ID_PATTERN, { message: 'must match [A-Za-z0-9._-]{1,64}' })
+  id!: string;
+
+  /** The upstream's MCP endpoint (Streamable HTTP), http or https. */
+  @IsString({ message: 'is required: the http(s) URL of the MCP endpoint' })
+  url!: string;
+
+  /** Prepended to every tool and prompt name; absent: `<id>__`; "" only for a sole source. */
+  @IsOptional()
+  @IsString({ message: 'must be a string of [A-Za-z0-9_-] (at most 48 characters) or ""' })
+  @Matches(UPSTREAM_PREFIX_PATTERN, {
+    message: 'must use only [A-Za-z0-9_-] and be at most 48 characters',
+  })
+  namePrefix?: string;
+
+  /** false: never contacted, never served; status "disabled". */
+  @IsBoolean({ message: 'must be true or false' })
+  enabled = true;
+
+  /** `auto` probes server/discover and falls back to initialize; a pinned revision skips the probe. */
+  @IsIn(UPSTREAM_PROTOCOLS, { message: `must be one of ${UPSTREAM_PROTOCOLS.join(', ')}` })
+  protocol: UpstreamProtocolSetting = 'auto';
+
+  @IsObject({ message: 'must be a mapping of keys (not a list or a value)' })
+  @ValidateNested()
+  @Type(() => UpstreamTimeoutsConfig)
+  timeouts: UpstreamTimeoutsConfig = new UpstreamTimeoutsConfig();
+
+  /** Caller header names copied to this upstream on calls (e.g. X-Mcp-Token); never hop-by-hop ones. */
+  @IsArray({ message: 'must be a list of header names' })
+  @IsString({ each: true, message: 'each entry must be a header name' })
+  @Matches(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
+    each: true,
+    message: 'each entry must be an HTTP header name (RFC 9110 token)',
+  })
+  forwardHeaders: string[] = [];
+
+  /** How `Authorization` reaches the upstream: none (default), static (valueEnv), passthrough. */
+  @IsObject({ message: 'must be a mapping of keys (not a list or a value)' })
+  @ValidateNested()
+  @Type(() => BundleAuthorizationConfig)
+  authorization: BundleAuthorizationConfig = new BundleAuthorizationConfig();
+}

@@ -1,0 +1,145 @@
+import type { BundleConfig, McpConfig } from './mcp-config.model';
+import { urlProblem } from './config-rules';
+import type { UpstreamConfig } from './upstream-config.model';
+
+/**
+ * Headers an upstream's `forwardHeaders` may not name: hop-by-hop and framing headers (RFC 9110
+ * §7.6.1), and the ones the gateway itself sets towards an upstream (MCP transport headers,
+ * `Authorization`, which has its own `authorization` setting).
+ */
+export const UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'accept',
+  'accept-encoding',
+  'authorization',
+  'cookie',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+]);
+
+function isObject<T>(value: T | null | undefined): value is T & object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The published-name prefix of an upstream: its `namePrefix`, or `<id>__` with every character
+ * outside [A-Za-z0-9_-] written as `_` (an id may hold dots, which clients reject in names).
+ */
+export function upstreamNamePrefix(upstream: Pick<UpstreamConfig, 'id' | 'namePrefix'>): string {
+  return upstream.namePrefix ?? `${upstream.id.replace(/[^A-Za-z0-9_-]/g, '_')}__`;
+}
+
+/** A source's published-name prefix, for the overlap check across bundles and upstreams. */
+interface PrefixedSource {
+  readonly at: string;
+  readonly prefix: string;
+}
+
+/**
+ * The rules of `mcp.upstreams[]` that span fields or sources (issue 10 §1): ids unique across
+ * bundles and upstreams, http(s) URLs, `""` as namePrefix only for the sole enabled source,
+ * header names that may be forwarded, the env variable of a static authorization, and no
+ * published-name prefix that is, or starts with, another source's. Field-level checks come
+ * from the decorators of UpstreamConfig.
+ */
+export function upstreamProblems(mcp: McpConfig): string[] {
+  const problems: string[] = [];
+  const bundles: BundleConfig[] = Array.isArray(mcp.bundles) ? mcp.bundles.filter(isObject) : [];
+  const rawUpstreams: unknown[] = Array.isArray(mcp.upstreams) ? mcp.upstreams : [];
+  const discoveryEnabled = isObject(mcp.discovery) ? mcp.discovery.enabled !== false : true;
+
+  const ids = new Map<string, string>();
+  bundles.forEach((b, i) => {
+    if (typeof b.id === 'string' && !ids.has(b.id)) ids.set(b.id, `mcp.bundles[${i}]`);
+  });
+  const enabledSources =
+    (discoveryEnabled ? bundles.filter((b) => b.enabled !== false).length : 1) +
+    rawUpstreams.filter((u) => isObject(u) && (u as UpstreamConfig).enabled !== false).length;
+
+  const prefixed: PrefixedSource[] = bundles.flatMap((b) =>
+    typeof b.namePrefix === 'string'
+      ? [{ at: `mcp.bundles[${mcp.bundles.indexOf(b)}]`, prefix: b.namePrefix }]
+      : [],
+  );
+  const bundlePrefixCount = prefixed.length;
+
+  rawUpstreams.forEach((raw, i) => {
+    if (!isObject(raw)) return;
+    const upstream = raw as UpstreamConfig;
+    const at = `mcp.upstreams[${i}]`;
+    if (typeof upstream.id === 'string') {
+      const first = ids.get(upstream.id);
+      if (first !== undefined) {
+        problems.push(
+          `${at}.id: "${upstream.id}" duplicates ${first}.id (ids are unique across bundles and upstreams)`,
+        );
+      } else {
+        ids.set(upstream.id, at);
+      }
+    }
+    if (typeof upstream.url === 'string') {
+      const p = urlProblem(upstream.url, { allowQuery: true });
+      if (p) problems.push(`${at}.url: ${p}`);
+    }
+    if (upstream.namePrefix === '' && enabledSources > 1 && upstream.enabled !== false) {
+      problems.push(
+        `${at}.namePrefix: "" is allowed only when this upstream is the only enabled source ` +
+          `(${enabledSources} sources are enabled); names of two sources could collide`,
+      );
+    }
+    if (Array.isArray(upstream.forwardHeaders)) {
+      for (const name of upstream.forwardHeaders) {
+        if (typeof name === 'string' && UNFORWARDABLE_HEADERS.has(name.toLowerCase())) {
+          problems.push(
+            `${at}.forwardHeaders: "${name}" may not be forwarded (a hop-by-hop, framing or MCP transport header, ` +
+              'or Authorization, which the authorization setting controls)',
+          );
+        }
+      }
+    }
+    const auth = isObject(upstream.authorization) ? upstream.authorization : undefined;
+    if (auth?.mode === 'static' && (auth.valueEnv === undefined || auth.valueEnv === '')) {
+      problems.push(`${at}.authorization.valueEnv: is required with mode static`);
+    }
+    if (
+      typeof upstream.id === 'string' &&
+      (upstream.namePrefix === undefined || typeof upstream.namePrefix === 'string')
+    ) {
+      const prefix = upstreamNamePrefix(upstream);
+      if (prefix !== '') prefixed.push({ at, prefix });
+    }
+  });
+
+  // Bundle against bundle is config-rules' check; here every pair with an upstream in it.
+  prefixed.forEach((a, x) => {
+    for (const b of prefixed.slice(Math.max(x + 1, bundlePrefixCount))) {
+      if (a.prefix === b.prefix) {
+        problems.push(
+          `${b.at}.namePrefix: "${b.prefix}" duplicates ${a.at}.namePrefix (prefixes are unique across bundles and upstreams)`,
+        );
+      } else if (b.prefix.startsWith(a.prefix) || a.prefix.startsWith(b.prefix)) {
+        const [short, long] = b.prefix.startsWith(a.prefix) ? [a, b] : [b, a];
+        problems.push(
+          `${long.at}.namePrefix: "${long.prefix}" starts with ${short.at}.namePrefix "${short.prefix}", ` +
+            'so a published name could belong to both',
+        );
+      }
+    }
+  });
+  return problems;
+}
