@@ -3,7 +3,16 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
+import { UpstreamConnections } from '@app/upstream';
 import { ManifestFetcher } from './manifest-fetcher.service';
+import { UpstreamListPuller } from './upstream-list-puller.service';
+
+/** Upstream notifications that say a list changed: each triggers a refresh (issue 10 §3). */
+const LIST_CHANGED = new Set([
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+]);
 
 /** A round promised to the misses that arrived since the last round started; not started yet. */
 interface PromisedRound {
@@ -12,7 +21,8 @@ interface PromisedRound {
 }
 
 /**
- * Runs refresh rounds: every enabled bundle pulled concurrently (contract §6 "동시 조회"),
+ * Runs refresh rounds: every enabled bundle and upstream pulled concurrently (contract §6
+ * "동시 조회"; issue 10 §3),
  * then the results handed to the registry in one piece. One round at a time.
  *
  * The contract §8 refresh for an unknown tool name is answered from a round that *started
@@ -38,8 +48,18 @@ export class BundleRefreshService implements OnApplicationShutdown {
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    @Optional()
+    @Inject(UpstreamListPuller)
+    private readonly upstreamPuller: UpstreamListPuller | null = null,
+    @Optional() @Inject(UpstreamConnections) connections: UpstreamConnections | null = null,
   ) {
     this.minIntervalMs = config.mcp.registry.notFoundRefreshMinIntervalMillis;
+    connections?.onUnsolicited((upstreamId, message) => {
+      if (typeof message.method !== 'string' || !LIST_CHANGED.has(message.method)) return;
+      this.logger.log(`Upstream ${upstreamId}: ${message.method}; refreshing`);
+      // After the round in flight (it may have pulled the old list), one more round.
+      void (this.running ?? Promise.resolve()).then(() => this.refreshNow());
+    });
   }
 
   /** Starts a round, or joins the one already running. Resolves when that round is applied; never rejects. */
@@ -126,8 +146,15 @@ export class BundleRefreshService implements OnApplicationShutdown {
     // Second line of defence (contract §6): pullOne never throws, and neither may the round.
     const started = performance.now();
     try {
-      const results = await Promise.all(this.registry.enabledBundles().map((b) => this.pullOne(b)));
-      await this.registry.applyRound(results);
+      // Bundles and upstreams are pulled concurrently; the round is applied in one piece.
+      const puller = this.upstreamPuller;
+      const [results, upstreamResults] = await Promise.all([
+        Promise.all(this.registry.enabledBundles().map((b) => this.pullOne(b))),
+        puller === null
+          ? []
+          : Promise.all(this.registry.enabledUpstreams().map((u) => puller.pull(u))),
+      ]);
+      await this.registry.applyRound(results, upstreamResults);
       this.metrics?.refreshRound((performance.now() - started) / 1000);
     } catch (err) {
       this.logger.error(

@@ -2,18 +2,24 @@ import { HttpModule } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { RegistryModule } from '@app/registry';
+import { UpstreamModule } from '@app/upstream';
+import { UpstreamListPuller } from './upstream-list-puller.service';
 import { BundleRefreshService } from './bundle-refresh.service';
 import { ManifestFetcher } from './manifest-fetcher.service';
 import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.service';
 
-/** DiscoveryModule: scheduled manifest pulls (over @nestjs/axios); results handed to the registry as values. */
+/**
+ * DiscoveryModule: scheduled manifest pulls (over @nestjs/axios) and upstream list pulls (over
+ * UpstreamModule's connections); results handed to the registry as values.
+ */
 @Module({
   // HttpModule: manifest pulls through HttpService (its own axios instance; the agents and
   // timeouts are ManifestFetcher's, per request)
-  imports: [ScheduleModule.forRoot(), HttpModule.register({}), RegistryModule],
+  imports: [ScheduleModule.forRoot(), HttpModule.register({}), RegistryModule, UpstreamModule],
   providers: [
     ManifestFetcher,
     BundleRefreshService,
+    UpstreamListPuller,
     RefreshScheduler,
     { provide: RANDOM, useValue: Math.random },
     { provide: MONOTONIC_MS, useValue: () => performance.now() },

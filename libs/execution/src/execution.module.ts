@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
+import { UpstreamModule } from '@app/upstream';
 import { ToolExecutor } from './tool-executor.service';
+import { UpstreamExecutor } from './upstream-executor.service';
 
-/** ExecutionModule: tool calls over HTTP to Tool Services. */
+/** ExecutionModule: tool calls over HTTP to Tool Services, and requests routed to upstream MCP servers. */
 @Module({
-  providers: [ToolExecutor],
-  exports: [ToolExecutor],
+  imports: [UpstreamModule],
+  providers: [ToolExecutor, UpstreamExecutor],
+  exports: [ToolExecutor, UpstreamExecutor],
 })
 export class ExecutionModule {}

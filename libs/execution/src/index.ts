@@ -12,3 +12,8 @@ export { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 export { SHUTDOWN_REASON } from './tool-service-client';
 export { textDepthExceeds } from './json-depth';
 export { CallCancellation, type CancelReason } from './call-cancellation';
+export {
+  UpstreamExecutor,
+  type UpstreamOutcome,
+  type UpstreamCallContext,
+} from './upstream-executor.service';

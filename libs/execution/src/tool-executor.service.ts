@@ -5,7 +5,7 @@ import {
   type ToolServiceStatusClass,
 } from '@app/observability';
 import { GATEWAY_CONFIG, type GatewayConfig, type ResolvedAuthorization } from '@app/config';
-import type { CatalogTool } from '@app/registry';
+import type { BundleTool } from '@app/registry';
 import {
   FORWARDED_CALLER_HEADERS,
   type CallToolResult,
@@ -149,7 +149,7 @@ export class ToolExecutor implements OnModuleDestroy {
    *   "the gateway is busy".
    */
   async call(
-    tool: CatalogTool,
+    tool: BundleTool,
     rawArguments: string,
     incoming: IncomingHeaders,
     outputCheck?: OutputSchemaCheck,
@@ -176,7 +176,7 @@ export class ToolExecutor implements OnModuleDestroy {
   }
 
   private async execute(
-    tool: CatalogTool,
+    tool: BundleTool,
     rawArguments: string,
     incoming: IncomingHeaders,
     outputCheck: OutputSchemaCheck | undefined,
@@ -264,7 +264,7 @@ export class ToolExecutor implements OnModuleDestroy {
    * every success. Lines carry the request id and guid; never headers or arguments.
    */
   private record(
-    tool: CatalogTool,
+    tool: BundleTool,
     result: CallToolResult,
     status: number | undefined,
     failure: ToolCallFailure | undefined,

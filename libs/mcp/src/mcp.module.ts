@@ -10,6 +10,35 @@ import { METHOD_HANDLERS } from './handlers/method-handler';
 import { PingHandler } from './handlers/ping.handler';
 import { ToolsCallHandler } from './handlers/tools-call.handler';
 import { ToolsListHandler } from './handlers/tools-list.handler';
+import { ServerCapabilities } from './handlers/server-capabilities';
+import { UpstreamRouter } from './handlers/upstream-router';
+import {
+  CompletionCompleteHandler,
+  LoggingSetLevelHandler,
+  PromptsGetHandler,
+  PromptsListHandler,
+  ResourceTemplatesListHandler,
+  ResourcesListHandler,
+  ResourcesReadHandler,
+  ResourcesSubscribeHandler,
+  ResourcesUnsubscribeHandler,
+} from './handlers/upstream-methods.handler';
+import { RelayIds } from './relay/relay-ids';
+
+const HANDLERS = [
+  PingHandler,
+  ToolsListHandler,
+  ToolsCallHandler,
+  PromptsListHandler,
+  PromptsGetHandler,
+  ResourcesListHandler,
+  ResourceTemplatesListHandler,
+  ResourcesReadHandler,
+  ResourcesSubscribeHandler,
+  ResourcesUnsubscribeHandler,
+  CompletionCompleteHandler,
+  LoggingSetLevelHandler,
+];
 import { HttpAccessPolicy } from './http/http-access.policy';
 import { McpController } from './http/mcp.controller';
 import { McpHttpServer } from './http/mcp-http-server';
@@ -25,14 +54,15 @@ import { SessionTokenService } from './session/session-token.service';
   imports: [RegistryModule, ExecutionModule, DiscoveryModule],
   controllers: [McpController],
   providers: [
-    PingHandler,
-    ToolsListHandler,
-    ToolsCallHandler,
+    ...HANDLERS,
     {
       provide: METHOD_HANDLERS,
       useFactory: (...handlers: unknown[]) => handlers,
-      inject: [PingHandler, ToolsListHandler, ToolsCallHandler],
+      inject: HANDLERS,
     },
+    ServerCapabilities,
+    UpstreamRouter,
+    RelayIds,
     MethodDispatcher,
     SessionTokenService,
     InFlightRequests,

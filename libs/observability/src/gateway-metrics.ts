@@ -48,6 +48,9 @@ export class GatewayMetrics {
   private readonly toolServiceResponses: Counter<'bundle' | 'status_class'>;
   private readonly notFound: Counter;
   private readonly refreshSeconds: Histogram;
+  private readonly upstreamPulls: Counter<'upstream' | 'outcome'>;
+  private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
+  private readonly upstreamCallSeconds: Histogram<'upstream' | 'method'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -107,6 +110,39 @@ export class GatewayMetrics {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
       registers,
     });
+    this.upstreamPulls = new Counter({
+      name: `${PREFIX}upstream_pulls_total`,
+      help: 'List pulls of upstream MCP servers by upstream and outcome (success, or the error type)',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    });
+    this.upstreamCalls = new Counter({
+      name: `${PREFIX}upstream_calls_total`,
+      help: 'Requests routed to upstream MCP servers by upstream, method and outcome',
+      labelNames: ['upstream', 'method', 'outcome'],
+      registers,
+    });
+    this.upstreamCallSeconds = new Histogram({
+      name: `${PREFIX}upstream_call_duration_seconds`,
+      help: 'Duration of requests routed to upstream MCP servers, by upstream and method',
+      labelNames: ['upstream', 'method'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+  }
+
+  /** `upstream` is a configured id; `outcome` 'success' or an UpstreamPullErrorType. */
+  upstreamPull(upstream: string, outcome: string): void {
+    this.upstreamPulls.inc({ upstream, outcome });
+  }
+
+  /**
+   * A request routed to an upstream. `method` is one of the routed MCP methods, `outcome` one
+   * of success, error (a JSON-RPC error), tool_error (isError), or an upstream failure kind.
+   */
+  upstreamCall(upstream: string, method: string, outcome: string, seconds: number): void {
+    this.upstreamCalls.inc({ upstream, method, outcome });
+    this.upstreamCallSeconds.observe({ upstream, method }, seconds);
   }
 
   manifestPull(bundle: string, outcome: string, at?: Date): void {

@@ -25,7 +25,15 @@ export {
   type MergeResult,
 } from './catalog/merge-catalog';
 export { CatalogSnapshot, diffCatalogs, type CatalogDiff } from './catalog/catalog-snapshot';
-export type { CatalogTool, ToolRoute, BundleRoute, OutputValidator } from './catalog/catalog-tool';
+export type {
+  CatalogTool,
+  ToolRoute,
+  BundleRoute,
+  UpstreamRoute,
+  BundleTool,
+  UpstreamTool,
+  OutputValidator,
+} from './catalog/catalog-tool';
 export { OutputValidators } from './catalog/output-validators';
 export type {
   BundleStatus,
@@ -33,3 +41,20 @@ export type {
   CopySource,
   LastGoodCopy,
 } from './state/bundle-record';
+export { CatalogExtras, templateMatcher, type CatalogFeatures } from './catalog/catalog-extras';
+export type {
+  CatalogPrompt,
+  CatalogResource,
+  LeftOutItem,
+  UpstreamContribution,
+} from './upstream/upstream-contribution';
+export { publishNames, MAX_PUBLISHED_NAME } from './upstream/published-names';
+export {
+  UPSTREAM_PULL_ERROR_TYPES,
+  type UpstreamPullErrorType,
+  type UpstreamPullResult,
+  type UpstreamLists,
+  type UpstreamItem,
+} from './upstream/upstream-pull-result';
+export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
+export type { PartialSource } from './upstream/upstream-intake';

@@ -5,6 +5,7 @@ import { Clock } from './clock';
 import { LAST_GOOD_STORE } from './redis/last-good-store';
 import { RedisLastGoodStore } from './redis/redis-last-good.store';
 import { RegistryService } from './registry.service';
+import { UpstreamIntake } from './upstream/upstream-intake';
 
 /** RegistryModule: validation, merge rules, last-good copies (memory and Redis), bundle status, readiness. */
 @Module({
@@ -25,6 +26,7 @@ import { RegistryService } from './registry.service';
       },
       inject: [GATEWAY_CONFIG, GatewayMetrics],
     },
+    UpstreamIntake,
     RegistryService,
   ],
   exports: [Clock, RegistryService],

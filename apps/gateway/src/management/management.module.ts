@@ -7,6 +7,7 @@ import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
 import { RegistryHealthIndicator } from './registry-health.indicator';
 import { ToolBundlesController } from './tool-bundles.controller';
+import { UpstreamsController } from './upstreams.controller';
 
 /** The instances the management listener shares with the agent-facing application. */
 export interface ManagementDependencies {
@@ -26,7 +27,12 @@ export class ManagementModule {
     return {
       module: ManagementModule,
       imports: [TerminusModule.forRoot({ logger: false })],
-      controllers: [HealthController, ToolBundlesController, PrometheusController],
+      controllers: [
+        HealthController,
+        ToolBundlesController,
+        UpstreamsController,
+        PrometheusController,
+      ],
       providers: [
         { provide: RegistryService, useValue: deps.registry },
         { provide: GatewayMetrics, useValue: deps.metrics },

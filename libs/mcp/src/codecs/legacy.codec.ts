@@ -1,12 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
-import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
-import { PreSerialized, type MethodContext } from '../handlers/method-handler';
+import { PreSerialized, type MethodContext, type MethodResult } from '../handlers/method-handler';
+import { UpstreamRouter } from '../handlers/upstream-router';
+import { ServerCapabilities } from '../handlers/server-capabilities';
+import { AnswerStream } from '../http/answer-stream';
+import { PrecompressedBytes } from '../http/gzip-splice';
 import {
   ACCEPTED,
+  acceptsEventStream,
   errorEnvelope,
   header,
   messageAnswer,
@@ -14,6 +19,7 @@ import {
   type HttpAnswer,
   type HttpExchange,
   type ResponseFormat,
+  streamAnswer,
 } from '../http/http-answer';
 import { InFlightRequests } from '../http/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
@@ -35,20 +41,19 @@ const DEFAULT_UNSTATED_VERSION = '2025-03-26';
 @Injectable()
 export class LegacyCodec {
   private readonly logger = new Logger('Mcp');
-  private readonly initializeResultBase: { capabilities: object; serverInfo: object };
+  private readonly serverInfo: object;
 
   constructor(
     config: ConfigService<GatewayConfig, true>,
     private readonly dispatcher: MethodDispatcher,
     private readonly sessions: SessionTokenService,
     private readonly inFlight: InFlightRequests,
+    private readonly capabilities: ServerCapabilities,
+    private readonly upstreams: UpstreamRouter,
   ) {
-    this.initializeResultBase = {
-      capabilities: { tools: { listChanged: false } },
-      serverInfo: {
-        name: config.get('mcp.identity', { infer: true }),
-        version: config.get('version', { infer: true }),
-      },
+    this.serverInfo = {
+      name: config.get('mcp.identity', { infer: true }),
+      version: config.get('version', { infer: true }),
     };
   }
 
@@ -83,6 +88,13 @@ export class LegacyCodec {
         if (message.method === 'notifications/cancelled') this.cancel(exchange, message.params);
         return ACCEPTED;
       case 'response':
+        // The client's answer to a request relayed from an upstream goes back to it (issue 10 §5).
+        if (message.message !== undefined)
+          await this.upstreams.deliverAnswer(message.message, {
+            protocolVersion: '',
+            headers: exchange.headers,
+            rawBody: '',
+          });
         return ACCEPTED;
       case 'invalid-params':
         return this.error(
@@ -131,26 +143,47 @@ export class LegacyCodec {
       protocolVersion = stated ?? claims.protocolVersion;
     }
     const { call } = exchange;
+    // A call may relay an upstream's notifications and requests before its result: on an SSE
+    // answer that starts with the first of them (issue 10 §5); never for a JSON-only client.
+    const stream = acceptsEventStream(header(exchange.headers, 'accept'))
+      ? new AnswerStream()
+      : undefined;
     const context: MethodContext = {
       protocolVersion,
       headers: exchange.headers,
       rawBody: exchange.body ?? '', // a request message implies a decoded body
       signal: call?.controller,
+      relay: stream === undefined ? undefined : (m) => stream.push(JSON.stringify(m)),
     };
     const key =
       call === undefined
         ? undefined
         : this.inFlight.keyOf(exchange.headers, call.connectionId, idJson(id));
     if (key !== undefined && call !== undefined) this.inFlight.register(key, call.controller);
-    try {
-      const result = await this.dispatcher.dispatch(method, params, context);
-      const json = result instanceof PreSerialized ? result.parts : JSON.stringify(result);
-      return messageAnswer(200, resultEnvelope(id, json), format);
-    } catch (err) {
-      return this.error(id, err, format, exchange.headers);
-    } finally {
+    const unregister = (): void => {
       if (key !== undefined && call !== undefined) this.inFlight.unregister(key, call.controller);
+    };
+    const answer = this.dispatcher.dispatch(method, params, context).then(
+      (result) => this.resultAnswer(id, result, format),
+      (err: unknown) => this.error(id, err, format, exchange.headers),
+    );
+    if (stream === undefined) return answer.finally(unregister);
+    const first = await Promise.race([answer, stream.first.then(() => undefined)]);
+    if (first !== undefined) {
+      unregister();
+      return first;
     }
+    // Messages came first: answer with the stream; the result is its last message.
+    void answer.then((done) => {
+      unregister();
+      stream.end(unframe(bodyText(done.body)));
+    });
+    return streamAnswer(stream);
+  }
+
+  private resultAnswer(id: JsonRpcId, result: MethodResult, format: ResponseFormat): HttpAnswer {
+    const json = result instanceof PreSerialized ? result.parts : JSON.stringify(result);
+    return messageAnswer(200, resultEnvelope(id, json), format);
   }
 
   /**
@@ -187,7 +220,11 @@ export class LegacyCodec {
     const protocolVersion = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
       ? requested
       : LEGACY_PROTOCOL_VERSIONS[0];
-    const result = { protocolVersion, ...this.initializeResultBase };
+    const result = {
+      protocolVersion,
+      capabilities: this.capabilities.current(),
+      serverInfo: this.serverInfo,
+    };
     return messageAnswer(
       200,
       resultEnvelope(id, JSON.stringify(result)),
@@ -214,6 +251,12 @@ export class LegacyCodec {
         guid: headers === undefined ? undefined : header(headers, 'guid'),
       });
     }
+    if (gatewayError instanceof ForwardedError)
+      return messageAnswer(
+        200,
+        errorEnvelope(id, gatewayError.rpcCode, gatewayError.message, gatewayError.rpcData),
+        format,
+      );
     const wire = legacyWireError(gatewayError.code);
     return messageAnswer(
       wire.httpStatus,
@@ -221,4 +264,21 @@ export class LegacyCodec {
       format,
     );
   }
+}
+
+/** An answer body as one text (a streamed call's last message is never large). */
+function bodyText(body: HttpAnswer['body']): string {
+  if (body === undefined || typeof body === 'string') return body ?? '';
+  return body
+    .map((part) =>
+      typeof part === 'string'
+        ? part
+        : (part instanceof PrecompressedBytes ? part.raw : part).toString('utf8'),
+    )
+    .join('');
+}
+
+/** The JSON-RPC message inside a one-message answer body (JSON, or one SSE `message` event). */
+function unframe(body: string): string {
+  return body.startsWith('event: message\ndata: ') ? body.slice(20, -2) : body;
 }

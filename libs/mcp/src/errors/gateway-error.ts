@@ -18,6 +18,8 @@ export enum GatewayErrorCode {
   /** Origin or Host not allowed (MCP Streamable HTTP "Security Warning"). */
   Forbidden = 'forbidden',
   Internal = 'internal',
+  /** An upstream MCP server's JSON-RPC error, relayed with its own code (ForwardedError). */
+  Forwarded = 'forwarded',
 }
 
 /** Thrown by method handlers and the transport; turned into a wire error by the codec. */
@@ -31,5 +33,19 @@ export class GatewayError extends Error {
     readonly data?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
+  }
+}
+
+/**
+ * An upstream MCP server's JSON-RPC error, relayed unchanged (issue 10 §5): its code, message
+ * and data, in-band (HTTP 200) like every method-level error.
+ */
+export class ForwardedError extends GatewayError {
+  constructor(
+    readonly rpcCode: number,
+    message: string,
+    readonly rpcData?: unknown,
+  ) {
+    super(GatewayErrorCode.Forwarded, message);
   }
 }

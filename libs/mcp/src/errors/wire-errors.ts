@@ -41,5 +41,8 @@ export function legacyWireError(code: GatewayErrorCode): WireError {
       return { httpStatus: 403, code: -32000 };
     case GatewayErrorCode.Internal:
       return { httpStatus: 500, code: -32603 };
+    // the upstream's own code is written instead (ForwardedError.rpcCode)
+    case GatewayErrorCode.Forwarded:
+      return { httpStatus: 200, code: -32603 };
   }
 }

@@ -21,6 +21,12 @@ export interface MethodContext {
    * matching notifications/cancelled arrived, or (reason `'shutdown'`) the grace period ended.
    */
   readonly signal?: CallCancellation;
+  /**
+   * Writes a message (a notification, or a request relayed to the client) on this request's
+   * SSE answer before its result (issue 10 §5). Absent when the client does not take an event
+   * stream: such messages cannot reach it.
+   */
+  readonly relay?: (message: object) => void;
 }
 
 /**

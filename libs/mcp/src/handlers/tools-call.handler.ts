@@ -2,11 +2,12 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GatewayMetrics } from '@app/observability';
 import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
-import { RegistryService, type CatalogTool } from '@app/registry';
+import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
+import { UpstreamRouter } from './upstream-router';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -26,6 +27,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly registry: RegistryService,
     private readonly refresh: BundleRefreshService,
     private readonly executor: ToolExecutor,
+    private readonly upstreams: UpstreamRouter,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
@@ -48,13 +50,23 @@ export class ToolsCallHandler implements MethodHandler {
       );
     }
     const tool = await this.find(name);
+    if (tool.route.kind === 'upstream') {
+      // The upstream gets its own name for the tool; everything else as the client sent it.
+      return this.upstreams.forward(
+        tool.route.upstream,
+        'tools/call',
+        { ...params, name: tool.route.originalName },
+        context,
+        (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
+      );
+    }
     const rawArguments =
       args === undefined || args === null
         ? '{}'
         : (extractRawMember(context.rawBody, ['params', 'arguments']) ?? JSON.stringify(args));
     // The catalog compiled the tool's outputSchema once; the call only applies it.
     return this.executor.call(
-      tool,
+      tool as BundleTool,
       rawArguments,
       context.headers,
       tool.validateOutput,

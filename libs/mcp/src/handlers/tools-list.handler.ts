@@ -3,6 +3,7 @@ import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
 import { PreSerialized, type MethodHandler, type MethodResult } from './method-handler';
+import { partialSourcesMember } from './partial-sources';
 
 export const REGISTRY_UNAVAILABLE_MESSAGE =
   'Registry unavailable: no tool catalog has been published yet because a tool source has never answered with a valid manifest; try again shortly';
@@ -36,6 +37,13 @@ export class ToolsListHandler implements MethodHandler {
       );
     }
     const tools = new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated);
-    return Promise.resolve(new PreSerialized(['{"tools":', tools, '}']));
+    return Promise.resolve(
+      new PreSerialized([
+        '{"tools":',
+        tools,
+        partialSourcesMember(this.registry.partialSources()),
+        '}',
+      ]),
+    );
   }
 }

@@ -24,6 +24,39 @@ export interface HttpAnswer {
   readonly headers: Readonly<Record<string, string>>;
   /** Absent: no body (202, 405). */
   readonly body?: JsonBody;
+  /**
+   * An SSE answer written message by message as they come (a call that relays an upstream's
+   * notifications and requests, issue 10 §5): each text is one JSON-RPC message, framed as one
+   * `message` event. `body` is then absent.
+   */
+  readonly stream?: AsyncIterable<string>;
+}
+
+/** Whether the client accepts an event stream (so a call may answer with one). */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  return (
+    accept !== undefined &&
+    accept
+      .split(',')
+      .some((part) => part.split(';', 1)[0]?.trim().toLowerCase() === 'text/event-stream')
+  );
+}
+
+/** An SSE answer whose messages come from `stream` (see HttpAnswer.stream). */
+export function streamAnswer(
+  stream: AsyncIterable<string>,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): HttpAnswer {
+  return {
+    status: 200,
+    headers: {
+      'content-type': SSE_TYPE,
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      ...extraHeaders,
+    },
+    stream,
+  };
 }
 
 function wrap(before: string, body: JsonBody, after: string): JsonBody {
@@ -66,7 +99,7 @@ export function errorEnvelope(
   id: JsonRpcId | null,
   code: number,
   message: string,
-  data?: Readonly<Record<string, unknown>>,
+  data?: unknown,
 ): string {
   const error = JSON.stringify(data === undefined ? { code, message } : { code, message, data });
   return `{"jsonrpc":"2.0","id":${idJson(id)},"error":${error}}`;

@@ -26,7 +26,9 @@ export function decodeBody(chunks: readonly Buffer[], length: number): string | 
  */
 export function write(res: ServerResponse, answer: HttpAnswer, request?: IncomingMessage): void {
   const { body } = answer;
-  if (body === undefined) {
+  if (answer.stream !== undefined) {
+    void writeStream(res, answer, answer.stream);
+  } else if (body === undefined) {
     res.writeHead(answer.status, answer.headers).end();
   } else if (typeof body === 'string') {
     res
@@ -49,6 +51,24 @@ export function write(res: ServerResponse, answer: HttpAnswer, request?: Incomin
   } else {
     writeParts(res, answer, body, {});
   }
+}
+
+/**
+ * Writes an SSE answer event by event as its messages come; stops when the client has gone
+ * (the call's cancellation then ends the producer). Resolves when the stream is done.
+ */
+export async function writeStream(
+  res: ServerResponse,
+  answer: HttpAnswer,
+  stream: AsyncIterable<string>,
+): Promise<void> {
+  res.writeHead(answer.status, answer.headers);
+  res.flushHeaders();
+  for await (const message of stream) {
+    if (res.destroyed || res.writableEnded) break;
+    res.write(`event: message\ndata: ${message}\n\n`);
+  }
+  if (!res.writableEnded) res.end();
 }
 
 /** `Vary` for an answer whose encoding depends on Accept-Encoding, keeping a `Vary: Origin` set for CORS. */

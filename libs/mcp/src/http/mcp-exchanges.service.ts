@@ -5,7 +5,7 @@ import { CallCancellation } from '@app/execution';
 import { McpTransport } from '../mcp-transport.service';
 import { errorEnvelope } from './http-answer';
 import { HttpAccessPolicy } from './http-access.policy';
-import { plainError, write } from './http-write';
+import { plainError, write, writeStream } from './http-write';
 import { repeatedSingleHeader } from './repeated-headers';
 
 /** After the grace period, how long the "shutting down" answers of abandoned calls may take to write, in ms. */
@@ -95,12 +95,16 @@ export class McpExchanges {
         body,
         call: { controller, connectionId: this.connectionIdOf(req.socket) },
       })
-      .then((answer) => {
+      .then(async (answer) => {
+        if (answer.stream !== undefined) {
+          // An SSE answer is still running: the client closing it cancels the call.
+          await writeStream(res, answer, answer.stream);
+        }
         // Forget the request as soon as its answer is handed to the socket, not at 'close': a
         // keep-alive response that is closed late must not keep every request it served.
         this.inFlight.delete(controller);
         res.off('close', onClose);
-        write(res, answer, req);
+        if (answer.stream === undefined) write(res, answer, req);
       })
       .catch((err: unknown) => {
         this.inFlight.delete(controller);

@@ -28,7 +28,12 @@ export type InboundMessage =
     }
   | { readonly kind: 'notification'; readonly method: string; readonly params: unknown }
   /** A client's reply to a server-to-client request. */
-  | { readonly kind: 'response'; readonly id: JsonRpcId | null }
+  | {
+      readonly kind: 'response';
+      readonly id: JsonRpcId | null;
+      /** The whole response object, for relaying it to the upstream that asked (issue 10 §5). */
+      readonly message?: Record<string, unknown>;
+    }
   /** A JSON array: batches were removed in 2025-06-18 (B15). */
   | { readonly kind: 'batch' }
   | { readonly kind: 'invalid-request'; readonly id: JsonRpcId | null; readonly reason: string }

@@ -81,7 +81,7 @@ export function classifyMessage(value: unknown): InboundMessage {
     return { kind: 'request', id: value.id, method: value.method, params: value.params };
   }
   if (('result' in value || 'error' in value) && 'id' in value) {
-    return { kind: 'response', id };
+    return { kind: 'response', id, message: value };
   }
   return {
     kind: 'invalid-request',

@@ -15,6 +15,7 @@ const deflateRawAsync = promisify(deflateRaw);
 function deflateForSplicing(bytes: Buffer): Promise<Buffer> {
   return deflateRawAsync(bytes, { level: 6, finishFlush: zlibConstants.Z_SYNC_FLUSH });
 }
+import { CatalogExtras } from './catalog-extras';
 import type { CatalogTool } from './catalog-tool';
 
 /**
@@ -38,6 +39,8 @@ export class CatalogSnapshot {
      * per snapshot for lists of DEFLATE_MIN_BYTES or more; undefined for smaller ones.
      */
     readonly toolsJsonDeflated?: Buffer,
+    /** Prompts, resources and templates of upstream MCP servers, with their routes (issue 10). */
+    readonly extras: CatalogExtras = CatalogExtras.EMPTY,
   ) {}
 
   get toolCount(): number {
@@ -66,6 +69,7 @@ export class CatalogSnapshot {
     contentKey: string,
     publishedAt: Date,
     revisions: Readonly<Record<string, string | null>> = {},
+    extras: CatalogExtras = CatalogExtras.EMPTY,
   ): Promise<CatalogSnapshot> {
     const slicer = new TimeSlicer();
     const byName = new Map<string, CatalogTool>();
@@ -85,7 +89,16 @@ export class CatalogSnapshot {
     }
     out.write(']', at, 'latin1');
     const deflated = length >= DEFLATE_MIN_BYTES ? await deflateForSplicing(out) : undefined;
-    return new CatalogSnapshot(tools, byName, out, contentKey, publishedAt, revisions, deflated);
+    return new CatalogSnapshot(
+      tools,
+      byName,
+      out,
+      contentKey,
+      publishedAt,
+      revisions,
+      deflated,
+      extras,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import type { BundleDefinition } from '@app/config';
+import type { BundleDefinition, UpstreamDefinition } from '@app/config';
 
 /** Where a call for a catalog tool goes. Only configuration supplies it (contract §1). */
 export interface BundleRoute {
@@ -6,7 +6,15 @@ export interface BundleRoute {
   readonly bundle: BundleDefinition;
 }
 
-export type ToolRoute = BundleRoute;
+/** A tool of an upstream MCP server: called there by its original name (issue 10 §4, §5). */
+export interface UpstreamRoute {
+  readonly kind: 'upstream';
+  readonly upstream: UpstreamDefinition;
+  /** The name the upstream listed; the published name is never parsed to find it. */
+  readonly originalName: string;
+}
+
+export type ToolRoute = BundleRoute | UpstreamRoute;
 
 /**
  * Checks a tool's structured answer against its outputSchema, compiled once per catalog:
@@ -31,3 +39,8 @@ export interface CatalogTool {
   /** Present when the tool declares an outputSchema: its compiled validator (MCP 2025-11-25 tools). */
   readonly validateOutput?: OutputValidator;
 }
+
+/** A catalog tool served by a bundle's Tool Service. */
+export type BundleTool = CatalogTool & { readonly route: BundleRoute };
+/** A catalog tool served by an upstream MCP server. */
+export type UpstreamTool = CatalogTool & { readonly route: UpstreamRoute };

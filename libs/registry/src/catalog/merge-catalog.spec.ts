@@ -177,7 +177,7 @@ describe('catalog entries carry the route from config only (contract §1)', () =
     const a = input('a', [tool('a.x', { version: '4' })]);
     const [entry] = merged(await mergeCatalog([a], LIMITS));
     expect(entry?.route).toEqual({ kind: 'bundle', bundle: a.bundle });
-    expect(entry?.route.bundle).toBe(a.bundle);
+    expect(entry?.route.kind === 'bundle' && entry.route.bundle).toBe(a.bundle);
     expect(entry?.version).toBe('4');
     expect(entry?.publishedJson).toBe(a.manifest.tools[0]?.publishedJson);
   });

@@ -3,6 +3,7 @@ import type { BundleDefinition } from '@app/config';
 import type { PullErrorType } from '../manifest/manifest-errors';
 import type { AcceptedManifest, ManifestTool } from '../manifest/manifest.types';
 import type { CatalogTool, OutputValidator } from './catalog-tool';
+import type { UpstreamContribution } from '../upstream/upstream-contribution';
 
 export interface MergeInput {
   readonly bundle: BundleDefinition;
@@ -20,7 +21,7 @@ export type MergeResult =
       readonly ok: false;
       readonly errorType: Extract<PullErrorType, 'ToolNameCollisionError' | 'CatalogTooLargeError'>;
       readonly detail: string;
-      /** Bundles that take part in the rejection (all of them for the total limit). */
+      /** Sources (bundle or upstream ids) that take part in the rejection (all of them for the total limit). */
       readonly bundleIds: readonly string[];
     };
 
@@ -47,13 +48,14 @@ export async function mergeCatalog(
   limits: MergeLimits,
   slicer = new TimeSlicer(),
   outputValidatorOf: (tool: ManifestTool) => OutputValidator | undefined = () => undefined,
+  upstreams: readonly UpstreamContribution[] = [],
 ): Promise<MergeResult> {
-  // Bundles in id order, each bundle's tools in name order: their concatenation is sorted by
-  // (bundleId, name) without sorting thousands of entries at once (manifests arrive name-sorted
-  // from validateManifest; a bundle that is not is sorted on its own).
-  const ordered = [...inputs].sort((a, b) => compareCodeUnits(a.bundle.id, b.bundle.id));
-  const tools: CatalogTool[] = [];
-  for (const { bundle, manifest } of ordered) {
+  // Sources in id order, each source's tools in name order: their concatenation is sorted by
+  // (sourceId, name) without sorting thousands of entries at once (manifests arrive name-sorted
+  // from validateManifest; a bundle that is not is sorted on its own; upstream contributions
+  // are sorted when accepted).
+  const perSource: { readonly id: string; readonly tools: readonly CatalogTool[] }[] = [];
+  for (const { bundle, manifest } of inputs) {
     const own: CatalogTool[] = [];
     for (const tool of manifest.tools) {
       await slicer.maybeYield();
@@ -80,14 +82,19 @@ export async function mergeCatalog(
     ) {
       own.sort((a, b) => compareCodeUnits(a.name, b.name));
     }
-    for (const t of own) tools.push(t);
+    perSource.push({ id: bundle.id, tools: own });
   }
+  for (const contribution of upstreams)
+    perSource.push({ id: contribution.upstream.id, tools: contribution.tools });
+  perSource.sort((a, b) => compareCodeUnits(a.id, b.id));
+  const tools: CatalogTool[] = [];
+  for (const source of perSource) for (const t of source.tools) tools.push(t);
   if (tools.length > limits.maxToolsTotal) {
     return {
       ok: false,
       errorType: 'CatalogTooLargeError',
       detail: `${tools.length} listed tools exceed maxToolsTotal ${limits.maxToolsTotal}`,
-      bundleIds: inputs.map((i) => i.bundle.id),
+      bundleIds: perSource.map((source) => source.id),
     };
   }
 
@@ -108,7 +115,7 @@ export async function mergeCatalog(
     return {
       ok: false,
       errorType: 'ToolNameCollisionError',
-      detail: `tool names published by more than one bundle: ${collisions.slice(0, 10).join(', ')}`,
+      detail: `tool names published by more than one ${upstreams.length === 0 ? 'bundle' : 'source'}: ${collisions.slice(0, 10).join(', ')}`,
       bundleIds: [...involved].sort(compareCodeUnits),
     };
   }

@@ -1,0 +1,139 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { UpstreamDefinition } from '@app/config';
+import { GatewayMetrics } from '@app/observability';
+import {
+  UpstreamConnections,
+  UpstreamFailure,
+  upstreamRequestHeaders,
+  type JsonRpcMessage,
+  type UpstreamMessageContext,
+} from '@app/upstream';
+import type { CallCancellation } from './call-cancellation';
+import type { IncomingHeaders } from './call-tool-result';
+
+/** What a request routed to an upstream gives back: its result, its JSON-RPC error, or why neither. */
+export type UpstreamOutcome =
+  | { readonly kind: 'result'; readonly result: Record<string, unknown> }
+  | {
+      readonly kind: 'error';
+      readonly code: number;
+      readonly message: string;
+      readonly data?: unknown;
+    }
+  | {
+      readonly kind: 'failed';
+      /** Safe for clients: names the upstream by id, never its address. */
+      readonly message: string;
+      readonly failureKind: UpstreamFailure['kind'] | 'unexpected';
+    };
+
+/** The caller's side of a routed request. */
+export interface UpstreamCallContext {
+  /** The agent's HTTP request headers, lower-cased (forwardHeaders and Authorization are read). */
+  readonly headers: IncomingHeaders;
+  /** Aborted when nobody waits any more: the upstream request is aborted too (issue 10 §5). */
+  readonly signal?: CallCancellation;
+  /** Notifications and server->client requests the upstream sends while the request runs. */
+  readonly onMessage?: (message: JsonRpcMessage, context: UpstreamMessageContext) => void;
+}
+
+function cancelledMessage(reason: string | undefined, upstream: UpstreamDefinition): string {
+  return reason === 'shutdown'
+    ? `The gateway is shutting down; the request to upstream ${upstream.id} was cut. Retry it.`
+    : `The request to upstream ${upstream.id} was cancelled`;
+}
+
+/**
+ * Runs requests on upstream MCP servers for the agent (issue 10 §5): tools/call,
+ * prompts/get, resources/read, completion/complete and the forwarded methods, each bounded
+ * by the upstream's `callMillis` and cancelled with the caller. Results and JSON-RPC errors
+ * come back unchanged; a failure is described by upstream id, never by address.
+ */
+@Injectable()
+export class UpstreamExecutor {
+  constructor(
+    private readonly connections: UpstreamConnections,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+  ) {}
+
+  /**
+   * Sends one request to the upstream and waits for its answer.
+   * @param method the MCP method, e.g. tools/call
+   * @param params the params to send, names and URIs already the upstream's own
+   */
+  async forward(
+    upstream: UpstreamDefinition,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    context: UpstreamCallContext,
+  ): Promise<UpstreamOutcome> {
+    const started = performance.now();
+    const controller = new AbortController();
+    const { signal } = context;
+    if (signal?.aborted === true) controller.abort();
+    else signal?.onAbort(() => controller.abort());
+    let outcome: UpstreamOutcome;
+    try {
+      const answer = await this.connections.get(upstream).request(method, params, {
+        deadlineMillis: upstream.callMillis,
+        signal: controller.signal,
+        headers: upstreamRequestHeaders(upstream, context.headers),
+        onMessage: context.onMessage,
+      });
+      outcome = answer;
+    } catch (err) {
+      outcome =
+        err instanceof UpstreamFailure
+          ? {
+              kind: 'failed',
+              failureKind: err.kind,
+              message:
+                err.kind === 'cancelled'
+                  ? cancelledMessage(signal?.reason, upstream)
+                  : `Upstream ${upstream.id}: ${err.message}`,
+            }
+          : {
+              kind: 'failed',
+              failureKind: 'unexpected',
+              message: `Upstream ${upstream.id}: the request failed unexpectedly`,
+            };
+    } finally {
+      signal?.onAbort(undefined);
+    }
+    this.metrics?.upstreamCall(
+      upstream.id,
+      method,
+      outcome.kind === 'failed'
+        ? outcome.failureKind
+        : outcome.kind === 'error'
+          ? 'error'
+          : outcome.result.isError === true
+            ? 'tool_error'
+            : 'success',
+      (performance.now() - started) / 1000,
+    );
+    return outcome;
+  }
+
+  /**
+   * Posts the agent's answer to a server->client request back to the upstream that asked
+   * (2025 session `sessionId`), bounded by its connectMillis. false when it could not be
+   * delivered (the upstream request then times out on the upstream's side).
+   */
+  async respond(
+    upstream: UpstreamDefinition,
+    sessionId: string | undefined,
+    response: JsonRpcMessage,
+    headers: IncomingHeaders,
+  ): Promise<boolean> {
+    try {
+      await this.connections.get(upstream).respond(response, sessionId, {
+        deadlineMillis: Math.max(upstream.connectMillis, 5_000),
+        headers: upstreamRequestHeaders(upstream, headers),
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,250 @@
+import { Injectable } from '@nestjs/common';
+import { BundleRefreshService } from '@app/discovery';
+import { RegistryService, type CatalogSnapshot } from '@app/registry';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import {
+  PreSerialized,
+  type MethodContext,
+  type MethodHandler,
+  type MethodResult,
+} from './method-handler';
+import { partialSourcesMember } from './partial-sources';
+import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
+import { UpstreamRouter } from './upstream-router';
+
+type Params = Readonly<Record<string, unknown>> | undefined;
+
+function catalogOf(registry: RegistryService): CatalogSnapshot {
+  const catalog = registry.current();
+  if (catalog === undefined)
+    throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
+  return catalog;
+}
+
+function noCursor(params: Params): void {
+  if (params?.cursor !== undefined)
+    throw new GatewayError(
+      GatewayErrorCode.InvalidParams,
+      'Invalid cursor: this server returns every entry in one page',
+    );
+}
+
+function stringParam(params: Params, name: string): string {
+  const value = params?.[name];
+  if (typeof value !== 'string' || value === '')
+    throw new GatewayError(
+      GatewayErrorCode.InvalidParams,
+      `Invalid params: params.${name} must be a non-empty string`,
+    );
+  return value;
+}
+
+/** A list served from the catalog: one page, sorted, serialized once per catalog (issue 10 §4, §9). */
+@Injectable()
+abstract class CatalogListHandler implements MethodHandler {
+  abstract readonly method: string;
+  protected abstract readonly key: string;
+  protected abstract json(catalog: CatalogSnapshot): string;
+
+  constructor(protected readonly registry: RegistryService) {}
+
+  // async: a thrown GatewayError becomes the rejection the codec answers with
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async handle(params: Params): Promise<MethodResult> {
+    noCursor(params);
+    const catalog = catalogOf(this.registry);
+    return new PreSerialized([
+      `{"${this.key}":`,
+      this.json(catalog),
+      partialSourcesMember(this.registry.partialSources()),
+      '}',
+    ]);
+  }
+}
+
+/** `prompts/list`: the upstreams' prompts, names prefixed (issue 10 §4). */
+@Injectable()
+export class PromptsListHandler extends CatalogListHandler {
+  readonly method = 'prompts/list';
+  protected readonly key = 'prompts';
+  protected json(catalog: CatalogSnapshot): string {
+    return catalog.extras.promptsJson;
+  }
+}
+
+/** `resources/list`: the upstreams' resources, URIs unchanged (issue 10 §4). */
+@Injectable()
+export class ResourcesListHandler extends CatalogListHandler {
+  readonly method = 'resources/list';
+  protected readonly key = 'resources';
+  protected json(catalog: CatalogSnapshot): string {
+    return catalog.extras.resourcesJson;
+  }
+}
+
+/** `resources/templates/list`: the upstreams' resource templates (issue 10 §4). */
+@Injectable()
+export class ResourceTemplatesListHandler extends CatalogListHandler {
+  readonly method = 'resources/templates/list';
+  protected readonly key = 'resourceTemplates';
+  protected json(catalog: CatalogSnapshot): string {
+    return catalog.extras.resourceTemplatesJson;
+  }
+}
+
+/** `prompts/get`: to the owning upstream with its own prompt name (issue 10 §5). */
+@Injectable()
+export class PromptsGetHandler implements MethodHandler {
+  readonly method = 'prompts/get';
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly refresh: BundleRefreshService,
+    private readonly router: UpstreamRouter,
+  ) {}
+
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    const name = stringParam(params, 'name');
+    let prompt = catalogOf(this.registry).extras.prompt(name);
+    if (prompt === undefined) {
+      // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8).
+      await this.refresh.refreshForUnknownTool();
+      prompt = catalogOf(this.registry).extras.prompt(name);
+    }
+    if (prompt === undefined)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        `Invalid params: unknown prompt ${name.slice(0, 128)}`,
+      );
+    return this.router.forward(
+      prompt.upstream,
+      'prompts/get',
+      { ...params, name: prompt.originalName },
+      context,
+    );
+  }
+}
+
+/** `resources/read`: to the upstream that lists the URI or a template matching it (issue 10 §5). */
+@Injectable()
+export class ResourcesReadHandler implements MethodHandler {
+  readonly method = 'resources/read';
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly router: UpstreamRouter,
+  ) {}
+
+  handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    const uri = stringParam(params, 'uri');
+    const owner = catalogOf(this.registry).extras.resourceOwner(uri);
+    if (owner === undefined)
+      return Promise.reject(
+        new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          `Resource not found: ${uri.slice(0, 256)}`,
+          { uri },
+        ),
+      );
+    return this.router.forward(owner, 'resources/read', { ...params }, context);
+  }
+}
+
+/** `resources/subscribe` and `resources/unsubscribe`: to the owner of the URI (issue 10 §5). */
+@Injectable()
+abstract class ResourceSubscriptionHandler implements MethodHandler {
+  abstract readonly method: string;
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly router: UpstreamRouter,
+  ) {}
+
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    const uri = stringParam(params, 'uri');
+    const owner = catalogOf(this.registry).extras.resourceOwner(uri);
+    if (owner === undefined)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        `Resource not found: ${uri.slice(0, 256)}`,
+        { uri },
+      );
+    return this.router.forward(owner, this.method, { ...params }, context);
+  }
+}
+
+@Injectable()
+export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
+  readonly method = 'resources/subscribe';
+}
+
+@Injectable()
+export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
+  readonly method = 'resources/unsubscribe';
+}
+
+/**
+ * `completion/complete`: a `ref/prompt` goes to the prompt's upstream with its own name, a
+ * `ref/resource` to the owner of the URI or template (issue 10 §5).
+ */
+@Injectable()
+export class CompletionCompleteHandler implements MethodHandler {
+  readonly method = 'completion/complete';
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly router: UpstreamRouter,
+  ) {}
+
+  handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    const ref = params?.ref as Readonly<Record<string, unknown>> | undefined;
+    const extras = catalogOf(this.registry).extras;
+    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+      const prompt = extras.prompt(ref.name);
+      if (prompt !== undefined)
+        return this.router.forward(
+          prompt.upstream,
+          this.method,
+          { ...params, ref: { ...ref, name: prompt.originalName } },
+          context,
+        );
+    } else if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+      const owner = extras.resourceOwner(ref.uri);
+      if (owner !== undefined)
+        return this.router.forward(owner, this.method, { ...params }, context);
+    } else {
+      return Promise.reject(
+        new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          'Invalid params: params.ref must be {type:"ref/prompt",name} or {type:"ref/resource",uri}',
+        ),
+      );
+    }
+    return Promise.reject(
+      new GatewayError(GatewayErrorCode.InvalidParams, 'Invalid params: unknown completion ref'),
+    );
+  }
+}
+
+/**
+ * `logging/setLevel`: forwarded to every upstream that offers logging (issue 10 §5); `{}`
+ * once they have all answered, whatever they answered (a level is a wish, not a contract).
+ */
+@Injectable()
+export class LoggingSetLevelHandler implements MethodHandler {
+  readonly method = 'logging/setLevel';
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly router: UpstreamRouter,
+  ) {}
+
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    stringParam(params, 'level');
+    const upstreams = this.registry.current()?.extras.upstreamsWith('logging') ?? [];
+    await Promise.allSettled(
+      upstreams.map((u) => this.router.forward(u, this.method, { ...params }, context)),
+    );
+    return {};
+  }
+}

@@ -1,0 +1,117 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { UpstreamExecutor } from '@app/execution';
+import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
+import { ForwardedError } from '../errors/gateway-error';
+import { RelayIds } from '../relay/relay-ids';
+import type { MethodContext } from './method-handler';
+
+/** Methods an upstream may send to the client mid-request, relayed (issue 10 §5). */
+const RELAYED_REQUESTS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+
+/**
+ * Sends a request on to the upstream that owns it and turns its answer into this gateway's
+ * (issue 10 §5): a result unchanged, a JSON-RPC error with its own code, message and data, a
+ * failure (timeout, unreachable, …) as `onFailure` says. While the request runs, the
+ * upstream's notifications go to the client's SSE answer as they are, and its requests to the
+ * client go there under a sealed relay id (RelayIds); without an SSE answer, such a request is
+ * refused at once so the upstream does not wait for nothing.
+ */
+@Injectable()
+export class UpstreamRouter {
+  private readonly logger = new Logger('Mcp');
+  private readonly byId: ReadonlyMap<string, UpstreamDefinition>;
+
+  constructor(
+    private readonly executor: UpstreamExecutor,
+    private readonly relayIds: RelayIds,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.byId = new Map(config.upstreams.map((u) => [u.id, u]));
+  }
+
+  /**
+   * @returns the upstream's result; throws ForwardedError for its JSON-RPC error, and for a
+   *   failure returns `onFailure(message)` (or throws a -32603 ForwardedError without it)
+   */
+  async forward(
+    upstream: UpstreamDefinition,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    context: MethodContext,
+    onFailure?: (message: string) => object,
+  ): Promise<object> {
+    const outcome = await this.executor.forward(upstream, method, params, {
+      headers: context.headers,
+      signal: context.signal,
+      onMessage: (message, origin) => this.relay(upstream, message, origin, context),
+    });
+    switch (outcome.kind) {
+      case 'result':
+        return outcome.result;
+      case 'error':
+        throw new ForwardedError(outcome.code, outcome.message, outcome.data);
+      case 'failed':
+        if (onFailure !== undefined) return onFailure(outcome.message);
+        throw new ForwardedError(-32603, outcome.message);
+    }
+  }
+
+  /**
+   * The client's answer to a relayed request: posted to the upstream session that asked.
+   * false when the id is not a relay id of this gateway (forged, foreign or plain).
+   */
+  async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<boolean> {
+    const origin = this.relayIds.open(message.id);
+    const upstream = origin === undefined ? undefined : this.byId.get(origin.upstream);
+    if (origin === undefined || upstream === undefined) return false;
+    const delivered = await this.executor.respond(
+      upstream,
+      origin.session,
+      { ...message, id: origin.id },
+      context.headers,
+    );
+    if (!delivered)
+      this.logger.warn(`Upstream ${upstream.id}: the client's answer could not be delivered`);
+    return true;
+  }
+
+  private relay(
+    upstream: UpstreamDefinition,
+    message: JsonRpcMessage,
+    origin: UpstreamMessageContext,
+    context: MethodContext,
+  ): void {
+    const isRequest = message.id !== undefined && typeof message.method === 'string';
+    if (!isRequest) {
+      // notifications/progress (the client's own token) and notifications/message
+      context.relay?.(message);
+      return;
+    }
+    const id = message.id as string | number;
+    if (context.relay !== undefined && RELAYED_REQUESTS.has(message.method as string)) {
+      context.relay({
+        ...message,
+        id: this.relayIds.seal({ upstream: upstream.id, session: origin.sessionId, id }),
+      });
+      return;
+    }
+    // The client cannot be asked (no event stream) or the method is not one a client serves.
+    void this.executor.respond(
+      upstream,
+      origin.sessionId,
+      {
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: -32601,
+          message:
+            context.relay === undefined
+              ? 'The client of this request takes no event stream; it cannot be asked'
+              : 'Method not found',
+        },
+      },
+      context.headers,
+    );
+  }
+}

@@ -1,0 +1,312 @@
+import { Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { BundleDefinition, GatewayConfig } from '@app/config';
+import type { GatewayMetrics } from '@app/observability';
+import type { Clock } from '../clock';
+import { problemText, type PullErrorType } from '../manifest/manifest-errors';
+import type { AcceptedManifest } from '../manifest/manifest.types';
+import { unpackTools } from '../manifest/manifest-transfer';
+import { SchemaChecker } from '../manifest/schema-checker';
+import { parseJsonSliced } from '../manifest/sliced-json';
+import {
+  validateManifest,
+  type ManifestExpectations,
+  type ManifestValidation,
+} from '../manifest/validate-manifest';
+import { WORKER_MIN_BYTES, WorkerValidator } from '../manifest/worker-validator';
+import type { BundlePullResult } from '../pull-result';
+import type { LastGoodStore } from '../redis/last-good-store';
+import {
+  BundleRecord,
+  type BundleStatusView,
+  type CopySource,
+  type LastGoodCopy,
+} from '../state/bundle-record';
+
+/** Strict UTF-8 (a BOM is dropped): a manifest that is not UTF-8 is not JSON (RFC 8259). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A bundle copy the catalog may adopt: pulled this round, or not (fallback file, Redis). */
+export interface BundleCandidate {
+  readonly copy: LastGoodCopy;
+  readonly pulled: boolean;
+}
+
+/** Why a bundle's copy was not adopted: the type name, and for validation failures the detail. */
+export interface BundleFailure {
+  readonly errorType: PullErrorType;
+  readonly detail?: string;
+}
+
+/** One round's bundle outcomes, before the catalog decides which copies it adopts. */
+export interface BundleRound {
+  readonly candidates: Map<string, BundleCandidate>;
+  readonly failures: Map<string, BundleFailure>;
+}
+
+/**
+ * The intake of Tool Service bundles (contract §5, §6, §7.1, §11): validates each pulled
+ * manifest (large ones in a worker thread), keeps every bundle's last good copy and status,
+ * and shares adopted copies through the last-good store. Catalog publication is
+ * RegistryService's: it asks for the copies of a round and reports back which it adopted.
+ */
+export class BundleIntake {
+  private readonly logger = new Logger('Registry');
+  readonly records: ReadonlyMap<string, BundleRecord>;
+  private readonly schemas = new SchemaChecker();
+  private readonly worker = new WorkerValidator();
+  /**
+   * Digests of the schemas the worker found to compile, newline-separated and handed back to
+   * the next worker as they are: the event loop never splits or stores them one by one.
+   */
+  private workerGoodSchemas = '';
+  private skippedUnchanged = false;
+
+  constructor(
+    private readonly config: GatewayConfig,
+    private readonly clock: Clock,
+    private readonly store: LastGoodStore | null,
+    private readonly metrics: GatewayMetrics | null,
+  ) {
+    this.records = new Map(config.bundles.map((b) => [b.id, new BundleRecord(b)]));
+  }
+
+  /** The bundles to pull: enabled ones, in config order. */
+  enabled(): readonly BundleDefinition[] {
+    return this.config.bundles.filter((b) => b.enabled);
+  }
+
+  views(now: Date): BundleStatusView[] {
+    return [...this.records.values()].map((r) => r.view(now));
+  }
+
+  /** A stored copy (Redis warm start) checked like a pull; undefined when it does not pass. */
+  async checkStored(
+    bundleId: string,
+    body: unknown,
+    fetchedAt: Date,
+  ): Promise<AcceptedManifest | undefined> {
+    const record = this.records.get(bundleId);
+    if (record === undefined) return undefined;
+    const checked = await this.validate(record, body, 'redis', fetchedAt);
+    return 'errorType' in checked ? undefined : checked.manifest;
+  }
+
+  /** Checks a round's pull results; nothing is adopted until `commit`. */
+  async intake(results: readonly BundlePullResult[]): Promise<BundleRound> {
+    const candidates = new Map<string, BundleCandidate>();
+    const failures = new Map<string, BundleFailure>();
+    for (const result of results) {
+      const record = this.records.get(result.bundleId);
+      if (!record?.definition.enabled) continue;
+      record.lastAttemptAt = result.attemptedAt;
+      if (result.kind === 'manifest') {
+        const source = record.definition.manifestFile === undefined ? 'remote' : 'fixture';
+        const copy = await this.adoptRaw(
+          record,
+          result.raw,
+          source,
+          result.attemptedAt,
+          result.digest,
+        );
+        if ('errorType' in copy) failures.set(record.definition.id, copy);
+        else candidates.set(record.definition.id, { copy, pulled: true });
+        continue;
+      }
+      failures.set(record.definition.id, { errorType: result.errorType });
+      this.logger.warn(
+        `Bundle ${record.definition.id}: manifest pull failed (${result.errorType}: ${result.detail}); ` +
+          (record.lastGood
+            ? `serving the last good copy (revision ${record.lastGood.manifest.revision ?? 'none'})`
+            : 'no copy to serve yet'),
+      );
+      if (result.fallbackRaw !== undefined && record.lastGood === undefined) {
+        const copy = await this.adoptRaw(record, result.fallbackRaw, 'fallback', this.clock.now());
+        if (!('errorType' in copy)) {
+          candidates.set(record.definition.id, { copy, pulled: false });
+          this.logger.warn(
+            `Bundle ${record.definition.id}: first remote pull failed; serving its local fallbackManifestFile`,
+          );
+        }
+      }
+    }
+    // The schema cache keeps what this round checked; after a round that skipped unchanged
+    // manifests it keeps everything, or their schemas would all be compiled again next time.
+    if (results.length >= this.enabled().length && !this.skippedUnchanged)
+      this.schemas.retainOnlySeen();
+    this.skippedUnchanged = false;
+    return { candidates, failures };
+  }
+
+  /**
+   * A pulled manifest: unchanged since the last good copy (same digest) it is adopted as it
+   * is, without decoding or parsing; a large one is decoded, parsed and validated in a worker
+   * thread (its bytes transferred, not copied); a small one here, parsed in slices.
+   */
+  private async adoptRaw(
+    record: BundleRecord,
+    raw: Buffer | string,
+    source: CopySource,
+    fetchedAt: Date,
+    digest?: string,
+  ): Promise<LastGoodCopy | BundleFailure> {
+    const textDigest = digest ?? createHash('sha1').update(raw).digest('base64url');
+    const last = record.lastGood;
+    if (last !== undefined && last.textDigest === textDigest && last.source === source) {
+      this.skippedUnchanged = true;
+      return { manifest: last.manifest, source, fetchedAt, textDigest };
+    }
+    const size = typeof raw === 'string' ? raw.length : raw.length;
+    if (size >= WORKER_MIN_BYTES && this.worker.available) {
+      const copy = await this.validateInWorker(record, raw, source, fetchedAt);
+      return 'errorType' in copy ? copy : { ...copy, textDigest };
+    }
+    let text: string;
+    try {
+      text = typeof raw === 'string' ? raw : STRICT_UTF8.decode(raw);
+    } catch {
+      return this.notJson(record, source, 'not valid UTF-8');
+    }
+    let body: unknown;
+    try {
+      body = await parseJsonSliced(text);
+    } catch {
+      return this.notJson(record, source, 'not valid JSON');
+    }
+    const copy = await this.validate(record, body, source, fetchedAt);
+    return 'errorType' in copy ? copy : { ...copy, textDigest };
+  }
+
+  private notJson(
+    record: BundleRecord,
+    source: CopySource,
+    why: string,
+  ): { errorType: PullErrorType } {
+    this.logger.warn(
+      `Bundle ${record.definition.id}: ${source} manifest is ${why}; the last good copy stays`,
+    );
+    return { errorType: 'ManifestNotJsonError' };
+  }
+
+  /** A large manifest: parsed and validated in a worker thread, off the event loop of /mcp. */
+  private async validateInWorker(
+    record: BundleRecord,
+    raw: Buffer | string,
+    source: CopySource,
+    fetchedAt: Date,
+  ): Promise<LastGoodCopy | BundleFailure> {
+    this.logger.debug(
+      `Bundle ${record.definition.id}: validating a ${raw.length}-byte manifest in a worker thread`,
+    );
+    const response = await this.worker.run({
+      bytes: typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw,
+      expect: this.expectationsOf(record),
+      knownGoodSchemas: this.workerGoodSchemas,
+    });
+    switch (response.kind) {
+      case 'not-json':
+        return this.notJson(record, source, response.why);
+      case 'crashed':
+        this.logger.error(
+          `Bundle ${record.definition.id}: ${source} manifest could not be validated (${response.name}); the last good copy stays`,
+        );
+        return { errorType: 'UnexpectedPullError' };
+      case 'rejected':
+        this.workerGoodSchemas = this.boundedGoodSchemas(response.goodSchemas);
+        return this.accepted(record, response.validation, source, fetchedAt);
+      case 'accepted': {
+        this.workerGoodSchemas = this.boundedGoodSchemas(response.goodSchemas);
+        const tools = await unpackTools(response.tools);
+        const manifest: AcceptedManifest = {
+          bundleId: response.bundleId,
+          revision: response.revision,
+          fingerprint: response.fingerprint,
+          tools,
+        };
+        return this.accepted(record, { ok: true, manifest }, source, fetchedAt);
+      }
+    }
+  }
+
+  /** The known-good list only grows; past twice a full catalog it starts over (a few recompilations). */
+  private boundedGoodSchemas(digests: string): string {
+    const limit = 2 * this.config.mcp.discovery.maxToolsTotal * 28;
+    return digests.length > limit ? '' : digests;
+  }
+
+  private expectationsOf(record: BundleRecord): ManifestExpectations {
+    return {
+      bundleId: record.definition.id,
+      namePrefix: record.definition.namePrefix,
+      maxToolsPerBundle: this.config.mcp.discovery.maxToolsPerBundle,
+    };
+  }
+
+  private async validate(
+    record: BundleRecord,
+    body: unknown,
+    source: CopySource,
+    fetchedAt: Date,
+  ): Promise<LastGoodCopy | BundleFailure> {
+    let result: ManifestValidation;
+    try {
+      result = await validateManifest(body, this.expectationsOf(record), this.schemas);
+    } catch (err) {
+      // One bundle's manifest must never sink the round for the others (contract §6).
+      this.logger.error(
+        `Bundle ${record.definition.id}: ${source} manifest could not be validated (${err instanceof Error ? err.name : typeof err}); the last good copy stays`,
+      );
+      return { errorType: 'UnexpectedPullError' };
+    }
+    return this.accepted(record, result, source, fetchedAt);
+  }
+
+  /** The copy a valid manifest makes, or the logged rejection of an invalid one. */
+  private accepted(
+    record: BundleRecord,
+    result: ManifestValidation,
+    source: CopySource,
+    fetchedAt: Date,
+  ): LastGoodCopy | BundleFailure {
+    if (result.ok) return { manifest: result.manifest, source, fetchedAt };
+    // The first problem is what /actuator/toolBundles shows as `detail` (contract §9 safe);
+    // the log says the same first, then lists every problem with ajv's words.
+    const [first] = result.problems;
+    const more = result.problems.length - 1;
+    const detail =
+      first === undefined
+        ? undefined
+        : `${first.detail}${more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'} in the log)` : ''}`;
+    this.logger.warn(
+      `Bundle ${record.definition.id} revision ${result.revision ?? 'none'}: ${source} manifest rejected ` +
+        `(${result.errorType})${detail === undefined ? '' : `: ${detail}`}; the last good copy stays. ` +
+        `Problems: ${result.problems.map((p) => `[${p.type}] ${problemText(p)}`).join('; ')}`,
+    );
+    return { errorType: result.errorType, detail };
+  }
+
+  /** Adopts the candidates the catalog accepted and records every outcome of the round. */
+  commit(round: BundleRound): void {
+    const { candidates, failures } = round;
+    for (const [id, candidate] of candidates) {
+      const record = this.records.get(id);
+      if (!record) continue;
+      record.lastGood = candidate.copy;
+      // contract §11: share every adopted remote manifest (a warm start for restarted replicas).
+      if (candidate.copy.source === 'remote') this.store?.save(id, candidate.copy);
+    }
+    for (const [id, candidate] of candidates) {
+      if (!candidate.pulled) continue;
+      const ended = this.records.get(id)?.recordSuccess(candidate.copy.fetchedAt) ?? 0;
+      this.metrics?.manifestPull(id, 'success', candidate.copy.fetchedAt);
+      if (ended > 0)
+        this.logger.log(
+          `Bundle ${id}: recovered after ${ended} failed pull${ended === 1 ? '' : 's'}`,
+        );
+    }
+    for (const [id, failure] of failures) {
+      this.records.get(id)?.recordFailure(failure.errorType, failure.detail);
+      this.metrics?.manifestPull(id, failure.errorType);
+    }
+  }
+}

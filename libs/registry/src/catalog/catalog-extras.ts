@@ -1,0 +1,153 @@
+import type { UpstreamDefinition } from '@app/config';
+import type {
+  CatalogPrompt,
+  CatalogResource,
+  UpstreamContribution,
+} from '../upstream/upstream-contribution';
+import { compareCodeUnits } from './merge-catalog';
+
+/** A resource URI two sources publish: the first in config order keeps it (issue 10 §4). */
+export interface ResourceConflict {
+  readonly uri: string;
+  readonly keptBy: string;
+  readonly droppedFrom: string;
+}
+
+/** Which MCP features the catalog's sources can serve (issue 10 §6). */
+export interface CatalogFeatures {
+  readonly tools: boolean;
+  readonly resources: boolean;
+  readonly resourcesSubscribe: boolean;
+  readonly prompts: boolean;
+  readonly completions: boolean;
+  readonly logging: boolean;
+}
+
+interface TemplateRoute {
+  readonly matcher: RegExp;
+  readonly upstream: UpstreamDefinition;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A URI template (RFC 6570) as a whole-string pattern: every `{…}` expression matches one or
+ * more characters (`{+…}`/`{#…}` reserved expansions may span `/`, the others may not).
+ */
+export function templateMatcher(uriTemplate: string): RegExp {
+  let pattern = '';
+  let last = 0;
+  for (const m of uriTemplate.matchAll(/\{([+#./;?&]?)[^}]*\}/g)) {
+    pattern += uriTemplate.slice(last, m.index).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    pattern += m[1] === '+' || m[1] === '#' ? '.+' : m[1] === '?' || m[1] === '&' ? '.*' : '[^/]+';
+    last = (m.index ?? 0) + m[0].length;
+  }
+  pattern += uriTemplate.slice(last).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${pattern}$`, 's');
+}
+
+/**
+ * The prompts, resources and resource templates of a catalog, with their routes (issue 10
+ * §4, §5): built once per published catalog from the upstream contributions in config order.
+ * Lists are serialized once, sorted (prompts by published name within (sourceId) order;
+ * resources and templates by source in config order, each in its upstream's order), so every
+ * replica serves the same bytes.
+ */
+export class CatalogExtras {
+  private constructor(
+    readonly promptsJson: string,
+    readonly resourcesJson: string,
+    readonly resourceTemplatesJson: string,
+    private readonly prompts: ReadonlyMap<string, CatalogPrompt>,
+    private readonly resources: ReadonlyMap<string, CatalogResource>,
+    private readonly templates: readonly TemplateRoute[],
+    readonly features: CatalogFeatures,
+    readonly conflicts: readonly ResourceConflict[],
+    /** Upstreams that serve completion/complete, logging, subscriptions: by id. */
+    readonly upstreams: ReadonlyMap<string, UpstreamContribution>,
+  ) {}
+
+  static readonly EMPTY = CatalogExtras.build([], false);
+
+  /**
+   * @param contributions the upstreams' accepted lists, in config order
+   * @param hasBundleTools true when a bundle source is enabled (tools are served)
+   */
+  static build(
+    contributions: readonly UpstreamContribution[],
+    hasBundleTools: boolean,
+  ): CatalogExtras {
+    const bySource = [...contributions].sort((a, b) =>
+      compareCodeUnits(a.upstream.id, b.upstream.id),
+    );
+    const prompts = new Map<string, CatalogPrompt>();
+    for (const c of bySource)
+      for (const p of c.prompts) if (!prompts.has(p.name)) prompts.set(p.name, p);
+    const resources = new Map<string, CatalogResource>();
+    const conflicts: ResourceConflict[] = [];
+    const templates: TemplateRoute[] = [];
+    const templateJson: string[] = [];
+    for (const c of contributions) {
+      for (const r of c.resources) {
+        const kept = resources.get(r.key);
+        if (kept === undefined) resources.set(r.key, r);
+        else conflicts.push({ uri: r.key, keptBy: kept.sourceId, droppedFrom: r.sourceId });
+      }
+      for (const t of c.resourceTemplates) {
+        templates.push({ matcher: templateMatcher(t.key), upstream: c.upstream });
+        templateJson.push(t.publishedJson);
+      }
+    }
+    const caps = (c: UpstreamContribution, key: string): Record<string, unknown> | undefined => {
+      const value = c.capabilities[key];
+      return isRecord(value) ? value : undefined;
+    };
+    const features: CatalogFeatures = {
+      tools: hasBundleTools || contributions.some((c) => caps(c, 'tools') !== undefined),
+      resources: contributions.some((c) => caps(c, 'resources') !== undefined),
+      resourcesSubscribe: contributions.some((c) => caps(c, 'resources')?.subscribe === true),
+      prompts: contributions.some((c) => caps(c, 'prompts') !== undefined),
+      completions: contributions.some((c) => caps(c, 'completions') !== undefined),
+      logging: contributions.some((c) => caps(c, 'logging') !== undefined),
+    };
+    return new CatalogExtras(
+      `[${[...prompts.values()].map((p) => p.publishedJson).join(',')}]`,
+      `[${[...resources.values()].map((r) => r.publishedJson).join(',')}]`,
+      `[${templateJson.join(',')}]`,
+      prompts,
+      resources,
+      templates,
+      features,
+      conflicts,
+      new Map(contributions.map((c) => [c.upstream.id, c])),
+    );
+  }
+
+  /** The prompt with this published name. */
+  prompt(name: string): CatalogPrompt | undefined {
+    return this.prompts.get(name);
+  }
+
+  /**
+   * The upstream that serves this resource URI: the one listing it, else the first (config
+   * order) whose template matches it, else the only upstream serving resources at all.
+   */
+  resourceOwner(uri: string): UpstreamDefinition | undefined {
+    const listed = this.resources.get(uri);
+    if (listed !== undefined) return listed.upstream;
+    for (const t of this.templates) if (t.matcher.test(uri)) return t.upstream;
+    const serving = [...this.upstreams.values()].filter(
+      (c) => c.capabilities.resources !== undefined,
+    );
+    return serving.length === 1 ? serving[0]?.upstream : undefined;
+  }
+
+  /** The upstreams whose capabilities include `key` (e.g. "completions", "logging"). */
+  upstreamsWith(key: string): readonly UpstreamDefinition[] {
+    return [...this.upstreams.values()]
+      .filter((c) => c.capabilities[key] !== undefined)
+      .map((c) => c.upstream);
+  }
+}

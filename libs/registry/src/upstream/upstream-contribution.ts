@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import type { UpstreamDefinition } from '@app/config';
+import type { CatalogTool } from '../catalog/catalog-tool';
+import { compareCodeUnits } from '../catalog/merge-catalog';
+import type { SchemaChecker } from '../manifest/schema-checker';
+import { publishNames } from './published-names';
+import type { UpstreamItem, UpstreamLists } from './upstream-pull-result';
+
+/** An upstream tool (or prompt, resource, template) not published, and why (issue 10 §3, §7). */
+export interface LeftOutItem {
+  readonly list: 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
+  /** Its name, URI or template as the upstream sent it (cut to 128 characters); "" when absent. */
+  readonly name: string;
+  /** In the gateway's words: safe for the status endpoint. */
+  readonly reason: string;
+}
+
+/** A published prompt: its listed JSON and where prompts/get goes. */
+export interface CatalogPrompt {
+  readonly name: string;
+  readonly originalName: string;
+  readonly sourceId: string;
+  readonly upstream: UpstreamDefinition;
+  readonly publishedJson: string;
+}
+
+/** A published resource (URI unchanged) or resource template. */
+export interface CatalogResource {
+  /** The URI (resources) or the URI template (templates). */
+  readonly key: string;
+  readonly sourceId: string;
+  readonly upstream: UpstreamDefinition;
+  readonly publishedJson: string;
+}
+
+/** What one upstream's accepted lists add to the catalog: routes resolved, names published. */
+export interface UpstreamContribution {
+  readonly upstream: UpstreamDefinition;
+  readonly era: '2025' | '2026';
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  /** Sorted by published name. */
+  readonly tools: readonly CatalogTool[];
+  /** Sorted by published name. */
+  readonly prompts: readonly CatalogPrompt[];
+  /** In the upstream's order. */
+  readonly resources: readonly CatalogResource[];
+  readonly resourceTemplates: readonly CatalogResource[];
+  readonly leftOut: readonly LeftOutItem[];
+  /** Equal fingerprints: equal contributions (the catalog is not rebuilt). */
+  readonly fingerprint: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function shown(value: unknown): string {
+  return typeof value === 'string' ? value.slice(0, 128) : '';
+}
+
+function sha1(text: string): string {
+  return createHash('sha1').update(text, 'utf8').digest('base64url');
+}
+
+/**
+ * Checks an upstream's lists by the MCP rules and publishes what passes (issue 10 §3, §4): a
+ * tool needs a non-empty string `name` and an `inputSchema` object schema (root `type:
+ * "object"`) that compiles; a prompt a `name`; a resource a `uri` and `name`; a template a
+ * `uriTemplate` and `name`. Whatever fails is left out and reported, the rest is published (a
+ * third-party server is not a contract partner). A name listed twice keeps its first entry.
+ * Tool and prompt names get the upstream's prefix (publishNames); every item's JSON is what
+ * the upstream sent, only `name` replaced.
+ */
+export function acceptUpstreamLists(
+  upstream: UpstreamDefinition,
+  lists: UpstreamLists,
+  schemas: SchemaChecker,
+): UpstreamContribution {
+  const leftOut: LeftOutItem[] = [];
+  const goodTools: UpstreamItem[] = [];
+  const seenTools = new Set<string>();
+  for (const tool of lists.tools) {
+    const name = isRecord(tool) ? tool.name : undefined;
+    const reason = toolProblem(tool, schemas);
+    if (reason !== undefined) {
+      leftOut.push({ list: 'tools', name: shown(name), reason });
+    } else if (seenTools.has(name as string)) {
+      leftOut.push({ list: 'tools', name: shown(name), reason: 'listed twice; the first is kept' });
+    } else {
+      seenTools.add(name as string);
+      goodTools.push(tool);
+    }
+  }
+  const goodPrompts: UpstreamItem[] = [];
+  const seenPrompts = new Set<string>();
+  for (const prompt of lists.prompts) {
+    const name = isRecord(prompt) ? prompt.name : undefined;
+    if (typeof name !== 'string' || name === '') {
+      leftOut.push({ list: 'prompts', name: '', reason: 'name must be a non-empty string' });
+    } else if (seenPrompts.has(name)) {
+      leftOut.push({
+        list: 'prompts',
+        name: shown(name),
+        reason: 'listed twice; the first is kept',
+      });
+    } else {
+      seenPrompts.add(name);
+      goodPrompts.push(prompt);
+    }
+  }
+
+  const toolNames = publishNames(
+    upstream.namePrefix,
+    goodTools.map((t) => t.name as string),
+  );
+  const tools: CatalogTool[] = goodTools.map((tool) => {
+    const originalName = tool.name as string;
+    const name = toolNames.get(originalName) ?? originalName;
+    const publishedJson = JSON.stringify({ ...tool, name });
+    return {
+      name,
+      sourceId: upstream.id,
+      route: { kind: 'upstream', upstream, originalName },
+      timeoutMillis: upstream.callMillis,
+      version: '',
+      publishedJson,
+      fingerprint: sha1(publishedJson),
+    };
+  });
+  tools.sort((a, b) => compareCodeUnits(a.name, b.name));
+
+  const promptNames = publishNames(
+    upstream.namePrefix,
+    goodPrompts.map((p) => p.name as string),
+  );
+  const prompts: CatalogPrompt[] = goodPrompts.map((prompt) => {
+    const originalName = prompt.name as string;
+    const name = promptNames.get(originalName) ?? originalName;
+    return {
+      name,
+      originalName,
+      sourceId: upstream.id,
+      upstream,
+      publishedJson: JSON.stringify({ ...prompt, name }),
+    };
+  });
+  prompts.sort((a, b) => compareCodeUnits(a.name, b.name));
+
+  const resources = acceptResources(upstream, lists.resources, 'uri', 'resources', leftOut);
+  const resourceTemplates = acceptResources(
+    upstream,
+    lists.resourceTemplates,
+    'uriTemplate',
+    'resourceTemplates',
+    leftOut,
+  );
+  const fingerprint = sha1(
+    [
+      lists.era,
+      JSON.stringify(lists.capabilities),
+      ...tools.map((t) => t.publishedJson),
+      '\u0000',
+      ...prompts.map((p) => p.publishedJson),
+      '\u0000',
+      ...resources.map((r) => r.publishedJson),
+      '\u0000',
+      ...resourceTemplates.map((r) => r.publishedJson),
+    ].join('\n'),
+  );
+  return {
+    upstream,
+    era: lists.era,
+    capabilities: lists.capabilities,
+    tools,
+    prompts,
+    resources,
+    resourceTemplates,
+    leftOut,
+    fingerprint,
+  };
+}
+
+function toolProblem(tool: unknown, schemas: SchemaChecker): string | undefined {
+  if (!isRecord(tool)) return 'not a JSON object';
+  if (typeof tool.name !== 'string' || tool.name === '') return 'name must be a non-empty string';
+  const schema = tool.inputSchema;
+  if (!isRecord(schema)) return 'inputSchema must be a JSON Schema object';
+  if (schema.type !== 'object') return 'inputSchema must have type "object" at its root';
+  const problem = schemas.check(schema);
+  if (problem !== undefined) return `inputSchema does not compile: ${problem.rule}`;
+  return undefined;
+}
+
+function acceptResources(
+  upstream: UpstreamDefinition,
+  items: readonly UpstreamItem[],
+  keyField: 'uri' | 'uriTemplate',
+  list: 'resources' | 'resourceTemplates',
+  leftOut: LeftOutItem[],
+): CatalogResource[] {
+  const out: CatalogResource[] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    const key = isRecord(item) ? item[keyField] : undefined;
+    if (typeof key !== 'string' || key === '' || typeof item.name !== 'string') {
+      leftOut.push({
+        list,
+        name: shown(key),
+        reason: `${keyField} and name must be non-empty strings`,
+      });
+    } else if (seen.has(key)) {
+      leftOut.push({ list, name: shown(key), reason: 'listed twice; the first is kept' });
+    } else {
+      seen.add(key);
+      out.push({ key, sourceId: upstream.id, upstream, publishedJson: JSON.stringify(item) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,137 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { GatewayMetrics } from '@app/observability';
+import { SchemaChecker } from '../manifest/schema-checker';
+import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
+import type { UpstreamPullErrorType, UpstreamPullResult } from './upstream-pull-result';
+import { UpstreamRecord, type UpstreamCopy, type UpstreamStatusView } from './upstream-record';
+
+/** One round's upstream outcomes, before the catalog decides which copies it adopts. */
+export interface UpstreamRound {
+  readonly candidates: Map<string, UpstreamCopy>;
+  readonly failures: Map<string, UpstreamPullErrorType>;
+}
+
+/** A source the catalog serves incompletely: from a last good copy, or not at all. */
+export interface PartialSource {
+  readonly id: string;
+  readonly kind: 'bundle' | 'upstream';
+  /** `last-good`: served from the copy of an earlier pull; `missing`: nothing of it is served. */
+  readonly state: 'last-good' | 'missing';
+}
+
+/**
+ * The intake of upstream MCP servers (issue 10 §3, §8): turns each pull's lists into a
+ * contribution (checked, names published), keeps every upstream's last good copy and its
+ * status. Catalog publication (merge, swap) is RegistryService's: it asks for the
+ * contributions of a round and reports back which it adopted.
+ */
+@Injectable()
+export class UpstreamIntake {
+  private readonly logger = new Logger('Registry');
+  private readonly records: ReadonlyMap<string, UpstreamRecord>;
+  private readonly schemas = new SchemaChecker();
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+  ) {
+    this.records = new Map(config.upstreams.map((u) => [u.id, new UpstreamRecord(u)]));
+  }
+
+  /** The upstreams to pull: enabled ones, in config order. */
+  enabled(): readonly UpstreamDefinition[] {
+    return [...this.records.values()].map((r) => r.definition).filter((u) => u.enabled);
+  }
+
+  /** Checks a round's pull results; nothing is adopted until `commit`. Never throws. */
+  intake(results: readonly UpstreamPullResult[]): UpstreamRound {
+    const candidates = new Map<string, UpstreamCopy>();
+    const failures = new Map<string, UpstreamPullErrorType>();
+    for (const result of results) {
+      const record = this.records.get(result.upstreamId);
+      if (!record?.definition.enabled) continue;
+      record.lastAttemptAt = result.attemptedAt;
+      if (result.kind === 'failed') {
+        failures.set(record.definition.id, result.errorType);
+        this.logger.warn(
+          `Upstream ${record.definition.id}: list pull failed (${result.errorType}: ${result.detail}); ` +
+            (record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'),
+        );
+        continue;
+      }
+      try {
+        const contribution = acceptUpstreamLists(record.definition, result.lists, this.schemas);
+        for (const item of contribution.leftOut)
+          this.logger.warn(
+            `Upstream ${record.definition.id}: ${item.list} entry "${item.name}" left out: ${item.reason}`,
+          );
+        candidates.set(record.definition.id, {
+          contribution,
+          source: 'remote',
+          fetchedAt: result.attemptedAt,
+        });
+      } catch (err) {
+        failures.set(record.definition.id, 'UnexpectedPullError');
+        this.logger.error(
+          `Upstream ${record.definition.id}: lists could not be checked (${err instanceof Error ? err.name : typeof err})`,
+        );
+      }
+    }
+    return { candidates, failures };
+  }
+
+  /** The contributions the catalog would serve with these candidates: enabled upstreams in config order. */
+  contributionsWith(candidates: ReadonlyMap<string, UpstreamCopy>): UpstreamContribution[] {
+    const out: UpstreamContribution[] = [];
+    for (const record of this.records.values()) {
+      if (!record.definition.enabled) continue;
+      const copy = candidates.get(record.definition.id) ?? record.lastGood;
+      if (copy !== undefined) out.push(copy.contribution);
+    }
+    return out;
+  }
+
+  /** Adopts the candidates the catalog accepted and records every outcome of the round. */
+  commit(round: UpstreamRound): void {
+    for (const [id, copy] of round.candidates) {
+      const record = this.records.get(id);
+      if (record === undefined) continue;
+      record.lastGood = copy;
+      const ended = record.recordSuccess(copy.fetchedAt);
+      this.metrics?.upstreamPull(id, 'success');
+      if (ended > 0)
+        this.logger.log(
+          `Upstream ${id}: recovered after ${ended} failed pull${ended === 1 ? '' : 's'}`,
+        );
+    }
+    for (const [id, errorType] of round.failures) {
+      this.records.get(id)?.recordFailure(errorType);
+      this.metrics?.upstreamPull(id, errorType);
+    }
+  }
+
+  /** true once every enabled upstream's first pull has been attempted. */
+  allAttempted(): boolean {
+    return [...this.records.values()].every(
+      (r) => !r.definition.enabled || r.lastAttemptAt !== undefined,
+    );
+  }
+
+  views(now: Date): UpstreamStatusView[] {
+    return [...this.records.values()].map((r) => r.view(now));
+  }
+
+  /** Enabled upstreams served from a last good copy, or not at all (issue 10 §9). */
+  partialSources(): PartialSource[] {
+    const out: PartialSource[] = [];
+    for (const record of this.records.values()) {
+      const status = record.status;
+      if (status === 'degraded')
+        out.push({ id: record.definition.id, kind: 'upstream', state: 'last-good' });
+      else if (status === 'unreachable')
+        out.push({ id: record.definition.id, kind: 'upstream', state: 'missing' });
+    }
+    return out;
+  }
+}

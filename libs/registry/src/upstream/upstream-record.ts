@@ -1,0 +1,107 @@
+import type { UpstreamDefinition } from '@app/config';
+import type { LeftOutItem, UpstreamContribution } from './upstream-contribution';
+import type { UpstreamPullErrorType } from './upstream-pull-result';
+
+/**
+ * issue 10 §7: `healthy` (the last pull was adopted), `degraded` (serving a last good copy
+ * after a failed pull), `unreachable` (never answered: nothing to serve), `disabled`.
+ */
+export type UpstreamStatus = 'healthy' | 'degraded' | 'unreachable' | 'disabled';
+
+/** Where the served copy came from: pulled by this replica, or read from Redis at warm start. */
+export type UpstreamCopySource = 'remote' | 'redis';
+
+/** What /actuator/upstreams shows for one upstream: never a URL, header or token. */
+export interface UpstreamStatusView {
+  readonly id: string;
+  readonly status: UpstreamStatus;
+  /** The MCP era the upstream speaks ("2025" sessions, "2026" stateless); null before it answered. */
+  readonly era: '2025' | '2026' | null;
+  readonly namePrefix: string;
+  /** Published items of the served copy, per list. */
+  readonly counts: {
+    readonly tools: number;
+    readonly resources: number;
+    readonly resourceTemplates: number;
+    readonly prompts: number;
+  };
+  /** Items the upstream listed that are not published, with the gateway's reason. */
+  readonly leftOut: readonly LeftOutItem[];
+  readonly lastAttemptAt: string | null;
+  readonly lastSuccessAt: string | null;
+  readonly consecutiveFailures: number;
+  /** An error type name such as UpstreamTimeoutError; never a message. */
+  readonly lastErrorType: UpstreamPullErrorType | null;
+  readonly source: UpstreamCopySource | null;
+  /** Age of the served copy in whole seconds; null while there is none. */
+  readonly ageSeconds: number | null;
+}
+
+/** The last good lists of an upstream. */
+export interface UpstreamCopy {
+  readonly contribution: UpstreamContribution;
+  readonly source: UpstreamCopySource;
+  readonly fetchedAt: Date;
+}
+
+/** Mutable pull state of one configured upstream; owned by UpstreamIntake alone. */
+export class UpstreamRecord {
+  lastGood?: UpstreamCopy;
+  lastSuccessAt?: Date;
+  lastAttemptAt?: Date;
+  lastAttemptOk?: boolean;
+  consecutiveFailures = 0;
+  lastErrorType?: UpstreamPullErrorType;
+
+  constructor(readonly definition: UpstreamDefinition) {}
+
+  get status(): UpstreamStatus {
+    if (!this.definition.enabled) return 'disabled';
+    if (this.lastGood === undefined) return 'unreachable';
+    return this.lastAttemptOk === true && this.lastGood.source === 'remote'
+      ? 'healthy'
+      : 'degraded';
+  }
+
+  /** Records an adopted pull; returns how many failed pulls it ends. */
+  recordSuccess(at: Date): number {
+    const ended = this.consecutiveFailures;
+    this.lastSuccessAt = at;
+    this.lastAttemptOk = true;
+    this.consecutiveFailures = 0;
+    this.lastErrorType = undefined;
+    return ended;
+  }
+
+  recordFailure(errorType: UpstreamPullErrorType): void {
+    this.lastAttemptOk = false;
+    this.consecutiveFailures += 1;
+    this.lastErrorType = errorType;
+  }
+
+  view(now: Date): UpstreamStatusView {
+    const c = this.lastGood?.contribution;
+    return {
+      id: this.definition.id,
+      status: this.status,
+      era: c?.era ?? null,
+      namePrefix: this.definition.namePrefix,
+      counts: {
+        tools: c?.tools.length ?? 0,
+        resources: c?.resources.length ?? 0,
+        resourceTemplates: c?.resourceTemplates.length ?? 0,
+        prompts: c?.prompts.length ?? 0,
+      },
+      leftOut: c?.leftOut ?? [],
+      lastAttemptAt: this.lastAttemptAt?.toISOString() ?? null,
+      lastSuccessAt: this.lastSuccessAt?.toISOString() ?? null,
+      consecutiveFailures: this.consecutiveFailures,
+      lastErrorType: this.lastErrorType ?? null,
+      source: this.lastGood?.source ?? null,
+      ageSeconds:
+        this.lastGood === undefined
+          ? null
+          : Math.max(0, Math.floor((now.getTime() - this.lastGood.fetchedAt.getTime()) / 1000)),
+    };
+  }
+}

@@ -1,0 +1,33 @@
+import type { UpstreamDefinition } from '@app/config';
+
+/** Incoming request headers, lower-cased, as node:http gives them. */
+type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The extra headers of a request to an upstream (issue 10 §1): its `forwardHeaders` copied
+ * from the caller's request (absent ones not sent), and `Authorization` by its
+ * `authorization` mode (`static`: the configured value; `passthrough`: the caller's own
+ * header, against the MCP security guidance; `none`: never). List pulls have no caller: only
+ * a static Authorization is sent then.
+ */
+export function upstreamRequestHeaders(
+  upstream: UpstreamDefinition,
+  incoming: IncomingHeaders,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of upstream.forwardHeaders) {
+    const value = firstValue(incoming[name]);
+    if (value !== undefined && value !== '') headers[name] = value;
+  }
+  const auth = upstream.authorization;
+  if (auth.mode === 'static') headers.authorization = auth.value;
+  else if (auth.mode === 'passthrough') {
+    const value = firstValue(incoming.authorization);
+    if (value !== undefined) headers.authorization = value;
+  }
+  return headers;
+}
