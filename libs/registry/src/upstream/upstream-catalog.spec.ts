@@ -1,0 +1,325 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import {
+  McpConfig,
+  type BundleDefinition,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
+import type { Clock } from '../clock';
+import { templateMatcher } from '../catalog/catalog-extras';
+import { SchemaChecker } from '../manifest/schema-checker';
+import { RegistryService } from '../registry.service';
+import { acceptUpstreamLists } from './upstream-contribution';
+import { MAX_PUBLISHED_NAME, publishNames } from './published-names';
+import type { UpstreamItem, UpstreamLists, UpstreamPullResult } from './upstream-pull-result';
+
+Logger.overrideLogger(false);
+
+const T0 = Date.parse('2026-11-30T00:00:00.000Z');
+const at = (seconds: number): Date => new Date(T0 + seconds * 1000);
+
+function upstream(id: string, namePrefix = `${id}__`): UpstreamDefinition {
+  return {
+    id,
+    url: `http://${id}.internal:3000/mcp`,
+    namePrefix,
+    enabled: true,
+    protocol: 'auto',
+    connectMillis: 100,
+    listMillis: 1000,
+    callMillis: 5000,
+    forwardHeaders: [],
+    authorization: { mode: 'none' },
+  };
+}
+
+function bundle(id: string, namePrefix: string): BundleDefinition {
+  return {
+    id,
+    manifestUrl: `http://${id}.internal/tool-manifest`,
+    baseEndpoint: `http://${id}.internal/mcp`,
+    namePrefix,
+    enabled: true,
+    authorization: { mode: 'none' },
+    serverErrorBody: 'show',
+  };
+}
+
+const tool = (name: string, extra: object = {}): UpstreamItem => ({
+  name,
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+  ...extra,
+});
+
+function lists(partial: Partial<UpstreamLists>): UpstreamLists {
+  return {
+    era: '2025',
+    capabilities: { tools: {} },
+    tools: [],
+    resources: [],
+    resourceTemplates: [],
+    prompts: [],
+    ...partial,
+  };
+}
+
+class TestClock implements Clock {
+  current = at(0);
+  now(): Date {
+    return this.current;
+  }
+}
+
+function setup(bundles: BundleDefinition[], upstreams: UpstreamDefinition[]) {
+  const mcp = new McpConfig();
+  mcp.identity = 'gw-test';
+  const config: GatewayConfig = {
+    profile: 'local',
+    sources: [],
+    mcp,
+    bundles,
+    upstreams,
+    server: {
+      host: '127.0.0.1',
+      port: 0,
+      managementPort: 0,
+      managementHost: '127.0.0.1',
+      mcpListener: 'fastify',
+      maxMcpConnections: 100,
+    },
+    sessionKeys: [],
+    sessionKeysEphemeral: false,
+    logLevel: 'silent',
+    version: '0.0.0-test',
+  };
+  const clock = new TestClock();
+  return { service: new RegistryService(config, clock), clock };
+}
+
+const pulledLists = (id: string, l: Partial<UpstreamLists>, s = 0): UpstreamPullResult => ({
+  upstreamId: id,
+  kind: 'lists',
+  lists: lists(l),
+  attemptedAt: at(s),
+});
+const failedPull = (id: string, s = 0): UpstreamPullResult => ({
+  upstreamId: id,
+  kind: 'failed',
+  errorType: 'UpstreamTimeoutError',
+  detail: 'test',
+  attemptedAt: at(s),
+});
+
+describe('published names (issue 10 §4)', () => {
+  it('prefixes names and rewrites every character outside [A-Za-z0-9_-] to _', () => {
+    expect([...publishNames('gh__', ['search', 'repo.get', 'a/b c']).entries()]).toEqual([
+      ['search', 'gh__search'],
+      ['repo.get', 'gh__repo_get'],
+      ['a/b c', 'gh__a_b_c'],
+    ]);
+  });
+
+  it('keeps the plain name for the original that needed no rewrite and suffixes the others with a stable hash', () => {
+    const first = publishNames('p_', ['x.y', 'x_y']);
+    expect(first.get('x_y')).toBe('p_x_y');
+    expect(first.get('x.y')).toMatch(/^p_x_y_[0-9a-f]{8}$/);
+    // stable: the same input gives the same names, in any order
+    expect(publishNames('p_', ['x_y', 'x.y'])).toEqual(first);
+  });
+
+  it('suffixes both when neither is plain, and cuts long names to 64 characters with a hash', () => {
+    const both = publishNames('', ['a.b', 'a/b']);
+    expect(new Set(both.values()).size).toBe(2);
+    for (const name of both.values()) expect(name).toMatch(/^a_b_[0-9a-f]{8}$/);
+    const long = 'n'.repeat(100);
+    const [published] = publishNames('srv__', [long]).values();
+    expect(published).toHaveLength(MAX_PUBLISHED_NAME);
+    expect(published).toMatch(/^srv__n+_[0-9a-f]{8}$/);
+    expect(publishNames('srv__', ['n'.repeat(59)]).get('n'.repeat(59))).toBe(
+      `srv__${'n'.repeat(59)}`,
+    );
+  });
+});
+
+describe('acceptUpstreamLists (issue 10 §3, §4)', () => {
+  it('leaves out tools that break the MCP rules, reports why, and publishes the rest sorted', () => {
+    const c = acceptUpstreamLists(
+      upstream('u'),
+      lists({
+        tools: [
+          tool('zeta'),
+          { name: 'no-schema' },
+          tool('array-root', { inputSchema: { type: 'array' } }),
+          tool('bad-schema', { inputSchema: { type: 'object', properties: { a: { type: 7 } } } }),
+          { inputSchema: { type: 'object' } },
+          tool('alpha', { title: 'Alpha', _meta: { keep: true } }),
+          tool('alpha'),
+        ],
+      }),
+      new SchemaChecker(),
+    );
+    expect(c.tools.map((t) => t.name)).toEqual(['u__alpha', 'u__zeta']);
+    expect(JSON.parse(c.tools[0]?.publishedJson ?? '')).toEqual({
+      name: 'u__alpha',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+      title: 'Alpha',
+      _meta: { keep: true },
+    });
+    expect(c.tools[0]?.route).toEqual({
+      kind: 'upstream',
+      upstream: upstream('u'),
+      originalName: 'alpha',
+    });
+    expect(c.leftOut.map((l) => [l.name, l.reason])).toEqual([
+      ['no-schema', 'inputSchema must be a JSON Schema object'],
+      ['array-root', 'inputSchema must have type "object" at its root'],
+      ['bad-schema', expect.stringMatching(/^inputSchema does not compile/)],
+      ['', 'name must be a non-empty string'],
+      ['alpha', 'listed twice; the first is kept'],
+    ]);
+  });
+
+  it('publishes prompts with the prefix and resources unchanged; the fingerprint follows the content', () => {
+    const l = lists({
+      prompts: [{ name: 'greet', arguments: [{ name: 'who' }] }],
+      resources: [
+        { uri: 'file:///a', name: 'a' },
+        { uri: 'file:///a', name: 'dup' },
+      ],
+      resourceTemplates: [{ uriTemplate: 'db://{table}/rows', name: 'rows' }],
+    });
+    const c = acceptUpstreamLists(upstream('u'), l, new SchemaChecker());
+    expect(c.prompts.map((p) => [p.name, p.originalName])).toEqual([['u__greet', 'greet']]);
+    expect(c.resources.map((r) => r.publishedJson)).toEqual(['{"uri":"file:///a","name":"a"}']);
+    expect(c.leftOut).toEqual([
+      { list: 'resources', name: 'file:///a', reason: 'listed twice; the first is kept' },
+    ]);
+    const again = acceptUpstreamLists(upstream('u'), l, new SchemaChecker());
+    expect(again.fingerprint).toBe(c.fingerprint);
+    const changed = acceptUpstreamLists(
+      upstream('u'),
+      { ...l, prompts: [{ name: 'greet2' }] },
+      new SchemaChecker(),
+    );
+    expect(changed.fingerprint).not.toBe(c.fingerprint);
+  });
+});
+
+describe('URI templates route resources/read (issue 10 §5)', () => {
+  it('matches simple and reserved expansions over the whole URI', () => {
+    expect(templateMatcher('test://template/{id}/data').test('test://template/123/data')).toBe(
+      true,
+    );
+    expect(templateMatcher('test://template/{id}/data').test('test://template/1/2/data')).toBe(
+      false,
+    );
+    expect(templateMatcher('file://{+path}').test('file://a/b/c.txt')).toBe(true);
+    expect(templateMatcher('a.b/{x}').test('aXb/1')).toBe(false);
+  });
+});
+
+describe('RegistryService with upstreams (issue 10 §3, §4, §8)', () => {
+  it('publishes bundle and upstream tools together, sorted by (source id, name), without waiting for an upstream that never answered', async () => {
+    const { service } = setup([], [upstream('b'), upstream('a')]);
+    await service.applyRound(
+      [],
+      [pulledLists('b', { tools: [tool('two'), tool('one')] }), failedPull('a')],
+    );
+    expect(service.isReady()).toBe(true);
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['b__one', 'b__two']);
+    expect(service.partialSources()).toEqual([{ id: 'a', kind: 'upstream', state: 'missing' }]);
+    const view = service.upstreamsView();
+    expect(view.upstreams.map((u) => [u.id, u.status, u.lastErrorType])).toEqual([
+      ['b', 'healthy', null],
+      ['a', 'unreachable', 'UpstreamTimeoutError'],
+    ]);
+    expect(JSON.stringify(view)).not.toContain('internal');
+  });
+
+  it('keeps an upstream last good lists after a failed pull (degraded) and replaces them after a good one', async () => {
+    const { service, clock } = setup([], [upstream('u')]);
+    await service.applyRound([], [pulledLists('u', { tools: [tool('one')] })]);
+    clock.current = at(30);
+    await service.applyRound([], [failedPull('u', 30)]);
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['u__one']);
+    expect(service.upstreamsView().upstreams[0]).toMatchObject({
+      status: 'degraded',
+      consecutiveFailures: 1,
+      ageSeconds: 30,
+      counts: { tools: 1 },
+    });
+    expect(service.partialSources()).toEqual([{ id: 'u', kind: 'upstream', state: 'last-good' }]);
+    await service.applyRound([], [pulledLists('u', { tools: [tool('two')] }, 31)]);
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['u__two']);
+    expect(service.partialSources()).toEqual([]);
+  });
+
+  it('rejects the new lists of an upstream whose names collide with a bundle and keeps the previous catalog', async () => {
+    // prefixes that overlap: refused by config validation, forced here to produce the collision
+    const { service } = setup([bundle('b', 'x')], [upstream('u', 'x')]);
+    const manifest = {
+      bundleId: 'b',
+      revision: 'r1',
+      tools: [
+        {
+          name: 'xsame',
+          description: 'd',
+          inputSchema: { type: 'object' },
+          _meta: { version: '1' },
+        },
+      ],
+    };
+    const bundlePull = {
+      bundleId: 'b',
+      kind: 'manifest' as const,
+      raw: JSON.stringify(manifest),
+      attemptedAt: at(0),
+    };
+    await service.applyRound([bundlePull], [pulledLists('u', { tools: [tool('other')] })]);
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['xsame', 'xother']);
+    await service.applyRound([bundlePull], [pulledLists('u', { tools: [tool('same')] }, 1)]);
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['xsame', 'xother']);
+    expect(service.view().catalog.lastRejectionReason).toBe('ToolNameCollisionError');
+    expect(service.upstreamsView().upstreams[0]).toMatchObject({
+      status: 'degraded',
+      lastErrorType: 'ToolNameCollisionError',
+    });
+  });
+
+  it('routes prompts by published name and resources by URI or template; the first source in config order keeps a shared URI', async () => {
+    const { service } = setup([], [upstream('b'), upstream('a')]);
+    await service.applyRound(
+      [],
+      [
+        pulledLists('b', {
+          capabilities: { resources: {}, prompts: {} },
+          resources: [{ uri: 'file:///shared', name: 's' }],
+          prompts: [{ name: 'p' }],
+        }),
+        pulledLists('a', {
+          capabilities: { resources: { subscribe: true }, completions: {} },
+          resources: [{ uri: 'file:///shared', name: 's2' }],
+          resourceTemplates: [{ uriTemplate: 'db://{t}', name: 't' }],
+        }),
+      ],
+    );
+    const extras = service.current()?.extras;
+    expect(extras?.prompt('b__p')?.originalName).toBe('p');
+    expect(extras?.prompt('p')).toBeUndefined();
+    expect(extras?.resourceOwner('file:///shared')?.id).toBe('b');
+    expect(extras?.resourceOwner('db://users')?.id).toBe('a');
+    expect(extras?.resourceOwner('nope://x')).toBeUndefined();
+    expect(extras?.conflicts).toEqual([{ uri: 'file:///shared', keptBy: 'b', droppedFrom: 'a' }]);
+    // neither upstream offers tools, and there is no bundle
+    expect(extras?.features).toEqual({
+      tools: false,
+      resources: true,
+      resourcesSubscribe: true,
+      prompts: true,
+      completions: true,
+      logging: false,
+    });
+    expect(JSON.parse(extras?.resourcesJson ?? '')).toEqual([{ uri: 'file:///shared', name: 's' }]);
+  });
+});
