@@ -80,7 +80,7 @@ export class RegistryService {
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     @Optional()
     @Inject(UpstreamIntake)
-    private readonly upstreams: UpstreamIntake = new UpstreamIntake(config, metrics),
+    private readonly upstreams: UpstreamIntake = new UpstreamIntake(config, metrics, store),
   ) {
     this.bundles = new BundleIntake(config, clock, store, metrics);
   }
@@ -168,6 +168,7 @@ export class RegistryService {
    */
   async warmStart(): Promise<void> {
     if (this.store === null) return;
+    const upstreamRound = await this.upstreams.storedCandidates();
     const ids = this.enabledBundles().map((b) => b.id);
     const stored = await this.store.load(ids);
     const copies = new Map<string, StoredCopy>();
@@ -181,7 +182,7 @@ export class RegistryService {
           `pulled ${entry.fetchedAt.toISOString()} by ${entry.writtenBy})`,
       );
     }
-    await this.adoptStoredCopies(copies);
+    await this.adoptStoredCopies(copies, upstreamRound);
   }
 
   /**
@@ -189,7 +190,10 @@ export class RegistryService {
    * memory, then publishes a catalog if every enabled bundle now has a copy. A stored copy
    * never replaces a copy this replica already holds.
    */
-  async adoptStoredCopies(copies: ReadonlyMap<string, StoredCopy>): Promise<void> {
+  async adoptStoredCopies(
+    copies: ReadonlyMap<string, StoredCopy>,
+    upstreamRound: UpstreamRound = { candidates: new Map(), failures: new Map() },
+  ): Promise<void> {
     const round: BundleRound = { candidates: new Map(), failures: new Map() };
     for (const [bundleId, stored] of copies) {
       const record = this.bundles.records.get(bundleId);
@@ -201,8 +205,8 @@ export class RegistryService {
         pulled: false,
       });
     }
-    if (round.candidates.size === 0) return;
-    await this.publish(round, { candidates: new Map(), failures: new Map() });
+    if (round.candidates.size === 0 && upstreamRound.candidates.size === 0) return;
+    await this.publish(round, upstreamRound);
   }
 
   /**

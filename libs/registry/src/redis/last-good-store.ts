@@ -1,4 +1,13 @@
 import type { LastGoodCopy } from '../state/bundle-record';
+import type { UpstreamLists } from '../upstream/upstream-pull-result';
+
+/** An upstream's last good lists as read back from the shared store, not yet checked. */
+export interface StoredUpstreamLists {
+  /** The lists as pulled (UpstreamLists shape), checked again before they are adopted. */
+  readonly lists: unknown;
+  readonly fetchedAt: Date;
+  readonly writtenBy: string;
+}
 
 /** A last-good copy as read back from the shared store, not yet validated. */
 export interface StoredManifest {
@@ -28,6 +37,10 @@ export interface LastGoodStore {
   load(bundleIds: readonly string[]): Promise<ReadonlyMap<string, StoredManifest>>;
   /** Writes a copy unless a newer one is stored already; fire and forget. */
   save(bundleId: string, copy: LastGoodCopy): void;
+  /** The stored last good lists of these upstreams (issue 10 §3); the others are absent. */
+  loadUpstreams?(upstreamIds: readonly string[]): Promise<ReadonlyMap<string, StoredUpstreamLists>>;
+  /** Writes an upstream's adopted lists unless newer ones are stored already; fire and forget. */
+  saveUpstream?(upstreamId: string, lists: UpstreamLists, fetchedAt: Date): void;
   status(): StoreStatus;
 }
 

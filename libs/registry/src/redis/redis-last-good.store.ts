@@ -5,7 +5,13 @@ import type { GatewayConfig } from '@app/config';
 import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
 import type { LastGoodCopy } from '../state/bundle-record';
-import type { LastGoodStore, StoredManifest, StoreStatus } from './last-good-store';
+import type { UpstreamLists } from '../upstream/upstream-pull-result';
+import type {
+  LastGoodStore,
+  StoredManifest,
+  StoredUpstreamLists,
+  StoreStatus,
+} from './last-good-store';
 
 /** What one Redis value holds (JSON). */
 interface StoredRecord {
@@ -128,6 +134,82 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
 
   fetchedAtKey(bundleId: string): string {
     return `${this.keyPrefix}:{${this.identity}:${bundleId}}:fetched-at`;
+  }
+
+  /** Keys of an upstream's lists: `<keyPrefix>:{<identity>:upstream/<id>}:lists` (ids never hold "/"). */
+  upstreamListsKey(upstreamId: string): string {
+    return `${this.keyPrefix}:{${this.identity}:upstream/${upstreamId}}:lists`;
+  }
+
+  upstreamFetchedAtKey(upstreamId: string): string {
+    return `${this.keyPrefix}:{${this.identity}:upstream/${upstreamId}}:fetched-at`;
+  }
+
+  async loadUpstreams(
+    upstreamIds: readonly string[],
+  ): Promise<ReadonlyMap<string, StoredUpstreamLists>> {
+    const found = new Map<string, StoredUpstreamLists>();
+    if (upstreamIds.length === 0 || !(await this.whenReady())) return found;
+    let values: (string | null)[];
+    try {
+      values = await Promise.all(
+        upstreamIds.map((id) => this.redis.get(this.upstreamListsKey(id))),
+      );
+      this.markAvailable();
+    } catch (err) {
+      this.markUnavailable(err);
+      return found;
+    }
+    upstreamIds.forEach((id, i) => {
+      const raw = values[i];
+      if (raw === null || raw === undefined) return;
+      try {
+        const record = JSON.parse(raw) as Record<string, unknown>;
+        if (
+          record.v === 1 &&
+          record.upstreamId === id &&
+          typeof record.fetchedAtMs === 'number' &&
+          typeof record.lists === 'object' &&
+          record.lists !== null
+        ) {
+          found.set(id, {
+            lists: record.lists,
+            fetchedAt: new Date(record.fetchedAtMs),
+            writtenBy: typeof record.writtenBy === 'string' ? record.writtenBy : 'unknown',
+          });
+          return;
+        }
+      } catch {
+        // unreadable: treated as absent below
+      }
+      this.logger.warn(
+        `Stored last good lists of upstream ${id} are unreadable; treated as absent`,
+      );
+    });
+    return found;
+  }
+
+  saveUpstream(upstreamId: string, lists: UpstreamLists, fetchedAt: Date): void {
+    if (this.closed || this.redis.status !== 'ready') return;
+    const fetchedAtMs = fetchedAt.getTime();
+    const payload = JSON.stringify({
+      v: 1,
+      upstreamId,
+      fetchedAtMs,
+      writtenBy: this.writtenBy,
+      lists,
+    });
+    this.redis
+      .writeLastGood(
+        this.upstreamListsKey(upstreamId),
+        this.upstreamFetchedAtKey(upstreamId),
+        payload,
+        fetchedAtMs,
+        this.ttlSeconds,
+        Date.now() + CLOCK_SKEW_MS,
+      )
+      .then(() => this.markAvailable())
+      .catch((err: unknown) => this.markUnavailable(err));
   }
 
   status(): StoreStatus {

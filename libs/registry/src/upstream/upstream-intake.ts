@@ -2,8 +2,13 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { SchemaChecker } from '../manifest/schema-checker';
+import { LAST_GOOD_STORE, type LastGoodStore } from '../redis/last-good-store';
 import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
-import type { UpstreamPullErrorType, UpstreamPullResult } from './upstream-pull-result';
+import type {
+  UpstreamLists,
+  UpstreamPullErrorType,
+  UpstreamPullResult,
+} from './upstream-pull-result';
 import { UpstreamRecord, type UpstreamCopy, type UpstreamStatusView } from './upstream-record';
 
 /** One round's upstream outcomes, before the catalog decides which copies it adopts. */
@@ -35,6 +40,7 @@ export class UpstreamIntake {
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    @Optional() @Inject(LAST_GOOD_STORE) private readonly store: LastGoodStore | null = null,
   ) {
     this.records = new Map(config.upstreams.map((u) => [u.id, new UpstreamRecord(u)]));
   }
@@ -68,6 +74,7 @@ export class UpstreamIntake {
           );
         candidates.set(record.definition.id, {
           contribution,
+          lists: result.lists,
           source: 'remote',
           fetchedAt: result.attemptedAt,
         });
@@ -79,6 +86,38 @@ export class UpstreamIntake {
       }
     }
     return { candidates, failures };
+  }
+
+  /**
+   * Copies of the shared store (warm start) for upstreams that hold nothing yet, checked like a
+   * pull; adopted when the catalog accepts them (`commit`). Never throws.
+   */
+  async storedCandidates(): Promise<UpstreamRound> {
+    const round: UpstreamRound = { candidates: new Map(), failures: new Map() };
+    const ids = this.enabled()
+      .map((u) => u.id)
+      .filter((id) => this.records.get(id)?.lastGood === undefined);
+    const stored = (await this.store?.loadUpstreams?.(ids)) ?? new Map();
+    for (const [id, entry] of stored) {
+      const record = this.records.get(id);
+      const lists = asLists(entry.lists);
+      if (record === undefined || lists === undefined) continue;
+      try {
+        const contribution = acceptUpstreamLists(record.definition, lists, this.schemas);
+        round.candidates.set(id, {
+          contribution,
+          lists,
+          source: 'redis',
+          fetchedAt: entry.fetchedAt,
+        });
+        this.logger.log(
+          `Upstream ${id}: warm start from the Redis copy (pulled ${entry.fetchedAt.toISOString()} by ${entry.writtenBy})`,
+        );
+      } catch {
+        // a stored copy that cannot be checked is a miss
+      }
+    }
+    return round;
   }
 
   /** The contributions the catalog would serve with these candidates: enabled upstreams in config order. */
@@ -98,6 +137,9 @@ export class UpstreamIntake {
       const record = this.records.get(id);
       if (record === undefined) continue;
       record.lastGood = copy;
+      if (copy.source === 'redis') continue;
+      // Shared with the other replicas and with this one's next start (issue 10 §3).
+      this.store?.saveUpstream?.(id, copy.lists, copy.fetchedAt);
       const ended = record.recordSuccess(copy.fetchedAt);
       this.metrics?.upstreamPull(id, 'success');
       if (ended > 0)
@@ -134,4 +176,31 @@ export class UpstreamIntake {
     }
     return out;
   }
+}
+
+function isList(value: unknown): value is Record<string, unknown>[] {
+  return Array.isArray(value);
+}
+
+/** Stored lists in the UpstreamLists shape, or undefined (garbage is a miss, never a catalog). */
+function asLists(value: unknown): UpstreamLists | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v.era !== '2025' && v.era !== '2026') return undefined;
+  if (typeof v.capabilities !== 'object' || v.capabilities === null) return undefined;
+  if (
+    !isList(v.tools) ||
+    !isList(v.resources) ||
+    !isList(v.resourceTemplates) ||
+    !isList(v.prompts)
+  )
+    return undefined;
+  return {
+    era: v.era,
+    capabilities: v.capabilities as Record<string, unknown>,
+    tools: v.tools,
+    resources: v.resources,
+    resourceTemplates: v.resourceTemplates,
+    prompts: v.prompts,
+  };
 }

@@ -1,6 +1,6 @@
 import type { UpstreamDefinition } from '@app/config';
 import type { LeftOutItem, UpstreamContribution } from './upstream-contribution';
-import type { UpstreamPullErrorType } from './upstream-pull-result';
+import type { UpstreamLists, UpstreamPullErrorType } from './upstream-pull-result';
 
 /**
  * issue 10 §7: `healthy` (the last pull was adopted), `degraded` (serving a last good copy
@@ -40,6 +40,8 @@ export interface UpstreamStatusView {
 /** The last good lists of an upstream. */
 export interface UpstreamCopy {
   readonly contribution: UpstreamContribution;
+  /** The lists as pulled: what the shared store keeps (checked again when read back). */
+  readonly lists: UpstreamLists;
   readonly source: UpstreamCopySource;
   readonly fetchedAt: Date;
 }
