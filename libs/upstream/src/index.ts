@@ -1,1 +1,16 @@
-export {};
+export { UpstreamConnection } from './upstream-connection';
+export {
+  UpstreamFailure,
+  type JsonRpcMessage,
+  type UpstreamAnswer,
+  type UpstreamConnectOptions,
+  type UpstreamEndpoint,
+  type UpstreamEra,
+  type UpstreamFailureKind,
+  type UpstreamMessageContext,
+  type UpstreamMessageListener,
+  type UpstreamProtocol,
+  type UpstreamRequestOptions,
+  type UpstreamServerInfo,
+} from './upstream-types';
+export { encodeHeaderValue } from './mcp-headers';

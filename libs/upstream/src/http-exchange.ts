@@ -1,0 +1,301 @@
+import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { UpstreamFailure } from './upstream-types';
+
+/** One HTTP exchange with the upstream. */
+export interface ExchangeRequest {
+  readonly url: URL;
+  readonly method: 'POST' | 'GET' | 'DELETE';
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  /**
+   * Time left, in ms: for scope `whole` until the last byte, for scope `head` until the
+   * response head (a long-lived stream then has no bound). Over it = `timeout`.
+   */
+  readonly timeoutMillis: number;
+  readonly timeoutScope: 'whole' | 'head';
+  /** The deadline as the caller gave it, in ms: what the `timeout` message names. */
+  readonly deadlineMillis: number;
+  /** Bound, in ms, on getting onto a connected socket. Over it = `unreachable`. */
+  readonly connectMillis: number;
+  /** Cap on bytes received: the whole body (`total`) or each SSE event (`event`). */
+  readonly maxBytes: number;
+  readonly capScope: 'total' | 'event';
+  /** Aborting = `cancelled`, and the HTTP request is aborted. */
+  readonly signal?: AbortSignal;
+  /**
+   * Present = a 2xx `text/event-stream` answer is parsed as it arrives: called with each
+   * event that has data (priming events with empty data and `retry:` fields are skipped), in
+   * order. `'done'` ends the exchange there (the awaited response arrived); throwing an
+   * UpstreamFailure fails it. Without it, every answer is collected as a body.
+   */
+  readonly onEvent?: (event: EventSourceMessage) => 'more' | 'done';
+  /** Called once with the response head, before any body byte. */
+  readonly onHead?: (head: ExchangeHead) => void;
+}
+
+/** The response head fields the client uses. */
+export interface ExchangeHead {
+  readonly status: number;
+  /** Media type, lower case, parameters dropped ('' when absent). */
+  readonly mediaType: string;
+  /** `Mcp-Session-Id` as sent (first value when repeated). */
+  readonly sessionId?: string;
+}
+
+export type ExchangeResult =
+  /** A complete non-stream answer (any status). */
+  | { readonly kind: 'body'; readonly head: ExchangeHead; readonly body: Buffer }
+  /** An SSE answer: `done` when onEvent ended it, false when the stream ended first. */
+  | { readonly kind: 'events'; readonly head: ExchangeHead; readonly done: boolean };
+
+/** After the awaited response, how long an SSE stream may take to end before it is cut. */
+const STREAM_END_GRACE_MILLIS = 1000;
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function mediaTypeOf(value: string | undefined): string {
+  return (value ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+}
+
+export function timeoutFailure(deadlineMillis: number): UpstreamFailure {
+  return new UpstreamFailure('timeout', `the upstream did not answer within ${deadlineMillis} ms`);
+}
+
+export function cancelledFailure(): UpstreamFailure {
+  return new UpstreamFailure('cancelled', 'the request was cancelled before the upstream answered');
+}
+
+const NETWORK_WORDS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'the upstream refused the connection',
+  ENOTFOUND: "the upstream's host name could not be resolved",
+  EAI_AGAIN: "the upstream's host name could not be resolved",
+  EHOSTUNREACH: 'the upstream is unreachable (no route)',
+  ENETUNREACH: 'the upstream is unreachable (no route)',
+  ECONNRESET: 'the connection to the upstream was reset before it answered',
+  EPIPE: 'the connection to the upstream was closed before it answered',
+  UND_ERR_SOCKET: 'the connection to the upstream was closed before it answered',
+  UND_ERR_CLOSED: 'the connection to the upstream was closed before it answered',
+};
+
+/**
+ * An undici error before any response head, in words: never its own message, which names the
+ * host and port.
+ */
+function failureBeforeHead(err: Error, request: ExchangeRequest): UpstreamFailure {
+  if (err instanceof UpstreamFailure) return err;
+  if (
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError
+  )
+    return timeoutFailure(request.deadlineMillis);
+  if (err instanceof undiciErrors.ConnectTimeoutError)
+    return new UpstreamFailure('unreachable', 'the connection to the upstream timed out');
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (code.startsWith('HPE_') || err instanceof undiciErrors.HTTPParserError)
+      return new UpstreamFailure('bad-answer', "the upstream's answer is not valid HTTP");
+    const words = NETWORK_WORDS[code];
+    if (words !== undefined) return new UpstreamFailure('unreachable', `${words} (${code})`);
+    if (code.includes('CERT') || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))
+      return new UpstreamFailure(
+        'unreachable',
+        `the TLS handshake with the upstream failed (${code})`,
+      );
+    if (code === 'UND_ERR_INVALID_ARG')
+      return new UpstreamFailure('unreachable', 'the request could not be sent (invalid request)');
+  }
+  return new UpstreamFailure('unreachable', 'the upstream could not be reached (network error)');
+}
+
+/**
+ * One exchange on undici's dispatch API (the house pattern of tool-service-client.ts): one
+ * timer for the deadline, one for the connect, the caller's signal, bytes capped as they
+ * arrive, and an abort of the HTTP request the moment any of them fires. SSE answers are
+ * parsed with eventsource-parser while they stream. Rejects only with UpstreamFailure.
+ */
+export function exchange(
+  dispatcher: Dispatcher,
+  request: ExchangeRequest,
+): Promise<ExchangeResult> {
+  return new Promise((resolve, reject) => {
+    const { signal } = request;
+    if (signal?.aborted === true) {
+      reject(cancelledFailure());
+      return;
+    }
+    let settled = false;
+    let ended = false;
+    let controller: Dispatcher.DispatchController | undefined;
+    let head: ExchangeHead | undefined;
+    let parser: EventSourceParser | undefined;
+    let decoder: StringDecoder | undefined;
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let counted = 0;
+
+    const cut = (reason: Error): void => {
+      if (controller !== undefined && !controller.aborted) controller.abort(reason);
+    };
+    const cleanup = (): void => {
+      clearTimeout(deadlineTimer);
+      clearTimeout(connectTimer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const fail = (failure: UpstreamFailure): void => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      cut(failure);
+      reject(failure);
+    };
+    const succeed = (result: ExchangeResult): void => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      resolve(result);
+    };
+    const onAbort = (): void => fail(cancelledFailure());
+
+    const deadlineTimer = setTimeout(
+      () => fail(timeoutFailure(request.deadlineMillis)),
+      Math.max(0, request.timeoutMillis),
+    );
+    const connectTimer = setTimeout(
+      () =>
+        fail(
+          new UpstreamFailure(
+            'unreachable',
+            `could not connect to the upstream within ${request.connectMillis} ms`,
+          ),
+        ),
+      request.connectMillis,
+    );
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    /** The awaited response arrived: answer now, let the stream end by itself, briefly. */
+    const streamDone = (): void => {
+      if (head === undefined) return;
+      succeed({ kind: 'events', head, done: true });
+      if (!ended) {
+        const grace = setTimeout(() => {
+          if (!ended) cut(new Error('stream done'));
+        }, STREAM_END_GRACE_MILLIS);
+        grace.unref();
+      }
+    };
+
+    const onEvent = (event: EventSourceMessage): void => {
+      if (settled || event.data === '') return;
+      if (request.capScope === 'event') counted = 0;
+      let verdict: 'more' | 'done';
+      try {
+        verdict = request.onEvent?.(event) ?? 'more';
+      } catch (err) {
+        fail(
+          err instanceof UpstreamFailure
+            ? err
+            : new UpstreamFailure('bad-answer', "the upstream's event stream could not be read"),
+        );
+        return;
+      }
+      if (verdict === 'done') streamDone();
+    };
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        clearTimeout(connectTimer);
+        if (settled) c.abort(new Error('settled'));
+      },
+      onResponseStart(_c, statusCode, headers) {
+        if (settled) return;
+        head = {
+          status: statusCode,
+          mediaType: mediaTypeOf(firstHeader(headers['content-type'])),
+          sessionId: firstHeader(headers['mcp-session-id']),
+        };
+        if (request.timeoutScope === 'head') clearTimeout(deadlineTimer);
+        if (
+          request.onEvent !== undefined &&
+          statusCode >= 200 &&
+          statusCode < 300 &&
+          head.mediaType === 'text/event-stream'
+        ) {
+          decoder = new StringDecoder('utf8');
+          parser = createParser({
+            onEvent,
+            // A keep-alive comment ends a unit too: per-event caps must not add them up.
+            onComment: () => {
+              if (request.capScope === 'event') counted = 0;
+            },
+          });
+        }
+        request.onHead?.(head);
+      },
+      onResponseData(_c, chunk) {
+        if (settled) return;
+        length += chunk.length;
+        counted += chunk.length;
+        if (counted > request.maxBytes) {
+          fail(
+            new UpstreamFailure(
+              'too-large',
+              `the upstream's answer exceeded the limit of ${request.maxBytes} bytes`,
+            ),
+          );
+          return;
+        }
+        if (parser !== undefined && decoder !== undefined) {
+          parser.feed(decoder.write(chunk));
+        } else {
+          chunks.push(chunk);
+        }
+      },
+      onResponseEnd() {
+        ended = true;
+        if (settled || head === undefined) return;
+        if (parser !== undefined && decoder !== undefined) {
+          parser.feed(decoder.end());
+          if (!settled) succeed({ kind: 'events', head, done: false });
+          return;
+        }
+        succeed({ kind: 'body', head, body: Buffer.concat(chunks, length) });
+      },
+      onResponseError(_c, err) {
+        ended = true;
+        if (settled) return;
+        // Reached, answering, then cut: the request may have run, so this is a broken answer,
+        // never "could not be reached".
+        fail(
+          head === undefined
+            ? failureBeforeHead(err, request)
+            : new UpstreamFailure(
+                'bad-answer',
+                'the connection to the upstream closed before the answer was complete',
+              ),
+        );
+      },
+    };
+
+    try {
+      dispatcher.dispatch(
+        {
+          origin: request.url.origin,
+          path: `${request.url.pathname}${request.url.search}`,
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          headersTimeout: Math.max(1, request.timeoutMillis),
+          bodyTimeout: request.timeoutScope === 'whole' ? Math.max(1, request.timeoutMillis) : 0,
+        },
+        handler,
+      );
+    } catch (err) {
+      fail(failureBeforeHead(err instanceof Error ? err : new Error('dispatch'), request));
+    }
+  });
+}

@@ -1,0 +1,1017 @@
+import type { Dispatcher } from 'undici';
+import { Budget } from './budget';
+import { exchange, type ExchangeResult } from './http-exchange';
+import {
+  answerOf,
+  errorOf,
+  isRecord,
+  isResponse,
+  isResponseTo,
+  parseMessage,
+  type RequestId,
+} from './json-rpc';
+import { encodeHeaderValue, mcpNameHeader } from './mcp-headers';
+import {
+  UpstreamFailure,
+  type JsonRpcMessage,
+  type UpstreamAnswer,
+  type UpstreamConnectOptions,
+  type UpstreamEndpoint,
+  type UpstreamEra,
+  type UpstreamMessageContext,
+  type UpstreamMessageListener,
+  type UpstreamRequestOptions,
+  type UpstreamServerInfo,
+} from './upstream-types';
+
+/** Modern revisions this client speaks, newest first. */
+const MODERN_VERSIONS: readonly string[] = ['2026-07-28'];
+/** The revision this client asks for at initialize. */
+const LEGACY_VERSION = '2025-11-25';
+/** Revisions an upstream may answer initialize with that this client can go on with. */
+const LEGACY_VERSIONS: ReadonlySet<string> = new Set([
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+]);
+const FIRST_MODERN_VERSION = '2026-07-28';
+
+const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+/** 2026 errors that a 2025 server never sends: a 2025 request answered with them met a modern server. */
+const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([-32020, -32022]);
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** Bound on the best-effort DELETE at close and on a notifications/cancelled, in ms. */
+const SHORT_DEADLINE_MILLIS = 2000;
+/** Bound on getting the head of the standalone GET stream, in ms. */
+const STREAM_OPEN_MILLIS = 30_000;
+/** Re-opening a dropped GET stream: first and longest wait, in ms; a stream that lived this long resets it. */
+const STREAM_BACKOFF_FIRST_MILLIS = 250;
+const STREAM_BACKOFF_MAX_MILLIS = 30_000;
+const STREAM_HEALTHY_MILLIS = 10_000;
+
+/** Request headers callers may not set: hop-by-hop ones, Host, and those this client owns. */
+const DROPPED_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'content-length',
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+]);
+
+const SESSION_ID = /^[\x21-\x7e]+$/;
+const DATE_VERSION = /^\d{4}-\d{2}-\d{2}$/;
+
+/** What one connect established; replaced as a whole, never changed. */
+interface Session {
+  readonly era: UpstreamEra;
+  readonly protocolVersion: string;
+  readonly sessionId?: string;
+  readonly capabilities?: Readonly<Record<string, unknown>>;
+  readonly serverInfo?: UpstreamServerInfo;
+  readonly instructions?: string;
+}
+
+/** An upstream answer to a POST, read: the response to our id, if there was one. */
+interface Reply {
+  readonly status: number;
+  readonly sessionId?: string;
+  readonly message?: JsonRpcMessage;
+  /** Why there is no `message`, in words, for a bad-answer failure. */
+  readonly problem?: string;
+}
+
+/** What one send produced, and whether the connection should be renewed and the send repeated. */
+interface SendOutcome {
+  readonly outcome: UpstreamAnswer | UpstreamFailure;
+  readonly renew?: 'session-lost' | 'wrong-era';
+}
+
+type ProbeVerdict =
+  | { readonly kind: 'modern'; readonly session: Session }
+  | { readonly kind: 'retry'; readonly version: string }
+  | { readonly kind: 'legacy' }
+  | { readonly kind: 'unsupported' };
+
+interface StandaloneStream {
+  readonly session: Session;
+  readonly abort: AbortController;
+  lastEventId?: string;
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+function isModernVersion(version: string): boolean {
+  return version >= FIRST_MODERN_VERSION;
+}
+
+function stringsOf(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string')
+    ? value
+    : undefined;
+}
+
+function serverInfoOf(value: unknown): UpstreamServerInfo | undefined {
+  return isRecord(value) && typeof value.name === 'string' && typeof value.version === 'string'
+    ? (value as UpstreamServerInfo)
+    : undefined;
+}
+
+function httpStatusFailure(status: number, what: string): UpstreamFailure {
+  return new UpstreamFailure('http-status', `${what} (HTTP ${status})`, status);
+}
+
+function eraMismatch(message: string): UpstreamFailure {
+  return new UpstreamFailure('era-mismatch', message);
+}
+
+function reasonText(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  return typeof reason === 'string' && reason !== '' ? reason : 'cancelled by the gateway';
+}
+
+function backoffMillis(failures: number): number {
+  return Math.min(STREAM_BACKOFF_MAX_MILLIS, STREAM_BACKOFF_FIRST_MILLIS * 2 ** (failures - 1));
+}
+
+function sleep(millis: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, millis);
+    timer.unref();
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+/**
+ * The outcome of an answer that is not the session or era case: the result or JSON-RPC error
+ * as sent (any status), `http-status` for a non-2xx without a JSON-RPC error, `bad-answer`
+ * for a 2xx that is not the response.
+ */
+function plainOutcome(reply: Reply): UpstreamAnswer | UpstreamFailure {
+  if (reply.message !== undefined) {
+    const answer = answerOf(reply.message);
+    if (answer === undefined)
+      return new UpstreamFailure('bad-answer', "the upstream's response is not valid JSON-RPC");
+    if (isSuccess(reply.status) || answer.kind === 'error') return answer;
+  }
+  if (!isSuccess(reply.status))
+    return httpStatusFailure(reply.status, 'the upstream answered without a JSON-RPC error');
+  return new UpstreamFailure(
+    'bad-answer',
+    reply.problem ?? "the upstream's answer is not JSON-RPC",
+  );
+}
+
+/** The error code of a reply's JSON-RPC error, if it carries one. */
+function errorCode(reply: Reply): number | undefined {
+  return reply.message === undefined ? undefined : errorOf(reply.message)?.code;
+}
+
+/**
+ * The gateway's client towards ONE upstream MCP server, for both eras: it detects the era
+ * (or uses the pinned one), keeps the 2025 session (re-initializing on 404), adds the 2026
+ * envelope and headers, reads JSON and SSE answers, relays the messages that come with them,
+ * and keeps the 2025 standalone GET stream open. Used by the DiscoveryModule (lists) and the
+ * ExecutionModule (calls and relaying). Request ids are the connection's own counter.
+ *
+ * Every failure is an UpstreamFailure whose message names no URL, host, port, IP, header value
+ * or token. Upstream JSON-RPC errors are answers (`kind: 'error'`), passed on unchanged.
+ */
+export class UpstreamConnection {
+  private readonly url: URL;
+  private session?: Session;
+  /** The connect (or re-initialize, or re-probe) in flight; callers join it. */
+  private attempt?: Promise<Session>;
+  /** Bumped by close(): an attempt that finishes after it does not install its session. */
+  private epoch = 0;
+  private nextId = 1;
+  private probes = 0;
+  private readonly listeners = new Set<UpstreamMessageListener>();
+  private stream?: StandaloneStream;
+  /** The connect's extra headers (authorization), sent on the GET stream and the DELETE. */
+  private sessionHeaders: Readonly<Record<string, string>> = {};
+
+  /**
+   * @param endpoint the upstream; its url must be http: or https: (else TypeError)
+   * @param dispatcher the undici dispatcher (an Agent, keep-alive) every request goes through
+   */
+  constructor(
+    private readonly endpoint: UpstreamEndpoint,
+    private readonly dispatcher: Dispatcher,
+  ) {
+    let url: URL;
+    try {
+      url = new URL(endpoint.url);
+    } catch {
+      throw new TypeError(`upstream ${endpoint.id}: the endpoint url is not a valid URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new TypeError(`upstream ${endpoint.id}: the endpoint url must be http: or https:`);
+    this.url = url;
+  }
+
+  /** The era in use, once known (after connect or the first request); undefined while renewing. */
+  get era(): UpstreamEra | undefined {
+    return this.session?.era;
+  }
+
+  /**
+   * 2025 era: the current upstream Mcp-Session-Id (undefined before initialize, for a
+   * stateless 2025 server that issued none, or in 2026).
+   */
+  get sessionId(): string | undefined {
+    return this.session?.sessionId;
+  }
+
+  /** Server capabilities from initialize (2025) or server/discover (2026). */
+  get serverCapabilities(): Readonly<Record<string, unknown>> | undefined {
+    return this.session?.capabilities;
+  }
+
+  /** serverInfo from initialize (2025) or server/discover's `_meta` (2026), when well formed. */
+  get serverInfo(): UpstreamServerInfo | undefined {
+    return this.session?.serverInfo;
+  }
+
+  /** The negotiated (2025) or used (2026) protocol version, e.g. `2025-11-25`. */
+  get protocolVersion(): string | undefined {
+    return this.session?.protocolVersion;
+  }
+
+  /** The server's `instructions`, if it gave any. */
+  get instructions(): string | undefined {
+    return this.session?.instructions;
+  }
+
+  /**
+   * Detects the era (per endpoint.protocol) and, for 2025, opens the session (initialize,
+   * notifications/initialized, then the standalone GET stream in the background). Idempotent;
+   * concurrent callers share one attempt, each bounded by its own deadline and signal.
+   *
+   * Rejects with UpstreamFailure: `era-mismatch` (pinned revision not offered, or no common
+   * revision), `http-status` (401/403/5xx, or initialize refused), `unreachable`, `timeout`,
+   * `cancelled`, `bad-answer`, `too-large`. Nothing is remembered from a failed attempt: the
+   * next connect tries again.
+   */
+  async connect(options: UpstreamConnectOptions): Promise<void> {
+    const budget = new Budget(options.deadlineMillis, options.signal);
+    await this.established(budget, options.headers);
+  }
+
+  /**
+   * Sends one request (connecting first if needed) and resolves with its response: the result
+   * object, or the upstream's JSON-RPC error with code, message and data unchanged (also when
+   * it came with a non-2xx status).
+   *
+   * 2026: params are sent as given plus the `_meta` envelope (protocolVersion always the one in
+   * use; clientCapabilities and clientInfo from the endpoint unless params._meta has them;
+   * every other `_meta` key, e.g. progressToken, kept), with MCP-Protocol-Version, Mcp-Method
+   * and, for tools/call, prompts/get, resources/read and tasks/*, Mcp-Name (base64 sentinel for
+   * values that are not plain ASCII). 2025: MCP-Protocol-Version and Mcp-Session-Id.
+   *
+   * Repeats the request once (new id) after re-initializing when a 2025 session is gone (404),
+   * and once after re-detecting the era when the answer is from the other era (protocol
+   * `auto` only; a pinned protocol fails with `era-mismatch`): a 2026 request answered 405,
+   * 400/404 with -32000/-32001 (legacy transport errors) or -32022; a 2025 request answered
+   * -32020 or -32022. Concurrent callers share one re-initialize or re-detection.
+   *
+   * Rejects with UpstreamFailure: `timeout`, `cancelled` (the HTTP request is aborted; in 2025
+   * notifications/cancelled is also sent, best effort, as it is on timeout), `unreachable`,
+   * `http-status` (non-2xx without a JSON-RPC error; `status` set), `bad-answer`, `too-large`,
+   * `session-lost` (404 again after re-initializing), `era-mismatch`, or a connect failure.
+   */
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamRequestOptions,
+  ): Promise<UpstreamAnswer> {
+    const budget = new Budget(options.deadlineMillis, options.signal);
+    let session = await this.established(budget, options.headers);
+    let reinitialized = false;
+    let redetected = false;
+    for (;;) {
+      const sent =
+        session.era === '2026'
+          ? await this.send2026(session, method, params, options, budget)
+          : await this.send2025(session, method, params, options, budget);
+      if (sent.renew === 'session-lost') {
+        if (reinitialized)
+          throw new UpstreamFailure(
+            'session-lost',
+            'the upstream lost the session again right after it was re-initialized',
+          );
+        reinitialized = true;
+        session = await this.renew(session, 'initialize', budget, options.headers);
+        continue;
+      }
+      if (sent.renew === 'wrong-era' && !redetected) {
+        if (this.endpoint.protocol !== 'auto')
+          throw eraMismatch(
+            `the upstream answered as a server of another era than the pinned ${this.endpoint.protocol}`,
+          );
+        redetected = true;
+        session = await this.renew(session, 'detect', budget, options.headers);
+        continue;
+      }
+      if (sent.outcome instanceof UpstreamFailure) throw sent.outcome;
+      return sent.outcome;
+    }
+  }
+
+  /**
+   * Sends a notification (connecting first if needed): 2025 with the session headers, 2026
+   * with the envelope, MCP-Protocol-Version and Mcp-Method. Resolves when accepted (any 2xx,
+   * normally 202). Rejects with UpstreamFailure: `session-lost` (404 on a 2025 session; the
+   * next request re-initializes), `http-status`, `unreachable`, `timeout`, `cancelled`, or a
+   * connect failure.
+   */
+  async notify(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: Omit<UpstreamRequestOptions, 'onMessage'>,
+  ): Promise<void> {
+    const budget = new Budget(options.deadlineMillis, options.signal);
+    const session = await this.established(budget, options.headers);
+    await this.sendNotification(session, method, params, budget, options.headers);
+  }
+
+  /**
+   * 2025 only: POSTs a JSON-RPC response (to a server->client request the upstream sent) on
+   * the given session id, which may be older than the current one: give the `sessionId` of
+   * the message context the request came with (undefined = no session header). Resolves when
+   * accepted (any 2xx, normally 202). Does not connect. Rejects with UpstreamFailure:
+   * `era-mismatch` (the upstream is 2026, which has no server->client requests),
+   * `session-lost` (404: that session is gone), `http-status`, `unreachable`, `timeout`,
+   * `cancelled`.
+   */
+  async respond(
+    response: JsonRpcMessage,
+    sessionId: string | undefined,
+    options: Omit<UpstreamRequestOptions, 'onMessage'>,
+  ): Promise<void> {
+    const budget = new Budget(options.deadlineMillis, options.signal);
+    if (this.session?.era === '2026')
+      throw eraMismatch('the upstream speaks 2026-07-28, where clients never send responses');
+    const headers = this.headersFor(options.headers);
+    headers['mcp-protocol-version'] = this.session?.protocolVersion ?? LEGACY_VERSION;
+    if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+    const reply = await this.post(headers, JSON.stringify(response), undefined, budget);
+    this.checkAccepted(reply, sessionId);
+  }
+
+  /**
+   * Listens to messages that arrive outside any request: on the 2025 standalone GET SSE stream
+   * (opened after initialize; a 405 means the server offers none; re-opened with backoff,
+   * 250 ms doubling to 30 s, if it drops while the session lives), e.g.
+   * notifications/tools/list_changed, notifications/resources/updated, or server requests
+   * (answer those with `respond` and the context's sessionId). A listener that throws is
+   * ignored. Returns the unsubscribe function.
+   */
+  onUnsolicited(listener: UpstreamMessageListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Ends the connection's state: closes the GET stream and DELETEs the 2025 session (best
+   * effort, bounded by `deadlineMillis`, default 2000 ms; every outcome ignored). Never
+   * rejects. The connection may be used again afterwards: the next request connects anew.
+   */
+  async close(options?: {
+    readonly deadlineMillis?: number;
+    readonly headers?: Readonly<Record<string, string>>;
+  }): Promise<void> {
+    this.epoch++;
+    const session = this.session;
+    this.session = undefined;
+    this.attempt = undefined;
+    this.stopStream();
+    if (session !== undefined) {
+      await this.deleteSession(
+        session,
+        options?.deadlineMillis ?? SHORT_DEADLINE_MILLIS,
+        options?.headers ?? this.sessionHeaders,
+      );
+    }
+  }
+
+  // ---- connecting -------------------------------------------------------------------------
+
+  private established(
+    budget: Budget,
+    headers: Readonly<Record<string, string>> | undefined,
+  ): Promise<Session> {
+    if (this.session !== undefined) return Promise.resolve(this.session);
+    return this.join('detect', budget, headers);
+  }
+
+  /**
+   * Replaces `stale` (its session gone, or its era wrong) unless another caller already did:
+   * concurrent callers that hit the same 404 share one re-initialize.
+   */
+  private renew(
+    stale: Session,
+    how: 'initialize' | 'detect',
+    budget: Budget,
+    headers: Readonly<Record<string, string>> | undefined,
+  ): Promise<Session> {
+    if (this.session === stale) {
+      this.session = undefined;
+      this.stopStream();
+    }
+    if (this.session !== undefined) return Promise.resolve(this.session);
+    return this.join(how, budget, headers);
+  }
+
+  /** Joins the attempt in flight, or starts one bounded by this caller's time left. */
+  private join(
+    how: 'initialize' | 'detect',
+    budget: Budget,
+    headers: Readonly<Record<string, string>> | undefined,
+  ): Promise<Session> {
+    try {
+      budget.check();
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    if (this.attempt === undefined) {
+      // The attempt is shared, so it does not end with this caller's signal; it keeps the
+      // caller's time left, and each waiter races it against its own deadline and signal.
+      const shared = new Budget(budget.millis, undefined, budget.left());
+      const epoch = this.epoch;
+      const attempt = (
+        how === 'detect' ? this.detect(shared, headers) : this.initialize(shared, headers)
+      )
+        .then((session) => {
+          if (this.epoch === epoch) {
+            this.session = session;
+            this.sessionHeaders = this.headersFor(headers, false);
+            this.startStream(session);
+          } else {
+            void this.deleteSession(
+              session,
+              SHORT_DEADLINE_MILLIS,
+              this.headersFor(headers, false),
+            );
+          }
+          return session;
+        })
+        .finally(() => {
+          if (this.attempt === attempt) this.attempt = undefined;
+        });
+      this.attempt = attempt;
+    }
+    return budget.race(this.attempt);
+  }
+
+  /** Era detection per endpoint.protocol (wire notes §1.3). */
+  private async detect(
+    budget: Budget,
+    headers: Readonly<Record<string, string>> | undefined,
+  ): Promise<Session> {
+    const pinned = this.endpoint.protocol;
+    if (pinned === '2025-11-25') return this.initialize(budget, headers);
+    let version = MODERN_VERSIONS[0] ?? FIRST_MODERN_VERSION;
+    let retried = false;
+    for (;;) {
+      const verdict = await this.probe(version, budget, headers);
+      switch (verdict.kind) {
+        case 'modern':
+          return verdict.session;
+        case 'retry':
+          if (retried)
+            throw eraMismatch('the upstream refused the protocol version it had itself offered');
+          retried = true;
+          version = verdict.version;
+          continue;
+        case 'legacy':
+          if (pinned === '2026-07-28')
+            throw eraMismatch(
+              'the upstream did not offer the pinned protocol version 2026-07-28 via server/discover',
+            );
+          return this.initialize(budget, headers);
+        case 'unsupported':
+          throw eraMismatch(
+            'the upstream offers only protocol versions this gateway does not speak',
+          );
+      }
+    }
+  }
+
+  /**
+   * `server/discover` the 2026 way, classified as the v2 SDK client does: a DiscoverResult
+   * listing our version → modern; -32022 (or a DiscoverResult) naming another version we speak
+   * → retry with it; any other JSON-RPC error, or a 4xx without one → legacy; 401/403, 3xx,
+   * 5xx → failure; a 2xx that is not JSON-RPC → `bad-answer`.
+   */
+  private async probe(
+    version: string,
+    budget: Budget,
+    headers: Readonly<Record<string, string>> | undefined,
+  ): Promise<ProbeVerdict> {
+    const id = `server-discover-probe-${++this.probes}`;
+    const method = 'server/discover';
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: this.withEnvelope(undefined, version),
+    });
+    const reply = await this.post(
+      this.modernHeaders(headers, version, method, undefined),
+      body,
+      id,
+      budget,
+    );
+    const { status } = reply;
+    if (status === 401 || status === 403)
+      throw httpStatusFailure(status, 'the upstream refused the request as unauthorized');
+    if (status >= 500 || (status >= 300 && status < 400))
+      throw httpStatusFailure(status, 'the upstream could not answer server/discover');
+    if (reply.message === undefined) {
+      if (isSuccess(status))
+        throw new UpstreamFailure(
+          'bad-answer',
+          reply.problem ?? "the upstream's answer is not JSON-RPC",
+        );
+      return { kind: 'legacy' };
+    }
+    const error = errorOf(reply.message);
+    if (error !== undefined) {
+      if (error.code !== UNSUPPORTED_PROTOCOL_VERSION) return { kind: 'legacy' };
+      const supported = isRecord(error.data) ? stringsOf(error.data.supported) : undefined;
+      const mutual = MODERN_VERSIONS.find((v) => supported?.includes(v) === true);
+      if (mutual !== undefined) return { kind: 'retry', version: mutual };
+      if (supported === undefined || supported.some((v) => !isModernVersion(v)))
+        return { kind: 'legacy' };
+      return { kind: 'unsupported' };
+    }
+    const result = reply.message.result;
+    if (!isSuccess(status) || !isRecord(result)) return { kind: 'legacy' };
+    const supported = stringsOf(result.supportedVersions);
+    if (supported === undefined || !isRecord(result.capabilities)) return { kind: 'legacy' };
+    if (!supported.includes(version)) {
+      // v2 servers list only modern versions even when they also serve 2025 (G-10).
+      const mutual = MODERN_VERSIONS.find((v) => supported.includes(v));
+      return mutual === undefined ? { kind: 'legacy' } : { kind: 'retry', version: mutual };
+    }
+    const meta = isRecord(result._meta) ? result._meta : undefined;
+    return {
+      kind: 'modern',
+      session: {
+        era: '2026',
+        protocolVersion: version,
+        capabilities: result.capabilities,
+        serverInfo: serverInfoOf(meta?.[META_SERVER_INFO]),
+        instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
+      },
+    };
+  }
+
+  /** initialize (2025-11-25) then notifications/initialized; the session id may be absent. */
+  private async initialize(
+    budget: Budget,
+    headers: Readonly<Record<string, string>> | undefined,
+  ): Promise<Session> {
+    const id = this.nextId++;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'initialize',
+      params: {
+        protocolVersion: LEGACY_VERSION,
+        capabilities: this.endpoint.clientCapabilities,
+        clientInfo: this.endpoint.clientInfo,
+      },
+    });
+    const reply = await this.post(this.headersFor(headers), body, id, budget);
+    const answer = plainOutcome(reply);
+    if (answer instanceof UpstreamFailure) throw answer;
+    if (answer.kind === 'error') {
+      const supported = isRecord(answer.data) ? stringsOf(answer.data.supported) : undefined;
+      if (answer.code === UNSUPPORTED_PROTOCOL_VERSION || supported !== undefined)
+        throw eraMismatch(`the upstream refused initialize for protocol version ${LEGACY_VERSION}`);
+      if (!isSuccess(reply.status))
+        throw httpStatusFailure(reply.status, 'the upstream refused initialize');
+      throw new UpstreamFailure(
+        'bad-answer',
+        `the upstream answered initialize with JSON-RPC error ${answer.code}`,
+      );
+    }
+    const { result } = answer;
+    const version = result.protocolVersion;
+    if (typeof version !== 'string' || !LEGACY_VERSIONS.has(version)) {
+      const named = typeof version === 'string' && DATE_VERSION.test(version) ? ` ${version}` : '';
+      throw eraMismatch(
+        `the upstream answered initialize with a protocol version${named} this gateway does not speak`,
+      );
+    }
+    if (reply.sessionId !== undefined && !SESSION_ID.test(reply.sessionId))
+      throw new UpstreamFailure('bad-answer', 'the upstream sent an invalid Mcp-Session-Id');
+    const session: Session = {
+      era: '2025',
+      protocolVersion: version,
+      sessionId: reply.sessionId,
+      capabilities: isRecord(result.capabilities) ? result.capabilities : undefined,
+      serverInfo: serverInfoOf(result.serverInfo),
+      instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
+    };
+    await this.sendNotification(session, 'notifications/initialized', undefined, budget, headers);
+    return session;
+  }
+
+  // ---- sending ----------------------------------------------------------------------------
+
+  private async send2025(
+    session: Session,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamRequestOptions,
+    budget: Budget,
+  ): Promise<SendOutcome> {
+    const id = this.nextId++;
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params && { params }) });
+    let reply: Reply;
+    try {
+      reply = await this.post(this.legacyHeaders(options.headers, session), body, id, budget, {
+        onMessage: options.onMessage,
+        context: { sessionId: session.sessionId },
+      });
+    } catch (err) {
+      // A 2025 server goes on working after a disconnect: tell it to stop (best effort).
+      if (err instanceof UpstreamFailure && (err.kind === 'cancelled' || err.kind === 'timeout')) {
+        const reason =
+          err.kind === 'cancelled'
+            ? reasonText(options.signal)
+            : 'the gateway stopped waiting (deadline passed)';
+        this.sendCancelled(session, id, reason, options.headers);
+      }
+      throw err;
+    }
+    if (reply.status === 404 && session.sessionId !== undefined)
+      return { outcome: plainOutcome(reply), renew: 'session-lost' };
+    const code = errorCode(reply);
+    if (code !== undefined && MODERN_ONLY_CODES.has(code))
+      return { outcome: plainOutcome(reply), renew: 'wrong-era' };
+    return { outcome: plainOutcome(reply) };
+  }
+
+  private async send2026(
+    session: Session,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamRequestOptions,
+    budget: Budget,
+  ): Promise<SendOutcome> {
+    const id = this.nextId++;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: this.withEnvelope(params, session.protocolVersion),
+    });
+    const headers = this.modernHeaders(
+      options.headers,
+      session.protocolVersion,
+      method,
+      mcpNameHeader(method, params),
+    );
+    // Closing the stream is the 2026 cancel signal: the exchange does that on abort.
+    const reply = await this.post(headers, body, id, budget, {
+      onMessage: options.onMessage,
+      context: {},
+    });
+    const code = errorCode(reply);
+    const legacyAnswer =
+      reply.status === 405 ||
+      ((reply.status === 400 || reply.status === 404) && (code === -32000 || code === -32001)) ||
+      code === UNSUPPORTED_PROTOCOL_VERSION;
+    return legacyAnswer
+      ? { outcome: plainOutcome(reply), renew: 'wrong-era' }
+      : { outcome: plainOutcome(reply) };
+  }
+
+  private async sendNotification(
+    session: Session,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    budget: Budget,
+    extra: Readonly<Record<string, string>> | undefined,
+  ): Promise<void> {
+    const modern = session.era === '2026';
+    const sentParams = modern ? this.withEnvelope(params, session.protocolVersion) : params;
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      method,
+      ...(sentParams && { params: sentParams }),
+    });
+    const headers = modern
+      ? this.modernHeaders(extra, session.protocolVersion, method, undefined)
+      : this.legacyHeaders(extra, session);
+    const reply = await this.post(headers, body, undefined, budget);
+    this.checkAccepted(reply, session.sessionId);
+  }
+
+  private sendCancelled(
+    session: Session,
+    requestId: number,
+    reason: string,
+    extra: Readonly<Record<string, string>> | undefined,
+  ): void {
+    const budget = new Budget(SHORT_DEADLINE_MILLIS);
+    this.sendNotification(
+      session,
+      'notifications/cancelled',
+      { requestId, reason },
+      budget,
+      extra,
+    ).catch(() => undefined);
+  }
+
+  private checkAccepted(reply: Reply, sessionId: string | undefined): void {
+    if (isSuccess(reply.status)) return;
+    if (reply.status === 404 && sessionId !== undefined)
+      throw new UpstreamFailure('session-lost', 'the upstream no longer knows the session', 404);
+    throw httpStatusFailure(reply.status, 'the upstream did not accept the message');
+  }
+
+  /**
+   * One POST, its answer read: for a request (`id`), the response to it from a JSON body or
+   * an SSE stream, every other stream message going to `relay.onMessage` in order.
+   */
+  private async post(
+    headers: Record<string, string>,
+    body: string,
+    id: RequestId | undefined,
+    budget: Budget,
+    relay?: {
+      readonly onMessage?: UpstreamRequestOptions['onMessage'];
+      readonly context: UpstreamMessageContext;
+    },
+  ): Promise<Reply> {
+    budget.check();
+    let response: JsonRpcMessage | undefined;
+    const result = await exchange(this.dispatcher, {
+      url: this.url,
+      method: 'POST',
+      headers,
+      body,
+      timeoutMillis: budget.left(),
+      timeoutScope: 'whole',
+      deadlineMillis: budget.millis,
+      connectMillis: this.endpoint.connectMillis,
+      maxBytes: this.endpoint.maxAnswerBytes,
+      capScope: 'total',
+      signal: budget.signal,
+      onEvent:
+        id === undefined
+          ? undefined
+          : (event) => {
+              const message = parseMessage(event.data);
+              if (message === undefined)
+                throw new UpstreamFailure(
+                  'bad-answer',
+                  'the upstream sent a stream event that is not a JSON-RPC message',
+                );
+              if (isResponseTo(message, id)) {
+                response = message;
+                return 'done';
+              }
+              if (relay?.onMessage !== undefined) {
+                try {
+                  relay.onMessage(message, relay.context);
+                } catch {
+                  // The caller's listener must not break the stream.
+                }
+              }
+              return 'more';
+            },
+    });
+    return this.readReply(result, id, response);
+  }
+
+  private readReply(
+    result: ExchangeResult,
+    id: RequestId | undefined,
+    streamed: JsonRpcMessage | undefined,
+  ): Reply {
+    const { status, sessionId } = result.head;
+    if (result.kind === 'events') {
+      return streamed !== undefined
+        ? { status, sessionId, message: streamed }
+        : { status, sessionId, problem: "the upstream's event stream ended without the response" };
+    }
+    const text = result.body.toString('utf8');
+    if (text.trim() === '')
+      return { status, sessionId, problem: 'the upstream answered with an empty body' };
+    const message = parseMessage(text);
+    if (message === undefined)
+      return { status, sessionId, problem: "the upstream's answer is not JSON-RPC" };
+    if (id !== undefined && isResponseTo(message, id)) return { status, sessionId, message };
+    // A transport-level rejection may not name the request (e.g. a notification's 4xx).
+    if (!isSuccess(status) && isResponse(message) && 'error' in message)
+      return { status, sessionId, message };
+    return {
+      status,
+      sessionId,
+      problem: "the upstream's answer is not the response to the request",
+    };
+  }
+
+  // ---- headers and envelope ---------------------------------------------------------------
+
+  /**
+   * The caller's headers without the dropped ones, plus Accept and (for a body) Content-Type.
+   * Names are lower-cased.
+   */
+  private headersFor(
+    extra: Readonly<Record<string, string>> | undefined,
+    withBody = true,
+  ): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (extra !== undefined) {
+      for (const [name, value] of Object.entries(extra)) {
+        const lower = name.toLowerCase();
+        if (!DROPPED_HEADERS.has(lower)) headers[lower] = value;
+      }
+    }
+    if (withBody) {
+      headers.accept = 'application/json, text/event-stream';
+      headers['content-type'] = 'application/json';
+    }
+    return headers;
+  }
+
+  private legacyHeaders(
+    extra: Readonly<Record<string, string>> | undefined,
+    session: Session,
+  ): Record<string, string> {
+    const headers = this.headersFor(extra);
+    headers['mcp-protocol-version'] = session.protocolVersion;
+    if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
+    return headers;
+  }
+
+  private modernHeaders(
+    extra: Readonly<Record<string, string>> | undefined,
+    version: string,
+    method: string,
+    name: string | undefined,
+  ): Record<string, string> {
+    const headers = this.headersFor(extra);
+    headers['mcp-protocol-version'] = version;
+    headers['mcp-method'] = encodeHeaderValue(method);
+    if (name !== undefined) headers['mcp-name'] = name;
+    return headers;
+  }
+
+  /** params with the 2026 `_meta` envelope; every `_meta` key already there is kept. */
+  private withEnvelope(
+    params: Record<string, unknown> | undefined,
+    version: string,
+  ): Record<string, unknown> {
+    const given = isRecord(params?._meta) ? params._meta : {};
+    return {
+      ...params,
+      _meta: {
+        [META_CLIENT_CAPABILITIES]: this.endpoint.clientCapabilities,
+        [META_CLIENT_INFO]: this.endpoint.clientInfo,
+        ...given,
+        // Must equal the MCP-Protocol-Version header (G-1).
+        [META_PROTOCOL_VERSION]: version,
+      },
+    };
+  }
+
+  // ---- the 2025 standalone GET stream and DELETE ------------------------------------------
+
+  private startStream(session: Session): void {
+    this.stopStream();
+    if (session.era !== '2025') return;
+    const stream: StandaloneStream = { session, abort: new AbortController() };
+    this.stream = stream;
+    void this.runStream(stream);
+  }
+
+  private stopStream(): void {
+    this.stream?.abort.abort();
+    this.stream = undefined;
+  }
+
+  private live(stream: StandaloneStream): boolean {
+    return this.stream === stream && !stream.abort.signal.aborted;
+  }
+
+  /** Keeps the GET stream open while its session is current; never rejects. */
+  private async runStream(stream: StandaloneStream): Promise<void> {
+    const { session } = stream;
+    const context: UpstreamMessageContext = { sessionId: session.sessionId };
+    let failures = 0;
+    while (this.live(stream)) {
+      const headers = this.headersFor(this.sessionHeaders, false);
+      headers.accept = 'text/event-stream';
+      headers['mcp-protocol-version'] = session.protocolVersion;
+      if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
+      if (stream.lastEventId !== undefined) headers['last-event-id'] = stream.lastEventId;
+      const started = performance.now();
+      let streamed = false;
+      try {
+        const result = await exchange(this.dispatcher, {
+          url: this.url,
+          method: 'GET',
+          headers,
+          timeoutMillis: STREAM_OPEN_MILLIS,
+          timeoutScope: 'head',
+          deadlineMillis: STREAM_OPEN_MILLIS,
+          connectMillis: this.endpoint.connectMillis,
+          maxBytes: this.endpoint.maxAnswerBytes,
+          capScope: 'event',
+          signal: stream.abort.signal,
+          onEvent: (event) => {
+            if (event.id !== undefined) stream.lastEventId = event.id;
+            const message = parseMessage(event.data);
+            if (message !== undefined && this.live(stream)) this.emit(message, context);
+            return 'more';
+          },
+        });
+        const { status } = result.head;
+        if (result.kind === 'body') {
+          // 405: no stream offered; 404: the session is gone (the next request
+          // re-initializes); other non-5xx: no usable stream. Only 5xx is worth a retry.
+          if (status < 500) return;
+        } else {
+          streamed = true;
+        }
+      } catch {
+        // unreachable, timeout, too-large, cut: try again below while the session lives
+      }
+      if (!this.live(stream)) return;
+      failures =
+        streamed && performance.now() - started >= STREAM_HEALTHY_MILLIS ? 1 : failures + 1;
+      await sleep(backoffMillis(failures), stream.abort.signal);
+    }
+  }
+
+  private emit(message: JsonRpcMessage, context: UpstreamMessageContext): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(message, context);
+      } catch {
+        // One listener's failure must not stop the stream or the others.
+      }
+    }
+  }
+
+  private async deleteSession(
+    session: Session,
+    deadlineMillis: number,
+    extra: Readonly<Record<string, string>>,
+  ): Promise<void> {
+    if (session.era !== '2025' || session.sessionId === undefined) return;
+    const headers = this.headersFor(extra, false);
+    headers.accept = 'application/json, text/event-stream';
+    headers['mcp-protocol-version'] = session.protocolVersion;
+    headers['mcp-session-id'] = session.sessionId;
+    try {
+      await exchange(this.dispatcher, {
+        url: this.url,
+        method: 'DELETE',
+        headers,
+        timeoutMillis: deadlineMillis,
+        timeoutScope: 'whole',
+        deadlineMillis,
+        connectMillis: this.endpoint.connectMillis,
+        maxBytes: this.endpoint.maxAnswerBytes,
+        capScope: 'total',
+      });
+    } catch {
+      // Best effort: the upstream expires the session on its own.
+    }
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The vocabulary of the gateway's client towards one upstream MCP server (issue 10): what the
+ * DiscoveryModule and the ExecutionModule give it and get back.
+ */
+
+/** Which MCP revision to speak to an upstream: detect it, or pin one. */
+export type UpstreamProtocol = 'auto' | '2025-11-25' | '2026-07-28';
+
+/** The two MCP eras: `2025` is initialize + sessions, `2026` is stateless with a per-request envelope. */
+export type UpstreamEra = '2025' | '2026';
+
+/** One upstream MCP server, as configured. */
+export interface UpstreamEndpoint {
+  /** Upstream id; used in logs only, never sent. */
+  readonly id: string;
+  /** The MCP endpoint, `http:` or `https:` (path and query kept as given). */
+  readonly url: string;
+  readonly protocol: UpstreamProtocol;
+  /**
+   * Bound, in ms, on getting the request onto a connected socket: the TCP (and TLS) connect,
+   * or the wait for a free pooled connection when the dispatcher limits them. Over it =
+   * failure `unreachable`. Every request's own deadline still bounds the whole exchange.
+   */
+  readonly connectMillis: number;
+  /**
+   * Cap, in bytes as received, on one answer body: a JSON body, or a whole SSE answer stream
+   * (every event on it). On the long-lived 2025 GET stream it caps each single message
+   * instead. Over it = failure `too-large`, the request aborted at once.
+   */
+  readonly maxAnswerBytes: number;
+  /** The gateway's identity: `clientInfo` at initialize (2025) and in `_meta` (2026). */
+  readonly clientInfo: { readonly name: string; readonly version: string };
+  /**
+   * Declared at initialize (2025) and in every request's `_meta` (2026), e.g.
+   * `{sampling:{}, elicitation:{form:{}}, roots:{}}`.
+   */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+}
+
+/** One parsed JSON-RPC message (notification, request or response), as the upstream sent it. */
+export type JsonRpcMessage = Record<string, unknown>;
+
+/** Where a message from the upstream came from. */
+export interface UpstreamMessageContext {
+  /**
+   * 2025: the upstream session the message arrived on (undefined for a server that issued
+   * none). Give it to `respond` when answering a server->client request: it may be older than
+   * the connection's current session. Always undefined in 2026.
+   */
+  readonly sessionId?: string;
+}
+
+/** Receives one message from the upstream, with where it came from. */
+export type UpstreamMessageListener = (
+  message: JsonRpcMessage,
+  context: UpstreamMessageContext,
+) => void;
+
+/** Per-request settings. */
+export interface UpstreamRequestOptions {
+  /**
+   * The whole request in ms, from the call to the last byte of the answer, including a
+   * connect, re-initialize or re-probe it may need. Over it = failure `timeout`.
+   */
+  readonly deadlineMillis: number;
+  /** Aborting = failure `cancelled`, and the upstream HTTP request is aborted (its stream closed). */
+  readonly signal?: AbortSignal;
+  /**
+   * Extra request headers, lower-case names: `authorization`, forwarded caller headers, 2026
+   * `mcp-param-*`. Hop-by-hop headers, `host`, and the headers this client sets itself
+   * (accept, content-type, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name,
+   * last-event-id) are dropped: undici sends the endpoint's own Host.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Every message that arrives on this request's SSE stream before its response, in order:
+   * notifications (progress, message) and server->client requests (sampling/createMessage,
+   * elicitation/create, roots/list). A listener that throws is ignored, not fatal.
+   */
+  readonly onMessage?: UpstreamMessageListener;
+}
+
+/** Settings for `connect` (and the requests it makes). */
+export interface UpstreamConnectOptions {
+  /** The whole connect in ms (probe, initialize, notifications/initialized). Over it = `timeout`. */
+  readonly deadlineMillis: number;
+  /** Aborting = failure `cancelled` for this caller (a shared attempt goes on for the others). */
+  readonly signal?: AbortSignal;
+  /**
+   * Extra headers for the connect requests, filtered as in `UpstreamRequestOptions.headers`.
+   * In 2025 they are also sent on the standalone GET stream that the connect opens.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The upstream's answer to one request: its result, or its JSON-RPC error unchanged. */
+export type UpstreamAnswer =
+  | { readonly kind: 'result'; readonly result: Record<string, unknown> }
+  | {
+      readonly kind: 'error';
+      readonly code: number;
+      readonly message: string;
+      readonly data?: unknown;
+    };
+
+/** Self-reported identity of the upstream (`serverInfo`); never drives decisions. */
+export interface UpstreamServerInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly [key: string]: unknown;
+}
+
+/**
+ * Why there is no answer:
+ * - `unreachable`: no connection (refused, name not resolved, connect timeout, reset before
+ *   an answer began);
+ * - `timeout`: the request's deadline passed;
+ * - `cancelled`: the caller's signal aborted it;
+ * - `http-status`: a non-2xx status without a JSON-RPC error body (see `status`), or
+ *   401/403/5xx during era detection;
+ * - `bad-answer`: an answer that is not JSON-RPC, not the response to the request, or cut short;
+ * - `too-large`: the answer passed `maxAnswerBytes`;
+ * - `session-lost`: the 2025 session was gone (404) again right after re-initializing, or a
+ *   notification/response was sent on a session the upstream no longer knows;
+ * - `era-mismatch`: the upstream does not speak the pinned (or any supported) revision.
+ */
+export type UpstreamFailureKind =
+  | 'unreachable'
+  | 'timeout'
+  | 'cancelled'
+  | 'http-status'
+  | 'bad-answer'
+  | 'too-large'
+  | 'session-lost'
+  | 'era-mismatch';
+
+/**
+ * A request to the upstream that produced no answer. The message says what happened in
+ * words ("the upstream did not answer within 2000 ms") and never contains the URL, host,
+ * port, IP, a header value or a token: it may reach clients.
+ */
+export class UpstreamFailure extends Error {
+  override readonly name = 'UpstreamFailure';
+
+  /**
+   * @param kind what went wrong
+   * @param message a description free of URLs, hosts, ports, IPs, header values and tokens
+   * @param status the HTTP status, for `http-status` (and where one was received)
+   */
+  constructor(
+    readonly kind: UpstreamFailureKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
