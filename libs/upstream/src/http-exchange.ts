@@ -226,7 +226,13 @@ export function exchange(
           head.mediaType === 'text/event-stream'
         ) {
           decoder = new StringDecoder('utf8');
-          parser = createParser({ onEvent });
+          parser = createParser({
+            onEvent,
+            // A keep-alive comment ends a unit too: per-event caps must not add them up.
+            onComment: () => {
+              if (request.capScope === 'event') counted = 0;
+            },
+          });
         }
         request.onHead?.(head);
       },

@@ -1,5 +1,19 @@
-export * from './upstream-types';
 export { UpstreamConnection } from './upstream-connection';
+export {
+  UpstreamFailure,
+  type JsonRpcMessage,
+  type UpstreamAnswer,
+  type UpstreamConnectOptions,
+  type UpstreamEndpoint,
+  type UpstreamEra,
+  type UpstreamFailureKind,
+  type UpstreamMessageContext,
+  type UpstreamMessageListener,
+  type UpstreamProtocol,
+  type UpstreamRequestOptions,
+  type UpstreamServerInfo,
+} from './upstream-types';
+export { encodeHeaderValue } from './mcp-headers';
 export * from './upstream-connections.service';
 export * from './upstream.module';
 export { upstreamRequestHeaders } from './upstream-headers';

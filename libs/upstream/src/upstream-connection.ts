@@ -196,7 +196,7 @@ function errorCode(reply: Reply): number | undefined {
  * (or uses the pinned one), keeps the 2025 session (re-initializing on 404), adds the 2026
  * envelope and headers, reads JSON and SSE answers, relays the messages that come with them,
  * and keeps the 2025 standalone GET stream open. Used by the DiscoveryModule (lists) and the
- * ExecutionModule (calls and relaying). Requests ids are the connection's own counter.
+ * ExecutionModule (calls and relaying). Request ids are the connection's own counter.
  *
  * Every failure is an UpstreamFailure whose message names no URL, host, port, IP, header value
  * or token. Upstream JSON-RPC errors are answers (`kind: 'error'`), passed on unchanged.
@@ -295,7 +295,9 @@ export class UpstreamConnection {
    *
    * Repeats the request once (new id) after re-initializing when a 2025 session is gone (404),
    * and once after re-detecting the era when the answer is from the other era (protocol
-   * `auto` only; a pinned protocol fails with `era-mismatch`).
+   * `auto` only; a pinned protocol fails with `era-mismatch`): a 2026 request answered 405,
+   * 400/404 with -32000/-32001 (legacy transport errors) or -32022; a 2025 request answered
+   * -32020 or -32022. Concurrent callers share one re-initialize or re-detection.
    *
    * Rejects with UpstreamFailure: `timeout`, `cancelled` (the HTTP request is aborted; in 2025
    * notifications/cancelled is also sent, best effort, as it is on timeout), `unreachable`,

@@ -1,0 +1,660 @@
+import type http from 'node:http';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { TestServer, parseJsonBody, sendJson, type TestHandler } from './testing/test-server';
+import { UpstreamConnection } from './upstream-connection';
+import {
+  UpstreamFailure,
+  type JsonRpcMessage,
+  type UpstreamEndpoint,
+  type UpstreamProtocol,
+} from './upstream-types';
+
+/**
+ * UpstreamConnection against hand-made node:http upstreams on 127.0.0.1: broken answers,
+ * limits, the probe's classification, SSE framing, headers, and failure messages that name
+ * no address.
+ */
+
+const DISCOVER_RESULT = {
+  supportedVersions: ['2026-07-28'],
+  capabilities: { tools: {} },
+  resultType: 'complete',
+  ttlMs: 0,
+  cacheScope: 'private',
+  _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'raw', version: '1' } },
+};
+
+function endpoint(
+  url: string,
+  protocol: UpstreamProtocol = 'auto',
+  maxAnswerBytes = 64 * 1024,
+): UpstreamEndpoint {
+  return {
+    id: 'raw',
+    url,
+    protocol,
+    connectMillis: 1000,
+    maxAnswerBytes,
+    clientInfo: { name: 'gw', version: '1' },
+    clientCapabilities: { elicitation: { form: {} } },
+  };
+}
+
+function bodyOf(raw: Buffer): any {
+  return parseJsonBody(raw);
+}
+
+function seen(server: TestServer): any[] {
+  return server.seen;
+}
+
+function posts(server: TestServer, method?: string): any[] {
+  return server.posts(method);
+}
+
+/** A 2026 upstream: discover answered, everything else by `rest`. */
+function modern(
+  rest: (req: http.IncomingMessage, res: http.ServerResponse, body: any) => unknown,
+): TestHandler {
+  return (req, res, raw) => {
+    const body = bodyOf(raw);
+    if (body?.method === 'server/discover') {
+      sendJson(res, 200, { jsonrpc: '2.0', id: body.id, result: DISCOVER_RESULT });
+      return undefined;
+    }
+    return rest(req, res, body);
+  };
+}
+
+/** A 2025 upstream without sessions: discover refused, initialize answered, rest by `rest`. */
+function legacy(
+  rest: (req: http.IncomingMessage, res: http.ServerResponse, body: any) => unknown,
+  sessionId?: string,
+): TestHandler {
+  return (req, res, raw) => {
+    const body = bodyOf(raw);
+    if (body?.method === 'server/discover') {
+      sendJson(res, 200, {
+        jsonrpc: '2.0',
+        id: body.id,
+        error: { code: -32601, message: 'Method not found' },
+      });
+      return undefined;
+    }
+    if (body?.method === 'initialize') {
+      const text = JSON.stringify({
+        jsonrpc: '2.0',
+        id: body.id,
+        result: {
+          protocolVersion: '2025-11-25',
+          capabilities: { tools: {} },
+          serverInfo: { name: 'raw-legacy', version: '1' },
+        },
+      });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        ...(sessionId !== undefined && { 'mcp-session-id': sessionId }),
+      });
+      res.end(text);
+      return undefined;
+    }
+    if (req.method === 'POST' && body !== undefined && body.id === undefined) {
+      res.writeHead(202);
+      res.end();
+      return undefined;
+    }
+    return rest(req, res, body);
+  };
+}
+
+/** GET and DELETE not offered (405), as a stateless 2025 server answers them. */
+function noStream(_req: http.IncomingMessage, res: http.ServerResponse): void {
+  res.writeHead(405, { allow: 'POST' });
+  res.end();
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<UpstreamFailure> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof UpstreamFailure) return err;
+    throw err;
+  }
+  throw new Error('expected an UpstreamFailure');
+}
+
+function expectNoAddress(failure: UpstreamFailure, port: number): void {
+  expect(failure.message).not.toContain('127.0.0.1');
+  expect(failure.message).not.toContain(String(port));
+  expect(failure.message).not.toContain('http://');
+}
+
+async function eventually(check: () => boolean, millis = 3000): Promise<void> {
+  const end = Date.now() + millis;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('UpstreamConnection against raw HTTP upstreams', () => {
+  let agent: Agent;
+  const connections: UpstreamConnection[] = [];
+  const servers: TestServer[] = [];
+
+  function connection(
+    url: string,
+    protocol: UpstreamProtocol = 'auto',
+    maxAnswerBytes?: number,
+  ): UpstreamConnection {
+    const c = new UpstreamConnection(endpoint(url, protocol, maxAnswerBytes), agent);
+    connections.push(c);
+    return c;
+  }
+
+  async function serve(handler: TestHandler): Promise<TestServer> {
+    const server = await TestServer.start(handler);
+    servers.push(server);
+    return server;
+  }
+
+  beforeAll(() => {
+    agent = new Agent({ keepAliveTimeout: 1000, connect: { timeout: 1000 } });
+  });
+
+  afterEach(async () => {
+    await Promise.all(connections.splice(0).map((c) => c.close()));
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+  });
+
+  afterAll(async () => {
+    await agent.close();
+  });
+
+  describe('failures, and messages without the address', () => {
+    it('garbage body → bad-answer', async () => {
+      const server = await serve((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('this is not JSON-RPC');
+      });
+      for (const protocol of ['auto', '2025-11-25', '2026-07-28'] as const) {
+        const failure = await failureOf(
+          connection(server.url, protocol).connect({ deadlineMillis: 2000 }),
+        );
+        expect(failure.kind).toBe('bad-answer');
+        expectNoAddress(failure, server.port);
+      }
+    });
+
+    it('a JSON answer over maxAnswerBytes → too-large', async () => {
+      const server = await serve(
+        modern((_req, res, body) => {
+          sendJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { pad: 'x'.repeat(100_000) } });
+        }),
+      );
+      const c = connection(server.url);
+      const failure = await failureOf(c.request('tools/list', undefined, { deadlineMillis: 2000 }));
+      expect(failure.kind).toBe('too-large');
+      expect(failure.message).toContain(String(64 * 1024));
+      expectNoAddress(failure, server.port);
+    });
+
+    it('an endless SSE answer is cut at maxAnswerBytes, at once', async () => {
+      let closed = false;
+      const server = await serve(
+        modern((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          const event = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'y'.repeat(1000) } })}\n\n`;
+          const timer = setInterval(() => res.write(event), 1);
+          res.on('close', () => {
+            closed = true;
+            clearInterval(timer);
+          });
+        }),
+      );
+      const c = connection(server.url);
+      let relayed = 0;
+      const failure = await failureOf(
+        c.request(
+          'tools/call',
+          { name: 't' },
+          { deadlineMillis: 10_000, onMessage: () => relayed++ },
+        ),
+      );
+      expect(failure.kind).toBe('too-large');
+      expect(relayed).toBeGreaterThan(10);
+      expect(relayed).toBeLessThan(70);
+      await eventually(() => closed);
+    });
+
+    it('no answer before the deadline → timeout, the request aborted', async () => {
+      let closed = false;
+      const server = await serve(
+        modern((_req, res) => {
+          res.on('close', () => {
+            closed = true;
+          });
+        }),
+      );
+      const c = connection(server.url);
+      await c.connect({ deadlineMillis: 2000 });
+      const started = Date.now();
+      const failure = await failureOf(c.request('tools/list', undefined, { deadlineMillis: 300 }));
+      expect(failure.kind).toBe('timeout');
+      expect(failure.message).toBe('the upstream did not answer within 300 ms');
+      expect(Date.now() - started).toBeLessThan(1500);
+      expectNoAddress(failure, server.port);
+      await eventually(() => closed);
+    });
+
+    it('500 without a body during detection → http-status 500, no fallback; the next connect retries', async () => {
+      const server = await serve((_req, res) => {
+        res.writeHead(500);
+        res.end();
+      });
+      const c = connection(server.url);
+      const failure = await failureOf(c.connect({ deadlineMillis: 2000 }));
+      expect(failure.kind).toBe('http-status');
+      expect(failure.status).toBe(500);
+      expectNoAddress(failure, server.port);
+      expect(posts(server, 'initialize')).toHaveLength(0);
+      await failureOf(c.connect({ deadlineMillis: 2000 }));
+      expect(posts(server, 'server/discover')).toHaveLength(2);
+    });
+
+    it('a request answered 502 without a body → http-status 502', async () => {
+      const server = await serve(
+        modern((_req, res) => {
+          res.writeHead(502, { 'content-type': 'text/html' });
+          res.end('<h1>Bad gateway</h1>');
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('http-status');
+      expect(failure.status).toBe(502);
+      expectNoAddress(failure, server.port);
+    });
+
+    it('connection refused → unreachable', async () => {
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const { port } = probe.address() as AddressInfo;
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+      const c = connection(`http://127.0.0.1:${port}/mcp`);
+      const failure = await failureOf(c.request('tools/list', undefined, { deadlineMillis: 2000 }));
+      expect(failure.kind).toBe('unreachable');
+      expect(failure.message).toContain('ECONNREFUSED');
+      expectNoAddress(failure, port);
+    });
+
+    it('401 on the probe → http-status 401, no fallback', async () => {
+      const server = await serve((_req, res) => {
+        res.writeHead(401, { 'www-authenticate': 'Bearer resource_metadata="x"' });
+        res.end();
+      });
+      const failure = await failureOf(connection(server.url).connect({ deadlineMillis: 2000 }));
+      expect(failure.kind).toBe('http-status');
+      expect(failure.status).toBe(401);
+      expect(posts(server, 'initialize')).toHaveLength(0);
+    });
+
+    it('an already aborted signal → cancelled, nothing sent', async () => {
+      const server = await serve(modern(() => undefined));
+      const abort = new AbortController();
+      abort.abort();
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, {
+          deadlineMillis: 2000,
+          signal: abort.signal,
+        }),
+      );
+      expect(failure.kind).toBe('cancelled');
+      expect(server.seen).toHaveLength(0);
+    });
+
+    it('an SSE stream that ends without the response → bad-answer', async () => {
+      const server = await serve(
+        modern((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end(
+            `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: {} })}\n\n`,
+          );
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('bad-answer');
+      expect(failure.message).toContain('ended without the response');
+    });
+
+    it('a JSON response to another id → bad-answer', async () => {
+      const server = await serve(
+        modern((_req, res) => {
+          sendJson(res, 200, { jsonrpc: '2.0', id: 'not-yours', result: {} });
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('bad-answer');
+    });
+  });
+
+  describe('era detection', () => {
+    it('-32022 naming a version we speak → one retry with it, then 2026', async () => {
+      let probes = 0;
+      const server = await serve((_req, res, raw) => {
+        const body = bodyOf(raw);
+        if (body?.method === 'server/discover' && ++probes === 1) {
+          sendJson(res, 400, {
+            jsonrpc: '2.0',
+            id: body.id,
+            error: {
+              code: -32022,
+              message: 'Unsupported protocol version: 2026-07-28',
+              data: { supported: ['2026-07-28'], requested: '2026-07-28' },
+            },
+          });
+          return;
+        }
+        sendJson(res, 200, { jsonrpc: '2.0', id: body?.id, result: DISCOVER_RESULT });
+      });
+      const c = connection(server.url);
+      await c.connect({ deadlineMillis: 2000 });
+      expect(c.era).toBe('2026');
+      expect(c.serverInfo).toEqual({ name: 'raw', version: '1' });
+      expect(posts(server, 'server/discover').map((b) => b.id)).toEqual([
+        'server-discover-probe-1',
+        'server-discover-probe-2',
+      ]);
+    });
+
+    it('-32022 listing only legacy versions → initialize', async () => {
+      const server = await serve((req, res, raw) => {
+        const body = bodyOf(raw);
+        if (body?.method === 'server/discover') {
+          sendJson(res, 400, {
+            jsonrpc: '2.0',
+            id: body.id,
+            error: {
+              code: -32022,
+              message: 'no',
+              data: { supported: ['2025-11-25'], requested: '2026-07-28' },
+            },
+          });
+          return undefined;
+        }
+        return legacy(noStream)(req, res, raw);
+      });
+      const c = connection(server.url);
+      await c.connect({ deadlineMillis: 2000 });
+      expect(c.era).toBe('2025');
+    });
+
+    it('-32022 listing only unknown modern versions → era-mismatch', async () => {
+      const server = await serve((_req, res, raw) => {
+        const body = bodyOf(raw);
+        sendJson(res, 400, {
+          jsonrpc: '2.0',
+          id: body?.id,
+          error: {
+            code: -32022,
+            message: 'no',
+            data: { supported: ['2099-01-01'], requested: '2026-07-28' },
+          },
+        });
+      });
+      const failure = await failureOf(connection(server.url).connect({ deadlineMillis: 2000 }));
+      expect(failure.kind).toBe('era-mismatch');
+      expect(posts(server, 'initialize')).toHaveLength(0);
+    });
+
+    it('200 -32601 on the probe → initialize (a legacy server without the method)', async () => {
+      const server = await serve(legacy(noStream, 'sess-1'));
+      const c = connection(server.url);
+      await c.connect({ deadlineMillis: 2000 });
+      expect(c.era).toBe('2025');
+      expect(c.sessionId).toBe('sess-1');
+    });
+
+    it('404 without a body on the probe → initialize', async () => {
+      const server = await serve((req, res, raw) => {
+        const body = bodyOf(raw);
+        if (body?.method === 'server/discover') {
+          res.writeHead(404);
+          res.end();
+          return undefined;
+        }
+        return legacy(noStream)(req, res, raw);
+      });
+      const c = connection(server.url);
+      await c.connect({ deadlineMillis: 2000 });
+      expect(c.era).toBe('2025');
+    });
+
+    it('pinned 2026 with a valid DiscoverResult → 2026 without initialize', async () => {
+      const server = await serve(modern(() => undefined));
+      const c = connection(server.url, '2026-07-28');
+      await c.connect({ deadlineMillis: 2000 });
+      expect(c.era).toBe('2026');
+      expect(posts(server, 'initialize')).toHaveLength(0);
+    });
+
+    it('initialize answered with an unknown protocol version → era-mismatch', async () => {
+      const server = await serve((_req, res, raw) => {
+        const body = bodyOf(raw);
+        sendJson(res, 200, {
+          jsonrpc: '2.0',
+          id: body?.id,
+          result: {
+            protocolVersion: '1999-01-01',
+            capabilities: {},
+            serverInfo: { name: 'x', version: '1' },
+          },
+        });
+      });
+      const failure = await failureOf(
+        connection(server.url, '2025-11-25').connect({ deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('era-mismatch');
+    });
+  });
+
+  describe('answers', () => {
+    it('a non-2xx JSON-RPC error is an error answer: code, message and data unchanged', async () => {
+      const error = {
+        code: -32021,
+        message: 'Cannot request input',
+        data: { requiredCapabilities: { elicitation: { form: {} } } },
+      };
+      const server = await serve(
+        modern((_req, res, body) => sendJson(res, 400, { jsonrpc: '2.0', id: body.id, error })),
+      );
+      const answer = await connection(server.url).request(
+        'tools/call',
+        { name: 'x' },
+        { deadlineMillis: 2000 },
+      );
+      expect(answer).toEqual({ kind: 'error', ...error });
+    });
+
+    it('SSE framing: priming event, retry:, comments, byte-by-byte chunks, other messages in order', async () => {
+      const server = await serve(
+        modern(async (_req, res, body) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          const frames =
+            'id: 0\ndata:\n\n' +
+            'retry: 5000\n\n' +
+            ': keepalive\n\n' +
+            `event: message\nid: 1\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'a', progress: 1 } })}\n\n` +
+            `data: ${JSON.stringify({ jsonrpc: '2.0', id: 'srv-1', method: 'roots/list' })}\n\n` +
+            `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'Zürich 🌍' } })}\r\n\r\n` +
+            `data: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'ok ✓' }] } })}\n\n`;
+          const bytes = Buffer.from(frames, 'utf8');
+          for (let i = 0; i < bytes.length; i += 7) {
+            res.write(bytes.subarray(i, i + 7));
+            if (i % 70 === 0) await new Promise((r) => setImmediate(r));
+          }
+          res.end();
+        }),
+      );
+      const messages: JsonRpcMessage[] = [];
+      const answer = await connection(server.url).request(
+        'tools/call',
+        { name: 't' },
+        { deadlineMillis: 2000, onMessage: (m) => messages.push(m) },
+      );
+      expect(answer).toEqual({
+        kind: 'result',
+        result: { content: [{ type: 'text', text: 'ok ✓' }] },
+      });
+      expect(messages.map((m) => m.method)).toEqual([
+        'notifications/progress',
+        'roots/list',
+        'notifications/message',
+      ]);
+      expect((messages[2]!.params as any).data).toBe('Zürich 🌍');
+    });
+
+    it('an SSE event that is not JSON-RPC → bad-answer', async () => {
+      const server = await serve(
+        modern((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write('data: {not json\n\n');
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('bad-answer');
+    });
+  });
+
+  describe('headers and envelope (2026)', () => {
+    it('sets the MCP headers, the base64 sentinel, keeps caller _meta, drops caller Host and owned headers', async () => {
+      const server = await serve(
+        modern((_req, res, body) =>
+          sendJson(res, 200, { jsonrpc: '2.0', id: body.id, result: {} }),
+        ),
+      );
+      const c = connection(server.url);
+      await c.request(
+        'tools/call',
+        {
+          name: 'Zürich ',
+          arguments: { a: 1 },
+          _meta: {
+            progressToken: 'tok',
+            'io.modelcontextprotocol/protocolVersion': '1999-01-01',
+            traceparent: '00-abc',
+          },
+        },
+        {
+          deadlineMillis: 2000,
+          headers: {
+            authorization: 'Bearer secret',
+            host: 'evil.example',
+            'mcp-session-id': 'stale',
+            'mcp-method': 'wrong',
+            'mcp-param-region': 'eu',
+            'x-request-id': 'r-1',
+          },
+        },
+      );
+      const sent = seen(server).find((s) => s.body?.method === 'tools/call');
+      expect(sent.headers).toMatchObject({
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': '=?base64?WsO8cmljaCA=?=',
+        authorization: 'Bearer secret',
+        'mcp-param-region': 'eu',
+        'x-request-id': 'r-1',
+        host: `127.0.0.1:${server.port}`,
+      });
+      expect(sent.headers['mcp-session-id']).toBeUndefined();
+      expect(sent.body.id).toEqual(expect.any(Number));
+      expect(sent.body.params).toEqual({
+        name: 'Zürich ',
+        arguments: { a: 1 },
+        _meta: {
+          progressToken: 'tok',
+          traceparent: '00-abc',
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+          'io.modelcontextprotocol/clientInfo': { name: 'gw', version: '1' },
+        },
+      });
+    });
+  });
+
+  describe('the 2025 standalone GET stream', () => {
+    it('is re-opened (with Last-Event-ID) when it drops while the session lives', async () => {
+      let gets = 0;
+      const server = await serve(
+        legacy((req, res) => {
+          if (req.method === 'GET') {
+            gets++;
+            res.writeHead(200, { 'content-type': 'text/event-stream' });
+            res.end(
+              `id: ev-${gets}\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { n: gets } })}\n\n`,
+            );
+            return;
+          }
+          if (req.method === 'DELETE') {
+            res.writeHead(200);
+            res.end();
+          }
+        }, 'sess-9'),
+      );
+      const c = connection(server.url);
+      const got: Array<{ n: unknown; sessionId?: string }> = [];
+      c.onUnsolicited((m, context) =>
+        got.push({ n: (m.params as any).n, sessionId: context.sessionId }),
+      );
+      await c.connect({ deadlineMillis: 2000, headers: { authorization: 'Bearer s' } });
+      await eventually(() => got.length >= 3);
+      expect(got.slice(0, 3)).toEqual([
+        { n: 1, sessionId: 'sess-9' },
+        { n: 2, sessionId: 'sess-9' },
+        { n: 3, sessionId: 'sess-9' },
+      ]);
+      const getsSeen = seen(server).filter((s) => s.method === 'GET');
+      expect(getsSeen[0].headers['last-event-id']).toBeUndefined();
+      expect(getsSeen[1].headers['last-event-id']).toBe('ev-1');
+      expect(getsSeen[1].headers.authorization).toBe('Bearer s');
+      await c.close();
+      const after = gets;
+      await new Promise((r) => setTimeout(r, 600));
+      expect(gets).toBe(after);
+      expect(seen(server).find((s) => s.method === 'DELETE')?.headers['mcp-session-id']).toBe(
+        'sess-9',
+      );
+    });
+
+    it('a 2025 request answered 500 without a body → http-status, the session kept', async () => {
+      const server = await serve(
+        legacy((req, res) => {
+          if (req.method === 'GET') {
+            res.writeHead(405);
+            res.end();
+            return;
+          }
+          res.writeHead(500);
+          res.end();
+        }, 'sess-2'),
+      );
+      const c = connection(server.url);
+      const failure = await failureOf(c.request('tools/list', undefined, { deadlineMillis: 2000 }));
+      expect(failure.kind).toBe('http-status');
+      expect(failure.status).toBe(500);
+      expect(c.sessionId).toBe('sess-2');
+    });
+  });
+});
