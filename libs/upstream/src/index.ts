@@ -17,3 +17,4 @@ export { encodeHeaderValue } from './mcp-headers';
 export * from './upstream-connections.service';
 export * from './upstream.module';
 export { upstreamRequestHeaders } from './upstream-headers';
+export { RawJson, stringifyMessage } from './raw-json';

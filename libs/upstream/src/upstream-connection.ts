@@ -23,6 +23,7 @@ import {
   type UpstreamRequestOptions,
   type UpstreamServerInfo,
 } from './upstream-types';
+import { stringifyMessage } from './raw-json';
 
 /** Modern revisions this client speaks, newest first. */
 const MODERN_VERSIONS: readonly string[] = ['2026-07-28'];
@@ -656,7 +657,7 @@ export class UpstreamConnection {
     budget: Budget,
   ): Promise<SendOutcome> {
     const id = this.nextId++;
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method, ...(params && { params }) });
+    const body = stringifyMessage({ jsonrpc: '2.0', id, method, ...(params && { params }) });
     let reply: Reply;
     try {
       reply = await this.post(this.legacyHeaders(options.headers, session), body, id, budget, {
@@ -690,7 +691,7 @@ export class UpstreamConnection {
     budget: Budget,
   ): Promise<SendOutcome> {
     const id = this.nextId++;
-    const body = JSON.stringify({
+    const body = stringifyMessage({
       jsonrpc: '2.0',
       id,
       method,

@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GatewayMetrics } from '@app/observability';
 import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
+import { RawJson } from '@app/upstream';
 import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
@@ -52,10 +53,18 @@ export class ToolsCallHandler implements MethodHandler {
     const tool = await this.find(name);
     if (tool.route.kind === 'upstream') {
       // The upstream gets its own name for the tool; everything else as the client sent it.
+      const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
       return this.upstreams.forward(
         tool.route.upstream,
         'tools/call',
-        { ...params, name: tool.route.originalName },
+        {
+          ...params,
+          name: tool.route.originalName,
+          // arguments byte for byte, as the client wrote them (issue 10 §5)
+          ...(raw !== undefined && args !== undefined && args !== null
+            ? { arguments: new RawJson(raw) }
+            : {}),
+        },
         context,
         (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
       );

@@ -2,7 +2,11 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { SchemaChecker } from '../manifest/schema-checker';
-import { LAST_GOOD_STORE, type LastGoodStore } from '../redis/last-good-store';
+import {
+  LAST_GOOD_STORE,
+  type LastGoodStore,
+  type StoredUpstreamLists,
+} from '../redis/last-good-store';
 import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
 import type {
   UpstreamLists,
@@ -97,7 +101,8 @@ export class UpstreamIntake {
     const ids = this.enabled()
       .map((u) => u.id)
       .filter((id) => this.records.get(id)?.lastGood === undefined);
-    const stored = (await this.store?.loadUpstreams?.(ids)) ?? new Map();
+    const stored: ReadonlyMap<string, StoredUpstreamLists> =
+      (await this.store?.loadUpstreams?.(ids)) ?? new Map<string, StoredUpstreamLists>();
     for (const [id, entry] of stored) {
       const record = this.records.get(id);
       const lists = asLists(entry.lists);
