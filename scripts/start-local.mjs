@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm start`: checks that the ports are free, builds both apps, then runs the sample Tool
-// Service on 127.0.0.1:$SAMPLE_PORT (8081) and the gateway (local profile) on
+// Service on 127.0.0.1:$SAMPLE_PORT (8081), the sample upstream MCP server
+// (scripts/sample-mcp-server.mjs) on 127.0.0.1:$SAMPLE_MCP_PORT (8082), and the gateway (local profile) on
 // 127.0.0.1:$PORT (8080, /mcp) and 127.0.0.1:$MANAGEMENT_PORT (9090, /actuator), with the
 // runtime settings the chart deploys (scripts/gateway-runtime-env.json). The local profile
-// reads SAMPLE_PORT too (config/application-local.yaml), so the two always agree.
+// reads SAMPLE_PORT and SAMPLE_MCP_PORT too (config/application-local.yaml), so they always agree.
 // Ctrl-C stops both.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -13,6 +14,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const host = process.env.HOST ?? '127.0.0.1';
 const ports = [
   { name: 'SAMPLE_PORT', what: 'the sample Tool Service', port: process.env.SAMPLE_PORT || '8081' },
+  {
+    name: 'SAMPLE_MCP_PORT',
+    what: 'the sample upstream MCP server',
+    port: process.env.SAMPLE_MCP_PORT || '8082',
+  },
   { name: 'PORT', what: 'the gateway /mcp listener', port: process.env.PORT || '8080' },
   {
     name: 'MANAGEMENT_PORT',
@@ -62,7 +68,7 @@ if (build.status !== 0) {
   process.exit(build.status ?? 1);
 }
 
-const [sample, gatewayPort, managementPort] = ports.map((p) => p.port);
+const [sample, sampleMcp, gatewayPort, managementPort] = ports.map((p) => p.port);
 const children = [];
 let stopping = false;
 
@@ -93,19 +99,24 @@ process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 
 run('sample-tool-service', 'dist/apps/sample-tool-service/main.js', { PORT: sample, HOST: host });
+run('sample-mcp-server', 'scripts/sample-mcp-server.mjs', { PORT: sampleMcp, HOST: host });
 
-// Start the gateway once the sample manifest answers, so its first pull succeeds
-// (otherwise it would serve the local fallback file until the next refresh).
+// Start the gateway once the sample manifest and the sample MCP server answer, so its first
+// pull succeeds (otherwise it would serve the local fallback file, and no upstream tools,
+// until the next refresh).
 const deadline = Date.now() + 15_000;
-for (;;) {
-  try {
-    const res = await fetch(`http://${host}:${sample}/tool-manifest`);
-    if (res.ok) break;
-  } catch {
-    // not up yet
+for (const url of [`http://${host}:${sample}/tool-manifest`, `http://${host}:${sampleMcp}/mcp`]) {
+  for (;;) {
+    try {
+      // any HTTP answer means the listener is up (the MCP endpoint answers GET with 4xx)
+      const res = await fetch(url);
+      if (res.ok || url.endsWith('/mcp')) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline || stopping) break;
+    await sleep(100);
   }
-  if (Date.now() > deadline || stopping) break;
-  await sleep(100);
 }
 // The runtime memory settings the chart deploys and the bench measures
 // (scripts/gateway-runtime-env.json; docs/benchmarks.md); a variable already set wins.
@@ -124,5 +135,6 @@ if (!stopping) {
     PORT: gatewayPort,
     MANAGEMENT_PORT: managementPort,
     SAMPLE_PORT: sample,
+    SAMPLE_MCP_PORT: sampleMcp,
   });
 }
