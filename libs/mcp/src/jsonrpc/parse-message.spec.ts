@@ -40,16 +40,14 @@ describe('classifyMessage: requests and notifications', () => {
 
 describe('classifyMessage: responses from the client', () => {
   it('classifies an object with result and id as a response', () => {
-    expect(classifyMessage({ jsonrpc: '2.0', id: 'srv-1', result: {} })).toEqual({
-      kind: 'response',
-      id: 'srv-1',
-    });
+    const message = { jsonrpc: '2.0', id: 'srv-1', result: {} };
+    // the whole message is kept: a relayed request's answer goes back to its upstream (issue 10)
+    expect(classifyMessage(message)).toEqual({ kind: 'response', id: 'srv-1', message });
   });
 
   it('classifies an object with error and id as a response, keeping a null id', () => {
-    expect(
-      classifyMessage({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'x' } }),
-    ).toEqual({ kind: 'response', id: null });
+    const message = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'x' } };
+    expect(classifyMessage(message)).toEqual({ kind: 'response', id: null, message });
   });
 
   it('rejects a result without an id as an invalid request', () => {
