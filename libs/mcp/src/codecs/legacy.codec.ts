@@ -145,9 +145,11 @@ export class LegacyCodec {
     const { call } = exchange;
     // A call may relay an upstream's notifications and requests before its result: on an SSE
     // answer that starts with the first of them (issue 10 §5); never for a JSON-only client.
-    const stream = acceptsEventStream(header(exchange.headers, 'accept'))
-      ? new AnswerStream()
-      : undefined;
+    const stream =
+      this.dispatcher.mayRelay(method, params) &&
+      acceptsEventStream(header(exchange.headers, 'accept'))
+        ? new AnswerStream()
+        : undefined;
     const context: MethodContext = {
       protocolVersion,
       headers: exchange.headers,

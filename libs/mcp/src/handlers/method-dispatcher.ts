@@ -20,6 +20,11 @@ export class MethodDispatcher {
     return this.handlers.has(method);
   }
 
+  /** Whether this request may relay upstream messages before its result (MethodHandler.mayRelay). */
+  mayRelay(method: string, params: Readonly<Record<string, unknown>> | undefined): boolean {
+    return this.handlers.get(method)?.mayRelay?.(params) ?? false;
+  }
+
   dispatch(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,

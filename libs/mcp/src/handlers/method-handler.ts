@@ -35,6 +35,11 @@ export interface MethodContext {
  */
 export interface MethodHandler {
   readonly method: string;
+  /**
+   * true when this request may relay messages before its result (it goes to an upstream MCP
+   * server; issue 10 §5): only then is an SSE answer prepared. Absent: never.
+   */
+  mayRelay?(params: Readonly<Record<string, unknown>> | undefined): boolean;
   handle(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,

@@ -32,6 +32,13 @@ export class ToolsCallHandler implements MethodHandler {
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
+  mayRelay(params: Readonly<Record<string, unknown>> | undefined): boolean {
+    const name = params?.name;
+    return (
+      typeof name === 'string' && this.registry.current()?.get(name)?.route.kind === 'upstream'
+    );
+  }
+
   async handle(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,

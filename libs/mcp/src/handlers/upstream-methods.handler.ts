@@ -97,6 +97,10 @@ export class ResourceTemplatesListHandler extends CatalogListHandler {
 export class PromptsGetHandler implements MethodHandler {
   readonly method = 'prompts/get';
 
+  mayRelay(): boolean {
+    return true;
+  }
+
   constructor(
     private readonly registry: RegistryService,
     private readonly refresh: BundleRefreshService,
@@ -129,6 +133,10 @@ export class PromptsGetHandler implements MethodHandler {
 @Injectable()
 export class ResourcesReadHandler implements MethodHandler {
   readonly method = 'resources/read';
+
+  mayRelay(): boolean {
+    return true;
+  }
 
   constructor(
     private readonly registry: RegistryService,
@@ -190,6 +198,10 @@ export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
 @Injectable()
 export class CompletionCompleteHandler implements MethodHandler {
   readonly method = 'completion/complete';
+
+  mayRelay(): boolean {
+    return true;
+  }
 
   constructor(
     private readonly registry: RegistryService,
