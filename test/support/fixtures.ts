@@ -38,6 +38,8 @@ export function gatewayConfig(
     redis?: Record<string, unknown>;
     shutdown?: Record<string, unknown>;
     execution?: Record<string, unknown>;
+    /** `mcp.upstreams[]`: upstream MCP servers beside the bundles (issue 10). */
+    upstreams?: readonly Record<string, unknown>[];
   } = {},
 ): Record<string, unknown> {
   return {
@@ -61,6 +63,7 @@ export function gatewayConfig(
       ...overrides.discovery,
     },
     bundles,
+    ...(overrides.upstreams ? { upstreams: overrides.upstreams } : {}),
     ...(overrides.redis ? { redis: overrides.redis } : {}),
     ...(overrides.shutdown ? { shutdown: overrides.shutdown } : {}),
     ...(overrides.execution ? { execution: overrides.execution } : {}),
@@ -81,4 +84,13 @@ export function bundle(
     enabled: true,
     ...extra,
   };
+}
+
+/** One `mcp.upstreams[]` entry: an upstream MCP server at `url` (issue 10 §1). */
+export function upstream(
+  id: string,
+  url: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { id, url, ...extra };
 }

@@ -4,6 +4,7 @@ import { UpstreamExecutor } from '@app/execution';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { RelayIds } from '../relay/relay-ids';
+import { asLegacyResult } from './legacy-result';
 import type { MethodContext } from './method-handler';
 
 /** Methods an upstream may send to the client mid-request, relayed (issue 10 §5). */
@@ -11,7 +12,8 @@ const RELAYED_REQUESTS = new Set(['sampling/createMessage', 'elicitation/create'
 
 /**
  * Sends a request on to the upstream that owns it and turns its answer into this gateway's
- * (issue 10 §5): a result unchanged, a JSON-RPC error with its own code, message and data, a
+ * (issue 10 §5): a result unchanged but for a 2026 upstream's envelope members
+ * (asLegacyResult), a JSON-RPC error with its own code, message and data, a
  * failure (timeout, unreachable, …) as `onFailure` says. While the request runs, the
  * upstream's notifications go to the client's SSE answer as they are, and its requests to the
  * client go there under a sealed relay id (RelayIds); without an SSE answer, such a request is
@@ -48,7 +50,7 @@ export class UpstreamRouter {
     });
     switch (outcome.kind) {
       case 'result':
-        return outcome.result;
+        return asLegacyResult(outcome.result);
       case 'error':
         throw new ForwardedError(outcome.code, outcome.message, outcome.data);
       case 'failed':

@@ -1,0 +1,43 @@
+/** The 2026 `_meta` envelope key that names the server that produced a result (wire notes G-9). */
+const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An upstream's result as this gateway's clients (2025 era, `initialize` sessions) are to see
+ * it (wire notes §2, G-7, G-9): a 2026-07-28 upstream puts on every result members of its
+ * era's envelope that are not part of the result, and that a 2025 result never has:
+ * `resultType: "complete"`, the cache hints `ttlMs` and `cacheScope`, and its own identity in
+ * `_meta["io.modelcontextprotocol/serverInfo"]` (the gateway's identity is the one its client
+ * got at initialize). Those are left out; everything else (content, structuredContent,
+ * isError, every other `_meta` key) is returned unchanged. A result of a 2025 upstream has
+ * none of them and comes back as it is (the same object). Any other `resultType`
+ * (`input_required`, `task`) is not an envelope member and is left as sent.
+ */
+export function asLegacyResult(result: Record<string, unknown>): Record<string, unknown> {
+  const meta = result._meta;
+  const stampedMeta = isRecord(meta) && META_SERVER_INFO in meta;
+  if (
+    result.resultType !== 'complete' &&
+    !('ttlMs' in result) &&
+    !('cacheScope' in result) &&
+    !stampedMeta
+  )
+    return result;
+  const legacy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(result)) {
+    if (key === 'ttlMs' || key === 'cacheScope') continue;
+    if (key === 'resultType' && value === 'complete') continue;
+    if (key === '_meta' && stampedMeta) {
+      const rest = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).filter(([k]) => k !== META_SERVER_INFO),
+      );
+      if (Object.keys(rest).length > 0) legacy._meta = rest;
+      continue;
+    }
+    legacy[key] = value;
+  }
+  return legacy;
+}

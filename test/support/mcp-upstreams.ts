@@ -1,0 +1,483 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import {
+  McpServer as V1McpServer,
+  ResourceTemplate,
+} from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import { ErrorCode, McpError, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer as V2McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+
+/** One HTTP request an upstream received: its HTTP method, JSON-RPC method (if any) and body. */
+export interface UpstreamRequest {
+  readonly httpMethod: string;
+  /** The JSON-RPC `method` of a request or notification; undefined for a response or a GET/DELETE. */
+  readonly rpcMethod?: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body?: unknown;
+  /** The HTTP status the server answered with (set once answered). */
+  status?: number;
+}
+
+/** 1x1 transparent PNG: the image content of `render`. */
+export const PIXEL_PNG_BASE64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+
+const README_TEXT = '# repo\nThe v1 test upstream.';
+const FILE_NAMES = ['src/index.ts', 'src/main.ts', 'README.md'];
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function rpcMethodOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const method = (body as { method?: unknown }).method;
+  return typeof method === 'string' ? method : undefined;
+}
+
+/** A node:http server on 127.0.0.1 with an ephemeral port that keeps track of its sockets. */
+abstract class HttpUpstream {
+  readonly requests: UpstreamRequest[] = [];
+  protected server?: Server;
+  private readonly sockets = new Set<Socket>();
+  private boundPort = 0;
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /** The MCP endpoint. */
+  get url(): string {
+    return `http://127.0.0.1:${this.boundPort}/mcp`;
+  }
+
+  /** Requests that carried this JSON-RPC method. */
+  requestsFor(rpcMethod: string): UpstreamRequest[] {
+    return this.requests.filter((r) => r.rpcMethod === rpcMethod);
+  }
+
+  protected abstract handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+
+  protected async listen(): Promise<void> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end(err instanceof Error ? err.message : String(err));
+        } else {
+          res.destroy();
+        }
+      });
+    });
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+  }
+
+  protected record(req: IncomingMessage, res: ServerResponse, body?: unknown): UpstreamRequest {
+    const entry: UpstreamRequest = {
+      httpMethod: req.method ?? '',
+      rpcMethod: rpcMethodOf(body),
+      headers: req.headers,
+      body,
+    };
+    this.requests.push(entry);
+    res.on('finish', () => (entry.status = res.statusCode));
+    return entry;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+    });
+  }
+}
+
+/** What the v1 upstream's tools saw, for the tests to check. */
+export interface V1Observations {
+  /** Arguments `repo.search` was called with, as the server parsed them. */
+  readonly searches: unknown[];
+  /** Answers `confirm` got to its elicitation/create. */
+  readonly elicitations: unknown[];
+}
+
+/**
+ * A real MCP server built with the v1 SDK (`@modelcontextprotocol/sdk`: McpServer +
+ * StreamableHTTPServerTransport) on 127.0.0.1, 2025 era, stateful: one session per
+ * `initialize` (Mcp-Session-Id from a sessionIdGenerator), answers over SSE, a standalone GET
+ * stream, DELETE. `expireSessions()` forgets every session, so the next request on one is
+ * answered 404 and the client must initialize again.
+ *
+ * Tools: `repo.search` (dotted name; echoes its arguments), `long-task` (notifications/progress
+ * for the caller's progressToken and notifications/message, then a result), `confirm`
+ * (elicitation/create through the server API, returns the client's answer), `needs-login`
+ * (a JSON-RPC error -32042 with data), `flaky` (an isError result), `render` (image +
+ * text content with structuredContent and an outputSchema). Resource `repo://readme`, template
+ * `repo://files/{path}` with completion, prompt `review` (file: completable, focus: optional).
+ * Capabilities: tools, resources, prompts, completions, logging.
+ */
+export class V1Upstream extends HttpUpstream {
+  /** Live sessions by Mcp-Session-Id. */
+  private readonly sessions = new Map<
+    string,
+    { transport: StreamableHTTPServerTransport; server: V1McpServer }
+  >();
+  /** Every session id this server ever issued, in order. */
+  readonly issuedSessions: string[] = [];
+  readonly seen: V1Observations = { searches: [], elicitations: [] };
+
+  static async start(): Promise<V1Upstream> {
+    const upstream = new V1Upstream();
+    await upstream.listen();
+    return upstream;
+  }
+
+  get liveSessions(): number {
+    return this.sessions.size;
+  }
+
+  /**
+   * Forgets every session (closing their transports and open streams): a request that
+   * carries one of their ids is answered 404 from now on.
+   */
+  async expireSessions(): Promise<void> {
+    const live = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(live.map(({ server }) => server.close()));
+  }
+
+  override async stop(): Promise<void> {
+    await this.expireSessions();
+    await super.stop();
+  }
+
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = req.method === 'POST' ? await readBody(req) : undefined;
+    let body: unknown;
+    if (raw !== undefined && raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+    }
+    this.record(req, res, body);
+    const header = req.headers['mcp-session-id'];
+    const sessionId = typeof header === 'string' ? header : undefined;
+    if (sessionId !== undefined) {
+      const session = this.sessions.get(sessionId);
+      if (session === undefined) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: -32001, message: 'Session not found' },
+            id: null,
+          }),
+        );
+        return;
+      }
+      await session.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method === 'POST' && isInitializeRequest(body)) {
+      const server = this.buildServer();
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          this.sessions.set(id, { transport, server });
+          this.issuedSessions.push(id);
+        },
+        onsessionclosed: (id) => {
+          this.sessions.delete(id);
+        },
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+      return;
+    }
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Bad Request: no session; initialize first' },
+        id: null,
+      }),
+    );
+  }
+
+  private buildServer(): V1McpServer {
+    const server = new V1McpServer(
+      { name: 'repo-upstream-v1', version: '1.0.0' },
+      { capabilities: { logging: {} } },
+    );
+
+    server.registerTool(
+      'repo.search',
+      {
+        title: 'Search the repository',
+        description: 'Full-text search over the repository',
+        inputSchema: {
+          query: z.string().min(1).describe('What to look for'),
+          limit: z.number().int().min(1).max(50).optional(),
+        },
+        annotations: { readOnlyHint: true },
+      },
+      (args) => {
+        this.seen.searches.push(args);
+        return {
+          content: [{ type: 'text', text: JSON.stringify({ echo: args, hits: 2 }) }],
+        };
+      },
+    );
+
+    server.registerTool(
+      'long-task',
+      {
+        description: 'Reports progress and log messages, then finishes',
+        inputSchema: { steps: z.number().int().min(1).max(10) },
+      },
+      async ({ steps }, extra) => {
+        const progressToken = extra._meta?.progressToken;
+        for (let step = 1; step <= steps; step++) {
+          if (progressToken !== undefined) {
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken, progress: step, total: steps, message: `step ${step}` },
+            });
+          }
+          await extra.sendNotification({
+            method: 'notifications/message',
+            params: { level: 'info', logger: 'long-task', data: `finished step ${step}` },
+          });
+        }
+        return { content: [{ type: 'text', text: `done after ${steps} steps` }] };
+      },
+    );
+
+    server.registerTool(
+      'confirm',
+      {
+        description: 'Asks the user (elicitation/create) and returns the answer',
+        inputSchema: { question: z.string() },
+      },
+      async ({ question }, extra) => {
+        const answer = await server.server.elicitInput(
+          {
+            mode: 'form',
+            message: question,
+            requestedSchema: {
+              type: 'object',
+              properties: {
+                approve: { type: 'boolean', title: 'Approve?' },
+                note: { type: 'string' },
+              },
+              required: ['approve'],
+            },
+          },
+          { relatedRequestId: extra.requestId },
+        );
+        this.seen.elicitations.push(answer);
+        return {
+          content: [{ type: 'text', text: JSON.stringify(answer) }],
+          structuredContent: { action: answer.action, content: answer.content ?? null },
+        };
+      },
+    );
+
+    server.registerTool(
+      'needs-login',
+      { description: 'Always answers with a JSON-RPC error (-32042, URL elicitation required)' },
+      () => {
+        throw new McpError(ErrorCode.UrlElicitationRequired, 'Sign-in required first', {
+          elicitations: [
+            {
+              mode: 'url',
+              elicitationId: 'login-1',
+              url: 'https://auth.example.com/login',
+              message: 'Sign in to the repository',
+            },
+          ],
+        });
+      },
+    );
+
+    server.registerTool('flaky', { description: 'Always fails as a tool (isError)' }, () => ({
+      content: [{ type: 'text', text: 'backend on fire' }],
+      isError: true,
+    }));
+
+    server.registerTool(
+      'render',
+      {
+        description: 'Renders a 1x1 image',
+        inputSchema: { color: z.enum(['red', 'blue']) },
+        outputSchema: { width: z.number(), height: z.number(), color: z.string() },
+      },
+      ({ color }) => ({
+        content: [
+          { type: 'image', data: PIXEL_PNG_BASE64, mimeType: 'image/png' },
+          { type: 'text', text: `a ${color} pixel` },
+        ],
+        structuredContent: { width: 1, height: 1, color },
+        _meta: { 'example.com/renderer': 'v1' },
+      }),
+    );
+
+    server.registerResource(
+      'readme',
+      'repo://readme',
+      { title: 'README', description: 'The repository README', mimeType: 'text/markdown' },
+      (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: README_TEXT }] }),
+    );
+
+    server.registerResource(
+      'file',
+      new ResourceTemplate('repo://files/{path}', {
+        list: undefined,
+        complete: {
+          path: (value) => FILE_NAMES.filter((name) => name.startsWith(value)),
+        },
+      }),
+      { description: 'A file of the repository', mimeType: 'text/plain' },
+      (uri, variables) => ({
+        contents: [
+          { uri: uri.href, mimeType: 'text/plain', text: `contents of ${String(variables.path)}` },
+        ],
+      }),
+    );
+
+    server.registerPrompt(
+      'review',
+      {
+        title: 'Review a file',
+        description: 'Asks for a code review of one file',
+        argsSchema: {
+          file: completable(z.string(), (value) =>
+            FILE_NAMES.filter((name) => name.startsWith(value)),
+          ),
+          focus: z.string().optional(),
+        },
+      },
+      ({ file, focus }) => ({
+        description: `Review of ${file}`,
+        messages: [
+          {
+            role: 'user',
+            content: {
+              type: 'text',
+              text: `Please review ${file}${focus === undefined ? '' : ` with a focus on ${focus}`}.`,
+            },
+          },
+        ],
+      }),
+    );
+    return server;
+  }
+}
+
+/**
+ * A real MCP server built with the v2 SDK (`@modelcontextprotocol/server`, `createMcpHandler`)
+ * on 127.0.0.1: stateless, 2026-07-28 only (`legacy: 'reject'`), a fresh McpServer per
+ * request, served over node:http through the handler's web-standard `fetch` face.
+ *
+ * Tools: `add` (numbers → text + structuredContent, with an outputSchema) and `shout`
+ * (upper-cases its text); resource `calc://constants/pi`.
+ */
+export class V2Upstream extends HttpUpstream {
+  private readonly handler = createMcpHandler(() => V2Upstream.buildServer(), {
+    legacy: 'reject',
+  });
+
+  static async start(): Promise<V2Upstream> {
+    const upstream = new V2Upstream();
+    await upstream.listen();
+    return upstream;
+  }
+
+  override async stop(): Promise<void> {
+    await this.handler.close();
+    await super.stop();
+  }
+
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = req.method === 'POST' ? await readBody(req) : undefined;
+    let body: unknown;
+    try {
+      body = raw === undefined || raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    this.record(req, res, body);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+      else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    }
+    const aborted = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) aborted.abort();
+    });
+    const response = await this.handler.fetch(
+      new Request(`http://127.0.0.1:${this.port}${req.url ?? '/'}`, {
+        method: req.method,
+        headers,
+        body: raw === undefined ? undefined : new Uint8Array(raw),
+        signal: aborted.signal,
+      }),
+    );
+    const out: Record<string, string> = {};
+    response.headers.forEach((value, name) => (out[name] = value));
+    res.writeHead(response.status, out);
+    if (response.body !== null) {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
+        res.write(chunk);
+    }
+    res.end();
+  }
+
+  private static buildServer(): V2McpServer {
+    const server = new V2McpServer({ name: 'calc-upstream-v2', version: '2.0.0' });
+    server.registerTool(
+      'add',
+      {
+        description: 'Adds two numbers',
+        inputSchema: z.object({ a: z.number(), b: z.number() }),
+        outputSchema: z.object({ sum: z.number() }),
+      },
+      ({ a, b }) => ({
+        content: [{ type: 'text', text: String(a + b) }],
+        structuredContent: { sum: a + b },
+      }),
+    );
+    server.registerTool(
+      'shout',
+      {
+        description: 'Upper-cases a text',
+        inputSchema: z.object({ text: z.string() }),
+      },
+      ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }),
+    );
+    server.registerResource(
+      'pi',
+      'calc://constants/pi',
+      { description: 'The constant pi', mimeType: 'text/plain' },
+      (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: '3.14159' }] }),
+    );
+    return server;
+  }
+}
