@@ -353,6 +353,18 @@ describe('federation: a bundle, a v1 SDK upstream and a v2 SDK upstream behind o
       });
     });
 
+    it('refuses, without asking, an elicitation the client did not declare (the gateway declares a superset upstream)', async () => {
+      // no elicitation capability declared at initialize (and so no handler: the SDK forbids one)
+      const result = await withV1(gateway.mcpUrl, (client) =>
+        client.callTool({ name: 'repo__confirm', arguments: { question: 'Deploy?' } }),
+      );
+      // the gateway's own refusal (not the client's -32601) failed the upstream's elicitInput
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain(
+        'did not declare the elicitation capability',
+      );
+    });
+
     it('relays the elicitation to the v2 Client too (a decline comes back as a decline)', async () => {
       const client = await connectV2(gateway.mcpUrl, {}, { elicitation: { form: {} } });
       const messages: string[] = [];

@@ -33,6 +33,11 @@ export interface UpstreamCallContext {
   readonly headers: IncomingHeaders;
   /** Aborted when nobody waits any more: the upstream request is aborted too (issue 10 §5). */
   readonly signal?: CallCancellation;
+  /**
+   * The agent's declared client capabilities, when known: a 2026 upstream gets them in the
+   * request's `_meta` envelope (wire notes G-23), so it asks only for what the agent can give.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   /** Notifications and server->client requests the upstream sends while the request runs. */
   readonly onMessage?: (message: JsonRpcMessage, context: UpstreamMessageContext) => void;
 }
@@ -73,8 +78,19 @@ export class UpstreamExecutor {
     if (signal?.aborted === true) controller.abort();
     else signal?.onAbort(() => controller.abort());
     let outcome: UpstreamOutcome;
+    const connection = this.connections.get(upstream);
+    const sent =
+      connection.era === '2026' && context.clientCapabilities !== undefined
+        ? {
+            ...params,
+            _meta: {
+              ...(params?._meta as Record<string, unknown> | undefined),
+              'io.modelcontextprotocol/clientCapabilities': context.clientCapabilities,
+            },
+          }
+        : params;
     try {
-      const answer = await this.connections.get(upstream).request(method, params, {
+      const answer = await connection.request(method, sent, {
         deadlineMillis: upstream.callMillis,
         signal: controller.signal,
         headers: upstreamRequestHeaders(upstream, context.headers),

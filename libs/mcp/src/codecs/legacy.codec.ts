@@ -23,7 +23,7 @@ import {
 } from '../http/http-answer';
 import { InFlightRequests } from '../http/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
-import { SessionTokenService } from '../session/session-token.service';
+import { relayedCapabilities, SessionTokenService } from '../session/session-token.service';
 
 /** Versions this gateway speaks in the legacy era; the first is the latest (wire notes §1.1). */
 export const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -131,6 +131,7 @@ export class LegacyCodec {
     // like the SDKs' stateless servers, it ignores the header (and an id a sealed replica
     // issued before a rollout keeps working) instead of sending clients into a re-initialize.
     const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
+    let clientCapabilities: Readonly<Record<string, unknown>> | undefined;
     if (sessionId !== undefined) {
       const claims = this.sessions.open(sessionId);
       if (claims === undefined) {
@@ -141,6 +142,7 @@ export class LegacyCodec {
         );
       }
       protocolVersion = stated ?? claims.protocolVersion;
+      clientCapabilities = claims.clientCapabilities;
     }
     const { call } = exchange;
     // A call may relay an upstream's notifications and requests before its result: on an SSE
@@ -156,6 +158,7 @@ export class LegacyCodec {
       rawBody: exchange.body ?? '', // a request message implies a decoded body
       signal: call?.controller,
       relay: stream === undefined ? undefined : (m) => stream.push(JSON.stringify(m)),
+      clientCapabilities,
     };
     const key =
       call === undefined
@@ -232,7 +235,15 @@ export class LegacyCodec {
       resultEnvelope(id, JSON.stringify(result)),
       format,
       // Stateless mode: no session id at all (the spec lets a server issue none).
-      this.sessions.sealed ? { 'mcp-session-id': this.sessions.issue(protocolVersion) } : {},
+      this.sessions.sealed
+        ? {
+            'mcp-session-id': this.sessions.issue(
+              protocolVersion,
+              undefined,
+              relayedCapabilities(params?.capabilities),
+            ),
+          }
+        : {},
     );
   }
 

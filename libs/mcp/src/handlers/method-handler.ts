@@ -27,6 +27,11 @@ export interface MethodContext {
    * stream: such messages cannot reach it.
    */
   readonly relay?: (message: object) => void;
+  /**
+   * The capabilities the client declared (from its 2025 session); undefined when unknown (no
+   * session). A relayed upstream request needing one the client did not declare is refused.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 /**

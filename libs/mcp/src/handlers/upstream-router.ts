@@ -7,8 +7,12 @@ import { RelayIds } from '../relay/relay-ids';
 import { asLegacyResult } from './legacy-result';
 import type { MethodContext } from './method-handler';
 
-/** Methods an upstream may send to the client mid-request, relayed (issue 10 §5). */
-const RELAYED_REQUESTS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+/** Methods an upstream may send to the client mid-request, relayed, and the capability each needs (issue 10 §5). */
+const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
+  ['sampling/createMessage', 'sampling'],
+  ['elicitation/create', 'elicitation'],
+  ['roots/list', 'roots'],
+]);
 
 /**
  * Sends a request on to the upstream that owns it and turns its answer into this gateway's
@@ -46,6 +50,7 @@ export class UpstreamRouter {
     const outcome = await this.executor.forward(upstream, method, params, {
       headers: context.headers,
       signal: context.signal,
+      clientCapabilities: context.clientCapabilities,
       onMessage: (message, origin) => this.relay(upstream, message, origin, context),
     });
     switch (outcome.kind) {
@@ -91,7 +96,13 @@ export class UpstreamRouter {
       return;
     }
     const id = message.id as string | number;
-    if (context.relay !== undefined && RELAYED_REQUESTS.has(message.method as string)) {
+    const capability = RELAYED_REQUESTS.get(message.method as string);
+    // The upstream asks what this client declared it can do: the gateway declares a superset
+    // on its shared session, so a request the caller did not declare is refused here.
+    const declared =
+      capability !== undefined &&
+      (context.clientCapabilities === undefined || capability in context.clientCapabilities);
+    if (context.relay !== undefined && declared) {
       context.relay({
         ...message,
         id: this.relayIds.seal({ upstream: upstream.id, session: origin.sessionId, id }),
@@ -108,9 +119,11 @@ export class UpstreamRouter {
         error: {
           code: -32601,
           message:
-            context.relay === undefined
-              ? 'The client of this request takes no event stream; it cannot be asked'
-              : 'Method not found',
+            capability === undefined
+              ? 'Method not found'
+              : context.relay === undefined
+                ? 'The client of this request takes no event stream; it cannot be asked'
+                : `The client did not declare the ${capability} capability`,
         },
       },
       context.headers,

@@ -11,12 +11,37 @@ export interface SessionClaims {
   readonly issuedAt: number;
   /** Expires at, seconds since the epoch. */
   readonly expiresAt: number;
+  /**
+   * The client capabilities the client declared at initialize that the gateway relays for
+   * (`sampling`, `elicitation`, `roots`; issue 10 §5); undefined for a session sealed before
+   * they were recorded.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
 }
+
+/** The client capabilities a session records: those a relayed upstream request may need. */
+export const RELAYED_CLIENT_CAPABILITIES = ['sampling', 'elicitation', 'roots'] as const;
 
 interface SealedPayload {
   readonly pv: string;
   readonly iat: number;
   readonly exp: number;
+  readonly cc?: Record<string, unknown>;
+}
+
+/** The relayed subset of declared client capabilities (small: it travels in every session id). */
+export function relayedCapabilities(declared: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof declared !== 'object' || declared === null) return out;
+  for (const name of RELAYED_CLIENT_CAPABILITIES) {
+    const value = (declared as Record<string, unknown>)[name];
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      // sub-objects are kept only one level deep (e.g. elicitation.form), bounded in size
+      const text = JSON.stringify(value);
+      out[name] = text.length <= 256 ? (JSON.parse(text) as unknown) : {};
+    }
+  }
+  return out;
 }
 
 /**
@@ -84,11 +109,23 @@ export class SessionTokenService {
     return this.sealing !== undefined;
   }
 
-  /** Seals a new session for this negotiated version. Only when `sealed`: throws otherwise. */
-  issue(protocolVersion: string, nowMs = Date.now()): string {
+  /**
+   * Seals a new session for this negotiated version and the client's declared capabilities
+   * (their relayed subset). Only when `sealed`: throws otherwise.
+   */
+  issue(
+    protocolVersion: string,
+    nowMs = Date.now(),
+    clientCapabilities?: Record<string, unknown>,
+  ): string {
     if (this.sealing === undefined) throw new Error('stateless mode: no session key to seal with');
     const iat = Math.floor(nowMs / 1000);
-    const payload: SealedPayload = { pv: protocolVersion, iat, exp: iat + this.ttlSeconds };
+    const payload: SealedPayload = {
+      pv: protocolVersion,
+      iat,
+      exp: iat + this.ttlSeconds,
+      ...(clientCapabilities === undefined ? {} : { cc: clientCapabilities }),
+    };
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.sealing.key, iv);
     cipher.setAAD(this.aad);
@@ -129,7 +166,14 @@ export class SessionTokenService {
         return undefined;
       }
       if (payload.exp * 1000 <= nowMs) return undefined;
-      return { protocolVersion: payload.pv, issuedAt: payload.iat, expiresAt: payload.exp };
+      return {
+        protocolVersion: payload.pv,
+        issuedAt: payload.iat,
+        expiresAt: payload.exp,
+        ...(typeof payload.cc === 'object' && payload.cc !== null
+          ? { clientCapabilities: payload.cc }
+          : {}),
+      };
     } catch {
       return undefined;
     }
