@@ -22,6 +22,8 @@
 #                            dir, printed at the start)
 #   CONFORMANCE_START_TIMEOUT_S  how long to wait for each process to be ready (default 60)
 #   CONFORMANCE_TIMEOUT_S    passed on to run-conformance.sh (default there: 900)
+#   MCP_HTTP_SERVER          passed on to the gateway (`node`: its opt-in node:http listener);
+#                            nothing else of the caller's environment reaches the gateway
 
 set -uo pipefail
 
@@ -133,8 +135,10 @@ mcp:
     allowedOrigins: ['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*']
     allowedHosts: ['localhost:*', '127.0.0.1:*', '[::1]:*']
 EOF
-# A clean environment, so a REDIS_URL or APP_PROFILE of the caller does not change the run.
+# A clean environment, so a REDIS_URL or APP_PROFILE of the caller does not change the run;
+# only MCP_HTTP_SERVER is passed on (MCP_HTTP_SERVER=node: the opt-in node:http listener).
 env -i PATH="$PATH" HOME="${HOME:-/tmp}" NO_COLOR=1 \
+  ${MCP_HTTP_SERVER:+MCP_HTTP_SERVER="$MCP_HTTP_SERVER"} \
   MCP_CONFIG_FILE="$GW_CONFIG" HOST=127.0.0.1 PORT=0 MANAGEMENT_PORT=0 \
   node "$GATEWAY_ENTRY" >"$GW_LOG" 2>&1 &
 GW_PID=$!
