@@ -60,6 +60,16 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /** Resolves when the warm start and the first pull are done. */
+  /**
+   * ms until the next scheduled refresh round, or undefined before the schedule has started
+   * (a bundle's copy is not refreshed sooner, so it is the ttlMs a bundle contributes to a
+   * 2026 list's cache hints; issue 11 §3).
+   */
+  msUntilNextRefresh(): number | undefined {
+    const next = this.timetable?.next;
+    return next === undefined ? undefined : Math.max(0, Math.round(next - this.now()));
+  }
+
   whenStarted(): Promise<void> {
     return this.startup ?? Promise.resolve();
   }

@@ -8,7 +8,7 @@ import { PreSerialized, type MethodContext, type MethodResult } from '../handler
 import { UpstreamRouter } from '../handlers/upstream-router';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
-import { PrecompressedBytes } from '../http/gzip-splice';
+import { streamWhenRelayed } from './relay-answer';
 import {
   ACCEPTED,
   acceptsEventStream,
@@ -19,7 +19,6 @@ import {
   type HttpAnswer,
   type HttpExchange,
   type ResponseFormat,
-  streamAnswer,
 } from '../http/http-answer';
 import { InFlightRequests } from '../http/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
@@ -172,18 +171,7 @@ export class LegacyCodec {
       (result) => this.resultAnswer(id, result, format),
       (err: unknown) => this.error(id, err, format, exchange.headers),
     );
-    if (stream === undefined) return answer.finally(unregister);
-    const first = await Promise.race([answer, stream.first.then(() => undefined)]);
-    if (first !== undefined) {
-      unregister();
-      return first;
-    }
-    // Messages came first: answer with the stream; the result is its last message.
-    void answer.then((done) => {
-      unregister();
-      stream.end(unframe(bodyText(done.body)));
-    });
-    return streamAnswer(stream);
+    return streamWhenRelayed(answer, stream, unregister);
   }
 
   private resultAnswer(id: JsonRpcId, result: MethodResult, format: ResponseFormat): HttpAnswer {
@@ -277,21 +265,4 @@ export class LegacyCodec {
       format,
     );
   }
-}
-
-/** An answer body as one text (a streamed call's last message is never large). */
-function bodyText(body: HttpAnswer['body']): string {
-  if (body === undefined || typeof body === 'string') return body ?? '';
-  return body
-    .map((part) =>
-      typeof part === 'string'
-        ? part
-        : (part instanceof PrecompressedBytes ? part.raw : part).toString('utf8'),
-    )
-    .join('');
-}
-
-/** The JSON-RPC message inside a one-message answer body (JSON, or one SSE `message` event). */
-function unframe(body: string): string {
-  return body.startsWith('event: message\ndata: ') ? body.slice(20, -2) : body;
 }

@@ -46,3 +46,38 @@ export function legacyWireError(code: GatewayErrorCode): WireError {
       return { httpStatus: 200, code: -32603 };
   }
 }
+
+/**
+ * 2026-07-28 (wire notes §1.2, G-19): validation failures of the transport are 400 with their
+ * MCP code, an unknown method is 404 -32601, and every error a method handler raises is
+ * in-band on 200 (an unknown tool is -32602). A handler crash is 500 -32603.
+ */
+export function modernWireError(code: GatewayErrorCode): WireError {
+  switch (code) {
+    case GatewayErrorCode.ParseError:
+      return { httpStatus: 400, code: -32700 };
+    case GatewayErrorCode.InvalidRequest:
+      return { httpStatus: 400, code: -32600 };
+    case GatewayErrorCode.MethodNotFound:
+      return { httpStatus: 404, code: -32601 };
+    case GatewayErrorCode.InvalidParams:
+    case GatewayErrorCode.ToolNotFound:
+      return { httpStatus: 200, code: -32602 };
+    case GatewayErrorCode.RegistryUnavailable:
+    case GatewayErrorCode.Forwarded:
+      return { httpStatus: 200, code: -32603 };
+    case GatewayErrorCode.SessionNotFound:
+    case GatewayErrorCode.UnsupportedProtocolVersion:
+      return { httpStatus: 400, code: -32022 };
+    case GatewayErrorCode.UnsupportedMediaType:
+      return { httpStatus: 415, code: -32000 };
+    case GatewayErrorCode.NotAcceptable:
+      return { httpStatus: 406, code: -32000 };
+    case GatewayErrorCode.MethodNotAllowed:
+      return { httpStatus: 405, code: -32000 };
+    case GatewayErrorCode.Forbidden:
+      return { httpStatus: 403, code: -32000 };
+    case GatewayErrorCode.Internal:
+      return { httpStatus: 500, code: -32603 };
+  }
+}

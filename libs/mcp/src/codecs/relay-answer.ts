@@ -1,0 +1,44 @@
+import type { AnswerStream } from '../http/answer-stream';
+import { PrecompressedBytes } from '../http/gzip-splice';
+import { streamAnswer, type HttpAnswer } from '../http/http-answer';
+
+/**
+ * The answer of a request that may relay upstream messages before its result (issue 10 §5):
+ * the plain answer when the result comes first; otherwise an SSE answer that starts with the
+ * first relayed message and ends with the result. `done` runs once the result is known.
+ */
+export async function streamWhenRelayed(
+  answer: Promise<HttpAnswer>,
+  stream: AnswerStream | undefined,
+  done: () => void,
+): Promise<HttpAnswer> {
+  if (stream === undefined) return answer.finally(done);
+  const first = await Promise.race([answer, stream.first.then(() => undefined)]);
+  if (first !== undefined) {
+    done();
+    return first;
+  }
+  // Messages came first: answer with the stream; the result is its last message.
+  void answer.then((result) => {
+    done();
+    stream.end(unframe(bodyText(result.body)));
+  });
+  return streamAnswer(stream);
+}
+
+/** An answer body as one text (a streamed call's last message is never large). */
+function bodyText(body: HttpAnswer['body']): string {
+  if (body === undefined || typeof body === 'string') return body ?? '';
+  return body
+    .map((part) =>
+      typeof part === 'string'
+        ? part
+        : (part instanceof PrecompressedBytes ? part.raw : part).toString('utf8'),
+    )
+    .join('');
+}
+
+/** The JSON-RPC message inside a one-message answer body (JSON, or one SSE `message` event). */
+function unframe(body: string): string {
+  return body.startsWith('event: message\ndata: ') ? body.slice(20, -2) : body;
+}
