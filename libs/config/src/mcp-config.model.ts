@@ -273,6 +273,25 @@ export class HttpAccessConfig {
   @Min(1, { message: 'must be a positive integer (connections)' })
   @Max(1_000_000, { message: 'must be at most 1000000 (connections)' })
   maxConnections?: number;
+
+  /**
+   * Preview (issue 11, in progress): true serves MCP 2026-07-28 requests (per-request
+   * envelope, server/discover, cache hints) beside the 2025 sessions, through the dual-era
+   * classifier. false (the default until issue 11 is done): every request is served by the
+   * 2025 rules, and a 2026 probe is answered so that 2026 clients fall back to initialize
+   * (wire notes G-12).
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  modernEra = false;
+}
+
+/** 2026-07-28 cache hints (issue 11 §3). */
+export class CacheConfig {
+  /** The largest ttlMs the gateway puts on a result, in ms (a bundle's time to its next pull is capped by it). */
+  @IsInt({ message: 'must be an integer >= 0 (ms)' })
+  @Min(0, { message: 'must be an integer >= 0 (ms)' })
+  @Max(86_400_000, { message: 'must be at most 86400000 (one day, in ms)' })
+  maxTtlMillis = 60_000;
 }
 
 /** SIGTERM handling. */
@@ -349,6 +368,11 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => HttpAccessConfig)
   http: HttpAccessConfig = new HttpAccessConfig();
+
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => CacheConfig)
+  cache: CacheConfig = new CacheConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

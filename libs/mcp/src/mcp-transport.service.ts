@@ -1,5 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { GatewayConfig } from '@app/config';
 import { LegacyCodec } from './codecs/legacy.codec';
+import {
+  isModernVersion,
+  META_PROTOCOL_VERSION,
+  MODERN_PROTOCOL_VERSIONS,
+  ModernCodec,
+} from './codecs/modern.codec';
 import { GatewayErrorCode } from './errors/gateway-error';
 import { legacyWireError } from './errors/wire-errors';
 import {
@@ -10,6 +18,7 @@ import {
   type HttpAnswer,
   type HttpExchange,
 } from './http/http-answer';
+import type { InboundMessage } from './jsonrpc/jsonrpc.types';
 import { parseMessage } from './jsonrpc/parse-message';
 
 function transportError(
@@ -26,17 +35,39 @@ function transportError(
   );
 }
 
+/** The envelope claim of a message: `params._meta["io.modelcontextprotocol/protocolVersion"]`. */
+function claimOf(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const params = (value as { params?: unknown }).params;
+  if (typeof params !== 'object' || params === null) return undefined;
+  const meta = (params as { _meta?: unknown })._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  return (meta as Record<string, unknown>)[META_PROTOCOL_VERSION];
+}
+
+/** Which codec serves a POST, or the refusal the classifier answers itself. */
+type Era =
+  | { readonly era: 'legacy' }
+  | { readonly era: 'modern'; readonly claim: string | undefined }
+  | { readonly era: 'refused'; readonly answer: HttpAnswer };
+
 /**
- * Streamable HTTP on /mcp: checks what every POST must satisfy whatever its era (media
- * types), classifies the body, and hands it to the codec of its protocol era. Only the
- * 2025 era (LegacyCodec) exists so far; a request that claims 2026-07-28 is answered by
- * the legacy rules (400 unsupported version, or -32601), which 2026 clients read as "fall
- * back to initialize" (wire notes §1.3, G-12). The 2026 codec plugs in here, beside it,
- * around the same method handlers.
+ * Streamable HTTP on /mcp: checks what every POST must satisfy whatever its era (the media
+ * type), classifies the body by protocol era exactly as wire notes §1.4 (the dual-era
+ * classifier of the v2 SDK), and hands it to that era's codec: LegacyCodec (2025 sessions)
+ * or ModernCodec (2026-07-28, stateless), both around the same method handlers.
  */
 @Injectable()
 export class McpTransport {
-  constructor(private readonly legacy: LegacyCodec) {}
+  private readonly modernEra: boolean;
+
+  constructor(
+    private readonly legacy: LegacyCodec,
+    private readonly modern: ModernCodec,
+    config: ConfigService<GatewayConfig, true>,
+  ) {
+    this.modernEra = config.get('mcp.http.modernEra', { infer: true });
+  }
 
   async post(exchange: HttpExchange): Promise<HttpAnswer> {
     const contentType = header(exchange.headers, 'content-type')
@@ -49,6 +80,11 @@ export class McpTransport {
         'Unsupported Media Type: Content-Type must be application/json',
       );
     }
+    const { message, value } = parseMessage(exchange.body);
+    const era: Era = this.modernEra ? this.classify(exchange, message, value) : { era: 'legacy' };
+    if (era.era === 'refused') return era.answer;
+    // The v2 SDK does not check Accept on the modern path (wire notes §1.2): neither does this.
+    if (era.era === 'modern') return this.modern.handle(exchange, message, era.claim);
     const format = negotiateFormat(header(exchange.headers, 'accept'));
     if (format === undefined) {
       return transportError(
@@ -56,8 +92,75 @@ export class McpTransport {
         'Not Acceptable: the client must accept application/json or text/event-stream',
       );
     }
-    const { message } = parseMessage(exchange.body);
     return this.legacy.handle(exchange, message, format);
+  }
+
+  /** wire notes §1.4, steps 2–8 (GET and DELETE never reach here). */
+  private classify(exchange: HttpExchange, message: InboundMessage, value: unknown): Era {
+    const stated = header(exchange.headers, 'mcp-protocol-version');
+    const modernHeader = stated !== undefined && isModernVersion(stated);
+    if (message.kind === 'batch') {
+      const modernElement =
+        Array.isArray(value) &&
+        value.some((element) => {
+          const claim = claimOf(element);
+          return typeof claim === 'string' && isModernVersion(claim);
+        });
+      return modernElement ? { era: 'modern', claim: undefined } : { era: 'legacy' };
+    }
+    if (message.kind === 'response') return { era: 'legacy' };
+    if (message.kind === 'parse-error')
+      return modernHeader ? { era: 'modern', claim: undefined } : { era: 'legacy' };
+    const claim = claimOf(value);
+    const isRequest = message.kind === 'request' || message.kind === 'invalid-params';
+    if (typeof claim === 'string') {
+      if (isModernVersion(claim)) return { era: 'modern', claim };
+      // An envelope claiming a legacy version: envelopes are honoured for modern versions only.
+      return {
+        era: 'refused',
+        answer: messageAnswer(
+          400,
+          errorEnvelope(
+            'id' in message ? message.id : null,
+            -32022,
+            `Unsupported protocol version: ${claim.slice(0, 40)}`,
+            { supported: MODERN_PROTOCOL_VERSIONS, requested: claim },
+          ),
+          'json',
+        ),
+      };
+    }
+    if (claim !== undefined)
+      return {
+        era: 'refused',
+        answer: messageAnswer(
+          400,
+          errorEnvelope(
+            'id' in message ? message.id : null,
+            -32602,
+            `Invalid _meta envelope: ${META_PROTOCOL_VERSION} must be a string`,
+          ),
+          'json',
+        ),
+      };
+    if (!modernHeader) return { era: 'legacy' };
+    if (message.kind === 'notification') return { era: 'modern', claim: undefined };
+    if (isRequest && message.method === 'initialize')
+      return {
+        era: 'refused',
+        answer: messageAnswer(
+          400,
+          errorEnvelope(
+            message.id,
+            -32020,
+            'Header mismatch: MCP-Protocol-Version names 2026-07-28 or later but initialize carries no envelope',
+            { mismatch: { header: 'MCP-Protocol-Version', body: 'initialize' } },
+          ),
+          'json',
+        ),
+      };
+    // A modern header without an envelope: 400 -32602 (envelope missing), never legacy.
+    return { era: 'modern', claim: undefined };
   }
 
   /** GET (standalone SSE stream) and DELETE (end session) are not offered: 405 (2025 transport). */

@@ -5,6 +5,8 @@ import { DiscoveryModule } from '@app/discovery';
 import { ExecutionModule } from '@app/execution';
 import { RegistryModule } from '@app/registry';
 import { LegacyCodec } from './codecs/legacy.codec';
+import { CacheHintsService } from './codecs/cache-hints';
+import { ModernCodec } from './codecs/modern.codec';
 import { MethodDispatcher } from './handlers/method-dispatcher';
 import { METHOD_HANDLERS } from './handlers/method-handler';
 import { PingHandler } from './handlers/ping.handler';
@@ -68,6 +70,8 @@ import { SessionTokenService } from './session/session-token.service';
     InFlightRequests,
     McpExchanges,
     LegacyCodec,
+    ModernCodec,
+    CacheHintsService,
     McpTransport,
     HttpAccessPolicy,
     McpHttpServer,

@@ -28,6 +28,11 @@ export interface MethodContext {
    */
   readonly relay?: (message: object) => void;
   /**
+   * false: `relay` carries notifications only (a 2026-07-28 answer stream must not carry
+   * requests); an upstream's request to the client is then refused at once. Default true.
+   */
+  readonly relayRequests?: boolean;
+  /**
    * The capabilities the client declared (from its 2025 session); undefined when unknown (no
    * session). A relayed upstream request needing one the client did not declare is refused.
    */

@@ -102,7 +102,7 @@ export class UpstreamRouter {
     const declared =
       capability !== undefined &&
       (context.clientCapabilities === undefined || capability in context.clientCapabilities);
-    if (context.relay !== undefined && declared) {
+    if (context.relay !== undefined && declared && context.relayRequests !== false) {
       context.relay({
         ...message,
         id: this.relayIds.seal({ upstream: upstream.id, session: origin.sessionId, id }),
@@ -121,9 +121,11 @@ export class UpstreamRouter {
           message:
             capability === undefined
               ? 'Method not found'
-              : context.relay === undefined
-                ? 'The client of this request takes no event stream; it cannot be asked'
-                : `The client did not declare the ${capability} capability`,
+              : context.relayRequests === false
+                ? 'The client speaks MCP 2026-07-28, whose answers cannot carry requests; it cannot be asked mid-call'
+                : context.relay === undefined
+                  ? 'The client of this request takes no event stream; it cannot be asked'
+                  : `The client did not declare the ${capability} capability`,
         },
       },
       context.headers,

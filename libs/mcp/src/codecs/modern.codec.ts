@@ -1,0 +1,314 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { GatewayConfig } from '@app/config';
+import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { modernWireError } from '../errors/wire-errors';
+import { MethodDispatcher } from '../handlers/method-dispatcher';
+import { PreSerialized, type MethodContext, type MethodResult } from '../handlers/method-handler';
+import { ServerCapabilities } from '../handlers/server-capabilities';
+import { AnswerStream } from '../http/answer-stream';
+import {
+  ACCEPTED,
+  acceptsEventStream,
+  errorEnvelope,
+  header,
+  messageAnswer,
+  resultEnvelope,
+  type HttpAnswer,
+  type HttpExchange,
+  type JsonBody,
+} from '../http/http-answer';
+import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { CacheHintsService } from './cache-hints';
+import { decodeHeaderValue } from './mcp-header-values';
+import { streamWhenRelayed } from './relay-answer';
+
+/** The modern revisions this gateway serves (wire notes §1.3). */
+export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const;
+/** Per-request envelope keys in `params._meta` (wire notes §2.0). */
+export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+/** The methods of 2026-07-28 this gateway serves; anything else (ping, initialize, …) is 404 -32601. */
+const MODERN_METHODS = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'completion/complete',
+]);
+/** Methods whose result carries cache hints (wire notes §3). */
+const LIST_METHODS = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+]);
+/** Where `Mcp-Name` comes from, per method (wire notes §1.2). */
+const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri'>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+};
+
+/** A 2026-07-28 claim compares as a date: modern from 2026-07-28 on (wire notes §1.3). */
+export function isModernVersion(version: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The 2026-07-28 era at the front door (issue 11 §1–§3): stateless requests that each carry
+ * their version and client capabilities in `params._meta`. The codec validates the envelope
+ * and the `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name` headers against the body and
+ * answers with the spec's status/code pairs (wire notes §1.2), serves `server/discover`, and
+ * runs every other method through the same handlers as the 2025 era, adding `resultType`, the
+ * gateway's `serverInfo` and, on lists and discover, cache hints. Errors of the handlers are
+ * in-band on 200; an unknown tool is -32602.
+ */
+@Injectable()
+export class ModernCodec {
+  private readonly logger = new Logger('Mcp');
+  private readonly serverInfo: { name: string; version: string };
+
+  constructor(
+    config: ConfigService<GatewayConfig, true>,
+    private readonly dispatcher: MethodDispatcher,
+    private readonly capabilities: ServerCapabilities,
+    private readonly cacheHints: CacheHintsService,
+  ) {
+    this.serverInfo = {
+      name: config.get('mcp.identity', { infer: true }),
+      version: config.get('version', { infer: true }),
+    };
+  }
+
+  /**
+   * @param claim the envelope's protocol version (already known to be modern), or undefined
+   *   when the request has no envelope but a modern MCP-Protocol-Version header
+   */
+  async handle(
+    exchange: HttpExchange,
+    message: InboundMessage,
+    claim: string | undefined,
+  ): Promise<HttpAnswer> {
+    switch (message.kind) {
+      case 'notification':
+      case 'response':
+        // notifications/cancelled of a closed listen, and the like: accepted (wire notes §1.2)
+        return ACCEPTED;
+      case 'parse-error':
+        return this.error(null, -32700, `Parse error: ${message.reason}`, 400);
+      case 'batch':
+        return this.error(
+          null,
+          -32600,
+          'Invalid Request: JSON-RPC batches may not contain requests for protocol revision 2026-07-28 or later',
+          400,
+        );
+      case 'invalid-request':
+        return this.error(message.id, -32600, `Invalid Request: ${message.reason}`, 400);
+      case 'invalid-params':
+        return this.error(message.id, -32602, `Invalid params: ${message.reason}`, 400);
+      case 'request':
+        return this.request(exchange, message, claim);
+    }
+  }
+
+  private async request(
+    exchange: HttpExchange,
+    message: Extract<InboundMessage, { kind: 'request' }>,
+    claim: string | undefined,
+  ): Promise<HttpAnswer> {
+    const { id, method, params } = message;
+    const headers = exchange.headers;
+    const stated = header(headers, 'mcp-protocol-version');
+    const meta = isRecord(params?._meta) ? params._meta : undefined;
+    if (claim === undefined || meta === undefined)
+      return this.error(
+        id,
+        -32602,
+        'Invalid params: the request is missing the required per-request envelope key(s): _meta',
+        400,
+      );
+    if (!(MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(claim))
+      return this.error(id, -32022, `Unsupported protocol version: ${claim.slice(0, 40)}`, 400, {
+        supported: MODERN_PROTOCOL_VERSIONS,
+        requested: claim,
+      });
+    const clientCapabilities = meta[META_CLIENT_CAPABILITIES];
+    if (!isRecord(clientCapabilities))
+      return this.error(
+        id,
+        -32602,
+        `Invalid _meta envelope: ${META_CLIENT_CAPABILITIES}: ${clientCapabilities === undefined ? 'missing' : 'must be an object'}`,
+        400,
+      );
+    const mismatch = this.headerMismatch(headers, method, params, claim, stated);
+    if (mismatch !== undefined)
+      return this.error(id, -32020, `Header mismatch: ${mismatch.reason}`, 400, {
+        mismatch: { header: mismatch.header, body: mismatch.body },
+      });
+    if (!MODERN_METHODS.has(method))
+      return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
+    if (method === 'server/discover') return this.discover(id);
+
+    const call = exchange.call;
+    // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).
+    const stream =
+      this.dispatcher.mayRelay(method, params) && acceptsEventStream(header(headers, 'accept'))
+        ? new AnswerStream()
+        : undefined;
+    const context: MethodContext = {
+      protocolVersion: claim,
+      headers,
+      rawBody: exchange.body ?? '',
+      signal: call?.controller,
+      relay: stream === undefined ? undefined : (m) => stream.push(JSON.stringify(m)),
+      relayRequests: false,
+      clientCapabilities,
+    };
+    const answer = this.dispatcher.dispatch(method, params, context).then(
+      (result) => this.result(id, method, result),
+      (err: unknown) => this.handlerError(id, err),
+    );
+    return streamWhenRelayed(answer, stream, () => undefined);
+  }
+
+  /** The first header that disagrees with the body, or is missing or malformed (-32020). */
+  private headerMismatch(
+    headers: HttpExchange['headers'],
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    claim: string,
+    stated: string | undefined,
+  ): { header: string; body: string; reason: string } | undefined {
+    if (stated !== claim)
+      return {
+        header: 'MCP-Protocol-Version',
+        body: claim,
+        reason:
+          stated === undefined
+            ? 'the required MCP-Protocol-Version header is absent'
+            : 'MCP-Protocol-Version differs from _meta protocolVersion',
+      };
+    const statedMethod = header(headers, 'mcp-method');
+    if (statedMethod !== method)
+      return {
+        header: 'Mcp-Method',
+        body: method,
+        reason:
+          statedMethod === undefined
+            ? 'the required Mcp-Method header is absent'
+            : 'Mcp-Method differs from the method',
+      };
+    const source = NAME_SOURCE[method];
+    if (source !== undefined) {
+      const bodyName = typeof params?.[source] === 'string' ? params[source] : '';
+      const raw = header(headers, 'mcp-name');
+      if (raw === undefined)
+        return {
+          header: 'Mcp-Name',
+          body: bodyName,
+          reason: 'the required Mcp-Name header is absent',
+        };
+      const decoded = decodeHeaderValue(raw);
+      if (decoded === undefined)
+        return {
+          header: 'Mcp-Name',
+          body: bodyName,
+          reason: 'invalid Base64 sentinel in Mcp-Name',
+        };
+      if (decoded !== bodyName)
+        return {
+          header: 'Mcp-Name',
+          body: bodyName,
+          reason: `Mcp-Name differs from params.${source}`,
+        };
+    }
+    return undefined;
+  }
+
+  /** server/discover (wire notes §2.1): versions, capabilities merged over the sources, cache hints. */
+  private discover(id: JsonRpcId): HttpAnswer {
+    const result = {
+      resultType: 'complete',
+      supportedVersions: MODERN_PROTOCOL_VERSIONS,
+      capabilities: this.capabilities.current(),
+      ...this.cacheHints.forList('server/discover'),
+      _meta: { [META_SERVER_INFO]: this.serverInfo },
+    };
+    return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), 'json');
+  }
+
+  /** A handler's result with the 2026 members: resultType, serverInfo, cache hints on lists. */
+  private result(id: JsonRpcId, method: string, result: MethodResult): HttpAnswer {
+    const hints = LIST_METHODS.has(method)
+      ? this.cacheHints.forList(method)
+      : method === 'resources/read'
+        ? ({ ttlMs: 0, cacheScope: 'private' } as const)
+        : undefined;
+    let body: JsonBody;
+    if (result instanceof PreSerialized) {
+      // `{"tools":[…]` + … + `}`: the 2026 members go before the closing brace
+      const parts = [...result.parts];
+      const last = parts.pop();
+      const extra =
+        `,"resultType":"complete"` +
+        (hints === undefined ? '' : `,"ttlMs":${hints.ttlMs},"cacheScope":"${hints.cacheScope}"`) +
+        (parts.some((p) => typeof p === 'string' && p.startsWith(',"_meta":'))
+          ? ''
+          : `,"_meta":${JSON.stringify({ [META_SERVER_INFO]: this.serverInfo })}`);
+      body = [...parts, extra, last ?? '}'];
+    } else {
+      const r = result as Record<string, unknown>;
+      const meta = isRecord(r._meta) ? r._meta : {};
+      body = JSON.stringify({
+        ...r,
+        resultType: typeof r.resultType === 'string' ? r.resultType : 'complete',
+        ...(hints ?? {}),
+        _meta: { ...meta, [META_SERVER_INFO]: this.serverInfo },
+      });
+    }
+    return messageAnswer(200, resultEnvelope(id, body), 'json');
+  }
+
+  private handlerError(id: JsonRpcId, err: unknown): HttpAnswer {
+    if (err instanceof ForwardedError)
+      // -32021 (a capability the request did not declare) is always 400 (wire notes §1.2)
+      return this.error(
+        id,
+        err.rpcCode,
+        err.message,
+        err.rpcCode === -32021 ? 400 : 200,
+        err.rpcData,
+      );
+    if (err instanceof GatewayError) {
+      const wire = modernWireError(err.code);
+      return this.error(id, wire.code, err.message, wire.httpStatus, err.data);
+    }
+    this.logger.error(
+      `Unexpected failure while handling a 2026 request: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
+    );
+    const wire = modernWireError(GatewayErrorCode.Internal);
+    return this.error(id, wire.code, 'Internal error', wire.httpStatus);
+  }
+
+  private error(
+    id: JsonRpcId | null,
+    code: number,
+    message: string,
+    status: number,
+    data?: unknown,
+  ): HttpAnswer {
+    return messageAnswer(status, errorEnvelope(id, code, message, data), 'json');
+  }
+}
