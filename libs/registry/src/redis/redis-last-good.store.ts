@@ -149,17 +149,8 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     upstreamIds: readonly string[],
   ): Promise<ReadonlyMap<string, StoredUpstreamLists>> {
     const found = new Map<string, StoredUpstreamLists>();
-    if (upstreamIds.length === 0 || !(await this.whenReady())) return found;
-    let values: (string | null)[];
-    try {
-      values = await Promise.all(
-        upstreamIds.map((id) => this.redis.get(this.upstreamListsKey(id))),
-      );
-      this.markAvailable();
-    } catch (err) {
-      this.markUnavailable(err);
-      return found;
-    }
+    const values = await this.getEach(upstreamIds.map((id) => this.upstreamListsKey(id)));
+    if (values === undefined) return found;
     upstreamIds.forEach((id, i) => {
       const raw = values[i];
       if (raw === null || raw === undefined) return;
@@ -222,16 +213,8 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
 
   async load(bundleIds: readonly string[]): Promise<ReadonlyMap<string, StoredManifest>> {
     const found = new Map<string, StoredManifest>();
-    if (bundleIds.length === 0 || !(await this.whenReady())) return found;
-    let values: (string | null)[];
-    try {
-      // One command per key keeps this valid on Redis Cluster (the keys live in different slots).
-      values = await Promise.all(bundleIds.map((id) => this.redis.get(this.manifestKey(id))));
-      this.markAvailable();
-    } catch (err) {
-      this.markUnavailable(err);
-      return found;
-    }
+    const values = await this.getEach(bundleIds.map((id) => this.manifestKey(id)));
+    if (values === undefined) return found;
     bundleIds.forEach((id, i) => {
       const raw = values[i];
       if (raw === null || raw === undefined) return;
@@ -267,6 +250,22 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
       )
       .then(() => this.markAvailable())
       .catch((err: unknown) => this.markUnavailable(err));
+  }
+
+  /**
+   * GET of each key (one command per key keeps this valid on Redis Cluster: the keys live in
+   * different slots); undefined when there are none or Redis is unavailable.
+   */
+  private async getEach(keys: readonly string[]): Promise<(string | null)[] | undefined> {
+    if (keys.length === 0 || !(await this.whenReady())) return undefined;
+    try {
+      const values = await Promise.all(keys.map((key) => this.redis.get(key)));
+      this.markAvailable();
+      return values;
+    } catch (err) {
+      this.markUnavailable(err);
+      return undefined;
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
