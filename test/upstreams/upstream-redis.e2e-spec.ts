@@ -63,7 +63,9 @@ describe('upstream last good lists in Redis', () => {
       expect(list.json.result._meta['io.github.mcp-gateway/partialSources']).toEqual([
         { id: 'calc', kind: 'upstream', state: 'last-good' },
       ]);
-      const status = await (await fetch(`${second.managementUrl}/actuator/upstreams`)).json();
+      const status = (await (await fetch(`${second.managementUrl}/actuator/upstreams`)).json()) as {
+        upstreams: unknown[];
+      };
       expect(status.upstreams[0]).toMatchObject({
         id: 'calc',
         status: 'degraded',
