@@ -129,6 +129,8 @@ export function exchange(
     }
     let settled = false;
     let ended = false;
+    /** Cuts a stream that goes on after the awaited response; cleared when the stream ends. */
+    let graceTimer: NodeJS.Timeout | undefined;
     let controller: Dispatcher.DispatchController | undefined;
     let head: ExchangeHead | undefined;
     let parser: EventSourceParser | undefined;
@@ -181,10 +183,10 @@ export function exchange(
       if (head === undefined) return;
       succeed({ kind: 'events', head, done: true });
       if (!ended) {
-        const grace = setTimeout(() => {
+        graceTimer = setTimeout(() => {
           if (!ended) cut(new Error('stream done'));
         }, STREAM_END_GRACE_MILLIS);
-        grace.unref();
+        graceTimer.unref();
       }
     };
 
@@ -251,6 +253,9 @@ export function exchange(
       },
       onResponseEnd() {
         ended = true;
+        // The usual case: the stream ends right after the response. Without this the timer,
+        // and everything this exchange's closures hold, would live on for the grace period.
+        clearTimeout(graceTimer);
         if (settled || head === undefined) return;
         if (parser !== undefined && decoder !== undefined) {
           parser.feed(decoder.end());
@@ -261,6 +266,7 @@ export function exchange(
       },
       onResponseError(_c, err) {
         ended = true;
+        clearTimeout(graceTimer);
         if (settled) return;
         // Reached, answering, then cut: the request may have run, so this is a broken answer,
         // never "could not be reached".
