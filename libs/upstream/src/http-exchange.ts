@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
-import { UpstreamFailure } from './upstream-types';
+import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
 /** One HTTP exchange with the upstream. */
 export interface ExchangeRequest {
@@ -23,7 +23,7 @@ export interface ExchangeRequest {
   readonly maxBytes: number;
   readonly capScope: 'total' | 'event';
   /** Aborting = `cancelled`, and the HTTP request is aborted. */
-  readonly signal?: AbortSignal;
+  readonly signal?: UpstreamSignal;
   /**
    * Present = a 2xx `text/event-stream` answer is parsed as it arrives: called with each
    * event that has data (priming events with empty data and `retry:` fields are skipped), in
