@@ -12,8 +12,12 @@
 //   refresh  a 10,000-tool catalog swap under tools/call at 16 connections; the summary covers
 //            the refresh only (from the triggering call to its answer)
 //   startup  spawn → readiness 200 with 10 tools (no load); the whole profile up to readiness
+//   upstream tools/call of an upstream MCP server's tool (bench/lib/mcp-upstream.mjs: v1 SDK,
+//            stateful session, SSE answers; BENCH_UPSTREAM_JSON=1 for JSON) at 16 connections,
+//            the gateway configured with that one upstream (the upstreamCall scenario)
 // BENCH_PROFILE_TARGET=proxy profiles the bare proxy (bench/lib/bare-proxy.mjs) instead, for
-// comparison. BENCH_PROFILE_SECONDS (10), BENCH_PROFILE_TOOLS, BENCH_PROFILE_CONNECTIONS override
+// comparison (with BENCH_PROFILE_MODE=upstream: in front of the upstream MCP server, on a
+// session the bench opens through it). BENCH_PROFILE_SECONDS (10), BENCH_PROFILE_TOOLS, BENCH_PROFILE_CONNECTIONS override
 // the defaults.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -28,17 +32,23 @@ import {
   snapshotGateway,
   spawnGateway,
   startBareProxy,
+  startMcpUpstream,
   startToolService,
   waitReady,
 } from './lib/processes.mjs';
+import { openSession } from './lib/scenario-upstream-call.mjs';
 
 const PROXY = process.env.BENCH_PROFILE_TARGET === 'proxy';
-const KIND = PROXY
-  ? 'proxy'
-  : ['list', 'refresh', 'startup'].includes(process.env.BENCH_PROFILE_MODE)
-    ? process.env.BENCH_PROFILE_MODE
-    : 'call';
-const MODE = PROXY ? 'rest' : KIND === 'list' ? 'list' : 'call';
+const UPSTREAM = process.env.BENCH_PROFILE_MODE === 'upstream';
+const KIND =
+  PROXY && UPSTREAM
+    ? 'proxy-upstream'
+    : PROXY
+      ? 'proxy'
+      : ['list', 'refresh', 'startup', 'upstream'].includes(process.env.BENCH_PROFILE_MODE)
+        ? process.env.BENCH_PROFILE_MODE
+        : 'call';
+const MODE = UPSTREAM ? 'mcp' : PROXY ? 'rest' : KIND === 'list' ? 'list' : 'call';
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS) || (KIND === 'refresh' ? 4 : 10);
 const TOOLS =
   Number(process.env.BENCH_PROFILE_TOOLS) || (KIND === 'list' || KIND === 'refresh' ? 10000 : 10);
@@ -57,14 +67,41 @@ const nowUs = () => Number(process.hrtime.bigint() / 1000n); // CLOCK_MONOTONIC:
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 mkdirSync(dir, { recursive: true });
 
-const ts = await startToolService({ core: pin ? 1 : undefined });
+const ts = UPSTREAM
+  ? await startMcpUpstream({
+      core: pin ? 1 : undefined,
+      json: process.env.BENCH_UPSTREAM_JSON === '1',
+    })
+  : await startToolService({ core: pin ? 1 : undefined });
 let target;
 try {
-  await ts.setCatalog('profile', TOOLS, 'r1', 'A');
+  if (!UPSTREAM) await ts.setCatalog('profile', TOOLS, 'r1', 'A');
   // The default sampling interval is 1000 µs; 250 µs gives 4× the samples.
   const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250'];
   let url;
-  if (PROXY) {
+  let tool;
+  let headers;
+  if (UPSTREAM && PROXY) {
+    target = await startBareProxy({ core: pin ? 0 : undefined, upstream: ts.url, nodeArgs });
+    url = `http://127.0.0.1:${target.port}/mcp`;
+    tool = 'echo';
+    headers = await openSession(url);
+  } else if (UPSTREAM) {
+    snapshotGateway();
+    target = await spawnGateway({
+      core: pin ? 0 : undefined,
+      nodeArgs,
+      mcp: {
+        identity: 'bench',
+        registry: { refreshIntervalSeconds: 3600, refreshJitterSeconds: 0 },
+        discovery: { enabled: true },
+        upstreams: [{ id: 'up', url: ts.url }],
+      },
+    });
+    await waitReady(target);
+    url = target.mcpUrl;
+    tool = 'up__echo';
+  } else if (PROXY) {
     target = await startBareProxy({ core: pin ? 0 : undefined, upstream: ts.url, nodeArgs });
     url = `http://127.0.0.1:${target.port}/mcp/bench.echo`;
   } else {
@@ -106,7 +143,15 @@ try {
       process.exit(0);
     }
   }
-  const load = { generator, url, mode: MODE, connections: CONNECTIONS, core: pin ? 1 : undefined };
+  const load = {
+    generator,
+    url,
+    mode: MODE,
+    connections: CONNECTIONS,
+    core: pin ? 1 : undefined,
+    tool,
+    headers,
+  };
   const warm = await runLoad({ ...load, seconds: 3 });
   let fromUs;
   let toUs;
@@ -130,7 +175,7 @@ try {
     toUs = nowUs();
   }
   process.stderr.write(
-    `profiled ${PROXY ? 'the bare proxy' : 'the gateway'} (${KIND}, ${TOOLS} tools, ${CONNECTIONS} connections): ${note}` +
+    `profiled ${PROXY ? 'the bare proxy' : 'the gateway'} (${KIND}, ${UPSTREAM ? 'one upstream MCP server' : `${TOOLS} tools`}, ${CONNECTIONS} connections): ${note}` +
       `${r.requests} requests, ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms.toFixed(3)} ms, errors ${r.errors}, id mismatches ${r.mismatches}\n`,
   );
   const lastOutput = target.output();

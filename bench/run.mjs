@@ -9,6 +9,9 @@
 //   refresh     a 10,000-tool catalog swapped under tools/call load: event-loop stall, p99
 //   coldStart   spawn → readiness 200, spawn → first answered tools/list
 //   overload    40 concurrent ~7 MB answers (max RSS), 6 MB nested-bracket answers (loop stall)
+//   upstream    tools/call of an upstream MCP server's tool (v1 SDK, stateful session, SSE):
+//               direct / bare proxy / gateway at 1 and 16 connections (upstreamCall)
+//   fanout      50 upstream MCP servers, one silent: refresh round duration, tools/list p50
 // Output: a table on stdout and bench/results/latest.json.
 //
 // Env: BENCH_ROUNDS (5; the first is dropped), BENCH_SECONDS (5 per run), BENCH_WARMUP_SECONDS
@@ -55,10 +58,12 @@ import {
 } from './lib/processes.mjs';
 import { evaluateTargets, printReport } from './lib/report.mjs';
 import { scenarioColdStart } from './lib/scenario-cold-start.mjs';
+import { scenarioFanout } from './lib/scenario-fanout.mjs';
 import { scenarioOverload } from './lib/scenario-overload.mjs';
 import { scenarioRefresh } from './lib/scenario-refresh.mjs';
 import { startGatewayFor, toolsListRun } from './lib/scenario-tools-list.mjs';
 import { scenarioToolsCall } from './lib/scenario-tools-call.mjs';
+import { scenarioUpstreamCall, UPSTREAM_CONNECTIONS } from './lib/scenario-upstream-call.mjs';
 import { fmt, median, round } from './lib/stats.mjs';
 
 // ---------------------------------------------------------------- main
@@ -93,11 +98,13 @@ async function main() {
     cpuModel,
     memGb: round(os.totalmem() / 2 ** 30, 1),
     kernel: os.release(),
-    command: `${process.env.BENCH_GATEWAY_ENV ? `BENCH_GATEWAY_ENV="${process.env.BENCH_GATEWAY_ENV}" ` : ''}${process.env.BENCH_VARIANTS !== undefined ? `BENCH_VARIANTS="${process.env.BENCH_VARIANTS}" ` : ''}BENCH_ROUNDS=${ROUNDS} BENCH_SECONDS=${SECONDS} npm run bench`,
+    command: `${process.env.BENCH_SCENARIOS ? `BENCH_SCENARIOS=${process.env.BENCH_SCENARIOS} ` : ''}${process.env.BENCH_GATEWAY_ENV ? `BENCH_GATEWAY_ENV="${process.env.BENCH_GATEWAY_ENV}" ` : ''}${process.env.BENCH_VARIANTS !== undefined ? `BENCH_VARIANTS="${process.env.BENCH_VARIANTS}" ` : ''}BENCH_ROUNDS=${ROUNDS} BENCH_SECONDS=${SECONDS} npm run bench`,
     gatewayEnv: extraGatewayEnv(),
     gatewayRuntimeEnv: GATEWAY_RUNTIME_ENV,
     variants: VARIANTS,
     variantConnections: VARIANT_CONNECTIONS,
+    upstreamConnections: UPSTREAM_CONNECTIONS,
+    scenarios: [...SCENARIOS],
     rounds: ROUNDS,
     seconds: SECONDS,
     warmupSeconds: WARMUP,
@@ -123,7 +130,11 @@ async function main() {
     meta.loadAvgAtStart = os.loadavg().map((x) => round(x, 2));
   }
 
-  const ts = await startToolService({ core: CORE_SIDE });
+  // The bench Tool Service backs the bundle scenarios only (not overload, upstream, fanout).
+  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold'];
+  const ts = bundleScenarios.some((s) => SCENARIOS.has(s))
+    ? await startToolService({ core: CORE_SIDE })
+    : undefined;
   try {
     let firstCold;
     if (SCENARIOS.has('call') || SCENARIOS.has('list') || SCENARIOS.has('memory')) {
@@ -287,8 +298,10 @@ async function main() {
         await gw.stop();
       }
     }
+    if (SCENARIOS.has('upstream')) results.upstreamCall = await scenarioUpstreamCall();
+    if (SCENARIOS.has('fanout')) results.fanout = await scenarioFanout();
   } finally {
-    await ts.stop();
+    await ts?.stop();
     cleanupTemp();
   }
 
@@ -296,7 +309,9 @@ async function main() {
   results.meta.loadAvgAtEnd = os.loadavg().map((x) => round(x, 2));
   results.meta.elapsedSeconds = round((Date.now() - started) / 1000, 1);
   results.targets = evaluateTargets(results);
-  const noise = (results.toolsCall?.raw ?? []).filter((r) => r.kept).map((r) => r.noiseCores);
+  const noise = [...(results.toolsCall?.raw ?? []), ...(results.upstreamCall?.raw ?? [])]
+    .filter((r) => r.kept)
+    .map((r) => r.noiseCores);
   results.meta.noiseCoresMedian = noise.length ? round(median(noise), 2) : null;
   mkdirSync(join(OUT, '..'), { recursive: true });
   writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);

@@ -6,6 +6,12 @@
 --   list  POST /mcp tools/list, id N                   (gateway)
 --   list-gzip  the same with Accept-Encoding: gzip; the answer must be gzip-encoded, and its id
 --         is read from the envelope, which the gateway sends as stored (uncompressed) bytes
+--   mcp   POST tools/call of BENCH_TOOL like call, to any MCP endpoint (an upstream MCP server
+--         directly, through the bare proxy, or the gateway): the answer may be JSON or SSE
+--         (`event: message` / `data: {...}`), and its members in any order, so the id is read
+--         from `"jsonrpc":"2.0","id":N` anywhere in the body
+-- BENCH_HEADERS (env): extra request headers, one `name: value` per line (e.g. the
+-- Mcp-Session-Id and MCP-Protocol-Version of a 2025 session opened by the bench).
 -- A response is "matched" when the number it carries (the JSON-RPC id, and for a call also the
 -- echoed nonce, which must equal the id) is one this thread sent and has not seen answered yet.
 -- Anything else (unknown, repeated, id ~= nonce, unparseable) is a mismatch. A JSON-RPC error
@@ -33,6 +39,9 @@ function init(args)
     ["accept"] = "application/json, text/event-stream",
   }
   if mode == "list-gzip" then headers["accept-encoding"] = "gzip" end
+  for name, value in string.gmatch(os.getenv("BENCH_HEADERS") or "", "([^:\n]+):%s*([^\n]*)") do
+    headers[name] = value
+  end
 end
 
 function request()
@@ -74,8 +83,13 @@ function response(status, headers, body)
     settle(string.match(body, '{"jsonrpc":"2.0","id":(%d+),"result":'))
     return
   end
-  local id = string.match(body, '^{"jsonrpc":"2.0","id":(%d+)')
-  if mode == "call" then
+  local id
+  if mode == "mcp" then
+    id = string.match(body, '"jsonrpc":"2%.0","id":(%d+)')
+  else
+    id = string.match(body, '^{"jsonrpc":"2.0","id":(%d+)')
+  end
+  if mode == "call" or mode == "mcp" then
     local nonce = string.match(body, 'nonce%W+(%d+)')
     if nonce ~= id then
       mismatches = mismatches + 1

@@ -13,21 +13,30 @@ export function haveCommand(name) {
 
 /**
  * Runs one bounded load: `connections` keep-alive connections for `seconds` seconds.
- * mode: 'rest' (POST {"nonce":N} to the URL as is), 'call' (tools/call on /mcp), 'list'.
+ * mode: 'rest' (POST {"nonce":N} to the URL as is), 'call' (tools/call on /mcp), 'list',
+ * 'mcp' (tools/call of `tool` on any MCP endpoint; JSON or SSE answers). `headers`: extra
+ * request headers (e.g. a session's Mcp-Session-Id).
  * Returns the normalized figures (latencies in ms).
  */
-export async function runLoad({ generator, url, mode, connections, seconds, core, tool }) {
+export async function runLoad({ generator, url, mode, connections, seconds, core, tool, headers }) {
   const run = generator === 'wrk' ? runWrk : runAutocannon;
-  return run({ url, mode, connections, seconds, core, tool: tool ?? 'bench.echo' });
+  return run({ url, mode, connections, seconds, core, tool: tool ?? 'bench.echo', headers });
 }
 
-function runWrk({ url, mode, connections, seconds, core, tool }) {
+function runWrk({ url, mode, connections, seconds, core, tool, headers = {} }) {
   const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', LUA, url];
   const [cmd, argv] =
     core === undefined ? ['wrk', args] : ['taskset', ['-c', String(core), 'wrk', ...args]];
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, {
-      env: { ...process.env, BENCH_MODE: mode, BENCH_TOOL: tool },
+      env: {
+        ...process.env,
+        BENCH_MODE: mode,
+        BENCH_TOOL: tool,
+        BENCH_HEADERS: Object.entries(headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -73,7 +82,7 @@ function runWrk({ url, mode, connections, seconds, core, tool }) {
   });
 }
 
-async function runAutocannon({ url, mode, connections, seconds, tool }) {
+async function runAutocannon({ url, mode, connections, seconds, tool, headers = {} }) {
   const { default: autocannon } = await import('autocannon');
   let counter = 0;
   let matched = 0;
@@ -81,7 +90,11 @@ async function runAutocannon({ url, mode, connections, seconds, tool }) {
   let rpcErrors = 0;
   const request = {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
     // context is per connection: the id sent on this connection is the one its response must carry.
     setupRequest(req, context) {
       const id = ++counter;
@@ -99,8 +112,10 @@ async function runAutocannon({ url, mode, connections, seconds, tool }) {
       const got =
         mode === 'rest'
           ? /"nonce":(\d+)/.exec(text)?.[1]
-          : /^\{"jsonrpc":"2\.0","id":(\d+)/.exec(text)?.[1];
-      const nonce = mode === 'call' ? /nonce\W+(\d+)/.exec(text)?.[1] : got;
+          : mode === 'mcp'
+            ? /"jsonrpc":"2\.0","id":(\d+)/.exec(text)?.[1]
+            : /^\{"jsonrpc":"2\.0","id":(\d+)/.exec(text)?.[1];
+      const nonce = mode === 'call' || mode === 'mcp' ? /nonce\W+(\d+)/.exec(text)?.[1] : got;
       if (got === expected && nonce === expected) matched++;
       else mismatches++;
       if (mode !== 'rest' && (!text.includes('"result":') || text.includes('"isError":true')))

@@ -25,6 +25,8 @@ export async function measured({
   targetPid,
   upstreamPid,
   loadCore,
+  tool,
+  headers,
 }) {
   const pids = [...new Set([targetPid, upstreamPid].filter(Boolean))];
   const cpu0 = pids.map(cpuMs);
@@ -38,6 +40,8 @@ export async function measured({
     connections,
     seconds,
     core: loadCore,
+    tool,
+    headers,
   });
   const maxRss = sampler.stop().get(targetPid);
   const cpu1 = pids.map(cpuMs);

@@ -258,20 +258,58 @@ export async function startBareProxy({ core, upstream, nodeArgs = [] }) {
 }
 
 /**
+ * The upstreamCall scenario's MCP server (bench/lib/mcp-upstream.mjs: v1 SDK, stateful
+ * sessions, SSE answers unless `json`). `url` is its MCP endpoint.
+ */
+export async function startMcpUpstream({ core, json = false }) {
+  const proc = spawnNode([join(here, 'mcp-upstream.mjs')], {
+    core,
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, PORT: '0', UPSTREAM_JSON: json ? '1' : '0' },
+  });
+  const m = await waitForLine(proc, /listening (\d+) (\w+)/, 20_000, 'MCP upstream');
+  const port = Number(m[1]);
+  return { ...proc, port, answers: m[2], url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/**
+ * The fanout scenario's upstreams (bench/lib/mcp-fanout.mjs): `servers` v2 SDK servers with
+ * `tools` tools each and `silent` listeners that never answer, in one process.
+ */
+export async function startFanoutUpstreams({ core, servers, tools, silent }) {
+  const proc = spawnNode([join(here, 'mcp-fanout.mjs')], {
+    core,
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH,
+      FANOUT_SERVERS: String(servers),
+      FANOUT_TOOLS: String(tools),
+      FANOUT_SILENT: String(silent),
+    },
+  });
+  const m = await waitForLine(proc, /listening (\{.*\})/, 30_000, 'fan-out upstreams');
+  const ports = JSON.parse(m[1]);
+  const url = (port) => `http://127.0.0.1:${port}/mcp`;
+  return { ...proc, servers: ports.servers.map(url), silent: ports.silent.map(url) };
+}
+
+/**
  * Spawns the built gateway with one bundle (the bench Tool Service, catalog `catalog`) on
  * fixed free ports, so readiness can be polled from the moment of spawn. Does not wait.
+ * `mcp` replaces the whole `mcp:` config (e.g. upstreams instead of the bundle).
  */
 export async function spawnGateway({
   core,
   toolService,
   catalog,
+  mcp: mcpConfig,
   nodeArgs = [],
   env = {},
   refreshIntervalSeconds = 3600,
 }) {
   const dir = benchTempDir('config');
   const file = join(dir, 'gateway.yaml');
-  const mcp = {
+  const mcp = mcpConfig ?? {
     identity: 'bench',
     registry: { refreshIntervalSeconds, refreshJitterSeconds: 0 },
     discovery: {

@@ -1,5 +1,6 @@
 // The targets of the issue, evaluated on a results object, and the human table.
 import { CONNECTIONS, OUT } from './config.mjs';
+import { UPSTREAM_CONNECTIONS } from './scenario-upstream-call.mjs';
 import { fmt, median, round, table } from './stats.mjs';
 
 export function evaluateTargets(results) {
@@ -39,11 +40,43 @@ export function evaluateTargets(results) {
       'ms',
       'longest event-loop stall, 6 MB nested-bracket answers',
     ],
+    [
+      'upstreamCall.c16.throughputRatioVsDirect',
+      '>=',
+      0.8,
+      '×',
+      'upstream tools/call req/s, gateway ÷ direct, 16 conns',
+    ],
+    [
+      'upstreamCall.c16.cpuPerRequestRatioVsBareProxy',
+      '<=',
+      2,
+      '×',
+      'gateway CPU per upstream tools/call vs bare proxy, 16 conns',
+    ],
+    [
+      'upstreamCall.c1.addedP50Ms',
+      '<=',
+      0.5,
+      'ms',
+      'upstream tools/call added p50 vs direct, 1 conn',
+    ],
+    [
+      'fanout.u50.refreshMs',
+      '<=',
+      // listMillis + 250: the straggler's deadline plus the rest of the round
+      (r) => (typeof r.fanout?.u50?.listMillis === 'number' ? r.fanout.u50.listMillis + 250 : null),
+      'ms',
+      'refresh round over 50 upstreams, one silent (listMillis + 250)',
+    ],
+    ['fanout.u50.toolsListP50Ms', '<', 10, 'ms', 'tools/list p50, 50 upstreams merged'],
   ];
-  return defs.map(([metric, op, limit, unit, what]) => {
+  return defs.map(([metric, op, limitDef, unit, what]) => {
     const value = get(metric);
-    if (typeof value !== 'number') return { metric, what, limit, unit, value: null, met: null };
-    const met = op === '<' ? value < limit : value <= limit;
+    const limit = typeof limitDef === 'function' ? limitDef(results) : limitDef;
+    if (typeof value !== 'number' || typeof limit !== 'number')
+      return { metric, what, op, limit, unit, value: null, met: null };
+    const met = op === '<' ? value < limit : op === '>=' ? value >= limit : value <= limit;
     return {
       metric,
       what,
@@ -52,7 +85,7 @@ export function evaluateTargets(results) {
       unit,
       value,
       met,
-      overBy: met ? 0 : round(value - limit, 3),
+      overBy: met ? 0 : round(op === '>=' ? limit - value : value - limit, 3),
       ratioToLimit: round(value / limit, 2),
     };
   });
@@ -249,6 +282,8 @@ export function printReport(results) {
       `refresh took ${r.refreshMs} ms (trigger answered ${r.triggerErrorCode}); swapped: ${r.swapped}; probe calls during the refresh: ${r.probeInSwap.samples}`,
     );
   }
+  if (results.upstreamCall) printUpstreamCall(out, results.upstreamCall);
+  if (results.fanout?.u50) printFanout(out, results.fanout.u50);
   if (results.coldStart) {
     const c = results.coldStart;
     out.push(
@@ -261,6 +296,7 @@ export function printReport(results) {
   }
   const noise = [
     ...(results.toolsCall?.raw ?? []).filter((r) => r.kept).map((r) => r.noiseCores),
+    ...(results.upstreamCall?.raw ?? []).filter((r) => r.kept).map((r) => r.noiseCores),
   ].filter(Number.isFinite);
   if (noise.length > 0 && median(noise) > 0.3) {
     out.push(
@@ -275,8 +311,12 @@ export function printReport(results) {
       ...results.targets.map((t) => [
         t.metric,
         t.value === null ? '-' : `${t.value} ${t.unit}`,
-        `${t.op ?? ''} ${t.limit} ${t.unit}`,
-        t.met === null ? 'n/a' : t.met ? 'yes' : `NO (+${t.overBy} ${t.unit})`,
+        t.limit === null ? '-' : `${t.op ?? ''} ${t.limit} ${t.unit}`,
+        t.met === null
+          ? 'n/a'
+          : t.met
+            ? 'yes'
+            : `NO (${t.op === '>=' ? '-' : '+'}${t.overBy} ${t.unit})`,
       ]),
     ]),
   );
@@ -286,4 +326,88 @@ export function printReport(results) {
   );
   out.push(`results: ${OUT}`, '');
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function printUpstreamCall(out, u) {
+  out.push(
+    '',
+    `upstream tools/call (v1 SDK upstream, stateful session, ${u.answers === 'json' ? 'JSON' : 'SSE'} answers; gateway ready in ${fmt(u.readyMs, 0)} ms; sessions open on the upstream at the end: ${u.upstreamSessions})`,
+  );
+  const rows = [
+    [
+      'conns / target',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'cpu/req µs',
+      'upstream µs',
+      'RSS MB',
+      'errors',
+      'id mism.',
+      'noise cores',
+    ],
+  ];
+  for (const c of UPSTREAM_CONNECTIONS) {
+    const e = u[`c${c}`];
+    if (!e) continue;
+    for (const name of ['direct', 'bareProxy', 'gateway']) {
+      const t = e[name];
+      rows.push([
+        `c${c} ${name}`,
+        fmt(t.rps, 0),
+        fmt(t.p50Ms, 3),
+        fmt(t.p99Ms, 3),
+        fmt(t.cpuPerRequestMs * 1000, 1),
+        fmt(t.upstreamCpuPerRequestMs * 1000, 1),
+        fmt(t.rssMb, 1),
+        String(t.errors),
+        String(t.idMismatches),
+        fmt(t.noiseCores, 2),
+      ]);
+    }
+  }
+  out.push(table(rows));
+  const r2 = [
+    [
+      'conns',
+      'req/s gw÷direct',
+      'per round',
+      'cpu/req gw÷proxy',
+      'per round',
+      'added p50 vs direct ms',
+      'vs proxy ms',
+      'proxy added p50 ms',
+    ],
+  ];
+  for (const c of UPSTREAM_CONNECTIONS) {
+    const e = u[`c${c}`];
+    if (!e) continue;
+    r2.push([
+      `c${c}`,
+      fmt(e.throughputRatioVsDirect, 2),
+      e.throughputRatioVsDirectPerRound.map((x) => fmt(x, 2)).join(' '),
+      fmt(e.cpuPerRequestRatioVsBareProxy, 2),
+      e.cpuPerRequestRatioVsBareProxyPerRound.map((x) => fmt(x, 2)).join(' '),
+      fmt(e.addedP50Ms, 3),
+      fmt(e.addedP50VsBareProxyMs, 3),
+      fmt(e.bareProxyAddedP50Ms, 3),
+    ]);
+  }
+  out.push('', table(r2));
+}
+
+function printFanout(out, f) {
+  out.push(
+    '',
+    `fan-out: ${f.upstreams} upstreams (${f.answering} v2 SDK servers × ${f.toolsPerUpstream} tools, era ${f.eras.join('/')}; 1 silent: ${f.straggler.id}, ${f.straggler.status}), listMillis ${f.listMillis}`,
+  );
+  out.push(
+    `refresh round (gateway's histogram): median ${fmt(f.refreshMs, 1)} ms, max ${fmt(f.refreshMaxMs, 1)} ms over ${f.refreshes.length} rounds ` +
+      `(${f.refreshes.map((r) => fmt(r.roundMs, 1)).join(' ')}); first round at boot ${fmt(f.bootRoundMs, 1)} ms; ` +
+      `trigger → answer ${f.refreshes.map((r) => fmt(r.triggerToAnswerMs, 0)).join(' ')} ms`,
+  );
+  out.push(
+    `tools/list (${f.tools} tools, ${f.toolsListBodyBytes} bytes, 1 connection): p50 ${fmt(f.toolsListP50Ms, 3)} ms, p99 ${fmt(f.toolsListP99Ms, 3)} ms, ` +
+      `${fmt(f.toolsListRps, 0)} req/s, cpu/req ${fmt(f.toolsListCpuPerRequestMs * 1000, 1)} µs, errors ${f.toolsListErrors}; statuses ${JSON.stringify(f.statuses)}`,
+  );
 }

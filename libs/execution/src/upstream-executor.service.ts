@@ -7,6 +7,7 @@ import {
   upstreamRequestHeaders,
   type JsonRpcMessage,
   type UpstreamMessageContext,
+  type UpstreamSignal,
 } from '@app/upstream';
 import type { CallCancellation } from './call-cancellation';
 import type { IncomingHeaders } from './call-tool-result';
@@ -42,6 +43,45 @@ export interface UpstreamCallContext {
   readonly onMessage?: (message: JsonRpcMessage, context: UpstreamMessageContext) => void;
 }
 
+/**
+ * The caller's CallCancellation as the upstream client's signal, without an AbortController:
+ * the client adds and removes its `abort` listeners around each exchange, and an EventTarget
+ * per call is the cost the bundle path already shed (CallCancellation). It exposes no
+ * reason, so a 2025 upstream is told "cancelled by the gateway", as before.
+ */
+class CancellationSignal implements UpstreamSignal {
+  private listeners: (() => void)[] = [];
+
+  constructor(private readonly cancellation: CallCancellation) {
+    cancellation.onAbort(() => this.fire());
+  }
+
+  get aborted(): boolean {
+    return this.cancellation.aborted;
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const at = this.listeners.indexOf(listener);
+    if (at !== -1) this.listeners.splice(at, 1);
+  }
+
+  private fire(): void {
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch {
+        // one listener's failure must not keep the others from running
+      }
+    }
+  }
+}
+
 function cancelledMessage(reason: string | undefined, upstream: UpstreamDefinition): string {
   return reason === 'shutdown'
     ? `The gateway is shutting down; the request to upstream ${upstream.id} was cut. Retry it.`
@@ -73,10 +113,7 @@ export class UpstreamExecutor {
     context: UpstreamCallContext,
   ): Promise<UpstreamOutcome> {
     const started = performance.now();
-    const controller = new AbortController();
     const { signal } = context;
-    if (signal?.aborted === true) controller.abort();
-    else signal?.onAbort(() => controller.abort());
     let outcome: UpstreamOutcome;
     const connection = this.connections.get(upstream);
     const sent =
@@ -92,7 +129,7 @@ export class UpstreamExecutor {
     try {
       const answer = await connection.request(method, sent, {
         deadlineMillis: upstream.callMillis,
-        signal: controller.signal,
+        signal: signal === undefined ? undefined : new CancellationSignal(signal),
         headers: upstreamRequestHeaders(upstream, context.headers),
         onMessage: context.onMessage,
       });

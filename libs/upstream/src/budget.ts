@@ -1,4 +1,5 @@
 import { cancelledFailure, timeoutFailure } from './http-exchange';
+import type { UpstreamSignal } from './upstream-types';
 
 /**
  * One caller's deadline and signal, shared by every HTTP exchange made on its behalf (connect,
@@ -15,7 +16,7 @@ export class Budget {
    */
   constructor(
     readonly millis: number,
-    readonly signal?: AbortSignal,
+    readonly signal?: UpstreamSignal,
     leftMillis: number = millis,
   ) {
     this.endsAt = performance.now() + leftMillis;

@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
-import { UpstreamFailure } from './upstream-types';
+import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
 /** One HTTP exchange with the upstream. */
 export interface ExchangeRequest {
@@ -23,7 +23,7 @@ export interface ExchangeRequest {
   readonly maxBytes: number;
   readonly capScope: 'total' | 'event';
   /** Aborting = `cancelled`, and the HTTP request is aborted. */
-  readonly signal?: AbortSignal;
+  readonly signal?: UpstreamSignal;
   /**
    * Present = a 2xx `text/event-stream` answer is parsed as it arrives: called with each
    * event that has data (priming events with empty data and `retry:` fields are skipped), in
@@ -129,6 +129,8 @@ export function exchange(
     }
     let settled = false;
     let ended = false;
+    /** Cuts a stream that goes on after the awaited response; cleared when the stream ends. */
+    let graceTimer: NodeJS.Timeout | undefined;
     let controller: Dispatcher.DispatchController | undefined;
     let head: ExchangeHead | undefined;
     let parser: EventSourceParser | undefined;
@@ -181,10 +183,10 @@ export function exchange(
       if (head === undefined) return;
       succeed({ kind: 'events', head, done: true });
       if (!ended) {
-        const grace = setTimeout(() => {
+        graceTimer = setTimeout(() => {
           if (!ended) cut(new Error('stream done'));
         }, STREAM_END_GRACE_MILLIS);
-        grace.unref();
+        graceTimer.unref();
       }
     };
 
@@ -257,6 +259,9 @@ export function exchange(
       },
       onResponseEnd() {
         ended = true;
+        // The usual case: the stream ends right after the response. Without this the timer,
+        // and everything this exchange's closures hold, would live on for the grace period.
+        clearTimeout(graceTimer);
         if (settled || head === undefined) return;
         if (parser !== undefined && decoder !== undefined) {
           parser.feed(decoder.end());
@@ -267,6 +272,7 @@ export function exchange(
       },
       onResponseError(_c, err) {
         ended = true;
+        clearTimeout(graceTimer);
         if (settled) return;
         // Reached, answering, then cut: the request may have run, so this is a broken answer,
         // never "could not be reached".

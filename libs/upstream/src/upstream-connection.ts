@@ -22,6 +22,7 @@ import {
   type UpstreamMessageListener,
   type UpstreamRequestOptions,
   type UpstreamServerInfo,
+  type UpstreamSignal,
 } from './upstream-types';
 import { stringifyMessage } from './raw-json';
 
@@ -145,7 +146,7 @@ function eraMismatch(message: string): UpstreamFailure {
   return new UpstreamFailure('era-mismatch', message);
 }
 
-function reasonText(signal: AbortSignal | undefined): string {
+function reasonText(signal: UpstreamSignal | undefined): string {
   const reason: unknown = signal?.reason;
   return typeof reason === 'string' && reason !== '' ? reason : 'cancelled by the gateway';
 }

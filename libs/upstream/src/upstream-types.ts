@@ -56,6 +56,23 @@ export type UpstreamMessageListener = (
   context: UpstreamMessageContext,
 ) => void;
 
+/**
+ * What the client needs of a caller's cancellation: `aborted`, and `abort` listeners added
+ * and removed around each exchange. An AbortSignal is one; so is a lighter object over a
+ * one-slot cancellation, which spares the call path an AbortController (an EventTarget) per
+ * call. A string `reason` is what a 2025 upstream is told in notifications/cancelled.
+ */
+export interface UpstreamSignal {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(
+    type: 'abort',
+    listener: () => void,
+    options?: { readonly once?: boolean },
+  ): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /** Per-request settings. */
 export interface UpstreamRequestOptions {
   /**
@@ -64,7 +81,7 @@ export interface UpstreamRequestOptions {
    */
   readonly deadlineMillis: number;
   /** Aborting = failure `cancelled`, and the upstream HTTP request is aborted (its stream closed). */
-  readonly signal?: AbortSignal;
+  readonly signal?: UpstreamSignal;
   /**
    * Extra request headers, lower-case names: `authorization`, forwarded caller headers, 2026
    * `mcp-param-*`. Hop-by-hop headers, `host`, and the headers this client sets itself
@@ -85,7 +102,7 @@ export interface UpstreamConnectOptions {
   /** The whole connect in ms (probe, initialize, notifications/initialized). Over it = `timeout`. */
   readonly deadlineMillis: number;
   /** Aborting = failure `cancelled` for this caller (a shared attempt goes on for the others). */
-  readonly signal?: AbortSignal;
+  readonly signal?: UpstreamSignal;
   /**
    * Extra headers for the connect requests, filtered as in `UpstreamRequestOptions.headers`.
    * In 2025 they are also sent on the standalone GET stream that the connect opens.
