@@ -12,6 +12,7 @@ export {
   type UpstreamProtocol,
   type UpstreamRequestOptions,
   type UpstreamServerInfo,
+  type UpstreamSignal,
 } from './upstream-types';
 export { encodeHeaderValue } from './mcp-headers';
 export * from './upstream-connections.service';
