@@ -521,6 +521,46 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
       expect((messages[2]!.params as any).data).toBe('Zürich 🌍');
     });
 
+    it('a ping on a request stream is answered by the connection; a list_changed there also reaches the unsolicited listeners', async () => {
+      const server = await serve(
+        legacy((req, res, body) => {
+          if (req.method !== 'POST') return noStream(req, res);
+          if (body?.method === undefined) {
+            // our answer to the ping
+            res.writeHead(202);
+            res.end();
+            return undefined;
+          }
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(
+            `data: ${JSON.stringify({ jsonrpc: '2.0', id: 'srv-ping', method: 'ping' })}\n\n`,
+          );
+          res.write(
+            `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`,
+          );
+          res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: {} })}\n\n`);
+          return undefined;
+        }),
+      );
+      const c = connection(server.url);
+      const unsolicited: JsonRpcMessage[] = [];
+      c.onUnsolicited((m) => unsolicited.push(m));
+      const messages: JsonRpcMessage[] = [];
+      const answer = await c.request(
+        'tools/call',
+        { name: 't' },
+        { deadlineMillis: 2000, onMessage: (m) => messages.push(m) },
+      );
+      expect(answer).toEqual({ kind: 'result', result: {} });
+      expect(messages.map((m) => m.method)).toEqual(['notifications/tools/list_changed']);
+      expect(unsolicited.map((m) => m.method)).toEqual(['notifications/tools/list_changed']);
+      await eventually(() =>
+        seen(server).some(
+          (r) => r.body?.id === 'srv-ping' && JSON.stringify(r.body?.result) === '{}',
+        ),
+      );
+    });
+
     it('an SSE event that is not JSON-RPC → bad-answer', async () => {
       const server = await serve(
         modern((_req, res) => {

@@ -78,6 +78,13 @@ const DROPPED_HEADERS: ReadonlySet<string> = new Set([
   'last-event-id',
 ]);
 
+/** Notifications that say one of the upstream's lists changed, wherever they arrive. */
+const LIST_CHANGED: ReadonlySet<string> = new Set([
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+]);
+
 const SESSION_ID = /^[\x21-\x7e]+$/;
 const DATE_VERSION = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -116,6 +123,15 @@ interface StandaloneStream {
   readonly session: Session;
   readonly abort: AbortController;
   lastEventId?: string;
+}
+
+/** A notification that one of the upstream's lists changed. */
+function isListChanged(message: JsonRpcMessage): boolean {
+  return (
+    message.id === undefined &&
+    typeof message.method === 'string' &&
+    LIST_CHANGED.has(message.method)
+  );
 }
 
 function isSuccess(status: number): boolean {
@@ -390,8 +406,11 @@ export class UpstreamConnection {
    * (opened after initialize; a 405 means the server offers none; re-opened with backoff,
    * 250 ms doubling to 30 s, if it drops while the session lives), e.g.
    * notifications/tools/list_changed, notifications/resources/updated, or server requests
-   * (answer those with `respond` and the context's sessionId). A listener that throws is
-   * ignored. Returns the unsubscribe function.
+   * (answer those with `respond` and the context's sessionId). A list_changed notification
+   * that arrives on a request's own SSE answer comes here too (as well as to that request's
+   * `onMessage`): it concerns the upstream, not the caller. A server `ping` is answered by the
+   * connection and comes to no one. A listener that throws is ignored. Returns the
+   * unsubscribe function.
    */
   onUnsolicited(listener: UpstreamMessageListener): () => void {
     this.listeners.add(listener);
@@ -805,6 +824,11 @@ export class UpstreamConnection {
                 response = message;
                 return 'done';
               }
+              if (relay !== undefined) {
+                if (this.answerPing(message, relay.context)) return 'more';
+                // seen here as on the GET stream: the catalog is refreshed (issue 10 §3; B25)
+                if (isListChanged(message)) this.emit(message, relay.context);
+              }
               if (relay?.onMessage !== undefined) {
                 try {
                   relay.onMessage(message, relay.context);
@@ -958,7 +982,8 @@ export class UpstreamConnection {
           onEvent: (event) => {
             if (event.id !== undefined) stream.lastEventId = event.id;
             const message = parseMessage(event.data);
-            if (message !== undefined && this.live(stream)) this.emit(message, context);
+            if (message !== undefined && this.live(stream) && !this.answerPing(message, context))
+              this.emit(message, context);
             return 'more';
           },
         });
@@ -978,6 +1003,21 @@ export class UpstreamConnection {
         streamed && performance.now() - started >= STREAM_HEALTHY_MILLIS ? 1 : failures + 1;
       await sleep(backoffMillis(failures), stream.abort.signal);
     }
+  }
+
+  /**
+   * A `ping` from the server, on any stream, is answered at once by the connection: a ping must
+   * be answered, and it is never the caller's business (B08). true when it was one.
+   */
+  private answerPing(message: JsonRpcMessage, context: UpstreamMessageContext): boolean {
+    const { id } = message;
+    if (message.method !== 'ping' || (typeof id !== 'string' && typeof id !== 'number'))
+      return false;
+    this.respond({ jsonrpc: '2.0', id, result: {} }, context.sessionId, {
+      deadlineMillis: SHORT_DEADLINE_MILLIS,
+      headers: this.sessionHeaders,
+    }).catch(() => undefined);
+    return true;
   }
 
   private emit(message: JsonRpcMessage, context: UpstreamMessageContext): void {

@@ -92,7 +92,8 @@ export interface UpstreamRequestOptions {
   /**
    * Every message that arrives on this request's SSE stream before its response, in order:
    * notifications (progress, message) and server->client requests (sampling/createMessage,
-   * elicitation/create, roots/list). A listener that throws is ignored, not fatal.
+   * elicitation/create, roots/list). A server `ping` is answered by the connection and is not
+   * given. A listener that throws is ignored, not fatal.
    */
   readonly onMessage?: UpstreamMessageListener;
 }
