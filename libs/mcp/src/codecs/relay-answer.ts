@@ -39,6 +39,8 @@ function bodyText(body: HttpAnswer['body']): string {
 }
 
 /** The JSON-RPC message inside a one-message answer body (JSON, or one SSE `message` event). */
+const SSE_FRAME_START = 'event: message\ndata: ';
+
 function unframe(body: string): string {
-  return body.startsWith('event: message\ndata: ') ? body.slice(20, -2) : body;
+  return body.startsWith(SSE_FRAME_START) ? body.slice(SSE_FRAME_START.length, -2) : body;
 }
