@@ -4,7 +4,7 @@ import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
 import { RawJson } from '@app/upstream';
 import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
-import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
@@ -61,20 +61,28 @@ export class ToolsCallHandler implements MethodHandler {
     if (tool.route.kind === 'upstream') {
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
-      return this.upstreams.forward(
-        tool.route.upstream,
-        'tools/call',
-        {
-          ...params,
-          name: tool.route.originalName,
-          // arguments byte for byte, as the client wrote them (issue 10 §5)
-          ...(raw !== undefined && args !== undefined && args !== null
-            ? { arguments: new RawJson(raw) }
-            : {}),
-        },
-        context,
-        (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
-      );
+      try {
+        return await this.upstreams.forward(
+          tool.route.upstream,
+          'tools/call',
+          {
+            ...params,
+            name: tool.route.originalName,
+            // arguments byte for byte, as the client wrote them (issue 10 §5)
+            ...(raw !== undefined && args !== undefined && args !== null
+              ? { arguments: new RawJson(raw) }
+              : {}),
+          },
+          context,
+          (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
+        );
+      } catch (err) {
+        // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh, as
+        // for a miss (throttled alike), without holding the error back from the client.
+        if (err instanceof ForwardedError && err.rpcCode === -32602)
+          void this.refresh.refreshForUnknownTool();
+        throw err;
+      }
     }
     const rawArguments =
       args === undefined || args === null
