@@ -5,10 +5,12 @@
 //                gateway's max RSS (sampled every 50 ms), calls served and answered "busy".
 //   deepAnswers  10 concurrent tools/call of a tool answering 6 MB of nested brackets, 3 rounds,
 //                under the loop monitor: the longest event-loop stall meanwhile.
+// BENCH_OVERLOAD_PARTS (default "deep,big") picks the parts, e.g. BENCH_SCENARIOS=overload
+// BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { CORE_TARGET, log } from './config.mjs';
-import { sampleRss } from './proc.mjs';
+import { cpuMs, machineCpuMs, sampleRss } from './proc.mjs';
 import {
   GATEWAY_RUNTIME_ENV,
   LOOP_MONITOR,
@@ -118,58 +120,87 @@ async function startGateway(ts, loopFile) {
   return gw;
 }
 
+/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big"; both by default). */
+export const OVERLOAD_PARTS = new Set(
+  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big').split(',').map((p) => p.trim()),
+);
+
 export async function scenarioOverload() {
   const ts = await startHostileToolService();
   try {
     // Each part on a fresh gateway, so the garbage of one does not land in the other's figures.
-    const loopFile = join(benchTempDir('loop-overload'), 'loop.json');
-    const deepGw = await startGateway(ts, loopFile);
-    let deepResult;
-    try {
-      await loopWindow(deepGw, loopFile, 1); // the window starts clean
-      const deep = await rounds(deepGw, 'bench.deep', 10, 3);
-      const loop = await loopWindow(deepGw, loopFile, 2);
-      const stall = Math.max(loop.maxDelayMs, loop.maxGapMs);
-      log(
-        `overload deepAnswers c10 x3: longest event-loop stall ${round(stall, 1)} ms ` +
-          `(refused ${deep.error}, served ${deep.served}, busy ${deep.busy})`,
-      );
-      deepResult = {
-        maxEventLoopStallMs: round(stall, 1),
-        answerBytes: 2 * DEEP_LEVELS + 1,
-        calls: 30,
-        ...deep,
-      };
-    } finally {
-      deepGw.child.kill('SIGTERM');
-    }
-    const gw = await startGateway(ts);
-    try {
-      const idleRss = sampleRss([gw.pid]).stop().get(gw.pid);
-      const sampler = sampleRss([gw.pid], 50);
-      const big = await rounds(gw, 'bench.big', 40, 3);
-      const bigMaxRss = sampler.stop().get(gw.pid);
-      log(
-        `overload bigAnswers c40 x3: max RSS ${round(bigMaxRss, 1)} MB (idle ${round(idleRss, 1)}), ` +
-          `served ${big.served}, busy ${big.busy}, other errors ${big.error}`,
-      );
-      return {
-        nodeOptions: CHART_NODE_OPTIONS,
-        bigAnswers: {
-          c40: {
-            maxRssMb: round(bigMaxRss, 1),
-            idleRssMb: round(idleRss, 1),
-            answerBytes: BIG_BYTES,
-            calls: 120,
-            ...big,
-          },
-        },
-        deepAnswers: deepResult,
-      };
-    } finally {
-      gw.child.kill('SIGTERM');
-    }
+    const result = { nodeOptions: CHART_NODE_OPTIONS };
+    if (OVERLOAD_PARTS.has('deep')) result.deepAnswers = await deepAnswers(ts);
+    if (OVERLOAD_PARTS.has('big')) result.bigAnswers = await bigAnswers(ts);
+    return result;
   } finally {
     await ts.close();
+  }
+}
+
+/** 10 concurrent 6 MB nested-bracket answers, 3 rounds, under the loop monitor. */
+async function deepAnswers(ts) {
+  const loopFile = join(benchTempDir('loop-overload'), 'loop.json');
+  const gw = await startGateway(ts, loopFile);
+  try {
+    await loopWindow(gw, loopFile, 1); // the window starts clean
+    // CPU of other processes meanwhile (the bench process is the Tool Service and the client)
+    const before = {
+      at: performance.now(),
+      machine: machineCpuMs().busyMs,
+      gw: cpuMs(gw.pid),
+      self: cpuMs(process.pid),
+    };
+    const deep = await rounds(gw, 'bench.deep', 10, 3);
+    const windowMs = performance.now() - before.at;
+    const otherMs =
+      machineCpuMs().busyMs -
+      before.machine -
+      (cpuMs(gw.pid) - before.gw) -
+      (cpuMs(process.pid) - before.self);
+    const loop = await loopWindow(gw, loopFile, 2);
+    const stall = Math.max(loop.maxDelayMs, loop.maxGapMs);
+    const noiseCores = Math.max(0, otherMs) / windowMs;
+    log(
+      `overload deepAnswers c10 x3: longest event-loop stall ${round(stall, 1)} ms ` +
+        `(refused ${deep.error}, served ${deep.served}, busy ${deep.busy}; ` +
+        `${round(windowMs, 0)} ms, other processes ${round(noiseCores, 2)} cores)`,
+    );
+    return {
+      maxEventLoopStallMs: round(stall, 1),
+      windowMs: round(windowMs, 0),
+      noiseCores: round(noiseCores, 2),
+      answerBytes: 2 * DEEP_LEVELS + 1,
+      calls: 30,
+      ...deep,
+    };
+  } finally {
+    gw.child.kill('SIGTERM');
+  }
+}
+
+/** 40 concurrent ~7 MB answers, 3 rounds: the gateway's max RSS. */
+async function bigAnswers(ts) {
+  const gw = await startGateway(ts);
+  try {
+    const idleRss = sampleRss([gw.pid]).stop().get(gw.pid);
+    const sampler = sampleRss([gw.pid], 50);
+    const big = await rounds(gw, 'bench.big', 40, 3);
+    const bigMaxRss = sampler.stop().get(gw.pid);
+    log(
+      `overload bigAnswers c40 x3: max RSS ${round(bigMaxRss, 1)} MB (idle ${round(idleRss, 1)}), ` +
+        `served ${big.served}, busy ${big.busy}, other errors ${big.error}`,
+    );
+    return {
+      c40: {
+        maxRssMb: round(bigMaxRss, 1),
+        idleRssMb: round(idleRss, 1),
+        answerBytes: BIG_BYTES,
+        calls: 120,
+        ...big,
+      },
+    };
+  } finally {
+    gw.child.kill('SIGTERM');
   }
 }

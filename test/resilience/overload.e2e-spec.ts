@@ -103,3 +103,58 @@ describe('overload limits', () => {
     );
   });
 });
+
+/** Issue 9, fault 2: an answer nested too deep ends its call, whatever else is in flight. */
+describe('answers nested too deep', () => {
+  const track = stopAfterEach();
+  const deep = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+  const SIX_MB_DEEP = Buffer.from(deep(3 * 1024 * 1024));
+
+  it('ends 6 MB of nested brackets as too deep, serves the rest alike, and counts only real calls', async () => {
+    const service = track(
+      await TestToolService.start(
+        manifest('rep', [
+          tool({ name: 'rep.deep' }),
+          tool({ name: 'rep.limit' }),
+          tool({ name: 'rep.plain' }),
+        ]),
+      ),
+    );
+    const json = { 'content-type': 'application/json' };
+    service.tools.set('rep.deep', () => ({ headers: json, body: SIX_MB_DEEP }));
+    service.tools.set('rep.limit', () => ({ headers: json, body: deep(128) }));
+    service.tools.set('rep.plain', () => ({ headers: json, body: '{"rows":[1,2,3]}' }));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('rep', service, 'rep.')], {
+          execution: { maxResponseBytes: 8 * 1024 * 1024 },
+        }),
+        waitReady: true,
+      }),
+    );
+    const metrics = async (): Promise<string> =>
+      (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
+    // the start-up warm-up of the Tool Service client is no call: no series, no request
+    expect(await metrics()).not.toMatch(/^mcp_gateway_tool_calls_total\{/m);
+    expect(service.toolRequests()).toHaveLength(0);
+
+    const names = ['rep.deep', 'rep.limit', 'rep.plain', 'rep.deep', 'rep.deep', 'rep.plain'];
+    const answers = await Promise.all(names.map((name) => callTool(gateway.mcpUrl, name, {})));
+    answers.forEach((answer, i) => {
+      if (names[i] === 'rep.deep') {
+        expect(answer.result.isError).toBe(true);
+        expect(answer.result.content[0].text).toBe(
+          'Tool rep.deep failed: the Tool Service answered HTTP 200 with JSON nested deeper than 128 levels.',
+        );
+      } else {
+        expect(answer.result.isError).toBeUndefined();
+        expect(answer.result.content[0].text).toBe(
+          names[i] === 'rep.limit' ? deep(128) : '{"rows":[1,2,3]}',
+        );
+      }
+    });
+    const scrape = await metrics();
+    expect(scrape).toMatch(/tool_calls_total\{tool="rep\.deep",outcome="tool_error"\} 3/);
+    expect(scrape).toMatch(/tool_calls_total\{tool="rep\.plain",outcome="success"\} 2/);
+  });
+});

@@ -1,4 +1,12 @@
-import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import {
   GatewayMetrics,
   type ToolCallOutcome,
@@ -22,6 +30,7 @@ import {
 import { parseRetryAfter } from './retry-after';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
 import type { CallCancellation } from './call-cancellation';
+import { warmUpToolServiceClient } from './client-warm-up';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 import { ToolServiceClient, type ToolServiceAnswer } from './tool-service-client';
 
@@ -106,7 +115,7 @@ function classifyOutcome(
  * text names the status or cause but never an internal address.
  */
 @Injectable()
-export class ToolExecutor implements OnModuleDestroy {
+export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Execution');
   private readonly client: ToolServiceClient;
   private readonly maxResponseBytes: number;
@@ -116,6 +125,8 @@ export class ToolExecutor implements OnModuleDestroy {
   private readonly maxCallsPerBundle: number;
   /** Calls running per bundle id (execution.maxConcurrentCallsPerBundle). */
   private readonly running = new Map<string, number>();
+  /** The start-up warm-up of the client (onModuleInit), awaited before the listeners open. */
+  private warmedUp?: Promise<void>;
   /** Successful calls are logged at debug level only: an info line per call would double its cost. */
   private readonly logSuccess: boolean;
 
@@ -242,6 +253,24 @@ export class ToolExecutor implements OnModuleDestroy {
       body,
       retryAfter: parseRetryAfter(answer.retryAfter, Date.now()),
     };
+  }
+
+  /**
+   * Before the listeners open, the HTTP path to Tool Services is run once on a loopback server
+   * of its own (see warmUpToolServiceClient), so that the first tools/calls do not stall the
+   * event loop compiling it. Started here, before any module's bootstrap hook (discovery's
+   * first pull runs alongside), and awaited in onApplicationBootstrap.
+   */
+  onModuleInit(): void {
+    this.warmedUp = warmUpToolServiceClient().then(({ calls, elapsedMs, completed }) =>
+      this.logger.debug(
+        `Tool Service client warmed up: ${calls} calls in ${elapsedMs.toFixed(0)} ms${completed ? '' : ' (gave up at the deadline)'}`,
+      ),
+    );
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.warmedUp;
   }
 
   /** Runs after the /mcp listener has drained: a call still running here has lost its client. */
