@@ -17,7 +17,8 @@
 #
 # Environment:
 #   CONFORMANCE_DIR          the harness folder (default: ../shared/conformance next to the
-#                            repository); prepare.sh in it gives an installed copy
+#                            repository, else /work/shared/conformance, where this workplace
+#                            keeps it); prepare.sh in it gives an installed copy
 #   CONFORMANCE_RESULTS_DIR  where results and both processes' logs go (default: a new temp
 #                            dir, printed at the start)
 #   CONFORMANCE_START_TIMEOUT_S  how long to wait for each process to be ready (default 60)
@@ -30,7 +31,10 @@ set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 GATEWAY_ENTRY="$REPO/dist/apps/gateway/main.js"
 BASELINE="$REPO/test/conformance/baseline-gateway.yml"
-CONFORMANCE_DIR="${CONFORMANCE_DIR:-$REPO/../shared/conformance}"
+if [ -z "${CONFORMANCE_DIR:-}" ]; then
+  CONFORMANCE_DIR="$REPO/../shared/conformance"
+  [ -d "$CONFORMANCE_DIR" ] || CONFORMANCE_DIR=/work/shared/conformance
+fi
 START_TIMEOUT_S="${CONFORMANCE_START_TIMEOUT_S:-60}"
 
 say() { echo "conformance-through-gateway: $*"; }
