@@ -12,6 +12,8 @@ export const UPSTREAM_CONNECTIONS = (process.env.BENCH_UPSTREAM_CONNECTIONS ?? '
   .filter((n) => n > 0);
 /** BENCH_UPSTREAM_JSON=1: the upstream answers JSON (`enableJsonResponse: true`) instead of SSE. */
 const JSON_ANSWERS = process.env.BENCH_UPSTREAM_JSON === '1';
+/** BENCH_UPSTREAM_ANSWER_BYTES=N: every echo answer carries N more bytes (a second text item). */
+const ANSWER_BYTES = Math.max(0, Number(process.env.BENCH_UPSTREAM_ANSWER_BYTES) || 0);
 const PROTOCOL = '2025-11-25';
 
 /**
@@ -68,7 +70,11 @@ async function openSessions(upstream) {
 }
 
 export async function scenarioUpstreamCall() {
-  const upstream = await startMcpUpstream({ core: CORE_SIDE, json: JSON_ANSWERS });
+  const upstream = await startMcpUpstream({
+    core: CORE_SIDE,
+    json: JSON_ANSWERS,
+    answerBytes: ANSWER_BYTES,
+  });
   let proxy;
   let gw;
   const sessions = [];
@@ -155,6 +161,7 @@ export async function scenarioUpstreamCall() {
     return {
       ...summarise(raw),
       answers: upstream.answers,
+      answerBytes: ANSWER_BYTES,
       readyMs: round(readyMs, 0),
       upstreamSessions,
     };
