@@ -14,7 +14,8 @@
 //   startup  spawn → readiness 200 with 10 tools (no load); the whole profile up to readiness
 //   upstream tools/call of an upstream MCP server's tool (bench/lib/mcp-upstream.mjs: v1 SDK,
 //            stateful session, SSE answers; BENCH_UPSTREAM_JSON=1 for JSON) at 16 connections,
-//            the gateway configured with that one upstream (the upstreamCall scenario)
+//            the gateway configured with that one upstream (the upstreamCall scenario);
+//            BENCH_UPSTREAM_ANSWER_BYTES=N adds N bytes to every answer
 // BENCH_PROFILE_TARGET=proxy profiles the bare proxy (bench/lib/bare-proxy.mjs) instead, for
 // comparison (with BENCH_PROFILE_MODE=upstream: in front of the upstream MCP server, on a
 // session the bench opens through it). BENCH_PROFILE_SECONDS (10), BENCH_PROFILE_TOOLS, BENCH_PROFILE_CONNECTIONS override
@@ -71,6 +72,7 @@ const ts = UPSTREAM
   ? await startMcpUpstream({
       core: pin ? 1 : undefined,
       json: process.env.BENCH_UPSTREAM_JSON === '1',
+      answerBytes: Number(process.env.BENCH_UPSTREAM_ANSWER_BYTES) || 0,
     })
   : await startToolService({ core: pin ? 1 : undefined });
 let target;

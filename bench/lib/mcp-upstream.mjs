@@ -5,7 +5,8 @@
 // `enableJsonResponse` false), unless UPSTREAM_JSON=1.
 //
 //   POST /mcp    initialize / notifications / tools/call (tool `echo`: answers its arguments
-//                as JSON text, e.g. {"nonce":7}); GET and DELETE /mcp as the SDK serves them
+//                as JSON text, e.g. {"nonce":7}, plus a text item of UPSTREAM_ANSWER_BYTES
+//                bytes when set); GET and DELETE /mcp as the SDK serves them
 //   GET  /__bench/sessions   {"sessions": <open sessions>}
 //
 // `PORT=0 node bench/lib/mcp-upstream.mjs` prints `listening <port>`; binds 127.0.0.1 only.
@@ -17,6 +18,8 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 
 const json = process.env.UPSTREAM_JSON === '1';
+/** UPSTREAM_ANSWER_BYTES=N: echo adds a second text item of N bytes (to price larger results). */
+const padding = 'x'.repeat(Math.max(0, Number(process.env.UPSTREAM_ANSWER_BYTES) || 0));
 const transports = new Map(); // Mcp-Session-Id -> transport
 
 function newServer() {
@@ -27,7 +30,12 @@ function newServer() {
       description: 'Echoes its arguments back as JSON text.',
       inputSchema: { nonce: z.number().int() },
     },
-    async (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }),
+    async (args) => ({
+      content: [
+        { type: 'text', text: JSON.stringify(args) },
+        ...(padding === '' ? [] : [{ type: 'text', text: padding }]),
+      ],
+    }),
   );
   server.registerTool(
     'add',

@@ -3,7 +3,15 @@
 import { readFileSync } from 'node:fs';
 import { GENERATOR } from './config.mjs';
 import { runLoad } from './load.mjs';
-import { CLK_TCK, cpuMs, machineCpuMs, memoryMb, sampleRss } from './proc.mjs';
+import {
+  CLK_TCK,
+  coreBusyBetween,
+  cpuMs,
+  machineCpuMs,
+  memoryMb,
+  perCoreTicks,
+  sampleRss,
+} from './proc.mjs';
 
 /** utime+stime of this process and of its reaped children (wrk), in ms. */
 export function selfAndChildrenCpuMs() {
@@ -15,7 +23,9 @@ export function selfAndChildrenCpuMs() {
 /**
  * One measured load run against `target` with CPU and RSS accounting:
  * cpuPerRequestMs is the target's utime+stime over the run divided by completed requests.
- * noiseCores is CPU used during the run by processes outside the bench, in cores.
+ * noiseCores is CPU used during the run by processes outside the bench, in cores; coreBusy
+ * each core's busy share; loadCpuPerRequestMs the load generator's (and this process's) CPU
+ * per request.
  */
 export async function measured({
   url,
@@ -31,6 +41,7 @@ export async function measured({
   const pids = [...new Set([targetPid, upstreamPid].filter(Boolean))];
   const cpu0 = pids.map(cpuMs);
   const machine0 = machineCpuMs();
+  const cores0 = perCoreTicks();
   const self0 = selfAndChildrenCpuMs();
   const sampler = sampleRss([targetPid]);
   const r = await runLoad({
@@ -46,6 +57,7 @@ export async function measured({
   const maxRss = sampler.stop().get(targetPid);
   const cpu1 = pids.map(cpuMs);
   const machine1 = machineCpuMs();
+  const cores1 = perCoreTicks();
   const self1 = selfAndChildrenCpuMs();
   const dTarget = cpu1[0] - cpu0[0];
   const dUpstream = upstreamPid && upstreamPid !== targetPid ? cpu1[1] - cpu0[1] : dTarget;
@@ -59,6 +71,10 @@ export async function measured({
     rssMb: memoryMb(targetPid).rssMb,
     maxRssMb: maxRss,
     noiseCores: Math.max(0, busy - ours) / 1000 / r.seconds,
+    /** Each core's busy share during the run (whoever ran there, the noise included). */
+    coreBusy: coreBusyBetween(cores0, cores1),
+    /** CPU of this process and the load generator (a reaped child) per completed request. */
+    loadCpuPerRequestMs: r.requests > 0 ? (self1 - self0) / r.requests : NaN,
   };
 }
 

@@ -60,3 +60,29 @@ export function sampleRss(pids, everyMs = 100) {
     },
   };
 }
+
+/**
+ * Busy and total time of each core, in ticks, from /proc/stat (`cpuN` lines): busy is user +
+ * nice + system + irq + softirq (loopback packet work counts: it is done for the processes on
+ * that core), total adds idle and iowait; steal is left out of both.
+ */
+export function perCoreTicks() {
+  const cores = [];
+  for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+    const m = /^cpu(\d+)\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const v = m[2].split(/\s+/).map(Number);
+    const busy = (v[0] ?? 0) + (v[1] ?? 0) + (v[2] ?? 0) + (v[5] ?? 0) + (v[6] ?? 0);
+    cores[Number(m[1])] = { busy, total: busy + (v[3] ?? 0) + (v[4] ?? 0) };
+  }
+  return cores;
+}
+
+/** Each core's busy share (0..1) between two perCoreTicks() readings. */
+export function coreBusyBetween(before, after) {
+  return after.map((a, i) => {
+    const b = before[i] ?? { busy: 0, total: 0 };
+    const total = a.total - b.total;
+    return total > 0 ? (a.busy - b.busy) / total : NaN;
+  });
+}

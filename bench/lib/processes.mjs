@@ -259,13 +259,19 @@ export async function startBareProxy({ core, upstream, nodeArgs = [] }) {
 
 /**
  * The upstreamCall scenario's MCP server (bench/lib/mcp-upstream.mjs: v1 SDK, stateful
- * sessions, SSE answers unless `json`). `url` is its MCP endpoint.
+ * sessions, SSE answers unless `json`; `answerBytes` more bytes in every echo answer). `url` is
+ * its MCP endpoint.
  */
-export async function startMcpUpstream({ core, json = false }) {
+export async function startMcpUpstream({ core, json = false, answerBytes = 0 }) {
   const proc = spawnNode([join(here, 'mcp-upstream.mjs')], {
     core,
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, PORT: '0', UPSTREAM_JSON: json ? '1' : '0' },
+    env: {
+      PATH: process.env.PATH,
+      PORT: '0',
+      UPSTREAM_JSON: json ? '1' : '0',
+      UPSTREAM_ANSWER_BYTES: String(answerBytes),
+    },
   });
   const m = await waitForLine(proc, /listening (\d+) (\w+)/, 20_000, 'MCP upstream');
   const port = Number(m[1]);

@@ -331,7 +331,17 @@ export function printReport(results) {
 function printUpstreamCall(out, u) {
   out.push(
     '',
-    `upstream tools/call (v1 SDK upstream, stateful session, ${u.answers === 'json' ? 'JSON' : 'SSE'} answers; gateway ready in ${fmt(u.readyMs, 0)} ms; sessions open on the upstream at the end: ${u.upstreamSessions})`,
+    `upstream tools/call (v1 SDK upstream, stateful session, ${u.answers === 'json' ? 'JSON' : 'SSE'} answers${u.answerBytes ? ` + ${u.answerBytes} bytes` : ''}; gateway ready in ${fmt(u.readyMs, 0)} ms; sessions open on the upstream at the end: ${u.upstreamSessions})`,
+    `layout ${u.layout ?? 'split'}: ${
+      {
+        split:
+          'wrk alone on core 0 for direct, with the upstream on core 1 for the gateway and the proxy (as toolsCall)',
+        'upstream-alone':
+          'the upstream alone on core 1 in every run; wrk on core 0, with the gateway or the proxy',
+        'load-with-upstream':
+          'wrk with the upstream on core 1 in every run; the gateway or the proxy alone on core 0',
+      }[u.layout ?? 'split']
+    }`,
   );
   const rows = [
     [
@@ -345,6 +355,8 @@ function printUpstreamCall(out, u) {
       'errors',
       'id mism.',
       'noise cores',
+      'wrk µs',
+      'busy core 0/1 %',
     ],
   ];
   for (const c of UPSTREAM_CONNECTIONS) {
@@ -363,6 +375,8 @@ function printUpstreamCall(out, u) {
         String(t.errors),
         String(t.idMismatches),
         fmt(t.noiseCores, 2),
+        fmt(t.loadCpuPerRequestMs * 1000, 1),
+        t.coreBusy.map((x) => fmt(x * 100, 0)).join('/'),
       ]);
     }
   }

@@ -12,7 +12,24 @@ export const UPSTREAM_CONNECTIONS = (process.env.BENCH_UPSTREAM_CONNECTIONS ?? '
   .filter((n) => n > 0);
 /** BENCH_UPSTREAM_JSON=1: the upstream answers JSON (`enableJsonResponse: true`) instead of SSE. */
 const JSON_ANSWERS = process.env.BENCH_UPSTREAM_JSON === '1';
+/** BENCH_UPSTREAM_ANSWER_BYTES=N: every echo answer carries N more bytes (a second text item). */
+const ANSWER_BYTES = Math.max(0, Number(process.env.BENCH_UPSTREAM_ANSWER_BYTES) || 0);
 const PROTOCOL = '2025-11-25';
+
+/**
+ * BENCH_UPSTREAM_LAYOUT, where the load generator runs (with pinning; the gateway and the
+ * proxy are always on CORE_TARGET, the upstream on CORE_SIDE):
+ *   split (default)  as in toolsCall: on the core the measured process is not on, i.e. with
+ *                    the upstream for the gateway and the proxy, alone for direct
+ *   upstream-alone   always on CORE_TARGET: the upstream has its core to itself in every run,
+ *                    the load generator shares the gateway's or the proxy's
+ *   load-with-upstream  always on CORE_SIDE: direct shares the upstream's core as well
+ */
+export const UPSTREAM_LAYOUT = process.env.BENCH_UPSTREAM_LAYOUT ?? 'split';
+if (!['split', 'upstream-alone', 'load-with-upstream'].includes(UPSTREAM_LAYOUT))
+  throw new Error(`BENCH_UPSTREAM_LAYOUT: unknown layout ${UPSTREAM_LAYOUT}`);
+const LOAD_CORE_DIRECT = UPSTREAM_LAYOUT === 'load-with-upstream' ? CORE_SIDE : CORE_TARGET;
+const LOAD_CORE_PROXIED = UPSTREAM_LAYOUT === 'upstream-alone' ? CORE_TARGET : CORE_SIDE;
 
 /**
  * Opens a 2025 session on an MCP endpoint the way a client does: initialize, then
@@ -68,7 +85,11 @@ async function openSessions(upstream) {
 }
 
 export async function scenarioUpstreamCall() {
-  const upstream = await startMcpUpstream({ core: CORE_SIDE, json: JSON_ANSWERS });
+  const upstream = await startMcpUpstream({
+    core: CORE_SIDE,
+    json: JSON_ANSWERS,
+    answerBytes: ANSWER_BYTES,
+  });
   let proxy;
   let gw;
   const sessions = [];
@@ -103,7 +124,7 @@ export async function scenarioUpstreamCall() {
         tool: 'echo',
         headers: direct,
         targetPid: upstream.pid,
-        loadCore: CORE_TARGET,
+        loadCore: LOAD_CORE_DIRECT,
       },
       bareProxy: {
         url: proxyUrl,
@@ -112,7 +133,7 @@ export async function scenarioUpstreamCall() {
         headers: viaProxy,
         targetPid: proxy.pid,
         upstreamPid: upstream.pid,
-        loadCore: CORE_SIDE,
+        loadCore: LOAD_CORE_PROXIED,
       },
       gateway: {
         url: gw.mcpUrl,
@@ -120,7 +141,7 @@ export async function scenarioUpstreamCall() {
         tool: 'up__echo',
         targetPid: gw.pid,
         upstreamPid: upstream.pid,
-        loadCore: CORE_SIDE,
+        loadCore: LOAD_CORE_PROXIED,
       },
     };
     const names = Object.keys(targets);
@@ -145,7 +166,8 @@ export async function scenarioUpstreamCall() {
           });
           log(
             `upstream round ${r + 1}/${ROUNDS} c=${c} ${name.padEnd(9)} ${fmt(m.rps, 0)} req/s p50 ${fmt(m.p50Ms, 3)} ms ` +
-              `p99 ${fmt(m.p99Ms, 3)} ms cpu/req ${fmt(m.cpuPerRequestMs * 1000, 1)} µs err ${m.errors} idMismatch ${m.mismatches}`,
+              `p99 ${fmt(m.p99Ms, 3)} ms cpu/req ${fmt(m.cpuPerRequestMs * 1000, 1)} µs err ${m.errors} idMismatch ${m.mismatches} ` +
+              `cores busy ${m.coreBusy.map((x) => fmt(x * 100, 0)).join('/')} %`,
           );
         }
       }
@@ -155,6 +177,8 @@ export async function scenarioUpstreamCall() {
     return {
       ...summarise(raw),
       answers: upstream.answers,
+      layout: UPSTREAM_LAYOUT,
+      answerBytes: ANSWER_BYTES,
       readyMs: round(readyMs, 0),
       upstreamSessions,
     };
@@ -184,6 +208,9 @@ function summarise(raw) {
         idMismatches: runs.reduce((s, r) => s + r.mismatches, 0),
         requests: runs.reduce((s, r) => s + r.requests, 0),
         noiseCores: round(median(runs.map((r) => r.noiseCores)), 2),
+        /** Median busy share of each core (the upstream's, the target's, wrk's and the noise). */
+        coreBusy: [0, 1].map((i) => round(median(runs.map((r) => r.coreBusy[i] ?? NaN)), 2)),
+        loadCpuPerRequestMs: round(median(runs.map((r) => r.loadCpuPerRequestMs)), 5),
       };
     }
     // `field` of `target` ÷ that of `reference`, round by round (same minutes).
@@ -230,6 +257,8 @@ function summarise(raw) {
     upstreamCpuPerRequestMs: round(r.upstreamCpuPerRequestMs, 5),
     maxRssMb: round(r.maxRssMb, 1),
     noiseCores: round(r.noiseCores, 2),
+    coreBusy: r.coreBusy.map((x) => round(x, 2)),
+    loadCpuPerRequestMs: round(r.loadCpuPerRequestMs, 5),
   }));
   return out;
 }

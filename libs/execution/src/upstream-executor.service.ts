@@ -14,7 +14,12 @@ import type { IncomingHeaders } from './call-tool-result';
 
 /** What a request routed to an upstream gives back: its result, its JSON-RPC error, or why neither. */
 export type UpstreamOutcome =
-  | { readonly kind: 'result'; readonly result: Record<string, unknown> }
+  | {
+      readonly kind: 'result';
+      readonly result: Record<string, unknown>;
+      /** `result` as the upstream wrote it, when known (UpstreamAnswer.resultText). */
+      readonly resultText?: string;
+    }
   | {
       readonly kind: 'error';
       readonly code: number;

@@ -18,6 +18,70 @@ export function parseMessage(text: string): JsonRpcMessage | undefined {
   return isRecord(value) && value.jsonrpc === '2.0' ? value : undefined;
 }
 
+/** A JSON-RPC message and, for a response whose `result` could be cut out of it exactly, that member's text. */
+export interface ParsedMessage {
+  readonly message: JsonRpcMessage;
+  /** The text of `result` exactly as the message holds it (see parseReply). */
+  readonly resultText?: string;
+}
+
+/** The tail of a response written result first, as the v1 SDKs do: `,"jsonrpc":"2.0","id":1}`. */
+const RESULT_FIRST_HEAD = '{"result":';
+const RESULT_FIRST_TAIL = ',"jsonrpc":"2.0","id":';
+/** The head of a response written result last: `{"jsonrpc":"2.0","id":1,"result":`. */
+const RESULT_LAST_HEAD = /^\{"jsonrpc":"2\.0","id":(-?\d{1,16}|"[^"\\]*"),"result":/;
+/** An id as the tail may hold it: an integer, or a string without escapes (JSON.parse checks it). */
+const PLAIN_ID = /^(?:-?\d{1,16}|"[^"\\]*")$/;
+
+/**
+ * One JSON-RPC message from text, like parseMessage; for a response in one of the two compact
+ * layouts (`{"result":R,"jsonrpc":"2.0","id":I}` or `{"jsonrpc":"2.0","id":I,"result":R}`,
+ * no whitespace around the envelope members) also the text of R, so that a result can be
+ * passed on as the upstream wrote it instead of serialized again. Only R is parsed then: once
+ * R is one valid JSON value, the text is exactly that three-member object, so the message is
+ * the one JSON.parse would give. Anything else is parsed whole, without resultText.
+ */
+export function parseReply(text: string): ParsedMessage | undefined {
+  let head: number | undefined;
+  let end: number | undefined;
+  let idText: string | undefined;
+  let resultFirst = false;
+  if (text.startsWith(RESULT_FIRST_HEAD) && text.endsWith('}')) {
+    const tail = text.lastIndexOf(RESULT_FIRST_TAIL);
+    if (tail > RESULT_FIRST_HEAD.length) {
+      idText = text.slice(tail + RESULT_FIRST_TAIL.length, -1);
+      if (PLAIN_ID.test(idText)) {
+        head = RESULT_FIRST_HEAD.length;
+        end = tail;
+        resultFirst = true;
+      }
+    }
+  } else if (text.endsWith('}')) {
+    const match = RESULT_LAST_HEAD.exec(text);
+    if (match !== null) {
+      idText = match[1];
+      head = match[0].length;
+      end = text.length - 1;
+    }
+  }
+  if (head !== undefined && end !== undefined && idText !== undefined) {
+    const resultText = text.slice(head, end);
+    let parsed: { result: unknown; id: unknown } | undefined;
+    try {
+      parsed = { result: JSON.parse(resultText), id: JSON.parse(idText) };
+    } catch {
+      parsed = undefined; // not one value each after all: read the whole text below
+    }
+    if (parsed !== undefined) {
+      const { result, id } = parsed;
+      const message = resultFirst ? { result, jsonrpc: '2.0', id } : { jsonrpc: '2.0', id, result };
+      return { message, resultText };
+    }
+  }
+  const message = parseMessage(text);
+  return message === undefined ? undefined : { message };
+}
+
 /** A response (not a request or notification): it has `result` or `error` and no `method`. */
 export function isResponse(message: JsonRpcMessage): boolean {
   return message.method === undefined && ('result' in message || 'error' in message);
@@ -52,13 +116,16 @@ export function errorOf(message: JsonRpcMessage): JsonRpcError | undefined {
 }
 
 /**
- * A response as the caller's answer: the result object, or the error with code, message and
- * data unchanged. Undefined when it is neither (a non-object result, a malformed error).
+ * A response as the caller's answer: the result object (with its text as the upstream wrote
+ * it, when parseReply could cut it out), or the error with code, message and data unchanged. Undefined when it is neither (a non-object result, a malformed error).
  */
-export function answerOf(message: JsonRpcMessage): UpstreamAnswer | undefined {
+export function answerOf(message: JsonRpcMessage, resultText?: string): UpstreamAnswer | undefined {
   if ('error' in message) {
     const error = errorOf(message);
     return error === undefined ? undefined : { kind: 'error', ...error };
   }
-  return isRecord(message.result) ? { kind: 'result', result: message.result } : undefined;
+  if (!isRecord(message.result)) return undefined;
+  return resultText === undefined
+    ? { kind: 'result', result: message.result }
+    : { kind: 'result', result: message.result, resultText };
 }

@@ -20,3 +20,40 @@ describe('stringifyMessage (issue 10 §5: arguments byte for byte)', () => {
     expect(JSON.parse(mixed)).toEqual({ s: '\u0000raw:abc:0\u0000', r: 7 });
   });
 });
+
+describe('stringifyMessage, written as JSON.stringify would', () => {
+  it('writes members around RawJson values the way JSON.stringify does', () => {
+    const message = {
+      jsonrpc: '2.0',
+      id: 3,
+      skipped: undefined,
+      fn: () => 1,
+      params: {
+        list: [
+          new RawJson('1.50'),
+          undefined,
+          'x',
+          { deep: new RawJson('[ 1 ]'), none: undefined },
+        ],
+        when: new Date(0),
+        '\u0000key"': null,
+      },
+    };
+    const expected = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 3,
+      params: {
+        list: ['@1', null, 'x', { deep: '@2' }],
+        when: new Date(0),
+        '\u0000key"': null,
+      },
+    })
+      .replace('"@1"', '1.50')
+      .replace('"@2"', '[ 1 ]');
+    expect(stringifyMessage(message)).toBe(expected);
+  });
+
+  it('writes a RawJson that is the whole message as its text', () => {
+    expect(stringifyMessage(new RawJson('{"a": 1}'))).toBe('{"a": 1}');
+  });
+});

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
 /**
  * JSON text sent exactly as received (issue 10 §5: tool arguments byte for byte): a value of
  * params that `stringifyMessage` writes as its text, unparsed and unchanged, so numbers beyond
@@ -10,24 +8,47 @@ export class RawJson {
   constructor(readonly text: string) {}
 }
 
+/** Whether `value` is, or holds anywhere inside its own members, a RawJson. */
+function holdsRaw(value: unknown): boolean {
+  if (value instanceof RawJson) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (holdsRaw(item)) return true;
+    return false;
+  }
+  for (const key of Object.keys(value))
+    if (holdsRaw((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
+/**
+ * `value` as JSON.stringify writes it, each RawJson as its own text; undefined where
+ * JSON.stringify writes nothing (undefined, a function, a symbol). Only the objects and arrays
+ * on the way to a RawJson are written here; every other member is JSON.stringify's.
+ */
+function write(value: unknown): string | undefined {
+  if (value instanceof RawJson) return value.text;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof (value as { toJSON?: unknown }).toJSON === 'function' ||
+    !holdsRaw(value)
+  )
+    return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((item) => write(item) ?? 'null').join(',')}]`;
+  const members: string[] = [];
+  for (const key of Object.keys(value)) {
+    const text = write((value as Record<string, unknown>)[key]);
+    if (text !== undefined) members.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
 /**
  * JSON.stringify for an outgoing message whose params may hold RawJson values: each is
- * written as its own text. Markers are random per call, so no string of the message can
- * forge one.
+ * written as its own text. Nothing is written as a marker and searched for afterwards, so no
+ * string of the message can stand for a RawJson.
  */
 export function stringifyMessage(message: object): string {
-  const raws: string[] = [];
-  const nonce = randomBytes(6).toString('hex');
-  const text = JSON.stringify(message, function (this: unknown, _key: string, value: unknown) {
-    if (value instanceof RawJson) {
-      raws.push(value.text);
-      return `\u0000raw:${nonce}:${raws.length - 1}\u0000`;
-    }
-    return value;
-  });
-  if (raws.length === 0) return text;
-  return text.replace(
-    new RegExp(`"\\\\u0000raw:${nonce}:(\\d+)\\\\u0000"`, 'g'),
-    (_m, i: string) => raws[Number(i)] ?? 'null',
-  );
+  return write(message) ?? 'null';
 }

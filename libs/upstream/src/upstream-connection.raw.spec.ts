@@ -512,6 +512,7 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
       expect(answer).toEqual({
         kind: 'result',
         result: { content: [{ type: 'text', text: 'ok ✓' }] },
+        resultText: '{"content":[{"type":"text","text":"ok ✓"}]}',
       });
       expect(messages.map((m) => m.method)).toEqual([
         'notifications/progress',

@@ -450,6 +450,8 @@ describe('UpstreamConnection against the official SDK servers', () => {
       expect(call).toEqual({
         kind: 'result',
         result: { content: [{ type: 'text', text: 'hällo' }] },
+        // the v1 SDK writes {"result":…,"jsonrpc":"2.0","id":…}: the result's own text comes along
+        resultText: '{"content":[{"type":"text","text":"hällo"}]}',
       });
       const sent = seen(server)
         .filter((s) => s.body?.method === 'tools/call')
@@ -477,6 +479,8 @@ describe('UpstreamConnection against the official SDK servers', () => {
       expect(answer).toEqual({
         kind: 'result',
         result: { content: [{ type: 'text', text: 'done' }] },
+        // the v1 SDK writes {"result":…,"jsonrpc":"2.0","id":…}: the result's own text comes along
+        resultText: '{"content":[{"type":"text","text":"done"}]}',
       });
       expect(messages.map((m) => m.method)).toEqual([
         'notifications/progress',
@@ -676,6 +680,8 @@ describe('UpstreamConnection against the official SDK servers', () => {
       expect(answer).toEqual({
         kind: 'result',
         result: { content: [{ type: 'text', text: 'x' }] },
+        // the v1 SDK writes {"result":…,"jsonrpc":"2.0","id":…}: the result's own text comes along
+        resultText: '{"content":[{"type":"text","text":"x"}]}',
       });
       const sent = seen(server).find((s) => s.body?.method === 'tools/call')!;
       expect(sent.headers['mcp-session-id']).toBeUndefined();

@@ -8,6 +8,8 @@ import {
   isResponse,
   isResponseTo,
   parseMessage,
+  parseReply,
+  type ParsedMessage,
   type RequestId,
 } from './json-rpc';
 import { encodeHeaderValue, mcpNameHeader } from './mcp-headers';
@@ -103,6 +105,8 @@ interface Reply {
   readonly status: number;
   readonly sessionId?: string;
   readonly message?: JsonRpcMessage;
+  /** The text of the message's `result` as the upstream wrote it, when parseReply cut it out. */
+  readonly resultText?: string;
   /** Why there is no `message`, in words, for a bad-answer failure. */
   readonly problem?: string;
 }
@@ -191,7 +195,7 @@ function sleep(millis: number, signal: AbortSignal): Promise<void> {
  */
 function plainOutcome(reply: Reply): UpstreamAnswer | UpstreamFailure {
   if (reply.message !== undefined) {
-    const answer = answerOf(reply.message);
+    const answer = answerOf(reply.message, reply.resultText);
     if (answer === undefined)
       return new UpstreamFailure('bad-answer', "the upstream's response is not valid JSON-RPC");
     if (isSuccess(reply.status) || answer.kind === 'error') return answer;
@@ -797,7 +801,7 @@ export class UpstreamConnection {
     },
   ): Promise<Reply> {
     budget.check();
-    let response: JsonRpcMessage | undefined;
+    let response: ParsedMessage | undefined;
     const result = await exchange(this.dispatcher, {
       url: this.url,
       method: 'POST',
@@ -814,14 +818,15 @@ export class UpstreamConnection {
         id === undefined
           ? undefined
           : (event) => {
-              const message = parseMessage(event.data);
-              if (message === undefined)
+              const parsed = parseReply(event.data);
+              if (parsed === undefined)
                 throw new UpstreamFailure(
                   'bad-answer',
                   'the upstream sent a stream event that is not a JSON-RPC message',
                 );
+              const { message } = parsed;
               if (isResponseTo(message, id)) {
-                response = message;
+                response = parsed;
                 return 'done';
               }
               if (relay !== undefined) {
@@ -845,21 +850,24 @@ export class UpstreamConnection {
   private readReply(
     result: ExchangeResult,
     id: RequestId | undefined,
-    streamed: JsonRpcMessage | undefined,
+    streamed: ParsedMessage | undefined,
   ): Reply {
     const { status, sessionId } = result.head;
     if (result.kind === 'events') {
       return streamed !== undefined
-        ? { status, sessionId, message: streamed }
+        ? { status, sessionId, message: streamed.message, resultText: streamed.resultText }
         : { status, sessionId, problem: "the upstream's event stream ended without the response" };
     }
     const text = result.body.toString('utf8');
     if (text.trim() === '')
       return { status, sessionId, problem: 'the upstream answered with an empty body' };
-    const message = parseMessage(text);
+    // A request's answer may carry its result as text to pass on (parseReply); others need not.
+    const parsed = id === undefined ? undefined : parseReply(text);
+    const message = id === undefined ? parseMessage(text) : parsed?.message;
     if (message === undefined)
       return { status, sessionId, problem: "the upstream's answer is not JSON-RPC" };
-    if (id !== undefined && isResponseTo(message, id)) return { status, sessionId, message };
+    if (id !== undefined && isResponseTo(message, id))
+      return { status, sessionId, message, resultText: parsed?.resultText };
     // A transport-level rejection may not name the request (e.g. a notification's 4xx).
     if (!isSuccess(status) && isResponse(message) && 'error' in message)
       return { status, sessionId, message };

@@ -4,7 +4,12 @@ import type { GatewayConfig } from '@app/config';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
-import { PreSerialized, type MethodContext, type MethodResult } from '../handlers/method-handler';
+import {
+  PreSerialized,
+  SerializedResult,
+  type MethodContext,
+  type MethodResult,
+} from '../handlers/method-handler';
 import { UpstreamRouter } from '../handlers/upstream-router';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
@@ -175,7 +180,12 @@ export class LegacyCodec {
   }
 
   private resultAnswer(id: JsonRpcId, result: MethodResult, format: ResponseFormat): HttpAnswer {
-    const json = result instanceof PreSerialized ? result.parts : JSON.stringify(result);
+    const json =
+      result instanceof SerializedResult
+        ? result.json
+        : result instanceof PreSerialized
+          ? result.parts
+          : JSON.stringify(result);
     return messageAnswer(200, resultEnvelope(id, json), format);
   }
 

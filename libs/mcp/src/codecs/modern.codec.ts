@@ -4,7 +4,12 @@ import type { GatewayConfig } from '@app/config';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { modernWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
-import { PreSerialized, type MethodContext, type MethodResult } from '../handlers/method-handler';
+import {
+  PreSerialized,
+  SerializedResult,
+  type MethodContext,
+  type MethodResult,
+} from '../handlers/method-handler';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import {
@@ -269,7 +274,9 @@ export class ModernCodec {
           : `,"_meta":${JSON.stringify({ [META_SERVER_INFO]: this.serverInfo })}`);
       body = [...parts, extra, last ?? '}'];
     } else {
-      const r = result as Record<string, unknown>;
+      // a passed-on upstream result gets the 2026 members too: from its parsed value
+      const r =
+        result instanceof SerializedResult ? result.value : (result as Record<string, unknown>);
       const meta = isRecord(r._meta) ? r._meta : {};
       body = JSON.stringify({
         ...r,

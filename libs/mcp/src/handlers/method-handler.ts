@@ -6,6 +6,19 @@ export class PreSerialized {
   constructor(readonly parts: readonly BodyPart[]) {}
 }
 
+/**
+ * A result object together with its JSON text, written as that text (an upstream's result
+ * passed on as the upstream wrote it, issue 10 §5). The text holds no line break, so it also
+ * fits in one SSE `data:` line. `value` is the same result parsed, for a codec that must add
+ * to it.
+ */
+export class SerializedResult {
+  constructor(
+    readonly json: string,
+    readonly value: Record<string, unknown>,
+  ) {}
+}
+
 /** A result object to serialize, or one serialized already. */
 export type MethodResult = object;
 

@@ -5,7 +5,7 @@ import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { RelayIds } from '../relay/relay-ids';
 import { asLegacyResult } from './legacy-result';
-import type { MethodContext } from './method-handler';
+import { SerializedResult, type MethodContext } from './method-handler';
 
 /** Methods an upstream may send to the client mid-request, relayed, and the capability each needs (issue 10 §5). */
 const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
@@ -17,7 +17,8 @@ const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
 /**
  * Sends a request on to the upstream that owns it and turns its answer into this gateway's
  * (issue 10 §5): a result unchanged but for a 2026 upstream's envelope members
- * (asLegacyResult), a JSON-RPC error with its own code, message and data, a
+ * (asLegacyResult; a result that keeps all its members is passed on as the upstream's own
+ * text, a SerializedResult), a JSON-RPC error with its own code, message and data, a
  * failure (timeout, unreachable, …) as `onFailure` says. While the request runs, the
  * upstream's notifications go to the client's SSE answer as they are, and its requests to the
  * client go there under a sealed relay id (RelayIds); without an SSE answer, such a request is
@@ -54,8 +55,19 @@ export class UpstreamRouter {
       onMessage: (message, origin) => this.relay(upstream, message, origin, context),
     });
     switch (outcome.kind) {
-      case 'result':
-        return asLegacyResult(outcome.result);
+      case 'result': {
+        const result = asLegacyResult(outcome.result);
+        // Unchanged by the projection: passed on as the upstream wrote it, not serialized again
+        // (a line break, JSON whitespace, could not go in one SSE data line: serialized then;
+        // `includes`, not a RegExp, which is ~30x slower on a long text).
+        const text = outcome.resultText;
+        const passOn =
+          result === outcome.result &&
+          text !== undefined &&
+          !text.includes('\n') &&
+          !text.includes('\r');
+        return passOn ? new SerializedResult(text, result) : result;
+      }
       case 'error':
         throw new ForwardedError(outcome.code, outcome.message, outcome.data);
       case 'failed':

@@ -1,0 +1,50 @@
+import type { ConfigService } from '@nestjs/config';
+import type { GatewayConfig } from '@app/config';
+import { SerializedResult } from '../handlers/method-handler';
+import type { HttpAnswer } from '../http/http-answer';
+import { LegacyCodec } from './legacy.codec';
+import { ModernCodec } from './modern.codec';
+
+const config = {
+  get: (key: string) => (key === 'mcp.identity' ? 'gw' : '1.2.3'),
+} as unknown as ConfigService<GatewayConfig, true>;
+const none = {} as never;
+
+/** An upstream's result as its own text: spelling the parsed value would not give back. */
+const text = '{"content":[{"type":"text","text":"caf\\u00e9"}],"n":1.50,"_meta":{"k":1}}';
+const passed = () => new SerializedResult(text, JSON.parse(text) as Record<string, unknown>);
+
+describe('a SerializedResult (an upstream result passed on) in the codecs', () => {
+  it('2025 era: written as its text, inside the envelope, JSON and SSE', () => {
+    const codec = new LegacyCodec(config, none, none, none, none, none);
+    const answer = (format: 'json' | 'sse'): HttpAnswer =>
+      (
+        codec as unknown as {
+          resultAnswer(id: number, r: unknown, f: 'json' | 'sse'): HttpAnswer;
+        }
+      ).resultAnswer(7, passed(), format);
+    expect(answer('json').body).toBe(`{"jsonrpc":"2.0","id":7,"result":${text}}`);
+    expect(answer('sse').body).toBe(
+      `event: message\ndata: {"jsonrpc":"2.0","id":7,"result":${text}}\n\n`,
+    );
+  });
+
+  it('2026 era: the parsed value gets resultType and the gateway serverInfo, its _meta kept', () => {
+    const codec = new ModernCodec(config, none, none, none);
+    const answer = (
+      codec as unknown as {
+        result(id: number, method: string, r: unknown): HttpAnswer;
+      }
+    ).result(7, 'tools/call', passed());
+    expect(JSON.parse(answer.body as string)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      result: {
+        content: [{ type: 'text', text: 'café' }],
+        n: 1.5,
+        resultType: 'complete',
+        _meta: { k: 1, 'io.modelcontextprotocol/serverInfo': { name: 'gw', version: '1.2.3' } },
+      },
+    });
+  });
+});
