@@ -552,7 +552,7 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
         { name: 't' },
         { deadlineMillis: 2000, onMessage: (m) => messages.push(m) },
       );
-      expect(answer).toEqual({ kind: 'result', result: {} });
+      expect(answer).toEqual({ kind: 'result', result: {}, resultText: '{}' });
       expect(messages.map((m) => m.method)).toEqual(['notifications/tools/list_changed']);
       expect(unsolicited.map((m) => m.method)).toEqual(['notifications/tools/list_changed']);
       await eventually(() =>
