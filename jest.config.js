@@ -16,7 +16,7 @@ const transformIgnorePatterns = [
   '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|uint8array-extras|@tokenizer)/)',
 ];
 const moduleNameMapper = {
-  '^@app/(config|discovery|registry|execution|http-body|mcp|observability|upstream)$':
+  '^@app/(config|discovery|registry|execution|http-body|mcp|observability|upstream|identity)$':
     '<rootDir>/libs/$1/src',
 };
 

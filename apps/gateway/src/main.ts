@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { setFlagsFromString } from 'node:v8';
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -175,16 +174,5 @@ async function bootstrap(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
-
-/**
- * undici parses Tool Service answers with llhttp, compiled to WebAssembly. Once the parser is
- * hot (within the first 40 calls of the deep-answer bench), V8 recompiles its 33 KB main
- * function with TurboFan on a background thread: 130 ms of CPU and a 30 MB peak of compiler
- * memory, once, while calls are being served. On the gateway's one core that CPU is taken
- * from the event loop (issue 9, the deep-answer stall). Liftoff's code parses an answer's head
- * in under a microsecond, so the parser stays there. Set before the parser is first compiled:
- * by the client warm-up, see ToolExecutor.onModuleInit.
- */
-setFlagsFromString('--liftoff-only');
 
 void bootstrap();

@@ -1,4 +1,5 @@
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
+import type { CallerIdentity } from '@app/identity';
 import type { BodyPart } from '../http/gzip-splice';
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
@@ -50,6 +51,11 @@ export interface MethodContext {
    * session). A relayed upstream request needing one the client did not declare is refused.
    */
   readonly clientCapabilities?: Readonly<Record<string, unknown>>;
+  /**
+   * The authenticated caller (issue 12), set by the front door before any handler runs;
+   * undefined when `mcp.auth.mode` is `none`. Handlers filter lists and calls by it.
+   */
+  readonly caller?: CallerIdentity;
 }
 
 /**

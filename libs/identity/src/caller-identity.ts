@@ -1,0 +1,27 @@
+/**
+ * Who is calling `/mcp`, as the gateway's resource server established it from the request's
+ * Bearer token (issue 12 §1). Built per request from the token alone; never cached beyond
+ * the token's lifetime. Absent from a request context when `mcp.auth.mode` is `none`.
+ */
+export interface CallerIdentity {
+  /** The token's `sub` claim; undefined for a client-credentials token without one. */
+  readonly subject?: string;
+  /** The token's `client_id` (or `azp`) claim, when present. */
+  readonly clientId?: string;
+  /** Granted scopes (space-separated `scope` claim, or `scp` array), in token order. */
+  readonly scopes: readonly string[];
+  /** Every verified claim of the token (JWT payload or RFC 7662 introspection answer). */
+  readonly claims: Readonly<Record<string, unknown>>;
+  /** Seconds since the epoch at which the token expires (`exp`); undefined when it has none. */
+  readonly expiresAt?: number;
+  /**
+   * The caller's raw access token, for token exchange (RFC 8693) and opted-in passthrough
+   * towards sources only. Never logged, never put in a metric or an error.
+   */
+  readonly token: string;
+}
+
+/** The name to show for a caller in audit lines and rate-limit keys: `sub`, else `client_id`. */
+export function callerName(caller: CallerIdentity | undefined): string | undefined {
+  return caller?.subject ?? caller?.clientId;
+}
