@@ -63,7 +63,6 @@ describe('mixed eras through two replicas behind a round-robin balancer', () => 
         ...gatewayConfig([bundle('ins', service, 'ins.')], {
           upstreams: [upstream('repo', repo.url), upstream('calc', calc.url)],
         }),
-        http: { modernEra: true },
       },
     });
   });
