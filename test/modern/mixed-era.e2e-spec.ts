@@ -30,6 +30,8 @@ async function modern(url: string, method: string, params: Record<string, unknow
 const ALL_TOOLS = [
   'calc__add',
   'calc__shout',
+  'calc30__add',
+  'calc30__shout',
   'ins.quote',
   'repo__confirm',
   'repo__flaky',
@@ -49,19 +51,37 @@ describe('mixed eras through two replicas behind a round-robin balancer', () => 
   let service: TestToolService;
   let repo: V1Upstream;
   let calc: V2Upstream;
+  let calc30: V2Upstream;
   let deployment: BalancedGateways;
 
   beforeAll(async () => {
     service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })]));
     service.tools.set('ins.quote', () => ({ body: { premium: 42 } }));
     repo = await V1Upstream.start();
+    // cache hints: a 60 s and a 30 s backend; on resources/list the 30 s one says private
     calc = await V2Upstream.start({
-      cacheHints: { 'tools/list': { ttlMs: 60_000, cacheScope: 'public' } },
+      cacheHints: {
+        'tools/list': { ttlMs: 60_000, cacheScope: 'public' },
+        'resources/list': { ttlMs: 60_000, cacheScope: 'public' },
+      },
+    });
+    calc30 = await V2Upstream.start({
+      cacheHints: {
+        'tools/list': { ttlMs: 30_000, cacheScope: 'public' },
+        'resources/list': { ttlMs: 30_000, cacheScope: 'private' },
+      },
     });
     deployment = await BalancedGateways.start({
       mcp: {
         ...gatewayConfig([bundle('ins', service, 'ins.')], {
-          upstreams: [upstream('repo', repo.url), upstream('calc', calc.url)],
+          // a bundle pulled every 5 minutes contributes more than 30 s for a long while
+          registry: { refreshIntervalSeconds: 300 },
+          upstreams: [
+            // a 2025 upstream sends no hints: configured here, else it would force 0/private
+            upstream('repo', repo.url, { cacheTtlMillis: 120_000, cacheScope: 'public' }),
+            upstream('calc', calc.url),
+            upstream('calc30', calc30.url),
+          ],
         }),
       },
     });
@@ -71,6 +91,7 @@ describe('mixed eras through two replicas behind a round-robin balancer', () => 
     await deployment?.stop();
     await repo?.stop();
     await calc?.stop();
+    await calc30?.stop();
     await service?.stop();
   });
 
@@ -117,11 +138,38 @@ describe('mixed eras through two replicas behind a round-robin balancer', () => 
     const second = await modern(deployment.url, 'tools/list');
     expect(first.status).toBe(200);
     expect(second.json.result.tools).toEqual(first.json.result.tools);
-    // a 2025 upstream contributes, so the merged list may not be cached nor shared
-    expect(first.json.result).toMatchObject({
-      resultType: 'complete',
-      ttlMs: 0,
-      cacheScope: 'private',
+    expect(first.json.result.resultType).toBe('complete');
+  });
+
+  it('cache hints: a 60 s and a 30 s backend merge to 30 s, public, on every replica', async () => {
+    for (let i = 0; i < 4; i++) {
+      const list = await modern(deployment.url, 'tools/list');
+      expect(list.status).toBe(200);
+      expect(list.json.result).toMatchObject({ ttlMs: 30_000, cacheScope: 'public' });
+    }
+  });
+
+  it('cache hints: one private contributor makes the merged list private', async () => {
+    const list = await modern(deployment.url, 'resources/list');
+    expect(list.status).toBe(200);
+    expect(list.json.result.resources.map((r: { uri: string }) => r.uri)).toContain(
+      'calc://constants/pi',
+    );
+    expect(list.json.result).toMatchObject({ ttlMs: 30_000, cacheScope: 'private' });
+  });
+
+  it('cache hints: a 2025 upstream without configured hints contributes 0 and private', async () => {
+    const unconfigured = await BalancedGateways.start({
+      mcp: gatewayConfig([], {
+        upstreams: [upstream('repo', repo.url), upstream('calc', calc.url)],
+      }),
+      count: 1,
     });
+    try {
+      const list = await modern(unconfigured.url, 'tools/list');
+      expect(list.json.result).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
+    } finally {
+      await unconfigured.stop();
+    }
   });
 });

@@ -25,6 +25,7 @@ import {
 } from '../http/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { RegistryService } from '@app/registry';
+import { isFilteredForCaller } from '../handlers/caller-filtered';
 import { CacheHintsService } from './cache-hints';
 import { paramHeaderMismatch } from '../handlers/header-params';
 import { decodeHeaderValue } from './mcp-header-values';
@@ -270,11 +271,9 @@ export class ModernCodec {
     result: MethodResult,
     clientCapabilities: Readonly<Record<string, unknown>>,
   ): HttpAnswer {
-    const hints = LIST_METHODS.has(method)
-      ? this.cacheHints.forList(method)
-      : method === 'resources/read'
-        ? ({ ttlMs: 0, cacheScope: 'private' } as const)
-        : undefined;
+    let hints = LIST_METHODS.has(method)
+      ? this.cacheHints.forList(method, { filteredForCaller: isFilteredForCaller(result) })
+      : undefined;
     let body: JsonBody;
     if (result instanceof PreSerialized) {
       // `{"tools":[…]` + … + `}`: the 2026 members go before the closing brace
@@ -301,6 +300,9 @@ export class ModernCodec {
           400,
           { requiredCapabilities: missing },
         );
+      // resources/read: the owning upstream's own hints, capped; an input_required carries none
+      if (method === 'resources/read' && r.resultType !== 'input_required')
+        hints = this.cacheHints.forRead(r, { filteredForCaller: isFilteredForCaller(result) });
       const meta = isRecord(r._meta) ? r._meta : {};
       body = JSON.stringify({
         ...r,
