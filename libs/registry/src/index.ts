@@ -24,6 +24,14 @@ export {
   type MergeLimits,
   type MergeResult,
 } from './catalog/merge-catalog';
+export {
+  CatalogHistory,
+  CATALOG_HISTORY_CAPACITY,
+  type CatalogHistoryEntry,
+  type CatalogHistoryView,
+  type CatalogPublishedEntry,
+  type CatalogRejectedEntry,
+} from './catalog/catalog-history';
 export { CatalogSnapshot, diffCatalogs, type CatalogDiff } from './catalog/catalog-snapshot';
 export type {
   CatalogTool,

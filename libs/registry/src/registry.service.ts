@@ -3,6 +3,7 @@ import { GATEWAY_CONFIG, type BundleDefinition, type GatewayConfig } from '@app/
 import { GatewayMetrics } from '@app/observability';
 import { BundleIntake, type BundleRound } from './bundle/bundle-intake';
 import { CatalogExtras } from './catalog/catalog-extras';
+import { CatalogHistory, type CatalogHistoryView } from './catalog/catalog-history';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
 import { OutputValidators } from './catalog/output-validators';
@@ -72,6 +73,8 @@ export class RegistryService {
   private snapshot?: CatalogSnapshot;
   private firstRoundDone = false;
   private lastRejectionReason?: PullErrorType;
+  /** The last catalog changes of this replica (issue 13 §4: the console's Catalog history). */
+  private readonly changes = new CatalogHistory();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -136,6 +139,11 @@ export class RegistryService {
       },
       bundles: this.bundles.views(this.clock.now()),
     };
+  }
+
+  /** The last publications and rejections, newest first (GET /actuator/catalog/history). */
+  history(): CatalogHistoryView {
+    return this.changes.view();
   }
 
   upstreamsView(): UpstreamsView {
@@ -275,6 +283,12 @@ export class RegistryService {
             upstreamRound.failures.set(id, outcome.errorType);
         }
         this.lastRejectionReason = outcome.errorType;
+        this.changes.recordRejected(
+          this.clock.now(),
+          outcome.errorType,
+          outcome.detail,
+          outcome.bundleIds,
+        );
         this.metrics?.catalogRejected(outcome.errorType);
         this.logger.error(
           `Catalog not published (${outcome.errorType}): ${outcome.detail}; the previous catalog stays. ` +
@@ -341,6 +355,7 @@ export class RegistryService {
         { from: previous?.revisions[i.bundle.id] ?? null, to: i.manifest.revision ?? null },
       ]),
     );
+    this.changes.recordPublished(next.publishedAt, next.toolCount, diff, revisionChanges);
     const revisionText = Object.entries(revisionChanges)
       .map(([id, r]) => `${id} ${r.from ?? 'none'} -> ${r.to ?? 'none'}`)
       .join(', ');
