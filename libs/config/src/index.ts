@@ -15,6 +15,7 @@ export {
   type AuthorizationMode,
   type ServerErrorBodyMode,
 } from './mcp-config.model';
+export { ConsoleConfig } from './console-config.model';
 export {
   UpstreamConfig,
   UpstreamTimeoutsConfig,

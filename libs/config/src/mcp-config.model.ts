@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { BundleAuthorizationConfig } from './authorization-config.model';
+import { ConsoleConfig } from './console-config.model';
 import { UpstreamConfig } from './upstream-config.model';
 
 export {
@@ -373,6 +374,12 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => CacheConfig)
   cache: CacheConfig = new CacheConfig();
+
+  /** The operator console (issue 13 §4). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => ConsoleConfig)
+  console: ConsoleConfig = new ConsoleConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */
