@@ -1,5 +1,5 @@
-import type { HistoryAnswer, HistoryPublished, HistoryRejected } from './api';
-import { h, replace, when } from './dom';
+import type { HistoryAnswer, HistoryPublished, HistoryRejected } from './api.js';
+import { h, replace, when } from './dom.js';
 
 function names(label: string, list: readonly string[], count: number): HTMLElement | null {
   if (count === 0) return null;

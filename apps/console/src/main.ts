@@ -1,4 +1,4 @@
-import { READ_ONLY_NO_TOKEN, type AdminAccess } from './access';
+import { READ_ONLY_NO_TOKEN, type AdminAccess } from './access.js';
 import {
   ApiError,
   call,
@@ -9,12 +9,12 @@ import {
   type ToolBundlesAnswer,
   type UpstreamRecord,
   type UpstreamsAnswer,
-} from './api';
-import { byId } from './dom';
-import { HistoryView } from './history-view';
-import { McpClient } from './mcp-client';
-import { SourcesView, type Registration } from './sources-view';
-import { ToolsView } from './tools-view';
+} from './api.js';
+import { byId } from './dom.js';
+import { HistoryView } from './history-view.js';
+import { McpClient } from './mcp-client.js';
+import { SourcesView, type Registration } from './sources-view.js';
+import { ToolsView } from './tools-view.js';
 
 /** How often the console asks for fresh state, in ms (issue 13 §4: updates without reloading). */
 const POLL_MS = 3000;

@@ -1,5 +1,5 @@
-import { h, prettyJson } from './dom';
-import type { ToolCallResult } from './mcp-client';
+import { h, prettyJson } from './dom.js';
+import type { ToolCallResult } from './mcp-client.js';
 
 /** `searchTime` in ms: `content[0]._meta.searchTime` (bundle tools, README), else `_meta.searchTime`. */
 function searchTimeOf(result: ToolCallResult): number | undefined {

@@ -1,4 +1,4 @@
-import { h, prettyJson } from './dom';
+import { h, prettyJson } from './dom.js';
 
 /** A JSON Schema as far as the form reads it; anything else stays in the JSON editor. */
 interface Schema {
@@ -86,7 +86,9 @@ function control(id: string, kind: FieldKind, schema: Schema, required: boolean)
         'select',
         common,
         required ? null : h('option', { value: '' }, '(not set)'),
-        ...values.map((v, i) => h('option', { value: String(i) }, JSON.stringify(v))),
+        ...values.map((v, i) =>
+          h('option', { value: String(i) }, typeof v === 'string' ? v : JSON.stringify(v)),
+        ),
       );
     }
     case 'json':

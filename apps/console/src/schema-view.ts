@@ -1,4 +1,4 @@
-import { h, prettyJson } from './dom';
+import { h, prettyJson } from './dom.js';
 
 interface PropertySchema {
   readonly type?: unknown;

@@ -1,5 +1,5 @@
-import type { BundleView, UpstreamRecord, UpstreamView } from './api';
-import { age, field, h, when } from './dom';
+import type { BundleView, UpstreamRecord, UpstreamView } from './api.js';
+import { age, field, h, when } from './dom.js';
 
 /** Buttons of a registered upstream's card (shown only when the console is writable). */
 export interface CardActions {

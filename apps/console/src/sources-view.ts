@@ -3,10 +3,10 @@ import type {
   ToolBundlesAnswer,
   UpstreamRecord,
   UpstreamsAnswer,
-} from './api';
-import type { AdminAccess } from './access';
-import { h, patchKeyed, replace, when } from './dom';
-import { bundleCard, upstreamCard, type CardActions } from './source-cards';
+} from './api.js';
+import type { AdminAccess } from './access.js';
+import { h, patchKeyed, replace, when } from './dom.js';
+import { bundleCard, upstreamCard, type CardActions } from './source-cards.js';
 
 /** The body of POST /admin/upstreams: the fields of a configured upstream (issue 13 §1). */
 export interface Registration {

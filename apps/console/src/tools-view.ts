@@ -1,9 +1,9 @@
-import type { CatalogToolView, CatalogToolsAnswer } from './api';
-import { h, replace } from './dom';
-import { McpCallError, type McpClient } from './mcp-client';
-import { failureBlock, resultBlock } from './result-view';
-import { argumentsForm } from './schema-form';
-import { schemaBlock } from './schema-view';
+import type { CatalogToolView, CatalogToolsAnswer } from './api.js';
+import { h, replace } from './dom.js';
+import { McpCallError, type McpClient } from './mcp-client.js';
+import { failureBlock, resultBlock } from './result-view.js';
+import { argumentsForm } from './schema-form.js';
+import { schemaBlock } from './schema-view.js';
 
 /** A stable, id-safe token for a tool name (names may hold . / and -). */
 const slug = (i: number): string => `tool-${i}`;
