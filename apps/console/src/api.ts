@@ -143,9 +143,14 @@ export class ApiError extends Error {
 /** The message of an error body: `message` (Nest, a string or a list), `error`, or the text. */
 function messageOf(status: number, text: string): string {
   try {
-    const body = JSON.parse(text) as { message?: unknown; error?: unknown };
+    const body = JSON.parse(text) as { message?: unknown; error?: unknown; problems?: unknown };
     const message = Array.isArray(body.message) ? body.message.join('; ') : body.message;
-    if (typeof message === 'string' && message !== '') return message;
+    // /admin names every broken field in `problems` (issue 13 §1: the boot validation's words)
+    const problems = Array.isArray(body.problems) ? body.problems.map(String) : [];
+    if (typeof message === 'string' && message !== '')
+      return problems.length > 0 && !problems.every((p) => message.includes(p))
+        ? `${message}: ${problems.join('; ')}`
+        : message;
     if (typeof body.error === 'string') return body.error;
   } catch {
     // not JSON: the text itself

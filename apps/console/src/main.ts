@@ -80,11 +80,26 @@ const sources = new SourcesView(byId('view-sources'), {
 const tools = new ToolsView(byId('view-tools'), () => client);
 const history = new HistoryView(byId('view-history'));
 
-/** GET /admin/upstreams decides what the operator may do (issue 13 §3). */
+const NO_ADMIN_CONFIGURED: AdminAccess = {
+  kind: 'read-only',
+  reason:
+    'Read-only: this gateway has no admin credential (set MCP_ADMIN_TOKEN, or use mcp.auth.mode jwt with the admin scope).',
+};
+
+/**
+ * GET /admin/upstreams decides what the operator may do (issue 13 §3). With an admin check
+ * configured it answers 401 without a token; with none it answers everyone and refuses every
+ * write, so a token that "works" there proves nothing: the console asks once without it.
+ */
 async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstreamsAnswer }> {
   try {
     const admin = await call<AdminUpstreamsAnswer>('/admin/upstreams', { token });
-    return { access: token === '' ? READ_ONLY_NO_TOKEN : { kind: 'writable' }, admin };
+    if (token === '') return { access: NO_ADMIN_CONFIGURED, admin };
+    const open = await call('/admin/upstreams').then(
+      () => true,
+      () => false,
+    );
+    return { access: open ? NO_ADMIN_CONFIGURED : { kind: 'writable' }, admin };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     if (err.status === 401 || err.status === 403)
@@ -97,12 +112,11 @@ async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstrea
                 reason: `Read-only: the admin token was refused (HTTP ${err.status}: ${err.message}).`,
               },
       };
-    if (err.status === 404 || err.status === 503)
+    if (err.status === 404)
       return {
         access: {
           kind: 'read-only',
-          reason:
-            'Read-only: /admin is disabled on this gateway (set MCP_ADMIN_TOKEN, or use mcp.auth.mode jwt with an admin scope).',
+          reason: 'Read-only: this gateway has no /admin registration API.',
         },
       };
     return {
