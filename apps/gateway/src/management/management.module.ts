@@ -3,6 +3,10 @@ import { TerminusModule } from '@nestjs/terminus';
 import { SessionTokenService } from '@app/mcp';
 import { GatewayMetrics } from '@app/observability';
 import { RegistryService } from '@app/registry';
+import { AdminAuditLog } from '../admin/admin-audit-log';
+import { AdminAuthenticator } from '../admin/admin-authenticator';
+import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
+import { AdminUpstreamsController } from './admin-upstreams.controller';
 import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
 import { RegistryHealthIndicator } from './registry-health.indicator';
@@ -14,6 +18,12 @@ export interface ManagementDependencies {
   readonly registry: RegistryService;
   readonly metrics: GatewayMetrics;
   readonly sessions: SessionTokenService;
+  /** The registration API's services (issue 13), from the main context's AdminModule. */
+  readonly admin: {
+    readonly registrations: UpstreamRegistrations;
+    readonly authenticator: AdminAuthenticator;
+    readonly audit: AdminAuditLog;
+  };
 }
 
 /**
@@ -32,11 +42,15 @@ export class ManagementModule {
         ToolBundlesController,
         UpstreamsController,
         PrometheusController,
+        AdminUpstreamsController,
       ],
       providers: [
         { provide: RegistryService, useValue: deps.registry },
         { provide: GatewayMetrics, useValue: deps.metrics },
         { provide: SessionTokenService, useValue: deps.sessions },
+        { provide: UpstreamRegistrations, useValue: deps.admin.registrations },
+        { provide: AdminAuthenticator, useValue: deps.admin.authenticator },
+        { provide: AdminAuditLog, useValue: deps.admin.audit },
         RegistryHealthIndicator,
       ],
       exports: [RegistryHealthIndicator],
