@@ -95,14 +95,15 @@ describe('console registration (issue 13 §1, §4): register an upstream and wat
     page = await browser.newPage({ viewport: DESKTOP });
     errors = pageErrors(page);
     // every text the registration status line shows, in order
-    await page.addInitScript(() => {
-      const log: string[] = [];
-      (window as unknown as { statusLog: string[] }).statusLog = log;
+    // (a string: the test project compiles without the DOM library)
+    await page.addInitScript(`
+      window.statusLog = [];
       new MutationObserver(() => {
         const text = document.querySelector('#register-status')?.textContent ?? '';
-        if (text !== '' && log[log.length - 1] !== text) log.push(text);
+        if (text !== '' && window.statusLog[window.statusLog.length - 1] !== text)
+          window.statusLog.push(text);
       }).observe(document, { subtree: true, childList: true, characterData: true });
-    });
+    `);
   });
 
   afterAll(async () => {
@@ -113,8 +114,7 @@ describe('console registration (issue 13 §1, §4): register an upstream and wat
     await service?.stop();
   });
 
-  const statusLog = (): Promise<string[]> =>
-    page.evaluate(() => (window as unknown as { statusLog: string[] }).statusLog);
+  const statusLog = async (): Promise<string[]> => page.evaluate<string[]>('window.statusLog');
   const card = (id: string) => page.locator(`[data-source="${id}"]`);
 
   async function register(id: string, url: string): Promise<void> {

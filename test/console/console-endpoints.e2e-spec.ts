@@ -93,7 +93,9 @@ describe('console endpoints (issue 13 §4): management port only, nothing from e
   });
 
   it('GET /actuator/catalog/history: the first publication with its names and revision', async () => {
-    const answer = await (await fetch(`${gateway.managementUrl}/actuator/catalog/history`)).json();
+    const answer: any = await (
+      await fetch(`${gateway.managementUrl}/actuator/catalog/history`)
+    ).json();
     expect(answer.capacity).toBe(50);
     expect(answer.entries).toEqual([
       expect.objectContaining({

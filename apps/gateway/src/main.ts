@@ -12,6 +12,9 @@ import {
 import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
+import { AdminAuditLog } from './admin/admin-audit-log';
+import { AdminAuthenticator } from './admin/admin-authenticator';
+import { UpstreamRegistrations } from './admin/upstream-registrations.service';
 import { AppModule } from './app.module';
 import { drainAndClose } from './graceful-shutdown';
 import { McpAddress } from './management/console/mcp-address';
@@ -127,6 +130,11 @@ async function bootstrap(): Promise<void> {
       sessions: app.get(SessionTokenService),
       config,
       mcpAddress,
+      admin: {
+        registrations: app.get(UpstreamRegistrations),
+        authenticator: app.get(AdminAuthenticator),
+        audit: app.get(AdminAuditLog),
+      },
     }),
     managementAdapter(),
     { logger: nestLogger },

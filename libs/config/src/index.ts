@@ -31,3 +31,17 @@ export {
   type AccessList,
   type ParsedAddress,
 } from './http-access-patterns';
+export { AdminConfig } from './admin-config.model';
+export {
+  parseUrlPattern,
+  parseAddressRange,
+  urlMatches,
+  rangeList,
+  type UrlPattern,
+  type AddressRange,
+} from './admin-url-patterns';
+export {
+  checkRegistration,
+  type RegisteredUpstreamConfig,
+  type RegistrationCheck,
+} from './registration-rules';

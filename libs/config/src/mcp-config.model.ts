@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import { AdminConfig } from './admin-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 import { ConsoleConfig } from './console-config.model';
 import { UpstreamConfig } from './upstream-config.model';
@@ -380,6 +381,12 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => ConsoleConfig)
   console: ConsoleConfig = new ConsoleConfig();
+
+  /** The /admin registration API (issue 13). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AdminConfig)
+  admin: AdminConfig = new AdminConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

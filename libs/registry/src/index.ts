@@ -65,4 +65,4 @@ export {
   type UpstreamItem,
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
-export type { PartialSource } from './upstream/upstream-intake';
+export type { PartialSource, UpstreamPullState } from './upstream/upstream-intake';

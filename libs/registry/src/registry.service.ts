@@ -1,5 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { GATEWAY_CONFIG, type BundleDefinition, type GatewayConfig } from '@app/config';
+import {
+  GATEWAY_CONFIG,
+  type BundleDefinition,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { BundleIntake, type BundleRound } from './bundle/bundle-intake';
 import { CatalogExtras } from './catalog/catalog-extras';
@@ -14,7 +19,12 @@ import type { BundlePullResult } from './pull-result';
 import { LAST_GOOD_STORE, type LastGoodStore, type StoreStatus } from './redis/last-good-store';
 import type { BundleStatusView } from './state/bundle-record';
 import type { UpstreamContribution } from './upstream/upstream-contribution';
-import { UpstreamIntake, type PartialSource, type UpstreamRound } from './upstream/upstream-intake';
+import {
+  UpstreamIntake,
+  type PartialSource,
+  type UpstreamPullState,
+  type UpstreamRound,
+} from './upstream/upstream-intake';
 import type { UpstreamPullResult } from './upstream/upstream-pull-result';
 import type { UpstreamStatusView } from './upstream/upstream-record';
 
@@ -110,6 +120,25 @@ export class RegistryService {
   /** The upstream MCP servers to pull: enabled ones, in config order. */
   enabledUpstreams(): ReturnType<UpstreamIntake['enabled']> {
     return this.upstreams.enabled();
+  }
+
+  /**
+   * Adds or replaces an upstream registered at runtime (issue 13 §2); it is pulled from the
+   * next round on and joins the catalog only through that round's merge. false for the id of
+   * a configured upstream.
+   */
+  putUpstream(definition: UpstreamDefinition): boolean {
+    return this.upstreams.put(definition);
+  }
+
+  /** Forgets a registered upstream; the next round publishes the catalog without it. */
+  removeUpstream(id: string): boolean {
+    return this.upstreams.remove(id);
+  }
+
+  /** One upstream's pull state (status, last error with its detail, era, tool count). */
+  upstreamState(id: string): UpstreamPullState | undefined {
+    return this.upstreams.stateOf(id);
   }
 
   /** true until this bundle's first pull attempt has been applied (fallback files are read only then). */
@@ -279,8 +308,10 @@ export class RegistryService {
               );
         for (const id of blamed) {
           if (candidates.delete(id)) failures.set(id, { errorType: outcome.errorType });
-          if (upstreamRound.candidates.delete(id))
+          if (upstreamRound.candidates.delete(id)) {
             upstreamRound.failures.set(id, outcome.errorType);
+            this.upstreams.noteRejection(id, outcome.detail);
+          }
         }
         this.lastRejectionReason = outcome.errorType;
         this.changes.recordRejected(

@@ -8,6 +8,10 @@ import { CatalogController } from './catalog.controller';
 import { ConsoleAssets } from './console/console-assets';
 import { ConsoleController } from './console/console.controller';
 import { McpAddress } from './console/mcp-address';
+import { AdminAuditLog } from '../admin/admin-audit-log';
+import { AdminAuthenticator } from '../admin/admin-authenticator';
+import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
+import { AdminUpstreamsController } from './admin-upstreams.controller';
 import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
 import { RegistryHealthIndicator } from './registry-health.indicator';
@@ -22,6 +26,12 @@ export interface ManagementDependencies {
   readonly config: GatewayConfig;
   /** Filled in once /mcp is bound: the console's "Run" URL (issue 13 §4). */
   readonly mcpAddress: McpAddress;
+  /** The registration API's services (issue 13), from the main context's AdminModule. */
+  readonly admin: {
+    readonly registrations: UpstreamRegistrations;
+    readonly authenticator: AdminAuthenticator;
+    readonly audit: AdminAuditLog;
+  };
 }
 
 /**
@@ -42,6 +52,7 @@ export class ManagementModule {
         PrometheusController,
         CatalogController,
         ConsoleController,
+        AdminUpstreamsController,
       ],
       providers: [
         { provide: RegistryService, useValue: deps.registry },
@@ -50,6 +61,9 @@ export class ManagementModule {
         { provide: GATEWAY_CONFIG, useValue: deps.config },
         { provide: McpAddress, useValue: deps.mcpAddress },
         { provide: ConsoleAssets, useValue: new ConsoleAssets() },
+        { provide: UpstreamRegistrations, useValue: deps.admin.registrations },
+        { provide: AdminAuthenticator, useValue: deps.admin.authenticator },
+        { provide: AdminAuditLog, useValue: deps.admin.audit },
         RegistryHealthIndicator,
       ],
       exports: [RegistryHealthIndicator],
