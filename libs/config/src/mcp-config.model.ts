@@ -1,5 +1,7 @@
 import { Type } from 'class-transformer';
+import { AdminConfig } from './admin-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
+import { ConsoleConfig } from './console-config.model';
 import { UpstreamConfig } from './upstream-config.model';
 
 export {
@@ -372,6 +374,18 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => CacheConfig)
   cache: CacheConfig = new CacheConfig();
+
+  /** The operator console (issue 13 §4). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => ConsoleConfig)
+  console: ConsoleConfig = new ConsoleConfig();
+
+  /** The /admin registration API (issue 13). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AdminConfig)
+  admin: AdminConfig = new AdminConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */
