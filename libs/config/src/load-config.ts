@@ -205,6 +205,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     namePrefix: upstreamNamePrefix(u),
     enabled: u.enabled,
     protocol: u.protocol,
+    lists: u.lists,
     connectMillis: u.timeouts.connectMillis,
     listMillis: u.timeouts.listMillis,
     callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,
