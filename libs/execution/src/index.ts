@@ -17,3 +17,8 @@ export {
   type UpstreamOutcome,
   type UpstreamCallContext,
 } from './upstream-executor.service';
+export {
+  LiveListFetcher,
+  type LiveListMethod,
+  type LiveListOutcome,
+} from './live-list-fetcher';

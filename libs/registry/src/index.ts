@@ -58,3 +58,9 @@ export {
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
 export type { PartialSource } from './upstream/upstream-intake';
+export {
+  LiveListMerger,
+  type LiveListAnswer,
+  type LiveListKey,
+  type LiveMerge,
+} from './upstream/live-lists';

@@ -40,6 +40,20 @@ export class CacheHintsService {
     this.intervalMs = config.mcp.registry.refreshIntervalSeconds * 1000;
   }
 
+  /**
+   * The snapshot's hints merged with a list's live sources' (issue 11 §4): the minimum ttlMs,
+   * `private` when either is.
+   */
+  withLive(method: string, live: CacheHints | undefined): CacheHints {
+    const own = this.forList(method);
+    if (live === undefined) return own;
+    return {
+      ttlMs: Math.min(own.ttlMs, live.ttlMs),
+      cacheScope:
+        own.cacheScope === 'private' || live.cacheScope === 'private' ? 'private' : 'public',
+    };
+  }
+
   /** Hints for a list method, or for `server/discover` (every source contributes). */
   forList(method: string): CacheHints {
     const capability = CAPABILITY_OF[method];
@@ -48,7 +62,8 @@ export class CacheHintsService {
     const upstreams =
       capability === undefined || extras === undefined
         ? this.registry.enabledUpstreams().length > 0
-        : extras.upstreamsWith(capability).length > 0;
+        : // a lists: live upstream's hints come with its own answers (LiveListResult)
+          extras.upstreamsWith(capability).some((u) => u.lists !== 'live');
     if (!bundles && !upstreams) return { ttlMs: 0, cacheScope: 'private' };
     let ttlMs = this.maxTtlMs;
     if (bundles) ttlMs = Math.min(ttlMs, this.scheduler.msUntilNextRefresh() ?? this.intervalMs);

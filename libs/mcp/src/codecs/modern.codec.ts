@@ -10,6 +10,7 @@ import {
   type MethodContext,
   type MethodResult,
 } from '../handlers/method-handler';
+import { LiveListResult } from '../handlers/live-list-result';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import {
@@ -257,7 +258,10 @@ export class ModernCodec {
   /** A handler's result with the 2026 members: resultType, serverInfo, cache hints on lists. */
   private result(id: JsonRpcId, method: string, result: MethodResult): HttpAnswer {
     const hints = LIST_METHODS.has(method)
-      ? this.cacheHints.forList(method)
+      ? this.cacheHints.withLive(
+          method,
+          result instanceof LiveListResult ? result.cacheHints : undefined,
+        )
       : method === 'resources/read'
         ? ({ ttlMs: 0, cacheScope: 'private' } as const)
         : undefined;

@@ -8,6 +8,7 @@ import {
   type MethodHandler,
   type MethodResult,
 } from './method-handler';
+import { LiveLists } from './live-lists.service';
 import { partialSourcesMember } from './partial-sources';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import { UpstreamRouter } from './upstream-router';
@@ -46,13 +47,17 @@ abstract class CatalogListHandler implements MethodHandler {
   protected abstract readonly key: string;
   protected abstract json(catalog: CatalogSnapshot): string;
 
-  constructor(protected readonly registry: RegistryService) {}
+  constructor(
+    protected readonly registry: RegistryService,
+    private readonly live: LiveLists,
+  ) {}
 
   // async: a thrown GatewayError becomes the rejection the codec answers with
-  // eslint-disable-next-line @typescript-eslint/require-await
-  async handle(params: Params): Promise<MethodResult> {
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     noCursor(params);
     const catalog = catalogOf(this.registry);
+    // lists: live upstreams: built per request for the caller (issue 11 §4)
+    if (this.live.active) return this.live.list(this.method, catalog, context);
     return new PreSerialized([
       `{"${this.key}":`,
       this.json(catalog),
