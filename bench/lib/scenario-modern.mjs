@@ -60,7 +60,10 @@ async function modernToolsCall(ts) {
       { name: 'bench.echo', arguments: { nonce: 7 } },
       'bench.echo',
     );
-    if (check.json?.result?.resultType !== 'complete' || !check.text.includes('"nonce":7'))
+    if (
+      check.json?.result?.resultType !== 'complete' ||
+      !check.json.result.content?.[0]?.text?.includes('"nonce":7')
+    )
       throw new Error(`modern tools/call sanity check failed: ${check.status} ${check.text}`);
     const targets = {
       bareProxy: {
