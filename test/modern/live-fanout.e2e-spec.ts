@@ -41,11 +41,15 @@ async function listAsV1(url: string, tenant: string) {
   }
 }
 
-/** The 2026 tools/list result as the wire carries it (cache hints included), by raw request. */
-async function rawModernList(url: string, tenant: string): Promise<Record<string, unknown>> {
+/** A 2026 list result as the wire carries it (cache hints included), by raw request. */
+async function rawModernList(
+  url: string,
+  tenant: string,
+  method = 'tools/list',
+): Promise<Record<string, unknown>> {
   const answer = await rpc(
     url,
-    'tools/list',
+    method,
     {
       _meta: {
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -53,7 +57,7 @@ async function rawModernList(url: string, tenant: string): Promise<Record<string
         'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
       },
     },
-    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list', 'x-tenant': tenant },
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'x-tenant': tenant },
   );
   expect(answer.status).toBe(200);
   return answer.json.result as Record<string, unknown>;
@@ -253,7 +257,7 @@ describe('live fan-out: concurrency and cache hints (issue 11 §4)', () => {
           stem: `u${i}`,
           listDelayMs: 300,
           // u3's answer is the shortest-lived and private: the merged hints must say so
-          toolsListHints:
+          listHints:
             i === 3
               ? { ttlMs: 8_000, cacheScope: 'private' }
               : { ttlMs: 20_000 + i * 1000, cacheScope: 'public' },
@@ -311,5 +315,13 @@ describe('live fan-out: concurrency and cache hints (issue 11 §4)', () => {
     await rawModernList(gateway.mcpUrl, 'cache-a');
     expect(fleet[3]!.toolLists('cache-a')).toHaveLength(2);
     expect(fleet[0]!.toolLists('cache-a')).toHaveLength(1);
+  });
+
+  it('a list only live upstreams serve takes their hints alone (no snapshot source forces 0)', async () => {
+    const result = await rawModernList(gateway.mcpUrl, 'prompt-hints', 'prompts/list');
+    expect((result.prompts as { name: string }[]).map((p) => p.name)).toEqual(
+      fleet.map((_, i) => `u${i}__prompt-hints_brief`),
+    );
+    expect(result).toMatchObject({ ttlMs: 8_000, cacheScope: 'private' });
   });
 });

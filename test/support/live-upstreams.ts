@@ -21,8 +21,8 @@ export interface LiveUpstreamOptions {
   readonly stem: string;
   /** Delay before answering tools/list, ms (concurrency tests). */
   readonly listDelayMs?: number;
-  /** 2026 only: the cache hints of its tools/list (the v2 server's `cacheHints`). */
-  readonly toolsListHints?: { readonly ttlMs: number; readonly cacheScope: 'public' | 'private' };
+  /** 2026 only: the cache hints of its tools/list and prompts/list (the v2 server's `cacheHints`). */
+  readonly listHints?: { readonly ttlMs: number; readonly cacheScope: 'public' | 'private' };
   /** `2026` (default): v2 SDK createMcpHandler, stateless 2026-07-28; `2025`: v1 SDK, stateless. */
   readonly era?: '2025' | '2026';
 }
@@ -168,10 +168,12 @@ export class LiveUpstream {
   }
 
   private buildV2(tenant: string): V2McpServer {
-    const { stem, toolsListHints } = this.options;
+    const { stem, listHints } = this.options;
     const server = new V2McpServer(
       { name: stem, version: '2.0.0' },
-      toolsListHints === undefined ? {} : { cacheHints: { 'tools/list': toolsListHints } },
+      listHints === undefined
+        ? {}
+        : { cacheHints: { 'tools/list': listHints, 'prompts/list': listHints } },
     );
     server.registerTool(
       `${tenant}_${stem}`,

@@ -45,8 +45,11 @@ export class CacheHintsService {
    * `private` when either is.
    */
   withLive(method: string, live: CacheHints | undefined): CacheHints {
-    const own = this.forList(method);
-    if (live === undefined) return own;
+    if (live === undefined) return this.forList(method);
+    const own = this.snapshotHints(method);
+    // only live sources: their hints alone, capped like any
+    if (own === undefined)
+      return { ttlMs: Math.min(live.ttlMs, this.maxTtlMs), cacheScope: live.cacheScope };
     return {
       ttlMs: Math.min(own.ttlMs, live.ttlMs),
       cacheScope:
@@ -56,6 +59,11 @@ export class CacheHintsService {
 
   /** Hints for a list method, or for `server/discover` (every source contributes). */
   forList(method: string): CacheHints {
+    return this.snapshotHints(method) ?? { ttlMs: 0, cacheScope: 'private' };
+  }
+
+  /** The hints of the snapshot's sources of a list; undefined when none serves it. */
+  private snapshotHints(method: string): CacheHints | undefined {
     const capability = CAPABILITY_OF[method];
     const bundles = (capability === undefined || capability === 'tools') && this.hasBundles();
     const extras = this.registry.current()?.extras;
@@ -64,7 +72,7 @@ export class CacheHintsService {
         ? this.registry.enabledUpstreams().length > 0
         : // a lists: live upstream's hints come with its own answers (LiveListResult)
           extras.upstreamsWith(capability).some((u) => u.lists !== 'live');
-    if (!bundles && !upstreams) return { ttlMs: 0, cacheScope: 'private' };
+    if (!bundles && !upstreams) return undefined;
     let ttlMs = this.maxTtlMs;
     if (bundles) ttlMs = Math.min(ttlMs, this.scheduler.msUntilNextRefresh() ?? this.intervalMs);
     if (upstreams) ttlMs = 0;
