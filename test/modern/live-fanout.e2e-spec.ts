@@ -162,13 +162,18 @@ describe('live fan-out: lists: live upstreams answer per caller (issue 11 §4)',
     expect(metrics).not.toMatch(/upstream_live_failures_total\{upstream="(alpha|beta)"/);
   });
 
-  it('a live tool the snapshot does not know routes by its prefix to its upstream, for the caller', async () => {
+  it('a live tool (and prompt) the snapshot does not know routes by its prefix to its upstream, for the caller', async () => {
     const acme = await connectV1(gateway.mcpUrl, { 'x-tenant': 'acme' });
     try {
       const alphaAnswer = await acme.callTool({ name: 'alpha__acme_alpha', arguments: {} });
       expect(alphaAnswer.content).toEqual([{ type: 'text', text: 'alpha answered acme' }]);
       const betaAnswer = await acme.callTool({ name: 'beta__beta_whoami', arguments: {} });
       expect(betaAnswer.content).toEqual([{ type: 'text', text: 'acme' }]);
+      // prompts/get of a live prompt routes the same way, under its original name
+      const brief = await acme.getPrompt({ name: 'beta__acme_brief' });
+      expect(brief.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'acme' } }]);
+      const alphaBrief = await acme.getPrompt({ name: 'alpha__acme_brief' });
+      expect(alphaBrief.messages[0]?.content).toEqual({ type: 'text', text: 'acme' });
     } finally {
       await acme.close();
     }

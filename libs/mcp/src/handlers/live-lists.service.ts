@@ -6,6 +6,7 @@ import { GatewayMetrics } from '@app/observability';
 import {
   LiveListMerger,
   RegistryService,
+  type CatalogPrompt,
   type CatalogSnapshot,
   type LiveListKey,
   type PartialSource,
@@ -170,6 +171,20 @@ export class LiveLists {
       publishedJson: '',
       fingerprint: '',
     };
+  }
+
+  /**
+   * The live prompt a published name gets, for this caller (issue 11 §4): its owner by
+   * prefix, its original name from the caller's live prompts/list. undefined when no live
+   * upstream's prefix starts the name, or its list cannot be had or does not hold it.
+   */
+  async promptFor(name: string, context: LiveCaller): Promise<CatalogPrompt | undefined> {
+    const upstream = this.ownerOf(name);
+    if (upstream === undefined) return undefined;
+    const answer = await this.answer(upstream, 'prompts/list', context);
+    return answer.kind === 'ok'
+      ? answer.contribution.prompts.find((p) => p.name === name)
+      : undefined;
   }
 
   /** One live upstream's answer for this caller: from the cache while fresh, else fetched. */

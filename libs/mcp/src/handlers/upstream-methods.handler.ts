@@ -110,11 +110,14 @@ export class PromptsGetHandler implements MethodHandler {
     private readonly registry: RegistryService,
     private readonly refresh: BundleRefreshService,
     private readonly router: UpstreamRouter,
+    private readonly live: LiveLists,
   ) {}
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const name = stringParam(params, 'name');
     let prompt = catalogOf(this.registry).extras.prompt(name);
+    // a live upstream's prompts are in no snapshot: by prefix, from the caller's live list
+    if (prompt === undefined && this.live.active) prompt = await this.live.promptFor(name, context);
     if (prompt === undefined) {
       // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8).
       await this.refresh.refreshForUnknownTool();
