@@ -36,9 +36,14 @@ export interface UpstreamDefinition {
   readonly namePrefix: string;
   readonly enabled: boolean;
   readonly protocol: 'auto' | '2025-11-25' | '2026-07-28';
+  /**
+   * `live`: its lists are fetched per request for the caller, never from the catalog
+   * snapshot (issue 11 §4); `snapshot`: pulled on the refresh schedule.
+   */
+  readonly lists: 'snapshot' | 'live';
   /** TCP connect timeout, ms. */
   readonly connectMillis: number;
-  /** Deadline of one list pull, every page included, ms. */
+  /** Deadline of one list pull, every page included, ms; also of one live list fetch (issue 11 §4). */
   readonly listMillis: number;
   /** Deadline of one call, ms (default discovery.maxToolTimeoutMillis). */
   readonly callMillis: number;

@@ -294,6 +294,7 @@ export function upstreamDefinitionFrom(
     namePrefix: upstreamNamePrefix(u),
     enabled: u.enabled,
     protocol: u.protocol,
+    lists: u.lists,
     connectMillis: u.timeouts.connectMillis,
     listMillis: u.timeouts.listMillis,
     callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,

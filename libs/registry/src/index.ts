@@ -68,3 +68,9 @@ export {
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
 export type { PartialSource, UpstreamPullState } from './upstream/upstream-intake';
+export {
+  LiveListMerger,
+  type LiveListAnswer,
+  type LiveListKey,
+  type LiveMerge,
+} from './upstream/live-lists';

@@ -10,6 +10,7 @@ import {
   type MethodContext,
   type MethodResult,
 } from '../handlers/method-handler';
+import { LiveListResult } from '../handlers/live-list-result';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import {
@@ -272,7 +273,11 @@ export class ModernCodec {
     clientCapabilities: Readonly<Record<string, unknown>>,
   ): HttpAnswer {
     let hints = LIST_METHODS.has(method)
-      ? this.cacheHints.forList(method, { filteredForCaller: isFilteredForCaller(result) })
+      ? this.cacheHints.withLive(
+          method,
+          result instanceof LiveListResult ? result.cacheHints : undefined,
+          { filteredForCaller: isFilteredForCaller(result) },
+        )
       : undefined;
     let body: JsonBody;
     if (result instanceof PreSerialized) {

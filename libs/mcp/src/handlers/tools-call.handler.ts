@@ -9,6 +9,7 @@ import { extractRawMember } from '../jsonrpc/raw-member';
 import { paramHeadersFor } from './header-params';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
+import { LiveLists } from './live-lists.service';
 import { UpstreamRouter } from './upstream-router';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -30,14 +31,18 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly refresh: BundleRefreshService,
     private readonly executor: ToolExecutor,
     private readonly upstreams: UpstreamRouter,
+    private readonly live: LiveLists,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
   mayRelay(params: Readonly<Record<string, unknown>> | undefined): boolean {
     const name = params?.name;
-    return (
-      typeof name === 'string' && this.registry.current()?.get(name)?.route.kind === 'upstream'
-    );
+    if (typeof name !== 'string') return false;
+    const tool = this.registry.current()?.get(name);
+    // a live upstream's tool is in no snapshot: its prefix tells (issue 11 §4)
+    return tool === undefined
+      ? this.live.ownerOf(name) !== undefined
+      : tool.route.kind === 'upstream';
   }
 
   async handle(
@@ -58,7 +63,7 @@ export class ToolsCallHandler implements MethodHandler {
         'Invalid params: params.arguments must be an object',
       );
     }
-    const tool = await this.find(name);
+    const tool = await this.find(name, context);
     if (tool.route.kind === 'upstream') {
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
@@ -100,9 +105,15 @@ export class ToolsCallHandler implements MethodHandler {
     );
   }
 
-  private async find(name: string): Promise<CatalogTool> {
+  private async find(name: string, context: MethodContext): Promise<CatalogTool> {
     const found = this.registry.current()?.get(name);
     if (found !== undefined) return found;
+    // A live upstream's tools are listed per caller, never in the snapshot: routed by the
+    // prefix of the published name, resolved through the caller's live list (issue 11 §4).
+    if (this.live.active) {
+      const live = await this.live.toolFor(name, context);
+      if (live !== undefined) return live;
+    }
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
     if (catalog === undefined)

@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
-import { PreSerialized, type MethodHandler, type MethodResult } from './method-handler';
+import { LiveLists } from './live-lists.service';
+import {
+  PreSerialized,
+  type MethodContext,
+  type MethodHandler,
+  type MethodResult,
+} from './method-handler';
 import { partialSourcesMember } from './partial-sources';
 
 export const REGISTRY_UNAVAILABLE_MESSAGE =
@@ -18,9 +24,15 @@ export const REGISTRY_UNAVAILABLE_MESSAGE =
 export class ToolsListHandler implements MethodHandler {
   readonly method = 'tools/list';
 
-  constructor(private readonly registry: RegistryService) {}
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly live: LiveLists,
+  ) {}
 
-  handle(params: Readonly<Record<string, unknown>> | undefined): Promise<MethodResult> {
+  handle(
+    params: Readonly<Record<string, unknown>> | undefined,
+    context: MethodContext,
+  ): Promise<MethodResult> {
     if (params?.cursor !== undefined) {
       // The whole list is one page; no cursor was ever issued, so none is valid.
       return Promise.reject(
@@ -36,6 +48,8 @@ export class ToolsListHandler implements MethodHandler {
         new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
       );
     }
+    // lists: live upstreams: built per request for the caller (issue 11 §4)
+    if (this.live.active) return this.live.list(this.method, catalog, context);
     const tools = new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated);
     return Promise.resolve(
       new PreSerialized([
