@@ -15,6 +15,7 @@ export {
   type AuthorizationMode,
   type ServerErrorBodyMode,
 } from './mcp-config.model';
+export { ConsoleConfig } from './console-config.model';
 export {
   UpstreamConfig,
   UpstreamTimeoutsConfig,
@@ -30,3 +31,17 @@ export {
   type AccessList,
   type ParsedAddress,
 } from './http-access-patterns';
+export { AdminConfig } from './admin-config.model';
+export {
+  parseUrlPattern,
+  parseAddressRange,
+  urlMatches,
+  rangeList,
+  type UrlPattern,
+  type AddressRange,
+} from './admin-url-patterns';
+export {
+  checkRegistration,
+  type RegisteredUpstreamConfig,
+  type RegistrationCheck,
+} from './registration-rules';
