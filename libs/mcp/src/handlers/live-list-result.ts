@@ -16,7 +16,8 @@ export interface LiveCacheHints {
 export class LiveListResult extends PreSerialized {
   constructor(
     parts: PreSerialized['parts'],
-    readonly cacheHints: LiveCacheHints,
+    /** undefined when no live upstream offers the list (the snapshot's hints alone). */
+    readonly cacheHints: LiveCacheHints | undefined,
   ) {
     super(parts);
   }

@@ -129,13 +129,18 @@ export class LiveLists {
       ...snapshotPartial,
       ...failed.map((id) => ({ id, kind: 'upstream' as const, state: 'missing' as const })),
     ];
+    // No live upstream offers this list: its hints are the snapshot's alone.
+    const hints =
+      asked === 0
+        ? undefined
+        : {
+            // A list missing a source must not be reused as if complete.
+            ttlMs: failed.length > 0 || !Number.isFinite(ttlMs) ? 0 : ttlMs,
+            cacheScope,
+          };
     return new LiveListResult(
       [`{"${spec.key}":`, merged.json, partialSourcesMember(partial), '}'],
-      {
-        // A list missing a source must not be reused as if complete.
-        ttlMs: failed.length > 0 || !Number.isFinite(ttlMs) ? 0 : ttlMs,
-        cacheScope: asked === 0 ? 'public' : cacheScope,
-      },
+      hints,
     );
   }
 
