@@ -45,6 +45,10 @@ export interface UpstreamDefinition {
   /** Caller headers copied to the upstream on calls, lower-case. */
   readonly forwardHeaders: readonly string[];
   readonly authorization: ResolvedAuthorization;
+  /** The ttlMs (ms) its lists contribute to cache hints when it sends none (issue 11 §3); absent: 0. */
+  readonly cacheTtlMillis?: number;
+  /** The cacheScope its lists contribute when it sends none; absent: private. */
+  readonly cacheScope?: 'public' | 'private';
 }
 
 /** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (issue 13 §1, §3). */

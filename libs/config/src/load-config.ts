@@ -299,6 +299,8 @@ export function upstreamDefinitionFrom(
     callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,
     forwardHeaders: u.forwardHeaders.map((h) => h.toLowerCase()),
     authorization,
+    ...(u.cacheTtlMillis === undefined ? {} : { cacheTtlMillis: u.cacheTtlMillis }),
+    ...(u.cacheScope === undefined ? {} : { cacheScope: u.cacheScope }),
   };
 }
 

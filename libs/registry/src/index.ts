@@ -63,6 +63,8 @@ export {
   type UpstreamPullResult,
   type UpstreamLists,
   type UpstreamItem,
+  type UpstreamListHints,
+  type UpstreamListKey,
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
 export type { PartialSource, UpstreamPullState } from './upstream/upstream-intake';

@@ -24,8 +24,12 @@ import {
   type JsonBody,
 } from '../http/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { RegistryService } from '@app/registry';
+import { isFilteredForCaller } from '../handlers/caller-filtered';
 import { CacheHintsService } from './cache-hints';
+import { paramHeaderMismatch } from '../handlers/header-params';
 import { decodeHeaderValue } from './mcp-header-values';
+import { missingClientCapabilities } from './required-capabilities';
 import { streamWhenRelayed } from './relay-answer';
 
 /** The modern revisions this gateway serves (wire notes §1.3). */
@@ -89,6 +93,7 @@ export class ModernCodec {
     private readonly dispatcher: MethodDispatcher,
     private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
+    private readonly registry: RegistryService,
   ) {
     this.serverInfo = {
       name: config.get('mcp.identity', { infer: true }),
@@ -182,7 +187,7 @@ export class ModernCodec {
       clientCapabilities,
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
-      (result) => this.result(id, method, result),
+      (result) => this.result(id, method, result, clientCapabilities),
       (err: unknown) => this.handlerError(id, err),
     );
     return streamWhenRelayed(answer, stream, () => undefined);
@@ -239,6 +244,11 @@ export class ModernCodec {
           reason: `Mcp-Name differs from params.${source}`,
         };
     }
+    if (method === 'tools/call' && typeof params?.name === 'string') {
+      // Mcp-Param-* for x-mcp-header arguments; an unknown tool is checked by its handler (-32602)
+      const tool = this.registry.current()?.get(params.name);
+      if (tool !== undefined) return paramHeaderMismatch(tool, params.arguments, headers);
+    }
     return undefined;
   }
 
@@ -255,12 +265,15 @@ export class ModernCodec {
   }
 
   /** A handler's result with the 2026 members: resultType, serverInfo, cache hints on lists. */
-  private result(id: JsonRpcId, method: string, result: MethodResult): HttpAnswer {
-    const hints = LIST_METHODS.has(method)
-      ? this.cacheHints.forList(method)
-      : method === 'resources/read'
-        ? ({ ttlMs: 0, cacheScope: 'private' } as const)
-        : undefined;
+  private result(
+    id: JsonRpcId,
+    method: string,
+    result: MethodResult,
+    clientCapabilities: Readonly<Record<string, unknown>>,
+  ): HttpAnswer {
+    let hints = LIST_METHODS.has(method)
+      ? this.cacheHints.forList(method, { filteredForCaller: isFilteredForCaller(result) })
+      : undefined;
     let body: JsonBody;
     if (result instanceof PreSerialized) {
       // `{"tools":[…]` + … + `}`: the 2026 members go before the closing brace
@@ -277,6 +290,19 @@ export class ModernCodec {
       // a passed-on upstream result gets the 2026 members too: from its parsed value
       const r =
         result instanceof SerializedResult ? result.value : (result as Record<string, unknown>);
+      // input requests for a capability the request did not declare: 400 -32021 (wire notes §4)
+      const missing = missingClientCapabilities(r, clientCapabilities);
+      if (missing !== undefined)
+        return this.error(
+          id,
+          -32021,
+          `Missing required client capability: ${Object.keys(missing).join(', ')}`,
+          400,
+          { requiredCapabilities: missing },
+        );
+      // resources/read: the owning upstream's own hints, capped; an input_required carries none
+      if (method === 'resources/read' && r.resultType !== 'input_required')
+        hints = this.cacheHints.forRead(r, { filteredForCaller: isFilteredForCaller(result) });
       const meta = isRecord(r._meta) ? r._meta : {};
       body = JSON.stringify({
         ...r,
