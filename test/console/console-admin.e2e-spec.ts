@@ -186,7 +186,10 @@ describe('console registration (issue 13 §1, §4): register an upstream and wat
     page.once('dialog', (dialog) => void dialog.accept());
     await card('fresh').getByRole('button', { name: 'Delete fresh' }).click();
     await card('fresh').waitFor({ state: 'detached', timeout: 20_000 });
-    await page.screenshot({ path: join(REPO_ROOT, 'docs', 'console', 'sources-admin.png') });
+    await page.screenshot({
+      path: join(REPO_ROOT, 'docs', 'console', 'sources-admin.png'),
+      fullPage: true,
+    });
     expect(errors).toEqual([]);
   });
 });

@@ -122,7 +122,7 @@ export function upstreamCard(
           ]
         : []),
       ...(record !== undefined ? field('URL', record.url) : []),
-      ...(record?.createdBy !== undefined
+      ...(record?.createdBy !== undefined && record.origin === 'registered'
         ? field('Registered by', `${record.createdBy}, ${when(record.createdAt)}`)
         : []),
     ),
