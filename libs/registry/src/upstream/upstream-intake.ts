@@ -75,7 +75,6 @@ export class UpstreamIntake {
     this.configured = new Set(config.upstreams.map((u) => u.id));
   }
 
-
   /**
    * Adds an upstream registered at runtime, or replaces one (issue 13 §2): a replaced
    * upstream starts afresh (no copy, no status), so its next round decides its state. It
