@@ -8,6 +8,7 @@ import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gatewa
 import { extractRawMember } from '../jsonrpc/raw-member';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
+import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { UpstreamRouter } from './upstream-router';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -29,6 +30,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly refresh: BundleRefreshService,
     private readonly executor: ToolExecutor,
     private readonly upstreams: UpstreamRouter,
+    private readonly mrtr: MrtrCalls,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
@@ -59,30 +61,43 @@ export class ToolsCallHandler implements MethodHandler {
     }
     const tool = await this.find(name);
     if (tool.route.kind === 'upstream') {
+      const { upstream, originalName } = tool.route;
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
-      try {
-        return await this.upstreams.forward(
-          tool.route.upstream,
-          'tools/call',
-          {
+      return this.mrtr.call(
+        {
+          upstream,
+          tool: name,
+          params: {
             ...params,
-            name: tool.route.originalName,
+            name: originalName,
             // arguments byte for byte, as the client wrote them (issue 10 §5)
             ...(raw !== undefined && args !== undefined && args !== null
               ? { arguments: new RawJson(raw) }
               : {}),
           },
-          context,
-          (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
-        );
-      } catch (err) {
-        // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh, as
-        // for a miss (throttled alike), without holding the error back from the client.
-        if (err instanceof ForwardedError && err.rpcCode === -32602)
-          void this.refresh.refreshForUnknownTool();
-        throw err;
-      }
+          // one round; input_required and upstream requests are the MrtrCalls' (issue 11 §5, §7)
+          send: async (sent, roundContext, onRequest) => {
+            try {
+              return await this.upstreams.forward(
+                upstream,
+                'tools/call',
+                sent,
+                roundContext,
+                (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
+                onRequest,
+              );
+            } catch (err) {
+              // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh,
+              // as for a miss (throttled alike), without holding the error back from the client.
+              if (err instanceof ForwardedError && err.rpcCode === -32602)
+                void this.refresh.refreshForUnknownTool();
+              throw err;
+            }
+          },
+        },
+        context,
+      );
     }
     const rawArguments =
       args === undefined || args === null
