@@ -158,7 +158,7 @@ export class MrtrCalls implements OnApplicationShutdown {
       );
     try {
       const outcome = await this.round(parked, binding);
-      if (outcome.kind === 'result') return this.relayedState(outcome.value, binding);
+      if (outcome.kind === 'result') return outcome.value;
       throw this.errorOf(outcome);
     } finally {
       context.signal?.onAbort(undefined);
@@ -171,7 +171,9 @@ export class MrtrCalls implements OnApplicationShutdown {
     const outcome = await parked.next();
     if (outcome.kind === 'settled') {
       this.release(parked.key);
-      if (outcome.error === undefined) return { kind: 'result', value: outcome.result ?? {} };
+      // an upstream's own input_required (a 2026 upstream): its requestState wrapped (§5)
+      if (outcome.error === undefined)
+        return { kind: 'result', value: this.relayedState(outcome.result ?? {}, binding) };
       return this.transferable(outcome.error);
     }
     const held = this.parked.get(parked.key);
@@ -295,7 +297,17 @@ export class MrtrCalls implements OnApplicationShutdown {
     const base = withoutRetryFields(call.params);
     let params = base;
     for (let round = 1; ; round++) {
-      const result = await call.send(params, context);
+      let result: object;
+      try {
+        result = await call.send(params, context);
+      } catch (err) {
+        // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
+        if (err instanceof ForwardedError && err.rpcCode === -32021)
+          return errorResult(
+            `The tool needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,
+          );
+        throw err;
+      }
       const value = plain(result);
       // wire notes G-7: never an input_required to a 2025 client
       if (value.resultType !== 'input_required') return result;
