@@ -192,11 +192,11 @@ describe('MRTR and era bridging (issue 11 §5, §7)', () => {
         { versionNegotiation: { mode: 'auto' }, capabilities: ELICIT_AND_SAMPLE },
       );
       const asked: string[] = [];
-      client.setRequestHandler('elicitation/create', async (request) => {
+      client.setRequestHandler('elicitation/create', (request) => {
         asked.push(String(request.params.message));
         return { action: 'accept', content: { confirm: true, publish: true } };
       });
-      client.setRequestHandler('sampling/createMessage', async () => ({
+      client.setRequestHandler('sampling/createMessage', () => ({
         role: 'assistant',
         content: { type: 'text', text: 'roses are red' },
         model: 'test-model',
@@ -316,13 +316,13 @@ describe('MRTR and era bridging (issue 11 §5, §7)', () => {
     it('the v2 client pinned to 2026-07-28 answers elicitation and sampling of a v1 upstream', async () => {
       const client = new V2Client(
         { name: 'e2e-pin', version: '1' },
-        { versionNegotiation: { mode: { pin: V } } as never, capabilities: ELICIT_AND_SAMPLE },
+        { versionNegotiation: { mode: { pin: V } }, capabilities: ELICIT_AND_SAMPLE },
       );
-      client.setRequestHandler('elicitation/create', async () => ({
+      client.setRequestHandler('elicitation/create', () => ({
         action: 'accept',
         content: { approve: true },
       }));
-      client.setRequestHandler('sampling/createMessage', async () => ({
+      client.setRequestHandler('sampling/createMessage', () => ({
         role: 'assistant',
         content: { type: 'text', text: 'short' },
         model: 'test-model',
@@ -352,11 +352,11 @@ describe('MRTR and era bridging (issue 11 §5, §7)', () => {
         { capabilities: ELICIT_AND_SAMPLE },
       );
       const asked: string[] = [];
-      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
         asked.push(request.params.message);
         return { action: 'accept', content: { confirm: true, publish: false } };
       });
-      client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      client.setRequestHandler(CreateMessageRequestSchema, () => ({
         role: 'assistant',
         content: { type: 'text', text: 'violets are blue' },
         model: 'test-model',
