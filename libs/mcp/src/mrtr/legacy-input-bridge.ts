@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { JsonRpcMessage } from '@app/upstream';
-import type { MethodContext } from '../handlers/method-handler';
+import { ForwardedError } from '../errors/gateway-error';
+import type { MethodContext, MethodResult } from '../handlers/method-handler';
 import { RELAYED_REQUESTS } from '../handlers/upstream-router';
 import { InputHandoff } from './input-handoff';
 import { MrtrSeal } from './mrtr-seal';
+import { plain, type UpstreamToolCall } from './upstream-tool-call';
 
 /** A 2026 `inputRequests` entry (wire notes §4): `{method, params}`, no id, no envelope. */
 export interface InputRequest {
@@ -18,11 +20,23 @@ export type BridgedAnswers =
   | { readonly kind: 'answers'; readonly inputResponses: Record<string, unknown> }
   | { readonly kind: 'refused'; readonly message: string };
 
+/** How many input_required rounds a 2025 client's call may go through (the v2 client's own bound). */
+const MAX_BRIDGED_ROUNDS = 10;
+
 /** What a client's answer to one bridged request carries to the waiting call. */
 interface BridgedAnswer {
   readonly i: string;
   readonly result?: unknown;
   readonly error?: { readonly message?: unknown };
+}
+
+function withoutRetryFields(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { inputResponses: _r, requestState: _s, ...rest } = params;
+  return rest;
+}
+
+function errorResult(text: string): object {
+  return { content: [{ type: 'text', text }], isError: true };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -143,6 +157,46 @@ export class LegacyInputBridge {
     };
     await this.handoff.resume(origin.o, origin.k, answer, 5_000);
     return true;
+  }
+
+  /**
+   * A 2025 client's call of an upstream tool: a 2026 upstream's input_required rounds are
+   * answered by the client (`ask`) and retried upstream, up to 10 rounds; the client gets one
+   * ordinary result (wire notes G-7), an isError result when it cannot answer.
+   */
+  async run(call: UpstreamToolCall, context: MethodContext): Promise<MethodResult> {
+    const base = withoutRetryFields(call.params);
+    let params = base;
+    for (let round = 1; ; round++) {
+      let result: object;
+      try {
+        result = await call.send(params, context);
+      } catch (err) {
+        // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
+        if (err instanceof ForwardedError && err.rpcCode === -32021)
+          return errorResult(
+            `The tool needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,
+          );
+        throw err;
+      }
+      const value = plain(result);
+      // wire notes G-7: never an input_required to a 2025 client
+      if (value.resultType !== 'input_required') return result;
+      if (round > MAX_BRIDGED_ROUNDS)
+        return errorResult(
+          `The tool kept asking for input (more than ${MAX_BRIDGED_ROUNDS} rounds); giving up`,
+        );
+      const asked = isRecord(value.inputRequests) ? value.inputRequests : {};
+      const answers = await this.ask(asked, context);
+      if (answers.kind === 'refused') return errorResult(answers.message);
+      params = {
+        ...base,
+        ...(Object.keys(answers.inputResponses).length > 0
+          ? { inputResponses: answers.inputResponses }
+          : {}),
+        ...(typeof value.requestState === 'string' ? { requestState: value.requestState } : {}),
+      };
+    }
   }
 }
 

@@ -1,37 +1,17 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import {
-  SerializedResult,
-  type MethodContext,
-  type MethodResult,
-} from '../handlers/method-handler';
+import { type MethodContext, type MethodResult } from '../handlers/method-handler';
 import { RELAYED_REQUESTS, type UpstreamRequestHook } from '../handlers/upstream-router';
 import { InputHandoff } from './input-handoff';
 import { LegacyInputBridge } from './legacy-input-bridge';
 import { ParkedCall } from './parked-call';
+import { plain, type UpstreamToolCall } from './upstream-tool-call';
 import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 
-/** How many input_required rounds a 2025 client's call may go through (the v2 client's own bound). */
-const MAX_BRIDGED_ROUNDS = 10;
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
 const HANDOFF_SLACK_MILLIS = 5_000;
-
-/** One `tools/call` of an upstream tool, ready to forward. */
-export interface UpstreamToolCall {
-  readonly upstream: UpstreamDefinition;
-  /** The tool's published name (what the envelope binds). */
-  readonly tool: string;
-  /** params as the upstream is to get them (its own tool name, the client's arguments). */
-  readonly params: Readonly<Record<string, unknown>>;
-  /** Forwards one round; throws GatewayError/ForwardedError as UpstreamRouter.forward. */
-  readonly send: (
-    params: Record<string, unknown>,
-    context: MethodContext,
-    onRequest?: UpstreamRequestHook,
-  ) => Promise<object>;
-}
 
 /** A round's outcome as it crosses replicas (JSON). */
 type RoundOutcome =
@@ -47,21 +27,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function plain(result: object): Record<string, unknown> {
-  return result instanceof SerializedResult ? result.value : (result as Record<string, unknown>);
-}
-
 function isModern(version: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28';
-}
-
-function withoutRetryFields(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const { inputResponses: _r, requestState: _s, ...rest } = params;
-  return rest;
-}
-
-function errorResult(text: string): object {
-  return { content: [{ type: 'text', text }], isError: true };
 }
 
 /**
@@ -97,7 +64,7 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   /** Runs the call for the client's era; results and errors as UpstreamRouter.forward. */
   async call(call: UpstreamToolCall, context: MethodContext): Promise<MethodResult> {
-    if (!isModern(context.protocolVersion)) return this.bridged(call, context);
+    if (!isModern(context.protocolVersion)) return this.bridge.run(call, context);
     const binding: StateBinding = {
       upstream: call.upstream.id,
       tool: call.tool,
@@ -288,43 +255,5 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   private errorOf(outcome: Extract<RoundOutcome, { kind: 'error' }>): GatewayError {
     return new ForwardedError(outcome.code, outcome.message, outcome.data);
-  }
-
-  // ---- 2025 client --------------------------------------------------------------------------
-
-  /** A 2025 client's call: a 2026 upstream's input_required rounds answered by the client (§7). */
-  private async bridged(call: UpstreamToolCall, context: MethodContext): Promise<MethodResult> {
-    const base = withoutRetryFields(call.params);
-    let params = base;
-    for (let round = 1; ; round++) {
-      let result: object;
-      try {
-        result = await call.send(params, context);
-      } catch (err) {
-        // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
-        if (err instanceof ForwardedError && err.rpcCode === -32021)
-          return errorResult(
-            `The tool needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,
-          );
-        throw err;
-      }
-      const value = plain(result);
-      // wire notes G-7: never an input_required to a 2025 client
-      if (value.resultType !== 'input_required') return result;
-      if (round > MAX_BRIDGED_ROUNDS)
-        return errorResult(
-          `The tool kept asking for input (more than ${MAX_BRIDGED_ROUNDS} rounds); giving up`,
-        );
-      const asked = isRecord(value.inputRequests) ? value.inputRequests : {};
-      const answers = await this.bridge.ask(asked, context);
-      if (answers.kind === 'refused') return errorResult(answers.message);
-      params = {
-        ...base,
-        ...(Object.keys(answers.inputResponses).length > 0
-          ? { inputResponses: answers.inputResponses }
-          : {}),
-        ...(typeof value.requestState === 'string' ? { requestState: value.requestState } : {}),
-      };
-    }
   }
 }
