@@ -216,6 +216,25 @@ export class SessionConfig {
   @Min(1, { message: 'must be a positive integer (seconds)' })
   @Max(30 * 86_400, { message: 'must be at most 30 days (seconds)' })
   ttlSeconds = 86_400;
+
+  /**
+   * How long a `requestState` envelope the gateway mints for an `input_required` result stays
+   * valid, in seconds (issue 11 §5): a retry after it is -32602.
+   */
+  @IsInt({ message: 'must be a positive integer (seconds)' })
+  @Min(1, { message: 'must be a positive integer (seconds)' })
+  @Max(86_400, { message: 'must be at most 86400 (seconds)' })
+  requestStateTtlSeconds = 600;
+
+  /**
+   * How long, in ms, the gateway waits for a client's input during era bridging (issue 11 §7):
+   * a 2025 upstream's call parked for a 2026 client's retry, or a 2025 client's answer to an
+   * elicitation/sampling request made for a 2026 upstream. Abandoned after it.
+   */
+  @IsInt({ message: 'must be a positive integer (ms)' })
+  @Min(1000, { message: 'must be at least 1000 (ms)' })
+  @Max(3_600_000, { message: 'must be at most 3600000 (ms)' })
+  pendingInputMillis = 120_000;
 }
 
 /** The optional Redis last-good store (REDIS_URL): key layout, lifetime and time bounds. */

@@ -27,6 +27,11 @@ import {
   ResourcesUnsubscribeHandler,
 } from './handlers/upstream-methods.handler';
 import { RelayIds } from './relay/relay-ids';
+import { InputHandoff } from './mrtr/input-handoff';
+import { LegacyInputBridge } from './mrtr/legacy-input-bridge';
+import { MrtrCalls } from './mrtr/mrtr-calls.service';
+import { MrtrSeal } from './mrtr/mrtr-seal';
+import { RequestStateEnvelope } from './mrtr/request-state-envelope';
 
 const HANDLERS = [
   PingHandler,
@@ -67,6 +72,12 @@ import { SessionTokenService } from './session/session-token.service';
     UpstreamRouter,
     LiveLists,
     RelayIds,
+    // issue 11 §5, §7: multi round-trip and era bridging
+    MrtrSeal,
+    RequestStateEnvelope,
+    InputHandoff,
+    LegacyInputBridge,
+    MrtrCalls,
     MethodDispatcher,
     SessionTokenService,
     InFlightRequests,

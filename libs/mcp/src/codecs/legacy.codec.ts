@@ -11,6 +11,7 @@ import {
   type MethodResult,
 } from '../handlers/method-handler';
 import { UpstreamRouter } from '../handlers/upstream-router';
+import { LegacyInputBridge } from '../mrtr/legacy-input-bridge';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import { streamWhenRelayed } from './relay-answer';
@@ -54,6 +55,7 @@ export class LegacyCodec {
     private readonly inFlight: InFlightRequests,
     private readonly capabilities: ServerCapabilities,
     private readonly upstreams: UpstreamRouter,
+    private readonly bridge: LegacyInputBridge,
   ) {
     this.serverInfo = {
       name: config.get('mcp.identity', { infer: true }),
@@ -93,7 +95,9 @@ export class LegacyCodec {
         return ACCEPTED;
       case 'response':
         // The client's answer to a request relayed from an upstream goes back to it (issue 10 §5).
-        if (message.message !== undefined)
+        // An answer to a request bridged from a 2026 upstream's input_required (issue 11 §7)
+        // goes to the call that waits for it.
+        if (message.message !== undefined && !(await this.bridge.deliverAnswer(message.message)))
           await this.upstreams.deliverAnswer(message.message, {
             protocolVersion: '',
             headers: exchange.headers,

@@ -10,6 +10,7 @@ import { paramHeadersFor } from './header-params';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
 import { LiveLists } from './live-lists.service';
+import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { UpstreamRouter } from './upstream-router';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -32,6 +33,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly executor: ToolExecutor,
     private readonly upstreams: UpstreamRouter,
     private readonly live: LiveLists,
+    private readonly mrtr: MrtrCalls,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
@@ -65,31 +67,46 @@ export class ToolsCallHandler implements MethodHandler {
     }
     const tool = await this.find(name, context);
     if (tool.route.kind === 'upstream') {
+      const { upstream, originalName } = tool.route;
+      // Mcp-Param-* headers for x-mcp-header arguments, sent on to a 2026 upstream (issue 11 §1)
+      const headerParams = paramHeadersFor(tool, args);
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
-      try {
-        return await this.upstreams.forward(
-          tool.route.upstream,
-          'tools/call',
-          {
+      return this.mrtr.call(
+        {
+          upstream,
+          tool: name,
+          params: {
             ...params,
-            name: tool.route.originalName,
+            name: originalName,
             // arguments byte for byte, as the client wrote them (issue 10 §5)
             ...(raw !== undefined && args !== undefined && args !== null
               ? { arguments: new RawJson(raw) }
               : {}),
           },
-          context,
-          (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
-          paramHeadersFor(tool, args),
-        );
-      } catch (err) {
-        // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh, as
-        // for a miss (throttled alike), without holding the error back from the client.
-        if (err instanceof ForwardedError && err.rpcCode === -32602)
-          void this.refresh.refreshForUnknownTool();
-        throw err;
-      }
+          // one round; input_required and upstream requests are the MrtrCalls' (issue 11 §5, §7)
+          send: async (sent, roundContext, onRequest) => {
+            try {
+              return await this.upstreams.forward(
+                upstream,
+                'tools/call',
+                sent,
+                roundContext,
+                (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
+                headerParams,
+                onRequest,
+              );
+            } catch (err) {
+              // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh,
+              // as for a miss (throttled alike), without holding the error back from the client.
+              if (err instanceof ForwardedError && err.rpcCode === -32602)
+                void this.refresh.refreshForUnknownTool();
+              throw err;
+            }
+          },
+        },
+        context,
+      );
     }
     const rawArguments =
       args === undefined || args === null

@@ -7,8 +7,17 @@ import { RelayIds } from '../relay/relay-ids';
 import { asLegacyResult } from './legacy-result';
 import { SerializedResult, type MethodContext } from './method-handler';
 
+/**
+ * Takes over an upstream's request to the client during a forwarded call (issue 11 §7); true
+ * when it did (it then answers the upstream itself), false for the default relay or refusal.
+ */
+export type UpstreamRequestHook = (
+  message: JsonRpcMessage,
+  origin: UpstreamMessageContext,
+) => boolean;
+
 /** Methods an upstream may send to the client mid-request, relayed, and the capability each needs (issue 10 §5). */
-const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
+export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
   ['sampling/createMessage', 'sampling'],
   ['elicitation/create', 'elicitation'],
   ['roots/list', 'roots'],
@@ -48,13 +57,14 @@ export class UpstreamRouter {
     context: MethodContext,
     onFailure?: (message: string) => object,
     requestHeaders?: Readonly<Record<string, string>>,
+    onRequest?: UpstreamRequestHook,
   ): Promise<object> {
     const outcome = await this.executor.forward(upstream, method, params, {
       headers: context.headers,
       requestHeaders,
       signal: context.signal,
       clientCapabilities: context.clientCapabilities,
-      onMessage: (message, origin) => this.relay(upstream, message, origin, context),
+      onMessage: (message, origin) => this.relay(upstream, message, origin, context, onRequest),
     });
     switch (outcome.kind) {
       case 'result': {
@@ -102,6 +112,7 @@ export class UpstreamRouter {
     message: JsonRpcMessage,
     origin: UpstreamMessageContext,
     context: MethodContext,
+    onRequest: UpstreamRequestHook | undefined,
   ): void {
     const isRequest = message.id !== undefined && typeof message.method === 'string';
     if (!isRequest) {
@@ -109,6 +120,8 @@ export class UpstreamRouter {
       context.relay?.(message);
       return;
     }
+    // era bridging (issue 11 §7) takes the request over: a 2026 client is asked by input_required
+    if (onRequest?.(message, origin) === true) return;
     const id = message.id as string | number;
     const capability = RELAYED_REQUESTS.get(message.method as string);
     // The upstream asks what this client declared it can do: the gateway declares a superset

@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+
+/**
+ * Takes the input a client sent for a pending call (JSON) and resolves with what the caller
+ * is to get back (JSON); must not reject.
+ */
+export type HandoffHandler = (input: unknown) => Promise<unknown>;
+
+/** What `resume` got: the handler's value, or nothing because no replica holds the key. */
+export type HandoffOutcome =
+  { readonly kind: 'ok'; readonly value: unknown } | { readonly kind: 'gone' };
+
+interface ResumeMessage {
+  readonly op: 'resume';
+  readonly key: string;
+  readonly input: unknown;
+  readonly replyTo: string;
+  readonly corr: string;
+}
+
+interface ReplyMessage {
+  readonly op: 'reply';
+  readonly corr: string;
+  readonly gone?: boolean;
+  readonly value?: unknown;
+}
+
+interface WaitingReply {
+  readonly resolve: (outcome: HandoffOutcome) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/**
+ * Where a client's input for a pending call meets the call (issue 11 §7): the call waits on
+ * the replica that holds its upstream stream (or its client's SSE answer), under a key; the
+ * input may arrive at any replica. `resume(owner, key, input)` runs the key's handler on the
+ * owner: here directly, on another replica through Redis pub/sub (one channel per replica,
+ * `<redis.keyPrefix>:{<identity>}:mrtr:<replicaId>`, request and reply). Without REDIS_URL
+ * only this replica's keys can be resumed; another's are `gone` (docs/operations.md). Redis
+ * is touched only by a retry that lands on a replica that does not hold the call.
+ */
+@Injectable()
+export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
+  /** This process's id among the replicas (random per start). */
+  readonly replicaId = randomBytes(9).toString('base64url');
+  private readonly logger = new Logger('Mrtr');
+  private readonly handlers = new Map<string, HandoffHandler>();
+  private readonly waiting = new Map<string, WaitingReply>();
+  private publisher?: Redis;
+  private subscriber?: Redis;
+  private readonly channelPrefix: string;
+
+  constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
+    this.channelPrefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:mrtr:`;
+  }
+
+  /** true when keys held by other replicas can be reached (REDIS_URL set). */
+  get shared(): boolean {
+    return this.publisher !== undefined;
+  }
+
+  async onModuleInit(): Promise<void> {
+    const url = this.config.redisUrl;
+    if (url === undefined) return;
+    const { Redis } = await import('ioredis');
+    const options = {
+      connectTimeout: this.config.mcp.redis.connectTimeoutMillis,
+      commandTimeout: Math.max(this.config.mcp.redis.commandTimeoutMillis, 1000),
+      maxRetriesPerRequest: 1,
+    };
+    this.publisher = new Redis(url, options);
+    this.subscriber = new Redis(url, { ...options, commandTimeout: undefined });
+    for (const client of [this.publisher, this.subscriber])
+      client.on('error', (err: Error) => this.logger.debug(`Redis: ${err.message}`));
+    this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
+    // Bounded: a Redis that is down must not hold the boot; ioredis re-subscribes on reconnect.
+    const subscribed = this.subscriber.subscribe(this.channel(this.replicaId)).then(
+      () => true,
+      () => false,
+    );
+    const ok = await Promise.race([
+      subscribed,
+      new Promise<boolean>((resolve) =>
+        setTimeout(() => resolve(false), this.config.mcp.redis.connectTimeoutMillis).unref(),
+      ),
+    ]);
+    if (!ok)
+      this.logger.warn(
+        'Redis is not reachable yet: retries of multi-round-trip calls held by this replica reach it only once it is',
+      );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const [corr, waiting] of this.waiting) {
+      clearTimeout(waiting.timer);
+      waiting.resolve({ kind: 'gone' });
+      this.waiting.delete(corr);
+    }
+    this.handlers.clear();
+    await Promise.allSettled([this.subscriber?.quit(), this.publisher?.quit()]);
+  }
+
+  /** Holds `key` on this replica until `release`. */
+  hold(key: string, handler: HandoffHandler): void {
+    this.handlers.set(key, handler);
+  }
+
+  release(key: string): void {
+    this.handlers.delete(key);
+  }
+
+  /**
+   * Runs `key`'s handler with `input` on replica `owner` and gives its value.
+   * @param timeoutMillis bound on the wait for another replica's reply, in ms; `gone` after it
+   */
+  async resume(
+    owner: string,
+    key: string,
+    input: unknown,
+    timeoutMillis: number,
+  ): Promise<HandoffOutcome> {
+    if (owner === this.replicaId) {
+      const handler = this.handlers.get(key);
+      return handler === undefined ? { kind: 'gone' } : { kind: 'ok', value: await handler(input) };
+    }
+    const publisher = this.publisher;
+    if (publisher === undefined) return { kind: 'gone' };
+    const corr = randomBytes(12).toString('base64url');
+    const reply = new Promise<HandoffOutcome>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(corr);
+        resolve({ kind: 'gone' });
+      }, timeoutMillis);
+      timer.unref();
+      this.waiting.set(corr, { resolve, timer });
+    });
+    const message: ResumeMessage = { op: 'resume', key, input, replyTo: this.replicaId, corr };
+    const receivers = await publisher
+      .publish(this.channel(owner), JSON.stringify(message))
+      .catch(() => 0);
+    if (receivers === 0) this.settle({ op: 'reply', corr, gone: true });
+    return reply;
+  }
+
+  private channel(replicaId: string): string {
+    return `${this.channelPrefix}${replicaId}`;
+  }
+
+  private receive(text: string): void {
+    let message: ResumeMessage | ReplyMessage;
+    try {
+      message = JSON.parse(text) as ResumeMessage | ReplyMessage;
+    } catch {
+      return;
+    }
+    if (message.op === 'reply') {
+      this.settle(message);
+      return;
+    }
+    if (message.op !== 'resume' || typeof message.key !== 'string') return;
+    const handler = this.handlers.get(message.key);
+    const answer = (reply: ReplyMessage): void => {
+      void this.publisher
+        ?.publish(this.channel(message.replyTo), JSON.stringify(reply))
+        .catch(() => 0);
+    };
+    if (handler === undefined) {
+      answer({ op: 'reply', corr: message.corr, gone: true });
+      return;
+    }
+    void handler(message.input).then(
+      (value) => answer({ op: 'reply', corr: message.corr, value }),
+      () => answer({ op: 'reply', corr: message.corr, gone: true }),
+    );
+  }
+
+  private settle(reply: ReplyMessage): void {
+    const waiting = this.waiting.get(reply.corr);
+    if (waiting === undefined) return;
+    this.waiting.delete(reply.corr);
+    clearTimeout(waiting.timer);
+    waiting.resolve(reply.gone === true ? { kind: 'gone' } : { kind: 'ok', value: reply.value });
+  }
+}

@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import type { JsonRpcMessage } from '@app/upstream';
+import { ForwardedError } from '../errors/gateway-error';
+import type { MethodContext, MethodResult } from '../handlers/method-handler';
+import { RELAYED_REQUESTS } from '../handlers/upstream-router';
+import { InputHandoff } from './input-handoff';
+import { MrtrSeal } from './mrtr-seal';
+import { plain, type UpstreamToolCall } from './upstream-tool-call';
+
+/** A 2026 `inputRequests` entry (wire notes §4): `{method, params}`, no id, no envelope. */
+export interface InputRequest {
+  readonly method: string;
+  readonly params: unknown;
+}
+
+/** The client's answers keyed as the upstream keyed its questions, or why there are none. */
+export type BridgedAnswers =
+  | { readonly kind: 'answers'; readonly inputResponses: Record<string, unknown> }
+  | { readonly kind: 'refused'; readonly message: string };
+
+/** How many input_required rounds a 2025 client's call may go through (the v2 client's own bound). */
+const MAX_BRIDGED_ROUNDS = 10;
+
+/** What a client's answer to one bridged request carries to the waiting call. */
+interface BridgedAnswer {
+  readonly i: string;
+  readonly result?: unknown;
+  readonly error?: { readonly message?: unknown };
+}
+
+function withoutRetryFields(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { inputResponses: _r, requestState: _s, ...rest } = params;
+  return rest;
+}
+
+function errorResult(text: string): object {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * 2025 client → 2026 upstream (issue 11 §7, wire notes §4 "2026 backend → 2025 client"): the
+ * upstream's `inputRequests` become real requests (`elicitation/create`,
+ * `sampling/createMessage`, `roots/list`) on the client's SSE call stream, under sealed ids
+ * (MrtrSeal `bridge-id`: owner replica, wait key, input key). The client's answers, POSTed to
+ * any replica, come back through InputHandoff to the replica that waits, keyed as the
+ * upstream keyed its questions, for the retry upstream.
+ */
+@Injectable()
+export class LegacyInputBridge {
+  private readonly pendingMillis: number;
+
+  constructor(
+    private readonly seal: MrtrSeal,
+    private readonly handoff: InputHandoff,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.pendingMillis = config.mcp.session.pendingInputMillis;
+  }
+
+  /**
+   * Puts the upstream's questions to the client and waits for every answer (at most
+   * `pendingInputMillis`). Refused, with a message for an isError result, when the client
+   * cannot be asked (no SSE answer, an undeclared capability, a method a client does not
+   * serve), answers with a JSON-RPC error, does not answer in time, or cancels the call.
+   */
+  async ask(
+    inputRequests: Readonly<Record<string, unknown>>,
+    context: MethodContext,
+  ): Promise<BridgedAnswers> {
+    const entries = Object.entries(inputRequests);
+    const requests: [string, InputRequest][] = [];
+    for (const [inputKey, entry] of entries) {
+      const method = isRecord(entry) && typeof entry.method === 'string' ? entry.method : '';
+      const capability = RELAYED_REQUESTS.get(method);
+      if (capability === undefined)
+        return refused(
+          `The tool asked the client for an input it cannot give (${method.slice(0, 64) || 'no method'})`,
+        );
+      if (context.relay === undefined)
+        return refused(
+          `The tool needs input from the client (${method}), but this request takes no event stream; call it with Accept: text/event-stream`,
+        );
+      if (context.clientCapabilities !== undefined && !(capability in context.clientCapabilities))
+        return refused(
+          `The tool needs input from the client (${method}), but the client did not declare the ${capability} capability`,
+        );
+      requests.push([inputKey, { method, params: isRecord(entry) ? (entry.params ?? {}) : {} }]);
+    }
+    if (requests.length === 0) return { kind: 'answers', inputResponses: {} };
+
+    const waitKey = randomBytes(12).toString('base64url');
+    const inputResponses: Record<string, unknown> = {};
+    let finish: (outcome: BridgedAnswers) => void = () => undefined;
+    const done = new Promise<BridgedAnswers>((resolve) => (finish = resolve));
+    const timer = setTimeout(
+      () => finish(refused(`The client did not answer within ${this.pendingMillis} ms`)),
+      this.pendingMillis,
+    );
+    timer.unref();
+    context.signal?.onAbort(() => finish(refused('The call was cancelled')));
+    this.handoff.hold(waitKey, (input) => {
+      const answer = input as BridgedAnswer;
+      const request = requests.find(([k]) => k === answer.i);
+      if (request === undefined || Object.hasOwn(inputResponses, answer.i))
+        return Promise.resolve(false);
+      if (answer.error !== undefined) {
+        const message = typeof answer.error.message === 'string' ? answer.error.message : '';
+        finish(
+          refused(`The client could not answer ${request[1].method}: ${message.slice(0, 200)}`),
+        );
+      } else {
+        inputResponses[answer.i] = answer.result ?? {};
+        if (Object.keys(inputResponses).length === requests.length)
+          finish({ kind: 'answers', inputResponses });
+      }
+      return Promise.resolve(true);
+    });
+    const exp = Date.now() + this.pendingMillis;
+    for (const [inputKey, request] of requests) {
+      const id = this.seal.seal('bridge-id', {
+        exp,
+        o: this.handoff.replicaId,
+        k: waitKey,
+        i: inputKey,
+      } as { exp: number });
+      context.relay?.({ jsonrpc: '2.0', id, method: request.method, params: request.params });
+    }
+    try {
+      return await done;
+    } finally {
+      clearTimeout(timer);
+      context.signal?.onAbort(undefined);
+      this.handoff.release(waitKey);
+    }
+  }
+
+  /**
+   * A 2025 client's answer (a JSON-RPC response) to a bridged request: delivered to the call
+   * that waits for it, on whichever replica. false when the id is not a bridge id of this
+   * gateway (forged, expired, foreign or another kind).
+   */
+  async deliverAnswer(message: JsonRpcMessage): Promise<boolean> {
+    const origin = this.seal.open('bridge-id', message.id);
+    if (origin === undefined || typeof origin.o !== 'string' || typeof origin.k !== 'string')
+      return false;
+    const answer: BridgedAnswer = {
+      i: String(origin.i),
+      ...('error' in message
+        ? { error: isRecord(message.error) ? message.error : {} }
+        : { result: message.result }),
+    };
+    await this.handoff.resume(origin.o, origin.k, answer, 5_000);
+    return true;
+  }
+
+  /**
+   * A 2025 client's call of an upstream tool: a 2026 upstream's input_required rounds are
+   * answered by the client (`ask`) and retried upstream, up to 10 rounds; the client gets one
+   * ordinary result (wire notes G-7), an isError result when it cannot answer.
+   */
+  async run(call: UpstreamToolCall, context: MethodContext): Promise<MethodResult> {
+    const base = withoutRetryFields(call.params);
+    let params = base;
+    for (let round = 1; ; round++) {
+      let result: object;
+      try {
+        result = await call.send(params, context);
+      } catch (err) {
+        // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
+        if (err instanceof ForwardedError && err.rpcCode === -32021)
+          return errorResult(
+            `The tool needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,
+          );
+        throw err;
+      }
+      const value = plain(result);
+      // wire notes G-7: never an input_required to a 2025 client
+      if (value.resultType !== 'input_required') return result;
+      if (round > MAX_BRIDGED_ROUNDS)
+        return errorResult(
+          `The tool kept asking for input (more than ${MAX_BRIDGED_ROUNDS} rounds); giving up`,
+        );
+      const asked = isRecord(value.inputRequests) ? value.inputRequests : {};
+      const answers = await this.ask(asked, context);
+      if (answers.kind === 'refused') return errorResult(answers.message);
+      params = {
+        ...base,
+        ...(Object.keys(answers.inputResponses).length > 0
+          ? { inputResponses: answers.inputResponses }
+          : {}),
+        ...(typeof value.requestState === 'string' ? { requestState: value.requestState } : {}),
+      };
+    }
+  }
+}
+
+function refused(message: string): BridgedAnswers {
+  return { kind: 'refused', message };
+}

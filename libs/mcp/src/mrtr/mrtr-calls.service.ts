@@ -1,0 +1,259 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { UpstreamExecutor } from '@app/execution';
+import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { type MethodContext, type MethodResult } from '../handlers/method-handler';
+import { RELAYED_REQUESTS, type UpstreamRequestHook } from '../handlers/upstream-router';
+import { InputHandoff } from './input-handoff';
+import { LegacyInputBridge } from './legacy-input-bridge';
+import { ParkedCall } from './parked-call';
+import { plain, type UpstreamToolCall } from './upstream-tool-call';
+import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
+
+/** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
+const HANDOFF_SLACK_MILLIS = 5_000;
+
+/** A round's outcome as it crosses replicas (JSON). */
+type RoundOutcome =
+  | { readonly kind: 'result'; readonly value: object }
+  | {
+      readonly kind: 'error';
+      readonly code: number;
+      readonly message: string;
+      readonly data?: unknown;
+    };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isModern(version: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28';
+}
+
+/**
+ * Multi round-trip `tools/call` of upstream tools, for both client eras (issue 11 §5, §7):
+ * - 2026 client, 2026 upstream: `input_required` passes unchanged but for `requestState`,
+ *   wrapped in the gateway's envelope (RequestStateEnvelope) and unwrapped on the retry;
+ * - 2026 client, 2025 upstream: the upstream's request to the client parks the call
+ *   (ParkedCall, held by InputHandoff) and becomes `input_required`; the retry, on any
+ *   replica, answers it and gets the call's result or the next question;
+ * - 2025 client, 2026 upstream: `input_required` becomes requests on the client's SSE answer
+ *   (LegacyInputBridge) and their answers the upstream retry, for up to 10 rounds;
+ * - 2025 client, 2025 upstream: relayed as before (UpstreamRouter).
+ */
+@Injectable()
+export class MrtrCalls implements OnApplicationShutdown {
+  private readonly logger = new Logger('Mrtr');
+  private readonly pendingMillis: number;
+  private readonly parked = new Map<string, { call: ParkedCall; timer?: NodeJS.Timeout }>();
+
+  constructor(
+    private readonly envelope: RequestStateEnvelope,
+    private readonly handoff: InputHandoff,
+    private readonly bridge: LegacyInputBridge,
+    private readonly executor: UpstreamExecutor,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.pendingMillis = config.mcp.session.pendingInputMillis;
+  }
+
+  onApplicationShutdown(): void {
+    for (const key of [...this.parked.keys()]) this.abandon(key, 'The gateway is shutting down');
+  }
+
+  /** Runs the call for the client's era; results and errors as UpstreamRouter.forward. */
+  async call(call: UpstreamToolCall, context: MethodContext): Promise<MethodResult> {
+    if (!isModern(context.protocolVersion)) return this.bridge.run(call, context);
+    const binding: StateBinding = {
+      upstream: call.upstream.id,
+      tool: call.tool,
+      caller: callerKey(context.caller),
+    };
+    let params: Record<string, unknown> = { ...call.params };
+    if (params.requestState !== undefined) {
+      const content = this.envelope.unwrap(params.requestState, binding);
+      if (content.kind === 'parked') return this.resume(call, content, params.inputResponses);
+      params = { ...params, requestState: content.state };
+    }
+    return this.start(call, params, binding, context);
+  }
+
+  // ---- 2026 client --------------------------------------------------------------------------
+
+  /** A first round (or a 2026 upstream's retry): forwarded with parking for upstream requests. */
+  private async start(
+    call: UpstreamToolCall,
+    params: Record<string, unknown>,
+    binding: StateBinding,
+    context: MethodContext,
+  ): Promise<MethodResult> {
+    const parked = new ParkedCall((request, response) => {
+      void this.executor.respond(call.upstream, request.sessionId, response, context.headers);
+    });
+    // The client's cancellation counts while it waits for this round, not once it has its answer.
+    context.signal?.onAbort((reason) => parked.cancellation.abort(reason));
+    let relay = context.relay;
+    const declared = context.clientCapabilities;
+    const hook: UpstreamRequestHook = (message, origin) => {
+      const capability = RELAYED_REQUESTS.get(message.method as string);
+      if (capability === undefined) return false;
+      if (declared !== undefined && !(capability in declared)) {
+        void this.executor.respond(
+          call.upstream,
+          origin.sessionId,
+          {
+            jsonrpc: '2.0',
+            id: message.id,
+            error: {
+              code: -32601,
+              message: `The client did not declare the ${capability} capability`,
+            },
+          },
+          context.headers,
+        );
+        return true;
+      }
+      parked.add(message, origin);
+      return true;
+    };
+    call
+      .send(params, { ...context, signal: parked.cancellation, relay: (m) => relay?.(m) }, hook)
+      .then(
+        (result) => parked.settle({ result }),
+        (error: unknown) => parked.settle({ error }),
+      );
+    try {
+      const outcome = await this.round(parked, binding);
+      if (outcome.kind === 'result') return outcome.value;
+      throw this.errorOf(outcome);
+    } finally {
+      context.signal?.onAbort(undefined);
+      relay = undefined;
+    }
+  }
+
+  /** The next outcome of a parked call; an open question parks it (held, abandonment timer). */
+  private async round(parked: ParkedCall, binding: StateBinding): Promise<RoundOutcome> {
+    const outcome = await parked.next();
+    if (outcome.kind === 'settled') {
+      this.release(parked.key);
+      // an upstream's own input_required (a 2026 upstream): its requestState wrapped (§5)
+      if (outcome.error === undefined)
+        return { kind: 'result', value: this.relayedState(outcome.result ?? {}, binding) };
+      return this.transferable(outcome.error);
+    }
+    const held = this.parked.get(parked.key);
+    if (held === undefined) {
+      this.parked.set(parked.key, { call: parked });
+      this.handoff.hold(parked.key, (input) => this.resumeHere(parked, binding, input));
+    }
+    this.arm(parked.key);
+    return {
+      kind: 'result',
+      value: {
+        resultType: 'input_required',
+        inputRequests: outcome.inputRequests,
+        requestState: this.envelope.wrap(
+          binding,
+          { kind: 'parked', owner: this.handoff.replicaId, key: parked.key },
+          this.pendingMillis,
+        ),
+      },
+    };
+  }
+
+  /** A retry's answers for a call parked on this replica (run by InputHandoff). */
+  private resumeHere(parked: ParkedCall, binding: StateBinding, input: unknown): Promise<unknown> {
+    const next = parked.queue.then(async () => {
+      const held = this.parked.get(parked.key);
+      if (held === undefined) return { kind: 'gone' };
+      if (held.timer !== undefined) clearTimeout(held.timer);
+      parked.respond(isRecord(input) ? input.inputResponses : undefined);
+      const outcome = await this.round(parked, binding);
+      // it may cross to another replica as JSON: a passed-on result as its value
+      return outcome.kind === 'result' ? { kind: 'result', value: plain(outcome.value) } : outcome;
+    });
+    parked.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** A retry carrying a parked call's envelope: resumed where the call is held. */
+  private async resume(
+    call: UpstreamToolCall,
+    content: { readonly owner: string; readonly key: string },
+    inputResponses: unknown,
+  ): Promise<MethodResult> {
+    const handed = await this.handoff.resume(
+      content.owner,
+      content.key,
+      { inputResponses },
+      call.upstream.callMillis + this.pendingMillis + HANDOFF_SLACK_MILLIS,
+    );
+    const outcome =
+      handed.kind === 'ok' ? (handed.value as RoundOutcome | { kind: 'gone' }) : handed;
+    if (outcome.kind === 'gone')
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        this.handoff.shared
+          ? 'Invalid params: requestState refers to a call that is no longer pending (finished or expired)'
+          : 'Invalid params: requestState refers to a call that is no longer pending here (finished, expired, or held by another replica: without Redis a retry must reach the replica that answered input_required)',
+      );
+    if (outcome.kind === 'result') return outcome.value;
+    throw this.errorOf(outcome);
+  }
+
+  /** A 2026 upstream's input_required: its requestState wrapped in the gateway's envelope (§5). */
+  private relayedState(result: object, binding: StateBinding): object {
+    const value = plain(result);
+    if (value.resultType !== 'input_required' || typeof value.requestState !== 'string')
+      return result;
+    return {
+      ...value,
+      requestState: this.envelope.wrap(binding, { kind: 'relayed', state: value.requestState }),
+    };
+  }
+
+  private arm(key: string): void {
+    const held = this.parked.get(key);
+    if (held === undefined) return;
+    if (held.timer !== undefined) clearTimeout(held.timer);
+    held.timer = setTimeout(
+      () => this.abandon(key, 'The client did not come back with the input in time'),
+      this.pendingMillis,
+    );
+    held.timer.unref();
+  }
+
+  /** Ends a parked call nobody came back for: its requests refused, the upstream call aborted. */
+  private abandon(key: string, reason: string): void {
+    const held = this.parked.get(key);
+    if (held === undefined) return;
+    this.logger.debug(`Abandoning a parked upstream call: ${reason}`);
+    this.release(key);
+    held.call.refuseAll(reason);
+    held.call.cancellation.abort('cancelled');
+  }
+
+  private release(key: string): void {
+    const held = this.parked.get(key);
+    if (held?.timer !== undefined) clearTimeout(held.timer);
+    this.parked.delete(key);
+    this.handoff.release(key);
+  }
+
+  private transferable(error: unknown): RoundOutcome {
+    if (error instanceof ForwardedError)
+      return { kind: 'error', code: error.rpcCode, message: error.message, data: error.rpcData };
+    if (error instanceof GatewayError && error.code === GatewayErrorCode.InvalidParams)
+      return { kind: 'error', code: -32602, message: error.message };
+    this.logger.warn(
+      `A parked upstream call failed unexpectedly (${error instanceof Error ? error.name : typeof error})`,
+    );
+    return { kind: 'error', code: -32603, message: 'Internal error' };
+  }
+
+  private errorOf(outcome: Extract<RoundOutcome, { kind: 'error' }>): GatewayError {
+    return new ForwardedError(outcome.code, outcome.message, outcome.data);
+  }
+}

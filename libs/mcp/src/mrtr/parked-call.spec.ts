@@ -1,0 +1,77 @@
+import type { JsonRpcMessage } from '@app/upstream';
+import { ParkedCall, type PendingUpstreamRequest } from './parked-call';
+
+function setup(): { call: ParkedCall; answered: [PendingUpstreamRequest, JsonRpcMessage][] } {
+  const answered: [PendingUpstreamRequest, JsonRpcMessage][] = [];
+  const call = new ParkedCall((request, response) => answered.push([request, response]));
+  return { call, answered };
+}
+
+const elicit = (id: number, message: string): JsonRpcMessage => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'elicitation/create',
+  params: { message },
+});
+
+describe('a parked 2025 upstream call (issue 11 §7)', () => {
+  it('an upstream request becomes an inputRequests entry without id or envelope', async () => {
+    const { call } = setup();
+    call.add(elicit(3, 'Deploy?'), { sessionId: 's1' });
+    expect(await call.next()).toEqual({
+      kind: 'input',
+      inputRequests: {
+        'elicitation-1': { method: 'elicitation/create', params: { message: 'Deploy?' } },
+      },
+    });
+  });
+
+  it('requests that arrive together are asked together', async () => {
+    const { call } = setup();
+    const next = call.next();
+    call.add(elicit(3, 'a'), {});
+    call.add({ jsonrpc: '2.0', id: 4, method: 'sampling/createMessage', params: {} }, {});
+    const outcome = await next;
+    expect(outcome.kind === 'input' && Object.keys(outcome.inputRequests)).toEqual([
+      'elicitation-1',
+      'sampling-2',
+    ]);
+  });
+
+  it('the retry answers each request it has a key for, on the session it came from; the rest stay asked', async () => {
+    const { call, answered } = setup();
+    call.add(elicit(3, 'a'), { sessionId: 's1' });
+    call.add(elicit(4, 'b'), { sessionId: 's1' });
+    call.respond({ 'elicitation-1': { action: 'accept', content: { ok: true } }, unknown: {} });
+    expect(answered).toEqual([
+      [
+        expect.objectContaining({ id: 3, sessionId: 's1' }),
+        { jsonrpc: '2.0', id: 3, result: { action: 'accept', content: { ok: true } } },
+      ],
+    ]);
+    const outcome = await call.next();
+    expect(outcome.kind === 'input' && Object.keys(outcome.inputRequests)).toEqual([
+      'elicitation-2',
+    ]);
+  });
+
+  it('waits for the call to settle once every request is answered', async () => {
+    const { call } = setup();
+    call.add(elicit(3, 'a'), {});
+    call.respond({ 'elicitation-1': { action: 'decline' } });
+    const next = call.next();
+    call.settle({ result: { content: [] } });
+    expect(await next).toEqual({ kind: 'settled', result: { content: [] } });
+  });
+
+  it('an abandoned call refuses what is still pending', () => {
+    const { call, answered } = setup();
+    call.add(elicit(9, 'a'), {});
+    call.refuseAll('gone');
+    expect(answered[0]?.[1]).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: -32603, message: 'gone' },
+    });
+  });
+});

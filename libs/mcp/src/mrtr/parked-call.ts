@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { CallCancellation } from '@app/execution';
+import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
+
+/** A request a 2025 upstream sent to the client during the call, not answered yet. */
+export interface PendingUpstreamRequest {
+  /** The upstream's own request id. */
+  readonly id: string | number;
+  /** The upstream session it arrived on. */
+  readonly sessionId?: string;
+  readonly method: string;
+  readonly params: unknown;
+}
+
+/** Where a parked call stands when it is looked at. */
+export type ParkedOutcome =
+  | { readonly kind: 'settled'; readonly result?: object; readonly error?: unknown }
+  | {
+      readonly kind: 'input';
+      readonly inputRequests: Readonly<
+        Record<string, { readonly method: string; readonly params: unknown }>
+      >;
+    };
+
+/**
+ * One 2025 upstream's `tools/call` held open for a 2026 client (issue 11 §7, wire notes §4
+ * "2025 backend → 2026 client"): the upstream call runs on; each request it makes to the
+ * client waits here under an input key until the client's retry brings the answer. `next()`
+ * tells what the client is to get now: the settled call, or the open questions.
+ */
+export class ParkedCall {
+  /** The key the call is held under (InputHandoff). */
+  readonly key = randomBytes(12).toString('base64url');
+  /** Aborts the upstream call (abandoned, or its client went away during a round). */
+  readonly cancellation = new CallCancellation();
+  /** Serializes retries of this call: one round at a time. */
+  queue: Promise<unknown> = Promise.resolve();
+  private readonly pending = new Map<string, PendingUpstreamRequest>();
+  private settled?: Extract<ParkedOutcome, { kind: 'settled' }>;
+  private wake?: () => void;
+  private asked = 0;
+
+  /** @param answer posts a JSON-RPC response to the upstream request (best effort) */
+  constructor(
+    private readonly answer: (request: PendingUpstreamRequest, response: JsonRpcMessage) => void,
+  ) {}
+
+  /** The upstream asked the client something: held until `respond` brings the answer. */
+  add(message: JsonRpcMessage, origin: UpstreamMessageContext): void {
+    const method = message.method as string;
+    const inputKey = `${method.split('/')[0] ?? 'input'}-${++this.asked}`;
+    this.pending.set(inputKey, {
+      id: message.id as string | number,
+      sessionId: origin.sessionId,
+      method,
+      params: message.params ?? {},
+    });
+    this.wake?.();
+  }
+
+  /** The upstream call ended (its result, or why not). */
+  settle(outcome: { readonly result?: object; readonly error?: unknown }): void {
+    this.settled = { kind: 'settled', ...outcome };
+    this.wake?.();
+  }
+
+  /**
+   * Answers every pending request the client's `inputResponses` has a key for (bare results,
+   * wire notes §4); keys it does not hold are ignored, those it left out stay pending.
+   */
+  respond(inputResponses: unknown): void {
+    if (typeof inputResponses !== 'object' || inputResponses === null) return;
+    const responses = inputResponses as Record<string, unknown>;
+    for (const [inputKey, request] of this.pending) {
+      if (!Object.hasOwn(responses, inputKey)) continue;
+      this.pending.delete(inputKey);
+      this.answer(request, { jsonrpc: '2.0', id: request.id, result: responses[inputKey] });
+    }
+  }
+
+  /** Refuses every pending request (the call is abandoned). */
+  refuseAll(message: string): void {
+    for (const [inputKey, request] of this.pending) {
+      this.pending.delete(inputKey);
+      this.answer(request, { jsonrpc: '2.0', id: request.id, error: { code: -32603, message } });
+    }
+  }
+
+  /**
+   * Waits until the call has settled or has an open question. Requests that arrive together
+   * (in one turn of the event loop) are asked together.
+   */
+  async next(): Promise<ParkedOutcome> {
+    for (;;) {
+      if (this.settled !== undefined) return this.settled;
+      if (this.pending.size > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.settled !== undefined) return this.settled;
+        const inputRequests: Record<string, { method: string; params: unknown }> = {};
+        for (const [inputKey, request] of this.pending)
+          inputRequests[inputKey] = { method: request.method, params: request.params };
+        return { kind: 'input', inputRequests };
+      }
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
+    }
+  }
+}

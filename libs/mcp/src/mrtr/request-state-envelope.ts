@@ -1,0 +1,100 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import type { CallerIdentity } from '@app/identity';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { MrtrSeal } from './mrtr-seal';
+
+/** What an envelope is bound to: a retry must come for the same upstream, tool and caller. */
+export interface StateBinding {
+  /** The upstream id (config). */
+  readonly upstream: string;
+  /** The tool's published name, as the client calls it. */
+  readonly tool: string;
+  /** callerKey() of the caller; null when the gateway runs without authentication. */
+  readonly caller: string | null;
+}
+
+/**
+ * What the envelope carries besides its binding:
+ * - `relayed`: a 2026 upstream's own `requestState` (absent when it sent none, which a
+ *   requestState-less round never produces), unwrapped before the retry is forwarded (§5);
+ * - `parked`: a 2025 upstream's call held by replica `owner` under `key`, waiting for the
+ *   answers to its requests to the client (§7).
+ */
+export type EnvelopeContent =
+  | { readonly kind: 'relayed'; readonly state: string }
+  | { readonly kind: 'parked'; readonly owner: string; readonly key: string };
+
+/** The sealed payload, short keys: it travels in every retry. */
+interface EnvelopePayload {
+  readonly exp: number;
+  readonly u: string;
+  readonly t: string;
+  readonly c: string | null;
+  readonly s?: string;
+  readonly o?: string;
+  readonly k?: string;
+}
+
+/** The caller as the envelope binds it: `sub` and `client_id` (issue 11 §5); null without auth. */
+export function callerKey(caller: CallerIdentity | undefined): string | null {
+  if (caller === undefined) return null;
+  return `${caller.subject ?? ''}\u0000${caller.clientId ?? ''}`;
+}
+
+function invalidState(reason: string): GatewayError {
+  // -32602 for every era: the retry's params are invalid (issue 11 §5; wire notes §4)
+  return new GatewayError(GatewayErrorCode.InvalidParams, `Invalid params: requestState ${reason}`);
+}
+
+/**
+ * The gateway's integrity-protected `requestState` envelope (issue 11 §5; wire notes §4
+ * "State and security"): AEAD-sealed (MrtrSeal, keys from MCP_SESSION_KEYS), bound to the
+ * upstream id, the published tool name and the caller, expiring after
+ * `mcp.session.requestStateTtlSeconds` (parked calls: `pendingInputMillis`). The client sees
+ * an opaque string; the upstream never sees it.
+ */
+@Injectable()
+export class RequestStateEnvelope {
+  private readonly ttlMillis: number;
+
+  constructor(
+    private readonly seal: MrtrSeal,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.ttlMillis = config.mcp.session.requestStateTtlSeconds * 1000;
+  }
+
+  /**
+   * Seals `content` bound to `binding`.
+   * @param ttlMillis lifetime in ms (default `requestStateTtlSeconds`)
+   */
+  wrap(binding: StateBinding, content: EnvelopeContent, ttlMillis = this.ttlMillis): string {
+    const payload: EnvelopePayload = {
+      exp: Date.now() + ttlMillis,
+      u: binding.upstream,
+      t: binding.tool,
+      c: binding.caller,
+      ...(content.kind === 'relayed' ? { s: content.state } : { o: content.owner, k: content.key }),
+    };
+    return this.seal.seal('request-state', payload);
+  }
+
+  /**
+   * Opens a client's `requestState` and checks its binding.
+   * @throws GatewayError InvalidParams (-32602) when it is not a string, tampered with,
+   *   expired or sealed elsewhere, or bound to another upstream, tool or caller
+   */
+  unwrap(token: unknown, expected: StateBinding): EnvelopeContent {
+    const payload = this.seal.open('request-state', token);
+    if (payload === undefined)
+      throw invalidState('is not valid: tampered with, expired, or not issued by this gateway');
+    const p = payload as Partial<EnvelopePayload>;
+    if (p.u !== expected.upstream || p.t !== expected.tool || p.c !== expected.caller)
+      throw invalidState('was issued for another tool, upstream or caller');
+    if (typeof p.s === 'string') return { kind: 'relayed', state: p.s };
+    if (typeof p.o === 'string' && typeof p.k === 'string')
+      return { kind: 'parked', owner: p.o, key: p.k };
+    throw invalidState('is not valid');
+  }
+}

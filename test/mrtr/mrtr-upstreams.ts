@@ -1,0 +1,295 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  McpServer as V2McpServer,
+  acceptedContent,
+  createMcpHandler,
+  inputRequired,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** node:http on 127.0.0.1 (ephemeral port) that records every JSON-RPC body it gets. */
+abstract class Upstream {
+  /** JSON-RPC bodies of POSTs, in order. */
+  readonly bodies: any[] = [];
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  private boundPort = 0;
+
+  get url(): string {
+    return `http://127.0.0.1:${this.boundPort}/mcp`;
+  }
+
+  /** The tools/call bodies the upstream received. */
+  calls(): any[] {
+    return this.bodies.filter((b) => b?.method === 'tools/call');
+  }
+
+  protected abstract handle(req: IncomingMessage, res: ServerResponse, raw?: Buffer): Promise<void>;
+
+  protected async listen(): Promise<void> {
+    const server = createServer((req, res) => {
+      void (async () => {
+        const raw = req.method === 'POST' ? await readBody(req) : undefined;
+        if (raw !== undefined && raw.length > 0) {
+          try {
+            this.bodies.push(JSON.parse(raw.toString('utf8')));
+          } catch {
+            // not JSON: the SDK answers it
+          }
+        }
+        await this.handle(req, res, raw);
+      })().catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    });
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+    });
+  }
+}
+
+/**
+ * A 2026-07-28 upstream built with the v2 server SDK (`createMcpHandler`, legacy: 'reject')
+ * whose tools ask for input the 2026 way, with `inputRequired(...)` results (wire notes §4):
+ * - `confirm_deploy {env}`: elicits `{confirm: boolean}`, requestState `opaque-state-<env>`;
+ *   answers `deployed to <env> (state=<the requestState it got back>)`, or `cancelled`;
+ * - `write_poem {topic}`: asks `sampling/createMessage`, then a second round elicits
+ *   `{publish: boolean}` (two rounds), answers with the sampled text and the choice.
+ */
+export class V2MrtrUpstream extends Upstream {
+  private readonly handler = createMcpHandler(() => V2MrtrUpstream.buildServer(), {
+    legacy: 'reject',
+  });
+
+  static async start(): Promise<V2MrtrUpstream> {
+    const upstream = new V2MrtrUpstream();
+    await upstream.listen();
+    return upstream;
+  }
+
+  override async stop(): Promise<void> {
+    await this.handler.close();
+    await super.stop();
+  }
+
+  protected async handle(req: IncomingMessage, res: ServerResponse, raw?: Buffer): Promise<void> {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === 'string') headers.set(name, value);
+    const aborted = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) aborted.abort();
+    });
+    const response = await this.handler.fetch(
+      new Request(`${this.url.replace(/\/mcp$/, '')}${req.url ?? '/'}`, {
+        method: req.method,
+        headers,
+        body: raw === undefined ? undefined : new Uint8Array(raw),
+        signal: aborted.signal,
+      }),
+    );
+    const out: Record<string, string> = {};
+    response.headers.forEach((value, name) => (out[name] = value));
+    res.writeHead(response.status, out);
+    if (response.body !== null)
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
+        res.write(chunk);
+    res.end();
+  }
+
+  private static buildServer(): V2McpServer {
+    const server = new V2McpServer({ name: 'mrtr-upstream-v2', version: '2.0.0' });
+    const confirm = z.object({ confirm: z.boolean() });
+    server.registerTool(
+      'confirm_deploy',
+      { description: 'Deploys after a confirmation', inputSchema: z.object({ env: z.string() }) },
+      ({ env }, ctx) => {
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', confirm);
+        if (answer === undefined)
+          return inputRequired({
+            inputRequests: {
+              confirm: inputRequired.elicit({
+                message: `Deploy to ${env}?`,
+                requestedSchema: confirm,
+              }),
+            },
+            requestState: `opaque-state-${env}`,
+          });
+        const text = answer.confirm
+          ? `deployed to ${env} (state=${String(ctx.mcpReq.requestState())})`
+          : 'cancelled';
+        return { content: [{ type: 'text', text }] };
+      },
+    );
+    const publish = z.object({ publish: z.boolean() });
+    server.registerTool(
+      'write_poem',
+      {
+        description: 'Samples a poem, then asks whether to publish it',
+        inputSchema: z.object({ topic: z.string() }),
+      },
+      ({ topic }, ctx) => {
+        const responses = ctx.mcpReq.inputResponses as Record<string, any> | undefined;
+        const state = ctx.mcpReq.requestState();
+        const sampled = responses?.poem?.content?.text;
+        if (typeof state !== 'string' && typeof sampled !== 'string')
+          return inputRequired({
+            inputRequests: {
+              poem: inputRequired.createMessage({
+                messages: [
+                  { role: 'user', content: { type: 'text', text: `A poem about ${topic}` } },
+                ],
+                maxTokens: 50,
+              }),
+            },
+          });
+        if (typeof state !== 'string')
+          return inputRequired({
+            inputRequests: {
+              publish: inputRequired.elicit({ message: 'Publish it?', requestedSchema: publish }),
+            },
+            requestState: `poem:${Buffer.from(String(sampled)).toString('base64url')}`,
+          });
+        const choice = acceptedContent(ctx.mcpReq.inputResponses, 'publish', publish);
+        const poem = Buffer.from(state.slice('poem:'.length), 'base64url').toString('utf8');
+        return {
+          content: [{ type: 'text', text: `${poem} | published=${String(choice?.publish)}` }],
+        };
+      },
+    );
+    return server;
+  }
+}
+
+/**
+ * A 2025-11-25 upstream built with the v1 server SDK (stateful sessions) whose tools ask the
+ * client mid-call, on the call's SSE answer (relatedRequestId):
+ * - `approve {question}`: `elicitInput` form `{approve: boolean}`, answers `approve=<json>`;
+ * - `summarize {text}`: `createMessage`, answers `summary=<sampled text>`;
+ * - `double_check {question}`: two elicitations one after the other, answers both.
+ */
+export class V1AskingUpstream extends Upstream {
+  private readonly sessions = new Map<string, StreamableHTTPServerTransport>();
+
+  static async start(): Promise<V1AskingUpstream> {
+    const upstream = new V1AskingUpstream();
+    await upstream.listen();
+    return upstream;
+  }
+
+  protected async handle(req: IncomingMessage, res: ServerResponse, raw?: Buffer): Promise<void> {
+    let body: unknown;
+    try {
+      body = raw === undefined || raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const transport = this.sessions.get(sid);
+      if (transport === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      await transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method === 'POST' && isInitializeRequest(body)) {
+      const server = this.buildServer();
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          this.sessions.set(id, transport);
+        },
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+      return;
+    }
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(
+      '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}',
+    );
+  }
+
+  private buildServer(): V1McpServer {
+    const server = new V1McpServer({ name: 'asking-upstream-v1', version: '1.0.0' });
+    const approveSchema = {
+      type: 'object' as const,
+      properties: { approve: { type: 'boolean' as const } },
+      required: ['approve'],
+    };
+    server.registerTool(
+      'approve',
+      { description: 'Asks the user', inputSchema: { question: z.string() } },
+      async ({ question }, extra) => {
+        const answer = await server.server.elicitInput(
+          { mode: 'form', message: question, requestedSchema: approveSchema },
+          { relatedRequestId: extra.requestId },
+        );
+        return { content: [{ type: 'text', text: `approve=${JSON.stringify(answer)}` }] };
+      },
+    );
+    server.registerTool(
+      'summarize',
+      { description: 'Asks the model', inputSchema: { text: z.string() } },
+      async ({ text }, extra) => {
+        const answer = await server.server.createMessage(
+          { messages: [{ role: 'user', content: { type: 'text', text } }], maxTokens: 20 },
+          { relatedRequestId: extra.requestId },
+        );
+        const content = answer.content as { type: string; text?: string };
+        return { content: [{ type: 'text', text: `summary=${content.text ?? ''}` }] };
+      },
+    );
+    server.registerTool(
+      'double_check',
+      { description: 'Asks the user twice', inputSchema: { question: z.string() } },
+      async ({ question }, extra) => {
+        const first = await server.server.elicitInput(
+          { mode: 'form', message: question, requestedSchema: approveSchema },
+          { relatedRequestId: extra.requestId },
+        );
+        const second = await server.server.elicitInput(
+          { mode: 'form', message: `Really? ${question}`, requestedSchema: approveSchema },
+          { relatedRequestId: extra.requestId },
+        );
+        return {
+          content: [
+            {
+              type: 'text',
+              text: `first=${JSON.stringify(first.content)} second=${JSON.stringify(second.content)}`,
+            },
+          ],
+        };
+      },
+    );
+    return server;
+  }
+}

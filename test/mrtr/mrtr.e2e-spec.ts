@@ -1,0 +1,462 @@
+import { Client as V2Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
+import { gatewayConfig, upstream } from '../support/fixtures';
+import { SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
+import { postRaw } from '../support/rpc';
+import { V1AskingUpstream, V2MrtrUpstream } from './mrtr-upstreams';
+
+const V = '2026-07-28';
+const ELICIT_AND_SAMPLE = { elicitation: { form: {} }, sampling: {} };
+
+/** A raw 2026-07-28 tools/call (envelope + the headers the spec requires). */
+function modernCall(
+  url: string,
+  name: string,
+  params: Record<string, unknown>,
+  capabilities: object = ELICIT_AND_SAMPLE,
+  id: number | string = 1,
+) {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name,
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': V,
+        'io.modelcontextprotocol/clientCapabilities': capabilities,
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      },
+    },
+  });
+  return postRaw(url, body, {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': V,
+    'mcp-method': 'tools/call',
+    'mcp-name': name,
+  });
+}
+
+/** The SSE events of a streamed answer, read one by one. */
+class EventReader {
+  private buffer = '';
+  private readonly decoder = new TextDecoder();
+  constructor(private readonly reader: ReadableStreamDefaultReader<Uint8Array>) {}
+
+  async next(): Promise<any> {
+    for (;;) {
+      const end = this.buffer.indexOf('\n\n');
+      if (end !== -1) {
+        const event = this.buffer.slice(0, end);
+        this.buffer = this.buffer.slice(end + 2);
+        const data = /^data: ?(.*)$/m.exec(event);
+        if (data) return JSON.parse(data[1]!);
+        continue;
+      }
+      const { done, value } = await this.reader.read();
+      if (done) throw new Error(`stream ended; left: ${this.buffer}`);
+      this.buffer += this.decoder.decode(value, { stream: true });
+    }
+  }
+}
+
+const text = (result: any): string =>
+  (result.content ?? []).map((c: { text?: string }) => c.text ?? '').join('');
+
+/**
+ * Multi round-trip requests and era bridging through two gateway replicas sharing Redis and
+ * MCP_SESSION_KEYS (issue 11 §5, §7; wire notes §4): a v2 SDK upstream that answers
+ * input_required, a v1 SDK upstream that elicits and samples mid-call; v2 clients (auto, pin)
+ * and v1 clients; retries sent to the other replica; tampered and foreign envelopes.
+ */
+describe('MRTR and era bridging (issue 11 §5, §7)', () => {
+  let v2: V2MrtrUpstream;
+  let v1: V1AskingUpstream;
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+  let alone: GatewayProcess;
+
+  beforeAll(async () => {
+    v2 = await V2MrtrUpstream.start();
+    v1 = await V1AskingUpstream.start();
+    const mcp = {
+      ...gatewayConfig([], {
+        upstreams: [
+          upstream('v2', v2.url, { timeouts: { callMillis: 30_000 } }),
+          upstream('v1', v1.url, { timeouts: { callMillis: 30_000 } }),
+        ],
+        redis: { keyPrefix: uniqueKeyPrefix() },
+      }),
+      http: { modernEra: true },
+    };
+    const shared = { MCP_SESSION_KEYS: TEST_SESSION_KEYS };
+    // a loaded machine starts a gateway slowly: generous bounds, conditions not sleeps
+    const start = async (env: Record<string, string>): Promise<GatewayProcess> => {
+      const gateway = GatewayProcess.spawn({ mcp, env });
+      await gateway.waitForListening(90_000);
+      await gateway.waitForReady(90_000);
+      return gateway;
+    };
+    [a, b, alone] = await Promise.all([
+      start({ ...shared, REDIS_URL: SHARED_REDIS_URL }),
+      start({ ...shared, REDIS_URL: SHARED_REDIS_URL }),
+      // same keys, no Redis: opens the others' envelopes, cannot reach their parked calls
+      start(shared),
+    ]);
+  }, 200_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop(), alone?.stop()]);
+    await Promise.all([v2?.stop(), v1?.stop()]);
+  });
+
+  describe('§5: a 2026 upstream’s input_required to a 2026 client', () => {
+    it('goes to the client unchanged but for requestState, wrapped in the gateway envelope', async () => {
+      const first = await modernCall(a.mcpUrl, 'v2__confirm_deploy', {
+        arguments: { env: 'staging' },
+      });
+      expect(first.status).toBe(200);
+      const result = first.json.result;
+      expect(result.resultType).toBe('input_required');
+      expect(result.inputRequests).toEqual({
+        confirm: {
+          method: 'elicitation/create',
+          params: expect.objectContaining({ message: 'Deploy to staging?' }),
+        },
+      });
+      expect(result.requestState).toMatch(/^gwrs1\./);
+      expect(result.requestState).not.toContain('opaque-state');
+    });
+
+    it('the retry on the other replica is unwrapped: the upstream gets its own requestState back', async () => {
+      const first = await modernCall(a.mcpUrl, 'v2__confirm_deploy', {
+        arguments: { env: 'prod' },
+      });
+      const retry = await modernCall(
+        b.mcpUrl,
+        'v2__confirm_deploy',
+        {
+          arguments: { env: 'prod' },
+          inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+          requestState: first.json.result.requestState,
+        },
+        ELICIT_AND_SAMPLE,
+        2,
+      );
+      expect(retry.json.result).toMatchObject({ resultType: 'complete' });
+      expect(text(retry.json.result)).toBe('deployed to prod (state=opaque-state-prod)');
+      const forwarded = v2.calls().at(-1);
+      expect(forwarded.params.requestState).toBe('opaque-state-prod');
+      expect(forwarded.params.name).toBe('confirm_deploy');
+    });
+
+    it.each([
+      ['tampered', (s: string) => `${s.slice(0, -3)}${s.at(-3) === 'A' ? 'B' : 'A'}${s.slice(-2)}`],
+      ['truncated', (s: string) => s.slice(0, -1)],
+      ['not an envelope', () => 'opaque-state-prod'],
+      ['not a string', () => 42],
+    ])('a %s requestState is -32602 and never reaches the upstream', async (_kind, spoil) => {
+      const first = await modernCall(a.mcpUrl, 'v2__confirm_deploy', { arguments: { env: 'qa' } });
+      const before = v2.calls().length;
+      const retry = await modernCall(b.mcpUrl, 'v2__confirm_deploy', {
+        arguments: { env: 'qa' },
+        inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+        requestState: spoil(first.json.result.requestState as string),
+      });
+      expect(retry.json.error.code).toBe(-32602);
+      expect(retry.json.error.message).toMatch(/requestState/);
+      expect(v2.calls().length).toBe(before);
+    });
+
+    it('an envelope issued for another tool is -32602 (foreign)', async () => {
+      const first = await modernCall(a.mcpUrl, 'v2__confirm_deploy', { arguments: { env: 'qa' } });
+      const retry = await modernCall(b.mcpUrl, 'v2__write_poem', {
+        arguments: { topic: 'x' },
+        requestState: first.json.result.requestState,
+      });
+      expect(retry.json.error).toMatchObject({ code: -32602 });
+      expect(retry.json.error.message).toMatch(/another tool/);
+    });
+
+    it('the v2 client in auto mode answers the rounds with its handlers and gets the result', async () => {
+      const client = new V2Client(
+        { name: 'e2e-auto', version: '1' },
+        { versionNegotiation: { mode: 'auto' }, capabilities: ELICIT_AND_SAMPLE },
+      );
+      const asked: string[] = [];
+      client.setRequestHandler('elicitation/create', (request) => {
+        asked.push(String(request.params.message));
+        return { action: 'accept', content: { confirm: true, publish: true } };
+      });
+      client.setRequestHandler('sampling/createMessage', () => ({
+        role: 'assistant',
+        content: { type: 'text', text: 'roses are red' },
+        model: 'test-model',
+      }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(a.mcpUrl)));
+      try {
+        const deploy = await client.callTool({
+          name: 'v2__confirm_deploy',
+          arguments: { env: 'eu' },
+        });
+        expect(text(deploy)).toBe('deployed to eu (state=opaque-state-eu)');
+        const poem = await client.callTool({ name: 'v2__write_poem', arguments: { topic: 'mcp' } });
+        expect(text(poem)).toBe('roses are red | published=true');
+        expect(asked).toEqual(['Deploy to eu?', 'Publish it?']);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('§7: a 2025 upstream asking a 2026 client mid-call', () => {
+    it('parks the call and answers input_required; the retry on the other replica (Redis) gets the result', async () => {
+      const first = await modernCall(a.mcpUrl, 'v1__approve', {
+        arguments: { question: 'Ship it?' },
+      });
+      const result = first.json.result;
+      expect(result.resultType).toBe('input_required');
+      const entries = Object.entries(result.inputRequests as Record<string, any>);
+      expect(entries).toHaveLength(1);
+      const [key, request] = entries[0]!;
+      expect(request.method).toBe('elicitation/create');
+      expect(request.params).toMatchObject({ message: 'Ship it?' });
+      expect(request).not.toHaveProperty('id');
+      const retry = await modernCall(
+        b.mcpUrl,
+        'v1__approve',
+        {
+          arguments: { question: 'Ship it?' },
+          inputResponses: { [key]: { action: 'accept', content: { approve: true } } },
+          requestState: result.requestState,
+        },
+        ELICIT_AND_SAMPLE,
+        2,
+      );
+      expect(retry.json.result.resultType).toBe('complete');
+      expect(text(retry.json.result)).toBe(
+        'approve={"action":"accept","content":{"approve":true}}',
+      );
+    });
+
+    it('asks again, round after round, until the upstream call completes', async () => {
+      let answer = await modernCall(b.mcpUrl, 'v1__double_check', {
+        arguments: { question: 'Drop?' },
+      });
+      const seen: string[] = [];
+      for (let round = 0; answer.json.result?.resultType === 'input_required'; round++) {
+        expect(round).toBeLessThan(3);
+        const [key, request] = Object.entries(
+          answer.json.result.inputRequests as Record<string, any>,
+        )[0]!;
+        seen.push(request.params.message);
+        answer = await modernCall(round % 2 === 0 ? a.mcpUrl : b.mcpUrl, 'v1__double_check', {
+          arguments: { question: 'Drop?' },
+          inputResponses: { [key]: { action: 'accept', content: { approve: round === 0 } } },
+          requestState: answer.json.result.requestState,
+        });
+      }
+      expect(seen).toEqual(['Drop?', 'Really? Drop?']);
+      expect(text(answer.json.result)).toBe('first={"approve":true} second={"approve":false}');
+    });
+
+    it('a retry of a finished call is -32602', async () => {
+      const first = await modernCall(a.mcpUrl, 'v1__approve', { arguments: { question: 'Once?' } });
+      const [key] = Object.keys(first.json.result.inputRequests);
+      const params = {
+        arguments: { question: 'Once?' },
+        inputResponses: { [key!]: { action: 'decline' } },
+        requestState: first.json.result.requestState,
+      };
+      expect((await modernCall(b.mcpUrl, 'v1__approve', params)).json.result.resultType).toBe(
+        'complete',
+      );
+      const again = await modernCall(a.mcpUrl, 'v1__approve', params);
+      expect(again.json.error.code).toBe(-32602);
+    });
+
+    it('without Redis the retry must reach the replica that parked the call: elsewhere -32602', async () => {
+      const first = await modernCall(a.mcpUrl, 'v1__approve', { arguments: { question: 'Here?' } });
+      const [key] = Object.keys(first.json.result.inputRequests);
+      const retry = await modernCall(alone.mcpUrl, 'v1__approve', {
+        arguments: { question: 'Here?' },
+        inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
+        requestState: first.json.result.requestState,
+      });
+      expect(retry.json.error.code).toBe(-32602);
+      expect(retry.json.error.message).toMatch(/no longer pending/);
+      // the call is still parked on A: answered there, it completes
+      const there = await modernCall(a.mcpUrl, 'v1__approve', {
+        arguments: { question: 'Here?' },
+        inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
+        requestState: first.json.result.requestState,
+      });
+      expect(text(there.json.result)).toContain('"approve":true');
+    });
+
+    it('a client that did not declare elicitation is not asked: the upstream is refused', async () => {
+      const answer = await modernCall(
+        a.mcpUrl,
+        'v1__approve',
+        { arguments: { question: 'No caps?' } },
+        {},
+      );
+      expect(answer.json.result.resultType).toBe('complete');
+      expect(answer.json.result.isError).toBe(true);
+    });
+
+    it('the v2 client pinned to 2026-07-28 answers elicitation and sampling of a v1 upstream', async () => {
+      const client = new V2Client(
+        { name: 'e2e-pin', version: '1' },
+        { versionNegotiation: { mode: { pin: V } }, capabilities: ELICIT_AND_SAMPLE },
+      );
+      client.setRequestHandler('elicitation/create', () => ({
+        action: 'accept',
+        content: { approve: true },
+      }));
+      client.setRequestHandler('sampling/createMessage', () => ({
+        role: 'assistant',
+        content: { type: 'text', text: 'short' },
+        model: 'test-model',
+      }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(b.mcpUrl)));
+      try {
+        const approved = await client.callTool({
+          name: 'v1__approve',
+          arguments: { question: 'Go?' },
+        });
+        expect(text(approved)).toBe('approve={"action":"accept","content":{"approve":true}}');
+        const summary = await client.callTool({
+          name: 'v1__summarize',
+          arguments: { text: 'long' },
+        });
+        expect(text(summary)).toBe('summary=short');
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('§7: a 2026 upstream’s input_required to a 2025 client', () => {
+    it('becomes elicitation/create and sampling/createMessage on the v1 client’s call stream, round after round', async () => {
+      const client = new V1Client(
+        { name: 'e2e-v1', version: '1' },
+        { capabilities: ELICIT_AND_SAMPLE },
+      );
+      const asked: string[] = [];
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params.message);
+        return { action: 'accept', content: { confirm: true, publish: false } };
+      });
+      client.setRequestHandler(CreateMessageRequestSchema, () => ({
+        role: 'assistant',
+        content: { type: 'text', text: 'violets are blue' },
+        model: 'test-model',
+      }));
+      await client.connect(new V1Transport(new URL(a.mcpUrl)));
+      try {
+        const deploy = await client.callTool({
+          name: 'v2__confirm_deploy',
+          arguments: { env: 'us' },
+        });
+        expect(deploy.isError).toBeFalsy();
+        expect(deploy).not.toHaveProperty('resultType');
+        expect(text(deploy)).toBe('deployed to us (state=opaque-state-us)');
+        const poem = await client.callTool({ name: 'v2__write_poem', arguments: { topic: 'x' } });
+        expect(text(poem)).toBe('violets are blue | published=false');
+        expect(asked).toEqual(['Deploy to us?', 'Publish it?']);
+        // the upstream got the answers as the retry: inputResponses + its own requestState
+        const retry = v2
+          .calls()
+          .filter((c) => c.params.name === 'confirm_deploy')
+          .at(-1);
+        expect(retry.params).toMatchObject({
+          inputResponses: {
+            confirm: { action: 'accept', content: { confirm: true, publish: false } },
+          },
+          requestState: 'opaque-state-us',
+        });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('the client’s answer POSTed to the other replica reaches the call waiting on the first (Redis)', async () => {
+      const init = await postRaw(
+        a.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: ELICIT_AND_SAMPLE,
+            clientInfo: { name: 'raw', version: '1' },
+          },
+        }),
+      );
+      const session = init.headers.get('mcp-session-id')!;
+      const headers = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        'mcp-session-id': session,
+      };
+      const call = await fetch(a.mcpUrl, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'v2__confirm_deploy', arguments: { env: 'ap' } },
+        }),
+      });
+      expect(call.headers.get('content-type')).toMatch(/text\/event-stream/);
+      const events = new EventReader(call.body!.getReader());
+      const request = await events.next();
+      expect(request).toMatchObject({
+        method: 'elicitation/create',
+        params: { message: 'Deploy to ap?' },
+      });
+      expect(typeof request.id).toBe('string');
+      const posted = await fetch(b.mcpUrl, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: request.id,
+          result: { action: 'accept', content: { confirm: true } },
+        }),
+      });
+      expect(posted.status).toBe(202);
+      const final = await events.next();
+      expect(final.id).toBe(7);
+      expect(text(final.result)).toBe('deployed to ap (state=opaque-state-ap)');
+    });
+
+    it('a 2025 client that did not declare elicitation gets an isError result naming it', async () => {
+      const client = new V1Client({ name: 'e2e-v1-nocaps', version: '1' }, { capabilities: {} });
+      await client.connect(new V1Transport(new URL(b.mcpUrl)));
+      try {
+        const result = await client.callTool({
+          name: 'v2__confirm_deploy',
+          arguments: { env: 'x' },
+        });
+        expect(result.isError).toBe(true);
+        expect(text(result)).toMatch(/did not declare the capability/);
+        expect(text(result)).toMatch(/elicitation/);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+});
