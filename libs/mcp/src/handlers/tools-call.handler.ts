@@ -76,7 +76,7 @@ export class ToolsCallHandler implements MethodHandler {
           },
           context,
           (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
-          paramHeadersFor(tool, args),
+          paramHeadersFor(tool, args, context.headers),
         );
       } catch (err) {
         // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh, as
