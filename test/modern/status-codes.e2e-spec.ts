@@ -76,7 +76,16 @@ describe('2026-07-28 status and code pairs, request by request (wire notes §1.2
     service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' }), SQL_TOOL]));
     asker = await ScriptedUpstream.start({
       era: '2026',
-      tools: [{ name: 'ask', inputSchema: { type: 'object' } }],
+      tools: [
+        { name: 'ask', inputSchema: { type: 'object' } },
+        {
+          name: 'sql',
+          inputSchema: {
+            type: 'object',
+            properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+          },
+        },
+      ],
     });
     asker.onTool('ask', () => ({
       result: {
@@ -422,4 +431,22 @@ describe('2026-07-28 status and code pairs, request by request (wire notes §1.2
       expect(answer.json.result.resultType).toBe('complete');
     },
   );
+
+  it('a call to a 2026 upstream tool carries its Mcp-Param-* headers on to the upstream, encoded', async () => {
+    const answer = await send({
+      headers: headersFor('tools/call', {
+        'mcp-name': 'asker__sql',
+        'mcp-param-region': b64('Zürich '),
+      }),
+      body: body('tools/call', {
+        name: 'asker__sql',
+        arguments: { region: 'Zürich ' },
+        _meta: envelope(),
+      }),
+    });
+    expect(answer.status).toBe(200);
+    const sent = asker.calls('sql').at(-1);
+    expect(sent?.headers['mcp-param-region']).toBe(b64('Zürich '));
+    expect(sent?.headers['mcp-name']).toBe('sql');
+  });
 });

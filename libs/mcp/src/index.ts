@@ -16,3 +16,4 @@ export { parseMessage, classifyMessage } from './jsonrpc/parse-message';
 export { extractRawMember } from './jsonrpc/raw-member';
 export type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
 export { negotiateFormat } from './http/http-answer';
+export { markFilteredForCaller, isFilteredForCaller } from './handlers/caller-filtered';

@@ -21,7 +21,7 @@ const b64 = (text: string): string => `=?base64?${Buffer.from(text, 'utf8').toSt
 
 describe('Mcp-Param-* headers for x-mcp-header arguments (wire notes §1.2, §9.2)', () => {
   it('finds the mirrored arguments of a schema, and none in a schema without x-mcp-header', () => {
-    expect(headerParamsOf(sqlTool())).toEqual([
+    expect(headerParamsOf(sqlTool()).map(({ argument, name }) => ({ argument, name }))).toEqual([
       { argument: 'region', name: 'Region' },
       { argument: 'limit', name: 'Limit' },
       { argument: 'dryRun', name: 'Dry-Run' },
@@ -77,5 +77,35 @@ describe('Mcp-Param-* headers for x-mcp-header arguments (wire notes §1.2, §9.
       paramHeaderMismatch(sqlTool(), { region: 'Zürich ', limit: 7 }, headers ?? {}),
     ).toBeUndefined();
     expect(paramHeadersFor(sqlTool(), { query: 'q' })).toBeUndefined();
+  });
+
+  it('follows plain properties chains: a nested argument is mirrored and checked too', () => {
+    const nested = {
+      publishedJson: JSON.stringify({
+        name: 'n',
+        inputSchema: {
+          type: 'object',
+          properties: {
+            filter: {
+              type: 'object',
+              properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+            },
+          },
+        },
+      }),
+    } as unknown as CatalogTool;
+    expect(headerParamsOf(nested)).toEqual([
+      { argument: 'filter.region', path: ['filter', 'region'], name: 'Region' },
+    ]);
+    const args = { filter: { region: 'eu' } };
+    expect(paramHeaderMismatch(nested, args, {})?.header).toBe('Mcp-Param-Region');
+    expect(paramHeaderMismatch(nested, args, { 'mcp-param-region': 'eu' })).toBeUndefined();
+    expect(paramHeadersFor(nested, args)).toEqual({ 'mcp-param-region': 'eu' });
+  });
+
+  it("forwards the caller's other Mcp-Param-* headers unchanged (wire notes G-2)", () => {
+    expect(
+      paramHeadersFor(sqlTool(), { region: 'eu' }, { 'mcp-param-extra': 'x', accept: '*/*' }),
+    ).toEqual({ 'mcp-param-extra': 'x', 'mcp-param-region': 'eu' });
   });
 });

@@ -6,8 +6,10 @@ import { decodeHeaderValue } from '../codecs/mcp-header-values';
 
 /** A tool argument mirrored into a request header: `"x-mcp-header": "Region"` → `Mcp-Param-Region`. */
 export interface HeaderParam {
-  /** The argument's name (a top-level `inputSchema.properties` key). */
+  /** The argument's name: its `properties` keys from the root, dotted (`filter.region`). */
   readonly argument: string;
+  /** The same as a path of keys into `arguments`. */
+  readonly path: readonly string[];
   /** The header name as the schema spells it after `Mcp-Param-` (header names compare case-insensitively). */
   readonly name: string;
 }
@@ -41,14 +43,32 @@ export function headerParamsOf(tool: CatalogTool): readonly HeaderParam[] {
     const parsed: unknown = JSON.parse(tool.publishedJson);
     const schema = isRecord(parsed) ? parsed.inputSchema : undefined;
     const properties = isRecord(schema) ? schema.properties : undefined;
-    if (isRecord(properties))
-      found = Object.entries(properties).flatMap(([argument, property]) => {
-        const name = isRecord(property) ? property['x-mcp-header'] : undefined;
-        return typeof name === 'string' && name !== '' ? [{ argument, name }] : [];
-      });
+    if (isRecord(properties)) found = collect(properties, []);
   }
   cache.set(tool, found);
   return found;
+}
+
+/** x-mcp-header annotations reachable through plain `properties` chains (wire notes §2.3). */
+function collect(properties: Record<string, unknown>, prefix: readonly string[]): HeaderParam[] {
+  return Object.entries(properties).flatMap(([key, property]) => {
+    if (!isRecord(property)) return [];
+    const path = [...prefix, key];
+    const name = property['x-mcp-header'];
+    const own: HeaderParam[] =
+      typeof name === 'string' && name !== '' ? [{ argument: path.join('.'), path, name }] : [];
+    return isRecord(property.properties) ? [...own, ...collect(property.properties, path)] : own;
+  });
+}
+
+/** The value at a path of keys into the arguments; undefined where the path breaks off. */
+function valueAt(args: Record<string, unknown>, path: readonly string[]): unknown {
+  let at: unknown = args;
+  for (const key of path) {
+    if (!isRecord(at)) return undefined;
+    at = at[key];
+  }
+  return at;
 }
 
 /** How an argument value is written in its header, before any base64 sentinel (SEP-2243). */
@@ -80,10 +100,10 @@ export function paramHeaderMismatch(
   const params = headerParamsOf(tool);
   if (params.length === 0) return undefined;
   const values = isRecord(args) ? args : {};
-  for (const { argument, name } of params) {
+  for (const { argument, path, name } of params) {
     const header = `Mcp-Param-${name}`;
     const stated = headerValue(headers, header.toLowerCase());
-    const value = values[argument];
+    const value = valueAt(values, path);
     if (value === undefined || value === null) {
       if (stated !== undefined)
         return {
@@ -110,19 +130,25 @@ export function paramHeaderMismatch(
 }
 
 /**
- * The `Mcp-Param-*` headers a tools/call to a 2026 upstream must carry for this tool's
- * `x-mcp-header` arguments (the upstream checks them like the gateway does), encoded (base64
- * sentinel where needed); undefined when the tool mirrors no argument present in `args`.
+ * The `Mcp-Param-*` headers a tools/call to an upstream carries: the caller's own
+ * `Mcp-Param-*` headers as sent (unknown ones MUST be forwarded, wire notes G-2), then one for
+ * each of this tool's `x-mcp-header` arguments present in `args`, encoded (base64 sentinel
+ * where needed), so a 2026 upstream gets them from a 2025 caller too (G-25). undefined when
+ * there are none.
  */
 export function paramHeadersFor(
   tool: CatalogTool,
   args: unknown,
+  incoming: IncomingHeaders = {},
 ): Readonly<Record<string, string>> | undefined {
-  const params = headerParamsOf(tool);
-  if (params.length === 0 || !isRecord(args)) return undefined;
   const out: Record<string, string> = {};
-  for (const { argument, name } of params) {
-    const value = args[argument];
+  for (const name of Object.keys(incoming)) {
+    const value = name.startsWith('mcp-param-') ? headerValue(incoming, name) : undefined;
+    if (value !== undefined) out[name] = value;
+  }
+  const values = isRecord(args) ? args : {};
+  for (const { path, name } of headerParamsOf(tool)) {
+    const value = valueAt(values, path);
     if (value === undefined || value === null || typeof value === 'object') continue;
     out[`mcp-param-${name.toLowerCase()}`] = encodeHeaderValue(bodyText(value));
   }

@@ -69,7 +69,7 @@ export class ToolsCallHandler implements MethodHandler {
     if (tool.route.kind === 'upstream') {
       const { upstream, originalName } = tool.route;
       // Mcp-Param-* headers for x-mcp-header arguments, sent on to a 2026 upstream (issue 11 §1)
-      const headerParams = paramHeadersFor(tool, args);
+      const headerParams = paramHeadersFor(tool, args, context.headers);
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
       return this.mrtr.call(
