@@ -21,7 +21,10 @@ class IdentityProvider {
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
-        if (req.url === '/jwks') return res.end(JSON.stringify(this.jwks));
+        if (req.url === '/jwks') {
+          res.end(JSON.stringify(this.jwks));
+          return;
+        }
         this.introspected += 1;
         const token = new URLSearchParams(body).get('token') ?? '';
         res.end(JSON.stringify(this.active.get(token) ?? { active: false }));
