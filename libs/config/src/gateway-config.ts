@@ -44,6 +44,10 @@ export interface UpstreamDefinition {
   /** Caller headers copied to the upstream on calls, lower-case. */
   readonly forwardHeaders: readonly string[];
   readonly authorization: ResolvedAuthorization;
+  /** The ttlMs (ms) its lists contribute to cache hints when it sends none (issue 11 §3); absent: 0. */
+  readonly cacheTtlMillis?: number;
+  /** The cacheScope its lists contribute when it sends none; absent: private. */
+  readonly cacheScope?: 'public' | 'private';
 }
 
 /** The id of the pseudo-bundle that serves the legacy local fixture; its file's bundleId must match. */

@@ -214,6 +214,8 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,
     forwardHeaders: u.forwardHeaders.map((h) => h.toLowerCase()),
     authorization: upstreamAuthorizations[i] ?? { mode: 'none' },
+    ...(u.cacheTtlMillis === undefined ? {} : { cacheTtlMillis: u.cacheTtlMillis }),
+    ...(u.cacheScope === undefined ? {} : { cacheScope: u.cacheScope }),
   }));
 
   const configured: BundleDefinition[] = rawBundles.map((b, i) => ({

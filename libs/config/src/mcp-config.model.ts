@@ -276,14 +276,13 @@ export class HttpAccessConfig {
   maxConnections?: number;
 
   /**
-   * Preview (issue 11, in progress): true serves MCP 2026-07-28 requests (per-request
-   * envelope, server/discover, cache hints) beside the 2025 sessions, through the dual-era
-   * classifier. false (the default until issue 11 is done): every request is served by the
-   * 2025 rules, and a 2026 probe is answered so that 2026 clients fall back to initialize
-   * (wire notes G-12).
+   * true (the default): MCP 2026-07-28 requests (per-request envelope, server/discover, cache
+   * hints) are served beside the 2025 sessions, through the dual-era classifier (issue 11 §1).
+   * false: a legacy-only gateway; every request is served by the 2025 rules, and a 2026 probe
+   * is answered so that 2026 clients fall back to initialize (wire notes G-12).
    */
   @IsBoolean({ message: 'must be true or false' })
-  modernEra = false;
+  modernEra = true;
 }
 
 /** 2026-07-28 cache hints (issue 11 §3). */

@@ -78,6 +78,21 @@ export class UpstreamConfig {
   @Type(() => UpstreamTimeoutsConfig)
   timeouts: UpstreamTimeoutsConfig = new UpstreamTimeoutsConfig();
 
+  /**
+   * The ttlMs (ms) its lists contribute to the gateway's cache hints when the upstream sends
+   * none (a 2025 upstream never does); absent: 0 (issue 11 §3, wire notes §3).
+   */
+  @IsOptional()
+  @IsInt({ message: 'must be an integer >= 0 (ms)' })
+  @Min(0, { message: 'must be an integer >= 0 (ms)' })
+  @Max(86_400_000, { message: 'must be at most 86400000 (one day, in ms)' })
+  cacheTtlMillis?: number;
+
+  /** The cacheScope its lists contribute when the upstream sends none; absent: private. */
+  @IsOptional()
+  @IsIn(['public', 'private'], { message: 'must be public or private' })
+  cacheScope?: 'public' | 'private';
+
   /** Caller header names copied to this upstream on calls (e.g. X-Mcp-Token); never hop-by-hop ones. */
   @IsArray({ message: 'must be a list of header names' })
   @IsString({ each: true, message: 'each entry must be a header name' })

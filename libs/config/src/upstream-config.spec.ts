@@ -186,3 +186,26 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
     );
   });
 });
+
+describe('mcp.upstreams[].cacheTtlMillis / cacheScope (issue 11 §3)', () => {
+  it('takes the cache hints an upstream that sends none contributes; absent, they stay absent (0, private)', () => {
+    const config = load({
+      upstreams: [upstream('old', { cacheTtlMillis: 30_000, cacheScope: 'public' }), upstream('b')],
+    });
+    expect(config.upstreams[0]).toMatchObject({ cacheTtlMillis: 30_000, cacheScope: 'public' });
+    expect(config.upstreams[1]).not.toHaveProperty('cacheTtlMillis');
+    expect(config.upstreams[1]).not.toHaveProperty('cacheScope');
+  });
+
+  it('refuses a negative or fractional ttl and an unknown scope, naming each field', () => {
+    const found = problems({
+      upstreams: [
+        upstream('a', { cacheTtlMillis: -1 }),
+        upstream('b', { cacheTtlMillis: 1.5, cacheScope: 'shared' }),
+      ],
+    });
+    expect(found.join('\n')).toContain('mcp.upstreams[0].cacheTtlMillis');
+    expect(found.join('\n')).toContain('mcp.upstreams[1].cacheTtlMillis');
+    expect(found.join('\n')).toContain('mcp.upstreams[1].cacheScope');
+  });
+});

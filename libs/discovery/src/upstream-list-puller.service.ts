@@ -3,6 +3,8 @@ import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@ap
 import {
   Clock,
   type UpstreamItem,
+  type UpstreamListHints,
+  type UpstreamListKey,
   type UpstreamLists,
   type UpstreamPullErrorType,
   type UpstreamPullResult,
@@ -28,6 +30,36 @@ const FAILURE_TYPES: Readonly<Record<UpstreamFailureKind, UpstreamPullErrorType>
   'session-lost': 'UpstreamSessionError',
   'era-mismatch': 'UpstreamBadAnswerError',
 };
+
+/**
+ * The hints of the pages so far and of one more page (wire notes §3): the smallest ttlMs
+ * (a negative one counts as 0) and `private` over `public`; a member a page omits stays
+ * absent, so it is read as the spec's default (ttlMs 0, private) or the upstream's config.
+ */
+export function addPageHints(
+  sofar: UpstreamListHints | undefined,
+  page: Readonly<Record<string, unknown>>,
+  first: boolean,
+): UpstreamListHints {
+  const ttl = page.ttlMs;
+  const pageTtl =
+    typeof ttl === 'number' && Number.isFinite(ttl) ? Math.max(0, Math.floor(ttl)) : undefined;
+  const scope = page.cacheScope;
+  const pageScope = scope === 'public' || scope === 'private' ? scope : undefined;
+  if (first) return { ttlMs: pageTtl, cacheScope: pageScope };
+  return {
+    ttlMs:
+      sofar?.ttlMs === undefined || pageTtl === undefined
+        ? undefined
+        : Math.min(sofar.ttlMs, pageTtl),
+    cacheScope:
+      sofar?.cacheScope === undefined || pageScope === undefined
+        ? undefined
+        : sofar.cacheScope === 'private' || pageScope === 'private'
+          ? 'private'
+          : 'public',
+  };
+}
 
 /** A failed pull, thrown inside `pullLists` and turned into a result value by `pull`. */
 class PullFailure extends Error {
@@ -90,6 +122,7 @@ export class UpstreamListPuller {
       resourceTemplates: [],
       prompts: [],
     };
+    const hints: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};
     // The lists are independent: fetched concurrently, each page after the one before.
     await Promise.all(
       LISTS.filter((list) => capabilities[list.capability] !== undefined).map(async (list) => {
@@ -118,6 +151,7 @@ export class UpstreamListPuller {
               `${list.method} result has no ${list.key} array`,
             );
           for (const item of items as UpstreamItem[]) collected[list.key].push(item);
+          hints[list.key] = addPageHints(hints[list.key], answer.result, page === 1);
           const next = answer.result.nextCursor;
           if (next === undefined || next === null) break;
           if (typeof next !== 'string')
@@ -139,6 +173,7 @@ export class UpstreamListPuller {
       era: connection.era ?? '2025',
       capabilities,
       ...collected,
+      hints,
     };
   }
 }

@@ -55,6 +55,8 @@ export {
   type UpstreamPullResult,
   type UpstreamLists,
   type UpstreamItem,
+  type UpstreamListHints,
+  type UpstreamListKey,
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
 export type { PartialSource } from './upstream/upstream-intake';

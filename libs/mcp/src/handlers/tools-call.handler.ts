@@ -7,6 +7,7 @@ import { allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
+import { paramHeadersFor } from './header-params';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
@@ -80,6 +81,7 @@ export class ToolsCallHandler implements MethodHandler {
           },
           context,
           (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
+          paramHeadersFor(tool, args),
         );
       } catch (err) {
         // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh, as

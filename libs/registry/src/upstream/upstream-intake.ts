@@ -9,6 +9,8 @@ import {
 } from '../redis/last-good-store';
 import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
 import type {
+  UpstreamListHints,
+  UpstreamListKey,
   UpstreamLists,
   UpstreamPullErrorType,
   UpstreamPullResult,
@@ -187,6 +189,22 @@ function isList(value: unknown): value is Record<string, unknown>[] {
   return Array.isArray(value);
 }
 
+/** Stored cache hints (issue 11 §3): only well-formed members are kept; garbage means none. */
+function asHints(value: unknown): UpstreamLists['hints'] {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const out: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};
+  for (const key of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) {
+    const h = (value as Record<string, unknown>)[key];
+    if (typeof h !== 'object' || h === null) continue;
+    const { ttlMs, cacheScope } = h as Record<string, unknown>;
+    out[key] = {
+      ttlMs: typeof ttlMs === 'number' && Number.isInteger(ttlMs) && ttlMs >= 0 ? ttlMs : undefined,
+      cacheScope: cacheScope === 'public' || cacheScope === 'private' ? cacheScope : undefined,
+    };
+  }
+  return out;
+}
+
 /** Stored lists in the UpstreamLists shape, or undefined (garbage is a miss, never a catalog). */
 function asLists(value: unknown): UpstreamLists | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -207,5 +225,6 @@ function asLists(value: unknown): UpstreamLists | undefined {
     resources: v.resources,
     resourceTemplates: v.resourceTemplates,
     prompts: v.prompts,
+    hints: asHints(v.hints),
   };
 }
