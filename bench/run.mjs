@@ -12,6 +12,8 @@
 //   upstream    tools/call of an upstream MCP server's tool (v1 SDK, stateful session, SSE):
 //               direct / bare proxy / gateway at 1 and 16 connections (upstreamCall)
 //   fanout      50 upstream MCP servers, one silent: refresh round duration, tools/list p50
+//   modern      2026-07-28 clients: tools/call vs bare proxy at 16 connections, and tools/list
+//               through ten `lists: live` upstreams (issue 11; bench/lib/scenario-modern.mjs)
 // Output: a table on stdout and bench/results/latest.json.
 //
 // Env: BENCH_ROUNDS (5; the first is dropped), BENCH_SECONDS (5 per run), BENCH_WARMUP_SECONDS
@@ -61,6 +63,7 @@ import {
 import { evaluateTargets, printReport } from './lib/report.mjs';
 import { scenarioColdStart } from './lib/scenario-cold-start.mjs';
 import { scenarioFanout } from './lib/scenario-fanout.mjs';
+import { scenarioModern } from './lib/scenario-modern.mjs';
 import { scenarioOverload } from './lib/scenario-overload.mjs';
 import { scenarioRefresh } from './lib/scenario-refresh.mjs';
 import { startGatewayFor, toolsListRun } from './lib/scenario-tools-list.mjs';
@@ -133,7 +136,7 @@ async function main() {
   }
 
   // The bench Tool Service backs the bundle scenarios only (not overload, upstream, fanout).
-  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold'];
+  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold', 'modern'];
   const ts = bundleScenarios.some((s) => SCENARIOS.has(s))
     ? await startToolService({ core: CORE_SIDE })
     : undefined;
@@ -302,6 +305,7 @@ async function main() {
     }
     if (SCENARIOS.has('upstream')) results.upstreamCall = await scenarioUpstreamCall();
     if (SCENARIOS.has('fanout')) results.fanout = await scenarioFanout();
+    if (SCENARIOS.has('modern')) results.modern = await scenarioModern(ts);
   } finally {
     await ts?.stop();
     cleanupTemp();

@@ -1,6 +1,8 @@
 import { Type } from 'class-transformer';
 import { AccessConfig, AuthConfig } from './auth-config.model';
+import { AdminConfig } from './admin-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
+import { ConsoleConfig } from './console-config.model';
 import { UpstreamConfig } from './upstream-config.model';
 
 export {
@@ -386,6 +388,17 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => AccessConfig)
   access?: AccessConfig;
+  /** The operator console (issue 13 §4). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => ConsoleConfig)
+  console: ConsoleConfig = new ConsoleConfig();
+
+  /** The /admin registration API (issue 13). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AdminConfig)
+  admin: AdminConfig = new AdminConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

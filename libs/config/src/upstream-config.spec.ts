@@ -59,6 +59,7 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
         namePrefix: 'github__',
         enabled: true,
         protocol: 'auto',
+        lists: 'snapshot',
         connectMillis: 1000,
         listMillis: 5000,
         callMillis: 30_000,
@@ -67,6 +68,15 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
       },
     ]);
     expect(config.bundles).toEqual([]);
+  });
+
+  it('takes lists: live (issue 11 §4) and refuses a list mode it does not know, naming the field', () => {
+    expect(load({ upstreams: [upstream('a', { lists: 'live' })] }).upstreams[0]?.lists).toBe(
+      'live',
+    );
+    expect(() => load({ upstreams: [upstream('a', { lists: 'sometimes' })] })).toThrow(
+      /mcp\.upstreams\[0\]\.lists: must be one of snapshot, live/,
+    );
   });
 
   it('accepts discovery enabled with upstreams and no bundle', () => {

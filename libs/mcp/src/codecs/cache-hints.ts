@@ -52,14 +52,49 @@ export class CacheHintsService {
     this.intervalMs = config.mcp.registry.refreshIntervalSeconds * 1000;
   }
 
-  /** Hints for a list method, or for `server/discover`. */
+  /**
+   * The snapshot's hints merged with a list's live sources' (issue 11 §4): the minimum ttlMs,
+   * `private` when either is (or when the result was filtered for the caller).
+   */
+  withLive(
+    method: string,
+    live: CacheHints | undefined,
+    options: CacheHintsOptions = {},
+  ): CacheHints {
+    if (live === undefined) return this.forList(method, options);
+    const own = this.snapshotHints(method, options);
+    const livePrivate = live.cacheScope === 'private' || options.filteredForCaller === true;
+    // only live sources: their hints alone, capped like any
+    if (own === undefined)
+      return {
+        ttlMs: Math.max(0, Math.min(live.ttlMs, this.maxTtlMs)),
+        cacheScope: livePrivate ? 'private' : 'public',
+      };
+    return {
+      ttlMs: Math.max(0, Math.min(own.ttlMs, live.ttlMs)),
+      cacheScope: own.cacheScope === 'private' || livePrivate ? 'private' : 'public',
+    };
+  }
+
+  /** Hints for a list method, or for `server/discover` (every source contributes). */
   forList(method: string, options: CacheHintsOptions = {}): CacheHints {
+    return this.snapshotHints(method, options) ?? { ttlMs: 0, cacheScope: 'private' };
+  }
+
+  /**
+   * The hints of the snapshot's sources of a list; undefined when none serves it. A
+   * `lists: live` upstream's list hints come with its own answers (LiveListResult).
+   */
+  private snapshotHints(method: string, options: CacheHintsOptions): CacheHints | undefined {
     const sources = SOURCES[method] ?? { keys: [] };
     const bundles = sources.keys.includes('tools') && this.hasBundles();
     const upstreams = [...(this.registry.current()?.extras.upstreams.values() ?? [])].filter(
-      (c) => sources.capability === undefined || c.capabilities[sources.capability] !== undefined,
+      // server/discover: every upstream (a live one by its configured hints: it is asked anew)
+      (c) =>
+        sources.capability === undefined ||
+        (c.upstream.lists !== 'live' && c.capabilities[sources.capability] !== undefined),
     );
-    if (!bundles && upstreams.length === 0) return { ttlMs: 0, cacheScope: 'private' };
+    if (!bundles && upstreams.length === 0) return undefined;
     let ttlMs = this.maxTtlMs;
     let isPrivate = options.filteredForCaller === true;
     if (bundles) ttlMs = Math.min(ttlMs, this.scheduler.msUntilNextRefresh() ?? this.intervalMs);

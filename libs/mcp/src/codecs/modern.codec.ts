@@ -11,6 +11,7 @@ import {
   type MethodContext,
   type MethodResult,
 } from '../handlers/method-handler';
+import { LiveListResult } from '../handlers/live-list-result';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import {
@@ -279,7 +280,11 @@ export class ModernCodec {
     // a result built for a restricted caller (issue 12 §3) is private
     const filteredForCaller = isFilteredForCaller(result) || restricted(access);
     let hints = LIST_METHODS.has(method)
-      ? this.cacheHints.forList(method, { filteredForCaller })
+      ? this.cacheHints.withLive(
+          method,
+          result instanceof LiveListResult ? result.cacheHints : undefined,
+          { filteredForCaller },
+        )
       : undefined;
     let body: JsonBody;
     if (result instanceof PreSerialized) {
