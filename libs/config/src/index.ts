@@ -31,6 +31,15 @@ export {
   type AccessList,
   type ParsedAddress,
 } from './http-access-patterns';
+export {
+  AuthConfig,
+  AccessConfig,
+  AccessRuleConfig,
+  AccessMatchConfig,
+  AUTH_MODES,
+  AUTH_ALGORITHMS,
+  type AuthMode,
+} from './auth-config.model';
 export { AdminConfig } from './admin-config.model';
 export {
   parseUrlPattern,

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { accessProblems, authProblems } from './auth-rules';
 import { ConfigValidationError } from './config-errors';
 import { crossFieldProblems } from './config-rules';
 import { readConfigSources } from './config-sources';
@@ -186,6 +187,9 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   problems.push(...crossFieldProblems(mcp, profile));
   problems.push(...httpAccessProblems(mcp.http));
   problems.push(...upstreamProblems(mcp));
+  // issue 12 §1, §3: the resource server and the access rules
+  const auth = authProblems(mcp.auth, env);
+  problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));
   const adminToken = adminTokenFrom(env, problems);
   if (typeof mcp.admin === 'object' && mcp.admin !== null)
     problems.push(...adminPatternProblems(mcp.admin));
@@ -258,6 +262,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       maxMcpConnections: mcp.http.maxConnections ?? defaultMaxConnections(openFileLimit()),
     },
     redisUrl: envSettings.redisUrl,
+    authSecrets: { introspectionClientSecret: auth.introspectionClientSecret },
     sessionKeys: envSettings.sessionKeys,
     sessionKeysEphemeral: envSettings.sessionKeysEphemeral,
     logLevel: envSettings.logLevel,

@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import { AccessConfig, AuthConfig } from './auth-config.model';
 import { AdminConfig } from './admin-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 import { ConsoleConfig } from './console-config.model';
@@ -394,6 +395,18 @@ export class McpConfig {
   @Type(() => CacheConfig)
   cache: CacheConfig = new CacheConfig();
 
+  /** The resource server for /mcp (issue 12 §1): `none` or `jwt`. */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AuthConfig)
+  auth: AuthConfig = new AuthConfig();
+
+  /** Per-request grants (issue 12 §3); absent: every authenticated caller sees everything. */
+  @IsOptional()
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AccessConfig)
+  access?: AccessConfig;
   /** The operator console (issue 13 §4). */
   @IsObject({ message: MAPPING })
   @ValidateNested()

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
+import type { CallerAccess } from '@app/identity';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { modernWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
@@ -170,12 +171,13 @@ export class ModernCodec {
       });
     if (!MODERN_METHODS.has(method))
       return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
-    if (method === 'server/discover') return this.discover(id);
+    if (method === 'server/discover') return this.discover(id, exchange.access);
 
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).
     const stream =
-      this.dispatcher.mayRelay(method, params) && acceptsEventStream(header(headers, 'accept'))
+      this.dispatcher.mayRelay(method, params, exchange.access) &&
+      acceptsEventStream(header(headers, 'accept'))
         ? new AnswerStream()
         : undefined;
     const context: MethodContext = {
@@ -186,9 +188,11 @@ export class ModernCodec {
       relay: stream === undefined ? undefined : (m) => stream.push(JSON.stringify(m)),
       relayRequests: false,
       clientCapabilities,
+      caller: exchange.caller,
+      access: exchange.access,
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
-      (result) => this.result(id, method, result, clientCapabilities),
+      (result) => this.result(id, method, result, clientCapabilities, exchange.access),
       (err: unknown) => this.handlerError(id, err),
     );
     return streamWhenRelayed(answer, stream, () => undefined);
@@ -254,12 +258,12 @@ export class ModernCodec {
   }
 
   /** server/discover (wire notes §2.1): versions, capabilities merged over the sources, cache hints. */
-  private discover(id: JsonRpcId): HttpAnswer {
+  private discover(id: JsonRpcId, access: CallerAccess | undefined): HttpAnswer {
     const result = {
       resultType: 'complete',
       supportedVersions: MODERN_PROTOCOL_VERSIONS,
-      capabilities: this.capabilities.current(),
-      ...this.cacheHints.forList('server/discover'),
+      capabilities: this.capabilities.current(access),
+      ...this.cacheHints.forList('server/discover', { filteredForCaller: restricted(access) }),
       _meta: { [META_SERVER_INFO]: this.serverInfo },
     };
     return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), 'json');
@@ -271,12 +275,15 @@ export class ModernCodec {
     method: string,
     result: MethodResult,
     clientCapabilities: Readonly<Record<string, unknown>>,
+    access: CallerAccess | undefined,
   ): HttpAnswer {
+    // a result built for a restricted caller (issue 12 §3) is private
+    const filteredForCaller = isFilteredForCaller(result) || restricted(access);
     let hints = LIST_METHODS.has(method)
       ? this.cacheHints.withLive(
           method,
           result instanceof LiveListResult ? result.cacheHints : undefined,
-          { filteredForCaller: isFilteredForCaller(result) },
+          { filteredForCaller },
         )
       : undefined;
     let body: JsonBody;
@@ -307,7 +314,7 @@ export class ModernCodec {
         );
       // resources/read: the owning upstream's own hints, capped; an input_required carries none
       if (method === 'resources/read' && r.resultType !== 'input_required')
-        hints = this.cacheHints.forRead(r, { filteredForCaller: isFilteredForCaller(result) });
+        hints = this.cacheHints.forRead(r, { filteredForCaller });
       const meta = isRecord(r._meta) ? r._meta : {};
       body = JSON.stringify({
         ...r,
@@ -349,4 +356,9 @@ export class ModernCodec {
   ): HttpAnswer {
     return messageAnswer(status, errorEnvelope(id, code, message, data), 'json');
   }
+}
+
+/** Whether the caller's grants (issue 12 §3) leave something out: its answers are its own. */
+function restricted(access: CallerAccess | undefined): boolean {
+  return access !== undefined && !access.all;
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { CallerAccess } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   METHOD_HANDLERS,
@@ -21,8 +22,12 @@ export class MethodDispatcher {
   }
 
   /** Whether this request may relay upstream messages before its result (MethodHandler.mayRelay). */
-  mayRelay(method: string, params: Readonly<Record<string, unknown>> | undefined): boolean {
-    return this.handlers.get(method)?.mayRelay?.(params) ?? false;
+  mayRelay(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    access?: CallerAccess,
+  ): boolean {
+    return this.handlers.get(method)?.mayRelay?.(params, access) ?? false;
   }
 
   dispatch(

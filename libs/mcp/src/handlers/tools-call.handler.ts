@@ -3,6 +3,7 @@ import { GatewayMetrics } from '@app/observability';
 import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
 import { RawJson } from '@app/upstream';
+import { allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
@@ -37,14 +38,17 @@ export class ToolsCallHandler implements MethodHandler {
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
-  mayRelay(params: Readonly<Record<string, unknown>> | undefined): boolean {
+  mayRelay(params: Readonly<Record<string, unknown>> | undefined, access?: CallerAccess): boolean {
     const name = params?.name;
     if (typeof name !== 'string') return false;
     const tool = this.registry.current()?.get(name);
     // a live upstream's tool is in no snapshot: its prefix tells (issue 11 §4)
-    return tool === undefined
-      ? this.live.ownerOf(name) !== undefined
-      : tool.route.kind === 'upstream';
+    if (tool === undefined) return this.live.ownerOf(name) !== undefined;
+    // a tool the caller may not use is prepared for exactly like an unknown one (issue 12 §3)
+    return (
+      tool.route.kind === 'upstream' &&
+      (access === undefined || allowsTool(access, tool.sourceId, tool.name))
+    );
   }
 
   async handle(
@@ -122,27 +126,37 @@ export class ToolsCallHandler implements MethodHandler {
     );
   }
 
+  /**
+   * The tool, or the "Tool not found" answer. A tool the caller may not use (issue 12 §3) gets
+   * that same answer, without the refresh: the tool exists, so a refresh would find nothing
+   * new, and a caller must not be able to make the gateway pull every source by guessing names.
+   */
   private async find(name: string, context: MethodContext): Promise<CatalogTool> {
+    const access = context.access;
     const found = this.registry.current()?.get(name);
-    if (found !== undefined) return found;
+    if (found !== undefined) return this.granted(found, access);
     // A live upstream's tools are listed per caller, never in the snapshot: routed by the
     // prefix of the published name, resolved through the caller's live list (issue 11 §4).
     if (this.live.active) {
       const live = await this.live.toolFor(name, context);
-      if (live !== undefined) return live;
+      if (live !== undefined) return this.granted(live, access);
     }
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
     if (catalog === undefined)
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
     const tool = catalog.get(name);
-    if (tool === undefined) {
-      this.metrics?.toolNotFound();
-      throw new GatewayError(
-        GatewayErrorCode.ToolNotFound,
-        `Tool not found: ${name.slice(0, 128)}`,
-      );
-    }
-    return tool;
+    if (tool === undefined) throw this.notFound(name);
+    return this.granted(tool, access);
+  }
+
+  private granted(tool: CatalogTool, access: CallerAccess | undefined): CatalogTool {
+    if (access === undefined || allowsTool(access, tool.sourceId, tool.name)) return tool;
+    throw this.notFound(tool.name);
+  }
+
+  private notFound(name: string): GatewayError {
+    this.metrics?.toolNotFound();
+    return new GatewayError(GatewayErrorCode.ToolNotFound, `Tool not found: ${name.slice(0, 128)}`);
   }
 }

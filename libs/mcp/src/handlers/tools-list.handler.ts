@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
+import { callerListJson } from './caller-lists';
 import { LiveLists } from './live-lists.service';
 import {
   PreSerialized,
@@ -50,12 +51,18 @@ export class ToolsListHandler implements MethodHandler {
     }
     // lists: live upstreams: built per request for the caller (issue 11 §4)
     if (this.live.active) return this.live.list(this.method, catalog, context);
-    const tools = new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated);
+    const access = context.access;
+    // issue 12 §3: a restricted caller gets the tools it may use, built once per catalog and
+    // grant; everyone else the prebuilt bytes
+    const tools =
+      access === undefined || access.all
+        ? new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated)
+        : callerListJson(catalog, 'tools', access);
     return Promise.resolve(
       new PreSerialized([
         '{"tools":',
         tools,
-        partialSourcesMember(this.registry.partialSources()),
+        partialSourcesMember(this.registry.partialSources(), access),
         '}',
       ]),
     );
