@@ -30,3 +30,10 @@ export {
   type AccessList,
   type ParsedAddress,
 } from './http-access-patterns';
+export {
+  AuditConfig,
+  RateLimitsConfig,
+  TokenBucketConfig,
+  RATE_LIMIT_STORES,
+  type RateLimitStore,
+} from './caller-limits-config.model';

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 import { UpstreamConfig } from './upstream-config.model';
+import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
 
 export {
   AUTHORIZATION_MODES,
@@ -373,6 +374,18 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => CacheConfig)
   cache: CacheConfig = new CacheConfig();
+
+  /** Token buckets per caller and per (caller, tool) (issue 12 §6). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => RateLimitsConfig)
+  rateLimits: RateLimitsConfig = new RateLimitsConfig();
+
+  /** The audit line per tools/call (issue 12 §5). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AuditConfig)
+  audit: AuditConfig = new AuditConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

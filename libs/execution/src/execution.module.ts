@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { ToolExecutor } from './tool-executor.service';
 import { UpstreamExecutor } from './upstream-executor.service';
 
 /** ExecutionModule: tool calls over HTTP to Tool Services, and requests routed to upstream MCP servers. */
 @Module({
-  imports: [UpstreamModule],
+  imports: [UpstreamModule, SourceCredentialsModule],
   providers: [ToolExecutor, UpstreamExecutor],
   exports: [ToolExecutor, UpstreamExecutor],
 })

@@ -1,1 +1,2 @@
 export * from './caller-identity';
+export * from './source-credentials';

@@ -95,6 +95,7 @@ export class ToolsCallHandler implements MethodHandler {
       context.headers,
       tool.validateOutput,
       context.signal,
+      context.caller,
     );
   }
 

@@ -52,6 +52,7 @@ export class UpstreamRouter {
       headers: context.headers,
       signal: context.signal,
       clientCapabilities: context.clientCapabilities,
+      caller: context.caller,
       onMessage: (message, origin) => this.relay(upstream, message, origin, context),
     });
     switch (outcome.kind) {
@@ -89,6 +90,7 @@ export class UpstreamRouter {
       origin.session,
       { ...message, id: origin.id },
       context.headers,
+      context.caller,
     );
     if (!delivered)
       this.logger.warn(`Upstream ${upstream.id}: the client's answer could not be delivered`);
@@ -141,6 +143,7 @@ export class UpstreamRouter {
         },
       },
       context.headers,
+      context.caller,
     );
   }
 }
