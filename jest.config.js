@@ -13,7 +13,7 @@ const swc = [
 const esmToCjs = '<rootDir>/test/jest/esm-to-cjs.transformer.js';
 /** ES-module-only packages that Jest must see as CommonJS. */
 const transformIgnorePatterns = [
-  '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|uint8array-extras|@tokenizer)/)',
+  '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|uint8array-extras|@tokenizer|jose)/)',
 ];
 const moduleNameMapper = {
   '^@app/(config|discovery|registry|execution|http-body|mcp|observability|upstream|identity)$':
