@@ -175,6 +175,14 @@ export class TestAuthorizationServer {
     await this.control('client-claims', { clientId, claims });
   }
 
+  /** Every RFC 8693 token exchange issued so far (test/support/token-exchange-grant.mjs). */
+  async exchanges(): Promise<{ sub: string; audience: string; clientId: string }[]> {
+    const answer = (await this.control('exchanges', undefined, 'GET')) as {
+      exchanges: { sub: string; audience: string; clientId: string }[];
+    };
+    return answer.exchanges;
+  }
+
   /** Requests served so far per endpoint, and the published key ids (newest first). */
   async counters(): Promise<{
     jwks: number;
