@@ -20,7 +20,7 @@ const MAPPING = 'must be a mapping of keys (not a list or a value)';
  */
 export class TokenBucketConfig {
   /** Most requests in a burst (the bucket's size); a positive integer. */
-  @IsInt({ message: 'must be a positive integer' })
+  @IsInt({ message: 'must be a positive integer (requests)' })
   @Min(1, { message: 'must be a positive integer' })
   @Max(1_000_000, { message: 'must be at most 1000000' })
   capacity!: number;
