@@ -136,7 +136,7 @@ describe('mcp.rateLimits and mcp.audit (issue 12 §5, §6)', () => {
       'mcp.rateLimits.perSubject.capacity: must be a positive integer (got 0)',
       'mcp.rateLimits.perSubject.refillPerSecond: must be a number > 0 (per second) (got -1)',
       'mcp.rateLimits.perTool.capacity: must be a positive integer (requests) (got 1.5)',
-      'mcp.rateLimits.perTool.refillPerSecond: must be a number > 0 (per second) (got nothing)',
+      'mcp.rateLimits.perTool.refillPerSecond: is required: a number > 0 (per second) (got nothing)',
       'mcp.rateLimits.store: must be one of memory, redis (got "memcached")',
     ]);
   });

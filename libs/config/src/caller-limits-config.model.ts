@@ -28,7 +28,7 @@ export class TokenBucketConfig {
   /** Requests regained per second (may be fractional, e.g. 0.5 = one every 2 s); > 0. */
   @IsNumber(
     { allowNaN: false, allowInfinity: false },
-    { message: 'must be a number > 0 (per second)' },
+    { message: 'is required: a number > 0 (per second)' },
   )
   @Min(0.000001, { message: 'must be a number > 0 (per second)' })
   @Max(1_000_000, { message: 'must be at most 1000000 (per second)' })
