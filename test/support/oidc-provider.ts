@@ -188,12 +188,15 @@ export class TestAuthorizationServer {
     jwks: number;
     introspection: number;
     token: number;
+    /** RFC 8693 exchanges issued (token-exchange-grant.mjs). */
+    exchange: number;
     kids: string[];
   }> {
     return (await this.control('counters', undefined, 'GET')) as {
       jwks: number;
       introspection: number;
       token: number;
+      exchange: number;
       kids: string[];
     };
   }

@@ -26,6 +26,9 @@ import {
   ResourcesUnsubscribeHandler,
 } from './handlers/upstream-methods.handler';
 import { RelayIds } from './relay/relay-ids';
+import { ToolCallAudit } from './audit/tool-call-audit';
+import { CallerLimits } from './limits/caller-limits.service';
+import { rateLimitRedisProvider } from './limits/rate-limit-redis.provider';
 
 const HANDLERS = [
   PingHandler,
@@ -66,6 +69,9 @@ import { SessionTokenService } from './session/session-token.service';
     UpstreamRouter,
     RelayIds,
     MethodDispatcher,
+    ToolCallAudit,
+    rateLimitRedisProvider,
+    CallerLimits,
     SessionTokenService,
     InFlightRequests,
     McpExchanges,

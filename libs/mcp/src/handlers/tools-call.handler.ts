@@ -9,6 +9,8 @@ import { extractRawMember } from '../jsonrpc/raw-member';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
+import { ToolCallAudit } from '../audit/tool-call-audit';
+import { CallerLimits } from '../limits/caller-limits.service';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -30,6 +32,8 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly executor: ToolExecutor,
     private readonly upstreams: UpstreamRouter,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    @Optional() private readonly limits: CallerLimits | null = null,
+    @Optional() private readonly audit: ToolCallAudit | null = null,
   ) {}
 
   mayRelay(params: Readonly<Record<string, unknown>> | undefined): boolean {
@@ -39,7 +43,45 @@ export class ToolsCallHandler implements MethodHandler {
     );
   }
 
+  /**
+   * The call, admitted by the caller's rate limits (issue 12 §6: per subject and per (subject,
+   * tool)) and audited, one line whatever its end (§5).
+   */
   async handle(
+    params: Readonly<Record<string, unknown>> | undefined,
+    context: MethodContext,
+  ): Promise<MethodResult> {
+    const started = performance.now();
+    const name = typeof params?.name === 'string' ? params.name : '';
+    try {
+      await this.limits?.admit(context.caller, name);
+      const result = await this.call(params, context);
+      this.audited(name, { result }, started, context);
+      return result;
+    } catch (error) {
+      this.audited(name, { error }, started, context);
+      throw error;
+    }
+  }
+
+  private audited(
+    name: string,
+    outcome: { readonly result: object } | { readonly error: unknown },
+    started: number,
+    context: MethodContext,
+  ): void {
+    if (this.audit === null) return;
+    const sourceId = this.registry.current()?.get(name)?.sourceId;
+    this.audit.record(
+      context.caller,
+      { name, sourceId },
+      outcome,
+      performance.now() - started,
+      context.headers,
+    );
+  }
+
+  private async call(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,
   ): Promise<MethodResult> {
