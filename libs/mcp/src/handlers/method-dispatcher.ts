@@ -15,7 +15,7 @@ export class MethodDispatcher {
 
   constructor(
     @Inject(METHOD_HANDLERS) handlers: readonly MethodHandler[],
-    @Optional() private readonly limits: CallerLimits | null = null,
+    @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.method, h]));
   }

@@ -32,8 +32,8 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly executor: ToolExecutor,
     private readonly upstreams: UpstreamRouter,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
-    @Optional() private readonly limits: CallerLimits | null = null,
-    @Optional() private readonly audit: ToolCallAudit | null = null,
+    @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
+    @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
   ) {}
 
   mayRelay(params: Readonly<Record<string, unknown>> | undefined): boolean {
