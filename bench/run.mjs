@@ -12,6 +12,7 @@
 //   upstream    tools/call of an upstream MCP server's tool (v1 SDK, stateful session, SSE):
 //               direct / bare proxy / gateway at 1 and 16 connections (upstreamCall)
 //   fanout      50 upstream MCP servers, one silent: refresh round duration, tools/list p50
+//   auth        tools/call with JWT validation on vs the same gateway without auth, 16 conns
 // Output: a table on stdout and bench/results/latest.json.
 //
 // Env: BENCH_ROUNDS (5; the first is dropped), BENCH_SECONDS (5 per run), BENCH_WARMUP_SECONDS
@@ -59,6 +60,7 @@ import {
   startToolService,
 } from './lib/processes.mjs';
 import { evaluateTargets, printReport } from './lib/report.mjs';
+import { scenarioAuth } from './lib/scenario-auth.mjs';
 import { scenarioColdStart } from './lib/scenario-cold-start.mjs';
 import { scenarioFanout } from './lib/scenario-fanout.mjs';
 import { scenarioOverload } from './lib/scenario-overload.mjs';
@@ -133,7 +135,7 @@ async function main() {
   }
 
   // The bench Tool Service backs the bundle scenarios only (not overload, upstream, fanout).
-  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold'];
+  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold', 'auth'];
   const ts = bundleScenarios.some((s) => SCENARIOS.has(s))
     ? await startToolService({ core: CORE_SIDE })
     : undefined;
@@ -302,6 +304,7 @@ async function main() {
     }
     if (SCENARIOS.has('upstream')) results.upstreamCall = await scenarioUpstreamCall();
     if (SCENARIOS.has('fanout')) results.fanout = await scenarioFanout();
+    if (SCENARIOS.has('auth')) results.auth = await scenarioAuth(ts);
   } finally {
     await ts?.stop();
     cleanupTemp();

@@ -19,9 +19,9 @@ export const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64')
   .map(Number)
   .filter((n) => n > 0);
 export const SCENARIOS = new Set(
-  (process.env.BENCH_SCENARIOS ?? 'call,list,memory,refresh,cold,overload,upstream,fanout').split(
-    ',',
-  ),
+  (
+    process.env.BENCH_SCENARIOS ?? 'call,list,memory,refresh,cold,overload,upstream,fanout,auth'
+  ).split(','),
 );
 /**
  * Gateway variants measured beside the gateway in toolsCall, in the same rounds:
