@@ -14,6 +14,7 @@ const GATEWAY_CONFIG_KEYS = {
   upstreams: true,
   server: true,
   redisUrl: true,
+  authSecrets: true,
   sessionKeys: true,
   sessionKeysEphemeral: true,
   logLevel: true,

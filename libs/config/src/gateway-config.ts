@@ -108,6 +108,11 @@ export interface GatewayConfig {
     /** mcp.http.maxConnections, or its default from the open-file limit: most /mcp connections at once. */
     readonly maxMcpConnections: number;
   };
+  /**
+   * Secrets of `mcp.auth` read from the environment variables it names (issue 12 §1); never
+   * logged. Absent in configs built by hand (tests).
+   */
+  readonly authSecrets?: { readonly introspectionClientSecret?: string };
   /** REDIS_URL; undefined means in-memory only. */
   readonly redisUrl?: string;
   /**

@@ -37,3 +37,12 @@ export {
   RATE_LIMIT_STORES,
   type RateLimitStore,
 } from './caller-limits-config.model';
+export {
+  AuthConfig,
+  AccessConfig,
+  AccessRuleConfig,
+  AccessMatchConfig,
+  AUTH_MODES,
+  AUTH_ALGORITHMS,
+  type AuthMode,
+} from './auth-config.model';

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { accessProblems, authProblems } from './auth-rules';
 import { ConfigValidationError } from './config-errors';
 import { crossFieldProblems } from './config-rules';
 import { readConfigSources } from './config-sources';
@@ -226,6 +227,9 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   problems.push(...upstreamProblems(mcp));
   if (mcp.rateLimits?.store === 'redis' && envSettings.redisUrl === undefined)
     problems.push('mcp.rateLimits.store: redis needs REDIS_URL (buckets are shared through Redis)');
+  // issue 12 §1, §3: the resource server and the access rules
+  const auth = authProblems(mcp.auth, env);
+  problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));
 
   // Authorization values come from env variables the bundles name: resolved (and checked) now.
   const rawBundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];
@@ -304,6 +308,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       maxMcpConnections: mcp.http.maxConnections ?? defaultMaxConnections(openFileLimit()),
     },
     redisUrl: envSettings.redisUrl,
+    authSecrets: { introspectionClientSecret: auth.introspectionClientSecret },
     sessionKeys: envSettings.sessionKeys,
     sessionKeysEphemeral: envSettings.sessionKeysEphemeral,
     logLevel: envSettings.logLevel,

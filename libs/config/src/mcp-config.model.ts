@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import { AccessConfig, AuthConfig } from './auth-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 import { UpstreamConfig } from './upstream-config.model';
 import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
@@ -386,6 +387,18 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => AuditConfig)
   audit: AuditConfig = new AuditConfig();
+  /** The resource server for /mcp (issue 12 §1): `none` or `jwt`. */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AuthConfig)
+  auth: AuthConfig = new AuthConfig();
+
+  /** Per-request grants (issue 12 §3); absent: every authenticated caller sees everything. */
+  @IsOptional()
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AccessConfig)
+  access?: AccessConfig;
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

@@ -1,2 +1,19 @@
 export * from './caller-identity';
 export * from './source-credentials';
+export * from './auth-outcome';
+export { bearerToken, scopesOf } from './bearer-token';
+export {
+  AccessPolicy,
+  FULL_ACCESS,
+  allowsSource,
+  allowsTool,
+  type CallerAccess,
+} from './access-policy';
+export {
+  PROTECTED_RESOURCE_PATH,
+  protectedResourceMetadata,
+  resourceMetadataUrl,
+  wwwAuthenticate,
+} from './protected-resource-metadata';
+export { ResourceServer, callerOf } from './resource-server.service';
+export { IdentityModule } from './identity.module';

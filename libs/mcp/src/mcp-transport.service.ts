@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
+import { ResourceServer } from '@app/identity';
+import { authRefusal } from './http/auth-answers';
 import { LegacyCodec } from './codecs/legacy.codec';
 import {
   isModernVersion,
@@ -65,11 +67,29 @@ export class McpTransport {
     private readonly legacy: LegacyCodec,
     private readonly modern: ModernCodec,
     config: ConfigService<GatewayConfig, true>,
+    private readonly resourceServer: ResourceServer,
   ) {
     this.modernEra = config.get('mcp.http.modernEra', { infer: true });
   }
 
+  /**
+   * Serves one POST: the caller's token first (issue 12 §1–§2; every request, both eras, any
+   * session: 401/403 before anything else is read), then the era's codec.
+   */
   async post(exchange: HttpExchange): Promise<HttpAnswer> {
+    if (!this.resourceServer.enabled) return this.serve(exchange);
+    const outcome = await this.resourceServer.authenticate(exchange.headers.authorization);
+    if (outcome.kind === 'refused')
+      return authRefusal(outcome, this.resourceServer.metadataUrl ?? '');
+    if (outcome.kind === 'anonymous') return this.serve(exchange);
+    return this.serve({
+      ...exchange,
+      caller: outcome.caller,
+      access: this.resourceServer.policy.accessFor(outcome.caller),
+    });
+  }
+
+  private async serve(exchange: HttpExchange): Promise<HttpAnswer> {
     const contentType = header(exchange.headers, 'content-type')
       ?.split(';', 1)[0]
       ?.trim()

@@ -3,6 +3,7 @@ import { InFlightRequests } from './http/in-flight-requests';
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@app/discovery';
 import { ExecutionModule } from '@app/execution';
+import { IdentityModule } from '@app/identity';
 import { RegistryModule } from '@app/registry';
 import { LegacyCodec } from './codecs/legacy.codec';
 import { CacheHintsService } from './codecs/cache-hints';
@@ -56,7 +57,7 @@ import { SessionTokenService } from './session/session-token.service';
  * McpHttpServer serves it on plain node:http instead with MCP_HTTP_SERVER=node.
  */
 @Module({
-  imports: [RegistryModule, ExecutionModule, DiscoveryModule],
+  imports: [RegistryModule, ExecutionModule, DiscoveryModule, IdentityModule],
   controllers: [McpController],
   providers: [
     ...HANDLERS,

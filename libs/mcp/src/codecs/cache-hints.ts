@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { RefreshScheduler } from '@app/discovery';
+import type { CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
 
 /** 2026-07-28 cache hints of a result (wire notes §3). */
@@ -8,6 +9,16 @@ export interface CacheHints {
   /** How long the client may reuse the result, in ms. */
   readonly ttlMs: number;
   readonly cacheScope: 'public' | 'private';
+}
+
+/**
+ * The hints of a list shown to one caller: a list filtered by the caller's grants (issue 12
+ * §3) is `private`, whatever its sources, so no shared cache hands it to someone else.
+ */
+export function callerHints(hints: CacheHints, access: CallerAccess | undefined): CacheHints {
+  return access === undefined || access.all || hints.cacheScope === 'private'
+    ? hints
+    : { ttlMs: hints.ttlMs, cacheScope: 'private' };
 }
 
 /** The list each upstream capability feeds. */

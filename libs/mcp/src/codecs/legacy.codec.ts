@@ -117,7 +117,7 @@ export class LegacyCodec {
     format: ResponseFormat,
   ): Promise<HttpAnswer> {
     const { id, method, params } = message;
-    if (method === 'initialize') return this.initialize(id, params, format);
+    if (method === 'initialize') return this.initialize(id, params, format, exchange);
 
     const stated = header(exchange.headers, 'mcp-protocol-version');
     if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated)) {
@@ -152,7 +152,7 @@ export class LegacyCodec {
     // A call may relay an upstream's notifications and requests before its result: on an SSE
     // answer that starts with the first of them (issue 10 §5); never for a JSON-only client.
     const stream =
-      this.dispatcher.mayRelay(method, params) &&
+      this.dispatcher.mayRelay(method, params, exchange.access) &&
       acceptsEventStream(header(exchange.headers, 'accept'))
         ? new AnswerStream()
         : undefined;
@@ -163,6 +163,8 @@ export class LegacyCodec {
       signal: call?.controller,
       relay: stream === undefined ? undefined : (m) => stream.push(JSON.stringify(m)),
       clientCapabilities,
+      caller: exchange.caller,
+      access: exchange.access,
     };
     const key =
       call === undefined
@@ -208,6 +210,7 @@ export class LegacyCodec {
     id: JsonRpcId,
     params: Readonly<Record<string, unknown>> | undefined,
     format: ResponseFormat,
+    exchange: HttpExchange,
   ): HttpAnswer {
     const requested = params?.protocolVersion;
     if (typeof requested !== 'string') {
@@ -225,7 +228,7 @@ export class LegacyCodec {
       : LEGACY_PROTOCOL_VERSIONS[0];
     const result = {
       protocolVersion,
-      capabilities: this.capabilities.current(),
+      capabilities: this.capabilities.current(exchange.access),
       serverInfo: this.serverInfo,
     };
     return messageAnswer(

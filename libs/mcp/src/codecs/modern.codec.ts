@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
+import type { CallerAccess } from '@app/identity';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { errorHeaders, modernWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
@@ -24,7 +25,7 @@ import {
   type JsonBody,
 } from '../http/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
-import { CacheHintsService } from './cache-hints';
+import { CacheHintsService, callerHints } from './cache-hints';
 import { decodeHeaderValue } from './mcp-header-values';
 import { streamWhenRelayed } from './relay-answer';
 
@@ -164,12 +165,13 @@ export class ModernCodec {
       });
     if (!MODERN_METHODS.has(method))
       return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
-    if (method === 'server/discover') return this.discover(id);
+    if (method === 'server/discover') return this.discover(id, exchange.access);
 
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).
     const stream =
-      this.dispatcher.mayRelay(method, params) && acceptsEventStream(header(headers, 'accept'))
+      this.dispatcher.mayRelay(method, params, exchange.access) &&
+      acceptsEventStream(header(headers, 'accept'))
         ? new AnswerStream()
         : undefined;
     const context: MethodContext = {
@@ -180,9 +182,11 @@ export class ModernCodec {
       relay: stream === undefined ? undefined : (m) => stream.push(JSON.stringify(m)),
       relayRequests: false,
       clientCapabilities,
+      caller: exchange.caller,
+      access: exchange.access,
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
-      (result) => this.result(id, method, result),
+      (result) => this.result(id, method, result, exchange.access),
       (err: unknown) => this.handlerError(id, err),
     );
     return streamWhenRelayed(answer, stream, () => undefined);
@@ -243,21 +247,26 @@ export class ModernCodec {
   }
 
   /** server/discover (wire notes §2.1): versions, capabilities merged over the sources, cache hints. */
-  private discover(id: JsonRpcId): HttpAnswer {
+  private discover(id: JsonRpcId, access: CallerAccess | undefined): HttpAnswer {
     const result = {
       resultType: 'complete',
       supportedVersions: MODERN_PROTOCOL_VERSIONS,
-      capabilities: this.capabilities.current(),
-      ...this.cacheHints.forList('server/discover'),
+      capabilities: this.capabilities.current(access),
+      ...callerHints(this.cacheHints.forList('server/discover'), access),
       _meta: { [META_SERVER_INFO]: this.serverInfo },
     };
     return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), 'json');
   }
 
   /** A handler's result with the 2026 members: resultType, serverInfo, cache hints on lists. */
-  private result(id: JsonRpcId, method: string, result: MethodResult): HttpAnswer {
+  private result(
+    id: JsonRpcId,
+    method: string,
+    result: MethodResult,
+    access: CallerAccess | undefined,
+  ): HttpAnswer {
     const hints = LIST_METHODS.has(method)
-      ? this.cacheHints.forList(method)
+      ? callerHints(this.cacheHints.forList(method), access)
       : method === 'resources/read'
         ? ({ ttlMs: 0, cacheScope: 'private' } as const)
         : undefined;

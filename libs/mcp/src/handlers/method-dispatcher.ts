@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { CallerAccess } from '@app/identity';
 import { CallerLimits } from '../limits/caller-limits.service';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
@@ -25,8 +26,12 @@ export class MethodDispatcher {
   }
 
   /** Whether this request may relay upstream messages before its result (MethodHandler.mayRelay). */
-  mayRelay(method: string, params: Readonly<Record<string, unknown>> | undefined): boolean {
-    return this.handlers.get(method)?.mayRelay?.(params) ?? false;
+  mayRelay(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    access?: CallerAccess,
+  ): boolean {
+    return this.handlers.get(method)?.mayRelay?.(params, access) ?? false;
   }
 
   dispatch(

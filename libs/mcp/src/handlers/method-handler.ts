@@ -1,5 +1,5 @@
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
-import type { CallerIdentity } from '@app/identity';
+import type { CallerAccess, CallerIdentity } from '@app/identity';
 import type { BodyPart } from '../http/gzip-splice';
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
@@ -56,6 +56,12 @@ export interface MethodContext {
    * undefined when `mcp.auth.mode` is `none`. Handlers filter lists and calls by it.
    */
   readonly caller?: CallerIdentity;
+  /**
+   * What the caller may use (issue 12 §3), from its token on this request; undefined means
+   * everything (no `mcp.access`, or auth off). Lists show only this; a call outside it is
+   * answered as for an unknown name, without a refresh.
+   */
+  readonly access?: CallerAccess;
 }
 
 /**
@@ -68,7 +74,7 @@ export interface MethodHandler {
    * true when this request may relay messages before its result (it goes to an upstream MCP
    * server; issue 10 §5): only then is an SSE answer prepared. Absent: never.
    */
-  mayRelay?(params: Readonly<Record<string, unknown>> | undefined): boolean;
+  mayRelay?(params: Readonly<Record<string, unknown>> | undefined, access?: CallerAccess): boolean;
   handle(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,

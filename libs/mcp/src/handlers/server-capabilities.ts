@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { RegistryService } from '@app/registry';
+import { allowsSource, allowsTool, type CallerAccess } from '@app/identity';
+import { RegistryService, type CatalogSnapshot } from '@app/registry';
 
 /**
  * The ServerCapabilities `initialize` advertises (issue 10 §6): `tools`, `resources`,
@@ -21,11 +22,20 @@ export class ServerCapabilities {
     this.hasBundles = config.bundles.some((b) => b.enabled);
   }
 
-  current(): Record<string, object> {
-    const features = this.registry.current()?.extras.features;
-    if (features === undefined) return { tools: { listChanged: false } };
+  /**
+   * @param access the caller's grants (issue 12 §3): a restricted caller is offered only what
+   *   its granted sources serve (tools when it may see at least one tool).
+   */
+  current(access?: CallerAccess): Record<string, object> {
+    const catalog = this.registry.current();
+    if (catalog === undefined) return { tools: { listChanged: false } };
+    const features =
+      access === undefined || access.all
+        ? catalog.extras.features
+        : callerFeatures(catalog, access);
     const capabilities: Record<string, object> = {};
-    if (features.tools || this.hasBundles) capabilities.tools = { listChanged: false };
+    if (features.tools || ((access === undefined || access.all) && this.hasBundles))
+      capabilities.tools = { listChanged: false };
     if (features.resources)
       capabilities.resources = {
         listChanged: false,
@@ -36,4 +46,40 @@ export class ServerCapabilities {
     if (features.logging) capabilities.logging = {};
     return capabilities;
   }
+}
+
+type Features = CatalogSnapshot['extras']['features'];
+const callerFeatureCache = new WeakMap<CatalogSnapshot, Map<string, Features>>();
+
+/** The features a restricted caller's granted sources serve, once per catalog and grant key. */
+function callerFeatures(
+  catalog: CatalogSnapshot,
+  access: Extract<CallerAccess, { all: false }>,
+): Features {
+  let byKey = callerFeatureCache.get(catalog);
+  if (byKey === undefined) {
+    byKey = new Map();
+    callerFeatureCache.set(catalog, byKey);
+  }
+  let features = byKey.get(access.key);
+  if (features === undefined) {
+    const granted = [...catalog.extras.upstreams.values()].filter((c) =>
+      allowsSource(access, c.upstream.id),
+    );
+    const has = (key: string): boolean => granted.some((c) => c.capabilities[key] !== undefined);
+    const resources = granted.find((c) => c.capabilities.resources !== undefined);
+    features = {
+      tools: catalog.tools.some((t) => allowsTool(access, t.sourceId, t.name)),
+      resources: resources !== undefined,
+      resourcesSubscribe: granted.some(
+        (c) =>
+          (c.capabilities.resources as { subscribe?: unknown } | undefined)?.subscribe === true,
+      ),
+      prompts: has('prompts'),
+      completions: has('completions'),
+      logging: has('logging'),
+    };
+    byKey.set(access.key, features);
+  }
+  return features;
 }

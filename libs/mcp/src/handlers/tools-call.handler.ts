@@ -3,8 +3,14 @@ import { GatewayMetrics } from '@app/observability';
 import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
 import { RawJson } from '@app/upstream';
+import { allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
-import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import {
+  ForwardedError,
+  GatewayError,
+  GatewayErrorCode,
+  ToolDeniedError,
+} from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
@@ -36,10 +42,14 @@ export class ToolsCallHandler implements MethodHandler {
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
   ) {}
 
-  mayRelay(params: Readonly<Record<string, unknown>> | undefined): boolean {
+  mayRelay(params: Readonly<Record<string, unknown>> | undefined, access?: CallerAccess): boolean {
     const name = params?.name;
+    if (typeof name !== 'string') return false;
+    const tool = this.registry.current()?.get(name);
+    // a tool the caller may not use is prepared for exactly like an unknown one (issue 12 §3)
     return (
-      typeof name === 'string' && this.registry.current()?.get(name)?.route.kind === 'upstream'
+      tool?.route.kind === 'upstream' &&
+      (access === undefined || allowsTool(access, tool.sourceId, tool.name))
     );
   }
 
@@ -99,7 +109,7 @@ export class ToolsCallHandler implements MethodHandler {
         'Invalid params: params.arguments must be an object',
       );
     }
-    const tool = await this.find(name);
+    const tool = await this.find(name, context.access);
     if (tool.route.kind === 'upstream') {
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
@@ -141,21 +151,32 @@ export class ToolsCallHandler implements MethodHandler {
     );
   }
 
-  private async find(name: string): Promise<CatalogTool> {
+  /**
+   * The tool, or the "Tool not found" answer. A tool the caller may not use (issue 12 §3) gets
+   * that same answer, without the refresh: the tool exists, so a refresh would find nothing
+   * new, and a caller must not be able to make the gateway pull every source by guessing names.
+   */
+  private async find(name: string, access: CallerAccess | undefined): Promise<CatalogTool> {
     const found = this.registry.current()?.get(name);
-    if (found !== undefined) return found;
+    if (found !== undefined) return this.granted(found, access);
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
     if (catalog === undefined)
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
     const tool = catalog.get(name);
-    if (tool === undefined) {
-      this.metrics?.toolNotFound();
-      throw new GatewayError(
-        GatewayErrorCode.ToolNotFound,
-        `Tool not found: ${name.slice(0, 128)}`,
-      );
-    }
-    return tool;
+    if (tool === undefined) throw this.notFound(name);
+    return this.granted(tool, access);
+  }
+
+  private granted(tool: CatalogTool, access: CallerAccess | undefined): CatalogTool {
+    if (access === undefined || allowsTool(access, tool.sourceId, tool.name)) return tool;
+    // on the wire exactly the unknown tool's answer; the audit line says denied (§5)
+    this.metrics?.toolNotFound();
+    throw new ToolDeniedError(`Tool not found: ${tool.name.slice(0, 128)}`);
+  }
+
+  private notFound(name: string): GatewayError {
+    this.metrics?.toolNotFound();
+    return new GatewayError(GatewayErrorCode.ToolNotFound, `Tool not found: ${name.slice(0, 128)}`);
   }
 }

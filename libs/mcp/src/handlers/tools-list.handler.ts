@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
-import { PreSerialized, type MethodHandler, type MethodResult } from './method-handler';
+import { callerListJson } from './caller-lists';
+import {
+  PreSerialized,
+  type MethodContext,
+  type MethodHandler,
+  type MethodResult,
+} from './method-handler';
 import { partialSourcesMember } from './partial-sources';
 
 export const REGISTRY_UNAVAILABLE_MESSAGE =
@@ -20,7 +26,10 @@ export class ToolsListHandler implements MethodHandler {
 
   constructor(private readonly registry: RegistryService) {}
 
-  handle(params: Readonly<Record<string, unknown>> | undefined): Promise<MethodResult> {
+  handle(
+    params: Readonly<Record<string, unknown>> | undefined,
+    context?: MethodContext,
+  ): Promise<MethodResult> {
     if (params?.cursor !== undefined) {
       // The whole list is one page; no cursor was ever issued, so none is valid.
       return Promise.reject(
@@ -36,7 +45,13 @@ export class ToolsListHandler implements MethodHandler {
         new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
       );
     }
-    const tools = new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated);
+    const access = context?.access;
+    // issue 12 §3: a restricted caller gets the tools it may use, built once per catalog and
+    // grant; everyone else the prebuilt bytes
+    const tools =
+      access === undefined || access.all
+        ? new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated)
+        : callerListJson(catalog, 'tools', access);
     return Promise.resolve(
       new PreSerialized([
         '{"tools":',

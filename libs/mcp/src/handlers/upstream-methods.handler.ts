@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { BundleRefreshService } from '@app/discovery';
+import { allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService, type CatalogSnapshot } from '@app/registry';
+import { callerListJson } from './caller-lists';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   PreSerialized,
@@ -19,6 +21,11 @@ function catalogOf(registry: RegistryService): CatalogSnapshot {
   if (catalog === undefined)
     throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
   return catalog;
+}
+
+/** Whether the caller may use this upstream (issue 12 §3); no access given: yes. */
+function granted(access: CallerAccess | undefined, upstreamId: string): boolean {
+  return access === undefined || allowsSource(access, upstreamId);
 }
 
 function noCursor(params: Params): void {
@@ -43,19 +50,23 @@ function stringParam(params: Params, name: string): string {
 @Injectable()
 abstract class CatalogListHandler implements MethodHandler {
   abstract readonly method: string;
-  protected abstract readonly key: string;
+  protected abstract readonly key: 'prompts' | 'resources' | 'resourceTemplates';
   protected abstract json(catalog: CatalogSnapshot): string;
 
   constructor(protected readonly registry: RegistryService) {}
 
   // async: a thrown GatewayError becomes the rejection the codec answers with
   // eslint-disable-next-line @typescript-eslint/require-await
-  async handle(params: Params): Promise<MethodResult> {
+  async handle(params: Params, context?: MethodContext): Promise<MethodResult> {
     noCursor(params);
     const catalog = catalogOf(this.registry);
+    const access = context?.access;
     return new PreSerialized([
       `{"${this.key}":`,
-      this.json(catalog),
+      // issue 12 §3: only the granted sources' entries for a restricted caller
+      access === undefined || access.all
+        ? this.json(catalog)
+        : callerListJson(catalog, this.key, access),
       partialSourcesMember(this.registry.partialSources()),
       '}',
     ]);
@@ -110,10 +121,13 @@ export class PromptsGetHandler implements MethodHandler {
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const name = stringParam(params, 'name');
     let prompt = catalogOf(this.registry).extras.prompt(name);
-    if (prompt === undefined) {
+    // a prompt the caller may not use: answered as unknown, without a refresh (issue 12 §3)
+    if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
+    else if (prompt === undefined) {
       // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8).
       await this.refresh.refreshForUnknownTool();
       prompt = catalogOf(this.registry).extras.prompt(name);
+      if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
     }
     if (prompt === undefined)
       throw new GatewayError(
@@ -146,7 +160,7 @@ export class ResourcesReadHandler implements MethodHandler {
   handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const uri = stringParam(params, 'uri');
     const owner = catalogOf(this.registry).extras.resourceOwner(uri);
-    if (owner === undefined)
+    if (owner === undefined || !granted(context.access, owner.id))
       return Promise.reject(
         new GatewayError(
           GatewayErrorCode.InvalidParams,
@@ -171,7 +185,7 @@ abstract class ResourceSubscriptionHandler implements MethodHandler {
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const uri = stringParam(params, 'uri');
     const owner = catalogOf(this.registry).extras.resourceOwner(uri);
-    if (owner === undefined)
+    if (owner === undefined || !granted(context.access, owner.id))
       throw new GatewayError(
         GatewayErrorCode.InvalidParams,
         `Resource not found: ${uri.slice(0, 256)}`,
@@ -213,7 +227,7 @@ export class CompletionCompleteHandler implements MethodHandler {
     const extras = catalogOf(this.registry).extras;
     if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
       const prompt = extras.prompt(ref.name);
-      if (prompt !== undefined)
+      if (prompt !== undefined && granted(context.access, prompt.upstream.id))
         return this.router.forward(
           prompt.upstream,
           this.method,
@@ -222,7 +236,7 @@ export class CompletionCompleteHandler implements MethodHandler {
         );
     } else if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
       const owner = extras.resourceOwner(ref.uri);
-      if (owner !== undefined)
+      if (owner !== undefined && granted(context.access, owner.id))
         return this.router.forward(owner, this.method, { ...params }, context);
     } else {
       return Promise.reject(
@@ -253,7 +267,9 @@ export class LoggingSetLevelHandler implements MethodHandler {
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     stringParam(params, 'level');
-    const upstreams = this.registry.current()?.extras.upstreamsWith('logging') ?? [];
+    const upstreams = (this.registry.current()?.extras.upstreamsWith('logging') ?? []).filter((u) =>
+      granted(context.access, u.id),
+    );
     await Promise.allSettled(
       upstreams.map((u) => this.router.forward(u, this.method, { ...params }, context)),
     );

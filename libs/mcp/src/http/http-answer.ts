@@ -1,4 +1,5 @@
 import type { IncomingHeaders } from '@app/execution';
+import type { CallerAccess, CallerIdentity } from '@app/identity';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import type { BodyPart } from './gzip-splice';
 import type { InFlightCall } from './in-flight-requests';
@@ -10,6 +11,10 @@ export interface HttpExchange {
   readonly body: string | null;
   /** Its cancellation, when the listener tracks it (absent in unit tests of the codecs). */
   readonly call?: InFlightCall;
+  /** The authenticated caller (issue 12), set by McpTransport before a codec sees the request. */
+  readonly caller?: CallerIdentity;
+  /** What the caller may use (issue 12 §3); undefined: everything. */
+  readonly access?: CallerAccess;
 }
 
 /**

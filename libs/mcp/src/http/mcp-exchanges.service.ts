@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { CallCancellation } from '@app/execution';
+import { ResourceServer } from '@app/identity';
+import { metadataAnswer } from './auth-answers';
 import { McpTransport } from '../mcp-transport.service';
 import { errorEnvelope } from './http-answer';
 import { HttpAccessPolicy } from './http-access.policy';
@@ -35,7 +37,34 @@ export class McpExchanges {
   constructor(
     private readonly transport: McpTransport,
     private readonly access: HttpAccessPolicy,
+    private readonly resourceServer: ResourceServer,
   ) {}
+
+  /**
+   * Answers a request for the protected-resource metadata (RFC 9728; issue 12 §2) and returns
+   * true, or returns false when `path` is not one of its paths (or auth is off): GET and HEAD
+   * get the document, OPTIONS a CORS preflight, anything else 405.
+   */
+  protectedResourceMetadata(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+    const json = this.resourceServer.metadataDocument();
+    if (json === undefined || !this.resourceServer.metadataPaths.has(path)) return false;
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      write(res, metadataAnswer(json), req);
+    } else if (req.method === 'OPTIONS') {
+      write(res, {
+        status: 204,
+        headers: {
+          'access-control-allow-origin': '*',
+          'access-control-allow-methods': 'GET, OPTIONS',
+          'access-control-max-age': '600',
+        },
+      });
+    } else {
+      write(res, plainError(405, 'Method Not Allowed: use GET', { allow: 'GET' }));
+    }
+    req.resume();
+    return true;
+  }
 
   /**
    * Checks a request to /mcp before its body is read. Answers it (and returns false) when it

@@ -103,8 +103,11 @@ export function configureMcpFastify(
     // would also route "/%6dcp" or an absolute-form target here, and none of them may pass
     // without the Origin and Host checks.
     const target = req.raw.url ?? '';
-    if (target.split('?', 1)[0] !== '/mcp') {
+    const path = target.split('?', 1)[0] ?? '';
+    if (path !== '/mcp') {
       void reply.hijack();
+      // issue 12 §2: /.well-known/oauth-protected-resource[/mcp] on the MCP port
+      if (exchanges.protectedResourceMetadata(req.raw, reply.raw, path)) return;
       write(reply.raw, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
       req.raw.resume();
       return;

@@ -76,6 +76,7 @@ export class McpHttpServer {
     }
     const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
     if (path !== '/mcp') {
+      if (path !== undefined && this.exchanges.protectedResourceMetadata(req, res, path)) return;
       write(res, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
       req.resume();
       return;

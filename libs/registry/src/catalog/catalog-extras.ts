@@ -26,6 +26,8 @@ export interface CatalogFeatures {
 interface TemplateRoute {
   readonly matcher: RegExp;
   readonly upstream: UpstreamDefinition;
+  /** Its resources/templates/list entry (a caller's filtered list is built from these; issue 12 §3). */
+  readonly publishedJson: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -96,7 +98,11 @@ export class CatalogExtras {
         else conflicts.push({ uri: r.key, keptBy: kept.sourceId, droppedFrom: r.sourceId });
       }
       for (const t of c.resourceTemplates) {
-        templates.push({ matcher: templateMatcher(t.key), upstream: c.upstream });
+        templates.push({
+          matcher: templateMatcher(t.key),
+          upstream: c.upstream,
+          publishedJson: t.publishedJson,
+        });
         templateJson.push(t.publishedJson);
       }
     }
@@ -123,6 +129,22 @@ export class CatalogExtras {
       conflicts,
       new Map(contributions.map((c) => [c.upstream.id, c])),
     );
+  }
+
+  /** The published prompts, resources and templates in list order, with their sources (issue 12 §3 filters them per caller). */
+  listed(): {
+    readonly prompts: Iterable<CatalogPrompt>;
+    readonly resources: Iterable<CatalogResource>;
+    readonly resourceTemplates: Iterable<{
+      readonly upstream: UpstreamDefinition;
+      readonly publishedJson: string;
+    }>;
+  } {
+    return {
+      prompts: this.prompts.values(),
+      resources: this.resources.values(),
+      resourceTemplates: this.templates,
+    };
   }
 
   /** The prompt with this published name. */

@@ -1,0 +1,186 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { GATEWAY_CONFIG, type AuthConfig, type GatewayConfig } from '@app/config';
+import { AccessPolicy } from './access-policy';
+import type { AuthOutcome } from './auth-outcome';
+import { bearerToken, looksLikeJwt, scopesOf } from './bearer-token';
+import type { CallerIdentity } from './caller-identity';
+import { IntrospectionClient } from './introspection-client';
+import { JwtVerifier } from './jwt-verifier';
+import {
+  protectedResourceMetadata,
+  resourceMetadataPaths,
+  resourceMetadataUrl,
+} from './protected-resource-metadata';
+
+/** Most verified tokens remembered at once (oldest dropped first). */
+const VERIFIED_CACHE_ENTRIES = 10_000;
+/** Longest a verified JWT is remembered, in ms, even when it lives longer. */
+const VERIFIED_CACHE_MAX_MS = 60_000;
+
+const MISSING: AuthOutcome = {
+  kind: 'refused',
+  status: 401,
+  description: 'An access token is required (Authorization: Bearer)',
+};
+const ANONYMOUS: AuthOutcome = { kind: 'anonymous' };
+
+function refused(description: string): AuthOutcome {
+  return { kind: 'refused', status: 401, error: 'invalid_token', description };
+}
+
+/**
+ * The gateway as an OAuth 2.1 resource server for /mcp (issue 12 §1–§2): every request's
+ * Bearer token is verified (JWTs with jose, opaque tokens by RFC 7662 introspection), every
+ * time, whatever its session; the caller's identity never outlives the token. A verified JWT
+ * is remembered by its exact text until it expires (at most VERIFIED_CACHE_MAX_MS), which
+ * spares the signature check on the hot path; an introspection answer is not remembered
+ * unless `introspectionCacheSeconds` allows it, and never past the token's `exp`.
+ */
+@Injectable()
+export class ResourceServer implements OnModuleDestroy {
+  private readonly logger = new Logger('Auth');
+  readonly enabled: boolean;
+  readonly policy: AccessPolicy;
+  private readonly auth: AuthConfig;
+  private readonly jwt?: JwtVerifier;
+  private readonly introspection?: IntrospectionClient;
+  private readonly requiredScopes: readonly string[];
+  private readonly verified = new Map<string, { caller: CallerIdentity; untilMs: number }>();
+  /** The metadata document's URL and the paths serving it (mode jwt only). */
+  readonly metadataUrl?: string;
+  readonly metadataPaths: ReadonlySet<string>;
+  private readonly metadataJson?: string;
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.auth = config.mcp.auth;
+    this.enabled = this.auth.mode === 'jwt';
+    this.policy = new AccessPolicy(this.enabled ? config.mcp.access : undefined);
+    this.requiredScopes = this.auth.requiredScopes;
+    this.metadataPaths = new Set();
+    if (!this.enabled) {
+      if (config.profile !== 'local')
+        this.logger.warn(
+          `mcp.auth.mode is none under profile "${config.profile}": /mcp accepts every caller without a token (issue 12; docs/security.md)`,
+        );
+      return;
+    }
+    // validated at boot (libs/config auth-rules): issuer, audience and a way to check tokens are set
+    const audience = this.auth.audience ?? '';
+    if (this.auth.jwksUrl !== undefined)
+      this.jwt = new JwtVerifier({
+        jwksUrl: this.auth.jwksUrl,
+        issuer: this.auth.issuer ?? '',
+        audience,
+        algorithms: this.auth.algorithms,
+        clockSkewSeconds: this.auth.clockSkewSeconds,
+      });
+    if (this.auth.introspectionUrl !== undefined)
+      this.introspection = new IntrospectionClient({
+        url: this.auth.introspectionUrl,
+        clientId: this.auth.introspectionClientId ?? '',
+        clientSecret: config.authSecrets?.introspectionClientSecret ?? '',
+        issuer: this.auth.issuer,
+        audience,
+        clockSkewSeconds: this.auth.clockSkewSeconds,
+      });
+    this.metadataUrl = resourceMetadataUrl(audience);
+    this.metadataPaths = new Set(resourceMetadataPaths(audience));
+    this.metadataJson = JSON.stringify(protectedResourceMetadata(this.auth));
+  }
+
+  /** The protected-resource metadata (RFC 9728) as JSON text, or undefined when auth is off. */
+  metadataDocument(): string | undefined {
+    return this.metadataJson;
+  }
+
+  /**
+   * Decides one request by its Authorization header: anonymous (mode none), the caller, or a
+   * refusal (401 no/bad token, 403 a required scope missing). Never throws.
+   */
+  async authenticate(authorization: string | string[] | undefined): Promise<AuthOutcome> {
+    if (!this.enabled) return ANONYMOUS;
+    if (authorization === undefined) return MISSING;
+    const token = bearerToken(authorization);
+    if (token === undefined)
+      return refused('The Authorization header must be "Bearer <access token>"');
+    const now = Date.now();
+    const known = this.verified.get(token);
+    let caller: CallerIdentity;
+    if (known !== undefined && known.untilMs > now) {
+      caller = known.caller;
+    } else {
+      if (known !== undefined) this.verified.delete(token);
+      const checked = await this.check(token, now);
+      if (checked.kind !== 'authenticated') return checked;
+      caller = checked.caller;
+    }
+    for (const scope of this.requiredScopes) {
+      if (!caller.scopes.includes(scope))
+        return {
+          kind: 'refused',
+          status: 403,
+          error: 'insufficient_scope',
+          description: 'The access token lacks a scope this resource requires',
+          scope: this.requiredScopes.join(' '),
+        };
+    }
+    return { kind: 'authenticated', caller };
+  }
+
+  private async check(token: string, now: number): Promise<AuthOutcome> {
+    if (this.jwt !== undefined && (looksLikeJwt(token) || this.introspection === undefined)) {
+      const verdict = await this.jwt.verify(token);
+      if (!verdict.ok) return refused(verdict.reason);
+      const caller = callerOf(verdict.payload, token);
+      this.remember(token, caller, now);
+      return { kind: 'authenticated', caller };
+    }
+    if (this.introspection === undefined)
+      return refused('The access token is malformed or invalid');
+    const result = await this.introspection.introspect(token, Math.floor(now / 1000));
+    if (!result.active) return refused(result.reason);
+    const caller = callerOf(result.claims, token);
+    const cacheMs = (this.auth.introspectionCacheSeconds ?? 0) * 1000;
+    if (cacheMs > 0) this.remember(token, caller, now, cacheMs);
+    return { kind: 'authenticated', caller };
+  }
+
+  /** Remembers a verified token until its exp (and at most maxMs). */
+  private remember(
+    token: string,
+    caller: CallerIdentity,
+    now: number,
+    maxMs = VERIFIED_CACHE_MAX_MS,
+  ): void {
+    const expMs = caller.expiresAt === undefined ? now + maxMs : caller.expiresAt * 1000;
+    const untilMs = Math.min(expMs, now + maxMs);
+    if (untilMs <= now) return;
+    if (this.verified.size >= VERIFIED_CACHE_ENTRIES) {
+      const oldest = this.verified.keys().next();
+      if (oldest.done !== true) this.verified.delete(oldest.value);
+    }
+    this.verified.set(token, { caller, untilMs });
+  }
+
+  onModuleDestroy(): void {
+    this.jwt?.close();
+  }
+}
+
+/** The CallerIdentity of verified claims (a JWT payload or an introspection answer). */
+export function callerOf(claims: Readonly<Record<string, unknown>>, token: string): CallerIdentity {
+  const clientId =
+    typeof claims.client_id === 'string'
+      ? claims.client_id
+      : typeof claims.azp === 'string'
+        ? claims.azp
+        : undefined;
+  return {
+    subject: typeof claims.sub === 'string' ? claims.sub : undefined,
+    clientId,
+    scopes: scopesOf(claims),
+    claims,
+    expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined,
+    token,
+  };
+}
