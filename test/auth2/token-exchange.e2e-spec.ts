@@ -199,7 +199,8 @@ describe('token exchange towards sources (issue 12 §4)', () => {
       expect(result.isError).toBe(true);
       const text = JSON.stringify(result.content);
       expect(text).toMatch(/could not obtain a credential/);
-      expect(text).toMatch(/refused \(HTTP 400 unauthorized_client\)/);
+      // the client may not use the grant: oidc-provider answers 400 with its RFC 6749 error code
+      expect(text).toMatch(/token exchange: the authorization server refused \(HTTP 400 [a-z_]+\)/);
       expect(text).not.toContain(erin);
       expect(guarded.requestsFor('tools/call').length).toBe(before);
     } finally {
@@ -265,7 +266,10 @@ describe('rate limits per authenticated caller (issue 12 §6)', () => {
         ...gatewayConfig([bundle('ops', ops, 'ops.')]),
         auth: { mode: 'jwt', issuer: as.issuer, audience: GATEWAY_AUD, jwksUrl: as.jwksUrl },
         rateLimits: { perSubject: { capacity: 2, refillPerSecond: 0.05 } },
+        // carol may use the ops bundle; nobody else is granted anything
+        access: { rules: [{ match: { subject: 'carol' }, sources: ['ops'] }] },
       },
+      env: { LOG_LEVEL: 'info' },
       waitReady: true,
     });
   });
@@ -298,5 +302,33 @@ describe('rate limits per authenticated caller (issue 12 §6)', () => {
     expect(limited.json.error).toMatchObject({ code: -31429, data: { limit: 'perSubject' } });
     expect(await list(bob)).toBe(200);
     expect(await list(bob)).toBe(200);
+  });
+
+  it('a call to a tool the caller may not use is answered as unknown and audited as denied', async () => {
+    const dora = (await as.mint({ subject: 'dora', resource: GATEWAY_AUD })).access_token;
+    const carol = (await as.mint({ subject: 'carol', resource: GATEWAY_AUD })).access_token;
+    const call = (token: string): ReturnType<typeof rpc> =>
+      rpc(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'ops.echo', arguments: {} },
+        {
+          authorization: `Bearer ${token}`,
+        },
+      );
+    const denied = await call(dora);
+    expect(denied.status).toBe(200);
+    expect(denied.json.error).toMatchObject({ code: -32001, message: 'Tool not found: ops.echo' });
+    expect((await call(carol)).json.result).toBeDefined();
+    await waitFor(() => auditLines(gateway).some((l) => l.subject === 'carol'), 10_000);
+    const lines = auditLines(gateway);
+    expect(lines.find((l) => l.subject === 'dora')).toMatchObject({
+      tool: 'ops.echo',
+      source: 'ops',
+      outcome: 'denied',
+      errorCode: 'tool_not_found',
+    });
+    expect(lines.find((l) => l.subject === 'carol')).toMatchObject({ outcome: 'ok' });
+    expect(gateway.output).not.toContain(dora);
   });
 });
