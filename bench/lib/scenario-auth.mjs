@@ -1,7 +1,8 @@
 // auth: tools/call with JWT validation on (mcp.auth.mode jwt; issue 12 §1) against the same
 // gateway build without auth, at 16 connections, alternating rounds. The bench mints an ES256
 // token locally with jose and serves its JWKS on 127.0.0.1; the gateway fetches the key set
-// once and verifies every request's token (signature, iss, aud, exp).
+// once and verifies every request's token (signature, iss, aud, exp). A third gateway without
+// the audit line (mcp.audit.enabled false) prices that line (auditCpuPerRequestRatio).
 // Key: auth.toolsCall.c16.cpuPerRequestRatioVsNoAuth (target ≤ 1.15).
 import { createServer } from 'node:http';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
@@ -73,6 +74,11 @@ export async function scenarioAuth(ts) {
   await ts.setCatalog('t10', 10, 'r1', 'A');
   const issuer = await startIssuer();
   const noAuth = await spawnGateway({ core: CORE_TARGET, mcp: benchMcp(ts) });
+  // the audit line per call (issue 12 §5) priced too: the same gateway without it
+  const noAudit = await spawnGateway({
+    core: CORE_TARGET,
+    mcp: benchMcp(ts, { audit: { enabled: false } }),
+  });
   const jwt = await spawnGateway({
     core: CORE_TARGET,
     mcp: benchMcp(ts, {
@@ -81,9 +87,11 @@ export async function scenarioAuth(ts) {
   });
   try {
     await waitReady(noAuth);
+    await waitReady(noAudit);
     await waitReady(jwt);
     const targets = {
       noAuth: { url: noAuth.mcpUrl, mode: 'call', targetPid: noAuth.pid, upstreamPid: ts.pid },
+      noAudit: { url: noAudit.mcpUrl, mode: 'call', targetPid: noAudit.pid, upstreamPid: ts.pid },
       jwt: {
         url: jwt.mcpUrl,
         mode: 'call',
@@ -109,7 +117,9 @@ export async function scenarioAuth(ts) {
     }
     const raw = [];
     for (let roundNo = 0; roundNo < ROUNDS; roundNo++) {
-      const order = roundNo % 2 === 0 ? ['noAuth', 'jwt'] : ['jwt', 'noAuth'];
+      const names = ['noAuth', 'jwt', 'noAudit'];
+      const shift = roundNo % names.length;
+      const order = [...names.slice(shift), ...names.slice(0, shift)];
       for (const name of order) {
         const r = await measured({
           ...targets[name],
@@ -120,7 +130,7 @@ export async function scenarioAuth(ts) {
         account(r);
         raw.push({ round: roundNo + 1, target: name, kept: roundNo > 0 || ROUNDS === 1, ...r });
         log(
-          `auth round ${roundNo + 1}/${ROUNDS} ${name.padEnd(6)} ${fmt(r.rps, 0)} req/s p50 ${fmt(r.p50Ms, 3)} ms ` +
+          `auth round ${roundNo + 1}/${ROUNDS} ${name.padEnd(7)} ${fmt(r.rps, 0)} req/s p50 ${fmt(r.p50Ms, 3)} ms ` +
             `cpu/req ${fmt(r.cpuPerRequestMs * 1000, 1)} µs err ${r.errors}`,
         );
       }
@@ -137,14 +147,17 @@ export async function scenarioAuth(ts) {
         requests: runs.reduce((s, r) => s + r.requests, 0),
       };
     };
-    const perRound = raw
-      .filter((r) => r.target === 'jwt' && r.kept)
-      .map((j) => {
-        const n = raw.find((r) => r.target === 'noAuth' && r.round === j.round);
-        return n ? j.cpuPerRequestMs / n.cpuPerRequestMs : NaN;
-      });
+    const perRoundRatio = (target, reference) =>
+      raw
+        .filter((r) => r.target === target && r.kept)
+        .map((j) => {
+          const n = raw.find((r) => r.target === reference && r.round === j.round);
+          return n ? j.cpuPerRequestMs / n.cpuPerRequestMs : NaN;
+        });
+    const perRound = perRoundRatio('jwt', 'noAuth');
     const a = summary('noAuth');
     const b = summary('jwt');
+    const c = summary('noAudit');
     return {
       toolsCall: {
         c16: {
@@ -153,6 +166,12 @@ export async function scenarioAuth(ts) {
           cpuPerRequestRatioVsNoAuth: round(b.cpuPerRequestMs / a.cpuPerRequestMs, 2),
           cpuPerRequestRatioVsNoAuthPerRound: perRound.map((x) => round(x, 2)),
           addedP50Ms: round(b.p50Ms - a.p50Ms),
+          noAudit: c,
+          // noAuth (audit on, the default) ÷ the same without the audit line
+          auditCpuPerRequestRatio: round(a.cpuPerRequestMs / c.cpuPerRequestMs, 2),
+          auditCpuPerRequestRatioPerRound: perRoundRatio('noAuth', 'noAudit').map((x) =>
+            round(x, 2),
+          ),
           jwksFetches: issuer.fetches(),
         },
       },
@@ -171,6 +190,7 @@ export async function scenarioAuth(ts) {
     };
   } finally {
     await noAuth.stop();
+    await noAudit.stop();
     await jwt.stop();
     await issuer.stop();
   }
