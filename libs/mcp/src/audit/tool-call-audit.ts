@@ -35,7 +35,8 @@ function isErrorResult(result: object): boolean {
  * the token's `sub`, else `client_id`; null without auth), which tool and source, how it
  * ended and how long it took in ms. Never a token and never a header value: the contract's
  * personal headers (`employee-no`, `virtual-employee-no`) and Authorization stay out; only
- * the request id is copied, to join the line with others.
+ * the request id and guid (contract §10 caller headers, not personal) are copied, to join the
+ * line with the call's others (docs/operations.md §4).
  */
 @Injectable()
 export class ToolCallAudit {
@@ -71,6 +72,7 @@ export class ToolCallAudit {
       ...(code === undefined ? {} : { errorCode: code }),
       durationMs: Math.round(durationMs * 10) / 10,
       requestId: firstValue(headers['x-request-id']) ?? null,
+      guid: firstValue(headers.guid) ?? null,
     });
   }
 }
