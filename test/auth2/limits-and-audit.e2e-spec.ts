@@ -2,7 +2,7 @@ import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { V2Upstream } from '../support/mcp-upstreams';
 import { redisClient, SHARED_REDIS_URL, deleteKeys, uniqueKeyPrefix } from '../support/redis';
-import { rpc } from '../support/rpc';
+import { postRaw, rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
 /** Values the gateway must never write to a log line (issue 12 §2, §5; contract §10). */
@@ -184,6 +184,52 @@ describe('rate limits per caller (issue 12 §6)', () => {
     expect(
       service.requests.filter((r) => r.path.endsWith('/ops.echo')).length,
     ).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a 2026-07-28 request past the limit gets the same 429, Retry-After and -31429', async () => {
+    const mcp = {
+      ...gatewayConfig([bundle('ops', service, 'ops.')]),
+      http: { modernEra: true },
+      rateLimits: { perTool: { capacity: 1, refillPerSecond: 0.05 } },
+    };
+    const g = await GatewayProcess.start({ mcp, waitReady: true });
+    gateways.push(g);
+    const V = '2026-07-28';
+    const call = (): ReturnType<typeof postRaw> =>
+      postRaw(
+        g.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'm1',
+          method: 'tools/call',
+          params: {
+            name: 'ops.echo',
+            arguments: {},
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': V,
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            },
+          },
+        }),
+        {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': V,
+          'mcp-method': 'tools/call',
+          'mcp-name': 'ops.echo',
+        },
+      );
+    const first = await call();
+    expect(first.status).toBe(200);
+    expect(first.json.result.resultType).toBe('complete');
+    const limited = await call();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.json).toMatchObject({
+      id: 'm1',
+      error: { code: -31429, data: { limit: 'perTool' } },
+    });
   });
 
   it('perSubject: every /mcp request of the caller counts; the management port never does', async () => {
