@@ -60,7 +60,7 @@ function rejectionOf(err: unknown): JwtRejection {
  * Verifies JWT access tokens with jose: signature against the issuer's JWKS, `iss`, `aud`,
  * `exp`/`nbf` with the clock skew, and only the configured algorithms (never `none`). The key
  * set is cached without an age limit and fetched again in the background every
- * JWKS_REFRESH_MS, keeping the last good set when that fetch fails; an unknown `kid` fetches
+ * JWKS_REFRESH_MS (and once at construction), keeping the last good set when that fetch fails; an unknown `kid` fetches
  * it at once (at most every JWKS_COOLDOWN_MS). So a rotation is picked up within a minute and
  * a JWKS outage never blocks tokens signed by a key already known.
  */
@@ -74,6 +74,9 @@ export class JwtVerifier {
       cooldownDuration: JWKS_COOLDOWN_MS,
       timeoutDuration: 5_000,
     });
+    // fetched once at boot, so the first request does not wait for it and a JWKS outage that
+    // starts later finds the keys already known
+    this.keys.reload().catch(() => undefined);
     this.timer = setInterval(() => {
       // a failed fetch keeps the keys already known (jose replaces them only on success)
       this.keys.reload().catch(() => undefined);

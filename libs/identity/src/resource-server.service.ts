@@ -86,6 +86,9 @@ export class ResourceServer implements OnModuleDestroy {
     this.metadataUrl = resourceMetadataUrl(audience);
     this.metadataPaths = new Set(resourceMetadataPaths(audience));
     this.metadataJson = JSON.stringify(protectedResourceMetadata(this.auth));
+    this.logger.log(
+      `mcp.auth: jwt (issuer ${this.auth.issuer ?? ''}, audience ${audience}, ${this.jwt === undefined ? '' : 'JWKS'}${this.jwt !== undefined && this.introspection !== undefined ? ' + ' : ''}${this.introspection === undefined ? '' : 'introspection'}; access rules: ${config.mcp.access?.rules.length ?? 'none'})`,
+    );
   }
 
   /** The protected-resource metadata (RFC 9728) as JSON text, or undefined when auth is off. */

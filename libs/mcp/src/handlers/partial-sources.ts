@@ -1,3 +1,4 @@
+import { allowsSource, type CallerAccess } from '@app/identity';
 import type { PartialSource } from '@app/registry';
 
 /**
@@ -10,8 +11,14 @@ import type { PartialSource } from '@app/registry';
  */
 export const PARTIAL_SOURCES_META_KEY = 'io.github.mcp-gateway/partialSources';
 
-/** `,"_meta":{…}` to close a list result with, as JSON text; "" when no source is partial. */
-export function partialSourcesMember(partial: readonly PartialSource[]): string {
+/**
+ * `,"_meta":{…}` to close a list result with, as JSON text; "" when no source is partial. A
+ * restricted caller (issue 12 §3) hears only of the sources granted to it whole: the ids of
+ * the others are not its business.
+ */
+export function partialSourcesMember(all: readonly PartialSource[], access?: CallerAccess): string {
+  const partial =
+    access === undefined || access.all ? all : all.filter((p) => allowsSource(access, p.id));
   return partial.length === 0
     ? ''
     : `,"_meta":${JSON.stringify({ [PARTIAL_SOURCES_META_KEY]: partial })}`;

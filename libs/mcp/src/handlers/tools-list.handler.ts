@@ -56,7 +56,7 @@ export class ToolsListHandler implements MethodHandler {
       new PreSerialized([
         '{"tools":',
         tools,
-        partialSourcesMember(this.registry.partialSources()),
+        partialSourcesMember(this.registry.partialSources(), access),
         '}',
       ]),
     );

@@ -67,7 +67,7 @@ abstract class CatalogListHandler implements MethodHandler {
       access === undefined || access.all
         ? this.json(catalog)
         : callerListJson(catalog, this.key, access),
-      partialSourcesMember(this.registry.partialSources()),
+      partialSourcesMember(this.registry.partialSources(), access),
       '}',
     ]);
   }

@@ -1,0 +1,175 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Logger } from '@nestjs/common';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import type { GatewayConfig } from '@app/config';
+import { ResourceServer } from './resource-server.service';
+
+const AUDIENCE = 'https://gw.example.com/mcp';
+
+/** A real JWKS + introspection endpoint on 127.0.0.1 that counts its requests. */
+class IdentityProvider {
+  jwks: { keys: JWK[] } = { keys: [] };
+  introspected = 0;
+  active = new Map<string, Record<string, unknown>>();
+  private server?: Server;
+  port = 0;
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        if (req.url === '/jwks') {
+          res.end(JSON.stringify(this.jwks));
+          return;
+        }
+        this.introspected += 1;
+        const token = new URLSearchParams(body).get('token') ?? '';
+        res.end(JSON.stringify(this.active.get(token) ?? { active: false }));
+      });
+    });
+    await new Promise<void>((r) => this.server?.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  get issuer(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((r) => this.server?.close(() => r()));
+  }
+}
+
+describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
+  const idp = new IdentityProvider();
+  let key: CryptoKey;
+  let rs: ResourceServer;
+
+  const sign = (claims: Record<string, unknown>, expSeconds = 300): Promise<string> =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(idp.issuer)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + expSeconds)
+      .sign(key);
+
+  beforeAll(async () => {
+    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    await idp.start();
+    const pair = await generateKeyPair('ES256');
+    key = pair.privateKey;
+    idp.jwks = { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' }] };
+    rs = new ResourceServer({
+      profile: 'test',
+      mcp: {
+        auth: {
+          mode: 'jwt',
+          issuer: idp.issuer,
+          audience: AUDIENCE,
+          jwksUrl: `${idp.issuer}/jwks`,
+          requiredScopes: ['mcp'],
+          algorithms: ['ES256'],
+          clockSkewSeconds: 0,
+          introspectionUrl: `${idp.issuer}/introspect`,
+          introspectionClientId: 'gw',
+          introspectionCacheSeconds: 0,
+        },
+      },
+      authSecrets: { introspectionClientSecret: 'secret' },
+    } as unknown as GatewayConfig);
+  });
+
+  afterAll(async () => {
+    rs.onModuleDestroy();
+    await idp.stop();
+    jest.restoreAllMocks();
+  });
+
+  it('a valid JWT gives the caller: sub, client_id, scopes, claims, exp, the token', async () => {
+    const token = await sign({
+      sub: 'alice',
+      client_id: 'agent',
+      scope: 'mcp read',
+      groups: ['g'],
+    });
+    const outcome = await rs.authenticate(`Bearer ${token}`);
+    expect(outcome).toMatchObject({
+      kind: 'authenticated',
+      caller: { subject: 'alice', clientId: 'agent', scopes: ['mcp', 'read'], token },
+    });
+    if (outcome.kind === 'authenticated') expect(outcome.caller.claims.groups).toEqual(['g']);
+  });
+
+  it('no header: 401 without an error code; another scheme: 401 invalid_token', async () => {
+    expect(await rs.authenticate(undefined)).toMatchObject({ kind: 'refused', status: 401 });
+    expect((await rs.authenticate(undefined)) as object).not.toHaveProperty('error');
+    expect(await rs.authenticate('Basic Zm9vOmJhcg==')).toMatchObject({
+      status: 401,
+      error: 'invalid_token',
+    });
+  });
+
+  it('a JWT without a required scope: 403 insufficient_scope naming the scopes', async () => {
+    const token = await sign({ sub: 'alice', scope: 'read' });
+    expect(await rs.authenticate(`Bearer ${token}`)).toMatchObject({
+      status: 403,
+      error: 'insufficient_scope',
+      scope: 'mcp',
+    });
+  });
+
+  it('a JWT signed by another key with the same kid: 401, the description never holds the token', async () => {
+    const other = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ sub: 'mallory', scope: 'mcp' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(idp.issuer)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('5m')
+      .sign(other.privateKey);
+    const outcome = await rs.authenticate(`Bearer ${forged}`);
+    expect(outcome).toMatchObject({ status: 401, error: 'invalid_token' });
+    expect(JSON.stringify(outcome)).not.toContain(forged.split('.')[2]);
+  });
+
+  it('opaque tokens are introspected on every request by default, and inactive ones refused', async () => {
+    idp.active.set('opaque-1', {
+      active: true,
+      sub: 'bob',
+      scope: 'mcp',
+      aud: AUDIENCE,
+      iss: idp.issuer,
+      exp: Math.floor(Date.now() / 1000) + 300,
+    });
+    const before = idp.introspected;
+    expect(await rs.authenticate('Bearer opaque-1')).toMatchObject({ kind: 'authenticated' });
+    expect(await rs.authenticate('Bearer opaque-1')).toMatchObject({ kind: 'authenticated' });
+    expect(idp.introspected).toBe(before + 2);
+    idp.active.delete('opaque-1');
+    expect(await rs.authenticate('Bearer opaque-1')).toMatchObject({
+      status: 401,
+      description: 'The access token is not active',
+    });
+  });
+
+  it('an active introspection answer for another audience or already expired is refused', async () => {
+    idp.active.set('opaque-aud', { active: true, sub: 'b', scope: 'mcp', aud: 'https://other' });
+    idp.active.set('opaque-exp', {
+      active: true,
+      sub: 'b',
+      scope: 'mcp',
+      exp: Math.floor(Date.now() / 1000) - 5,
+    });
+    expect(await rs.authenticate('Bearer opaque-aud')).toMatchObject({
+      status: 401,
+      description: 'The access token was not issued for this resource',
+    });
+    expect(await rs.authenticate('Bearer opaque-exp')).toMatchObject({
+      status: 401,
+      description: 'The access token has expired',
+    });
+  });
+});

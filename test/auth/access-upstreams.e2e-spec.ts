@@ -1,0 +1,125 @@
+import { GatewayProcess } from '../support/gateway-process';
+import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
+import { V1Upstream } from '../support/mcp-upstreams';
+import { TestAuthorizationServer } from '../support/oidc-provider';
+import { rpc } from '../support/rpc';
+import { connectV1 } from '../support/sdk-clients';
+import { TestToolService } from '../support/tool-service';
+
+const RESOURCE = 'https://gateway.test/mcp';
+
+/**
+ * Issue 12 §3 with an upstream MCP server (v1 SDK) beside a bundle: a source grant opens the
+ * upstream's tools, prompts, resources and templates, and initialize's capabilities follow the
+ * grant; prompts/get and resources/read outside it are answered as for unknown names.
+ */
+describe('mcp.access over upstream prompts, resources and capabilities', () => {
+  let as: TestAuthorizationServer;
+  let repo: V1Upstream;
+  let claims: TestToolService;
+  let gateway: GatewayProcess;
+  let withRepo: string;
+  let bundleOnly: string;
+
+  beforeAll(async () => {
+    as = await TestAuthorizationServer.start({
+      resources: { [RESOURCE]: { scope: 'mcp' } },
+      defaultResource: RESOURCE,
+    });
+    repo = await V1Upstream.start();
+    claims = await TestToolService.start(manifest('claims', [tool({ name: 'claims.open' })]));
+    gateway = await GatewayProcess.start({
+      mcp: {
+        ...gatewayConfig([bundle('claims', claims, 'claims.')], {
+          upstreams: [upstream('repo', repo.url)],
+        }),
+        auth: {
+          mode: 'jwt',
+          issuer: as.issuer,
+          audience: RESOURCE,
+          jwksUrl: as.jwksUrl,
+          algorithms: ['ES256'],
+        },
+        access: {
+          rules: [
+            { match: { claim: 'groups', value: 'dev' }, sources: ['repo', 'claims'] },
+            { match: { claim: 'groups', value: 'ops' }, sources: ['claims'] },
+          ],
+        },
+      },
+      waitReady: true,
+    });
+    withRepo = (await as.mint({ subject: 'dev1', claims: { groups: ['dev'] } })).access_token;
+    bundleOnly = (await as.mint({ subject: 'ops1', claims: { groups: ['ops'] } })).access_token;
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all([as?.stop(), repo?.stop(), claims?.stop()]);
+  });
+
+  const call = (token: string, method: string, params: Record<string, unknown> = {}) =>
+    rpc(gateway.mcpUrl, method, params, { authorization: `Bearer ${token}` });
+
+  it('lists: the granted caller sees the upstream entries, the other sees none of them', async () => {
+    const devTools = (await call(withRepo, 'tools/list')).json.result.tools.map(
+      (t: { name: string }) => t.name,
+    );
+    expect(devTools).toContain('claims.open');
+    expect(devTools.some((n: string) => n.startsWith('repo__'))).toBe(true);
+    expect((await call(bundleOnly, 'tools/list')).json.result.tools).toEqual([
+      expect.objectContaining({ name: 'claims.open' }),
+    ]);
+    for (const [method, key] of [
+      ['prompts/list', 'prompts'],
+      ['resources/list', 'resources'],
+      ['resources/templates/list', 'resourceTemplates'],
+    ] as const) {
+      expect((await call(withRepo, method)).json.result[key].length).toBeGreaterThan(0);
+      expect((await call(bundleOnly, method)).json.result[key]).toEqual([]);
+    }
+  });
+
+  it('initialize offers only what the caller may use', async () => {
+    const dev = await connectV1(gateway.mcpUrl, { authorization: `Bearer ${withRepo}` });
+    const ops = await connectV1(gateway.mcpUrl, { authorization: `Bearer ${bundleOnly}` });
+    try {
+      expect(dev.getServerCapabilities()).toMatchObject({
+        tools: {},
+        prompts: {},
+        resources: {},
+        completions: {},
+      });
+      expect(Object.keys(ops.getServerCapabilities() ?? {})).toEqual(['tools']);
+    } finally {
+      await dev.close();
+      await ops.close();
+    }
+  });
+
+  it('prompts/get and resources/read outside the grant answer exactly as unknown ones, with no upstream call', async () => {
+    const prompts = (await call(withRepo, 'prompts/list')).json.result.prompts as {
+      name: string;
+    }[];
+    const promptName = prompts[0]!.name;
+    const before = repo.requests.length;
+    const denied = await call(bundleOnly, 'prompts/get', { name: promptName, arguments: {} });
+    const read = await call(bundleOnly, 'resources/read', { uri: 'repo://readme' });
+    // neither called the upstream nor refreshed its lists (an unknown prompt name would)
+    expect(repo.requests.length).toBe(before);
+    const unknown = await call(bundleOnly, 'prompts/get', { name: 'repo__nope', arguments: {} });
+    expect(denied.status).toBe(unknown.status);
+    expect(denied.json.error.code).toBe(unknown.json.error.code);
+    expect(denied.json.error.message.replace(promptName, 'N')).toBe(
+      unknown.json.error.message.replace('repo__nope', 'N'),
+    );
+    const readUnknown = await call(bundleOnly, 'resources/read', { uri: 'nothing://here' });
+    expect(read.json.error.code).toBe(readUnknown.json.error.code);
+    expect(read.json.error.message.replace('repo://readme', 'U')).toBe(
+      readUnknown.json.error.message.replace('nothing://here', 'U'),
+    );
+    // the granted caller reads it
+    const ok = await call(withRepo, 'resources/read', { uri: 'repo://readme' });
+    expect(ok.json.result.contents.length).toBeGreaterThan(0);
+  });
+});
