@@ -5,6 +5,9 @@ import { redisClient, SHARED_REDIS_URL, deleteKeys, uniqueKeyPrefix } from '../s
 import { postRaw, rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
+// Several tests start gateways (up to three) in their body: a loaded machine's bound.
+jest.setTimeout(180_000);
+
 /** Values the gateway must never write to a log line (issue 12 §2, §5; contract §10). */
 const CALLER_AUTHORIZATION = 'Bearer caller-secret-4b1d9e';
 const EMPLOYEE_NO = 'E-PERSONAL-70431';
