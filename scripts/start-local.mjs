@@ -72,11 +72,12 @@ const [sample, sampleMcp, gatewayPort, managementPort] = ports.map((p) => p.port
 const children = [];
 let stopping = false;
 
-function run(name, entry, env) {
+function run(name, entry, env, { pipeStdout = false } = {}) {
   const child = spawn(process.execPath, [entry], {
-    stdio: 'inherit',
+    stdio: pipeStdout ? ['inherit', 'pipe', 'inherit'] : 'inherit',
     env: { ...process.env, ...env },
   });
+  if (pipeStdout) child.stdout.pipe(process.stdout);
   child.on('exit', (code, signal) => {
     if (!stopping) {
       console.error(`[start] ${name} exited (${signal ?? code}); stopping`);
@@ -128,13 +129,47 @@ for (const name of Object.keys(runtimeEnv)) {
 }
 
 if (!stopping) {
-  run('gateway', 'dist/apps/gateway/main.js', {
-    ...runtimeEnv,
-    APP_PROFILE: process.env.APP_PROFILE ?? 'local',
-    HOST: host,
-    PORT: gatewayPort,
-    MANAGEMENT_PORT: managementPort,
-    SAMPLE_PORT: sample,
-    SAMPLE_MCP_PORT: sampleMcp,
-  });
+  const gateway = run(
+    'gateway',
+    'dist/apps/gateway/main.js',
+    {
+      ...runtimeEnv,
+      APP_PROFILE: process.env.APP_PROFILE ?? 'local',
+      HOST: host,
+      PORT: gatewayPort,
+      MANAGEMENT_PORT: managementPort,
+      SAMPLE_PORT: sample,
+      SAMPLE_MCP_PORT: sampleMcp,
+    },
+    { pipeStdout: true },
+  );
+  // The console URL comes last in the start-up output (issue 13 "npm start opens to a console
+  // URL"): printed once the gateway listens and its first catalog is ready (or after 15 s).
+  let seen = '';
+  const announce = (chunk) => {
+    seen = (seen + chunk.toString('utf8')).slice(-4096);
+    if (!/listening: mcp=\d+ management=\d+/.test(seen)) return;
+    gateway.stdout.off('data', announce);
+    void printConsoleUrl();
+  };
+  gateway.stdout.on('data', announce);
+}
+
+async function printConsoleUrl() {
+  const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const management = `http://${displayHost}:${managementPort}`;
+  const until = Date.now() + 15_000;
+  while (Date.now() < until && !stopping) {
+    try {
+      if ((await fetch(`${management}/actuator/health/readiness`)).ok) break;
+    } catch {
+      // not up yet
+    }
+    await sleep(200);
+  }
+  if (stopping) return;
+  console.log(
+    `\n[start] console: ${management}/console\n` +
+      `[start] MCP endpoint: http://${displayHost}:${gatewayPort}/mcp\n`,
+  );
 }

@@ -10,6 +10,11 @@
 --         directly, through the bare proxy, or the gateway): the answer may be JSON or SSE
 --         (`event: message` / `data: {...}`), and its members in any order, so the id is read
 --         from `"jsonrpc":"2.0","id":N` anywhere in the body
+--   modern-call  tools/call of BENCH_TOOL by a 2026-07-28 client: stateless, the `_meta` envelope
+--         (protocolVersion, clientCapabilities, clientInfo) in params and the MCP-Protocol-Version,
+--         Mcp-Method and Mcp-Name headers (wire notes §1.2, §2.0); checked like mcp
+--   modern-list  tools/list by a 2026-07-28 client (envelope, MCP-Protocol-Version, Mcp-Method);
+--         the id is read as in mcp
 -- BENCH_HEADERS (env): extra request headers, one `name: value` per line (e.g. the
 -- Mcp-Session-Id and MCP-Protocol-Version of a 2025 session opened by the bench).
 -- A response is "matched" when the number it carries (the JSON-RPC id, and for a call also the
@@ -20,6 +25,10 @@
 local mode = os.getenv("BENCH_MODE") or "call"
 local tool = os.getenv("BENCH_TOOL") or "bench.echo"
 local threads = {}
+-- the per-request envelope of a 2026-07-28 request (wire notes §2.0)
+local envelope = '{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' ..
+  '"io.modelcontextprotocol/clientCapabilities":{},' ..
+  '"io.modelcontextprotocol/clientInfo":{"name":"bench-wrk","version":"1"}}'
 
 function setup(thread)
   thread:set("tid", #threads + 1)
@@ -39,6 +48,11 @@ function init(args)
     ["accept"] = "application/json, text/event-stream",
   }
   if mode == "list-gzip" then headers["accept-encoding"] = "gzip" end
+  if mode == "modern-call" or mode == "modern-list" then
+    headers["mcp-protocol-version"] = "2026-07-28"
+    headers["mcp-method"] = mode == "modern-call" and "tools/call" or "tools/list"
+    if mode == "modern-call" then headers["mcp-name"] = tool end
+  end
   for name, value in string.gmatch(os.getenv("BENCH_HEADERS") or "", "([^:\n]+):%s*([^\n]*)") do
     headers[name] = value
   end
@@ -55,6 +69,11 @@ function request()
     body = '{"nonce":' .. id .. '}'
   elseif mode == "list" or mode == "list-gzip" then
     body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/list"}'
+  elseif mode == "modern-list" then
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/list","params":{"_meta":' .. envelope .. '}}'
+  elseif mode == "modern-call" then
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
+      '","arguments":{"nonce":' .. id .. '},"_meta":' .. envelope .. '}}'
   else
     body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
       '","arguments":{"nonce":' .. id .. '}}}'
@@ -84,12 +103,13 @@ function response(status, headers, body)
     return
   end
   local id
-  if mode == "mcp" then
+  local anywhere = mode == "mcp" or mode == "modern-call" or mode == "modern-list"
+  if anywhere then
     id = string.match(body, '"jsonrpc":"2%.0","id":(%d+)')
   else
     id = string.match(body, '^{"jsonrpc":"2.0","id":(%d+)')
   end
-  if mode == "call" or mode == "mcp" then
+  if mode == "call" or mode == "mcp" or mode == "modern-call" then
     local nonce = string.match(body, 'nonce%W+(%d+)')
     if nonce ~= id then
       mismatches = mismatches + 1

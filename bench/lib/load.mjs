@@ -82,6 +82,13 @@ function runWrk({ url, mode, connections, seconds, core, tool, headers = {} }) {
   });
 }
 
+/** The `_meta` envelope of a 2026-07-28 request (wire notes §2.0), as JSON text. */
+const MODERN_ENVELOPE = JSON.stringify({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'bench-autocannon', version: '1' },
+});
+
 async function runAutocannon({ url, mode, connections, seconds, tool, headers = {} }) {
   const { default: autocannon } = await import('autocannon');
   let counter = 0;
@@ -93,6 +100,13 @@ async function runAutocannon({ url, mode, connections, seconds, tool, headers = 
     headers: {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
+      ...(mode === 'modern-call' || mode === 'modern-list'
+        ? {
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': mode === 'modern-call' ? 'tools/call' : 'tools/list',
+            ...(mode === 'modern-call' ? { 'mcp-name': tool } : {}),
+          }
+        : {}),
       ...headers,
     },
     // context is per connection: the id sent on this connection is the one its response must carry.
@@ -102,6 +116,10 @@ async function runAutocannon({ url, mode, connections, seconds, tool, headers = 
       if (mode === 'rest') req.body = `{"nonce":${id}}`;
       else if (mode === 'list' || mode === 'list-gzip')
         req.body = `{"jsonrpc":"2.0","id":${id},"method":"tools/list"}`;
+      else if (mode === 'modern-list')
+        req.body = `{"jsonrpc":"2.0","id":${id},"method":"tools/list","params":{"_meta":${MODERN_ENVELOPE}}}`;
+      else if (mode === 'modern-call')
+        req.body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${tool}","arguments":{"nonce":${id}},"_meta":${MODERN_ENVELOPE}}}`;
       else
         req.body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${tool}","arguments":{"nonce":${id}}}}`;
       return req;
@@ -112,10 +130,13 @@ async function runAutocannon({ url, mode, connections, seconds, tool, headers = 
       const got =
         mode === 'rest'
           ? /"nonce":(\d+)/.exec(text)?.[1]
-          : mode === 'mcp'
+          : mode === 'mcp' || mode === 'modern-call' || mode === 'modern-list'
             ? /"jsonrpc":"2\.0","id":(\d+)/.exec(text)?.[1]
             : /^\{"jsonrpc":"2\.0","id":(\d+)/.exec(text)?.[1];
-      const nonce = mode === 'call' || mode === 'mcp' ? /nonce\W+(\d+)/.exec(text)?.[1] : got;
+      const nonce =
+        mode === 'call' || mode === 'mcp' || mode === 'modern-call'
+          ? /nonce\W+(\d+)/.exec(text)?.[1]
+          : got;
       if (got === expected && nonce === expected) matched++;
       else mismatches++;
       if (mode !== 'rest' && (!text.includes('"result":') || text.includes('"isError":true')))

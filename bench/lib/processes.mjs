@@ -302,7 +302,8 @@ export async function startFanoutUpstreams({ core, servers, tools, silent }) {
 /**
  * Spawns the built gateway with one bundle (the bench Tool Service, catalog `catalog`) on
  * fixed free ports, so readiness can be polled from the moment of spawn. Does not wait.
- * `mcp` replaces the whole `mcp:` config (e.g. upstreams instead of the bundle).
+ * `mcp` replaces the whole `mcp:` config (e.g. upstreams instead of the bundle); `mcpExtra`
+ * adds top-level keys to the default one (e.g. `http: {modernEra: true}`).
  */
 export async function spawnGateway({
   core,
@@ -312,6 +313,7 @@ export async function spawnGateway({
   nodeArgs = [],
   env = {},
   refreshIntervalSeconds = 3600,
+  mcpExtra = {},
 }) {
   const dir = benchTempDir('config');
   const file = join(dir, 'gateway.yaml');
@@ -336,6 +338,7 @@ export async function spawnGateway({
         enabled: true,
       },
     ],
+    ...mcpExtra,
   };
   writeFileSync(file, stringify({ mcp }));
   const port = await freePort();

@@ -77,6 +77,24 @@ export function evaluateTargets(results) {
       'refresh round over 50 upstreams, one silent (listMillis + 250)',
     ],
     ['fanout.u50.toolsListP50Ms', '<', 10, 'ms', 'tools/list p50, 50 upstreams merged'],
+    [
+      'modern.toolsCall.c16.cpuPerRequestRatioVsBareProxy',
+      '<=',
+      2,
+      '×',
+      'gateway CPU per 2026-07-28 tools/call vs bare proxy, 16 conns',
+    ],
+    [
+      'modern.liveFanout.u10.p50Ms',
+      '<=',
+      // issue 11: the slowest live upstream's own p50 + 3 ms
+      (r) =>
+        typeof r.modern?.liveFanout?.u10?.slowestUpstreamP50Ms === 'number'
+          ? round(r.modern.liveFanout.u10.slowestUpstreamP50Ms + 3, 3)
+          : null,
+      'ms',
+      '2026 tools/list p50, 10 lists: live upstreams (slowest own p50 + 3)',
+    ],
   ];
   return defs.map(([metric, op, limitDef, unit, what]) => {
     const value = get(metric);
@@ -291,6 +309,7 @@ export function printReport(results) {
   }
   if (results.upstreamCall) printUpstreamCall(out, results.upstreamCall);
   if (results.fanout?.u50) printFanout(out, results.fanout.u50);
+  if (results.modern) printModern(out, results.modern);
   if (results.coldStart) {
     const c = results.coldStart;
     out.push(
@@ -431,4 +450,21 @@ function printFanout(out, f) {
     `tools/list (${f.tools} tools, ${f.toolsListBodyBytes} bytes, 1 connection): p50 ${fmt(f.toolsListP50Ms, 3)} ms, p99 ${fmt(f.toolsListP99Ms, 3)} ms, ` +
       `${fmt(f.toolsListRps, 0)} req/s, cpu/req ${fmt(f.toolsListCpuPerRequestMs * 1000, 1)} µs, errors ${f.toolsListErrors}; statuses ${JSON.stringify(f.statuses)}`,
   );
+}
+
+function printModern(out, m) {
+  const c = m.toolsCall?.c16;
+  if (c)
+    out.push(
+      '',
+      `2026-07-28 tools/call, 16 conns: gateway ${fmt(c.gateway.rps, 0)} req/s, cpu/req ${fmt(c.gateway.cpuPerRequestMs * 1000, 1)} µs; ` +
+        `bare proxy ${fmt(c.bareProxy.rps, 0)} req/s, cpu/req ${fmt(c.bareProxy.cpuPerRequestMs * 1000, 1)} µs; ` +
+        `ratio ${fmt(c.cpuPerRequestRatioVsBareProxy, 2)} (per round ${c.cpuPerRequestRatioVsBareProxyPerRound.join(' ')})`,
+    );
+  const f = m.liveFanout?.u10;
+  if (f)
+    out.push(
+      `2026-07-28 tools/list, ${f.upstreams} lists: live upstreams × ${f.toolsPerUpstream} tools, 1 conn: p50 ${fmt(f.p50Ms, 3)} ms, p99 ${fmt(f.p99Ms, 3)} ms; ` +
+        `slowest upstream's own p50 ${fmt(f.slowestUpstreamP50Ms, 3)} ms`,
+    );
 }

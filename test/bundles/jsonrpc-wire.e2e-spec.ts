@@ -270,26 +270,42 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
   });
 
   describe('transport', () => {
-    it('an unsupported MCP-Protocol-Version header → 400 (so a 2026 client falls back to initialize)', async () => {
+    it('an unsupported MCP-Protocol-Version header without an envelope → 400 -32000 (2025 transport rule)', async () => {
       const answer = await rpc(
         gateway.mcpUrl,
         'tools/list',
         {},
-        { 'mcp-protocol-version': '2026-07-28' },
+        { 'mcp-protocol-version': '1999-01-01' },
       );
       expect(answer.status).toBe(400);
       expect(answer.json.error.code).toBe(-32000);
     });
 
-    it('server/discover without a 2026 header → in-band -32601, not a modern error (G-12)', async () => {
-      const answer = await rpc(gateway.mcpUrl, 'server/discover', {
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
+    it('a 2026 MCP-Protocol-Version header without the per-request envelope → 400 -32602 (wire notes §1.4 step 6)', async () => {
+      const answer = await rpc(
+        gateway.mcpUrl,
+        'tools/list',
+        {},
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+      );
+      expect(answer.status).toBe(400);
+      expect(answer.json.error.code).toBe(-32602);
+    });
+
+    it('server/discover with a 2026 envelope is served (the gateway is dual-era by default)', async () => {
+      const answer = await rpc(
+        gateway.mcpUrl,
+        'server/discover',
+        {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
         },
-      });
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' },
+      );
       expect(answer.status).toBe(200);
-      expect(answer.json.error.code).toBe(-32601);
+      expect(answer.json.result.supportedVersions).toEqual(['2026-07-28']);
     });
 
     it('a Content-Type other than application/json → 415', async () => {

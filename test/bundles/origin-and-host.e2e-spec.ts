@@ -232,6 +232,8 @@ describe('/mcp with allowed origins and hosts', () => {
         'authorization',
         'mcp-session-id',
         'mcp-protocol-version',
+        'mcp-method',
+        'mcp-name',
         'last-event-id',
         'guid',
         'x-request-id',

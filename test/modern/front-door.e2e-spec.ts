@@ -22,11 +22,11 @@ const body = (method: string, params: Record<string, unknown>, id: number | stri
   JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
 /**
- * The 2026-07-28 front door (issue 11 §1–§3, preview behind mcp.http.modernEra): the dual-era
+ * The 2026-07-28 front door (issue 11 §1–§3; mcp.http.modernEra, on by default): the dual-era
  * classifier, the envelope and header checks with the spec's status/code pairs, server/discover,
  * resultType and cache hints; 2025 clients on the same endpoint are unaffected.
  */
-describe('MCP 2026-07-28 at the front door (mcp.http.modernEra: true)', () => {
+describe('MCP 2026-07-28 at the front door', () => {
   let service: TestToolService;
   let gateway: GatewayProcess;
 
@@ -39,7 +39,7 @@ describe('MCP 2026-07-28 at the front door (mcp.http.modernEra: true)', () => {
       registry: { refreshIntervalSeconds: 60 },
     });
     gateway = await GatewayProcess.start({
-      mcp: { ...mcp, http: { modernEra: true }, cache: { maxTtlMillis: 45_000 } },
+      mcp: { ...mcp, cache: { maxTtlMillis: 45_000 } },
       waitReady: true,
     });
   });
@@ -70,7 +70,7 @@ describe('MCP 2026-07-28 at the front door (mcp.http.modernEra: true)', () => {
   it('the v2 Client pinned to 2026-07-28 connects (no fallback needed)', async () => {
     const client = new V2Client(
       { name: 'e2e-pin', version: '1' },
-      { versionNegotiation: { mode: 'pin', version: V } as never },
+      { versionNegotiation: { mode: { pin: V } } },
     );
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.mcpUrl)));
     try {
@@ -316,9 +316,9 @@ describe('MCP 2026-07-28 at the front door (mcp.http.modernEra: true)', () => {
     });
   });
 
-  it('without modernEra (the default) a 2026 probe gets a legacy answer, so 2026 clients fall back (G-12)', async () => {
+  it('with modernEra: false (legacy-only) a 2026 probe gets a legacy answer, so 2026 clients fall back (G-12)', async () => {
     const legacyOnly = await GatewayProcess.start({
-      mcp: gatewayConfig([bundle('ins', service, 'ins.')]),
+      mcp: { ...gatewayConfig([bundle('ins', service, 'ins.')]), http: { modernEra: false } },
       waitReady: true,
     });
     try {

@@ -8,7 +8,11 @@ import {
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { ErrorCode, McpError, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { McpServer as V2McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+import {
+  McpServer as V2McpServer,
+  createMcpHandler,
+  type ServerOptions,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 /** One HTTP request an upstream received: its HTTP method, JSON-RPC method (if any) and body. */
@@ -390,6 +394,12 @@ export class V1Upstream extends HttpUpstream {
   }
 }
 
+/** How a V2Upstream is built. */
+export interface V2UpstreamOptions {
+  /** The server's `cacheHints` per list method (ttlMs in ms, cacheScope), as the SDK takes them. */
+  readonly cacheHints?: ServerOptions['cacheHints'];
+}
+
 /**
  * A real MCP server built with the v2 SDK (`@modelcontextprotocol/server`, `createMcpHandler`)
  * on 127.0.0.1: stateless, 2026-07-28 only (`legacy: 'reject'`), a fresh McpServer per
@@ -399,12 +409,15 @@ export class V1Upstream extends HttpUpstream {
  * (upper-cases its text); resource `calc://constants/pi`.
  */
 export class V2Upstream extends HttpUpstream {
-  private readonly handler = createMcpHandler(() => V2Upstream.buildServer(), {
-    legacy: 'reject',
-  });
+  private readonly handler: ReturnType<typeof createMcpHandler>;
 
-  static async start(): Promise<V2Upstream> {
-    const upstream = new V2Upstream();
+  private constructor(options: V2UpstreamOptions) {
+    super();
+    this.handler = createMcpHandler(() => V2Upstream.buildServer(options), { legacy: 'reject' });
+  }
+
+  static async start(options: V2UpstreamOptions = {}): Promise<V2Upstream> {
+    const upstream = new V2Upstream(options);
     await upstream.listen();
     return upstream;
   }
@@ -450,8 +463,11 @@ export class V2Upstream extends HttpUpstream {
     res.end();
   }
 
-  private static buildServer(): V2McpServer {
-    const server = new V2McpServer({ name: 'calc-upstream-v2', version: '2.0.0' });
+  private static buildServer(options: V2UpstreamOptions): V2McpServer {
+    const server = new V2McpServer(
+      { name: 'calc-upstream-v2', version: '2.0.0' },
+      options.cacheHints === undefined ? {} : { cacheHints: options.cacheHints },
+    );
     server.registerTool(
       'add',
       {

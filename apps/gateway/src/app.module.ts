@@ -5,6 +5,7 @@ import { ExecutionModule } from '@app/execution';
 import { McpModule } from '@app/mcp';
 import { ObservabilityModule } from '@app/observability';
 import { RegistryModule } from '@app/registry';
+import { AdminModule } from './admin/admin.module';
 
 /** The composition root of the agent-facing application (PORT). */
 @Module({})
@@ -19,6 +20,8 @@ export class AppModule {
         DiscoveryModule,
         ExecutionModule,
         McpModule,
+        // issue 13: runtime-registered upstreams (served on the management port only)
+        AdminModule,
       ],
     };
   }

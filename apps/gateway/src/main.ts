@@ -12,8 +12,12 @@ import {
 import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
+import { AdminAuditLog } from './admin/admin-audit-log';
+import { AdminAuthenticator } from './admin/admin-authenticator';
+import { UpstreamRegistrations } from './admin/upstream-registrations.service';
 import { AppModule } from './app.module';
 import { drainAndClose } from './graceful-shutdown';
+import { McpAddress } from './management/console/mcp-address';
 import { managementAdapter } from './management/management-adapter';
 import { ManagementModule } from './management/management.module';
 import { RegistryHealthIndicator } from './management/registry-health.indicator';
@@ -118,11 +122,19 @@ async function bootstrap(): Promise<void> {
 
   const mcp = await createMcpListener(config, nestLogger);
   const { app } = mcp;
+  const mcpAddress = new McpAddress();
   const management = await NestFactory.create<NestFastifyApplication>(
     ManagementModule.forRoot({
       registry: app.get(RegistryService),
       metrics: app.get(GatewayMetrics),
       sessions: app.get(SessionTokenService),
+      config,
+      mcpAddress,
+      admin: {
+        registrations: app.get(UpstreamRegistrations),
+        authenticator: app.get(AdminAuthenticator),
+        audit: app.get(AdminAuditLog),
+      },
     }),
     managementAdapter(),
     { logger: nestLogger },
@@ -130,6 +142,7 @@ async function bootstrap(): Promise<void> {
 
   const { port, managementPort, host, managementHost } = config.server;
   const mcpPort = await listenOrExit(() => mcp.listen(port, host), port, host, 'PORT');
+  mcpAddress.port = mcpPort;
   await listenOrExit(
     async () => {
       await management.listen(managementPort, managementHost);

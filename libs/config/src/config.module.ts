@@ -19,6 +19,7 @@ const GATEWAY_CONFIG_KEYS = {
   sessionKeysEphemeral: true,
   logLevel: true,
   version: true,
+  admin: true,
 } as const satisfies Record<keyof GatewayConfig, true>;
 
 /** The whole GatewayConfig as ConfigService holds it (the same objects, not copies). */

@@ -1,3 +1,4 @@
+import type { AddressRange, UrlPattern } from './admin-url-patterns';
 import type { McpConfig, ServerErrorBodyMode } from './mcp-config.model';
 
 /** Where the Authorization header of a tool call comes from (contract §10). */
@@ -53,15 +54,43 @@ export interface UpstreamDefinition {
   readonly namePrefix: string;
   readonly enabled: boolean;
   readonly protocol: 'auto' | '2025-11-25' | '2026-07-28';
+  /**
+   * `live`: its lists are fetched per request for the caller, never from the catalog
+   * snapshot (issue 11 §4); `snapshot`: pulled on the refresh schedule.
+   */
+  readonly lists: 'snapshot' | 'live';
   /** TCP connect timeout, ms. */
   readonly connectMillis: number;
-  /** Deadline of one list pull, every page included, ms. */
+  /** Deadline of one list pull, every page included, ms; also of one live list fetch (issue 11 §4). */
   readonly listMillis: number;
   /** Deadline of one call, ms (default discovery.maxToolTimeoutMillis). */
   readonly callMillis: number;
   /** Caller headers copied to the upstream on calls, lower-case. */
   readonly forwardHeaders: readonly string[];
   readonly authorization: ResolvedAuthorization;
+  /** The ttlMs (ms) its lists contribute to cache hints when it sends none (issue 11 §3); absent: 0. */
+  readonly cacheTtlMillis?: number;
+  /** The cacheScope its lists contribute when it sends none; absent: private. */
+  readonly cacheScope?: 'public' | 'private';
+}
+
+/** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (issue 13 §1, §3). */
+export interface AdminSettings {
+  /** MCP_ADMIN_TOKEN: the static admin bearer token; a secret, never logged. undefined when unset. */
+  readonly token?: string;
+  /** mcp.admin.allowLoopback, or true under the local profile when absent. */
+  readonly allowLoopback: boolean;
+  /** mcp.admin.allowedUpstreamUrls, parsed; empty: every http(s) URL. */
+  readonly urlPatterns: readonly UrlPattern[];
+  /** mcp.admin.allowedAddressRanges, parsed. */
+  readonly allowedRanges: readonly AddressRange[];
+  /** mcp.admin.scope: the scope an admin JWT must carry. */
+  readonly scope: string;
+  /**
+   * The value of the env variable a registered upstream's `authorization.valueEnv` names
+   * (undefined when unset): registrations carry secret names, never values (issue 13 §1).
+   */
+  readonly secretEnv: (name: string) => string | undefined;
 }
 
 /** The id of the pseudo-bundle that serves the legacy local fixture; its file's bundleId must match. */
@@ -126,6 +155,8 @@ export interface GatewayConfig {
   readonly logLevel: LogLevel;
   /** The gateway's version (package.json), for serverInfo.version. */
   readonly version: string;
+  /** The registration API's settings (issue 13); absent in hand-built test configs. */
+  readonly admin?: AdminSettings;
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');

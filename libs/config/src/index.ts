@@ -15,6 +15,7 @@ export {
   type AuthorizationMode,
   type ServerErrorBodyMode,
 } from './mcp-config.model';
+export { ConsoleConfig } from './console-config.model';
 export {
   UpstreamConfig,
   UpstreamTimeoutsConfig,
@@ -46,3 +47,17 @@ export {
   AUTH_ALGORITHMS,
   type AuthMode,
 } from './auth-config.model';
+export { AdminConfig } from './admin-config.model';
+export {
+  parseUrlPattern,
+  parseAddressRange,
+  urlMatches,
+  rangeList,
+  type UrlPattern,
+  type AddressRange,
+} from './admin-url-patterns';
+export {
+  checkRegistration,
+  type RegisteredUpstreamConfig,
+  type RegistrationCheck,
+} from './registration-rules';

@@ -16,11 +16,14 @@ import {
   type ResolvedAuthorization,
   type UpstreamDefinition,
 } from './gateway-config';
+import { adminPatternProblems, parseAddressRange, parseUrlPattern } from './admin-url-patterns';
 import {
   ConfigFileRoot,
   type BundleAuthorizationConfig,
   type BundleConfig,
+  type McpConfig,
 } from './mcp-config.model';
+import type { UpstreamConfig } from './upstream-config.model';
 import { upstreamNamePrefix, upstreamProblems } from './upstream-rules';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -42,7 +45,10 @@ function describeValue(value: unknown): string {
 }
 
 /** Flattens class-validator's tree into "mcp.bundles[0].id: reason (got …)" lines. */
-function flattenValidationErrors(errors: readonly ValidationError[], parent: string): string[] {
+export function flattenValidationErrors(
+  errors: readonly ValidationError[],
+  parent: string,
+): string[] {
   const lines: string[] = [];
   for (const error of errors) {
     const path = /^\d+$/.test(error.property)
@@ -93,7 +99,7 @@ export function resolveFilePath(value: string, cwd: string): string {
   return isAbsolute(path) ? path : resolve(cwd, path);
 }
 
-function resolveAuthorization(
+export function resolveAuthorization(
   bundle: Pick<BundleConfig, 'authorization'>,
   env: Env,
   at: string,
@@ -230,6 +236,9 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   // issue 12 §1, §3: the resource server and the access rules
   const auth = authProblems(mcp.auth, env);
   problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));
+  const adminToken = adminTokenFrom(env, problems);
+  if (typeof mcp.admin === 'object' && mcp.admin !== null)
+    problems.push(...adminPatternProblems(mcp.admin));
 
   // Authorization values come from env variables the bundles name: resolved (and checked) now.
   const rawBundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];
@@ -248,18 +257,9 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
 
   if (problems.length > 0) throw new ConfigValidationError(problems, context);
 
-  const upstreams: UpstreamDefinition[] = rawUpstreams.map((u, i) => ({
-    id: u.id,
-    url: u.url,
-    namePrefix: upstreamNamePrefix(u),
-    enabled: u.enabled,
-    protocol: u.protocol,
-    connectMillis: u.timeouts.connectMillis,
-    listMillis: u.timeouts.listMillis,
-    callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,
-    forwardHeaders: u.forwardHeaders.map((h) => h.toLowerCase()),
-    authorization: upstreamAuthorizations[i] ?? { mode: 'none' },
-  }));
+  const upstreams: UpstreamDefinition[] = rawUpstreams.map((u, i) =>
+    upstreamDefinitionFrom(u, upstreamAuthorizations[i] ?? { mode: 'none' }, mcp),
+  );
 
   const configured: BundleDefinition[] = rawBundles.map((b, i) => ({
     id: b.id,
@@ -313,5 +313,59 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     sessionKeysEphemeral: envSettings.sessionKeysEphemeral,
     logLevel: envSettings.logLevel,
     version: options.version,
+    admin: {
+      token: adminToken,
+      allowLoopback: mcp.admin.allowLoopback ?? profile === 'local',
+      urlPatterns: mcp.admin.allowedUpstreamUrls.flatMap((t) => {
+        const p = parseUrlPattern(t);
+        return typeof p === 'string' ? [] : [p];
+      }),
+      allowedRanges: mcp.admin.allowedAddressRanges.flatMap((t) => {
+        const r = parseAddressRange(t);
+        return typeof r === 'string' ? [] : [r];
+      }),
+      scope: mcp.admin.scope,
+      secretEnv: (name) => env[name],
+    },
   };
+}
+
+/**
+ * One validated `mcp.upstreams[]` entry (or a registered upstream, issue 13 §1) as the
+ * gateway uses it: default prefix applied, timeouts in ms, header names lower-cased.
+ */
+export function upstreamDefinitionFrom(
+  u: UpstreamConfig,
+  authorization: ResolvedAuthorization,
+  mcp: Pick<McpConfig, 'discovery'>,
+): UpstreamDefinition {
+  return {
+    id: u.id,
+    url: u.url,
+    namePrefix: upstreamNamePrefix(u),
+    enabled: u.enabled,
+    protocol: u.protocol,
+    lists: u.lists,
+    connectMillis: u.timeouts.connectMillis,
+    listMillis: u.timeouts.listMillis,
+    callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,
+    forwardHeaders: u.forwardHeaders.map((h) => h.toLowerCase()),
+    authorization,
+    ...(u.cacheTtlMillis === undefined ? {} : { cacheTtlMillis: u.cacheTtlMillis }),
+    ...(u.cacheScope === undefined ? {} : { cacheScope: u.cacheScope }),
+  };
+}
+
+/** MCP_ADMIN_TOKEN (issue 13 §3): unset or empty is "no static admin token". */
+function adminTokenFrom(env: Env, problems: string[]): string | undefined {
+  const token = env.MCP_ADMIN_TOKEN;
+  if (token === undefined || token === '') return undefined;
+  // Sent as "Authorization: Bearer <token>": RFC 6750 b64token characters only. Never echo it.
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
+    problems.push(
+      'MCP_ADMIN_TOKEN: must be a bearer token of letters, digits and -._~+/ (optionally ending in =)',
+    );
+    return undefined;
+  }
+  return token;
 }

@@ -1,6 +1,8 @@
 import { Type } from 'class-transformer';
 import { AccessConfig, AuthConfig } from './auth-config.model';
+import { AdminConfig } from './admin-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
+import { ConsoleConfig } from './console-config.model';
 import { UpstreamConfig } from './upstream-config.model';
 import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
 
@@ -277,14 +279,13 @@ export class HttpAccessConfig {
   maxConnections?: number;
 
   /**
-   * Preview (issue 11, in progress): true serves MCP 2026-07-28 requests (per-request
-   * envelope, server/discover, cache hints) beside the 2025 sessions, through the dual-era
-   * classifier. false (the default until issue 11 is done): every request is served by the
-   * 2025 rules, and a 2026 probe is answered so that 2026 clients fall back to initialize
-   * (wire notes G-12).
+   * true (the default): MCP 2026-07-28 requests (per-request envelope, server/discover, cache
+   * hints) are served beside the 2025 sessions, through the dual-era classifier (issue 11 §1).
+   * false: a legacy-only gateway; every request is served by the 2025 rules, and a 2026 probe
+   * is answered so that 2026 clients fall back to initialize (wire notes G-12).
    */
   @IsBoolean({ message: 'must be true or false' })
-  modernEra = false;
+  modernEra = true;
 }
 
 /** 2026-07-28 cache hints (issue 11 §3). */
@@ -399,6 +400,17 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => AccessConfig)
   access?: AccessConfig;
+  /** The operator console (issue 13 §4). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => ConsoleConfig)
+  console: ConsoleConfig = new ConsoleConfig();
+
+  /** The /admin registration API (issue 13). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AdminConfig)
+  admin: AdminConfig = new AdminConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

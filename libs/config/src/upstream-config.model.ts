@@ -22,6 +22,13 @@ export const UPSTREAM_PREFIX_PATTERN = /^[A-Za-z0-9_-]{0,48}$/;
 export const UPSTREAM_PROTOCOLS = ['auto', '2025-11-25', '2026-07-28'] as const;
 export type UpstreamProtocolSetting = (typeof UPSTREAM_PROTOCOLS)[number];
 
+/**
+ * Where an upstream's lists come from (issue 11 §4): `snapshot` (default) pulled on the
+ * refresh schedule into the catalog; `live` fetched per request, for the caller.
+ */
+export const UPSTREAM_LIST_MODES = ['snapshot', 'live'] as const;
+export type UpstreamListMode = (typeof UPSTREAM_LIST_MODES)[number];
+
 /** Per-upstream deadlines, in ms. */
 export class UpstreamTimeoutsConfig {
   /** TCP connect timeout, ms (default 1000, like manifest pulls). */
@@ -73,10 +80,33 @@ export class UpstreamConfig {
   @IsIn(UPSTREAM_PROTOCOLS, { message: `must be one of ${UPSTREAM_PROTOCOLS.join(', ')}` })
   protocol: UpstreamProtocolSetting = 'auto';
 
+  /**
+   * `live`: tools/list, prompts/list, resources/list and resources/templates/list are fetched
+   * from this upstream per request (with the caller's forwarded headers, bounded by
+   * `timeouts.listMillis`) and merged with the catalog; `snapshot` (default): from the catalog.
+   */
+  @IsIn(UPSTREAM_LIST_MODES, { message: `must be one of ${UPSTREAM_LIST_MODES.join(', ')}` })
+  lists: UpstreamListMode = 'snapshot';
+
   @IsObject({ message: 'must be a mapping of keys (not a list or a value)' })
   @ValidateNested()
   @Type(() => UpstreamTimeoutsConfig)
   timeouts: UpstreamTimeoutsConfig = new UpstreamTimeoutsConfig();
+
+  /**
+   * The ttlMs (ms) its lists contribute to the gateway's cache hints when the upstream sends
+   * none (a 2025 upstream never does); absent: 0 (issue 11 §3, wire notes §3).
+   */
+  @IsOptional()
+  @IsInt({ message: 'must be an integer >= 0 (ms)' })
+  @Min(0, { message: 'must be an integer >= 0 (ms)' })
+  @Max(86_400_000, { message: 'must be at most 86400000 (one day, in ms)' })
+  cacheTtlMillis?: number;
+
+  /** The cacheScope its lists contribute when the upstream sends none; absent: private. */
+  @IsOptional()
+  @IsIn(['public', 'private'], { message: 'must be public or private' })
+  cacheScope?: 'public' | 'private';
 
   /** Caller header names copied to this upstream on calls (e.g. X-Mcp-Token); never hop-by-hop ones. */
   @IsArray({ message: 'must be a list of header names' })

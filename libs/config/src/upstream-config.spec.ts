@@ -59,6 +59,7 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
         namePrefix: 'github__',
         enabled: true,
         protocol: 'auto',
+        lists: 'snapshot',
         connectMillis: 1000,
         listMillis: 5000,
         callMillis: 30_000,
@@ -67,6 +68,15 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
       },
     ]);
     expect(config.bundles).toEqual([]);
+  });
+
+  it('takes lists: live (issue 11 §4) and refuses a list mode it does not know, naming the field', () => {
+    expect(load({ upstreams: [upstream('a', { lists: 'live' })] }).upstreams[0]?.lists).toBe(
+      'live',
+    );
+    expect(() => load({ upstreams: [upstream('a', { lists: 'sometimes' })] })).toThrow(
+      /mcp\.upstreams\[0\]\.lists: must be one of snapshot, live/,
+    );
   });
 
   it('accepts discovery enabled with upstreams and no bundle', () => {
@@ -184,5 +194,28 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
     expect(problems({ upstreams: [upstream('a', { enabled: false })] })[0]).toContain(
       'every bundle has enabled: false',
     );
+  });
+});
+
+describe('mcp.upstreams[].cacheTtlMillis / cacheScope (issue 11 §3)', () => {
+  it('takes the cache hints an upstream that sends none contributes; absent, they stay absent (0, private)', () => {
+    const config = load({
+      upstreams: [upstream('old', { cacheTtlMillis: 30_000, cacheScope: 'public' }), upstream('b')],
+    });
+    expect(config.upstreams[0]).toMatchObject({ cacheTtlMillis: 30_000, cacheScope: 'public' });
+    expect(config.upstreams[1]).not.toHaveProperty('cacheTtlMillis');
+    expect(config.upstreams[1]).not.toHaveProperty('cacheScope');
+  });
+
+  it('refuses a negative or fractional ttl and an unknown scope, naming each field', () => {
+    const found = problems({
+      upstreams: [
+        upstream('a', { cacheTtlMillis: -1 }),
+        upstream('b', { cacheTtlMillis: 1.5, cacheScope: 'shared' }),
+      ],
+    });
+    expect(found.join('\n')).toContain('mcp.upstreams[0].cacheTtlMillis');
+    expect(found.join('\n')).toContain('mcp.upstreams[1].cacheTtlMillis');
+    expect(found.join('\n')).toContain('mcp.upstreams[1].cacheScope');
   });
 });

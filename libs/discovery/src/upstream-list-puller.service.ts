@@ -3,11 +3,20 @@ import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@ap
 import {
   Clock,
   type UpstreamItem,
+  type UpstreamListHints,
+  type UpstreamListKey,
   type UpstreamLists,
   type UpstreamPullErrorType,
   type UpstreamPullResult,
 } from '@app/registry';
-import { UpstreamConnections, UpstreamFailure, type UpstreamFailureKind } from '@app/upstream';
+import {
+  ListPagesFault,
+  readListPages,
+  UpstreamConnections,
+  UpstreamFailure,
+  type ListPagesFaultKind,
+  type UpstreamFailureKind,
+} from '@app/upstream';
 import { upstreamRequestHeaders } from '@app/upstream';
 import { SourceCredentialError, SourceCredentials } from '@app/identity';
 
@@ -28,6 +37,42 @@ const FAILURE_TYPES: Readonly<Record<UpstreamFailureKind, UpstreamPullErrorType>
   'too-large': 'UpstreamTooLargeError',
   'session-lost': 'UpstreamSessionError',
   'era-mismatch': 'UpstreamBadAnswerError',
+};
+
+/**
+ * The hints of the pages so far and of one more page (wire notes §3): the smallest ttlMs
+ * (a negative one counts as 0) and `private` over `public`; a member a page omits stays
+ * absent, so it is read as the spec's default (ttlMs 0, private) or the upstream's config.
+ */
+export function addPageHints(
+  sofar: UpstreamListHints | undefined,
+  page: Readonly<Record<string, unknown>>,
+  first: boolean,
+): UpstreamListHints {
+  const ttl = page.ttlMs;
+  const pageTtl =
+    typeof ttl === 'number' && Number.isFinite(ttl) ? Math.max(0, Math.floor(ttl)) : undefined;
+  const scope = page.cacheScope;
+  const pageScope = scope === 'public' || scope === 'private' ? scope : undefined;
+  if (first) return { ttlMs: pageTtl, cacheScope: pageScope };
+  return {
+    ttlMs:
+      sofar?.ttlMs === undefined || pageTtl === undefined
+        ? undefined
+        : Math.min(sofar.ttlMs, pageTtl),
+    cacheScope:
+      sofar?.cacheScope === undefined || pageScope === undefined
+        ? undefined
+        : sofar.cacheScope === 'private' || pageScope === 'private'
+          ? 'private'
+          : 'public',
+  };
+}
+
+const PAGE_FAULTS: Readonly<Record<ListPagesFaultKind, UpstreamPullErrorType>> = {
+  'list-error': 'UpstreamListError',
+  'bad-answer': 'UpstreamBadAnswerError',
+  pagination: 'UpstreamPaginationError',
 };
 
 /** A failed pull, thrown inside `pullLists` and turned into a result value by `pull`. */
@@ -109,48 +154,30 @@ export class UpstreamListPuller {
       resourceTemplates: [],
       prompts: [],
     };
+    // A live upstream's lists are fetched per request, for the caller (issue 11 §4): the
+    // catalog keeps only its capabilities (what it offers), never a list of it.
+    if (upstream.lists === 'live')
+      return { era: connection.era ?? '2025', capabilities, ...collected };
+    const hints: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};
     // The lists are independent: fetched concurrently, each page after the one before.
     await Promise.all(
       LISTS.filter((list) => capabilities[list.capability] !== undefined).map(async (list) => {
-        const seen = new Set<string>();
-        let cursor: string | undefined;
-        for (let page = 1; ; page++) {
-          if (page > this.config.mcp.registry.maxPagesPerList)
-            throw new PullFailure(
-              'UpstreamPaginationError',
-              `${list.method} has more than ${this.config.mcp.registry.maxPagesPerList} pages`,
-            );
-          const answer = await connection.request(
-            list.method,
-            cursor === undefined ? undefined : { cursor },
-            { deadlineMillis: left(), headers },
-          );
-          if (answer.kind === 'error')
-            throw new PullFailure(
-              'UpstreamListError',
-              `${list.method} answered JSON-RPC error ${answer.code}`,
-            );
-          const items = answer.result[list.key];
-          if (!Array.isArray(items))
-            throw new PullFailure(
-              'UpstreamBadAnswerError',
-              `${list.method} result has no ${list.key} array`,
-            );
-          for (const item of items as UpstreamItem[]) collected[list.key].push(item);
-          const next = answer.result.nextCursor;
-          if (next === undefined || next === null) break;
-          if (typeof next !== 'string')
-            throw new PullFailure(
-              'UpstreamBadAnswerError',
-              `${list.method} nextCursor is not a string`,
-            );
-          if (seen.has(next))
-            throw new PullFailure(
-              'UpstreamPaginationError',
-              `${list.method} repeated the cursor of an earlier page`,
-            );
-          seen.add(next);
-          cursor = next;
+        try {
+          const pages = await readListPages(connection, {
+            method: list.method,
+            key: list.key,
+            left,
+            maxPages: this.config.mcp.registry.maxPagesPerList,
+            headers,
+            onPage: (result, page) => {
+              hints[list.key] = addPageHints(hints[list.key], result, page === 1);
+            },
+          });
+          for (const item of pages.items) collected[list.key].push(item);
+        } catch (err) {
+          if (err instanceof ListPagesFault)
+            throw new PullFailure(PAGE_FAULTS[err.kind], err.detail);
+          throw err;
         }
       }),
     );
@@ -158,6 +185,7 @@ export class UpstreamListPuller {
       era: connection.era ?? '2025',
       capabilities,
       ...collected,
+      hints,
     };
   }
 }

@@ -3,11 +3,12 @@ import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { ToolExecutor } from './tool-executor.service';
 import { UpstreamExecutor } from './upstream-executor.service';
+import { LiveListFetcher } from './live-list-fetcher';
 
 /** ExecutionModule: tool calls over HTTP to Tool Services, and requests routed to upstream MCP servers. */
 @Module({
   imports: [UpstreamModule, SourceCredentialsModule],
-  providers: [ToolExecutor, UpstreamExecutor],
-  exports: [ToolExecutor, UpstreamExecutor],
+  providers: [ToolExecutor, UpstreamExecutor, LiveListFetcher],
+  exports: [ToolExecutor, UpstreamExecutor, LiveListFetcher],
 })
 export class ExecutionModule {}

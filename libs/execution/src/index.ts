@@ -17,3 +17,4 @@ export {
   type UpstreamOutcome,
   type UpstreamCallContext,
 } from './upstream-executor.service';
+export { LiveListFetcher, type LiveListMethod, type LiveListOutcome } from './live-list-fetcher';

@@ -46,6 +46,11 @@ export interface UpstreamCallContext {
    * request's `_meta` envelope (wire notes G-23), so it asks only for what the agent can give.
    */
   readonly clientCapabilities?: Readonly<Record<string, unknown>>;
+  /**
+   * Request-metadata headers the request needs beside the caller's forwarded ones, already
+   * encoded: `Mcp-Param-*` for a tool's `x-mcp-header` arguments (wire notes §1.2).
+   */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
   /** Notifications and server->client requests the upstream sends while the request runs. */
   readonly onMessage?: (message: JsonRpcMessage, context: UpstreamMessageContext) => void;
   /**
@@ -169,7 +174,10 @@ export class UpstreamExecutor {
       const answer = await connection.request(method, sent, {
         deadlineMillis: upstream.callMillis,
         signal: signal === undefined ? undefined : new CancellationSignal(signal),
-        headers,
+        headers:
+          context.requestHeaders === undefined
+            ? headers
+            : { ...headers, ...context.requestHeaders },
         onMessage: context.onMessage,
       });
       outcome = answer;

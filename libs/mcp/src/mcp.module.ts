@@ -15,6 +15,7 @@ import { ToolsCallHandler } from './handlers/tools-call.handler';
 import { ToolsListHandler } from './handlers/tools-list.handler';
 import { ServerCapabilities } from './handlers/server-capabilities';
 import { UpstreamRouter } from './handlers/upstream-router';
+import { LiveLists } from './handlers/live-lists.service';
 import {
   CompletionCompleteHandler,
   LoggingSetLevelHandler,
@@ -68,6 +69,7 @@ import { SessionTokenService } from './session/session-token.service';
     },
     ServerCapabilities,
     UpstreamRouter,
+    LiveLists,
     RelayIds,
     MethodDispatcher,
     ToolCallAudit,

@@ -54,6 +54,7 @@ export class GatewayMetrics {
   private readonly upstreamPulls: Counter<'upstream' | 'outcome'>;
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
   private readonly upstreamCallSeconds: Histogram<'upstream' | 'method'>;
+  private readonly upstreamLiveFailures: Counter<'upstream' | 'method'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -132,6 +133,20 @@ export class GatewayMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
+    this.upstreamLiveFailures = new Counter({
+      name: `${PREFIX}upstream_live_failures_total`,
+      help: 'Live list fetches of lists: live upstreams skipped from a list (failed, late or colliding), by upstream and method',
+      labelNames: ['upstream', 'method'],
+      registers,
+    });
+  }
+
+  /**
+   * A `lists: live` upstream skipped from a list (failed, missed its deadline, or a name
+   * collision): `upstream` is its configured id, `method` e.g. tools/list (issue 11 §4).
+   */
+  upstreamLiveFailure(upstream: string, method: string): void {
+    this.upstreamLiveFailures.inc({ upstream, method });
   }
 
   /** `upstream` is a configured id; `outcome` 'success' or an UpstreamPullErrorType. */

@@ -24,6 +24,14 @@ export {
   type MergeLimits,
   type MergeResult,
 } from './catalog/merge-catalog';
+export {
+  CatalogHistory,
+  CATALOG_HISTORY_CAPACITY,
+  type CatalogHistoryEntry,
+  type CatalogHistoryView,
+  type CatalogPublishedEntry,
+  type CatalogRejectedEntry,
+} from './catalog/catalog-history';
 export { CatalogSnapshot, diffCatalogs, type CatalogDiff } from './catalog/catalog-snapshot';
 export type {
   CatalogTool,
@@ -55,6 +63,14 @@ export {
   type UpstreamPullResult,
   type UpstreamLists,
   type UpstreamItem,
+  type UpstreamListHints,
+  type UpstreamListKey,
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
-export type { PartialSource } from './upstream/upstream-intake';
+export type { PartialSource, UpstreamPullState } from './upstream/upstream-intake';
+export {
+  LiveListMerger,
+  type LiveListAnswer,
+  type LiveListKey,
+  type LiveMerge,
+} from './upstream/live-lists';

@@ -887,3 +887,68 @@ describe('structured output: the catalog carries each outputSchema compiled (iss
     expect(service.current()?.get('alpha.plain')?.validateOutput).toBeUndefined();
   });
 });
+
+describe('catalog history (issue 13 §4: added, removed, changed names; revisions; rejections)', () => {
+  const ONE = definition('one', 'a.');
+  const TWO = definition('two', 'a.b.');
+
+  it('records each publication with its names and revisions, newest first, and nothing for an unchanged round', async () => {
+    const { service, clock } = setup([ALPHA, BETA]);
+    await service.applyRound([
+      pulled('alpha', '1', ['alpha.x', 'alpha.y']),
+      pulled('beta', '1', ['beta.z']),
+    ]);
+    clock.current = at(30);
+    await service.applyRound([
+      pulled('alpha', '2', ['alpha.x', 'alpha.w'], 30),
+      pulled('beta', '1', ['beta.z'], 30),
+    ]);
+    clock.current = at(60);
+    await service.applyRound([
+      pulled('alpha', '2', ['alpha.x', 'alpha.w'], 60),
+      pulled('beta', '1', ['beta.z'], 60),
+    ]);
+    const { entries } = service.history();
+    expect(entries).toHaveLength(2);
+    expect(entries[0]).toMatchObject({
+      kind: 'published',
+      seq: 2,
+      at: at(30).toISOString(),
+      toolCount: 3,
+      added: ['alpha.w'],
+      removed: ['alpha.y'],
+      changed: [],
+      counts: { added: 1, removed: 1, changed: 0 },
+      revisions: { alpha: { from: '1', to: '2' }, beta: { from: '1', to: '1' } },
+    });
+    expect(entries[1]).toMatchObject({
+      kind: 'published',
+      seq: 1,
+      added: ['alpha.x', 'alpha.y', 'beta.z'],
+      revisions: { alpha: { from: null, to: '1' } },
+    });
+  });
+
+  it('records a rejection with its reason, detail and sources, and counts repeats of the same one', async () => {
+    const { service, clock } = setup([ONE, TWO]);
+    await service.applyRound([pulled('one', '1', ['a.x']), pulled('two', '1', ['a.b.y'])]);
+    for (const seconds of [30, 60]) {
+      clock.current = at(seconds);
+      await service.applyRound([
+        pulled('one', '2', ['a.x', 'a.b.y'], seconds),
+        pulled('two', '1', ['a.b.y'], seconds),
+      ]);
+    }
+    const [latest, first] = service.history().entries;
+    expect(latest).toMatchObject({
+      kind: 'rejected',
+      reason: 'ToolNameCollisionError',
+      sources: ['one', 'two'],
+      repeats: 2,
+      at: at(30).toISOString(),
+      lastAt: at(60).toISOString(),
+    });
+    expect(latest?.kind === 'rejected' && latest.detail).toContain('a.b.y');
+    expect(first).toMatchObject({ kind: 'published', seq: 1 });
+  });
+});

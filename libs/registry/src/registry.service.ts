@@ -1,8 +1,14 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { GATEWAY_CONFIG, type BundleDefinition, type GatewayConfig } from '@app/config';
+import {
+  GATEWAY_CONFIG,
+  type BundleDefinition,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { BundleIntake, type BundleRound } from './bundle/bundle-intake';
 import { CatalogExtras } from './catalog/catalog-extras';
+import { CatalogHistory, type CatalogHistoryView } from './catalog/catalog-history';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
 import { OutputValidators } from './catalog/output-validators';
@@ -13,7 +19,12 @@ import type { BundlePullResult } from './pull-result';
 import { LAST_GOOD_STORE, type LastGoodStore, type StoreStatus } from './redis/last-good-store';
 import type { BundleStatusView } from './state/bundle-record';
 import type { UpstreamContribution } from './upstream/upstream-contribution';
-import { UpstreamIntake, type PartialSource, type UpstreamRound } from './upstream/upstream-intake';
+import {
+  UpstreamIntake,
+  type PartialSource,
+  type UpstreamPullState,
+  type UpstreamRound,
+} from './upstream/upstream-intake';
 import type { UpstreamPullResult } from './upstream/upstream-pull-result';
 import type { UpstreamStatusView } from './upstream/upstream-record';
 
@@ -72,6 +83,8 @@ export class RegistryService {
   private snapshot?: CatalogSnapshot;
   private firstRoundDone = false;
   private lastRejectionReason?: PullErrorType;
+  /** The last catalog changes of this replica (issue 13 §4: the console's Catalog history). */
+  private readonly changes = new CatalogHistory();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -109,6 +122,25 @@ export class RegistryService {
     return this.upstreams.enabled();
   }
 
+  /**
+   * Adds or replaces an upstream registered at runtime (issue 13 §2); it is pulled from the
+   * next round on and joins the catalog only through that round's merge. false for the id of
+   * a configured upstream.
+   */
+  putUpstream(definition: UpstreamDefinition): boolean {
+    return this.upstreams.put(definition);
+  }
+
+  /** Forgets a registered upstream; the next round publishes the catalog without it. */
+  removeUpstream(id: string): boolean {
+    return this.upstreams.remove(id);
+  }
+
+  /** One upstream's pull state (status, last error with its detail, era, tool count). */
+  upstreamState(id: string): UpstreamPullState | undefined {
+    return this.upstreams.stateOf(id);
+  }
+
   /** true until this bundle's first pull attempt has been applied (fallback files are read only then). */
   isFirstAttempt(bundleId: string): boolean {
     return this.bundles.records.get(bundleId)?.lastAttemptAt === undefined;
@@ -136,6 +168,11 @@ export class RegistryService {
       },
       bundles: this.bundles.views(this.clock.now()),
     };
+  }
+
+  /** The last publications and rejections, newest first (GET /actuator/catalog/history). */
+  history(): CatalogHistoryView {
+    return this.changes.view();
   }
 
   upstreamsView(): UpstreamsView {
@@ -271,10 +308,18 @@ export class RegistryService {
               );
         for (const id of blamed) {
           if (candidates.delete(id)) failures.set(id, { errorType: outcome.errorType });
-          if (upstreamRound.candidates.delete(id))
+          if (upstreamRound.candidates.delete(id)) {
             upstreamRound.failures.set(id, outcome.errorType);
+            this.upstreams.noteRejection(id, outcome.detail);
+          }
         }
         this.lastRejectionReason = outcome.errorType;
+        this.changes.recordRejected(
+          this.clock.now(),
+          outcome.errorType,
+          outcome.detail,
+          outcome.bundleIds,
+        );
         this.metrics?.catalogRejected(outcome.errorType);
         this.logger.error(
           `Catalog not published (${outcome.errorType}): ${outcome.detail}; the previous catalog stays. ` +
@@ -341,6 +386,7 @@ export class RegistryService {
         { from: previous?.revisions[i.bundle.id] ?? null, to: i.manifest.revision ?? null },
       ]),
     );
+    this.changes.recordPublished(next.publishedAt, next.toolCount, diff, revisionChanges);
     const revisionText = Object.entries(revisionChanges)
       .map(([id, r]) => `${id} ${r.from ?? 'none'} -> ${r.to ?? 'none'}`)
       .join(', ');

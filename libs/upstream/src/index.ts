@@ -19,3 +19,10 @@ export * from './upstream-connections.service';
 export * from './upstream.module';
 export { upstreamRequestHeaders } from './upstream-headers';
 export { RawJson, stringifyMessage } from './raw-json';
+export {
+  readListPages,
+  ListPagesFault,
+  type ListPages,
+  type ListPagesFaultKind,
+  type ListPagesRequest,
+} from './list-pages';

@@ -63,6 +63,18 @@ export class UpstreamConnections implements OnApplicationShutdown {
   }
 
   /**
+   * Ends and forgets the connection of an upstream removed or changed at runtime (issue 13):
+   * its 2025 session is ended (DELETE, bounded); the next `get` connects afresh, to the
+   * definition's URL of that time. Never throws.
+   */
+  async release(upstreamId: string): Promise<void> {
+    const connection = this.connections.get(upstreamId);
+    if (connection === undefined) return;
+    this.connections.delete(upstreamId);
+    await connection.close().catch(() => undefined);
+  }
+
+  /**
    * Listens to messages upstreams send outside any request (the 2025 standalone GET stream):
    * list_changed notifications, resource updates.
    */

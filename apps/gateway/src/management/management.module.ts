@@ -1,8 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { SessionTokenService } from '@app/mcp';
 import { GatewayMetrics } from '@app/observability';
 import { RegistryService } from '@app/registry';
+import { CatalogController } from './catalog.controller';
+import { ConsoleAssets } from './console/console-assets';
+import { ConsoleController } from './console/console.controller';
+import { McpAddress } from './console/mcp-address';
+import { AdminAuditLog } from '../admin/admin-audit-log';
+import { AdminAuthenticator } from '../admin/admin-authenticator';
+import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
+import { AdminUpstreamsController } from './admin-upstreams.controller';
 import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
 import { RegistryHealthIndicator } from './registry-health.indicator';
@@ -14,10 +23,19 @@ export interface ManagementDependencies {
   readonly registry: RegistryService;
   readonly metrics: GatewayMetrics;
   readonly sessions: SessionTokenService;
+  readonly config: GatewayConfig;
+  /** Filled in once /mcp is bound: the console's "Run" URL (issue 13 §4). */
+  readonly mcpAddress: McpAddress;
+  /** The registration API's services (issue 13), from the main context's AdminModule. */
+  readonly admin: {
+    readonly registrations: UpstreamRegistrations;
+    readonly authenticator: AdminAuthenticator;
+    readonly audit: AdminAuditLog;
+  };
 }
 
 /**
- * The operator-facing application on MANAGEMENT_PORT: /actuator/*. A second Nest
+ * The operator-facing application on MANAGEMENT_PORT: /actuator/* and the /console page. A second Nest
  * application (one HTTP server each) that shares the main application's singletons, so
  * /mcp and /actuator can never be reached through each other's port.
  */
@@ -32,11 +50,20 @@ export class ManagementModule {
         ToolBundlesController,
         UpstreamsController,
         PrometheusController,
+        CatalogController,
+        ConsoleController,
+        AdminUpstreamsController,
       ],
       providers: [
         { provide: RegistryService, useValue: deps.registry },
         { provide: GatewayMetrics, useValue: deps.metrics },
         { provide: SessionTokenService, useValue: deps.sessions },
+        { provide: GATEWAY_CONFIG, useValue: deps.config },
+        { provide: McpAddress, useValue: deps.mcpAddress },
+        { provide: ConsoleAssets, useValue: new ConsoleAssets() },
+        { provide: UpstreamRegistrations, useValue: deps.admin.registrations },
+        { provide: AdminAuthenticator, useValue: deps.admin.authenticator },
+        { provide: AdminAuditLog, useValue: deps.admin.audit },
         RegistryHealthIndicator,
       ],
       exports: [RegistryHealthIndicator],

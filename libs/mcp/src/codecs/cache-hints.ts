@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { RefreshScheduler } from '@app/discovery';
-import type { CallerAccess } from '@app/identity';
-import { RegistryService } from '@app/registry';
+import { RegistryService, type UpstreamContribution, type UpstreamListKey } from '@app/registry';
 
 /** 2026-07-28 cache hints of a result (wire notes §3). */
 export interface CacheHints {
@@ -11,31 +10,33 @@ export interface CacheHints {
   readonly cacheScope: 'public' | 'private';
 }
 
-/**
- * The hints of a list shown to one caller: a list filtered by the caller's grants (issue 12
- * §3) is `private`, whatever its sources, so no shared cache hands it to someone else.
- */
-export function callerHints(hints: CacheHints, access: CallerAccess | undefined): CacheHints {
-  return access === undefined || access.all || hints.cacheScope === 'private'
-    ? hints
-    : { ttlMs: hints.ttlMs, cacheScope: 'private' };
+/** What a result's hints depend on besides its sources. */
+export interface CacheHintsOptions {
+  /** The result was filtered for the caller (access rules, issue 12): it is private. */
+  readonly filteredForCaller?: boolean;
 }
 
-/** The list each upstream capability feeds. */
-const CAPABILITY_OF: Readonly<Record<string, string>> = {
-  'tools/list': 'tools',
-  'prompts/list': 'prompts',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resources',
+/** Per method: the upstream lists that feed it and the capability that offers them. */
+const SOURCES: Readonly<
+  Record<string, { readonly keys: readonly UpstreamListKey[]; readonly capability?: string }>
+> = {
+  'tools/list': { keys: ['tools'], capability: 'tools' },
+  'prompts/list': { keys: ['prompts'], capability: 'prompts' },
+  'resources/list': { keys: ['resources'], capability: 'resources' },
+  'resources/templates/list': { keys: ['resourceTemplates'], capability: 'resources' },
+  // server/discover: every source contributes (its capabilities come from all of them)
+  'server/discover': { keys: ['tools', 'resources', 'resourceTemplates', 'prompts'] },
 };
 
 /**
- * Cache hints of `server/discover` and the list results (issue 11 §3): the minimum ttlMs over
- * the sources that contribute (a bundle: the time left until its next scheduled pull, since
- * its copy cannot change sooner; an upstream: 0, since it may change its lists at any time
- * and a 2025 upstream says nothing), capped by `cache.maxTtlMillis`; `private` when an
- * upstream contributes (its scope is unknown, and omitted means private), `public` when
- * only bundles do. A list without any source is `{ttlMs: 0, private}`.
+ * Cache hints of `server/discover` and the list results (issue 11 §3, wire notes §3 "most
+ * restrictive merge"): `ttlMs` is the minimum over the contributing sources, capped by
+ * `cache.maxTtlMillis` — a bundle contributes the time left until its next scheduled pull (its
+ * copy cannot change sooner); an upstream the `ttlMs` its own list result carried (the
+ * smallest over its pages), or, when it sent none (every 2025 upstream), its configured
+ * `cacheTtlMillis` (default 0). `cacheScope` is `private` when any contributor said private or
+ * omitted the scope (unless its `cacheScope` is configured), or the result was filtered for
+ * the caller; otherwise `public`. A result without any source is `{ttlMs: 0, private}`.
  */
 @Injectable()
 export class CacheHintsService {
@@ -51,23 +52,100 @@ export class CacheHintsService {
     this.intervalMs = config.mcp.registry.refreshIntervalSeconds * 1000;
   }
 
+  /**
+   * The snapshot's hints merged with a list's live sources' (issue 11 §4): the minimum ttlMs,
+   * `private` when either is (or when the result was filtered for the caller).
+   */
+  withLive(
+    method: string,
+    live: CacheHints | undefined,
+    options: CacheHintsOptions = {},
+  ): CacheHints {
+    if (live === undefined) return this.forList(method, options);
+    const own = this.snapshotHints(method, options);
+    const livePrivate = live.cacheScope === 'private' || options.filteredForCaller === true;
+    // only live sources: their hints alone, capped like any
+    if (own === undefined)
+      return {
+        ttlMs: Math.max(0, Math.min(live.ttlMs, this.maxTtlMs)),
+        cacheScope: livePrivate ? 'private' : 'public',
+      };
+    return {
+      ttlMs: Math.max(0, Math.min(own.ttlMs, live.ttlMs)),
+      cacheScope: own.cacheScope === 'private' || livePrivate ? 'private' : 'public',
+    };
+  }
+
   /** Hints for a list method, or for `server/discover` (every source contributes). */
-  forList(method: string): CacheHints {
-    const capability = CAPABILITY_OF[method];
-    const bundles = (capability === undefined || capability === 'tools') && this.hasBundles();
-    const extras = this.registry.current()?.extras;
-    const upstreams =
-      capability === undefined || extras === undefined
-        ? this.registry.enabledUpstreams().length > 0
-        : extras.upstreamsWith(capability).length > 0;
-    if (!bundles && !upstreams) return { ttlMs: 0, cacheScope: 'private' };
+  forList(method: string, options: CacheHintsOptions = {}): CacheHints {
+    return this.snapshotHints(method, options) ?? { ttlMs: 0, cacheScope: 'private' };
+  }
+
+  /**
+   * The hints of the snapshot's sources of a list; undefined when none serves it. A
+   * `lists: live` upstream's list hints come with its own answers (LiveListResult).
+   */
+  private snapshotHints(method: string, options: CacheHintsOptions): CacheHints | undefined {
+    const sources = SOURCES[method] ?? { keys: [] };
+    const bundles = sources.keys.includes('tools') && this.hasBundles();
+    const upstreams = [...(this.registry.current()?.extras.upstreams.values() ?? [])].filter(
+      // server/discover: every upstream (a live one by its configured hints: it is asked anew)
+      (c) =>
+        sources.capability === undefined ||
+        (c.upstream.lists !== 'live' && c.capabilities[sources.capability] !== undefined),
+    );
+    if (!bundles && upstreams.length === 0) return undefined;
     let ttlMs = this.maxTtlMs;
+    let isPrivate = options.filteredForCaller === true;
     if (bundles) ttlMs = Math.min(ttlMs, this.scheduler.msUntilNextRefresh() ?? this.intervalMs);
-    if (upstreams) ttlMs = 0;
-    return { ttlMs, cacheScope: upstreams ? 'private' : 'public' };
+    for (const contribution of upstreams) {
+      const hints = upstreamHints(contribution, sources.keys);
+      ttlMs = Math.min(ttlMs, hints.ttlMs);
+      if (hints.cacheScope === 'private') isPrivate = true;
+    }
+    return { ttlMs: Math.max(0, ttlMs), cacheScope: isPrivate ? 'private' : 'public' };
+  }
+
+  /**
+   * Hints for a `resources/read` result: the ones its upstream put on it (absent ttlMs: 0,
+   * absent scope: private), capped by `cache.maxTtlMillis`; private when filtered for the caller.
+   */
+  forRead(result: Readonly<Record<string, unknown>>, options: CacheHintsOptions = {}): CacheHints {
+    const ttl = result.ttlMs;
+    const own = typeof ttl === 'number' && Number.isFinite(ttl) ? Math.floor(ttl) : 0;
+    return {
+      ttlMs: Math.max(0, Math.min(own, this.maxTtlMs)),
+      cacheScope:
+        result.cacheScope === 'public' && options.filteredForCaller !== true ? 'public' : 'private',
+    };
   }
 
   private hasBundles(): boolean {
     return this.config.bundles.some((b) => b.enabled);
   }
+}
+
+/**
+ * What one upstream contributes over the given lists: the hints its lists carried, a member
+ * it omitted replaced by its configured `cacheTtlMillis` / `cacheScope` (defaults 0, private).
+ */
+export function upstreamHints(
+  contribution: Pick<UpstreamContribution, 'hints' | 'upstream'>,
+  keys: readonly UpstreamListKey[],
+): CacheHints {
+  const { upstream } = contribution;
+  const present = keys.filter((k) => contribution.hints[k] !== undefined);
+  const fallback: CacheHints = {
+    ttlMs: upstream.cacheTtlMillis ?? 0,
+    cacheScope: upstream.cacheScope ?? 'private',
+  };
+  if (present.length === 0) return fallback;
+  let ttlMs = Number.MAX_SAFE_INTEGER;
+  let isPrivate = false;
+  for (const key of present) {
+    const hint = contribution.hints[key];
+    ttlMs = Math.min(ttlMs, hint?.ttlMs ?? fallback.ttlMs);
+    if ((hint?.cacheScope ?? fallback.cacheScope) === 'private') isPrivate = true;
+  }
+  return { ttlMs, cacheScope: isPrivate ? 'private' : 'public' };
 }

@@ -11,6 +11,7 @@ import {
   type MethodContext,
   type MethodResult,
 } from '../handlers/method-handler';
+import { LiveListResult } from '../handlers/live-list-result';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import {
@@ -25,8 +26,12 @@ import {
   type JsonBody,
 } from '../http/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
-import { CacheHintsService, callerHints } from './cache-hints';
+import { RegistryService } from '@app/registry';
+import { isFilteredForCaller } from '../handlers/caller-filtered';
+import { CacheHintsService } from './cache-hints';
+import { paramHeaderMismatch } from '../handlers/header-params';
 import { decodeHeaderValue } from './mcp-header-values';
+import { missingClientCapabilities } from './required-capabilities';
 import { streamWhenRelayed } from './relay-answer';
 
 /** The modern revisions this gateway serves (wire notes §1.3). */
@@ -90,6 +95,7 @@ export class ModernCodec {
     private readonly dispatcher: MethodDispatcher,
     private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
+    private readonly registry: RegistryService,
   ) {
     this.serverInfo = {
       name: config.get('mcp.identity', { infer: true }),
@@ -186,7 +192,7 @@ export class ModernCodec {
       access: exchange.access,
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
-      (result) => this.result(id, method, result, exchange.access),
+      (result) => this.result(id, method, result, clientCapabilities, exchange.access),
       (err: unknown) => this.handlerError(id, err),
     );
     return streamWhenRelayed(answer, stream, () => undefined);
@@ -243,6 +249,11 @@ export class ModernCodec {
           reason: `Mcp-Name differs from params.${source}`,
         };
     }
+    if (method === 'tools/call' && typeof params?.name === 'string') {
+      // Mcp-Param-* for x-mcp-header arguments; an unknown tool is checked by its handler (-32602)
+      const tool = this.registry.current()?.get(params.name);
+      if (tool !== undefined) return paramHeaderMismatch(tool, params.arguments, headers);
+    }
     return undefined;
   }
 
@@ -252,7 +263,7 @@ export class ModernCodec {
       resultType: 'complete',
       supportedVersions: MODERN_PROTOCOL_VERSIONS,
       capabilities: this.capabilities.current(access),
-      ...callerHints(this.cacheHints.forList('server/discover'), access),
+      ...this.cacheHints.forList('server/discover', { filteredForCaller: restricted(access) }),
       _meta: { [META_SERVER_INFO]: this.serverInfo },
     };
     return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), 'json');
@@ -263,13 +274,18 @@ export class ModernCodec {
     id: JsonRpcId,
     method: string,
     result: MethodResult,
+    clientCapabilities: Readonly<Record<string, unknown>>,
     access: CallerAccess | undefined,
   ): HttpAnswer {
-    const hints = LIST_METHODS.has(method)
-      ? callerHints(this.cacheHints.forList(method), access)
-      : method === 'resources/read'
-        ? ({ ttlMs: 0, cacheScope: 'private' } as const)
-        : undefined;
+    // a result built for a restricted caller (issue 12 §3) is private
+    const filteredForCaller = isFilteredForCaller(result) || restricted(access);
+    let hints = LIST_METHODS.has(method)
+      ? this.cacheHints.withLive(
+          method,
+          result instanceof LiveListResult ? result.cacheHints : undefined,
+          { filteredForCaller },
+        )
+      : undefined;
     let body: JsonBody;
     if (result instanceof PreSerialized) {
       // `{"tools":[…]` + … + `}`: the 2026 members go before the closing brace
@@ -286,6 +302,19 @@ export class ModernCodec {
       // a passed-on upstream result gets the 2026 members too: from its parsed value
       const r =
         result instanceof SerializedResult ? result.value : (result as Record<string, unknown>);
+      // input requests for a capability the request did not declare: 400 -32021 (wire notes §4)
+      const missing = missingClientCapabilities(r, clientCapabilities);
+      if (missing !== undefined)
+        return this.error(
+          id,
+          -32021,
+          `Missing required client capability: ${Object.keys(missing).join(', ')}`,
+          400,
+          { requiredCapabilities: missing },
+        );
+      // resources/read: the owning upstream's own hints, capped; an input_required carries none
+      if (method === 'resources/read' && r.resultType !== 'input_required')
+        hints = this.cacheHints.forRead(r, { filteredForCaller });
       const meta = isRecord(r._meta) ? r._meta : {};
       body = JSON.stringify({
         ...r,
@@ -328,4 +357,9 @@ export class ModernCodec {
   ): HttpAnswer {
     return messageAnswer(status, errorEnvelope(id, code, message, data), 'json', headers);
   }
+}
+
+/** Whether the caller's grants (issue 12 §3) leave something out: its answers are its own. */
+function restricted(access: CallerAccess | undefined): boolean {
+  return access !== undefined && !access.all;
 }

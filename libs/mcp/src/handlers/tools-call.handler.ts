@@ -12,8 +12,10 @@ import {
   ToolDeniedError,
 } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
+import { paramHeadersFor } from './header-params';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
+import { LiveLists } from './live-lists.service';
 import { UpstreamRouter } from './upstream-router';
 import { ToolCallAudit } from '../audit/tool-call-audit';
 import { CallerLimits } from '../limits/caller-limits.service';
@@ -37,6 +39,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly refresh: BundleRefreshService,
     private readonly executor: ToolExecutor,
     private readonly upstreams: UpstreamRouter,
+    private readonly live: LiveLists,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
@@ -46,9 +49,11 @@ export class ToolsCallHandler implements MethodHandler {
     const name = params?.name;
     if (typeof name !== 'string') return false;
     const tool = this.registry.current()?.get(name);
+    // a live upstream's tool is in no snapshot: its prefix tells (issue 11 §4)
+    if (tool === undefined) return this.live.ownerOf(name) !== undefined;
     // a tool the caller may not use is prepared for exactly like an unknown one (issue 12 §3)
     return (
-      tool?.route.kind === 'upstream' &&
+      tool.route.kind === 'upstream' &&
       (access === undefined || allowsTool(access, tool.sourceId, tool.name))
     );
   }
@@ -109,7 +114,7 @@ export class ToolsCallHandler implements MethodHandler {
         'Invalid params: params.arguments must be an object',
       );
     }
-    const tool = await this.find(name, context.access);
+    const tool = await this.find(name, context);
     if (tool.route.kind === 'upstream') {
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
@@ -127,6 +132,7 @@ export class ToolsCallHandler implements MethodHandler {
           },
           context,
           (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
+          paramHeadersFor(tool, args),
         );
       } catch (err) {
         // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh, as
@@ -156,9 +162,16 @@ export class ToolsCallHandler implements MethodHandler {
    * that same answer, without the refresh: the tool exists, so a refresh would find nothing
    * new, and a caller must not be able to make the gateway pull every source by guessing names.
    */
-  private async find(name: string, access: CallerAccess | undefined): Promise<CatalogTool> {
+  private async find(name: string, context: MethodContext): Promise<CatalogTool> {
+    const access = context.access;
     const found = this.registry.current()?.get(name);
     if (found !== undefined) return this.granted(found, access);
+    // A live upstream's tools are listed per caller, never in the snapshot: routed by the
+    // prefix of the published name, resolved through the caller's live list (issue 11 §4).
+    if (this.live.active) {
+      const live = await this.live.toolFor(name, context);
+      if (live !== undefined) return this.granted(live, access);
+    }
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
     if (catalog === undefined)

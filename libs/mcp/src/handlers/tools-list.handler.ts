@@ -3,6 +3,7 @@ import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
 import { callerListJson } from './caller-lists';
+import { LiveLists } from './live-lists.service';
 import {
   PreSerialized,
   type MethodContext,
@@ -24,11 +25,14 @@ export const REGISTRY_UNAVAILABLE_MESSAGE =
 export class ToolsListHandler implements MethodHandler {
   readonly method = 'tools/list';
 
-  constructor(private readonly registry: RegistryService) {}
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly live: LiveLists,
+  ) {}
 
   handle(
     params: Readonly<Record<string, unknown>> | undefined,
-    context?: MethodContext,
+    context: MethodContext,
   ): Promise<MethodResult> {
     if (params?.cursor !== undefined) {
       // The whole list is one page; no cursor was ever issued, so none is valid.
@@ -45,7 +49,9 @@ export class ToolsListHandler implements MethodHandler {
         new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
       );
     }
-    const access = context?.access;
+    // lists: live upstreams: built per request for the caller (issue 11 §4)
+    if (this.live.active) return this.live.list(this.method, catalog, context);
+    const access = context.access;
     // issue 12 §3: a restricted caller gets the tools it may use, built once per catalog and
     // grant; everyone else the prebuilt bytes
     const tools =

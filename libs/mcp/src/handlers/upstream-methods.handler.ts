@@ -10,6 +10,7 @@ import {
   type MethodHandler,
   type MethodResult,
 } from './method-handler';
+import { LiveLists } from './live-lists.service';
 import { partialSourcesMember } from './partial-sources';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import { UpstreamRouter } from './upstream-router';
@@ -53,14 +54,18 @@ abstract class CatalogListHandler implements MethodHandler {
   protected abstract readonly key: 'prompts' | 'resources' | 'resourceTemplates';
   protected abstract json(catalog: CatalogSnapshot): string;
 
-  constructor(protected readonly registry: RegistryService) {}
+  constructor(
+    protected readonly registry: RegistryService,
+    private readonly live: LiveLists,
+  ) {}
 
   // async: a thrown GatewayError becomes the rejection the codec answers with
-  // eslint-disable-next-line @typescript-eslint/require-await
-  async handle(params: Params, context?: MethodContext): Promise<MethodResult> {
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     noCursor(params);
     const catalog = catalogOf(this.registry);
-    const access = context?.access;
+    // lists: live upstreams: built per request for the caller (issue 11 §4)
+    if (this.live.active) return this.live.list(this.method, catalog, context);
+    const access = context.access;
     return new PreSerialized([
       `{"${this.key}":`,
       // issue 12 §3: only the granted sources' entries for a restricted caller
@@ -116,11 +121,14 @@ export class PromptsGetHandler implements MethodHandler {
     private readonly registry: RegistryService,
     private readonly refresh: BundleRefreshService,
     private readonly router: UpstreamRouter,
+    private readonly live: LiveLists,
   ) {}
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const name = stringParam(params, 'name');
     let prompt = catalogOf(this.registry).extras.prompt(name);
+    // a live upstream's prompts are in no snapshot: by prefix, from the caller's live list
+    if (prompt === undefined && this.live.active) prompt = await this.live.promptFor(name, context);
     // a prompt the caller may not use: answered as unknown, without a refresh (issue 12 §3)
     if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
     else if (prompt === undefined) {

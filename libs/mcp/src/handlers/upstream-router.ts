@@ -47,9 +47,11 @@ export class UpstreamRouter {
     params: Record<string, unknown> | undefined,
     context: MethodContext,
     onFailure?: (message: string) => object,
+    requestHeaders?: Readonly<Record<string, string>>,
   ): Promise<object> {
     const outcome = await this.executor.forward(upstream, method, params, {
       headers: context.headers,
+      requestHeaders,
       signal: context.signal,
       clientCapabilities: context.clientCapabilities,
       caller: context.caller,

@@ -105,7 +105,7 @@ describe('HttpAccessPolicy: preflight', () => {
       'access-control-expose-headers': 'Mcp-Session-Id',
       'access-control-allow-methods': 'POST, GET, DELETE, OPTIONS',
       'access-control-allow-headers':
-        'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id, ' +
+        'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name, last-event-id, ' +
         'guid, x-request-id, employee-no, virtual-employee-no',
       'access-control-max-age': '600',
     });

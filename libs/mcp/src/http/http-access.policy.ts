@@ -35,6 +35,9 @@ const ALLOW_HEADERS = [
   'authorization',
   'mcp-session-id',
   'mcp-protocol-version',
+  // 2026-07-28 request metadata (wire notes §1.2); Mcp-Param-* names depend on the tool
+  'mcp-method',
+  'mcp-name',
   'last-event-id',
   ...FORWARDED_CALLER_HEADERS.filter((h) => h !== 'mcp-session-id'),
 ].join(', ');

@@ -98,6 +98,27 @@ export async function mergeCatalog(
     };
   }
 
+  const { collisions, involved } = await collisionsOf(tools, slicer);
+  if (collisions.length > 0) {
+    return {
+      ok: false,
+      errorType: 'ToolNameCollisionError',
+      detail: `tool names published by more than one ${upstreams.length === 0 ? 'bundle' : 'source'}: ${collisions.slice(0, 10).join(', ')}`,
+      bundleIds: [...involved].sort(compareCodeUnits),
+    };
+  }
+  return { ok: true, tools };
+}
+
+/**
+ * The names in a (sourceId, name)-sorted tool list that more than one source publishes, as
+ * `"name" (first, second)`, and every source involved (contract §7.6). Shared by the catalog
+ * merge and the live lists' merge (issue 11 §4).
+ */
+export async function collisionsOf(
+  tools: readonly CatalogTool[],
+  slicer = new TimeSlicer(),
+): Promise<{ readonly collisions: readonly string[]; readonly involved: ReadonlySet<string> }> {
   const ownerByName = new Map<string, string>();
   const collisions: string[] = [];
   const involved = new Set<string>();
@@ -111,13 +132,5 @@ export async function mergeCatalog(
       involved.add(owner).add(tool.sourceId);
     }
   }
-  if (collisions.length > 0) {
-    return {
-      ok: false,
-      errorType: 'ToolNameCollisionError',
-      detail: `tool names published by more than one ${upstreams.length === 0 ? 'bundle' : 'source'}: ${collisions.slice(0, 10).join(', ')}`,
-      bundleIds: [...involved].sort(compareCodeUnits),
-    };
-  }
-  return { ok: true, tools };
+  return { collisions, involved };
 }

@@ -26,6 +26,7 @@ function upstream(id: string, namePrefix = `${id}__`): UpstreamDefinition {
     namePrefix,
     enabled: true,
     protocol: 'auto',
+    lists: 'snapshot',
     connectMillis: 100,
     listMillis: 1000,
     callMillis: 5000,

@@ -4,7 +4,12 @@ import type { CatalogTool } from '../catalog/catalog-tool';
 import { compareCodeUnits } from '../catalog/merge-catalog';
 import type { SchemaChecker } from '../manifest/schema-checker';
 import { publishNames } from './published-names';
-import type { UpstreamItem, UpstreamLists } from './upstream-pull-result';
+import type {
+  UpstreamItem,
+  UpstreamListHints,
+  UpstreamListKey,
+  UpstreamLists,
+} from './upstream-pull-result';
 
 /** An upstream tool (or prompt, resource, template) not published, and why (issue 10 §3, §7). */
 export interface LeftOutItem {
@@ -46,6 +51,8 @@ export interface UpstreamContribution {
   readonly resources: readonly CatalogResource[];
   readonly resourceTemplates: readonly CatalogResource[];
   readonly leftOut: readonly LeftOutItem[];
+  /** The cache hints each of its lists carried (issue 11 §3); empty for a 2025 upstream. */
+  readonly hints: Readonly<Partial<Record<UpstreamListKey, UpstreamListHints>>>;
   /** Equal fingerprints: equal contributions (the catalog is not rebuilt). */
   readonly fingerprint: string;
 }
@@ -165,6 +172,8 @@ export function acceptUpstreamLists(
       ...resources.map((r) => r.publishedJson),
       '\u0000',
       ...resourceTemplates.map((r) => r.publishedJson),
+      '\u0000',
+      JSON.stringify(lists.hints ?? {}),
     ].join('\n'),
   );
   return {
@@ -176,6 +185,7 @@ export function acceptUpstreamLists(
     resources,
     resourceTemplates,
     leftOut,
+    hints: lists.hints ?? {},
     fingerprint,
   };
 }

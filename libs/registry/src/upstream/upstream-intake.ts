@@ -9,16 +9,38 @@ import {
 } from '../redis/last-good-store';
 import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
 import type {
+  UpstreamListHints,
+  UpstreamListKey,
   UpstreamLists,
   UpstreamPullErrorType,
   UpstreamPullResult,
 } from './upstream-pull-result';
-import { UpstreamRecord, type UpstreamCopy, type UpstreamStatusView } from './upstream-record';
+import {
+  UpstreamRecord,
+  type UpstreamCopy,
+  type UpstreamStatus,
+  type UpstreamStatusView,
+} from './upstream-record';
 
 /** One round's upstream outcomes, before the catalog decides which copies it adopts. */
 export interface UpstreamRound {
   readonly candidates: Map<string, UpstreamCopy>;
   readonly failures: Map<string, UpstreamPullErrorType>;
+}
+
+/** What the registration API shows of an upstream's pulls (issue 13 §1). */
+export interface UpstreamPullState {
+  readonly definition: UpstreamDefinition;
+  readonly status: UpstreamStatus;
+  /** false until a round has pulled it. */
+  readonly attempted: boolean;
+  readonly lastErrorType?: UpstreamPullErrorType;
+  /** The failure's detail as logged (operators only; never sent to agents). */
+  readonly lastErrorDetail?: string;
+  /** The era of the copy served, `2025` or `2026`. */
+  readonly era?: '2025' | '2026';
+  /** Tools of the copy served. */
+  readonly toolCount?: number;
 }
 
 /** A source the catalog serves incompletely: from a last good copy, or not at all. */
@@ -38,7 +60,10 @@ export interface PartialSource {
 @Injectable()
 export class UpstreamIntake {
   private readonly logger = new Logger('Registry');
-  private readonly records: ReadonlyMap<string, UpstreamRecord>;
+  /** Configured upstreams first (config order), then registered ones (issue 13) in order of arrival. */
+  private readonly records: Map<string, UpstreamRecord>;
+  /** Ids of the configured upstreams: never replaced or removed at runtime. */
+  private readonly configured: ReadonlySet<string>;
   private readonly schemas = new SchemaChecker();
 
   constructor(
@@ -47,6 +72,46 @@ export class UpstreamIntake {
     @Optional() @Inject(LAST_GOOD_STORE) private readonly store: LastGoodStore | null = null,
   ) {
     this.records = new Map(config.upstreams.map((u) => [u.id, new UpstreamRecord(u)]));
+    this.configured = new Set(config.upstreams.map((u) => u.id));
+  }
+
+  /**
+   * Adds an upstream registered at runtime, or replaces one (issue 13 §2): a replaced
+   * upstream starts afresh (no copy, no status), so its next round decides its state. It
+   * reaches the catalog only through the next round's merge. A configured upstream is never
+   * replaced: false.
+   */
+  put(definition: UpstreamDefinition): boolean {
+    if (this.configured.has(definition.id)) return false;
+    this.records.set(definition.id, new UpstreamRecord(definition));
+    return true;
+  }
+
+  /** Forgets a registered upstream (issue 13 §1); the next round's merge drops its items. */
+  remove(id: string): boolean {
+    if (this.configured.has(id)) return false;
+    return this.records.delete(id);
+  }
+
+  /** The pull state of one upstream, for the registration API; undefined when unknown. */
+  stateOf(id: string): UpstreamPullState | undefined {
+    const record = this.records.get(id);
+    if (record === undefined) return undefined;
+    return {
+      definition: record.definition,
+      status: record.status,
+      attempted: record.lastAttemptAt !== undefined,
+      lastErrorType: record.lastErrorType,
+      lastErrorDetail: record.lastErrorDetail,
+      era: record.lastGood?.contribution.era,
+      toolCount: record.lastGood?.contribution.tools.length,
+    };
+  }
+
+  /** Says why the catalog refused this upstream's copy (a merge rejection's detail). */
+  noteRejection(id: string, detail: string): void {
+    const record = this.records.get(id);
+    if (record !== undefined) record.lastErrorDetail = detail;
   }
 
   /** The upstreams to pull: enabled ones, in config order. */
@@ -64,6 +129,7 @@ export class UpstreamIntake {
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'failed') {
         failures.set(record.definition.id, result.errorType);
+        record.lastErrorDetail = result.detail;
         this.logger.warn(
           `Upstream ${record.definition.id}: list pull failed (${result.errorType}: ${result.detail}); ` +
             (record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'),
@@ -187,6 +253,22 @@ function isList(value: unknown): value is Record<string, unknown>[] {
   return Array.isArray(value);
 }
 
+/** Stored cache hints (issue 11 §3): only well-formed members are kept; garbage means none. */
+function asHints(value: unknown): UpstreamLists['hints'] {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const out: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};
+  for (const key of ['tools', 'resources', 'resourceTemplates', 'prompts'] as const) {
+    const h = (value as Record<string, unknown>)[key];
+    if (typeof h !== 'object' || h === null) continue;
+    const { ttlMs, cacheScope } = h as Record<string, unknown>;
+    out[key] = {
+      ttlMs: typeof ttlMs === 'number' && Number.isInteger(ttlMs) && ttlMs >= 0 ? ttlMs : undefined,
+      cacheScope: cacheScope === 'public' || cacheScope === 'private' ? cacheScope : undefined,
+    };
+  }
+  return out;
+}
+
 /** Stored lists in the UpstreamLists shape, or undefined (garbage is a miss, never a catalog). */
 function asLists(value: unknown): UpstreamLists | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -207,5 +289,6 @@ function asLists(value: unknown): UpstreamLists | undefined {
     resources: v.resources,
     resourceTemplates: v.resourceTemplates,
     prompts: v.prompts,
+    hints: asHints(v.hints),
   };
 }

@@ -22,6 +22,19 @@ export type UpstreamPullErrorType = (typeof UPSTREAM_PULL_ERROR_TYPES)[number];
 /** One JSON object as an upstream sent it (a tool, resource, template or prompt). */
 export type UpstreamItem = Readonly<Record<string, unknown>>;
 
+/**
+ * The 2026 cache hints one list of an upstream carried (wire notes §3), over all its pages:
+ * the smallest `ttlMs` (ms) and `private` if any page said so; a member is absent when a page
+ * omitted it (a 2025 upstream sends none). Issue 11 §3.
+ */
+export interface UpstreamListHints {
+  readonly ttlMs?: number;
+  readonly cacheScope?: 'public' | 'private';
+}
+
+/** The lists of an upstream by result key. */
+export type UpstreamListKey = 'tools' | 'resources' | 'resourceTemplates' | 'prompts';
+
 /** Everything one pull of an upstream returned, every page joined, in the upstream's order. */
 export interface UpstreamLists {
   /** `2025` (initialize + session) or `2026` (stateless, server/discover). */
@@ -32,6 +45,8 @@ export interface UpstreamLists {
   readonly resources: readonly UpstreamItem[];
   readonly resourceTemplates: readonly UpstreamItem[];
   readonly prompts: readonly UpstreamItem[];
+  /** The cache hints each list carried (absent: none recorded, e.g. a copy from before issue 11). */
+  readonly hints?: Readonly<Partial<Record<UpstreamListKey, UpstreamListHints>>>;
 }
 
 /**

@@ -54,6 +54,8 @@ export class UpstreamRecord {
   lastAttemptOk?: boolean;
   consecutiveFailures = 0;
   lastErrorType?: UpstreamPullErrorType;
+  /** The last failure's detail (or merge rejection's), for operators; never on /actuator. */
+  lastErrorDetail?: string;
 
   constructor(readonly definition: UpstreamDefinition) {}
 
@@ -72,6 +74,7 @@ export class UpstreamRecord {
     this.lastAttemptOk = true;
     this.consecutiveFailures = 0;
     this.lastErrorType = undefined;
+    this.lastErrorDetail = undefined;
     return ended;
   }
 

@@ -1,0 +1,178 @@
+/**
+ * The management endpoints the console reads and writes (same origin as the page). Shapes:
+ * /actuator/toolBundles (contract §9), /actuator/upstreams (issue 10 §7),
+ * /actuator/catalog/{tools,history} and /admin/upstreams (issue 13 §1).
+ */
+
+export interface ConsoleSettings {
+  readonly identity: string;
+  readonly version: string;
+  readonly profile: string;
+  readonly mcpUrl: string | null;
+  readonly mcpPort: number | null;
+}
+
+export interface RedisStatus {
+  readonly configured: boolean;
+  readonly available: boolean | null;
+  readonly lastFailureReason: string | null;
+}
+
+export interface BundleView {
+  readonly id: string;
+  readonly status: string;
+  readonly revision: string | null;
+  readonly toolCount: number;
+  readonly lastSuccessAt: string | null;
+  readonly lastAttemptAt: string | null;
+  readonly consecutiveFailures: number;
+  readonly lastFailureReason: string | null;
+  readonly detail?: string;
+  readonly source: string | null;
+  readonly ageSeconds: number | null;
+}
+
+export interface ToolBundlesAnswer {
+  readonly identity: string;
+  readonly ready: boolean;
+  readonly catalog: {
+    readonly published: boolean;
+    readonly toolCount: number;
+    readonly publishedAt: string | null;
+    readonly lastRejectionReason: string | null;
+  };
+  readonly redis: RedisStatus;
+  readonly bundles: readonly BundleView[];
+}
+
+export interface UpstreamView {
+  readonly id: string;
+  readonly status: string;
+  readonly era: string | null;
+  readonly namePrefix: string;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly leftOut: readonly { readonly name?: string; readonly reason?: string }[];
+  readonly lastAttemptAt: string | null;
+  readonly lastSuccessAt: string | null;
+  readonly consecutiveFailures: number;
+  readonly lastErrorType: string | null;
+  readonly source: string | null;
+  readonly ageSeconds: number | null;
+}
+
+export interface UpstreamsAnswer {
+  readonly upstreams: readonly UpstreamView[];
+}
+
+/** A record of the registration API (issue 13 §1). */
+export interface UpstreamRecord {
+  readonly id: string;
+  readonly url: string;
+  readonly namePrefix: string;
+  readonly enabled: boolean;
+  readonly protocol: string;
+  readonly authorization: { readonly mode: string; readonly valueEnv?: string };
+  readonly origin: 'config' | 'registered';
+  readonly state: 'PENDING' | 'ACTIVE' | 'FAILED' | 'DISABLED';
+  readonly reason?: string;
+  readonly era?: string;
+  readonly toolCount?: number;
+  readonly createdAt?: string;
+  readonly updatedAt?: string;
+  readonly createdBy?: string;
+}
+
+export interface AdminUpstreamsAnswer {
+  readonly storage: 'redis' | 'memory';
+  readonly upstreams: readonly UpstreamRecord[];
+}
+
+export interface CatalogToolView {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly inputSchema: unknown;
+  readonly outputSchema?: unknown;
+  readonly annotations?: unknown;
+  readonly source: { readonly kind: 'bundle' | 'upstream'; readonly id: string };
+}
+
+export interface CatalogToolsAnswer {
+  readonly publishedAt: string | null;
+  readonly tools: readonly CatalogToolView[];
+}
+
+export interface HistoryPublished {
+  readonly kind: 'published';
+  readonly seq: number;
+  readonly at: string;
+  readonly toolCount: number;
+  readonly counts: { readonly added: number; readonly removed: number; readonly changed: number };
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  readonly changed: readonly string[];
+  readonly revisions: Readonly<Record<string, { from: string | null; to: string | null }>>;
+}
+
+export interface HistoryRejected {
+  readonly kind: 'rejected';
+  readonly seq: number;
+  readonly at: string;
+  readonly lastAt: string;
+  readonly repeats: number;
+  readonly reason: string;
+  readonly detail: string;
+  readonly sources: readonly string[];
+}
+
+export interface HistoryAnswer {
+  readonly capacity: number;
+  readonly entries: readonly (HistoryPublished | HistoryRejected)[];
+}
+
+/** A management answer that was not 2xx: the status and the server's own message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The message of an error body: `message` (Nest, a string or a list), `error`, or the text. */
+function messageOf(status: number, text: string): string {
+  try {
+    const body = JSON.parse(text) as { message?: unknown; error?: unknown; problems?: unknown };
+    const message = Array.isArray(body.message) ? body.message.join('; ') : body.message;
+    // /admin names every broken field in `problems` (issue 13 §1: the boot validation's words)
+    const problems = Array.isArray(body.problems) ? body.problems.map(String) : [];
+    if (typeof message === 'string' && message !== '')
+      return problems.length > 0 && !problems.every((p) => message.includes(p))
+        ? `${message}: ${problems.join('; ')}`
+        : message;
+    if (typeof body.error === 'string') return body.error;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text.trim() === '' ? `HTTP ${status}` : text.trim().slice(0, 500);
+}
+
+/** Calls the management port; JSON in, JSON out; throws ApiError for a non-2xx answer. */
+export async function call<T>(
+  path: string,
+  init: { method?: string; body?: unknown; token?: string } = {},
+): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (init.token !== undefined && init.token !== '') headers.authorization = `Bearer ${init.token}`;
+  const res = await fetch(path, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    cache: 'no-store',
+  });
+  const text = await res.text();
+  if (!res.ok) throw new ApiError(res.status, messageOf(res.status, text));
+  return (text === '' ? undefined : JSON.parse(text)) as T;
+}

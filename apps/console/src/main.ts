@@ -1,0 +1,207 @@
+import { READ_ONLY_NO_TOKEN, type AdminAccess } from './access.js';
+import {
+  ApiError,
+  call,
+  type AdminUpstreamsAnswer,
+  type CatalogToolsAnswer,
+  type ConsoleSettings,
+  type HistoryAnswer,
+  type ToolBundlesAnswer,
+  type UpstreamRecord,
+  type UpstreamsAnswer,
+} from './api.js';
+import { byId } from './dom.js';
+import { HistoryView } from './history-view.js';
+import { McpClient } from './mcp-client.js';
+import { SourcesView, type Registration } from './sources-view.js';
+import { ToolsView } from './tools-view.js';
+
+/** How often the console asks for fresh state, in ms (issue 13 §4: updates without reloading). */
+const POLL_MS = 3000;
+/** The admin token lives in this tab only (sessionStorage), never in a cookie or the URL. */
+const TOKEN_KEY = 'mcp-gateway-console.token';
+const VIEWS = ['sources', 'tools', 'history'] as const;
+type ViewName = (typeof VIEWS)[number];
+
+let token = sessionStorage.getItem(TOKEN_KEY) ?? '';
+let settings: ConsoleSettings | undefined;
+let client: McpClient | undefined;
+let timer: number | undefined;
+
+const actionStatus = byId('action-status');
+const updated = byId('updated');
+const problem = byId('problem');
+
+function mcpUrl(s: ConsoleSettings): string | undefined {
+  if (s.mcpUrl !== null) return s.mcpUrl;
+  if (s.mcpPort === null) return undefined;
+  return `${location.protocol}//${location.hostname}:${s.mcpPort}/mcp`;
+}
+
+function newClient(): void {
+  const url = settings === undefined ? undefined : mcpUrl(settings);
+  client =
+    url === undefined ? undefined : new McpClient(url, () => token, settings?.version ?? '0');
+  byId('mcp-url').textContent = url ?? 'not known';
+}
+
+async function adminAction<T>(what: string, run: () => Promise<T>): Promise<T> {
+  actionStatus.textContent = `${what}…`;
+  try {
+    const result = await run();
+    actionStatus.textContent = `${what}: done.`;
+    return result;
+  } catch (err) {
+    actionStatus.textContent = `${what} failed: ${err instanceof Error ? err.message : String(err)}`;
+    throw err;
+  } finally {
+    void refresh();
+  }
+}
+
+const sources = new SourcesView(byId('view-sources'), {
+  register: (registration: Registration) =>
+    call<UpstreamRecord>('/admin/upstreams', { method: 'POST', body: registration, token }),
+  setEnabled: (id, enabled) =>
+    void adminAction(`${enabled ? 'Enabling' : 'Disabling'} ${id}`, () =>
+      call(`/admin/upstreams/${encodeURIComponent(id)}`, {
+        method: 'PATCH',
+        body: { enabled },
+        token,
+      }),
+    ).catch(() => undefined),
+  remove: (id) => {
+    if (!confirm(`Delete the registered upstream ${id}? Its tools leave the catalog.`)) return;
+    void adminAction(`Deleting ${id}`, () =>
+      call(`/admin/upstreams/${encodeURIComponent(id)}`, { method: 'DELETE', token }),
+    ).catch(() => undefined);
+  },
+});
+const tools = new ToolsView(byId('view-tools'), () => client);
+const history = new HistoryView(byId('view-history'));
+
+const NO_ADMIN_CONFIGURED: AdminAccess = {
+  kind: 'read-only',
+  reason:
+    'Read-only: this gateway has no admin credential (set MCP_ADMIN_TOKEN, or use mcp.auth.mode jwt with the admin scope).',
+};
+
+/**
+ * GET /admin/upstreams decides what the operator may do (issue 13 §3). With an admin check
+ * configured it answers 401 without a token; with none it answers everyone and refuses every
+ * write, so a token that "works" there proves nothing: the console asks once without it.
+ */
+async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstreamsAnswer }> {
+  try {
+    const admin = await call<AdminUpstreamsAnswer>('/admin/upstreams', { token });
+    if (token === '') return { access: NO_ADMIN_CONFIGURED, admin };
+    const open = await call('/admin/upstreams').then(
+      () => true,
+      () => false,
+    );
+    return { access: open ? NO_ADMIN_CONFIGURED : { kind: 'writable' }, admin };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    if (err.status === 401 || err.status === 403)
+      return {
+        access:
+          token === ''
+            ? READ_ONLY_NO_TOKEN
+            : {
+                kind: 'read-only',
+                reason: `Read-only: the admin token was refused (HTTP ${err.status}: ${err.message}).`,
+              },
+      };
+    if (err.status === 404)
+      return {
+        access: {
+          kind: 'read-only',
+          reason: 'Read-only: this gateway has no /admin registration API.',
+        },
+      };
+    return {
+      access: {
+        kind: 'read-only',
+        reason: `Read-only: /admin answered HTTP ${err.status}: ${err.message}`,
+      },
+    };
+  }
+}
+
+async function refresh(): Promise<void> {
+  window.clearTimeout(timer);
+  try {
+    const [bundles, upstreams, admin, catalog, changes] = await Promise.all([
+      call<ToolBundlesAnswer>('/actuator/toolBundles'),
+      call<UpstreamsAnswer>('/actuator/upstreams'),
+      adminState(),
+      call<CatalogToolsAnswer>('/actuator/catalog/tools'),
+      call<HistoryAnswer>('/actuator/catalog/history'),
+    ]);
+    sources.render({ bundles, upstreams, admin: admin.admin, access: admin.access });
+    document.body.dataset.access = admin.access.kind;
+    byId('access').textContent =
+      admin.access.kind === 'writable' ? 'Admin: changes allowed.' : admin.access.reason;
+    tools.render(catalog);
+    history.render(changes);
+    problem.hidden = true;
+    updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshes every ${POLL_MS / 1000} s.`;
+  } catch (err) {
+    problem.hidden = false;
+    problem.textContent = `Cannot read the gateway's state: ${err instanceof Error ? err.message : String(err)}. Retrying.`;
+  } finally {
+    timer = window.setTimeout(() => void refresh(), POLL_MS);
+  }
+}
+
+function show(view: ViewName): void {
+  for (const name of VIEWS) {
+    byId(`view-${name}`).hidden = name !== view;
+    const link = byId(`tab-${name}`);
+    if (name === view) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+function route(): void {
+  const wanted = location.hash.replace(/^#/, '');
+  show((VIEWS as readonly string[]).includes(wanted) ? (wanted as ViewName) : 'sources');
+}
+
+function setUpToken(): void {
+  const form = byId<HTMLFormElement>('token-form');
+  const input = byId<HTMLInputElement>('admin-token');
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    token = input.value.trim();
+    input.value = '';
+    if (token === '') sessionStorage.removeItem(TOKEN_KEY);
+    else sessionStorage.setItem(TOKEN_KEY, token);
+    newClient();
+    void refresh();
+  });
+  byId('forget-token').addEventListener('click', () => {
+    token = '';
+    sessionStorage.removeItem(TOKEN_KEY);
+    newClient();
+    void refresh();
+  });
+}
+
+async function start(): Promise<void> {
+  window.addEventListener('hashchange', route);
+  route();
+  setUpToken();
+  try {
+    settings = await call<ConsoleSettings>('/console/settings');
+    byId('identity').textContent =
+      `${settings.identity} · ${settings.version} · profile ${settings.profile}`;
+  } catch (err) {
+    problem.hidden = false;
+    problem.textContent = `Cannot read the console settings: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  newClient();
+  await refresh();
+}
+
+void start();

@@ -1,0 +1,131 @@
+import type { BundleView, UpstreamRecord, UpstreamView } from './api.js';
+import { age, field, h, when } from './dom.js';
+
+/** Buttons of a registered upstream's card (shown only when the console is writable). */
+export interface CardActions {
+  setEnabled(id: string, enabled: boolean): void;
+  remove(id: string): void;
+}
+
+const badge = (text: string, kind: string): HTMLElement =>
+  h('span', { class: `badge badge-${kind.toLowerCase()}`, 'data-field': 'status' }, text);
+
+/** A Tool Service bundle: one of the five states of contract §9. */
+export function bundleCard(b: BundleView): HTMLElement {
+  return h(
+    'article',
+    { class: 'card', 'data-source': b.id, 'data-kind': 'bundle', 'aria-labelledby': `src-${b.id}` },
+    h(
+      'header',
+      {},
+      h('h3', { id: `src-${b.id}` }, b.id),
+      h('span', { class: 'kind' }, 'Tool Service bundle'),
+      badge(b.status, b.status),
+    ),
+    h(
+      'dl',
+      {},
+      ...field('Era', 'bundle manifest'),
+      ...field('Tools', b.toolCount, 'tools'),
+      ...field('Revision', b.revision ?? '—'),
+      ...field('Last success', when(b.lastSuccessAt)),
+      ...field('Last error type', b.lastFailureReason ?? 'none', 'error'),
+      ...(b.detail !== undefined ? field('Detail', b.detail) : []),
+      ...field('Failures in a row', b.consecutiveFailures),
+      ...field(
+        'Copy in use',
+        b.source === null ? 'none' : `${b.source}, ${age(b.ageSeconds)} old`,
+        'age',
+      ),
+    ),
+  );
+}
+
+/**
+ * An upstream MCP server: the registration state (PENDING, ACTIVE, FAILED, DISABLED) when
+ * /admin knows it, and the pull status of /actuator/upstreams (healthy, degraded,
+ * unreachable, disabled).
+ */
+export function upstreamCard(
+  id: string,
+  pull: UpstreamView | undefined,
+  record: UpstreamRecord | undefined,
+  actions: CardActions | undefined,
+): HTMLElement {
+  const origin = record?.origin ?? 'config';
+  const era = pull?.era ?? record?.era ?? null;
+  const tools = pull?.counts.tools ?? record?.toolCount;
+  const enabled = record?.enabled ?? pull?.status !== 'disabled';
+  const controls =
+    actions !== undefined && origin === 'registered'
+      ? h(
+          'div',
+          { class: 'actions' },
+          h(
+            'button',
+            { type: 'button', onclick: () => actions.setEnabled(id, !enabled) },
+            enabled ? `Disable ${id}` : `Enable ${id}`,
+          ),
+          h(
+            'button',
+            { type: 'button', class: 'danger', onclick: () => actions.remove(id) },
+            `Delete ${id}`,
+          ),
+        )
+      : null;
+  return h(
+    'article',
+    { class: 'card', 'data-source': id, 'data-kind': 'upstream', 'aria-labelledby': `src-${id}` },
+    h(
+      'header',
+      {},
+      h('h3', { id: `src-${id}` }, id),
+      h(
+        'span',
+        { class: 'kind' },
+        `upstream MCP server (${origin === 'config' ? 'configured, read-only' : 'registered'})`,
+      ),
+      record !== undefined
+        ? h(
+            'span',
+            { class: `badge badge-${record.state.toLowerCase()}`, 'data-field': 'state' },
+            record.state,
+          )
+        : null,
+      pull !== undefined ? badge(pull.status, pull.status) : null,
+    ),
+    h(
+      'dl',
+      {},
+      ...(record?.reason !== undefined ? field('Reason', record.reason, 'reason') : []),
+      ...field('Era', era === null ? 'not known yet' : `MCP ${era}`, 'era'),
+      ...field('Tools', tools ?? '—', 'tools'),
+      ...(pull !== undefined
+        ? [
+            ...field(
+              'Other lists',
+              `${pull.counts.resources ?? 0} resources, ${pull.counts.resourceTemplates ?? 0} templates, ${pull.counts.prompts ?? 0} prompts`,
+            ),
+            ...field('Last success', when(pull.lastSuccessAt)),
+            ...field('Last error type', pull.lastErrorType ?? 'none', 'error'),
+            ...field(
+              'Copy in use',
+              pull.source === null ? 'none' : `${pull.source}, ${age(pull.ageSeconds)} old`,
+              'age',
+            ),
+            ...(pull.leftOut.length > 0
+              ? field(
+                  'Left out',
+                  pull.leftOut.map((i) => `${i.name ?? '?'}: ${i.reason ?? ''}`).join('; '),
+                )
+              : []),
+          ]
+        : []),
+      ...(record !== undefined ? field('URL', record.url) : []),
+      ...(record?.createdBy !== undefined && record.origin === 'registered'
+        ? field('Registered by', `${record.createdBy}, ${when(record.createdAt)}`)
+        : []),
+    ),
+    controls,
+  );
+}

@@ -1,0 +1,213 @@
+import type { CatalogToolView, CatalogToolsAnswer } from './api.js';
+import { h, replace } from './dom.js';
+import { McpCallError, type McpClient } from './mcp-client.js';
+import { failureBlock, resultBlock } from './result-view.js';
+import { argumentsForm } from './schema-form.js';
+import { schemaBlock } from './schema-view.js';
+
+/** A stable, id-safe token for a tool name (names may hold . / and -). */
+const slug = (i: number): string => `tool-${i}`;
+
+function sourceLabel(tool: CatalogToolView): string {
+  return tool.source.kind === 'bundle'
+    ? `Tool Service bundle ${tool.source.id}`
+    : `Upstream MCP server ${tool.source.id}`;
+}
+
+/**
+ * The Tools view (issue 13 §4): cards grouped by source, a search box, "Schema" unfolding the
+ * input and output schemas, and "Run" with a form generated from the inputSchema that calls
+ * the tool through /mcp.
+ */
+export class ToolsView {
+  private readonly search = h('input', {
+    id: 'tool-search',
+    type: 'search',
+    autocomplete: 'off',
+    'aria-controls': 'tool-groups',
+  });
+  private readonly count = h('p', { id: 'tool-count', role: 'status', 'aria-live': 'polite' });
+  private readonly groups = h('div', { id: 'tool-groups' });
+  private publishedAt?: string | null;
+  /** Names whose schema panel is open, kept across a catalog change. */
+  private readonly openSchemas = new Set<string>();
+
+  constructor(
+    root: HTMLElement,
+    private readonly client: () => McpClient | undefined,
+  ) {
+    this.search.addEventListener('input', () => this.filter());
+    root.append(
+      h('h2', {}, 'Tools'),
+      h(
+        'div',
+        { class: 'search' },
+        h('label', { for: 'tool-search' }, 'Search tools'),
+        this.search,
+      ),
+      this.count,
+      this.groups,
+    );
+  }
+
+  /** Rebuilds the cards only when another catalog was published. */
+  render(answer: CatalogToolsAnswer): void {
+    if (answer.publishedAt === this.publishedAt) return;
+    this.publishedAt = answer.publishedAt;
+    const bySource = new Map<string, CatalogToolView[]>();
+    for (const tool of answer.tools) {
+      const key = `${tool.source.kind}:${tool.source.id}`;
+      bySource.set(key, [...(bySource.get(key) ?? []), tool]);
+    }
+    let index = 0;
+    replace(
+      this.groups,
+      ...[...bySource.values()].map((tools, g) =>
+        h(
+          'section',
+          {
+            class: 'tool-group',
+            'aria-labelledby': `group-${g}`,
+            'data-group': sourceLabel(tools[0] as CatalogToolView),
+          },
+          h(
+            'h3',
+            { id: `group-${g}` },
+            sourceLabel(tools[0] as CatalogToolView),
+            h('span', { class: 'hint' }, ` (${tools.length})`),
+          ),
+          h('div', { class: 'cards' }, ...tools.map((t) => this.card(t, slug(index++)))),
+        ),
+      ),
+    );
+    if (answer.tools.length === 0)
+      this.groups.append(
+        h(
+          'p',
+          {},
+          answer.publishedAt === null ? 'No catalog is published yet.' : 'The catalog is empty.',
+        ),
+      );
+    this.filter();
+  }
+
+  private filter(): void {
+    const q = this.search.value.trim().toLowerCase();
+    let shown = 0;
+    let total = 0;
+    for (const group of Array.from(this.groups.querySelectorAll<HTMLElement>('.tool-group'))) {
+      let inGroup = 0;
+      for (const card of Array.from(group.querySelectorAll<HTMLElement>('.tool'))) {
+        total++;
+        const match = q === '' || (card.dataset.search ?? '').includes(q);
+        card.hidden = !match;
+        if (match) inGroup++;
+      }
+      group.hidden = inGroup === 0;
+      shown += inGroup;
+    }
+    this.count.textContent =
+      q === '' ? `${total} tools` : `${shown} of ${total} tools match “${q}”`;
+  }
+
+  private card(tool: CatalogToolView, id: string): HTMLElement {
+    const schemaPanel = h('div', { id: `${id}-schema`, class: 'panel', hidden: true });
+    const runPanel = h('div', { id: `${id}-run`, class: 'panel', hidden: true });
+    const schemaButton = h(
+      'button',
+      { type: 'button', 'aria-expanded': 'false', 'aria-controls': schemaPanel.id },
+      'Schema',
+    );
+    const runButton = h(
+      'button',
+      { type: 'button', 'aria-expanded': 'false', 'aria-controls': runPanel.id },
+      'Run',
+    );
+    const toggle = (button: HTMLButtonElement, panel: HTMLElement, fill: () => void): void => {
+      const open = panel.hidden;
+      if (open && panel.childElementCount === 0) fill();
+      panel.hidden = !open;
+      button.setAttribute('aria-expanded', String(open));
+    };
+    const fillSchema = (): void =>
+      replace(
+        schemaPanel,
+        schemaBlock('inputSchema', tool.inputSchema, `${id}-in`),
+        tool.outputSchema !== undefined
+          ? schemaBlock('outputSchema', tool.outputSchema, `${id}-out`)
+          : h('p', { class: 'hint' }, 'No outputSchema: the result is unstructured content.'),
+      );
+    schemaButton.addEventListener('click', () => {
+      toggle(schemaButton, schemaPanel, fillSchema);
+      if (schemaPanel.hidden) this.openSchemas.delete(tool.name);
+      else this.openSchemas.add(tool.name);
+    });
+    runButton.addEventListener('click', () =>
+      toggle(runButton, runPanel, () => this.fillRun(tool, id, runPanel)),
+    );
+    if (this.openSchemas.has(tool.name)) toggle(schemaButton, schemaPanel, fillSchema);
+    const text = [tool.name, tool.title, tool.description, tool.source.id]
+      .filter(Boolean)
+      .join(' ')
+      .toLowerCase();
+    return h(
+      'article',
+      {
+        class: 'card tool',
+        'data-tool': tool.name,
+        'data-search': text,
+        'aria-labelledby': `${id}-name`,
+      },
+      h('header', {}, h('h4', { id: `${id}-name` }, h('code', {}, tool.name))),
+      tool.title !== undefined ? h('p', { class: 'title' }, tool.title) : null,
+      tool.description !== undefined ? h('p', { class: 'description' }, tool.description) : null,
+      h('div', { class: 'actions' }, schemaButton, runButton),
+      schemaPanel,
+      runPanel,
+    );
+  }
+
+  private fillRun(tool: CatalogToolView, id: string, panel: HTMLElement): void {
+    const form = argumentsForm(tool.inputSchema, id);
+    const output = h('div', { 'aria-live': 'polite' });
+    const submit = h('button', { type: 'submit' }, `Run ${tool.name}`);
+    const element = h(
+      'form',
+      { class: 'run', novalidate: true, 'aria-label': `Run ${tool.name}` },
+      form.element,
+      submit,
+      output,
+    );
+    element.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const read = form.read();
+      if (!read.ok) {
+        replace(output, failureBlock(`Not sent: ${read.error}.`));
+        return;
+      }
+      const client = this.client();
+      if (client === undefined) {
+        replace(output, failureBlock('The /mcp URL is not known yet.'));
+        return;
+      }
+      submit.disabled = true;
+      replace(output, h('p', {}, 'Calling through /mcp…'));
+      const started = performance.now();
+      client
+        .callTool(tool.name, read.args)
+        .then((result) => replace(output, resultBlock(result, performance.now() - started)))
+        .catch((err: unknown) =>
+          replace(
+            output,
+            failureBlock(
+              err instanceof McpCallError || err instanceof Error ? err.message : String(err),
+            ),
+          ),
+        )
+        .finally(() => {
+          submit.disabled = false;
+        });
+    });
+    replace(panel, element);
+  }
+}

@@ -1,0 +1,43 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { AdminActor } from './admin-authenticator';
+
+/** What an admin request tried to do. */
+export type AdminAction = 'upstream.register' | 'upstream.update' | 'upstream.delete';
+
+/** One audit entry: who, what, on which upstream, and how it ended. */
+export interface AdminAuditEntry {
+  readonly action: AdminAction;
+  readonly upstreamId: string | null;
+  readonly actor: AdminActor | null;
+  /** The HTTP status answered. */
+  readonly status: number;
+  readonly outcome: 'accepted' | 'refused' | 'denied';
+  /** The changed fields, or the first problem of a refusal; never a secret. */
+  readonly detail?: string;
+}
+
+/**
+ * The audit trail of /admin (issue 13 §3): one JSON log line per change attempt, written
+ * through the gateway's pino logger with `event: "admin_audit"`, naming who made it. Denied
+ * attempts (401, 403) are logged too, with no actor when the token did not verify.
+ */
+@Injectable()
+export class AdminAuditLog {
+  private readonly logger = new Logger('Audit');
+
+  record(entry: AdminAuditEntry): void {
+    const who =
+      entry.actor === null ? 'unauthenticated caller' : `${entry.actor.name} (${entry.actor.via})`;
+    this.logger.log({
+      msg: `Admin ${entry.action} ${entry.upstreamId ?? ''} by ${who}: ${entry.outcome} (${entry.status})`,
+      event: 'admin_audit',
+      action: entry.action,
+      upstreamId: entry.upstreamId,
+      actor: entry.actor?.name ?? null,
+      actorVia: entry.actor?.via ?? null,
+      status: entry.status,
+      outcome: entry.outcome,
+      ...(entry.detail === undefined ? {} : { detail: entry.detail }),
+    });
+  }
+}

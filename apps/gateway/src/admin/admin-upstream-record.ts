@@ -1,0 +1,50 @@
+import type { RegisteredUpstreamConfig } from '@app/config';
+
+/** Where an upstream comes from: the config file (read-only) or the registration API. */
+export type UpstreamOrigin = 'config' | 'registered';
+
+/** issue 13 §1: the life of a registration as the API and the console show it. */
+export type RegistrationState = 'PENDING' | 'ACTIVE' | 'FAILED' | 'DISABLED';
+
+/**
+ * One upstream as `/admin/upstreams` answers it (issue 13 §1; the console builds on this
+ * shape). Never a URL credential or a secret value: `authorization` names the env variable.
+ * Times are ISO 8601 strings; `createdBy` is the admin who registered it ("config" for
+ * configured ones).
+ */
+export interface AdminUpstreamView {
+  readonly id: string;
+  readonly url: string;
+  readonly namePrefix: string;
+  readonly enabled: boolean;
+  readonly protocol: 'auto' | '2025-11-25' | '2026-07-28';
+  readonly authorization: { readonly mode: string; readonly valueEnv?: string };
+  readonly origin: UpstreamOrigin;
+  readonly state: RegistrationState;
+  /** Why it is FAILED (an error type and its detail), or why an ACTIVE one serves an older copy. */
+  readonly reason?: string;
+  /** The MCP revision it speaks, once a pull succeeded. */
+  readonly era?: '2025-11-25' | '2026-07-28';
+  /** Tools of the copy in the catalog. */
+  readonly toolCount?: number;
+  readonly createdAt: string | null;
+  readonly updatedAt: string | null;
+  readonly createdBy: string;
+}
+
+/** The list answer: where registrations live, and every upstream, configured ones first. */
+export interface AdminUpstreamList {
+  readonly storage: 'redis' | 'memory';
+  readonly upstreams: readonly AdminUpstreamView[];
+}
+
+/** A registration as the store keeps it (issue 13 §2): the config fields and who/when. */
+export interface StoredRegistration {
+  readonly upstream: RegisteredUpstreamConfig;
+  /** ms since the epoch. */
+  readonly createdAt: number;
+  /** ms since the epoch; changes with every PATCH (replicas compare it to pick changes up). */
+  readonly updatedAt: number;
+  readonly createdBy: string;
+  readonly updatedBy: string;
+}

@@ -1,0 +1,49 @@
+import { Module } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { DiscoveryModule } from '@app/discovery';
+import { RegistryModule } from '@app/registry';
+import { UpstreamModule } from '@app/upstream';
+import { AdminAuditLog } from './admin-audit-log';
+import { AdminAuthenticator } from './admin-authenticator';
+import { REGISTRATION_STORE, UPSTREAM_ADDRESS_GUARD } from './admin-tokens';
+import { MemoryRegistrationStore, RedisRegistrationStore } from './registration-store';
+import { UpstreamAddressGuard } from './upstream-address-guard';
+import { UpstreamRegistrations } from './upstream-registrations.service';
+
+/**
+ * AdminModule (issue 13 §1–§3): runtime registration of upstream MCP servers, its store
+ * (Redis or memory), the admin role check and the audit log. It lives in the main
+ * application context, beside the registry it feeds, so registrations are loaded before the
+ * first refresh round; the management listener serves its HTTP face (/admin).
+ */
+@Module({
+  imports: [RegistryModule, DiscoveryModule, UpstreamModule],
+  providers: [
+    {
+      provide: REGISTRATION_STORE,
+      useFactory: async (config: GatewayConfig) => {
+        if (config.redisUrl === undefined) return new MemoryRegistrationStore();
+        const { Redis } = await import('ioredis');
+        return new RedisRegistrationStore(
+          config.redisUrl,
+          config,
+          (url, options) => new Redis(url, options),
+        );
+      },
+      inject: [GATEWAY_CONFIG],
+    },
+    {
+      provide: UPSTREAM_ADDRESS_GUARD,
+      useFactory: (config: GatewayConfig) =>
+        new UpstreamAddressGuard(
+          config.admin ?? { urlPatterns: [], allowLoopback: false, allowedRanges: [] },
+        ),
+      inject: [GATEWAY_CONFIG],
+    },
+    AdminAuthenticator,
+    AdminAuditLog,
+    UpstreamRegistrations,
+  ],
+  exports: [AdminAuthenticator, AdminAuditLog, UpstreamRegistrations],
+})
+export class AdminModule {}

@@ -1,0 +1,114 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { rangeList, urlMatches, type AdminSettings } from '@app/config';
+
+/** Resolves a host name to every address it has; a provider so tests can pin answers. */
+export type ResolveHost = (host: string) => Promise<readonly string[]>;
+
+/** The system resolver (getaddrinfo, like the connections to the upstream will use). */
+export const systemResolve: ResolveHost = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/** Address classes a registered upstream may not resolve to unless allowed (issue 13 §1). */
+const REFUSED: readonly {
+  readonly name: string;
+  readonly ranges: readonly [string, number, 'ipv4' | 'ipv6'][];
+}[] = [
+  {
+    // Cloud metadata endpoints (AWS, GCP, Azure, OpenStack: 169.254.169.254; AWS IPv6;
+    // Alibaba Cloud; Oracle Cloud's 169.254.169.254 too). Listed before link-local to name them.
+    name: 'a cloud metadata address',
+    ranges: [
+      ['169.254.169.254', 32, 'ipv4'],
+      ['169.254.170.2', 32, 'ipv4'],
+      ['fd00:ec2::254', 128, 'ipv6'],
+      ['100.100.100.200', 32, 'ipv4'],
+    ],
+  },
+  {
+    name: 'a link-local address',
+    ranges: [
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ],
+  },
+  {
+    name: 'an unspecified address',
+    ranges: [
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ],
+  },
+];
+const LOOPBACK: readonly [string, number, 'ipv4' | 'ipv6'][] = [
+  ['127.0.0.0', 8, 'ipv4'],
+  ['::1', 128, 'ipv6'],
+];
+
+function listOf(ranges: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockList {
+  const list = new BlockList();
+  for (const [address, prefix, family] of ranges) list.addSubnet(address, prefix, family);
+  return list;
+}
+
+/**
+ * Decides whether an upstream URL may be registered (issue 13 §1): it must match one of
+ * `mcp.admin.allowedUpstreamUrls` (when any is configured), and every address its host
+ * resolves to must be outside the refused classes (cloud metadata, link-local, unspecified,
+ * and loopback unless `allowLoopback`), unless `allowedAddressRanges` holds it. Every address
+ * is checked, so a name that resolves to one good and one refused address is refused.
+ *
+ * The check runs at registration; a host whose DNS answer changes later is not re-checked
+ * (the upstream connection resolves the name itself).
+ */
+export class UpstreamAddressGuard {
+  private readonly refused: readonly { readonly name: string; readonly list: BlockList }[];
+  private readonly allowed: BlockList;
+
+  constructor(
+    private readonly settings: Pick<
+      AdminSettings,
+      'urlPatterns' | 'allowLoopback' | 'allowedRanges'
+    >,
+    private readonly resolve: ResolveHost = systemResolve,
+  ) {
+    this.refused = [
+      ...REFUSED.map((c) => ({ name: c.name, list: listOf(c.ranges) })),
+      ...(settings.allowLoopback ? [] : [{ name: 'a loopback address', list: listOf(LOOPBACK) }]),
+    ];
+    this.allowed = rangeList(settings.allowedRanges);
+  }
+
+  /** undefined when the URL may be registered; otherwise why not ("url: …"). Never throws. */
+  async problem(rawUrl: string): Promise<string | undefined> {
+    const url = new URL(rawUrl);
+    const patterns = this.settings.urlPatterns;
+    if (patterns.length > 0 && !patterns.some((p) => urlMatches(p, url)))
+      return (
+        `url: not allowed by mcp.admin.allowedUpstreamUrls (${patterns.map((p) => p.text).join(', ')}); ` +
+        'ask the gateway operator to add a pattern'
+      );
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    let addresses: readonly string[];
+    try {
+      addresses = isIP(host) !== 0 ? [host] : await this.resolve(host);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      return `url: host "${host}" does not resolve (${code})`;
+    }
+    if (addresses.length === 0) return `url: host "${host}" does not resolve`;
+    for (const address of addresses) {
+      const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+      if (this.allowed.check(address, family)) continue;
+      const hit = this.refused.find((c) => c.list.check(address, family));
+      if (hit !== undefined)
+        return (
+          `url: host "${host}" resolves to ${address}, ${hit.name}, which may not be registered ` +
+          '(mcp.admin.allowedAddressRanges' +
+          (hit.name === 'a loopback address' ? ' or mcp.admin.allowLoopback' : '') +
+          ' can allow it)'
+        );
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,182 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
+import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
+import type { AdminOutcome } from '../admin/upstream-registrations.service';
+import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  503: 'Service Unavailable',
+};
+
+/**
+ * The registration API (issue 13 §1–§3), on the management port only:
+ * `GET /admin/upstreams` → `{storage, upstreams}` (configured ones first, `origin: "config"`,
+ * read-only), `GET /admin/upstreams/{id}`, `POST /admin/upstreams` (the fields of an
+ * `mcp.upstreams[]` entry; 202 with the record PENDING), `PATCH /admin/upstreams/{id}`
+ * (`{enabled}`), `DELETE /admin/upstreams/{id}`.
+ *
+ * Access: with an admin check configured (JWT with `mcp.admin.scope`, or `MCP_ADMIN_TOKEN`)
+ * every route needs `Authorization: Bearer …` (401 without a valid one, 403 without the
+ * scope); with none, reads are open and writes answer 403. Errors are
+ * `{statusCode, error, message, problems?}`, `problems` naming each field. Every write
+ * attempt is audit-logged.
+ */
+@Controller('admin/upstreams')
+export class AdminUpstreamsController {
+  constructor(
+    private readonly registrations: UpstreamRegistrations,
+    private readonly authenticator: AdminAuthenticator,
+    private readonly audit: AdminAuditLog,
+  ) {}
+
+  @Get()
+  async list(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    if ((await this.admit(req, reply)) === undefined) return;
+    void reply.status(200).send(this.registrations.list());
+  }
+
+  @Get(':id')
+  async one(
+    @Param('id') id: string,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    if ((await this.admit(req, reply)) === undefined) return;
+    this.send(reply, this.registrations.get(id));
+  }
+
+  @Post()
+  async register(
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const id = idOf(body);
+    const actor = await this.admit(req, reply, { action: 'upstream.register', upstreamId: id });
+    if (actor === undefined) return;
+    const outcome = await this.registrations.register(body, actor);
+    this.logChange('upstream.register', id, actor, outcome, `url ${urlOf(body)}`);
+    this.send(reply, outcome);
+  }
+
+  @Patch(':id')
+  async update(
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const actor = await this.admit(req, reply, { action: 'upstream.update', upstreamId: id });
+    if (actor === undefined) return;
+    const outcome = await this.registrations.update(id, body, actor);
+    this.logChange(
+      'upstream.update',
+      id,
+      actor,
+      outcome,
+      JSON.stringify(body ?? null).slice(0, 200),
+    );
+    this.send(reply, outcome);
+  }
+
+  @Delete(':id')
+  async remove(
+    @Param('id') id: string,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const actor = await this.admit(req, reply, { action: 'upstream.delete', upstreamId: id });
+    if (actor === undefined) return;
+    const outcome = await this.registrations.remove(id);
+    this.logChange('upstream.delete', id, actor, outcome);
+    this.send(reply, outcome);
+  }
+
+  /**
+   * The admin check of issue 13 §3; answers the refusal itself and returns undefined, or
+   * returns who is calling. `write` set: a change, refused when no admin check is configured.
+   */
+  private async admit(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    write?: { action: AdminAction; upstreamId: string | null },
+  ): Promise<AdminActor | undefined> {
+    const decision = await this.authenticator.authenticate(req.headers.authorization);
+    const deny = (status: 401 | 403, message: string, actor: AdminActor | null): undefined => {
+      if (write !== undefined)
+        this.audit.record({ ...write, actor, status, outcome: 'denied', detail: message });
+      if (status === 401) void reply.header('www-authenticate', 'Bearer realm="mcp-gateway-admin"');
+      void reply.status(status).send({ statusCode: status, error: STATUS_TEXT[status], message });
+      return undefined;
+    };
+    switch (decision.kind) {
+      case 'admin':
+        return decision.actor;
+      case 'unconfigured':
+        if (write === undefined) return decision.actor;
+        return deny(
+          403,
+          'The /admin API is read-only: no admin credential is configured. Set MCP_ADMIN_TOKEN ' +
+            '(sent as "Authorization: Bearer …"), or use mcp.auth.mode jwt with tokens carrying mcp.admin.scope',
+          null,
+        );
+      case 'unauthenticated':
+        return deny(401, decision.reason, null);
+      case 'forbidden':
+        return deny(403, decision.reason, decision.actor);
+    }
+  }
+
+  private logChange(
+    action: AdminAction,
+    upstreamId: string | null,
+    actor: AdminActor,
+    outcome: AdminOutcome<unknown>,
+    detail?: string,
+  ): void {
+    this.audit.record({
+      action,
+      upstreamId,
+      actor,
+      status: outcome.status,
+      outcome: outcome.ok ? 'accepted' : 'refused',
+      detail: outcome.ok ? detail : (outcome.problems?.[0] ?? outcome.message),
+    });
+  }
+
+  private send<T>(reply: FastifyReply, outcome: AdminOutcome<T>): void {
+    if (outcome.ok) {
+      void reply.status(outcome.status).send(outcome.body);
+      return;
+    }
+    void reply.status(outcome.status).send({
+      statusCode: outcome.status,
+      error: STATUS_TEXT[outcome.status],
+      message: outcome.message,
+      ...(outcome.problems === undefined ? {} : { problems: outcome.problems }),
+    });
+  }
+}
+
+function idOf(body: unknown): string | null {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id.slice(0, 64) : null;
+}
+
+/** The URL for the audit line, without credentials or query (never a secret in a log). */
+function urlOf(body: unknown): string {
+  const url = (body as { url?: unknown } | null)?.url;
+  if (typeof url !== 'string') return '?';
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '?';
+  }
+}

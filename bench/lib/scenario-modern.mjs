@@ -1,0 +1,229 @@
+// modern: the 2026-07-28 path (issue 11), two parts.
+//   toolsCall  tools/call by a 2026-07-28 client (stateless: the `_meta` envelope in params,
+//              MCP-Protocol-Version / Mcp-Method / Mcp-Name headers; wrk mode modern-call)
+//              through the gateway to the bench Tool Service, beside the bare proxy in the same
+//              rounds at 16 connections: the shape of the 2025 toolsCall scenario.
+//              Key modern.toolsCall.c16.cpuPerRequestRatioVsBareProxy (target <= 2).
+//   liveFanout tools/list by a 2026-07-28 client (wrk mode modern-list, 1 connection) through a
+//              gateway whose ten upstreams (v2 SDK servers, BENCH_MODERN_TOOLS tools each) are
+//              all `lists: live`: every request fans out to the ten and merges (issue 11 §4).
+//              Each upstream's own tools/list p50 is measured first, directly, the same way.
+//              Key modern.liveFanout.u10.p50Ms (target <= the slowest upstream's own p50 + 3 ms,
+//              printed as slowestUpstreamP50Ms).
+import { CORE_SIDE, CORE_TARGET, ROUNDS, SECONDS, WARMUP, int, log } from './config.mjs';
+import { account, measured } from './measure.mjs';
+import { spawnGateway, startBareProxy, startFanoutUpstreams, waitReady } from './processes.mjs';
+import { startGatewayFor } from './scenario-tools-list.mjs';
+import { fmt, median, round } from './stats.mjs';
+
+const LIVE_UPSTREAMS = 10;
+const TOOLS = int('BENCH_MODERN_TOOLS', 5);
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+};
+
+/** One 2026-07-28 request by fetch (the sanity checks before any load). */
+async function modernRpc(url, method, params, name) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name === undefined ? {} : { 'mcp-name': name }),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: ENVELOPE } }),
+  });
+  const text = await res.text();
+  const data = /^data: (.*)$/m.exec(text);
+  return { status: res.status, text, json: JSON.parse(data ? data[1] : text) };
+}
+
+const figures = (r) => ({
+  rps: round(r.rps, 1),
+  p50Ms: round(r.p50Ms),
+  p99Ms: round(r.p99Ms),
+  cpuPerRequestMs: round(r.cpuPerRequestMs, 5),
+  errors: r.errors,
+});
+
+async function modernToolsCall(ts) {
+  const { gw } = await startGatewayFor(ts, 't10', 10, { mcpExtra: { http: { modernEra: true } } });
+  const proxy = await startBareProxy({ core: CORE_TARGET, upstream: ts.url });
+  try {
+    const check = await modernRpc(
+      gw.mcpUrl,
+      'tools/call',
+      { name: 'bench.echo', arguments: { nonce: 7 } },
+      'bench.echo',
+    );
+    if (
+      check.json?.result?.resultType !== 'complete' ||
+      !check.json.result.content?.[0]?.text?.includes('"nonce":7')
+    )
+      throw new Error(`modern tools/call sanity check failed: ${check.status} ${check.text}`);
+    const targets = {
+      bareProxy: {
+        url: `http://127.0.0.1:${proxy.port}/mcp/bench.echo`,
+        mode: 'rest',
+        targetPid: proxy.pid,
+        upstreamPid: ts.pid,
+        loadCore: CORE_SIDE,
+      },
+      gateway: {
+        url: gw.mcpUrl,
+        mode: 'modern-call',
+        targetPid: gw.pid,
+        upstreamPid: ts.pid,
+        loadCore: CORE_SIDE,
+      },
+    };
+    const names = Object.keys(targets);
+    for (const name of names)
+      account(await measured({ ...targets[name], connections: 16, seconds: WARMUP }));
+    const raw = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = r % 2 === 0 ? names : [...names].reverse();
+      for (const name of order) {
+        const m = await measured({ ...targets[name], connections: 16, seconds: SECONDS });
+        account(m);
+        raw.push({ round: r + 1, target: name, kept: r > 0 || ROUNDS === 1, ...m });
+        log(
+          `modern round ${r + 1}/${ROUNDS} c=16 ${name.padEnd(10)} ${fmt(m.rps, 0)} req/s p50 ${fmt(m.p50Ms, 3)} ms ` +
+            `cpu/req ${fmt(m.cpuPerRequestMs * 1000, 1)} µs err ${m.errors} idMismatch ${m.mismatches}`,
+        );
+      }
+    }
+    const kept = (name) => raw.filter((x) => x.target === name && x.kept);
+    const med = (name, key) => median(kept(name).map((x) => x[key]));
+    const perRound = kept('gateway').map((g) => {
+      const p = raw.find((x) => x.target === 'bareProxy' && x.round === g.round);
+      return p ? round(g.cpuPerRequestMs / p.cpuPerRequestMs, 2) : null;
+    });
+    return {
+      c16: {
+        gateway: {
+          rps: round(med('gateway', 'rps'), 1),
+          p50Ms: round(med('gateway', 'p50Ms')),
+          p99Ms: round(med('gateway', 'p99Ms')),
+          cpuPerRequestMs: round(med('gateway', 'cpuPerRequestMs'), 5),
+          errors: kept('gateway').reduce((s, x) => s + x.errors, 0),
+        },
+        bareProxy: {
+          rps: round(med('bareProxy', 'rps'), 1),
+          p50Ms: round(med('bareProxy', 'p50Ms')),
+          p99Ms: round(med('bareProxy', 'p99Ms')),
+          cpuPerRequestMs: round(med('bareProxy', 'cpuPerRequestMs'), 5),
+          errors: kept('bareProxy').reduce((s, x) => s + x.errors, 0),
+        },
+        cpuPerRequestRatioVsBareProxy: round(
+          med('gateway', 'cpuPerRequestMs') / med('bareProxy', 'cpuPerRequestMs'),
+          2,
+        ),
+        cpuPerRequestRatioVsBareProxyPerRound: perRound,
+      },
+    };
+  } finally {
+    await proxy.stop();
+    await gw.stop();
+  }
+}
+
+async function modernLiveFanout() {
+  const fan = await startFanoutUpstreams({
+    core: CORE_SIDE,
+    servers: LIVE_UPSTREAMS,
+    tools: TOOLS,
+    silent: 0,
+  });
+  let gw;
+  try {
+    // Each upstream's own tools/list, by the same 2026 request at 1 connection.
+    const own = [];
+    for (const url of fan.servers) {
+      account(
+        await measured({
+          url,
+          mode: 'modern-list',
+          connections: 1,
+          seconds: 1,
+          targetPid: fan.pid,
+          loadCore: CORE_TARGET,
+        }),
+      );
+      const r = await measured({
+        url,
+        mode: 'modern-list',
+        connections: 1,
+        seconds: Math.max(1, Math.min(SECONDS, 3)),
+        targetPid: fan.pid,
+        loadCore: CORE_TARGET,
+      });
+      account(r);
+      own.push(figures(r));
+    }
+    const slowest = Math.max(...own.map((o) => o.p50Ms));
+    gw = await spawnGateway({
+      core: CORE_TARGET,
+      mcp: {
+        identity: 'bench',
+        registry: { refreshIntervalSeconds: 3600, refreshJitterSeconds: 0 },
+        discovery: { enabled: true, maxToolsTotal: 10000 },
+        http: { modernEra: true },
+        upstreams: fan.servers.map((url, i) => ({ id: `u${i}`, url, lists: 'live' })),
+      },
+    });
+    await waitReady(gw);
+    const check = await modernRpc(gw.mcpUrl, 'tools/list', {});
+    const tools = check.json?.result?.tools?.length;
+    if (
+      tools !== LIVE_UPSTREAMS * TOOLS ||
+      check.json.result._meta?.['io.github.mcp-gateway/partialSources']
+    )
+      throw new Error(
+        `modern live tools/list sanity check failed: ${check.status} ${check.text.slice(0, 500)}`,
+      );
+    const load = {
+      url: gw.mcpUrl,
+      mode: 'modern-list',
+      connections: 1,
+      targetPid: gw.pid,
+      upstreamPid: fan.pid,
+      loadCore: CORE_SIDE,
+    };
+    account(await measured({ ...load, seconds: Math.min(WARMUP, 2) }));
+    const r = await measured({ ...load, seconds: SECONDS });
+    account(r);
+    log(
+      `modern live fan-out (${LIVE_UPSTREAMS} live upstreams × ${TOOLS} tools): tools/list p50 ${fmt(r.p50Ms, 3)} ms p99 ${fmt(r.p99Ms, 3)} ms; ` +
+        `slowest upstream's own p50 ${fmt(slowest, 3)} ms (each: ${own.map((o) => fmt(o.p50Ms, 3)).join(' ')})`,
+    );
+    return {
+      u10: {
+        upstreams: LIVE_UPSTREAMS,
+        toolsPerUpstream: TOOLS,
+        tools,
+        p50Ms: round(r.p50Ms),
+        p99Ms: round(r.p99Ms),
+        rps: round(r.rps, 1),
+        cpuPerRequestMs: round(r.cpuPerRequestMs, 5),
+        errors: r.errors,
+        slowestUpstreamP50Ms: slowest,
+        upstreamOwn: own,
+      },
+    };
+  } finally {
+    await gw?.stop();
+    await fan.stop();
+  }
+}
+
+/** BENCH_SCENARIOS=modern: both parts; `ts` is the bench Tool Service. */
+export async function scenarioModern(ts) {
+  const toolsCall = await modernToolsCall(ts);
+  const liveFanout = await modernLiveFanout();
+  return { toolsCall, liveFanout };
+}

@@ -1,0 +1,42 @@
+import { IsArray, IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+
+/**
+ * `mcp.admin`: the operators' registration API on the management port (issue 13 §1, §3).
+ * Who may call it is decided by `mcp.auth` (JWT with `scope`) or env `MCP_ADMIN_TOKEN`;
+ * what may be registered by the URL patterns and address rules below.
+ */
+export class AdminConfig {
+  /**
+   * URL patterns an upstream registered at runtime must match (issue 13 §1): each
+   * `scheme://host[:port][/path]`, host `*` (any) or `*.example.com` (any subdomain), port `*`
+   * (any; absent: the scheme's default), path a prefix at a segment boundary (absent: any
+   * path). Empty (the default): every http(s) URL matches; the address rules still apply.
+   * Syntax: admin-url-patterns.ts.
+   */
+  @IsArray({ message: 'must be a list of URL patterns ("scheme://host[:port][/path]")' })
+  @IsString({ each: true, message: 'each entry must be a string' })
+  allowedUpstreamUrls: string[] = [];
+
+  /**
+   * Whether a registered upstream may resolve to a loopback address (127.0.0.0/8, ::1).
+   * Absent: true under the `local` profile (the demo registers a server on 127.0.0.1),
+   * false under every other.
+   */
+  @IsOptional()
+  @IsBoolean({ message: 'must be true or false' })
+  allowLoopback?: boolean;
+
+  /**
+   * CIDR ranges a registered upstream may resolve to although they are refused by default
+   * (link-local 169.254.0.0/16 and fe80::/10, cloud metadata addresses, unspecified, loopback),
+   * e.g. `10.0.0.0/8` is never refused, `169.254.10.0/24` must be listed here.
+   */
+  @IsArray({ message: 'must be a list of CIDR ranges ("a.b.c.d/n" or "v6::/n")' })
+  @IsString({ each: true, message: 'each entry must be a string' })
+  allowedAddressRanges: string[] = [];
+
+  /** The scope a bearer token must carry for /admin when `mcp.auth.mode` is `jwt` (issue 13 §3). */
+  @IsString({ message: 'must be an OAuth scope ([!#-[\\]-~]+)' })
+  @Matches(/^[\x21\x23-\x5b\x5d-\x7e]+$/, { message: 'must be an OAuth scope (RFC 6749 §3.3)' })
+  scope = 'mcp:admin';
+}

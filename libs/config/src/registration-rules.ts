@@ -1,0 +1,119 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import type { GatewayConfig, UpstreamDefinition } from './gateway-config';
+import {
+  flattenValidationErrors,
+  resolveAuthorization,
+  upstreamDefinitionFrom,
+} from './load-config';
+import type { McpConfig } from './mcp-config.model';
+import { UpstreamConfig } from './upstream-config.model';
+import { upstreamProblems } from './upstream-rules';
+
+/** An upstream registered at runtime, as stored: the fields of `mcp.upstreams[]` (issue 13 §1). */
+export type RegisteredUpstreamConfig = UpstreamConfig;
+
+/**
+ * The outcome of checking a registration: the upstream and its definition, or the problems,
+ * each naming the body field (`namePrefix: …`) and, for a conflict, the other source.
+ * `conflict` is true when the only problems are clashes with other sources (409, issue 13 §1).
+ */
+export type RegistrationCheck =
+  | {
+      readonly ok: true;
+      readonly upstream: RegisteredUpstreamConfig;
+      readonly definition: UpstreamDefinition;
+    }
+  | { readonly ok: false; readonly conflict: boolean; readonly problems: readonly string[] };
+
+/** Keys an `authorization` mapping may hold: a secret is referenced by env name, never sent. */
+const AUTHORIZATION_KEYS = new Set(['mode', 'valueEnv']);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks an upstream to register at runtime with the boot rules (issue 13 §1): the field
+ * decorators of UpstreamConfig and `upstreamProblems` over every configured source, the
+ * upstreams registered already (`registered`) and this one, as if all were in one config file
+ * (ids unique, prefixes disjoint, http(s) URL without credentials, forwardable headers); a
+ * static authorization's env variable must be set. Never throws.
+ */
+export function checkRegistration(
+  body: unknown,
+  config: Pick<GatewayConfig, 'mcp' | 'admin'>,
+  registered: readonly RegisteredUpstreamConfig[],
+): RegistrationCheck {
+  if (!isRecord(body))
+    return {
+      ok: false,
+      conflict: false,
+      problems: ['body: must be a JSON object with the fields of an mcp.upstreams[] entry'],
+    };
+  const problems: string[] = [];
+  const auth = body.authorization;
+  if (isRecord(auth))
+    for (const key of Object.keys(auth))
+      if (!AUTHORIZATION_KEYS.has(key))
+        problems.push(
+          `authorization.${key}: secret values are never accepted; put the value in an environment ` +
+            'variable of the gateway and name it in authorization.valueEnv (mode static)',
+        );
+  if (problems.length > 0) return { ok: false, conflict: false, problems };
+
+  const upstream = plainToInstance(UpstreamConfig, body, { exposeDefaultValues: true });
+  problems.push(
+    ...flattenValidationErrors(
+      validateSync(upstream, { whitelist: true, forbidNonWhitelisted: true }),
+      '',
+    ),
+  );
+  if (problems.length > 0) return { ok: false, conflict: false, problems };
+
+  const configured = config.mcp.upstreams;
+  const all = [...configured, ...registered, upstream];
+  const at = `mcp.upstreams[${all.length - 1}]`;
+  const nameOf = (path: string): string => {
+    const m = /^mcp\.(bundles|upstreams)\[(\d+)\]$/.exec(path);
+    if (m === null) return path;
+    const i = Number(m[2]);
+    if (m[1] === 'bundles') return `bundle "${config.mcp.bundles[i]?.id ?? i}"`;
+    const other = all[i];
+    return `${i < configured.length ? 'configured' : 'registered'} upstream "${other?.id ?? i}"`;
+  };
+  const conflicts: string[] = [];
+  const mcp: McpConfig = { ...config.mcp, upstreams: all };
+  for (const problem of upstreamProblems(mcp)) {
+    // Only this upstream's problems: every other source passed these rules already.
+    if (!problem.includes(`${at}.`) && !problem.includes(`${at} `)) continue;
+    const own = problem.startsWith(`${at}.`);
+    const text = (own ? problem.slice(at.length + 1) : `namePrefix: ${problem}`).replace(
+      /(mcp\.(?:bundles|upstreams)\[\d+\])\.(id|namePrefix)/g,
+      (_m, path: string, field: string) =>
+        `the ${field} of ${path === at ? 'this upstream' : nameOf(path)}`,
+    );
+    (/ duplicates | starts with /.test(problem) ? conflicts : problems).push(text);
+  }
+  const env = (name: string): Record<string, string | undefined> => ({
+    [name]: config.admin?.secretEnv(name),
+  });
+  const authorization = resolveAuthorization(
+    upstream,
+    env(upstream.authorization.valueEnv ?? ''),
+    '@',
+    problems,
+  );
+  for (let i = 0; i < problems.length; i++) problems[i] = (problems[i] ?? '').replace(/^@\./, '');
+  if (problems.length > 0 || conflicts.length > 0)
+    return {
+      ok: false,
+      conflict: problems.length === 0,
+      problems: [...conflicts, ...problems],
+    };
+  return {
+    ok: true,
+    upstream,
+    definition: upstreamDefinitionFrom(upstream, authorization, config.mcp),
+  };
+}

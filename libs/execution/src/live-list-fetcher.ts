@@ -1,0 +1,95 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import {
+  ListPagesFault,
+  readListPages,
+  UpstreamConnections,
+  UpstreamFailure,
+  upstreamRequestHeaders,
+} from '@app/upstream';
+import type { IncomingHeaders } from './call-tool-result';
+
+/** One list method of an upstream: which capability offers it and the result member. */
+export interface LiveListMethod {
+  /** e.g. `tools/list`. */
+  readonly method: string;
+  /** The server capability that offers it, e.g. `tools`, `resources`. */
+  readonly capability: string;
+  /** The result member holding the items, e.g. `tools`, `resourceTemplates`. */
+  readonly key: string;
+}
+
+/** What a live list fetch gives back (a failure is a value: one upstream never sinks the list). */
+export type LiveListOutcome =
+  | {
+      readonly kind: 'items';
+      readonly era: '2025' | '2026';
+      readonly capabilities: Readonly<Record<string, unknown>>;
+      /** Every page's items joined, as the upstream sent them. */
+      readonly items: readonly Readonly<Record<string, unknown>>[];
+      /** The smallest ttlMs of the pages, ms (0: do not reuse; a 2025 upstream says nothing: 0). */
+      readonly ttlMs: number;
+      readonly cacheScope: 'public' | 'private';
+    }
+  /** The upstream's capabilities do not offer this list: it is no source of it. */
+  | { readonly kind: 'not-offered' }
+  | {
+      readonly kind: 'failed';
+      /** Why, in words safe for a client and the log: never an address or a header value. */
+      readonly reason: string;
+    };
+
+/**
+ * Fetches one list of a `lists: live` upstream for one caller (issue 11 §4): connects if
+ * needed, then reads every page, with the caller's forwarded headers (and Authorization per
+ * the upstream's mode, upstreamRequestHeaders), the whole fetch bounded by the upstream's
+ * `timeouts.listMillis`. Never throws.
+ */
+@Injectable()
+export class LiveListFetcher {
+  private readonly maxPages: number;
+
+  constructor(
+    private readonly connections: UpstreamConnections,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.maxPages = config.mcp.registry.maxPagesPerList;
+  }
+
+  async fetch(
+    upstream: UpstreamDefinition,
+    list: LiveListMethod,
+    incoming: IncomingHeaders,
+  ): Promise<LiveListOutcome> {
+    const deadline = performance.now() + upstream.listMillis;
+    const left = (): number => Math.max(1, Math.round(deadline - performance.now()));
+    const headers = upstreamRequestHeaders(upstream, incoming);
+    try {
+      const connection = this.connections.get(upstream);
+      await connection.connect({ deadlineMillis: left(), headers });
+      const capabilities = connection.serverCapabilities ?? {};
+      if (capabilities[list.capability] === undefined) return { kind: 'not-offered' };
+      const pages = await readListPages(connection, {
+        method: list.method,
+        key: list.key,
+        left,
+        maxPages: this.maxPages,
+        headers,
+      });
+      return {
+        kind: 'items',
+        era: connection.era ?? '2025',
+        capabilities,
+        items: pages.items,
+        ttlMs: pages.ttlMs,
+        cacheScope: pages.cacheScope,
+      };
+    } catch (err) {
+      const reason =
+        err instanceof UpstreamFailure || err instanceof ListPagesFault
+          ? err.message
+          : `unexpected ${err instanceof Error ? err.name : typeof err}`;
+      return { kind: 'failed', reason };
+    }
+  }
+}

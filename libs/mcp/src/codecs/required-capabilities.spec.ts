@@ -1,0 +1,56 @@
+import { missingClientCapabilities } from './required-capabilities';
+
+const inputRequired = (...requests: object[]) => ({
+  resultType: 'input_required',
+  inputRequests: Object.fromEntries(requests.map((r, i) => [`k${i}`, r])),
+  requestState: 's',
+});
+const elicit = (mode?: string) => ({
+  method: 'elicitation/create',
+  params: { ...(mode === undefined ? {} : { mode }), message: 'ok?' },
+});
+
+describe('capabilities an input_required result needs (-32021, wire notes §4)', () => {
+  it('elicitation in form mode needs elicitation (an empty object declares form mode)', () => {
+    expect(missingClientCapabilities(inputRequired(elicit('form')), {})).toEqual({
+      elicitation: { form: {} },
+    });
+    expect(missingClientCapabilities(inputRequired(elicit()), { elicitation: {} })).toBeUndefined();
+    expect(
+      missingClientCapabilities(inputRequired(elicit('form')), { elicitation: { form: {} } }),
+    ).toBeUndefined();
+  });
+
+  it('URL mode needs elicitation.url, sampling with tools needs sampling.tools, roots/list needs roots', () => {
+    expect(missingClientCapabilities(inputRequired(elicit('url')), { elicitation: {} })).toEqual({
+      elicitation: { url: {} },
+    });
+    expect(
+      missingClientCapabilities(
+        inputRequired({ method: 'sampling/createMessage', params: { tools: [] } }),
+        { sampling: {} },
+      ),
+    ).toEqual({ sampling: { tools: {} } });
+    expect(
+      missingClientCapabilities(inputRequired({ method: 'roots/list', params: {} }), {
+        sampling: {},
+      }),
+    ).toEqual({ roots: {} });
+  });
+
+  it('names every missing capability of several requests at once', () => {
+    expect(
+      missingClientCapabilities(
+        inputRequired(elicit('form'), { method: 'sampling/createMessage', params: {} }),
+        { roots: {} },
+      ),
+    ).toEqual({ elicitation: { form: {} }, sampling: {} });
+  });
+
+  it('a complete result, or one whose requests are all declared, needs nothing', () => {
+    expect(missingClientCapabilities({ resultType: 'complete', content: [] }, {})).toBeUndefined();
+    expect(
+      missingClientCapabilities(inputRequired({ method: 'roots/list', params: {} }), { roots: {} }),
+    ).toBeUndefined();
+  });
+});

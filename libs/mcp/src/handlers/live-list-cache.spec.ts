@@ -1,0 +1,36 @@
+import type { UpstreamContribution } from '@app/registry';
+import { LiveListCache } from './live-list-cache';
+
+const contribution = { fingerprint: 'f' } as unknown as UpstreamContribution;
+
+describe('live answers are cached per caller scope for their ttlMs (issue 11 §4)', () => {
+  it('keeps an answer for its ttlMs and not a millisecond longer', () => {
+    const cache = new LiveListCache();
+    cache.set('k', { contribution, ttlMs: 1000, cacheScope: 'private' }, 5000);
+    expect(cache.get('k', 5999)?.contribution).toBe(contribution);
+    expect(cache.get('k', 6000)).toBeUndefined();
+  });
+
+  it('keeps nothing for ttlMs 0 (or absent, read as 0)', () => {
+    const cache = new LiveListCache();
+    cache.set('k', { contribution, ttlMs: 0, cacheScope: 'public' }, 0);
+    expect(cache.get('k', 0)).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('separates callers by name and by every header the upstream is sent, and holds no token in the key', () => {
+    const key = (caller: string | undefined, headers: Record<string, string>) =>
+      LiveListCache.key('u', 'tools/list', caller, headers);
+    const anonymous = key(undefined, {});
+    expect(key('alice', {})).not.toBe(anonymous);
+    expect(key('alice', {})).not.toBe(key('bob', {}));
+    expect(key(undefined, { 'x-tenant': 'a' })).not.toBe(key(undefined, { 'x-tenant': 'b' }));
+    expect(key(undefined, { authorization: 'Bearer t1' })).not.toBe(
+      key(undefined, { authorization: 'Bearer t2' }),
+    );
+    // header order does not matter; the method and upstream do
+    expect(key('a', { x: '1', y: '2' })).toBe(key('a', { y: '2', x: '1' }));
+    expect(LiveListCache.key('u', 'prompts/list', 'a', {})).not.toBe(key('a', {}));
+    expect(key(undefined, { authorization: 'Bearer secret-token' })).not.toContain('secret');
+  });
+});

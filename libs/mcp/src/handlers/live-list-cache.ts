@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import type { UpstreamContribution } from '@app/registry';
+
+/** A live answer kept for reuse, with the hints it came with. */
+export interface CachedLiveList {
+  readonly contribution: UpstreamContribution;
+  /** The answer's ttlMs, ms. */
+  readonly ttlMs: number;
+  readonly cacheScope: 'public' | 'private';
+}
+
+interface Entry extends CachedLiveList {
+  /** performance.now() after which the entry is stale. */
+  readonly expiresAt: number;
+}
+
+/** Entries kept at most; the oldest go first beyond it (a bound on memory, not a policy). */
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Live list answers cached per (upstream, method, caller scope) for their own `ttlMs` (issue
+ * 11 §4; wire notes §3: a private result is reused only within the same authorization
+ * context). The scope is a SHA-256 digest of the caller's name (MethodContext.caller's
+ * subject, else client id; one anonymous scope without one) and the exact headers the
+ * upstream is sent for this caller (forwarded headers, Authorization), so two callers that
+ * the upstream could tell apart never share an entry, and no token is kept in a key. An
+ * answer with ttlMs 0 (or none) is not kept. In this process only: a replica's cache is a
+ * latency saving, never shared state.
+ */
+export class LiveListCache {
+  private readonly entries = new Map<string, Entry>();
+
+  /** The cache key of one caller's view of one upstream list. */
+  static key(
+    upstreamId: string,
+    method: string,
+    callerName: string | undefined,
+    sentHeaders: Readonly<Record<string, string>>,
+  ): string {
+    const headers = Object.entries(sentHeaders).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const scope = createHash('sha256')
+      .update(JSON.stringify([callerName ?? null, headers]))
+      .digest('base64url');
+    return `${upstreamId}\u0000${method}\u0000${scope}`;
+  }
+
+  get(key: string, now = performance.now()): CachedLiveList | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (now >= entry.expiresAt) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  /** Keeps the answer for its ttlMs; ttlMs 0 keeps nothing. */
+  set(key: string, value: CachedLiveList, now = performance.now()): void {
+    if (!(value.ttlMs > 0)) return;
+    this.entries.delete(key);
+    this.entries.set(key, { ...value, expiresAt: now + value.ttlMs });
+    if (this.entries.size > MAX_ENTRIES) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

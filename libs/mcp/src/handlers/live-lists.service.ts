@@ -1,0 +1,250 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
+import { callerName, type CallerIdentity } from '@app/identity';
+import { GatewayMetrics } from '@app/observability';
+import {
+  LiveListMerger,
+  RegistryService,
+  type CatalogPrompt,
+  type CatalogSnapshot,
+  type LiveListKey,
+  type PartialSource,
+  type UpstreamContribution,
+  type UpstreamTool,
+} from '@app/registry';
+import { upstreamRequestHeaders } from '@app/upstream';
+import { ForwardedError } from '../errors/gateway-error';
+import { LiveListCache, type CachedLiveList } from './live-list-cache';
+import { LiveListResult } from './live-list-result';
+import type { MethodContext } from './method-handler';
+import { partialSourcesMember } from './partial-sources';
+
+/** The list methods, the capability that offers each, and the result member (issue 10 §4). */
+const LISTS: Readonly<Record<string, { readonly capability: string; readonly key: LiveListKey }>> =
+  {
+    'tools/list': { capability: 'tools', key: 'tools' },
+    'prompts/list': { capability: 'prompts', key: 'prompts' },
+    'resources/list': { capability: 'resources', key: 'resources' },
+    'resources/templates/list': { capability: 'resources', key: 'resourceTemplates' },
+  };
+
+/** One live upstream's part in one request's list. */
+type LiveAnswer =
+  | ({ readonly kind: 'ok' } & CachedLiveList)
+  | { readonly kind: 'not-offered' }
+  | { readonly kind: 'failed'; readonly reason: string };
+
+/** The caller's side of a live fetch. */
+interface LiveCaller {
+  readonly headers: IncomingHeaders;
+  readonly caller?: CallerIdentity;
+}
+
+/**
+ * Live fan-out (issue 11 §4): the lists of `lists: live` upstreams fetched per request, for
+ * the caller, all at once (never one after another), each bounded by its `listMillis`, and
+ * merged with the catalog's sources by the registry's rules (LiveListMerger). A live upstream
+ * that fails, misses its deadline or collides is skipped, logged with its id, counted
+ * (`mcp_gateway_upstream_live_failures_total{upstream,method}`) and named in the result's
+ * partial-sources `_meta` as `missing`; when every source of the list failed, the answer is
+ * JSON-RPC error -32603, never an empty list. Answers are reused per caller scope for their
+ * ttlMs (LiveListCache). Tools of a live upstream route by its prefix (`toolFor`).
+ */
+@Injectable()
+export class LiveLists {
+  private readonly logger = new Logger('Mcp');
+  private readonly live: readonly UpstreamDefinition[];
+  private readonly liveIds: ReadonlySet<string>;
+  private readonly configOrder: readonly string[];
+  /** Longest prefix first: the owner of a name is the live upstream with the longest prefix of it. */
+  private readonly byPrefix: readonly UpstreamDefinition[];
+  private readonly merger = new LiveListMerger();
+  private readonly cache = new LiveListCache();
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly registry: RegistryService,
+    private readonly fetcher: LiveListFetcher,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+  ) {
+    this.live = config.upstreams.filter((u) => u.enabled && u.lists === 'live');
+    this.liveIds = new Set(this.live.map((u) => u.id));
+    this.configOrder = config.upstreams.map((u) => u.id);
+    this.byPrefix = [...this.live].sort((a, b) => b.namePrefix.length - a.namePrefix.length);
+  }
+
+  /** true when an enabled upstream is configured `lists: live`: lists are then built per request. */
+  get active(): boolean {
+    return this.live.length > 0;
+  }
+
+  /**
+   * The list `method` (tools/list, prompts/list, resources/list, resources/templates/list) with
+   * every live upstream's answer for this caller merged into the catalog's.
+   * @throws ForwardedError -32603 when every source of the list failed
+   */
+  async list(
+    method: string,
+    catalog: CatalogSnapshot,
+    context: MethodContext,
+  ): Promise<LiveListResult> {
+    const spec = LISTS[method];
+    if (spec === undefined) throw new TypeError(`not a list method: ${method}`);
+    const answers = await Promise.all(
+      this.live.map(async (u) => [u, await this.answer(u, method, context)] as const),
+    );
+    const contributions: UpstreamContribution[] = [];
+    const failed: string[] = [];
+    let asked = 0;
+    let ttlMs = Number.POSITIVE_INFINITY;
+    let cacheScope: 'public' | 'private' = 'public';
+    for (const [upstream, answer] of answers) {
+      if (answer.kind === 'not-offered') continue;
+      asked++;
+      if (answer.kind === 'failed') {
+        this.skip(upstream.id, method, answer.reason);
+        failed.push(upstream.id);
+        continue;
+      }
+      contributions.push(answer.contribution);
+      ttlMs = Math.min(ttlMs, answer.ttlMs);
+      if (answer.cacheScope === 'private') cacheScope = 'private';
+    }
+    const merged = await this.merger.merge(catalog, spec.key, contributions, this.configOrder);
+    for (const { id, reason } of merged.skipped) {
+      this.skip(id, method, reason);
+      failed.push(id);
+    }
+    const snapshotPartial = this.registry.partialSources().filter((p) => !this.liveIds.has(p.id));
+    if (
+      asked > 0 &&
+      failed.length >= asked &&
+      this.servingSnapshotSources(spec, catalog, snapshotPartial) === 0
+    )
+      throw new ForwardedError(-32603, `Every source of ${method} failed: ${failed.join(', ')}`, {
+        failedSources: failed,
+      });
+    const partial: PartialSource[] = [
+      ...snapshotPartial,
+      ...failed.map((id) => ({ id, kind: 'upstream' as const, state: 'missing' as const })),
+    ];
+    // No live upstream offers this list: its hints are the snapshot's alone.
+    const hints =
+      asked === 0
+        ? undefined
+        : {
+            // A list missing a source must not be reused as if complete.
+            ttlMs: failed.length > 0 || !Number.isFinite(ttlMs) ? 0 : ttlMs,
+            cacheScope,
+          };
+    return new LiveListResult(
+      [`{"${spec.key}":`, merged.json, partialSourcesMember(partial), '}'],
+      hints,
+    );
+  }
+
+  /** The live upstream whose prefix the published name starts with (the longest), if any. */
+  ownerOf(name: string): UpstreamDefinition | undefined {
+    return this.byPrefix.find(
+      (u) => name.startsWith(u.namePrefix) && name.length > u.namePrefix.length,
+    );
+  }
+
+  /**
+   * The live tool a published name calls, for this caller: its owner by prefix, its original
+   * name from the caller's live tools/list (the catalog's reversible mapping, never parsed
+   * out of the name). When that list cannot be had, the name after the prefix: the upstream
+   * then judges it. undefined when no live upstream's prefix starts the name, or its list
+   * does not hold it.
+   */
+  async toolFor(name: string, context: LiveCaller): Promise<UpstreamTool | undefined> {
+    const upstream = this.ownerOf(name);
+    if (upstream === undefined) return undefined;
+    const answer = await this.answer(upstream, 'tools/list', context);
+    if (answer.kind === 'ok') {
+      const tool = answer.contribution.tools.find((t) => t.name === name);
+      return tool as UpstreamTool | undefined;
+    }
+    if (answer.kind === 'not-offered') return undefined;
+    return {
+      name,
+      sourceId: upstream.id,
+      route: { kind: 'upstream', upstream, originalName: name.slice(upstream.namePrefix.length) },
+      timeoutMillis: upstream.callMillis,
+      version: '',
+      publishedJson: '',
+      fingerprint: '',
+    };
+  }
+
+  /**
+   * The live prompt a published name gets, for this caller (issue 11 §4): its owner by
+   * prefix, its original name from the caller's live prompts/list. undefined when no live
+   * upstream's prefix starts the name, or its list cannot be had or does not hold it.
+   */
+  async promptFor(name: string, context: LiveCaller): Promise<CatalogPrompt | undefined> {
+    const upstream = this.ownerOf(name);
+    if (upstream === undefined) return undefined;
+    const answer = await this.answer(upstream, 'prompts/list', context);
+    return answer.kind === 'ok'
+      ? answer.contribution.prompts.find((p) => p.name === name)
+      : undefined;
+  }
+
+  /** One live upstream's answer for this caller: from the cache while fresh, else fetched. */
+  private async answer(
+    upstream: UpstreamDefinition,
+    method: string,
+    context: LiveCaller,
+  ): Promise<LiveAnswer> {
+    const spec = LISTS[method];
+    if (spec === undefined) return { kind: 'not-offered' };
+    const key = LiveListCache.key(
+      upstream.id,
+      method,
+      callerName(context.caller),
+      upstreamRequestHeaders(upstream, context.headers),
+    );
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return { kind: 'ok', ...cached };
+    const outcome = await this.fetcher.fetch(upstream, { method, ...spec }, context.headers);
+    if (outcome.kind !== 'items') return outcome;
+    const contribution = this.merger.accept(spec.key, {
+      upstream,
+      era: outcome.era,
+      capabilities: outcome.capabilities,
+      items: outcome.items,
+    });
+    for (const item of contribution.leftOut)
+      this.logger.warn(
+        `Upstream ${upstream.id}: live ${item.list} entry "${item.name}" left out: ${item.reason}`,
+      );
+    const ttlMs = Math.min(outcome.ttlMs, this.config.mcp.cache.maxTtlMillis);
+    const entry: CachedLiveList = { contribution, ttlMs, cacheScope: outcome.cacheScope };
+    this.cache.set(key, entry);
+    return { kind: 'ok', ...entry };
+  }
+
+  private skip(id: string, method: string, reason: string): void {
+    this.logger.warn(`Upstream ${id}: live ${method} skipped (${reason})`);
+    this.metrics?.upstreamLiveFailure(id, method);
+  }
+
+  /** Snapshot sources of this list that serve something (bundles for tools, snapshot upstreams). */
+  private servingSnapshotSources(
+    spec: { readonly capability: string },
+    catalog: CatalogSnapshot,
+    partial: readonly PartialSource[],
+  ): number {
+    const missing = new Set(partial.filter((p) => p.state === 'missing').map((p) => p.id));
+    const bundles =
+      spec.capability === 'tools'
+        ? this.config.bundles.filter((b) => b.enabled && !missing.has(b.id)).length
+        : 0;
+    const upstreams = catalog.extras
+      .upstreamsWith(spec.capability)
+      .filter((u) => !this.liveIds.has(u.id)).length;
+    return bundles + upstreams;
+  }
+}

@@ -1,0 +1,129 @@
+import type { UpstreamDefinition } from '@app/config';
+import { CatalogExtras } from '../catalog/catalog-extras';
+import type { CatalogSnapshot } from '../catalog/catalog-snapshot';
+import type { CatalogTool } from '../catalog/catalog-tool';
+import { collisionsOf, compareCodeUnits } from '../catalog/merge-catalog';
+import { SchemaChecker } from '../manifest/schema-checker';
+import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
+import type { UpstreamItem } from './upstream-pull-result';
+
+/** The four lists an upstream serves, by their result member (issue 10 §4). */
+export type LiveListKey = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
+
+/** One live upstream's answer to one list method, before the catalog rules are applied. */
+export interface LiveListAnswer {
+  readonly upstream: UpstreamDefinition;
+  readonly era: '2025' | '2026';
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  /** Every page's items joined, as the upstream sent them. */
+  readonly items: readonly UpstreamItem[];
+}
+
+/** A merged list: its JSON array text, and the live sources left out of it and why. */
+export interface LiveMerge {
+  /** The list's JSON array, e.g. `[{"name":"a__x",…},…]`. */
+  readonly json: string;
+  /** Live upstreams whose entries were not published (a name another source publishes too). */
+  readonly skipped: readonly { readonly id: string; readonly reason: string }[];
+}
+
+/** Distinct schemas remembered as compiled before the memo is trimmed to the last ones seen. */
+const SCHEMA_MEMO_LIMIT = 4096;
+
+/**
+ * The catalog rules applied to live lists (issue 11 §4), reused, not copied: a live answer is
+ * checked and its names published by acceptUpstreamLists (MCP tool checks, prefix, reversible
+ * names) exactly as a pulled one, and merged with the snapshot's sources by the catalog's
+ * own rules: tools in (sourceId, name) order with a name published twice rejecting the
+ * sources involved (contract §7.6, collisionsOf; only live sources can be left out, the
+ * snapshot already passed), prompts, resources and templates by CatalogExtras. Pure but for
+ * a memo of compiled schemas.
+ */
+export class LiveListMerger {
+  private readonly schemas = new SchemaChecker();
+
+  /** The answer as a contribution of its own list only (the other lists empty). */
+  accept(key: LiveListKey, answer: LiveListAnswer): UpstreamContribution {
+    const contribution = acceptUpstreamLists(
+      answer.upstream,
+      {
+        era: answer.era,
+        capabilities: answer.capabilities,
+        tools: key === 'tools' ? answer.items : [],
+        prompts: key === 'prompts' ? answer.items : [],
+        resources: key === 'resources' ? answer.items : [],
+        resourceTemplates: key === 'resourceTemplates' ? answer.items : [],
+      },
+      this.schemas,
+    );
+    if (this.schemas.size > SCHEMA_MEMO_LIMIT) this.schemas.retainOnlySeen();
+    return contribution;
+  }
+
+  /**
+   * The list `key` of the catalog with the live contributions merged in.
+   * @param live contributions from `accept` for the same key, any order
+   * @param configOrder every upstream id in config order (resources keep the first source's URI)
+   */
+  async merge(
+    catalog: CatalogSnapshot,
+    key: LiveListKey,
+    live: readonly UpstreamContribution[],
+    configOrder: readonly string[],
+  ): Promise<LiveMerge> {
+    if (key === 'tools') return this.mergeTools(catalog, live);
+    const liveById = new Map(live.map((c) => [c.upstream.id, c]));
+    const contributions: UpstreamContribution[] = [];
+    for (const id of configOrder) {
+      const c = liveById.get(id) ?? catalog.extras.upstreams.get(id);
+      if (c !== undefined) contributions.push(c);
+    }
+    const extras = CatalogExtras.build(contributions, false);
+    const json =
+      key === 'prompts'
+        ? extras.promptsJson
+        : key === 'resources'
+          ? extras.resourcesJson
+          : extras.resourceTemplatesJson;
+    return { json, skipped: [] };
+  }
+
+  private async mergeTools(
+    catalog: CatalogSnapshot,
+    live: readonly UpstreamContribution[],
+  ): Promise<LiveMerge> {
+    const skipped: { id: string; reason: string }[] = [];
+    let kept = live;
+    let tools = interleave(catalog.tools, kept);
+    const { collisions, involved } = await collisionsOf(tools);
+    if (collisions.length > 0) {
+      kept = live.filter((c) => !involved.has(c.upstream.id));
+      for (const c of live)
+        if (involved.has(c.upstream.id))
+          skipped.push({
+            id: c.upstream.id,
+            reason: `tool names published by more than one source: ${collisions.slice(0, 10).join(', ')}`,
+          });
+      tools = interleave(catalog.tools, kept);
+    }
+    return { json: `[${tools.map((t) => t.publishedJson).join(',')}]`, skipped };
+  }
+}
+
+/** Snapshot tools (already in (sourceId, name) order) and live tools in one (sourceId, name) order. */
+function interleave(
+  snapshot: readonly CatalogTool[],
+  live: readonly UpstreamContribution[],
+): CatalogTool[] {
+  if (live.length === 0) return [...snapshot];
+  const sources = [...live].sort((a, b) => compareCodeUnits(a.upstream.id, b.upstream.id));
+  const out: CatalogTool[] = [];
+  let next = 0;
+  for (const tool of snapshot) {
+    while (next < sources.length && compareCodeUnits(sources[next]!.upstream.id, tool.sourceId) < 0)
+      out.push(...sources[next++]!.tools);
+    out.push(tool);
+  }
+  while (next < sources.length) out.push(...sources[next++]!.tools);
+  return out;
+}

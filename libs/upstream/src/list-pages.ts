@@ -1,0 +1,103 @@
+import type { UpstreamConnection } from './upstream-connection';
+import type { UpstreamSignal } from './upstream-types';
+
+/** Why a list could not be read to its end; `detail` names the method, never an address. */
+export type ListPagesFaultKind = 'list-error' | 'bad-answer' | 'pagination';
+
+/** A list answered, but not as MCP pagination allows (issue 10 §3). */
+export class ListPagesFault extends Error {
+  override readonly name = 'ListPagesFault';
+
+  constructor(
+    readonly kind: ListPagesFaultKind,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** Every page of one list, joined, and the most restrictive cache hints of its pages. */
+export interface ListPages {
+  readonly items: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * The smallest `ttlMs` over the pages, in ms (wire notes §3: absent or negative = 0; a
+   * 2025 upstream sends none, so 0).
+   */
+  readonly ttlMs: number;
+  /** `public` only when every page said `public` (absent = private, wire notes §3). */
+  readonly cacheScope: 'public' | 'private';
+}
+
+/** How to read one list. */
+export interface ListPagesRequest {
+  /** e.g. `tools/list`. */
+  readonly method: string;
+  /** The result member holding the items, e.g. `tools`, `resourceTemplates`. */
+  readonly key: string;
+  /** Remaining time of the whole read, in ms, asked before each page. */
+  readonly left: () => number;
+  readonly maxPages: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly signal?: UpstreamSignal;
+  /** Called with each page's result, in order (the catalog keeps its declared cache hints). */
+  readonly onPage?: (result: Readonly<Record<string, unknown>>, page: number) => void;
+}
+
+/**
+ * Reads one list of a connected upstream to its end, following `nextCursor` (wire notes
+ * §2.10), each page after the one before. Throws ListPagesFault for a JSON-RPC error, a
+ * result without the list, a non-string cursor, a cursor seen before or more than `maxPages`
+ * pages; UpstreamFailure (from the connection) when a page gets no answer. Shared by the
+ * catalog's list pulls (DiscoveryModule) and live list fetches (ExecutionModule, issue 11 §4).
+ */
+export async function readListPages(
+  connection: UpstreamConnection,
+  request: ListPagesRequest,
+): Promise<ListPages> {
+  const items: Readonly<Record<string, unknown>>[] = [];
+  const seen = new Set<string>();
+  let ttlMs = Number.POSITIVE_INFINITY;
+  let cacheScope: 'public' | 'private' = 'public';
+  let cursor: string | undefined;
+  for (let page = 1; ; page++) {
+    if (page > request.maxPages)
+      throw new ListPagesFault(
+        'pagination',
+        `${request.method} has more than ${request.maxPages} pages`,
+      );
+    const answer = await connection.request(
+      request.method,
+      cursor === undefined ? undefined : { cursor },
+      { deadlineMillis: request.left(), headers: request.headers, signal: request.signal },
+    );
+    if (answer.kind === 'error')
+      throw new ListPagesFault(
+        'list-error',
+        `${request.method} answered JSON-RPC error ${answer.code}`,
+      );
+    const { result } = answer;
+    const pageItems = result[request.key];
+    if (!Array.isArray(pageItems))
+      throw new ListPagesFault(
+        'bad-answer',
+        `${request.method} result has no ${request.key} array`,
+      );
+    for (const item of pageItems as Readonly<Record<string, unknown>>[]) items.push(item);
+    request.onPage?.(result, page);
+    const pageTtl = typeof result.ttlMs === 'number' && result.ttlMs > 0 ? result.ttlMs : 0;
+    ttlMs = Math.min(ttlMs, pageTtl);
+    if (result.cacheScope !== 'public') cacheScope = 'private';
+    const next = result.nextCursor;
+    if (next === undefined || next === null) break;
+    if (typeof next !== 'string')
+      throw new ListPagesFault('bad-answer', `${request.method} nextCursor is not a string`);
+    if (seen.has(next))
+      throw new ListPagesFault(
+        'pagination',
+        `${request.method} repeated the cursor of an earlier page`,
+      );
+    seen.add(next);
+    cursor = next;
+  }
+  return { items, ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope };
+}

@@ -1,0 +1,132 @@
+import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { gatewayConfig, upstream } from '../support/fixtures';
+import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
+import { stopAfterEach } from '../support/cleanup';
+import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
+import { ADMIN_TOKEN, admin, toolNames, waitForState, waitForTool } from './admin-support';
+
+/**
+ * issue 13 §2: with REDIS_URL, registrations live in Redis: every replica picks a change up
+ * within one refresh interval, and a restart keeps them.
+ */
+describe('/admin/upstreams shared through Redis', () => {
+  const redis = redisClient();
+  const prefixes: string[] = [];
+  let calc: V2Upstream;
+  let other: V2Upstream;
+  let legacy: V1Upstream;
+  const track = stopAfterEach();
+
+  beforeAll(async () => {
+    [calc, other, legacy] = await Promise.all([
+      V2Upstream.start(),
+      V2Upstream.start(),
+      V1Upstream.start(),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([calc?.stop(), other?.stop(), legacy?.stop()]);
+    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  /** Two-second refreshes: a change must reach the other replica within one. */
+  const replica = (keyPrefix: string) =>
+    GatewayProcess.start({
+      mcp: gatewayConfig([], {
+        redis: { keyPrefix },
+        registry: { refreshIntervalSeconds: 2 },
+        upstreams: [upstream('calc', calc.url)],
+      }),
+      env: {
+        MCP_ADMIN_TOKEN: ADMIN_TOKEN,
+        REDIS_URL: SHARED_REDIS_URL,
+        OTHER_AUTH: 'Bearer other-7c1',
+      },
+      waitReady: true,
+    }).then(track);
+
+  const newPrefix = (): string => {
+    const prefix = uniqueKeyPrefix();
+    prefixes.push(prefix);
+    return prefix;
+  };
+
+  it('a registration, a change and a deletion on one replica reach the other within one refresh interval', async () => {
+    const keyPrefix = newPrefix();
+    const [a, b] = await Promise.all([replica(keyPrefix), replica(keyPrefix)]);
+    const posted = await admin(a, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+      authorization: { mode: 'static', valueEnv: 'OTHER_AUTH' },
+    });
+    expect(posted.status).toBe(202);
+    // one refresh interval (2 s), plus room for a loaded machine
+    const onB = await waitForState(b, 'other', 'ACTIVE', 10_000);
+    expect(onB).toMatchObject({
+      origin: 'registered',
+      createdBy: 'admin-token',
+      era: '2026-07-28',
+    });
+    await waitForTool(b, 'other__add', true, 10_000);
+    const listB = await admin(b, 'GET', '/admin/upstreams');
+    expect(listB.body.storage).toBe('redis');
+
+    // what Redis holds names the secret's variable, never its value
+    const stored = await redis.hgetall(`${keyPrefix}:{mcp-gateway-test}:admin:upstreams`);
+    expect(Object.keys(stored)).toEqual(['other']);
+    expect(JSON.parse(stored.other ?? '{}')).toMatchObject({
+      v: 1,
+      upstream: {
+        id: 'other',
+        url: other.url,
+        authorization: { mode: 'static', valueEnv: 'OTHER_AUTH' },
+      },
+      createdBy: 'admin-token',
+    });
+    expect(stored.other).not.toContain('other-7c1');
+
+    // a second replica cannot take the id either
+    const again = await admin(b, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: legacy.url,
+      namePrefix: 'l_',
+    });
+    expect(again.status).toBe(409);
+
+    expect((await admin(b, 'PATCH', '/admin/upstreams/other', { enabled: false })).status).toBe(
+      200,
+    );
+    await waitForState(a, 'other', 'DISABLED', 10_000);
+    await waitForTool(a, 'other__add', false, 10_000);
+
+    expect((await admin(a, 'DELETE', '/admin/upstreams/other')).status).toBe(200);
+    await waitFor(
+      async () => (await admin(b, 'GET', '/admin/upstreams/other')).status === 404,
+      10_000,
+    );
+    expect(await toolNames(b)).toEqual(['calc__add', 'calc__shout']);
+  });
+
+  it('a restart keeps the registrations: a replica started afterwards serves them without any request', async () => {
+    const keyPrefix = newPrefix();
+    const first = await replica(keyPrefix);
+    expect(
+      (await admin(first, 'POST', '/admin/upstreams', { id: 'repo', url: legacy.url })).status,
+    ).toBe(202);
+    const before = await waitForState(first, 'repo', 'ACTIVE');
+    await first.stop();
+
+    const second = await replica(keyPrefix);
+    const after = await waitForState(second, 'repo', 'ACTIVE');
+    expect(after).toMatchObject({
+      id: 'repo',
+      url: legacy.url,
+      createdAt: before.createdAt,
+      createdBy: 'admin-token',
+      era: '2025-11-25',
+    });
+    await waitForTool(second, 'repo__flaky');
+  });
+});

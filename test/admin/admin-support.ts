@@ -1,0 +1,93 @@
+import { createServer } from 'node:net';
+import type { GatewayProcess } from '../support/gateway-process';
+import { waitFor } from '../support/gateway-process';
+import { rpc } from '../support/rpc';
+
+/** The static admin token the suites run with (MCP_ADMIN_TOKEN). */
+export const ADMIN_TOKEN = 'admin-e2e-9f2c41d7b0';
+
+export interface AdminAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: any;
+}
+
+/** One request to the registration API of a gateway's management port. */
+export async function admin(
+  gateway: GatewayProcess,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+  token: string | null = ADMIN_TOKEN,
+): Promise<AdminAnswer> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${gateway.managementUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: text === '' ? undefined : JSON.parse(text),
+  };
+}
+
+/** Waits until the registration record reaches `state`, and returns it. */
+export async function waitForState(
+  gateway: GatewayProcess,
+  id: string,
+  state: string,
+  timeoutMs = 20_000,
+): Promise<any> {
+  let last: any;
+  await waitFor(
+    async () => {
+      last = (await admin(gateway, 'GET', `/admin/upstreams/${id}`)).body;
+      return last?.state === state;
+    },
+    timeoutMs,
+    () => `upstream ${id} never reached ${state}; last: ${JSON.stringify(last)}\n${gateway.output}`,
+  );
+  return last;
+}
+
+/** The tool names /mcp publishes now. */
+export async function toolNames(gateway: GatewayProcess): Promise<string[]> {
+  const list = await rpc(gateway.mcpUrl, 'tools/list');
+  return (list.json?.result?.tools ?? []).map((t: { name: string }) => t.name);
+}
+
+/** Waits until /mcp publishes (or, with `present` false, no longer publishes) the name. */
+export async function waitForTool(
+  gateway: GatewayProcess,
+  name: string,
+  present = true,
+  timeoutMs = 20_000,
+): Promise<void> {
+  await waitFor(
+    async () => (await toolNames(gateway)).includes(name) === present,
+    timeoutMs,
+    () => `tool ${name} never ${present ? 'appeared' : 'went away'}:\n${gateway.output}`,
+  );
+}
+
+/** A port on 127.0.0.1 that nothing listens on (bound once, then closed). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The audit lines a gateway printed so far. */
+export function auditLines(gateway: GatewayProcess): any[] {
+  return gateway.stdout
+    .split('\n')
+    .filter((l) => l.includes('"admin_audit"'))
+    .map((l) => JSON.parse(l));
+}

@@ -1,0 +1,382 @@
+import { GatewayProcess } from '../support/gateway-process';
+import { gatewayConfig, upstream } from '../support/fixtures';
+import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
+import { stopAfterEach } from '../support/cleanup';
+import {
+  ADMIN_TOKEN,
+  admin,
+  auditLines,
+  closedPort,
+  toolNames,
+  waitForState,
+  waitForTool,
+} from './admin-support';
+
+/**
+ * issue 13 §1, §3: the registration API on the management port, memory storage. The
+ * gateway fronts one configured upstream (`calc`, a v2 SDK server); the tests register real
+ * SDK servers beside it and watch them become ACTIVE, FAILED or go away.
+ */
+describe('/admin/upstreams (memory storage, static admin token)', () => {
+  let calc: V2Upstream;
+  let other: V2Upstream;
+  let legacy: V1Upstream;
+  const track = stopAfterEach();
+
+  beforeAll(async () => {
+    [calc, other, legacy] = await Promise.all([
+      V2Upstream.start(),
+      V2Upstream.start(),
+      V1Upstream.start(),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([calc?.stop(), other?.stop(), legacy?.stop()]);
+  });
+
+  const start = (extra: Record<string, unknown> = {}, env: Record<string, string> = {}) =>
+    GatewayProcess.start({
+      mcp: {
+        ...gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
+        ...extra,
+      },
+      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+      waitReady: true,
+    }).then(track);
+
+  it('registers a 2026 and a 2025 SDK server: 202 PENDING, then ACTIVE with era and tool count, tools served on /mcp', async () => {
+    const gateway = await start();
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+    });
+    expect(posted.status).toBe(202);
+    expect(posted.body).toMatchObject({
+      id: 'other',
+      url: other.url,
+      namePrefix: 'other__',
+      enabled: true,
+      protocol: 'auto',
+      authorization: { mode: 'none' },
+      origin: 'registered',
+      state: 'PENDING',
+      createdBy: 'admin-token',
+    });
+    expect(Date.parse(posted.body.createdAt)).not.toBeNaN();
+    expect(posted.body.updatedAt).toBe(posted.body.createdAt);
+
+    const active = await waitForState(gateway, 'other', 'ACTIVE');
+    expect(active).toMatchObject({ era: '2026-07-28', toolCount: 2 });
+    expect(active.reason).toBeUndefined();
+    await waitForTool(gateway, 'other__add');
+
+    const v1 = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'repo',
+      url: legacy.url,
+      namePrefix: 'r_',
+    });
+    expect(v1.status).toBe(202);
+    const repo = await waitForState(gateway, 'repo', 'ACTIVE');
+    expect(repo.era).toBe('2025-11-25');
+    expect(repo.toolCount).toBeGreaterThan(0);
+    await waitForTool(gateway, 'r_flaky');
+    // a registered upstream's tool is called through /mcp like a configured one's
+    const { rpc } = await import('../support/rpc');
+    const call = await rpc(gateway.mcpUrl, 'tools/call', {
+      name: 'other__add',
+      arguments: { a: 2, b: 3 },
+    });
+    expect(call.json.result.structuredContent).toEqual({ sum: 5 });
+
+    const list = await admin(gateway, 'GET', '/admin/upstreams');
+    expect(list.status).toBe(200);
+    expect(list.body.storage).toBe('memory');
+    expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc', 'other', 'repo']);
+    expect(list.body.upstreams[0]).toMatchObject({
+      id: 'calc',
+      origin: 'config',
+      state: 'ACTIVE',
+      createdBy: 'config',
+      era: '2026-07-28',
+    });
+
+    // every change is one audit line naming who made it
+    await gateway.waitForOutput('"action":"upstream.register"');
+    const audit = auditLines(gateway).filter((l) => l.action === 'upstream.register');
+    expect(audit).toEqual([
+      expect.objectContaining({
+        upstreamId: 'other',
+        actor: 'admin-token',
+        status: 202,
+        outcome: 'accepted',
+      }),
+      expect.objectContaining({
+        upstreamId: 'repo',
+        actor: 'admin-token',
+        status: 202,
+        outcome: 'accepted',
+      }),
+    ]);
+  });
+
+  it('an upstream that cannot be reached becomes FAILED with the reason, and the catalog stays as it was', async () => {
+    const gateway = await start();
+    const before = await toolNames(gateway);
+    const port = await closedPort();
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'gone',
+      url: `http://127.0.0.1:${port}/mcp`,
+      timeouts: { connectMillis: 300, listMillis: 1000 },
+    });
+    expect(posted.status).toBe(202);
+    expect(posted.body.state).toBe('PENDING');
+    const failed = await waitForState(gateway, 'gone', 'FAILED');
+    expect(failed.reason).toMatch(/^UpstreamUnreachableError/);
+    expect(await toolNames(gateway)).toEqual(before);
+  });
+
+  it('a registration the merge rejects (catalog too large) is FAILED with the reason; the catalog keeps its tools', async () => {
+    // calc publishes 2 tools; a limit of 3 leaves no room for other's 2
+    const gateway = await start({
+      discovery: { ...(gatewayConfig([]).discovery as object), maxToolsTotal: 3 },
+    });
+    const before = await toolNames(gateway);
+    expect(before).toEqual(['calc__add', 'calc__shout']);
+    expect(
+      (await admin(gateway, 'POST', '/admin/upstreams', { id: 'other', url: other.url })).status,
+    ).toBe(202);
+    const failed = await waitForState(gateway, 'other', 'FAILED');
+    expect(failed.reason).toMatch(/^CatalogTooLargeError: /);
+    expect(await toolNames(gateway)).toEqual(before);
+  });
+
+  it('validation is the boot validation: 400 naming each field; a secret value is never accepted', async () => {
+    const gateway = await start();
+    const bad = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'bad id!',
+      url: 'ftp://127.0.0.1/mcp',
+      protocol: '2024-01-01',
+      forwardHeaders: ['Cookie'],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^id: /),
+        expect.stringMatching(/^protocol: /),
+      ]),
+    );
+    const url = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'x',
+      url: 'ftp://127.0.0.1/mcp',
+    });
+    expect(url.status).toBe(400);
+    expect(url.body.problems).toEqual([expect.stringMatching(/^url: must be an http\(s\) URL/)]);
+    const header = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'x',
+      url: other.url,
+      forwardHeaders: ['Cookie'],
+    });
+    expect(header.status).toBe(400);
+    expect(header.body.problems).toEqual([
+      expect.stringMatching(/^forwardHeaders: "Cookie" may not be forwarded/),
+    ]);
+
+    const secret = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'x',
+      url: other.url,
+      authorization: { mode: 'static', value: 'Bearer s3cr3t' },
+    });
+    expect(secret.status).toBe(400);
+    expect(secret.body.problems).toEqual([
+      expect.stringMatching(/^authorization\.value: secret values are never accepted/),
+    ]);
+    expect(gateway.output).not.toContain('s3cr3t');
+    const unset = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'x',
+      url: other.url,
+      authorization: { mode: 'static', valueEnv: 'NOT_SET_ANYWHERE_13' },
+    });
+    expect(unset.status).toBe(400);
+    expect(unset.body.problems).toEqual([
+      'authorization.valueEnv: environment variable NOT_SET_ANYWHERE_13 is not set or empty',
+    ]);
+    const notJson = await fetch(`${gateway.managementUrl}/admin/upstreams`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: '[1,2]',
+    });
+    expect(notJson.status).toBe(400);
+    // nothing was registered by any of these
+    const list = await admin(gateway, 'GET', '/admin/upstreams');
+    expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc']);
+  });
+
+  it('a static authorization is sent to the registered upstream from the env variable it names', async () => {
+    const gateway = await start({}, { OTHER_UPSTREAM_AUTH: 'Bearer other-secret-51' });
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+      authorization: { mode: 'static', valueEnv: 'OTHER_UPSTREAM_AUTH' },
+    });
+    expect(posted.status).toBe(202);
+    expect(posted.body.authorization).toEqual({ mode: 'static', valueEnv: 'OTHER_UPSTREAM_AUTH' });
+    await waitForState(gateway, 'other', 'ACTIVE');
+    expect(other.requests.some((r) => r.headers.authorization === 'Bearer other-secret-51')).toBe(
+      true,
+    );
+    expect(JSON.stringify((await admin(gateway, 'GET', '/admin/upstreams')).body)).not.toContain(
+      'other-secret-51',
+    );
+  });
+
+  it('a conflict is 409 naming the other source: the id or the prefix of a configured or registered upstream', async () => {
+    const gateway = await start();
+    const sameId = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'calc',
+      url: other.url,
+      namePrefix: 'c2_',
+    });
+    expect(sameId.status).toBe(409);
+    expect(sameId.body.problems).toEqual([expect.stringContaining('configured upstream "calc"')]);
+    const overlap = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'c2',
+      url: other.url,
+      namePrefix: 'calc__x',
+    });
+    expect(overlap.status).toBe(409);
+    expect(overlap.body.problems).toEqual([expect.stringContaining('configured upstream "calc"')]);
+    expect(
+      (
+        await admin(gateway, 'POST', '/admin/upstreams', {
+          id: 'other',
+          url: other.url,
+          namePrefix: 'o_',
+        })
+      ).status,
+    ).toBe(202);
+    const again = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: legacy.url,
+      namePrefix: 'p_',
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.problems).toEqual([expect.stringContaining('registered upstream "other"')]);
+    const shorter = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'o',
+      url: legacy.url,
+      namePrefix: 'o',
+    });
+    expect(shorter.status).toBe(409);
+    expect(shorter.body.problems).toEqual([expect.stringContaining('registered upstream "other"')]);
+  });
+
+  it('PATCH disables and enables a registration, DELETE removes it; its tools leave and rejoin the catalog', async () => {
+    const gateway = await start();
+    await admin(gateway, 'POST', '/admin/upstreams', { id: 'other', url: other.url });
+    await waitForState(gateway, 'other', 'ACTIVE');
+    await waitForTool(gateway, 'other__add');
+
+    const off = await admin(gateway, 'PATCH', '/admin/upstreams/other', { enabled: false });
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ enabled: false, state: 'DISABLED' });
+    expect(Date.parse(off.body.updatedAt)).toBeGreaterThan(Date.parse(off.body.createdAt));
+    await waitForTool(gateway, 'other__add', false);
+
+    const on = await admin(gateway, 'PATCH', '/admin/upstreams/other', { enabled: true });
+    expect(on.status).toBe(200);
+    await waitForState(gateway, 'other', 'ACTIVE');
+    await waitForTool(gateway, 'other__add');
+
+    const badPatch = await admin(gateway, 'PATCH', '/admin/upstreams/other', { url: legacy.url });
+    expect(badPatch.status).toBe(400);
+    expect(badPatch.body.problems).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^url: cannot be changed/)]),
+    );
+
+    const deleted = await admin(gateway, 'DELETE', '/admin/upstreams/other');
+    expect(deleted.status).toBe(200);
+    expect((await admin(gateway, 'GET', '/admin/upstreams/other')).status).toBe(404);
+    await waitForTool(gateway, 'other__add', false);
+    expect((await admin(gateway, 'DELETE', '/admin/upstreams/other')).status).toBe(404);
+    expect(
+      (await admin(gateway, 'PATCH', '/admin/upstreams/nope', { enabled: false })).status,
+    ).toBe(404);
+
+    // configured upstreams are read-only here
+    const patchConfigured = await admin(gateway, 'PATCH', '/admin/upstreams/calc', {
+      enabled: false,
+    });
+    expect(patchConfigured.status).toBe(409);
+    expect(patchConfigured.body.message).toMatch(/configured in the config file/);
+    expect((await admin(gateway, 'DELETE', '/admin/upstreams/calc')).status).toBe(409);
+    expect(await toolNames(gateway)).toContain('calc__add');
+
+    await gateway.waitForOutput('"action":"upstream.delete"');
+    const actions = auditLines(gateway).map((l) => `${l.action} ${l.upstreamId} ${l.status}`);
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        'upstream.update other 200',
+        'upstream.delete other 200',
+        'upstream.update calc 409',
+      ]),
+    );
+  });
+
+  it('the admin token is required: 401 without or with a wrong one, and /admin is not on the /mcp port', async () => {
+    const gateway = await start();
+    const none = await admin(gateway, 'GET', '/admin/upstreams', undefined, null);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect((await admin(gateway, 'GET', '/admin/upstreams', undefined, 'wrong-token')).status).toBe(
+      401,
+    );
+    const post = await admin(
+      gateway,
+      'POST',
+      '/admin/upstreams',
+      { id: 'other', url: other.url },
+      'wrong-token',
+    );
+    expect(post.status).toBe(401);
+    expect((await admin(gateway, 'GET', '/admin/upstreams')).body.upstreams).toHaveLength(1);
+    await gateway.waitForOutput('"outcome":"denied"');
+    expect(auditLines(gateway)).toEqual([
+      expect.objectContaining({
+        action: 'upstream.register',
+        actor: null,
+        status: 401,
+        outcome: 'denied',
+      }),
+    ]);
+    const onMcpPort = await fetch(`http://127.0.0.1:${gateway.mcpPort}/admin/upstreams`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(onMcpPort.status).toBe(404);
+  });
+
+  it('without an admin credential, reads stay open and every write is 403 with the way to enable it', async () => {
+    const gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
+      waitReady: true,
+    }).then(track);
+    const list = await admin(gateway, 'GET', '/admin/upstreams', undefined, null);
+    expect(list.status).toBe(200);
+    expect(list.body.upstreams[0]).toMatchObject({ id: 'calc', origin: 'config' });
+    const post = await admin(
+      gateway,
+      'POST',
+      '/admin/upstreams',
+      { id: 'other', url: other.url },
+      null,
+    );
+    expect(post.status).toBe(403);
+    expect(post.body.message).toMatch(/MCP_ADMIN_TOKEN/);
+    expect((await admin(gateway, 'DELETE', '/admin/upstreams/calc', undefined, null)).status).toBe(
+      403,
+    );
+    expect(
+      (await admin(gateway, 'GET', '/admin/upstreams', undefined, null)).body.upstreams,
+    ).toHaveLength(1);
+  });
+});
