@@ -14,6 +14,7 @@
 //   fanout      50 upstream MCP servers, one silent: refresh round duration, tools/list p50
 //   modern      2026-07-28 clients: tools/call vs bare proxy at 16 connections, and tools/list
 //               through ten `lists: live` upstreams (issue 11; bench/lib/scenario-modern.mjs)
+//   auth        tools/call with JWT validation on vs the same gateway without auth, 16 conns
 // Output: a table on stdout and bench/results/latest.json.
 //
 // Env: BENCH_ROUNDS (5; the first is dropped), BENCH_SECONDS (5 per run), BENCH_WARMUP_SECONDS
@@ -61,6 +62,7 @@ import {
   startToolService,
 } from './lib/processes.mjs';
 import { evaluateTargets, printReport } from './lib/report.mjs';
+import { scenarioAuth } from './lib/scenario-auth.mjs';
 import { scenarioColdStart } from './lib/scenario-cold-start.mjs';
 import { scenarioFanout } from './lib/scenario-fanout.mjs';
 import { scenarioModern } from './lib/scenario-modern.mjs';
@@ -136,7 +138,7 @@ async function main() {
   }
 
   // The bench Tool Service backs the bundle scenarios only (not overload, upstream, fanout).
-  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold', 'modern'];
+  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold', 'modern', 'auth'];
   const ts = bundleScenarios.some((s) => SCENARIOS.has(s))
     ? await startToolService({ core: CORE_SIDE })
     : undefined;
@@ -306,6 +308,7 @@ async function main() {
     if (SCENARIOS.has('upstream')) results.upstreamCall = await scenarioUpstreamCall();
     if (SCENARIOS.has('fanout')) results.fanout = await scenarioFanout();
     if (SCENARIOS.has('modern')) results.modern = await scenarioModern(ts);
+    if (SCENARIOS.has('auth')) results.auth = await scenarioAuth(ts);
   } finally {
     await ts?.stop();
     cleanupTemp();

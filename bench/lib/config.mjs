@@ -20,7 +20,8 @@ export const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64')
   .filter((n) => n > 0);
 export const SCENARIOS = new Set(
   (
-    process.env.BENCH_SCENARIOS ?? 'call,list,memory,refresh,cold,overload,upstream,fanout,modern'
+    process.env.BENCH_SCENARIOS ??
+    'call,list,memory,refresh,cold,overload,upstream,fanout,modern,auth'
   ).split(','),
 );
 /**

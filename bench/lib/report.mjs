@@ -7,6 +7,13 @@ export function evaluateTargets(results) {
   const get = (path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), results);
   const defs = [
     [
+      'auth.toolsCall.c16.cpuPerRequestRatioVsNoAuth',
+      '<=',
+      1.15,
+      '×',
+      'gateway CPU per tools/call with JWT validation vs without auth, 16 conns',
+    ],
+    [
       'toolsCall.c16.cpuPerRequestRatioVsBareProxy',
       '<=',
       2,

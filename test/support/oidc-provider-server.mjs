@@ -9,6 +9,7 @@
 import { createServer } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import { registerTokenExchange } from './token-exchange-grant.mjs';
 
 const settings = JSON.parse(process.env.OIDC_HARNESS_CONFIG ?? '{}');
 const host = '127.0.0.1';
@@ -16,7 +17,9 @@ const host = '127.0.0.1';
 const resources = settings.resources ?? {};
 /** client_id → extra claims put into every token issued to that client (client credentials). */
 const clientClaims = new Map(Object.entries(settings.clientClaims ?? {}));
-const counters = { jwks: 0, introspection: 0, token: 0 };
+const counters = { jwks: 0, introspection: 0, token: 0, exchange: 0 };
+/** Every token exchange issued (RFC 8693): { sub, audience, clientId }. */
+const exchanges = [];
 let jwksDown = false;
 
 /** Claims a /__test/mint call asked for, attached to the token object it builds. */
@@ -60,6 +63,13 @@ function buildProvider(issuer, keys) {
     },
   });
   provider.on('server_error', (_ctx, err) => console.error('oidc server_error', err));
+  registerTokenExchange(provider, {
+    publicKeys: () => keys.map(({ d: _d, ...pub }) => pub),
+    resourceServerInfo,
+    claimsFor: mintedClaims,
+    counters,
+    exchanges,
+  });
   return provider;
 }
 
@@ -159,6 +169,8 @@ const server = createServer(async (req, res) => {
         case '/__test/client-claims':
           clientClaims.set(body.clientId, body.claims ?? {});
           return send(res, 200, {});
+        case '/__test/exchanges':
+          return send(res, 200, { exchanges });
         case '/__test/counters':
           return send(res, 200, { ...counters, kids: keys.map((k) => k.kid) });
         default:

@@ -175,17 +175,28 @@ export class TestAuthorizationServer {
     await this.control('client-claims', { clientId, claims });
   }
 
+  /** Every RFC 8693 token exchange issued so far (test/support/token-exchange-grant.mjs). */
+  async exchanges(): Promise<{ sub: string; audience: string; clientId: string }[]> {
+    const answer = (await this.control('exchanges', undefined, 'GET')) as {
+      exchanges: { sub: string; audience: string; clientId: string }[];
+    };
+    return answer.exchanges;
+  }
+
   /** Requests served so far per endpoint, and the published key ids (newest first). */
   async counters(): Promise<{
     jwks: number;
     introspection: number;
     token: number;
+    /** RFC 8693 exchanges issued (token-exchange-grant.mjs). */
+    exchange: number;
     kids: string[];
   }> {
     return (await this.control('counters', undefined, 'GET')) as {
       jwks: number;
       introspection: number;
       token: number;
+      exchange: number;
       kids: string[];
     };
   }

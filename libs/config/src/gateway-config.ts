@@ -6,7 +6,25 @@ export type ResolvedAuthorization =
   | { readonly mode: 'none' }
   | { readonly mode: 'passthrough' }
   /** `value` is a secret: never log it. */
-  | { readonly mode: 'static'; readonly value: string };
+  | { readonly mode: 'static'; readonly value: string }
+  | TokenExchangeAuthorization;
+
+/**
+ * RFC 8693 token exchange towards one source (issue 12 §4): the caller's token is exchanged at
+ * `tokenEndpoint` (client authentication `client_secret_basic`) for one whose audience is
+ * `audience`; list pulls, which have no caller, use the client-credentials grant with the same
+ * client and audience.
+ */
+export interface TokenExchangeAuthorization {
+  readonly mode: 'tokenExchange';
+  readonly tokenEndpoint: string;
+  readonly clientId: string;
+  /** A secret: never log it. */
+  readonly clientSecret: string;
+  readonly audience: string;
+  /** Space-separated scopes to ask for; undefined: none asked. */
+  readonly scope?: string;
+}
 
 /** One configured bundle after validation; the only source of routing addresses (contract §1). */
 export interface BundleDefinition {

@@ -32,6 +32,13 @@ export {
   type ParsedAddress,
 } from './http-access-patterns';
 export {
+  AuditConfig,
+  RateLimitsConfig,
+  TokenBucketConfig,
+  RATE_LIMIT_STORES,
+  type RateLimitStore,
+} from './caller-limits-config.model';
+export {
   AuthConfig,
   AccessConfig,
   AccessRuleConfig,

@@ -616,7 +616,7 @@ describe('bundle authorization (contract §10: "설정에 따라 전달")', () =
         mcpTree({ bundles: [bundle('alpha', 'alpha.', { authorization: { mode: 'bearer' } })] }),
       ),
     ).toEqual([
-      'mcp.bundles[0].authorization.mode: must be one of none, passthrough, static (got "bearer")',
+      'mcp.bundles[0].authorization.mode: must be one of none, passthrough, static, tokenExchange (got "bearer")',
     ]);
   });
 

@@ -17,7 +17,12 @@ import {
   type UpstreamDefinition,
 } from './gateway-config';
 import { adminPatternProblems, parseAddressRange, parseUrlPattern } from './admin-url-patterns';
-import { ConfigFileRoot, type BundleConfig, type McpConfig } from './mcp-config.model';
+import {
+  ConfigFileRoot,
+  type BundleAuthorizationConfig,
+  type BundleConfig,
+  type McpConfig,
+} from './mcp-config.model';
 import type { UpstreamConfig } from './upstream-config.model';
 import { upstreamNamePrefix, upstreamProblems } from './upstream-rules';
 
@@ -126,7 +131,46 @@ export function resolveAuthorization(
       }
       return { mode: 'static', value: value ?? '' };
     }
+    case 'tokenExchange':
+      return resolveTokenExchange(auth, env, `${at}.authorization`, problems);
   }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** mode tokenExchange (issue 12 §4): every field it needs, each missing one named. */
+function resolveTokenExchange(
+  auth: Partial<BundleAuthorizationConfig>,
+  env: Env,
+  at: string,
+  problems: string[],
+): ResolvedAuthorization {
+  const need = 'is required with mode tokenExchange';
+  if (auth.tokenEndpoint === undefined) problems.push(`${at}.tokenEndpoint: ${need}`);
+  else if (!isHttpUrl(auth.tokenEndpoint))
+    problems.push(`${at}.tokenEndpoint: must be an http(s) URL`);
+  if (auth.clientId === undefined) problems.push(`${at}.clientId: ${need}`);
+  if (auth.audience === undefined) problems.push(`${at}.audience: ${need}`);
+  const name = auth.clientSecretEnv;
+  const secret = name === undefined ? undefined : env[name];
+  if (name === undefined) problems.push(`${at}.clientSecretEnv: ${need}`);
+  else if (secret === undefined || secret === '')
+    problems.push(`${at}.clientSecretEnv: environment variable ${name} is not set or empty`);
+  return {
+    mode: 'tokenExchange',
+    tokenEndpoint: auth.tokenEndpoint ?? '',
+    clientId: auth.clientId ?? '',
+    clientSecret: secret ?? '',
+    audience: auth.audience ?? '',
+    scope: auth.scope,
+  };
 }
 
 /**
@@ -187,6 +231,8 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   problems.push(...crossFieldProblems(mcp, profile));
   problems.push(...httpAccessProblems(mcp.http));
   problems.push(...upstreamProblems(mcp));
+  if (mcp.rateLimits?.store === 'redis' && envSettings.redisUrl === undefined)
+    problems.push('mcp.rateLimits.store: redis needs REDIS_URL (buckets are shared through Redis)');
   // issue 12 §1, §3: the resource server and the access rules
   const auth = authProblems(mcp.auth, env);
   problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));

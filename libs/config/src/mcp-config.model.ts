@@ -4,6 +4,7 @@ import { AdminConfig } from './admin-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 import { ConsoleConfig } from './console-config.model';
 import { UpstreamConfig } from './upstream-config.model';
+import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
 
 export {
   AUTHORIZATION_MODES,
@@ -395,6 +396,17 @@ export class McpConfig {
   @Type(() => CacheConfig)
   cache: CacheConfig = new CacheConfig();
 
+  /** Token buckets per caller and per (caller, tool) (issue 12 §6). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => RateLimitsConfig)
+  rateLimits: RateLimitsConfig = new RateLimitsConfig();
+
+  /** The audit line per tools/call (issue 12 §5). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => AuditConfig)
+  audit: AuditConfig = new AuditConfig();
   /** The resource server for /mcp (issue 12 §1): `none` or `jwt`. */
   @IsObject({ message: MAPPING })
   @ValidateNested()

@@ -2,6 +2,7 @@ import { HttpModule } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { RegistryModule } from '@app/registry';
+import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { UpstreamListPuller } from './upstream-list-puller.service';
 import { BundleRefreshService } from './bundle-refresh.service';
@@ -15,7 +16,13 @@ import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.serv
 @Module({
   // HttpModule: manifest pulls through HttpService (its own axios instance; the agents and
   // timeouts are ManifestFetcher's, per request)
-  imports: [ScheduleModule.forRoot(), HttpModule.register({}), RegistryModule, UpstreamModule],
+  imports: [
+    ScheduleModule.forRoot(),
+    HttpModule.register({}),
+    RegistryModule,
+    UpstreamModule,
+    SourceCredentialsModule,
+  ],
   providers: [
     ManifestFetcher,
     BundleRefreshService,

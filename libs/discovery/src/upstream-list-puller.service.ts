@@ -18,6 +18,7 @@ import {
   type UpstreamFailureKind,
 } from '@app/upstream';
 import { upstreamRequestHeaders } from '@app/upstream';
+import { SourceCredentialError, SourceCredentials } from '@app/identity';
 
 /** The four lists of an upstream, the capability that offers each, and the result key. */
 const LISTS = [
@@ -98,7 +99,25 @@ export class UpstreamListPuller {
     private readonly connections: UpstreamConnections,
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly credentials: SourceCredentials,
   ) {}
+
+  /**
+   * A pull has no caller: with authorization mode tokenExchange it carries the gateway's own
+   * client-credentials token for the upstream's audience (issue 12 §4; docs/operations.md).
+   */
+  private async pullHeaders(upstream: UpstreamDefinition): Promise<Record<string, string>> {
+    const auth = upstream.authorization;
+    if (auth.mode !== 'tokenExchange') return upstreamRequestHeaders(upstream, {});
+    try {
+      return upstreamRequestHeaders(upstream, {}, await this.credentials.forGateway(auth));
+    } catch (err) {
+      throw new PullFailure(
+        'UpstreamCredentialError',
+        err instanceof SourceCredentialError ? err.message : 'the credential could not be obtained',
+      );
+    }
+  }
 
   async pull(upstream: UpstreamDefinition): Promise<UpstreamPullResult> {
     const attemptedAt = this.clock.now();
@@ -126,7 +145,7 @@ export class UpstreamListPuller {
     const connection = this.connections.get(upstream);
     const deadline = performance.now() + upstream.listMillis;
     const left = (): number => Math.max(1, Math.round(deadline - performance.now()));
-    const headers = upstreamRequestHeaders(upstream, {});
+    const headers = await this.pullHeaders(upstream);
     await connection.connect({ deadlineMillis: left(), headers });
     const capabilities = connection.serverCapabilities ?? {};
     const collected: Record<(typeof LISTS)[number]['key'], UpstreamItem[]> = {

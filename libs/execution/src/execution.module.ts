@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { ToolExecutor } from './tool-executor.service';
 import { UpstreamExecutor } from './upstream-executor.service';
@@ -6,7 +7,7 @@ import { LiveListFetcher } from './live-list-fetcher';
 
 /** ExecutionModule: tool calls over HTTP to Tool Services, and requests routed to upstream MCP servers. */
 @Module({
-  imports: [UpstreamModule],
+  imports: [UpstreamModule, SourceCredentialsModule],
   providers: [ToolExecutor, UpstreamExecutor, LiveListFetcher],
   exports: [ToolExecutor, UpstreamExecutor, LiveListFetcher],
 })

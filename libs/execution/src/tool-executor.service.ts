@@ -13,6 +13,7 @@ import {
   type ToolServiceStatusClass,
 } from '@app/observability';
 import { GATEWAY_CONFIG, type GatewayConfig, type ResolvedAuthorization } from '@app/config';
+import { SourceCredentialError, SourceCredentials, type CallerIdentity } from '@app/identity';
 import type { BundleTool } from '@app/registry';
 import {
   FORWARDED_CALLER_HEADERS,
@@ -38,10 +39,15 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The headers of `POST {baseEndpoint}/{toolName}` (contract §10). */
+/**
+ * The headers of `POST {baseEndpoint}/{toolName}` (contract §10).
+ * @param sourceToken with mode tokenExchange: the token issued for this bundle (issue 12 §4),
+ *   sent as `Authorization: Bearer`; the caller's own is never sent in that mode
+ */
 export function buildToolRequestHeaders(
   incoming: IncomingHeaders,
   authorization: ResolvedAuthorization,
+  sourceToken?: string,
 ): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -62,6 +68,9 @@ export function buildToolRequestHeaders(
     }
     case 'static':
       headers.authorization = authorization.value;
+      break;
+    case 'tokenExchange':
+      if (sourceToken !== undefined) headers.authorization = `Bearer ${sourceToken}`;
       break;
   }
   return headers;
@@ -133,6 +142,9 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    @Optional()
+    @Inject(SourceCredentials)
+    private readonly credentials: SourceCredentials | null = null,
   ) {
     const { execution } = config.mcp;
     this.client = new ToolServiceClient(
@@ -158,6 +170,8 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
    * @returns the result; never throws for anything the Tool Service or the network does. Over
    *   execution.maxConcurrentCallsPerBundle or maxInFlightAnswerBytes it is a prompt isError
    *   "the gateway is busy".
+   * @param caller the authenticated caller (issue 12): its token is what a bundle with
+   *   authorization mode tokenExchange gets exchanged; when that fails, an isError result says so
    */
   async call(
     tool: BundleTool,
@@ -165,6 +179,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     incoming: IncomingHeaders,
     outputCheck?: OutputSchemaCheck,
     signal?: CallCancellation,
+    caller?: CallerIdentity,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
     const running = this.running.get(bundle.id) ?? 0;
@@ -177,7 +192,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     this.running.set(bundle.id, running + 1);
     const claim = { bytes: 0 };
     try {
-      return await this.execute(tool, rawArguments, incoming, outputCheck, signal, claim);
+      return await this.execute(tool, rawArguments, incoming, outputCheck, signal, claim, caller);
     } finally {
       this.budget.release(claim);
       const left = (this.running.get(bundle.id) ?? 1) - 1;
@@ -193,14 +208,25 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     outputCheck: OutputSchemaCheck | undefined,
     signal: CallCancellation | undefined,
     claim: BudgetClaim,
+    caller: CallerIdentity | undefined,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
     const target = this.targetOf(bundle.baseEndpoint);
     const started = performance.now();
+    let sourceToken: string | undefined;
+    if (bundle.authorization.mode === 'tokenExchange') {
+      try {
+        if (this.credentials === null)
+          throw new SourceCredentialError('token exchange is not set up');
+        sourceToken = await this.credentials.forCaller(bundle.authorization, caller);
+      } catch (err) {
+        return this.credentialFailure(tool, err, performance.now() - started, incoming);
+      }
+    }
     const answer = await this.client.post({
       origin: target.origin,
       path: `${target.basePath}/${tool.name}`,
-      headers: buildToolRequestHeaders(incoming, bundle.authorization),
+      headers: buildToolRequestHeaders(incoming, bundle.authorization, sourceToken),
       body: rawArguments,
       timeoutMillis: tool.timeoutMillis,
       maxResponseBytes: this.maxResponseBytes,
@@ -241,6 +267,44 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
         this.record(tool, result, answer.status, undefined, elapsedMs, incoming);
       }
     }
+    return result;
+  }
+
+  /** No token for the bundle (issue 12 §4): an isError result naming why, never a token. */
+  private credentialFailure(
+    tool: BundleTool,
+    err: unknown,
+    elapsedMs: number,
+    incoming: IncomingHeaders,
+  ): CallToolResult {
+    const reason =
+      err instanceof SourceCredentialError ? err.message : 'the credential could not be obtained';
+    const result: CallToolResult = {
+      content: [
+        {
+          type: 'text',
+          text: `Tool ${tool.name} failed: the gateway could not obtain a credential for bundle ${tool.sourceId} (${reason})`,
+          _meta: { searchTime: Math.round(elapsedMs) },
+        },
+      ],
+      isError: true,
+    };
+    this.metrics?.toolCall(
+      tool.name,
+      tool.sourceId,
+      'credential_error',
+      'credential_error',
+      elapsedMs / 1000,
+    );
+    this.logger.warn({
+      msg: 'tools/call',
+      requestId: firstValue(incoming['x-request-id']),
+      guid: firstValue(incoming.guid),
+      tool: tool.name,
+      bundle: tool.sourceId,
+      outcome: 'credential_error',
+      reason,
+    });
     return result;
   }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
+import { SourceCredentialError, SourceCredentials, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
   UpstreamConnections,
@@ -30,7 +31,8 @@ export type UpstreamOutcome =
       readonly kind: 'failed';
       /** Safe for clients: names the upstream by id, never its address. */
       readonly message: string;
-      readonly failureKind: UpstreamFailure['kind'] | 'unexpected';
+      /** `credential`: no token for the upstream, its token exchange failed (issue 12 §4). */
+      readonly failureKind: UpstreamFailure['kind'] | 'unexpected' | 'credential';
     };
 
 /** The caller's side of a routed request. */
@@ -51,6 +53,11 @@ export interface UpstreamCallContext {
   readonly requestHeaders?: Readonly<Record<string, string>>;
   /** Notifications and server->client requests the upstream sends while the request runs. */
   readonly onMessage?: (message: JsonRpcMessage, context: UpstreamMessageContext) => void;
+  /**
+   * The authenticated caller (issue 12): its token is exchanged for one issued for an upstream
+   * whose authorization mode is tokenExchange (§4).
+   */
+  readonly caller?: CallerIdentity;
 }
 
 /**
@@ -109,7 +116,30 @@ export class UpstreamExecutor {
   constructor(
     private readonly connections: UpstreamConnections,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    @Optional()
+    @Inject(SourceCredentials)
+    private readonly credentials: SourceCredentials | null = null,
   ) {}
+
+  /**
+   * The headers for a request on the caller's behalf: with authorization mode tokenExchange,
+   * the token issued for this upstream (issue 12 §4).
+   * @throws SourceCredentialError when it cannot be had
+   */
+  private async headersFor(
+    upstream: UpstreamDefinition,
+    headers: IncomingHeaders,
+    caller: CallerIdentity | undefined,
+  ): Promise<Record<string, string>> {
+    const auth = upstream.authorization;
+    if (auth.mode !== 'tokenExchange') return upstreamRequestHeaders(upstream, headers);
+    if (this.credentials === null) throw new SourceCredentialError('token exchange is not set up');
+    return upstreamRequestHeaders(
+      upstream,
+      headers,
+      await this.credentials.forCaller(auth, caller),
+    );
+  }
 
   /**
    * Sends one request to the upstream and waits for its answer.
@@ -137,32 +167,42 @@ export class UpstreamExecutor {
           }
         : params;
     try {
+      const headers =
+        upstream.authorization.mode === 'tokenExchange'
+          ? await this.headersFor(upstream, context.headers, context.caller)
+          : upstreamRequestHeaders(upstream, context.headers);
       const answer = await connection.request(method, sent, {
         deadlineMillis: upstream.callMillis,
         signal: signal === undefined ? undefined : new CancellationSignal(signal),
         headers:
           context.requestHeaders === undefined
-            ? upstreamRequestHeaders(upstream, context.headers)
-            : { ...upstreamRequestHeaders(upstream, context.headers), ...context.requestHeaders },
+            ? headers
+            : { ...headers, ...context.requestHeaders },
         onMessage: context.onMessage,
       });
       outcome = answer;
     } catch (err) {
       outcome =
-        err instanceof UpstreamFailure
+        err instanceof SourceCredentialError
           ? {
               kind: 'failed',
-              failureKind: err.kind,
-              message:
-                err.kind === 'cancelled'
-                  ? cancelledMessage(signal?.reason, upstream)
-                  : `Upstream ${upstream.id}: ${err.message}`,
+              failureKind: 'credential',
+              message: `Upstream ${upstream.id}: the gateway could not obtain a credential for it (${err.message})`,
             }
-          : {
-              kind: 'failed',
-              failureKind: 'unexpected',
-              message: `Upstream ${upstream.id}: the request failed unexpectedly`,
-            };
+          : err instanceof UpstreamFailure
+            ? {
+                kind: 'failed',
+                failureKind: err.kind,
+                message:
+                  err.kind === 'cancelled'
+                    ? cancelledMessage(signal?.reason, upstream)
+                    : `Upstream ${upstream.id}: ${err.message}`,
+              }
+            : {
+                kind: 'failed',
+                failureKind: 'unexpected',
+                message: `Upstream ${upstream.id}: the request failed unexpectedly`,
+              };
     } finally {
       signal?.onAbort(undefined);
     }
@@ -191,11 +231,12 @@ export class UpstreamExecutor {
     sessionId: string | undefined,
     response: JsonRpcMessage,
     headers: IncomingHeaders,
+    caller?: CallerIdentity,
   ): Promise<boolean> {
     try {
       await this.connections.get(upstream).respond(response, sessionId, {
         deadlineMillis: Math.max(upstream.connectMillis, 5_000),
-        headers: upstreamRequestHeaders(upstream, headers),
+        headers: await this.headersFor(upstream, headers, caller),
       });
       return true;
     } catch {

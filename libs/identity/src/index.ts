@@ -1,4 +1,5 @@
 export * from './caller-identity';
+export * from './source-credentials';
 export * from './auth-outcome';
 export { bearerToken, scopesOf } from './bearer-token';
 export {

@@ -33,6 +33,9 @@ import { LegacyInputBridge } from './mrtr/legacy-input-bridge';
 import { MrtrCalls } from './mrtr/mrtr-calls.service';
 import { MrtrSeal } from './mrtr/mrtr-seal';
 import { RequestStateEnvelope } from './mrtr/request-state-envelope';
+import { ToolCallAudit } from './audit/tool-call-audit';
+import { CallerLimits } from './limits/caller-limits.service';
+import { rateLimitRedisProvider } from './limits/rate-limit-redis.provider';
 
 const HANDLERS = [
   PingHandler,
@@ -80,6 +83,9 @@ import { SessionTokenService } from './session/session-token.service';
     LegacyInputBridge,
     MrtrCalls,
     MethodDispatcher,
+    ToolCallAudit,
+    rateLimitRedisProvider,
+    CallerLimits,
     SessionTokenService,
     InFlightRequests,
     McpExchanges,

@@ -11,6 +11,8 @@ export const TOOL_CALL_OUTCOMES = [
   'busy',
   'cancelled',
   'shutdown',
+  /** No credential for the source: its token exchange failed (issue 12 §4). */
+  'credential_error',
 ] as const;
 
 /** How a tools/call ended, as the metrics count it. */
@@ -28,7 +30,8 @@ export type ToolServiceStatusClass =
   | 'invalid_answer'
   | 'busy'
   | 'cancelled'
-  | 'shutdown';
+  | 'shutdown'
+  | 'credential_error';
 
 const PREFIX = 'mcp_gateway_';
 

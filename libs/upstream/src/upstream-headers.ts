@@ -11,12 +11,14 @@ function firstValue(value: string | string[] | undefined): string | undefined {
  * The extra headers of a request to an upstream (issue 10 §1): its `forwardHeaders` copied
  * from the caller's request (absent ones not sent), and `Authorization` by its
  * `authorization` mode (`static`: the configured value; `passthrough`: the caller's own
- * header, against the MCP security guidance; `none`: never). List pulls have no caller: only
- * a static Authorization is sent then.
+ * header, against the MCP security guidance; `tokenExchange`: `sourceToken`, the token issued
+ * for this upstream (issue 12 §4), never the caller's; `none`: never). List pulls have no
+ * caller: a static value, or with tokenExchange the gateway's client-credentials token.
  */
 export function upstreamRequestHeaders(
   upstream: UpstreamDefinition,
   incoming: IncomingHeaders,
+  sourceToken?: string,
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name of upstream.forwardHeaders) {
@@ -28,6 +30,7 @@ export function upstreamRequestHeaders(
   else if (auth.mode === 'passthrough') {
     const value = firstValue(incoming.authorization);
     if (value !== undefined) headers.authorization = value;
-  }
+  } else if (auth.mode === 'tokenExchange' && sourceToken !== undefined)
+    headers.authorization = `Bearer ${sourceToken}`;
   return headers;
 }

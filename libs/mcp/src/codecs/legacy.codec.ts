@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { legacyWireError } from '../errors/wire-errors';
+import { errorHeaders, legacyWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
 import {
   PreSerialized,
@@ -280,6 +280,7 @@ export class LegacyCodec {
       wire.httpStatus,
       errorEnvelope(id, wire.code, gatewayError.message, gatewayError.data),
       format,
+      errorHeaders(gatewayError),
     );
   }
 }

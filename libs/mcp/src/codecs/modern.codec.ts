@@ -3,7 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import type { CallerAccess } from '@app/identity';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { modernWireError } from '../errors/wire-errors';
+import { errorHeaders, modernWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
 import {
   PreSerialized,
@@ -338,7 +338,7 @@ export class ModernCodec {
       );
     if (err instanceof GatewayError) {
       const wire = modernWireError(err.code);
-      return this.error(id, wire.code, err.message, wire.httpStatus, err.data);
+      return this.error(id, wire.code, err.message, wire.httpStatus, err.data, errorHeaders(err));
     }
     this.logger.error(
       `Unexpected failure while handling a 2026 request: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
@@ -353,8 +353,9 @@ export class ModernCodec {
     message: string,
     status: number,
     data?: unknown,
+    headers?: Readonly<Record<string, string>>,
   ): HttpAnswer {
-    return messageAnswer(status, errorEnvelope(id, code, message, data), 'json');
+    return messageAnswer(status, errorEnvelope(id, code, message, data), 'json', headers);
   }
 }
 

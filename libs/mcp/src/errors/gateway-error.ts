@@ -20,7 +20,16 @@ export enum GatewayErrorCode {
   Internal = 'internal',
   /** An upstream MCP server's JSON-RPC error, relayed with its own code (ForwardedError). */
   Forwarded = 'forwarded',
+  /** A mcp.rateLimits bucket is empty (issue 12 §6): HTTP 429 + Retry-After; data.retryAfterSeconds. */
+  RateLimited = 'rate_limited',
 }
+
+/**
+ * The JSON-RPC code of a rate-limited request (issue 12 §6). Outside -32768…-32000: that range
+ * is JSON-RPC's and MCP's (wire notes §5: -32000…-32019 legacy, no new codes; -32020…-32099
+ * reserved for the MCP spec), and application errors belong outside it. 429 as in HTTP.
+ */
+export const RATE_LIMITED_CODE = -31429;
 
 /** Thrown by method handlers and the transport; turned into a wire error by the codec. */
 export class GatewayError extends Error {
@@ -47,5 +56,15 @@ export class ForwardedError extends GatewayError {
     readonly rpcData?: unknown,
   ) {
     super(GatewayErrorCode.Forwarded, message);
+  }
+}
+
+/**
+ * A call to a tool the caller may not use (issue 12 §3): written exactly like an unknown tool
+ * (same code, same message shape), but the audit line says `denied` (§5).
+ */
+export class ToolDeniedError extends GatewayError {
+  constructor(message: string) {
+    super(GatewayErrorCode.ToolNotFound, message);
   }
 }

@@ -1,4 +1,4 @@
-import { GatewayErrorCode } from './gateway-error';
+import { GatewayError, GatewayErrorCode, RATE_LIMITED_CODE } from './gateway-error';
 
 /** A JSON-RPC error as written: the HTTP status of the POST and the error object's code. */
 export interface WireError {
@@ -44,6 +44,8 @@ export function legacyWireError(code: GatewayErrorCode): WireError {
     // the upstream's own code is written instead (ForwardedError.rpcCode)
     case GatewayErrorCode.Forwarded:
       return { httpStatus: 200, code: -32603 };
+    case GatewayErrorCode.RateLimited:
+      return { httpStatus: 429, code: RATE_LIMITED_CODE };
   }
 }
 
@@ -79,5 +81,15 @@ export function modernWireError(code: GatewayErrorCode): WireError {
       return { httpStatus: 403, code: -32000 };
     case GatewayErrorCode.Internal:
       return { httpStatus: 500, code: -32603 };
+    case GatewayErrorCode.RateLimited:
+      return { httpStatus: 429, code: RATE_LIMITED_CODE };
   }
+}
+
+/** Extra HTTP headers of an error answer: `Retry-After` (seconds) for a rate-limited request (issue 12 §6). */
+export function errorHeaders(error: GatewayError): Record<string, string> {
+  const seconds = error.data?.retryAfterSeconds;
+  return error.code === GatewayErrorCode.RateLimited && typeof seconds === 'number'
+    ? { 'retry-after': String(seconds) }
+    : {};
 }

@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { CallerAccess } from '@app/identity';
+import { CallerLimits } from '../limits/caller-limits.service';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   METHOD_HANDLERS,
@@ -13,7 +14,10 @@ import {
 export class MethodDispatcher {
   private readonly handlers: ReadonlyMap<string, MethodHandler>;
 
-  constructor(@Inject(METHOD_HANDLERS) handlers: readonly MethodHandler[]) {
+  constructor(
+    @Inject(METHOD_HANDLERS) handlers: readonly MethodHandler[],
+    @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
+  ) {
     this.handlers = new Map(handlers.map((h) => [h.method, h]));
   }
 
@@ -44,6 +48,9 @@ export class MethodDispatcher {
         ),
       );
     }
+    // issue 12 §6: the caller's bucket first; tools/call takes it itself, with its tool's
+    if (this.limits?.enabled === true && method !== 'tools/call')
+      return this.limits.admit(context.caller).then(() => handler.handle(params, context));
     return handler.handle(params, context);
   }
 }

@@ -5,7 +5,12 @@ import { ToolExecutor } from '@app/execution';
 import { RawJson } from '@app/upstream';
 import { allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
-import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import {
+  ForwardedError,
+  GatewayError,
+  GatewayErrorCode,
+  ToolDeniedError,
+} from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
 import { paramHeadersFor } from './header-params';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
@@ -13,6 +18,8 @@ import type { MethodContext, MethodHandler, MethodResult } from './method-handle
 import { LiveLists } from './live-lists.service';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { UpstreamRouter } from './upstream-router';
+import { ToolCallAudit } from '../audit/tool-call-audit';
+import { CallerLimits } from '../limits/caller-limits.service';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -36,6 +43,8 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly live: LiveLists,
     private readonly mrtr: MrtrCalls,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
+    @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
   ) {}
 
   mayRelay(params: Readonly<Record<string, unknown>> | undefined, access?: CallerAccess): boolean {
@@ -51,7 +60,45 @@ export class ToolsCallHandler implements MethodHandler {
     );
   }
 
+  /**
+   * The call, admitted by the caller's rate limits (issue 12 §6: per subject and per (subject,
+   * tool)) and audited, one line whatever its end (§5).
+   */
   async handle(
+    params: Readonly<Record<string, unknown>> | undefined,
+    context: MethodContext,
+  ): Promise<MethodResult> {
+    const started = performance.now();
+    const name = typeof params?.name === 'string' ? params.name : '';
+    try {
+      await this.limits?.admit(context.caller, name);
+      const result = await this.call(params, context);
+      this.audited(name, { result }, started, context);
+      return result;
+    } catch (error) {
+      this.audited(name, { error }, started, context);
+      throw error;
+    }
+  }
+
+  private audited(
+    name: string,
+    outcome: { readonly result: object } | { readonly error: unknown },
+    started: number,
+    context: MethodContext,
+  ): void {
+    if (this.audit === null) return;
+    const sourceId = this.registry.current()?.get(name)?.sourceId;
+    this.audit.record(
+      context.caller,
+      { name, sourceId },
+      outcome,
+      performance.now() - started,
+      context.headers,
+    );
+  }
+
+  private async call(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,
   ): Promise<MethodResult> {
@@ -123,6 +170,7 @@ export class ToolsCallHandler implements MethodHandler {
       context.headers,
       tool.validateOutput,
       context.signal,
+      context.caller,
     );
   }
 
@@ -152,7 +200,9 @@ export class ToolsCallHandler implements MethodHandler {
 
   private granted(tool: CatalogTool, access: CallerAccess | undefined): CatalogTool {
     if (access === undefined || allowsTool(access, tool.sourceId, tool.name)) return tool;
-    throw this.notFound(tool.name);
+    // on the wire exactly the unknown tool's answer; the audit line says denied (§5)
+    this.metrics?.toolNotFound();
+    throw new ToolDeniedError(`Tool not found: ${tool.name.slice(0, 128)}`);
   }
 
   private notFound(name: string): GatewayError {

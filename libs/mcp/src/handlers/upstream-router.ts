@@ -64,6 +64,7 @@ export class UpstreamRouter {
       requestHeaders,
       signal: context.signal,
       clientCapabilities: context.clientCapabilities,
+      caller: context.caller,
       onMessage: (message, origin) => this.relay(upstream, message, origin, context, onRequest),
     });
     switch (outcome.kind) {
@@ -101,6 +102,7 @@ export class UpstreamRouter {
       origin.session,
       { ...message, id: origin.id },
       context.headers,
+      context.caller,
     );
     if (!delivered)
       this.logger.warn(`Upstream ${upstream.id}: the client's answer could not be delivered`);
@@ -156,6 +158,7 @@ export class UpstreamRouter {
         },
       },
       context.headers,
+      context.caller,
     );
   }
 }

@@ -14,6 +14,8 @@ export const UPSTREAM_PULL_ERROR_TYPES = [
   'ToolNameCollisionError',
   'CatalogTooLargeError',
   'UnexpectedPullError',
+  /** No token for the pull: the client-credentials grant of tokenExchange failed (issue 12 §4). */
+  'UpstreamCredentialError',
 ] as const;
 export type UpstreamPullErrorType = (typeof UPSTREAM_PULL_ERROR_TYPES)[number];
 

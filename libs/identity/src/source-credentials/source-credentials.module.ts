@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { SourceCredentials } from './source-credentials.service';
+
+/** One SourceCredentials (and its token cache) shared by execution and discovery (issue 12 §4). */
+@Module({
+  providers: [{ provide: SourceCredentials, useFactory: () => new SourceCredentials() }],
+  exports: [SourceCredentials],
+})
+export class SourceCredentialsModule {}

@@ -1,0 +1,145 @@
+import type { TokenExchangeAuthorization } from '@app/config';
+
+/** RFC 8693 §2.1 grant type and token types. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/** Bound in ms of one request to the token endpoint. */
+export const TOKEN_ENDPOINT_TIMEOUT_MS = 5_000;
+
+/** An access token the authorization server issued, and its lifetime in seconds when stated. */
+export interface IssuedToken {
+  readonly accessToken: string;
+  readonly expiresInSeconds?: number;
+}
+
+/**
+ * The token endpoint refused or failed. The message names the cause (HTTP status, the RFC 6749
+ * §5.2 `error` code) and never a token, a secret or the endpoint's address: it may reach a
+ * client as a tool error.
+ */
+export class TokenEndpointError extends Error {
+  override readonly name = 'TokenEndpointError';
+}
+
+/** RFC 6749 §2.3.1: client_secret_basic, id and secret form-urlencoded before base64. */
+function basicAuthorization(clientId: string, secret: string): string {
+  const encode = (v: string): string => encodeURIComponent(v).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${encode(clientId)}:${encode(secret)}`).toString('base64')}`;
+}
+
+function isAbsoluteUri(value: string): boolean {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An RFC 6749 `error` code is printable ASCII without `"` and `\`; anything else is not repeated. */
+function safeErrorCode(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const code = (body as { error?: unknown }).error;
+  return typeof code === 'string' && /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(code)
+    ? code
+    : undefined;
+}
+
+/**
+ * Posts one grant to the token endpoint and reads its answer (RFC 6749 §5.1).
+ * @throws TokenEndpointError for a refusal, an unusable answer, a timeout or no connection
+ */
+async function postGrant(
+  auth: TokenExchangeAuthorization,
+  form: Record<string, string>,
+  what: string,
+): Promise<IssuedToken> {
+  let response: Response;
+  try {
+    response = await fetch(auth.tokenEndpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        authorization: basicAuthorization(auth.clientId, auth.clientSecret),
+      },
+      body: new URLSearchParams(form).toString(),
+      signal: AbortSignal.timeout(TOKEN_ENDPOINT_TIMEOUT_MS),
+    });
+  } catch (err) {
+    const timedOut = err instanceof Error && err.name === 'TimeoutError';
+    throw new TokenEndpointError(
+      timedOut
+        ? `${what}: the authorization server did not answer within ${TOKEN_ENDPOINT_TIMEOUT_MS} ms`
+        : `${what}: the authorization server could not be reached`,
+    );
+  }
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch {
+    body = undefined;
+  }
+  if (!response.ok) {
+    const code = safeErrorCode(body);
+    throw new TokenEndpointError(
+      `${what}: the authorization server refused (HTTP ${response.status}${code === undefined ? '' : ` ${code}`})`,
+    );
+  }
+  const answer = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const token = answer.access_token;
+  const type = answer.token_type;
+  // RFC 8693 §2.2.1: token_type N_A means the token is not an access token
+  if (typeof token !== 'string' || token === '' || !/^[\x21-\x7e]+$/.test(token))
+    throw new TokenEndpointError(
+      `${what}: the authorization server's answer holds no access token`,
+    );
+  if (typeof type !== 'string' || type.toLowerCase() !== 'bearer')
+    throw new TokenEndpointError(`${what}: the issued token is not a Bearer token`);
+  const expires = answer.expires_in;
+  return {
+    accessToken: token,
+    expiresInSeconds:
+      typeof expires === 'number' && Number.isFinite(expires) && expires > 0 ? expires : undefined,
+  };
+}
+
+/**
+ * RFC 8693 token exchange: the caller's access token (`subject_token`) for one whose audience
+ * is the source's (`audience`, and `resource` when it is an absolute URI, RFC 8707).
+ */
+export function exchangeToken(
+  auth: TokenExchangeAuthorization,
+  subjectToken: string,
+): Promise<IssuedToken> {
+  return postGrant(
+    auth,
+    {
+      grant_type: TOKEN_EXCHANGE_GRANT,
+      subject_token: subjectToken,
+      subject_token_type: ACCESS_TOKEN_TYPE,
+      requested_token_type: ACCESS_TOKEN_TYPE,
+      audience: auth.audience,
+      ...(isAbsoluteUri(auth.audience) ? { resource: auth.audience } : {}),
+      ...(auth.scope === undefined ? {} : { scope: auth.scope }),
+    },
+    'token exchange',
+  );
+}
+
+/**
+ * RFC 6749 §4.4 client credentials: the gateway's own token for the source's audience, for
+ * requests no caller made (list pulls).
+ */
+export function clientCredentialsToken(auth: TokenExchangeAuthorization): Promise<IssuedToken> {
+  return postGrant(
+    auth,
+    {
+      grant_type: 'client_credentials',
+      ...(isAbsoluteUri(auth.audience) ? { resource: auth.audience } : {}),
+      ...(auth.scope === undefined ? {} : { scope: auth.scope }),
+    },
+    'client credentials',
+  );
+}

@@ -1,0 +1,102 @@
+import { Logger } from '@nestjs/common';
+import type { GatewayConfig } from '@app/config';
+import type { CallerIdentity } from '@app/identity';
+import {
+  ForwardedError,
+  GatewayError,
+  GatewayErrorCode,
+  ToolDeniedError,
+} from '../errors/gateway-error';
+import { SerializedResult } from '../handlers/method-handler';
+import { ToolCallAudit } from './tool-call-audit';
+
+const config = (enabled: boolean): GatewayConfig =>
+  ({ mcp: { audit: { enabled } } }) as unknown as GatewayConfig;
+
+const ALICE: CallerIdentity = {
+  subject: 'alice',
+  clientId: 'agent-app',
+  scopes: ['mcp'],
+  claims: {},
+  token: 'eyJ.secret.token',
+};
+
+describe('ToolCallAudit (issue 12 §5)', () => {
+  let lines: Record<string, unknown>[];
+  beforeEach(() => {
+    lines = [];
+    jest
+      .spyOn(Logger.prototype, 'log')
+      .mockImplementation(
+        (message: unknown) => void lines.push(message as Record<string, unknown>),
+      );
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const headers = {
+    'x-request-id': 'r-1',
+    guid: 'g-1',
+    authorization: 'Bearer eyJ.secret.token',
+    'employee-no': 'E-123',
+    'virtual-employee-no': 'V-456',
+  };
+
+  it.each([
+    [{ result: { content: [] } }, 'ok', undefined],
+    [{ result: { content: [], isError: true } }, 'isError', undefined],
+    [{ result: new SerializedResult('{"isError":true}', { isError: true }) }, 'isError', undefined],
+    [
+      { error: new GatewayError(GatewayErrorCode.ToolNotFound, 'Tool not found: x') },
+      'error',
+      'tool_not_found',
+    ],
+    [{ error: new ToolDeniedError('Tool not found: x') }, 'denied', 'tool_not_found'],
+    [
+      { error: new GatewayError(GatewayErrorCode.RateLimited, 'Rate limit hit') },
+      'limited',
+      'rate_limited',
+    ],
+    [{ error: new ForwardedError(-32602, 'bad') }, 'error', -32602],
+    [{ error: new Error('crash') }, 'error', 'internal'],
+  ])('outcome of %p is %s', (outcome, kind, code) => {
+    new ToolCallAudit(config(true)).record(
+      ALICE,
+      { name: 'calc__add', sourceId: 'calc' },
+      outcome,
+      12.34,
+      headers,
+    );
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toEqual({
+      msg: 'audit tools/call',
+      audit: 'tools/call',
+      subject: 'alice',
+      clientId: 'agent-app',
+      tool: 'calc__add',
+      source: 'calc',
+      outcome: kind,
+      ...(code === undefined ? {} : { errorCode: code }),
+      durationMs: 12.3,
+      requestId: 'r-1',
+      guid: 'g-1',
+    });
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ['eyJ.secret.token', 'E-123', 'V-456']) expect(text).not.toContain(secret);
+  });
+
+  it('names a client-credentials caller by client_id, no caller by null', () => {
+    const audit = new ToolCallAudit(config(true));
+    const machine: CallerIdentity = { clientId: 'batch-job', scopes: [], claims: {}, token: 't' };
+    audit.record(machine, { name: 'x' }, { result: {} }, 1, {});
+    audit.record(undefined, { name: 'x' }, { result: {} }, 1, {});
+    expect(lines.map((l) => [l.subject, l.source])).toEqual([
+      ['batch-job', null],
+      [null, null],
+    ]);
+  });
+
+  it('writes nothing when mcp.audit.enabled is false', () => {
+    new ToolCallAudit(config(false)).record(ALICE, { name: 'x' }, { result: {} }, 1, {});
+    expect(lines).toEqual([]);
+  });
+});

@@ -1,0 +1,103 @@
+import { Logger } from '@nestjs/common';
+import type { Redis, RedisOptions } from 'ioredis';
+import type { BucketSettings, BucketVerdict } from './token-bucket';
+
+/**
+ * The token-bucket rule of token-bucket.ts, atomic in Redis: refill by the time passed (Redis'
+ * own clock, so replicas' clocks never disagree), take one token or answer the wait in ms.
+ * The key expires once the bucket would be full again. Returns {admitted 0|1, waitMs}.
+ */
+const TAKE_TOKEN = `
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(held[1])
+local at = tonumber(held[2])
+if tokens == nil or at == nil then
+  tokens = capacity
+else
+  tokens = math.min(capacity, tokens + math.max(0, now - at) / 1000 * rate)
+end
+local admitted = 0
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  admitted = 1
+else
+  wait = math.ceil((1 - tokens) / rate * 1000)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 1000)
+return {admitted, wait}
+`;
+
+type RedisWithScript = Redis & {
+  takeToken(key: string, capacity: number, rate: number): Promise<[number, number]>;
+};
+
+/**
+ * Token buckets shared by every replica through Redis (mcp.rateLimits.store: redis; issue 12
+ * §6). Each take is one atomic script call bounded by mcp.redis.commandTimeoutMillis; when it
+ * fails (Redis down, slow, not yet connected) the answer is undefined and the caller counts in
+ * memory instead. One warning when Redis goes away, one line when it is back.
+ */
+export class RedisBuckets {
+  private readonly logger = new Logger('RateLimits');
+  private readonly redis: RedisWithScript;
+  private healthy = true;
+
+  constructor(
+    url: string,
+    options: { commandTimeoutMillis: number; connectTimeoutMillis: number },
+    createClient: (url: string, options: RedisOptions) => Redis,
+  ) {
+    this.redis = createClient(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: options.commandTimeoutMillis,
+      connectTimeout: options.connectTimeoutMillis,
+      retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
+    }) as RedisWithScript;
+    this.redis.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN });
+    this.redis.on('error', () => this.unhealthy());
+    this.redis.on('ready', () => {
+      if (!this.healthy) this.logger.log('Redis is back: rate-limit buckets are shared again');
+      this.healthy = true;
+    });
+    this.redis.connect().catch(() => this.unhealthy());
+  }
+
+  /** The verdict from the shared bucket, or undefined when Redis could not answer. */
+  async take(key: string, settings: BucketSettings): Promise<BucketVerdict | undefined> {
+    try {
+      const [admitted, wait] = await this.redis.takeToken(
+        key,
+        settings.capacity,
+        settings.refillPerSecond,
+      );
+      return admitted === 1 ? { admitted: true } : { admitted: false, retryAfterMs: wait };
+    } catch {
+      this.unhealthy();
+      return undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+
+  private unhealthy(): void {
+    if (!this.healthy) return;
+    this.healthy = false;
+    this.logger.warn(
+      'Redis is unreachable: rate limits now count per replica in memory until it is back',
+    );
+  }
+}
