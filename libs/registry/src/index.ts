@@ -73,4 +73,5 @@ export {
   type LiveListAnswer,
   type LiveListKey,
   type LiveMerge,
+  type LiveVisibility,
 } from './upstream/live-lists';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
-import { callerName, type CallerIdentity } from '@app/identity';
+import { allowsSource, allowsTool, callerName, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
   LiveListMerger,
@@ -17,6 +17,7 @@ import { upstreamRequestHeaders } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { LiveListCache, type CachedLiveList } from './live-list-cache';
 import { LiveListResult } from './live-list-result';
+import { markFilteredForCaller } from './caller-filtered';
 import type { MethodContext } from './method-handler';
 import { partialSourcesMember } from './partial-sources';
 
@@ -111,7 +112,20 @@ export class LiveLists {
       ttlMs = Math.min(ttlMs, answer.ttlMs);
       if (answer.cacheScope === 'private') cacheScope = 'private';
     }
-    const merged = await this.merger.merge(catalog, spec.key, contributions, this.configOrder);
+    const access = context.access;
+    const restricted = access !== undefined && !access.all;
+    const merged = await this.merger.merge(
+      catalog,
+      spec.key,
+      contributions,
+      this.configOrder,
+      restricted
+        ? {
+            tool: (sourceId, name) => allowsTool(access, sourceId, name),
+            source: (sourceId) => allowsSource(access, sourceId),
+          }
+        : undefined,
+    );
     for (const { id, reason } of merged.skipped) {
       this.skip(id, method, reason);
       failed.push(id);
@@ -138,10 +152,12 @@ export class LiveLists {
             ttlMs: failed.length > 0 || !Number.isFinite(ttlMs) ? 0 : ttlMs,
             cacheScope,
           };
-    return new LiveListResult(
-      [`{"${spec.key}":`, merged.json, partialSourcesMember(partial), '}'],
+    const result = new LiveListResult(
+      [`{"${spec.key}":`, merged.json, partialSourcesMember(partial, access), '}'],
       hints,
     );
+    // filtered for this caller: never shared (wire notes §3)
+    return restricted ? markFilteredForCaller(result) : result;
   }
 
   /** The live upstream whose prefix the published name starts with (the longest), if any. */

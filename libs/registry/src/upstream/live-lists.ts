@@ -70,11 +70,13 @@ export class LiveListMerger {
     key: LiveListKey,
     live: readonly UpstreamContribution[],
     configOrder: readonly string[],
+    visible?: LiveVisibility,
   ): Promise<LiveMerge> {
-    if (key === 'tools') return this.mergeTools(catalog, live);
+    if (key === 'tools') return this.mergeTools(catalog, live, visible);
     const liveById = new Map(live.map((c) => [c.upstream.id, c]));
     const contributions: UpstreamContribution[] = [];
     for (const id of configOrder) {
+      if (visible !== undefined && !visible.source(id)) continue;
       const c = liveById.get(id) ?? catalog.extras.upstreams.get(id);
       if (c !== undefined) contributions.push(c);
     }
@@ -91,6 +93,7 @@ export class LiveListMerger {
   private async mergeTools(
     catalog: CatalogSnapshot,
     live: readonly UpstreamContribution[],
+    visible: LiveVisibility | undefined,
   ): Promise<LiveMerge> {
     const skipped: { id: string; reason: string }[] = [];
     let kept = live;
@@ -106,8 +109,19 @@ export class LiveListMerger {
           });
       tools = interleave(catalog.tools, kept);
     }
+    // collisions are judged over every source; the caller then sees what it may use
+    if (visible !== undefined) tools = tools.filter((t) => visible.tool(t.sourceId, t.name));
     return { json: `[${tools.map((t) => t.publishedJson).join(',')}]`, skipped };
   }
+}
+
+/**
+ * What one caller may see of a merged list (issue 12 §3 access rules), for a caller whose
+ * grants are restricted: tools by source or published name, the other lists by source.
+ */
+export interface LiveVisibility {
+  tool(sourceId: string, name: string): boolean;
+  source(sourceId: string): boolean;
 }
 
 /** Snapshot tools (already in (sourceId, name) order) and live tools in one (sourceId, name) order. */
