@@ -3,7 +3,14 @@ import { gatewayConfig, upstream } from '../support/fixtures';
 import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
 import { stopAfterEach } from '../support/cleanup';
 import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
-import { ADMIN_TOKEN, admin, toolNames, waitForState, waitForTool } from './admin-support';
+import {
+  ADMIN_TOKEN,
+  admin,
+  closedPort,
+  toolNames,
+  waitForState,
+  waitForTool,
+} from './admin-support';
 
 /**
  * issue 13 §2: with REDIS_URL, registrations live in Redis: every replica picks a change up
@@ -128,5 +135,29 @@ describe('/admin/upstreams shared through Redis', () => {
       era: '2025-11-25',
     });
     await waitForTool(second, 'repo__flaky');
+  });
+
+  it('with Redis down the gateway still starts; a registration answers 503 and nothing is registered', async () => {
+    const port = await closedPort();
+    const gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([], {
+        redis: { keyPrefix: newPrefix() },
+        upstreams: [upstream('calc', calc.url)],
+      }),
+      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: `redis://127.0.0.1:${port}` },
+      waitReady: true,
+    }).then(track);
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+    });
+    expect(posted.status).toBe(503);
+    expect(posted.body.message).toMatch(
+      /^The registration store \(Redis\) is unavailable; nothing was changed/,
+    );
+    const list = await admin(gateway, 'GET', '/admin/upstreams');
+    expect(list.body).toMatchObject({ storage: 'redis' });
+    expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc']);
+    expect(await toolNames(gateway)).toEqual(['calc__add', 'calc__shout']);
   });
 });
