@@ -73,7 +73,6 @@ export class UpstreamIntake {
     this.configured = new Set(config.upstreams.map((u) => u.id));
   }
 
-
   /**
    * Adds an upstream registered at runtime, or replaces one (issue 13 §2): a replaced
    * upstream starts afresh (no copy, no status), so its next round decides its state. It
@@ -82,7 +81,10 @@ export class UpstreamIntake {
    */
   put(definition: UpstreamDefinition): boolean {
     if (this.configured.has(definition.id)) return false;
-    this.records.set(definition.id, new UpstreamRecord(definition));
+    const record = new UpstreamRecord(definition);
+    // A pull of the definition it replaces may still be running: its result is not this one's.
+    record.putAt = Date.now();
+    this.records.set(definition.id, record);
     return true;
   }
 
@@ -125,6 +127,7 @@ export class UpstreamIntake {
     for (const result of results) {
       const record = this.records.get(result.upstreamId);
       if (!record?.definition.enabled) continue;
+      if (result.attemptedAt.getTime() < record.putAt) continue;
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'failed') {
         failures.set(record.definition.id, result.errorType);
