@@ -66,6 +66,8 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
   private queue: Promise<unknown> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   private storeDown = false;
+  private started = false;
+  private closed = false;
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -86,6 +88,9 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
 
   /** Loads the stored registrations before the first refresh round, then polls the store. */
   async onModuleInit(): Promise<void> {
+    // The management application holds this same instance (useValue) and runs the hooks again.
+    if (this.started) return;
+    this.started = true;
     await this.sync();
     const writes =
       this.authenticator.method === 'none'
@@ -104,6 +109,8 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
   }
 
   async onApplicationShutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     clearInterval(this.timer);
     await this.store.close();
   }
