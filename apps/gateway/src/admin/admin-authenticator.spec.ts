@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import { AdminAuthenticator, type AdminBearerVerifier } from './admin-authenticator';
+import { adminVerifierFrom } from './resource-server-verifier';
 
 function config(token?: string): GatewayConfig {
   return {
@@ -120,5 +121,34 @@ describe('AdminAuthenticator (issue 13 §3)', () => {
         kind: 'unauthenticated',
       });
     });
+  });
+});
+
+describe('adminVerifierFrom: the /mcp resource server as the admin bearer check', () => {
+  const verifier = new Hs256Verifier(randomBytes(32));
+  const server = (enabled: boolean) => ({
+    enabled,
+    async authenticate(header: string) {
+      const caller = await verifier.verify(header.replace(/^Bearer /, ''));
+      return caller === undefined ? { kind: 'refused' } : { kind: 'authenticated', caller };
+    },
+  });
+
+  it('is absent when mcp.auth.mode is not jwt, so the static token applies', async () => {
+    expect(adminVerifierFrom(server(false))).toBeNull();
+    const auth = new AdminAuthenticator(config('tok'), adminVerifierFrom(server(false)));
+    expect(await auth.authenticate('Bearer tok')).toMatchObject({ kind: 'admin' });
+  });
+
+  it('with jwt, the resource server decides who the caller is and the admin scope decides the role', async () => {
+    const auth = new AdminAuthenticator(config('tok'), adminVerifierFrom(server(true)));
+    const admin = verifier.sign({ sub: 'carol', scope: 'mcp:admin' });
+    const user = verifier.sign({ sub: 'dave', scope: 'mcp:tools' });
+    expect(await auth.authenticate(`Bearer ${admin}`)).toMatchObject({
+      kind: 'admin',
+      actor: { name: 'carol', via: 'jwt' },
+    });
+    expect(await auth.authenticate(`Bearer ${user}`)).toMatchObject({ kind: 'forbidden' });
+    expect(await auth.authenticate('Bearer tok')).toMatchObject({ kind: 'unauthenticated' });
   });
 });
