@@ -2,7 +2,7 @@ import { GatewayProcess } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { V2Upstream } from '../support/mcp-upstreams';
 import { stopAfterEach } from '../support/cleanup';
-import { ADMIN_TOKEN, admin, waitForState } from './admin-support';
+import { ADMIN_TOKEN, admin, startGateway, waitForState } from './admin-support';
 
 /**
  * issue 13 §1: what may be registered is bounded by mcp.admin.allowedUpstreamUrls and the
@@ -23,14 +23,17 @@ describe('/admin/upstreams allow-list', () => {
   });
 
   const start = (profile: string, adminSection?: Record<string, unknown>) =>
-    GatewayProcess.start({
-      mcp: {
-        ...gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
-        ...(adminSection === undefined ? {} : { admin: adminSection }),
+    startGateway(
+      {
+        mcp: {
+          ...gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
+          ...(adminSection === undefined ? {} : { admin: adminSection }),
+        },
+        env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, APP_PROFILE: profile },
+        waitReady: true,
       },
-      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, APP_PROFILE: profile },
-      waitReady: true,
-    }).then(track);
+      track,
+    );
 
   it('outside the local profile a loopback address is refused, by address or by a name that resolves to one', async () => {
     const gateway = await start('staging');

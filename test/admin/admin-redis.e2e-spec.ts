@@ -1,9 +1,17 @@
-import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { waitFor } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
 import { stopAfterEach } from '../support/cleanup';
 import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
-import { ADMIN_TOKEN, admin, toolNames, waitForState, waitForTool } from './admin-support';
+import {
+  ADMIN_TOKEN,
+  admin,
+  closedPort,
+  toolNames,
+  waitForState,
+  waitForTool,
+  startGateway,
+} from './admin-support';
 
 /**
  * issue 13 §2: with REDIS_URL, registrations live in Redis: every replica picks a change up
@@ -33,19 +41,22 @@ describe('/admin/upstreams shared through Redis', () => {
 
   /** Two-second refreshes: a change must reach the other replica within one. */
   const replica = (keyPrefix: string) =>
-    GatewayProcess.start({
-      mcp: gatewayConfig([], {
-        redis: { keyPrefix },
-        registry: { refreshIntervalSeconds: 2 },
-        upstreams: [upstream('calc', calc.url)],
-      }),
-      env: {
-        MCP_ADMIN_TOKEN: ADMIN_TOKEN,
-        REDIS_URL: SHARED_REDIS_URL,
-        OTHER_AUTH: 'Bearer other-7c1',
+    startGateway(
+      {
+        mcp: gatewayConfig([], {
+          redis: { keyPrefix },
+          registry: { refreshIntervalSeconds: 2 },
+          upstreams: [upstream('calc', calc.url)],
+        }),
+        env: {
+          MCP_ADMIN_TOKEN: ADMIN_TOKEN,
+          REDIS_URL: SHARED_REDIS_URL,
+          OTHER_AUTH: 'Bearer other-7c1',
+        },
+        waitReady: true,
       },
-      waitReady: true,
-    }).then(track);
+      track,
+    );
 
   const newPrefix = (): string => {
     const prefix = uniqueKeyPrefix();
@@ -55,7 +66,8 @@ describe('/admin/upstreams shared through Redis', () => {
 
   it('a registration, a change and a deletion on one replica reach the other within one refresh interval', async () => {
     const keyPrefix = newPrefix();
-    const [a, b] = await Promise.all([replica(keyPrefix), replica(keyPrefix)]);
+    const a = await replica(keyPrefix);
+    const b = await replica(keyPrefix);
     const posted = await admin(a, 'POST', '/admin/upstreams', {
       id: 'other',
       url: other.url,
@@ -128,5 +140,32 @@ describe('/admin/upstreams shared through Redis', () => {
       era: '2025-11-25',
     });
     await waitForTool(second, 'repo__flaky');
+  });
+
+  it('with Redis down the gateway still starts; a registration answers 503 and nothing is registered', async () => {
+    const port = await closedPort();
+    const gateway = await startGateway(
+      {
+        mcp: gatewayConfig([], {
+          redis: { keyPrefix: newPrefix() },
+          upstreams: [upstream('calc', calc.url)],
+        }),
+        env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: `redis://127.0.0.1:${port}` },
+        waitReady: true,
+      },
+      track,
+    );
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+    });
+    expect(posted.status).toBe(503);
+    expect(posted.body.message).toMatch(
+      /^The registration store \(Redis\) is unavailable; nothing was changed/,
+    );
+    const list = await admin(gateway, 'GET', '/admin/upstreams');
+    expect(list.body).toMatchObject({ storage: 'redis' });
+    expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc']);
+    expect(await toolNames(gateway)).toEqual(['calc__add', 'calc__shout']);
   });
 });

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
-import type { GatewayProcess } from '../support/gateway-process';
-import { waitFor } from '../support/gateway-process';
+import type { Stoppable } from '../support/cleanup';
+import { GatewayProcess, waitFor, type GatewayOptions } from '../support/gateway-process';
 import { rpc } from '../support/rpc';
 
 /** The static admin token the suites run with (MCP_ADMIN_TOKEN). */
@@ -90,4 +90,18 @@ export function auditLines(gateway: GatewayProcess): any[] {
     .split('\n')
     .filter((l) => l.includes('"admin_audit"'))
     .map((l) => JSON.parse(l));
+}
+
+/**
+ * Spawns a gateway, hands it to `track` at once (so a slow start on a loaded machine never
+ * leaves a process behind), and waits generously for its listeners and readiness.
+ */
+export async function startGateway(
+  options: GatewayOptions,
+  track: <T extends Stoppable>(s: T) => T,
+): Promise<GatewayProcess> {
+  const gateway = track(GatewayProcess.spawn(options));
+  await gateway.waitForListening(60_000);
+  if (options.waitReady) await gateway.waitForReady(60_000);
+  return gateway;
 }

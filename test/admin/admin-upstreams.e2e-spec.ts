@@ -1,4 +1,3 @@
-import { GatewayProcess } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
 import { stopAfterEach } from '../support/cleanup';
@@ -10,6 +9,7 @@ import {
   toolNames,
   waitForState,
   waitForTool,
+  startGateway,
 } from './admin-support';
 
 /**
@@ -36,14 +36,17 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
   });
 
   const start = (extra: Record<string, unknown> = {}, env: Record<string, string> = {}) =>
-    GatewayProcess.start({
-      mcp: {
-        ...gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
-        ...extra,
+    startGateway(
+      {
+        mcp: {
+          ...gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
+          ...extra,
+        },
+        env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+        waitReady: true,
       },
-      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
-      waitReady: true,
-    }).then(track);
+      track,
+    );
 
   it('registers a 2026 and a 2025 SDK server: 202 PENDING, then ACTIVE with era and tool count, tools served on /mcp', async () => {
     const gateway = await start();
@@ -356,10 +359,13 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
   });
 
   it('without an admin credential, reads stay open and every write is 403 with the way to enable it', async () => {
-    const gateway = await GatewayProcess.start({
-      mcp: gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
-      waitReady: true,
-    }).then(track);
+    const gateway = await startGateway(
+      {
+        mcp: gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
+        waitReady: true,
+      },
+      track,
+    );
     const list = await admin(gateway, 'GET', '/admin/upstreams', undefined, null);
     expect(list.status).toBe(200);
     expect(list.body.upstreams[0]).toMatchObject({ id: 'calc', origin: 'config' });

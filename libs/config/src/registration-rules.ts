@@ -27,7 +27,19 @@ export type RegistrationCheck =
   | { readonly ok: false; readonly conflict: boolean; readonly problems: readonly string[] };
 
 /** Keys an `authorization` mapping may hold: a secret is referenced by env name, never sent. */
-const AUTHORIZATION_KEYS = new Set(['mode', 'valueEnv']);
+/**
+ * The `authorization` members a registration may carry: the mode and references (env variable
+ * names, the token endpoint and audience of tokenExchange), never a secret value.
+ */
+const AUTHORIZATION_KEYS = new Set([
+  'mode',
+  'valueEnv',
+  'tokenEndpoint',
+  'clientId',
+  'clientSecretEnv',
+  'audience',
+  'scope',
+]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -69,6 +81,12 @@ export function checkRegistration(
       '',
     ),
   );
+  // A live upstream is fanned out from the boot configuration only (issue 11 §4)
+  if (upstream.lists === 'live')
+    problems.push(
+      'lists: "live" is available for upstreams in mcp.upstreams[] only; register it with ' +
+        'lists "snapshot" (the default) or configure it',
+    );
   if (problems.length > 0) return { ok: false, conflict: false, problems };
 
   const configured = config.mcp.upstreams;

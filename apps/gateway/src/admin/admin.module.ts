@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { DiscoveryModule } from '@app/discovery';
+import { IdentityModule, ResourceServer } from '@app/identity';
 import { RegistryModule } from '@app/registry';
 import { UpstreamModule } from '@app/upstream';
 import { AdminAuditLog } from './admin-audit-log';
-import { AdminAuthenticator } from './admin-authenticator';
+import { ADMIN_BEARER_VERIFIER, AdminAuthenticator } from './admin-authenticator';
 import { REGISTRATION_STORE, UPSTREAM_ADDRESS_GUARD } from './admin-tokens';
+import { adminVerifierFrom } from './resource-server-verifier';
 import { MemoryRegistrationStore, RedisRegistrationStore } from './registration-store';
 import { UpstreamAddressGuard } from './upstream-address-guard';
 import { UpstreamRegistrations } from './upstream-registrations.service';
@@ -17,7 +19,7 @@ import { UpstreamRegistrations } from './upstream-registrations.service';
  * first refresh round; the management listener serves its HTTP face (/admin).
  */
 @Module({
-  imports: [RegistryModule, DiscoveryModule, UpstreamModule],
+  imports: [RegistryModule, DiscoveryModule, UpstreamModule, IdentityModule],
   providers: [
     {
       provide: REGISTRATION_STORE,
@@ -40,6 +42,8 @@ import { UpstreamRegistrations } from './upstream-registrations.service';
         ),
       inject: [GATEWAY_CONFIG],
     },
+    // with mcp.auth.mode jwt, an admin is a verified token carrying mcp.admin.scope (§3)
+    { provide: ADMIN_BEARER_VERIFIER, useFactory: adminVerifierFrom, inject: [ResourceServer] },
     AdminAuthenticator,
     AdminAuditLog,
     UpstreamRegistrations,

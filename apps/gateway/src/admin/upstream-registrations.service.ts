@@ -21,7 +21,7 @@ import type {
   RegistrationState,
   StoredRegistration,
 } from './admin-upstream-record';
-import type { AdminActor } from './admin-authenticator';
+import { AdminAuthenticator, type AdminActor } from './admin-authenticator';
 import { REGISTRATION_STORE, UPSTREAM_ADDRESS_GUARD } from './admin-tokens';
 import { RegistrationStoreUnavailableError, type RegistrationStore } from './registration-store';
 import type { UpstreamAddressGuard } from './upstream-address-guard';
@@ -66,6 +66,8 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
   private queue: Promise<unknown> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   private storeDown = false;
+  private started = false;
+  private closed = false;
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -74,6 +76,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
     private readonly connections: UpstreamConnections,
     @Inject(REGISTRATION_STORE) private readonly store: RegistrationStore,
     @Inject(UPSTREAM_ADDRESS_GUARD) private readonly guard: UpstreamAddressGuard,
+    private readonly authenticator: AdminAuthenticator,
   ) {
     this.configuredIds = new Set(config.upstreams.map((u) => u.id));
   }
@@ -85,7 +88,18 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
 
   /** Loads the stored registrations before the first refresh round, then polls the store. */
   async onModuleInit(): Promise<void> {
+    // The management application holds this same instance (useValue) and runs the hooks again.
+    if (this.started) return;
+    this.started = true;
     await this.sync();
+    const writes =
+      this.authenticator.method === 'none'
+        ? 'disabled (read-only: set MCP_ADMIN_TOKEN or mcp.auth.mode jwt)'
+        : `by ${this.authenticator.method}`;
+    this.logger.log(
+      `/admin/upstreams on the management port: writes ${writes}; registrations in ${this.store.kind}` +
+        ` (${this.known.size} loaded)`,
+    );
     const intervalMs = Math.min(
       30_000,
       Math.max(500, (this.config.mcp.registry.refreshIntervalSeconds * 1000) / 2),
@@ -95,6 +109,8 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
   }
 
   async onApplicationShutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     clearInterval(this.timer);
     await this.store.close();
   }

@@ -83,7 +83,10 @@ export class UpstreamIntake {
    */
   put(definition: UpstreamDefinition): boolean {
     if (this.configured.has(definition.id)) return false;
-    this.records.set(definition.id, new UpstreamRecord(definition));
+    const record = new UpstreamRecord(definition);
+    // A pull of the definition it replaces may still be running: its result is not this one's.
+    record.putAt = Date.now();
+    this.records.set(definition.id, record);
     return true;
   }
 
@@ -126,6 +129,7 @@ export class UpstreamIntake {
     for (const result of results) {
       const record = this.records.get(result.upstreamId);
       if (!record?.definition.enabled) continue;
+      if (result.attemptedAt.getTime() < record.putAt) continue;
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'failed') {
         failures.set(record.definition.id, result.errorType);

@@ -54,6 +54,8 @@ export class UpstreamRecord {
   lastAttemptOk?: boolean;
   consecutiveFailures = 0;
   lastErrorType?: UpstreamPullErrorType;
+  /** ms since the epoch at which a runtime registration put this record (0: configured). */
+  putAt = 0;
   /** The last failure's detail (or merge rejection's), for operators; never on /actuator. */
   lastErrorDetail?: string;
 

@@ -1,0 +1,30 @@
+import type { CallerIdentity } from '@app/identity';
+import type { AdminBearerVerifier } from './admin-authenticator';
+
+/**
+ * The face of issue 12's ResourceServer (libs/identity) this adapter needs: `enabled` when
+ * `mcp.auth.mode` is `jwt`, and `authenticate(Authorization header)` resolving to
+ * `{kind: 'authenticated', caller}` for a verified token.
+ */
+export interface BearerResourceServer {
+  readonly enabled: boolean;
+  authenticate(
+    authorization: string,
+  ): Promise<{ readonly kind: string; readonly caller?: CallerIdentity }>;
+}
+
+/**
+ * The admin bearer check from the /mcp resource server (issue 13 §3): null when
+ * `mcp.auth.mode` is not `jwt` (the static MCP_ADMIN_TOKEN applies then). Provided under
+ * ADMIN_BEARER_VERIFIER by AdminModule. A token refused by the resource server (invalid, or lacking
+ * one of `mcp.auth.requiredScopes`) is not an admin token.
+ */
+export function adminVerifierFrom(server: BearerResourceServer): AdminBearerVerifier | null {
+  if (!server.enabled) return null;
+  return {
+    async verify(token: string): Promise<CallerIdentity | undefined> {
+      const outcome = await server.authenticate(`Bearer ${token}`);
+      return outcome.kind === 'authenticated' ? outcome.caller : undefined;
+    },
+  };
+}

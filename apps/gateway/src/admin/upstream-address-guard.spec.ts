@@ -1,0 +1,107 @@
+import {
+  parseAddressRange,
+  parseUrlPattern,
+  type AddressRange,
+  type UrlPattern,
+} from '@app/config';
+import { UpstreamAddressGuard, type ResolveHost } from './upstream-address-guard';
+
+function ranges(...texts: string[]): AddressRange[] {
+  return texts.map((t) => parseAddressRange(t) as AddressRange);
+}
+
+/** A resolver answering from a table: the host names of these tests exist nowhere else. */
+function table(answers: Record<string, string[]>): ResolveHost {
+  return (host) => {
+    const found = answers[host];
+    if (found === undefined)
+      return Promise.reject(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }));
+    return Promise.resolve(found);
+  };
+}
+
+function guard(
+  options: { loopback?: boolean; patterns?: string[]; allowed?: string[] } = {},
+  answers: Record<string, string[]> = {},
+): UpstreamAddressGuard {
+  return new UpstreamAddressGuard(
+    {
+      allowLoopback: options.loopback ?? false,
+      urlPatterns: (options.patterns ?? []).map((p) => parseUrlPattern(p) as UrlPattern),
+      allowedRanges: ranges(...(options.allowed ?? [])),
+    },
+    table(answers),
+  );
+}
+
+describe('UpstreamAddressGuard (issue 13 §1)', () => {
+  it('private and public addresses pass; loopback, link-local, metadata and unspecified do not', async () => {
+    const g = guard();
+    for (const ok of [
+      'http://10.1.2.3/mcp',
+      'http://192.168.1.1:8080/',
+      'https://[fd12::1]/mcp',
+      'http://8.8.8.8/',
+    ])
+      expect(await g.problem(ok)).toBeUndefined();
+    const refused: [string, string][] = [
+      ['http://127.0.0.1:8080/mcp', 'a loopback address'],
+      ['http://127.9.9.9/', 'a loopback address'],
+      ['http://[::1]/', 'a loopback address'],
+      ['http://169.254.169.254/latest', 'a cloud metadata address'],
+      ['http://169.254.170.2/', 'a cloud metadata address'],
+      ['http://[fd00:ec2::254]/', 'a cloud metadata address'],
+      ['http://100.100.100.200/', 'a cloud metadata address'],
+      ['http://169.254.1.1/', 'a link-local address'],
+      ['http://[fe80::1]/', 'a link-local address'],
+      ['http://[::ffff:169.254.169.254]/', 'a cloud metadata address'],
+      ['http://[::ffff:127.0.0.1]/', 'a loopback address'],
+      ['http://0.0.0.0/', 'an unspecified address'],
+      ['http://[::]/', 'an unspecified address'],
+    ];
+    for (const [url, reason] of refused) expect(await g.problem(url)).toContain(reason);
+  });
+
+  it('a host name is resolved and every address checked: one refused address refuses the name', async () => {
+    const g = guard(
+      {},
+      {
+        'tools.internal': ['10.0.0.5'],
+        'rebind.example': ['10.0.0.6', '169.254.169.254'],
+        'metadata.google.internal': ['169.254.169.254'],
+      },
+    );
+    expect(await g.problem('http://tools.internal/mcp')).toBeUndefined();
+    expect(await g.problem('http://rebind.example/mcp')).toMatch(
+      /^url: host "rebind\.example" resolves to 169\.254\.169\.254, a cloud metadata address/,
+    );
+    expect(await g.problem('http://metadata.google.internal/')).toContain(
+      'a cloud metadata address',
+    );
+    expect(await g.problem('http://nowhere.example/')).toBe(
+      'url: host "nowhere.example" does not resolve (ENOTFOUND)',
+    );
+  });
+
+  it('allowLoopback lets loopback through, and only loopback', async () => {
+    const g = guard({ loopback: true });
+    expect(await g.problem('http://127.0.0.1:9/')).toBeUndefined();
+    expect(await g.problem('http://[::1]:9/')).toBeUndefined();
+    expect(await g.problem('http://169.254.169.254/')).toContain('a cloud metadata address');
+  });
+
+  it('allowedAddressRanges lets the listed ranges through', async () => {
+    const g = guard({ allowed: ['169.254.10.0/24'] });
+    expect(await g.problem('http://169.254.10.7/')).toBeUndefined();
+    expect(await g.problem('http://169.254.11.7/')).toContain('a link-local address');
+  });
+
+  it('with URL patterns configured, a URL matching none is refused before any lookup', async () => {
+    const g = guard({ patterns: ['https://*.tools.example'] }, { 'a.tools.example': ['10.0.0.1'] });
+    expect(await g.problem('https://a.tools.example/mcp')).toBeUndefined();
+    expect(await g.problem('http://a.tools.example/mcp')).toMatch(
+      /^url: not allowed by mcp\.admin\.allowedUpstreamUrls \(https:\/\/\*\.tools\.example\)/,
+    );
+    expect(await g.problem('https://b.example/mcp')).toMatch(/^url: not allowed/);
+  });
+});

@@ -1,0 +1,236 @@
+import 'reflect-metadata';
+import type { GatewayConfig } from './gateway-config';
+import { McpConfig } from './mcp-config.model';
+import { checkRegistration, type RegisteredUpstreamConfig } from './registration-rules';
+import { plainToInstance } from 'class-transformer';
+
+/** A validated-looking config: one bundle `orders` (prefix "orders.") and one upstream `calc`. */
+function config(env: Record<string, string> = {}): Pick<GatewayConfig, 'mcp' | 'admin'> {
+  const mcp = plainToInstance(
+    McpConfig,
+    {
+      identity: 'gw',
+      bundles: [
+        {
+          id: 'orders',
+          manifestUrl: 'http://10.0.0.1/m',
+          baseEndpoint: 'http://10.0.0.1',
+          namePrefix: 'orders.',
+          enabled: true,
+        },
+      ],
+      upstreams: [{ id: 'calc', url: 'http://10.0.0.2/mcp' }],
+    },
+    { exposeDefaultValues: true },
+  );
+  return {
+    mcp,
+    admin: {
+      allowLoopback: false,
+      urlPatterns: [],
+      allowedRanges: [],
+      scope: 'mcp:admin',
+      secretEnv: (name) => env[name],
+    },
+  };
+}
+
+const registered = (id: string, namePrefix?: string): RegisteredUpstreamConfig =>
+  ({ id, url: 'http://10.0.0.9/mcp', namePrefix, enabled: true }) as RegisteredUpstreamConfig;
+
+describe('checkRegistration: a runtime registration passes the boot rules (issue 13 §1)', () => {
+  it('a valid upstream gets the definition the boot would build: default prefix, defaults, resolved secret', () => {
+    const check = checkRegistration(
+      {
+        id: 'tickets.v2',
+        url: 'https://10.0.0.3/mcp',
+        authorization: { mode: 'static', valueEnv: 'TICKETS_AUTH' },
+      },
+      config({ TICKETS_AUTH: 'Bearer t' }),
+      [],
+    );
+    expect(check).toMatchObject({
+      ok: true,
+      definition: {
+        id: 'tickets.v2',
+        namePrefix: 'tickets_v2__',
+        enabled: true,
+        protocol: 'auto',
+        connectMillis: 1000,
+        listMillis: 5000,
+        authorization: { mode: 'static', value: 'Bearer t' },
+      },
+    });
+  });
+
+  it('field problems name the body field, every one of them', () => {
+    const check = checkRegistration(
+      {
+        id: '',
+        url: 'http://10.0.0.3/mcp',
+        protocol: 'x',
+        enabled: 'yes',
+        timeouts: { listMillis: 0 },
+      },
+      config(),
+      [],
+    );
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.conflict).toBe(false);
+    expect(check.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^id: /),
+        expect.stringMatching(/^protocol: /),
+        expect.stringMatching(/^enabled: /),
+        expect.stringMatching(/^timeouts\.listMillis: /),
+      ]),
+    );
+  });
+
+  it('unknown fields are refused, and a secret value is refused with the way to reference one', () => {
+    const unknown = checkRegistration(
+      { id: 'a', url: 'http://10.0.0.3/', headers: {} },
+      config(),
+      [],
+    );
+    expect(unknown).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/^headers: unknown key/)],
+    });
+    for (const key of ['value', 'token', 'header'])
+      expect(
+        checkRegistration(
+          {
+            id: 'a',
+            url: 'http://10.0.0.3/',
+            authorization: { mode: 'static', [key]: 'Bearer x' },
+          },
+          config(),
+          [],
+        ),
+      ).toMatchObject({
+        ok: false,
+        conflict: false,
+        problems: [
+          expect.stringMatching(
+            new RegExp(`^authorization\\.${key}: secret values are never accepted`),
+          ),
+        ],
+      });
+  });
+
+  it('tokenExchange references are accepted, a live upstream is refused with the way out', () => {
+    const exchange = checkRegistration(
+      {
+        id: 'a',
+        url: 'http://10.0.0.3/',
+        authorization: {
+          mode: 'tokenExchange',
+          tokenEndpoint: 'http://10.0.0.7/token',
+          clientId: 'gateway',
+          clientSecretEnv: 'EXCHANGE_SECRET',
+          audience: 'https://a.example/mcp',
+        },
+      },
+      config({ EXCHANGE_SECRET: 's3cret' }),
+      [],
+    );
+    expect(JSON.stringify(exchange)).not.toContain('secret values are never accepted');
+    expect(
+      checkRegistration({ id: 'b', url: 'http://10.0.0.4/', lists: 'live' }, config(), []),
+    ).toMatchObject({
+      ok: false,
+      conflict: false,
+      problems: [
+        expect.stringMatching(/^lists: "live" is available for upstreams in mcp\.upstreams/),
+      ],
+    });
+  });
+
+  it('a URL with credentials or another scheme is refused', () => {
+    for (const url of ['ftp://10.0.0.3/', 'http://u:p@10.0.0.3/', 'not a url'])
+      expect(checkRegistration({ id: 'a', url }, config(), [])).toMatchObject({
+        ok: false,
+        conflict: false,
+        problems: [expect.stringMatching(/^url: /)],
+      });
+  });
+
+  it('an id taken by a bundle, a configured or a registered upstream is a conflict naming it', () => {
+    expect(
+      checkRegistration({ id: 'orders', url: 'http://10.0.0.3/', namePrefix: 'o_' }, config(), []),
+    ).toMatchObject({
+      ok: false,
+      conflict: true,
+      problems: [expect.stringContaining('bundle "orders"')],
+    });
+    expect(
+      checkRegistration({ id: 'calc', url: 'http://10.0.0.3/', namePrefix: 'c_' }, config(), []),
+    ).toMatchObject({
+      ok: false,
+      conflict: true,
+      problems: [expect.stringContaining('configured upstream "calc"')],
+    });
+    expect(
+      checkRegistration({ id: 'mine', url: 'http://10.0.0.3/', namePrefix: 'm_' }, config(), [
+        registered('mine', 'n_'),
+      ]),
+    ).toMatchObject({
+      ok: false,
+      conflict: true,
+      problems: [expect.stringContaining('registered upstream "mine"')],
+    });
+  });
+
+  it('a prefix equal to, starting with or started by another source is a conflict naming it', () => {
+    const cases: [string, string][] = [
+      ['calc__', 'configured upstream "calc"'],
+      ['calc__x', 'configured upstream "calc"'],
+      ['ca', 'configured upstream "calc"'],
+      ['reg_', 'registered upstream "r"'],
+      ['re', 'registered upstream "r"'],
+    ];
+    for (const [namePrefix, other] of cases) {
+      const check = checkRegistration(
+        { id: 'new', url: 'http://10.0.0.3/', namePrefix },
+        config(),
+        [registered('r', 'reg_')],
+      );
+      expect(check).toMatchObject({
+        ok: false,
+        conflict: true,
+        problems: [expect.stringContaining(other)],
+      });
+      if (!check.ok) expect(check.problems[0]).toMatch(/^namePrefix: /);
+    }
+  });
+
+  it('"" as prefix is refused while other sources are enabled (a 400, not a conflict)', () => {
+    expect(
+      checkRegistration({ id: 'new', url: 'http://10.0.0.3/', namePrefix: '' }, config(), []),
+    ).toMatchObject({
+      ok: false,
+      conflict: false,
+      problems: [expect.stringMatching(/^namePrefix: "" is allowed only/)],
+    });
+  });
+
+  it('a static authorization whose variable is unset is refused naming the variable', () => {
+    expect(
+      checkRegistration(
+        { id: 'a', url: 'http://10.0.0.3/', authorization: { mode: 'static', valueEnv: 'NOPE' } },
+        config(),
+        [],
+      ),
+    ).toMatchObject({
+      ok: false,
+      problems: ['authorization.valueEnv: environment variable NOPE is not set or empty'],
+    });
+  });
+
+  it('a body that is not an object is refused', () => {
+    for (const body of [null, [], 'x', 3])
+      expect(checkRegistration(body, config(), [])).toMatchObject({ ok: false, conflict: false });
+  });
+});

@@ -1,0 +1,112 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { McpConfig, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { RegistryService } from '../registry.service';
+import type { UpstreamPullResult } from './upstream-pull-result';
+
+Logger.overrideLogger(false);
+
+function upstream(id: string): UpstreamDefinition {
+  return {
+    id,
+    url: `http://${id}.internal:3000/mcp`,
+    namePrefix: `${id}__`,
+    enabled: true,
+    protocol: 'auto',
+    lists: 'snapshot',
+    connectMillis: 100,
+    listMillis: 1000,
+    callMillis: 5000,
+    forwardHeaders: [],
+    authorization: { mode: 'none' },
+  };
+}
+
+function registry(maxToolsTotal = 100): RegistryService {
+  const mcp = new McpConfig();
+  mcp.identity = 'gw-test';
+  mcp.discovery.maxToolsTotal = maxToolsTotal;
+  const config = {
+    profile: 'local',
+    sources: [],
+    mcp,
+    bundles: [],
+    upstreams: [upstream('calc')],
+    sessionKeys: [],
+    sessionKeysEphemeral: false,
+    logLevel: 'silent',
+    version: '0.0.0-test',
+  } as unknown as GatewayConfig;
+  return new RegistryService(config, { now: () => new Date() });
+}
+
+/** A pull of `id` that answered these tool names, attempted `offsetMs` from now. */
+function pulled(id: string, names: string[], offsetMs = 0): UpstreamPullResult {
+  return {
+    upstreamId: id,
+    kind: 'lists',
+    attemptedAt: new Date(Date.now() + offsetMs),
+    lists: {
+      era: '2026',
+      capabilities: { tools: {} },
+      tools: names.map((name) => ({ name, inputSchema: { type: 'object' } })),
+      resources: [],
+      resourceTemplates: [],
+      prompts: [],
+    },
+  };
+}
+
+const names = (r: RegistryService): string[] => r.current()?.tools.map((t) => t.name) ?? [];
+
+describe('upstreams registered at runtime (issue 13 §2)', () => {
+  it('a put upstream is pulled from the next round on and joins the catalog through its merge; removed, it leaves', async () => {
+    const r = registry();
+    await r.applyRound([], [pulled('calc', ['add'])]);
+    expect(names(r)).toEqual(['calc__add']);
+
+    expect(r.putUpstream(upstream('more'))).toBe(true);
+    expect(r.enabledUpstreams().map((u) => u.id)).toEqual(['calc', 'more']);
+    expect(r.upstreamState('more')).toMatchObject({ attempted: false, status: 'unreachable' });
+    await r.applyRound([], [pulled('calc', ['add']), pulled('more', ['echo'])]);
+    expect(names(r)).toEqual(['calc__add', 'more__echo']);
+    expect(r.upstreamState('more')).toMatchObject({
+      attempted: true,
+      status: 'healthy',
+      era: '2026',
+      toolCount: 1,
+    });
+
+    expect(r.removeUpstream('more')).toBe(true);
+    expect(r.upstreamState('more')).toBeUndefined();
+    await r.applyRound([], [pulled('calc', ['add'])]);
+    expect(names(r)).toEqual(['calc__add']);
+  });
+
+  it('a configured upstream can be neither replaced nor removed', () => {
+    const r = registry();
+    expect(r.putUpstream({ ...upstream('calc'), url: 'http://elsewhere/mcp' })).toBe(false);
+    expect(r.removeUpstream('calc')).toBe(false);
+    expect(r.enabledUpstreams()).toEqual([upstream('calc')]);
+  });
+
+  it('a pull attempted before the upstream was put (of the definition it replaced) is ignored', async () => {
+    const r = registry();
+    r.putUpstream(upstream('more'));
+    await r.applyRound([], [pulled('calc', ['add']), pulled('more', ['old'], -60_000)]);
+    expect(names(r)).toEqual(['calc__add']);
+    expect(r.upstreamState('more')).toMatchObject({ attempted: false });
+  });
+
+  it('a registration the merge rejects leaves the catalog as it was and says why', async () => {
+    const r = registry(2);
+    await r.applyRound([], [pulled('calc', ['add', 'shout'])]);
+    r.putUpstream(upstream('more'));
+    await r.applyRound([], [pulled('calc', ['add', 'shout']), pulled('more', ['echo'])]);
+    expect(names(r)).toEqual(['calc__add', 'calc__shout']);
+    const state = r.upstreamState('more');
+    expect(state).toMatchObject({ attempted: true, lastErrorType: 'CatalogTooLargeError' });
+    expect(state?.lastErrorDetail).toEqual(expect.any(String));
+    expect(state?.lastErrorDetail).not.toBe('');
+  });
+});
