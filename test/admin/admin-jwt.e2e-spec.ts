@@ -1,0 +1,98 @@
+import { gatewayConfig, upstream } from '../support/fixtures';
+import { V2Upstream } from '../support/mcp-upstreams';
+import { stopAfterEach } from '../support/cleanup';
+import { TestAuthorizationServer } from '../support/oidc-provider';
+import { ADMIN_TOKEN, admin, auditLines, startGateway } from './admin-support';
+
+/** The gateway's canonical resource URI (RFC 8707): the audience of every token it accepts. */
+const RESOURCE = 'https://gateway.test/mcp';
+
+/**
+ * issue 13 §3 with issue 12: when `mcp.auth.mode` is `jwt`, the admin role is a token the
+ * /mcp resource server verifies and that carries `mcp.admin.scope`; the static
+ * MCP_ADMIN_TOKEN is then not accepted. A real authorization server (oidc-provider) issues
+ * the tokens.
+ */
+describe('/admin with mcp.auth jwt: the admin scope decides', () => {
+  let as: TestAuthorizationServer;
+  let calc: V2Upstream;
+  let other: V2Upstream;
+  const track = stopAfterEach();
+
+  beforeAll(async () => {
+    as = await TestAuthorizationServer.start({
+      resources: { [RESOURCE]: { scope: 'mcp mcp:admin' } },
+      defaultResource: RESOURCE,
+    });
+    [calc, other] = await Promise.all([V2Upstream.start(), V2Upstream.start()]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([as?.stop(), calc?.stop(), other?.stop()]);
+  });
+
+  const start = () =>
+    startGateway(
+      {
+        mcp: {
+          ...gatewayConfig([], { upstreams: [upstream('calc', calc.url)] }),
+          auth: {
+            mode: 'jwt',
+            issuer: as.issuer,
+            audience: RESOURCE,
+            jwksUrl: as.jwksUrl,
+            requiredScopes: ['mcp'],
+            algorithms: ['ES256'],
+          },
+        },
+        // set, but a verifier is configured: the static token must not open /admin
+        env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN },
+        waitReady: true,
+      },
+      track,
+    );
+
+  it('a token with the admin scope registers; one without it, the static token and no token are refused', async () => {
+    const gateway = await start();
+    const operator = (await as.mint({ subject: 'ops-alice', scope: 'mcp mcp:admin' })).access_token;
+    const user = (await as.mint({ subject: 'bob', scope: 'mcp' })).access_token;
+
+    const posted = await admin(
+      gateway,
+      'POST',
+      '/admin/upstreams',
+      { id: 'other', url: other.url },
+      operator,
+    );
+    expect(posted.status).toBe(202);
+    expect(posted.body).toMatchObject({ id: 'other', state: 'PENDING', createdBy: 'ops-alice' });
+
+    const noScope = await admin(
+      gateway,
+      'POST',
+      '/admin/upstreams',
+      { id: 'third', url: other.url, namePrefix: 'third__' },
+      user,
+    );
+    expect(noScope.status).toBe(403);
+    expect((await admin(gateway, 'GET', '/admin/upstreams', undefined, user)).status).toBe(403);
+
+    const staticToken = await admin(gateway, 'GET', '/admin/upstreams', undefined, ADMIN_TOKEN);
+    expect(staticToken.status).toBe(401);
+    expect((await admin(gateway, 'GET', '/admin/upstreams', undefined, null)).status).toBe(401);
+
+    // the operator's token reads; the record goes ACTIVE
+    let active: { state?: string } | undefined;
+    for (let i = 0; i < 200 && active?.state !== 'ACTIVE'; i++) {
+      active = (await admin(gateway, 'GET', '/admin/upstreams/other', undefined, operator)).body;
+      if (active?.state !== 'ACTIVE') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(active).toMatchObject({ state: 'ACTIVE' });
+
+    // the audit names who did it, never the token
+    const lines = auditLines(gateway);
+    expect(lines.some((l) => l.actor === 'ops-alice' && l.actorVia === 'jwt')).toBe(true);
+    expect(gateway.output).not.toContain(operator);
+    expect(gateway.output).not.toContain(user);
+  });
+});
