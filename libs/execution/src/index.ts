@@ -17,3 +17,9 @@ export {
   type UpstreamOutcome,
   type UpstreamCallContext,
 } from './upstream-executor.service';
+export {
+  UpstreamListener,
+  type UpstreamListenContext,
+  type UpstreamListenFilter,
+  type UpstreamListenSupport,
+} from './upstream-listener.service';

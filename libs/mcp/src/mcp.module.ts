@@ -26,6 +26,9 @@ import {
   ResourcesUnsubscribeHandler,
 } from './handlers/upstream-methods.handler';
 import { RelayIds } from './relay/relay-ids';
+import { NotificationHub } from './listen/notification-hub.service';
+import { SessionStreams } from './listen/session-streams.service';
+import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 
 const HANDLERS = [
   PingHandler,
@@ -75,6 +78,9 @@ import { SessionTokenService } from './session/session-token.service';
     McpTransport,
     HttpAccessPolicy,
     McpHttpServer,
+    NotificationHub,
+    SubscriptionsListen,
+    SessionStreams,
   ],
   exports: [McpHttpServer],
 })

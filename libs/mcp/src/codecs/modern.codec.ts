@@ -24,6 +24,7 @@ import {
   type JsonBody,
 } from '../http/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { SubscriptionsListen } from '../listen/subscriptions-listen.service';
 import { CacheHintsService } from './cache-hints';
 import { decodeHeaderValue } from './mcp-header-values';
 import { streamWhenRelayed } from './relay-answer';
@@ -46,6 +47,7 @@ const MODERN_METHODS = new Set([
   'resources/templates/list',
   'resources/read',
   'completion/complete',
+  'subscriptions/listen',
 ]);
 /** Methods whose result carries cache hints (wire notes §3). */
 const LIST_METHODS = new Set([
@@ -89,6 +91,7 @@ export class ModernCodec {
     private readonly dispatcher: MethodDispatcher,
     private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
+    private readonly listen: SubscriptionsListen,
   ) {
     this.serverInfo = {
       name: config.get('mcp.identity', { infer: true }),
@@ -165,6 +168,8 @@ export class ModernCodec {
     if (!MODERN_METHODS.has(method))
       return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
     if (method === 'server/discover') return this.discover(id);
+    if (method === 'subscriptions/listen')
+      return this.listen.open({ id, params, headers, signal: exchange.call?.controller });
 
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).

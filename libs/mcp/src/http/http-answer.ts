@@ -2,6 +2,7 @@ import type { IncomingHeaders } from '@app/execution';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import type { BodyPart } from './gzip-splice';
 import type { InFlightCall } from './in-flight-requests';
+import type { SseFrame } from './sse-frame';
 
 /** An HTTP request to /mcp, framework-free. */
 export interface HttpExchange {
@@ -27,9 +28,10 @@ export interface HttpAnswer {
   /**
    * An SSE answer written message by message as they come (a call that relays an upstream's
    * notifications and requests, issue 10 §5): each text is one JSON-RPC message, framed as one
-   * `message` event. `body` is then absent.
+   * `message` event; a comment frame is written as a comment line (keep-alive of a long-lived
+   * notification stream, issue 11 §6). `body` is then absent.
    */
-  readonly stream?: AsyncIterable<string>;
+  readonly stream?: AsyncIterable<SseFrame>;
 }
 
 /** Whether the client accepts an event stream (so a call may answer with one). */
@@ -44,7 +46,7 @@ export function acceptsEventStream(accept: string | undefined): boolean {
 
 /** An SSE answer whose messages come from `stream` (see HttpAnswer.stream). */
 export function streamAnswer(
-  stream: AsyncIterable<string>,
+  stream: AsyncIterable<SseFrame>,
   extraHeaders: Readonly<Record<string, string>> = {},
 ): HttpAnswer {
   return {
