@@ -436,11 +436,16 @@ describe('notification streams across two replicas sharing Redis', () => {
       http: { modernEra: true },
     };
     const env = { REDIS_URL: SHARED_REDIS_URL, MCP_SESSION_KEYS: TEST_SESSION_KEYS };
-    [a, b] = await Promise.all([
-      GatewayProcess.start({ mcp, env, waitReady: true }),
-      GatewayProcess.start({ mcp, env, waitReady: true }),
-    ]);
-  });
+    // one after the other, with room for a loaded machine: two boots at once on two cores
+    const boot = async (): Promise<GatewayProcess> => {
+      const gateway = GatewayProcess.spawn({ mcp, env });
+      await gateway.waitForListening(60_000);
+      await gateway.waitForReady(60_000);
+      return gateway;
+    };
+    a = await boot();
+    b = await boot();
+  }, 250_000);
 
   afterAll(async () => {
     await a?.stop();
