@@ -77,11 +77,10 @@ export class SessionStreams {
     const stated = header(headers, 'mcp-protocol-version');
     const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
-      return refusal(
-        GatewayErrorCode.MethodNotAllowed,
-        'Method Not Allowed: GET opens the notification stream of a 2025 session; send its Mcp-Session-Id',
-        { allow: 'POST' },
-      );
+      // the same answer as before GET streams existed (and as DELETE gets)
+      return refusal(GatewayErrorCode.MethodNotAllowed, 'Method Not Allowed: use POST', {
+        allow: 'POST',
+      });
     if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated))
       return refusal(
         GatewayErrorCode.UnsupportedProtocolVersion,
