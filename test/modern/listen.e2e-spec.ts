@@ -2,7 +2,7 @@ import { Client as V2Client, StreamableHTTPClientTransport } from '@modelcontext
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
-import { ListenUpstream } from '../support/listen-upstream';
+import { ListenUpstream, STATUS_URI } from '../support/listen-upstream';
 import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
 import { rpc } from '../support/rpc';
 import { connectV1 } from '../support/sdk-clients';
@@ -305,6 +305,36 @@ describe('notification streams: subscriptions/listen (2026) and the session GET 
       );
       expect(relayed.params._meta[SUBSCRIPTION_ID]).toBe('client-listen-1');
       expect(relayed).not.toHaveProperty('id');
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('resourceSubscriptions: a URI owned by a 2026 upstream that supports subscribe is honoured, sent on its listen, and only its updates relayed', async () => {
+    await waitFor(
+      () => calc.openListens === 0,
+      10_000,
+      () => 'an earlier upstream listen is still open',
+    );
+    const stream = await rawListen(gateway.mcpUrl, 'R', {
+      resourceSubscriptions: [STATUS_URI],
+    });
+    try {
+      const ack = await stream.waitForMessage(() => true);
+      expect(ack.params.notifications).toEqual({ resourceSubscriptions: [STATUS_URI] });
+      await waitFor(() => calc.openListens === 1, 10_000);
+      expect((calc.listensSeen.at(-1) as { params: any }).params.notifications).toEqual({
+        resourceSubscriptions: [STATUS_URI],
+      });
+      calc.notifyResourceUpdated('status://calc/other');
+      calc.notifyResourceUpdated(STATUS_URI);
+      const updated = await stream.waitForMessage(
+        (m) => m.method === 'notifications/resources/updated',
+      );
+      expect(updated.params).toEqual({ uri: STATUS_URI, _meta: { [SUBSCRIPTION_ID]: 'R' } });
+      expect(
+        stream.messages.filter((m) => m.method === 'notifications/resources/updated'),
+      ).toHaveLength(1);
     } finally {
       stream.close();
     }

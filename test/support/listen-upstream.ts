@@ -3,10 +3,14 @@ import type { AddressInfo, Socket } from 'node:net';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
+/** The resource of ListenUpstream. */
+export const STATUS_URI = 'status://calc/now';
+
 /**
  * A real 2026-07-28 MCP server built with the v2 SDK (`createMcpHandler`, `legacy: 'reject'`)
  * whose tool list changes at runtime, for `subscriptions/listen` tests (issue 11 §6): its
  * listen router (the SDK's) acknowledges listens and delivers what `notify` publishes.
+ * It also serves one resource, `STATUS_URI`, whose updates `notifyResourceUpdated` publishes.
  * `addTool` registers one more tool and publishes tools/list_changed; `openListens` counts the
  * listen streams the gateway holds open on it right now (a stream counts until its HTTP
  * response closes), `listensSeen` every listen request it got.
@@ -57,6 +61,11 @@ export class ListenUpstream {
     this.handler.notify.toolsChanged();
   }
 
+  /** Publishes notifications/resources/updated for this URI. */
+  notifyResourceUpdated(uri: string): void {
+    this.handler.notify.resourceUpdated(uri);
+  }
+
   /** Publishes tools/list_changed without changing anything. */
   notifyToolsChanged(): void {
     this.handler.notify.toolsChanged();
@@ -74,13 +83,22 @@ export class ListenUpstream {
   }
 
   private buildServer(): McpServer {
-    const server = new McpServer({ name: 'listen-upstream-v2', version: '2.0.0' });
+    const server = new McpServer(
+      { name: 'listen-upstream-v2', version: '2.0.0' },
+      { capabilities: { resources: { subscribe: true, listChanged: true } } },
+    );
     for (const name of this.toolNames)
       server.registerTool(
         name,
         { description: `Tool ${name}`, inputSchema: z.object({ text: z.string().optional() }) },
         ({ text }) => ({ content: [{ type: 'text', text: `${name}:${text ?? ''}` }] }),
       );
+    server.registerResource(
+      'status',
+      STATUS_URI,
+      { description: 'A status that changes', mimeType: 'text/plain' },
+      (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'ok' }] }),
+    );
     return server;
   }
 
