@@ -48,7 +48,7 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
         const answer = await initialize(v);
         expect(answer.status).toBe(200);
         expect(answer.json.result.protocolVersion).toBe(v);
-        expect(answer.json.result.capabilities).toEqual({ tools: { listChanged: false } });
+        expect(answer.json.result.capabilities).toEqual({ tools: { listChanged: true } });
         expect(answer.json.result.serverInfo.name).toBe('mcp-gateway-test');
       },
     );

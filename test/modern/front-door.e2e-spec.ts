@@ -103,7 +103,7 @@ describe('MCP 2026-07-28 at the front door', () => {
     expect(result).toMatchObject({
       resultType: 'complete',
       supportedVersions: [V],
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: true } },
       cacheScope: 'public',
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-gateway-test' } },
     });

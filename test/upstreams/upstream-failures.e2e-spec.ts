@@ -27,8 +27,10 @@ import { TestToolService } from '../support/tool-service';
  *   are not served at all rather than once; it is asked twice per pull.
  * - B13: a client that disconnects cancels the upstream request (issue 10 §5), against the
  *   case's "SHOULD NOT"; a cancelled call ends with an isError result naming the cancel.
- * - B25: the gateway offers clients no GET stream and `listChanged: false`; clients see an
- *   upstream's new tools on their next tools/list (the case's "stateless clients" line).
+ * - B25: an upstream's list_changed refreshes the catalog; clients are told of the change on
+ *   their session GET stream (2025) or subscriptions/listen stream (2026), with `listChanged:
+ *   true` (issue 11 §6, test/modern/listen.e2e-spec.ts), and see the new tools on their next
+ *   tools/list.
  */
 
 const PARTIAL = 'io.github.mcp-gateway/partialSources';

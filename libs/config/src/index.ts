@@ -12,6 +12,7 @@ export {
   RedisConfig,
   ShutdownConfig,
   HttpAccessConfig,
+  ListenConfig,
   type AuthorizationMode,
   type ServerErrorBodyMode,
 } from './mcp-config.model';

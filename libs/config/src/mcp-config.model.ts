@@ -316,6 +316,29 @@ export class CacheConfig {
   maxTtlMillis = 60_000;
 }
 
+/**
+ * Notification streams (issue 11 §6): 2026 `subscriptions/listen` streams and 2025 session GET
+ * streams, which carry the catalog's list_changed notifications (and, on listen, those of
+ * 2026 upstreams).
+ */
+export class ListenConfig {
+  /**
+   * Most notification streams open at once on one replica (listen and GET together); past it a
+   * listen is refused in-band with -32603 "Subscription limit reached" (as the v2 SDK does) and
+   * a GET with 503.
+   */
+  @IsInt({ message: 'must be a positive integer (streams)' })
+  @Min(1, { message: 'must be a positive integer (streams)' })
+  @Max(100_000, { message: 'must be at most 100000 (streams)' })
+  maxStreams = 1024;
+
+  /** Interval of the keep-alive comment (`: keepalive`) on every open stream, in ms (the v2 SDK's is 15 s). */
+  @IsInt({ message: 'must be an integer between 100 and 300000 (ms)' })
+  @Min(100, { message: 'must be an integer between 100 and 300000 (ms)' })
+  @Max(300_000, { message: 'must be an integer between 100 and 300000 (ms)' })
+  keepAliveMillis = 15_000;
+}
+
 /** SIGTERM handling. */
 export class ShutdownConfig {
   /** How long in-flight requests may run after SIGTERM before their connections are cut, in seconds. */
@@ -430,6 +453,12 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => AdminConfig)
   admin: AdminConfig = new AdminConfig();
+
+  /** subscriptions/listen and the 2025 GET stream (issue 11 §6). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => ListenConfig)
+  listen: ListenConfig = new ListenConfig();
 }
 
 /** The root of a config file: everything lives under `mcp:`. */

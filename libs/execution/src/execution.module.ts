@@ -4,11 +4,12 @@ import { UpstreamModule } from '@app/upstream';
 import { ToolExecutor } from './tool-executor.service';
 import { UpstreamExecutor } from './upstream-executor.service';
 import { LiveListFetcher } from './live-list-fetcher';
+import { UpstreamListener } from './upstream-listener.service';
 
 /** ExecutionModule: tool calls over HTTP to Tool Services, and requests routed to upstream MCP servers. */
 @Module({
   imports: [UpstreamModule, SourceCredentialsModule],
-  providers: [ToolExecutor, UpstreamExecutor, LiveListFetcher],
-  exports: [ToolExecutor, UpstreamExecutor, LiveListFetcher],
+  providers: [ToolExecutor, UpstreamExecutor, LiveListFetcher, UpstreamListener],
+  exports: [ToolExecutor, UpstreamExecutor, LiveListFetcher, UpstreamListener],
 })
 export class ExecutionModule {}

@@ -18,3 +18,9 @@ export {
   type UpstreamCallContext,
 } from './upstream-executor.service';
 export { LiveListFetcher, type LiveListMethod, type LiveListOutcome } from './live-list-fetcher';
+export {
+  UpstreamListener,
+  type UpstreamListenContext,
+  type UpstreamListenFilter,
+  type UpstreamListenSupport,
+} from './upstream-listener.service';

@@ -36,6 +36,9 @@ import { RequestStateEnvelope } from './mrtr/request-state-envelope';
 import { ToolCallAudit } from './audit/tool-call-audit';
 import { CallerLimits } from './limits/caller-limits.service';
 import { rateLimitRedisProvider } from './limits/rate-limit-redis.provider';
+import { NotificationHub } from './listen/notification-hub.service';
+import { SessionStreams } from './listen/session-streams.service';
+import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 
 const HANDLERS = [
   PingHandler,
@@ -95,6 +98,9 @@ import { SessionTokenService } from './session/session-token.service';
     McpTransport,
     HttpAccessPolicy,
     McpHttpServer,
+    NotificationHub,
+    SubscriptionsListen,
+    SessionStreams,
   ],
   exports: [McpHttpServer],
 })

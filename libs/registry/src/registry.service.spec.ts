@@ -952,3 +952,27 @@ describe('catalog history (issue 13 §4: added, removed, changed names; revision
     expect(first).toMatchObject({ kind: 'published', seq: 1 });
   });
 });
+
+describe('onPublished (issue 11 §6: list changes pushed to clients)', () => {
+  it('tells each listener of every swap with the catalog it replaced; nothing when the content is unchanged; a throwing listener is ignored', async () => {
+    const { service } = setup([definition('a', 'a.')]);
+    const seen: [string[] | undefined, string[]][] = [];
+    service.onPublished(() => {
+      throw new Error('a broken listener');
+    });
+    const unsubscribe = service.onPublished((previous, next) =>
+      seen.push([previous?.tools.map((t) => t.name), next.tools.map((t) => t.name)]),
+    );
+    await service.applyRound([pulled('a', 'r1', ['a.one'])]);
+    await service.applyRound([pulled('a', 'r1', ['a.one'], 30)]);
+    await service.applyRound([pulled('a', 'r2', ['a.one', 'a.two'], 60)]);
+    expect(seen).toEqual([
+      [undefined, ['a.one']],
+      [['a.one'], ['a.one', 'a.two']],
+    ]);
+    unsubscribe();
+    await service.applyRound([pulled('a', 'r3', ['a.two'], 90)]);
+    expect(seen).toHaveLength(2);
+    expect(names(service)).toEqual(['a.two']);
+  });
+});

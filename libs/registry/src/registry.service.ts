@@ -54,6 +54,12 @@ export interface UpstreamsView {
   readonly upstreams: readonly UpstreamStatusView[];
 }
 
+/** Told of each newly published catalog: the one it replaced (undefined for the first) and the new one. */
+export type CatalogPublishedListener = (
+  previous: CatalogSnapshot | undefined,
+  next: CatalogSnapshot,
+) => void;
+
 /** A copy adopted without a pull of this replica: a Redis last-good (warm start). */
 export interface StoredCopy {
   readonly manifest: AcceptedManifest;
@@ -85,6 +91,7 @@ export class RegistryService {
   private lastRejectionReason?: PullErrorType;
   /** The last catalog changes of this replica (issue 13 §4: the console's Catalog history). */
   private readonly changes = new CatalogHistory();
+  private readonly publishedListeners = new Set<CatalogPublishedListener>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -101,6 +108,18 @@ export class RegistryService {
   /** The published catalog, or undefined while none can be published (contract §1: all or nothing). */
   current(): CatalogSnapshot | undefined {
     return this.snapshot;
+  }
+
+  /**
+   * Calls `listener(previous, next)` each time a new catalog is swapped in (after the swap, in
+   * the refresh round's turn; issue 11 §6 pushes list changes from it). A listener that
+   * throws is logged and ignored. Returns the unsubscribe function.
+   */
+  onPublished(listener: CatalogPublishedListener): () => void {
+    this.publishedListeners.add(listener);
+    return () => {
+      this.publishedListeners.delete(listener);
+    };
   }
 
   /** contract §6: ready once the first pull attempt is done and a usable snapshot exists. */
@@ -377,6 +396,15 @@ export class RegistryService {
     );
     const previous = this.snapshot;
     this.snapshot = next;
+    for (const listener of this.publishedListeners) {
+      try {
+        listener(previous, next);
+      } catch (err) {
+        this.logger.error(
+          `A catalog listener failed (${err instanceof Error ? err.name : typeof err}); ignored`,
+        );
+      }
+    }
     this.metrics?.catalogPublished(next.toolCount);
     const diff = await diffCatalogs(previous, next);
     this.metrics?.forgetTools(diff.removed);

@@ -232,7 +232,8 @@ export class LegacyCodec {
       : LEGACY_PROTOCOL_VERSIONS[0];
     const result = {
       protocolVersion,
-      capabilities: this.capabilities.current(exchange.access),
+      // list changes reach a 2025 client on its session's GET stream: only with sealed sessions
+      capabilities: this.capabilities.current(exchange.access, this.sessions.sealed),
       serverInfo: this.serverInfo,
     };
     return messageAnswer(

@@ -28,6 +28,7 @@ import {
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { RegistryService } from '@app/registry';
 import { isFilteredForCaller } from '../handlers/caller-filtered';
+import { SubscriptionsListen } from '../listen/subscriptions-listen.service';
 import { CacheHintsService } from './cache-hints';
 import { paramHeaderMismatch } from '../handlers/header-params';
 import { decodeHeaderValue } from './mcp-header-values';
@@ -52,6 +53,7 @@ const MODERN_METHODS = new Set([
   'resources/templates/list',
   'resources/read',
   'completion/complete',
+  'subscriptions/listen',
 ]);
 /** Methods whose result carries cache hints (wire notes §3). */
 const LIST_METHODS = new Set([
@@ -96,6 +98,7 @@ export class ModernCodec {
     private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
     private readonly registry: RegistryService,
+    private readonly listen: SubscriptionsListen,
   ) {
     this.serverInfo = {
       name: config.get('mcp.identity', { infer: true }),
@@ -172,6 +175,8 @@ export class ModernCodec {
     if (!MODERN_METHODS.has(method))
       return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
     if (method === 'server/discover') return this.discover(id, exchange.access);
+    if (method === 'subscriptions/listen')
+      return this.listen.open({ id, params, headers, signal: exchange.call?.controller });
 
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).

@@ -7,9 +7,10 @@ import { RegistryService, type CatalogSnapshot } from '@app/registry';
  * The ServerCapabilities `initialize` advertises (issue 10 §6): `tools`, `resources`,
  * `prompts`, `completions` and `logging` only where at least one enabled source of the
  * published catalog can serve them (bundles serve tools; an upstream what its own
- * capabilities say). `listChanged` is false: the gateway does not push list changes to its
- * clients (they see a changed catalog on their next list). Before any catalog is published,
- * only `tools`.
+ * capabilities say). `listChanged` is true where the gateway pushes list changes (issue 11
+ * §6): on 2026 `subscriptions/listen` streams, and on 2025 session GET streams, which exist
+ * only when sessions are sealed (a stateless 2025 gateway passes false). Before any catalog
+ * is published, only `tools`.
  */
 @Injectable()
 export class ServerCapabilities {
@@ -25,23 +26,24 @@ export class ServerCapabilities {
   /**
    * @param access the caller's grants (issue 12 §3): a restricted caller is offered only what
    *   its granted sources serve (tools when it may see at least one tool).
+   * @param listChanged whether this client can be told of list changes (see above)
    */
-  current(access?: CallerAccess): Record<string, object> {
+  current(access?: CallerAccess, listChanged = true): Record<string, object> {
     const catalog = this.registry.current();
-    if (catalog === undefined) return { tools: { listChanged: false } };
+    if (catalog === undefined) return { tools: { listChanged } };
     const features =
       access === undefined || access.all
         ? catalog.extras.features
         : callerFeatures(catalog, access);
     const capabilities: Record<string, object> = {};
     if (features.tools || ((access === undefined || access.all) && this.hasBundles))
-      capabilities.tools = { listChanged: false };
+      capabilities.tools = { listChanged };
     if (features.resources)
       capabilities.resources = {
-        listChanged: false,
+        listChanged,
         ...(features.resourcesSubscribe ? { subscribe: true } : {}),
       };
-    if (features.prompts) capabilities.prompts = { listChanged: false };
+    if (features.prompts) capabilities.prompts = { listChanged };
     if (features.completions) capabilities.completions = {};
     if (features.logging) capabilities.logging = {};
     return capabilities;

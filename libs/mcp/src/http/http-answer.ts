@@ -3,6 +3,7 @@ import type { CallerAccess, CallerIdentity } from '@app/identity';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import type { BodyPart } from './gzip-splice';
 import type { InFlightCall } from './in-flight-requests';
+import type { SseFrame } from './sse-frame';
 
 /** An HTTP request to /mcp, framework-free. */
 export interface HttpExchange {
@@ -32,9 +33,10 @@ export interface HttpAnswer {
   /**
    * An SSE answer written message by message as they come (a call that relays an upstream's
    * notifications and requests, issue 10 §5): each text is one JSON-RPC message, framed as one
-   * `message` event. `body` is then absent.
+   * `message` event; a comment frame is written as a comment line (keep-alive of a long-lived
+   * notification stream, issue 11 §6). `body` is then absent.
    */
-  readonly stream?: AsyncIterable<string>;
+  readonly stream?: AsyncIterable<SseFrame>;
 }
 
 /** Whether the client accepts an event stream (so a call may answer with one). */
@@ -49,7 +51,7 @@ export function acceptsEventStream(accept: string | undefined): boolean {
 
 /** An SSE answer whose messages come from `stream` (see HttpAnswer.stream). */
 export function streamAnswer(
-  stream: AsyncIterable<string>,
+  stream: AsyncIterable<SseFrame>,
   extraHeaders: Readonly<Record<string, string>> = {},
 ): HttpAnswer {
   return {

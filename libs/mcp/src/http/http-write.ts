@@ -7,6 +7,7 @@ import {
   type BodyPart,
 } from './gzip-splice';
 import { errorEnvelope, type HttpAnswer } from './http-answer';
+import { frameText, type SseFrame } from './sse-frame';
 
 /** Strict UTF-8: invalid bytes are a parse error, never silently replaced (contract §10). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -60,13 +61,13 @@ export function write(res: ServerResponse, answer: HttpAnswer, request?: Incomin
 export async function writeStream(
   res: ServerResponse,
   answer: HttpAnswer,
-  stream: AsyncIterable<string>,
+  stream: AsyncIterable<SseFrame>,
 ): Promise<void> {
   res.writeHead(answer.status, answer.headers);
   res.flushHeaders();
-  for await (const message of stream) {
+  for await (const frame of stream) {
     if (res.destroyed || res.writableEnded) break;
-    res.write(`event: message\ndata: ${message}\n\n`);
+    res.write(frameText(frame));
   }
   if (!res.writableEnded) res.end();
 }

@@ -4,6 +4,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { CallCancellation } from '@app/execution';
 import { ResourceServer } from '@app/identity';
 import { metadataAnswer } from './auth-answers';
+import { NotificationHub } from '../listen/notification-hub.service';
+import { SessionStreams } from '../listen/session-streams.service';
 import { McpTransport } from '../mcp-transport.service';
 import { errorEnvelope } from './http-answer';
 import { HttpAccessPolicy } from './http-access.policy';
@@ -38,6 +40,8 @@ export class McpExchanges {
     private readonly transport: McpTransport,
     private readonly access: HttpAccessPolicy,
     private readonly resourceServer: ResourceServer,
+    private readonly sessionStreams: SessionStreams,
+    private readonly hub: NotificationHub,
   ) {}
 
   /**
@@ -94,6 +98,12 @@ export class McpExchanges {
       if (req.method === 'OPTIONS')
         return this.answered(req, res, this.access.preflight(access.cors));
     }
+    if (req.method === 'GET') {
+      // a 2025 session's notification stream (issue 11 §6); refusals are answered the same way
+      this.serveGet(req, res);
+      req.resume();
+      return false;
+    }
     if (req.method !== 'POST') {
       return this.answered(
         req,
@@ -143,6 +153,29 @@ export class McpExchanges {
         );
         if (!res.headersSent) write(res, plainError(500, 'Internal error'));
       });
+  }
+
+  /**
+   * Writes the answer to a GET: a session's notification stream (ended when the client closes
+   * it, or by `endStreams`), or its refusal.
+   */
+  private serveGet(req: IncomingMessage, res: ServerResponse): void {
+    const controller = new CallCancellation();
+    const answer = this.sessionStreams.open(req.headers, controller);
+    if (answer.stream === undefined) {
+      write(res, answer);
+      return;
+    }
+    res.once('close', () => controller.abort('client-closed'));
+    void writeStream(res, answer, answer.stream);
+  }
+
+  /**
+   * The listener starts draining: every notification stream (2026 listen, 2025 GET) ends now,
+   * a listen with its closing result, so they do not hold the drain for the grace period.
+   */
+  endStreams(): void {
+    this.hub.closeAll();
   }
 
   /**

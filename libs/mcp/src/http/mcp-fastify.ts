@@ -122,6 +122,7 @@ export function configureMcpFastify(
   app.useGlobalFilters(new McpTransportExceptionFilter());
   return (graceMs) => {
     draining = true;
+    exchanges.endStreams();
     return drainListener(app.getHttpServer(), graceMs, () => exchanges.abandonInFlight());
   };
 }

@@ -61,6 +61,7 @@ export class McpHttpServer {
     const server = this.server;
     if (server === undefined) return true;
     this.draining = true;
+    this.exchanges.endStreams();
     return drainListener(server, graceMs, () => this.exchanges.abandonInFlight());
   }
 

@@ -1,0 +1,159 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { UpstreamDefinition } from '@app/config';
+import {
+  UpstreamConnections,
+  UpstreamFailure,
+  upstreamRequestHeaders,
+  type JsonRpcMessage,
+} from '@app/upstream';
+import type { IncomingHeaders } from './call-tool-result';
+
+/** The `notifications` filter sent on an upstream's `subscriptions/listen` (MCP 2026-07-28). */
+export interface UpstreamListenFilter {
+  readonly toolsListChanged?: true;
+  readonly promptsListChanged?: true;
+  readonly resourcesListChanged?: true;
+  readonly resourceSubscriptions?: readonly string[];
+}
+
+/** What a 2026 upstream says it can deliver on a listen (its server/discover capabilities). */
+export interface UpstreamListenSupport {
+  readonly toolsListChanged: boolean;
+  readonly promptsListChanged: boolean;
+  readonly resourcesListChanged: boolean;
+  readonly resourceSubscriptions: boolean;
+}
+
+/** The caller's side of a held upstream listen. */
+export interface UpstreamListenContext {
+  /** The agent's HTTP request headers (forwardHeaders and Authorization are read, as for calls). */
+  readonly headers: IncomingHeaders;
+  /** Aborting ends the listen: its HTTP stream is closed (the 2026 cancel signal). */
+  readonly signal: AbortSignal;
+  /** Each change notification the upstream sends (its acknowledgement is not given). */
+  readonly onNotification: (method: string, params: Readonly<Record<string, unknown>>) => void;
+}
+
+/** A listen is one long request: its deadline is the longest a timer allows (~24.8 days), then it is re-opened. */
+const LISTEN_DEADLINE_MS = 2 ** 31 - 1;
+/** Re-opening a listen that ended while wanted: first and longest wait, in ms. */
+const REOPEN_FIRST_MS = 1_000;
+const REOPEN_MAX_MS = 30_000;
+/** A listen that lived this long resets the re-open backoff, in ms. */
+const HEALTHY_LISTEN_MS = 60_000;
+
+const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function flag(capabilities: Record<string, unknown>, feature: string, key: string): boolean {
+  const value = capabilities[feature];
+  return isRecord(value) && value[key] === true;
+}
+
+/** Resolves after `ms`, or at once when the signal aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Holds `subscriptions/listen` streams open on 2026 upstreams for the gateway's own listeners
+ * (issue 11 §6; wire notes G-20): one upstream listen per client stream and upstream, over
+ * the upstream's shared connection, with the caller's forwarded headers. Its change
+ * notifications go to the caller; its list_changed also refreshes the catalog (the
+ * connection hands it to the discovery's unsolicited-message listener). Closing = aborting
+ * the signal, which closes the HTTP stream.
+ */
+@Injectable()
+export class UpstreamListener {
+  private readonly logger = new Logger('Upstream');
+
+  constructor(private readonly connections: UpstreamConnections) {}
+
+  /**
+   * What this upstream can deliver on a listen; undefined when it is not (yet) known to speak
+   * 2026-07-28 (2025 upstreams have no listen; their list changes reach the catalog through
+   * their GET stream instead).
+   */
+  support(upstream: UpstreamDefinition): UpstreamListenSupport | undefined {
+    const connection = this.connections.get(upstream);
+    if (connection.era !== '2026') return undefined;
+    const capabilities = connection.serverCapabilities ?? {};
+    return {
+      toolsListChanged: flag(capabilities, 'tools', 'listChanged'),
+      promptsListChanged: flag(capabilities, 'prompts', 'listChanged'),
+      resourcesListChanged: flag(capabilities, 'resources', 'listChanged'),
+      resourceSubscriptions: flag(capabilities, 'resources', 'subscribe'),
+    };
+  }
+
+  /**
+   * Keeps a listen with this filter open on the upstream until `context.signal` aborts; one
+   * that ends otherwise (the upstream closed it, a failure) is re-opened after 1 s, doubling to
+   * 30 s. Stops for good when the upstream refuses the method or the filter (-32601, -32602).
+   * Resolves when it stops; never rejects.
+   */
+  async hold(
+    upstream: UpstreamDefinition,
+    filter: UpstreamListenFilter,
+    context: UpstreamListenContext,
+  ): Promise<void> {
+    const { signal } = context;
+    const connection = this.connections.get(upstream);
+    let wait = REOPEN_FIRST_MS;
+    while (!signal.aborted) {
+      const started = performance.now();
+      let ended: string;
+      try {
+        const answer = await connection.request(
+          'subscriptions/listen',
+          { notifications: filter },
+          {
+            deadlineMillis: LISTEN_DEADLINE_MS,
+            signal,
+            headers: upstreamRequestHeaders(upstream, context.headers),
+            onMessage: (message) => this.deliver(message, context),
+          },
+        );
+        if (answer.kind === 'error' && (answer.code === -32601 || answer.code === -32602)) {
+          this.logger.warn(
+            `Upstream ${upstream.id}: subscriptions/listen refused (${answer.code}); its notifications are not relayed`,
+          );
+          return;
+        }
+        ended = answer.kind === 'error' ? `error ${answer.code}` : 'closed by the upstream';
+      } catch (err) {
+        if (signal.aborted) return;
+        ended = err instanceof UpstreamFailure ? err.message : 'failed unexpectedly';
+      }
+      if (signal.aborted) return;
+      if (performance.now() - started >= HEALTHY_LISTEN_MS) wait = REOPEN_FIRST_MS;
+      this.logger.log(
+        `Upstream ${upstream.id}: subscriptions/listen ended (${ended}); re-opening in ${wait} ms`,
+      );
+      await pause(wait, signal);
+      wait = Math.min(wait * 2, REOPEN_MAX_MS);
+    }
+  }
+
+  private deliver(message: JsonRpcMessage, context: UpstreamListenContext): void {
+    const { method } = message;
+    // only notifications travel on a listen stream; the acknowledgement is the upstream's own
+    if (typeof method !== 'string' || message.id !== undefined || method === ACKNOWLEDGED) return;
+    context.onNotification(method, isRecord(message.params) ? message.params : {});
+  }
+}

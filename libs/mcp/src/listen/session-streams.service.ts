@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import type { CallCancellation, IncomingHeaders } from '@app/execution';
+import { isModernVersion } from '../codecs/modern.codec';
+import { LEGACY_PROTOCOL_VERSIONS } from '../codecs/legacy.codec';
+import { GatewayErrorCode } from '../errors/gateway-error';
+import { legacyWireError } from '../errors/wire-errors';
+import { ServerCapabilities } from '../handlers/server-capabilities';
+import {
+  acceptsEventStream,
+  errorEnvelope,
+  header,
+  messageAnswer,
+  streamAnswer,
+  type HttpAnswer,
+} from '../http/http-answer';
+import { SessionTokenService } from '../session/session-token.service';
+import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
+import { NotificationHub, type OpenStream } from './notification-hub.service';
+import { NotificationStream } from './notification-stream';
+
+function refusal(
+  code: GatewayErrorCode,
+  message: string,
+  extra: Record<string, string> = {},
+): HttpAnswer {
+  const wire = legacyWireError(code);
+  return messageAnswer(wire.httpStatus, errorEnvelope(null, wire.code, message), 'json', extra);
+}
+
+/** A 2025 session's GET stream: the catalog's list_changed notifications, keep-alive comments. */
+class SessionStream implements OpenStream {
+  readonly stream = new NotificationStream();
+  private closed = false;
+
+  constructor(
+    private readonly capabilities: ServerCapabilities,
+    private readonly onClosed: (stream: SessionStream) => void,
+  ) {}
+
+  listChanged(kind: ListKind): void {
+    // 2025: a list_changed only for a list the server declares (listChanged: true)
+    if (this.capabilities.current()[kind] !== undefined)
+      this.stream.push(`{"jsonrpc":"2.0","method":"${LIST_CHANGED_METHOD[kind]}"}`);
+  }
+
+  keepAlive(): void {
+    this.stream.comment('keepalive');
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stream.end();
+    this.onClosed(this);
+  }
+}
+
+/**
+ * `GET /mcp` of a 2025 session (Streamable HTTP 2025-11-25, "Listening for Messages from the
+ * Server"; issue 11 §6): an SSE stream that carries the catalog's list_changed notifications
+ * until the client closes it or the gateway drains. Sessions are sealed tokens, so any replica
+ * serves the GET of any session. Refusals: 405 without a session (none given, a 2026
+ * MCP-Protocol-Version, or stateless mode, where there are no sessions), 404 for a session id
+ * that does not open, 406 without `Accept: text/event-stream`, 400 for an unsupported
+ * MCP-Protocol-Version, 503 when `mcp.listen.maxStreams` streams are open.
+ */
+@Injectable()
+export class SessionStreams {
+  constructor(
+    private readonly sessions: SessionTokenService,
+    private readonly hub: NotificationHub,
+    private readonly capabilities: ServerCapabilities,
+  ) {}
+
+  /** @param signal aborted when the client closes the stream */
+  open(headers: IncomingHeaders, signal: CallCancellation): HttpAnswer {
+    const stated = header(headers, 'mcp-protocol-version');
+    const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
+    if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
+      // the same answer as before GET streams existed (and as DELETE gets)
+      return refusal(GatewayErrorCode.MethodNotAllowed, 'Method Not Allowed: use POST', {
+        allow: 'POST',
+      });
+    if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated))
+      return refusal(
+        GatewayErrorCode.UnsupportedProtocolVersion,
+        `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+    if (this.sessions.open(sessionId) === undefined)
+      return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+    if (!acceptsEventStream(header(headers, 'accept')))
+      return refusal(
+        GatewayErrorCode.NotAcceptable,
+        'Not Acceptable: the GET stream is text/event-stream; the client must accept it',
+      );
+    const session = new SessionStream(this.capabilities, (s) => this.hub.remove(s));
+    if (!this.hub.add(session))
+      return messageAnswer(
+        503,
+        errorEnvelope(null, -32000, 'Service Unavailable: too many notification streams are open'),
+        'json',
+        { 'retry-after': '5' },
+      );
+    if (signal.aborted) session.close();
+    else signal.onAbort(() => session.close());
+    return streamAnswer(session.stream);
+  }
+}
