@@ -37,6 +37,29 @@ export function createRootLogger(level: string, destination?: pino.DestinationSt
   );
 }
 
+/**
+ * A logger for lines the gateway builds from known scalar fields only (the audit line of
+ * issue 12 §5): the root logger's format on stdout, without the redaction paths. Redaction
+ * walks every top-level key of every line for its wildcard paths (about 11 µs a line) and
+ * such a line never holds a header map or a request body to redact. `context` is set on every
+ * line, as Nest's Logger would.
+ */
+export function createFieldLogger(
+  level: string,
+  context: string,
+  destination?: pino.DestinationStream,
+): PinoLogger {
+  return pino(
+    {
+      level,
+      base: { service: 'mcp-gateway', context },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+}
+
 type Fields = Record<string, unknown>;
 
 /** Nest's LoggerService on pino, so framework and gateway lines share one JSON format. */

@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import type { GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import {
@@ -23,15 +22,10 @@ const ALICE: CallerIdentity = {
 
 describe('ToolCallAudit (issue 12 §5)', () => {
   let lines: Record<string, unknown>[];
+  const sink = (line: Readonly<Record<string, unknown>>): void => void lines.push({ ...line });
   beforeEach(() => {
     lines = [];
-    jest
-      .spyOn(Logger.prototype, 'log')
-      .mockImplementation(
-        (message: unknown) => void lines.push(message as Record<string, unknown>),
-      );
   });
-  afterEach(() => jest.restoreAllMocks());
 
   const headers = {
     'x-request-id': 'r-1',
@@ -59,7 +53,7 @@ describe('ToolCallAudit (issue 12 §5)', () => {
     [{ error: new ForwardedError(-32602, 'bad') }, 'error', -32602],
     [{ error: new Error('crash') }, 'error', 'internal'],
   ])('outcome of %p is %s', (outcome, kind, code) => {
-    new ToolCallAudit(config(true)).record(
+    new ToolCallAudit(config(true), sink).record(
       ALICE,
       { name: 'calc__add', sourceId: 'calc' },
       outcome,
@@ -85,7 +79,7 @@ describe('ToolCallAudit (issue 12 §5)', () => {
   });
 
   it('names a client-credentials caller by client_id, no caller by null', () => {
-    const audit = new ToolCallAudit(config(true));
+    const audit = new ToolCallAudit(config(true), sink);
     const machine: CallerIdentity = { clientId: 'batch-job', scopes: [], claims: {}, token: 't' };
     audit.record(machine, { name: 'x' }, { result: {} }, 1, {});
     audit.record(undefined, { name: 'x' }, { result: {} }, 1, {});
@@ -96,7 +90,7 @@ describe('ToolCallAudit (issue 12 §5)', () => {
   });
 
   it('writes nothing when mcp.audit.enabled is false', () => {
-    new ToolCallAudit(config(false)).record(ALICE, { name: 'x' }, { result: {} }, 1, {});
+    new ToolCallAudit(config(false), sink).record(ALICE, { name: 'x' }, { result: {} }, 1, {});
     expect(lines).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
+import { createFieldLogger } from '@app/observability';
 import {
   ForwardedError,
   GatewayError,
@@ -30,6 +31,12 @@ function isErrorResult(result: object): boolean {
   return (value as { isError?: unknown }).isError === true;
 }
 
+/** Where audit lines go: one call per line, the line's fields. */
+export type AuditSink = (line: Readonly<Record<string, unknown>>) => void;
+
+/** Injection token for an AuditSink; default: stdout through createFieldLogger at LOG_LEVEL. */
+export const AUDIT_SINK = Symbol('AUDIT_SINK');
+
 /**
  * One JSON log line per tools/call, for either kind of source (issue 12 §5): who (`subject`:
  * the token's `sub`, else `client_id`; null without auth), which tool and source, how it
@@ -40,11 +47,21 @@ function isErrorResult(result: object): boolean {
  */
 @Injectable()
 export class ToolCallAudit {
-  private readonly logger = new Logger('Audit');
   private readonly enabled: boolean;
+  private readonly sink: AuditSink;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    @Optional() @Inject(AUDIT_SINK) sink?: AuditSink,
+  ) {
     this.enabled = config.mcp.audit.enabled;
+    if (sink !== undefined) this.sink = sink;
+    else if (!this.enabled) this.sink = () => undefined;
+    else {
+      // straight to pino, not through Nest's Logger: this line is on every call's path
+      const logger = createFieldLogger(config.logLevel ?? 'info', 'Audit');
+      this.sink = (line) => logger.info(line);
+    }
   }
 
   /**
@@ -61,7 +78,7 @@ export class ToolCallAudit {
     if (!this.enabled) return;
     const [kind, code] =
       'result' in outcome ? classifyResult(outcome.result) : classifyError(outcome.error);
-    this.logger.log({
+    this.sink({
       msg: 'audit tools/call',
       audit: 'tools/call',
       subject: caller?.subject ?? caller?.clientId ?? null,
