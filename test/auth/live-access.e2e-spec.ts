@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { publishNames } from '@app/registry';
-import { GatewayProcess } from '../support/gateway-process';
+import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { LiveUpstream } from '../support/live-upstreams';
 import { V1Upstream } from '../support/mcp-upstreams';
@@ -321,6 +321,12 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
         const called = await client.callTool({ name: tools[0], arguments: {} });
         expect(called.isError).toBeFalsy();
       });
+      // server/discover on the wire: the same capabilities, private to this caller
+      const discover = await modern(token, 'server/discover');
+      expect(discover.status).toBe(200);
+      expect(discover.json.result.capabilities.tools).toBeDefined();
+      expect(discover.json.result.capabilities.prompts !== undefined).toBe(prompts.length > 0);
+      expect(discover.json.result.cacheScope).toBe('private');
     }
   });
 
@@ -337,5 +343,71 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
       expect(names(theirs.json.result.tools)).toEqual(expectedTools().tool);
       expect(theirs.json.result._meta?.[PARTIAL_SOURCES]).toBeUndefined();
     }
+  });
+});
+
+describe('live lists honour mcp.access when every source of a list failed (issue 12 §3 with issue 11 §4)', () => {
+  let as: TestAuthorizationServer;
+  let gateway: GatewayProcess;
+  let downOnly: string;
+
+  beforeAll(async () => {
+    as = await TestAuthorizationServer.start({
+      resources: { [RESOURCE]: { scope: 'mcp' } },
+      defaultResource: RESOURCE,
+    });
+    const down = await closedPort();
+    const alsoDown = await closedPort();
+    const dead = { lists: 'live', timeouts: { connectMillis: 200, listMillis: 1000 } };
+    gateway = await GatewayProcess.start({
+      mcp: {
+        ...gatewayConfig([], {
+          upstreams: [
+            upstream('down', `http://127.0.0.1:${down}/mcp`, dead),
+            upstream('also-down', `http://127.0.0.1:${alsoDown}/mcp`, dead),
+          ],
+        }),
+        http: { modernEra: true },
+        auth: {
+          mode: 'jwt',
+          issuer: as.issuer,
+          audience: RESOURCE,
+          jwksUrl: as.jwksUrl,
+          algorithms: ['ES256'],
+        },
+        access: { rules: [{ match: { subject: 'dana' }, sources: ['down'] }] },
+      },
+      waitReady: false,
+    });
+    downOnly = (await as.mint({ subject: 'dana' })).access_token;
+    // the catalog is published once the first pulls were attempted (both fail)
+    await waitFor(
+      async () =>
+        !/Registry unavailable/.test(
+          JSON.stringify(
+            (await rpc(gateway.mcpUrl, 'tools/list', {}, { authorization: `Bearer ${downOnly}` }))
+              .json,
+          ),
+        ),
+      60_000,
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await as?.stop();
+  });
+
+  it('the -32603 answer names only the failed sources granted to the caller', async () => {
+    const answer = await rpc(
+      gateway.mcpUrl,
+      'tools/list',
+      {},
+      { authorization: `Bearer ${downOnly}` },
+    );
+    expect(answer.json.result).toBeUndefined();
+    expect(answer.json.error.code).toBe(-32603);
+    expect(answer.json.error.data).toEqual({ failedSources: ['down'] });
+    expect(answer.text).not.toContain('also-down');
   });
 });
