@@ -135,10 +135,15 @@ export class LiveLists {
       asked > 0 &&
       failed.length >= asked &&
       this.servingSnapshotSources(spec, catalog, snapshotPartial) === 0
-    )
-      throw new ForwardedError(-32603, `Every source of ${method} failed: ${failed.join(', ')}`, {
-        failedSources: failed,
-      });
+    ) {
+      // a restricted caller hears only of the sources granted to it whole (as in partialSources)
+      const named = restricted ? failed.filter((id) => allowsSource(access, id)) : failed;
+      throw new ForwardedError(
+        -32603,
+        `Every source of ${method} failed${named.length > 0 ? `: ${named.join(', ')}` : ''}`,
+        { failedSources: named },
+      );
+    }
     const partial: PartialSource[] = [
       ...snapshotPartial,
       ...failed.map((id) => ({ id, kind: 'upstream' as const, state: 'missing' as const })),

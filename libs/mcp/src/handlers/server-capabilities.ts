@@ -71,7 +71,9 @@ function callerFeatures(
     const has = (key: string): boolean => granted.some((c) => c.capabilities[key] !== undefined);
     const resources = granted.find((c) => c.capabilities.resources !== undefined);
     features = {
-      tools: catalog.tools.some((t) => allowsTool(access, t.sourceId, t.name)),
+      tools:
+        catalog.tools.some((t) => allowsTool(access, t.sourceId, t.name)) ||
+        grantsLiveTool(catalog, access),
       resources: resources !== undefined,
       resourcesSubscribe: granted.some(
         (c) =>
@@ -84,4 +86,25 @@ function callerFeatures(
     byKey.set(access.key, features);
   }
   return features;
+}
+
+/**
+ * Whether a restricted caller may use a tool of a `lists: live` upstream (issue 11 §4), which
+ * no catalog lists: the upstream offers tools and is granted whole, or a tool granted by
+ * published name starts with its prefix.
+ */
+function grantsLiveTool(
+  catalog: CatalogSnapshot,
+  access: Extract<CallerAccess, { all: false }>,
+): boolean {
+  return [...catalog.extras.upstreams.values()].some(
+    ({ upstream, capabilities }) =>
+      upstream.lists === 'live' &&
+      capabilities.tools !== undefined &&
+      (access.sources.has(upstream.id) ||
+        [...access.tools].some(
+          (name) =>
+            name.startsWith(upstream.namePrefix) && name.length > upstream.namePrefix.length,
+        )),
+  );
 }
