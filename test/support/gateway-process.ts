@@ -163,8 +163,12 @@ export class GatewayProcess {
     }
   }
 
-  /** Sends a signal (default SIGTERM) and waits for the exit. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+  /**
+   * Sends a signal (default SIGTERM) and waits for the exit: by default longer than the
+   * default 30 s grace period, so a drain that waits on a lingering connection on a loaded
+   * machine ends the process instead of failing the suite's teardown.
+   */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 45_000): Promise<number | null> {
     if (this.exitCode !== null) return this.exitCode;
     this.child.kill(signal);
     try {
