@@ -16,6 +16,9 @@
 //            stateful session, SSE answers; BENCH_UPSTREAM_JSON=1 for JSON) at 16 connections,
 //            the gateway configured with that one upstream (the upstreamCall scenario);
 //            BENCH_UPSTREAM_ANSWER_BYTES=N adds N bytes to every answer
+//   live     tools/list by a 2026-07-28 client at 1 connection through a gateway whose only
+//            sources are ten `lists: live` upstreams (bench/lib/mcp-fanout.mjs, 5 tools each,
+//            ttlMs 0): every request fans out (the modern.liveFanout scenario, issue 11 §4)
 // BENCH_PROFILE_TARGET=proxy profiles the bare proxy (bench/lib/bare-proxy.mjs) instead, for
 // comparison (with BENCH_PROFILE_MODE=upstream: in front of the upstream MCP server, on a
 // session the bench opens through it). BENCH_PROFILE_SECONDS (10), BENCH_PROFILE_TOOLS, BENCH_PROFILE_CONNECTIONS override
@@ -33,6 +36,7 @@ import {
   snapshotGateway,
   spawnGateway,
   startBareProxy,
+  startFanoutUpstreams,
   startMcpUpstream,
   startToolService,
   waitReady,
@@ -41,19 +45,29 @@ import { openSession } from './lib/scenario-upstream-call.mjs';
 
 const PROXY = process.env.BENCH_PROFILE_TARGET === 'proxy';
 const UPSTREAM = process.env.BENCH_PROFILE_MODE === 'upstream';
+const LIVE = !PROXY && process.env.BENCH_PROFILE_MODE === 'live';
 const KIND =
   PROXY && UPSTREAM
     ? 'proxy-upstream'
     : PROXY
       ? 'proxy'
-      : ['list', 'refresh', 'startup', 'upstream'].includes(process.env.BENCH_PROFILE_MODE)
+      : ['list', 'refresh', 'startup', 'upstream', 'live'].includes(process.env.BENCH_PROFILE_MODE)
         ? process.env.BENCH_PROFILE_MODE
         : 'call';
-const MODE = UPSTREAM ? 'mcp' : PROXY ? 'rest' : KIND === 'list' ? 'list' : 'call';
+const MODE = UPSTREAM
+  ? 'mcp'
+  : LIVE
+    ? 'modern-list'
+    : PROXY
+      ? 'rest'
+      : KIND === 'list'
+        ? 'list'
+        : 'call';
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS) || (KIND === 'refresh' ? 4 : 10);
 const TOOLS =
   Number(process.env.BENCH_PROFILE_TOOLS) || (KIND === 'list' || KIND === 'refresh' ? 10000 : 10);
-const CONNECTIONS = Number(process.env.BENCH_PROFILE_CONNECTIONS) || (KIND === 'list' ? 1 : 16);
+const CONNECTIONS =
+  Number(process.env.BENCH_PROFILE_CONNECTIONS) || (KIND === 'list' || LIVE ? 1 : 16);
 const generator =
   haveCommand('wrk') && process.env.BENCH_GENERATOR !== 'autocannon' ? 'wrk' : 'autocannon';
 const pin = haveCommand('taskset') && os.availableParallelism() >= 2;
@@ -74,10 +88,12 @@ const ts = UPSTREAM
       json: process.env.BENCH_UPSTREAM_JSON === '1',
       answerBytes: Number(process.env.BENCH_UPSTREAM_ANSWER_BYTES) || 0,
     })
-  : await startToolService({ core: pin ? 1 : undefined });
+  : LIVE
+    ? await startFanoutUpstreams({ core: pin ? 1 : undefined, servers: 10, tools: 5, silent: 0 })
+    : await startToolService({ core: pin ? 1 : undefined });
 let target;
 try {
-  if (!UPSTREAM) await ts.setCatalog('profile', TOOLS, 'r1', 'A');
+  if (!UPSTREAM && !LIVE) await ts.setCatalog('profile', TOOLS, 'r1', 'A');
   // The default sampling interval is 1000 µs; 250 µs gives 4× the samples.
   const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=250'];
   let url;
@@ -88,6 +104,21 @@ try {
     url = `http://127.0.0.1:${target.port}/mcp`;
     tool = 'echo';
     headers = await openSession(url);
+  } else if (LIVE) {
+    snapshotGateway();
+    target = await spawnGateway({
+      core: pin ? 0 : undefined,
+      nodeArgs,
+      mcp: {
+        identity: 'bench',
+        registry: { refreshIntervalSeconds: 3600, refreshJitterSeconds: 0 },
+        discovery: { enabled: true },
+        http: { modernEra: true },
+        upstreams: ts.servers.map((u, i) => ({ id: `u${i}`, url: u, lists: 'live' })),
+      },
+    });
+    await waitReady(target);
+    url = target.mcpUrl;
   } else if (UPSTREAM) {
     snapshotGateway();
     target = await spawnGateway({
@@ -177,7 +208,7 @@ try {
     toUs = nowUs();
   }
   process.stderr.write(
-    `profiled ${PROXY ? 'the bare proxy' : 'the gateway'} (${KIND}, ${UPSTREAM ? 'one upstream MCP server' : `${TOOLS} tools`}, ${CONNECTIONS} connections): ${note}` +
+    `profiled ${PROXY ? 'the bare proxy' : 'the gateway'} (${KIND}, ${UPSTREAM ? 'one upstream MCP server' : LIVE ? 'ten live upstreams × 5 tools' : `${TOOLS} tools`}, ${CONNECTIONS} connections): ${note}` +
       `${r.requests} requests, ${r.rps.toFixed(0)} req/s, p50 ${r.p50Ms.toFixed(3)} ms, errors ${r.errors}, id mismatches ${r.mismatches}\n`,
   );
   const lastOutput = target.output();

@@ -25,7 +25,9 @@ export function selfAndChildrenCpuMs() {
  * cpuPerRequestMs is the target's utime+stime over the run divided by completed requests.
  * noiseCores is CPU used during the run by processes outside the bench, in cores; coreBusy
  * each core's busy share; loadCpuPerRequestMs the load generator's (and this process's) CPU
- * per request.
+ * per request. `upstreamPids` (optional) are more upstream processes (e.g. the ten fan-out
+ * upstreams of modern.liveFanout, one process each): their CPU is added to the upstream's
+ * and not counted as noise.
  */
 export async function measured({
   url,
@@ -34,11 +36,12 @@ export async function measured({
   seconds,
   targetPid,
   upstreamPid,
+  upstreamPids = [],
   loadCore,
   tool,
   headers,
 }) {
-  const pids = [...new Set([targetPid, upstreamPid].filter(Boolean))];
+  const pids = [...new Set([targetPid, upstreamPid, ...upstreamPids].filter(Boolean))];
   const cpu0 = pids.map(cpuMs);
   const machine0 = machineCpuMs();
   const cores0 = perCoreTicks();
@@ -60,7 +63,8 @@ export async function measured({
   const cores1 = perCoreTicks();
   const self1 = selfAndChildrenCpuMs();
   const dTarget = cpu1[0] - cpu0[0];
-  const dUpstream = upstreamPid && upstreamPid !== targetPid ? cpu1[1] - cpu0[1] : dTarget;
+  const dUpstream =
+    pids.length > 1 ? pids.reduce((s, _, i) => (i === 0 ? s : s + cpu1[i] - cpu0[i]), 0) : dTarget;
   const ours = pids.reduce((s, _, i) => s + cpu1[i] - cpu0[i], 0) + (self1 - self0);
   const busy = machine1.busyMs - machine0.busyMs;
   return {

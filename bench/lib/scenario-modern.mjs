@@ -5,9 +5,11 @@
 //              rounds at 16 connections: the shape of the 2025 toolsCall scenario.
 //              Key modern.toolsCall.c16.cpuPerRequestRatioVsBareProxy (target <= 2).
 //   liveFanout tools/list by a 2026-07-28 client (wrk mode modern-list, 1 connection) through a
-//              gateway whose ten upstreams (v2 SDK servers, BENCH_MODERN_TOOLS tools each) are
-//              all `lists: live`: every request fans out to the ten and merges (issue 11 §4).
-//              Each upstream's own tools/list p50 is measured first, directly, the same way.
+//              gateway whose ten upstreams (v2 SDK servers, BENCH_MODERN_TOOLS tools each, one
+//              process each) are all `lists: live`: every request fans out to the ten and
+//              merges (issue 11 §4). Each upstream's own tools/list p50 is measured first,
+//              directly, the same way, then the ten asked at once by the bench itself
+//              (directFanoutP50Ms: the floor on this machine).
 //              Key modern.liveFanout.u10.p50Ms (target <= the slowest upstream's own p50 + 3 ms,
 //              printed as slowestUpstreamP50Ms).
 import { CORE_SIDE, CORE_TARGET, ROUNDS, SECONDS, WARMUP, int, log } from './config.mjs';
@@ -132,25 +134,76 @@ async function modernToolsCall(ts) {
   }
 }
 
-async function modernLiveFanout() {
-  const fan = await startFanoutUpstreams({
-    core: CORE_SIDE,
-    servers: LIVE_UPSTREAMS,
-    tools: TOOLS,
-    silent: 0,
+/**
+ * Ten upstreams, one process each (bench/lib/mcp-fanout.mjs with one server), started at
+ * once, all on the side core: no upstream waits for another's JavaScript to finish (they
+ * were one process before, so the ten answers were computed one after another).
+ */
+async function startLiveUpstreams() {
+  const started = await Promise.allSettled(
+    Array.from({ length: LIVE_UPSTREAMS }, () =>
+      startFanoutUpstreams({ core: CORE_SIDE, servers: 1, tools: TOOLS, silent: 0 }),
+    ),
+  );
+  const procs = started.filter((s) => s.status === 'fulfilled').map((s) => s.value);
+  const stop = () => Promise.all(procs.map((p) => p.stop()));
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return { servers: procs.map((p) => p.servers[0]), pids: procs.map((p) => p.pid), stop };
+}
+
+/**
+ * The floor a client could reach by itself: the ten upstreams asked at once by this process
+ * (fetch, one keep-alive connection each), the time until the last answer, `seconds` long.
+ */
+async function directFanout(urls, seconds) {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/list',
+    params: { _meta: ENVELOPE },
   });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/list',
+  };
+  const one = async (url) => {
+    const res = await fetch(url, { method: 'POST', headers, body });
+    const text = await res.text();
+    if (res.status !== 200 || !text.includes('"tools"'))
+      throw new Error(`direct tools/list failed: ${res.status} ${text.slice(0, 200)}`);
+  };
+  const times = [];
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    await Promise.all(urls.map(one));
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { requests: times.length, p50Ms: times[Math.floor(times.length / 2)] };
+}
+
+async function modernLiveFanout() {
+  const fan = await startLiveUpstreams();
   let gw;
   try {
     // Each upstream's own tools/list, by the same 2026 request at 1 connection.
     const own = [];
-    for (const url of fan.servers) {
+    for (const [i, url] of fan.servers.entries()) {
       account(
         await measured({
           url,
           mode: 'modern-list',
           connections: 1,
           seconds: 1,
-          targetPid: fan.pid,
+          targetPid: fan.pids[i],
+          upstreamPids: fan.pids,
           loadCore: CORE_TARGET,
         }),
       );
@@ -159,12 +212,15 @@ async function modernLiveFanout() {
         mode: 'modern-list',
         connections: 1,
         seconds: Math.max(1, Math.min(SECONDS, 3)),
-        targetPid: fan.pid,
+        targetPid: fan.pids[i],
+        upstreamPids: fan.pids,
         loadCore: CORE_TARGET,
       });
       account(r);
       own.push(figures(r));
     }
+    await directFanout(fan.servers, 1);
+    const direct = await directFanout(fan.servers, Math.max(1, Math.min(SECONDS, 3)));
     const slowest = Math.max(...own.map((o) => o.p50Ms));
     gw = await spawnGateway({
       core: CORE_TARGET,
@@ -191,7 +247,7 @@ async function modernLiveFanout() {
       mode: 'modern-list',
       connections: 1,
       targetPid: gw.pid,
-      upstreamPid: fan.pid,
+      upstreamPids: fan.pids,
       loadCore: CORE_SIDE,
     };
     account(await measured({ ...load, seconds: Math.min(WARMUP, 2) }));
@@ -199,7 +255,8 @@ async function modernLiveFanout() {
     account(r);
     log(
       `modern live fan-out (${LIVE_UPSTREAMS} live upstreams × ${TOOLS} tools): tools/list p50 ${fmt(r.p50Ms, 3)} ms p99 ${fmt(r.p99Ms, 3)} ms; ` +
-        `slowest upstream's own p50 ${fmt(slowest, 3)} ms (each: ${own.map((o) => fmt(o.p50Ms, 3)).join(' ')})`,
+        `slowest upstream's own p50 ${fmt(slowest, 3)} ms (each: ${own.map((o) => fmt(o.p50Ms, 3)).join(' ')}); ` +
+        `the ten asked at once directly: p50 ${fmt(direct.p50Ms, 3)} ms; gateway CPU ${fmt(r.cpuPerRequestMs, 3)} ms per list, noise ${fmt(r.noiseCores, 2)} cores`,
     );
     return {
       u10: {
@@ -212,6 +269,9 @@ async function modernLiveFanout() {
         cpuPerRequestMs: round(r.cpuPerRequestMs, 5),
         errors: r.errors,
         slowestUpstreamP50Ms: slowest,
+        directFanoutP50Ms: round(direct.p50Ms),
+        upstreamCpuPerRequestMs: round(r.upstreamCpuPerRequestMs, 5),
+        noiseCores: round(r.noiseCores, 2),
         upstreamOwn: own,
       },
     };

@@ -146,3 +146,96 @@ describe('live lists merge by the catalog rules (issue 11 §4)', () => {
     expect(names(merged.json)).toEqual(['a__brief', 'snap__review']);
   });
 });
+
+describe('an unchanged live answer reuses its accepted contribution (issue 11 §4)', () => {
+  const good = (name: string): Record<string, unknown> => ({ name, inputSchema: schema });
+
+  it('gives the same contribution, left-out entries included, for an equal answer', () => {
+    const merger = new LiveListMerger();
+    const up = upstream('u');
+    const items = [good('a'), { name: 'bad', inputSchema: { type: 'string' } }];
+    const first = merger.accept('tools', answer(up, items));
+    const again = merger.accept('tools', answer(up, structuredClone(items)));
+    expect(again).toBe(first);
+    expect(again.leftOut).toEqual([
+      { list: 'tools', name: 'bad', reason: 'inputSchema must have type "object" at its root' },
+    ]);
+    expect(again.tools.map((t) => t.name)).toEqual(['u__a']);
+  });
+
+  it('checks a changed answer in full: a schema that stops compiling is left out', () => {
+    const merger = new LiveListMerger();
+    const up = upstream('u');
+    const first = merger.accept('tools', answer(up, [good('a'), good('b')]));
+    expect(first.leftOut).toEqual([]);
+    const changed = merger.accept(
+      'tools',
+      answer(up, [good('a'), { name: 'b', inputSchema: { type: 'object', properties: 3 } }]),
+    );
+    expect(changed).not.toBe(first);
+    expect(changed.tools.map((t) => t.name)).toEqual(['u__a']);
+    expect(changed.leftOut).toHaveLength(1);
+    expect(changed.leftOut[0]!.name).toBe('b');
+    expect(changed.leftOut[0]!.reason).toMatch(/^inputSchema does not compile/);
+    // and a fixed answer is accepted again, not served from the first memo entry
+    const fixed = merger.accept('tools', answer(up, [good('a'), good('b')]));
+    expect(fixed.tools.map((t) => t.name)).toEqual(['u__a', 'u__b']);
+    expect(fixed.leftOut).toEqual([]);
+  });
+
+  it('re-checks when only the capabilities, the era or the list differ', () => {
+    const merger = new LiveListMerger();
+    const up = upstream('u');
+    const items = [good('a')];
+    const first = merger.accept('tools', answer(up, items));
+    const otherCaps = merger.accept('tools', {
+      ...answer(up, items),
+      capabilities: { tools: { listChanged: true } },
+    });
+    expect(otherCaps).not.toBe(first);
+    expect(otherCaps.capabilities).toEqual({ tools: { listChanged: true } });
+    const otherEra = merger.accept('tools', { ...answer(up, items), era: '2025' });
+    expect(otherEra.era).toBe('2025');
+    const asPrompts = merger.accept('prompts', answer(up, [{ name: 'a' }]));
+    expect(asPrompts.tools).toEqual([]);
+    expect(asPrompts.prompts.map((p) => p.name)).toEqual(['u__a']);
+    // the tools memo is still the era-2025 answer's, the prompts list has its own
+    expect(merger.accept('tools', { ...answer(up, items), era: '2025' })).toBe(otherEra);
+  });
+
+  it('never lends one upstream definition the contribution of another with the same id', () => {
+    const merger = new LiveListMerger();
+    const items = [good('a')];
+    const first = merger.accept('tools', answer(upstream('u', 'one__'), items));
+    const renamed = merger.accept('tools', answer(upstream('u', 'two__'), items));
+    expect(renamed).not.toBe(first);
+    expect(renamed.tools.map((t) => t.name)).toEqual(['two__a']);
+  });
+
+  it('keeps the same results as acceptUpstreamLists for every answer', () => {
+    const merger = new LiveListMerger();
+    const up = upstream('u');
+    const answers = [
+      [good('x'), good('x'), { name: '', inputSchema: schema }],
+      [good('x'), good('x'), { name: '', inputSchema: schema }],
+      [good('y')],
+    ];
+    for (const items of answers) {
+      const expected = acceptUpstreamLists(
+        up,
+        {
+          era: '2026',
+          capabilities: { tools: {}, prompts: {} },
+          tools: items,
+          prompts: [],
+          resources: [],
+          resourceTemplates: [],
+        },
+        new SchemaChecker(),
+      );
+      const got = merger.accept('tools', answer(up, items));
+      expect(got.fingerprint).toBe(expected.fingerprint);
+      expect(got.leftOut).toEqual(expected.leftOut);
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { UpstreamDefinition } from '@app/config';
 import { CatalogExtras } from '../catalog/catalog-extras';
 import type { CatalogSnapshot } from '../catalog/catalog-snapshot';
@@ -30,6 +31,16 @@ export interface LiveMerge {
 /** Distinct schemas remembered as compiled before the memo is trimmed to the last ones seen. */
 const SCHEMA_MEMO_LIMIT = 4096;
 
+/** (upstream, list) pairs whose last accepted answer is remembered; the oldest go first beyond it. */
+const ACCEPTED_MEMO_LIMIT = 1024;
+
+/** The last answer accepted for one (upstream, list): its digest and what acceptance made of it. */
+interface AcceptedAnswer {
+  readonly upstream: UpstreamDefinition;
+  readonly digest: string;
+  readonly contribution: UpstreamContribution;
+}
+
 /**
  * The catalog rules applied to live lists (issue 11 §4), reused, not copied: a live answer is
  * checked and its names published by acceptUpstreamLists (MCP tool checks, prefix, reversible
@@ -37,13 +48,44 @@ const SCHEMA_MEMO_LIMIT = 4096;
  * own rules: tools in (sourceId, name) order with a name published twice rejecting the
  * sources involved (contract §7.6, collisionsOf; only live sources can be left out, the
  * snapshot already passed), prompts, resources and templates by CatalogExtras. Pure but for
- * a memo of compiled schemas.
+ * two memos: compiled schemas, and per (upstream, list) the last accepted answer (reused
+ * when the next answer's digest is the same, so an unchanged live list is not re-checked on
+ * every request; any change is checked in full).
  */
 export class LiveListMerger {
   private readonly schemas = new SchemaChecker();
+  private readonly accepted = new Map<string, AcceptedAnswer>();
 
-  /** The answer as a contribution of its own list only (the other lists empty). */
+  /**
+   * The answer as a contribution of its own list only (the other lists empty). An answer
+   * equal to the last one accepted for the same upstream definition and list (SHA-256 of its
+   * era, capabilities and items as JSON text) gets that same contribution, leftOut included,
+   * so callers log the same left-out entries; anything else is checked by acceptUpstreamLists.
+   */
   accept(key: LiveListKey, answer: LiveListAnswer): UpstreamContribution {
+    const memoKey = `${answer.upstream.id}\u0000${key}`;
+    const digest = createHash('sha256')
+      .update(answer.era)
+      .update('\u0000')
+      .update(JSON.stringify(answer.capabilities))
+      .update('\u0000')
+      .update(JSON.stringify(answer.items))
+      .digest('base64url');
+    const last = this.accepted.get(memoKey);
+    if (last !== undefined && last.digest === digest && last.upstream === answer.upstream)
+      return last.contribution;
+    const contribution = this.check(key, answer);
+    this.accepted.delete(memoKey);
+    this.accepted.set(memoKey, { upstream: answer.upstream, digest, contribution });
+    if (this.accepted.size > ACCEPTED_MEMO_LIMIT) {
+      const oldest = this.accepted.keys().next();
+      if (oldest.done !== true) this.accepted.delete(oldest.value);
+    }
+    return contribution;
+  }
+
+  /** The catalog rules on one answer, no memo of answers (acceptUpstreamLists). */
+  private check(key: LiveListKey, answer: LiveListAnswer): UpstreamContribution {
     const contribution = acceptUpstreamLists(
       answer.upstream,
       {
