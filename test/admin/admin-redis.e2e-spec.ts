@@ -51,7 +51,7 @@ describe('/admin/upstreams shared through Redis', () => {
         env: {
           MCP_ADMIN_TOKEN: ADMIN_TOKEN,
           REDIS_URL: SHARED_REDIS_URL,
-          OTHER_AUTH: 'Bearer other-7c1',
+          MCP_UPSTREAM_SECRET_OTHER_AUTH: 'Bearer other-7c1',
         },
         waitReady: true,
       },
@@ -71,7 +71,7 @@ describe('/admin/upstreams shared through Redis', () => {
     const posted = await admin(a, 'POST', '/admin/upstreams', {
       id: 'other',
       url: other.url,
-      authorization: { mode: 'static', valueEnv: 'OTHER_AUTH' },
+      authorization: { mode: 'static', valueEnv: 'MCP_UPSTREAM_SECRET_OTHER_AUTH' },
     });
     expect(posted.status).toBe(202);
     // one refresh interval (2 s), plus room for a loaded machine
@@ -93,7 +93,7 @@ describe('/admin/upstreams shared through Redis', () => {
       upstream: {
         id: 'other',
         url: other.url,
-        authorization: { mode: 'static', valueEnv: 'OTHER_AUTH' },
+        authorization: { mode: 'static', valueEnv: 'MCP_UPSTREAM_SECRET_OTHER_AUTH' },
       },
       createdBy: 'admin-token',
     });

@@ -198,11 +198,11 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     const unset = await admin(gateway, 'POST', '/admin/upstreams', {
       id: 'x',
       url: other.url,
-      authorization: { mode: 'static', valueEnv: 'NOT_SET_ANYWHERE_13' },
+      authorization: { mode: 'static', valueEnv: 'MCP_UPSTREAM_SECRET_NOT_SET_13' },
     });
     expect(unset.status).toBe(400);
     expect(unset.body.problems).toEqual([
-      'authorization.valueEnv: environment variable NOT_SET_ANYWHERE_13 is not set or empty',
+      'authorization.valueEnv: environment variable MCP_UPSTREAM_SECRET_NOT_SET_13 is not set or empty',
     ]);
     const notJson = await fetch(`${gateway.managementUrl}/admin/upstreams`, {
       method: 'POST',
@@ -216,14 +216,17 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
   });
 
   it('a static authorization is sent to the registered upstream from the env variable it names', async () => {
-    const gateway = await start({}, { OTHER_UPSTREAM_AUTH: 'Bearer other-secret-51' });
+    const gateway = await start({}, { MCP_UPSTREAM_SECRET_OTHER: 'Bearer other-secret-51' });
     const posted = await admin(gateway, 'POST', '/admin/upstreams', {
       id: 'other',
       url: other.url,
-      authorization: { mode: 'static', valueEnv: 'OTHER_UPSTREAM_AUTH' },
+      authorization: { mode: 'static', valueEnv: 'MCP_UPSTREAM_SECRET_OTHER' },
     });
     expect(posted.status).toBe(202);
-    expect(posted.body.authorization).toEqual({ mode: 'static', valueEnv: 'OTHER_UPSTREAM_AUTH' });
+    expect(posted.body.authorization).toEqual({
+      mode: 'static',
+      valueEnv: 'MCP_UPSTREAM_SECRET_OTHER',
+    });
     await waitForState(gateway, 'other', 'ACTIVE');
     expect(other.requests.some((r) => r.headers.authorization === 'Bearer other-secret-51')).toBe(
       true,

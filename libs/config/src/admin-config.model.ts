@@ -35,6 +35,20 @@ export class AdminConfig {
   @IsString({ each: true, message: 'each entry must be a string' })
   allowedAddressRanges: string[] = [];
 
+  /**
+   * The env variable names a registered upstream's `authorization.valueEnv` (or tokenExchange
+   * `clientSecretEnv`) may name: exact names, or prefixes ending in `*`. Registrations name
+   * secrets, never carry them; this bounds which of the gateway's variables an operator can
+   * have it send to an upstream. The gateway's own secrets (`MCP_ADMIN_TOKEN`,
+   * `MCP_SESSION_KEYS`, `REDIS_URL`) are refused whatever this says.
+   */
+  @IsArray({ message: 'must be a list of env variable names or prefixes ending in *' })
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, {
+    each: true,
+    message: 'each entry must be an env variable name, or a prefix ending in *',
+  })
+  allowedSecretEnv: string[] = ['MCP_UPSTREAM_SECRET_*'];
+
   /** The scope a bearer token must carry for /admin when `mcp.auth.mode` is `jwt` (issue 13 §3). */
   @IsString({ message: 'must be an OAuth scope ([!#-[\\]-~]+)' })
   @Matches(/^[\x21\x23-\x5b\x5d-\x7e]+$/, { message: 'must be an OAuth scope (RFC 6749 §3.3)' })

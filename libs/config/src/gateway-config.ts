@@ -91,6 +91,8 @@ export interface AdminSettings {
    * (undefined when unset): registrations carry secret names, never values (issue 13 §1).
    */
   readonly secretEnv: (name: string) => string | undefined;
+  /** Whether a registration may name this env variable (mcp.admin.allowedSecretEnv). */
+  readonly secretEnvAllowed: (name: string) => boolean;
 }
 
 /** The id of the pseudo-bundle that serves the legacy local fixture; its file's bundleId must match. */

@@ -326,6 +326,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       }),
       scope: mcp.admin.scope,
       secretEnv: (name) => env[name],
+      secretEnvAllowed: (name) => secretEnvAllowed(name, mcp.admin.allowedSecretEnv),
     },
   };
 }
@@ -354,6 +355,15 @@ export function upstreamDefinitionFrom(
     ...(u.cacheTtlMillis === undefined ? {} : { cacheTtlMillis: u.cacheTtlMillis }),
     ...(u.cacheScope === undefined ? {} : { cacheScope: u.cacheScope }),
   };
+}
+
+/** The gateway's own secrets: never named by a registration, whatever the allow-list says. */
+const RESERVED_SECRET_ENV = new Set(['MCP_ADMIN_TOKEN', 'MCP_SESSION_KEYS', 'REDIS_URL']);
+
+/** `name` is allowed by `patterns` (exact names, or prefixes ending in `*`) and not reserved. */
+export function secretEnvAllowed(name: string, patterns: readonly string[]): boolean {
+  if (RESERVED_SECRET_ENV.has(name)) return false;
+  return patterns.some((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
 }
 
 /** MCP_ADMIN_TOKEN (issue 13 §3): unset or empty is "no static admin token". */

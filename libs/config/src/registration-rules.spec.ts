@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { GatewayConfig } from './gateway-config';
 import { McpConfig } from './mcp-config.model';
 import { checkRegistration, type RegisteredUpstreamConfig } from './registration-rules';
+import { secretEnvAllowed } from './load-config';
 import { plainToInstance } from 'class-transformer';
 
 /** A validated-looking config: one bundle `orders` (prefix "orders.") and one upstream `calc`. */
@@ -31,6 +32,7 @@ function config(env: Record<string, string> = {}): Pick<GatewayConfig, 'mcp' | '
       allowedRanges: [],
       scope: 'mcp:admin',
       secretEnv: (name) => env[name],
+      secretEnvAllowed: (name) => secretEnvAllowed(name, ['MCP_UPSTREAM_SECRET_*', 'SECRET_A']),
     },
   };
 }
@@ -44,9 +46,9 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
       {
         id: 'tickets.v2',
         url: 'https://10.0.0.3/mcp',
-        authorization: { mode: 'static', valueEnv: 'TICKETS_AUTH' },
+        authorization: { mode: 'static', valueEnv: 'MCP_UPSTREAM_SECRET_TICKETS' },
       },
-      config({ TICKETS_AUTH: 'Bearer t' }),
+      config({ MCP_UPSTREAM_SECRET_TICKETS: 'Bearer t' }),
       [],
     );
     expect(check).toMatchObject({
@@ -129,11 +131,11 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
           mode: 'tokenExchange',
           tokenEndpoint: 'http://10.0.0.7/token',
           clientId: 'gateway',
-          clientSecretEnv: 'EXCHANGE_SECRET',
+          clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
           audience: 'https://a.example/mcp',
         },
       },
-      config({ EXCHANGE_SECRET: 's3cret' }),
+      config({ MCP_UPSTREAM_SECRET_EXCHANGE: 's3cret' }),
       [],
     );
     expect(JSON.stringify(exchange)).not.toContain('secret values are never accepted');
@@ -146,6 +148,42 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
         expect.stringMatching(/^lists: "live" is available for upstreams in mcp\.upstreams/),
       ],
     });
+  });
+
+  it("names only variables of mcp.admin.allowedSecretEnv, never the gateway's own secrets", () => {
+    for (const name of ['MCP_ADMIN_TOKEN', 'MCP_SESSION_KEYS', 'REDIS_URL', 'PATH', 'HOME'])
+      expect(
+        checkRegistration(
+          { id: 'a', url: 'http://10.0.0.3/', authorization: { mode: 'static', valueEnv: name } },
+          config({ [name]: 'x' }),
+          [],
+        ),
+      ).toMatchObject({
+        ok: false,
+        conflict: false,
+        problems: expect.arrayContaining([
+          `authorization.valueEnv: ${name} is not a variable registrations may name (mcp.admin.allowedSecretEnv; the gateway's own secrets never)`,
+        ]),
+      });
+    expect(secretEnvAllowed('MCP_ADMIN_TOKEN', ['*'])).toBe(false);
+    expect(secretEnvAllowed('ANY', ['*'])).toBe(true);
+    expect(secretEnvAllowed('SECRET_AB', ['SECRET_A'])).toBe(false);
+  });
+
+  it('never echoes what was sent in authorization (a secret in the wrong place)', () => {
+    for (const authorization of [
+      'Bearer topsecret',
+      { mode: 'Bearer topsecret' },
+      { mode: 'static', valueEnv: 'Bearer topsecret' },
+    ]) {
+      const check = checkRegistration(
+        { id: 'a', url: 'http://10.0.0.3/', authorization },
+        config(),
+        [],
+      );
+      expect(check.ok).toBe(false);
+      expect(JSON.stringify(check)).not.toContain('topsecret');
+    }
   });
 
   it('a URL with credentials or another scheme is refused', () => {
@@ -219,13 +257,19 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
   it('a static authorization whose variable is unset is refused naming the variable', () => {
     expect(
       checkRegistration(
-        { id: 'a', url: 'http://10.0.0.3/', authorization: { mode: 'static', valueEnv: 'NOPE' } },
+        {
+          id: 'a',
+          url: 'http://10.0.0.3/',
+          authorization: { mode: 'static', valueEnv: 'MCP_UPSTREAM_SECRET_NOPE' },
+        },
         config(),
         [],
       ),
     ).toMatchObject({
       ok: false,
-      problems: ['authorization.valueEnv: environment variable NOPE is not set or empty'],
+      problems: [
+        'authorization.valueEnv: environment variable MCP_UPSTREAM_SECRET_NOPE is not set or empty',
+      ],
     });
   });
 

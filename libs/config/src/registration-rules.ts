@@ -79,6 +79,9 @@ export function checkRegistration(
     ...flattenValidationErrors(
       validateSync(upstream, { whitelist: true, forbidNonWhitelisted: true }),
       '',
+    ).map((problem) =>
+      // a misplaced secret must not come back in the answer or the audit line
+      problem.startsWith('authorization') ? problem.replace(/ \(got .*\)$/s, '') : problem,
     ),
   );
   // A live upstream is fanned out from the boot configuration only (issue 11 §4)
@@ -112,6 +115,19 @@ export function checkRegistration(
         `the ${field} of ${path === at ? 'this upstream' : nameOf(path)}`,
     );
     (/ duplicates | starts with /.test(problem) ? conflicts : problems).push(text);
+  }
+  // Only the variables the allow-list names may be sent to an upstream (never the gateway's own)
+  for (const key of ['valueEnv', 'clientSecretEnv'] as const) {
+    const name = upstream.authorization[key];
+    if (
+      typeof name === 'string' &&
+      config.admin !== undefined &&
+      !config.admin.secretEnvAllowed(name)
+    )
+      problems.push(
+        `authorization.${key}: ${name} is not a variable registrations may name ` +
+          "(mcp.admin.allowedSecretEnv; the gateway's own secrets never)",
+      );
   }
   const env = (name: string): Record<string, string | undefined> => ({
     [name]: config.admin?.secretEnv(name),
