@@ -12,6 +12,7 @@ import { waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { ListenUpstream } from '../support/listen-upstream';
 import { LiveUpstream } from '../support/live-upstreams';
+import { CLIENT_KINDS, connectClient } from '../support/sdk-clients';
 import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
 import { V1AskingUpstream, V2MrtrUpstream } from '../mrtr/mrtr-upstreams';
@@ -54,6 +55,15 @@ async function modern(
   return { status: res.status, json: (await res.json()) as any };
 }
 
+/** True when two consecutive raw 2026 tools/list (so one on each replica) both list `name`. */
+async function listedOnBoth(url: string, name: string): Promise<boolean> {
+  for (let i = 0; i < 2; i++) {
+    const list = await modern(url, 'tools/list');
+    if (!list.json.result?.tools.some((t: { name: string }) => t.name === name)) return false;
+  }
+  return true;
+}
+
 /** A raw 2025 request through the balancer (no session: only for the stateless list paths). */
 async function legacyList(url: string, method: string) {
   const res = await oneConnectionPerRequest(url, {
@@ -76,6 +86,33 @@ async function onReplica<T>(
     .filter((i) => i >= 0);
   expect(grown).toHaveLength(1);
   return { answer, replica: grown[0]! };
+}
+
+/** The SSE message events of a call's streamed answer (fetch Response), read one by one. */
+class CallStream {
+  private buffer = '';
+  private readonly decoder = new TextDecoder();
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  constructor(response: Response) {
+    if (response.body === null) throw new Error(`no body (status ${response.status})`);
+    this.reader = response.body.getReader();
+  }
+
+  async next(): Promise<any> {
+    for (;;) {
+      const end = this.buffer.indexOf('\n\n');
+      if (end !== -1) {
+        const event = this.buffer.slice(0, end);
+        this.buffer = this.buffer.slice(end + 2);
+        const data = /^data: ?(.*)$/m.exec(event);
+        if (data) return JSON.parse(data[1]!);
+        continue;
+      }
+      const { done, value } = await this.reader.read();
+      if (done) throw new Error(`stream ended; left: ${this.buffer}`);
+      this.buffer += this.decoder.decode(value, { stream: true });
+    }
+  }
 }
 
 const text = (result: any): string =>
@@ -319,6 +356,68 @@ describe('MRTR and era bridging through two replicas behind a round-robin balanc
     }
   });
 
+  it('2025 session → 2026 upstream: the answer POSTed through the balancer lands on the other replica and reaches the waiting call (Redis)', async () => {
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const init = await oneConnectionPerRequest(deployment.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: ELICIT_AND_SAMPLE,
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    });
+    await init.text();
+    const session = {
+      ...headers,
+      'mcp-protocol-version': '2025-11-25',
+      'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+    };
+    const call = await onReplica(deployment, async () => {
+      const res = await oneConnectionPerRequest(deployment.url, {
+        method: 'POST',
+        headers: session,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 9,
+          method: 'tools/call',
+          params: { name: 'v2__confirm_deploy', arguments: { env: 'crossed' } },
+        }),
+      });
+      expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+      const stream = new CallStream(res);
+      return { stream, request: await stream.next() };
+    });
+    expect(call.answer.request).toMatchObject({
+      method: 'elicitation/create',
+      params: { message: 'Deploy to crossed?' },
+    });
+    const posted = await onReplica(deployment, () =>
+      oneConnectionPerRequest(deployment.url, {
+        method: 'POST',
+        headers: session,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: call.answer.request.id,
+          result: { action: 'accept', content: { confirm: true } },
+        }),
+      }),
+    );
+    expect(posted.replica).not.toBe(call.replica);
+    expect(posted.answer.status).toBe(202);
+    const final = await call.answer.stream.next();
+    expect(final.id).toBe(9);
+    expect(text(final.result)).toBe('deployed to crossed (state=opaque-state-crossed)');
+  });
+
   it('2025 client (v2 SDK, legacy) → 2026 upstream: both rounds answered by its handlers', async () => {
     const client = new V2Client(
       { name: 'e2e-v2-legacy', version: '1' },
@@ -427,8 +526,12 @@ describe('a listen through two replicas behind a round-robin balancer', () => {
         30_000,
         () => `bundle change: raw ${changes()}, client ${seen}`,
       );
-      const list = await modern(deployment.url, 'tools/list');
-      expect(list.json.result.tools.map((t: { name: string }) => t.name)).toContain('ins.claim');
+      // each replica pulls on its own schedule: wait until both list it
+      await waitFor(
+        () => listedOnBoth(deployment.url, 'ins.claim'),
+        15_000,
+        () => 'ins.claim not listed on every replica',
+      );
       // an upstream change, relayed through the listens the replicas hold on the upstream
       const [rawBefore, clientBefore] = [changes(), seen];
       await waitFor(
@@ -442,15 +545,12 @@ describe('a listen through two replicas behind a round-robin balancer', () => {
         30_000,
         () => `upstream change: raw ${changes()}, client ${seen}`,
       );
-      for (let i = 0; i < 2; i++)
-        await waitFor(
-          async () =>
-            (await modern(deployment.url, 'tools/list')).json.result.tools.some(
-              (t: { name: string }) => t.name === 'calc__late',
-            ),
-          15_000,
-          () => 'calc__late not listed on every replica',
-        );
+      // each replica pulls on its own schedule: wait until both list it
+      await waitFor(
+        () => listedOnBoth(deployment.url, 'calc__late'),
+        15_000,
+        () => 'calc__late not listed on every replica',
+      );
     } finally {
       raw.close();
       await subscription.close();
@@ -458,40 +558,50 @@ describe('a listen through two replicas behind a round-robin balancer', () => {
     }
   });
 
-  it('a v1 client’s GET stream opened through the balancer receives a catalog change', async () => {
-    const client = new V1Client({ name: 'e2e-v1-listen', version: '1' }, { capabilities: {} });
-    let seen = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      seen++;
-    });
-    await client.connect(
-      new V1Transport(new URL(deployment.url), { fetch: oneConnectionPerRequest }),
-    );
-    try {
-      // the GET stream opens after notifications/initialized: keep changing until one arrives
-      let revision = 3;
-      await waitFor(
-        () => {
-          if (seen > 0) return true;
-          const names = ['ins.quote', `ins.r${revision}`];
-          service.manifest = () => ({
-            body: manifest(
-              'ins',
-              names.map((name) => tool({ name })),
-              `r${revision}`,
-            ),
-          });
-          revision++;
-          return false;
-        },
-        30_000,
-        () => 'no tools/list_changed on the GET stream',
-      );
-      expect(seen).toBeGreaterThan(0);
-    } finally {
-      await client.close();
-    }
-  });
+  it.each(['v1', 'v2-legacy'] as const)(
+    'the %s client’s session GET stream, opened through the balancer, receives a catalog change',
+    async (kind) => {
+      const client = await connectClient(kind, deployment.url, { fetch: oneConnectionPerRequest });
+      let seen = 0;
+      if (client instanceof V1Client)
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          seen++;
+        });
+      else
+        client.setNotificationHandler('notifications/tools/list_changed', () => {
+          seen++;
+        });
+      try {
+        // the GET stream opens after notifications/initialized, at a moment the test does not
+        // see: change the manifest again each second until a change arrives
+        let revision = 3;
+        let changedAt = 0;
+        await waitFor(
+          () => {
+            if (seen > 0) return true;
+            if (Date.now() - changedAt > 1000) {
+              const names = ['ins.quote', `ins.r${revision}`];
+              service.manifest = () => ({
+                body: manifest(
+                  'ins',
+                  names.map((name) => tool({ name })),
+                  `r${revision}`,
+                ),
+              });
+              revision++;
+              changedAt = Date.now();
+            }
+            return false;
+          },
+          30_000,
+          () => 'no tools/list_changed on the GET stream',
+        );
+        expect(seen).toBeGreaterThan(0);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 });
 
 const live = (id: string, url: string, extra: Record<string, unknown> = {}) =>
@@ -548,6 +658,33 @@ describe('live fan-out through two replicas behind a round-robin balancer', () =
     ]);
   });
 
+  it.each(CLIENT_KINDS)(
+    'the %s client lists through the balancer: the down upstream named in partialSources',
+    async (kind) => {
+      const client = await connectClient(kind, deployment.url, {
+        fetch: oneConnectionPerRequest,
+        headers: { 'x-tenant': `t-${kind}` },
+      });
+      try {
+        for (let i = 0; i < 2; i++) {
+          const listed = await client.listTools();
+          const tenant = `t-${kind}`;
+          expect(listed.tools.map((t) => t.name)).toEqual([
+            'alpha__alpha_whoami',
+            `alpha__${tenant}_alpha`,
+            'beta__beta_whoami',
+            `beta__${tenant}_beta`,
+          ]);
+          expect(listed._meta?.[PARTIAL_SOURCES]).toEqual([
+            { id: 'ghost', kind: 'upstream', state: 'missing' },
+          ]);
+        }
+      } finally {
+        await client.close();
+      }
+    },
+  );
+
   it('every live upstream down: -32603 naming them, on either replica', async () => {
     const down = await BalancedGateways.start({
       mcp: gatewayConfig([], {
@@ -587,6 +724,14 @@ describe('live fan-out through two replicas behind a round-robin balancer', () =
       expect(replicas.size).toBe(2);
       const legacy = await legacyList(down.url, 'tools/list');
       expect(legacy.json.error.code).toBe(-32603);
+      for (const kind of CLIENT_KINDS) {
+        const client = await connectClient(kind, down.url, { fetch: oneConnectionPerRequest });
+        try {
+          await expect(client.listTools()).rejects.toMatchObject({ code: -32603 });
+        } finally {
+          await client.close();
+        }
+      }
     } finally {
       await down.stop();
     }
