@@ -10,17 +10,25 @@ import { RegistryService, type CatalogSnapshot } from '@app/registry';
  * capabilities say). `listChanged` is true where the gateway pushes list changes (issue 11
  * §6): on 2026 `subscriptions/listen` streams, and on 2025 session GET streams, which exist
  * only when sessions are sealed (a stateless 2025 gateway passes false). Before any catalog
- * is published, only `tools`.
+ * is published, only `tools`. An enabled `lists: live` upstream the catalog holds no
+ * capabilities of (not reached yet, or down) counts as serving tools: its tools/list is fanned
+ * out per request, and when every source failed that list is a -32603 the client must see,
+ * not an empty list an SDK client makes up for a server without `tools` (issue 11 §4).
  */
 @Injectable()
 export class ServerCapabilities {
   private readonly hasBundles: boolean;
+  /** Ids of the enabled `lists: live` upstreams (issue 11 §4). */
+  private readonly liveUpstreams: readonly string[];
 
   constructor(
     private readonly registry: RegistryService,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.hasBundles = config.bundles.some((b) => b.enabled);
+    this.liveUpstreams = config.upstreams
+      .filter((u) => u.enabled && u.lists === 'live')
+      .map((u) => u.id);
   }
 
   /**
@@ -36,7 +44,15 @@ export class ServerCapabilities {
         ? catalog.extras.features
         : callerFeatures(catalog, access);
     const capabilities: Record<string, object> = {};
-    if (features.tools || ((access === undefined || access.all) && this.hasBundles))
+    if (
+      features.tools ||
+      ((access === undefined || access.all) && this.hasBundles) ||
+      this.liveUpstreams.some(
+        (id) =>
+          !catalog.extras.upstreams.has(id) &&
+          (access === undefined || access.all || allowsSource(access, id)),
+      )
+    )
       capabilities.tools = { listChanged };
     if (features.resources)
       capabilities.resources = {
