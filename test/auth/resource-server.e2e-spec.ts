@@ -328,7 +328,7 @@ describe('the /mcp resource server (mcp.auth jwt, mcp.access)', () => {
     expect(list.json.result.cacheScope).toBe('private');
     const discover = await modern('server/discover', {}, bob);
     expect(discover.json.result.cacheScope).toBe('private');
-    expect(discover.json.result.capabilities).toEqual({ tools: { listChanged: false } });
+    expect(discover.json.result.capabilities).toEqual({ tools: { listChanged: true } });
     const nobody = await token({ subject: 'dave', scope: 'mcp' });
     expect((await modern('server/discover', {}, nobody)).json.result.capabilities).toEqual({});
   });
