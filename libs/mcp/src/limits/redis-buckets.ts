@@ -85,12 +85,13 @@ export class RedisBuckets {
     }
   }
 
+  /** QUIT, waited for at most 1 s (a silent Redis must not hold the shutdown), then disconnect. */
   async close(): Promise<void> {
-    try {
-      await this.redis.quit();
-    } catch {
-      this.redis.disconnect();
-    }
+    await Promise.race([
+      this.redis.quit().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+    ]);
+    this.redis.disconnect();
   }
 
   private unhealthy(): void {

@@ -9,6 +9,9 @@ import {
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 
+/** How long shutdown waits for Redis to answer QUIT before it drops the connections, ms. */
+const QUIT_WAIT_MS = 1_000;
+
 /**
  * Takes the input a client sent for a pending call (JSON) and resolves with what the caller
  * is to get back (JSON); must not reject.
@@ -106,7 +109,13 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       this.waiting.delete(corr);
     }
     this.handlers.clear();
-    await Promise.allSettled([this.subscriber?.quit(), this.publisher?.quit()]);
+    // QUIT is answered by a live Redis at once; a silent one must not hold the shutdown
+    await Promise.race([
+      Promise.allSettled([this.subscriber?.quit(), this.publisher?.quit()]),
+      new Promise((resolve) => setTimeout(resolve, QUIT_WAIT_MS).unref()),
+    ]);
+    this.subscriber?.disconnect();
+    this.publisher?.disconnect();
   }
 
   /** Holds `key` on this replica until `release`. */
