@@ -23,6 +23,9 @@ const moduleNameMapper = {
 module.exports = {
   // e2e suites start real processes; a unit test never comes near this.
   testTimeout: 60000,
+  // A gateway or server a failed e2e test could not stop must not keep CI waiting after the
+  // run: the results are final once the last suite reports.
+  forceExit: true,
   projects: [
     {
       displayName: 'unit',
