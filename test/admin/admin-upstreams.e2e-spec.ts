@@ -154,6 +154,34 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(await toolNames(gateway)).toEqual(before);
   });
 
+  it('a registration that never fits stays FAILED and does not take a later, fitting one down with it', async () => {
+    // calc publishes 2 tools, legacy 6, other 2; a limit of 4 has room for calc and other only
+    const gateway = await start({
+      discovery: { ...(gatewayConfig([]).discovery as object), maxToolsTotal: 4 },
+    });
+    expect(
+      (await admin(gateway, 'POST', '/admin/upstreams', { id: 'repo', url: legacy.url })).status,
+    ).toBe(202);
+    expect((await waitForState(gateway, 'repo', 'FAILED')).reason).toMatch(
+      /^CatalogTooLargeError: /,
+    );
+    expect(
+      (await admin(gateway, 'POST', '/admin/upstreams', { id: 'other', url: other.url })).status,
+    ).toBe(202);
+    const active = await waitForState(gateway, 'other', 'ACTIVE');
+    expect(active.reason).toBeUndefined();
+    await waitForTool(gateway, 'other__add');
+    expect(await toolNames(gateway)).toEqual([
+      'calc__add',
+      'calc__shout',
+      'other__add',
+      'other__shout',
+    ]);
+    const repo = (await admin(gateway, 'GET', '/admin/upstreams/repo')).body;
+    expect(repo).toMatchObject({ state: 'FAILED' });
+    expect(repo.reason).toMatch(/^CatalogTooLargeError: /);
+  });
+
   it('validation is the boot validation: 400 naming each field; a secret value is never accepted', async () => {
     const gateway = await start();
     const bad = await admin(gateway, 'POST', '/admin/upstreams', {

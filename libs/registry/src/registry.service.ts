@@ -92,6 +92,8 @@ export class RegistryService {
   /** The last catalog changes of this replica (issue 13 §4: the console's Catalog history). */
   private readonly changes = new CatalogHistory();
   private readonly publishedListeners = new Set<CatalogPublishedListener>();
+  /** Per source, the content fingerprint of its copy the last merge rejected (cleared on adoption). */
+  private readonly rejectedCopies = new Map<string, string>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -300,59 +302,114 @@ export class RegistryService {
       return inputs;
     };
 
-    const inputs = inputsWith(candidates);
-    if (inputs !== undefined) {
-      const outcome = await this.tryPublish(
+    let inputs = inputsWith(candidates);
+    let outcome: true | Rejection | undefined;
+    let rejections = 0;
+    while (inputs !== undefined) {
+      outcome = await this.tryPublish(
         inputs,
         this.upstreams.contributionsWith(upstreamRound.candidates),
       );
-      if (outcome === true) {
-        this.lastRejectionReason = undefined;
-      } else {
-        // Blame the sources whose new copy took part, then retry once with their last good copies.
-        const changed = outcome.bundleIds.filter((id) => {
-          const c = candidates.get(id);
-          if (c !== undefined)
-            return (
-              c.copy.manifest.fingerprint !==
-              this.bundles.records.get(id)?.lastGood?.manifest.fingerprint
-            );
-          return upstreamRound.candidates.has(id);
-        });
-        const blamed =
-          changed.length > 0
-            ? changed
-            : outcome.bundleIds.filter(
-                (id) => candidates.has(id) || upstreamRound.candidates.has(id),
-              );
-        for (const id of blamed) {
-          if (candidates.delete(id)) failures.set(id, { errorType: outcome.errorType });
-          if (upstreamRound.candidates.delete(id)) {
-            upstreamRound.failures.set(id, outcome.errorType);
-            this.upstreams.noteRejection(id, outcome.detail);
-          }
+      if (outcome === true) break;
+      rejections += 1;
+      const blamed = this.blame(outcome, bundleRound, upstreamRound);
+      this.lastRejectionReason = outcome.errorType;
+      this.changes.recordRejected(
+        this.clock.now(),
+        outcome.errorType,
+        outcome.detail,
+        outcome.bundleIds,
+      );
+      this.metrics?.catalogRejected(outcome.errorType);
+      this.logger.error(
+        `Catalog not published (${outcome.errorType}): ${outcome.detail}; the previous catalog stays. ` +
+          `Copies not adopted: ${blamed.join(', ') || 'none'}`,
+      );
+      if (blamed.length === 0) break;
+      for (const id of blamed) {
+        const fingerprint = this.candidateFingerprint(id, bundleRound, upstreamRound);
+        if (fingerprint !== undefined) this.rejectedCopies.set(id, fingerprint);
+        if (candidates.delete(id)) failures.set(id, { errorType: outcome.errorType });
+        if (upstreamRound.candidates.delete(id)) {
+          upstreamRound.failures.set(id, outcome.errorType);
+          this.upstreams.noteRejection(id, outcome.detail);
         }
-        this.lastRejectionReason = outcome.errorType;
-        this.changes.recordRejected(
-          this.clock.now(),
-          outcome.errorType,
-          outcome.detail,
-          outcome.bundleIds,
-        );
-        this.metrics?.catalogRejected(outcome.errorType);
-        this.logger.error(
-          `Catalog not published (${outcome.errorType}): ${outcome.detail}; the previous catalog stays. ` +
-            `Copies not adopted: ${blamed.join(', ') || 'none'}`,
-        );
-        const retry = blamed.length > 0 ? inputsWith(candidates) : undefined;
-        // A retry without the blamed copies may publish the others' changes; the
-        // rejection reason stays visible until a round merges cleanly.
-        if (retry !== undefined)
-          await this.tryPublish(retry, this.upstreams.contributionsWith(upstreamRound.candidates));
       }
+      // Each retry runs without the copies blamed so far: the others' changes may still be
+      // published; the rejection reason stays visible until a round merges cleanly.
+      inputs = inputsWith(candidates);
     }
+    if (outcome === true) {
+      if (rejections === 0) this.lastRejectionReason = undefined;
+    } else if (outcome !== undefined) {
+      // Nothing could be published: a changed copy that is not in the catalog is not adopted.
+      for (const id of [...candidates.keys(), ...upstreamRound.candidates.keys()])
+        if (this.isChanged(id, bundleRound, upstreamRound)) {
+          if (candidates.delete(id)) failures.set(id, { errorType: outcome.errorType });
+          if (upstreamRound.candidates.delete(id))
+            upstreamRound.failures.set(id, outcome.errorType);
+        }
+    }
+    for (const id of [...candidates.keys(), ...upstreamRound.candidates.keys()])
+      this.rejectedCopies.delete(id);
     this.bundles.commit(bundleRound);
     this.upstreams.commit(upstreamRound);
+  }
+
+  /**
+   * The sources whose copies a rejected merge does not adopt (contract §7.3, §7.6), in order
+   * of suspicion among this round's candidates named by the rejection:
+   * 1. copies rejected before with the same content (a registration whose tools never fit
+   *    must not take an innocent newcomer down with it, issue 13 §2);
+   * 2. copies that differ from their source's last good copy;
+   * 3. every candidate the rejection names.
+   * Empty when the rejection names no candidate (the last good copies alone conflict).
+   */
+  private blame(
+    outcome: Rejection,
+    bundleRound: BundleRound,
+    upstreamRound: UpstreamRound,
+  ): string[] {
+    const involved = outcome.bundleIds.filter(
+      (id) => bundleRound.candidates.has(id) || upstreamRound.candidates.has(id),
+    );
+    const repeated = involved.filter((id) => {
+      const rejected = this.rejectedCopies.get(id);
+      return (
+        rejected !== undefined &&
+        rejected === this.candidateFingerprint(id, bundleRound, upstreamRound)
+      );
+    });
+    if (repeated.length > 0) return repeated;
+    const changed = involved.filter((id) => this.isChanged(id, bundleRound, upstreamRound));
+    return changed.length > 0 ? changed : involved;
+  }
+
+  /** The content fingerprint of a source's candidate copy in this round; undefined when none. */
+  private candidateFingerprint(
+    id: string,
+    bundleRound: BundleRound,
+    upstreamRound: UpstreamRound,
+  ): string | undefined {
+    return (
+      bundleRound.candidates.get(id)?.copy.manifest.fingerprint ??
+      upstreamRound.candidates.get(id)?.contribution.fingerprint
+    );
+  }
+
+  /** true when a source's candidate differs in content from the copy it serves now. */
+  private isChanged(id: string, bundleRound: BundleRound, upstreamRound: UpstreamRound): boolean {
+    const bundle = bundleRound.candidates.get(id);
+    if (bundle !== undefined)
+      return (
+        bundle.copy.manifest.fingerprint !==
+        this.bundles.records.get(id)?.lastGood?.manifest.fingerprint
+      );
+    const upstream = upstreamRound.candidates.get(id);
+    return (
+      upstream !== undefined &&
+      upstream.contribution.fingerprint !== this.upstreams.lastGoodFingerprint(id)
+    );
   }
 
   /** Builds and swaps in the catalog for these inputs; true, or the merge rejection. */

@@ -109,4 +109,91 @@ describe('upstreams registered at runtime (issue 13 §2)', () => {
     expect(state?.lastErrorDetail).toEqual(expect.any(String));
     expect(state?.lastErrorDetail).not.toBe('');
   });
+
+  describe('blame of a rejected merge (a rejected registration never takes a newcomer down)', () => {
+    const tools = (prefix: string, n: number): string[] =>
+      Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+    it('keeps blaming the copy rejected before and publishes the innocent registration next to it', async () => {
+      const r = registry(10);
+      await r.applyRound([], [pulled('calc', ['add'])]);
+      r.putUpstream(upstream('huge'));
+      await r.applyRound([], [pulled('calc', ['add']), pulled('huge', tools('t', 12))]);
+      await r.applyRound([], [pulled('calc', ['add']), pulled('huge', tools('t', 12))]);
+      expect(r.upstreamState('huge')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+
+      r.putUpstream(upstream('small'));
+      await r.applyRound(
+        [],
+        [pulled('calc', ['add']), pulled('huge', tools('t', 12)), pulled('small', ['echo'])],
+      );
+      expect(names(r)).toEqual(['calc__add', 'small__echo']);
+      expect(r.upstreamState('small')).toMatchObject({ status: 'healthy', toolCount: 1 });
+      expect(r.upstreamState('small')?.lastErrorType).toBeUndefined();
+      expect(r.upstreamState('huge')).toMatchObject({
+        status: 'unreachable',
+        lastErrorType: 'CatalogTooLargeError',
+      });
+    });
+
+    it('blames the repeat offender first, then the newcomer that still does not fit', async () => {
+      const r = registry(10);
+      await r.applyRound([], [pulled('calc', ['add'])]);
+      r.putUpstream(upstream('huge'));
+      await r.applyRound([], [pulled('calc', ['add']), pulled('huge', tools('t', 12))]);
+      r.putUpstream(upstream('big'));
+      await r.applyRound(
+        [],
+        [pulled('calc', ['add']), pulled('huge', tools('t', 12)), pulled('big', tools('b', 10))],
+      );
+      expect(names(r)).toEqual(['calc__add']);
+      expect(r.upstreamState('big')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+      expect(r.upstreamState('huge')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+      expect(r.upstreamState('calc')).toMatchObject({ status: 'healthy' });
+    });
+
+    it('adopts a rejected copy once it fits: after its own change, and after the others shrank', async () => {
+      const r = registry(10);
+      await r.applyRound([], [pulled('calc', tools('c', 5))]);
+      r.putUpstream(upstream('more'));
+      await r.applyRound([], [pulled('calc', tools('c', 5)), pulled('more', tools('m', 6))]);
+      expect(r.upstreamState('more')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+
+      // The same copy, unchanged, joins once calc has shrunk.
+      await r.applyRound([], [pulled('calc', tools('c', 4)), pulled('more', tools('m', 6))]);
+      expect(names(r)).toHaveLength(10);
+      expect(r.upstreamState('more')).toMatchObject({ status: 'healthy', toolCount: 6 });
+
+      // A changed copy that fits is adopted even though its previous one was rejected.
+      r.putUpstream(upstream('third'));
+      await r.applyRound(
+        [],
+        [pulled('calc', tools('c', 4)), pulled('more', tools('m', 6)), pulled('third', ['x'])],
+      );
+      expect(r.upstreamState('third')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+      await r.applyRound(
+        [],
+        [pulled('calc', tools('c', 3)), pulled('more', tools('m', 6)), pulled('third', ['y'])],
+      );
+      expect(names(r)).toContain('third__y');
+      expect(r.upstreamState('third')).toMatchObject({ status: 'healthy' });
+    });
+
+    it('does not re-merge an unchanged registered upstream as if it were new', async () => {
+      const r = registry(3);
+      r.putUpstream(upstream('more'));
+      await r.applyRound([], [pulled('calc', ['add']), pulled('more', ['echo'])]);
+      expect(names(r)).toEqual(['calc__add', 'more__echo']);
+      // A newcomer that overflows the catalog is blamed alone: calc and more are unchanged.
+      r.putUpstream(upstream('late'));
+      await r.applyRound(
+        [],
+        [pulled('calc', ['add']), pulled('more', ['echo']), pulled('late', ['a', 'b'])],
+      );
+      expect(names(r)).toEqual(['calc__add', 'more__echo']);
+      expect(r.upstreamState('more')).toMatchObject({ status: 'healthy' });
+      expect(r.upstreamState('more')?.lastErrorType).toBeUndefined();
+      expect(r.upstreamState('late')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+    });
+  });
 });

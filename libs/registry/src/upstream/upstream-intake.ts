@@ -117,6 +117,11 @@ export class UpstreamIntake {
     if (record !== undefined) record.lastErrorDetail = detail;
   }
 
+  /** The content fingerprint of the copy an upstream serves now; undefined when it has none. */
+  lastGoodFingerprint(id: string): string | undefined {
+    return this.records.get(id)?.lastGood?.contribution.fingerprint;
+  }
+
   /** The upstreams to pull: enabled ones, in config order. */
   enabled(): readonly UpstreamDefinition[] {
     return [...this.records.values()].map((r) => r.definition).filter((u) => u.enabled);
