@@ -243,6 +243,57 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc']);
   });
 
+  it('takes JSON bodies only (415), stores the URL normalised, and refuses registrations beyond mcp.admin.maxRegistrations (409)', async () => {
+    const gateway = await start({
+      admin: { maxRegistrations: 1 },
+    });
+    const post = (contentType: string, body: string) =>
+      fetch(`${gateway.managementUrl}/admin/upstreams`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': contentType },
+        body,
+      });
+    const form = await post(
+      'application/x-www-form-urlencoded',
+      `id=other&url=${encodeURIComponent(other.url)}`,
+    );
+    expect(form.status).toBe(415);
+    expect(await form.json()).toMatchObject({
+      statusCode: 415,
+      error: 'Unsupported Media Type',
+      message: expect.stringMatching(/application\/json/),
+    });
+    expect((await post('text/plain', JSON.stringify({ id: 'other', url: other.url }))).status).toBe(
+      415,
+    );
+    const patch = await fetch(`${gateway.managementUrl}/admin/upstreams/other`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/plain' },
+      body: '{"enabled":false}',
+    });
+    expect(patch.status).toBe(415);
+    expect((await admin(gateway, 'GET', '/admin/upstreams')).body.upstreams).toHaveLength(1);
+    await gateway.waitForOutput('"status":415');
+    expect(auditLines(gateway)).toContainEqual(
+      expect.objectContaining({ action: 'upstream.register', status: 415, outcome: 'refused' }),
+    );
+
+    // scheme and host are stored lower case, the default port dropped
+    const shouted = other.url.replace('http://127.0.0.1', 'HTTP://127.0.0.1');
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', { id: 'other', url: shouted });
+    expect(posted.status).toBe(202);
+    expect(posted.body.url).toBe(other.url);
+    await waitForState(gateway, 'other', 'ACTIVE');
+
+    const full = await admin(gateway, 'POST', '/admin/upstreams', { id: 'repo', url: legacy.url });
+    expect(full.status).toBe(409);
+    expect(full.body.problems).toEqual([expect.stringMatching(/mcp\.admin\.maxRegistrations 1/)]);
+    expect((await admin(gateway, 'DELETE', '/admin/upstreams/other')).status).toBe(200);
+    expect(
+      (await admin(gateway, 'POST', '/admin/upstreams', { id: 'repo', url: legacy.url })).status,
+    ).toBe(202);
+  });
+
   it('a static authorization is sent to the registered upstream from the env variable it names', async () => {
     const gateway = await start({}, { MCP_UPSTREAM_SECRET_OTHER: 'Bearer other-secret-51' });
     const posted = await admin(gateway, 'POST', '/admin/upstreams', {
@@ -378,6 +429,7 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(auditLines(gateway)).toEqual([
       expect.objectContaining({
         action: 'upstream.register',
+        upstreamId: null,
         actor: null,
         status: 401,
         outcome: 'denied',

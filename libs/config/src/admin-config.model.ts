@@ -1,4 +1,13 @@
-import { IsArray, IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+} from 'class-validator';
 
 /**
  * `mcp.admin`: the operators' registration API on the management port (issue 13 §1, §3).
@@ -48,6 +57,16 @@ export class AdminConfig {
     message: 'each entry must be an env variable name, or a prefix ending in *',
   })
   allowedSecretEnv: string[] = ['MCP_UPSTREAM_SECRET_*'];
+
+  /**
+   * How many upstreams may be registered at runtime (configured ones do not count); a
+   * registration beyond it is refused with 409. Bounds what an admin credential can make
+   * every replica pull each round.
+   */
+  @IsInt({ message: 'must be a whole number' })
+  @Min(0, { message: 'must be at least 0 (0: no registration is accepted)' })
+  @Max(10_000, { message: 'must be at most 10000' })
+  maxRegistrations = 100;
 
   /** The scope a bearer token must carry for /admin when `mcp.auth.mode` is `jwt` (issue 13 §3). */
   @IsString({ message: 'must be an OAuth scope ([!#-[\\]-~]+)' })

@@ -62,6 +62,39 @@ describe('UpstreamAddressGuard (issue 13 §1)', () => {
     for (const [url, reason] of refused) expect(await g.problem(url)).toContain(reason);
   });
 
+  it('an IPv4 address carried in IPv6 (compatible, SIIT, NAT64, 6to4, Teredo) is refused like the IPv4 address', async () => {
+    const g = guard({}, { 'nat64.example': ['64:ff9b::a9fe:a9fe'] });
+    const refused: [string, string][] = [
+      ['http://[::127.0.0.1]/', 'a loopback address'],
+      ['http://[::7f00:1]:9000/mcp', 'a loopback address'],
+      ['http://[::ffff:0:7f00:1]/', 'a loopback address'],
+      ['http://[64:ff9b::7f00:1]/', 'a loopback address'],
+      ['http://[64:ff9b::169.254.169.254]/', 'a cloud metadata address'],
+      ['http://[64:ff9b:1::a9fe:a9fe]/', 'a cloud metadata address'],
+      ['http://[2002:a9fe:a9fe::1]/', 'a cloud metadata address'],
+      ['http://[2002:7f00:1::]/', 'a loopback address'],
+      // Teredo: the client's IPv4 address is the last 32 bits inverted (127.0.0.1)
+      ['http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'a loopback address'],
+      ['http://nat64.example/', 'a cloud metadata address'],
+    ];
+    for (const [url, reason] of refused) {
+      const problem = await g.problem(url);
+      expect(problem).toContain(reason);
+      expect(problem).toMatch(/\(IPv4 \d+\.\d+\.\d+\.\d+\)/);
+    }
+    // the same forms of an allowed IPv4 address pass
+    for (const ok of [
+      'http://[64:ff9b::a00:5]/',
+      'http://[2002:a00:5::1]/',
+      'http://[::ffff:a00:5]/',
+    ])
+      expect(await g.problem(ok)).toBeUndefined();
+    // an allowed range admits the IPv4 address in its IPv6 forms too
+    expect(await guard({ allowed: ['127.0.0.0/8'] }).problem('http://[64:ff9b::7f00:1]/')).toBe(
+      undefined,
+    );
+  });
+
   it('a host name is resolved and every address checked: one refused address refuses the name', async () => {
     const g = guard(
       {},

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { rangeList, urlMatches, type AdminSettings } from '@app/config';
 
 /** Resolves a host name to every address it has; a provider so tests can pin answers. */
@@ -44,6 +45,28 @@ const LOOPBACK: readonly [string, number, 'ipv4' | 'ipv6'][] = [
   ['127.0.0.0', 8, 'ipv4'],
   ['::1', 128, 'ipv6'],
 ];
+
+/**
+ * The IPv4 address an IPv6 address reaches through translation, or undefined: IPv4-mapped
+ * (`::ffff:a.b.c.d`), SIIT (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, RFC 4291
+ * §2.5.5.1), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/48`; RFC 6052, RFC 8215), 6to4 (`2002::/16`,
+ * RFC 3056) and Teredo's client (`2001::/32`, RFC 4380). A refused IPv4 address stays refused
+ * in any of these forms.
+ */
+export function embeddedIPv4(address: string): string | undefined {
+  if (!ipaddr.IPv6.isValid(address)) return undefined;
+  const v6 = ipaddr.IPv6.parse(address);
+  const bytes = v6.toByteArray();
+  const dotted = (b: readonly number[]): string => b.join('.');
+  const tail = bytes.slice(12, 16);
+  const range = v6.range();
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052') return dotted(tail);
+  if (range === '6to4') return dotted(bytes.slice(2, 6));
+  if (range === 'teredo') return dotted(tail.map((b) => b ^ 0xff));
+  if (range === 'unspecified' || range === 'loopback') return undefined;
+  // IPv4-compatible: 96 zero bits, then the IPv4 address.
+  return bytes.slice(0, 12).every((b) => b === 0) ? dotted(tail) : undefined;
+}
 
 function listOf(ranges: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   const list = new BlockList();
@@ -100,10 +123,16 @@ export class UpstreamAddressGuard {
     for (const address of addresses) {
       const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
       if (this.allowed.check(address, family)) continue;
-      const hit = this.refused.find((c) => c.list.check(address, family));
+      const inner = family === 'ipv6' ? embeddedIPv4(address) : undefined;
+      if (inner !== undefined && this.allowed.check(inner, 'ipv4')) continue;
+      const hit = this.refused.find(
+        (c) =>
+          c.list.check(address, family) || (inner !== undefined && c.list.check(inner, 'ipv4')),
+      );
       if (hit !== undefined)
         return (
-          `url: host "${host}" resolves to ${address}, ${hit.name}, which may not be registered ` +
+          `url: host "${host}" resolves to ${address}${inner === undefined ? '' : ` (IPv4 ${inner})`}, ` +
+          `${hit.name}, which may not be registered ` +
           '(mcp.admin.allowedAddressRanges' +
           (hit.name === 'a loopback address' ? ' or mcp.admin.allowLoopback' : '') +
           ' can allow it)'

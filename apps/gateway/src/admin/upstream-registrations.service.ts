@@ -31,7 +31,7 @@ export type AdminOutcome<T> =
   | { readonly ok: true; readonly status: 200 | 202; readonly body: T }
   | {
       readonly ok: false;
-      readonly status: 400 | 404 | 409 | 503;
+      readonly status: 400 | 404 | 409 | 415 | 503;
       readonly message: string;
       readonly problems?: readonly string[];
     };
@@ -167,6 +167,16 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
   /** POST /admin/upstreams: checks, stores, applies; 202 with the record PENDING. */
   register(body: unknown, actor: AdminActor): Promise<AdminOutcome<AdminUpstreamView>> {
     return this.exclusive(async () => {
+      const limit = this.config.mcp.admin.maxRegistrations;
+      if (this.known.size >= limit)
+        return {
+          ok: false,
+          status: 409,
+          message: `${this.known.size} upstreams are registered; mcp.admin.maxRegistrations allows ${limit}`,
+          problems: [
+            `id: no room for another registered upstream (mcp.admin.maxRegistrations ${limit}); delete one first`,
+          ],
+        } as const;
       const check = checkRegistration(body, this.config, this.validRegistered());
       if (!check.ok)
         return {
@@ -187,7 +197,8 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
         } as const;
       const now = Date.now();
       const registration: StoredRegistration = {
-        upstream: plain(check.upstream),
+        // Stored as the WHATWG URL parser writes it: scheme and host lower case, default port dropped.
+        upstream: plain({ ...check.upstream, url: new URL(check.upstream.url).href }),
         createdAt: now,
         updatedAt: now,
         createdBy: actor.name,

@@ -11,6 +11,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
+  415: 'Unsupported Media Type',
   503: 'Service Unavailable',
 };
 
@@ -60,6 +61,7 @@ export class AdminUpstreamsController {
     const id = idOf(body);
     const actor = await this.admit(req, reply, { action: 'upstream.register', upstreamId: id });
     if (actor === undefined) return;
+    if (!this.isJson(req, reply, 'upstream.register', id, actor)) return;
     const outcome = await this.registrations.register(body, actor);
     this.logChange('upstream.register', id, actor, outcome, `url ${urlOf(body)}`);
     this.send(reply, outcome);
@@ -74,6 +76,7 @@ export class AdminUpstreamsController {
   ): Promise<void> {
     const actor = await this.admit(req, reply, { action: 'upstream.update', upstreamId: id });
     if (actor === undefined) return;
+    if (!this.isJson(req, reply, 'upstream.update', id, actor)) return;
     const outcome = await this.registrations.update(id, body, actor);
     this.logChange(
       'upstream.update',
@@ -109,8 +112,16 @@ export class AdminUpstreamsController {
   ): Promise<AdminActor | undefined> {
     const decision = await this.authenticator.authenticate(req.headers.authorization);
     const deny = (status: 401 | 403, message: string, actor: AdminActor | null): undefined => {
+      // The id of an unauthenticated request's body is the caller's text: it is not logged.
       if (write !== undefined)
-        this.audit.record({ ...write, actor, status, outcome: 'denied', detail: message });
+        this.audit.record({
+          ...write,
+          upstreamId: status === 401 && actor === null ? null : write.upstreamId,
+          actor,
+          status,
+          outcome: 'denied',
+          detail: message,
+        });
       if (status === 401) void reply.header('www-authenticate', 'Bearer realm="mcp-gateway-admin"');
       void reply.status(status).send({ statusCode: status, error: STATUS_TEXT[status], message });
       return undefined;
@@ -131,6 +142,29 @@ export class AdminUpstreamsController {
       case 'forbidden':
         return deny(403, decision.reason, decision.actor);
     }
+  }
+
+  /**
+   * Changes take `application/json` only (a form or text body would be read as something it
+   * is not): otherwise 415, audit-logged as refused, and false.
+   */
+  private isJson(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    action: AdminAction,
+    upstreamId: string | null,
+    actor: AdminActor,
+  ): boolean {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type === 'application/json') return true;
+    const outcome = {
+      ok: false,
+      status: 415,
+      message: 'Send the body as JSON (Content-Type: application/json)',
+    } as const;
+    this.logChange(action, upstreamId, actor, outcome);
+    this.send(reply, outcome);
+    return false;
   }
 
   private logChange(
