@@ -48,6 +48,10 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
   let liveOnlyToken: string;
   /** groups: live-tool-only: the live tool `beta__beta_whoami` alone. */
   let liveToolOnlyToken: string;
+  /** groups: ghost-tool: the single live tool `ghost__lookup` (always down) and the bundle `ins`. */
+  let ghostToolToken: string;
+  /** groups: ghost-tool-only: the single live tool `ghost__lookup` alone. */
+  let ghostToolOnlyToken: string;
   /** The snapshot upstream's published tool and prompt names, as its own server lists them. */
   let repoTools: string[];
   let repoPrompts: string[];
@@ -105,6 +109,12 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
             { match: { claim: 'groups', value: 'ghost-team' }, sources: ['ghost', 'ins'] },
             { match: { claim: 'groups', value: 'live-only' }, sources: ['alpha'] },
             { match: { claim: 'groups', value: 'live-tool-only' }, tools: ['beta__beta_whoami'] },
+            {
+              match: { claim: 'groups', value: 'ghost-tool' },
+              sources: ['ins'],
+              tools: ['ghost__lookup'],
+            },
+            { match: { claim: 'groups', value: 'ghost-tool-only' }, tools: ['ghost__lookup'] },
           ],
         },
       },
@@ -119,6 +129,11 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
       .access_token;
     liveToolOnlyToken = (await as.mint({ subject: 'lto', claims: { groups: ['live-tool-only'] } }))
       .access_token;
+    ghostToolToken = (await as.mint({ subject: 'gtt', claims: { groups: ['ghost-tool'] } }))
+      .access_token;
+    ghostToolOnlyToken = (
+      await as.mint({ subject: 'gto', claims: { groups: ['ghost-tool-only'] } })
+    ).access_token;
   }, 120_000);
 
   afterAll(async () => {
@@ -247,6 +262,30 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
     const now = await modern(ghostToken, 'tools/list');
     // a list missing a source is not to be reused
     expect(now.json.result.ttlMs).toBe(0);
+  });
+
+  it('a caller granted a single tool of a down live source hears of it in tools/list only, also when it is the only grant (both eras)', async () => {
+    for (const send of [legacy, modern]) {
+      const tools = await send(ghostToolToken, 'tools/list');
+      expect(tools.status).toBe(200);
+      expect(names(tools.json.result.tools)).toEqual(['ins.quote']);
+      expect(tools.json.result._meta?.[PARTIAL_SOURCES]).toEqual([
+        { id: 'ghost', kind: 'upstream', state: 'missing' },
+      ]);
+      // no prompt of ghost is granted: its prompts list is not theirs to miss
+      const prompts = await send(ghostToolToken, 'prompts/list');
+      expect(prompts.status).toBe(200);
+      expect(prompts.json.result._meta?.[PARTIAL_SOURCES]).toBeUndefined();
+      expect(prompts.text).not.toContain('ghost');
+
+      // granted nothing else: an empty list that says why (the other sources answered)
+      const alone = await send(ghostToolOnlyToken, 'tools/list');
+      expect(alone.status).toBe(200);
+      expect(alone.json.result.tools).toEqual([]);
+      expect(alone.json.result._meta?.[PARTIAL_SOURCES]).toEqual([
+        { id: 'ghost', kind: 'upstream', state: 'missing' },
+      ]);
+    }
   });
 
   /** The error of a tools/call, with the tool's name replaced, for comparing bodies. */

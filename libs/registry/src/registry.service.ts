@@ -208,6 +208,11 @@ export class RegistryService {
    * Enabled sources the catalog serves incompletely (issue 10 §9): bundles and upstreams
    * served from a last good copy after a failed pull, and upstreams never answered.
    */
+  /** The namePrefix of a bundle or upstream (its published tool names start with it); undefined when unknown. */
+  namePrefixOf(id: string): string | undefined {
+    return this.bundles.records.get(id)?.definition.namePrefix ?? this.upstreams.namePrefixOf(id);
+  }
+
   partialSources(): PartialSource[] {
     const out: PartialSource[] = [];
     for (const record of this.bundles.records.values()) {

@@ -19,7 +19,7 @@ import { LiveListCache, type CachedLiveList } from './live-list-cache';
 import { LiveListResult } from './live-list-result';
 import { markFilteredForCaller } from './caller-filtered';
 import type { MethodContext } from './method-handler';
-import { partialSourcesMember } from './partial-sources';
+import { hearsOfSource, partialSourcesMember } from './partial-sources';
 
 /** The list methods, the capability that offers each, and the result member (issue 10 §4). */
 const LISTS: Readonly<Record<string, { readonly capability: string; readonly key: LiveListKey }>> =
@@ -130,14 +130,19 @@ export class LiveLists {
       this.skip(id, method, reason);
       failed.push(id);
     }
+    // in a tools list, single-tool grants count too (issue 12 §3)
+    const prefixOf =
+      spec.key === 'tools' ? (id: string) => this.registry.namePrefixOf(id) : undefined;
     const snapshotPartial = this.registry.partialSources().filter((p) => !this.liveIds.has(p.id));
     if (
       asked > 0 &&
       failed.length >= asked &&
       this.servingSnapshotSources(spec, catalog, snapshotPartial) === 0
     ) {
-      // a restricted caller hears only of the sources granted to it whole (as in partialSources)
-      const named = restricted ? failed.filter((id) => allowsSource(access, id)) : failed;
+      // a restricted caller hears only of its own sources (as in partialSourcesMember)
+      const named = restricted
+        ? failed.filter((id) => hearsOfSource(access, id, prefixOf))
+        : failed;
       throw new ForwardedError(
         -32603,
         `Every source of ${method} failed${named.length > 0 ? `: ${named.join(', ')}` : ''}`,
@@ -158,7 +163,7 @@ export class LiveLists {
             cacheScope,
           };
     const result = new LiveListResult(
-      [`{"${spec.key}":`, merged.json, partialSourcesMember(partial, access), '}'],
+      [`{"${spec.key}":`, merged.json, partialSourcesMember(partial, access, prefixOf), '}'],
       hints,
     );
     // filtered for this caller: never shared (wire notes §3)

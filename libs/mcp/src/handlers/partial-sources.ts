@@ -13,13 +13,37 @@ export const PARTIAL_SOURCES_META_KEY = 'io.github.mcp-gateway/partialSources';
 
 /**
  * `,"_meta":{…}` to close a list result with, as JSON text; "" when no source is partial. A
- * restricted caller (issue 12 §3) hears only of the sources granted to it whole: the ids of
- * the others are not its business.
+ * restricted caller (issue 12 §3) hears only of the sources granted to it whole and, in a
+ * tools list (`prefixOf` given: a source id → its namePrefix), of the sources of the single
+ * tools granted to it (a tool it may use is missing); the ids of the others are not its business.
  */
-export function partialSourcesMember(all: readonly PartialSource[], access?: CallerAccess): string {
+export function partialSourcesMember(
+  all: readonly PartialSource[],
+  access?: CallerAccess,
+  prefixOf?: (sourceId: string) => string | undefined,
+): string {
   const partial =
-    access === undefined || access.all ? all : all.filter((p) => allowsSource(access, p.id));
+    access === undefined || access.all
+      ? all
+      : all.filter((p) => hearsOfSource(access, p.id, prefixOf));
   return partial.length === 0
     ? ''
     : `,"_meta":${JSON.stringify({ [PARTIAL_SOURCES_META_KEY]: partial })}`;
+}
+
+/**
+ * Whether a restricted caller may be told that a source is served incompletely: the source is
+ * granted to it whole, or (`prefixOf` given) one of its single-tool grants is a name the
+ * source publishes.
+ */
+export function hearsOfSource(
+  access: CallerAccess,
+  sourceId: string,
+  prefixOf?: (sourceId: string) => string | undefined,
+): boolean {
+  if (access.all || allowsSource(access, sourceId)) return true;
+  const prefix = prefixOf?.(sourceId);
+  if (prefix === undefined) return false;
+  for (const name of access.tools) if (name.startsWith(prefix)) return true;
+  return false;
 }

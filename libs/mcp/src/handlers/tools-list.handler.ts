@@ -62,7 +62,9 @@ export class ToolsListHandler implements MethodHandler {
       new PreSerialized([
         '{"tools":',
         tools,
-        partialSourcesMember(this.registry.partialSources(), access),
+        partialSourcesMember(this.registry.partialSources(), access, (id) =>
+          this.registry.namePrefixOf(id),
+        ),
         '}',
       ]),
     );

@@ -117,6 +117,11 @@ export class UpstreamIntake {
     if (record !== undefined) record.lastErrorDetail = detail;
   }
 
+  /** An upstream's namePrefix; undefined for an unknown id. */
+  namePrefixOf(id: string): string | undefined {
+    return this.records.get(id)?.definition.namePrefix;
+  }
+
   /** The content fingerprint of the copy an upstream serves now; undefined when it has none. */
   lastGoodFingerprint(id: string): string | undefined {
     return this.records.get(id)?.lastGood?.contribution.fingerprint;

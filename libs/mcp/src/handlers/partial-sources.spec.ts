@@ -1,0 +1,40 @@
+import type { CallerAccess } from '@app/identity';
+import type { PartialSource } from '@app/registry';
+import { PARTIAL_SOURCES_META_KEY, hearsOfSource, partialSourcesMember } from './partial-sources';
+
+const partial: PartialSource[] = [
+  { id: 'claims', kind: 'bundle', state: 'last-good' },
+  { id: 'ghost', kind: 'upstream', state: 'missing' },
+];
+const prefixes: Record<string, string> = { claims: 'claims.', ghost: 'ghost__' };
+const prefixOf = (id: string): string | undefined => prefixes[id];
+
+function restricted(sources: string[], tools: string[]): CallerAccess {
+  return { all: false, sources: new Set(sources), tools: new Set(tools) } as CallerAccess;
+}
+
+const named = (member: string): unknown =>
+  member === ''
+    ? []
+    : (JSON.parse(`{${member.slice(1)}}`) as Record<string, Record<string, unknown>>)._meta[
+        PARTIAL_SOURCES_META_KEY
+      ];
+
+describe('partialSourcesMember (issue 10 §9, issue 12 §3)', () => {
+  it('names every partial source to an unrestricted caller, and nothing when none is partial', () => {
+    expect(named(partialSourcesMember(partial))).toEqual(partial);
+    expect(named(partialSourcesMember(partial, { all: true } as CallerAccess))).toEqual(partial);
+    expect(partialSourcesMember([], restricted(['claims'], []))).toBe('');
+  });
+
+  it('names to a restricted caller the sources granted whole, and with prefixOf those of its single-tool grants', () => {
+    const access = restricted(['claims'], ['ghost__lookup']);
+    expect(named(partialSourcesMember(partial, access))).toEqual([partial[0]]);
+    expect(named(partialSourcesMember(partial, access, prefixOf))).toEqual(partial);
+    expect(named(partialSourcesMember(partial, restricted([], ['other__x']), prefixOf))).toEqual(
+      [],
+    );
+    expect(hearsOfSource(restricted([], ['claims.quote']), 'claims', prefixOf)).toBe(true);
+    expect(hearsOfSource(restricted([], ['claims.quote']), 'unknown', prefixOf)).toBe(false);
+  });
+});
