@@ -51,6 +51,15 @@ describe('CatalogHistory (issue 13 §4: a bounded history of catalog changes)', 
     expect(entries[2]).toMatchObject({ at: at(1).toISOString(), lastAt: at(2).toISOString() });
   });
 
+  it('counts a repeat of any rejection since the last publication (a round may be rejected more than once)', () => {
+    const history = new CatalogHistory();
+    for (let round = 0; round < 5; round++) {
+      history.recordRejected(at(2 * round), 'CatalogTooLargeError', '12 > 10', ['a', 'b']);
+      history.recordRejected(at(2 * round + 1), 'CatalogTooLargeError', '11 > 10', ['a']);
+    }
+    expect(history.view().entries.map((e) => e.kind === 'rejected' && e.repeats)).toEqual([5, 5]);
+  });
+
   it('starts a new entry when a publication comes between two equal rejections', () => {
     const history = new CatalogHistory();
     history.recordRejected(at(1), 'ToolNameCollisionError', 'x', ['one']);

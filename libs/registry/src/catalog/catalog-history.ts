@@ -60,8 +60,9 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /**
  * The last catalog changes of this replica, in memory and bounded (issue 13 §4): every
  * publication with its diff and revisions, every rejection with its reason. A rejection that
- * repeats round after round (same reason, detail and sources) is one entry with a count, so a
- * standing collision cannot push every publication out of the history.
+ * repeats round after round (same reason, detail and sources, with no publication between) is
+ * one entry with a count, so a standing collision cannot push every publication out of the
+ * history.
  */
 export class CatalogHistory {
   private readonly entries: Array<CatalogPublishedEntry | Mutable<CatalogRejectedEntry>> = [];
@@ -99,16 +100,20 @@ export class CatalogHistory {
     detail: string,
     sources: readonly string[],
   ): void {
-    const last = this.entries[this.entries.length - 1];
-    if (
-      last?.kind === 'rejected' &&
-      last.reason === reason &&
-      last.detail === detail &&
-      last.sources.join('\n') === sources.join('\n')
-    ) {
-      last.repeats += 1;
-      last.lastAt = at.toISOString();
-      return;
+    // A round may retry the merge and be rejected more than once: any rejection since the
+    // last publication that repeats is counted, not added again.
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const entry = this.entries[i];
+      if (entry === undefined || entry.kind === 'published') break;
+      if (
+        entry.reason === reason &&
+        entry.detail === detail &&
+        entry.sources.join('\n') === sources.join('\n')
+      ) {
+        entry.repeats += 1;
+        entry.lastAt = at.toISOString();
+        return;
+      }
     }
     this.push({
       kind: 'rejected',
