@@ -5,6 +5,7 @@
 const nodeExternals = require('webpack-node-externals');
 const path = require('node:path');
 const webpack = require('webpack');
+const TerserPlugin = require('terser-webpack-plugin');
 
 /** Packages Nest loads only when an application uses them; this gateway never does. */
 const LAZY_NEST_IMPORTS = [
@@ -63,6 +64,19 @@ module.exports = (options) => ({
   ...options,
   ...entriesOf(options),
   externals: [nodeExternals({ allowlist: [/^@nestjs\//] })],
+  // V8 keeps a script's whole source in the heap: comments and indentation (ours are long
+  // docstrings, Nest's too) cost about 2 MB of an idle gateway's ~40 MB heap. Terser only drops
+  // them: no compression, no renaming, so stack traces keep every function and class name.
+  optimization: {
+    ...options.optimization,
+    minimize: true,
+    minimizer: [
+      new TerserPlugin({
+        extractComments: false,
+        terserOptions: { compress: false, mangle: false, format: { comments: false } },
+      }),
+    ],
+  },
   plugins: [
     // Type checking is `npm run typecheck` (CI runs it); the build only transpiles, which
     // halves its time (npm start builds on every start).

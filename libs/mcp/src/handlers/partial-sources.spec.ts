@@ -10,20 +10,20 @@ const prefixes: Record<string, string> = { claims: 'claims.', ghost: 'ghost__' }
 const prefixOf = (id: string): string | undefined => prefixes[id];
 
 function restricted(sources: string[], tools: string[]): CallerAccess {
-  return { all: false, sources: new Set(sources), tools: new Set(tools) } as CallerAccess;
+  return { all: false, key: 'test', sources: new Set(sources), tools: new Set(tools) };
 }
 
 const named = (member: string): unknown =>
   member === ''
     ? []
-    : (JSON.parse(`{${member.slice(1)}}`) as Record<string, Record<string, unknown>>)._meta[
+    : (JSON.parse(`{${member.slice(1)}}`) as { _meta: Record<string, unknown> })._meta[
         PARTIAL_SOURCES_META_KEY
       ];
 
 describe('partialSourcesMember (issue 10 §9, issue 12 §3)', () => {
   it('names every partial source to an unrestricted caller, and nothing when none is partial', () => {
     expect(named(partialSourcesMember(partial))).toEqual(partial);
-    expect(named(partialSourcesMember(partial, { all: true } as CallerAccess))).toEqual(partial);
+    expect(named(partialSourcesMember(partial, { all: true }))).toEqual(partial);
     expect(partialSourcesMember([], restricted(['claims'], []))).toBe('');
   });
 
