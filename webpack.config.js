@@ -73,7 +73,12 @@ module.exports = (options) => ({
     minimizer: [
       new TerserPlugin({
         extractComments: false,
-        terserOptions: { compress: false, mangle: false, format: { comments: false } },
+        terserOptions: {
+          compress: false,
+          mangle: false,
+          // one-byte source: a single non-Latin-1 character makes V8 store the whole script as two bytes per character
+          format: { comments: false, ascii_only: true },
+        },
       }),
     ],
   },
