@@ -9,7 +9,7 @@ import {
   mcpFastifyAdapter,
   SessionTokenService,
 } from '@app/mcp';
-import { createRootLogger, GatewayMetrics, PinoNestLogger } from '@app/observability';
+import { createRootLogger, flushLogs, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
 import { AdminAuditLog } from './admin/admin-audit-log';
@@ -159,6 +159,8 @@ async function bootstrap(): Promise<void> {
       (managementHost === host ? '' : `managementHost=${managementHost} `) +
       `(/mcp: ${config.server.mcpListener}, at most ${config.server.maxMcpConnections} connections)`,
   );
+  // at once, not with the next batch of log lines: start-up scripts and tests wait for it
+  flushLogs();
 
   let stopping = false;
   const stop = (signal: string): void => {
