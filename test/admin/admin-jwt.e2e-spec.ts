@@ -90,6 +90,7 @@ describe('/admin with mcp.auth jwt: the admin scope decides', () => {
     expect(active).toMatchObject({ state: 'ACTIVE' });
 
     // the audit names who did it, never the token
+    await gateway.waitForOutput('"actor":"ops-alice"');
     const lines = auditLines(gateway);
     expect(lines.some((l) => l.actor === 'ops-alice' && l.actorVia === 'jwt')).toBe(true);
     expect(gateway.output).not.toContain(operator);

@@ -238,6 +238,14 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
       body: '[1,2]',
     });
     expect(notJson.status).toBe(400);
+    // a body nested past any registration's shape is refused before it is read
+    const nested = await fetch(`${gateway.managementUrl}/admin/upstreams`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: `{"id":"x","url":${JSON.stringify(other.url)},"timeouts":${'['.repeat(20_000)}${']'.repeat(20_000)}}`,
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as { problems?: string[] } }));
+    expect(nested.status).toBe(400);
+    expect(nested.body.problems).toEqual([expect.stringMatching(/nested deeper than 16 levels/)]);
     // nothing was registered by any of these
     const list = await admin(gateway, 'GET', '/admin/upstreams');
     expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc']);
@@ -292,6 +300,46 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(
       (await admin(gateway, 'POST', '/admin/upstreams', { id: 'repo', url: legacy.url })).status,
     ).toBe(202);
+  });
+
+  it('a tokenExchange registration reads its client secret from clientSecretEnv and shows every reference, never the secret', async () => {
+    const gateway = await start({}, { MCP_UPSTREAM_SECRET_EXCHANGE_13: 'exchange-secret-77' });
+    const authorization = {
+      mode: 'tokenExchange',
+      tokenEndpoint: 'http://10.0.0.7/token',
+      clientId: 'gw',
+      clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE_13',
+      audience: 'https://x.example/mcp',
+    };
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+      authorization,
+    });
+    expect(posted.status).toBe(202);
+    expect(posted.body.authorization).toEqual(authorization);
+    expect(JSON.stringify(posted.body)).not.toContain('exchange-secret-77');
+    expect(gateway.output).not.toContain('exchange-secret-77');
+    // tokenExchange: the token endpoint passes the same address rules as the URL
+    const exchange = (tokenEndpoint: string) =>
+      admin(gateway, 'POST', '/admin/upstreams', {
+        id: 'x2',
+        url: other.url,
+        authorization: {
+          mode: 'tokenExchange',
+          tokenEndpoint,
+          clientId: 'gw',
+          clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE_13',
+          audience: 'https://x.example/mcp',
+        },
+      });
+    const metadata = await exchange('http://169.254.169.254/latest/api/token');
+    expect(metadata.status).toBe(400);
+    expect(metadata.body.problems).toEqual([
+      expect.stringMatching(
+        /^authorization\.tokenEndpoint: host "169\.254\.169\.254" resolves to .*cloud metadata/,
+      ),
+    ]);
   });
 
   it('a static authorization is sent to the registered upstream from the env variable it names', async () => {
@@ -397,7 +445,8 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect((await admin(gateway, 'DELETE', '/admin/upstreams/calc')).status).toBe(409);
     expect(await toolNames(gateway)).toContain('calc__add');
 
-    await gateway.waitForOutput('"action":"upstream.delete"');
+    // the last attempt's line (lines reach stdout in batches)
+    await gateway.waitForOutput(/"action":"upstream\.delete"[^\n]*"upstreamId":"calc"/);
     const actions = auditLines(gateway).map((l) => `${l.action} ${l.upstreamId} ${l.status}`);
     expect(actions).toEqual(
       expect.arrayContaining([

@@ -90,7 +90,7 @@ export class SourcesView {
         'dd',
         { 'data-field': 'storage' },
         data.admin === undefined
-          ? 'registration API not available'
+          ? 'unknown: /admin/upstreams did not answer (enter the admin token, or it is not enabled)'
           : data.admin.storage === 'redis'
             ? 'kept in Redis (shared by every replica, kept across restarts)'
             : 'kept in memory only (this replica; lost at restart)',

@@ -11,7 +11,8 @@ export function urlProblem(value: string, opts: { allowQuery: boolean }): string
   try {
     url = new URL(value);
   } catch {
-    return `must be an http(s) URL (got "${value}")`;
+    // what was given, without what could be credentials (user:password@)
+    return `must be an http(s) URL (got "${value.replace(/\/\/[^/?#]*@/, '//…@')}")`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return `must be an http(s) URL (got scheme "${url.protocol.replace(':', '')}")`;

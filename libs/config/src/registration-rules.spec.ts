@@ -139,6 +139,9 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
       [],
     );
     expect(JSON.stringify(exchange)).not.toContain('secret values are never accepted');
+    // the client secret is read from the variable clientSecretEnv names
+    expect(exchange).toMatchObject({ ok: true });
+    expect(JSON.stringify(exchange.ok ? exchange.definition : {})).toContain('s3cret');
     expect(
       checkRegistration({ id: 'b', url: 'http://10.0.0.4/', lists: 'live' }, config(), []),
     ).toMatchObject({
@@ -184,6 +187,17 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
       expect(check.ok).toBe(false);
       expect(JSON.stringify(check)).not.toContain('topsecret');
     }
+  });
+
+  it('an unparsable URL is quoted without what could be credentials', () => {
+    const check = checkRegistration(
+      { id: 'a', url: 'http://user:PwLeak444@10.0.0.1:99999/' },
+      config(),
+      [],
+    );
+    expect(check).toMatchObject({ ok: false, problems: [expect.stringMatching(/^url: /)] });
+    expect(JSON.stringify(check)).not.toContain('PwLeak444');
+    expect(JSON.stringify(check)).not.toContain('user');
   });
 
   it('a URL with credentials or another scheme is refused', () => {

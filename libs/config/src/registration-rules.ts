@@ -129,15 +129,11 @@ export function checkRegistration(
           "(mcp.admin.allowedSecretEnv; the gateway's own secrets never)",
       );
   }
-  const env = (name: string): Record<string, string | undefined> => ({
-    [name]: config.admin?.secretEnv(name),
-  });
-  const authorization = resolveAuthorization(
-    upstream,
-    env(upstream.authorization.valueEnv ?? ''),
-    '@',
-    problems,
-  );
+  // the variables this registration names (static valueEnv, tokenExchange clientSecretEnv)
+  const env: Record<string, string | undefined> = {};
+  for (const name of [upstream.authorization.valueEnv, upstream.authorization.clientSecretEnv])
+    if (typeof name === 'string') env[name] = config.admin?.secretEnv(name);
+  const authorization = resolveAuthorization(upstream, env, '@', problems);
   for (let i = 0; i < problems.length; i++) problems[i] = (problems[i] ?? '').replace(/^@\./, '');
   if (problems.length > 0 || conflicts.length > 0)
     return {

@@ -70,7 +70,6 @@ describe('UpstreamAddressGuard (issue 13 §1)', () => {
       ['http://[::ffff:0:7f00:1]/', 'a loopback address'],
       ['http://[64:ff9b::7f00:1]/', 'a loopback address'],
       ['http://[64:ff9b::169.254.169.254]/', 'a cloud metadata address'],
-      ['http://[64:ff9b:1::a9fe:a9fe]/', 'a cloud metadata address'],
       ['http://[2002:a9fe:a9fe::1]/', 'a cloud metadata address'],
       ['http://[2002:7f00:1::]/', 'a loopback address'],
       // Teredo: the client's IPv4 address is the last 32 bits inverted (127.0.0.1)
@@ -82,6 +81,20 @@ describe('UpstreamAddressGuard (issue 13 §1)', () => {
       expect(problem).toContain(reason);
       expect(problem).toMatch(/\(IPv4 \d+\.\d+\.\d+\.\d+\)/);
     }
+    // local-use NAT64: where the IPv4 address sits depends on the operator's prefix length
+    for (const url of [
+      'http://[64:ff9b:1::a9fe:a9fe]/',
+      'http://[64:ff9b:1:a9fe:a9:fe00:808:808]/',
+      'http://[64:ff9b:1::808:808]/',
+    ])
+      expect(await g.problem(url)).toContain('a local-use NAT64 address (64:ff9b:1::/48)');
+    expect(
+      await guard({ allowed: ['64:ff9b:1::/48'] }).problem('http://[64:ff9b:1::808:808]/'),
+    ).toBeUndefined();
+    // another field than url is named as given
+    expect(await g.problem('http://[64:ff9b::7f00:1]/', 'authorization.tokenEndpoint')).toMatch(
+      /^authorization\.tokenEndpoint: host /,
+    );
     // the same forms of an allowed IPv4 address pass
     for (const ok of [
       'http://[64:ff9b::a00:5]/',

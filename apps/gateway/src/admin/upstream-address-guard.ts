@@ -34,6 +34,12 @@ const REFUSED: readonly {
     ],
   },
   {
+    // RFC 8215: the operator picks the prefix length inside it, so where the IPv4 address sits
+    // is unknown; the whole range is refused (allowedAddressRanges can allow it).
+    name: 'a local-use NAT64 address (64:ff9b:1::/48)',
+    ranges: [['64:ff9b:1::', 48, 'ipv6']],
+  },
+  {
     name: 'an unspecified address',
     ranges: [
       ['0.0.0.0', 8, 'ipv4'],
@@ -49,7 +55,7 @@ const LOOPBACK: readonly [string, number, 'ipv4' | 'ipv6'][] = [
 /**
  * The IPv4 address an IPv6 address reaches through translation, or undefined: IPv4-mapped
  * (`::ffff:a.b.c.d`), SIIT (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, RFC 4291
- * §2.5.5.1), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/48`; RFC 6052, RFC 8215), 6to4 (`2002::/16`,
+ * §2.5.5.1), NAT64's well-known `64:ff9b::/96` (RFC 6052), 6to4 (`2002::/16`,
  * RFC 3056) and Teredo's client (`2001::/32`, RFC 4380). A refused IPv4 address stays refused
  * in any of these forms.
  */
@@ -60,7 +66,9 @@ export function embeddedIPv4(address: string): string | undefined {
   const dotted = (b: readonly number[]): string => b.join('.');
   const tail = bytes.slice(12, 16);
   const range = v6.range();
-  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052') return dotted(tail);
+  // 64:ff9b::/96 only: the local-use 64:ff9b:1::/48 is refused whole (REFUSED)
+  if (range === 'rfc6052') return bytes[4] === 0 && bytes[5] === 0 ? dotted(tail) : undefined;
+  if (range === 'ipv4Mapped' || range === 'rfc6145') return dotted(tail);
   if (range === '6to4') return dotted(bytes.slice(2, 6));
   if (range === 'teredo') return dotted(tail.map((b) => b ^ 0xff));
   if (range === 'unspecified' || range === 'loopback') return undefined;
@@ -102,13 +110,26 @@ export class UpstreamAddressGuard {
     this.allowed = rangeList(settings.allowedRanges);
   }
 
-  /** undefined when the URL may be registered; otherwise why not ("url: …"). Never throws. */
-  async problem(rawUrl: string): Promise<string | undefined> {
-    const url = new URL(rawUrl);
+  /**
+   * undefined when the URL may be registered; otherwise why not (`"<field>: …"`, field `url`
+   * unless given). Never throws.
+   */
+  async problem(rawUrl: string, field = 'url'): Promise<string | undefined> {
+    const found = await this.urlProblem(rawUrl);
+    return found === undefined ? undefined : `${field}: ${found}`;
+  }
+
+  private async urlProblem(rawUrl: string): Promise<string | undefined> {
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      return 'must be an http(s) URL';
+    }
     const patterns = this.settings.urlPatterns;
     if (patterns.length > 0 && !patterns.some((p) => urlMatches(p, url)))
       return (
-        `url: not allowed by mcp.admin.allowedUpstreamUrls (${patterns.map((p) => p.text).join(', ')}); ` +
+        `not allowed by mcp.admin.allowedUpstreamUrls (${patterns.map((p) => p.text).join(', ')}); ` +
         'ask the gateway operator to add a pattern'
       );
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -117,9 +138,9 @@ export class UpstreamAddressGuard {
       addresses = isIP(host) !== 0 ? [host] : await this.resolve(host);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      return `url: host "${host}" does not resolve (${code})`;
+      return `host "${host}" does not resolve (${code})`;
     }
-    if (addresses.length === 0) return `url: host "${host}" does not resolve`;
+    if (addresses.length === 0) return `host "${host}" does not resolve`;
     for (const address of addresses) {
       const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
       if (this.allowed.check(address, family)) continue;
@@ -131,7 +152,7 @@ export class UpstreamAddressGuard {
       );
       if (hit !== undefined)
         return (
-          `url: host "${host}" resolves to ${address}${inner === undefined ? '' : ` (IPv4 ${inner})`}, ` +
+          `host "${host}" resolves to ${address}${inner === undefined ? '' : ` (IPv4 ${inner})`}, ` +
           `${hit.name}, which may not be registered ` +
           '(mcp.admin.allowedAddressRanges' +
           (hit.name === 'a loopback address' ? ' or mcp.admin.allowLoopback' : '') +

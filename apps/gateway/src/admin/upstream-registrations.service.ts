@@ -47,6 +47,21 @@ interface Known {
 
 const ERAS = { '2025': '2025-11-25', '2026': '2026-07-28' } as const;
 
+/** Deepest nesting of arrays and objects a registration body may have (its fields need 3). */
+const MAX_BODY_DEPTH = 16;
+
+/** Whether a parsed JSON value nests arrays or objects deeper than `limit` (iterative). */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /**
  * Upstream MCP servers registered at runtime (issue 13 §1, §2). A registration is checked
  * with the boot rules (checkRegistration) and the address guard, stored (Redis when
@@ -177,6 +192,13 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
             `id: no room for another registered upstream (mcp.admin.maxRegistrations ${limit}); delete one first`,
           ],
         } as const;
+      if (nestedDeeperThan(body, MAX_BODY_DEPTH))
+        return {
+          ok: false,
+          status: 400,
+          message: 'The upstream is not valid',
+          problems: [`the body is nested deeper than ${MAX_BODY_DEPTH} levels`],
+        } as const;
       const check = checkRegistration(body, this.config, this.validRegistered());
       if (!check.ok)
         return {
@@ -187,13 +209,22 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
             : 'The upstream is not valid',
           problems: check.problems,
         } as const;
-      const addressProblem = await this.guard.problem(check.upstream.url);
-      if (addressProblem !== undefined)
+      // the URL, and the token endpoint the caller's token and client secret would go to
+      const tokenEndpoint = check.upstream.authorization.tokenEndpoint;
+      const addressProblems = (
+        await Promise.all([
+          this.guard.problem(check.upstream.url),
+          typeof tokenEndpoint === 'string'
+            ? this.guard.problem(tokenEndpoint, 'authorization.tokenEndpoint')
+            : undefined,
+        ])
+      ).filter((p): p is string => p !== undefined);
+      if (addressProblems.length > 0)
         return {
           ok: false,
           status: 400,
           message: 'The upstream URL may not be registered',
-          problems: [addressProblem],
+          problems: addressProblems,
         } as const;
       const now = Date.now();
       const registration: StoredRegistration = {
@@ -386,6 +417,12 @@ function fieldsOf(
   pull: UpstreamPullState | undefined,
 ): Pick<AdminUpstreamView, 'id' | 'url' | 'namePrefix' | 'enabled' | 'protocol' | 'authorization'> {
   const auth = u.authorization;
+  // references only (env names, endpoint, client id): a secret value is never stored
+  const references = Object.fromEntries(
+    (['valueEnv', 'tokenEndpoint', 'clientId', 'clientSecretEnv', 'audience', 'scope'] as const)
+      .filter((key) => typeof auth[key] === 'string')
+      .map((key) => [key, auth[key] as string]),
+  );
   return {
     id: u.id,
     url: u.url,
@@ -393,10 +430,7 @@ function fieldsOf(
       pull?.definition.namePrefix ?? u.namePrefix ?? `${u.id.replace(/[^A-Za-z0-9_-]/g, '_')}__`,
     enabled: u.enabled,
     protocol: u.protocol,
-    authorization:
-      auth.valueEnv === undefined
-        ? { mode: auth.mode }
-        : { mode: auth.mode, valueEnv: auth.valueEnv },
+    authorization: { mode: auth.mode, ...references },
   };
 }
 

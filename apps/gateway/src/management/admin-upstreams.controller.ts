@@ -78,13 +78,7 @@ export class AdminUpstreamsController {
     if (actor === undefined) return;
     if (!this.isJson(req, reply, 'upstream.update', id, actor)) return;
     const outcome = await this.registrations.update(id, body, actor);
-    this.logChange(
-      'upstream.update',
-      id,
-      actor,
-      outcome,
-      JSON.stringify(body ?? null).slice(0, 200),
-    );
+    this.logChange('upstream.update', id, actor, outcome, changeOf(body));
     this.send(reply, outcome);
   }
 
@@ -212,5 +206,15 @@ function urlOf(body: unknown): string {
     return `${u.protocol}//${u.host}${u.pathname}`;
   } catch {
     return '?';
+  }
+}
+
+/** The change for the audit line: the body as JSON, at most 200 characters. */
+function changeOf(body: unknown): string {
+  try {
+    return JSON.stringify(body ?? null).slice(0, 200);
+  } catch {
+    // nested too deep for JSON.stringify (the refusal says so)
+    return '(not shown)';
   }
 }
