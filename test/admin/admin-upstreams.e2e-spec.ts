@@ -274,6 +274,32 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect((await post('text/plain', JSON.stringify({ id: 'other', url: other.url }))).status).toBe(
       415,
     );
+    // what fastify refuses before the route runs has the same shape
+    const raw = async (init: RequestInit): Promise<{ status: number; body: unknown }> => {
+      const res = await fetch(`${gateway.managementUrl}/admin/upstreams`, {
+        method: 'POST',
+        ...init,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.headers as object) },
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await raw({ headers: { 'content-type': 'application/json' }, body: '{bad' })).toEqual({
+      status: 400,
+      body: { statusCode: 400, error: 'Bad Request', message: expect.any(String) },
+    });
+    expect(await raw({ headers: { 'content-type': 'application/xml' }, body: '<a/>' })).toEqual({
+      status: 415,
+      body: { statusCode: 415, error: 'Unsupported Media Type', message: expect.any(String) },
+    });
+    expect(
+      await raw({
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'x', pad: 'x'.repeat(2 * 1024 * 1024) }),
+      }),
+    ).toEqual({
+      status: 413,
+      body: { statusCode: 413, error: 'Payload Too Large', message: expect.any(String) },
+    });
     const patch = await fetch(`${gateway.managementUrl}/admin/upstreams/other`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/plain' },

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { SessionTokenService } from '@app/mcp';
@@ -8,6 +9,7 @@ import { CatalogController } from './catalog.controller';
 import { ConsoleAssets } from './console/console-assets';
 import { ConsoleController } from './console/console.controller';
 import { McpAddress } from './console/mcp-address';
+import { ManagementErrorFilter } from './management-error.filter';
 import { AdminAuditLog } from '../admin/admin-audit-log';
 import { AdminAuthenticator } from '../admin/admin-authenticator';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
@@ -55,6 +57,8 @@ export class ManagementModule {
         AdminUpstreamsController,
       ],
       providers: [
+        // every error answer of the port as {statusCode, error, message} (operations §15)
+        { provide: APP_FILTER, useClass: ManagementErrorFilter },
         { provide: RegistryService, useValue: deps.registry },
         { provide: GatewayMetrics, useValue: deps.metrics },
         { provide: SessionTokenService, useValue: deps.sessions },
