@@ -105,7 +105,8 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     });
 
     // every change is one audit line naming who made it
-    await gateway.waitForOutput('"action":"upstream.register"');
+    // the second registration's line (lines reach stdout in batches)
+    await gateway.waitForOutput(/"action":"upstream\.register"[^\n]*"upstreamId":"repo"/);
     const audit = auditLines(gateway).filter((l) => l.action === 'upstream.register');
     expect(audit).toEqual([
       expect.objectContaining({
