@@ -301,6 +301,22 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
       status: 413,
       body: { statusCode: 413, error: 'Payload Too Large', message: expect.any(String) },
     });
+    // refused before the route runs, and audit-logged all the same
+    await gateway.waitForOutput(/"action":"upstream\.register"[^\n]*"status":413/);
+    expect(auditLines(gateway).filter((l) => [400, 413].includes(l.status))).toEqual([
+      expect.objectContaining({
+        action: 'upstream.register',
+        actor: null,
+        status: 400,
+        outcome: 'refused',
+      }),
+      expect.objectContaining({
+        action: 'upstream.register',
+        actor: null,
+        status: 413,
+        outcome: 'refused',
+      }),
+    ]);
     const patch = await fetch(`${gateway.managementUrl}/admin/upstreams/other`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/plain' },

@@ -6,7 +6,8 @@ import {
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
 
 /** An error fastify raised itself (a body it could not read: not JSON, too large, an unsupported type). */
 interface FastifyClientError {
@@ -30,32 +31,61 @@ function isFastifyClientError(error: unknown): error is FastifyClientError {
  * The error answers of the management port: Nest's HttpExceptions as they are (the readiness
  * 503 keeps its Terminus body), fastify's own 4xx (a body that is not JSON, over the size
  * limit, of a type no parser reads) and anything unexpected (500, logged) as
- * `{statusCode, error, message}`, the shape `/admin` documents (docs/operations.md §15).
+ * `{statusCode, error, message}`, the shape `/admin` documents (docs/operations.md §15). A
+ * change to /admin/upstreams refused this early is audit-logged like any other attempt
+ * (no actor: the token was not looked at yet).
  */
 @Catch()
 export class ManagementErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('Management');
 
+  constructor(private readonly audit: AdminAuditLog) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const http = host.switchToHttp();
+    const reply = http.getResponse<FastifyReply>();
+    let status: number;
+    let body: unknown;
     if (exception instanceof HttpException) {
-      const body = exception.getResponse();
-      void reply
-        .status(exception.getStatus())
-        .send(typeof body === 'string' ? shaped(exception.getStatus(), body) : body);
-      return;
+      status = exception.getStatus();
+      const response = exception.getResponse();
+      body = typeof response === 'string' ? shaped(status, response) : response;
+    } else if (isFastifyClientError(exception)) {
+      status = exception.statusCode;
+      body = shaped(status, exception.message);
+    } else {
+      this.logger.error(
+        `Unexpected error on the management port (${exception instanceof Error ? exception.name : typeof exception})`,
+      );
+      status = 500;
+      body = shaped(500, 'Internal server error');
     }
-    if (isFastifyClientError(exception)) {
-      void reply.status(exception.statusCode).send(shaped(exception.statusCode, exception.message));
-      return;
-    }
-    this.logger.error(
-      `Unexpected error on the management port (${exception instanceof Error ? exception.name : typeof exception})`,
-    );
-    void reply.status(500).send(shaped(500, 'Internal server error'));
+    // the /admin routes answer their own refusals (and audit them); what reaches this filter
+    // for a change was refused before the route ran
+    const action = adminActionOf(http.getRequest<FastifyRequest>());
+    if (action !== undefined)
+      this.audit.record({
+        action,
+        upstreamId: null,
+        actor: null,
+        status,
+        outcome: 'refused',
+        detail: (exception instanceof Error ? exception.message : 'refused').slice(0, 200),
+      });
+    void reply.status(status).send(body);
   }
 }
 
 function shaped(statusCode: number, message: string): Record<string, unknown> {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message };
+}
+
+/** The /admin change a request attempts, if it is one. */
+function adminActionOf(req: FastifyRequest): AdminAction | undefined {
+  const path = req.url.split('?')[0] ?? '';
+  if (path === '/admin/upstreams' && req.method === 'POST') return 'upstream.register';
+  if (!path.startsWith('/admin/upstreams/')) return undefined;
+  if (req.method === 'PATCH') return 'upstream.update';
+  if (req.method === 'DELETE') return 'upstream.delete';
+  return undefined;
 }
