@@ -37,17 +37,9 @@ const STDOUT_FLUSH_MILLIS = 200;
  */
 function sharedStdout(): ReturnType<typeof pino.destination> {
   if (stdout === undefined) {
-    const stream = pino.destination({ dest: 1, sync: true, minLength: STDOUT_BATCH_BYTES });
-    const flush = (): void => {
-      try {
-        stream.flushSync();
-      } catch {
-        // stdout closed (EPIPE): nothing can be written any more
-      }
-    };
-    setInterval(flush, STDOUT_FLUSH_MILLIS).unref();
-    process.on('exit', flush);
-    stdout = stream;
+    stdout = pino.destination({ dest: 1, sync: true, minLength: STDOUT_BATCH_BYTES });
+    setInterval(flushLogs, STDOUT_FLUSH_MILLIS).unref();
+    process.on('exit', flushLogs);
   }
   return stdout;
 }
@@ -60,7 +52,7 @@ export function flushLogs(): void {
   try {
     stdout?.flushSync();
   } catch {
-    // stdout closed: nothing can be written any more
+    // stdout closed (EPIPE): nothing can be written any more
   }
 }
 

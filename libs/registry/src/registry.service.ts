@@ -149,11 +149,15 @@ export class RegistryService {
    * a configured upstream.
    */
   putUpstream(definition: UpstreamDefinition): boolean {
-    return this.upstreams.put(definition);
+    const put = this.upstreams.put(definition);
+    // a replaced upstream starts afresh, its rejected copy included
+    if (put) this.rejectedCopies.delete(definition.id);
+    return put;
   }
 
   /** Forgets a registered upstream; the next round publishes the catalog without it. */
   removeUpstream(id: string): boolean {
+    this.rejectedCopies.delete(id);
     return this.upstreams.remove(id);
   }
 

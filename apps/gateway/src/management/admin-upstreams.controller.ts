@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseMediaType } from '@app/http-body';
 import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
 import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
 import type { AdminOutcome } from '../admin/upstream-registrations.service';
@@ -149,8 +150,8 @@ export class AdminUpstreamsController {
     upstreamId: string | null,
     actor: AdminActor,
   ): boolean {
-    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-    if (type === 'application/json') return true;
+    if (parseMediaType(req.headers['content-type'] ?? '').essence === 'application/json')
+      return true;
     const outcome = {
       ok: false,
       status: 415,
