@@ -30,9 +30,9 @@ abstract class Upstream {
     return `http://127.0.0.1:${this.boundPort}/mcp`;
   }
 
-  /** The tools/call bodies the upstream received. */
-  calls(): any[] {
-    return this.bodies.filter((b) => b?.method === 'tools/call');
+  /** The bodies of `method` (default tools/call) the upstream received. */
+  calls(method = 'tools/call'): any[] {
+    return this.bodies.filter((b) => b?.method === method);
   }
 
   protected abstract handle(req: IncomingMessage, res: ServerResponse, raw?: Buffer): Promise<void>;
@@ -80,7 +80,10 @@ abstract class Upstream {
  * - `confirm_deploy {env}`: elicits `{confirm: boolean}`, requestState `opaque-state-<env>`;
  *   answers `deployed to <env> (state=<the requestState it got back>)`, or `cancelled`;
  * - `write_poem {topic}`: asks `sampling/createMessage`, then a second round elicits
- *   `{publish: boolean}` (two rounds), answers with the sampled text and the choice.
+ *   `{publish: boolean}` (two rounds), answers with the sampled text and the choice;
+ * - prompt `release_notes {version}` and resource `vault://secret`: elicit `{confirm}` like
+ *   confirm_deploy (requestState `prompt-state-<version>`, `resource-state`), then answer
+ *   with the choice and the requestState they got back.
  */
 export class V2MrtrUpstream extends Upstream {
   private readonly handler = createMcpHandler(() => V2MrtrUpstream.buildServer(), {
@@ -183,6 +186,48 @@ export class V2MrtrUpstream extends Upstream {
         };
       },
     );
+    server.registerPrompt(
+      'release_notes',
+      {
+        description: 'Release notes, after a confirmation',
+        argsSchema: z.object({ version: z.string() }),
+      },
+      ({ version }, ctx) => {
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', confirm);
+        if (answer === undefined)
+          return inputRequired({
+            inputRequests: {
+              confirm: inputRequired.elicit({
+                message: `Notes for ${version}?`,
+                requestedSchema: confirm,
+              }),
+            },
+            requestState: `prompt-state-${version}`,
+          });
+        const text = `notes ${version} confirm=${String(answer.confirm)} (state=${String(ctx.mcpReq.requestState())})`;
+        return { messages: [{ role: 'user', content: { type: 'text', text } }] };
+      },
+    );
+    server.registerResource(
+      'vault',
+      'vault://secret',
+      { description: 'A secret, after a confirmation', mimeType: 'text/plain' },
+      (uri, ctx) => {
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', confirm);
+        if (answer === undefined)
+          return inputRequired({
+            inputRequests: {
+              confirm: inputRequired.elicit({
+                message: 'Reveal the secret?',
+                requestedSchema: confirm,
+              }),
+            },
+            requestState: 'resource-state',
+          });
+        const text = `secret confirm=${String(answer.confirm)} (state=${String(ctx.mcpReq.requestState())})`;
+        return { contents: [{ uri: uri.href, mimeType: 'text/plain', text }] };
+      },
+    );
     return server;
   }
 }
@@ -192,7 +237,9 @@ export class V2MrtrUpstream extends Upstream {
  * client mid-call, on the call's SSE answer (relatedRequestId):
  * - `approve {question}`: `elicitInput` form `{approve: boolean}`, answers `approve=<json>`;
  * - `summarize {text}`: `createMessage`, answers `summary=<sampled text>`;
- * - `double_check {question}`: two elicitations one after the other, answers both.
+ * - `double_check {question}`: two elicitations one after the other, answers both;
+ * - prompt `interview {topic}` and resource `notes://private`: one elicitation each, then
+ *   a prompt message / text content with the answer.
  */
 export class V1AskingUpstream extends Upstream {
   private readonly sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -288,6 +335,31 @@ export class V1AskingUpstream extends Upstream {
             },
           ],
         };
+      },
+    );
+    server.registerPrompt(
+      'interview',
+      { description: 'Asks the user, then prompts', argsSchema: { topic: z.string() } },
+      async ({ topic }, extra) => {
+        const answer = await server.server.elicitInput(
+          { mode: 'form', message: `Interview about ${topic}?`, requestedSchema: approveSchema },
+          { relatedRequestId: extra.requestId },
+        );
+        const text = `interview ${topic} approve=${JSON.stringify(answer.content)}`;
+        return { messages: [{ role: 'user', content: { type: 'text', text } }] };
+      },
+    );
+    server.registerResource(
+      'diary',
+      'notes://private',
+      { description: 'Asks the user before it is read', mimeType: 'text/plain' },
+      async (uri, extra) => {
+        const answer = await server.server.elicitInput(
+          { mode: 'form', message: 'Open the diary?', requestedSchema: approveSchema },
+          { relatedRequestId: extra.requestId },
+        );
+        const text = `diary approve=${JSON.stringify(answer.content)}`;
+        return { contents: [{ uri: uri.href, mimeType: 'text/plain', text }] };
       },
     );
     return server;

@@ -14,10 +14,13 @@ import { V1AskingUpstream, V2MrtrUpstream } from './mrtr-upstreams';
 const V = '2026-07-28';
 const ELICIT_AND_SAMPLE = { elicitation: { form: {} }, sampling: {} };
 
-/** A raw 2026-07-28 tools/call (envelope + the headers the spec requires). */
-function modernCall(
+/**
+ * A raw 2026-07-28 request (envelope + the headers the spec requires: Mcp-Name is the tool or
+ * prompt name, or the resource URI).
+ */
+function modernRequest(
   url: string,
-  name: string,
+  method: string,
   params: Record<string, unknown>,
   capabilities: object = ELICIT_AND_SAMPLE,
   id: number | string = 1,
@@ -25,9 +28,8 @@ function modernCall(
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id,
-    method: 'tools/call',
+    method,
     params: {
-      name,
       ...params,
       _meta: {
         'io.modelcontextprotocol/protocolVersion': V,
@@ -40,9 +42,20 @@ function modernCall(
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
     'mcp-protocol-version': V,
-    'mcp-method': 'tools/call',
-    'mcp-name': name,
+    'mcp-method': method,
+    'mcp-name': String(params.name ?? params.uri),
   });
+}
+
+/** A raw 2026-07-28 tools/call. */
+function modernCall(
+  url: string,
+  name: string,
+  params: Record<string, unknown>,
+  capabilities: object = ELICIT_AND_SAMPLE,
+  id: number | string = 1,
+) {
+  return modernRequest(url, 'tools/call', { name, ...params }, capabilities, id);
 }
 
 /** The SSE events of a streamed answer, read one by one. */
@@ -70,6 +83,13 @@ class EventReader {
 
 const text = (result: any): string =>
   (result.content ?? []).map((c: { text?: string }) => c.text ?? '').join('');
+/** The text of a prompts/get result's messages or a resources/read result's contents. */
+const bodyText = (result: any): string =>
+  [
+    ...(result.messages ?? []).map((m: { content?: { text?: string } }) => m.content?.text ?? ''),
+    ...(result.contents ?? []).map((c: { text?: string }) => c.text ?? ''),
+  ].join('');
+const ACCEPT = { action: 'accept', content: { confirm: true } };
 
 /**
  * Multi round-trip requests and era bridging through two gateway replicas sharing Redis and
@@ -173,6 +193,30 @@ describe('MRTR and era bridging (issue 11 §5, §7)', () => {
       });
       expect(retry.json.error.code).toBe(-32602);
       expect(retry.json.error.message).toMatch(/requestState/);
+      expect(v2.calls().length).toBe(before);
+    });
+
+    it('an envelope is spent by its first retry: a replay on either replica is -32602 and never forwarded', async () => {
+      const first = await modernCall(a.mcpUrl, 'v2__confirm_deploy', { arguments: { env: 'one' } });
+      const params = {
+        arguments: { env: 'one' },
+        inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+        requestState: first.json.result.requestState,
+      };
+      const retry = await modernCall(a.mcpUrl, 'v2__confirm_deploy', params, ELICIT_AND_SAMPLE, 2);
+      expect(text(retry.json.result)).toBe('deployed to one (state=opaque-state-one)');
+      const before = v2.calls().length;
+      for (const replica of [a, b]) {
+        const replay = await modernCall(
+          replica.mcpUrl,
+          'v2__confirm_deploy',
+          params,
+          ELICIT_AND_SAMPLE,
+          3,
+        );
+        expect(replay.json.error).toMatchObject({ code: -32602 });
+        expect(replay.json.error.message).toMatch(/already used/);
+      }
       expect(v2.calls().length).toBe(before);
     });
 
@@ -454,6 +498,201 @@ describe('MRTR and era bridging (issue 11 §5, §7)', () => {
         expect(result.isError).toBe(true);
         expect(text(result)).toMatch(/did not declare the capability/);
         expect(text(result)).toMatch(/elicitation/);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('prompts/get and resources/read take the same rounds (wire notes §4 "Applies to")', () => {
+    it.each([
+      [
+        'prompts/get',
+        { name: 'v2__release_notes', arguments: { version: '1.2' } },
+        'prompt-state-1.2',
+        'notes 1.2',
+      ],
+      ['resources/read', { uri: 'vault://secret' }, 'resource-state', 'secret'],
+    ])(
+      '%s: a 2026 upstream’s input_required is wrapped, and the retry on the other replica unwrapped',
+      async (method, params, upstreamState, answer) => {
+        const first = await modernRequest(a.mcpUrl, method, params);
+        expect(first.status).toBe(200);
+        expect(first.json.result).toMatchObject({
+          resultType: 'input_required',
+          inputRequests: { confirm: { method: 'elicitation/create' } },
+        });
+        expect(first.json.result.requestState).toMatch(/^gwrs1\./);
+        expect(first.json.result.requestState).not.toContain(upstreamState);
+        const retry = await modernRequest(
+          b.mcpUrl,
+          method,
+          {
+            ...params,
+            inputResponses: { confirm: ACCEPT },
+            requestState: first.json.result.requestState,
+          },
+          ELICIT_AND_SAMPLE,
+          2,
+        );
+        expect(retry.json.result.resultType).toBe('complete');
+        expect(bodyText(retry.json.result)).toBe(`${answer} confirm=true (state=${upstreamState})`);
+        expect(v2.calls(method).at(-1).params.requestState).toBe(upstreamState);
+      },
+    );
+
+    it('a tool call’s envelope is refused on a prompts/get and a resources/read (-32602, never forwarded)', async () => {
+      const tool = await modernCall(a.mcpUrl, 'v2__confirm_deploy', { arguments: { env: 'qa' } });
+      const state = tool.json.result.requestState as string;
+      const prompts = v2.calls('prompts/get').length;
+      const reads = v2.calls('resources/read').length;
+      for (const [method, params] of [
+        ['prompts/get', { name: 'v2__release_notes', arguments: { version: '9' } }],
+        ['resources/read', { uri: 'vault://secret' }],
+      ] as const) {
+        const retry = await modernRequest(b.mcpUrl, method, {
+          ...params,
+          inputResponses: { confirm: ACCEPT },
+          requestState: state,
+        });
+        expect(retry.json.error.code).toBe(-32602);
+        expect(retry.json.error.message).toMatch(/requestState/);
+      }
+      // and a prompt's envelope on another prompt name
+      const prompt = await modernRequest(a.mcpUrl, 'prompts/get', {
+        name: 'v2__release_notes',
+        arguments: { version: '1' },
+      });
+      const foreign = await modernCall(b.mcpUrl, 'v2__confirm_deploy', {
+        arguments: { env: 'qa' },
+        requestState: prompt.json.result.requestState,
+      });
+      expect(foreign.json.error.code).toBe(-32602);
+      expect(v2.calls('prompts/get').length).toBe(prompts + 1);
+      expect(v2.calls('resources/read').length).toBe(reads);
+    });
+
+    it.each([
+      [
+        'prompts/get',
+        { name: 'v1__interview', arguments: { topic: 'mcp' } },
+        'Interview about mcp?',
+        'interview mcp approve={"approve":true}',
+      ],
+      [
+        'resources/read',
+        { uri: 'notes://private' },
+        'Open the diary?',
+        'diary approve={"approve":true}',
+      ],
+    ])(
+      '%s: a 2025 upstream asking mid-request parks it; the retry on the other replica gets the result',
+      async (method, params, question, answer) => {
+        const first = await modernRequest(a.mcpUrl, method, params);
+        expect(first.json.result.resultType).toBe('input_required');
+        const [key, request] = Object.entries(
+          first.json.result.inputRequests as Record<string, any>,
+        )[0]!;
+        expect(request).toMatchObject({
+          method: 'elicitation/create',
+          params: { message: question },
+        });
+        const retry = await modernRequest(
+          b.mcpUrl,
+          method,
+          {
+            ...params,
+            inputResponses: { [key]: { action: 'accept', content: { approve: true } } },
+            requestState: first.json.result.requestState,
+          },
+          ELICIT_AND_SAMPLE,
+          2,
+        );
+        expect(retry.json.result.resultType).toBe('complete');
+        expect(bodyText(retry.json.result)).toBe(answer);
+      },
+    );
+
+    it('the v2 client (auto) answers a prompt’s and a resource’s rounds with its handlers, from both upstream eras', async () => {
+      const client = new V2Client(
+        { name: 'e2e-auto-prompts', version: '1' },
+        { versionNegotiation: { mode: 'auto' }, capabilities: ELICIT_AND_SAMPLE },
+      );
+      const asked: string[] = [];
+      client.setRequestHandler('elicitation/create', (request) => {
+        asked.push(String(request.params.message));
+        return { action: 'accept', content: { confirm: true, approve: true } };
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(b.mcpUrl)));
+      try {
+        const notes = await client.getPrompt({
+          name: 'v2__release_notes',
+          arguments: { version: '3' },
+        });
+        expect(bodyText(notes)).toBe('notes 3 confirm=true (state=prompt-state-3)');
+        const secret = await client.readResource({ uri: 'vault://secret' });
+        expect(bodyText(secret)).toBe('secret confirm=true (state=resource-state)');
+        const interview = await client.getPrompt({
+          name: 'v1__interview',
+          arguments: { topic: 'x' },
+        });
+        expect(bodyText(interview)).toBe('interview x approve={"confirm":true,"approve":true}');
+        const diary = await client.readResource({ uri: 'notes://private' });
+        expect(bodyText(diary)).toBe('diary approve={"confirm":true,"approve":true}');
+        expect(asked).toEqual([
+          'Notes for 3?',
+          'Reveal the secret?',
+          'Interview about x?',
+          'Open the diary?',
+        ]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('a 2025 client is asked on its call stream for a 2026 upstream’s prompt and resource', async () => {
+      const client = new V1Client(
+        { name: 'e2e-v1-prompts', version: '1' },
+        { capabilities: ELICIT_AND_SAMPLE },
+      );
+      const asked: string[] = [];
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params.message);
+        return { action: 'accept', content: { confirm: false } };
+      });
+      await client.connect(new V1Transport(new URL(a.mcpUrl)));
+      try {
+        const notes = await client.getPrompt({
+          name: 'v2__release_notes',
+          arguments: { version: '4' },
+        });
+        expect(notes).not.toHaveProperty('resultType');
+        expect(bodyText(notes)).toBe('notes 4 confirm=false (state=prompt-state-4)');
+        const secret = await client.readResource({ uri: 'vault://secret' });
+        expect(bodyText(secret)).toBe('secret confirm=false (state=resource-state)');
+        expect(asked).toEqual(['Notes for 4?', 'Reveal the secret?']);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('a 2025 client that did not declare elicitation gets a -32603 naming it for a prompt (no isError form)', async () => {
+      const client = new V1Client(
+        { name: 'e2e-v1-prompts-nocaps', version: '1' },
+        { capabilities: {} },
+      );
+      await client.connect(new V1Transport(new URL(b.mcpUrl)));
+      try {
+        await expect(
+          client.getPrompt({ name: 'v2__release_notes', arguments: { version: '5' } }),
+        ).rejects.toMatchObject({
+          code: -32603,
+          message: expect.stringMatching(/prompt.*elicitation/),
+        });
+        await expect(client.readResource({ uri: 'vault://secret' })).rejects.toMatchObject({
+          code: -32603,
+          message: expect.stringMatching(/resource.*elicitation/),
+        });
       } finally {
         await client.close();
       }

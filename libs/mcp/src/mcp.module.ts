@@ -29,6 +29,7 @@ import {
 } from './handlers/upstream-methods.handler';
 import { RelayIds } from './relay/relay-ids';
 import { InputHandoff } from './mrtr/input-handoff';
+import { SpentStates } from './mrtr/spent-states';
 import { LegacyInputBridge } from './mrtr/legacy-input-bridge';
 import { MrtrCalls } from './mrtr/mrtr-calls.service';
 import { MrtrSeal } from './mrtr/mrtr-seal';
@@ -83,6 +84,7 @@ import { SessionTokenService } from './session/session-token.service';
     MrtrSeal,
     RequestStateEnvelope,
     InputHandoff,
+    SpentStates,
     LegacyInputBridge,
     MrtrCalls,
     MethodDispatcher,

@@ -126,7 +126,8 @@ export class ToolsCallHandler implements MethodHandler {
       return this.mrtr.call(
         {
           upstream,
-          tool: name,
+          method: 'tools/call',
+          target: name,
           params: {
             ...params,
             name: originalName,

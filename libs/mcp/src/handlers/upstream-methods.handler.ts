@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { UpstreamDefinition } from '@app/config';
 import { BundleRefreshService } from '@app/discovery';
 import { allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService, type CatalogSnapshot } from '@app/registry';
@@ -14,6 +15,8 @@ import { LiveLists } from './live-lists.service';
 import { partialSourcesMember } from './partial-sources';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import { UpstreamRouter } from './upstream-router';
+import { MrtrCalls } from '../mrtr/mrtr-calls.service';
+import type { MrtrMethod } from '../mrtr/upstream-mrtr-request';
 
 type Params = Readonly<Record<string, unknown>> | undefined;
 
@@ -27,6 +30,33 @@ function catalogOf(registry: RegistryService): CatalogSnapshot {
 /** Whether the caller may use this upstream (issue 12 §3); no access given: yes. */
 function granted(access: CallerAccess | undefined, upstreamId: string): boolean {
   return access === undefined || allowsSource(access, upstreamId);
+}
+
+/**
+ * Forwards a `prompts/get` or `resources/read` through MrtrCalls: an upstream's
+ * input_required (or a 2025 upstream's request to the client) goes through the same rounds
+ * and era bridging as a tool call's (issue 11 §5, §7; wire notes §4 "Applies to").
+ */
+function forwardRounds(
+  mrtr: MrtrCalls,
+  router: UpstreamRouter,
+  upstream: UpstreamDefinition,
+  method: MrtrMethod,
+  target: string,
+  params: Record<string, unknown>,
+  context: MethodContext,
+): Promise<MethodResult> {
+  return mrtr.call(
+    {
+      upstream,
+      method,
+      target,
+      params,
+      send: (sent, roundContext, onRequest) =>
+        router.forward(upstream, method, sent, roundContext, undefined, undefined, onRequest),
+    },
+    context,
+  );
 }
 
 function noCursor(params: Params): void {
@@ -122,6 +152,7 @@ export class PromptsGetHandler implements MethodHandler {
     private readonly refresh: BundleRefreshService,
     private readonly router: UpstreamRouter,
     private readonly live: LiveLists,
+    private readonly mrtr: MrtrCalls,
   ) {}
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
@@ -142,9 +173,12 @@ export class PromptsGetHandler implements MethodHandler {
         GatewayErrorCode.InvalidParams,
         `Invalid params: unknown prompt ${name.slice(0, 128)}`,
       );
-    return this.router.forward(
+    return forwardRounds(
+      this.mrtr,
+      this.router,
       prompt.upstream,
       'prompts/get',
+      name,
       { ...params, name: prompt.originalName },
       context,
     );
@@ -163,6 +197,7 @@ export class ResourcesReadHandler implements MethodHandler {
   constructor(
     private readonly registry: RegistryService,
     private readonly router: UpstreamRouter,
+    private readonly mrtr: MrtrCalls,
   ) {}
 
   handle(params: Params, context: MethodContext): Promise<MethodResult> {
@@ -176,7 +211,15 @@ export class ResourcesReadHandler implements MethodHandler {
           { uri },
         ),
       );
-    return this.router.forward(owner, 'resources/read', { ...params }, context);
+    return forwardRounds(
+      this.mrtr,
+      this.router,
+      owner,
+      'resources/read',
+      uri,
+      { ...params },
+      context,
+    );
   }
 }
 

@@ -160,6 +160,26 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     return reply;
   }
 
+  /**
+   * Takes `key` once across the replicas for `ttlMillis` ms (Redis `SET NX PX` under
+   * `<redis.keyPrefix>:{<identity>}:mrtr:spent:<key>`; SpentStates' one-time use).
+   * @returns true when this call took it, false when someone had; undefined without Redis or
+   *   when Redis did not answer (the caller decides alone then)
+   */
+  async takeOnce(key: string, ttlMillis: number): Promise<boolean | undefined> {
+    const publisher = this.publisher;
+    if (publisher === undefined) return undefined;
+    try {
+      const ttl = Math.max(1, Math.ceil(ttlMillis));
+      return (
+        (await publisher.set(`${this.channelPrefix}spent:${key}`, '1', 'PX', ttl, 'NX')) === 'OK'
+      );
+    } catch (err) {
+      this.logger.debug(`Redis: one-time use not recorded (${(err as Error).message})`);
+      return undefined;
+    }
+  }
+
   private channel(replicaId: string): string {
     return `${this.channelPrefix}${replicaId}`;
   }

@@ -7,7 +7,7 @@ import type { MethodContext, MethodResult } from '../handlers/method-handler';
 import { RELAYED_REQUESTS } from '../handlers/upstream-router';
 import { InputHandoff } from './input-handoff';
 import { MrtrSeal } from './mrtr-seal';
-import { plain, type UpstreamToolCall } from './upstream-tool-call';
+import { plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 
 /** A 2026 `inputRequests` entry (wire notes §4): `{method, params}`, no id, no envelope. */
 export interface InputRequest {
@@ -35,8 +35,14 @@ function withoutRetryFields(params: Readonly<Record<string, unknown>>): Record<s
   return rest;
 }
 
-function errorResult(text: string): object {
-  return { content: [{ type: 'text', text }], isError: true };
+/**
+ * What a 2025 client gets when the upstream's questions cannot be put to it or answered: a
+ * tool call an isError result (as the v2 SDK's own legacy serving answers), a `prompts/get`
+ * or `resources/read`, whose results have no error form, a -32603 error with the reason.
+ */
+function refusal(request: UpstreamMrtrRequest, text: string): object {
+  if (request.method === 'tools/call') return { content: [{ type: 'text', text }], isError: true };
+  throw new ForwardedError(-32603, text);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -65,13 +71,14 @@ export class LegacyInputBridge {
 
   /**
    * Puts the upstream's questions to the client and waits for every answer (at most
-   * `pendingInputMillis`). Refused, with a message for an isError result, when the client
+   * `pendingInputMillis`); `what` names the asking entry in refusals ("tool", "prompt", …). Refused, with a message for an isError result, when the client
    * cannot be asked (no SSE answer, an undeclared capability, a method a client does not
    * serve), answers with a JSON-RPC error, does not answer in time, or cancels the call.
    */
   async ask(
     inputRequests: Readonly<Record<string, unknown>>,
     context: MethodContext,
+    what = 'tool',
   ): Promise<BridgedAnswers> {
     const entries = Object.entries(inputRequests);
     const requests: [string, InputRequest][] = [];
@@ -80,15 +87,15 @@ export class LegacyInputBridge {
       const capability = RELAYED_REQUESTS.get(method);
       if (capability === undefined)
         return refused(
-          `The tool asked the client for an input it cannot give (${method.slice(0, 64) || 'no method'})`,
+          `The ${what} asked the client for an input it cannot give (${method.slice(0, 64) || 'no method'})`,
         );
       if (context.relay === undefined)
         return refused(
-          `The tool needs input from the client (${method}), but this request takes no event stream; call it with Accept: text/event-stream`,
+          `The ${what} needs input from the client (${method}), but this request takes no event stream; call it with Accept: text/event-stream`,
         );
       if (context.clientCapabilities !== undefined && !(capability in context.clientCapabilities))
         return refused(
-          `The tool needs input from the client (${method}), but the client did not declare the ${capability} capability`,
+          `The ${what} needs input from the client (${method}), but the client did not declare the ${capability} capability`,
         );
       requests.push([inputKey, { method, params: isRecord(entry) ? (entry.params ?? {}) : {} }]);
     }
@@ -160,11 +167,12 @@ export class LegacyInputBridge {
   }
 
   /**
-   * A 2025 client's call of an upstream tool: a 2026 upstream's input_required rounds are
-   * answered by the client (`ask`) and retried upstream, up to 10 rounds; the client gets one
-   * ordinary result (wire notes G-7), an isError result when it cannot answer.
+   * A 2025 client's `tools/call`, `prompts/get` or `resources/read` of an upstream's entry: a
+   * 2026 upstream's input_required rounds are answered by the client (`ask`) and retried
+   * upstream, up to 10 rounds; the client gets one ordinary result (wire notes G-7), or
+   * `refusal` when it cannot answer.
    */
-  async run(call: UpstreamToolCall, context: MethodContext): Promise<MethodResult> {
+  async run(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
     const base = withoutRetryFields(call.params);
     let params = base;
     for (let round = 1; ; round++) {
@@ -174,8 +182,9 @@ export class LegacyInputBridge {
       } catch (err) {
         // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
         if (err instanceof ForwardedError && err.rpcCode === -32021)
-          return errorResult(
-            `The tool needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,
+          return refusal(
+            call,
+            `The ${noun(call)} needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,
           );
         throw err;
       }
@@ -183,12 +192,13 @@ export class LegacyInputBridge {
       // wire notes G-7: never an input_required to a 2025 client
       if (value.resultType !== 'input_required') return result;
       if (round > MAX_BRIDGED_ROUNDS)
-        return errorResult(
-          `The tool kept asking for input (more than ${MAX_BRIDGED_ROUNDS} rounds); giving up`,
+        return refusal(
+          call,
+          `The ${noun(call)} kept asking for input (more than ${MAX_BRIDGED_ROUNDS} rounds); giving up`,
         );
       const asked = isRecord(value.inputRequests) ? value.inputRequests : {};
-      const answers = await this.ask(asked, context);
-      if (answers.kind === 'refused') return errorResult(answers.message);
+      const answers = await this.ask(asked, context, noun(call));
+      if (answers.kind === 'refused') return refusal(call, answers.message);
       params = {
         ...base,
         ...(Object.keys(answers.inputResponses).length > 0
@@ -198,6 +208,14 @@ export class LegacyInputBridge {
       };
     }
   }
+}
+
+function noun(request: UpstreamMrtrRequest): string {
+  return request.method === 'tools/call'
+    ? 'tool'
+    : request.method === 'prompts/get'
+      ? 'prompt'
+      : 'resource';
 }
 
 function refused(message: string): BridgedAnswers {

@@ -6,8 +6,9 @@ import { type MethodContext, type MethodResult } from '../handlers/method-handle
 import { RELAYED_REQUESTS, type UpstreamRequestHook } from '../handlers/upstream-router';
 import { InputHandoff } from './input-handoff';
 import { LegacyInputBridge } from './legacy-input-bridge';
+import { SpentStates } from './spent-states';
 import { ParkedCall } from './parked-call';
-import { plain, type UpstreamToolCall } from './upstream-tool-call';
+import { bindingName, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
@@ -32,7 +33,8 @@ function isModern(version: string): boolean {
 }
 
 /**
- * Multi round-trip `tools/call` of upstream tools, for both client eras (issue 11 §5, §7):
+ * Multi round-trip `tools/call`, `prompts/get` and `resources/read` of upstream entries (the
+ * methods that may answer input_required, wire notes §4), for both client eras (issue 11 §5, §7):
  * - 2026 client, 2026 upstream: `input_required` passes unchanged but for `requestState`,
  *   wrapped in the gateway's envelope (RequestStateEnvelope) and unwrapped on the retry;
  * - 2026 client, 2025 upstream: the upstream's request to the client parks the call
@@ -53,6 +55,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     private readonly handoff: InputHandoff,
     private readonly bridge: LegacyInputBridge,
     private readonly executor: UpstreamExecutor,
+    private readonly spent: SpentStates,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.pendingMillis = config.mcp.session.pendingInputMillis;
@@ -63,16 +66,23 @@ export class MrtrCalls implements OnApplicationShutdown {
   }
 
   /** Runs the call for the client's era; results and errors as UpstreamRouter.forward. */
-  async call(call: UpstreamToolCall, context: MethodContext): Promise<MethodResult> {
+  async call(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
     if (!isModern(context.protocolVersion)) return this.bridge.run(call, context);
     const binding: StateBinding = {
       upstream: call.upstream.id,
-      tool: call.tool,
+      tool: bindingName(call),
       caller: callerKey(context.caller),
     };
     let params: Record<string, unknown> = { ...call.params };
     if (params.requestState !== undefined) {
-      const content = this.envelope.unwrap(params.requestState, binding);
+      const opened = this.envelope.open(params.requestState, binding);
+      // one-time use (wire notes §4): a replayed envelope never reaches the upstream again
+      if (opened.nonce !== undefined && !(await this.spent.spend(opened.nonce, opened.expiresAt)))
+        throw new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          'Invalid params: requestState was already used; a retry carries the requestState of the latest input_required',
+        );
+      const content = opened.content;
       if (content.kind === 'parked') return this.resume(call, content, params.inputResponses);
       params = { ...params, requestState: content.state };
     }
@@ -83,7 +93,7 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   /** A first round (or a 2026 upstream's retry): forwarded with parking for upstream requests. */
   private async start(
-    call: UpstreamToolCall,
+    call: UpstreamMrtrRequest,
     params: Record<string, unknown>,
     binding: StateBinding,
     context: MethodContext,
@@ -180,7 +190,7 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   /** A retry carrying a parked call's envelope: resumed where the call is held. */
   private async resume(
-    call: UpstreamToolCall,
+    call: UpstreamMrtrRequest,
     content: { readonly owner: string; readonly key: string },
     inputResponses: unknown,
   ): Promise<MethodResult> {

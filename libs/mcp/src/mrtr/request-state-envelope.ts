@@ -1,14 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { MrtrSeal } from './mrtr-seal';
 
-/** What an envelope is bound to: a retry must come for the same upstream, tool and caller. */
+/** What an envelope is bound to: a retry must come for the same upstream, request and caller. */
 export interface StateBinding {
   /** The upstream id (config). */
   readonly upstream: string;
-  /** The tool's published name, as the client calls it. */
+  /**
+   * The request's bindingName(): a tool's published name as the client calls it, or
+   * `prompts/get <name>` / `resources/read <uri>`.
+   */
   readonly tool: string;
   /** callerKey() of the caller; null when the gateway runs without authentication. */
   readonly caller: string | null;
@@ -25,9 +29,20 @@ export type EnvelopeContent =
   | { readonly kind: 'relayed'; readonly state: string }
   | { readonly kind: 'parked'; readonly owner: string; readonly key: string };
 
+/** An opened envelope: its content, and what one-time use is tracked by (SpentStates). */
+export interface OpenedState {
+  readonly content: EnvelopeContent;
+  /** Random per envelope (absent in envelopes sealed before it existed). */
+  readonly nonce?: string;
+  /** When the envelope expires, ms since the epoch. */
+  readonly expiresAt: number;
+}
+
 /** The sealed payload, short keys: it travels in every retry. */
 interface EnvelopePayload {
   readonly exp: number;
+  /** nonce: 9 random bytes, base64url (one-time use, wire notes §4). */
+  readonly n: string;
   readonly u: string;
   readonly t: string;
   readonly c: string | null;
@@ -72,6 +87,7 @@ export class RequestStateEnvelope {
   wrap(binding: StateBinding, content: EnvelopeContent, ttlMillis = this.ttlMillis): string {
     const payload: EnvelopePayload = {
       exp: Date.now() + ttlMillis,
+      n: randomBytes(9).toString('base64url'),
       u: binding.upstream,
       t: binding.tool,
       c: binding.caller,
@@ -83,18 +99,27 @@ export class RequestStateEnvelope {
   /**
    * Opens a client's `requestState` and checks its binding.
    * @throws GatewayError InvalidParams (-32602) when it is not a string, tampered with,
-   *   expired or sealed elsewhere, or bound to another upstream, tool or caller
+   *   expired or sealed elsewhere, or bound to another upstream, request or caller
    */
   unwrap(token: unknown, expected: StateBinding): EnvelopeContent {
+    return this.open(token, expected).content;
+  }
+
+  /** unwrap(), with the envelope's nonce and expiry for one-time use (SpentStates). */
+  open(token: unknown, expected: StateBinding): OpenedState {
     const payload = this.seal.open('request-state', token);
     if (payload === undefined)
       throw invalidState('is not valid: tampered with, expired, or not issued by this gateway');
     const p = payload as Partial<EnvelopePayload>;
     if (p.u !== expected.upstream || p.t !== expected.tool || p.c !== expected.caller)
-      throw invalidState('was issued for another tool, upstream or caller');
-    if (typeof p.s === 'string') return { kind: 'relayed', state: p.s };
+      throw invalidState('was issued for another tool, prompt or resource, upstream or caller');
+    const use = {
+      ...(typeof p.n === 'string' ? { nonce: p.n } : {}),
+      expiresAt: typeof p.exp === 'number' ? p.exp : Date.now(),
+    };
+    if (typeof p.s === 'string') return { content: { kind: 'relayed', state: p.s }, ...use };
     if (typeof p.o === 'string' && typeof p.k === 'string')
-      return { kind: 'parked', owner: p.o, key: p.k };
+      return { content: { kind: 'parked', owner: p.o, key: p.k }, ...use };
     throw invalidState('is not valid');
   }
 }

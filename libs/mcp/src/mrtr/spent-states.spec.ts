@@ -1,0 +1,44 @@
+import type { InputHandoff } from './input-handoff';
+import { SpentStates } from './spent-states';
+
+/** InputHandoff without Redis (undefined), or with a Redis that already took some keys. */
+function handoff(takenElsewhere: ReadonlySet<string> = new Set(), shared = false): InputHandoff {
+  return {
+    takeOnce: (key: string) => Promise.resolve(shared ? !takenElsewhere.has(key) : undefined),
+  } as unknown as InputHandoff;
+}
+
+describe('SpentStates (one-time requestState envelopes)', () => {
+  const later = () => Date.now() + 60_000;
+
+  it('spends a nonce once on this replica', async () => {
+    const spent = new SpentStates(handoff());
+    try {
+      expect(await spent.spend('n1', later())).toBe(true);
+      expect(await spent.spend('n1', later())).toBe(false);
+      expect(await spent.spend('n2', later())).toBe(true);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
+
+  it('two racing retries of one envelope: only the first wins', async () => {
+    const spent = new SpentStates(handoff());
+    try {
+      const both = await Promise.all([spent.spend('n', later()), spent.spend('n', later())]);
+      expect(both.sort()).toEqual([false, true]);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
+
+  it('a nonce another replica spent (Redis said taken) is refused here too', async () => {
+    const spent = new SpentStates(handoff(new Set(['theirs']), true));
+    try {
+      expect(await spent.spend('theirs', later())).toBe(false);
+      expect(await spent.spend('mine', later())).toBe(true);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
+});
