@@ -8,6 +8,7 @@ import { rpc } from '../support/rpc';
 import { connectV1 } from '../support/sdk-clients';
 import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
+import { ADMIN_TOKEN, admin, waitForState } from '../admin/admin-support';
 
 const V = '2026-07-28';
 /**
@@ -520,6 +521,89 @@ describe('notification streams across two replicas sharing Redis', () => {
       get.close();
       await subscription.close();
       await modern.close();
+    }
+  });
+});
+
+/**
+ * issue 11 §6 with issue 13: an open listen follows the upstreams registered and removed at
+ * runtime through /admin/upstreams: a 2026 upstream that joins gets an upstream listen for
+ * the streams already open, one that leaves has it ended.
+ */
+describe('notification streams follow runtime registrations (/admin/upstreams)', () => {
+  let calc: ListenUpstream;
+  let late: ListenUpstream;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    [calc, late] = await Promise.all([
+      ListenUpstream.start(['echo']),
+      ListenUpstream.start(['ping']),
+    ]);
+    const mcp = gatewayConfig([], {
+      registry: { refreshIntervalSeconds: 1 },
+      upstreams: [upstream('calc', calc.url)],
+      shutdown: SHORT_GRACE,
+    });
+    gateway = await GatewayProcess.start({
+      mcp: { ...mcp, http: { modernEra: true } },
+      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN },
+      waitReady: true,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all([calc?.stop(), late?.stop()]);
+  });
+
+  it('a registered upstream is listened to by the open listen and relayed; removing it ends that listen', async () => {
+    const stream = await rawListen(gateway.mcpUrl, 'follow', { toolsListChanged: true });
+    try {
+      await waitFor(
+        () => calc.openListens === 1,
+        10_000,
+        () => 'no listen on calc',
+      );
+      expect(late.openListens).toBe(0);
+      const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+        id: 'late',
+        url: late.url,
+      });
+      expect(posted.status).toBe(202);
+      await waitForState(gateway, 'late', 'ACTIVE');
+      await waitFor(
+        () => late.openListens === 1,
+        15_000,
+        () => 'the open listen did not reach the registered upstream',
+      );
+      const changes = () =>
+        stream.messages.filter((m) => m.method === 'notifications/tools/list_changed');
+      // the catalog took late__ping: the gateway's own notification came first
+      await waitFor(
+        () => changes().length >= 1,
+        10_000,
+        () => 'no catalog change notified',
+      );
+      const before = changes().length;
+      late.notifyToolsChanged();
+      await waitFor(
+        () => changes().length > before,
+        10_000,
+        () => 'the registered upstream’s notification was not relayed',
+      );
+      expect(changes().at(-1).params._meta[SUBSCRIPTION_ID]).toBe('follow');
+
+      expect((await admin(gateway, 'DELETE', '/admin/upstreams/late')).status).toBe(200);
+      await waitFor(
+        () => late.openListens === 0,
+        15_000,
+        () => 'the removed upstream is still listened to',
+      );
+      // the configured upstream's listen was left alone
+      expect(calc.openListens).toBe(1);
+    } finally {
+      stream.close();
     }
   });
 });

@@ -61,17 +61,27 @@ function stamped(
  * closes it (the upstream listens end with it) or gracefully at shutdown.
  */
 class ListenSubscription implements OpenStream {
-  /** Ends the upstream listens. */
-  readonly upstreams = new AbortController();
+  /** The upstream listens held for this stream: upstream id → its definition and its end. */
+  readonly upstreamListens = new Map<
+    string,
+    { readonly upstream: UpstreamDefinition; readonly end: AbortController }
+  >();
   private closed = false;
 
   constructor(
     private readonly id: JsonRpcId,
-    private readonly filter: SubscriptionFilter,
+    /** The honoured filter, what the upstream listens are cut from. */
+    readonly filter: SubscriptionFilter,
     readonly stream: NotificationStream,
     private readonly closingResult: string,
     private readonly onClosed: (subscription: ListenSubscription) => void,
+    /** The agent's headers, forwarded to upstream listens. */
+    readonly headers: IncomingHeaders,
   ) {}
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
 
   listChanged(kind: ListKind): void {
     if (this.filter[FILTER_KEY[kind]] === true)
@@ -91,7 +101,8 @@ class ListenSubscription implements OpenStream {
   close(graceful: boolean): void {
     if (this.closed) return;
     this.closed = true;
-    this.upstreams.abort();
+    for (const held of this.upstreamListens.values()) held.end.abort();
+    this.upstreamListens.clear();
     this.stream.end(graceful ? this.closingResult : undefined);
     this.onClosed(this);
   }
@@ -110,6 +121,8 @@ class ListenSubscription implements OpenStream {
 @Injectable()
 export class SubscriptionsListen {
   private readonly serverInfo: { name: string; version: string };
+  /** The listen streams open on this replica. */
+  private readonly subscriptions = new Set<ListenSubscription>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -119,6 +132,11 @@ export class SubscriptionsListen {
     private readonly upstreamListener: UpstreamListener,
   ) {
     this.serverInfo = { name: config.mcp.identity, version: config.version };
+    // upstreams registered, replaced or removed at runtime (issue 13), and upstreams whose
+    // listen support became known: the open streams follow the published catalog
+    registry.onPublished(() => {
+      for (const subscription of this.subscriptions) this.syncUpstreamListens(subscription);
+    });
   }
 
   open(request: ListenRequest): HttpAnswer {
@@ -152,31 +170,54 @@ export class SubscriptionsListen {
       stream.end(closingResult);
       return streamAnswer(stream);
     }
-    const subscription = new ListenSubscription(id, honored, stream, closingResult, (s) =>
-      this.hub.remove(s),
+    const subscription = new ListenSubscription(
+      id,
+      honored,
+      stream,
+      closingResult,
+      (s) => {
+        this.subscriptions.delete(s);
+        this.hub.remove(s);
+      },
+      request.headers,
     );
     if (!this.hub.add(subscription))
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
+    this.subscriptions.add(subscription);
     const { signal } = request;
     if (signal?.aborted === true) subscription.close(false);
     else signal?.onAbort((reason) => subscription.close(reason === 'shutdown'));
-    this.openUpstreamListens(subscription, honored, request.headers);
+    this.syncUpstreamListens(subscription);
     return streamAnswer(stream);
   }
 
-  /** One upstream listen per 2026 upstream that can deliver part of the honoured filter. */
-  private openUpstreamListens(
-    subscription: ListenSubscription,
-    honored: SubscriptionFilter,
-    headers: IncomingHeaders,
-  ): void {
+  /**
+   * One upstream listen per enabled 2026 upstream that can deliver part of the honoured
+   * filter: opened for an upstream that has none yet (at open, and after every publication,
+   * which is how an upstream registered at runtime joins), ended for one that was removed,
+   * disabled or replaced (a replaced one gets a new listen on its new definition).
+   */
+  private syncUpstreamListens(subscription: ListenSubscription): void {
+    if (subscription.isClosed) return;
+    const enabled = new Map(this.registry.enabledUpstreams().map((u) => [u.id, u]));
+    const held = subscription.upstreamListens;
+    for (const [id, listen] of held)
+      if (enabled.get(id) !== listen.upstream) {
+        listen.end.abort();
+        held.delete(id);
+      }
     const extras = this.registry.current()?.extras;
-    for (const upstream of this.registry.enabledUpstreams()) {
-      const filter = this.upstreamFilter(upstream, honored, (uri) => extras?.resourceOwner(uri));
+    for (const upstream of enabled.values()) {
+      if (held.has(upstream.id)) continue;
+      const filter = this.upstreamFilter(upstream, subscription.filter, (uri) =>
+        extras?.resourceOwner(uri),
+      );
       if (filter === undefined) continue;
+      const end = new AbortController();
+      held.set(upstream.id, { upstream, end });
       void this.upstreamListener.hold(upstream, filter, {
-        headers,
-        signal: subscription.upstreams.signal,
+        headers: subscription.headers,
+        signal: end.signal,
         onNotification: (method, params) => subscription.relay(method, params),
       });
     }
