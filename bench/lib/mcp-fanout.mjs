@@ -8,12 +8,12 @@
 // tools/list rounds each). `node bench/lib/mcp-fanout.mjs` prints one line:
 //   listening {"servers":[<port>, …],"silent":[<port>, …]}
 // Only 127.0.0.1 is ever bound. The web-standard handler is mounted on node:http by the small
-// adapter below (the SDK's own adapter package, @modelcontextprotocol/node, is not a dependency).
+// adapter of v2-fanout-server.mjs (the SDK's own adapter package, @modelcontextprotocol/node,
+// is not a dependency).
 import { createServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
-import * as z from 'zod';
+import { handlerFor, mount } from './v2-fanout-server.mjs';
 
 const count = (name, fallback) => {
   const v = Number(process.env[name]);
@@ -22,59 +22,6 @@ const count = (name, fallback) => {
 const SERVERS = count('FANOUT_SERVERS', 49);
 const TOOLS = count('FANOUT_TOOLS', 5);
 const SILENT = count('FANOUT_SILENT', 1);
-
-/** The factory of server `n`: a fresh McpServer per request (createMcpHandler's model). */
-function factoryFor(n) {
-  return () => {
-    const server = new McpServer({ name: `fanout-${n}`, version: '1.0.0' });
-    for (let t = 0; t < TOOLS; t++) {
-      server.registerTool(
-        `lookup_${t}`,
-        {
-          description: `Looks up record set ${t} of fan-out server ${n} and returns the matching rows.`,
-          inputSchema: z.object({ query: z.string().max(200), limit: z.number().int().optional() }),
-        },
-        async (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }),
-      );
-    }
-    return server;
-  };
-}
-
-/** node:http → web Request → handler.fetch → node:http, streaming the answer (SSE included). */
-function mount(handler) {
-  return async (req, res) => {
-    try {
-      const chunks = [];
-      for await (const chunk of req) chunks.push(chunk);
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-        else if (value !== undefined) headers.set(name, value);
-      }
-      const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-      const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, {
-        method: req.method,
-        headers,
-        body: hasBody ? Buffer.concat(chunks) : undefined,
-      });
-      const response = await handler.fetch(request);
-      const out = {};
-      response.headers.forEach((value, name) => (out[name] = value));
-      res.writeHead(response.status, out);
-      if (response.body === null) {
-        res.end();
-        return;
-      }
-      res.on('close', () => void response.body?.cancel().catch(() => {}));
-      for await (const chunk of response.body) res.write(chunk);
-      res.end();
-    } catch (err) {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(String(err));
-    }
-  };
-}
 
 const listen = (server) =>
   new Promise((resolve, reject) => {
@@ -85,7 +32,7 @@ const listen = (server) =>
 const servers = [];
 const ports = [];
 for (let n = 0; n < SERVERS; n++) {
-  const server = createServer(mount(createMcpHandler(factoryFor(n))));
+  const server = createServer(mount(handlerFor(n, TOOLS)));
   server.keepAliveTimeout = 65_000;
   servers.push(server);
   ports.push(await listen(server));

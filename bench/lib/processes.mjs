@@ -282,6 +282,22 @@ export async function startMcpUpstream({ core, json = false, answerBytes = 0 }) 
  * The fanout scenario's upstreams (bench/lib/mcp-fanout.mjs): `servers` v2 SDK servers with
  * `tools` tools each and `silent` listeners that never answer, in one process.
  */
+/**
+ * One replaying upstream (bench/lib/mcp-replay.mjs): the answers of v2 SDK server `server`
+ * with `tools` tools, recorded at start and replayed; same shape as startFanoutUpstreams.
+ */
+export async function startReplayUpstream({ core, server, tools }) {
+  const proc = spawnNode([join(here, 'mcp-replay.mjs')], {
+    core,
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, REPLAY_SERVER: String(server), REPLAY_TOOLS: String(tools) },
+  });
+  const m = await waitForLine(proc, /listening (\{.*\})/, 30_000, 'replay upstream');
+  const ports = JSON.parse(m[1]);
+  const url = (port) => `http://127.0.0.1:${port}/mcp`;
+  return { ...proc, servers: ports.servers.map(url), silent: [] };
+}
+
 export async function startFanoutUpstreams({ core, servers, tools, silent }) {
   const proc = spawnNode([join(here, 'mcp-fanout.mjs')], {
     core,

@@ -461,10 +461,10 @@ function printModern(out, m) {
         `bare proxy ${fmt(c.bareProxy.rps, 0)} req/s, cpu/req ${fmt(c.bareProxy.cpuPerRequestMs * 1000, 1)} µs; ` +
         `ratio ${fmt(c.cpuPerRequestRatioVsBareProxy, 2)} (per round ${c.cpuPerRequestRatioVsBareProxyPerRound.join(' ')})`,
     );
-  const f = m.liveFanout?.u10;
-  if (f)
-    out.push(
-      `2026-07-28 tools/list, ${f.upstreams} lists: live upstreams × ${f.toolsPerUpstream} tools, 1 conn: p50 ${fmt(f.p50Ms, 3)} ms, p99 ${fmt(f.p99Ms, 3)} ms; ` +
-        `slowest upstream's own p50 ${fmt(f.slowestUpstreamP50Ms, 3)} ms`,
-    );
+  for (const f of [m.liveFanout?.u10, m.liveFanout?.u10Sdk])
+    if (f)
+      out.push(
+        `2026-07-28 tools/list, ${f.upstreams} lists: live ${f.upstreamKind ?? 'sdk'} upstreams × ${f.toolsPerUpstream} tools, 1 conn: p50 ${fmt(f.p50Ms, 3)} ms, p99 ${fmt(f.p99Ms, 3)} ms; ` +
+          `slowest upstream's own p50 ${fmt(f.slowestUpstreamP50Ms, 3)} ms; the ten asked at once directly ${fmt(f.directFanoutP50Ms, 3)} ms; gateway CPU ${fmt(f.cpuPerRequestMs, 3)} ms per list`,
+      );
 }
