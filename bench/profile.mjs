@@ -19,6 +19,8 @@
 //   live     tools/list by a 2026-07-28 client at 1 connection through a gateway whose only
 //            sources are ten `lists: live` upstreams (bench/lib/mcp-fanout.mjs, 5 tools each,
 //            ttlMs 0): every request fans out (the modern.liveFanout scenario, issue 11 §4)
+// BENCH_PROFILE_AUTH=jwt (mode call): the gateway verifies a Bearer JWT on every call
+// (mcp.auth.mode jwt against a local JWKS, the auth scenario's setup).
 // BENCH_PROFILE_TARGET=proxy profiles the bare proxy (bench/lib/bare-proxy.mjs) instead, for
 // comparison (with BENCH_PROFILE_MODE=upstream: in front of the upstream MCP server, on a
 // session the bench opens through it). BENCH_PROFILE_SECONDS (10), BENCH_PROFILE_TOOLS, BENCH_PROFILE_CONNECTIONS override
@@ -41,6 +43,7 @@ import {
   startToolService,
   waitReady,
 } from './lib/processes.mjs';
+import { AUDIENCE, startIssuer } from './lib/scenario-auth.mjs';
 import { openSession } from './lib/scenario-upstream-call.mjs';
 
 const PROXY = process.env.BENCH_PROFILE_TARGET === 'proxy';
@@ -92,6 +95,7 @@ const ts = UPSTREAM
     ? await startFanoutUpstreams({ core: pin ? 1 : undefined, servers: 10, tools: 5, silent: 0 })
     : await startToolService({ core: pin ? 1 : undefined });
 let target;
+let issuer;
 try {
   if (!UPSTREAM && !LIVE) await ts.setCatalog('profile', TOOLS, 'r1', 'A');
   // The default sampling interval is 1000 µs; 250 µs gives 4× the samples.
@@ -139,12 +143,25 @@ try {
     url = `http://127.0.0.1:${target.port}/mcp/bench.echo`;
   } else {
     snapshotGateway();
+    if (process.env.BENCH_PROFILE_AUTH === 'jwt') issuer = await startIssuer();
     target = await spawnGateway({
       core: pin ? 0 : undefined,
       toolService: ts,
       catalog: 'profile',
       nodeArgs,
+      mcpExtra:
+        issuer === undefined
+          ? {}
+          : {
+              auth: {
+                mode: 'jwt',
+                issuer: issuer.issuer,
+                audience: AUDIENCE,
+                jwksUrl: issuer.jwksUrl,
+              },
+            },
     });
+    if (issuer !== undefined) headers = { authorization: `Bearer ${issuer.token}` };
     const readyMs = await waitReady(target);
     url = target.mcpUrl;
     if (KIND === 'startup') {
@@ -245,6 +262,7 @@ try {
 } finally {
   if (target) await target.stop();
   await ts.stop();
+  await issuer?.stop();
   cleanupTemp();
   if (process.exitCode) rmSync(dir, { recursive: true, force: true });
 }

@@ -12,10 +12,10 @@ import { spawnGateway, waitReady } from './processes.mjs';
 import { fmt, median, round } from './stats.mjs';
 
 const CONNECTIONS = 16;
-const AUDIENCE = 'http://127.0.0.1/mcp-bench';
+export const AUDIENCE = 'http://127.0.0.1/mcp-bench';
 
 /** A JWKS endpoint on 127.0.0.1 serving one ES256 public key, and a token signed with it. */
-async function startIssuer() {
+export async function startIssuer() {
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const jwk = { ...(await exportJWK(publicKey)), alg: 'ES256', use: 'sig', kid: 'bench-1' };
   let fetches = 0;

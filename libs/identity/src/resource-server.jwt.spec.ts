@@ -104,6 +104,35 @@ describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
     if (outcome.kind === 'authenticated') expect(outcome.caller.claims.groups).toEqual(['g']);
   });
 
+  it('authenticateRemembered decides a header verified before without I/O, as authenticate would', async () => {
+    const token = await sign({ sub: 'bob', scope: 'mcp' });
+    const header = `Bearer ${token}`;
+    // never verified: undefined (authenticate must decide), also for repeated headers
+    expect(rs.authenticateRemembered(header)).toBeUndefined();
+    expect(rs.authenticateRemembered([header, header])).toBeUndefined();
+    expect(rs.authenticateRemembered(undefined)).toBeUndefined();
+    await rs.authenticate(header);
+    expect(rs.authenticateRemembered(header)).toMatchObject({
+      kind: 'authenticated',
+      caller: { subject: 'bob' },
+    });
+    // remembered by the exact header value: another spelling goes through authenticate
+    expect(rs.authenticateRemembered(`bearer ${token}`)).toBeUndefined();
+    // a verified token that lacks a required scope is remembered and still refused with 403
+    const narrow = `Bearer ${await sign({ sub: 'bob', scope: 'read' })}`;
+    await rs.authenticate(narrow);
+    expect(rs.authenticateRemembered(narrow)).toMatchObject({ status: 403 });
+    // a token remembered until its exp: once past it, no longer decided from memory
+    const brief = `Bearer ${await sign({ sub: 'carol', scope: 'mcp' }, 1)}`;
+    expect(await rs.authenticate(brief)).toMatchObject({ kind: 'authenticated' });
+    jest.useFakeTimers({ now: Date.now() + 2_000, doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      expect(rs.authenticateRemembered(brief)).toBeUndefined();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('no header: 401 without an error code; another scheme: 401 invalid_token', async () => {
     expect(await rs.authenticate(undefined)).toMatchObject({ kind: 'refused', status: 401 });
     expect((await rs.authenticate(undefined)) as object).not.toHaveProperty('error');

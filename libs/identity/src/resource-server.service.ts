@@ -32,7 +32,7 @@ function refused(description: string): AuthOutcome {
  * The gateway as an OAuth 2.1 resource server for /mcp (issue 12 §1–§2): every request's
  * Bearer token is verified (JWTs with jose, opaque tokens by RFC 7662 introspection), every
  * time, whatever its session; the caller's identity never outlives the token. A verified JWT
- * is remembered by its exact text until it expires (at most VERIFIED_CACHE_MAX_MS), which
+ * is remembered by the exact Authorization header value that carried it until it expires (at most VERIFIED_CACHE_MAX_MS), which
  * spares the signature check on the hot path; an introspection answer is not remembered
  * unless `introspectionCacheSeconds` allows it, and never past the token's `exp`.
  */
@@ -97,26 +97,41 @@ export class ResourceServer implements OnModuleDestroy {
   }
 
   /**
+   * The decision for an Authorization header value verified before and still remembered: no
+   * parsing, no I/O, no await (the hot path of an agent that sends the same token on every
+   * call). undefined when authenticate() must decide. Same answers as authenticate().
+   */
+  authenticateRemembered(authorization: string | string[] | undefined): AuthOutcome | undefined {
+    if (!this.enabled) return ANONYMOUS;
+    if (typeof authorization !== 'string') return undefined;
+    const known = this.verified.get(authorization);
+    if (known === undefined || known.untilMs <= Date.now()) return undefined;
+    return this.withScopes(known.caller);
+  }
+
+  /**
    * Decides one request by its Authorization header: anonymous (mode none), the caller, or a
    * refusal (401 no/bad token, 403 a required scope missing). Never throws.
    */
   async authenticate(authorization: string | string[] | undefined): Promise<AuthOutcome> {
     if (!this.enabled) return ANONYMOUS;
-    if (authorization === undefined) return MISSING;
-    const token = bearerToken(authorization);
+    // remembered by the header's exact value (its first line when repeated)
+    const value = Array.isArray(authorization) ? authorization[0] : authorization;
+    if (value === undefined) return MISSING;
+    const token = bearerToken(value);
     if (token === undefined)
       return refused('The Authorization header must be "Bearer <access token>"');
     const now = Date.now();
-    const known = this.verified.get(token);
-    let caller: CallerIdentity;
-    if (known !== undefined && known.untilMs > now) {
-      caller = known.caller;
-    } else {
-      if (known !== undefined) this.verified.delete(token);
-      const checked = await this.check(token, now);
-      if (checked.kind !== 'authenticated') return checked;
-      caller = checked.caller;
-    }
+    const known = this.verified.get(value);
+    if (known !== undefined && known.untilMs > now) return this.withScopes(known.caller);
+    if (known !== undefined) this.verified.delete(value);
+    const checked = await this.check(token, value, now);
+    if (checked.kind !== 'authenticated') return checked;
+    return this.withScopes(checked.caller);
+  }
+
+  /** The caller, or 403 insufficient_scope when a required scope is missing (issue 12 §2). */
+  private withScopes(caller: CallerIdentity): AuthOutcome {
     for (const scope of this.requiredScopes) {
       if (!caller.scopes.includes(scope))
         return {
@@ -130,12 +145,12 @@ export class ResourceServer implements OnModuleDestroy {
     return { kind: 'authenticated', caller };
   }
 
-  private async check(token: string, now: number): Promise<AuthOutcome> {
+  private async check(token: string, header: string, now: number): Promise<AuthOutcome> {
     if (this.jwt !== undefined && (looksLikeJwt(token) || this.introspection === undefined)) {
       const verdict = await this.jwt.verify(token);
       if (!verdict.ok) return refused(verdict.reason);
       const caller = callerOf(verdict.payload, token);
-      this.remember(token, caller, now);
+      this.remember(header, caller, now);
       return { kind: 'authenticated', caller };
     }
     if (this.introspection === undefined)
@@ -144,13 +159,13 @@ export class ResourceServer implements OnModuleDestroy {
     if (!result.active) return refused(result.reason);
     const caller = callerOf(result.claims, token);
     const cacheMs = (this.auth.introspectionCacheSeconds ?? 0) * 1000;
-    if (cacheMs > 0) this.remember(token, caller, now, cacheMs);
+    if (cacheMs > 0) this.remember(header, caller, now, cacheMs);
     return { kind: 'authenticated', caller };
   }
 
-  /** Remembers a verified token until its exp (and at most maxMs). */
+  /** Remembers a verified token, by its Authorization header value, until its exp (and at most maxMs). */
   private remember(
-    token: string,
+    header: string,
     caller: CallerIdentity,
     now: number,
     maxMs = VERIFIED_CACHE_MAX_MS,
@@ -162,7 +177,7 @@ export class ResourceServer implements OnModuleDestroy {
       const oldest = this.verified.keys().next();
       if (oldest.done !== true) this.verified.delete(oldest.value);
     }
-    this.verified.set(token, { caller, untilMs });
+    this.verified.set(header, { caller, untilMs });
   }
 
   onModuleDestroy(): void {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
-import { ResourceServer } from '@app/identity';
+import { ResourceServer, type AuthOutcome } from '@app/identity';
 import { authRefusal } from './http/auth-answers';
 import { LegacyCodec } from './codecs/legacy.codec';
 import {
@@ -76,11 +76,21 @@ export class McpTransport {
    * Serves one POST: the caller's token first (issue 12 §1–§2; every request, both eras, any
    * session: 401/403 before anything else is read), then the era's codec.
    */
-  async post(exchange: HttpExchange): Promise<HttpAnswer> {
+  post(exchange: HttpExchange): Promise<HttpAnswer> {
     if (!this.resourceServer.enabled) return this.serve(exchange);
-    const outcome = await this.resourceServer.authenticate(exchange.headers.authorization);
+    const authorization = exchange.headers.authorization;
+    // a token verified before is decided without a promise of its own (the common case)
+    const remembered = this.resourceServer.authenticateRemembered(authorization);
+    if (remembered !== undefined) return this.serveAs(exchange, remembered);
+    return this.resourceServer
+      .authenticate(authorization)
+      .then((outcome) => this.serveAs(exchange, outcome));
+  }
+
+  /** The request as the auth outcome allows: refused (401/403), or served for the caller. */
+  private serveAs(exchange: HttpExchange, outcome: AuthOutcome): Promise<HttpAnswer> {
     if (outcome.kind === 'refused')
-      return authRefusal(outcome, this.resourceServer.metadataUrl ?? '');
+      return Promise.resolve(authRefusal(outcome, this.resourceServer.metadataUrl ?? ''));
     if (outcome.kind === 'anonymous') return this.serve(exchange);
     return this.serve({
       ...exchange,
