@@ -1,5 +1,8 @@
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
+import { connectV1 } from '../support/sdk-clients';
+import { V1AskingUpstream } from '../mrtr/mrtr-upstreams';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { stopAfterEach } from '../support/cleanup';
 import {
   ADMIN_TOKEN,
@@ -122,6 +125,32 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
         outcome: 'accepted',
       }),
     ]);
+  });
+
+  it('a registered 2025 upstream asking the client mid-call: the relayed question is answered and the answer reaches it', async () => {
+    const asking = track(await V1AskingUpstream.start());
+    const gateway = await start();
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', { id: 'ask', url: asking.url });
+    expect(posted.status).toBe(202);
+    await waitForState(gateway, 'ask', 'ACTIVE');
+    await waitForTool(gateway, 'ask__approve');
+    const client = await connectV1(gateway.mcpUrl, {}, { elicitation: { form: {} } });
+    try {
+      client.setRequestHandler(ElicitRequestSchema, () => ({
+        action: 'accept',
+        content: { approve: true },
+      }));
+      const result = await client.callTool({
+        name: 'ask__approve',
+        arguments: { question: 'Ship it?' },
+      });
+      expect(result.isError).toBeFalsy();
+      expect((result.content as { text: string }[])[0]?.text).toBe(
+        'approve={"action":"accept","content":{"approve":true}}',
+      );
+    } finally {
+      await client.close();
+    }
   });
 
   it('an upstream that cannot be reached becomes FAILED with the reason, and the catalog stays as it was', async () => {

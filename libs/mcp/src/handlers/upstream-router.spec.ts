@@ -1,5 +1,6 @@
-import type { GatewayConfig, UpstreamDefinition } from '@app/config';
+import type { UpstreamDefinition } from '@app/config';
 import type { UpstreamExecutor, UpstreamOutcome } from '@app/execution';
+import type { RegistryService } from '@app/registry';
 import type { RelayIds } from '../relay/relay-ids';
 import { SerializedResult, type MethodContext } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
@@ -12,7 +13,9 @@ function routerAnswering(outcome: UpstreamOutcome): UpstreamRouter {
   return new UpstreamRouter(
     executor,
     {} as RelayIds,
-    { upstreams: [] } as unknown as GatewayConfig,
+    {
+      enabledUpstreams: () => [],
+    } as unknown as RegistryService,
   );
 }
 

@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { Injectable, Logger } from '@nestjs/common';
+import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
+import { RegistryService } from '@app/registry';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { RelayIds } from '../relay/relay-ids';
@@ -36,15 +37,12 @@ export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
 @Injectable()
 export class UpstreamRouter {
   private readonly logger = new Logger('Mcp');
-  private readonly byId: ReadonlyMap<string, UpstreamDefinition>;
 
   constructor(
     private readonly executor: UpstreamExecutor,
     private readonly relayIds: RelayIds,
-    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
-  ) {
-    this.byId = new Map(config.upstreams.map((u) => [u.id, u]));
-  }
+    private readonly registry: RegistryService,
+  ) {}
 
   /**
    * @returns the upstream's result; throws ForwardedError for its JSON-RPC error, and for a
@@ -90,13 +88,24 @@ export class UpstreamRouter {
   }
 
   /**
-   * The client's answer to a relayed request: posted to the upstream session that asked.
-   * false when the id is not a relay id of this gateway (forged, foreign or plain).
+   * The client's answer to a relayed request: posted to the upstream session that asked, the
+   * upstream found among the enabled ones, configured or registered at runtime (issue 13).
+   * false when the id is not a relay id of this gateway (forged, foreign or plain); an answer
+   * for an upstream no longer enabled is dropped with a warn line.
    */
   async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<boolean> {
     const origin = this.relayIds.open(message.id);
-    const upstream = origin === undefined ? undefined : this.byId.get(origin.upstream);
-    if (origin === undefined || upstream === undefined) return false;
+    const upstream =
+      origin === undefined
+        ? undefined
+        : this.registry.enabledUpstreams().find((u) => u.id === origin.upstream);
+    if (origin === undefined) return false;
+    if (upstream === undefined) {
+      this.logger.warn(
+        `Upstream ${origin.upstream}: the client's answer arrived after the upstream was removed or disabled; dropped`,
+      );
+      return true;
+    }
     const delivered = await this.executor.respond(
       upstream,
       origin.session,
