@@ -533,11 +533,13 @@ describe('notification streams across two replicas sharing Redis', () => {
 describe('notification streams follow runtime registrations (/admin/upstreams)', () => {
   let calc: ListenUpstream;
   let late: ListenUpstream;
+  let twin: ListenUpstream;
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
-    [calc, late] = await Promise.all([
+    [calc, late, twin] = await Promise.all([
       ListenUpstream.start(['echo']),
+      ListenUpstream.start(['ping']),
       ListenUpstream.start(['ping']),
     ]);
     const mcp = gatewayConfig([], {
@@ -554,7 +556,7 @@ describe('notification streams follow runtime registrations (/admin/upstreams)',
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all([calc?.stop(), late?.stop()]);
+    await Promise.all([calc?.stop(), late?.stop(), twin?.stop()]);
   });
 
   it('a registered upstream is listened to by the open listen and relayed; removing it ends that listen', async () => {
@@ -604,6 +606,49 @@ describe('notification streams follow runtime registrations (/admin/upstreams)',
       expect(calc.openListens).toBe(1);
     } finally {
       stream.close();
+    }
+  });
+
+  it('an id deleted and registered again at once on another server (same tools, same catalog): the listen moves to the new server', async () => {
+    const stream = await rawListen(gateway.mcpUrl, 'moved', { toolsListChanged: true });
+    try {
+      await waitFor(
+        () => calc.openListens === 1,
+        10_000,
+        () => 'no listen on calc',
+      );
+      expect(
+        (await admin(gateway, 'POST', '/admin/upstreams', { id: 'late', url: late.url })).status,
+      ).toBe(202);
+      await waitForState(gateway, 'late', 'ACTIVE');
+      await waitFor(
+        () => late.openListens === 1,
+        15_000,
+        () => 'late was not listened to',
+      );
+      // within one refresh round: the published catalog (late__ping) stays byte for byte the same
+      expect((await admin(gateway, 'DELETE', '/admin/upstreams/late')).status).toBe(200);
+      expect(
+        (await admin(gateway, 'POST', '/admin/upstreams', { id: 'late', url: twin.url })).status,
+      ).toBe(202);
+      await waitFor(
+        () => late.openListens === 0 && twin.openListens === 1,
+        15_000,
+        () => `listens: old server ${late.openListens}, new server ${twin.openListens}`,
+      );
+      const before = stream.messages.length;
+      twin.notifyToolsChanged();
+      await waitFor(
+        () =>
+          stream.messages
+            .slice(before)
+            .some((m) => m.method === 'notifications/tools/list_changed'),
+        10_000,
+        () => 'the new server’s notification was not relayed',
+      );
+    } finally {
+      stream.close();
+      await admin(gateway, 'DELETE', '/admin/upstreams/late');
     }
   });
 });

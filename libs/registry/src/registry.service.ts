@@ -92,6 +92,7 @@ export class RegistryService {
   /** The last catalog changes of this replica (issue 13 §4: the console's Catalog history). */
   private readonly changes = new CatalogHistory();
   private readonly publishedListeners = new Set<CatalogPublishedListener>();
+  private readonly roundListeners = new Set<() => void>();
   /** Per source, the content fingerprint of its copy the last merge rejected (cleared on adoption). */
   private readonly rejectedCopies = new Map<string, string>();
 
@@ -124,6 +125,32 @@ export class RegistryService {
     };
   }
 
+  /**
+   * Calls `listener` after every refresh round, whether it published or not, and right after
+   * an upstream is put or removed at runtime: for whoever keeps something per enabled upstream
+   * (the listen streams' upstream listens, issue 11 §6) and must follow changes that leave the
+   * published catalog as it was (a DELETE and a POST of one id within one round). A listener
+   * must not throw (a throw is logged and ignored). Returns the function that removes it.
+   */
+  onRoundApplied(listener: () => void): () => void {
+    this.roundListeners.add(listener);
+    return () => {
+      this.roundListeners.delete(listener);
+    };
+  }
+
+  private roundApplied(): void {
+    for (const listener of this.roundListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.logger.error(
+          `A round listener failed (${err instanceof Error ? err.name : typeof err}); ignored`,
+        );
+      }
+    }
+  }
+
   /** contract §6: ready once the first pull attempt is done and a usable snapshot exists. */
   isReady(): boolean {
     return this.firstRoundDone && this.snapshot !== undefined;
@@ -151,14 +178,19 @@ export class RegistryService {
   putUpstream(definition: UpstreamDefinition): boolean {
     const put = this.upstreams.put(definition);
     // a replaced upstream starts afresh, its rejected copy included
-    if (put) this.rejectedCopies.delete(definition.id);
+    if (put) {
+      this.rejectedCopies.delete(definition.id);
+      this.roundApplied();
+    }
     return put;
   }
 
   /** Forgets a registered upstream; the next round publishes the catalog without it. */
   removeUpstream(id: string): boolean {
     this.rejectedCopies.delete(id);
-    return this.upstreams.remove(id);
+    const removed = this.upstreams.remove(id);
+    if (removed) this.roundApplied();
+    return removed;
   }
 
   /** One upstream's pull state (status, last error with its detail, era, tool count). */
@@ -294,6 +326,7 @@ export class RegistryService {
     } finally {
       // The first attempt is over even if publishing failed unexpectedly (readiness, §6).
       this.firstRoundDone = true;
+      this.roundApplied();
     }
   }
 

@@ -133,10 +133,13 @@ export class SubscriptionsListen {
   ) {
     this.serverInfo = { name: config.mcp.identity, version: config.version };
     // upstreams registered, replaced or removed at runtime (issue 13), and upstreams whose
-    // listen support became known: the open streams follow the published catalog
-    registry.onPublished(() => {
+    // listen support became known: the open streams follow them after every publication and
+    // every round (a change may leave the published catalog as it was)
+    const sync = (): void => {
       for (const subscription of this.subscriptions) this.syncUpstreamListens(subscription);
-    });
+    };
+    registry.onPublished(sync);
+    registry.onRoundApplied(sync);
   }
 
   open(request: ListenRequest): HttpAnswer {
