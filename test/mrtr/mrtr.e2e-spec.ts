@@ -220,6 +220,28 @@ describe('MRTR and era bridging (issue 11 §5, §7)', () => {
       expect(v2.calls().length).toBe(before);
     });
 
+    it('a retry with other arguments is -32602 and never forwarded: the envelope binds a digest of them', async () => {
+      const first = await modernCall(a.mcpUrl, 'v2__confirm_deploy', {
+        arguments: { env: 'staging' },
+      });
+      const before = v2.calls().length;
+      const swapped = await modernCall(b.mcpUrl, 'v2__confirm_deploy', {
+        arguments: { env: 'prod' },
+        inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+        requestState: first.json.result.requestState,
+      });
+      expect(swapped.json.error).toMatchObject({ code: -32602 });
+      expect(swapped.json.error.message).toMatch(/other arguments/);
+      expect(v2.calls().length).toBe(before);
+      // refused before it was spent: the retry with the arguments it was issued for still works
+      const retry = await modernCall(b.mcpUrl, 'v2__confirm_deploy', {
+        arguments: { env: 'staging' },
+        inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+        requestState: first.json.result.requestState,
+      });
+      expect(text(retry.json.result)).toBe('deployed to staging (state=opaque-state-staging)');
+    });
+
     it('an envelope issued for another tool is -32602 (foreign)', async () => {
       const first = await modernCall(a.mcpUrl, 'v2__confirm_deploy', { arguments: { env: 'qa' } });
       const retry = await modernCall(b.mcpUrl, 'v2__write_poem', {
@@ -310,6 +332,24 @@ describe('MRTR and era bridging (issue 11 §5, §7)', () => {
       }
       expect(seen).toEqual(['Drop?', 'Really? Drop?']);
       expect(text(answer.json.result)).toBe('first={"approve":true} second={"approve":false}');
+    });
+
+    it('a parked call’s retry with other arguments is -32602; the call waits for its own retry', async () => {
+      const first = await modernCall(a.mcpUrl, 'v1__approve', { arguments: { question: 'Safe?' } });
+      const [key] = Object.keys(first.json.result.inputRequests);
+      const answers = { [key!]: { action: 'accept', content: { approve: true } } };
+      const swapped = await modernCall(b.mcpUrl, 'v1__approve', {
+        arguments: { question: 'Dangerous?' },
+        inputResponses: answers,
+        requestState: first.json.result.requestState,
+      });
+      expect(swapped.json.error.code).toBe(-32602);
+      const own = await modernCall(b.mcpUrl, 'v1__approve', {
+        arguments: { question: 'Safe?' },
+        inputResponses: answers,
+        requestState: first.json.result.requestState,
+      });
+      expect(text(own.json.result)).toBe('approve={"action":"accept","content":{"approve":true}}');
     });
 
     it('a retry of a finished call is -32602', async () => {

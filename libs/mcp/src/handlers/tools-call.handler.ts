@@ -128,6 +128,7 @@ export class ToolsCallHandler implements MethodHandler {
           upstream,
           method: 'tools/call',
           target: name,
+          arguments: args,
           params: {
             ...params,
             name: originalName,

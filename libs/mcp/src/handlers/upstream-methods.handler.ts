@@ -51,6 +51,7 @@ function forwardRounds(
       upstream,
       method,
       target,
+      arguments: params.arguments,
       params,
       send: (sent, roundContext, onRequest) =>
         router.forward(upstream, method, sent, roundContext, undefined, undefined, onRequest),

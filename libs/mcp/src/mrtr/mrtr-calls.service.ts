@@ -8,7 +8,7 @@ import { InputHandoff } from './input-handoff';
 import { LegacyInputBridge } from './legacy-input-bridge';
 import { SpentStates } from './spent-states';
 import { ParkedCall } from './parked-call';
-import { bindingName, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
+import { bindingOf, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
@@ -68,11 +68,7 @@ export class MrtrCalls implements OnApplicationShutdown {
   /** Runs the call for the client's era; results and errors as UpstreamRouter.forward. */
   async call(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
     if (!isModern(context.protocolVersion)) return this.bridge.run(call, context);
-    const binding: StateBinding = {
-      upstream: call.upstream.id,
-      tool: bindingName(call),
-      caller: callerKey(context.caller),
-    };
+    const binding = bindingOf(call, callerKey(context.caller));
     let params: Record<string, unknown> = { ...call.params };
     if (params.requestState !== undefined) {
       const opened = this.envelope.open(params.requestState, binding);

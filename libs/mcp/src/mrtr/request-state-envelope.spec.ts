@@ -3,6 +3,8 @@ import type { GatewayConfig } from '@app/config';
 import { GatewayError } from '../errors/gateway-error';
 import { MrtrSeal } from './mrtr-seal';
 import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
+import { bindingOf, type UpstreamMrtrRequest } from './upstream-mrtr-request';
+import type { UpstreamDefinition } from '@app/config';
 
 const KEY_A = randomBytes(32);
 const KEY_B = randomBytes(32);
@@ -130,5 +132,42 @@ describe('the requestState envelope (issue 11 §5: AEAD, bound to upstream, tool
     expect(callerKey({ subject: 'u', clientId: 'c1', scopes: ['s'], claims: {}, token: 'z' })).toBe(
       a,
     );
+  });
+
+  describe('bindingOf: what a request binds (wire notes §4 "State and security")', () => {
+    const request = (
+      over: Partial<UpstreamMrtrRequest> & { url?: string } = {},
+    ): UpstreamMrtrRequest => ({
+      upstream: { id: 'reg', url: over.url ?? 'http://a.example/mcp' } as UpstreamDefinition,
+      method: 'tools/call',
+      target: 'reg__deploy',
+      arguments: { env: 'staging', n: 1 },
+      params: {},
+      send: () => Promise.resolve({}),
+      ...over,
+    });
+
+    it('opens for the same request again, whatever object carries the same arguments', () => {
+      const e = envelope();
+      const token = e.wrap(bindingOf(request(), null), { kind: 'relayed', state: 's' });
+      expect(
+        e.unwrap(token, bindingOf(request({ arguments: { env: 'staging', n: 1 } }), null)),
+      ).toEqual({
+        kind: 'relayed',
+        state: 's',
+      });
+    });
+
+    it.each([
+      ['other arguments', { arguments: { env: 'prod', n: 1 } }],
+      ['no arguments', { arguments: undefined }],
+      ['another server registered under the same id', { url: 'http://b.example/mcp' }],
+      ['a prompt of the same name', { method: 'prompts/get' as const }],
+      ['another resource', { method: 'resources/read' as const, target: 'file:///x' }],
+    ])('refuses %s', (_what, over) => {
+      const e = envelope();
+      const token = e.wrap(bindingOf(request(), null), { kind: 'relayed', state: 's' });
+      invalidParams(() => e.unwrap(token, bindingOf(request(over), null)));
+    });
   });
 });

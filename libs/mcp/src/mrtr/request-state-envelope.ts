@@ -7,12 +7,9 @@ import { MrtrSeal } from './mrtr-seal';
 
 /** What an envelope is bound to: a retry must come for the same upstream, request and caller. */
 export interface StateBinding {
-  /** The upstream id (config). */
+  /** The upstream: its id and URL (bindingOf). */
   readonly upstream: string;
-  /**
-   * The request's bindingName(): a tool's published name as the client calls it, or
-   * `prompts/get <name>` / `resources/read <uri>`.
-   */
+  /** The request: method, published name or URI, digest of the client's arguments (bindingOf). */
   readonly tool: string;
   /** callerKey() of the caller; null when the gateway runs without authentication. */
   readonly caller: string | null;
@@ -112,7 +109,9 @@ export class RequestStateEnvelope {
       throw invalidState('is not valid: tampered with, expired, or not issued by this gateway');
     const p = payload as Partial<EnvelopePayload>;
     if (p.u !== expected.upstream || p.t !== expected.tool || p.c !== expected.caller)
-      throw invalidState('was issued for another tool, prompt or resource, upstream or caller');
+      throw invalidState(
+        'was issued for another tool, prompt or resource, other arguments, another upstream or caller',
+      );
     const use = {
       ...(typeof p.n === 'string' ? { nonce: p.n } : {}),
       expiresAt: typeof p.exp === 'number' ? p.exp : Date.now(),

@@ -41,4 +41,25 @@ describe('SpentStates (one-time requestState envelopes)', () => {
       spent.onModuleDestroy();
     }
   });
+
+  it('past its memory cap it forgets the oldest and refuses, as spent, every envelope expiring no later (fail closed)', async () => {
+    class SmallSpentStates extends SpentStates {
+      protected override readonly maxRemembered = 3;
+    }
+    const spent = new SmallSpentStates(handoff());
+    const t0 = Date.now() + 60_000;
+    try {
+      for (let i = 1; i <= 3; i++) expect(await spent.spend(`n${i}`, t0 + i)).toBe(true);
+      // the fourth pushes n1 (expiring t0+1) out: n1 must not become spendable again
+      expect(await spent.spend('n4', t0 + 4)).toBe(true);
+      expect(await spent.spend('n1', t0 + 1)).toBe(false);
+      // an unseen envelope expiring no later than the forgotten one is refused too
+      expect(await spent.spend('fresh-early', t0)).toBe(false);
+      // one expiring later is not
+      expect(await spent.spend('fresh-late', t0 + 10)).toBe(true);
+      expect(await spent.spend('n4', t0 + 4)).toBe(false);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
 });

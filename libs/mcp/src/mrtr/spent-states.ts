@@ -12,12 +12,21 @@ const SWEEP_EVERY_MS = 30_000;
  * first retry that carries it: on every replica through Redis (InputHandoff.takeOnce) when
  * REDIS_URL is set, else on this replica only (docs/operations.md). A nonce is remembered
  * until its envelope expires, so memory is bounded by the retries of one
- * `requestStateTtlSeconds` (and by MAX_REMEMBERED).
+ * `requestStateTtlSeconds` and by MAX_REMEMBERED; past it the oldest are forgotten and every
+ * envelope expiring no later than one of them is refused as spent (fail closed).
  */
 @Injectable()
 export class SpentStates implements OnModuleDestroy {
   /** nonce → expiry (ms since the epoch), in insertion order. */
   private readonly remembered = new Map<string, number>();
+  /**
+   * The latest expiry among nonces forgotten before they expired (past MAX_REMEMBERED): an
+   * envelope expiring no later is refused as spent when it is not remembered, because it may
+   * have been one of them (fail closed: a replay must never pass for a first retry).
+   */
+  private forgottenUntil = 0;
+  /** MAX_REMEMBERED; a test may lower it. */
+  protected readonly maxRemembered: number = MAX_REMEMBERED;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly handoff: InputHandoff) {
@@ -34,14 +43,15 @@ export class SpentStates implements OnModuleDestroy {
    * @returns false when it was spent before (here, or on another replica through Redis)
    */
   async spend(nonce: string, expiresAt: number): Promise<boolean> {
-    if (this.remembered.has(nonce)) return false;
+    if (this.remembered.has(nonce) || expiresAt <= this.forgottenUntil) return false;
     // remembered before Redis answers: a second retry racing this one on this replica loses
     this.remembered.set(nonce, expiresAt);
-    if (this.remembered.size > MAX_REMEMBERED) {
+    if (this.remembered.size > this.maxRemembered) {
       this.sweep(Date.now());
-      for (const oldest of this.remembered.keys()) {
-        if (this.remembered.size <= MAX_REMEMBERED) break;
+      for (const [oldest, until] of this.remembered) {
+        if (this.remembered.size <= this.maxRemembered) break;
         this.remembered.delete(oldest);
+        this.forgottenUntil = Math.max(this.forgottenUntil, until);
       }
     }
     return (await this.handoff.takeOnce(nonce, expiresAt - Date.now())) !== false;

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { UpstreamDefinition } from '@app/config';
 import { SerializedResult, type MethodContext } from '../handlers/method-handler';
 import type { UpstreamRequestHook } from '../handlers/upstream-router';
+import type { StateBinding } from './request-state-envelope';
 
 /**
  * The methods whose result may be `input_required` (wire notes §4 "Applies to"): the requests
@@ -16,6 +18,8 @@ export interface UpstreamMrtrRequest {
   readonly target: string;
   /** params as the upstream is to get them (its own tool or prompt name, the client's arguments). */
   readonly params: Readonly<Record<string, unknown>>;
+  /** The client's `params.arguments` as parsed (undefined for resources/read): the envelope binds a digest of them. */
+  readonly arguments: unknown;
   /** Forwards one round; throws GatewayError/ForwardedError as UpstreamRouter.forward. */
   readonly send: (
     params: Record<string, unknown>,
@@ -30,10 +34,25 @@ export function plain(result: object): Record<string, unknown> {
 }
 
 /**
- * What the envelope binds as the request's name: a tool's published name as it is (envelopes
- * of tool calls keep their shape), `prompts/get <name>` and `resources/read <uri>` otherwise,
- * so a state issued for one kind can never be spent on another.
+ * The envelope's binding of this request (issue 11 §5; wire notes §4 "State and security":
+ * bind the method and a digest of the salient params): the upstream as registered (its id
+ * and URL, so a state never reaches another server registered later under the same id), the
+ * method, the published name or URI and a SHA-256 digest of the client's arguments (as
+ * JSON.stringify writes them: a retry must re-send the same arguments), and the caller. The
+ * name and digest are computed when first read: only rounds that wrap or open an envelope
+ * pay for them.
  */
-export function bindingName(request: UpstreamMrtrRequest): string {
-  return request.method === 'tools/call' ? request.target : `${request.method} ${request.target}`;
+export function bindingOf(request: UpstreamMrtrRequest, caller: string | null): StateBinding {
+  let bound: string | undefined;
+  return {
+    upstream: `${request.upstream.id} ${request.upstream.url}`,
+    get tool(): string {
+      bound ??= `${request.method} ${request.target} ${createHash('sha256')
+        .update(JSON.stringify(request.arguments ?? {}))
+        .digest('base64url')
+        .slice(0, 22)}`;
+      return bound;
+    },
+    caller,
+  };
 }
