@@ -45,7 +45,11 @@ export class ResourceServer implements OnModuleDestroy {
   private readonly jwt?: JwtVerifier;
   private readonly introspection?: IntrospectionClient;
   private readonly requiredScopes: readonly string[];
-  private readonly verified = new Map<string, { caller: CallerIdentity; untilMs: number }>();
+  /** Authorization header value → the verified caller, until when, and its outcome (scopes checked once). */
+  private readonly verified = new Map<
+    string,
+    { readonly caller: CallerIdentity; readonly untilMs: number; readonly outcome: AuthOutcome }
+  >();
   /** The metadata document's URL and the paths serving it (mode jwt only). */
   readonly metadataUrl?: string;
   readonly metadataPaths: ReadonlySet<string>;
@@ -106,7 +110,7 @@ export class ResourceServer implements OnModuleDestroy {
     if (typeof authorization !== 'string') return undefined;
     const known = this.verified.get(authorization);
     if (known === undefined || known.untilMs <= Date.now()) return undefined;
-    return this.withScopes(known.caller);
+    return known.outcome;
   }
 
   /**
@@ -123,7 +127,7 @@ export class ResourceServer implements OnModuleDestroy {
       return refused('The Authorization header must be "Bearer <access token>"');
     const now = Date.now();
     const known = this.verified.get(value);
-    if (known !== undefined && known.untilMs > now) return this.withScopes(known.caller);
+    if (known !== undefined && known.untilMs > now) return known.outcome;
     if (known !== undefined) this.verified.delete(value);
     const checked = await this.check(token, value, now);
     if (checked.kind !== 'authenticated') return checked;
@@ -177,7 +181,7 @@ export class ResourceServer implements OnModuleDestroy {
       const oldest = this.verified.keys().next();
       if (oldest.done !== true) this.verified.delete(oldest.value);
     }
-    this.verified.set(header, { caller, untilMs });
+    this.verified.set(header, { caller, untilMs, outcome: this.withScopes(caller) });
   }
 
   onModuleDestroy(): void {

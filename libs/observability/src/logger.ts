@@ -126,6 +126,39 @@ export function createFieldLogger(
   );
 }
 
+/** pino's numeric levels, for the level check of createJsonLineWriter. */
+const LEVELS: Readonly<Record<string, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Number.POSITIVE_INFINITY,
+};
+
+/**
+ * A writer of info lines that the caller builds as JSON text, for the one line on every call's
+ * path (the audit line, issue 12 §5): `write(members)` writes
+ * `{"level":"info","time":…,"service":"mcp-gateway","context":<context>,<members>}` on the
+ * shared stdout stream, the format of createFieldLogger's lines, without pino's serializer
+ * (about half the cost of a pino line). `members` must be valid JSON object members, every
+ * value encoded by the caller (JSON.stringify). A no-op when `level` (LOG_LEVEL) is above info.
+ */
+export function createJsonLineWriter(
+  level: string,
+  context: string,
+  destination?: pino.DestinationStream,
+): (members: string) => void {
+  if ((LEVELS[level] ?? LEVELS.info!) > LEVELS.info!) return () => undefined;
+  const out = destination ?? sharedStdout();
+  const prefix = `{"level":"info"`;
+  const base = `,"service":"mcp-gateway","context":${JSON.stringify(context)},`;
+  return (members) => {
+    out.write(`${prefix}${isoTime()}${base}${members}}\n`);
+  };
+}
+
 type Fields = Record<string, unknown>;
 
 /** Nest's LoggerService on pino, so framework and gateway lines share one JSON format. */

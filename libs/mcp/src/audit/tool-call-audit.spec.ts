@@ -22,7 +22,9 @@ const ALICE: CallerIdentity = {
 
 describe('ToolCallAudit (issue 12 §5)', () => {
   let lines: Record<string, unknown>[];
-  const sink = (line: Readonly<Record<string, unknown>>): void => void lines.push({ ...line });
+  // the members as the gateway writes them, parsed: the text must be valid JSON
+  const sink = (members: string): void =>
+    void lines.push(JSON.parse(`{${members}}`) as Record<string, unknown>);
   beforeEach(() => {
     lines = [];
   });

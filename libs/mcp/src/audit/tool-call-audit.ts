@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
-import { createFieldLogger } from '@app/observability';
+import { createJsonLineWriter } from '@app/observability';
 import {
   ForwardedError,
   GatewayError,
@@ -31,11 +31,18 @@ function isErrorResult(result: object): boolean {
   return (value as { isError?: unknown }).isError === true;
 }
 
-/** Where audit lines go: one call per line, the line's fields. */
-export type AuditSink = (line: Readonly<Record<string, unknown>>) => void;
+/**
+ * Where audit lines go: one call per line, the line's own JSON members as text
+ * (`"msg":"audit tools/call",…`, without braces; createJsonLineWriter adds level, time,
+ * service and context).
+ */
+export type AuditSink = (members: string) => void;
 
-/** Injection token for an AuditSink; default: stdout through createFieldLogger at LOG_LEVEL. */
+/** Injection token for an AuditSink; default: stdout through createJsonLineWriter at LOG_LEVEL. */
 export const AUDIT_SINK = Symbol('AUDIT_SINK');
+
+/** A string or null as JSON. */
+const json = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
 
 /**
  * One JSON log line per tools/call, for either kind of source (issue 12 §5): who (`subject`:
@@ -48,20 +55,16 @@ export const AUDIT_SINK = Symbol('AUDIT_SINK');
 @Injectable()
 export class ToolCallAudit {
   private readonly enabled: boolean;
-  private readonly sink: AuditSink;
+  private readonly write: AuditSink = () => undefined;
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(AUDIT_SINK) sink?: AuditSink,
   ) {
     this.enabled = config.mcp.audit.enabled;
-    if (sink !== undefined) this.sink = sink;
-    else if (!this.enabled) this.sink = () => undefined;
-    else {
-      // straight to pino, not through Nest's Logger: this line is on every call's path
-      const logger = createFieldLogger(config.logLevel ?? 'info', 'Audit');
-      this.sink = (line) => logger.info(line);
-    }
+    // straight to stdout as JSON text, not through Nest's Logger or pino's serializer: this
+    // line is on every call's path
+    if (this.enabled) this.write = sink ?? createJsonLineWriter(config.logLevel ?? 'info', 'Audit');
   }
 
   /**
@@ -78,19 +81,19 @@ export class ToolCallAudit {
     if (!this.enabled) return;
     const [kind, code] =
       'result' in outcome ? classifyResult(outcome.result) : classifyError(outcome.error);
-    this.sink({
-      msg: 'audit tools/call',
-      audit: 'tools/call',
-      subject: caller?.subject ?? caller?.clientId ?? null,
-      clientId: caller?.clientId ?? null,
-      tool: tool.name.slice(0, 128),
-      source: tool.sourceId ?? null,
-      outcome: kind,
-      ...(code === undefined ? {} : { errorCode: code }),
-      durationMs: Math.round(durationMs * 10) / 10,
-      requestId: firstValue(headers['x-request-id']) ?? null,
-      guid: firstValue(headers.guid) ?? null,
-    });
+    const subject = caller?.subject ?? caller?.clientId ?? null;
+    const clientId = caller?.clientId ?? null;
+    const name = tool.name.slice(0, 128);
+    const source = tool.sourceId ?? null;
+    const duration = Math.round(durationMs * 10) / 10;
+    const requestId = firstValue(headers['x-request-id']) ?? null;
+    const guid = firstValue(headers.guid) ?? null;
+    this.write(
+      `"msg":"audit tools/call","audit":"tools/call","subject":${json(subject)},"clientId":${json(clientId)},` +
+        `"tool":${json(name)},"source":${json(source)},"outcome":"${kind}",` +
+        `${code === undefined ? '' : `"errorCode":${JSON.stringify(code)},`}` +
+        `"durationMs":${duration},"requestId":${json(requestId)},"guid":${json(guid)}`,
+    );
   }
 }
 
