@@ -16,7 +16,11 @@ const MAX_BYTES = 64 * 1024;
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-function config(connectTimeoutMillis = 500, readTimeoutMillis = 400): GatewayConfig {
+/**
+ * Generous deadlines by default: a loaded CI machine must not turn another case into a
+ * timeout; the timeout cases ask for short ones (quickFetcher).
+ */
+function config(connectTimeoutMillis = 5000, readTimeoutMillis = 4000): GatewayConfig {
   const mcp = new McpConfig();
   mcp.identity = 'gw';
   mcp.discovery.connectTimeoutMillis = connectTimeoutMillis;
@@ -158,9 +162,19 @@ describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract ยง4, ย
     expect(requests.map((r) => r.url)).toEqual(['/tool-manifest', '/tool-manifest']);
   });
 
+  /** A fetcher with connect 500 ms and read 400 ms, for the timeout cases; destroyed after use. */
+  const quickFetcher = async <T>(use: (quick: ManifestFetcher) => Promise<T>): Promise<T> => {
+    const quick = new ManifestFetcher(new HttpService(axios.create()), config(500, 400));
+    try {
+      return await use(quick);
+    } finally {
+      quick.onModuleDestroy();
+    }
+  };
+
   it('gives up with ManifestTimeoutError when no headers arrive within readTimeoutMillis', async () => {
     handler = (_req, res) => void setTimeout(() => answer(MANIFEST)(_req, res), 1500);
-    expect(await fetcher.fetch(url)).toEqual({
+    expect(await quickFetcher((quick) => quick.fetch(url))).toEqual({
       ok: false,
       errorType: 'ManifestTimeoutError',
       detail: 'no complete answer within 400 ms',
@@ -173,7 +187,7 @@ describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract ยง4, ย
       const drip = setInterval(() => (res.destroyed ? clearInterval(drip) : res.write(' ')), 100);
       res.on('close', () => clearInterval(drip));
     };
-    expect(await fetcher.fetch(url)).toMatchObject({
+    expect(await quickFetcher((quick) => quick.fetch(url))).toMatchObject({
       ok: false,
       errorType: 'ManifestTimeoutError',
     });
