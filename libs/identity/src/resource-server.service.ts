@@ -32,8 +32,8 @@ function refused(description: string): AuthOutcome {
  * The gateway as an OAuth 2.1 resource server for /mcp (issue 12 §1–§2): every request's
  * Bearer token is verified (JWTs with jose, opaque tokens by RFC 7662 introspection), every
  * time, whatever its session; the caller's identity never outlives the token. A verified JWT
- * is remembered by the exact Authorization header value that carried it until it expires (at most VERIFIED_CACHE_MAX_MS), which
- * spares the signature check on the hot path; an introspection answer is not remembered
+ * is remembered by the exact Authorization header value that carried it until it expires (at
+ * most VERIFIED_CACHE_MAX_MS), which spares the parsing and the signature check on the hot path; an introspection answer is not remembered
  * unless `introspectionCacheSeconds` allows it, and never past the token's `exp`.
  */
 @Injectable()
@@ -167,7 +167,7 @@ export class ResourceServer implements OnModuleDestroy {
     return { kind: 'authenticated', caller };
   }
 
-  /** Remembers a verified token, by its Authorization header value, until its exp (and at most maxMs). */
+  /** Remembers a verified token by its Authorization header value until its exp (at most maxMs). */
   private remember(
     header: string,
     caller: CallerIdentity,

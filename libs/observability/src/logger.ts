@@ -104,44 +104,10 @@ export function createRootLogger(level: string, destination?: pino.DestinationSt
 }
 
 /**
- * A logger for lines the gateway builds from known scalar fields only (the audit line of
- * issue 12 §5): the root logger's format on stdout, without the redaction paths. Redaction
- * walks every top-level key of every line for its wildcard paths (about 11 µs a line) and
- * such a line never holds a header map or a request body to redact. `context` is set on every
- * line, as Nest's Logger would.
- */
-export function createFieldLogger(
-  level: string,
-  context: string,
-  destination?: pino.DestinationStream,
-): PinoLogger {
-  return pino(
-    {
-      level,
-      base: { service: 'mcp-gateway', context },
-      timestamp: isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-    },
-    destination ?? sharedStdout(),
-  );
-}
-
-/** pino's numeric levels, for the level check of createJsonLineWriter. */
-const LEVELS: Readonly<Record<string, number>> = {
-  trace: 10,
-  debug: 20,
-  info: 30,
-  warn: 40,
-  error: 50,
-  fatal: 60,
-  silent: Number.POSITIVE_INFINITY,
-};
-
-/**
  * A writer of info lines that the caller builds as JSON text, for the one line on every call's
  * path (the audit line, issue 12 §5): `write(members)` writes
  * `{"level":"info","time":…,"service":"mcp-gateway","context":<context>,<members>}` on the
- * shared stdout stream, the format of createFieldLogger's lines, without pino's serializer
+ * shared stdout stream, the format of the root logger's lines, without pino's serializer
  * (about half the cost of a pino line). `members` must be valid JSON object members, every
  * value encoded by the caller (JSON.stringify). A no-op when `level` (LOG_LEVEL) is above info.
  */
@@ -150,7 +116,10 @@ export function createJsonLineWriter(
   context: string,
   destination?: pino.DestinationStream,
 ): (members: string) => void {
-  if ((LEVELS[level] ?? LEVELS.info!) > LEVELS.info!) return () => undefined;
+  const info = pino.levels.values.info!;
+  // 'silent' has no number: above every level
+  const threshold = level === 'silent' ? Infinity : (pino.levels.values[level] ?? info);
+  if (threshold > info) return () => undefined;
   const out = destination ?? sharedStdout();
   const prefix = `{"level":"info"`;
   const base = `,"service":"mcp-gateway","context":${JSON.stringify(context)},`;

@@ -126,8 +126,9 @@ export class RegistryService {
   }
 
   /**
-   * Calls `listener` after every refresh round, whether it published or not, and right after
-   * an upstream is put or removed at runtime: for whoever keeps something per enabled upstream
+   * Calls `listener` after every refresh round, whether it published or not, after a warm
+   * start adopted stored copies, and right after an upstream is put or removed at runtime
+   * (so after every publication too): for whoever keeps something per enabled upstream
    * (the listen streams' upstream listens, issue 11 §6) and must follow changes that leave the
    * published catalog as it was (a DELETE and a POST of one id within one round). A listener
    * must not throw (a throw is logged and ignored). Returns the function that removes it.
@@ -305,7 +306,11 @@ export class RegistryService {
       });
     }
     if (round.candidates.size === 0 && upstreamRound.candidates.size === 0) return;
-    await this.publish(round, upstreamRound);
+    try {
+      await this.publish(round, upstreamRound);
+    } finally {
+      this.roundApplied();
+    }
   }
 
   /**

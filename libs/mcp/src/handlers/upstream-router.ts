@@ -95,11 +95,8 @@ export class UpstreamRouter {
    */
   async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<boolean> {
     const origin = this.relayIds.open(message.id);
-    const upstream =
-      origin === undefined
-        ? undefined
-        : this.registry.enabledUpstreams().find((u) => u.id === origin.upstream);
     if (origin === undefined) return false;
+    const upstream = this.registry.enabledUpstreams().find((u) => u.id === origin.upstream);
     if (upstream === undefined) {
       this.logger.warn(
         `Upstream ${origin.upstream}: the client's answer arrived after the upstream was removed or disabled; dropped`,

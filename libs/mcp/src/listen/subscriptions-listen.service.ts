@@ -133,13 +133,11 @@ export class SubscriptionsListen {
   ) {
     this.serverInfo = { name: config.mcp.identity, version: config.version };
     // upstreams registered, replaced or removed at runtime (issue 13), and upstreams whose
-    // listen support became known: the open streams follow them after every publication and
-    // every round (a change may leave the published catalog as it was)
-    const sync = (): void => {
+    // listen support became known: the open streams follow them after every round (which
+    // covers every publication; a change may leave the published catalog as it was)
+    registry.onRoundApplied(() => {
       for (const subscription of this.subscriptions) this.syncUpstreamListens(subscription);
-    };
-    registry.onPublished(sync);
-    registry.onRoundApplied(sync);
+    });
   }
 
   open(request: ListenRequest): HttpAnswer {
@@ -196,8 +194,8 @@ export class SubscriptionsListen {
 
   /**
    * One upstream listen per enabled 2026 upstream that can deliver part of the honoured
-   * filter: opened for an upstream that has none yet (at open, and after every publication,
-   * which is how an upstream registered at runtime joins), ended for one that was removed,
+   * filter: opened for an upstream that has none yet (at open, and after every round, which
+   * is how an upstream registered at runtime joins), ended for one that was removed,
    * disabled or replaced (a replaced one gets a new listen on its new definition).
    */
   private syncUpstreamListens(subscription: ListenSubscription): void {
