@@ -19,6 +19,8 @@
 //   live     tools/list by a 2026-07-28 client at 1 connection through a gateway whose only
 //            sources are ten `lists: live` upstreams (bench/lib/mcp-fanout.mjs, 5 tools each,
 //            ttlMs 0): every request fans out (the modern.liveFanout scenario, issue 11 §4)
+// BENCH_PROFILE_ERA=2026 (mode call): the client is a 2026-07-28 one (the modern scenario's
+// wrk mode modern-call against a gateway with mcp.http.modernEra on).
 // BENCH_PROFILE_AUTH=jwt (mode call): the gateway verifies a Bearer JWT on every call
 // (mcp.auth.mode jwt against a local JWKS, the auth scenario's setup).
 // BENCH_PROFILE_TARGET=proxy profiles the bare proxy (bench/lib/bare-proxy.mjs) instead, for
@@ -49,6 +51,8 @@ import { openSession } from './lib/scenario-upstream-call.mjs';
 const PROXY = process.env.BENCH_PROFILE_TARGET === 'proxy';
 const UPSTREAM = process.env.BENCH_PROFILE_MODE === 'upstream';
 const LIVE = !PROXY && process.env.BENCH_PROFILE_MODE === 'live';
+/** BENCH_PROFILE_ERA=2026 (mode call): a 2026-07-28 client (wrk modern-call, modernEra on). */
+const MODERN = !PROXY && !UPSTREAM && !LIVE && process.env.BENCH_PROFILE_ERA === '2026';
 const KIND =
   PROXY && UPSTREAM
     ? 'proxy-upstream'
@@ -65,7 +69,9 @@ const MODE = UPSTREAM
       ? 'rest'
       : KIND === 'list'
         ? 'list'
-        : 'call';
+        : MODERN
+          ? 'modern-call'
+          : 'call';
 const SECONDS = Number(process.env.BENCH_PROFILE_SECONDS) || (KIND === 'refresh' ? 4 : 10);
 const TOOLS =
   Number(process.env.BENCH_PROFILE_TOOLS) || (KIND === 'list' || KIND === 'refresh' ? 10000 : 10);
@@ -149,8 +155,9 @@ try {
       toolService: ts,
       catalog: 'profile',
       nodeArgs,
-      mcpExtra:
-        issuer === undefined
+      mcpExtra: {
+        ...(MODERN ? { http: { modernEra: true } } : {}),
+        ...(issuer === undefined
           ? {}
           : {
               auth: {
@@ -159,7 +166,8 @@ try {
                 audience: AUDIENCE,
                 jwksUrl: issuer.jwksUrl,
               },
-            },
+            }),
+      },
     });
     if (issuer !== undefined) headers = { authorization: `Bearer ${issuer.token}` };
     const readyMs = await waitReady(target);

@@ -2,8 +2,10 @@
 //   toolsCall  tools/call by a 2026-07-28 client (stateless: the `_meta` envelope in params,
 //              MCP-Protocol-Version / Mcp-Method / Mcp-Name headers; wrk mode modern-call)
 //              through the gateway to the bench Tool Service, beside the bare proxy in the same
-//              rounds at 16 connections: the shape of the 2025 toolsCall scenario.
-//              Key modern.toolsCall.c16.cpuPerRequestRatioVsBareProxy (target <= 2).
+//              rounds at 16 connections: the shape of the 2025 toolsCall scenario, each of the
+//              two as BENCH_REPLICAS processes (default 2; bench/lib/replicas.mjs).
+//              Key modern.toolsCall.c16.cpuPerRequestRatioVsBareProxy (target <= 2): the ratio
+//              of the medians of the kept runs of all processes of each.
 //   liveFanout tools/list by a 2026-07-28 client (wrk mode modern-list, 1 connection) through a
 //              gateway whose ten upstreams (BENCH_MODERN_TOOLS tools each, one process each) are
 //              all `lists: live`: every request fans out to the ten and merges (issue 11 §4).
@@ -26,6 +28,13 @@ import {
   startReplayUpstream,
   waitReady,
 } from './processes.mjs';
+import {
+  REPLICAS,
+  perRoundCpuRatio,
+  pooledFigures,
+  rawRuns,
+  replicatedRounds,
+} from './replicas.mjs';
 import { startGatewayFor } from './scenario-tools-list.mjs';
 import { fmt, median, round } from './stats.mjs';
 
@@ -64,84 +73,70 @@ const figures = (r) => ({
 });
 
 async function modernToolsCall(ts) {
-  const { gw } = await startGatewayFor(ts, 't10', 10, { mcpExtra: { http: { modernEra: true } } });
-  const proxy = await startBareProxy({ core: CORE_TARGET, upstream: ts.url });
+  const gateways = [];
+  const proxies = [];
   try {
-    const check = await modernRpc(
-      gw.mcpUrl,
-      'tools/call',
-      { name: 'bench.echo', arguments: { nonce: 7 } },
-      'bench.echo',
-    );
-    if (
-      check.json?.result?.resultType !== 'complete' ||
-      !check.json.result.content?.[0]?.text?.includes('"nonce":7')
-    )
-      throw new Error(`modern tools/call sanity check failed: ${check.status} ${check.text}`);
-    const targets = {
-      bareProxy: {
-        url: `http://127.0.0.1:${proxy.port}/mcp/bench.echo`,
-        mode: 'rest',
-        targetPid: proxy.pid,
-        upstreamPid: ts.pid,
-        loadCore: CORE_SIDE,
-      },
-      gateway: {
+    const targets = { bareProxy: [], gateway: [] };
+    for (let i = 0; i < REPLICAS; i++) {
+      const { gw } = await startGatewayFor(ts, 't10', 10, {
+        mcpExtra: { http: { modernEra: true } },
+      });
+      gateways.push(gw);
+      const check = await modernRpc(
+        gw.mcpUrl,
+        'tools/call',
+        { name: 'bench.echo', arguments: { nonce: 7 } },
+        'bench.echo',
+      );
+      if (
+        check.json?.result?.resultType !== 'complete' ||
+        !check.json.result.content?.[0]?.text?.includes('"nonce":7')
+      )
+        throw new Error(`modern tools/call sanity check failed: ${check.status} ${check.text}`);
+      targets.gateway.push({
         url: gw.mcpUrl,
         mode: 'modern-call',
         targetPid: gw.pid,
         upstreamPid: ts.pid,
         loadCore: CORE_SIDE,
-      },
-    };
-    const names = Object.keys(targets);
-    for (const name of names)
-      account(await measured({ ...targets[name], connections: 16, seconds: WARMUP }));
-    const raw = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? names : [...names].reverse();
-      for (const name of order) {
-        const m = await measured({ ...targets[name], connections: 16, seconds: SECONDS });
-        account(m);
-        raw.push({ round: r + 1, target: name, kept: r > 0 || ROUNDS === 1, ...m });
-        log(
-          `modern round ${r + 1}/${ROUNDS} c=16 ${name.padEnd(10)} ${fmt(m.rps, 0)} req/s p50 ${fmt(m.p50Ms, 3)} ms ` +
-            `cpu/req ${fmt(m.cpuPerRequestMs * 1000, 1)} µs err ${m.errors} idMismatch ${m.mismatches}`,
-        );
-      }
+      });
+      const proxy = await startBareProxy({ core: CORE_TARGET, upstream: ts.url });
+      proxies.push(proxy);
+      targets.bareProxy.push({
+        url: `http://127.0.0.1:${proxy.port}/mcp/bench.echo`,
+        mode: 'rest',
+        targetPid: proxy.pid,
+        upstreamPid: ts.pid,
+        loadCore: CORE_SIDE,
+      });
     }
-    const kept = (name) => raw.filter((x) => x.target === name && x.kept);
-    const med = (name, key) => median(kept(name).map((x) => x[key]));
-    const perRound = kept('gateway').map((g) => {
-      const p = raw.find((x) => x.target === 'bareProxy' && x.round === g.round);
-      return p ? round(g.cpuPerRequestMs / p.cpuPerRequestMs, 2) : null;
+    for (const list of Object.values(targets))
+      for (const target of list)
+        account(await measured({ ...target, connections: 16, seconds: WARMUP }));
+    const raw = await replicatedRounds({
+      configurations: targets,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      connections: 16,
+      label: 'modern c=16',
     });
+    const gateway = pooledFigures(raw, 'gateway');
+    const bareProxy = pooledFigures(raw, 'bareProxy');
     return {
       c16: {
-        gateway: {
-          rps: round(med('gateway', 'rps'), 1),
-          p50Ms: round(med('gateway', 'p50Ms')),
-          p99Ms: round(med('gateway', 'p99Ms')),
-          cpuPerRequestMs: round(med('gateway', 'cpuPerRequestMs'), 5),
-          errors: kept('gateway').reduce((s, x) => s + x.errors, 0),
-        },
-        bareProxy: {
-          rps: round(med('bareProxy', 'rps'), 1),
-          p50Ms: round(med('bareProxy', 'p50Ms')),
-          p99Ms: round(med('bareProxy', 'p99Ms')),
-          cpuPerRequestMs: round(med('bareProxy', 'cpuPerRequestMs'), 5),
-          errors: kept('bareProxy').reduce((s, x) => s + x.errors, 0),
-        },
+        gateway,
+        bareProxy,
         cpuPerRequestRatioVsBareProxy: round(
-          med('gateway', 'cpuPerRequestMs') / med('bareProxy', 'cpuPerRequestMs'),
+          gateway.cpuPerRequestMs / bareProxy.cpuPerRequestMs,
           2,
         ),
-        cpuPerRequestRatioVsBareProxyPerRound: perRound,
+        cpuPerRequestRatioVsBareProxyPerRound: perRoundCpuRatio(raw, 'gateway', 'bareProxy'),
       },
+      raw: rawRuns(raw),
     };
   } finally {
-    await proxy.stop();
-    await gw.stop();
+    for (const proxy of proxies) await proxy.stop();
+    for (const gw of gateways) await gw.stop();
   }
 }
 
