@@ -43,6 +43,50 @@ export async function replicatedRounds({ configurations, rounds, seconds, connec
   return raw;
 }
 
+/**
+ * Rounds in which the k-th process of every configuration is measured at the same time: one
+ * load generator per process, started together for `seconds` at `connections` each, so the
+ * configurations share the target core and whatever else the machine does in those seconds.
+ * For configurations of one program that differ in one setting (auth: JWT on or off), where
+ * the machine's own swings (up to 2× in CPU per request between runs seconds apart, with no
+ * other process busy) are larger than the difference measured. Each process gets a share of
+ * the core, so its CPU per request is higher than alone; the ratio is what compares.
+ * Same arguments and runs as replicatedRounds; every configuration needs the same number of
+ * processes.
+ */
+export async function simultaneousRounds({ configurations, rounds, seconds, connections, label }) {
+  const names = Object.keys(configurations);
+  const processes = configurations[names[0]].length;
+  const raw = [];
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < processes; k++) {
+      const runs = await Promise.all(
+        names.map((name) => measured({ ...configurations[name][k], connections, seconds })),
+      );
+      runs.forEach((m, i) => {
+        account(m);
+        raw.push({
+          round: r + 1,
+          target: names[i],
+          replica: k + 1,
+          kept: r > 0 || rounds === 1,
+          ...m,
+        });
+      });
+      log(
+        `${label} round ${r + 1}/${rounds} processes #${k + 1} together: ` +
+          runs
+            .map(
+              (m, i) =>
+                `${names[i]} ${fmt(m.rps, 0)} req/s cpu/req ${fmt(m.cpuPerRequestMs * 1000, 1)} µs err ${m.errors}`,
+            )
+            .join('; '),
+      );
+    }
+  }
+  return raw;
+}
+
 /** The kept runs of one configuration, all its processes pooled. */
 export const keptRuns = (raw, name) => raw.filter((r) => r.target === name && r.kept);
 

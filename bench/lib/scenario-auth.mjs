@@ -18,6 +18,7 @@ import {
   pooledFigures,
   rawRuns,
   replicatedRounds,
+  simultaneousRounds,
 } from './replicas.mjs';
 import { round } from './stats.mjs';
 
@@ -29,6 +30,12 @@ const CONNECTIONS = 16;
  * than a same-process figure.
  */
 const AUTH_ROUNDS = int('BENCH_AUTH_ROUNDS', ROUNDS >= 5 ? Math.max(ROUNDS, 6) : ROUNDS);
+/**
+ * BENCH_AUTH_TOGETHER (default 1): the three configurations' k-th processes are loaded at the
+ * same time (replicas.mjs simultaneousRounds); 0 measures one process at a time
+ * (replicatedRounds), as before 2026-12-01 04:00 UTC.
+ */
+const TOGETHER = process.env.BENCH_AUTH_TOGETHER !== '0';
 export const AUDIENCE = 'http://127.0.0.1/mcp-bench';
 
 /** A JWKS endpoint on 127.0.0.1 serving one ES256 public key, and a token signed with it. */
@@ -130,7 +137,7 @@ export async function scenarioAuth(ts) {
             `auth ${name}: ${r.errors} errors in the warm-up (${JSON.stringify(r.errorDetail ?? {})})`,
           );
       }
-    const raw = await replicatedRounds({
+    const raw = await (TOGETHER ? simultaneousRounds : replicatedRounds)({
       configurations: targets,
       rounds: AUTH_ROUNDS,
       seconds: SECONDS,
