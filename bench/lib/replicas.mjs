@@ -1,7 +1,7 @@
 // Configurations measured as several processes each (replicas), for the keys that compare two
 // configurations (auth: JWT on vs off; modern: gateway vs bare proxy). One process of a
-// configuration can cost a tenth to a third more or less per request than another process of
-// the same configuration for its whole life (measured: twin gateways 4–16 % apart, medians of
+// configuration can cost up to a fifth more or less per request than another process of
+// the same configuration for its whole life (measured: twin gateways 2–20 % apart, medians of
 // 5 rounds each, docs/benchmarks.md "Replicas"), so a ratio of one process to one process
 // carries that spread whatever the number of rounds. Pooling the runs of BENCH_REPLICAS
 // processes per configuration averages it out.

@@ -33,8 +33,9 @@ function refused(description: string): AuthOutcome {
  * Bearer token is verified (JWTs with jose, opaque tokens by RFC 7662 introspection), every
  * time, whatever its session; the caller's identity never outlives the token. A verified JWT
  * is remembered by the exact Authorization header value that carried it until it expires (at
- * most VERIFIED_CACHE_MAX_MS), which spares the parsing and the signature check on the hot path; an introspection answer is not remembered
- * unless `introspectionCacheSeconds` allows it, and never past the token's `exp`.
+ * most VERIFIED_CACHE_MAX_MS), which spares the parsing and the signature check on the hot
+ * path; an introspection answer is not remembered unless `introspectionCacheSeconds` allows
+ * it, and never past the token's `exp`.
  */
 @Injectable()
 export class ResourceServer implements OnModuleDestroy {

@@ -126,12 +126,13 @@ export class RegistryService {
   }
 
   /**
-   * Calls `listener` after every refresh round, whether it published or not, after a warm
-   * start adopted stored copies, and right after an upstream is put or removed at runtime
-   * (so after every publication too): for whoever keeps something per enabled upstream
-   * (the listen streams' upstream listens, issue 11 §6) and must follow changes that leave the
-   * published catalog as it was (a DELETE and a POST of one id within one round). A listener
-   * must not throw (a throw is logged and ignored). Returns the function that removes it.
+   * Calls `listener` after every refresh round that had a source, whether it published or
+   * not, after a warm start adopted stored copies, and right after an upstream is put or
+   * removed at runtime (so after every publication too): for whoever keeps something per
+   * enabled upstream (the listen streams' upstream listens, issue 11 §6) and must follow
+   * changes that leave the published catalog as it was (a DELETE and a POST of one id within
+   * one round). A listener must not throw (a throw is logged and ignored). Returns the
+   * function that removes it.
    */
   onRoundApplied(listener: () => void): () => void {
     this.roundListeners.add(listener);

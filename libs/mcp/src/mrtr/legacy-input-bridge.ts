@@ -72,8 +72,9 @@ export class LegacyInputBridge {
   /**
    * Puts the upstream's questions to the client and waits for every answer (at most
    * `pendingInputMillis`); `what` names the asking entry in refusals ("tool", "prompt", …).
-   * Refused, with the reason, when the client cannot be asked (no SSE answer, an undeclared capability, a method a client does not
-   * serve), answers with a JSON-RPC error, does not answer in time, or cancels the call.
+   * Refused, with the reason, when the client cannot be asked (no SSE answer, an undeclared
+   * capability, a method a client does not serve), answers with a JSON-RPC error, does not
+   * answer in time, or cancels the call.
    */
   async ask(
     inputRequests: Readonly<Record<string, unknown>>,
