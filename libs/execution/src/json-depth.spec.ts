@@ -34,3 +34,26 @@ describe('JsonDepthScanner: nesting of JSON bytes fed in chunks', () => {
     expect(scanner.exceeds(Buffer.from('['.repeat(129)))).toBe(true);
   });
 });
+
+describe('textDepthExceeds: nesting of a whole text', () => {
+  it('finds a text nested past the limit, however long and wherever the nesting is', () => {
+    const deep = `${'['.repeat(129)}1${']'.repeat(129)}`;
+    expect(textDepthExceeds(deep, 128)).toBe(true);
+    expect(textDepthExceeds(`{"pad":"${'x'.repeat(5000)}","v":${deep}}`, 128)).toBe(true);
+    expect(textDepthExceeds(`{"a":${'{"b":'.repeat(129)}1${'}'.repeat(129)}}`, 128)).toBe(true);
+  });
+
+  it('accepts texts at the limit, and many brackets side by side or inside strings', () => {
+    expect(textDepthExceeds(`${'['.repeat(128)}1${']'.repeat(128)}`, 128)).toBe(false);
+    expect(textDepthExceeds(`[${'[],'.repeat(1000)}[]]`, 128)).toBe(false);
+    expect(textDepthExceeds(`{"s":"${'[{'.repeat(1000)}"}`, 128)).toBe(false);
+    expect(textDepthExceeds(`{"s":"${'x'.repeat(5000)}"}`, 128)).toBe(false);
+  });
+
+  it('counts escaped quotes as part of their string', () => {
+    const inString = `{"s":"\\"${'['.repeat(200)}"}`;
+    expect(textDepthExceeds(inString, 128)).toBe(false);
+    const afterBackslash = `{"s":"\\\\","v":${'['.repeat(200)}${']'.repeat(200)}}`;
+    expect(textDepthExceeds(afterBackslash, 128)).toBe(true);
+  });
+});

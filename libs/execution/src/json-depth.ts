@@ -1,9 +1,23 @@
 /**
- * true when the text nests deeper than `limit`, found by a scan that never recurses; short
- * texts cannot and are not scanned (the hot path pays nothing for small requests).
+ * Whether `text` holds at most `limit` opening brackets (`{` and `[`, inside strings too),
+ * counted with indexOf, a native scan: a text that does cannot nest deeper than `limit`.
+ */
+function fewOpenings(text: string, limit: number): boolean {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1))
+      if (++count > limit) return false;
+  }
+  return true;
+}
+
+/**
+ * true when the text nests deeper than `limit`, found by a scan that never recurses. Texts
+ * too short to nest that deep, or with no more than `limit` opening brackets in all (every
+ * ordinary request and answer), are not scanned character by character.
  */
 export function textDepthExceeds(text: string, limit: number): boolean {
-  if (text.length <= limit * 2) return false;
+  if (text.length <= limit * 2 || fewOpenings(text, limit)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

@@ -114,4 +114,44 @@ describe('extractRawMember: the exact source text of params.arguments (contract 
       }
     }
   });
+
+  it('agrees with JSON.parse on generated documents with quotes, backslashes and brackets in strings', () => {
+    let seed = 7;
+    // mulberry32: a small seeded generator, so a failure repeats
+    const next = (n: number): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+    };
+    const pieces = ['a', '"', '\\', '{', '}', '[', ']', ',', ':', ' ', 'é', '\u2028'];
+    const text = (): string =>
+      Array.from({ length: next(8) }, () => pieces[next(pieces.length)]).join('');
+    const value = (depth: number): unknown => {
+      switch (depth > 3 ? next(3) : next(6)) {
+        case 0:
+          return text();
+        case 1:
+          return next(1000) - 500;
+        case 2:
+          return next(2) === 0 ? null : true;
+        case 3:
+          return Array.from({ length: next(4) }, () => value(depth + 1));
+        default:
+          return Object.fromEntries(
+            Array.from({ length: next(4) }, () => [text(), value(depth + 1)]),
+          );
+      }
+    };
+    for (let n = 0; n < 300; n++) {
+      const doc = { [text()]: value(0), params: { _meta: value(0), arguments: value(0) } };
+      for (const json of [JSON.stringify(doc), JSON.stringify(doc, null, n % 3)]) {
+        const parsed = JSON.parse(json) as Record<string, unknown>;
+        for (const key of Object.keys(parsed)) {
+          expect(JSON.parse(extractRawMember(json, [key])!)).toEqual(parsed[key]);
+        }
+        expect(JSON.parse(extractRawMember(json, ARGS)!)).toEqual(doc.params.arguments);
+      }
+    }
+  });
 });

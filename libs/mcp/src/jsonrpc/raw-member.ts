@@ -1,88 +1,121 @@
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
+function isWs(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function skipWs(json: string, pos: number): number {
+  while (pos < json.length && isWs(json.charCodeAt(pos))) pos++;
+  return pos;
+}
+
+/**
+ * The position just past the string whose opening quote is at `pos`. Jumps from quote to quote
+ * with indexOf (a native scan) and counts the backslashes before each: a quote after an odd
+ * number of them is escaped. Most of a request's text is inside strings, so this is where the
+ * scan spends its time.
+ */
+function stringEnd(json: string, pos: number): number {
+  let from = pos + 1;
+  for (;;) {
+    const quote = json.indexOf('"', from);
+    if (quote === -1) return json.length;
+    let before = quote - 1;
+    while (before > pos && json.charCodeAt(before) === BACKSLASH) before--;
+    if ((quote - 1 - before) % 2 === 0) return quote + 1;
+    from = quote + 1;
+  }
+}
+
+/** The position just past the value that starts at `pos` (no whitespace before it). */
+function valueEnd(json: string, pos: number): number {
+  const first = json.charCodeAt(pos);
+  if (first === QUOTE) return stringEnd(json, pos);
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) {
+    let depth = 0;
+    for (let i = pos; i < json.length; i++) {
+      const c = json.charCodeAt(i);
+      if (c === QUOTE) i = stringEnd(json, i) - 1;
+      else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+      else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) return i + 1;
+    }
+    return json.length;
+  }
+  // a number, true, false or null: up to the next delimiter
+  let i = pos;
+  for (; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || isWs(c)) break;
+  }
+  return i;
+}
+
+/** Whether the member name whose quotes are at `start` and `end - 1` reads as `key`. */
+function nameIs(json: string, start: number, end: number, key: string): boolean {
+  for (let i = start + 1; i < end - 1; i++)
+    if (json.charCodeAt(i) === BACKSLASH)
+      return (JSON.parse(json.slice(start, end)) as string) === key;
+  return end - start - 2 === key.length && json.startsWith(key, start + 1);
+}
+
+/** Where a scan of one object ended, and the range of the value it looked for (if found). */
+interface ObjectScan {
+  end: number;
+  found: [number, number] | undefined;
+}
+
+/**
+ * Scans the value that starts at `pos` (no whitespace before it) once: returns where it ends
+ * and, when it is an object, the range of the value at `path[depth..]` inside it. A member on
+ * the path is searched as it is crossed, so the text is read once whatever the path's length;
+ * a later duplicate replaces what an earlier one found, even with nothing (as JSON.parse).
+ */
+function scanObject(json: string, pos: number, path: readonly string[], depth: number): ObjectScan {
+  if (json.charCodeAt(pos) !== OPEN_BRACE) return { end: valueEnd(json, pos), found: undefined };
+  const key = path[depth] as string;
+  const last = depth === path.length - 1;
+  let found: [number, number] | undefined;
+  pos++;
+  while (pos < json.length) {
+    pos = skipWs(json, pos);
+    if (json.charCodeAt(pos) === CLOSE_BRACE) return { end: pos + 1, found };
+    const nameStart = pos;
+    pos = stringEnd(json, pos);
+    const isKey = nameIs(json, nameStart, pos, key);
+    pos = skipWs(json, pos) + 1; // ':'
+    const start = skipWs(json, pos);
+    if (isKey && !last) {
+      const inner = scanObject(json, start, path, depth + 1);
+      found = inner.found;
+      pos = inner.end;
+    } else {
+      pos = valueEnd(json, start);
+      if (isKey) found = [start, pos];
+    }
+    pos = skipWs(json, pos);
+    if (json.charCodeAt(pos) === COMMA) pos++;
+  }
+  return { end: json.length, found };
+}
+
 /**
  * Finds the exact source text of the value at `path` (object keys) inside JSON text that
  * JSON.parse has already accepted, e.g. ["params", "arguments"]. The gateway forwards tool
  * arguments as written by the agent, so big integers, number spelling and escapes reach the
  * Tool Service unchanged (contract §10: "MCP는 이름·값을 바꾸지 않는다"). Like JSON.parse,
- * the last of duplicate keys wins. Returns undefined when the path does not exist.
+ * the last of duplicate keys wins, so every member of each object on the path is crossed;
+ * the text is read once, strings (most of a request's text) with indexOf. Returns undefined
+ * when the path does not exist. The text must be valid JSON (the result is unspecified
+ * otherwise).
  */
 export function extractRawMember(json: string, path: readonly string[]): string | undefined {
-  let pos = 0;
-
-  const skipWs = (): void => {
-    while (pos < json.length) {
-      const c = json.charCodeAt(pos);
-      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
-      pos++;
-    }
-  };
-  /** Scans a string starting at its opening quote; returns the raw text without quotes. */
-  const scanString = (): string => {
-    const start = ++pos;
-    while (pos < json.length) {
-      const c = json.charCodeAt(pos);
-      if (c === 0x5c) pos += 2;
-      else if (c === 0x22) break;
-      else pos++;
-    }
-    return json.slice(start, pos++);
-  };
-  /** Skips any value; returns [start, end). */
-  const skipValue = (): [number, number] => {
-    skipWs();
-    const start = pos;
-    const c = json.charCodeAt(pos);
-    if (c === 0x22) {
-      scanString();
-    } else if (c === 0x7b || c === 0x5b) {
-      let depth = 0;
-      while (pos < json.length) {
-        const d = json.charCodeAt(pos);
-        if (d === 0x22) {
-          scanString();
-          continue;
-        }
-        if (d === 0x7b || d === 0x5b) depth++;
-        else if (d === 0x7d || d === 0x5d) {
-          depth--;
-          if (depth === 0) {
-            pos++;
-            break;
-          }
-        }
-        pos++;
-      }
-    } else {
-      while (pos < json.length && !',}] \n\r\t'.includes(json.charAt(pos))) pos++;
-    }
-    return [start, pos];
-  };
-  /** Inside the object at pos, finds the last member named key; returns its value range. */
-  const findMember = (key: string): [number, number] | undefined => {
-    skipWs();
-    if (json.charCodeAt(pos) !== 0x7b) return undefined;
-    pos++;
-    let found: [number, number] | undefined;
-    while (pos < json.length) {
-      skipWs();
-      if (json.charCodeAt(pos) === 0x7d) break;
-      const rawKey = scanString();
-      const name = rawKey.includes('\\') ? (JSON.parse(`"${rawKey}"`) as string) : rawKey;
-      skipWs();
-      pos++; // ':'
-      const range = skipValue();
-      if (name === key) found = range;
-      skipWs();
-      if (json.charCodeAt(pos) === 0x2c) pos++;
-    }
-    return found;
-  };
-
-  let range: [number, number] = [0, json.length];
-  for (const key of path) {
-    pos = range[0];
-    const next = findMember(key);
-    if (next === undefined) return undefined;
-    range = next;
-  }
-  return json.slice(range[0], range[1]);
+  if (path.length === 0) return json;
+  const range = scanObject(json, skipWs(json, 0), path, 0).found;
+  return range === undefined ? undefined : json.slice(range[0], range[1]);
 }
