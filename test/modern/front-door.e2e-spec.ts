@@ -133,6 +133,15 @@ describe('MCP 2026-07-28 at the front door', () => {
     expect(call.json.result._meta['io.modelcontextprotocol/serverInfo'].name).toBe(
       'mcp-gateway-test',
     );
+    // the tool's result as the 2025 era serializes it, then the two 2026 members, in this order
+    const { resultType, _meta, ...toolResult } = call.json.result;
+    expect(call.text).toBe(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: call.json.id,
+        result: { ...toolResult, resultType, _meta },
+      }),
+    );
   });
 
   describe('status/code pairs of wire notes §1.2', () => {

@@ -91,6 +91,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export class ModernCodec {
   private readonly logger = new Logger('Mcp');
   private readonly serverInfo: { name: string; version: string };
+  /** `{"io.modelcontextprotocol/serverInfo":{…}}`, the `_meta` of every result, written once. */
+  private readonly serverInfoMeta: string;
 
   constructor(
     config: ConfigService<GatewayConfig, true>,
@@ -104,6 +106,7 @@ export class ModernCodec {
       name: config.get('mcp.identity', { infer: true }),
       version: config.get('version', { infer: true }),
     };
+    this.serverInfoMeta = JSON.stringify({ [META_SERVER_INFO]: this.serverInfo });
   }
 
   /**
@@ -301,7 +304,7 @@ export class ModernCodec {
         (hints === undefined ? '' : `,"ttlMs":${hints.ttlMs},"cacheScope":"${hints.cacheScope}"`) +
         (parts.some((p) => typeof p === 'string' && p.startsWith(',"_meta":'))
           ? ''
-          : `,"_meta":${JSON.stringify({ [META_SERVER_INFO]: this.serverInfo })}`);
+          : `,"_meta":${this.serverInfoMeta}`);
       body = [...parts, extra, last ?? '}'];
     } else {
       // a passed-on upstream result gets the 2026 members too: from its parsed value
@@ -321,14 +324,27 @@ export class ModernCodec {
       if (method === 'resources/read' && r.resultType !== 'input_required')
         hints = this.cacheHints.forRead(r, { filteredForCaller });
       const meta = isRecord(r._meta) ? r._meta : {};
-      body = JSON.stringify({
-        ...r,
-        resultType: typeof r.resultType === 'string' ? r.resultType : 'complete',
-        ...(hints ?? {}),
-        _meta: { ...meta, [META_SERVER_INFO]: this.serverInfo },
-      });
+      body =
+        hints === undefined && r.resultType === undefined && r._meta === undefined
+          ? this.withModernMembers(JSON.stringify(r))
+          : JSON.stringify({
+              ...r,
+              resultType: typeof r.resultType === 'string' ? r.resultType : 'complete',
+              ...(hints ?? {}),
+              _meta: { ...meta, [META_SERVER_INFO]: this.serverInfo },
+            });
     }
     return messageAnswer(200, resultEnvelope(id, body), 'json');
+  }
+
+  /**
+   * A result serialized without `resultType`, `_meta` or cache hints (a tool's result, most
+   * often), with the 2026 members appended: the same text as serializing
+   * `{...result, resultType: 'complete', _meta: {serverInfo}}`, without copying the result.
+   */
+  private withModernMembers(json: string): string {
+    const members = `"resultType":"complete","_meta":${this.serverInfoMeta}}`;
+    return `${json.slice(0, -1)}${json === '{}' ? '' : ','}${members}`;
   }
 
   private handlerError(id: JsonRpcId, err: unknown): HttpAnswer {
