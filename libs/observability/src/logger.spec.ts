@@ -1,4 +1,5 @@
-import { createJsonLineWriter } from './logger';
+import type pino from 'pino';
+import { BatchedStdout, createJsonLineWriter } from './logger';
 
 /** A destination that keeps what it is given. */
 function collector(): { lines: string[]; write: (text: string) => void } {
@@ -37,5 +38,53 @@ describe('createJsonLineWriter (the audit line, issue 12 §5)', () => {
     const out = collector();
     createJsonLineWriter(level, 'Audit', out)('"msg":"x"');
     expect(out.lines).toHaveLength(0);
+  });
+});
+
+describe('BatchedStdout (the shared stdout of every logger)', () => {
+  /** A SonicBoom stand-in that records each write and flushSync. */
+  function sink(): { writes: string[]; syncs: number; boom: ReturnType<typeof pino.destination> } {
+    const state = { writes: [] as string[], syncs: 0 };
+    const boom = {
+      write: (text: string) => void state.writes.push(text),
+      flushSync: () => void state.syncs++,
+    } as unknown as ReturnType<typeof pino.destination>;
+    return {
+      get writes() {
+        return state.writes;
+      },
+      get syncs() {
+        return state.syncs;
+      },
+      boom,
+    };
+  }
+
+  it('holds lines until 4096 characters are collected, then writes them joined, in order', () => {
+    const s = sink();
+    const out = new BatchedStdout(s.boom);
+    const line = (n: number): string => `{"n":${n},"pad":"${'x'.repeat(90)}"}\n`;
+    let written = '';
+    for (let n = 0; n < 100; n++) {
+      out.write(line(n));
+      written += line(n);
+    }
+    expect(s.writes.length).toBe(Math.floor(written.length / 4096));
+    for (const text of s.writes) expect(text.length).toBeGreaterThanOrEqual(4096);
+    out.flush();
+    expect(s.writes.join('')).toBe(written);
+    out.flush();
+    expect(s.writes.join('')).toBe(written);
+  });
+
+  it('flushSync writes what is collected, then asks the sink to sync', () => {
+    const s = sink();
+    const out = new BatchedStdout(s.boom);
+    out.write('a\n');
+    out.write('b\n');
+    expect(s.writes).toEqual([]);
+    out.flushSync();
+    expect(s.writes).toEqual(['a\nb\n']);
+    expect(s.syncs).toBe(1);
   });
 });
