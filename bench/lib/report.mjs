@@ -358,7 +358,7 @@ function printUpstreamCall(out, u) {
   out.push(
     '',
     `upstream tools/call (v1 SDK upstream, stateful session, ${u.answers === 'json' ? 'JSON' : 'SSE'} answers${u.answerBytes ? ` + ${u.answerBytes} bytes` : ''}; gateway ready in ${fmt(u.readyMs, 0)} ms; sessions open on the upstream at the end: ${u.upstreamSessions})`,
-    `layout ${u.layout ?? 'split'}: ${
+    `layout ${u.layout}: ${
       {
         split:
           'wrk alone on core 0 for direct, with the upstream on core 1 for the gateway and the proxy (as toolsCall)',
@@ -366,7 +366,7 @@ function printUpstreamCall(out, u) {
           'the upstream alone on core 1 in every run; wrk on core 0, with the gateway or the proxy',
         'load-with-upstream':
           'wrk with the upstream on core 1 in every run; the gateway or the proxy alone on core 0',
-      }[u.layout ?? 'split']
+      }[u.layout]
     }`,
   );
   const rows = [
