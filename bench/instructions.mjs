@@ -1,0 +1,254 @@
+#!/usr/bin/env node
+// `npm run bench:instructions`: machine instructions per tools/call, counted by callgrind.
+//
+// CPU time per call on this machine swings up to 2x between runs seconds apart; instruction
+// counts do not (the same build gives the same count to about 1 %, whatever else runs). This
+// script runs the built gateway under `valgrind --tool=callgrind` with collection off, sends a
+// warm-up of tools/call requests (16 at a time, from this process), switches collection on
+// with callgrind_control, sends the measured requests, switches it off, stops the gateway, and
+// prints instructions per call: in all, in the JIT compilers (code still being optimized during
+// the window, which varies from run to run) and the rest (the steady state: compare this one).
+// Kernel time (syscalls) is not counted. Use it to compare two builds; the figures the issues
+// set are CPU-time ratios from `npm run bench`.
+//
+// BENCH_INSTR_MODE: modern (default; a 2026-07-28 client, mcp.http.modernEra on), legacy
+// (a 2025 client), upstream (a 2025 client calling an upstream MCP server's tool, the
+// upstreamCall scenario's v1 SDK server), proxy (the bare proxy, bench/lib/bare-proxy.mjs, in
+// front of the bench Tool Service, sent what wrk sends it in toolsCall and modern: POST
+// /mcp/bench.echo {"nonce":N}; the floor the CPU ratios divide by). BENCH_INSTR_CALLS (4000) measured after
+// BENCH_INSTR_WARMUP (10000); BENCH_INSTR_RUNS (1) repeats the whole measurement.
+// BENCH_INSTR_PERF_MAP=1 adds --perf-basic-prof (JIT names in /tmp/perf-<pid>.map, for
+// matching callgrind's addresses) and keeps the callgrind file. Needs valgrind.
+import { execFileSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { stringify } from 'yaml';
+import { haveCommand } from './lib/load.mjs';
+import {
+  GATEWAY_RUNTIME_ENV,
+  REPO_ROOT,
+  benchTempDir,
+  cleanupTemp,
+  freePort,
+  snapshotGateway,
+  startMcpUpstream,
+  startToolService,
+} from './lib/processes.mjs';
+
+const MODE = process.env.BENCH_INSTR_MODE ?? 'modern';
+if (!['modern', 'legacy', 'upstream', 'proxy'].includes(MODE))
+  throw new Error(`BENCH_INSTR_MODE: unknown mode ${MODE}`);
+const CALLS = Number(process.env.BENCH_INSTR_CALLS) || 4000;
+const WARMUP = Number(process.env.BENCH_INSTR_WARMUP) || 10_000;
+const RUNS = Number(process.env.BENCH_INSTR_RUNS) || 1;
+const PERF_MAP = process.env.BENCH_INSTR_PERF_MAP === '1';
+const CONCURRENCY = 16;
+/** Frames of V8's compilers and parser: work that depends on when tier-up happens. */
+const COMPILE_FRAME =
+  /compiler::|v8::internal::Zone|Turboshaft|turboshaft|[Mm]aglev|Parser|Scanner|BytecodeGenerator|Compile/;
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'bench-instructions', version: '1' },
+};
+
+for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
+  if (!haveCommand(tool)) throw new Error(`${tool} is missing (apt-get install -y valgrind)`);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * callgrind_control finds the process by a file named after USER and HOST as each process sees
+ * them; the gateway's env sets HOST (its bind address) and no USER, so the control commands
+ * get the same.
+ */
+function control(pid, ...args) {
+  const { USER: _user, LOGNAME: _logname, ...env } = process.env;
+  execFileSync('callgrind_control', [...args, String(pid)], {
+    stdio: 'ignore',
+    env: { ...env, HOST: '127.0.0.1' },
+  });
+}
+
+/** Sums callgrind_annotate's self counts: [all, compile]. */
+function totals(file) {
+  const out = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', file], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  let all = 0;
+  let compile = 0;
+  for (const line of out.split('\n')) {
+    const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+    if (!m || m[2].startsWith('PROGRAM')) continue;
+    const n = Number(m[1].replaceAll(',', ''));
+    all += n;
+    if (COMPILE_FRAME.test(m[2])) compile += n;
+  }
+  return [all, compile];
+}
+
+/** The gateway's config and env for this mode; its /mcp and readiness URLs. */
+async function gatewayTarget(source, dir) {
+  const registry = { refreshIntervalSeconds: 3600, refreshJitterSeconds: 0 };
+  const mcp =
+    MODE === 'upstream'
+      ? {
+          identity: 'bench',
+          registry,
+          discovery: { enabled: true },
+          upstreams: [{ id: 'up', url: source.url }],
+        }
+      : {
+          identity: 'bench',
+          registry,
+          discovery: { enabled: true },
+          bundles: [
+            {
+              id: 'bench',
+              manifestUrl: `${source.url}/tool-manifest?catalog=instructions`,
+              baseEndpoint: `${source.url}/mcp`,
+              namePrefix: 'bench.',
+            },
+          ],
+          ...(MODE === 'modern' ? { http: { modernEra: true } } : {}),
+        };
+  const configFile = join(dir, 'gateway.yaml');
+  writeFileSync(configFile, stringify({ mcp }));
+  const port = await freePort();
+  const managementPort = await freePort();
+  const env = {
+    PATH: process.env.PATH,
+    NODE_PATH: join(REPO_ROOT, 'node_modules'),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    MANAGEMENT_PORT: String(managementPort),
+    APP_PROFILE: 'local',
+    MCP_CONFIG_FILE: configFile,
+    NO_COLOR: '1',
+    ...GATEWAY_RUNTIME_ENV,
+  };
+  for (const [key, value] of Object.entries(env)) if (value === '') delete env[key];
+  return {
+    script: build.runFrom,
+    env,
+    port,
+    ready: `http://127.0.0.1:${managementPort}/actuator/health/readiness`,
+  };
+}
+
+/** The bare proxy in front of the Tool Service; ready when a call through it answers. */
+async function proxyTarget(source) {
+  const port = await freePort();
+  return {
+    script: join(REPO_ROOT, 'bench', 'lib', 'bare-proxy.mjs'),
+    env: { PATH: process.env.PATH, UPSTREAM: source.url, PORT: String(port), HOST: '127.0.0.1' },
+    port,
+    ready: undefined,
+  };
+}
+
+/** One POST of this mode: [path, headers, body]. */
+function request(id) {
+  if (MODE === 'proxy')
+    return ['/mcp/bench.echo', { 'content-type': 'application/json' }, `{"nonce":${id}}`];
+  const tool = MODE === 'upstream' ? 'up__echo' : 'bench.echo';
+  const modern = MODE === 'modern';
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...(modern
+      ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': tool }
+      : {}),
+  };
+  const params = { name: tool, arguments: { nonce: id }, ...(modern ? { _meta: ENVELOPE } : {}) };
+  return ['/mcp', headers, JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params })];
+}
+
+async function measureOnce(source) {
+  const dir = benchTempDir('instructions');
+  const target = MODE === 'proxy' ? await proxyTarget(source) : await gatewayTarget(source, dir);
+  const out = join(dir, 'callgrind.out');
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      ...(PERF_MAP ? ['--perf-basic-prof'] : []),
+      target.script,
+    ],
+    { env: target.env, cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const exited = new Promise((r) => child.on('exit', r));
+  const pool = new Pool(`http://127.0.0.1:${target.port}`, { connections: CONCURRENCY });
+  let next = 1;
+  const send = async (last) => {
+    while (next <= last) {
+      const id = next++;
+      const [path, headers, body] = request(id);
+      const res = await pool.request({ path, method: 'POST', headers, body });
+      const text = await res.body.text();
+      if (res.statusCode !== 200 || /nonce\\?":(\d+)/.exec(text)?.[1] !== String(id))
+        throw new Error(`call ${id}: ${res.statusCode} ${text.slice(0, 500)}`);
+    }
+  };
+  try {
+    for (let waited = 0; ; waited += 250) {
+      try {
+        const [path, headers, body] = request(0);
+        const res =
+          target.ready === undefined
+            ? await fetch(`http://127.0.0.1:${target.port}${path}`, {
+                method: 'POST',
+                headers,
+                body,
+              })
+            : await fetch(target.ready);
+        await res.arrayBuffer();
+        if (res.status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      if (child.exitCode !== null || waited > 300_000)
+        throw new Error(`${target.script} did not become ready under valgrind:\n${stderr}`);
+      await sleep(250);
+    }
+    const run = (last) => Promise.all(Array.from({ length: CONCURRENCY }, () => send(last)));
+    await run(WARMUP);
+    control(child.pid, '-i', 'on');
+    await run(WARMUP + CALLS);
+    control(child.pid, '-i', 'off');
+    child.kill('SIGTERM');
+    await exited;
+    const [all, compile] = totals(out);
+    if (PERF_MAP)
+      process.stderr.write(`callgrind file ${out}, JIT names /tmp/perf-${child.pid}.map\n`);
+    return { all: all / CALLS, compile: compile / CALLS };
+  } finally {
+    await pool.close();
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+}
+
+const build = snapshotGateway();
+process.stdout.write(`gateway build ${build.sha256} (${build.builtAt})\n`);
+const source = MODE === 'upstream' ? await startMcpUpstream({}) : await startToolService({});
+try {
+  if (MODE !== 'upstream') await source.setCatalog('instructions', 10, 'r1', 'A');
+  for (let run = 1; run <= RUNS; run++) {
+    const { all, compile } = await measureOnce(source);
+    const k = (n) => `${(n / 1000).toFixed(1)}k`;
+    process.stdout.write(
+      `${MODE} tools/call, ${CALLS} calls after ${WARMUP}: ${k(all - compile)} instructions per call in steady state ` +
+        `(${k(all)} in all, ${k(compile)} in V8's compilers)\n`,
+    );
+  }
+} finally {
+  await source.stop();
+  if (!PERF_MAP) cleanupTemp();
+}
