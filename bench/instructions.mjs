@@ -20,17 +20,15 @@
 // BENCH_INSTR_PERF_MAP=1 adds --perf-basic-prof (JIT names in /tmp/perf-<pid>.map, for
 // matching callgrind's addresses) and keeps the callgrind file. Needs valgrind.
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { stringify } from 'yaml';
 import { haveCommand } from './lib/load.mjs';
 import {
-  GATEWAY_RUNTIME_ENV,
   REPO_ROOT,
   benchTempDir,
   cleanupTemp,
   freePort,
+  gatewayLaunch,
   snapshotGateway,
   startMcpUpstream,
   startToolService,
@@ -114,22 +112,7 @@ async function gatewayTarget(source, dir) {
           ],
           ...(MODE === 'modern' ? { http: { modernEra: true } } : {}),
         };
-  const configFile = join(dir, 'gateway.yaml');
-  writeFileSync(configFile, stringify({ mcp }));
-  const port = await freePort();
-  const managementPort = await freePort();
-  const env = {
-    PATH: process.env.PATH,
-    NODE_PATH: join(REPO_ROOT, 'node_modules'),
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    MANAGEMENT_PORT: String(managementPort),
-    APP_PROFILE: 'local',
-    MCP_CONFIG_FILE: configFile,
-    NO_COLOR: '1',
-    ...GATEWAY_RUNTIME_ENV,
-  };
-  for (const [key, value] of Object.entries(env)) if (value === '') delete env[key];
+  const { port, managementPort, env } = await gatewayLaunch(mcp, join(dir, 'gateway.yaml'));
   return {
     script: build.runFrom,
     env,

@@ -316,6 +316,32 @@ export async function startFanoutUpstreams({ core, servers, tools, silent }) {
 }
 
 /**
+ * What a bench gateway starts with: writes `mcp` as the YAML config `file`, picks free ports
+ * and returns them with the child's env (the runtime env it is deployed with, BENCH_GATEWAY_ENV,
+ * then `env`; an empty value unsets a variable).
+ */
+export async function gatewayLaunch(mcp, file, env = {}) {
+  writeFileSync(file, stringify({ mcp }));
+  const port = await freePort();
+  const managementPort = await freePort();
+  const childEnv = {
+    PATH: process.env.PATH,
+    NODE_PATH: join(REPO_ROOT, 'node_modules'),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    MANAGEMENT_PORT: String(managementPort),
+    APP_PROFILE: 'local',
+    MCP_CONFIG_FILE: file,
+    NO_COLOR: '1',
+    ...GATEWAY_RUNTIME_ENV,
+    ...extraGatewayEnv(),
+    ...env,
+  };
+  for (const [key, value] of Object.entries(childEnv)) if (value === '') delete childEnv[key];
+  return { port, managementPort, env: childEnv };
+}
+
+/**
  * Spawns the built gateway with one bundle (the bench Tool Service, catalog `catalog`) on
  * fixed free ports, so readiness can be polled from the moment of spawn. Does not wait.
  * `mcp` replaces the whole `mcp:` config (e.g. upstreams instead of the bundle); `mcpExtra`
@@ -331,8 +357,7 @@ export async function spawnGateway({
   refreshIntervalSeconds = 3600,
   mcpExtra = {},
 }) {
-  const dir = benchTempDir('config');
-  const file = join(dir, 'gateway.yaml');
+  const file = join(benchTempDir('config'), 'gateway.yaml');
   const mcp = mcpConfig ?? {
     identity: 'bench',
     registry: { refreshIntervalSeconds, refreshJitterSeconds: 0 },
@@ -356,23 +381,7 @@ export async function spawnGateway({
     ],
     ...mcpExtra,
   };
-  writeFileSync(file, stringify({ mcp }));
-  const port = await freePort();
-  const managementPort = await freePort();
-  const childEnv = {
-    PATH: process.env.PATH,
-    NODE_PATH: join(REPO_ROOT, 'node_modules'),
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    MANAGEMENT_PORT: String(managementPort),
-    APP_PROFILE: 'local',
-    MCP_CONFIG_FILE: file,
-    NO_COLOR: '1',
-    ...GATEWAY_RUNTIME_ENV,
-    ...extraGatewayEnv(),
-    ...env,
-  };
-  for (const [key, value] of Object.entries(childEnv)) if (value === '') delete childEnv[key];
+  const { port, managementPort, env: childEnv } = await gatewayLaunch(mcp, file, env);
   const spawnedAt = performance.now();
   const proc = spawnNode([...nodeArgs, gatewayEntry], { core, cwd: REPO_ROOT, env: childEnv });
   return {
