@@ -28,7 +28,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import {
   CONNECTIONS,
   CORE_SIDE,
@@ -122,7 +122,13 @@ async function main() {
       : 'no pinning',
     loadAvgAtStart: os.loadavg().map((x) => round(x, 2)),
   };
-  meta.build = snapshotGateway();
+  const snapshot = snapshotGateway();
+  // no machine paths in a results file (they get committed as recorded runs)
+  meta.build = {
+    ...snapshot,
+    entry: relative(REPO_ROOT, snapshot.entry),
+    runFrom: '<bench temp dir>/main.js',
+  };
   const git = (args) =>
     spawnSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
   meta.build.gitHead = git(['rev-parse', '--short', 'HEAD']);
