@@ -4,7 +4,7 @@
 # root filesystem; the gateway writes no file.
 
 # --- build: every dependency, then `nest build` of both apps into dist/ --------------------
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,7 +12,7 @@ COPY . .
 RUN npm run build
 
 # --- runtime: production dependencies, the built apps and the profile files ---------------
-FROM node:20-slim AS runtime
+FROM node:24-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
