@@ -18,8 +18,10 @@
 // /mcp/bench.echo {"nonce":N}; the floor the CPU ratios divide by). BENCH_INSTR_CALLS (4000) measured after
 // BENCH_INSTR_WARMUP (10000); BENCH_INSTR_RUNS (1) repeats the whole measurement.
 // BENCH_INSTR_PERF_MAP=1 adds --perf-basic-prof (JIT names in /tmp/perf-<pid>.map, for
-// matching callgrind's addresses) and keeps the callgrind file. Needs valgrind.
+// matching callgrind's addresses) and keeps the callgrind file. BENCH_INSTR_JSON=<file> also
+// writes the figures there as JSON (what `npm run bench:gate` reads). Needs valgrind.
 import { execFileSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { haveCommand } from './lib/load.mjs';
@@ -41,6 +43,7 @@ const CALLS = Number(process.env.BENCH_INSTR_CALLS) || 4000;
 const WARMUP = Number(process.env.BENCH_INSTR_WARMUP) || 10_000;
 const RUNS = Number(process.env.BENCH_INSTR_RUNS) || 1;
 const PERF_MAP = process.env.BENCH_INSTR_PERF_MAP === '1';
+const JSON_OUT = process.env.BENCH_INSTR_JSON;
 const CONCURRENCY = 16;
 /** Frames of V8's compilers and parser: work that depends on when tier-up happens. */
 const COMPILE_FRAME =
@@ -221,10 +224,12 @@ async function measureOnce(source) {
 const build = snapshotGateway();
 process.stdout.write(`gateway build ${build.sha256} (${build.builtAt})\n`);
 const source = MODE === 'upstream' ? await startMcpUpstream({}) : await startToolService({});
+const runs = [];
 try {
   if (MODE !== 'upstream') await source.setCatalog('instructions', 10, 'r1', 'A');
   for (let run = 1; run <= RUNS; run++) {
     const { all, compile } = await measureOnce(source);
+    runs.push({ steadyState: all - compile, all, compile });
     const k = (n) => `${(n / 1000).toFixed(1)}k`;
     process.stdout.write(
       `${MODE} tools/call, ${CALLS} calls after ${WARMUP}: ${k(all - compile)} instructions per call in steady state ` +
@@ -235,3 +240,14 @@ try {
   await source.stop();
   if (!PERF_MAP) cleanupTemp();
 }
+if (JSON_OUT !== undefined)
+  writeFileSync(
+    JSON_OUT,
+    JSON.stringify({
+      mode: MODE,
+      node: process.versions.node,
+      build: build.sha256,
+      calls: CALLS,
+      runs,
+    }),
+  );
