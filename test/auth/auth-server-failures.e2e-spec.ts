@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { IntrospectionServer } from '../support/introspection-server';
@@ -280,17 +281,38 @@ describe.each(['fastify', 'node'])(
   },
 );
 
+/** A TCP server on 127.0.0.1 that accepts connections and never answers (a hung JWKS). */
+async function silentServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/jwks`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 /**
  * Against the real provider's introspection (oidc-provider), with an unreachable JWKS: the
- * issue's "same junk token 20 times" counted at the provider, and the unreachable cases.
+ * issue's "same junk token 20 times" counted at the provider, and the unreachable and hung
+ * cases (a second gateway: introspection unreachable, JWKS accepting but never answering).
  */
 describe('introspection at oidc-provider; JWKS and introspection unreachable', () => {
   let as: TestAuthorizationServer;
   let service: TestToolService;
   let gateway: GatewayProcess;
   let unreachable: GatewayProcess;
+  let hung: { url: string; close: () => Promise<void> };
 
   beforeAll(async () => {
+    hung = await silentServer();
     [as, service] = await Promise.all([
       TestAuthorizationServer.start({
         resources: { [RESOURCE]: { scope: 'mcp mcp:admin', format: 'opaque' } },
@@ -327,7 +349,11 @@ describe('introspection at oidc-provider; JWKS and introspection unreachable', (
         mcp: {
           ...gatewayConfig([bundle('ops', service, 'ops.')]),
           http: { modernEra: true },
-          auth: { ...auth, introspectionUrl: `http://127.0.0.1:${nowhereToo}/introspect` },
+          auth: {
+            ...auth,
+            jwksUrl: hung.url,
+            introspectionUrl: `http://127.0.0.1:${nowhereToo}/introspect`,
+          },
         },
         env: { TEST_INTROSPECTION_SECRET: 'gateway-test-secret' },
         waitReady: true,
@@ -337,7 +363,7 @@ describe('introspection at oidc-provider; JWKS and introspection unreachable', (
 
   afterAll(async () => {
     await Promise.all([gateway?.stop(), unreachable?.stop()]);
-    await Promise.all([as?.stop(), service?.stop()]);
+    await Promise.all([as?.stop(), service?.stop(), hung?.close()]);
   });
 
   it('the same junk token 20 times (parallel, then in a row) costs the provider one introspection', async () => {
@@ -379,7 +405,25 @@ describe('introspection at oidc-provider; JWKS and introspection unreachable', (
     const admin = await adminList(unreachable, minted.access_token);
     expect(admin.status).toBe(503);
     expect(Number(admin.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(unreachable.output).toContain("the authorization server's introspection failed");
+    // one warn line (log lines are written a little after the answers)
+    await unreachable.waitForOutput("the authorization server's introspection failed");
     expect(unreachable.output).not.toContain(minted.access_token);
+  });
+
+  it('JWKS accepting connections but never answering: a JWT is 503 after authorizationServerTimeoutMillis', async () => {
+    const token = await as.sign({
+      iss: as.issuer,
+      aud: RESOURCE,
+      sub: 'alice',
+      scope: 'mcp',
+      iat: now(),
+      exp: now() + 600,
+    });
+    const [a, b] = await Promise.all([
+      legacy(unreachable, 'tools/list', token),
+      modern(unreachable, 'tools/call', token),
+    ]);
+    expectUnavailable(a);
+    expectUnavailable(b);
   });
 });

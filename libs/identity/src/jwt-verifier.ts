@@ -157,9 +157,9 @@ export class JwtVerifier {
     const now = Math.floor(Date.now() / 1000);
     if (typeof payload.iat === 'number' && payload.iat > now + this.options.clockSkewSeconds)
       return { ok: false, reason: 'The access token was issued in the future (iat)' };
-    for (const claim of ID_TOKEN_CLAIMS)
-      if (payload[claim] !== undefined)
-        return { ok: false, reason: 'The token is an ID token, not an access token' };
+    // Keycloak marks its ID tokens in the payload (`typ: "ID"`) while the header says JWT
+    if (payload.typ === 'ID' || ID_TOKEN_CLAIMS.some((claim) => payload[claim] !== undefined))
+      return { ok: false, reason: 'The token is an ID token, not an access token' };
     return { ok: true, payload };
   }
 

@@ -249,6 +249,17 @@ describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
       status: 401,
       description: 'The access token has no "typ" header (an access token type is required)',
     });
+    expect(
+      await outcome(await sign({ sub: 'kc', scope: 'mcp', typ: 'ID' }, 300, 'JWT')),
+    ).toMatchObject({
+      description: 'The token is an ID token, not an access token',
+    });
+    // Keycloak's access tokens say typ "Bearer" in the payload: served
+    expect(
+      await outcome(await sign({ sub: 'kc', scope: 'mcp', typ: 'Bearer' }, 300, 'JWT')),
+    ).toMatchObject({
+      kind: 'authenticated',
+    });
     for (const claim of ['nonce', 'at_hash', 'c_hash'])
       expect(
         await outcome(await sign({ sub: 'z', scope: 'mcp', [claim]: 'v' }, 300, 'JWT')),
