@@ -147,7 +147,8 @@ export class ResourceServer implements OnModuleDestroy {
 
   /**
    * Decides one request by its Authorization header: anonymous (mode none), the caller, or a
-   * refusal (401 no/bad token, 403 a required scope missing). Never throws.
+   * refusal (401 no/bad token, 403 a required scope missing, 503 the authorization server
+   * could not check the token: JWKS or introspection failed). Never throws.
    */
   async authenticate(authorization: string | string[] | undefined): Promise<AuthOutcome> {
     if (!this.enabled) return ANONYMOUS;
