@@ -65,7 +65,11 @@ describe('/admin with mcp.auth jwt: the admin scope decides', () => {
       operator,
     );
     expect(posted.status).toBe(202);
-    expect(posted.body).toMatchObject({ id: 'other', state: 'PENDING', createdBy: 'ops-alice' });
+    expect(posted.body).toMatchObject({
+      id: 'other',
+      state: 'PENDING',
+      createdBy: 'sub:ops-alice',
+    });
 
     const noScope = await admin(
       gateway,
@@ -90,9 +94,9 @@ describe('/admin with mcp.auth jwt: the admin scope decides', () => {
     expect(active).toMatchObject({ state: 'ACTIVE' });
 
     // the audit names who did it, never the token
-    await gateway.waitForOutput('"actor":"ops-alice"');
+    await gateway.waitForOutput('"actor":"sub:ops-alice"');
     const lines = auditLines(gateway);
-    expect(lines.some((l) => l.actor === 'ops-alice' && l.actorVia === 'jwt')).toBe(true);
+    expect(lines.some((l) => l.actor === 'sub:ops-alice' && l.actorVia === 'jwt')).toBe(true);
     expect(gateway.output).not.toContain(operator);
     expect(gateway.output).not.toContain(user);
   });

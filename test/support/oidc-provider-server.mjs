@@ -4,10 +4,10 @@
 //
 // Besides the provider's own endpoints (discovery, JWKS, token, introspection, revocation) it
 // answers a small control API under /__test/ that only tests use: mint a token for a user
-// with claims, revoke a grant, rotate the signing key, make the JWKS endpoint fail, read
-// request counters. See oidc-provider.ts for the shapes.
+// with claims, sign any JWT with the current key (claims and header as given), revoke a grant,
+// rotate the signing key, make the JWKS endpoint fail, read request counters. See oidc-provider.ts for the shapes.
 import { createServer } from 'node:http';
-import { exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
 import { registerTokenExchange } from './token-exchange-grant.mjs';
 
@@ -138,6 +138,21 @@ async function mint(provider, body) {
   return { access_token: value, grantId, expires_in: token.expiration, scope };
 }
 
+/**
+ * A JWT with exactly the claims and header given, signed with the current signing key: for the
+ * shapes the provider itself never issues (no exp, iat ahead, typ JWT or none, ID-token claims).
+ * `header.typ: null` leaves typ out.
+ */
+async function sign(body) {
+  const key = keys[0];
+  const { typ = 'at+jwt', ...rest } = body.header ?? {};
+  const header = { alg: key.alg, kid: key.kid, ...rest, ...(typ === null ? {} : { typ }) };
+  const value = await new SignJWT(body.payload ?? {})
+    .setProtectedHeader(header)
+    .sign(await importJWK(key, key.alg));
+  return { access_token: value };
+}
+
 let keys = settings.keys ?? [await newSigningKey()];
 let provider;
 let handler;
@@ -149,6 +164,8 @@ const server = createServer(async (req, res) => {
       switch (path) {
         case '/__test/mint':
           return send(res, 200, await mint(provider, body));
+        case '/__test/sign':
+          return send(res, 200, await sign(body));
         case '/__test/revoke-grant': {
           const grant = await provider.Grant.find(body.grantId);
           if (grant) await grant.destroy();

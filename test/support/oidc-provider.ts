@@ -74,7 +74,8 @@ export const DEFAULT_TEST_CLIENT: TestClient = {
  * tokens for a resource indicator (RFC 8707), publishes its keys at `jwksUrl`, answers RFC 7662
  * introspection at `introspectionUrl` and client credentials at `tokenUrl`.
  *
- * Test controls: `mint` (a user token with claims like `groups`), `revokeGrant`, `rotateKey`
+ * Test controls: `mint` (a user token with claims like `groups`), `sign` (any JWT with the
+ * provider's key), `revokeGrant`, `rotateKey`
  * (a new signing key; old keys stay published unless dropped), `setJwksDown` (JWKS answers
  * 503), `counters` (how often JWKS / introspection / token were asked).
  */
@@ -153,6 +154,21 @@ export class TestAuthorizationServer {
   /** A user access token for `subject`, issued and signed by the provider. */
   async mint(request: MintRequest): Promise<MintedToken> {
     return (await this.control('mint', request)) as MintedToken;
+  }
+
+  /**
+   * A JWT with exactly these claims, signed with the provider's current key (`typ: at+jwt`
+   * unless `header.typ` says otherwise; `null` leaves it out). For shapes the provider never
+   * issues itself: no `exp`, `iat` ahead, `typ: JWT`, ID-token claims.
+   */
+  async sign(
+    payload: Record<string, unknown>,
+    header: { typ?: string | null } & Record<string, unknown> = {},
+  ): Promise<string> {
+    const { access_token } = (await this.control('sign', { payload, header })) as {
+      access_token: string;
+    };
+    return access_token;
   }
 
   /** Revokes a grant: its opaque tokens turn inactive at introspection. */

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import {
+  ArrayNotEmpty,
   IsArray,
   IsIn,
   IsInt,
@@ -69,6 +70,17 @@ export class AuthConfig {
   })
   algorithms: string[] = ['RS256', 'ES256', 'PS256', 'EdDSA'];
 
+  /**
+   * The JWT `typ` header values accepted (RFC 9068 §4 asks for `at+jwt`; Entra ID and Keycloak
+   * send `JWT`), compared case-insensitively with an `application/` prefix ignored. A token
+   * without `typ` is refused unless the list holds `none` (docs/security.md, the IdP table).
+   */
+  @IsArray({ message: 'must be a list of JWT "typ" values (e.g. at+jwt, JWT; none: no typ)' })
+  @ArrayNotEmpty({ message: 'must name at least one JWT "typ" value (e.g. at+jwt, JWT)' })
+  @IsString({ each: true, message: 'each entry must be a JWT "typ" value, or none' })
+  @Matches(/^[!-~]+$/, { each: true, message: 'each entry must be a JWT "typ" value, or none' })
+  tokenTypes: string[] = ['at+jwt', 'JWT'];
+
   /** Tolerance for `exp`, `nbf` and `iat`, in seconds. */
   @IsInt({ message: 'must be an integer between 0 and 300 (seconds)' })
   @Min(0, { message: 'must be an integer between 0 and 300 (seconds)' })
@@ -100,6 +112,33 @@ export class AuthConfig {
   @Min(0, { message: 'must be an integer between 0 and 3600 (seconds)' })
   @Max(3600, { message: 'must be an integer between 0 and 3600 (seconds)' })
   introspectionCacheSeconds = 0;
+
+  /**
+   * How long an inactive introspection answer (or a refused one: expired, another audience…)
+   * is reused, in seconds, so a junk token repeated costs the authorization server one call.
+   */
+  @IsInt({ message: 'must be an integer between 0 and 300 (seconds)' })
+  @Min(0, { message: 'must be an integer between 0 and 300 (seconds)' })
+  @Max(300, { message: 'must be an integer between 0 and 300 (seconds)' })
+  introspectionInactiveCacheSeconds = 10;
+
+  /**
+   * Most introspection requests in flight at once (identical tokens share one); more wait
+   * for a slot, at most `authorizationServerTimeoutMillis`, and are then answered 503.
+   */
+  @IsInt({ message: 'must be an integer between 1 and 1000' })
+  @Min(1, { message: 'must be an integer between 1 and 1000' })
+  @Max(1000, { message: 'must be an integer between 1 and 1000' })
+  introspectionMaxConcurrent = 16;
+
+  /**
+   * Bound of one call to the authorization server (a JWKS fetch, an introspection request,
+   * or the wait for an introspection slot), ms; past it the request is answered 503.
+   */
+  @IsInt({ message: 'must be an integer between 100 and 60000 (milliseconds)' })
+  @Min(100, { message: 'must be an integer between 100 and 60000 (milliseconds)' })
+  @Max(60_000, { message: 'must be an integer between 100 and 60000 (milliseconds)' })
+  authorizationServerTimeoutMillis = 5_000;
 
   /** `authorization_servers` of the protected-resource metadata (RFC 9728); default `[issuer]`. */
   @IsOptional()

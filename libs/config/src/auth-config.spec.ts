@@ -103,6 +103,31 @@ describe('mcp.auth (issue 12 §1)', () => {
     );
   });
 
+  it('token types, introspection bounds and the authorization-server timeout: defaults, and each bad value named', () => {
+    expect(load({ auth: JWT }).mcp.auth).toMatchObject({
+      tokenTypes: ['at+jwt', 'JWT'],
+      introspectionInactiveCacheSeconds: 10,
+      introspectionMaxConcurrent: 16,
+      authorizationServerTimeoutMillis: 5000,
+    });
+    const found = problems({
+      auth: {
+        ...JWT,
+        tokenTypes: [],
+        introspectionInactiveCacheSeconds: -1,
+        introspectionMaxConcurrent: 0,
+        authorizationServerTimeoutMillis: 10,
+      },
+    }).join('\n');
+    expect(found).toContain('mcp.auth.tokenTypes: must name at least one JWT "typ" value');
+    expect(found).toContain('mcp.auth.introspectionInactiveCacheSeconds: must be an integer');
+    expect(found).toContain('mcp.auth.introspectionMaxConcurrent: must be an integer');
+    expect(found).toContain('mcp.auth.authorizationServerTimeoutMillis: must be an integer');
+    expect(problems({ auth: { ...JWT, tokenTypes: ['at+jwt', 'a b'] } }).join('\n')).toContain(
+      'mcp.auth.tokenTypes',
+    );
+  });
+
   it('introspection needs a client id and an environment variable that is set; the secret reaches authSecrets only', () => {
     const auth = {
       ...JWT,

@@ -21,7 +21,14 @@ export interface CallerIdentity {
   readonly token: string;
 }
 
-/** The name to show for a caller in audit lines and rate-limit keys: `sub`, else `client_id`. */
+/**
+ * The caller's key, for rate-limit buckets, audit lines (`caller`), the admin actor and
+ * per-caller caches: `sub:<sub>`, else `client:<client_id>` (docs/security.md, "Who is a
+ * caller"). Namespaced so that a client-credentials token whose `client_id` equals a user's
+ * `sub` is never taken for that user. undefined without a caller (or a token with neither).
+ */
 export function callerName(caller: CallerIdentity | undefined): string | undefined {
-  return caller?.subject ?? caller?.clientId;
+  if (caller === undefined) return undefined;
+  if (caller.subject !== undefined) return `sub:${caller.subject}`;
+  return caller.clientId === undefined ? undefined : `client:${caller.clientId}`;
 }

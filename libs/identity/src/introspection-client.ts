@@ -1,7 +1,11 @@
-/** What an introspection answered about one token (RFC 7662 §2.2), already checked. */
+/**
+ * What an introspection answered about one token (RFC 7662 §2.2), already checked:
+ * `unavailable` when the authorization server could not answer (unreachable, slower than the
+ * timeout, a non-200 status or a body that is no JSON object): the token was not found bad.
+ */
 export type IntrospectionResult =
   | { readonly active: true; readonly claims: Readonly<Record<string, unknown>> }
-  | { readonly active: false; readonly reason: string };
+  | { readonly active: false; readonly reason: string; readonly unavailable?: true };
 
 export interface IntrospectionOptions {
   readonly url: string;
@@ -9,11 +13,11 @@ export interface IntrospectionOptions {
   /** A secret: never logged. */
   readonly clientSecret: string;
   readonly issuer?: string;
-  /** The canonical resource URI: an answer whose `aud` does not include it is refused. */
+  /** The canonical resource URI: an answer whose `aud` is missing or does not include it is refused. */
   readonly audience: string;
   readonly clockSkewSeconds: number;
   /** Bound of one introspection request, ms. */
-  readonly timeoutMs?: number;
+  readonly timeoutMs: number;
 }
 
 function audiences(aud: unknown): string[] | undefined {
@@ -22,16 +26,30 @@ function audiences(aud: unknown): string[] | undefined {
   return undefined;
 }
 
+/** Why an introspection could not be had (for the warn line: a status, never the body). */
+export type IntrospectionFailure = { readonly status?: number; readonly cause: string };
+
+const UNAVAILABLE: IntrospectionResult = {
+  active: false,
+  reason:
+    'The access token could not be introspected: the authorization server is unavailable; retry later',
+  unavailable: true,
+};
+
 /**
  * RFC 7662 introspection of opaque tokens: POST `token=…` with the gateway's client
  * credentials (HTTP Basic, §2.1). An active answer is still refused when its `exp` passed,
- * its `aud` (when given) does not include this resource, or its `iss` (when given) is not the
- * issuer. A failed request counts as inactive: the token cannot be shown valid.
+ * its `iat` is ahead of now, it has no `aud` or its `aud` does not include this resource
+ * (an answer without `aud` could be for any resource), or its `iss` (when given) is not the
+ * issuer. A request that fails is `unavailable` (answered 503 by the resource server).
  */
 export class IntrospectionClient {
   private readonly authorization: string;
 
-  constructor(private readonly options: IntrospectionOptions) {
+  constructor(
+    private readonly options: IntrospectionOptions,
+    private readonly onFailure: (failure: IntrospectionFailure) => void = () => undefined,
+  ) {
     const encode = (s: string): string => encodeURIComponent(s).replace(/%20/g, '+');
     this.authorization = `Basic ${Buffer.from(`${encode(options.clientId)}:${encode(options.clientSecret)}`).toString('base64')}`;
   }
@@ -47,27 +65,44 @@ export class IntrospectionClient {
           authorization: this.authorization,
         },
         body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+        redirect: 'manual',
       });
       if (res.status !== 200) {
         await res.body?.cancel();
-        return { active: false, reason: 'The access token could not be introspected' };
+        this.onFailure({ status: res.status, cause: `HTTP ${res.status}` });
+        return UNAVAILABLE;
       }
       const body: unknown = await res.json();
-      if (typeof body !== 'object' || body === null || Array.isArray(body))
-        return { active: false, reason: 'The access token could not be introspected' };
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        this.onFailure({ status: 200, cause: 'the answer is not a JSON object' });
+        return UNAVAILABLE;
+      }
       answer = body as Record<string, unknown>;
-    } catch {
-      return { active: false, reason: 'The access token could not be introspected' };
+    } catch (err) {
+      const name = (err as { name?: unknown } | null)?.name;
+      this.onFailure({
+        cause:
+          name === 'TimeoutError' || name === 'AbortError'
+            ? `no answer within ${this.options.timeoutMs} ms`
+            : 'unreachable or the answer is unreadable',
+      });
+      return UNAVAILABLE;
     }
+    return this.checked(answer, nowSeconds);
+  }
+
+  private checked(answer: Record<string, unknown>, nowSeconds: number): IntrospectionResult {
     if (answer.active !== true) return { active: false, reason: 'The access token is not active' };
     const skew = this.options.clockSkewSeconds;
     if (typeof answer.exp === 'number' && answer.exp + skew <= nowSeconds)
       return { active: false, reason: 'The access token has expired' };
     if (typeof answer.nbf === 'number' && answer.nbf - skew > nowSeconds)
       return { active: false, reason: 'The access token is not valid yet' };
+    if (typeof answer.iat === 'number' && answer.iat - skew > nowSeconds)
+      return { active: false, reason: 'The access token was issued in the future (iat)' };
     const aud = audiences(answer.aud);
-    if (aud !== undefined && !aud.includes(this.options.audience))
+    if (aud === undefined || !aud.includes(this.options.audience))
       return { active: false, reason: 'The access token was not issued for this resource' };
     if (
       this.options.issuer !== undefined &&

@@ -15,8 +15,16 @@ export const JWKS_REFRESH_MS = 60_000;
 /** Least time between two fetches caused by an unknown `kid`, in ms (jose's cooldownDuration). */
 export const JWKS_COOLDOWN_MS = 15_000;
 
-/** Why a JWT was refused: a fixed reason for the 401's error_description. */
-export type JwtRejection = { readonly ok: false; readonly reason: string };
+/**
+ * Why a JWT was refused: a fixed reason for the answer's error_description. `unavailable`:
+ * the signing keys could not be fetched (JWKS unreachable, slow or failing), so the token
+ * was not found bad; the request is answered 503, not 401.
+ */
+export type JwtRejection = {
+  readonly ok: false;
+  readonly reason: string;
+  readonly unavailable?: true;
+};
 /** A verified JWT's payload, or why it was refused. */
 export type JwtVerdict = { readonly ok: true; readonly payload: JWTPayload } | JwtRejection;
 
@@ -29,10 +37,37 @@ export interface JwtVerifierOptions {
   readonly algorithms: readonly string[];
   /** Tolerance for exp/nbf/iat, seconds. */
   readonly clockSkewSeconds: number;
+  /** Accepted `typ` header values, lower case without `application/`; `none`: a token without typ. */
+  readonly tokenTypes: readonly string[];
+  /** Bound of one JWKS fetch, ms. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * Claims only an OpenID Connect ID token carries (OIDC Core §2, §3.3.2.11): an ID token is
+ * never taken for an access token, even when it is signed by the issuer and names the
+ * audience (Entra ID's v2 ID tokens carry the app's client id as `aud`, as its access tokens do).
+ */
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash', 's_hash'] as const;
+
+/** A key set fetch that failed (not a token that matched no key). */
+class KeysUnavailable extends Error {}
+
+const KEYS_UNAVAILABLE: JwtRejection = {
+  ok: false,
+  reason: 'The access token could not be verified: the signing keys are unavailable; retry later',
+  unavailable: true,
+};
+
+/** `typ` as RFC 7515 §4.1.9 compares it: case-insensitive, `application/` omitted. */
+export function normalTokenType(typ: string): string {
+  const lower = typ.toLowerCase();
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
 }
 
 /** jose error code → the reason told to the client (never the token or a claim value). */
 function rejectionOf(err: unknown): JwtRejection {
+  if (err instanceof KeysUnavailable) return KEYS_UNAVAILABLE;
   const code = (err as { code?: unknown; claim?: unknown } | null)?.code;
   const claim = (err as { claim?: unknown } | null)?.claim;
   switch (code) {
@@ -44,6 +79,8 @@ function rejectionOf(err: unknown): JwtRejection {
       if (claim === 'iss')
         return { ok: false, reason: 'The access token was not issued by a trusted issuer' };
       if (claim === 'nbf') return { ok: false, reason: 'The access token is not valid yet' };
+      if (claim === 'exp')
+        return { ok: false, reason: 'The access token has no expiry (exp is required)' };
       return { ok: false, reason: 'The access token has an invalid claim' };
     case 'ERR_JWKS_NO_MATCHING_KEY':
     case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
@@ -55,12 +92,6 @@ function rejectionOf(err: unknown): JwtRejection {
         ok: false,
         reason: 'The access token is signed with an algorithm that is not accepted',
       };
-    case 'ERR_JWKS_TIMEOUT':
-    case 'ERR_JOSE_GENERIC':
-      return {
-        ok: false,
-        reason: 'The access token could not be verified (signing keys unavailable)',
-      };
     default:
       return { ok: false, reason: 'The access token is malformed or invalid' };
   }
@@ -68,7 +99,9 @@ function rejectionOf(err: unknown): JwtRejection {
 
 /**
  * Verifies JWT access tokens with jose: signature against the issuer's JWKS, `iss`, `aud`,
- * `exp`/`nbf` with the clock skew, and only the configured algorithms (never `none`). The key
+ * `exp` (required, RFC 9068 §2.2), `nbf` and `iat` (not ahead of now) with the clock skew,
+ * `typ` against `tokenTypes`, no ID-token-only claim, and only the configured algorithms
+ * (never `none`). A key set that cannot be fetched is `unavailable`, never a bad token. The key
  * set is cached without an age limit and fetched again in the background every
  * JWKS_REFRESH_MS (and once at construction), keeping the last good set when that fetch fails; an unknown `kid` fetches
  * it at once (at most every JWKS_COOLDOWN_MS). So a rotation is picked up within a minute and
@@ -82,7 +115,7 @@ export class JwtVerifier {
     this.keys = jose().createRemoteJWKSet(new URL(options.jwksUrl), {
       cacheMaxAge: Infinity,
       cooldownDuration: JWKS_COOLDOWN_MS,
-      timeoutDuration: 5_000,
+      timeoutDuration: options.timeoutMs,
     });
     // fetched once at boot, so the first request does not wait for it and a JWKS outage that
     // starts later finds the keys already known
@@ -97,17 +130,55 @@ export class JwtVerifier {
   /** The verified payload, or why the token is refused. */
   async verify(token: string): Promise<JwtVerdict> {
     try {
-      const { payload } = await jose().jwtVerify(token, this.keys, {
+      const { payload, protectedHeader } = await jose().jwtVerify(token, this.getKey, {
         issuer: this.options.issuer,
         audience: this.options.audience,
         algorithms: [...this.options.algorithms],
         clockTolerance: this.options.clockSkewSeconds,
+        requiredClaims: ['exp'],
       });
-      return { ok: true, payload };
+      return this.profileChecked(payload, protectedHeader.typ);
     } catch (err) {
       return rejectionOf(err);
     }
   }
+
+  /** The access-token profile beyond jose's checks: typ, iat not ahead, no ID-token claim. */
+  private profileChecked(payload: JWTPayload, typ: string | undefined): JwtVerdict {
+    const type = typ === undefined ? 'none' : normalTokenType(typ);
+    if (!this.options.tokenTypes.includes(type))
+      return {
+        ok: false,
+        reason:
+          typ === undefined
+            ? 'The access token has no "typ" header (an access token type is required)'
+            : 'The access token has a "typ" that is not an accepted access token type',
+      };
+    const now = Math.floor(Date.now() / 1000);
+    if (typeof payload.iat === 'number' && payload.iat > now + this.options.clockSkewSeconds)
+      return { ok: false, reason: 'The access token was issued in the future (iat)' };
+    // Keycloak marks its ID tokens in the payload (`typ: "ID"`) while the header says JWT
+    if (payload.typ === 'ID' || ID_TOKEN_CLAIMS.some((claim) => payload[claim] !== undefined))
+      return { ok: false, reason: 'The token is an ID token, not an access token' };
+    return { ok: true, payload };
+  }
+
+  /** The key of a token's header; a key set that cannot be fetched throws KeysUnavailable. */
+  private readonly getKey = async (
+    header: Jose.JWSHeaderParameters,
+    input: Jose.FlattenedJWSInput,
+  ): Promise<Jose.CryptoKey> => {
+    try {
+      return await this.keys(header, input);
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      // a key set that was fetched but names no such key: the token is bad (401)
+      if (code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS')
+        throw err;
+      // a timeout, a refused connection, a non-200 answer or an unreadable set: 503
+      throw new KeysUnavailable();
+    }
+  };
 
   close(): void {
     clearInterval(this.timer);

@@ -48,9 +48,13 @@ describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
   let key: CryptoKey;
   let rs: ResourceServer;
 
-  const sign = (claims: Record<string, unknown>, expSeconds = 300): Promise<string> =>
+  const sign = (
+    claims: Record<string, unknown>,
+    expSeconds = 300,
+    typ: string | null = 'at+jwt',
+  ): Promise<string> =>
     new SignJWT(claims)
-      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1', ...(typ === null ? {} : { typ }) })
       .setIssuer(idp.issuer)
       .setAudience(AUDIENCE)
       .setIssuedAt()
@@ -77,6 +81,10 @@ describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
           introspectionUrl: `${idp.issuer}/introspect`,
           introspectionClientId: 'gw',
           introspectionCacheSeconds: 0,
+          introspectionInactiveCacheSeconds: 0,
+          introspectionMaxConcurrent: 4,
+          tokenTypes: ['at+jwt', 'JWT'],
+          authorizationServerTimeoutMillis: 2000,
         },
       },
       authSecrets: { introspectionClientSecret: 'secret' },
@@ -190,7 +198,14 @@ describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
       active: true,
       sub: 'b',
       scope: 'mcp',
+      aud: AUDIENCE,
       exp: Math.floor(Date.now() / 1000) - 5,
+    });
+    // RFC 7662 makes aud optional; with an audience configured an answer without it is refused
+    idp.active.set('opaque-noaud', { active: true, sub: 'b', scope: 'mcp' });
+    expect(await rs.authenticate('Bearer opaque-noaud')).toMatchObject({
+      status: 401,
+      description: 'The access token was not issued for this resource',
     });
     expect(await rs.authenticate('Bearer opaque-aud')).toMatchObject({
       status: 401,
@@ -200,5 +215,57 @@ describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
       status: 401,
       description: 'The access token has expired',
     });
+  });
+
+  it('the access-token profile: exp required, iat not ahead, typ from the list, no ID-token claims', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const base = { iss: idp.issuer, aud: AUDIENCE, sub: 'alice', scope: 'mcp' };
+    const raw = (claims: Record<string, unknown>, typ?: string): Promise<string> =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1', ...(typ === undefined ? {} : { typ }) })
+        .sign(key);
+    const outcome = async (t: string) => rs.authenticate(`Bearer ${t}`);
+    expect(await outcome(await raw({ ...base, iat: now }, 'at+jwt'))).toMatchObject({
+      status: 401,
+      description: 'The access token has no expiry (exp is required)',
+    });
+    expect(
+      await outcome(await raw({ ...base, iat: now + 365 * 86400, exp: now + 600 }, 'at+jwt')),
+    ).toMatchObject({
+      status: 401,
+      description: 'The access token was issued in the future (iat)',
+    });
+    for (const typ of ['JWT', 'at+JWT', 'application/at+jwt'])
+      expect(await outcome(await sign({ sub: `t-${typ}`, scope: 'mcp' }, 300, typ))).toMatchObject({
+        kind: 'authenticated',
+      });
+    expect(
+      await outcome(await sign({ sub: 'x', scope: 'mcp' }, 300, 'id_token+jwt')),
+    ).toMatchObject({
+      status: 401,
+      description: 'The access token has a "typ" that is not an accepted access token type',
+    });
+    expect(await outcome(await sign({ sub: 'y', scope: 'mcp' }, 300, null))).toMatchObject({
+      status: 401,
+      description: 'The access token has no "typ" header (an access token type is required)',
+    });
+    expect(
+      await outcome(await sign({ sub: 'kc', scope: 'mcp', typ: 'ID' }, 300, 'JWT')),
+    ).toMatchObject({
+      description: 'The token is an ID token, not an access token',
+    });
+    // Keycloak's access tokens say typ "Bearer" in the payload: served
+    expect(
+      await outcome(await sign({ sub: 'kc', scope: 'mcp', typ: 'Bearer' }, 300, 'JWT')),
+    ).toMatchObject({
+      kind: 'authenticated',
+    });
+    for (const claim of ['nonce', 'at_hash', 'c_hash'])
+      expect(
+        await outcome(await sign({ sub: 'z', scope: 'mcp', [claim]: 'v' }, 300, 'JWT')),
+      ).toMatchObject({
+        status: 401,
+        description: 'The token is an ID token, not an access token',
+      });
   });
 });

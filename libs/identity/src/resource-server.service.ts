@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { GATEWAY_CONFIG, type AuthConfig, type GatewayConfig } from '@app/config';
 import { AccessPolicy } from './access-policy';
-import type { AuthOutcome } from './auth-outcome';
+import { AUTH_RETRY_AFTER_SECONDS, type AuthOutcome } from './auth-outcome';
 import { bearerToken, looksLikeJwt, scopesOf } from './bearer-token';
 import type { CallerIdentity } from './caller-identity';
-import { IntrospectionClient } from './introspection-client';
-import { JwtVerifier } from './jwt-verifier';
+import { IntrospectionClient, type IntrospectionFailure } from './introspection-client';
+import { IntrospectionGate } from './introspection-gate';
+import { JwtVerifier, normalTokenType } from './jwt-verifier';
 import {
   protectedResourceMetadata,
   resourceMetadataPaths,
@@ -16,6 +17,8 @@ import {
 const VERIFIED_CACHE_ENTRIES = 10_000;
 /** Longest a verified JWT is remembered, in ms, even when it lives longer. */
 const VERIFIED_CACHE_MAX_MS = 60_000;
+/** Least time between two warn lines about a failing authorization server, ms. */
+const FAILURE_LOG_EVERY_MS = 30_000;
 
 const MISSING: AuthOutcome = {
   kind: 'refused',
@@ -28,6 +31,17 @@ function refused(description: string): AuthOutcome {
   return { kind: 'refused', status: 401, error: 'invalid_token', description };
 }
 
+/** The token could not be checked: 503, so the client keeps it and retries (RFC 9110 §15.6.4). */
+function unavailable(description: string): AuthOutcome {
+  return {
+    kind: 'refused',
+    status: 503,
+    error: 'temporarily_unavailable',
+    description,
+    retryAfterSeconds: AUTH_RETRY_AFTER_SECONDS,
+  };
+}
+
 /**
  * The gateway as an OAuth 2.1 resource server for /mcp (issue 12 §1–§2): every request's
  * Bearer token is verified (JWTs with jose, opaque tokens by RFC 7662 introspection), every
@@ -35,7 +49,10 @@ function refused(description: string): AuthOutcome {
  * is remembered by the exact Authorization header value that carried it until it expires (at
  * most VERIFIED_CACHE_MAX_MS), which spares the parsing and the signature check on the hot
  * path; an introspection answer is not remembered unless `introspectionCacheSeconds` allows
- * it, and never past the token's `exp`.
+ * it, and never past the token's `exp`. Introspection goes through an IntrospectionGate
+ * (identical tokens coalesced, refused answers reused briefly, concurrency bounded). When the
+ * authorization server fails (JWKS or introspection unreachable, slow or 5xx) the outcome is
+ * a 503 refusal, never invalid_token, and is not remembered.
  */
 @Injectable()
 export class ResourceServer implements OnModuleDestroy {
@@ -44,7 +61,8 @@ export class ResourceServer implements OnModuleDestroy {
   readonly policy: AccessPolicy;
   private readonly auth: AuthConfig;
   private readonly jwt?: JwtVerifier;
-  private readonly introspection?: IntrospectionClient;
+  private readonly introspection?: IntrospectionGate;
+  private lastFailureLogMs = 0;
   private readonly requiredScopes: readonly string[];
   /** Authorization header value → the verified caller, until when, and its outcome (scopes checked once). */
   private readonly verified = new Map<
@@ -78,16 +96,29 @@ export class ResourceServer implements OnModuleDestroy {
         audience,
         algorithms: this.auth.algorithms,
         clockSkewSeconds: this.auth.clockSkewSeconds,
+        tokenTypes: this.auth.tokenTypes.map(normalTokenType),
+        timeoutMs: this.auth.authorizationServerTimeoutMillis,
       });
     if (this.auth.introspectionUrl !== undefined)
-      this.introspection = new IntrospectionClient({
-        url: this.auth.introspectionUrl,
-        clientId: this.auth.introspectionClientId ?? '',
-        clientSecret: config.authSecrets?.introspectionClientSecret ?? '',
-        issuer: this.auth.issuer,
-        audience,
-        clockSkewSeconds: this.auth.clockSkewSeconds,
-      });
+      this.introspection = new IntrospectionGate(
+        new IntrospectionClient(
+          {
+            url: this.auth.introspectionUrl,
+            clientId: this.auth.introspectionClientId ?? '',
+            clientSecret: config.authSecrets?.introspectionClientSecret ?? '',
+            issuer: this.auth.issuer,
+            audience,
+            clockSkewSeconds: this.auth.clockSkewSeconds,
+            timeoutMs: this.auth.authorizationServerTimeoutMillis,
+          },
+          (failure) => this.failed('introspection', failure),
+        ),
+        {
+          maxConcurrent: this.auth.introspectionMaxConcurrent,
+          inactiveCacheMs: this.auth.introspectionInactiveCacheSeconds * 1000,
+          slotWaitMs: this.auth.authorizationServerTimeoutMillis,
+        },
+      );
     this.metadataUrl = resourceMetadataUrl(audience);
     this.metadataPaths = new Set(resourceMetadataPaths(audience));
     this.metadataJson = JSON.stringify(protectedResourceMetadata(this.auth));
@@ -116,7 +147,8 @@ export class ResourceServer implements OnModuleDestroy {
 
   /**
    * Decides one request by its Authorization header: anonymous (mode none), the caller, or a
-   * refusal (401 no/bad token, 403 a required scope missing). Never throws.
+   * refusal (401 no/bad token, 403 a required scope missing, 503 the authorization server
+   * could not check the token: JWKS or introspection failed). Never throws.
    */
   async authenticate(authorization: string | string[] | undefined): Promise<AuthOutcome> {
     if (!this.enabled) return ANONYMOUS;
@@ -153,15 +185,20 @@ export class ResourceServer implements OnModuleDestroy {
   private async check(token: string, header: string, now: number): Promise<AuthOutcome> {
     if (this.jwt !== undefined && (looksLikeJwt(token) || this.introspection === undefined)) {
       const verdict = await this.jwt.verify(token);
-      if (!verdict.ok) return refused(verdict.reason);
+      if (!verdict.ok) {
+        if (verdict.unavailable !== true) return refused(verdict.reason);
+        this.failed('JWKS', { cause: 'the key set could not be fetched' });
+        return unavailable(verdict.reason);
+      }
       const caller = callerOf(verdict.payload, token);
       this.remember(header, caller, now);
       return { kind: 'authenticated', caller };
     }
     if (this.introspection === undefined)
       return refused('The access token is malformed or invalid');
-    const result = await this.introspection.introspect(token, Math.floor(now / 1000));
-    if (!result.active) return refused(result.reason);
+    const result = await this.introspection.introspect(token);
+    if (!result.active)
+      return result.unavailable === true ? unavailable(result.reason) : refused(result.reason);
     const caller = callerOf(result.claims, token);
     const cacheMs = (this.auth.introspectionCacheSeconds ?? 0) * 1000;
     if (cacheMs > 0) this.remember(header, caller, now, cacheMs);
@@ -183,6 +220,16 @@ export class ResourceServer implements OnModuleDestroy {
       if (oldest.done !== true) this.verified.delete(oldest.value);
     }
     this.verified.set(header, { caller, untilMs, outcome: this.withScopes(caller) });
+  }
+
+  /** One warn line per FAILURE_LOG_EVERY_MS about a failing authorization server (no token in it). */
+  private failed(what: 'JWKS' | 'introspection', failure: IntrospectionFailure): void {
+    const now = Date.now();
+    if (now - this.lastFailureLogMs < FAILURE_LOG_EVERY_MS) return;
+    this.lastFailureLogMs = now;
+    this.logger.warn(
+      `mcp.auth: the authorization server's ${what} failed (${failure.cause}): requests whose token needs it are answered 503 (docs/security.md)`,
+    );
   }
 
   onModuleDestroy(): void {

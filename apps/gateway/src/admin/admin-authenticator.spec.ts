@@ -98,7 +98,7 @@ describe('AdminAuthenticator (issue 13 §3)', () => {
       const token = await sign({ sub: 'alice', scope: 'mcp:tools mcp:admin' });
       expect(await auth.authenticate(`Bearer ${token}`)).toEqual({
         kind: 'admin',
-        actor: { name: 'alice', via: 'jwt' },
+        actor: { name: 'sub:alice', via: 'jwt' },
       });
       expect(auth.method).toBe('jwt');
     });
@@ -108,7 +108,7 @@ describe('AdminAuthenticator (issue 13 §3)', () => {
       expect(await auth.authenticate(`Bearer ${token}`)).toEqual({
         kind: 'forbidden',
         reason: 'the token lacks the admin scope "mcp:admin"',
-        actor: { name: 'bob', via: 'jwt' },
+        actor: { name: 'sub:bob', via: 'jwt' },
       });
     });
 
@@ -146,9 +146,28 @@ describe('adminVerifierFrom: the /mcp resource server as the admin bearer check'
     const user = verifier.sign({ sub: 'dave', scope: 'mcp:tools' });
     expect(await auth.authenticate(`Bearer ${admin}`)).toMatchObject({
       kind: 'admin',
-      actor: { name: 'carol', via: 'jwt' },
+      actor: { name: 'sub:carol', via: 'jwt' },
     });
     expect(await auth.authenticate(`Bearer ${user}`)).toMatchObject({ kind: 'forbidden' });
     expect(await auth.authenticate('Bearer tok')).toMatchObject({ kind: 'unauthenticated' });
+  });
+
+  it('a token the authorization server could not check (a 503 refusal) is unavailable, not unauthenticated', async () => {
+    const down = {
+      enabled: true,
+      authenticate: () =>
+        Promise.resolve({
+          kind: 'refused',
+          status: 503,
+          description: 'The authorization server is unavailable',
+          retryAfterSeconds: 5,
+        }),
+    };
+    const auth = new AdminAuthenticator(config(), adminVerifierFrom(down));
+    expect(await auth.authenticate('Bearer some.jwt.value')).toEqual({
+      kind: 'unavailable',
+      reason: 'the bearer token could not be checked: The authorization server is unavailable',
+      retryAfterSeconds: 5,
+    });
   });
 });

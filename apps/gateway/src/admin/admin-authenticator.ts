@@ -10,14 +10,21 @@ import { callerName, type CallerIdentity } from '@app/identity';
  * never throws for a bad token.
  */
 export interface AdminBearerVerifier {
-  verify(token: string): Promise<CallerIdentity | undefined>;
+  verify(token: string): Promise<CallerIdentity | undefined | AuthorizationServerUnavailable>;
+}
+
+/** The token could not be checked: the authorization server failed (answered 503, not 401). */
+export interface AuthorizationServerUnavailable {
+  readonly unavailable: true;
+  readonly reason: string;
+  readonly retryAfterSeconds: number;
 }
 
 export const ADMIN_BEARER_VERIFIER = Symbol('ADMIN_BEARER_VERIFIER');
 
 /** Who made an admin request, for the audit line and `createdBy`. */
 export interface AdminActor {
-  /** The token's `sub` (or `client_id`) with JWT; `admin-token` for the static token. */
+  /** With JWT the caller key (`sub:<sub>`, else `client:<client_id>`); `admin-token` for the static token. */
   readonly name: string;
   readonly via: 'jwt' | 'static-token' | 'anonymous';
 }
@@ -30,7 +37,9 @@ export type AdminDecision =
   /** 401: no bearer token, or one that does not verify. */
   | { readonly kind: 'unauthenticated'; readonly reason: string }
   /** 403: a valid token without the admin scope. */
-  | { readonly kind: 'forbidden'; readonly reason: string; readonly actor: AdminActor };
+  | { readonly kind: 'forbidden'; readonly reason: string; readonly actor: AdminActor }
+  /** 503: the authorization server could not check the token (JWKS or introspection failed). */
+  | { readonly kind: 'unavailable'; readonly reason: string; readonly retryAfterSeconds: number };
 
 const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
 
@@ -85,12 +94,18 @@ export class AdminAuthenticator {
         reason: 'the /admin API needs "Authorization: Bearer <admin token>"',
       };
     if (this.verifier !== null) {
-      let caller: CallerIdentity | undefined;
+      let caller: CallerIdentity | undefined | AuthorizationServerUnavailable;
       try {
         caller = await this.verifier.verify(token);
       } catch {
         caller = undefined;
       }
+      if (caller !== undefined && 'unavailable' in caller)
+        return {
+          kind: 'unavailable',
+          reason: `the bearer token could not be checked: ${caller.reason}`,
+          retryAfterSeconds: caller.retryAfterSeconds,
+        };
       if (caller === undefined)
         return { kind: 'unauthenticated', reason: 'the bearer token is not valid' };
       const actor: AdminActor = { name: callerName(caller) ?? 'unknown', via: 'jwt' };

@@ -1,5 +1,5 @@
 import type { CallerIdentity } from '@app/identity';
-import type { AdminBearerVerifier } from './admin-authenticator';
+import type { AdminBearerVerifier, AuthorizationServerUnavailable } from './admin-authenticator';
 
 /**
  * The face of issue 12's ResourceServer (libs/identity) this adapter needs: `enabled` when
@@ -8,22 +8,35 @@ import type { AdminBearerVerifier } from './admin-authenticator';
  */
 export interface BearerResourceServer {
   readonly enabled: boolean;
-  authenticate(
-    authorization: string,
-  ): Promise<{ readonly kind: string; readonly caller?: CallerIdentity }>;
+  authenticate(authorization: string): Promise<{
+    readonly kind: string;
+    readonly caller?: CallerIdentity;
+    readonly status?: number;
+    readonly description?: string;
+    readonly retryAfterSeconds?: number;
+  }>;
 }
 
 /**
  * The admin bearer check from the /mcp resource server (issue 13 §3): null when
  * `mcp.auth.mode` is not `jwt` (the static MCP_ADMIN_TOKEN applies then). Provided under
  * ADMIN_BEARER_VERIFIER by AdminModule. A token refused by the resource server (invalid, or lacking
- * one of `mcp.auth.requiredScopes`) is not an admin token.
+ * one of `mcp.auth.requiredScopes`) is not an admin token; one the authorization server could
+ * not check (a 503 refusal: JWKS or introspection failed) is `unavailable`, answered 503.
  */
 export function adminVerifierFrom(server: BearerResourceServer): AdminBearerVerifier | null {
   if (!server.enabled) return null;
   return {
-    async verify(token: string): Promise<CallerIdentity | undefined> {
+    async verify(
+      token: string,
+    ): Promise<CallerIdentity | undefined | AuthorizationServerUnavailable> {
       const outcome = await server.authenticate(`Bearer ${token}`);
+      if (outcome.kind === 'refused' && outcome.status === 503)
+        return {
+          unavailable: true,
+          reason: outcome.description ?? 'the authorization server is unavailable',
+          retryAfterSeconds: outcome.retryAfterSeconds ?? 5,
+        };
       return outcome.kind === 'authenticated' ? outcome.caller : undefined;
     },
   };

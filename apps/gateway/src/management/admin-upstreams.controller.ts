@@ -106,18 +106,25 @@ export class AdminUpstreamsController {
     write?: { action: AdminAction; upstreamId: string | null },
   ): Promise<AdminActor | undefined> {
     const decision = await this.authenticator.authenticate(req.headers.authorization);
-    const deny = (status: 401 | 403, message: string, actor: AdminActor | null): undefined => {
+    const deny = (
+      status: 401 | 403 | 503,
+      message: string,
+      actor: AdminActor | null,
+      retryAfterSeconds?: number,
+    ): undefined => {
       // The id of an unauthenticated request's body is the caller's text: it is not logged.
       if (write !== undefined)
         this.audit.record({
           ...write,
-          upstreamId: status === 401 && actor === null ? null : write.upstreamId,
+          upstreamId: status !== 403 && actor === null ? null : write.upstreamId,
           actor,
           status,
           outcome: 'denied',
           detail: message,
         });
       if (status === 401) void reply.header('www-authenticate', 'Bearer realm="mcp-gateway-admin"');
+      if (retryAfterSeconds !== undefined)
+        void reply.header('retry-after', String(retryAfterSeconds));
       void reply.status(status).send({ statusCode: status, error: STATUS_TEXT[status], message });
       return undefined;
     };
@@ -136,6 +143,9 @@ export class AdminUpstreamsController {
         return deny(401, decision.reason, null);
       case 'forbidden':
         return deny(403, decision.reason, decision.actor);
+      case 'unavailable':
+        // the token was not found bad: the client keeps it and retries (docs/security.md)
+        return deny(503, decision.reason, null, decision.retryAfterSeconds);
     }
   }
 

@@ -66,6 +66,7 @@ describe('ToolCallAudit (issue 12 §5)', () => {
     expect(lines[0]).toEqual({
       msg: 'audit tools/call',
       audit: 'tools/call',
+      caller: 'sub:alice',
       subject: 'alice',
       clientId: 'agent-app',
       tool: 'calc__add',
@@ -80,14 +81,17 @@ describe('ToolCallAudit (issue 12 §5)', () => {
     for (const secret of ['eyJ.secret.token', 'E-123', 'V-456']) expect(text).not.toContain(secret);
   });
 
-  it('names a client-credentials caller by client_id, no caller by null', () => {
+  it('names a client-credentials caller client:<client_id> (never as a subject), no caller by null', () => {
     const audit = new ToolCallAudit(config(true), sink);
-    const machine: CallerIdentity = { clientId: 'batch-job', scopes: [], claims: {}, token: 't' };
+    // a client whose id equals a user's sub is still not that user
+    const machine: CallerIdentity = { clientId: 'alice', scopes: [], claims: {}, token: 't' };
     audit.record(machine, { name: 'x' }, { result: {} }, 1, {});
+    audit.record(ALICE, { name: 'x' }, { result: {} }, 1, {});
     audit.record(undefined, { name: 'x' }, { result: {} }, 1, {});
-    expect(lines.map((l) => [l.subject, l.source])).toEqual([
-      ['batch-job', null],
-      [null, null],
+    expect(lines.map((l) => [l.caller, l.subject, l.clientId])).toEqual([
+      ['client:alice', null, 'alice'],
+      ['sub:alice', 'alice', 'agent-app'],
+      [null, null, null],
     ]);
   });
 

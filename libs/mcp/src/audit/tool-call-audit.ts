@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import type { CallerIdentity } from '@app/identity';
+import { callerName, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
 import { createJsonLineWriter } from '@app/observability';
 import {
@@ -81,7 +81,10 @@ export class ToolCallAudit {
     if (!this.enabled) return;
     const [kind, code] =
       'result' in outcome ? classifyResult(outcome.result) : classifyError(outcome.error);
-    const subject = caller?.subject ?? caller?.clientId ?? null;
+    // `caller` is the namespaced key the rate limits use (sub:… / client:…); `subject` is the
+    // token's own `sub` only, so a client id never reads as a user (docs/operations.md §14)
+    const who = callerName(caller) ?? null;
+    const subject = caller?.subject ?? null;
     const clientId = caller?.clientId ?? null;
     const name = tool.name.slice(0, 128);
     const source = tool.sourceId ?? null;
@@ -89,7 +92,7 @@ export class ToolCallAudit {
     const requestId = firstValue(headers['x-request-id']) ?? null;
     const guid = firstValue(headers.guid) ?? null;
     this.write(
-      `"msg":"audit tools/call","audit":"tools/call","subject":${json(subject)},"clientId":${json(clientId)},` +
+      `"msg":"audit tools/call","audit":"tools/call","caller":${json(who)},"subject":${json(subject)},"clientId":${json(clientId)},` +
         `"tool":${json(name)},"source":${json(source)},"outcome":"${kind}",` +
         `${code === undefined ? '' : `"errorCode":${JSON.stringify(code)},`}` +
         `"durationMs":${duration},"requestId":${json(requestId)},"guid":${json(guid)}`,

@@ -6,11 +6,26 @@ import type { HttpAnswer } from './http-answer';
  * §5.1): 401 (no or bad token) or 403 (insufficient_scope) with `WWW-Authenticate: Bearer
  * resource_metadata="…"` and, when a token was sent, its `error` (and `scope`); the body is the
  * OAuth error object, like the official SDK's bearer middleware. No token value appears in it.
+ * 503 (the authorization server failed; docs/security.md "Refusals") carries `Retry-After`
+ * and no challenge: the token was not found bad, so the client must not discard it.
  */
 export function authRefusal(
   outcome: Extract<AuthOutcome, { kind: 'refused' }>,
   metadataUrl: string,
 ): HttpAnswer {
+  if (outcome.status === 503)
+    return {
+      status: 503,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'retry-after': String(outcome.retryAfterSeconds ?? 5),
+        'cache-control': 'no-store',
+      },
+      body: JSON.stringify({
+        error: outcome.error ?? 'temporarily_unavailable',
+        error_description: outcome.description,
+      }),
+    };
   return {
     status: outcome.status,
     headers: {

@@ -46,6 +46,19 @@ describe('CallerLimits (issue 12 §6)', () => {
     await expect(limits.admit(caller(undefined, 'machine-1'))).rejects.toThrow(/Rate limit hit/);
   });
 
+  it("a client_id equal to a user's sub is another caller: it drains its own bucket, never the user's", async () => {
+    const limits = new CallerLimits(
+      configWith({
+        perSubject: { capacity: 1, refillPerSecond: 0.001 },
+        perTool: { capacity: 1, refillPerSecond: 0.001 },
+      }),
+    );
+    await limits.admit(caller(undefined, 'alice'), 'a.tool');
+    await expect(limits.admit(caller(undefined, 'alice'))).rejects.toThrow(/Rate limit hit/);
+    // the user alice (sub) still has a full bucket, for requests and for the same tool
+    await limits.admit(caller('alice'), 'a.tool');
+  });
+
   it('perTool: a bucket per (caller, tool); other tools and other callers are not affected', async () => {
     const limits = new CallerLimits(configWith({ perTool: { capacity: 1, refillPerSecond: 0.5 } }));
     await limits.admit(caller('alice'), 'x.search');
