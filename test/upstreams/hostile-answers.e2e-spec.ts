@@ -63,6 +63,13 @@ function scriptDeep(up: ScriptedUpstream, modernEra: boolean): void {
       `event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":${nested(DEPTH)}}}\n\n` +
       `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: req.id, result: { content: [] } })}\n\n`,
   }));
+  // …nor a request to the client
+  up.onTool('deep-ask', (req) => ({
+    headers: { 'content-type': 'text/event-stream' },
+    raw:
+      `event: message\ndata: {"jsonrpc":"2.0","id":"ask-1","method":"elicitation/create","params":{"message":"?","requestedSchema":${nested(DEPTH)}}}\n\n` +
+      `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: req.id, result: { content: [] } })}\n\n`,
+  }));
   up.onTool('at-limit', (req) =>
     // message (1) + result (2) + structuredContent and below: exactly the limit
     rawResponse(req, `{"content":[],"structuredContent":${nested(LIMIT - 2)}${complete}}`, false),
@@ -70,12 +77,18 @@ function scriptDeep(up: ScriptedUpstream, modernEra: boolean): void {
   up.on('prompts/get', (req) =>
     rawResponse(req, `{"messages":[],"description":${nested(DEPTH)}${complete}}`, false),
   );
+  up.on('completion/complete', (req) =>
+    rawResponse(req, `{"completion":{"values":[],"x":${nested(DEPTH)}}${complete}}`, false),
+  );
   up.on('resources/read', (req) =>
     rawResponse(req, `{"contents":[${nested(DEPTH)}]${complete}}`, true),
   );
 }
 
-const TOOLS = ['deep-json', 'deep-sse', 'deep-relayed', 'at-limit'].map((n) => upTool(n));
+const TOOLS = ['deep-json', 'deep-sse', 'deep-relayed', 'deep-ask', 'at-limit'].map((n) =>
+  upTool(n),
+);
+const DEEP_LIST = `{"tools":[{"name":"fine","inputSchema":{"type":"object","properties":{"x":${nested(DEPTH)}}}}]}`;
 
 /**
  * docs/security.md, "What an upstream can make the gateway do": an upstream answer nested
@@ -88,6 +101,7 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
   let legacy: ScriptedUpstream;
   let stateless: ScriptedUpstream;
   let deepList: ScriptedUpstream;
+  let deepList26: ScriptedUpstream;
   let asker: ScriptedUpstream;
   let gateway: GatewayProcess;
   /** Ids of the requests `asker` sent inside its tools/list answers. */
@@ -95,25 +109,22 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
   let asks = 0;
 
   beforeAll(async () => {
-    [legacy, stateless, deepList, asker] = await Promise.all([
+    [legacy, stateless, deepList, deepList26, asker] = await Promise.all([
       ScriptedUpstream.start({
         tools: TOOLS,
         prompts: [{ name: 'p' }],
         resources: [{ uri: 'deep://r', name: 'r' }],
+        capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
       }),
       ScriptedUpstream.start({ era: '2026', tools: TOOLS, prompts: [{ name: 'p' }] }),
       ScriptedUpstream.start({ tools: [upTool('fine')] }),
+      ScriptedUpstream.start({ era: '2026', tools: [upTool('fine')] }),
       ScriptedUpstream.start({ tools: [upTool('ask')], sessionId: 'asker-1', getStream: true }),
     ]);
     scriptDeep(legacy, false);
     scriptDeep(stateless, true);
-    deepList.on('tools/list', (req) =>
-      rawResponse(
-        req,
-        `{"tools":[{"name":"fine","inputSchema":{"type":"object","properties":{"x":${nested(DEPTH)}}}}]}`,
-        false,
-      ),
-    );
+    deepList.on('tools/list', (req) => rawResponse(req, DEEP_LIST, false));
+    deepList26.on('tools/list', (req) => rawResponse(req, DEEP_LIST, true));
     asker.on('tools/list', () => {
       const id = `pull-ask-${listener}-${++asks}`;
       pullAsks.push(id);
@@ -130,6 +141,7 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
           upstream('leg', legacy.url),
           upstream('mod', stateless.url),
           upstream('dl', deepList.url),
+          upstream('dl26', deepList26.url),
           upstream('ask', asker.url),
         ],
       }),
@@ -145,7 +157,7 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all([legacy?.stop(), stateless?.stop(), deepList?.stop(), asker?.stop()]);
+    await Promise.all([legacy, stateless, deepList, deepList26, asker].map((u) => u?.stop()));
   });
 
   describe('answers nested deeper than the limit', () => {
@@ -155,6 +167,7 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       ['mod__deep-json', '2026 upstream, JSON answer'],
       ['mod__deep-sse', '2026 upstream, SSE answer'],
       ['leg__deep-relayed', '2025 upstream, a relayed notification on the answer'],
+      ['leg__deep-ask', '2025 upstream, a server request on the answer'],
     ])(
       "a 2026 client's tools/call of %s (%s) is an isError result with the request's id, not HTTP 500",
       async (name) => {
@@ -191,7 +204,7 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       }
     });
 
-    it("prompts/get and resources/read answered nested too deep are -32603 with the request's id, in both eras", async () => {
+    it("prompts/get, resources/read and completion/complete answered nested too deep are -32603 with the request's id, in both eras", async () => {
       const prompt26 = await modern(
         gateway.mcpUrl,
         'prompts/get',
@@ -206,6 +219,14 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       const read = await rpc(gateway.mcpUrl, 'resources/read', { uri: 'deep://r' }, {}, 'r-25');
       expect(read.json).toMatchObject({ id: 'r-25', error: { code: -32603 } });
       expect(read.json.error.message).toContain(`nests deeper than ${LIMIT} levels`);
+      const completion = await rpc(
+        gateway.mcpUrl,
+        'completion/complete',
+        { ref: { type: 'ref/prompt', name: 'leg__p' }, argument: { name: 'x', value: '' } },
+        {},
+        'cc-25',
+      );
+      expect(completion.json).toMatchObject({ id: 'cc-25', error: { code: -32603 } });
       const read26 = await modern(
         gateway.mcpUrl,
         'resources/read',
@@ -216,14 +237,20 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       expect(read26.json).toMatchObject({ id: 7, error: { code: -32603 } });
     });
 
-    it('a list pull whose tools/list nests too deep fails as UpstreamTooDeepError, not UnexpectedPullError', async () => {
+    it('a list pull whose tools/list nests too deep (2025 JSON, 2026 SSE) fails as UpstreamTooDeepError, not UnexpectedPullError', async () => {
       const view = (await (await fetch(`${gateway.managementUrl}/actuator/upstreams`)).json()) as {
         upstreams: Array<Record<string, any>>;
       };
-      const dl = view.upstreams.find((u) => u.id === 'dl');
-      expect(dl?.lastErrorType).toBe('UpstreamTooDeepError');
-      expect(gateway.output).toContain('UpstreamTooDeepError');
-      expect(gateway.output).not.toMatch(/Upstream dl:[^\n]*UnexpectedPullError/);
+      for (const id of ['dl', 'dl26']) {
+        const status = view.upstreams.find((u) => u.id === id);
+        expect(status?.lastErrorType).toBe('UpstreamTooDeepError');
+        expect(gateway.output).toMatch(
+          new RegExp(`Upstream ${id}: list pull failed \\(UpstreamTooDeepError`),
+        );
+        expect(gateway.output).not.toMatch(new RegExp(`Upstream ${id}:[^\\n]*UnexpectedPullError`));
+      }
+      // the deep answers reached no client and no log line
+      expect(gateway.output).not.toContain('{"a":{"a":{"a"');
     });
   });
 
