@@ -207,6 +207,36 @@ describe('UpstreamConnection: session-level traffic, unowned requests, nesting',
     for (const s of session) expect(s.headers.authorization).toBeUndefined();
   });
 
+  it("probes a 2026 upstream's era with the gateway's own credential; the caller's goes on its request only", async () => {
+    const modern = await TestServer.start((_req, res, raw) => {
+      const body = parseJsonBody(raw);
+      const result =
+        body?.method === 'server/discover'
+          ? {
+              supportedVersions: ['2026-07-28'],
+              capabilities: { tools: {} },
+              resultType: 'complete',
+            }
+          : { content: [], resultType: 'complete' };
+      sendJson(res, 200, { jsonrpc: '2.0', id: body?.id, result });
+    });
+    const c = new UpstreamConnection(
+      { ...endpoint(modern.url, () => GATEWAY), protocol: 'auto' },
+      agent,
+    );
+    try {
+      await c.request('tools/call', { name: 't' }, { deadlineMillis: 3000, headers: CALLER });
+      expect(c.era).toBe('2026');
+    } finally {
+      await c.close();
+      await modern.stop();
+    }
+    const probe = modern.last('server/discover')!;
+    expect(probe.headers.authorization).toBe(GATEWAY.authorization);
+    expect(probe.headers['x-tenant']).toBeUndefined();
+    expect(modern.last('tools/call')!.headers).toMatchObject(CALLER);
+  });
+
   it("fails the connect as `credential` when the gateway's own credential cannot be had", async () => {
     const broken = new UpstreamConnection(
       endpoint(upstream.url, () => Promise.reject(new Error('token endpoint down'))),
