@@ -37,6 +37,8 @@ const FAILURE_TYPES: Readonly<Record<UpstreamFailureKind, UpstreamPullErrorType>
   'too-large': 'UpstreamTooLargeError',
   'session-lost': 'UpstreamSessionError',
   'era-mismatch': 'UpstreamBadAnswerError',
+  'too-deep': 'UpstreamTooDeepError',
+  credential: 'UpstreamCredentialError',
 };
 
 /**
@@ -146,7 +148,7 @@ export class UpstreamListPuller {
     const deadline = performance.now() + upstream.listMillis;
     const left = (): number => Math.max(1, Math.round(deadline - performance.now()));
     const headers = await this.pullHeaders(upstream);
-    await connection.connect({ deadlineMillis: left(), headers });
+    await connection.connect({ deadlineMillis: left() });
     const capabilities = connection.serverCapabilities ?? {};
     const collected: Record<(typeof LISTS)[number]['key'], UpstreamItem[]> = {
       tools: [],

@@ -10,7 +10,6 @@ export {
 } from './map-tool-response';
 export { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 export { SHUTDOWN_REASON } from './tool-service-client';
-export { textDepthExceeds } from './json-depth';
 export { CallCancellation, type CancelReason } from './call-cancellation';
 export {
   UpstreamExecutor,

@@ -66,7 +66,7 @@ export class LiveListFetcher {
     const headers = upstreamRequestHeaders(upstream, incoming);
     try {
       const connection = this.connections.get(upstream);
-      await connection.connect({ deadlineMillis: left(), headers });
+      await connection.connect({ deadlineMillis: left() });
       const capabilities = connection.serverCapabilities ?? {};
       if (capabilities[list.capability] === undefined) return { kind: 'not-offered' };
       const pages = await readListPages(connection, {

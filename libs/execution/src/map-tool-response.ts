@@ -1,7 +1,6 @@
-import { isJsonContentType } from '@app/http-body';
+import { isJsonContentType, textDepthExceeds } from '@app/http-body';
 import { compactJson } from './compact-json';
 import type { CallToolResult } from './call-tool-result';
-import { textDepthExceeds } from './json-depth';
 import { redactErrorText } from './redact-error-text';
 
 /** Deepest nesting accepted in a JSON answer, as for requests (issue 9, fault 2). */

@@ -1,8 +1,7 @@
-import { isJsonContentType } from '@app/http-body';
+import { isJsonContentType, JsonDepthScanner } from '@app/http-body';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AnswerBudget, BudgetClaim } from './answer-budget';
 import type { CallCancellation } from './call-cancellation';
-import { JsonDepthScanner } from './json-depth';
 import type { ToolCallFailure } from './map-tool-response';
 
 /** A Tool Service's complete answer. */

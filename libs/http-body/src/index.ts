@@ -3,4 +3,5 @@ export { decodingOrder, type ContentCoding } from './content-encoding';
 export { readBody, type ReadBodyOptions } from './read-body';
 export { decodeBuffer } from './decode-buffer';
 export { decodeText } from './charset';
+export { JsonDepthScanner, textDepthExceeds } from './json-depth';
 export { parseMediaType, isJsonEssence, isJsonContentType, type MediaType } from './media-type';

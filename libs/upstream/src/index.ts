@@ -17,7 +17,7 @@ export {
 export { encodeHeaderValue } from './mcp-headers';
 export * from './upstream-connections.service';
 export * from './upstream.module';
-export { upstreamRequestHeaders } from './upstream-headers';
+export { gatewayRequestHeaders, upstreamRequestHeaders } from './upstream-headers';
 export { RawJson, stringifyMessage } from './raw-json';
 export {
   readListPages,

@@ -654,12 +654,16 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
           }
         }, 'sess-9'),
       );
-      const c = connection(server.url);
+      const c = new UpstreamConnection(
+        { ...endpoint(server.url), sessionHeaders: () => ({ authorization: 'Bearer s' }) },
+        agent,
+      );
+      connections.push(c);
       const got: Array<{ n: unknown; sessionId?: string }> = [];
       c.onUnsolicited((m, context) =>
         got.push({ n: (m.params as any).n, sessionId: context.sessionId }),
       );
-      await c.connect({ deadlineMillis: 2000, headers: { authorization: 'Bearer s' } });
+      await c.connect({ deadlineMillis: 2000 });
       await eventually(() => got.length >= 3);
       expect(got.slice(0, 3)).toEqual([
         { n: 1, sessionId: 'sess-9' },

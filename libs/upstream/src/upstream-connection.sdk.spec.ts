@@ -525,28 +525,16 @@ describe('UpstreamConnection against the official SDK servers', () => {
       );
     });
 
-    it('relays a server->client request from the standalone GET stream to onUnsolicited', async () => {
+    it('answers a server->client request from the standalone GET stream -32601 at once: it belongs to no caller', async () => {
       const c = connection(server.url);
       const unsolicited: JsonRpcMessage[] = [];
-      c.onUnsolicited((message, context) => {
-        unsolicited.push(message);
-        if (message.method === 'sampling/createMessage') {
-          void c.respond(
-            {
-              jsonrpc: '2.0',
-              id: message.id,
-              result: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' },
-            },
-            context.sessionId,
-            OPTIONS,
-          );
-        }
-      });
+      c.onUnsolicited((message) => unsolicited.push(message));
       await c.connect(OPTIONS);
       await eventually(() => seen(server).some((s) => s.method === 'GET'));
       const answer = await c.request('tools/call', { name: 'sample', arguments: {} }, OPTIONS);
-      expect(text((answer as any).result)).toBe('sampled {"type":"text","text":"hi"}');
-      expect(unsolicited[0]).toMatchObject({ method: 'sampling/createMessage' });
+      // the v1 server's createMessage rejects with the gateway's -32601, and its tool says so
+      expect(JSON.stringify(answer)).toContain('-32601');
+      expect(unsolicited.filter((m) => m.method === 'sampling/createMessage')).toEqual([]);
     });
 
     it('delivers notifications/tools/list_changed from the GET stream', async () => {

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { textDepthExceeds } from '@app/http-body';
 import { Budget } from './budget';
 import { exchange, type ExchangeResult } from './http-exchange';
 import {
@@ -87,6 +88,13 @@ const LIST_CHANGED: ReadonlySet<string> = new Set([
   'notifications/prompts/list_changed',
 ]);
 
+/**
+ * Deepest nesting of one upstream message: the Tool Service answer limit (MAX_ANSWER_DEPTH,
+ * libs/execution/src/map-tool-response.ts) plus the JSON-RPC envelope. A deeper message is
+ * refused before it is parsed: serializing it again would overflow the stack.
+ */
+export const MAX_MESSAGE_DEPTH = 129;
+
 const SESSION_ID = /^[\x21-\x7e]+$/;
 const DATE_VERSION = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -155,6 +163,21 @@ function stringsOf(value: unknown): string[] | undefined {
 function serverInfoOf(value: unknown): UpstreamServerInfo | undefined {
   return isRecord(value) && typeof value.name === 'string' && typeof value.version === 'string'
     ? (value as UpstreamServerInfo)
+    : undefined;
+}
+
+function tooDeep(): UpstreamFailure {
+  return new UpstreamFailure(
+    'too-deep',
+    `the upstream's answer nests deeper than ${MAX_MESSAGE_DEPTH} levels`,
+  );
+}
+
+/** A request (not a notification or response): it has a method and an id to answer. */
+function requestIdOf(message: JsonRpcMessage): string | number | undefined {
+  const { id } = message;
+  return typeof message.method === 'string' && (typeof id === 'string' || typeof id === 'number')
+    ? id
     : undefined;
 }
 
@@ -234,8 +257,6 @@ export class UpstreamConnection {
   private probes = 0;
   private readonly listeners = new Set<UpstreamMessageListener>();
   private stream?: StandaloneStream;
-  /** The connect's extra headers (authorization), sent on the GET stream and the DELETE. */
-  private sessionHeaders: Readonly<Record<string, string>> = {};
 
   /**
    * @param endpoint the upstream; its url must be http: or https: (else TypeError)
@@ -301,7 +322,7 @@ export class UpstreamConnection {
    */
   async connect(options: UpstreamConnectOptions): Promise<void> {
     const budget = new Budget(options.deadlineMillis, options.signal);
-    await this.established(budget, options.headers);
+    await this.established(budget);
   }
 
   /**
@@ -332,7 +353,9 @@ export class UpstreamConnection {
     options: UpstreamRequestOptions,
   ): Promise<UpstreamAnswer> {
     const budget = new Budget(options.deadlineMillis, options.signal);
-    let session = await this.established(budget, options.headers);
+    // The session is shared: connecting and renewing carry the gateway's own credential
+    // (endpoint.sessionHeaders), the caller's headers go on the caller's request only.
+    let session = await this.established(budget);
     let reinitialized = false;
     let redetected = false;
     for (;;) {
@@ -347,7 +370,7 @@ export class UpstreamConnection {
             'the upstream lost the session again right after it was re-initialized',
           );
         reinitialized = true;
-        session = await this.renew(session, 'initialize', budget, options.headers);
+        session = await this.renew(session, 'initialize', budget);
         continue;
       }
       if (sent.renew === 'wrong-era' && !redetected) {
@@ -356,7 +379,7 @@ export class UpstreamConnection {
             `the upstream answered as a server of another era than the pinned ${this.endpoint.protocol}`,
           );
         redetected = true;
-        session = await this.renew(session, 'detect', budget, options.headers);
+        session = await this.renew(session, 'detect', budget);
         continue;
       }
       if (sent.outcome instanceof UpstreamFailure) throw sent.outcome;
@@ -377,7 +400,7 @@ export class UpstreamConnection {
     options: Omit<UpstreamRequestOptions, 'onMessage'>,
   ): Promise<void> {
     const budget = new Budget(options.deadlineMillis, options.signal);
-    const session = await this.established(budget, options.headers);
+    const session = await this.established(budget);
     await this.sendNotification(session, method, params, budget, options.headers);
   }
 
@@ -413,8 +436,10 @@ export class UpstreamConnection {
    * (answer those with `respond` and the context's sessionId). A list_changed notification
    * that arrives on a request's own SSE answer comes here too (as well as to that request's
    * `onMessage`): it concerns the upstream, not the caller. A server `ping` is answered by the
-   * connection and comes to no one. A listener that throws is ignored. Returns the
-   * unsubscribe function.
+   * connection and comes to no one; so is any other server request that belongs to no caller
+   * (one on the GET stream, or on the answer of a request sent without `onMessage`, e.g. a
+   * list pull): answered -32601 at once with the gateway's own credential, as JSON-RPC
+   * requires an answer. A listener that throws is ignored. Returns the unsubscribe function.
    */
   onUnsolicited(listener: UpstreamMessageListener): () => void {
     this.listeners.add(listener);
@@ -428,58 +453,56 @@ export class UpstreamConnection {
    * effort, bounded by `deadlineMillis`, default 2000 ms; every outcome ignored). Never
    * rejects. The connection may be used again afterwards: the next request connects anew.
    */
-  async close(options?: {
-    readonly deadlineMillis?: number;
-    readonly headers?: Readonly<Record<string, string>>;
-  }): Promise<void> {
+  async close(options?: { readonly deadlineMillis?: number }): Promise<void> {
     this.epoch++;
     const session = this.session;
     this.session = undefined;
     this.attempt = undefined;
     this.stopStream();
     if (session !== undefined) {
-      await this.deleteSession(
-        session,
-        options?.deadlineMillis ?? SHORT_DEADLINE_MILLIS,
-        options?.headers ?? this.sessionHeaders,
-      );
+      await this.deleteSession(session, options?.deadlineMillis ?? SHORT_DEADLINE_MILLIS);
     }
   }
 
   // ---- connecting -------------------------------------------------------------------------
 
-  private established(
-    budget: Budget,
-    headers: Readonly<Record<string, string>> | undefined,
-  ): Promise<Session> {
+  private established(budget: Budget): Promise<Session> {
     if (this.session !== undefined) return Promise.resolve(this.session);
-    return this.join('detect', budget, headers);
+    return this.join('detect', budget);
+  }
+
+  /**
+   * The gateway's own headers for session-level traffic (endpoint.sessionHeaders), filtered as
+   * a caller's are. Rejects with UpstreamFailure `credential` when they cannot be had.
+   */
+  private async ownHeaders(): Promise<Readonly<Record<string, string>>> {
+    const provide = this.endpoint.sessionHeaders;
+    if (provide === undefined) return {};
+    try {
+      return await provide();
+    } catch (err) {
+      throw new UpstreamFailure(
+        'credential',
+        `the gateway could not obtain its own credential for the upstream (${err instanceof Error ? err.message : 'unknown cause'})`,
+      );
+    }
   }
 
   /**
    * Replaces `stale` (its session gone, or its era wrong) unless another caller already did:
    * concurrent callers that hit the same 404 share one re-initialize.
    */
-  private renew(
-    stale: Session,
-    how: 'initialize' | 'detect',
-    budget: Budget,
-    headers: Readonly<Record<string, string>> | undefined,
-  ): Promise<Session> {
+  private renew(stale: Session, how: 'initialize' | 'detect', budget: Budget): Promise<Session> {
     if (this.session === stale) {
       this.session = undefined;
       this.stopStream();
     }
     if (this.session !== undefined) return Promise.resolve(this.session);
-    return this.join(how, budget, headers);
+    return this.join(how, budget);
   }
 
   /** Joins the attempt in flight, or starts one bounded by this caller's time left. */
-  private join(
-    how: 'initialize' | 'detect',
-    budget: Budget,
-    headers: Readonly<Record<string, string>> | undefined,
-  ): Promise<Session> {
+  private join(how: 'initialize' | 'detect', budget: Budget): Promise<Session> {
     try {
       budget.check();
     } catch (err) {
@@ -490,20 +513,16 @@ export class UpstreamConnection {
       // caller's time left, and each waiter races it against its own deadline and signal.
       const shared = new Budget(budget.millis, undefined, budget.left());
       const epoch = this.epoch;
-      const attempt = (
-        how === 'detect' ? this.detect(shared, headers) : this.initialize(shared, headers)
-      )
+      const attempt = this.ownHeaders()
+        .then((headers) =>
+          how === 'detect' ? this.detect(shared, headers) : this.initialize(shared, headers),
+        )
         .then((session) => {
           if (this.epoch === epoch) {
             this.session = session;
-            this.sessionHeaders = this.headersFor(headers, false);
             this.startStream(session);
           } else {
-            void this.deleteSession(
-              session,
-              SHORT_DEADLINE_MILLIS,
-              this.headersFor(headers, false),
-            );
+            void this.deleteSession(session, SHORT_DEADLINE_MILLIS);
           }
           return session;
         })
@@ -818,6 +837,8 @@ export class UpstreamConnection {
         id === undefined
           ? undefined
           : (event) => {
+              // every message on the answer, the response or not, is refused unparsed
+              if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) throw tooDeep();
               const parsed = parseReply(event.data);
               if (parsed === undefined)
                 throw new UpstreamFailure(
@@ -830,7 +851,9 @@ export class UpstreamConnection {
                 return 'done';
               }
               if (relay !== undefined) {
-                if (this.answerPing(message, relay.context)) return 'more';
+                // a request nobody on this side can answer (a pull's) is refused at once
+                if (this.answerServerRequest(message, relay.context, relay.onMessage !== undefined))
+                  return 'more';
                 // seen here as on the GET stream: the catalog is refreshed (issue 10 §3; B25)
                 if (isListChanged(message)) this.emit(message, relay.context);
               }
@@ -859,6 +882,7 @@ export class UpstreamConnection {
         : { status, sessionId, problem: "the upstream's event stream ended without the response" };
     }
     const text = result.body.toString('utf8');
+    if (textDepthExceeds(text, MAX_MESSAGE_DEPTH)) throw tooDeep();
     if (text.trim() === '')
       return { status, sessionId, problem: 'the upstream answered with an empty body' };
     // A request's answer may carry its result as text to pass on (parseReply); others need not.
@@ -968,14 +992,17 @@ export class UpstreamConnection {
     const context: UpstreamMessageContext = { sessionId: session.sessionId };
     let failures = 0;
     while (this.live(stream)) {
-      const headers = this.headersFor(this.sessionHeaders, false);
-      headers.accept = 'text/event-stream';
-      headers['mcp-protocol-version'] = session.protocolVersion;
-      if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
-      if (stream.lastEventId !== undefined) headers['last-event-id'] = stream.lastEventId;
       const started = performance.now();
       let streamed = false;
       try {
+        // the stream is the session's, never a caller's: the gateway's own credential, asked
+        // at each (re)open so that an expiring client-credentials token is renewed
+        const headers = this.headersFor(await this.ownHeaders(), false);
+        headers.accept = 'text/event-stream';
+        headers['mcp-protocol-version'] = session.protocolVersion;
+        if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
+        if (stream.lastEventId !== undefined) headers['last-event-id'] = stream.lastEventId;
+        if (!this.live(stream)) return;
         const result = await exchange(this.dispatcher, {
           url: this.url,
           method: 'GET',
@@ -989,8 +1016,15 @@ export class UpstreamConnection {
           signal: stream.abort.signal,
           onEvent: (event) => {
             if (event.id !== undefined) stream.lastEventId = event.id;
+            // a message nested too deep is dropped unparsed; the stream goes on
+            if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) return 'more';
             const message = parseMessage(event.data);
-            if (message !== undefined && this.live(stream) && !this.answerPing(message, context))
+            // a request here belongs to no caller: answered at once, never emitted
+            if (
+              message !== undefined &&
+              this.live(stream) &&
+              !this.answerServerRequest(message, context, false)
+            )
               this.emit(message, context);
             return 'more';
           },
@@ -1004,7 +1038,8 @@ export class UpstreamConnection {
           streamed = true;
         }
       } catch {
-        // unreachable, timeout, too-large, cut: try again below while the session lives
+        // unreachable, timeout, too-large, cut, no credential: try again below while the
+        // session lives
       }
       if (!this.live(stream)) return;
       failures =
@@ -1014,17 +1049,40 @@ export class UpstreamConnection {
   }
 
   /**
-   * A `ping` from the server, on any stream, is answered at once by the connection: a ping must
-   * be answered, and it is never the caller's business (B08). true when it was one.
+   * Answers at once, with the gateway's own credential, a server request that is not a
+   * caller's: a `ping`, on any stream (it must be answered and is never the caller's business,
+   * B08), and, when nobody `owned` the stream it came on (the GET stream, a pull's answer),
+   * any other request with -32601: JSON-RPC requires an answer, and no client can be asked
+   * (docs/security.md, "Credentials towards sources"). true when it answered.
    */
-  private answerPing(message: JsonRpcMessage, context: UpstreamMessageContext): boolean {
-    const { id } = message;
-    if (message.method !== 'ping' || (typeof id !== 'string' && typeof id !== 'number'))
-      return false;
-    this.respond({ jsonrpc: '2.0', id, result: {} }, context.sessionId, {
-      deadlineMillis: SHORT_DEADLINE_MILLIS,
-      headers: this.sessionHeaders,
-    }).catch(() => undefined);
+  private answerServerRequest(
+    message: JsonRpcMessage,
+    context: UpstreamMessageContext,
+    owned: boolean,
+  ): boolean {
+    const id = requestIdOf(message);
+    if (id === undefined) return false;
+    const ping = message.method === 'ping';
+    if (!ping && owned) return false;
+    const response: JsonRpcMessage = ping
+      ? { jsonrpc: '2.0', id, result: {} }
+      : {
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: -32601,
+            message:
+              'Method not found: the gateway serves no client requests outside a call; this request belongs to no caller',
+          },
+        };
+    this.ownHeaders()
+      .then((headers) =>
+        this.respond(response, context.sessionId, {
+          deadlineMillis: SHORT_DEADLINE_MILLIS,
+          headers,
+        }),
+      )
+      .catch(() => undefined);
     return true;
   }
 
@@ -1038,17 +1096,14 @@ export class UpstreamConnection {
     }
   }
 
-  private async deleteSession(
-    session: Session,
-    deadlineMillis: number,
-    extra: Readonly<Record<string, string>>,
-  ): Promise<void> {
+  /** DELETEs a 2025 session with the gateway's own credential; best effort, never rejects. */
+  private async deleteSession(session: Session, deadlineMillis: number): Promise<void> {
     if (session.era !== '2025' || session.sessionId === undefined) return;
-    const headers = this.headersFor(extra, false);
-    headers.accept = 'application/json, text/event-stream';
-    headers['mcp-protocol-version'] = session.protocolVersion;
-    headers['mcp-session-id'] = session.sessionId;
     try {
+      const headers = this.headersFor(await this.ownHeaders(), false);
+      headers.accept = 'application/json, text/event-stream';
+      headers['mcp-protocol-version'] = session.protocolVersion;
+      headers['mcp-session-id'] = session.sessionId;
       await exchange(this.dispatcher, {
         url: this.url,
         method: 'DELETE',

@@ -1,7 +1,9 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { Agent } from 'undici';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { SourceCredentials } from '@app/identity';
 import { UpstreamConnection } from './upstream-connection';
+import { gatewayRequestHeaders } from './upstream-headers';
 import type { JsonRpcMessage } from './upstream-types';
 
 /**
@@ -18,7 +20,9 @@ export const GATEWAY_CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = {
 /**
  * One UpstreamConnection per configured upstream per replica (issue 10 §2): the 2025 session
  * (or the detected 2026 era) is shared by the list pulls and every call, over one undici
- * Agent with keep-alive connections. Sessions are ended (DELETE) at shutdown.
+ * Agent with keep-alive connections. Sessions are ended (DELETE) at shutdown. The session's
+ * own traffic carries the gateway's credential for the upstream (gatewayRequestHeaders),
+ * never the headers of the caller whose request happened to open or renew it.
  */
 @Injectable()
 export class UpstreamConnections implements OnApplicationShutdown {
@@ -27,7 +31,12 @@ export class UpstreamConnections implements OnApplicationShutdown {
   private readonly connections = new Map<string, UpstreamConnection>();
   private readonly unsolicited: ((upstreamId: string, message: JsonRpcMessage) => void)[] = [];
 
-  constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional()
+    @Inject(SourceCredentials)
+    private readonly credentials: SourceCredentials | null = null,
+  ) {
     this.agent = new Agent({
       connections: config.mcp.execution.maxConnectionsPerOrigin,
       keepAliveTimeout: 30_000,
@@ -50,6 +59,7 @@ export class UpstreamConnections implements OnApplicationShutdown {
           maxAnswerBytes: this.config.mcp.execution.maxResponseBytes,
           clientInfo: { name: this.config.mcp.identity, version: this.config.version },
           clientCapabilities: GATEWAY_CLIENT_CAPABILITIES,
+          sessionHeaders: () => this.sessionHeaders(upstream),
         },
         this.agent,
       );
@@ -60,6 +70,14 @@ export class UpstreamConnections implements OnApplicationShutdown {
       this.connections.set(upstream.id, connection);
     }
     return connection;
+  }
+
+  /** The gateway's own headers for this upstream's session (its client-credentials token cached). */
+  private async sessionHeaders(upstream: UpstreamDefinition): Promise<Record<string, string>> {
+    const auth = upstream.authorization;
+    if (auth.mode !== 'tokenExchange') return gatewayRequestHeaders(upstream);
+    if (this.credentials === null) throw new Error('token exchange is not set up');
+    return gatewayRequestHeaders(upstream, await this.credentials.forGateway(auth));
   }
 
   /**

@@ -34,3 +34,22 @@ export function upstreamRequestHeaders(
     headers.authorization = `Bearer ${sourceToken}`;
   return headers;
 }
+
+/**
+ * The gateway's own headers towards an upstream, for the traffic of its shared session
+ * (era probe, initialize, notifications/initialized, the GET stream, DELETE, answers to
+ * server requests that belong to no caller) and for list pulls: `static` its configured
+ * value, `tokenExchange` the gateway's client-credentials token (`gatewayToken`), else
+ * nothing. Never a caller's header, never a forwardHeaders value (docs/security.md,
+ * "Credentials towards sources").
+ */
+export function gatewayRequestHeaders(
+  upstream: UpstreamDefinition,
+  gatewayToken?: string,
+): Record<string, string> {
+  const auth = upstream.authorization;
+  if (auth.mode === 'static') return { authorization: auth.value };
+  if (auth.mode === 'tokenExchange' && gatewayToken !== undefined)
+    return { authorization: `Bearer ${gatewayToken}` };
+  return {};
+}

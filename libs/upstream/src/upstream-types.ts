@@ -35,6 +35,17 @@ export interface UpstreamEndpoint {
    * `{sampling:{}, elicitation:{form:{}}, roots:{}}`.
    */
   readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /**
+   * The gateway's own credential towards the upstream (its `static` value or client-credentials
+   * token; nothing where it has none): the extra headers of every session-level request (era
+   * probe, initialize, notifications/initialized, the standalone GET stream, DELETE, answers to
+   * server requests that belong to no caller). Asked at each use, so an expiring token is
+   * renewed; a rejection fails that request as `credential`. Absent = no extra headers. A
+   * caller's headers (UpstreamRequestOptions.headers) never go on session-level traffic
+   * (docs/security.md, "Credentials towards sources").
+   */
+  readonly sessionHeaders?: () =>
+    Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>;
 }
 
 /** One parsed JSON-RPC message (notification, request or response), as the upstream sent it. */
@@ -86,7 +97,9 @@ export interface UpstreamRequestOptions {
    * Extra request headers, lower-case names: `authorization`, forwarded caller headers, 2026
    * `mcp-param-*`. Hop-by-hop headers, `host`, and the headers this client sets itself
    * (accept, content-type, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name,
-   * last-event-id) are dropped: undici sends the endpoint's own Host.
+   * last-event-id) are dropped: undici sends the endpoint's own Host. They go on this request
+   * only (and on its notifications/cancelled), never on the connect, re-initialize or re-probe
+   * it may need, which carry the endpoint's `sessionHeaders`.
    */
   readonly headers?: Readonly<Record<string, string>>;
   /**
@@ -98,17 +111,15 @@ export interface UpstreamRequestOptions {
   readonly onMessage?: UpstreamMessageListener;
 }
 
-/** Settings for `connect` (and the requests it makes). */
+/**
+ * Settings for `connect` (and the requests it makes). The connect carries the endpoint's
+ * `sessionHeaders`, never a caller's: the session is shared by every caller.
+ */
 export interface UpstreamConnectOptions {
   /** The whole connect in ms (probe, initialize, notifications/initialized). Over it = `timeout`. */
   readonly deadlineMillis: number;
   /** Aborting = failure `cancelled` for this caller (a shared attempt goes on for the others). */
   readonly signal?: UpstreamSignal;
-  /**
-   * Extra headers for the connect requests, filtered as in `UpstreamRequestOptions.headers`.
-   * In 2025 they are also sent on the standalone GET stream that the connect opens.
-   */
-  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The upstream's answer to one request: its result, or its JSON-RPC error unchanged. */
@@ -148,7 +159,10 @@ export interface UpstreamServerInfo {
  * - `too-large`: the answer passed `maxAnswerBytes`;
  * - `session-lost`: the 2025 session was gone (404) again right after re-initializing, or a
  *   notification/response was sent on a session the upstream no longer knows;
- * - `era-mismatch`: the upstream does not speak the pinned (or any supported) revision.
+ * - `era-mismatch`: the upstream does not speak the pinned (or any supported) revision;
+ * - `too-deep`: the answer (or a message on its stream) nests deeper than the limit; refused
+ *   before it is parsed;
+ * - `credential`: the gateway's own credential for session-level traffic could not be had.
  */
 export type UpstreamFailureKind =
   | 'unreachable'
@@ -158,7 +172,9 @@ export type UpstreamFailureKind =
   | 'bad-answer'
   | 'too-large'
   | 'session-lost'
-  | 'era-mismatch';
+  | 'era-mismatch'
+  | 'too-deep'
+  | 'credential';
 
 /**
  * A request to the upstream that produced no answer. The message says what happened in

@@ -179,7 +179,15 @@ export class LegacyCodec {
       if (key !== undefined && call !== undefined) this.inFlight.unregister(key, call.controller);
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
-      (result) => this.resultAnswer(id, result, format),
+      (result) => {
+        // a result that cannot be written (a RangeError of a value nested too deep) is this
+        // request's -32603, with its id, never a bare 500
+        try {
+          return this.resultAnswer(id, result, format);
+        } catch (err) {
+          return this.error(id, err, format, exchange.headers);
+        }
+      },
       (err: unknown) => this.error(id, err, format, exchange.headers),
     );
     return streamWhenRelayed(answer, stream, unregister);

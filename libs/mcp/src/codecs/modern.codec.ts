@@ -200,7 +200,15 @@ export class ModernCodec {
       access: exchange.access,
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
-      (result) => this.result(id, method, result, clientCapabilities, exchange.access),
+      (result) => {
+        // a result that cannot be written (a RangeError of a value nested too deep) is this
+        // request's -32603, with its id, never a bare 500
+        try {
+          return this.result(id, method, result, clientCapabilities, exchange.access);
+        } catch (err) {
+          return this.handlerError(id, err);
+        }
+      },
       (err: unknown) => this.handlerError(id, err),
     );
     return streamWhenRelayed(answer, stream, () => undefined);

@@ -1,4 +1,4 @@
-import { textDepthExceeds } from '@app/execution';
+import { textDepthExceeds } from '@app/http-body';
 import { extractRawMember } from './raw-member';
 import { RawNumberId, type InboundMessage, type JsonRpcId } from './jsonrpc.types';
 

@@ -8,6 +8,8 @@ export const UPSTREAM_PULL_ERROR_TYPES = [
   'UpstreamHttpError',
   'UpstreamBadAnswerError',
   'UpstreamTooLargeError',
+  /** An answer nested deeper than the limit, refused before it was parsed. */
+  'UpstreamTooDeepError',
   'UpstreamSessionError',
   'UpstreamListError',
   'UpstreamPaginationError',
