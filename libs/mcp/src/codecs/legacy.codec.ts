@@ -141,7 +141,8 @@ export class LegacyCodec {
     const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
     let clientCapabilities: Readonly<Record<string, unknown>> | undefined;
     if (sessionId !== undefined) {
-      const claims = this.sessions.open(sessionId);
+      // a session sealed for another caller is not this caller's: 404, it initializes its own
+      const claims = this.sessions.openFor(sessionId, exchange.caller);
       if (claims === undefined) {
         return this.error(
           id,
@@ -247,6 +248,7 @@ export class LegacyCodec {
               protocolVersion,
               undefined,
               relayedCapabilities(params?.capabilities),
+              exchange.caller,
             ),
           }
         : {},
