@@ -65,6 +65,7 @@ export class GatewayMetrics {
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
   private readonly upstreamCallSeconds: Histogram<'upstream' | 'method'>;
   private readonly upstreamLiveFailures: Counter<'upstream' | 'method'>;
+  private readonly streamsOpen: Gauge;
   private readonly streamsClosed: Counter<'reason'>;
   private readonly streamsRefused: Counter<'reason'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
@@ -151,6 +152,11 @@ export class GatewayMetrics {
       labelNames: ['upstream', 'method'],
       registers,
     });
+    this.streamsOpen = new Gauge({
+      name: `${PREFIX}notification_streams_open`,
+      help: 'Notification streams (2026 listen, 2025 GET) open on this replica',
+      registers,
+    });
     this.streamsClosed = new Counter({
       name: `${PREFIX}notification_streams_closed_total`,
       help: 'Notification streams (listen, GET) the gateway closed on its own, by reason (slow_consumer, token_expired)',
@@ -163,6 +169,11 @@ export class GatewayMetrics {
       labelNames: ['reason'],
       registers,
     });
+  }
+
+  /** How many notification streams are open now. */
+  notificationStreamsOpen(count: number): void {
+    this.streamsOpen.set(count);
   }
 
   /** The gateway closed a notification stream on its own. */

@@ -116,6 +116,7 @@ export class NotificationHub implements OnApplicationShutdown {
     if (owner !== undefined) this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1);
     if (caller?.expiresAt !== undefined)
       this.closeAt(stream, held, caller.expiresAt * 1000 + this.skewMs);
+    this.metrics?.notificationStreamsOpen(this.streams.size);
     if (this.keepAliveTimer === undefined) {
       this.keepAliveTimer = setInterval(() => {
         for (const s of this.streams.keys()) s.keepAlive();
@@ -130,6 +131,7 @@ export class NotificationHub implements OnApplicationShutdown {
     const held = this.streams.get(stream);
     if (held === undefined) return;
     this.streams.delete(stream);
+    this.metrics?.notificationStreamsOpen(this.streams.size);
     if (held.expiry !== undefined) clearTimeout(held.expiry);
     if (held.owner !== undefined) {
       const left = (this.perCaller.get(held.owner) ?? 1) - 1;
