@@ -9,6 +9,8 @@ import { NotificationStream } from './notification-stream';
 
 /** One open notification stream, whatever its era. */
 export interface OpenStream {
+  /** Its frames (from `newStream`): a cut (slow consumer) closes the stream. */
+  readonly stream: NotificationStream;
   /** A list of the published catalog changed. */
   listChanged(kind: ListKind): void;
   /** A keep-alive tick: write a comment line. */
@@ -113,6 +115,8 @@ export class NotificationHub implements OnApplicationShutdown {
     }
     const held: Held = { owner };
     this.streams.set(stream, held);
+    // cut for a client that stopped reading: released here, not only when its socket closes
+    stream.stream.onCut(() => stream.close(false));
     if (owner !== undefined) this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1);
     if (caller?.expiresAt !== undefined)
       this.closeAt(stream, held, caller.expiresAt * 1000 + this.skewMs);
