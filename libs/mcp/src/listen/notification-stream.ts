@@ -23,6 +23,7 @@ export class NotificationStream implements FrameSource {
   private ended = false;
   private wake?: () => void;
   private readonly cutListeners: (() => void)[] = [];
+  private wasCut = false;
 
   constructor(
     private readonly maxQueuedBytes = Number.POSITIVE_INFINITY,
@@ -65,12 +66,15 @@ export class NotificationStream implements FrameSource {
     this.queue.length = 0;
     this.queuedBytes = 0;
     this.ended = true;
+    this.wasCut = true;
     this.wake?.();
     for (const listener of this.cutListeners.splice(0)) listener();
   }
 
+  /** Runs `listener` when the stream is cut (at once when it already was). */
   onCut(listener: () => void): void {
-    this.cutListeners.push(listener);
+    if (this.wasCut) listener();
+    else this.cutListeners.push(listener);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<SseFrame> {
