@@ -40,7 +40,7 @@ interface Held {
  * changes (RegistryService.onPublished; every replica refreshes from the same sources and
  * publishes the same bytes, so each notices a change itself), writes the keep-alive comment
  * on all of them every `mcp.listen.keepAliveMillis`, and ends them all when the /mcp listener
- * starts draining. It owns their lifecycle rules (docs/security.md, "Notification streams"):
+ * starts draining. It owns their lifecycle rules (docs/security.md, "Sessions and notification streams"):
  * at most `mcp.listen.maxStreams` in all and, with `mcp.auth` on, `maxStreamsPerCaller` per
  * caller; a stream ends when its caller's token expires; each queues at most
  * `maxQueuedBytes` for a client that does not read (see NotificationStream).
