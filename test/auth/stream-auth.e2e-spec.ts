@@ -235,7 +235,7 @@ describe.each(['fastify', 'node'])(
       expect(garbage.headers['www-authenticate']).toContain('error="invalid_token"');
     });
 
-    it('DELETE /mcp is authenticated first (401 without a token), then 405 as before', async () => {
+    it('DELETE /mcp, and GET of the 2026 era, are authenticated first (401 without a token), then 405 as before', async () => {
       const alice = await token('alice');
       const sid = await session(alice);
       const anonymous = await send(gateway.mcpUrl, 'DELETE', { 'mcp-session-id': sid });
@@ -254,6 +254,21 @@ describe.each(['fastify', 'node'])(
       });
       expect(allowed.status).toBe(405);
       expect(allowed.headers.allow).toBe('POST');
+      // the 2026 era has no GET stream: still authenticated first
+      const modernGet = await send(gateway.mcpUrl, 'GET', {
+        accept: 'text/event-stream',
+        'mcp-protocol-version': V,
+      });
+      expect(modernGet.status).toBe(401);
+      expect(modernGet.headers['www-authenticate']).toBe(
+        `Bearer resource_metadata="${METADATA_URL}"`,
+      );
+      const modernAllowed = await send(gateway.mcpUrl, 'GET', {
+        accept: 'text/event-stream',
+        'mcp-protocol-version': V,
+        ...bearer(alice),
+      });
+      expect(modernAllowed.status).toBe(405);
     });
 
     it("a session opened by alice does not open for bob's valid token (GET and POST 404); alice's next token, same sub, keeps it", async () => {
@@ -388,3 +403,82 @@ describe.each(['fastify', 'node'])(
     });
   },
 );
+
+/**
+ * A sealed session carries its caller to every replica (DESIGN "No sticky sessions"): a second
+ * replica with the same MCP_SESSION_KEYS opens alice's session for alice only.
+ */
+describe('a session bound to its caller, on another replica', () => {
+  let as: TestAuthorizationServer;
+  let service: TestToolService;
+  const replicas: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    as = await TestAuthorizationServer.start({
+      resources: { [RESOURCE]: { scope: 'mcp' } },
+      defaultResource: RESOURCE,
+    });
+    service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })]));
+    const mcp = {
+      ...gatewayConfig([bundle('ins', service, 'ins.')]),
+      shutdown: { gracePeriodSeconds: 3 },
+      auth: {
+        mode: 'jwt',
+        issuer: as.issuer,
+        audience: RESOURCE,
+        jwksUrl: as.jwksUrl,
+        algorithms: ['ES256'],
+      },
+    };
+    replicas.push(
+      ...(await Promise.all(
+        [1, 2].map(() =>
+          GatewayProcess.start({
+            mcp,
+            env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS },
+            waitReady: true,
+          }),
+        ),
+      )),
+    );
+  });
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await Promise.all([as?.stop(), service?.stop()]);
+  });
+
+  it("alice's session from replica 1 opens on replica 2 for alice (POST, GET) and is 404 for bob", async () => {
+    const [one, two] = replicas as [GatewayProcess, GatewayProcess];
+    const alice = (await as.mint({ subject: 'alice', resource: RESOURCE })).access_token;
+    const bob = (await as.mint({ subject: 'bob', resource: RESOURCE })).access_token;
+    const init = await rpc(
+      one.mcpUrl,
+      'initialize',
+      {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1' },
+      },
+      bearer(alice),
+    );
+    const sid = init.headers.get('mcp-session-id') ?? '';
+    const on = (t: string) => ({
+      ...bearer(t),
+      'mcp-session-id': sid,
+      'mcp-protocol-version': '2025-11-25',
+    });
+    expect((await rpc(two.mcpUrl, 'tools/list', {}, on(alice))).status).toBe(200);
+    expect((await rpc(two.mcpUrl, 'tools/list', {}, on(bob))).status).toBe(404);
+    const aliceGet = await openGet(two.mcpUrl, sid, bearer(alice));
+    const bobGet = await openGet(two.mcpUrl, sid, bearer(bob));
+    try {
+      expect(aliceGet.status).toBe(200);
+      expect(bobGet.status).toBe(404);
+      expect(JSON.parse(bobGet.body).error.message).toBe('Session not found');
+    } finally {
+      aliceGet.close();
+      bobGet.close();
+    }
+  });
+});

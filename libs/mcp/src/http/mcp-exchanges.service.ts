@@ -74,8 +74,9 @@ export class McpExchanges {
    * Checks a request to /mcp before its body is read. Answers it (and returns false) when it
    * is refused or needs no body: 400/-32600 for a repeated caller header, Authorization or
    * Host (issue 9, fault 10), 403 for an Origin or Host not allowed (issue 8, fault 2), 204 for
-   * an allowed preflight, 405 for a method other than POST. An allowed Origin's CORS headers are
-   * set on the response, so whatever is answered later carries them.
+   * an allowed preflight, GET and DELETE authenticated as a POST is and then answered (a
+   * session's stream, 405), 405 for any other method but POST. An allowed Origin's CORS
+   * headers are set on the response, so whatever is answered later carries them.
    */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     const repeated = repeatedSingleHeader(req.rawHeaders);
