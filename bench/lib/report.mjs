@@ -48,6 +48,20 @@ export function evaluateTargets(results) {
       'longest event-loop stall, 6 MB nested-bracket answers',
     ],
     [
+      'overload.stalledStreams.rssGrowthMb',
+      '<=',
+      64,
+      'MB',
+      'RSS growth, 10 listen clients not reading, ~1,000 upstream notifications/s for 20 s',
+    ],
+    [
+      'overload.stalledStreams.closedSlowConsumers',
+      '>=',
+      10,
+      '',
+      'of those 10 streams, closed as slow consumers (listen.maxQueuedBytes)',
+    ],
+    [
       'upstreamCall.c16.throughputRatioVsDirect',
       '>=',
       0.8,

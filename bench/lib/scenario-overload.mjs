@@ -5,7 +5,9 @@
 //                gateway's max RSS (sampled every 50 ms), calls served and answered "busy".
 //   deepAnswers  10 concurrent tools/call of a tool answering 6 MB of nested brackets, 3 rounds,
 //                under the loop monitor: the longest event-loop stall meanwhile.
-// BENCH_OVERLOAD_PARTS (default "deep,big") picks the parts, e.g. BENCH_SCENARIOS=overload
+//   stalledStreams  ten listen clients that stop reading while an upstream sends ~1,000
+//                notifications/s (bench/lib/scenario-stalled-streams.mjs): RSS, streams closed.
+// BENCH_OVERLOAD_PARTS (default "deep,big,streams") picks the parts, e.g. BENCH_SCENARIOS=overload
 // BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -19,6 +21,7 @@ import {
   waitReady,
 } from './processes.mjs';
 import { loopWindow } from './scenario-refresh.mjs';
+import { stalledStreams } from './scenario-stalled-streams.mjs';
 import { round } from './stats.mjs';
 
 const BIG_BYTES = 7 * 1024 * 1024;
@@ -120,9 +123,9 @@ async function startGateway(ts, loopFile) {
   return gw;
 }
 
-/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big"; both by default). */
+/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "streams"; all by default). */
 export const OVERLOAD_PARTS = new Set(
-  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big').split(',').map((p) => p.trim()),
+  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,streams').split(',').map((p) => p.trim()),
 );
 
 export async function scenarioOverload() {
@@ -132,6 +135,8 @@ export async function scenarioOverload() {
     const result = { nodeOptions: CHART_NODE_OPTIONS };
     if (OVERLOAD_PARTS.has('deep')) result.deepAnswers = await deepAnswers(ts);
     if (OVERLOAD_PARTS.has('big')) result.bigAnswers = await bigAnswers(ts);
+    if (OVERLOAD_PARTS.has('streams'))
+      result.stalledStreams = await stalledStreams(ts, CHART_NODE_OPTIONS);
     return result;
   } finally {
     await ts.close();

@@ -29,12 +29,19 @@ export class ListenUpstream {
   /** Bodies of every subscriptions/listen request received. */
   readonly listensSeen: Record<string, unknown>[] = [];
 
-  private constructor(tools: readonly string[]) {
+  private constructor(
+    tools: readonly string[],
+    private readonly extraResources: readonly string[],
+  ) {
     this.toolNames = [...tools];
   }
 
-  static async start(tools: readonly string[] = ['echo']): Promise<ListenUpstream> {
-    const upstream = new ListenUpstream(tools);
+  /** @param extraResources more resource URIs it serves beside STATUS_URI (e.g. a long one) */
+  static async start(
+    tools: readonly string[] = ['echo'],
+    extraResources: readonly string[] = [],
+  ): Promise<ListenUpstream> {
+    const upstream = new ListenUpstream(tools, extraResources);
     const server = createServer((req, res) => {
       upstream.handle(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
@@ -98,6 +105,11 @@ export class ListenUpstream {
       STATUS_URI,
       { description: 'A status that changes', mimeType: 'text/plain' },
       (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'ok' }] }),
+    );
+    this.extraResources.forEach((extra, i) =>
+      server.registerResource(`extra-${i}`, extra, { mimeType: 'text/plain' }, (uri) => ({
+        contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'ok' }],
+      })),
     );
     return server;
   }

@@ -43,20 +43,38 @@ function problems(listen: unknown): string {
 }
 
 describe('mcp.listen (issue 11 §6)', () => {
-  it('defaults to 1024 streams and a 15 s keep-alive', () => {
-    expect(load().mcp.listen).toEqual({ maxStreams: 1024, keepAliveMillis: 15_000 });
+  it('defaults to 1024 streams, 8 per caller, 1 MiB queued per stream and a 15 s keep-alive', () => {
+    expect(load().mcp.listen).toEqual({
+      maxStreams: 1024,
+      maxStreamsPerCaller: 8,
+      maxQueuedBytes: 1_048_576,
+      keepAliveMillis: 15_000,
+    });
   });
 
   it('takes other values within bounds', () => {
-    expect(load({ maxStreams: 3, keepAliveMillis: 250 }).mcp.listen).toEqual({
+    expect(
+      load({ maxStreams: 3, maxStreamsPerCaller: 2, maxQueuedBytes: 4096, keepAliveMillis: 250 })
+        .mcp.listen,
+    ).toEqual({
       maxStreams: 3,
+      maxStreamsPerCaller: 2,
+      maxQueuedBytes: 4096,
       keepAliveMillis: 250,
     });
   });
 
   it('refuses the boot naming every broken field', () => {
-    const message = problems({ maxStreams: 0, keepAliveMillis: 50, keepAlive: 1 });
-    expect(message).toContain('mcp.listen.maxStreams');
+    const message = problems({
+      maxStreams: 0,
+      maxStreamsPerCaller: 0,
+      maxQueuedBytes: 100,
+      keepAliveMillis: 50,
+      keepAlive: 1,
+    });
+    expect(message).toContain('mcp.listen.maxStreams:');
+    expect(message).toContain('mcp.listen.maxStreamsPerCaller');
+    expect(message).toContain('mcp.listen.maxQueuedBytes');
     expect(message).toContain('mcp.listen.keepAliveMillis');
     expect(message).toContain('mcp.listen.keepAlive: unknown key');
     expect(problems({ maxStreams: '10' })).toContain('mcp.listen.maxStreams');

@@ -332,6 +332,28 @@ export class ListenConfig {
   @Max(100_000, { message: 'must be at most 100000 (streams)' })
   maxStreams = 1024;
 
+  /**
+   * With `mcp.auth` on, most notification streams one caller (the token's `sub`, else its
+   * `client_id`) keeps open at once on one replica, listen and GET together: a few tabs or
+   * windows of one agent. Past it a listen is refused in-band with -32603 and a GET with 429,
+   * so one caller cannot take the replica's `maxStreams` from everyone else (docs/security.md).
+   */
+  @IsInt({ message: 'must be a positive integer (streams)' })
+  @Min(1, { message: 'must be a positive integer (streams)' })
+  @Max(100_000, { message: 'must be at most 100000 (streams)' })
+  maxStreamsPerCaller = 8;
+
+  /**
+   * Most bytes of messages one stream may hold while its client does not read (the socket
+   * does not drain): past it the stream is closed (an abrupt end: the client may reconnect)
+   * and counted in `mcp_gateway_notification_streams_closed_total{reason="slow_consumer"}`,
+   * so a client that stops reading cannot make the gateway buffer without end.
+   */
+  @IsInt({ message: 'must be an integer between 4096 and 67108864 (bytes)' })
+  @Min(4096, { message: 'must be an integer between 4096 and 67108864 (bytes)' })
+  @Max(67_108_864, { message: 'must be an integer between 4096 and 67108864 (bytes)' })
+  maxQueuedBytes = 1_048_576;
+
   /** Interval of the keep-alive comment (`: keepalive`) on every open stream, in ms (the v2 SDK's is 15 s). */
   @IsInt({ message: 'must be an integer between 100 and 300000 (ms)' })
   @Min(100, { message: 'must be an integer between 100 and 300000 (ms)' })

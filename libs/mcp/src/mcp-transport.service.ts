@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
-import { ResourceServer, type AuthOutcome } from '@app/identity';
+import type { IncomingHeaders } from '@app/execution';
+import { ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { authRefusal } from './http/auth-answers';
 import { LegacyCodec } from './codecs/legacy.codec';
 import {
@@ -85,6 +86,31 @@ export class McpTransport {
     return this.resourceServer
       .authenticate(authorization)
       .then((outcome) => this.serveAs(exchange, outcome));
+  }
+
+  /**
+   * GET and DELETE on /mcp: authenticated exactly as a POST is (the same outcome and the same
+   * 401/403 with WWW-Authenticate, before anything of the request is looked at; DESIGN "Side
+   * paths keep the main path's rules"), then `serve` for the caller (undefined: auth off).
+   */
+  authenticated(
+    headers: IncomingHeaders,
+    serve: (caller: CallerIdentity | undefined) => HttpAnswer,
+  ): Promise<HttpAnswer> {
+    if (!this.resourceServer.enabled) return Promise.resolve(serve(undefined));
+    const decide = (outcome: AuthOutcome): HttpAnswer => {
+      switch (outcome.kind) {
+        case 'authenticated':
+          return serve(outcome.caller);
+        case 'anonymous':
+          return serve(undefined);
+        case 'refused':
+          return authRefusal(outcome, this.resourceServer.metadataUrl ?? '');
+      }
+    };
+    const remembered = this.resourceServer.authenticateRemembered(headers.authorization);
+    if (remembered !== undefined) return Promise.resolve(decide(remembered));
+    return this.resourceServer.authenticate(headers.authorization).then(decide);
   }
 
   /** The request as the auth outcome allows: refused (401/403), or served for the caller. */

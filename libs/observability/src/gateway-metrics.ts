@@ -36,6 +36,16 @@ export type ToolServiceStatusClass =
 const PREFIX = 'mcp_gateway_';
 
 /**
+ * Why the gateway ended a notification stream (2026 listen or 2025 GET) on its own:
+ * `slow_consumer` its client stopped reading and the stream's queue reached
+ * `mcp.listen.maxQueuedBytes`; `token_expired` the caller's access token expired.
+ */
+export type StreamCloseReason = 'slow_consumer' | 'token_expired';
+
+/** Why a notification stream was not opened: `mcp.listen.maxStreams` or `maxStreamsPerCaller`. */
+export type StreamRefusalReason = 'replica_limit' | 'caller_limit';
+
+/**
  * The gateway's Prometheus metrics (prom-client), served on GET /actuator/prometheus. Label
  * values are bounded: bundle ids come from config, tool names from the published catalog,
  * outcomes and reasons from fixed sets, never from raw request input.
@@ -55,6 +65,9 @@ export class GatewayMetrics {
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
   private readonly upstreamCallSeconds: Histogram<'upstream' | 'method'>;
   private readonly upstreamLiveFailures: Counter<'upstream' | 'method'>;
+  private readonly streamsOpen: Gauge;
+  private readonly streamsClosed: Counter<'reason'>;
+  private readonly streamsRefused: Counter<'reason'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -139,6 +152,38 @@ export class GatewayMetrics {
       labelNames: ['upstream', 'method'],
       registers,
     });
+    this.streamsOpen = new Gauge({
+      name: `${PREFIX}notification_streams_open`,
+      help: 'Notification streams (2026 listen, 2025 GET) open on this replica',
+      registers,
+    });
+    this.streamsClosed = new Counter({
+      name: `${PREFIX}notification_streams_closed_total`,
+      help: 'Notification streams (listen, GET) the gateway closed on its own, by reason (slow_consumer, token_expired)',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.streamsRefused = new Counter({
+      name: `${PREFIX}notification_streams_refused_total`,
+      help: 'Notification streams (listen, GET) refused for lack of room, by reason (replica_limit, caller_limit)',
+      labelNames: ['reason'],
+      registers,
+    });
+  }
+
+  /** How many notification streams are open now. */
+  notificationStreamsOpen(count: number): void {
+    this.streamsOpen.set(count);
+  }
+
+  /** The gateway closed a notification stream on its own. */
+  notificationStreamClosed(reason: StreamCloseReason): void {
+    this.streamsClosed.inc({ reason });
+  }
+
+  /** A notification stream was refused: the replica's or the caller's cap is reached. */
+  notificationStreamRefused(reason: StreamRefusalReason): void {
+    this.streamsRefused.inc({ reason });
   }
 
   /**

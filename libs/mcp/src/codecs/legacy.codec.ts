@@ -47,6 +47,8 @@ const DEFAULT_UNSTATED_VERSION = '2025-03-26';
 export class LegacyCodec {
   private readonly logger = new Logger('Mcp');
   private readonly serverInfo: object;
+  /** Relayed messages an SSE answer may hold for a client that does not read (AnswerStream). */
+  private readonly maxQueuedBytes: number;
 
   constructor(
     config: ConfigService<GatewayConfig, true>,
@@ -61,6 +63,7 @@ export class LegacyCodec {
       name: config.get('mcp.identity', { infer: true }),
       version: config.get('version', { infer: true }),
     };
+    this.maxQueuedBytes = config.get('mcp.listen.maxQueuedBytes', { infer: true });
   }
 
   async handle(
@@ -141,7 +144,8 @@ export class LegacyCodec {
     const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
     let clientCapabilities: Readonly<Record<string, unknown>> | undefined;
     if (sessionId !== undefined) {
-      const claims = this.sessions.open(sessionId);
+      // a session sealed for another caller is not this caller's: 404, it initializes its own
+      const claims = this.sessions.openFor(sessionId, exchange.caller);
       if (claims === undefined) {
         return this.error(
           id,
@@ -158,7 +162,7 @@ export class LegacyCodec {
     const stream =
       this.dispatcher.mayRelay(method, params, exchange.access) &&
       acceptsEventStream(header(exchange.headers, 'accept'))
-        ? new AnswerStream()
+        ? new AnswerStream(this.maxQueuedBytes)
         : undefined;
     const context: MethodContext = {
       protocolVersion,
@@ -255,6 +259,7 @@ export class LegacyCodec {
               protocolVersion,
               undefined,
               relayedCapabilities(params?.capabilities),
+              exchange.caller,
             ),
           }
         : {},

@@ -93,6 +93,8 @@ export class ModernCodec {
   private readonly serverInfo: { name: string; version: string };
   /** `{"io.modelcontextprotocol/serverInfo":{…}}`, the `_meta` of every result, written once. */
   private readonly serverInfoMeta: string;
+  /** Relayed messages an SSE answer may hold for a client that does not read (AnswerStream). */
+  private readonly maxQueuedBytes: number;
 
   constructor(
     config: ConfigService<GatewayConfig, true>,
@@ -107,6 +109,7 @@ export class ModernCodec {
       version: config.get('version', { infer: true }),
     };
     this.serverInfoMeta = JSON.stringify({ [META_SERVER_INFO]: this.serverInfo });
+    this.maxQueuedBytes = config.get('mcp.listen.maxQueuedBytes', { infer: true });
   }
 
   /**
@@ -179,14 +182,20 @@ export class ModernCodec {
       return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
     if (method === 'server/discover') return this.discover(id, exchange.access);
     if (method === 'subscriptions/listen')
-      return this.listen.open({ id, params, headers, signal: exchange.call?.controller });
+      return this.listen.open({
+        id,
+        params,
+        headers,
+        signal: exchange.call?.controller,
+        caller: exchange.caller,
+      });
 
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).
     const stream =
       this.dispatcher.mayRelay(method, params, exchange.access) &&
       acceptsEventStream(header(headers, 'accept'))
-        ? new AnswerStream()
+        ? new AnswerStream(this.maxQueuedBytes)
         : undefined;
     const context: MethodContext = {
       protocolVersion: claim,

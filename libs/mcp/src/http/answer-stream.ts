@@ -1,36 +1,54 @@
 /**
  * The messages of one SSE answer, in order: notifications and relayed requests of a call in
  * flight, then its response (issue 10 §5). A producer pushes JSON texts and ends with the
- * last one; the writer iterates. Nothing is buffered beyond what the writer has not taken yet.
+ * last one; the writer iterates. Nothing is buffered beyond what the writer has not taken yet,
+ * and the writer takes a message only once the socket drained (writeStream): relayed messages
+ * a client does not read may hold at most `maxQueuedBytes` (`mcp.listen.maxQueuedBytes`), past
+ * which the answer is cut, its response destroyed, and so the call cancelled as for a client
+ * that went away. The last message (the result, bounded by the answer caps) always fits.
  */
 export class AnswerStream implements AsyncIterable<string> {
   private readonly queue: string[] = [];
+  private queuedBytes = 0;
   private ended = false;
   private wake?: () => void;
   private firstPushed?: () => void;
+  private readonly cutListeners: (() => void)[] = [];
+  private wasCut = false;
   /** Resolves when the first message is pushed. */
   readonly first: Promise<void> = new Promise((resolve) => (this.firstPushed = resolve));
+
+  constructor(private readonly maxQueuedBytes = Number.POSITIVE_INFINITY) {}
 
   /** Adds one JSON-RPC message (JSON text). Ignored after `end`. */
   push(json: string): void {
     if (this.ended) return;
-    this.queue.push(json);
-    this.firstPushed?.();
-    this.firstPushed = undefined;
-    this.wake?.();
+    if (this.queuedBytes + json.length > this.maxQueuedBytes) {
+      this.cut();
+      return;
+    }
+    this.enqueue(json);
   }
 
   /** Adds the last message and closes the stream. */
   end(json: string): void {
-    this.push(json);
+    if (this.ended) return;
+    this.enqueue(json);
     this.ended = true;
     this.wake?.();
+  }
+
+  /** Runs `listener` when the stream is cut (at once when it already was). */
+  onCut(listener: () => void): void {
+    if (this.wasCut) listener();
+    else this.cutListeners.push(listener);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<string> {
     for (;;) {
       const next = this.queue.shift();
       if (next !== undefined) {
+        this.queuedBytes -= next.length;
         yield next;
         continue;
       }
@@ -38,5 +56,25 @@ export class AnswerStream implements AsyncIterable<string> {
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
     }
+  }
+
+  private enqueue(json: string): void {
+    this.queue.push(json);
+    this.queuedBytes += json.length;
+    this.firstPushed?.();
+    this.firstPushed = undefined;
+    this.wake?.();
+  }
+
+  /** The client does not read: drop what is queued, end, and have the writer destroy the response. */
+  private cut(): void {
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.ended = true;
+    this.firstPushed?.();
+    this.firstPushed = undefined;
+    this.wasCut = true;
+    this.wake?.();
+    for (const listener of this.cutListeners.splice(0)) listener();
   }
 }

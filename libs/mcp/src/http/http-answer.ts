@@ -3,7 +3,7 @@ import type { CallerAccess, CallerIdentity } from '@app/identity';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import type { BodyPart } from './gzip-splice';
 import type { InFlightCall } from './in-flight-requests';
-import type { SseFrame } from './sse-frame';
+import type { FrameSource } from './sse-frame';
 
 /** An HTTP request to /mcp, framework-free. */
 export interface HttpExchange {
@@ -36,7 +36,7 @@ export interface HttpAnswer {
    * `message` event; a comment frame is written as a comment line (keep-alive of a long-lived
    * notification stream, issue 11 §6). `body` is then absent.
    */
-  readonly stream?: AsyncIterable<SseFrame>;
+  readonly stream?: FrameSource;
 }
 
 /** Whether the client accepts an event stream (so a call may answer with one). */
@@ -51,7 +51,7 @@ export function acceptsEventStream(accept: string | undefined): boolean {
 
 /** An SSE answer whose messages come from `stream` (see HttpAnswer.stream). */
 export function streamAnswer(
-  stream: AsyncIterable<SseFrame>,
+  stream: FrameSource,
   extraHeaders: Readonly<Record<string, string>> = {},
 ): HttpAnswer {
   return {

@@ -7,7 +7,7 @@ import {
   type BodyPart,
 } from './gzip-splice';
 import { errorEnvelope, type HttpAnswer } from './http-answer';
-import { frameText, type SseFrame } from './sse-frame';
+import { frameText, type FrameSource } from './sse-frame';
 
 /** Strict UTF-8: invalid bytes are a parse error, never silently replaced (contract §10). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -56,20 +56,41 @@ export function write(res: ServerResponse, answer: HttpAnswer, request?: Incomin
 
 /**
  * Writes an SSE answer event by event as its messages come; stops when the client has gone
- * (the call's cancellation then ends the producer). Resolves when the stream is done.
+ * (the call's cancellation then ends the producer). Honours backpressure: after a `write()`
+ * that returns false the next frame is taken only once the socket drains, so frames a client
+ * does not read wait in the producer, which bounds them (NotificationStream); a producer that
+ * cuts the stream has the response destroyed. Resolves when the stream is done.
  */
 export async function writeStream(
   res: ServerResponse,
   answer: HttpAnswer,
-  stream: AsyncIterable<SseFrame>,
+  stream: FrameSource,
 ): Promise<void> {
+  let cut = false;
+  stream.onCut?.(() => {
+    cut = true;
+    res.destroy();
+  });
   res.writeHead(answer.status, answer.headers);
   res.flushHeaders();
   for await (const frame of stream) {
     if (res.destroyed || res.writableEnded) break;
-    res.write(frameText(frame));
+    if (!res.write(frameText(frame))) await drained(res);
   }
-  if (!res.writableEnded) res.end();
+  if (!cut && !res.writableEnded) res.end();
+}
+
+/** Resolves when the response can take more (drain) or is gone (close). */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /** `Vary` for an answer whose encoding depends on Accept-Encoding, keeping a `Vary: Origin` set for CORS. */

@@ -74,8 +74,9 @@ export class McpExchanges {
    * Checks a request to /mcp before its body is read. Answers it (and returns false) when it
    * is refused or needs no body: 400/-32600 for a repeated caller header, Authorization or
    * Host (issue 9, fault 10), 403 for an Origin or Host not allowed (issue 8, fault 2), 204 for
-   * an allowed preflight, 405 for a method other than POST. An allowed Origin's CORS headers are
-   * set on the response, so whatever is answered later carries them.
+   * an allowed preflight, GET and DELETE authenticated as a POST is and then answered (a
+   * session's stream, 405), 405 for any other method but POST. An allowed Origin's CORS
+   * headers are set on the response, so whatever is answered later carries them.
    */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     const repeated = repeatedSingleHeader(req.rawHeaders);
@@ -98,21 +99,19 @@ export class McpExchanges {
       if (req.method === 'OPTIONS')
         return this.answered(req, res, this.access.preflight(access.cors));
     }
-    if (req.method === 'GET') {
-      // a 2025 session's notification stream (issue 11 §6); refusals are answered the same way
-      this.serveGet(req, res);
+    if (req.method === 'GET' || req.method === 'DELETE') {
+      // authenticated as a POST is; GET is a 2025 session's notification stream (issue 11 §6),
+      // DELETE is answered 405 (sessions are sealed tokens: there is nothing to end)
+      this.serveGetOrDelete(req, res);
       req.resume();
       return false;
     }
-    if (req.method !== 'POST') {
+    if (req.method !== 'POST')
       return this.answered(
         req,
         res,
-        req.method === 'GET' || req.method === 'DELETE'
-          ? this.transport.methodNotAllowed()
-          : plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
+        plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }),
       );
-    }
     return true;
   }
 
@@ -156,18 +155,31 @@ export class McpExchanges {
   }
 
   /**
-   * Writes the answer to a GET: a session's notification stream (ended when the client closes
-   * it, or by `endStreams`), or its refusal.
+   * Writes the answer to a GET (a session's notification stream, ended when the client closes
+   * it, by `endStreams`, or by the hub's rules; or its refusal) or to a DELETE (405), once the
+   * request is authenticated. Never throws.
    */
-  private serveGet(req: IncomingMessage, res: ServerResponse): void {
+  private serveGetOrDelete(req: IncomingMessage, res: ServerResponse): void {
     const controller = new CallCancellation();
-    const answer = this.sessionStreams.open(req.headers, controller);
-    if (answer.stream === undefined) {
-      write(res, answer);
-      return;
-    }
+    // wired before the token is checked: a client gone meanwhile gets no stream
     res.once('close', () => controller.abort('client-closed'));
-    void writeStream(res, answer, answer.stream);
+    this.transport
+      .authenticated(req.headers, (caller) =>
+        req.method === 'GET'
+          ? this.sessionStreams.open(req.headers, controller, caller)
+          : this.transport.methodNotAllowed(),
+      )
+      .then((answer) => {
+        if (res.destroyed) return;
+        if (answer.stream === undefined) write(res, answer);
+        else void writeStream(res, answer, answer.stream);
+      })
+      .catch((err: unknown) => {
+        this.logger.error(
+          `Unhandled error on /mcp: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
+        );
+        if (!res.headersSent) write(res, plainError(500, 'Internal error'));
+      });
   }
 
   /**

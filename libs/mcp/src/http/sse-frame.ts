@@ -10,3 +10,12 @@ export type SseFrame = string | SseComment;
 export function frameText(frame: SseFrame): string {
   return typeof frame === 'string' ? `event: message\ndata: ${frame}\n\n` : `: ${frame.text}\n\n`;
 }
+
+/**
+ * The frames of an SSE answer, in order. A producer that can give up on its client (a
+ * notification stream whose client stopped reading, or whose token expired) offers `onCut`:
+ * the writer then destroys the response at once instead of ending it after what is queued.
+ */
+export interface FrameSource extends AsyncIterable<SseFrame> {
+  onCut?(listener: () => void): void;
+}

@@ -1,10 +1,16 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import type { CallerIdentity } from '@app/identity';
+import { GatewayMetrics } from '@app/observability';
 import { RegistryService } from '@app/registry';
+import { callerKey } from '../session/caller-key';
 import { changedLists, type ListKind } from './catalog-changes';
+import { NotificationStream } from './notification-stream';
 
 /** One open notification stream, whatever its era. */
 export interface OpenStream {
+  /** Its frames (from `newStream`): a cut (slow consumer) closes the stream. */
+  readonly stream: NotificationStream;
   /** A list of the published catalog changed. */
   listChanged(kind: ListKind): void;
   /** A keep-alive tick: write a comment line. */
@@ -16,33 +22,63 @@ export interface OpenStream {
   close(graceful: boolean): void;
 }
 
+/** Whether a stream may open: `open`, or which cap is reached. */
+export type StreamRoom = 'open' | 'replica_limit' | 'caller_limit';
+
+/** Longest a timer can wait (setTimeout's limit, ~24.8 days); a later expiry is re-armed. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface Held {
+  /** callerKey of its owner; undefined when auth is off. */
+  readonly owner?: string;
+  expiry?: NodeJS.Timeout;
+}
+
 /**
  * The notification streams open on this replica (issue 11 §6): 2026 `subscriptions/listen`
  * streams and 2025 session GET streams. It tells each of them when the published catalog
  * changes (RegistryService.onPublished; every replica refreshes from the same sources and
  * publishes the same bytes, so each notices a change itself), writes the keep-alive comment
- * on all of them every `mcp.listen.keepAliveMillis`, caps them at `mcp.listen.maxStreams`, and
- * ends them all when the /mcp listener starts draining.
+ * on all of them every `mcp.listen.keepAliveMillis`, and ends them all when the /mcp listener
+ * starts draining. It owns their lifecycle rules (docs/security.md, "Sessions and notification streams"):
+ * at most `mcp.listen.maxStreams` in all and, with `mcp.auth` on, `maxStreamsPerCaller` per
+ * caller; a stream ends when its caller's token expires; each queues at most
+ * `maxQueuedBytes` for a client that does not read (see NotificationStream).
  */
 @Injectable()
 export class NotificationHub implements OnApplicationShutdown {
   private readonly logger = new Logger('Mcp');
-  private readonly streams = new Set<OpenStream>();
+  private readonly streams = new Map<OpenStream, Held>();
+  /** Open streams per callerKey. */
+  private readonly perCaller = new Map<string, number>();
   private readonly maxStreams: number;
+  private readonly maxStreamsPerCaller: number;
+  private readonly maxQueuedBytes: number;
   private readonly keepAliveMillis: number;
+  /** A token is accepted this long past its exp (mcp.auth.clockSkewSeconds): so is its stream. */
+  private readonly skewMs: number;
   private keepAliveTimer?: NodeJS.Timeout;
   private draining = false;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, registry: RegistryService) {
-    this.maxStreams = config.mcp.listen.maxStreams;
-    this.keepAliveMillis = config.mcp.listen.keepAliveMillis;
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    registry: RegistryService,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+  ) {
+    const listen = config.mcp.listen;
+    this.maxStreams = listen.maxStreams;
+    this.maxStreamsPerCaller = listen.maxStreamsPerCaller;
+    this.maxQueuedBytes = listen.maxQueuedBytes;
+    this.keepAliveMillis = listen.keepAliveMillis;
+    this.skewMs = config.mcp.auth.clockSkewSeconds * 1000;
     registry.onPublished((previous, next) => {
       const kinds = changedLists(previous, next);
       if (kinds.length === 0 || this.streams.size === 0) return;
       this.logger.log(
         `Catalog lists changed (${kinds.join(', ')}): notifying ${this.streams.size} stream(s)`,
       );
-      for (const stream of [...this.streams]) for (const kind of kinds) stream.listChanged(kind);
+      for (const stream of [...this.streams.keys()])
+        for (const kind of kinds) stream.listChanged(kind);
     });
   }
 
@@ -51,27 +87,61 @@ export class NotificationHub implements OnApplicationShutdown {
     return this.streams.size;
   }
 
-  /** true when another stream may open (below the cap, not draining). */
-  get hasRoom(): boolean {
-    return !this.draining && this.streams.size < this.maxStreams;
+  /** Whether a stream of this caller (undefined: auth off) may open now; counts a refusal. */
+  room(caller: CallerIdentity | undefined): StreamRoom {
+    const room = this.roomFor(callerKey(caller));
+    if (room !== 'open') this.metrics?.notificationStreamRefused(room);
+    return room;
   }
 
-  /** Registers an open stream; false (nothing registered) when there is no room. */
-  add(stream: OpenStream): boolean {
-    if (!this.hasRoom) return false;
-    this.streams.add(stream);
+  /** The frames of a new stream, bounded by `maxQueuedBytes` (a cut is counted). */
+  newStream(): NotificationStream {
+    return new NotificationStream(this.maxQueuedBytes, () =>
+      this.metrics?.notificationStreamClosed('slow_consumer'),
+    );
+  }
+
+  /**
+   * Registers an open stream of this caller and returns 'open', or returns the cap that is
+   * reached (nothing registered; the refusal is counted). With a caller whose token has an
+   * `exp`, the stream is closed (without a closing result) when the token expires.
+   */
+  add(stream: OpenStream, caller: CallerIdentity | undefined): StreamRoom {
+    const owner = callerKey(caller);
+    const room = this.roomFor(owner);
+    if (room !== 'open') {
+      this.metrics?.notificationStreamRefused(room);
+      return room;
+    }
+    const held: Held = { owner };
+    this.streams.set(stream, held);
+    // cut for a client that stopped reading: released here, not only when its socket closes
+    stream.stream.onCut(() => stream.close(false));
+    if (owner !== undefined) this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1);
+    if (caller?.expiresAt !== undefined)
+      this.closeAt(stream, held, caller.expiresAt * 1000 + this.skewMs);
+    this.metrics?.notificationStreamsOpen(this.streams.size);
     if (this.keepAliveTimer === undefined) {
       this.keepAliveTimer = setInterval(() => {
-        for (const s of this.streams) s.keepAlive();
+        for (const s of this.streams.keys()) s.keepAlive();
       }, this.keepAliveMillis);
       this.keepAliveTimer.unref();
     }
-    return true;
+    return 'open';
   }
 
   /** Forgets a stream (it closed). */
   remove(stream: OpenStream): void {
+    const held = this.streams.get(stream);
+    if (held === undefined) return;
     this.streams.delete(stream);
+    this.metrics?.notificationStreamsOpen(this.streams.size);
+    if (held.expiry !== undefined) clearTimeout(held.expiry);
+    if (held.owner !== undefined) {
+      const left = (this.perCaller.get(held.owner) ?? 1) - 1;
+      if (left <= 0) this.perCaller.delete(held.owner);
+      else this.perCaller.set(held.owner, left);
+    }
     if (this.streams.size === 0 && this.keepAliveTimer !== undefined) {
       clearInterval(this.keepAliveTimer);
       this.keepAliveTimer = undefined;
@@ -86,10 +156,39 @@ export class NotificationHub implements OnApplicationShutdown {
     this.draining = true;
     if (this.streams.size > 0)
       this.logger.log(`Draining: closing ${this.streams.size} notification stream(s)`);
-    for (const stream of [...this.streams]) stream.close(true);
+    for (const stream of [...this.streams.keys()]) stream.close(true);
   }
 
   onApplicationShutdown(): void {
     this.closeAll();
+  }
+
+  private roomFor(owner: string | undefined): StreamRoom {
+    if (this.draining || this.streams.size >= this.maxStreams) return 'replica_limit';
+    if (owner !== undefined && (this.perCaller.get(owner) ?? 0) >= this.maxStreamsPerCaller)
+      return 'caller_limit';
+    return 'open';
+  }
+
+  /**
+   * A stream lives no longer than the token that opened it (the token is checked on every
+   * request; a stream is one request that lasts): at `atMs` it is closed without a closing
+   * result, an abrupt end after which the client reconnects with a fresh token.
+   */
+  private closeAt(stream: OpenStream, held: Held, atMs: number): void {
+    const delay = Math.max(0, atMs - Date.now());
+    held.expiry = setTimeout(
+      () => {
+        if (!this.streams.has(stream)) return;
+        if (Date.now() < atMs) {
+          this.closeAt(stream, held, atMs);
+          return;
+        }
+        this.metrics?.notificationStreamClosed('token_expired');
+        stream.close(false);
+      },
+      Math.min(delay, MAX_TIMER_MS),
+    );
+    held.expiry.unref();
   }
 }

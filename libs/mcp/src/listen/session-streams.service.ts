@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
+import type { CallerIdentity } from '@app/identity';
 import { isModernVersion } from '../codecs/modern.codec';
 import { LEGACY_PROTOCOL_VERSIONS } from '../codecs/legacy.codec';
 import { GatewayErrorCode } from '../errors/gateway-error';
@@ -29,10 +30,10 @@ function refusal(
 
 /** A 2025 session's GET stream: the catalog's list_changed notifications, keep-alive comments. */
 class SessionStream implements OpenStream {
-  readonly stream = new NotificationStream();
   private closed = false;
 
   constructor(
+    readonly stream: NotificationStream,
     private readonly capabilities: ServerCapabilities,
     private readonly onClosed: (stream: SessionStream) => void,
   ) {}
@@ -62,7 +63,10 @@ class SessionStream implements OpenStream {
  * serves the GET of any session. Refusals: 405 without a session (none given, a 2026
  * MCP-Protocol-Version, or stateless mode, where there are no sessions), 404 for a session id
  * that does not open, 406 without `Accept: text/event-stream`, 400 for an unsupported
- * MCP-Protocol-Version, 503 when `mcp.listen.maxStreams` streams are open.
+ * MCP-Protocol-Version, 503 when `mcp.listen.maxStreams` streams are open, 429 when the caller
+ * has `maxStreamsPerCaller` open. The request was authenticated as a POST is (McpExchanges);
+ * a session sealed for another caller does not open (404), and the stream closes when the
+ * caller's token expires (NotificationHub).
  */
 @Injectable()
 export class SessionStreams {
@@ -72,8 +76,11 @@ export class SessionStreams {
     private readonly capabilities: ServerCapabilities,
   ) {}
 
-  /** @param signal aborted when the client closes the stream */
-  open(headers: IncomingHeaders, signal: CallCancellation): HttpAnswer {
+  /**
+   * @param signal aborted when the client closes the stream
+   * @param caller the authenticated caller (undefined when `mcp.auth` is off)
+   */
+  open(headers: IncomingHeaders, signal: CallCancellation, caller?: CallerIdentity): HttpAnswer {
     const stated = header(headers, 'mcp-protocol-version');
     const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
@@ -86,18 +93,32 @@ export class SessionStreams {
         GatewayErrorCode.UnsupportedProtocolVersion,
         `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
       );
-    if (this.sessions.open(sessionId) === undefined)
+    if (this.sessions.openFor(sessionId, caller) === undefined)
       return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
     if (!acceptsEventStream(header(headers, 'accept')))
       return refusal(
         GatewayErrorCode.NotAcceptable,
         'Not Acceptable: the GET stream is text/event-stream; the client must accept it',
       );
-    const session = new SessionStream(this.capabilities, (s) => this.hub.remove(s));
-    if (!this.hub.add(session))
+    const session = new SessionStream(this.hub.newStream(), this.capabilities, (s) =>
+      this.hub.remove(s),
+    );
+    const room = this.hub.add(session, caller);
+    if (room === 'replica_limit')
       return messageAnswer(
         503,
         errorEnvelope(null, -32000, 'Service Unavailable: too many notification streams are open'),
+        'json',
+        { 'retry-after': '5' },
+      );
+    if (room === 'caller_limit')
+      return messageAnswer(
+        429,
+        errorEnvelope(
+          null,
+          -32000,
+          'Too Many Requests: this caller has as many notification streams open as it may (mcp.listen.maxStreamsPerCaller)',
+        ),
         'json',
         { 'retry-after': '5' },
       );

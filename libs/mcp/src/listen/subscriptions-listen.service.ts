@@ -6,6 +6,7 @@ import {
   type IncomingHeaders,
   type UpstreamListenFilter,
 } from '@app/execution';
+import type { CallerIdentity } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { errorEnvelope, messageAnswer, streamAnswer, type HttpAnswer } from '../http/http-answer';
@@ -34,6 +35,8 @@ export interface ListenRequest {
   readonly headers: IncomingHeaders;
   /** Aborted when the client closes the stream (or at the end of the shutdown grace period). */
   readonly signal?: CallCancellation;
+  /** The authenticated caller (undefined when `mcp.auth` is off): caps and token expiry. */
+  readonly caller?: CallerIdentity;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -116,7 +119,9 @@ class ListenSubscription implements OpenStream {
  * for the life of the stream), every message tagged with the listen's id; keep-alive comments
  * come from the NotificationHub. An empty honoured filter is acknowledged and closed at once
  * with the closing result. Errors are in-band on 200, as the v2 SDK answers them: a missing
- * or malformed filter -32602, no room for another stream -32603 "Subscription limit reached".
+ * or malformed filter -32602, no room for another stream (`mcp.listen.maxStreams`, or the
+ * caller's `maxStreamsPerCaller`) -32603 "Subscription limit reached". The stream closes when
+ * the caller's token expires, or when its client stops reading (NotificationHub).
  */
 @Injectable()
 export class SubscriptionsListen {
@@ -149,7 +154,7 @@ export class SubscriptionsListen {
         errorEnvelope(id, -32602, `Invalid params: ${parsed.problem}`),
         'json',
       );
-    if (!this.hub.hasRoom)
+    if (this.hub.room(request.caller) !== 'open')
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
     const extras = this.registry.current()?.extras;
     const honored = honoredFilter(parsed.filter, this.capabilities.current(), (uri) => {
@@ -158,7 +163,7 @@ export class SubscriptionsListen {
         owner !== undefined && this.upstreamListener.support(owner)?.resourceSubscriptions === true
       );
     });
-    const stream = new NotificationStream();
+    const stream = this.hub.newStream();
     stream.push(
       stamped('notifications/subscriptions/acknowledged', { notifications: honored }, id),
     );
@@ -182,7 +187,7 @@ export class SubscriptionsListen {
       },
       request.headers,
     );
-    if (!this.hub.add(subscription))
+    if (this.hub.add(subscription, request.caller) !== 'open')
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
     this.subscriptions.add(subscription);
     const { signal } = request;

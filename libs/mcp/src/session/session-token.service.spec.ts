@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig, SessionKey } from '@app/config';
+import type { CallerIdentity } from '@app/identity';
 import { SessionTokenService } from './session-token.service';
 
 // The service logs every rejection and publish; keep the test output readable.
@@ -175,5 +176,43 @@ describe('SessionTokenService: key rotation', () => {
     expect(before.open(newToken, NOW)).toBeUndefined();
     // ...and once the old key is retired, old tokens stop opening.
     expect(service([NEW]).open(oldToken, NOW)).toBeUndefined();
+  });
+});
+
+describe('SessionTokenService: a session is bound to the caller that opened it', () => {
+  const caller = (subject?: string, clientId?: string): CallerIdentity => ({
+    subject,
+    clientId,
+    scopes: [],
+    claims: {},
+    token: `token-of-${subject ?? clientId ?? 'none'}`,
+  });
+
+  it('opens for the same caller (another token, same sub) and for no other', () => {
+    const tokens = service([NEW]);
+    const token = tokens.issue('2025-11-25', NOW, undefined, caller('alice'));
+    expect(tokens.openFor(token, caller('alice'), NOW)?.protocolVersion).toBe('2025-11-25');
+    expect(tokens.openFor(token, caller('bob'), NOW)).toBeUndefined();
+    expect(tokens.openFor(token, undefined, NOW)).toBeUndefined();
+    // a client whose client_id spells alice's sub is another caller
+    expect(tokens.openFor(token, caller(undefined, 'alice'), NOW)).toBeUndefined();
+  });
+
+  it('records a fixed-size digest, never the subject itself', () => {
+    const tokens = service([NEW]);
+    const long = 'x'.repeat(500);
+    const short = tokens.issue('2025-11-25', NOW, undefined, caller('a'));
+    const longer = tokens.issue('2025-11-25', NOW, undefined, caller(long));
+    expect(longer.length).toBe(short.length);
+    expect(tokens.open(longer, NOW)?.callerDigest).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.stringify(tokens.open(longer, NOW))).not.toContain(long);
+  });
+
+  it('a session opened without a caller (auth off, or sealed before sessions recorded it) is bound to none', () => {
+    const tokens = service([NEW]);
+    const token = tokens.issue('2025-11-25', NOW);
+    expect(tokens.open(token, NOW)?.callerDigest).toBeUndefined();
+    expect(tokens.openFor(token, caller('anyone'), NOW)?.protocolVersion).toBe('2025-11-25');
+    expect(tokens.openFor(token, undefined, NOW)?.protocolVersion).toBe('2025-11-25');
   });
 });

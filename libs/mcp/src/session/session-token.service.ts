@@ -2,6 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig, SessionKey } from '@app/config';
+import type { CallerIdentity } from '@app/identity';
+import { callerDigest } from './caller-key';
 
 /** What a legacy-era session carries; everything the gateway needs lives in the token itself. */
 export interface SessionClaims {
@@ -17,6 +19,12 @@ export interface SessionClaims {
    * they were recorded.
    */
   readonly clientCapabilities?: Readonly<Record<string, unknown>>;
+  /**
+   * callerDigest of the caller that opened the session (mode jwt); a request on the session by
+   * another caller does not open it (docs/security.md). undefined: opened without a caller
+   * (auth off) or sealed before sessions recorded it; such a session is bound to no caller.
+   */
+  readonly callerDigest?: string;
 }
 
 /** The client capabilities a session records: those a relayed upstream request may need. */
@@ -27,6 +35,8 @@ interface SealedPayload {
   readonly iat: number;
   readonly exp: number;
   readonly cc?: Record<string, unknown>;
+  /** callerDigest of the opener. */
+  readonly cb?: string;
 }
 
 /** The relayed subset of declared client capabilities (small: it travels in every session id). */
@@ -111,12 +121,14 @@ export class SessionTokenService {
 
   /**
    * Seals a new session for this negotiated version and the client's declared capabilities
-   * (their relayed subset). Only when `sealed`: throws otherwise.
+   * (their relayed subset), bound to the caller that opened it when there is one. Only when
+   * `sealed`: throws otherwise.
    */
   issue(
     protocolVersion: string,
     nowMs = Date.now(),
     clientCapabilities?: Record<string, unknown>,
+    caller?: CallerIdentity,
   ): string {
     if (this.sealing === undefined) throw new Error('stateless mode: no session key to seal with');
     const iat = Math.floor(nowMs / 1000);
@@ -125,6 +137,7 @@ export class SessionTokenService {
       iat,
       exp: iat + this.ttlSeconds,
       ...(clientCapabilities === undefined ? {} : { cc: clientCapabilities }),
+      ...(caller === undefined ? {} : { cb: callerDigest(caller) }),
     };
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.sealing.key, iv);
@@ -136,6 +149,22 @@ export class SessionTokenService {
       cipher.getAuthTag(),
     ]);
     return `${TOKEN_PREFIX}.${this.sealing.kid}.${sealed.toString('base64url')}`;
+  }
+
+  /**
+   * Opens a session id for this caller (undefined when `mcp.auth` is off): undefined when it
+   * does not open, or when it records another caller than this one (a session id is not a
+   * credential: another caller's token never uses it; MCP security best practices, "Session
+   * Hijacking"). A session that records no caller opens for any authenticated caller.
+   */
+  openFor(
+    token: string,
+    caller: CallerIdentity | undefined,
+    nowMs = Date.now(),
+  ): SessionClaims | undefined {
+    const claims = this.open(token, nowMs);
+    if (claims?.callerDigest === undefined) return claims;
+    return callerDigest(caller) === claims.callerDigest ? claims : undefined;
   }
 
   /** Opens a session id; undefined when it is malformed, forged, sealed by an unknown key or expired. */
@@ -173,6 +202,7 @@ export class SessionTokenService {
         ...(typeof payload.cc === 'object' && payload.cc !== null
           ? { clientCapabilities: payload.cc }
           : {}),
+        ...(typeof payload.cb === 'string' ? { callerDigest: payload.cb } : {}),
       };
     } catch {
       return undefined;

@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto';
+import type { CallerIdentity } from '@app/identity';
+
+/**
+ * Who owns a stream or a session, as one string: the token's `sub`, else its `client_id`,
+ * each in its own namespace (a client whose `client_id` equals someone's `sub` is another
+ * caller), `unnamed:` for a token with neither. undefined without a caller (auth off).
+ */
+export function callerKey(caller: CallerIdentity | undefined): string | undefined {
+  if (caller === undefined) return undefined;
+  if (caller.subject !== undefined) return `sub:${caller.subject}`;
+  if (caller.clientId !== undefined) return `client:${caller.clientId}`;
+  return 'unnamed:';
+}
+
+/** Digests already computed, per verified caller object (a remembered token reuses its object). */
+const digests = new WeakMap<CallerIdentity, string>();
+
+/**
+ * A short digest of callerKey, what a sealed 2025 session records of the caller that opened
+ * it (fixed size: it travels in every session id). undefined without a caller.
+ */
+export function callerDigest(caller: CallerIdentity | undefined): string | undefined {
+  if (caller === undefined) return undefined;
+  let digest = digests.get(caller);
+  if (digest === undefined) {
+    digest = createHash('sha256')
+      .update(callerKey(caller) ?? '')
+      .digest('base64url')
+      .slice(0, 22);
+    digests.set(caller, digest);
+  }
+  return digest;
+}
