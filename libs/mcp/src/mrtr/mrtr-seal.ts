@@ -3,19 +3,27 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 
 /** What a sealed token is for: its purpose is authenticated (AAD), so one never opens as the other. */
-export type SealPurpose = 'request-state' | 'bridge-id';
+export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id';
+
+/** What `inspect` found in a token: its payload, or that it is one of ours but has expired. */
+export type SealedContent =
+  | { readonly kind: 'open'; readonly payload: Record<string, unknown> }
+  | { readonly kind: 'expired' };
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const PREFIXES: Readonly<Record<SealPurpose, string>> = {
   'request-state': 'gwrs1',
   'bridge-id': 'gwbr1',
+  // the relay ids of issue 10 §5 kept their prefix (clients and logs know them by it)
+  'relay-id': 'gw-relay',
 };
 
 /**
  * AES-256-GCM sealing of the gateway's multi-round-trip tokens (issue 11 §5, §7): the
- * `requestState` envelope it hands a 2026 client, and the ids of the requests it puts to a
- * 2025 client on a 2026 upstream's behalf. Keys are derived from MCP_SESSION_KEYS (one per
+ * `requestState` envelope it hands a 2026 client, the ids of the requests it puts to a 2025
+ * client on a 2026 upstream's behalf, and the relay ids of a 2025 upstream's requests to the
+ * client (RelayIds; docs/security.md "Answers to relayed requests"). Keys are derived from MCP_SESSION_KEYS (one per
  * key id, the first seals, all open: rotation as for session ids), so every replica opens
  * what another sealed; without keys a random per-process key is used (tokens then open only
  * on the replica that sealed them). Format: `<prefix>.<kid>.<base64url(iv | ciphertext | tag)>`.
@@ -65,6 +73,15 @@ export class MrtrSeal {
     token: unknown,
     nowMs = Date.now(),
   ): Record<string, unknown> | undefined {
+    const content = this.inspect(purpose, token, nowMs);
+    return content?.kind === 'open' ? content.payload : undefined;
+  }
+
+  /**
+   * Like `open`, but tells an expired token of this gateway from one that is not its own, so
+   * a client whose answer came too late can be told so.
+   */
+  inspect(purpose: SealPurpose, token: unknown, nowMs = Date.now()): SealedContent | undefined {
     if (typeof token !== 'string' || token.length > 16_384) return undefined;
     const [prefix, kid, body, extra] = token.split('.');
     if (
@@ -92,8 +109,9 @@ export class MrtrSeal {
       if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
         return undefined;
       const exp = (payload as { exp?: unknown }).exp;
-      if (typeof exp !== 'number' || exp <= nowMs) return undefined;
-      return payload as Record<string, unknown>;
+      if (typeof exp !== 'number') return undefined;
+      if (exp <= nowMs) return { kind: 'expired' };
+      return { kind: 'open', payload: payload as Record<string, unknown> };
     } catch {
       return undefined;
     }
