@@ -179,7 +179,13 @@ export class ModernCodec {
       return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
     if (method === 'server/discover') return this.discover(id, exchange.access);
     if (method === 'subscriptions/listen')
-      return this.listen.open({ id, params, headers, signal: exchange.call?.controller });
+      return this.listen.open({
+        id,
+        params,
+        headers,
+        signal: exchange.call?.controller,
+        access: exchange.access,
+      });
 
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).

@@ -91,9 +91,9 @@ export class UpstreamRouter {
   /**
    * The client's answer to a relayed request: posted to the upstream session that asked, the
    * upstream found among the enabled ones, configured or registered at runtime (issue 13).
-   * `not-ours` when the id is not a relay id of this gateway (plain, forged, another gateway
-   * identity's); `other-caller` when it was issued to another caller or grant and `expired`
-   * when too late: neither reaches the upstream (docs/security.md "Answers to relayed
+   * `not-ours` when the id is not of the relay form; `foreign` when it is but does not open
+   * (forged, another gateway identity's); `other-caller` when it was issued to another caller or
+   * grant and `expired` when too late: none of these reaches the upstream (docs/security.md "Answers to relayed
    * requests"). An answer for an upstream no longer enabled is dropped with a warn line.
    */
   async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<AnswerDelivery> {
@@ -101,9 +101,7 @@ export class UpstreamRouter {
     if (opened === undefined) return 'not-ours';
     if (opened.kind !== 'origin') {
       this.logger.warn(
-        opened.kind === 'expired'
-          ? "A client's answer to a relayed request came after its relay id expired; dropped"
-          : "A client's answer carried a relay id issued to another caller or grant; dropped",
+        `A client's answer to a relayed request was refused (${opened.kind}); dropped`,
       );
       return opened.kind;
     }

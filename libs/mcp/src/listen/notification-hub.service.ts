@@ -1,11 +1,18 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import type { CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
+import { changedListsFor } from './caller-changes';
 import { changedLists, type ListKind } from './catalog-changes';
 
 /** One open notification stream, whatever its era. */
 export interface OpenStream {
-  /** A list of the published catalog changed. */
+  /**
+   * What the stream's caller may use (`mcp.access`): it is told of a list change only when its
+   * own view of the list changed. Undefined: everything (no `mcp.access`, or auth off).
+   */
+  readonly access?: CallerAccess;
+  /** A list of the published catalog changed (as this stream's caller sees it). */
   listChanged(kind: ListKind): void;
   /** A keep-alive tick: write a comment line. */
   keepAlive(): void;
@@ -42,7 +49,9 @@ export class NotificationHub implements OnApplicationShutdown {
       this.logger.log(
         `Catalog lists changed (${kinds.join(', ')}): notifying ${this.streams.size} stream(s)`,
       );
-      for (const stream of [...this.streams]) for (const kind of kinds) stream.listChanged(kind);
+      for (const stream of [...this.streams])
+        for (const kind of changedListsFor(kinds, previous, next, stream.access))
+          stream.listChanged(kind);
     });
   }
 

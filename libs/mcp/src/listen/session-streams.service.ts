@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
+import type { CallerAccess } from '@app/identity';
 import { isModernVersion } from '../codecs/modern.codec';
 import { LEGACY_PROTOCOL_VERSIONS } from '../codecs/legacy.codec';
 import { GatewayErrorCode } from '../errors/gateway-error';
@@ -35,6 +36,8 @@ class SessionStream implements OpenStream {
   constructor(
     private readonly capabilities: ServerCapabilities,
     private readonly onClosed: (stream: SessionStream) => void,
+    /** The caller's grant: list changes outside it are not told (NotificationHub). */
+    readonly access: CallerAccess | undefined,
   ) {}
 
   listChanged(kind: ListKind): void {
@@ -72,8 +75,11 @@ export class SessionStreams {
     private readonly capabilities: ServerCapabilities,
   ) {}
 
-  /** @param signal aborted when the client closes the stream */
-  open(headers: IncomingHeaders, signal: CallCancellation): HttpAnswer {
+  /**
+   * @param signal aborted when the client closes the stream
+   * @param access what the authenticated caller may use (`mcp.access`); undefined: everything
+   */
+  open(headers: IncomingHeaders, signal: CallCancellation, access?: CallerAccess): HttpAnswer {
     const stated = header(headers, 'mcp-protocol-version');
     const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
@@ -93,7 +99,7 @@ export class SessionStreams {
         GatewayErrorCode.NotAcceptable,
         'Not Acceptable: the GET stream is text/event-stream; the client must accept it',
       );
-    const session = new SessionStream(this.capabilities, (s) => this.hub.remove(s));
+    const session = new SessionStream(this.capabilities, (s) => this.hub.remove(s), access);
     if (!this.hub.add(session))
       return messageAnswer(
         503,

@@ -6,6 +6,7 @@ import {
   type IncomingHeaders,
   type UpstreamListenFilter,
 } from '@app/execution';
+import { allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { errorEnvelope, messageAnswer, streamAnswer, type HttpAnswer } from '../http/http-answer';
@@ -34,6 +35,16 @@ export interface ListenRequest {
   readonly headers: IncomingHeaders;
   /** Aborted when the client closes the stream (or at the end of the shutdown grace period). */
   readonly signal?: CallCancellation;
+  /**
+   * What the caller may use (`mcp.access`); undefined: everything. The honoured filter, the
+   * upstream listens and what is relayed are all cut to it.
+   */
+  readonly access?: CallerAccess;
+}
+
+/** Whether the caller may use this upstream's notifications (its source is granted). */
+function grants(access: CallerAccess | undefined, upstreamId: string): boolean {
+  return access === undefined || allowsSource(access, upstreamId);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -77,6 +88,8 @@ class ListenSubscription implements OpenStream {
     private readonly onClosed: (subscription: ListenSubscription) => void,
     /** The agent's headers, forwarded to upstream listens. */
     readonly headers: IncomingHeaders,
+    /** The caller's grant: upstream listens only on granted upstreams, list changes in it. */
+    readonly access: CallerAccess | undefined,
   ) {}
 
   get isClosed(): boolean {
@@ -152,10 +165,15 @@ export class SubscriptionsListen {
     if (!this.hub.hasRoom)
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
     const extras = this.registry.current()?.extras;
+    const { access } = request;
+    // a URI is honoured only when its owner is granted to the caller: one outside the grant is
+    // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md)
     const honored = honoredFilter(parsed.filter, this.capabilities.current(), (uri) => {
       const owner = extras?.resourceOwner(uri);
       return (
-        owner !== undefined && this.upstreamListener.support(owner)?.resourceSubscriptions === true
+        owner !== undefined &&
+        grants(access, owner.id) &&
+        this.upstreamListener.support(owner)?.resourceSubscriptions === true
       );
     });
     const stream = new NotificationStream();
@@ -181,6 +199,7 @@ export class SubscriptionsListen {
         this.hub.remove(s);
       },
       request.headers,
+      access,
     );
     if (!this.hub.add(subscription))
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
@@ -193,8 +212,9 @@ export class SubscriptionsListen {
   }
 
   /**
-   * One upstream listen per enabled 2026 upstream that can deliver part of the honoured
-   * filter: opened for an upstream that has none yet (at open, and after every round, which
+   * One upstream listen per enabled 2026 upstream granted to the caller that can deliver part
+   * of the honoured filter (no request reaches an upstream outside the grant, nor does one of
+   * its notifications reach the caller): opened for an upstream that has none yet (at open, and after every round, which
    * is how an upstream registered at runtime joins), ended for one that was removed,
    * disabled or replaced (a replaced one gets a new listen on its new definition).
    */
@@ -209,7 +229,7 @@ export class SubscriptionsListen {
       }
     const extras = this.registry.current()?.extras;
     for (const upstream of enabled.values()) {
-      if (held.has(upstream.id)) continue;
+      if (held.has(upstream.id) || !grants(subscription.access, upstream.id)) continue;
       const filter = this.upstreamFilter(upstream, subscription.filter, (uri) =>
         extras?.resourceOwner(uri),
       );

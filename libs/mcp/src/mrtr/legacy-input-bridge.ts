@@ -156,15 +156,16 @@ export class LegacyInputBridge {
   /**
    * A 2025 client's answer (a JSON-RPC response) to a bridged request: delivered to the call
    * that waits for it, on whichever replica, when `context`'s caller and grant are the ones the
-   * id was issued to. `not-ours` when the id is not a bridge id of this gateway (forged,
-   * foreign or another kind); `other-caller` or `expired` when it is one but may not be taken.
+   * id was issued to. `not-ours` when the id is not of the bridge form; `foreign` when it is but
+   * does not open (forged, another gateway identity's); `other-caller` or `expired` when it is
+   * one of this gateway's but may not be taken.
    */
   async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<AnswerDelivery> {
     const content = this.seal.inspect('bridge-id', message.id);
     if (content === undefined) return 'not-ours';
-    if (content.kind === 'expired') return 'expired';
+    if (content.kind !== 'open') return content.kind;
     const origin = content.payload;
-    if (typeof origin.o !== 'string' || typeof origin.k !== 'string') return 'not-ours';
+    if (typeof origin.o !== 'string' || typeof origin.k !== 'string') return 'foreign';
     if (!boundTo(origin, answerBinding(context.caller, context.access))) return 'other-caller';
     const answer: BridgedAnswer = {
       i: String(origin.i),

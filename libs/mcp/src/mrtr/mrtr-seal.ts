@@ -5,10 +5,17 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 /** What a sealed token is for: its purpose is authenticated (AAD), so one never opens as the other. */
 export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id';
 
-/** What `inspect` found in a token: its payload, or that it is one of ours but has expired. */
+/**
+ * What `inspect` found in a token of the purpose's form: its payload; that it was sealed here
+ * but has expired; or that it does not open (`foreign`: forged, altered, sealed by another
+ * gateway identity or with a key not configured here).
+ */
 export type SealedContent =
   | { readonly kind: 'open'; readonly payload: Record<string, unknown> }
-  | { readonly kind: 'expired' };
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'foreign' };
+
+const FOREIGN: SealedContent = { kind: 'foreign' };
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -78,25 +85,21 @@ export class MrtrSeal {
   }
 
   /**
-   * Like `open`, but tells an expired token of this gateway from one that is not its own, so
-   * a client whose answer came too late can be told so.
+   * Like `open`, but says why a token of the purpose's form (`<prefix>.…`) does not open, so a
+   * client whose answer came too late, or carried an id not issued here, can be told so.
+   * undefined: not a string of this purpose's form at all.
    */
   inspect(purpose: SealPurpose, token: unknown, nowMs = Date.now()): SealedContent | undefined {
-    if (typeof token !== 'string' || token.length > 16_384) return undefined;
-    const [prefix, kid, body, extra] = token.split('.');
-    if (
-      prefix !== PREFIXES[purpose] ||
-      kid === undefined ||
-      body === undefined ||
-      extra !== undefined
-    )
-      return undefined;
+    if (typeof token !== 'string' || !token.startsWith(`${PREFIXES[purpose]}.`)) return undefined;
+    if (token.length > 16_384) return FOREIGN;
+    const [, kid, body, extra] = token.split('.');
+    if (kid === undefined || body === undefined || extra !== undefined) return FOREIGN;
     const key = this.keys.get(kid);
-    if (key === undefined) return undefined;
+    if (key === undefined) return FOREIGN;
     const sealed = Buffer.from(body, 'base64url');
     // Buffer skips characters outside the alphabet: only the canonical spelling opens.
     if (sealed.length <= IV_BYTES + TAG_BYTES || sealed.toString('base64url') !== body)
-      return undefined;
+      return FOREIGN;
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
       decipher.setAAD(this.aad(purpose));
@@ -106,14 +109,13 @@ export class MrtrSeal {
         decipher.final(),
       ]).toString('utf8');
       const payload: unknown = JSON.parse(text);
-      if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
-        return undefined;
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return FOREIGN;
       const exp = (payload as { exp?: unknown }).exp;
-      if (typeof exp !== 'number') return undefined;
+      if (typeof exp !== 'number') return FOREIGN;
       if (exp <= nowMs) return { kind: 'expired' };
       return { kind: 'open', payload: payload as Record<string, unknown> };
     } catch {
-      return undefined;
+      return FOREIGN;
     }
   }
 

@@ -36,15 +36,16 @@ export function boundTo(
 
 /**
  * What became of a client's JSON-RPC response: not an id of this kind (`not-ours`: the next
- * kind is tried), `delivered` to whoever waits for it, refused because it was issued to another
- * caller or grant (`other-caller`), or too late (`expired`).
+ * kind is tried), `delivered` to whoever waits for it, refused because it does not open here
+ * (`foreign`: forged, or sealed by another gateway identity), was issued to another caller or
+ * grant (`other-caller`), or came too late (`expired`).
  */
-export type AnswerDelivery = 'not-ours' | 'delivered' | 'other-caller' | 'expired';
+export type AnswerDelivery = 'not-ours' | 'delivered' | 'foreign' | 'other-caller' | 'expired';
 
 /**
  * The HTTP answer to a response that was not taken (Streamable HTTP: a response the server
  * cannot accept gets an error status, its body a JSON-RPC error without id): 403 for another
- * caller's id, 400 for an expired one; undefined for the others (202).
+ * caller's id, 400 for an expired or foreign one; undefined for the others (202).
  */
 export function refusedAnswer(delivery: AnswerDelivery): HttpAnswer | undefined {
   switch (delivery) {
@@ -65,6 +66,16 @@ export function refusedAnswer(delivery: AnswerDelivery): HttpAnswer | undefined 
           null,
           -32600,
           'Invalid Request: the request this answers has expired (session.pendingInputMillis); it was not delivered',
+        ),
+        'json',
+      );
+    case 'foreign':
+      return messageAnswer(
+        400,
+        errorEnvelope(
+          null,
+          -32600,
+          'Invalid Request: the id of this answer was not issued by this gateway (altered, or sealed by another gateway or with a retired key); it was not delivered',
         ),
         'json',
       );

@@ -17,7 +17,8 @@ export interface RelayOrigin {
 export type OpenedRelayId =
   | { readonly kind: 'origin'; readonly origin: RelayOrigin }
   | { readonly kind: 'other-caller' }
-  | { readonly kind: 'expired' };
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'foreign' };
 
 /** The sealed payload, short keys (it travels to the client and back). */
 interface RelayPayload {
@@ -63,16 +64,16 @@ export class RelayIds {
   }
 
   /**
-   * The origin sealed in a relay id, for the answering caller `binding`; undefined for any
-   * other id (plain, forged, sealed by another gateway identity or an unknown key).
+   * The origin sealed in a relay id, for the answering caller `binding`: `foreign` for an id of
+   * the relay form that does not open (forged, altered, sealed by another gateway identity or
+   * with a key not configured here); undefined for any other id.
    */
   open(id: unknown, binding: AnswerBinding): OpenedRelayId | undefined {
     const content = this.sealer.inspect('relay-id', id);
-    if (content === undefined) return undefined;
-    if (content.kind === 'expired') return { kind: 'expired' };
+    if (content === undefined || content.kind !== 'open') return content;
     const p = content.payload as Partial<RelayPayload>;
     if (typeof p.u !== 'string' || (typeof p.i !== 'string' && typeof p.i !== 'number'))
-      return undefined;
+      return { kind: 'foreign' };
     if (!boundTo(content.payload, binding)) return { kind: 'other-caller' };
     return {
       kind: 'origin',
