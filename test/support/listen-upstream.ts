@@ -10,7 +10,9 @@ export const STATUS_URI = 'status://calc/now';
  * A real 2026-07-28 MCP server built with the v2 SDK (`createMcpHandler`, `legacy: 'reject'`)
  * whose tool list changes at runtime, for `subscriptions/listen` tests (issue 11 §6): its
  * listen router (the SDK's) acknowledges listens and delivers what `notify` publishes.
- * It also serves one resource, `STATUS_URI`, whose updates `notifyResourceUpdated` publishes.
+ * It also serves one resource, `STATUS_URI` (or the `resourceUri` it was started with), whose
+ * updates `notifyResourceUpdated` publishes; `authorizations` holds the Authorization header of
+ * every request that carried one.
  * `addTool` registers one more tool and publishes tools/list_changed; `openListens` counts the
  * listen streams the gateway holds open on it right now (a stream counts until its HTTP
  * response closes), `listensSeen` every listen request it got.
@@ -28,13 +30,21 @@ export class ListenUpstream {
   openListens = 0;
   /** Bodies of every subscriptions/listen request received. */
   readonly listensSeen: Record<string, unknown>[] = [];
+  /** The Authorization header of every request that carried one, in order. */
+  readonly authorizations: string[] = [];
 
-  private constructor(tools: readonly string[]) {
+  private constructor(
+    tools: readonly string[],
+    private readonly resourceUri: string,
+  ) {
     this.toolNames = [...tools];
   }
 
-  static async start(tools: readonly string[] = ['echo']): Promise<ListenUpstream> {
-    const upstream = new ListenUpstream(tools);
+  static async start(
+    tools: readonly string[] = ['echo'],
+    options: { readonly resourceUri?: string } = {},
+  ): Promise<ListenUpstream> {
+    const upstream = new ListenUpstream(tools, options.resourceUri ?? STATUS_URI);
     const server = createServer((req, res) => {
       upstream.handle(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
@@ -95,7 +105,7 @@ export class ListenUpstream {
       );
     server.registerResource(
       'status',
-      STATUS_URI,
+      this.resourceUri,
       { description: 'A status that changes', mimeType: 'text/plain' },
       (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'ok' }] }),
     );
@@ -103,6 +113,8 @@ export class ListenUpstream {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (typeof req.headers.authorization === 'string')
+      this.authorizations.push(req.headers.authorization);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks);
