@@ -120,8 +120,8 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
       defaultResource: RESOURCE,
     });
     [ub, sec, repo, mr] = await Promise.all([
-      ListenUpstream.start(['echo'], { resourceUri: UB_URI }),
-      ListenUpstream.start(['open'], { resourceUri: SECRET_URI }),
+      ListenUpstream.start(['echo'], [UB_URI]),
+      ListenUpstream.start(['open'], [SECRET_URI]),
       V1Upstream.start(),
       V2MrtrUpstream.start(),
     ]);

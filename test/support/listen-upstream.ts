@@ -10,9 +10,7 @@ export const STATUS_URI = 'status://calc/now';
  * A real 2026-07-28 MCP server built with the v2 SDK (`createMcpHandler`, `legacy: 'reject'`)
  * whose tool list changes at runtime, for `subscriptions/listen` tests (issue 11 §6): its
  * listen router (the SDK's) acknowledges listens and delivers what `notify` publishes.
- * It also serves one resource, `STATUS_URI` (or the `resourceUri` it was started with), whose
- * updates `notifyResourceUpdated` publishes; `authorizations` holds the Authorization header of
- * every request that carried one.
+ * It also serves one resource, `STATUS_URI`, whose updates `notifyResourceUpdated` publishes.
  * `addTool` registers one more tool and publishes tools/list_changed; `openListens` counts the
  * listen streams the gateway holds open on it right now (a stream counts until its HTTP
  * response closes), `listensSeen` every listen request it got.
@@ -26,25 +24,26 @@ export class ListenUpstream {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   private boundPort = 0;
+  /** The Authorization header of every request that carried one, in order. */
+  readonly authorizations: string[] = [];
   /** Listen streams open now. */
   openListens = 0;
   /** Bodies of every subscriptions/listen request received. */
   readonly listensSeen: Record<string, unknown>[] = [];
-  /** The Authorization header of every request that carried one, in order. */
-  readonly authorizations: string[] = [];
 
   private constructor(
     tools: readonly string[],
-    private readonly resourceUri: string,
+    private readonly extraResources: readonly string[],
   ) {
     this.toolNames = [...tools];
   }
 
+  /** @param extraResources more resource URIs it serves beside STATUS_URI (e.g. a long one) */
   static async start(
     tools: readonly string[] = ['echo'],
-    options: { readonly resourceUri?: string } = {},
+    extraResources: readonly string[] = [],
   ): Promise<ListenUpstream> {
-    const upstream = new ListenUpstream(tools, options.resourceUri ?? STATUS_URI);
+    const upstream = new ListenUpstream(tools, extraResources);
     const server = createServer((req, res) => {
       upstream.handle(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500).end();
@@ -105,9 +104,14 @@ export class ListenUpstream {
       );
     server.registerResource(
       'status',
-      this.resourceUri,
+      STATUS_URI,
       { description: 'A status that changes', mimeType: 'text/plain' },
       (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'ok' }] }),
+    );
+    this.extraResources.forEach((extra, i) =>
+      server.registerResource(`extra-${i}`, extra, { mimeType: 'text/plain' }, (uri) => ({
+        contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'ok' }],
+      })),
     );
     return server;
   }

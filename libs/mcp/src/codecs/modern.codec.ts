@@ -184,7 +184,7 @@ export class ModernCodec {
         params,
         headers,
         signal: exchange.call?.controller,
-        access: exchange.access,
+        caller: exchange.caller,
       });
 
     const call = exchange.call;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
-import type { CallerAccess } from '@app/identity';
+import type { CallerIdentity } from '@app/identity';
+import { ResourceServer, type CallerAccess } from '@app/identity';
 import { isModernVersion } from '../codecs/modern.codec';
 import { LEGACY_PROTOCOL_VERSIONS } from '../codecs/legacy.codec';
 import { GatewayErrorCode } from '../errors/gateway-error';
@@ -73,13 +74,14 @@ export class SessionStreams {
     private readonly sessions: SessionTokenService,
     private readonly hub: NotificationHub,
     private readonly capabilities: ServerCapabilities,
+    private readonly resourceServer: ResourceServer,
   ) {}
 
   /**
    * @param signal aborted when the client closes the stream
-   * @param access what the authenticated caller may use (`mcp.access`); undefined: everything
+   * @param caller the authenticated caller (undefined when `mcp.auth` is off)
    */
-  open(headers: IncomingHeaders, signal: CallCancellation, access?: CallerAccess): HttpAnswer {
+  open(headers: IncomingHeaders, signal: CallCancellation, caller?: CallerIdentity): HttpAnswer {
     const stated = header(headers, 'mcp-protocol-version');
     const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
@@ -99,6 +101,8 @@ export class SessionStreams {
         GatewayErrorCode.NotAcceptable,
         'Not Acceptable: the GET stream is text/event-stream; the client must accept it',
       );
+    // list changes are told as the caller's grant (`mcp.access`) sees them
+    const access = this.resourceServer.policy.accessFor(caller);
     const session = new SessionStream(this.capabilities, (s) => this.hub.remove(s), access);
     if (!this.hub.add(session))
       return messageAnswer(

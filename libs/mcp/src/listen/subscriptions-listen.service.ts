@@ -6,7 +6,8 @@ import {
   type IncomingHeaders,
   type UpstreamListenFilter,
 } from '@app/execution';
-import { allowsSource, type CallerAccess } from '@app/identity';
+import type { CallerIdentity } from '@app/identity';
+import { ResourceServer, allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { errorEnvelope, messageAnswer, streamAnswer, type HttpAnswer } from '../http/http-answer';
@@ -35,11 +36,8 @@ export interface ListenRequest {
   readonly headers: IncomingHeaders;
   /** Aborted when the client closes the stream (or at the end of the shutdown grace period). */
   readonly signal?: CallCancellation;
-  /**
-   * What the caller may use (`mcp.access`); undefined: everything. The honoured filter, the
-   * upstream listens and what is relayed are all cut to it.
-   */
-  readonly access?: CallerAccess;
+  /** The authenticated caller (undefined when `mcp.auth` is off): caps and token expiry. */
+  readonly caller?: CallerIdentity;
 }
 
 /** Whether the caller may use this upstream's notifications (its source is granted). */
@@ -143,6 +141,7 @@ export class SubscriptionsListen {
     private readonly capabilities: ServerCapabilities,
     private readonly registry: RegistryService,
     private readonly upstreamListener: UpstreamListener,
+    private readonly resourceServer: ResourceServer,
   ) {
     this.serverInfo = { name: config.mcp.identity, version: config.version };
     // upstreams registered, replaced or removed at runtime (issue 13), and upstreams whose
@@ -165,7 +164,9 @@ export class SubscriptionsListen {
     if (!this.hub.hasRoom)
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
     const extras = this.registry.current()?.extras;
-    const { access } = request;
+    // what the caller may use (`mcp.access`): the honoured filter, the upstream listens and
+    // what is relayed are all cut to it
+    const access = this.resourceServer.policy.accessFor(request.caller);
     // a URI is honoured only when its owner is granted to the caller: one outside the grant is
     // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md)
     const honored = honoredFilter(parsed.filter, this.capabilities.current(), (uri) => {
