@@ -92,9 +92,10 @@ export class UpstreamRouter {
    * The client's answer to a relayed request: posted to the upstream session that asked, the
    * upstream found among the enabled ones, configured or registered at runtime (issue 13).
    * `not-ours` when the id is not of the relay form; `foreign` when it is but does not open
-   * (forged, another gateway identity's); `other-caller` when it was issued to another caller or
-   * grant and `expired` when too late: none of these reaches the upstream (docs/security.md "Answers to relayed
-   * requests"). An answer for an upstream no longer enabled is dropped with a warn line.
+   * (forged, another gateway identity's); `other-caller` when it was issued to another caller
+   * or grant and `expired` when too late: none of these reaches the upstream (docs/security.md
+   * "Answers to relayed requests"). An answer for an upstream no longer enabled is dropped
+   * with a warn line.
    */
   async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<AnswerDelivery> {
     const opened = this.relayIds.open(message.id, answerBinding(context.caller, context.access));

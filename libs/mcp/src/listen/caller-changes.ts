@@ -9,9 +9,9 @@ const EMPTY = '[]';
  * Of the lists that changed in the published catalog (`changed`, from changedLists), those
  * that changed for this caller: a restricted caller (`mcp.access`) is told only when what it
  * may list changed, so a source outside its grant neither signals its activity nor wakes it up
- * (docs/security.md "Notification streams"). Everything for a caller without restrictions.
- * The filtered lists are the ones tools/list and friends serve (callerListJson, built once per
- * catalog and grant key).
+ * (docs/security.md "Listen filters and list changes"). Everything for a caller without
+ * restrictions. The filtered lists are the ones tools/list and friends serve (callerListJson,
+ * built once per catalog and grant key).
  */
 export function changedListsFor(
   changed: readonly ListKind[],

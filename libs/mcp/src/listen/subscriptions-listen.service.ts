@@ -168,7 +168,8 @@ export class SubscriptionsListen {
     // what is relayed are all cut to it
     const access = this.resourceServer.policy.accessFor(request.caller);
     // a URI is honoured only when its owner is granted to the caller: one outside the grant is
-    // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md)
+    // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md
+    // "Listen filters and list changes")
     const honored = honoredFilter(parsed.filter, this.capabilities.current(), (uri) => {
       const owner = extras?.resourceOwner(uri);
       return (

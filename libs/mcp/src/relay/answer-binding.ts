@@ -11,7 +11,7 @@ import { callerKey } from '../mrtr/request-state-envelope';
 export interface AnswerBinding {
   /** callerKey() of the caller; null when the gateway runs without authentication. */
   readonly caller: string | null;
-  /** The caller's grant: `*` for everything, `g:<rule key>` under `mcp.access`; null without auth. */
+  /** The caller's grant: `*` everything, `g:<rule key>` under `mcp.access`; null without auth. */
   readonly grant: string | null;
 }
 
