@@ -113,6 +113,8 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
   let other: GatewayProcess;
   let tokenA: string;
   let tokenB: string;
+  /** A's `sub` with B's grant. */
+  let tokenA2: string;
 
   beforeAll(async () => {
     as = await TestAuthorizationServer.start({
@@ -176,6 +178,7 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
     [g1, g2, other] = await Promise.all([start(mcp), start(mcp), start(otherMcp)]);
     tokenA = (await as.mint({ subject: 'alice', claims: { groups: ['dev'] } })).access_token;
     tokenB = (await as.mint({ subject: 'bob', claims: { groups: ['ops'] } })).access_token;
+    tokenA2 = (await as.mint({ subject: 'alice', claims: { groups: ['ops'] } })).access_token;
     // both 2026 upstreams' listen support is known once their tools are published
     await waitFor(async () => {
       const tools = await rpc(g1.mcpUrl, 'tools/list', {}, { authorization: `Bearer ${tokenA}` });
@@ -281,7 +284,7 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
   });
 
   describe('answers to relayed and bridged requests are bound to the caller, its grant and the gateway', () => {
-    it('B answering A’s relayed elicitation/create with A’s relay id: 403 on both replicas, never delivered; A’s own answer completes the call', async () => {
+    it('B answering A’s relayed elicitation/create with A’s relay id: 403 on both replicas (and for A’s sub with another grant), never delivered; A’s own answer completes the call', async () => {
       const headersA = await session(g1.mcpUrl, tokenA);
       const headersB = await session(g1.mcpUrl, tokenB);
       const seen = repo.seen.elicitations.length;
@@ -296,6 +299,9 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
         expect(refused.status).toBe(403);
         expect(refused.json).toMatchObject({ id: null, error: { code: -32600 } });
       }
+      // A's own sub, but another grant: refused too
+      const headersA2 = await session(g1.mcpUrl, tokenA2);
+      expect((await answer(g1.mcpUrl, headersA2, asked.id, fromB)).status).toBe(403);
       expect(repo.seen.elicitations.length).toBe(seen);
       // A's answer reaches the upstream from the other replica too
       const fromA = { action: 'accept', content: { approve: false, note: 'from A' } };
