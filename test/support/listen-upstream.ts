@@ -24,6 +24,8 @@ export class ListenUpstream {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   private boundPort = 0;
+  /** The Authorization header of every request that carried one, in order. */
+  readonly authorizations: string[] = [];
   /** Listen streams open now. */
   openListens = 0;
   /** Bodies of every subscriptions/listen request received. */
@@ -115,6 +117,8 @@ export class ListenUpstream {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (typeof req.headers.authorization === 'string')
+      this.authorizations.push(req.headers.authorization);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks);

@@ -12,6 +12,7 @@ import {
 } from '../handlers/method-handler';
 import { UpstreamRouter } from '../handlers/upstream-router';
 import { LegacyInputBridge } from '../mrtr/legacy-input-bridge';
+import { refusedAnswer } from '../relay/answer-binding';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import { streamWhenRelayed } from './relay-answer';
@@ -97,16 +98,7 @@ export class LegacyCodec {
         if (message.method === 'notifications/cancelled') this.cancel(exchange, message.params);
         return ACCEPTED;
       case 'response':
-        // The client's answer to a request relayed from an upstream goes back to it (issue 10 §5).
-        // An answer to a request bridged from a 2026 upstream's input_required (issue 11 §7)
-        // goes to the call that waits for it.
-        if (message.message !== undefined && !(await this.bridge.deliverAnswer(message.message)))
-          await this.upstreams.deliverAnswer(message.message, {
-            protocolVersion: '',
-            headers: exchange.headers,
-            rawBody: '',
-          });
-        return ACCEPTED;
+        return this.response(exchange, message.message);
       case 'invalid-params':
         return this.error(
           message.id,
@@ -116,6 +108,29 @@ export class LegacyCodec {
       case 'request':
         return this.request(exchange, message, format);
     }
+  }
+
+  /**
+   * The client's answer to a request relayed from an upstream goes back to it (issue 10 §5);
+   * an answer to a request bridged from a 2026 upstream's input_required (issue 11 §7) goes to
+   * the call that waits for it. Only the caller (and grant) the request was put to may answer
+   * it, before its id expires (docs/security.md "Answers to relayed requests").
+   */
+  private async response(
+    exchange: HttpExchange,
+    message: Extract<InboundMessage, { kind: 'response' }>['message'],
+  ): Promise<HttpAnswer> {
+    if (message === undefined) return ACCEPTED;
+    const context: MethodContext = {
+      protocolVersion: '',
+      headers: exchange.headers,
+      rawBody: '',
+      caller: exchange.caller,
+      access: exchange.access,
+    };
+    let delivery = await this.bridge.deliverAnswer(message, context);
+    if (delivery === 'not-ours') delivery = await this.upstreams.deliverAnswer(message, context);
+    return refusedAnswer(delivery) ?? ACCEPTED;
   }
 
   private async request(

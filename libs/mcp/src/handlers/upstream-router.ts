@@ -4,6 +4,7 @@ import { UpstreamExecutor } from '@app/execution';
 import { RegistryService } from '@app/registry';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
+import { answerBinding, type AnswerDelivery } from '../relay/answer-binding';
 import { RelayIds } from '../relay/relay-ids';
 import { asLegacyResult } from './legacy-result';
 import { SerializedResult, type MethodContext } from './method-handler';
@@ -90,18 +91,28 @@ export class UpstreamRouter {
   /**
    * The client's answer to a relayed request: posted to the upstream session that asked, the
    * upstream found among the enabled ones, configured or registered at runtime (issue 13).
-   * false when the id is not a relay id of this gateway (forged, foreign or plain); an answer
-   * for an upstream no longer enabled is dropped with a warn line.
+   * `not-ours` when the id is not of the relay form; `foreign` when it is but does not open
+   * (forged, another gateway identity's); `other-caller` when it was issued to another caller
+   * or grant and `expired` when too late: none of these reaches the upstream (docs/security.md
+   * "Answers to relayed requests"). An answer for an upstream no longer enabled is dropped
+   * with a warn line.
    */
-  async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<boolean> {
-    const origin = this.relayIds.open(message.id);
-    if (origin === undefined) return false;
+  async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<AnswerDelivery> {
+    const opened = this.relayIds.open(message.id, answerBinding(context.caller, context.access));
+    if (opened === undefined) return 'not-ours';
+    if (opened.kind !== 'origin') {
+      this.logger.warn(
+        `A client's answer to a relayed request was refused (${opened.kind}); dropped`,
+      );
+      return opened.kind;
+    }
+    const { origin } = opened;
     const upstream = this.registry.enabledUpstreams().find((u) => u.id === origin.upstream);
     if (upstream === undefined) {
       this.logger.warn(
         `Upstream ${origin.upstream}: the client's answer arrived after the upstream was removed or disabled; dropped`,
       );
-      return true;
+      return 'delivered';
     }
     const delivered = await this.executor.respond(
       upstream,
@@ -112,7 +123,7 @@ export class UpstreamRouter {
     );
     if (!delivered)
       this.logger.warn(`Upstream ${upstream.id}: the client's answer could not be delivered`);
-    return true;
+    return 'delivered';
   }
 
   private relay(
@@ -140,7 +151,11 @@ export class UpstreamRouter {
     if (context.relay !== undefined && declared && context.relayRequests !== false) {
       context.relay({
         ...message,
-        id: this.relayIds.seal({ upstream: upstream.id, session: origin.sessionId, id }),
+        // bound to this caller and grant: only its own answer reaches the upstream
+        id: this.relayIds.seal(
+          { upstream: upstream.id, session: origin.sessionId, id },
+          answerBinding(context.caller, context.access),
+        ),
       });
       return;
     }

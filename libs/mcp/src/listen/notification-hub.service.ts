@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import type { CallerIdentity } from '@app/identity';
+import type { CallerAccess, CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import { callerKey } from '../session/caller-key';
+import { changedListsFor } from './caller-changes';
 import { changedLists, type ListKind } from './catalog-changes';
 import { NotificationStream } from './notification-stream';
 
@@ -11,7 +12,12 @@ import { NotificationStream } from './notification-stream';
 export interface OpenStream {
   /** Its frames (from `newStream`): a cut (slow consumer) closes the stream. */
   readonly stream: NotificationStream;
-  /** A list of the published catalog changed. */
+  /**
+   * What the stream's caller may use (`mcp.access`): it is told of a list change only when its
+   * own view of the list changed. Undefined: everything (no `mcp.access`, or auth off).
+   */
+  readonly access?: CallerAccess;
+  /** A list of the published catalog changed (as this stream's caller sees it). */
   listChanged(kind: ListKind): void;
   /** A keep-alive tick: write a comment line. */
   keepAlive(): void;
@@ -78,7 +84,8 @@ export class NotificationHub implements OnApplicationShutdown {
         `Catalog lists changed (${kinds.join(', ')}): notifying ${this.streams.size} stream(s)`,
       );
       for (const stream of [...this.streams.keys()])
-        for (const kind of kinds) stream.listChanged(kind);
+        for (const kind of changedListsFor(kinds, previous, next, stream.access))
+          stream.listChanged(kind);
     });
   }
 

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import { CallCancellation } from '@app/execution';
-import type { CallerIdentity } from '@app/identity';
+import type { CallerIdentity, ResourceServer } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import type { RegistryService } from '@app/registry';
 import type { ServerCapabilities } from '../handlers/server-capabilities';
@@ -153,7 +153,11 @@ describe('SessionStreams: a 2025 GET stream keeps the same rules', () => {
     const sessions = new SessionTokenService(new ConfigService<GatewayConfig, true>(cfg));
     const hub = new NotificationHub(cfg, registry, metrics);
     const capabilities = { current: () => ({ tools: {} }) } as unknown as ServerCapabilities;
-    return { sessions, hub, get: new SessionStreams(sessions, hub, capabilities) };
+    // no mcp.access: every caller's grant is everything
+    const resourceServer = {
+      policy: { accessFor: () => undefined },
+    } as unknown as ResourceServer;
+    return { sessions, hub, get: new SessionStreams(sessions, hub, capabilities, resourceServer) };
   }
   const headers = (sid: string) => ({
     accept: 'text/event-stream',

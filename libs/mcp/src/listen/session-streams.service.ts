@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
-import type { CallerIdentity } from '@app/identity';
+import { ResourceServer, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { isModernVersion } from '../codecs/modern.codec';
 import { LEGACY_PROTOCOL_VERSIONS } from '../codecs/legacy.codec';
 import { GatewayErrorCode } from '../errors/gateway-error';
@@ -36,6 +36,8 @@ class SessionStream implements OpenStream {
     readonly stream: NotificationStream,
     private readonly capabilities: ServerCapabilities,
     private readonly onClosed: (stream: SessionStream) => void,
+    /** The caller's grant: list changes outside it are not told (NotificationHub). */
+    readonly access: CallerAccess | undefined,
   ) {}
 
   listChanged(kind: ListKind): void {
@@ -74,6 +76,7 @@ export class SessionStreams {
     private readonly sessions: SessionTokenService,
     private readonly hub: NotificationHub,
     private readonly capabilities: ServerCapabilities,
+    private readonly resourceServer: ResourceServer,
   ) {}
 
   /**
@@ -100,8 +103,13 @@ export class SessionStreams {
         GatewayErrorCode.NotAcceptable,
         'Not Acceptable: the GET stream is text/event-stream; the client must accept it',
       );
-    const session = new SessionStream(this.hub.newStream(), this.capabilities, (s) =>
-      this.hub.remove(s),
+    // list changes are told as the caller's grant (`mcp.access`) sees them
+    const access = this.resourceServer.policy.accessFor(caller);
+    const session = new SessionStream(
+      this.hub.newStream(),
+      this.capabilities,
+      (s) => this.hub.remove(s),
+      access,
     );
     const room = this.hub.add(session, caller);
     if (room === 'replica_limit')

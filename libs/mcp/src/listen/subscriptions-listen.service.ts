@@ -7,6 +7,7 @@ import {
   type UpstreamListenFilter,
 } from '@app/execution';
 import type { CallerIdentity } from '@app/identity';
+import { ResourceServer, allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { ServerCapabilities } from '../handlers/server-capabilities';
 import { errorEnvelope, messageAnswer, streamAnswer, type HttpAnswer } from '../http/http-answer';
@@ -37,6 +38,11 @@ export interface ListenRequest {
   readonly signal?: CallCancellation;
   /** The authenticated caller (undefined when `mcp.auth` is off): caps and token expiry. */
   readonly caller?: CallerIdentity;
+}
+
+/** Whether the caller may use this upstream's notifications (its source is granted). */
+function grants(access: CallerAccess | undefined, upstreamId: string): boolean {
+  return access === undefined || allowsSource(access, upstreamId);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -80,6 +86,8 @@ class ListenSubscription implements OpenStream {
     private readonly onClosed: (subscription: ListenSubscription) => void,
     /** The agent's headers, forwarded to upstream listens. */
     readonly headers: IncomingHeaders,
+    /** The caller's grant: upstream listens only on granted upstreams, list changes in it. */
+    readonly access: CallerAccess | undefined,
   ) {}
 
   get isClosed(): boolean {
@@ -135,6 +143,7 @@ export class SubscriptionsListen {
     private readonly capabilities: ServerCapabilities,
     private readonly registry: RegistryService,
     private readonly upstreamListener: UpstreamListener,
+    private readonly resourceServer: ResourceServer,
   ) {
     this.serverInfo = { name: config.mcp.identity, version: config.version };
     // upstreams registered, replaced or removed at runtime (issue 13), and upstreams whose
@@ -157,10 +166,18 @@ export class SubscriptionsListen {
     if (this.hub.room(request.caller) !== 'open')
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
     const extras = this.registry.current()?.extras;
+    // what the caller may use (`mcp.access`): the honoured filter, the upstream listens and
+    // what is relayed are all cut to it
+    const access = this.resourceServer.policy.accessFor(request.caller);
+    // a URI is honoured only when its owner is granted to the caller: one outside the grant is
+    // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md
+    // "Listen filters and list changes")
     const honored = honoredFilter(parsed.filter, this.capabilities.current(), (uri) => {
       const owner = extras?.resourceOwner(uri);
       return (
-        owner !== undefined && this.upstreamListener.support(owner)?.resourceSubscriptions === true
+        owner !== undefined &&
+        grants(access, owner.id) &&
+        this.upstreamListener.support(owner)?.resourceSubscriptions === true
       );
     });
     const stream = this.hub.newStream();
@@ -186,6 +203,7 @@ export class SubscriptionsListen {
         this.hub.remove(s);
       },
       request.headers,
+      access,
     );
     if (this.hub.add(subscription, request.caller) !== 'open')
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
@@ -198,8 +216,9 @@ export class SubscriptionsListen {
   }
 
   /**
-   * One upstream listen per enabled 2026 upstream that can deliver part of the honoured
-   * filter: opened for an upstream that has none yet (at open, and after every round, which
+   * One upstream listen per enabled 2026 upstream granted to the caller that can deliver part
+   * of the honoured filter (no request reaches an upstream outside the grant, nor does one of
+   * its notifications reach the caller): opened for an upstream that has none yet (at open, and after every round, which
    * is how an upstream registered at runtime joins), ended for one that was removed,
    * disabled or replaced (a replaced one gets a new listen on its new definition).
    */
@@ -214,7 +233,7 @@ export class SubscriptionsListen {
       }
     const extras = this.registry.current()?.extras;
     for (const upstream of enabled.values()) {
-      if (held.has(upstream.id)) continue;
+      if (held.has(upstream.id) || !grants(subscription.access, upstream.id)) continue;
       const filter = this.upstreamFilter(upstream, subscription.filter, (uri) =>
         extras?.resourceOwner(uri),
       );

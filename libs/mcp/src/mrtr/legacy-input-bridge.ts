@@ -5,6 +5,7 @@ import type { JsonRpcMessage } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import type { MethodContext, MethodResult } from '../handlers/method-handler';
 import { RELAYED_REQUESTS } from '../handlers/upstream-router';
+import { answerBinding, boundTo, type AnswerDelivery } from '../relay/answer-binding';
 import { InputHandoff } from './input-handoff';
 import { MrtrSeal } from './mrtr-seal';
 import { plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
@@ -53,8 +54,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * 2025 client → 2026 upstream (issue 11 §7, wire notes §4 "2026 backend → 2025 client"): the
  * upstream's `inputRequests` become real requests (`elicitation/create`,
  * `sampling/createMessage`, `roots/list`) on the client's SSE call stream, under sealed ids
- * (MrtrSeal `bridge-id`: owner replica, wait key, input key). The client's answers, POSTed to
- * any replica, come back through InputHandoff to the replica that waits, keyed as the
+ * (MrtrSeal `bridge-id`: owner replica, wait key, input key, bound to the caller and its grant,
+ * expiring after `pendingInputMillis`; docs/security.md "Answers to relayed requests"). The
+ * client's answers, POSTed to any replica, come back through InputHandoff to the replica that waits, keyed as the
  * upstream keyed its questions, for the retry upstream.
  */
 @Injectable()
@@ -130,12 +132,15 @@ export class LegacyInputBridge {
       return Promise.resolve(true);
     });
     const exp = Date.now() + this.pendingMillis;
+    const binding = answerBinding(context.caller, context.access);
     for (const [inputKey, request] of requests) {
       const id = this.seal.seal('bridge-id', {
         exp,
         o: this.handoff.replicaId,
         k: waitKey,
         i: inputKey,
+        c: binding.caller,
+        g: binding.grant,
       } as { exp: number });
       context.relay?.({ jsonrpc: '2.0', id, method: request.method, params: request.params });
     }
@@ -150,13 +155,18 @@ export class LegacyInputBridge {
 
   /**
    * A 2025 client's answer (a JSON-RPC response) to a bridged request: delivered to the call
-   * that waits for it, on whichever replica. false when the id is not a bridge id of this
-   * gateway (forged, expired, foreign or another kind).
+   * that waits for it, on whichever replica, when `context`'s caller and grant are the ones the
+   * id was issued to. `not-ours` when the id is not of the bridge form; `foreign` when it is but
+   * does not open (forged, another gateway identity's); `other-caller` or `expired` when it is
+   * one of this gateway's but may not be taken.
    */
-  async deliverAnswer(message: JsonRpcMessage): Promise<boolean> {
-    const origin = this.seal.open('bridge-id', message.id);
-    if (origin === undefined || typeof origin.o !== 'string' || typeof origin.k !== 'string')
-      return false;
+  async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<AnswerDelivery> {
+    const content = this.seal.inspect('bridge-id', message.id);
+    if (content === undefined) return 'not-ours';
+    if (content.kind !== 'open') return content.kind;
+    const origin = content.payload;
+    if (typeof origin.o !== 'string' || typeof origin.k !== 'string') return 'foreign';
+    if (!boundTo(origin, answerBinding(context.caller, context.access))) return 'other-caller';
     const answer: BridgedAnswer = {
       i: String(origin.i),
       ...('error' in message
@@ -164,7 +174,7 @@ export class LegacyInputBridge {
         : { result: message.result }),
     };
     await this.handoff.resume(origin.o, origin.k, answer, 5_000);
-    return true;
+    return 'delivered';
   }
 
   /**

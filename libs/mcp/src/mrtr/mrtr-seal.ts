@@ -3,20 +3,36 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 
 /** What a sealed token is for: its purpose is authenticated (AAD), so one never opens as the other. */
-export type SealPurpose = 'request-state' | 'bridge-id';
+export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id';
+
+/**
+ * What `inspect` found in a token of the purpose's form: its payload; that it was sealed here
+ * but has expired; or that it does not open (`foreign`: forged, altered, sealed by another
+ * gateway identity or with a key not configured here).
+ */
+export type SealedContent =
+  | { readonly kind: 'open'; readonly payload: Record<string, unknown> }
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'foreign' };
+
+const FOREIGN: SealedContent = { kind: 'foreign' };
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const PREFIXES: Readonly<Record<SealPurpose, string>> = {
   'request-state': 'gwrs1',
   'bridge-id': 'gwbr1',
+  // the relay ids of issue 10 §5 kept their prefix (clients and logs know them by it)
+  'relay-id': 'gw-relay',
 };
 
 /**
  * AES-256-GCM sealing of the gateway's multi-round-trip tokens (issue 11 §5, §7): the
- * `requestState` envelope it hands a 2026 client, and the ids of the requests it puts to a
- * 2025 client on a 2026 upstream's behalf. Keys are derived from MCP_SESSION_KEYS (one per
- * key id, the first seals, all open: rotation as for session ids), so every replica opens
+ * `requestState` envelope it hands a 2026 client, the ids of the requests it puts to a 2025
+ * client on a 2026 upstream's behalf, and the relay ids of a 2025 upstream's requests to the
+ * client (RelayIds; docs/security.md "Answers to relayed requests"). Keys are derived from
+ * MCP_SESSION_KEYS (one per key id, the first seals, all open: rotation as for session ids),
+ * so every replica opens
  * what another sealed; without keys a random per-process key is used (tokens then open only
  * on the replica that sealed them). Format: `<prefix>.<kid>.<base64url(iv | ciphertext | tag)>`.
  *
@@ -65,21 +81,26 @@ export class MrtrSeal {
     token: unknown,
     nowMs = Date.now(),
   ): Record<string, unknown> | undefined {
-    if (typeof token !== 'string' || token.length > 16_384) return undefined;
-    const [prefix, kid, body, extra] = token.split('.');
-    if (
-      prefix !== PREFIXES[purpose] ||
-      kid === undefined ||
-      body === undefined ||
-      extra !== undefined
-    )
-      return undefined;
+    const content = this.inspect(purpose, token, nowMs);
+    return content?.kind === 'open' ? content.payload : undefined;
+  }
+
+  /**
+   * Like `open`, but says why a token of the purpose's form (`<prefix>.…`) does not open, so a
+   * client whose answer came too late, or carried an id not issued here, can be told so.
+   * undefined: not a string of this purpose's form at all.
+   */
+  inspect(purpose: SealPurpose, token: unknown, nowMs = Date.now()): SealedContent | undefined {
+    if (typeof token !== 'string' || !token.startsWith(`${PREFIXES[purpose]}.`)) return undefined;
+    if (token.length > 16_384) return FOREIGN;
+    const [, kid, body, extra] = token.split('.');
+    if (kid === undefined || body === undefined || extra !== undefined) return FOREIGN;
     const key = this.keys.get(kid);
-    if (key === undefined) return undefined;
+    if (key === undefined) return FOREIGN;
     const sealed = Buffer.from(body, 'base64url');
     // Buffer skips characters outside the alphabet: only the canonical spelling opens.
     if (sealed.length <= IV_BYTES + TAG_BYTES || sealed.toString('base64url') !== body)
-      return undefined;
+      return FOREIGN;
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
       decipher.setAAD(this.aad(purpose));
@@ -89,13 +110,13 @@ export class MrtrSeal {
         decipher.final(),
       ]).toString('utf8');
       const payload: unknown = JSON.parse(text);
-      if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
-        return undefined;
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return FOREIGN;
       const exp = (payload as { exp?: unknown }).exp;
-      if (typeof exp !== 'number' || exp <= nowMs) return undefined;
-      return payload as Record<string, unknown>;
+      if (typeof exp !== 'number') return FOREIGN;
+      if (exp <= nowMs) return { kind: 'expired' };
+      return { kind: 'open', payload: payload as Record<string, unknown> };
     } catch {
-      return undefined;
+      return FOREIGN;
     }
   }
 

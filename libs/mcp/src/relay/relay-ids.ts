@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { boundTo, type AnswerBinding } from './answer-binding';
 
 /** Where a relayed server->client request came from: enough to route the client's answer back. */
 export interface RelayOrigin {
@@ -12,59 +13,71 @@ export interface RelayOrigin {
   readonly id: string | number;
 }
 
-const PREFIX = 'gw-relay.';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
+/** What a client's answer id opened to. */
+export type OpenedRelayId =
+  | { readonly kind: 'origin'; readonly origin: RelayOrigin }
+  | { readonly kind: 'other-caller' }
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'foreign' };
+
+/** The sealed payload, short keys (it travels to the client and back). */
+interface RelayPayload {
+  readonly exp: number;
+  readonly u: string;
+  readonly s?: string;
+  readonly i: string | number;
+  readonly c: string | null;
+  readonly g: string | null;
+}
 
 /**
  * The ids of server->client requests relayed to an agent (issue 10 §5): the upstream's
  * `sampling/createMessage`, `elicitation/create` or `roots/list` goes to the agent under an id
- * that carries, sealed (AES-256-GCM), the upstream, its session and its request id. The
- * agent's answer may reach any replica: each opens the id and posts the answer to the right
- * upstream session. The key is derived from the first MCP_SESSION_KEYS key (shared by the
- * replicas), or random per process when there is none (answers must then come back here).
+ * that carries, sealed (MrtrSeal `relay-id`: AES-256-GCM, keys from MCP_SESSION_KEYS with
+ * rotation, the gateway identity authenticated), the upstream, its session and its request
+ * id, bound to the caller whose call asked and its grant, expiring after
+ * `session.pendingInputMillis` (docs/security.md "Answers to relayed requests"). The agent's
+ * answer may reach any replica: each opens the id, checks that the answering caller is the
+ * one it was issued to, and posts the answer to the right upstream session.
  */
 @Injectable()
 export class RelayIds {
-  private readonly key: Buffer;
+  private readonly ttlMillis: number;
 
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    const base = config.sessionKeys[0]?.key ?? randomBytes(32);
-    this.key = createHash('sha256').update('mcp-gateway relay ids\u0000').update(base).digest();
+  constructor(
+    private readonly sealer: MrtrSeal,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.ttlMillis = config.mcp.session.pendingInputMillis;
   }
 
-  seal(origin: RelayOrigin): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const body = Buffer.concat([
-      iv,
-      cipher.update(JSON.stringify([origin.upstream, origin.session ?? null, origin.id]), 'utf8'),
-      cipher.final(),
-      cipher.getAuthTag(),
-    ]);
-    return `${PREFIX}${body.toString('base64url')}`;
+  seal(origin: RelayOrigin, binding: AnswerBinding): string {
+    const payload: RelayPayload = {
+      exp: Date.now() + this.ttlMillis,
+      u: origin.upstream,
+      ...(origin.session === undefined ? {} : { s: origin.session }),
+      i: origin.id,
+      c: binding.caller,
+      g: binding.grant,
+    };
+    return this.sealer.seal('relay-id', payload);
   }
 
-  /** The origin sealed in a relay id; undefined for any other id, or a forged or foreign one. */
-  open(id: unknown): RelayOrigin | undefined {
-    if (typeof id !== 'string' || !id.startsWith(PREFIX)) return undefined;
-    const sealed = Buffer.from(id.slice(PREFIX.length), 'base64url');
-    if (sealed.length <= IV_BYTES + TAG_BYTES) return undefined;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, sealed.subarray(0, IV_BYTES));
-      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-      const text = Buffer.concat([
-        decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
-        decipher.final(),
-      ]).toString('utf8');
-      const [upstream, session, requestId] = JSON.parse(text) as [
-        string,
-        string | null,
-        string | number,
-      ];
-      return { upstream, ...(session === null ? {} : { session }), id: requestId };
-    } catch {
-      return undefined;
-    }
+  /**
+   * The origin sealed in a relay id, for the answering caller `binding`: `foreign` for an id of
+   * the relay form that does not open (forged, altered, sealed by another gateway identity or
+   * with a key not configured here); undefined for any other id.
+   */
+  open(id: unknown, binding: AnswerBinding): OpenedRelayId | undefined {
+    const content = this.sealer.inspect('relay-id', id);
+    if (content === undefined || content.kind !== 'open') return content;
+    const p = content.payload as Partial<RelayPayload>;
+    if (typeof p.u !== 'string' || (typeof p.i !== 'string' && typeof p.i !== 'number'))
+      return { kind: 'foreign' };
+    if (!boundTo(content.payload, binding)) return { kind: 'other-caller' };
+    return {
+      kind: 'origin',
+      origin: { upstream: p.u, ...(typeof p.s === 'string' ? { session: p.s } : {}), id: p.i },
+    };
   }
 }
