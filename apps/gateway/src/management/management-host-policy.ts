@@ -75,6 +75,8 @@ export class ManagementHostPolicy {
         'content-length': Buffer.byteLength(REFUSAL_BODY),
         'cache-control': 'no-store',
         'x-content-type-options': 'nosniff',
+        // the body (if any) is never read: the connection ends with this answer
+        connection: 'close',
       });
       res.end(REFUSAL_BODY);
     };
