@@ -194,7 +194,7 @@ async function waitForCalls(up: V1Upstream, count: number): Promise<void> {
   expect(up.requestsFor('tools/call').length).toBe(count);
 }
 
-describe('console Run with mcp.auth jwt: the admin JWT never reaches /mcp or an upstream', () => {
+describe('console Run with mcp.auth jwt (and the node:http /mcp listener): the admin JWT never reaches /mcp or an upstream', () => {
   let as: TestAuthorizationServer;
   let v1: V1Upstream;
   let gateway: GatewayProcess;
@@ -226,6 +226,8 @@ describe('console Run with mcp.auth jwt: the admin JWT never reaches /mcp or an 
           algorithms: ['ES256'],
         },
       },
+      // the opt-in listener: "Run" is an agent's call like any other, whichever serves /mcp
+      env: { MCP_HTTP_SERVER: 'node' },
       waitReady: true,
     });
     adminJwt = (await as.mint({ subject: 'ops-alice', scope: 'mcp mcp:admin' })).access_token;

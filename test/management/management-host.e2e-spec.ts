@@ -190,7 +190,7 @@ describe('management port without an admin credential or allowedHosts: IP litera
   });
 });
 
-describe('management port with mcp.management.allowedHosts and MCP_ADMIN_TOKEN', () => {
+describe('management port with mcp.management.allowedHosts and MCP_ADMIN_TOKEN (node:http /mcp listener)', () => {
   let service: TestToolService;
   let repo: V1Upstream;
   let gateway: GatewayProcess;
@@ -205,7 +205,8 @@ describe('management port with mcp.management.allowedHosts and MCP_ADMIN_TOKEN',
         }),
         management: { allowedHosts: ['gw-mgmt.example.com', 'ops.example:9443'] },
       },
-      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN },
+      // the management listener is the same whichever listener serves /mcp
+      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, MCP_HTTP_SERVER: 'node' },
       waitReady: true,
     });
   });
