@@ -6,7 +6,7 @@ import {
   writeValuesFile,
   CHART_DIR,
 } from './chart';
-import { readRenderedGateway } from './deployment-contract';
+import { loadRenderedConfig, readRenderedGateway } from './deployment-contract';
 import { helmBinary } from './helm-binary';
 
 beforeAll(() => {
@@ -90,6 +90,48 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
     expect(readRenderedGateway(renderChart([VALUES_OCP])).env.MANAGEMENT_HOST).toBeUndefined();
     const set = writeValuesFile('mgmt-host.yaml', { gateway: { managementHost: '0.0.0.0' } });
     expect(readRenderedGateway(renderChart([VALUES_OCP, set])).env.MANAGEMENT_HOST).toBe('0.0.0.0');
+  });
+
+  it("passes mcp.management.allowedHosts through and adds the management Service's own names", () => {
+    const docs = renderChart([VALUES_OCP]);
+    const service = docs.find(
+      (d) =>
+        d.kind === 'Service' && d.metadata.labels?.['app.kubernetes.io/component'] === 'management',
+    );
+    const svc = service?.metadata.name ?? 'no management Service';
+    const ns = 'mcp-contract-test';
+    const own = [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`];
+    expect(loadRenderedConfig(docs).mcp.management.allowedHosts).toEqual(own);
+
+    const listed = writeValuesFile('mgmt-allowed-hosts.yaml', {
+      gateway: {
+        config: { mcp: { management: { allowedHosts: ['console.example.com', 'ops.example:*'] } } },
+      },
+      managementService: { clusterDomain: 'k8s.internal' },
+    });
+    expect(
+      loadRenderedConfig(renderChart([VALUES_OCP, listed])).mcp.management.allowedHosts,
+    ).toEqual([
+      'console.example.com',
+      'ops.example:*',
+      ...own.slice(0, 3),
+      `${svc}.${ns}.svc.k8s.internal`,
+    ]);
+
+    const off = writeValuesFile('mgmt-no-service-names.yaml', {
+      managementService: { allowServiceHostNames: false },
+    });
+    expect(loadRenderedConfig(renderChart([VALUES_OCP, off])).mcp.management.allowedHosts).toEqual(
+      [],
+    );
+  });
+
+  it('refuses a wildcard name in mcp.management.allowedHosts', () => {
+    expect(
+      refusal('mgmt-wildcard.yaml', {
+        gateway: { config: { mcp: { management: { allowedHosts: ['*.example.com'] } } } },
+      }),
+    ).toContain('allowedHosts');
   });
 
   it.each([

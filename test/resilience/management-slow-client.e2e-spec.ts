@@ -11,7 +11,7 @@ function dripRequest(port: number): { socket: Socket; closed: Promise<string> } 
   const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(answer)));
   socket.on('error', () => undefined);
   socket.write(
-    'POST /actuator/toolBundles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+    'POST /actuator/toolBundles HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
   );
   const drip = setInterval(() => {
     if (!socket.destroyed) socket.write(' ');

@@ -158,14 +158,21 @@ function messageOf(status: number, text: string): string {
   return text.trim() === '' ? `HTTP ${status}` : text.trim().slice(0, 500);
 }
 
-/** Calls the management port; JSON in, JSON out; throws ApiError for a non-2xx answer. */
+/**
+ * Calls the management port (a path of this page's own origin); JSON in, JSON out; throws
+ * ApiError for a non-2xx answer. `token` is the admin token: it goes to /admin only
+ * (tokens.ts), so it is refused for any other path.
+ */
 export async function call<T>(
   path: string,
   init: { method?: string; body?: unknown; token?: string } = {},
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  if (init.token !== undefined && init.token !== '') headers.authorization = `Bearer ${init.token}`;
+  if (init.token !== undefined && init.token !== '') {
+    if (!path.startsWith('/admin/')) throw new Error(`the admin token is not sent to ${path}`);
+    headers.authorization = `Bearer ${init.token}`;
+  }
   const res = await fetch(path, {
     method: init.method ?? 'GET',
     headers,

@@ -10,20 +10,19 @@ import {
   type UpstreamRecord,
   type UpstreamsAnswer,
 } from './api.js';
+import { callerTokenForm } from './caller-token-view.js';
 import { byId } from './dom.js';
 import { HistoryView } from './history-view.js';
 import { McpClient } from './mcp-client.js';
 import { SourcesView, type Registration } from './sources-view.js';
+import { SAME_AS_CALLER, adminToken, callerToken } from './tokens.js';
 import { ToolsView } from './tools-view.js';
 
 /** How often the console asks for fresh state, in ms (issue 13 §4: updates without reloading). */
 const POLL_MS = 3000;
-/** The admin token lives in this tab only (sessionStorage), never in a cookie or the URL. */
-const TOKEN_KEY = 'mcp-gateway-console.token';
 const VIEWS = ['sources', 'tools', 'history'] as const;
 type ViewName = (typeof VIEWS)[number];
 
-let token = sessionStorage.getItem(TOKEN_KEY) ?? '';
 let settings: ConsoleSettings | undefined;
 let client: McpClient | undefined;
 let timer: number | undefined;
@@ -38,10 +37,16 @@ function mcpUrl(s: ConsoleSettings): string | undefined {
   return `${location.protocol}//${location.hostname}:${s.mcpPort}/mcp`;
 }
 
+/**
+ * A new /mcp client (a new session) for "Run": it sends the caller token, never the admin
+ * token (tokens.ts). Called again whenever the caller token changes.
+ */
 function newClient(): void {
   const url = settings === undefined ? undefined : mcpUrl(settings);
   client =
-    url === undefined ? undefined : new McpClient(url, () => token, settings?.version ?? '0');
+    url === undefined
+      ? undefined
+      : new McpClient(url, () => callerToken.get(), settings?.version ?? '0');
   byId('mcp-url').textContent = url ?? 'not known';
 }
 
@@ -61,23 +66,34 @@ async function adminAction<T>(what: string, run: () => Promise<T>): Promise<T> {
 
 const sources = new SourcesView(byId('view-sources'), {
   register: (registration: Registration) =>
-    call<UpstreamRecord>('/admin/upstreams', { method: 'POST', body: registration, token }),
+    call<UpstreamRecord>('/admin/upstreams', {
+      method: 'POST',
+      body: registration,
+      token: adminToken.get(),
+    }),
   setEnabled: (id, enabled) =>
     void adminAction(`${enabled ? 'Enabling' : 'Disabling'} ${id}`, () =>
       call(`/admin/upstreams/${encodeURIComponent(id)}`, {
         method: 'PATCH',
         body: { enabled },
-        token,
+        token: adminToken.get(),
       }),
     ).catch(() => undefined),
   remove: (id) => {
     if (!confirm(`Delete the registered upstream ${id}? Its tools leave the catalog.`)) return;
     void adminAction(`Deleting ${id}`, () =>
-      call(`/admin/upstreams/${encodeURIComponent(id)}`, { method: 'DELETE', token }),
+      call(`/admin/upstreams/${encodeURIComponent(id)}`, {
+        method: 'DELETE',
+        token: adminToken.get(),
+      }),
     ).catch(() => undefined);
   },
 });
-const tools = new ToolsView(byId('view-tools'), () => client);
+const tools = new ToolsView(
+  byId('view-tools'),
+  () => client,
+  callerTokenForm(() => newClient()),
+);
 const history = new HistoryView(byId('view-history'));
 
 const NO_ADMIN_CONFIGURED: AdminAccess = {
@@ -92,6 +108,7 @@ const NO_ADMIN_CONFIGURED: AdminAccess = {
  * write, so a token that "works" there proves nothing: the console asks once without it.
  */
 async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstreamsAnswer }> {
+  const token = adminToken.get();
   try {
     const admin = await call<AdminUpstreamsAnswer>('/admin/upstreams', { token });
     if (token === '') return { access: NO_ADMIN_CONFIGURED, admin };
@@ -173,17 +190,18 @@ function setUpToken(): void {
   const input = byId<HTMLInputElement>('admin-token');
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    token = input.value.trim();
+    const value = input.value.trim();
     input.value = '';
-    if (token === '') sessionStorage.removeItem(TOKEN_KEY);
-    else sessionStorage.setItem(TOKEN_KEY, token);
-    newClient();
+    // the two credentials stay apart: the caller token goes to /mcp, this one to /admin only
+    if (value !== '' && value === callerToken.get()) {
+      actionStatus.textContent = SAME_AS_CALLER;
+      return;
+    }
+    adminToken.set(value);
     void refresh();
   });
   byId('forget-token').addEventListener('click', () => {
-    token = '';
-    sessionStorage.removeItem(TOKEN_KEY);
-    newClient();
+    adminToken.set('');
     void refresh();
   });
 }

@@ -57,6 +57,7 @@ export class McpClient {
   private session?: { id: string | null; version: string };
   private nextId = 1;
 
+  /** @param token the caller token of "Run" (tokens.ts); never the admin token */
   constructor(
     readonly url: string,
     private readonly token: () => string,
@@ -129,7 +130,7 @@ export class McpClient {
     if (res.status === 401 || res.status === 403) {
       const text = await res.text();
       throw new McpCallError(
-        `/mcp refused the call (HTTP ${res.status}${res.status === 401 ? ': a valid token is required' : ''}). ${text.slice(0, 300)}`,
+        `/mcp refused the call (HTTP ${res.status}${res.status === 401 ? ': a valid caller token is required; enter one under "Caller token for Run" (the admin token is never sent to /mcp)' : ''}). ${text.slice(0, 300)}`,
         undefined,
         res.status,
       );

@@ -32,13 +32,16 @@ export class ToolsView {
   /** Names whose schema panel is open, kept across a catalog change. */
   private readonly openSchemas = new Set<string>();
 
+  /** @param credential the "Caller token for Run" form (caller-token-view.ts) */
   constructor(
     root: HTMLElement,
     private readonly client: () => McpClient | undefined,
+    credential: HTMLElement,
   ) {
     this.search.addEventListener('input', () => this.filter());
     root.append(
       h('h2', {}, 'Tools'),
+      credential,
       h(
         'div',
         { class: 'search' },

@@ -19,6 +19,7 @@ import { AppModule } from './app.module';
 import { drainAndClose } from './graceful-shutdown';
 import { McpAddress } from './management/console/mcp-address';
 import { managementAdapter } from './management/management-adapter';
+import { ManagementHostPolicy } from './management/management-host-policy';
 import { ManagementModule } from './management/management.module';
 import { RegistryHealthIndicator } from './management/registry-health.indicator';
 
@@ -136,7 +137,7 @@ async function bootstrap(): Promise<void> {
         audit: app.get(AdminAuditLog),
       },
     }),
-    managementAdapter(),
+    managementAdapter(new ManagementHostPolicy(config.mcp.management.allowedHosts)),
     { logger: nestLogger },
   );
 

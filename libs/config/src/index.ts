@@ -17,6 +17,8 @@ export {
   type ServerErrorBodyMode,
 } from './mcp-config.model';
 export { ConsoleConfig } from './console-config.model';
+export { ManagementConfig } from './management-config.model';
+export { compileManagementHosts, withoutTrailingDot } from './management-host-patterns';
 export {
   UpstreamConfig,
   UpstreamTimeoutsConfig,

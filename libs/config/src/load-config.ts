@@ -9,6 +9,7 @@ import { defaultMaxConnections, openFileLimit } from './connection-limit';
 import { expandEnvPlaceholders } from './env-placeholders';
 import { readEnvSettings } from './env-settings';
 import { httpAccessProblems } from './http-access-patterns';
+import { managementProblems } from './management-host-patterns';
 import {
   LOCAL_FIXTURE_BUNDLE_ID,
   type BundleDefinition,
@@ -230,6 +231,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   }
   problems.push(...crossFieldProblems(mcp, profile));
   problems.push(...httpAccessProblems(mcp.http));
+  problems.push(...managementProblems(mcp.management));
   problems.push(...upstreamProblems(mcp));
   if (mcp.rateLimits?.store === 'redis' && envSettings.redisUrl === undefined)
     problems.push('mcp.rateLimits.store: redis needs REDIS_URL (buckets are shared through Redis)');

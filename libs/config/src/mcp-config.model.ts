@@ -3,6 +3,7 @@ import { AccessConfig, AuthConfig } from './auth-config.model';
 import { AdminConfig } from './admin-config.model';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 import { ConsoleConfig } from './console-config.model';
+import { ManagementConfig } from './management-config.model';
 import { UpstreamConfig } from './upstream-config.model';
 import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
 
@@ -469,6 +470,12 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => ConsoleConfig)
   console: ConsoleConfig = new ConsoleConfig();
+
+  /** The management listener: which `Host` names it serves (docs/operations.md §12). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => ManagementConfig)
+  management: ManagementConfig = new ManagementConfig();
 
   /** The /admin registration API (issue 13). */
   @IsObject({ message: MAPPING })

@@ -1,5 +1,6 @@
 import { createServer, type RequestListener } from 'node:http';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { ManagementHostPolicy } from './management-host-policy';
 
 /**
  * A client has this long, in ms, to send a whole request to the management port: probes and
@@ -14,9 +15,10 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * The fastify adapter of the management listener, on a node:http server with a request
- * timeout (fastify itself sets none).
+ * timeout (fastify itself sets none) whose every request passes the `Host` check first
+ * (management-host-policy.ts), whatever its path or method.
  */
-export function managementAdapter(): FastifyAdapter {
+export function managementAdapter(hosts: ManagementHostPolicy): FastifyAdapter {
   return new FastifyAdapter({
     serverFactory: (handler: RequestListener) =>
       createServer(
@@ -26,7 +28,7 @@ export function managementAdapter(): FastifyAdapter {
           connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
           keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
         },
-        handler,
+        hosts.guard(handler),
       ),
   });
 }
