@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CallerIdentity } from '@app/identity';
+import { callerName, type CallerIdentity } from '@app/identity';
 
 /**
  * Who owns a stream or a session, as one string: the token's `sub`, else its `client_id`,
@@ -8,9 +8,8 @@ import type { CallerIdentity } from '@app/identity';
  */
 export function callerKey(caller: CallerIdentity | undefined): string | undefined {
   if (caller === undefined) return undefined;
-  if (caller.subject !== undefined) return `sub:${caller.subject}`;
-  if (caller.clientId !== undefined) return `client:${caller.clientId}`;
-  return 'unnamed:';
+  // the same namespaced name as rate limits and the audit line (docs/security.md, "Who is a caller")
+  return callerName(caller) ?? 'unnamed:';
 }
 
 /** Digests already computed, per verified caller object (a remembered token reuses its object). */
