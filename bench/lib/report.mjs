@@ -48,6 +48,20 @@ export function evaluateTargets(results) {
       'longest event-loop stall, 6 MB nested-bracket answers',
     ],
     [
+      'overload.hugeUpstreamList.maxEventLoopStallMs',
+      '<=',
+      50,
+      'ms',
+      'longest event-loop stall, refresh rounds of a 40,000-tool upstream list',
+    ],
+    [
+      'overload.hugeUpstreamList.maxRssMb',
+      '<=',
+      250,
+      'MB',
+      'max RSS, refresh rounds of a 40,000-tool upstream list',
+    ],
+    [
       'upstreamCall.c16.throughputRatioVsDirect',
       '>=',
       0.8,

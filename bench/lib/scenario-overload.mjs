@@ -5,8 +5,10 @@
 //                gateway's max RSS (sampled every 50 ms), calls served and answered "busy".
 //   deepAnswers  10 concurrent tools/call of a tool answering 6 MB of nested brackets, 3 rounds,
 //                under the loop monitor: the longest event-loop stall meanwhile.
-// BENCH_OVERLOAD_PARTS (default "deep,big") picks the parts, e.g. BENCH_SCENARIOS=overload
-// BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
+//   hugeUpstreamList  an upstream listing 40,000 tools (about 5 MB), three refresh rounds:
+//                the longest event-loop stall and max RSS (bench/lib/scenario-huge-list.mjs).
+// BENCH_OVERLOAD_PARTS (default "deep,big,hugeList") picks the parts, e.g.
+// BENCH_SCENARIOS=overload BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { CORE_TARGET, log } from './config.mjs';
@@ -18,6 +20,7 @@ import {
   spawnGateway,
   waitReady,
 } from './processes.mjs';
+import { hugeUpstreamList } from './scenario-huge-list.mjs';
 import { loopWindow } from './scenario-refresh.mjs';
 import { round } from './stats.mjs';
 
@@ -120,9 +123,9 @@ async function startGateway(ts, loopFile) {
   return gw;
 }
 
-/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big"; both by default). */
+/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "hugeList"; all by default). */
 export const OVERLOAD_PARTS = new Set(
-  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big').split(',').map((p) => p.trim()),
+  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,hugeList').split(',').map((p) => p.trim()),
 );
 
 export async function scenarioOverload() {
@@ -132,6 +135,8 @@ export async function scenarioOverload() {
     const result = { nodeOptions: CHART_NODE_OPTIONS };
     if (OVERLOAD_PARTS.has('deep')) result.deepAnswers = await deepAnswers(ts);
     if (OVERLOAD_PARTS.has('big')) result.bigAnswers = await bigAnswers(ts);
+    if (OVERLOAD_PARTS.has('hugeList'))
+      result.hugeUpstreamList = await hugeUpstreamList(CHART_NODE_OPTIONS);
     return result;
   } finally {
     await ts.close();

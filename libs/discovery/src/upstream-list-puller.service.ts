@@ -1,5 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import {
+  GATEWAY_CONFIG,
+  toolsCapPerUpstream,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import {
   Clock,
   type UpstreamItem,
@@ -37,6 +42,8 @@ const FAILURE_TYPES: Readonly<Record<UpstreamFailureKind, UpstreamPullErrorType>
   'too-large': 'UpstreamTooLargeError',
   'session-lost': 'UpstreamSessionError',
   'era-mismatch': 'UpstreamBadAnswerError',
+  // only readListPages asks for a check before parsing, and it turns a refusal into its fault
+  refused: 'UpstreamBadAnswerError',
 };
 
 /**
@@ -73,6 +80,7 @@ const PAGE_FAULTS: Readonly<Record<ListPagesFaultKind, UpstreamPullErrorType>> =
   'list-error': 'UpstreamListError',
   'bad-answer': 'UpstreamBadAnswerError',
   pagination: 'UpstreamPaginationError',
+  'too-many-items': 'UpstreamTooManyToolsError',
 };
 
 /** A failed pull, thrown inside `pullLists` and turned into a result value by `pull`. */
@@ -90,8 +98,8 @@ class PullFailure extends Error {
  * session), then `tools/list`, `resources/list`, `resources/templates/list` and
  * `prompts/list` (each only when the server's capabilities offer it), each following
  * `nextCursor` to the end. The whole pull, every page, is bounded by the upstream's
- * `listMillis`; a cursor seen twice or more than `registry.maxPagesPerList` pages is a failed
- * pull. A failure is a value, never an exception.
+ * `listMillis`; a cursor seen twice, more than `registry.maxPagesPerList` pages or more tools
+ * than `discovery.maxToolsPerUpstream` (counted before parsing) is a failed pull. A failure is a value, never an exception.
  */
 @Injectable()
 export class UpstreamListPuller {
@@ -159,6 +167,9 @@ export class UpstreamListPuller {
     if (upstream.lists === 'live')
       return { era: connection.era ?? '2025', capabilities, ...collected };
     const hints: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};
+    // A tools/list over the cap is refused as it is counted, before it is parsed and before any
+    // of its schemas is compiled; the upstream keeps its last good lists (docs/operations.md).
+    const toolsCap = toolsCapPerUpstream(this.config.mcp.discovery);
     // The lists are independent: fetched concurrently, each page after the one before.
     await Promise.all(
       LISTS.filter((list) => capabilities[list.capability] !== undefined).map(async (list) => {
@@ -168,6 +179,10 @@ export class UpstreamListPuller {
             key: list.key,
             left,
             maxPages: this.config.mcp.registry.maxPagesPerList,
+            ...(list.key === 'tools' && {
+              maxItems: toolsCap.limit,
+              maxItemsName: `mcp.discovery.${toolsCap.key} ${toolsCap.limit}`,
+            }),
             headers,
             onPage: (result, page) => {
               hints[list.key] = addPageHints(hints[list.key], result, page === 1);

@@ -96,6 +96,20 @@ export interface UpstreamRequestOptions {
    * given. A listener that throws is ignored, not fatal.
    */
   readonly onMessage?: UpstreamMessageListener;
+  /**
+   * A cap on the items of one list in the result (`result[key]`, readListPages): an answer
+   * with more than `limit` is failure `refused` with message `refusal`, found by counting its
+   * bytes as they arrive (the rest is not received) and its text before it is parsed, so a
+   * list over the cap is never parsed whole (list-items.ts).
+   */
+  readonly listCap?: UpstreamListCap;
+}
+
+/** See UpstreamRequestOptions.listCap. */
+export interface UpstreamListCap {
+  readonly key: string;
+  readonly limit: number;
+  readonly refusal: string;
 }
 
 /** Settings for `connect` (and the requests it makes). */
@@ -148,7 +162,8 @@ export interface UpstreamServerInfo {
  * - `too-large`: the answer passed `maxAnswerBytes`;
  * - `session-lost`: the 2025 session was gone (404) again right after re-initializing, or a
  *   notification/response was sent on a session the upstream no longer knows;
- * - `era-mismatch`: the upstream does not speak the pinned (or any supported) revision.
+ * - `era-mismatch`: the upstream does not speak the pinned (or any supported) revision;
+ * - `refused`: the answer passed the request's own `listCap`; it was not parsed.
  */
 export type UpstreamFailureKind =
   | 'unreachable'
@@ -158,7 +173,8 @@ export type UpstreamFailureKind =
   | 'bad-answer'
   | 'too-large'
   | 'session-lost'
-  | 'era-mismatch';
+  | 'era-mismatch'
+  | 'refused';
 
 /**
  * A request to the upstream that produced no answer. The message says what happened in
