@@ -55,6 +55,7 @@ export class GatewayMetrics {
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
   private readonly upstreamCallSeconds: Histogram<'upstream' | 'method'>;
   private readonly upstreamLiveFailures: Counter<'upstream' | 'method'>;
+  private readonly validationWorkerCrashes: Counter<'bundle' | 'then'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -139,6 +140,21 @@ export class GatewayMetrics {
       labelNames: ['upstream', 'method'],
       registers,
     });
+    this.validationWorkerCrashes = new Counter({
+      name: `${PREFIX}manifest_validation_worker_crashes_total`,
+      help: 'Manifest validation worker threads that died before answering, by bundle and what was done next (retry in a new worker, or main-thread validation in slices)',
+      labelNames: ['bundle', 'then'],
+      registers,
+    });
+  }
+
+  /**
+   * A manifest validation worker died before it answered (out of memory, killed, a crash):
+   * `then` is `retry` (validated again in a new worker at once) or `main-thread` (validated
+   * on the event loop in time slices, after the retry died too).
+   */
+  validationWorkerCrash(bundle: string, then: 'retry' | 'main-thread'): void {
+    this.validationWorkerCrashes.inc({ bundle, then });
   }
 
   /**
