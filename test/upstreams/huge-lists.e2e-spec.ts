@@ -29,7 +29,7 @@ function tools(n: number, prefix = 'tool'): Record<string, unknown>[] {
 }
 
 async function upstreamRow(gateway: GatewayProcess, id: string): Promise<any> {
-  const view = await (await fetch(`${gateway.managementUrl}/actuator/upstreams`)).json();
+  const view: any = await (await fetch(`${gateway.managementUrl}/actuator/upstreams`)).json();
   return view.upstreams.find((u: { id: string }) => u.id === id);
 }
 
