@@ -86,7 +86,9 @@ export function acceptUpstreamLists(
 ): UpstreamContribution {
   const tools = new ToolsCheck();
   for (const tool of lists.tools) tools.check(tool, schemas);
-  return contributionOf(upstream, lists, tools);
+  const names = toolNamesOf(upstream, tools.good);
+  const published = tools.good.map((tool) => catalogToolOf(upstream, names, tool));
+  return contributionOf(upstream, lists, tools.leftOut, published);
 }
 
 /**
@@ -105,7 +107,43 @@ export async function acceptUpstreamListsSliced(
     await slicer.maybeYield();
     tools.check(tool, schemas);
   }
-  return contributionOf(upstream, lists, tools);
+  const names = toolNamesOf(upstream, tools.good);
+  const published: CatalogTool[] = [];
+  for (const tool of tools.good) {
+    await slicer.maybeYield();
+    published.push(catalogToolOf(upstream, names, tool));
+  }
+  return contributionOf(upstream, lists, tools.leftOut, published);
+}
+
+function toolNamesOf(
+  upstream: UpstreamDefinition,
+  goodTools: readonly UpstreamItem[],
+): ReadonlyMap<string, string> {
+  return publishNames(
+    upstream.namePrefix,
+    goodTools.map((t) => t.name as string),
+  );
+}
+
+/** A tool as the catalog publishes it: the upstream's JSON with only `name` replaced. */
+function catalogToolOf(
+  upstream: UpstreamDefinition,
+  toolNames: ReadonlyMap<string, string>,
+  tool: UpstreamItem,
+): CatalogTool {
+  const originalName = tool.name as string;
+  const name = toolNames.get(originalName) ?? originalName;
+  const publishedJson = JSON.stringify({ ...tool, name });
+  return {
+    name,
+    sourceId: upstream.id,
+    route: { kind: 'upstream', upstream, originalName },
+    timeoutMillis: upstream.callMillis,
+    version: '',
+    publishedJson,
+    fingerprint: sha1(publishedJson),
+  };
 }
 
 /** The tools that pass the MCP rules, in order, and those left out. */
@@ -135,9 +173,9 @@ class ToolsCheck {
 function contributionOf(
   upstream: UpstreamDefinition,
   lists: UpstreamLists,
-  checked: ToolsCheck,
+  leftOut: LeftOutItem[],
+  tools: CatalogTool[],
 ): UpstreamContribution {
-  const { leftOut, good: goodTools } = checked;
   const goodPrompts: UpstreamItem[] = [];
   const seenPrompts = new Set<string>();
   for (const prompt of lists.prompts) {
@@ -156,24 +194,6 @@ function contributionOf(
     }
   }
 
-  const toolNames = publishNames(
-    upstream.namePrefix,
-    goodTools.map((t) => t.name as string),
-  );
-  const tools: CatalogTool[] = goodTools.map((tool) => {
-    const originalName = tool.name as string;
-    const name = toolNames.get(originalName) ?? originalName;
-    const publishedJson = JSON.stringify({ ...tool, name });
-    return {
-      name,
-      sourceId: upstream.id,
-      route: { kind: 'upstream', upstream, originalName },
-      timeoutMillis: upstream.callMillis,
-      version: '',
-      publishedJson,
-      fingerprint: sha1(publishedJson),
-    };
-  });
   tools.sort((a, b) => compareCodeUnits(a.name, b.name));
 
   const promptNames = publishNames(
