@@ -71,7 +71,7 @@ describe('a huge upstream tools/list is refused before it is parsed or compiled 
     legacy = await ScriptedUpstream.start({ tools: tools(10) });
     modern = await ScriptedUpstream.start({ era: '2026', tools: tools(10) });
     gateway = await GatewayProcess.start({
-      // the defaults of the issue: maxToolsPerBundle 100 (so maxToolsPerUpstream 100), maxToolsTotal 200
+      // the default caps: maxToolsPerBundle 100 (so maxToolsPerUpstream 100), maxToolsTotal 200
       mcp: gatewayConfig([], {
         upstreams: [
           upstream('legacy', legacy.url, { timeouts: { listMillis: 20_000 } }),
