@@ -1,6 +1,7 @@
 import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
+import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
 import { callTool, rpc } from '../support/rpc';
 import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
 
@@ -202,5 +203,54 @@ describe('maxToolsPerUpstream set on its own, and a live upstream', () => {
     const names = await toolNames(gateway);
     expect(names).toHaveLength(5);
     expect(names.every((n) => n.startsWith('small__'))).toBe(true);
+  });
+});
+
+describe('a second replica with a lower cap and a shared Redis copy', () => {
+  const track = stopAfterEach();
+  const keyPrefix = uniqueKeyPrefix();
+  const redis = redisClient();
+
+  afterAll(async () => {
+    await deleteKeys(redis, keyPrefix);
+    redis.disconnect();
+  });
+
+  it('a copy stored by a replica with maxToolsPerUpstream 200 is not adopted at warm start by one with the default 100, which refuses the list too', async () => {
+    const big = track(await ScriptedUpstream.start({ tools: tools(150) }));
+    const config = (discovery: Record<string, unknown>) =>
+      gatewayConfig([], {
+        redis: { keyPrefix },
+        discovery,
+        upstreams: [upstream('big', big.url)],
+      });
+    const first = track(
+      await GatewayProcess.start({
+        mcp: config({ maxToolsPerUpstream: 200 }),
+        env: { REDIS_URL: SHARED_REDIS_URL },
+        waitReady: true,
+      }),
+    );
+    expect(await toolNames(first)).toHaveLength(150);
+    const key = `${keyPrefix}:{mcp-gateway-test:upstream/big}:lists`;
+    for (let i = 0; i < 100 && (await redis.get(key)) === null; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await redis.get(key)).not.toBeNull();
+
+    const second = track(
+      await GatewayProcess.start({
+        mcp: config({}),
+        env: { REDIS_URL: SHARED_REDIS_URL },
+        waitReady: true,
+      }),
+    );
+    expect(await upstreamRow(second, 'big')).toMatchObject({
+      status: 'unreachable',
+      source: null,
+      lastErrorType: 'UpstreamTooManyToolsError',
+      counts: { tools: 0 },
+    });
+    expect(second.output).not.toContain('Upstream big: warm start from the Redis copy');
+    expect(await toolNames(second)).toEqual([]);
   });
 });
