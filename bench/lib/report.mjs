@@ -62,6 +62,20 @@ export function evaluateTargets(results) {
       'of those 10 streams, closed as slow consumers (listen.maxQueuedBytes)',
     ],
     [
+      'overload.hugeUpstreamList.maxEventLoopStallMs',
+      '<=',
+      50,
+      'ms',
+      'longest event-loop stall, refresh rounds of a 40,000-tool upstream list',
+    ],
+    [
+      'overload.hugeUpstreamList.maxRssMb',
+      '<=',
+      250,
+      'MB',
+      'max RSS, refresh rounds of a 40,000-tool upstream list',
+    ],
+    [
       'upstreamCall.c16.throughputRatioVsDirect',
       '>=',
       0.8,

@@ -7,8 +7,10 @@
 //                under the loop monitor: the longest event-loop stall meanwhile.
 //   stalledStreams  ten listen clients that stop reading while an upstream sends ~1,000
 //                notifications/s (bench/lib/scenario-stalled-streams.mjs): RSS, streams closed.
-// BENCH_OVERLOAD_PARTS (default "deep,big,streams") picks the parts, e.g. BENCH_SCENARIOS=overload
-// BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
+//   hugeUpstreamList  an upstream listing 40,000 tools (about 5 MB), three refresh rounds:
+//                the longest event-loop stall and max RSS (bench/lib/scenario-huge-list.mjs).
+// BENCH_OVERLOAD_PARTS (default "deep,big,streams,hugeList") picks the parts, e.g.
+// BENCH_SCENARIOS=overload BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { CORE_TARGET, log } from './config.mjs';
@@ -20,6 +22,7 @@ import {
   spawnGateway,
   waitReady,
 } from './processes.mjs';
+import { hugeUpstreamList } from './scenario-huge-list.mjs';
 import { loopWindow } from './scenario-refresh.mjs';
 import { stalledStreams } from './scenario-stalled-streams.mjs';
 import { round } from './stats.mjs';
@@ -123,9 +126,9 @@ async function startGateway(ts, loopFile) {
   return gw;
 }
 
-/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "streams"; all by default). */
+/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "streams", "hugeList"; all by default). */
 export const OVERLOAD_PARTS = new Set(
-  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,streams').split(',').map((p) => p.trim()),
+  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,streams,hugeList').split(',').map((p) => p.trim()),
 );
 
 export async function scenarioOverload() {
@@ -137,6 +140,8 @@ export async function scenarioOverload() {
     if (OVERLOAD_PARTS.has('big')) result.bigAnswers = await bigAnswers(ts);
     if (OVERLOAD_PARTS.has('streams'))
       result.stalledStreams = await stalledStreams(ts, CHART_NODE_OPTIONS);
+    if (OVERLOAD_PARTS.has('hugeList'))
+      result.hugeUpstreamList = await hugeUpstreamList(CHART_NODE_OPTIONS);
     return result;
   } finally {
     await ts.close();

@@ -18,6 +18,11 @@ export interface GatewayOptions {
   readonly env?: Record<string, string | undefined>;
   /** Wait for readiness 200 before resolving (default false: wait for the listeners only). */
   readonly waitReady?: boolean;
+  /**
+   * Another copy of the built entry (default GATEWAY_ENTRY), e.g. one with a test worker
+   * script beside it; its packages resolve through NODE_PATH=<repo>/node_modules.
+   */
+  readonly entry?: string;
 }
 
 /** A real gateway process (`node dist/apps/gateway/main.js`) started by a test. */
@@ -78,7 +83,8 @@ export class GatewayProcess {
       if (value === undefined) delete env[key];
       else env[key] = value;
     }
-    const child = spawn(process.execPath, [GATEWAY_ENTRY], {
+    if (options.entry !== undefined) env.NODE_PATH = join(REPO_ROOT, 'node_modules');
+    const child = spawn(process.execPath, [options.entry ?? GATEWAY_ENTRY], {
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

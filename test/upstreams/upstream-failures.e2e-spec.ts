@@ -375,6 +375,14 @@ describe('upstream MCP servers that fail (issue 10)', () => {
         'more tools than discovery.maxToolsTotal allows in the catalog',
         'CatalogTooLargeError',
         () => {
+          // 8 fit maxToolsTotal 8 on their own; with the bundle's tool they do not
+          up.tools = Array.from({ length: 8 }, (_, i) => upTool(`many${i}`));
+        },
+      ],
+      [
+        'more tools than one upstream may list (maxToolsPerUpstream, at most maxToolsTotal)',
+        'UpstreamTooManyToolsError',
+        () => {
           up.tools = Array.from({ length: 9 }, (_, i) => upTool(`many${i}`));
         },
       ],
@@ -493,7 +501,7 @@ describe('upstream MCP servers that fail (issue 10)', () => {
     const gateway = track(
       await GatewayProcess.start({
         mcp: gatewayConfig([bundle('m', service, 'm.')], {
-          discovery: { maxToolsTotal: 2000 },
+          discovery: { maxToolsTotal: 2000, maxToolsPerUpstream: 1500 },
           upstreams: [
             { id: 'A', url: upA.url },
             { id: 'B', url: upB.url },

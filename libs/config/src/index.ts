@@ -13,6 +13,7 @@ export {
   ShutdownConfig,
   HttpAccessConfig,
   ListenConfig,
+  toolsCapPerUpstream,
   type AuthorizationMode,
   type ServerErrorBodyMode,
 } from './mcp-config.model';

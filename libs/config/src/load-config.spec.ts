@@ -8,6 +8,7 @@ import { ConfigValidationError } from './config-errors';
 import type { GatewayConfig } from './gateway-config';
 import { defaultMaxConnections, openFileLimit } from './connection-limit';
 import { loadGatewayConfig } from './load-config';
+import { toolsCapPerUpstream } from './mcp-config.model';
 
 type Env = Record<string, string | undefined>;
 type Files = Record<string, string | object>;
@@ -1022,5 +1023,34 @@ describe('execution limits that contradict each other (issue 9, fault 1)', () =>
     expect(problemsOf(mcpTree({ execution: { maxInFlightAnswerBytes: 1e20 } }))[0]).toContain(
       'mcp.execution.maxInFlightAnswerBytes: must be at most 2^53 - 1 (bytes)',
     );
+  });
+});
+
+describe('discovery.maxToolsPerUpstream', () => {
+  it('defaults to maxToolsPerBundle and never passes maxToolsTotal; a set value is the cap', () => {
+    const base = { identity: 'gw-test', bundles: [bundle('alpha', 'a.')] };
+    const cap = (discovery: Record<string, unknown>) =>
+      toolsCapPerUpstream(loadTree({ mcp: { ...base, discovery } }).mcp.discovery);
+    expect(cap({})).toEqual({ limit: 100, key: 'maxToolsPerUpstream' });
+    expect(cap({ maxToolsPerBundle: 40 })).toEqual({ limit: 40, key: 'maxToolsPerUpstream' });
+    expect(cap({ maxToolsPerUpstream: 7 })).toEqual({ limit: 7, key: 'maxToolsPerUpstream' });
+    expect(cap({ maxToolsPerUpstream: 5000, maxToolsTotal: 300 })).toEqual({
+      limit: 300,
+      key: 'maxToolsTotal',
+    });
+  });
+
+  it.each([0, -1, 2.5, 'many'])('%p is refused, naming the field', (value) => {
+    const error = failureOf(() =>
+      loadTree({
+        mcp: {
+          identity: 'gw-test',
+          discovery: { maxToolsPerUpstream: value },
+          bundles: [bundle('alpha', 'a.')],
+        },
+      }),
+    );
+    expect(error.problems.map(pathOf)).toEqual(['mcp.discovery.maxToolsPerUpstream']);
+    expect(error.problems[0]).toContain('must be a positive integer (tools)');
   });
 });

@@ -102,6 +102,16 @@ export class DiscoveryConfig {
   @Min(1, { message: 'must be a positive integer' })
   maxToolsPerBundle = 100;
 
+  /**
+   * An upstream whose tools/list lists more tools than this is a failed pull (it keeps its last
+   * good lists), found by counting before the answer is parsed and before any inputSchema is
+   * compiled. Absent: maxToolsPerBundle (see `toolsCapPerUpstream`).
+   */
+  @IsOptional()
+  @IsInt({ message: 'must be a positive integer (tools)' })
+  @Min(1, { message: 'must be a positive integer (tools)' })
+  maxToolsPerUpstream?: number;
+
   /** More tools than this across all bundles rejects the aggregate (contract §7.3). */
   @IsInt({ message: 'must be a positive integer' })
   @Min(1, { message: 'must be a positive integer' })
@@ -117,6 +127,20 @@ export class DiscoveryConfig {
   @Min(1, { message: 'must be a positive integer (ms)' })
   @Max(MAX_TIMER_MS, { message: 'must be at most 2147483647 (the longest Node timer, in ms)' })
   maxToolTimeoutMillis = 30_000;
+}
+
+/**
+ * The most tools one upstream's tools/list may list: maxToolsPerUpstream (default
+ * maxToolsPerBundle), and never more than maxToolsTotal, which such a list could not fit.
+ */
+export function toolsCapPerUpstream(discovery: DiscoveryConfig): {
+  readonly limit: number;
+  readonly key: 'maxToolsPerUpstream' | 'maxToolsTotal';
+} {
+  const perUpstream = discovery.maxToolsPerUpstream ?? discovery.maxToolsPerBundle;
+  return perUpstream <= discovery.maxToolsTotal
+    ? { limit: perUpstream, key: 'maxToolsPerUpstream' }
+    : { limit: discovery.maxToolsTotal, key: 'maxToolsTotal' };
 }
 
 export const SERVER_ERROR_BODY_MODES = ['hide', 'show'] as const;

@@ -1,5 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import {
+  GATEWAY_CONFIG,
+  toolsCapPerUpstream,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import {
   Clock,
   type UpstreamItem,
@@ -39,6 +44,8 @@ const FAILURE_TYPES: Readonly<Record<UpstreamFailureKind, UpstreamPullErrorType>
   'era-mismatch': 'UpstreamBadAnswerError',
   'too-deep': 'UpstreamTooDeepError',
   credential: 'UpstreamCredentialError',
+  // only readListPages asks for a check before parsing, and it turns a refusal into its fault
+  refused: 'UpstreamBadAnswerError',
 };
 
 /**
@@ -75,6 +82,7 @@ const PAGE_FAULTS: Readonly<Record<ListPagesFaultKind, UpstreamPullErrorType>> =
   'list-error': 'UpstreamListError',
   'bad-answer': 'UpstreamBadAnswerError',
   pagination: 'UpstreamPaginationError',
+  'too-many-items': 'UpstreamTooManyToolsError',
 };
 
 /** A failed pull, thrown inside `pullLists` and turned into a result value by `pull`. */
@@ -92,8 +100,8 @@ class PullFailure extends Error {
  * session), then `tools/list`, `resources/list`, `resources/templates/list` and
  * `prompts/list` (each only when the server's capabilities offer it), each following
  * `nextCursor` to the end. The whole pull, every page, is bounded by the upstream's
- * `listMillis`; a cursor seen twice or more than `registry.maxPagesPerList` pages is a failed
- * pull. A failure is a value, never an exception.
+ * `listMillis`; a cursor seen twice, more than `registry.maxPagesPerList` pages or more tools
+ * than `discovery.maxToolsPerUpstream` (counted before parsing) is a failed pull. A failure is a value, never an exception.
  */
 @Injectable()
 export class UpstreamListPuller {
@@ -161,6 +169,9 @@ export class UpstreamListPuller {
     if (upstream.lists === 'live')
       return { era: connection.era ?? '2025', capabilities, ...collected };
     const hints: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};
+    // A tools/list over the cap is refused as it is counted, before it is parsed and before any
+    // of its schemas is compiled; the upstream keeps its last good lists (docs/operations.md).
+    const toolsCap = toolsCapPerUpstream(this.config.mcp.discovery);
     // The lists are independent: fetched concurrently, each page after the one before.
     await Promise.all(
       LISTS.filter((list) => capabilities[list.capability] !== undefined).map(async (list) => {
@@ -170,6 +181,10 @@ export class UpstreamListPuller {
             key: list.key,
             left,
             maxPages: this.config.mcp.registry.maxPagesPerList,
+            ...(list.key === 'tools' && {
+              maxItems: toolsCap.limit,
+              maxItemsName: `mcp.discovery.${toolsCap.key} ${toolsCap.limit}`,
+            }),
             headers,
             onPage: (result, page) => {
               hints[list.key] = addPageHints(hints[list.key], result, page === 1);

@@ -1,5 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import {
+  GATEWAY_CONFIG,
+  toolsCapPerUpstream,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import {
   ListPagesFault,
   readListPages,
@@ -48,12 +53,15 @@ export type LiveListOutcome =
 @Injectable()
 export class LiveListFetcher {
   private readonly maxPages: number;
+  /** A live tools/list over it is refused before it is parsed, as a pulled one is. */
+  private readonly toolsCap: ReturnType<typeof toolsCapPerUpstream>;
 
   constructor(
     private readonly connections: UpstreamConnections,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.maxPages = config.mcp.registry.maxPagesPerList;
+    this.toolsCap = toolsCapPerUpstream(config.mcp.discovery);
   }
 
   async fetch(
@@ -74,6 +82,10 @@ export class LiveListFetcher {
         key: list.key,
         left,
         maxPages: this.maxPages,
+        ...(list.key === 'tools' && {
+          maxItems: this.toolsCap.limit,
+          maxItemsName: `mcp.discovery.${this.toolsCap.key} ${this.toolsCap.limit}`,
+        }),
         headers,
       });
       return {

@@ -68,6 +68,7 @@ export class GatewayMetrics {
   private readonly streamsOpen: Gauge;
   private readonly streamsClosed: Counter<'reason'>;
   private readonly streamsRefused: Counter<'reason'>;
+  private readonly validationWorkerCrashes: Counter<'bundle' | 'then'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -169,6 +170,12 @@ export class GatewayMetrics {
       labelNames: ['reason'],
       registers,
     });
+    this.validationWorkerCrashes = new Counter({
+      name: `${PREFIX}manifest_validation_worker_crashes_total`,
+      help: 'Manifest validation worker threads that died before answering, by bundle and what was done next (retry in a new worker, or main-thread validation in slices)',
+      labelNames: ['bundle', 'then'],
+      registers,
+    });
   }
 
   /** How many notification streams are open now. */
@@ -184,6 +191,15 @@ export class GatewayMetrics {
   /** A notification stream was refused: the replica's or the caller's cap is reached. */
   notificationStreamRefused(reason: StreamRefusalReason): void {
     this.streamsRefused.inc({ reason });
+  }
+
+  /**
+   * A manifest validation worker died before it answered (out of memory, killed, a crash):
+   * `then` is `retry` (validated again in a new worker at once) or `main-thread` (validated
+   * on the event loop in time slices, after the retry died too).
+   */
+  validationWorkerCrash(bundle: string, then: 'retry' | 'main-thread'): void {
+    this.validationWorkerCrashes.inc({ bundle, then });
   }
 
   /**

@@ -326,7 +326,7 @@ export class RegistryService {
     upstreamResults: readonly UpstreamPullResult[] = [],
   ): Promise<void> {
     const bundleRound = await this.bundles.intake(results);
-    const upstreamRound = this.upstreams.intake(upstreamResults);
+    const upstreamRound = await this.upstreams.intake(upstreamResults);
     try {
       await this.publish(bundleRound, upstreamRound);
     } finally {

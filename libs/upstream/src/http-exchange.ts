@@ -33,6 +33,11 @@ export interface ExchangeRequest {
   readonly onEvent?: (event: EventSourceMessage) => 'more' | 'done';
   /** Called once with the response head, before any body byte. */
   readonly onHead?: (head: ExchangeHead) => void;
+  /**
+   * Sees each chunk of the answer's body as it arrives; a string ends the exchange at once as
+   * failure `refused` with that message (the rest is never received).
+   */
+  readonly onChunk?: (chunk: Buffer) => string | undefined;
 }
 
 /** The response head fields the client uses. */
@@ -249,6 +254,11 @@ export function exchange(
               `the upstream's answer exceeded the limit of ${request.maxBytes} bytes`,
             ),
           );
+          return;
+        }
+        const refusal = request.onChunk?.(chunk);
+        if (refusal !== undefined) {
+          fail(new UpstreamFailure('refused', refusal));
           return;
         }
         if (parser !== undefined && decoder !== undefined) {

@@ -1,8 +1,12 @@
 import type { UpstreamConnection } from './upstream-connection';
-import type { UpstreamSignal } from './upstream-types';
+import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
-/** Why a list could not be read to its end; `detail` names the method, never an address. */
-export type ListPagesFaultKind = 'list-error' | 'bad-answer' | 'pagination';
+/**
+ * Why a list could not be read to its end; `detail` names the method, never an address.
+ * `too-many-items`: more items than `maxItems`, counted before the page that passed it was
+ * parsed.
+ */
+export type ListPagesFaultKind = 'list-error' | 'bad-answer' | 'pagination' | 'too-many-items';
 
 /** A list answered, but not as MCP pagination allows (issue 10 §3). */
 export class ListPagesFault extends Error {
@@ -37,6 +41,13 @@ export interface ListPagesRequest {
   /** Remaining time of the whole read, in ms, asked before each page. */
   readonly left: () => number;
   readonly maxPages: number;
+  /**
+   * Most items of the whole list, every page together: a page that would pass it is refused
+   * before it is parsed (listItemsExceed), and no further page is asked for.
+   */
+  readonly maxItems?: number;
+  /** How the fault of a list over `maxItems` names the limit, e.g. `mcp.discovery.maxToolsPerUpstream 100`. */
+  readonly maxItemsName?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly signal?: UpstreamSignal;
   /** Called with each page's result, in order (the catalog keeps its declared cache hints). */
@@ -46,8 +57,8 @@ export interface ListPagesRequest {
 /**
  * Reads one list of a connected upstream to its end, following `nextCursor` (wire notes
  * §2.10), each page after the one before. Throws ListPagesFault for a JSON-RPC error, a
- * result without the list, a non-string cursor, a cursor seen before or more than `maxPages`
- * pages; UpstreamFailure (from the connection) when a page gets no answer. Shared by the
+ * result without the list, a non-string cursor, a cursor seen before, more than `maxPages`
+ * pages or more than `maxItems` items; UpstreamFailure (from the connection) when a page gets no answer. Shared by the
  * catalog's list pulls (DiscoveryModule) and live list fetches (ExecutionModule, issue 11 §4).
  */
 export async function readListPages(
@@ -65,11 +76,31 @@ export async function readListPages(
         'pagination',
         `${request.method} has more than ${request.maxPages} pages`,
       );
-    const answer = await connection.request(
-      request.method,
-      cursor === undefined ? undefined : { cursor },
-      { deadlineMillis: request.left(), headers: request.headers, signal: request.signal },
-    );
+    const { maxItems } = request;
+    const tooMany = (): ListPagesFault =>
+      new ListPagesFault(
+        'too-many-items',
+        `${request.method} lists more than ${maxItems} ${request.key} (${request.maxItemsName ?? 'the limit'})`,
+      );
+    let answer: Awaited<ReturnType<UpstreamConnection['request']>>;
+    try {
+      answer = await connection.request(
+        request.method,
+        cursor === undefined ? undefined : { cursor },
+        {
+          deadlineMillis: request.left(),
+          headers: request.headers,
+          signal: request.signal,
+          listCap:
+            maxItems === undefined
+              ? undefined
+              : { key: request.key, limit: maxItems - items.length, refusal: tooMany().detail },
+        },
+      );
+    } catch (err) {
+      if (err instanceof UpstreamFailure && err.kind === 'refused') throw tooMany();
+      throw err;
+    }
     if (answer.kind === 'error')
       throw new ListPagesFault(
         'list-error',
@@ -82,6 +113,8 @@ export async function readListPages(
         'bad-answer',
         `${request.method} result has no ${request.key} array`,
       );
+    // The count before parsing found them all; this holds for any text it did not read as JSON.
+    if (maxItems !== undefined && items.length + pageItems.length > maxItems) throw tooMany();
     for (const item of pageItems as Readonly<Record<string, unknown>>[]) items.push(item);
     request.onPage?.(result, page);
     const pageTtl = typeof result.ttlMs === 'number' && result.ttlMs > 0 ? result.ttlMs : 0;

@@ -23,11 +23,13 @@ import {
   type UpstreamEra,
   type UpstreamMessageContext,
   type UpstreamMessageListener,
+  type UpstreamListCap,
   type UpstreamRequestOptions,
   type UpstreamServerInfo,
   type UpstreamSignal,
 } from './upstream-types';
 import { stringifyMessage } from './raw-json';
+import { ListItemCounter, listItemsExceed } from './list-items';
 
 /** Modern revisions this client speaks, newest first. */
 const MODERN_VERSIONS: readonly string[] = ['2026-07-28'];
@@ -183,6 +185,12 @@ function requestIdOf(message: JsonRpcMessage): string | number | undefined {
 
 function httpStatusFailure(status: number, what: string): UpstreamFailure {
   return new UpstreamFailure('http-status', `${what} (HTTP ${status})`, status);
+}
+
+/** A request's `listCap` on the complete text of an answer, before it is parsed. */
+function refuseOverCap(cap: UpstreamListCap | undefined, text: string): void {
+  if (cap !== undefined && listItemsExceed(text, cap.key, cap.limit))
+    throw new UpstreamFailure('refused', cap.refusal);
 }
 
 function eraMismatch(message: string): UpstreamFailure {
@@ -705,6 +713,7 @@ export class UpstreamConnection {
     try {
       reply = await this.post(this.legacyHeaders(options.headers, session), body, id, budget, {
         onMessage: options.onMessage,
+        listCap: options.listCap,
         context: { sessionId: session.sessionId },
       });
     } catch (err) {
@@ -749,6 +758,7 @@ export class UpstreamConnection {
     // Closing the stream is the 2026 cancel signal: the exchange does that on abort.
     const reply = await this.post(headers, body, id, budget, {
       onMessage: options.onMessage,
+      listCap: options.listCap,
       context: {},
     });
     const code = errorCode(reply);
@@ -816,11 +826,14 @@ export class UpstreamConnection {
     budget: Budget,
     relay?: {
       readonly onMessage?: UpstreamRequestOptions['onMessage'];
+      readonly listCap?: UpstreamListCap;
       readonly context: UpstreamMessageContext;
     },
   ): Promise<Reply> {
     budget.check();
     let response: ParsedMessage | undefined;
+    const cap = relay?.listCap;
+    const counter = cap === undefined ? undefined : new ListItemCounter(cap.key, cap.limit);
     const result = await exchange(this.dispatcher, {
       url: this.url,
       method: 'POST',
@@ -833,12 +846,17 @@ export class UpstreamConnection {
       maxBytes: this.endpoint.maxAnswerBytes,
       capScope: 'total',
       signal: budget.signal,
+      onChunk:
+        counter === undefined || cap === undefined
+          ? undefined
+          : (chunk) => (counter.exceeds(chunk) ? cap.refusal : undefined),
       onEvent:
         id === undefined
           ? undefined
           : (event) => {
               // every message on the answer, the response or not, is refused unparsed
               if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) throw tooDeep();
+              refuseOverCap(relay?.listCap, event.data);
               const parsed = parseReply(event.data);
               if (parsed === undefined)
                 throw new UpstreamFailure(
@@ -867,13 +885,14 @@ export class UpstreamConnection {
               return 'more';
             },
     });
-    return this.readReply(result, id, response);
+    return this.readReply(result, id, response, relay?.listCap);
   }
 
   private readReply(
     result: ExchangeResult,
     id: RequestId | undefined,
     streamed: ParsedMessage | undefined,
+    listCap?: UpstreamListCap,
   ): Reply {
     const { status, sessionId } = result.head;
     if (result.kind === 'events') {
@@ -885,6 +904,7 @@ export class UpstreamConnection {
     if (textDepthExceeds(text, MAX_MESSAGE_DEPTH)) throw tooDeep();
     if (text.trim() === '')
       return { status, sessionId, problem: 'the upstream answered with an empty body' };
+    if (id !== undefined) refuseOverCap(listCap, text);
     // A request's answer may carry its result as text to pass on (parseReply); others need not.
     const parsed = id === undefined ? undefined : parseReply(text);
     const message = id === undefined ? parseMessage(text) : parsed?.message;

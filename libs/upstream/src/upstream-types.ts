@@ -109,6 +109,20 @@ export interface UpstreamRequestOptions {
    * given. A listener that throws is ignored, not fatal.
    */
   readonly onMessage?: UpstreamMessageListener;
+  /**
+   * A cap on the items of one list in the result (`result[key]`, readListPages): an answer
+   * with more than `limit` is failure `refused` with message `refusal`, found by counting its
+   * bytes as they arrive (the rest is not received) and its text before it is parsed, so a
+   * list over the cap is never parsed whole (list-items.ts).
+   */
+  readonly listCap?: UpstreamListCap;
+}
+
+/** See UpstreamRequestOptions.listCap. */
+export interface UpstreamListCap {
+  readonly key: string;
+  readonly limit: number;
+  readonly refusal: string;
 }
 
 /**
@@ -162,7 +176,8 @@ export interface UpstreamServerInfo {
  * - `era-mismatch`: the upstream does not speak the pinned (or any supported) revision;
  * - `too-deep`: the answer (or a message on its stream) nests deeper than the limit; refused
  *   before it is parsed;
- * - `credential`: the gateway's own credential for session-level traffic could not be had.
+ * - `credential`: the gateway's own credential for session-level traffic could not be had;
+ * - `refused`: the answer passed the request's own `listCap`; it was not parsed.
  */
 export type UpstreamFailureKind =
   | 'unreachable'
@@ -174,7 +189,8 @@ export type UpstreamFailureKind =
   | 'session-lost'
   | 'era-mismatch'
   | 'too-deep'
-  | 'credential';
+  | 'credential'
+  | 'refused';
 
 /**
  * A request to the upstream that produced no answer. The message says what happened in

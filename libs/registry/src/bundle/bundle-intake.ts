@@ -13,6 +13,7 @@ import {
   type ManifestExpectations,
   type ManifestValidation,
 } from '../manifest/validate-manifest';
+import type { WorkerResponse } from '../manifest/manifest-worker-protocol';
 import { WORKER_MIN_BYTES, WorkerValidator } from '../manifest/worker-validator';
 import type { BundlePullResult } from '../pull-result';
 import type { LastGoodStore } from '../redis/last-good-store';
@@ -159,8 +160,19 @@ export class BundleIntake {
     const size = typeof raw === 'string' ? raw.length : raw.length;
     if (size >= WORKER_MIN_BYTES && this.worker.available) {
       const copy = await this.validateInWorker(record, raw, source, fetchedAt);
-      return 'errorType' in copy ? copy : { ...copy, textDigest };
+      if (copy !== 'crashed') return 'errorType' in copy ? copy : { ...copy, textDigest };
     }
+    const copy = await this.validateHere(record, raw, source, fetchedAt);
+    return 'errorType' in copy ? copy : { ...copy, textDigest };
+  }
+
+  /** A manifest decoded, parsed in slices and validated on the event loop (time-sliced). */
+  private async validateHere(
+    record: BundleRecord,
+    raw: Buffer | string,
+    source: CopySource,
+    fetchedAt: Date,
+  ): Promise<LastGoodCopy | BundleFailure> {
     let text: string;
     try {
       text = typeof raw === 'string' ? raw : STRICT_UTF8.decode(raw);
@@ -173,8 +185,7 @@ export class BundleIntake {
     } catch {
       return this.notJson(record, source, 'not valid JSON');
     }
-    const copy = await this.validate(record, body, source, fetchedAt);
-    return 'errorType' in copy ? copy : { ...copy, textDigest };
+    return this.validate(record, body, source, fetchedAt);
   }
 
   private notJson(
@@ -188,29 +199,45 @@ export class BundleIntake {
     return { errorType: 'ManifestNotJsonError' };
   }
 
-  /** A large manifest: parsed and validated in a worker thread, off the event loop of /mcp. */
+  /**
+   * A large manifest: parsed and validated in a worker thread, off the event loop of /mcp. A
+   * worker that dies before it answers (out of memory, killed, a crash of its own) says nothing
+   * about the manifest: it is logged with Node's code and message, counted, and the validation
+   * runs again at once in a new worker; when that one dies too, `crashed` (the caller validates
+   * on the event loop, in slices), so a crash never costs the catalog a round.
+   */
   private async validateInWorker(
     record: BundleRecord,
     raw: Buffer | string,
     source: CopySource,
     fetchedAt: Date,
-  ): Promise<LastGoodCopy | BundleFailure> {
-    this.logger.debug(
-      `Bundle ${record.definition.id}: validating a ${raw.length}-byte manifest in a worker thread`,
-    );
-    const response = await this.worker.run({
-      bytes: typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw,
-      expect: this.expectationsOf(record),
-      knownGoodSchemas: this.workerGoodSchemas,
-    });
+  ): Promise<LastGoodCopy | BundleFailure | 'crashed'> {
+    const id = record.definition.id;
+    this.logger.debug(`Bundle ${id}: validating a ${raw.length}-byte manifest in a worker thread`);
+    let response: WorkerResponse | undefined;
+    for (const then of ['retry', 'main-thread'] as const) {
+      response = await this.worker.run({
+        // A copy each time: the bytes are transferred to the worker, and a retry needs them again.
+        bytes: typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw),
+        expect: this.expectationsOf(record),
+        knownGoodSchemas: this.workerGoodSchemas,
+      });
+      if (response.kind !== 'crashed') break;
+      this.metrics?.validationWorkerCrash(id, then);
+      this.logger.error(
+        `Bundle ${id}: the validation worker of its ${source} manifest died ` +
+          `(${response.name}${response.code === undefined ? '' : ` ${response.code}`}: ${response.message ?? 'no message'}); ` +
+          (then === 'retry'
+            ? 'validating it again in a new worker'
+            : 'validating it on the main thread, in slices'),
+      );
+    }
+    if (response === undefined) return 'crashed';
     switch (response.kind) {
       case 'not-json':
         return this.notJson(record, source, response.why);
       case 'crashed':
-        this.logger.error(
-          `Bundle ${record.definition.id}: ${source} manifest could not be validated (${response.name}); the last good copy stays`,
-        );
-        return { errorType: 'UnexpectedPullError' };
+        return 'crashed';
       case 'rejected':
         this.workerGoodSchemas = this.boundedGoodSchemas(response.goodSchemas);
         return this.accepted(record, response.validation, source, fetchedAt);

@@ -29,4 +29,23 @@ export type WorkerResponse =
       readonly goodSchemas: string;
     }
   | { readonly kind: 'not-json'; readonly why: string }
-  | { readonly kind: 'crashed'; readonly name: string };
+  | {
+      readonly kind: 'crashed';
+      /** The error's name (`Error`, `RangeError`), or `WorkerExit` for an exit without an answer. */
+      readonly name: string;
+      /** Node's error code, e.g. `ERR_WORKER_OUT_OF_MEMORY`; the exit code for `WorkerExit`. */
+      readonly code?: string;
+      readonly message?: string;
+    };
+
+/** A crash as the registry logs it: the error's name, Node's code and its message. */
+export function crashOf(err: unknown): Extract<WorkerResponse, { kind: 'crashed' }> {
+  if (!(err instanceof Error)) return { kind: 'crashed', name: typeof err };
+  const code = (err as NodeJS.ErrnoException).code;
+  return {
+    kind: 'crashed',
+    name: err.name,
+    ...(typeof code === 'string' && { code }),
+    message: err.message.slice(0, 300),
+  };
+}

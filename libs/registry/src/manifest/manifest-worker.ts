@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { packTools } from './manifest-transfer';
-import type { WorkerRequest, WorkerResponse } from './manifest-worker-protocol';
+import { crashOf, type WorkerRequest, type WorkerResponse } from './manifest-worker-protocol';
 import { SchemaChecker } from './schema-checker';
 import { validateManifest } from './validate-manifest';
 
@@ -41,10 +41,7 @@ async function validate(request: WorkerRequest): Promise<WorkerResponse> {
 
 parentPort?.once('message', (request: WorkerRequest) => {
   void validate(request)
-    .catch((err: unknown): WorkerResponse => ({
-      kind: 'crashed',
-      name: err instanceof Error ? err.name : typeof err,
-    }))
+    .catch((err: unknown): WorkerResponse => crashOf(err))
     .then((response) => {
       const transfer =
         response.kind === 'accepted' ? [response.tools.data, response.tools.offsets] : [];

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { WorkerRequest, WorkerResponse } from './manifest-worker-protocol';
+import { crashOf, type WorkerRequest, type WorkerResponse } from './manifest-worker-protocol';
 
 /** Manifests at least this large are validated in a worker thread. */
 export const WORKER_MIN_BYTES = 256 * 1024;
@@ -12,8 +12,12 @@ export const WORKER_MIN_BYTES = 256 * 1024;
  * sources): the registry then validates in slices on the main thread.
  */
 export class WorkerValidator {
-  private readonly script = join(__dirname, 'manifest-worker.js');
-  readonly available = existsSync(this.script);
+  readonly available: boolean;
+
+  /** @param script the worker's entry (default: manifest-worker.js beside the running bundle) */
+  constructor(private readonly script = join(__dirname, 'manifest-worker.js')) {
+    this.available = existsSync(script);
+  }
 
   run(request: WorkerRequest): Promise<WorkerResponse> {
     return new Promise((resolve) => {
@@ -26,8 +30,15 @@ export class WorkerValidator {
         void worker.terminate();
       };
       worker.once('message', (response: WorkerResponse) => finish(response));
-      worker.once('error', (err) => finish({ kind: 'crashed', name: err.name }));
-      worker.once('exit', () => finish({ kind: 'crashed', name: 'WorkerExit' }));
+      worker.once('error', (err) => finish(crashOf(err)));
+      worker.once('exit', (code) =>
+        finish({
+          kind: 'crashed',
+          name: 'WorkerExit',
+          code: String(code),
+          message: `the worker exited with code ${code} before it answered`,
+        }),
+      );
       // The manifest bytes move to the worker; a Buffer that shares a pooled ArrayBuffer is copied first.
       const own =
         request.bytes.byteOffset === 0 &&

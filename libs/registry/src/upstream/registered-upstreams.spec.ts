@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { McpConfig, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { SchemaChecker } from '../manifest/schema-checker';
 import { RegistryService } from '../registry.service';
 import type { UpstreamPullResult } from './upstream-pull-result';
 
@@ -22,10 +23,11 @@ function upstream(id: string): UpstreamDefinition {
   };
 }
 
-function registry(maxToolsTotal = 100): RegistryService {
+function registry(maxToolsTotal = 100, tune?: (mcp: McpConfig) => void): RegistryService {
   const mcp = new McpConfig();
   mcp.identity = 'gw-test';
   mcp.discovery.maxToolsTotal = maxToolsTotal;
+  tune?.(mcp);
   const config = {
     profile: 'local',
     sources: [],
@@ -119,8 +121,12 @@ describe('upstreams registered at runtime (issue 13 §2)', () => {
       await r.applyRound([], [pulled('calc', ['add'])]);
       r.putUpstream(upstream('huge'));
       await r.applyRound([], [pulled('calc', ['add']), pulled('huge', tools('t', 12))]);
-      await r.applyRound([], [pulled('calc', ['add']), pulled('huge', tools('t', 12))]);
-      expect(r.upstreamState('huge')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+      // 12 tools cannot fit maxToolsTotal 10 whatever the others list: refused before any of
+      // its schemas is compiled, never merged
+      expect(r.upstreamState('huge')).toMatchObject({
+        lastErrorType: 'UpstreamTooManyToolsError',
+      });
+      expect(r.upstreamState('huge')?.lastErrorDetail).toContain('mcp.discovery.maxToolsTotal 10');
 
       r.putUpstream(upstream('small'));
       await r.applyRound(
@@ -132,7 +138,7 @@ describe('upstreams registered at runtime (issue 13 §2)', () => {
       expect(r.upstreamState('small')?.lastErrorType).toBeUndefined();
       expect(r.upstreamState('huge')).toMatchObject({
         status: 'unreachable',
-        lastErrorType: 'CatalogTooLargeError',
+        lastErrorType: 'UpstreamTooManyToolsError',
       });
     });
 
@@ -148,7 +154,9 @@ describe('upstreams registered at runtime (issue 13 §2)', () => {
       );
       expect(names(r)).toEqual(['calc__add']);
       expect(r.upstreamState('big')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
-      expect(r.upstreamState('huge')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
+      expect(r.upstreamState('huge')).toMatchObject({
+        lastErrorType: 'UpstreamTooManyToolsError',
+      });
       expect(r.upstreamState('calc')).toMatchObject({ status: 'healthy' });
     });
 
@@ -195,5 +203,39 @@ describe('upstreams registered at runtime (issue 13 §2)', () => {
       expect(r.upstreamState('more')?.lastErrorType).toBeUndefined();
       expect(r.upstreamState('late')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
     });
+  });
+});
+
+describe('tools caps of one upstream, applied before any schema is compiled', () => {
+  const tools = (n: number): string[] => Array.from({ length: n }, (_, i) => `t${i}`);
+
+  it('a list over maxToolsPerUpstream (default maxToolsPerBundle) is refused with the cap named; the last good lists stay and no schema is compiled', async () => {
+    const r = registry(1000);
+    await r.applyRound([], [pulled('calc', ['add'])]);
+    const check = jest.spyOn(SchemaChecker.prototype, 'check');
+    try {
+      await r.applyRound([], [pulled('calc', tools(101))]);
+      expect(check).not.toHaveBeenCalled();
+    } finally {
+      check.mockRestore();
+    }
+    expect(names(r)).toEqual(['calc__add']);
+    expect(r.upstreamState('calc')).toMatchObject({
+      status: 'degraded',
+      toolCount: 1,
+      lastErrorType: 'UpstreamTooManyToolsError',
+      lastErrorDetail:
+        'tools/list lists 101 tools, more than mcp.discovery.maxToolsPerUpstream 100',
+    });
+    await r.applyRound([], [pulled('calc', tools(100))]);
+    expect(names(r)).toHaveLength(100);
+  });
+
+  it('maxToolsPerUpstream set on its own is the cap, whatever maxToolsPerBundle says', async () => {
+    const r = registry(1000, (mcp) => (mcp.discovery.maxToolsPerUpstream = 3));
+    await r.applyRound([], [pulled('calc', tools(4))]);
+    expect(r.upstreamState('calc')).toMatchObject({ lastErrorType: 'UpstreamTooManyToolsError' });
+    await r.applyRound([], [pulled('calc', tools(3))]);
+    expect(names(r)).toEqual(['calc__t0', 'calc__t1', 'calc__t2']);
   });
 });

@@ -3,6 +3,7 @@ import type { UpstreamDefinition } from '@app/config';
 import type { CatalogTool } from '../catalog/catalog-tool';
 import { compareCodeUnits } from '../catalog/merge-catalog';
 import type { SchemaChecker } from '../manifest/schema-checker';
+import { TimeSlicer } from '../time-slicer';
 import { publishNames } from './published-names';
 import type {
   UpstreamItem,
@@ -83,21 +84,98 @@ export function acceptUpstreamLists(
   lists: UpstreamLists,
   schemas: SchemaChecker,
 ): UpstreamContribution {
-  const leftOut: LeftOutItem[] = [];
-  const goodTools: UpstreamItem[] = [];
-  const seenTools = new Set<string>();
+  const tools = new ToolsCheck();
+  for (const tool of lists.tools) tools.check(tool, schemas);
+  const names = toolNamesOf(upstream, tools.good);
+  const published = tools.good.map((tool) => catalogToolOf(upstream, names, tool));
+  return contributionOf(upstream, lists, tools.leftOut, published);
+}
+
+/**
+ * acceptUpstreamLists for the catalog's rounds: the same rules and result, with the event loop
+ * given a turn between tools whenever the slicer's budget is spent (schema compilation is
+ * the costly part), as manifests are validated (registry/src/time-slicer.ts).
+ */
+export async function acceptUpstreamListsSliced(
+  upstream: UpstreamDefinition,
+  lists: UpstreamLists,
+  schemas: SchemaChecker,
+  slicer = new TimeSlicer(),
+): Promise<UpstreamContribution> {
+  const tools = new ToolsCheck();
   for (const tool of lists.tools) {
+    await slicer.maybeYield();
+    tools.check(tool, schemas);
+  }
+  const names = toolNamesOf(upstream, tools.good);
+  const published: CatalogTool[] = [];
+  for (const tool of tools.good) {
+    await slicer.maybeYield();
+    published.push(catalogToolOf(upstream, names, tool));
+  }
+  return contributionOf(upstream, lists, tools.leftOut, published);
+}
+
+function toolNamesOf(
+  upstream: UpstreamDefinition,
+  goodTools: readonly UpstreamItem[],
+): ReadonlyMap<string, string> {
+  return publishNames(
+    upstream.namePrefix,
+    goodTools.map((t) => t.name as string),
+  );
+}
+
+/** A tool as the catalog publishes it: the upstream's JSON with only `name` replaced. */
+function catalogToolOf(
+  upstream: UpstreamDefinition,
+  toolNames: ReadonlyMap<string, string>,
+  tool: UpstreamItem,
+): CatalogTool {
+  const originalName = tool.name as string;
+  const name = toolNames.get(originalName) ?? originalName;
+  const publishedJson = JSON.stringify({ ...tool, name });
+  return {
+    name,
+    sourceId: upstream.id,
+    route: { kind: 'upstream', upstream, originalName },
+    timeoutMillis: upstream.callMillis,
+    version: '',
+    publishedJson,
+    fingerprint: sha1(publishedJson),
+  };
+}
+
+/** The tools that pass the MCP rules, in order, and those left out. */
+class ToolsCheck {
+  readonly leftOut: LeftOutItem[] = [];
+  readonly good: UpstreamItem[] = [];
+  private readonly seen = new Set<string>();
+
+  check(tool: UpstreamItem, schemas: SchemaChecker): void {
     const name = isRecord(tool) ? tool.name : undefined;
     const reason = toolProblem(tool, schemas);
     if (reason !== undefined) {
-      leftOut.push({ list: 'tools', name: shown(name), reason });
-    } else if (seenTools.has(name as string)) {
-      leftOut.push({ list: 'tools', name: shown(name), reason: 'listed twice; the first is kept' });
+      this.leftOut.push({ list: 'tools', name: shown(name), reason });
+    } else if (this.seen.has(name as string)) {
+      this.leftOut.push({
+        list: 'tools',
+        name: shown(name),
+        reason: 'listed twice; the first is kept',
+      });
     } else {
-      seenTools.add(name as string);
-      goodTools.push(tool);
+      this.seen.add(name as string);
+      this.good.push(tool);
     }
   }
+}
+
+function contributionOf(
+  upstream: UpstreamDefinition,
+  lists: UpstreamLists,
+  leftOut: LeftOutItem[],
+  tools: CatalogTool[],
+): UpstreamContribution {
   const goodPrompts: UpstreamItem[] = [];
   const seenPrompts = new Set<string>();
   for (const prompt of lists.prompts) {
@@ -116,24 +194,6 @@ export function acceptUpstreamLists(
     }
   }
 
-  const toolNames = publishNames(
-    upstream.namePrefix,
-    goodTools.map((t) => t.name as string),
-  );
-  const tools: CatalogTool[] = goodTools.map((tool) => {
-    const originalName = tool.name as string;
-    const name = toolNames.get(originalName) ?? originalName;
-    const publishedJson = JSON.stringify({ ...tool, name });
-    return {
-      name,
-      sourceId: upstream.id,
-      route: { kind: 'upstream', upstream, originalName },
-      timeoutMillis: upstream.callMillis,
-      version: '',
-      publishedJson,
-      fingerprint: sha1(publishedJson),
-    };
-  });
   tools.sort((a, b) => compareCodeUnits(a.name, b.name));
 
   const promptNames = publishNames(

@@ -1,5 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import {
+  GATEWAY_CONFIG,
+  toolsCapPerUpstream,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { SchemaChecker } from '../manifest/schema-checker';
 import {
@@ -7,7 +12,7 @@ import {
   type LastGoodStore,
   type StoredUpstreamLists,
 } from '../redis/last-good-store';
-import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
+import { acceptUpstreamListsSliced, type UpstreamContribution } from './upstream-contribution';
 import type {
   UpstreamListHints,
   UpstreamListKey,
@@ -65,6 +70,7 @@ export class UpstreamIntake {
   /** Ids of the configured upstreams: never replaced or removed at runtime. */
   private readonly configured: ReadonlySet<string>;
   private readonly schemas = new SchemaChecker();
+  private readonly toolsCap: ReturnType<typeof toolsCapPerUpstream>;
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -73,6 +79,19 @@ export class UpstreamIntake {
   ) {
     this.records = new Map(config.upstreams.map((u) => [u.id, new UpstreamRecord(u)]));
     this.configured = new Set(config.upstreams.map((u) => u.id));
+    this.toolsCap = toolsCapPerUpstream(config.mcp.discovery);
+  }
+
+  /**
+   * Why a list is refused before any of its schemas is compiled: more tools than one upstream
+   * may list (the pull counted them before parsing; this holds for stored copies and a cap
+   * lowered since). Undefined when it fits.
+   */
+  private overCap(lists: UpstreamLists): string | undefined {
+    const { limit, key } = this.toolsCap;
+    return lists.tools.length > limit
+      ? `tools/list lists ${lists.tools.length} tools, more than mcp.discovery.${key} ${limit}`
+      : undefined;
   }
 
   /**
@@ -132,8 +151,11 @@ export class UpstreamIntake {
     return [...this.records.values()].map((r) => r.definition).filter((u) => u.enabled);
   }
 
-  /** Checks a round's pull results; nothing is adopted until `commit`. Never throws. */
-  intake(results: readonly UpstreamPullResult[]): UpstreamRound {
+  /**
+   * Checks a round's pull results (schemas compiled in time slices); nothing is adopted until
+   * `commit`. Never throws.
+   */
+  async intake(results: readonly UpstreamPullResult[]): Promise<UpstreamRound> {
     const candidates = new Map<string, UpstreamCopy>();
     const failures = new Map<string, UpstreamPullErrorType>();
     for (const result of results) {
@@ -150,8 +172,22 @@ export class UpstreamIntake {
         );
         continue;
       }
+      const overCap = this.overCap(result.lists);
+      if (overCap !== undefined) {
+        failures.set(record.definition.id, 'UpstreamTooManyToolsError');
+        record.lastErrorDetail = overCap;
+        this.logger.warn(
+          `Upstream ${record.definition.id}: lists refused (UpstreamTooManyToolsError: ${overCap}); ` +
+            (record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'),
+        );
+        continue;
+      }
       try {
-        const contribution = acceptUpstreamLists(record.definition, result.lists, this.schemas);
+        const contribution = await acceptUpstreamListsSliced(
+          record.definition,
+          result.lists,
+          this.schemas,
+        );
         for (const item of contribution.leftOut)
           this.logger.warn(
             `Upstream ${record.definition.id}: ${item.list} entry "${item.name}" left out: ${item.reason}`,
@@ -186,9 +222,14 @@ export class UpstreamIntake {
     for (const [id, entry] of stored) {
       const record = this.records.get(id);
       const lists = asLists(entry.lists);
-      if (record === undefined || lists === undefined) continue;
+      if (record === undefined || lists === undefined || this.overCap(lists) !== undefined)
+        continue;
       try {
-        const contribution = acceptUpstreamLists(record.definition, lists, this.schemas);
+        const contribution = await acceptUpstreamListsSliced(
+          record.definition,
+          lists,
+          this.schemas,
+        );
         round.candidates.set(id, {
           contribution,
           lists,

@@ -13,6 +13,8 @@ export const UPSTREAM_PULL_ERROR_TYPES = [
   'UpstreamSessionError',
   'UpstreamListError',
   'UpstreamPaginationError',
+  /** tools/list lists more than discovery.maxToolsPerUpstream (or maxToolsTotal) tools. */
+  'UpstreamTooManyToolsError',
   'ToolNameCollisionError',
   'CatalogTooLargeError',
   'UnexpectedPullError',
