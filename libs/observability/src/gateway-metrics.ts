@@ -55,6 +55,7 @@ export class GatewayMetrics {
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
   private readonly upstreamCallSeconds: Histogram<'upstream' | 'method'>;
   private readonly upstreamLiveFailures: Counter<'upstream' | 'method'>;
+  private readonly registrationStoreResets: Counter;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -139,6 +140,16 @@ export class GatewayMetrics {
       labelNames: ['upstream', 'method'],
       registers,
     });
+    this.registrationStoreResets = new Counter({
+      name: `${PREFIX}registration_store_resets_total`,
+      help: 'Times this replica found the registration store (Redis) reset: its marker gone or replaced; the registrations applied were kept and written back',
+      registers,
+    });
+  }
+
+  /** The registration store lost its data (operations §15 "Shared and durable"). */
+  registrationStoreReset(): void {
+    this.registrationStoreResets.inc();
   }
 
   /**
