@@ -27,7 +27,8 @@ export function fieldsOf(
   u: UpstreamConfig,
   pull: UpstreamPullState | undefined,
 ): Pick<AdminUpstreamView, 'id' | 'url' | 'namePrefix' | 'enabled' | 'protocol' | 'authorization'> {
-  const auth = u.authorization;
+  // a stored record the rules refuse is shown as stored: its defaults may be missing
+  const auth = (u.authorization as UpstreamConfig['authorization'] | undefined) ?? { mode: 'none' };
   // references only (env names, endpoint, client id): a secret value is never stored
   const references = Object.fromEntries(
     (['valueEnv', 'tokenEndpoint', 'clientId', 'clientSecretEnv', 'audience', 'scope'] as const)
@@ -39,8 +40,8 @@ export function fieldsOf(
     url: u.url,
     namePrefix:
       pull?.definition.namePrefix ?? u.namePrefix ?? `${u.id.replace(/[^A-Za-z0-9_-]/g, '_')}__`,
-    enabled: u.enabled,
-    protocol: u.protocol,
+    enabled: u.enabled !== false,
+    protocol: u.protocol ?? 'auto',
     authorization: { mode: auth.mode, ...references },
   };
 }

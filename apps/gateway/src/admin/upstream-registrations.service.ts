@@ -501,13 +501,14 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       return false;
     }
     if (previous !== undefined) void this.connections.release(id);
-    if (!check.ok) {
+    if (!check.ok || invalid !== undefined) {
       this.registry.removeUpstream(id);
       this.known.set(id, {
         stored: registration,
         upstream: registration.upstream,
         signature,
         invalid,
+        addressRefusal,
       });
       this.logger.warn(`Registered upstream ${id} is not applied: ${invalid}`);
       return previous !== undefined && previous.invalid === undefined;
@@ -623,7 +624,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
     return {
       ...fieldsOf(k.upstream, pull),
       origin: 'registered',
-      ...stateOf(k.upstream.enabled, k.invalid, pull),
+      ...stateOf(k.upstream.enabled !== false, k.invalid, pull),
       createdAt: new Date(k.stored.createdAt).toISOString(),
       updatedAt: new Date(k.stored.updatedAt).toISOString(),
       createdBy: k.stored.createdBy,
