@@ -1,6 +1,7 @@
 import type { RegisteredUpstreamConfig, UpstreamConfig } from '@app/config';
-import type { UpstreamPullState } from '@app/registry';
+import type { RegistryService, UpstreamPullState } from '@app/registry';
 import type { AdminUpstreamView, RegistrationState } from './admin-upstream-record';
+import type { Known } from './applied-registrations';
 
 /** An answer of the registration API: the body on success, or a status and the problems. */
 export type AdminOutcome<T> =
@@ -119,5 +120,58 @@ export function storeUnavailable(detail: string): AdminRefusal {
     ok: false,
     status: 503,
     message: `The registration store (Redis) is unavailable; nothing was changed (${detail})`,
+  };
+}
+
+/** Deepest nesting of arrays and objects a registration body may have (its fields need 3). */
+export const MAX_BODY_DEPTH = 16;
+
+/** Whether a parsed JSON value nests arrays or objects deeper than `limit` (iterative). */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A configured upstream as the API shows it (read-only). */
+export function configuredView(registry: RegistryService, u: UpstreamConfig): AdminUpstreamView {
+  return {
+    ...fieldsOf(u, registry.upstreamState(u.id)),
+    origin: 'config',
+    ...stateOf(u.enabled, undefined, registry.upstreamState(u.id)),
+    createdAt: null,
+    updatedAt: null,
+    createdBy: 'config',
+  };
+}
+
+/** A registered upstream as this replica applied it. */
+export function registeredView(registry: RegistryService, k: Known): AdminUpstreamView {
+  const pull = k.invalid === undefined ? registry.upstreamState(k.upstream.id) : undefined;
+  return {
+    ...fieldsOf(k.upstream, pull),
+    origin: 'registered',
+    ...stateOf(k.upstream.enabled !== false, k.invalid, pull),
+    createdAt: new Date(k.stored.createdAt).toISOString(),
+    updatedAt: new Date(k.stored.updatedAt).toISOString(),
+    createdBy: k.stored.createdBy,
+    version: k.stored.version,
+  };
+}
+
+/** 409: `admin.maxRegistrations` upstreams are registered. */
+export function full(count: number, limit: number): AdminRefusal {
+  return {
+    ok: false,
+    status: 409,
+    message: `${count} upstreams are registered; mcp.admin.maxRegistrations allows ${limit}`,
+    problems: [
+      `id: no room for another registered upstream (mcp.admin.maxRegistrations ${limit}); delete one first`,
+    ],
   };
 }
