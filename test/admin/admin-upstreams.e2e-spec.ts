@@ -525,8 +525,28 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(Date.parse(off.body.updatedAt)).toBeGreaterThan(Date.parse(off.body.createdAt));
     await waitForTool(gateway, 'other__add', false);
 
-    const on = await admin(gateway, 'PATCH', '/admin/upstreams/other', { enabled: true });
+    // memory storage versions its records too: the ETag of each answer, If-Match on a change
+    expect(off.headers.get('etag')).toBe(`"${off.body.version}"`);
+    const stale = await admin(
+      gateway,
+      'PATCH',
+      '/admin/upstreams/other',
+      { enabled: true },
+      ADMIN_TOKEN,
+      { 'if-match': `"${off.body.version - 1}"` },
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.body.message).toMatch(/^Upstream "other" was changed since it was read/);
+    const on = await admin(
+      gateway,
+      'PATCH',
+      '/admin/upstreams/other',
+      { enabled: true },
+      ADMIN_TOKEN,
+      { 'if-match': off.headers.get('etag') ?? '' },
+    );
     expect(on.status).toBe(200);
+    expect(on.body.version).toBeGreaterThan(off.body.version);
     await waitForState(gateway, 'other', 'ACTIVE');
     await waitForTool(gateway, 'other__add');
 
