@@ -96,68 +96,8 @@ describe('two replicas on one Redis, each with a stale view (prefix uniqueness, 
     redis.disconnect();
   });
 
-  it('POST p1 and p2 with namePrefix "shared__" on two replicas at the same moment: one 202, one 409, both replicas route shared__* to the winner', async () => {
-    const [onA, onB] = await Promise.all([
-      admin(a, 'POST', '/admin/upstreams', { id: 'p1', url: s1.url, namePrefix: 'shared__' }),
-      admin(b, 'POST', '/admin/upstreams', { id: 'p2', url: s2.url, namePrefix: 'shared__' }),
-    ]);
-    expect([onA.status, onB.status].sort()).toEqual([202, 409]);
-    const [winner, loser] = onA.status === 202 ? ['p1', 'p2'] : ['p2', 'p1'];
-    const refused = onA.status === 409 ? onA : onB;
-    expect(refused.body.problems).toEqual([
-      `namePrefix: "shared__" duplicates the namePrefix of registered upstream "${winner}" (prefixes are unique across bundles and upstreams)`,
-    ]);
-    // one record in the store; the loser exists on no replica
-    expect(Object.keys(await redis.hgetall(hashOf(keyPrefix))).sort()).toEqual(['dup', winner]);
-    for (const gateway of [a, b]) {
-      expect((await admin(gateway, 'GET', `/admin/upstreams/${loser}`)).status).toBe(404);
-      await waitForState(gateway, winner, 'ACTIVE', 30_000);
-      await waitForTool(gateway, 'shared__add', true, 30_000);
-    }
-    const servers = { p1: s1, p2: s2 };
-    expect(await routedTo(a, 'shared__add', servers)).toEqual([winner]);
-    expect(await routedTo(b, 'shared__add', servers)).toEqual([winner]);
-  });
-
-  it('within half a refresh interval: a prefix taken on one replica is 409 on the other, which has not read it yet', async () => {
-    const first = await admin(a, 'POST', '/admin/upstreams', {
-      id: 'q1',
-      url: s1.url,
-      namePrefix: 'late__',
-    });
-    expect(first.status).toBe(202);
-    // b read the store 30 s ago at most, never since q1: the store refuses
-    const second = await admin(b, 'POST', '/admin/upstreams', {
-      id: 'q2',
-      url: s2.url,
-      namePrefix: 'late__',
-    });
-    expect(second.status).toBe(409);
-    expect(second.body.problems).toEqual([
-      'namePrefix: "late__" duplicates the namePrefix of registered upstream "q1" (prefixes are unique across bundles and upstreams)',
-    ]);
-    expect(await redis.hexists(hashOf(keyPrefix), 'q2')).toBe(0);
-    // a prefix that starts with the other, or that the other starts with, overlaps as well
-    for (const namePrefix of ['late__x', 'lat']) {
-      const overlapping = await admin(b, 'POST', '/admin/upstreams', {
-        id: `q2-${namePrefix}`,
-        url: s2.url,
-        namePrefix,
-      });
-      expect(overlapping.status).toBe(409);
-      expect(overlapping.body.problems).toEqual([
-        expect.stringMatching(
-          /^namePrefix: .*registered upstream "q1".*so a published name could belong to both$/,
-        ),
-      ]);
-    }
-    // the refused replica read the store: it serves q1 now, as a does
-    expect((await admin(b, 'GET', '/admin/upstreams/q1')).body).toMatchObject({
-      namePrefix: 'late__',
-    });
-  });
-
   it('DELETE dup, POST dup with a new URL on one replica, PATCH dup on the other right after: 409, the store keeps the new URL; If-Match and ETag make it explicit', async () => {
+    // first in this describe: b read the store at its start, a moment ago, and not since
     const seen = await admin(b, 'GET', '/admin/upstreams/dup');
     expect(seen.body).toMatchObject({ url: s1.url, enabled: true });
     expect(seen.headers.get('etag')).toBe(`"${seen.body.version}"`);
@@ -214,6 +154,67 @@ describe('two replicas on one Redis, each with a stale view (prefix uniqueness, 
       'if-match': `"${current.body.version}"`,
     });
     expect(deleted.status).toBe(200);
+  });
+
+  it('POST p1 and p2 with namePrefix "shared__" on two replicas at the same moment: one 202, one 409, both replicas route shared__* to the winner', async () => {
+    const [onA, onB] = await Promise.all([
+      admin(a, 'POST', '/admin/upstreams', { id: 'p1', url: s1.url, namePrefix: 'shared__' }),
+      admin(b, 'POST', '/admin/upstreams', { id: 'p2', url: s2.url, namePrefix: 'shared__' }),
+    ]);
+    expect([onA.status, onB.status].sort()).toEqual([202, 409]);
+    const [winner, loser] = onA.status === 202 ? ['p1', 'p2'] : ['p2', 'p1'];
+    const refused = onA.status === 409 ? onA : onB;
+    expect(refused.body.problems).toEqual([
+      `namePrefix: "shared__" duplicates the namePrefix of registered upstream "${winner}" (prefixes are unique across bundles and upstreams)`,
+    ]);
+    // one record in the store; the loser exists on no replica
+    expect(Object.keys(await redis.hgetall(hashOf(keyPrefix))).sort()).toEqual([winner]);
+    for (const gateway of [a, b]) {
+      expect((await admin(gateway, 'GET', `/admin/upstreams/${loser}`)).status).toBe(404);
+      await waitForState(gateway, winner, 'ACTIVE', 30_000);
+      await waitForTool(gateway, 'shared__add', true, 30_000);
+    }
+    const servers = { p1: s1, p2: s2 };
+    expect(await routedTo(a, 'shared__add', servers)).toEqual([winner]);
+    expect(await routedTo(b, 'shared__add', servers)).toEqual([winner]);
+  });
+
+  it('within half a refresh interval: a prefix taken on one replica is 409 on the other, which has not read it yet', async () => {
+    const first = await admin(a, 'POST', '/admin/upstreams', {
+      id: 'q1',
+      url: s1.url,
+      namePrefix: 'late__',
+    });
+    expect(first.status).toBe(202);
+    // b read the store 30 s ago at most, never since q1: the store refuses
+    const second = await admin(b, 'POST', '/admin/upstreams', {
+      id: 'q2',
+      url: s2.url,
+      namePrefix: 'late__',
+    });
+    expect(second.status).toBe(409);
+    expect(second.body.problems).toEqual([
+      'namePrefix: "late__" duplicates the namePrefix of registered upstream "q1" (prefixes are unique across bundles and upstreams)',
+    ]);
+    expect(await redis.hexists(hashOf(keyPrefix), 'q2')).toBe(0);
+    // a prefix that starts with the other, or that the other starts with, overlaps as well
+    for (const namePrefix of ['late__x', 'lat']) {
+      const overlapping = await admin(b, 'POST', '/admin/upstreams', {
+        id: `q2-${namePrefix}`,
+        url: s2.url,
+        namePrefix,
+      });
+      expect(overlapping.status).toBe(409);
+      expect(overlapping.body.problems).toEqual([
+        expect.stringMatching(
+          /^namePrefix: .*registered upstream "q1".*so a published name could belong to both$/,
+        ),
+      ]);
+    }
+    // the refused replica read the store: it serves q1 now, as a does
+    expect((await admin(b, 'GET', '/admin/upstreams/q1')).body).toMatchObject({
+      namePrefix: 'late__',
+    });
   });
 
   it('the address guard checks every write and every record read: a stored record for a cloud metadata address is FAILED and its PATCH 400', async () => {
