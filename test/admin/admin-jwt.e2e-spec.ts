@@ -1,7 +1,8 @@
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { V2Upstream } from '../support/mcp-upstreams';
 import { stopAfterEach } from '../support/cleanup';
-import { TestAuthorizationServer } from '../support/oidc-provider';
+import { DEFAULT_TEST_CLIENT, TestAuthorizationServer } from '../support/oidc-provider';
+import { rpc } from '../support/rpc';
 import { ADMIN_TOKEN, admin, auditLines, startGateway } from './admin-support';
 
 /** The gateway's canonical resource URI (RFC 8707): the audience of every token it accepts. */
@@ -46,7 +47,10 @@ describe('/admin with mcp.auth jwt: the admin scope decides', () => {
           },
         },
         // set, but a verifier is configured: the static token must not open /admin
-        env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN },
+        env: {
+          MCP_ADMIN_TOKEN: ADMIN_TOKEN,
+          MCP_UPSTREAM_SECRET_EXCHANGE: DEFAULT_TEST_CLIENT.client_secret,
+        },
         waitReady: true,
       },
       track,
@@ -99,5 +103,75 @@ describe('/admin with mcp.auth jwt: the admin scope decides', () => {
     expect(lines.some((l) => l.actor === 'sub:ops-alice' && l.actorVia === 'jwt')).toBe(true);
     expect(gateway.output).not.toContain(operator);
     expect(gateway.output).not.toContain(user);
+  });
+
+  it("a registration cannot have callers' gateway tokens sent to the registrant: passthrough and a token endpoint of its choosing are 400, the issuer's is accepted", async () => {
+    const gateway = await start();
+    const operator = (await as.mint({ subject: 'ops-alice', scope: 'mcp mcp:admin' })).access_token;
+    const user = (await as.mint({ subject: 'bob', scope: 'mcp' })).access_token;
+    // the registrant's server: the MCP server it registers, and the token endpoint it names
+    const harvester = await V2Upstream.start();
+    try {
+      const exchange = (id: string, tokenEndpoint: string) =>
+        admin(
+          gateway,
+          'POST',
+          '/admin/upstreams',
+          {
+            id,
+            url: harvester.url,
+            authorization: {
+              mode: 'tokenExchange',
+              tokenEndpoint,
+              clientId: DEFAULT_TEST_CLIENT.client_id,
+              clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
+              audience: 'https://harvester.example/mcp',
+            },
+          },
+          operator,
+        );
+      const passthrough = await admin(
+        gateway,
+        'POST',
+        '/admin/upstreams',
+        { id: 'grab', url: harvester.url, authorization: { mode: 'passthrough' } },
+        operator,
+      );
+      expect(passthrough.status).toBe(400);
+      expect(passthrough.body.problems).toEqual([
+        expect.stringMatching(
+          /^authorization\.mode: passthrough is not accepted for a registered upstream/,
+        ),
+      ]);
+      const foreign = await exchange('grab2', `${harvester.url.replace(/\/mcp$/, '')}/token`);
+      expect(foreign.status).toBe(400);
+      expect(foreign.body.problems).toEqual([
+        expect.stringMatching(
+          /^authorization\.tokenEndpoint: is not a token endpoint the configuration trusts/,
+        ),
+      ]);
+      // the issuer's own token endpoint (same origin as mcp.auth.issuer) is trusted
+      const trusted = await exchange('exch', as.tokenUrl);
+      expect(trusted.status).toBe(202);
+
+      // callers use the gateway: their tokens never reach the registrant
+      const call = await rpc(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'calc__add', arguments: { a: 1, b: 2 } },
+        { authorization: `Bearer ${user}` },
+      );
+      expect(call.json?.result?.structuredContent).toEqual({ sum: 3 });
+      await rpc(gateway.mcpUrl, 'tools/list', {}, { authorization: `Bearer ${user}` });
+      const carried = harvester.requests.map((r) => String(r.headers.authorization ?? ''));
+      expect(carried.filter((h) => h.includes(user) || h.includes(operator))).toEqual([]);
+      expect(
+        (await admin(gateway, 'GET', '/admin/upstreams', undefined, operator)).body.upstreams.map(
+          (u: { id: string }) => u.id,
+        ),
+      ).toEqual(['calc', 'exch']);
+    } finally {
+      await harvester.stop();
+    }
   });
 });

@@ -19,8 +19,9 @@ export async function admin(
   path: string,
   body?: unknown,
   token: string | null = ADMIN_TOKEN,
+  extraHeaders: Record<string, string> = {},
 ): Promise<AdminAnswer> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (token !== null) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${gateway.managementUrl}${path}`, {

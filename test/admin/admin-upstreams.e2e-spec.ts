@@ -376,7 +376,6 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
   });
 
   it('a tokenExchange registration reads its client secret from clientSecretEnv and shows every reference, never the secret', async () => {
-    const gateway = await start({}, { MCP_UPSTREAM_SECRET_EXCHANGE_13: 'exchange-secret-77' });
     const authorization = {
       mode: 'tokenExchange',
       tokenEndpoint: 'http://10.0.0.7/token',
@@ -384,6 +383,19 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
       clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE_13',
       audience: 'https://x.example/mcp',
     };
+    // the token endpoint is one a configured source uses (here a disabled upstream's)
+    const gateway = await start(
+      {
+        upstreams: [
+          upstream('calc', calc.url),
+          upstream('idp-user', 'http://10.0.0.8/mcp', {
+            enabled: false,
+            authorization: { ...authorization, audience: 'https://idp-user.example/mcp' },
+          }),
+        ],
+      },
+      { MCP_UPSTREAM_SECRET_EXCHANGE_13: 'exchange-secret-77' },
+    );
     const posted = await admin(gateway, 'POST', '/admin/upstreams', {
       id: 'other',
       url: other.url,
@@ -393,7 +405,8 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(posted.body.authorization).toEqual(authorization);
     expect(JSON.stringify(posted.body)).not.toContain('exchange-secret-77');
     expect(gateway.output).not.toContain('exchange-secret-77');
-    // tokenExchange: the token endpoint passes the same address rules as the URL
+    // tokenExchange: every caller's token goes to the token endpoint, so a registration names
+    // one the configuration trusts (and it passes the address rules of the URL as well)
     const exchange = (tokenEndpoint: string) =>
       admin(gateway, 'POST', '/admin/upstreams', {
         id: 'x2',
@@ -406,13 +419,37 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
           audience: 'https://x.example/mcp',
         },
       });
-    const metadata = await exchange('http://169.254.169.254/latest/api/token');
-    expect(metadata.status).toBe(400);
-    expect(metadata.body.problems).toEqual([
+    for (const endpoint of [
+      'http://169.254.169.254/latest/api/token',
+      `${other.url.replace(/\/mcp$/, '')}/token`,
+      'http://10.0.0.7/other-token',
+    ]) {
+      const refused = await exchange(endpoint);
+      expect(refused.status).toBe(400);
+      expect(refused.body.problems).toEqual([
+        expect.stringMatching(
+          /^authorization\.tokenEndpoint: is not a token endpoint the configuration trusts/,
+        ),
+      ]);
+    }
+    // passthrough would hand every caller's own token to the registered server
+    const passthrough = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'x3',
+      url: other.url,
+      namePrefix: 'x3__',
+      authorization: { mode: 'passthrough' },
+    });
+    expect(passthrough.status).toBe(400);
+    expect(passthrough.body.problems).toEqual([
       expect.stringMatching(
-        /^authorization\.tokenEndpoint: host "169\.254\.169\.254" resolves to .*cloud metadata/,
+        /^authorization\.mode: passthrough is not accepted for a registered upstream/,
       ),
     ]);
+    expect(
+      (await admin(gateway, 'GET', '/admin/upstreams')).body.upstreams.map(
+        (u: { id: string }) => u.id,
+      ),
+    ).toEqual(['calc', 'idp-user', 'other']);
   });
 
   it('a static authorization is sent to the registered upstream from the env variable it names', async () => {
@@ -489,8 +526,28 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(Date.parse(off.body.updatedAt)).toBeGreaterThan(Date.parse(off.body.createdAt));
     await waitForTool(gateway, 'other__add', false);
 
-    const on = await admin(gateway, 'PATCH', '/admin/upstreams/other', { enabled: true });
+    // memory storage versions its records too: the ETag of each answer, If-Match on a change
+    expect(off.headers.get('etag')).toBe(`"${off.body.version}"`);
+    const stale = await admin(
+      gateway,
+      'PATCH',
+      '/admin/upstreams/other',
+      { enabled: true },
+      ADMIN_TOKEN,
+      { 'if-match': `"${off.body.version - 1}"` },
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.body.message).toMatch(/^Upstream "other" was changed since it was read/);
+    const on = await admin(
+      gateway,
+      'PATCH',
+      '/admin/upstreams/other',
+      { enabled: true },
+      ADMIN_TOKEN,
+      { 'if-match': off.headers.get('etag') ?? '' },
+    );
     expect(on.status).toBe(200);
+    expect(on.body.version).toBeGreaterThan(off.body.version);
     await waitForState(gateway, 'other', 'ACTIVE');
     await waitForTool(gateway, 'other__add');
 

@@ -187,7 +187,9 @@ export class SourcesView {
         'Optional; the default is <id>__.',
       ),
       select('reg-protocol', 'Protocol', ['auto', '2025-11-25', '2026-07-28']),
-      select('reg-auth', 'Authorization', ['none', 'static', 'passthrough']),
+      // passthrough is never accepted for a registration (docs/security.md): it would send every
+      // caller's gateway token to the registered server
+      select('reg-auth', 'Authorization', ['none', 'static']),
       input(
         'reg-env',
         'Secret env name (static)',

@@ -6,11 +6,16 @@ import { secretEnvAllowed } from './load-config';
 import { plainToInstance } from 'class-transformer';
 
 /** A validated-looking config: one bundle `orders` (prefix "orders.") and one upstream `calc`. */
-function config(env: Record<string, string> = {}): Pick<GatewayConfig, 'mcp' | 'admin'> {
+function config(
+  env: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Pick<GatewayConfig, 'mcp' | 'admin'> {
   const mcp = plainToInstance(
     McpConfig,
     {
       identity: 'gw',
+      // the issuer whose origin a registered token endpoint may share
+      auth: { issuer: 'https://idp.example/realms/gw' },
       bundles: [
         {
           id: 'orders',
@@ -21,6 +26,7 @@ function config(env: Record<string, string> = {}): Pick<GatewayConfig, 'mcp' | '
         },
       ],
       upstreams: [{ id: 'calc', url: 'http://10.0.0.2/mcp' }],
+      ...extra,
     },
     { exposeDefaultValues: true },
   );
@@ -129,7 +135,7 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
         url: 'http://10.0.0.3/',
         authorization: {
           mode: 'tokenExchange',
-          tokenEndpoint: 'http://10.0.0.7/token',
+          tokenEndpoint: 'https://idp.example/realms/gw/protocol/openid-connect/token',
           clientId: 'gateway',
           clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
           audience: 'https://a.example/mcp',
@@ -290,5 +296,111 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
   it('a body that is not an object is refused', () => {
     for (const body of [null, [], 'x', 3])
       expect(checkRegistration(body, config(), [])).toMatchObject({ ok: false, conflict: false });
+  });
+
+  describe('where a registration may send a caller credential (docs/security.md)', () => {
+    const exchange = (tokenEndpoint: string) => ({
+      id: 'x',
+      url: 'http://10.0.0.3/mcp',
+      authorization: {
+        mode: 'tokenExchange',
+        tokenEndpoint,
+        clientId: 'gateway',
+        clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
+        audience: 'https://x.example/mcp',
+      },
+    });
+    const env = { MCP_UPSTREAM_SECRET_EXCHANGE: 's3cret' };
+
+    it('passthrough is refused with a 400 naming authorization.mode', () => {
+      expect(
+        checkRegistration(
+          { id: 'x', url: 'http://10.0.0.3/mcp', authorization: { mode: 'passthrough' } },
+          config(),
+          [],
+        ),
+      ).toMatchObject({
+        ok: false,
+        conflict: false,
+        problems: [
+          expect.stringMatching(
+            /^authorization\.mode: passthrough is not accepted for a registered/,
+          ),
+        ],
+      });
+    });
+
+    it('a stored passthrough record is refused as well (the check replicas apply on every read)', () => {
+      const stored = plainToInstance(
+        McpConfig,
+        {
+          upstreams: [
+            { id: 'x', url: 'http://10.0.0.3/mcp', authorization: { mode: 'passthrough' } },
+          ],
+        },
+        { exposeDefaultValues: true },
+      ).upstreams[0];
+      expect(checkRegistration(stored, config(), [])).toMatchObject({ ok: false });
+    });
+
+    it("a token endpoint of the registrant's choosing is refused naming authorization.tokenEndpoint", () => {
+      for (const endpoint of [
+        'https://attacker.example/token',
+        // same host as the issuer, another origin (scheme, port)
+        'http://idp.example/realms/gw/protocol/openid-connect/token',
+        'https://idp.example:8443/token',
+      ])
+        expect(checkRegistration(exchange(endpoint), config(env), [])).toMatchObject({
+          ok: false,
+          conflict: false,
+          problems: [
+            expect.stringMatching(
+              /^authorization\.tokenEndpoint: is not a token endpoint the configuration trusts/,
+            ),
+          ],
+        });
+    });
+
+    it('a token endpoint at the origin of mcp.auth.issuer or an authorization server is accepted', () => {
+      expect(
+        checkRegistration(exchange('https://IDP.example:443/other/token'), config(env), []),
+      ).toMatchObject({ ok: true });
+      expect(
+        checkRegistration(
+          exchange('https://as2.example/oauth2/token'),
+          config(env, {
+            auth: { issuer: 'https://idp.example', authorizationServers: ['https://as2.example/'] },
+          }),
+          [],
+        ),
+      ).toMatchObject({ ok: true });
+    });
+
+    it('the exact token endpoint of a configured source (even a disabled one) is accepted, no other path there', () => {
+      const extra = {
+        upstreams: [
+          {
+            id: 'calc',
+            url: 'http://10.0.0.2/mcp',
+            enabled: false,
+            authorization: {
+              mode: 'tokenExchange',
+              tokenEndpoint: 'http://10.0.0.7/token',
+              clientId: 'gateway',
+              clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
+              audience: 'https://calc.example/mcp',
+            },
+          },
+        ],
+      };
+      expect(
+        checkRegistration(exchange('HTTP://10.0.0.7:80/token'), config(env, extra), []),
+      ).toMatchObject({
+        ok: true,
+      });
+      expect(
+        checkRegistration(exchange('http://10.0.0.7/elsewhere'), config(env, extra), []),
+      ).toMatchObject({ ok: false });
+    });
   });
 });

@@ -7,6 +7,7 @@ import {
   upstreamDefinitionFrom,
 } from './load-config';
 import type { McpConfig } from './mcp-config.model';
+import { registrationCredentialProblems } from './registration-credentials';
 import { UpstreamConfig } from './upstream-config.model';
 import { upstreamProblems } from './upstream-rules';
 
@@ -26,7 +27,6 @@ export type RegistrationCheck =
     }
   | { readonly ok: false; readonly conflict: boolean; readonly problems: readonly string[] };
 
-/** Keys an `authorization` mapping may hold: a secret is referenced by env name, never sent. */
 /**
  * The `authorization` members a registration may carry: the mode and references (env variable
  * names, the token endpoint and audience of tokenExchange), never a secret value.
@@ -50,7 +50,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * decorators of UpstreamConfig and `upstreamProblems` over every configured source, the
  * upstreams registered already (`registered`) and this one, as if all were in one config file
  * (ids unique, prefixes disjoint, http(s) URL without credentials, forwardable headers); a
- * static authorization's env variable must be set. Never throws.
+ * static authorization's env variable must be set; no `passthrough`, and a tokenExchange
+ * endpoint the configuration trusts (registration-credentials.ts). Never throws.
  */
 export function checkRegistration(
   body: unknown,
@@ -90,6 +91,7 @@ export function checkRegistration(
       'lists: "live" is available for upstreams in mcp.upstreams[] only; register it with ' +
         'lists "snapshot" (the default) or configure it',
     );
+  problems.push(...registrationCredentialProblems(upstream, config.mcp));
   if (problems.length > 0) return { ok: false, conflict: false, problems };
 
   const configured = config.mcp.upstreams;

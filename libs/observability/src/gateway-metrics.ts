@@ -69,6 +69,7 @@ export class GatewayMetrics {
   private readonly streamsClosed: Counter<'reason'>;
   private readonly streamsRefused: Counter<'reason'>;
   private readonly validationWorkerCrashes: Counter<'bundle' | 'then'>;
+  private readonly registrationStoreResets: Counter;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -176,6 +177,11 @@ export class GatewayMetrics {
       labelNames: ['bundle', 'then'],
       registers,
     });
+    this.registrationStoreResets = new Counter({
+      name: `${PREFIX}registration_store_resets_total`,
+      help: 'Times this replica found the registration store (Redis) reset: its marker gone or replaced; the registrations applied were kept and written back',
+      registers,
+    });
   }
 
   /** How many notification streams are open now. */
@@ -200,6 +206,11 @@ export class GatewayMetrics {
    */
   validationWorkerCrash(bundle: string, then: 'retry' | 'main-thread'): void {
     this.validationWorkerCrashes.inc({ bundle, then });
+  }
+
+  /** The registration store lost its data (operations §15 "Shared and durable"). */
+  registrationStoreReset(): void {
+    this.registrationStoreResets.inc();
   }
 
   /**

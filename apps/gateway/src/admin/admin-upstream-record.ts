@@ -30,11 +30,33 @@ export interface AdminUpstreamView {
   readonly createdAt: string | null;
   readonly updatedAt: string | null;
   readonly createdBy: string;
+  /**
+   * The stored record's version (registered ones only): it changes with every write, also
+   * across a DELETE and a new POST of the same id; the `ETag` of GET/POST/PATCH is `"<version>"`.
+   */
+  readonly version?: number;
+}
+
+/**
+ * The registration store as this replica sees it: whether it answers, and the last time it
+ * came back empty (Redis restarted without data, flushed, failed over to an empty replica)
+ * and was re-seeded from the registrations the replicas had applied.
+ */
+export interface RegistrationStoreStatus {
+  readonly available: boolean;
+  /** How often this replica found the store reset since it started. */
+  readonly resets: number;
+  readonly lastReset?: {
+    readonly detectedAt: string;
+    /** Registrations this replica wrote back (others may have been written by other replicas). */
+    readonly restored: number;
+  };
 }
 
 /** The list answer: where registrations live, and every upstream, configured ones first. */
 export interface AdminUpstreamList {
   readonly storage: 'redis' | 'memory';
+  readonly store: RegistrationStoreStatus;
   readonly upstreams: readonly AdminUpstreamView[];
 }
 
@@ -47,4 +69,9 @@ export interface StoredRegistration {
   readonly updatedAt: number;
   readonly createdBy: string;
   readonly updatedBy: string;
+  /**
+   * Assigned by the store on every write from one counter of the store (never reused for an id
+   * that is deleted and registered again); 0 for a record stored before versions existed.
+   */
+  readonly version: number;
 }

@@ -8,7 +8,8 @@ import { AdminAuditLog } from './admin-audit-log';
 import { ADMIN_BEARER_VERIFIER, AdminAuthenticator } from './admin-authenticator';
 import { REGISTRATION_STORE, UPSTREAM_ADDRESS_GUARD } from './admin-tokens';
 import { adminVerifierFrom } from './resource-server-verifier';
-import { MemoryRegistrationStore, RedisRegistrationStore } from './registration-store';
+import { MemoryRegistrationStore } from './registration-store';
+import { RedisRegistrationStore } from './redis-registration-store';
 import { UpstreamAddressGuard } from './upstream-address-guard';
 import { UpstreamRegistrations } from './upstream-registrations.service';
 

@@ -1,6 +1,5 @@
-import { Logger } from '@nestjs/common';
-import type { Redis, RedisOptions } from 'ioredis';
-import type { GatewayConfig } from '@app/config';
+import { randomUUID } from 'node:crypto';
+import { upstreamNamePrefix } from '@app/config';
 import type { StoredRegistration } from './admin-upstream-record';
 
 /** The store could not be read or written (Redis down or slow); nothing was changed. */
@@ -9,45 +8,149 @@ export class RegistrationStoreUnavailableError extends Error {
 }
 
 /**
- * Where registered upstreams live (issue 13 §2): Redis when REDIS_URL is set (shared by the
- * replicas, kept across restarts), memory otherwise. Every method throws
+ * What the store holds, read in one step. `generation` is the store's marker (written once
+ * when the store is first used): absent from a store that was never used, and from one that
+ * lost its data (Redis restarted without it, was flushed, failed over to an empty replica),
+ * which tells such a store from one whose registrations were all deleted.
+ */
+export interface StoreSnapshot {
+  readonly generation: string | undefined;
+  readonly registrations: readonly StoredRegistration[];
+}
+
+/** A registration to create: the store assigns the version. */
+export type NewRegistration = Omit<StoredRegistration, 'version'>;
+
+/**
+ * A write's outcome. `generation`: the store's marker is not the one this replica read (the
+ * store was reset, or re-seeded by another replica): nothing was written; read it again.
+ */
+export type CreateResult =
+  | { readonly kind: 'created'; readonly version: number }
+  | { readonly kind: 'idTaken' }
+  /** `namePrefix` equals, starts with or begins another registered upstream's (`id`, `prefix`). */
+  | { readonly kind: 'prefixTaken'; readonly id: string; readonly prefix: string }
+  | { readonly kind: 'full' }
+  | { readonly kind: 'generation' };
+
+export type ReplaceResult =
+  | { readonly kind: 'replaced'; readonly version: number }
+  | { readonly kind: 'missing' }
+  /** The stored record's version is not the expected one: it changed since it was read. */
+  | { readonly kind: 'changed'; readonly version: number }
+  | { readonly kind: 'generation' };
+
+export type RemoveResult =
+  | { readonly kind: 'removed' }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'changed'; readonly version: number }
+  | { readonly kind: 'generation' };
+
+/** After a seed: the store's generation now, and how many of the given records were written. */
+export interface SeedResult {
+  readonly generation: string;
+  readonly written: number;
+}
+
+/**
+ * Where registered upstreams live (operations §15): Redis when REDIS_URL is set (shared by
+ * the replicas, kept across restarts), memory otherwise. Every write is atomic in the store:
+ * an id, and a published-name prefix, is taken once (two replicas never both take one); a
+ * replace or remove with an expected version is a compare-and-set. Every method throws
  * RegistrationStoreUnavailableError when the store cannot answer.
  */
 export interface RegistrationStore {
   readonly kind: 'redis' | 'memory';
-  list(): Promise<StoredRegistration[]>;
-  /** Stores a new registration; false when the id is taken already (nothing written). */
-  create(registration: StoredRegistration): Promise<boolean>;
-  /** Replaces an existing registration; false when there is none (nothing written). */
-  replace(registration: StoredRegistration): Promise<boolean>;
-  /** false when there was none. */
-  remove(id: string): Promise<boolean>;
+  read(): Promise<StoreSnapshot>;
+  /**
+   * Stores a new registration unless its id is taken, its prefix (`upstreamNamePrefix`)
+   * overlaps another stored one's, or `maxRegistrations` are stored.
+   */
+  create(
+    registration: NewRegistration,
+    generation: string,
+    maxRegistrations: number,
+  ): Promise<CreateResult>;
+  /** Replaces the registration if its stored version is `expectedVersion`. */
+  replace(
+    registration: NewRegistration,
+    expectedVersion: number,
+    generation: string,
+  ): Promise<ReplaceResult>;
+  /** Removes it; with `expectedVersion`, only if that is its stored version. */
+  remove(
+    id: string,
+    expectedVersion: number | undefined,
+    generation: string,
+  ): Promise<RemoveResult>;
+  /**
+   * Gives a store without a marker one, or adopts the marker another replica wrote, and writes
+   * back each given record whose id the store lacks (and that was not deleted since it was
+   * re-seeded). `known`: the generation the records were read under; absent for a replica that
+   * never read the store (it gives none).
+   */
+  seed(known: string | undefined, records: readonly StoredRegistration[]): Promise<SeedResult>;
   close(): Promise<void>;
+}
+
+/**
+ * Whether two published-name prefixes could publish the same name (the rule of
+ * `upstreamProblems`: equal, or one starts with the other); `""` is the sole-source rule's.
+ */
+export function prefixesOverlap(a: string, b: string): boolean {
+  return a !== '' && b !== '' && (a.startsWith(b) || b.startsWith(a));
 }
 
 /** Registrations of this process only: lost at restart, unseen by other replicas. */
 export class MemoryRegistrationStore implements RegistrationStore {
   readonly kind = 'memory';
   private readonly entries = new Map<string, StoredRegistration>();
+  private readonly generation = randomUUID();
+  private counter = 0;
 
-  list(): Promise<StoredRegistration[]> {
-    return Promise.resolve([...this.entries.values()]);
+  read(): Promise<StoreSnapshot> {
+    return Promise.resolve({
+      generation: this.generation,
+      registrations: [...this.entries.values()],
+    });
   }
 
-  create(registration: StoredRegistration): Promise<boolean> {
-    if (this.entries.has(registration.upstream.id)) return Promise.resolve(false);
-    this.entries.set(registration.upstream.id, registration);
-    return Promise.resolve(true);
+  create(registration: NewRegistration, _generation: string, max: number): Promise<CreateResult> {
+    const id = registration.upstream.id;
+    if (this.entries.has(id)) return Promise.resolve({ kind: 'idTaken' });
+    const prefix = upstreamNamePrefix(registration.upstream);
+    for (const other of this.entries.values()) {
+      const theirs = upstreamNamePrefix(other.upstream);
+      if (prefixesOverlap(prefix, theirs))
+        return Promise.resolve({ kind: 'prefixTaken', id: other.upstream.id, prefix: theirs });
+    }
+    if (this.entries.size >= max) return Promise.resolve({ kind: 'full' });
+    const version = ++this.counter;
+    this.entries.set(id, { ...registration, version });
+    return Promise.resolve({ kind: 'created', version });
   }
 
-  replace(registration: StoredRegistration): Promise<boolean> {
-    if (!this.entries.has(registration.upstream.id)) return Promise.resolve(false);
-    this.entries.set(registration.upstream.id, registration);
-    return Promise.resolve(true);
+  replace(registration: NewRegistration, expected: number): Promise<ReplaceResult> {
+    const current = this.entries.get(registration.upstream.id);
+    if (current === undefined) return Promise.resolve({ kind: 'missing' });
+    if (current.version !== expected)
+      return Promise.resolve({ kind: 'changed', version: current.version });
+    const version = ++this.counter;
+    this.entries.set(registration.upstream.id, { ...registration, version });
+    return Promise.resolve({ kind: 'replaced', version });
   }
 
-  remove(id: string): Promise<boolean> {
-    return Promise.resolve(this.entries.delete(id));
+  remove(id: string, expected: number | undefined): Promise<RemoveResult> {
+    const current = this.entries.get(id);
+    if (current === undefined) return Promise.resolve({ kind: 'missing' });
+    if (expected !== undefined && current.version !== expected)
+      return Promise.resolve({ kind: 'changed', version: current.version });
+    this.entries.delete(id);
+    return Promise.resolve({ kind: 'removed' });
+  }
+
+  seed(): Promise<SeedResult> {
+    return Promise.resolve({ generation: this.generation, written: 0 });
   }
 
   close(): Promise<void> {
@@ -55,101 +158,14 @@ export class MemoryRegistrationStore implements RegistrationStore {
   }
 }
 
-/** Replaces a field only when it exists (HSET would create it). */
-const REPLACE_IF_EXISTS = `
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-  return 1
-end
-return 0`;
-
-type RedisWithReplace = Redis & {
-  replaceRegistration(key: string, id: string, value: string): Promise<number>;
-};
-
-/**
- * Registrations in one Redis hash, `<keyPrefix>:{<identity>}:admin:upstreams`, field = the
- * upstream id, value = the StoredRegistration as JSON (`v: 1`). No expiry: a registration
- * lives until it is deleted. Creation is HSETNX, so two replicas never both take an id.
- */
-export class RedisRegistrationStore implements RegistrationStore {
-  readonly kind = 'redis';
-  private readonly logger = new Logger('Admin');
-  private readonly redis: RedisWithReplace;
-  readonly key: string;
-
-  constructor(
-    url: string,
-    config: Pick<GatewayConfig, 'mcp'>,
-    createClient: (url: string, options: RedisOptions) => Redis,
-  ) {
-    const r = config.mcp.redis;
-    this.key = `${r.keyPrefix}:{${config.mcp.identity}}:admin:upstreams`;
-    this.redis = createClient(url, {
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: 0,
-      commandTimeout: Math.max(r.commandTimeoutMillis, 1000),
-      connectTimeout: r.connectTimeoutMillis,
-      retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
-    }) as RedisWithReplace;
-    this.redis.defineCommand('replaceRegistration', { numberOfKeys: 1, lua: REPLACE_IF_EXISTS });
-    this.redis.on('error', () => undefined);
-  }
-
-  async list(): Promise<StoredRegistration[]> {
-    const all = await this.run(() => this.redis.hgetall(this.key));
-    const out: StoredRegistration[] = [];
-    for (const [id, raw] of Object.entries(all)) {
-      const parsed = parseStored(raw, id);
-      if (parsed === undefined)
-        this.logger.warn(`Registration ${id} in Redis is unreadable; ignored`);
-      else out.push(parsed);
-    }
-    return out.sort((a, b) => a.createdAt - b.createdAt || compare(a.upstream.id, b.upstream.id));
-  }
-
-  async create(registration: StoredRegistration): Promise<boolean> {
-    const id = registration.upstream.id;
-    return (await this.run(() => this.redis.hsetnx(this.key, id, serialize(registration)))) === 1;
-  }
-
-  async replace(registration: StoredRegistration): Promise<boolean> {
-    const id = registration.upstream.id;
-    const done = await this.run(() =>
-      this.redis.replaceRegistration(this.key, id, serialize(registration)),
-    );
-    return done === 1;
-  }
-
-  async remove(id: string): Promise<boolean> {
-    return (await this.run(() => this.redis.hdel(this.key, id))) === 1;
-  }
-
-  async close(): Promise<void> {
-    await Promise.race([
-      this.redis.quit().catch(() => undefined),
-      new Promise((r) => setTimeout(r, 1000)),
-    ]);
-    this.redis.disconnect();
-  }
-
-  private async run<T>(command: () => Promise<T>): Promise<T> {
-    try {
-      return await command();
-    } catch (err) {
-      throw new RegistrationStoreUnavailableError(
-        `Redis did not answer (${err instanceof Error ? err.name : typeof err})`,
-      );
-    }
-  }
+/** The JSON of a stored record without its opening brace: the store puts the version first. */
+export function serializeTail(r: NewRegistration): string {
+  return JSON.stringify({ v: 1, ...r, version: undefined }).slice(1);
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function serialize(r: StoredRegistration): string {
-  return JSON.stringify({ v: 1, ...r });
+/** The whole JSON of a stored record (as a seed writes it back). */
+export function serialize(r: StoredRegistration): string {
+  return `{"version":${r.version},${serializeTail(r)}`;
 }
 
 /** A stored registration, or undefined for garbage (never a registration). */
@@ -164,7 +180,8 @@ export function parseStored(raw: string, id: string): StoredRegistration | undef
       typeof value.createdAt !== 'number' ||
       typeof value.updatedAt !== 'number' ||
       typeof value.createdBy !== 'string' ||
-      typeof value.updatedBy !== 'string'
+      typeof value.updatedBy !== 'string' ||
+      (value.version !== undefined && !Number.isSafeInteger(value.version))
     )
       return undefined;
     return {
@@ -173,6 +190,7 @@ export function parseStored(raw: string, id: string): StoredRegistration | undef
       updatedAt: value.updatedAt,
       createdBy: value.createdBy,
       updatedBy: value.updatedBy,
+      version: value.version ?? 0,
     };
   } catch {
     return undefined;

@@ -89,8 +89,9 @@ function listOf(ranges: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockList
  * and loopback unless `allowLoopback`), unless `allowedAddressRanges` holds it. Every address
  * is checked, so a name that resolves to one good and one refused address is refused.
  *
- * The check runs at registration; a host whose DNS answer changes later is not re-checked
- * (the upstream connection resolves the name itself).
+ * The check runs on every write (POST, PATCH) and whenever a replica applies a new or changed
+ * stored record; a host whose DNS answer changes after that is not re-checked (the upstream
+ * connection resolves the name itself).
  */
 export class UpstreamAddressGuard {
   private readonly refused: readonly { readonly name: string; readonly list: BlockList }[];
@@ -112,14 +113,20 @@ export class UpstreamAddressGuard {
 
   /**
    * undefined when the URL may be registered; otherwise why not (`"<field>: …"`, field `url`
-   * unless given). Never throws.
+   * unless given). `unresolvedPasses`: a host that does not resolve now is no refusal (a
+   * stored registration read again: its pulls fail on their own, and a DNS outage must not
+   * drop it). Never throws.
    */
-  async problem(rawUrl: string, field = 'url'): Promise<string | undefined> {
-    const found = await this.urlProblem(rawUrl);
+  async problem(
+    rawUrl: string,
+    field = 'url',
+    options: { readonly unresolvedPasses?: boolean } = {},
+  ): Promise<string | undefined> {
+    const found = await this.urlProblem(rawUrl, options.unresolvedPasses === true);
     return found === undefined ? undefined : `${field}: ${found}`;
   }
 
-  private async urlProblem(rawUrl: string): Promise<string | undefined> {
+  private async urlProblem(rawUrl: string, unresolvedPasses: boolean): Promise<string | undefined> {
     let url: URL;
     try {
       url = new URL(rawUrl);
@@ -137,10 +144,12 @@ export class UpstreamAddressGuard {
     try {
       addresses = isIP(host) !== 0 ? [host] : await this.resolve(host);
     } catch (err) {
+      if (unresolvedPasses) return undefined;
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
       return `host "${host}" does not resolve (${code})`;
     }
-    if (addresses.length === 0) return `host "${host}" does not resolve`;
+    if (addresses.length === 0)
+      return unresolvedPasses ? undefined : `host "${host}" does not resolve`;
     for (const address of addresses) {
       const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
       if (this.allowed.check(address, family)) continue;

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseMediaType } from '@app/http-body';
 import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
 import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
-import type { AdminOutcome } from '../admin/upstream-registrations.service';
+import type { AdminOutcome, IfMatch } from '../admin/upstream-registrations.service';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {
@@ -28,6 +28,9 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
  * scope); with none, reads are open and writes answer 403. Errors are
  * `{statusCode, error, message, problems?}`, `problems` naming each field. Every write
  * attempt is audit-logged.
+ *
+ * A registered record's answers carry `ETag: "<version>"`; PATCH and DELETE take an optional
+ * `If-Match` (409 when the stored record is another version: it changed since it was read).
  */
 @Controller('admin/upstreams')
 export class AdminUpstreamsController {
@@ -78,7 +81,9 @@ export class AdminUpstreamsController {
     const actor = await this.admit(req, reply, { action: 'upstream.update', upstreamId: id });
     if (actor === undefined) return;
     if (!this.isJson(req, reply, 'upstream.update', id, actor)) return;
-    const outcome = await this.registrations.update(id, body, actor);
+    const ifMatch = this.ifMatch(req, reply, 'upstream.update', id, actor);
+    if (ifMatch === null) return;
+    const outcome = await this.registrations.update(id, body, actor, ifMatch);
     this.logChange('upstream.update', id, actor, outcome, changeOf(body));
     this.send(reply, outcome);
   }
@@ -91,7 +96,9 @@ export class AdminUpstreamsController {
   ): Promise<void> {
     const actor = await this.admit(req, reply, { action: 'upstream.delete', upstreamId: id });
     if (actor === undefined) return;
-    const outcome = await this.registrations.remove(id);
+    const ifMatch = this.ifMatch(req, reply, 'upstream.delete', id, actor);
+    if (ifMatch === null) return;
+    const outcome = await this.registrations.remove(id, ifMatch);
     this.logChange('upstream.delete', id, actor, outcome);
     this.send(reply, outcome);
   }
@@ -172,6 +179,32 @@ export class AdminUpstreamsController {
     return false;
   }
 
+  /**
+   * The `If-Match` header (RFC 9110 §13.1.1): undefined when absent, `*`, or the versions of its
+   * strong entity tags (a weak tag never matches). A malformed one is a 400 (answered; null).
+   */
+  private ifMatch(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    action: AdminAction,
+    upstreamId: string,
+    actor: AdminActor,
+  ): IfMatch | undefined | null {
+    const raw = req.headers['if-match'];
+    if (raw === undefined) return undefined;
+    const parsed = parseIfMatch(Array.isArray(raw) ? raw.join(',') : raw);
+    if (parsed !== undefined) return parsed;
+    const outcome = {
+      ok: false,
+      status: 400,
+      message: 'If-Match is not valid',
+      problems: ['If-Match: must be "*" or the ETag of the record (e.g. "12")'],
+    } as const;
+    this.logChange(action, upstreamId, actor, outcome);
+    this.send(reply, outcome);
+    return null;
+  }
+
   private logChange(
     action: AdminAction,
     upstreamId: string | null,
@@ -191,6 +224,7 @@ export class AdminUpstreamsController {
 
   private send<T>(reply: FastifyReply, outcome: AdminOutcome<T>): void {
     if (outcome.ok) {
+      if (outcome.version !== undefined) void reply.header('etag', `"${outcome.version}"`);
       void reply.status(outcome.status).send(outcome.body);
       return;
     }
@@ -201,6 +235,22 @@ export class AdminUpstreamsController {
       ...(outcome.problems === undefined ? {} : { problems: outcome.problems }),
     });
   }
+}
+
+/** `*`, or the versions of the strong entity tags of a list; undefined when malformed. */
+export function parseIfMatch(value: string): IfMatch | undefined {
+  const text = value.trim();
+  if (text === '*') return '*';
+  const versions: number[] = [];
+  for (const item of text.split(',')) {
+    const tag = item.trim();
+    if (tag === '') continue;
+    const m = /^(W\/)?"([\x21\x23-\x7e]*)"$/.exec(tag);
+    if (m === null) return undefined;
+    // a weak tag never matches (strong comparison); a tag that is not a version matches nothing
+    if (m[1] === undefined && /^[0-9]{1,15}$/.test(m[2] ?? '')) versions.push(Number(m[2]));
+  }
+  return versions.length === 0 && !text.includes('"') ? undefined : versions;
 }
 
 function idOf(body: unknown): string | null {

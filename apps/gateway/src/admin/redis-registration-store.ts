@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import type { Redis, RedisOptions } from 'ioredis';
+import { upstreamNamePrefix, type GatewayConfig } from '@app/config';
+import type { StoredRegistration } from './admin-upstream-record';
+import {
+  parseStored,
+  RegistrationStoreUnavailableError,
+  serialize,
+  serializeTail,
+  type CreateResult,
+  type NewRegistration,
+  type RegistrationStore,
+  type RemoveResult,
+  type ReplaceResult,
+  type SeedResult,
+  type StoreSnapshot,
+} from './registration-store';
+import { CREATE, REMOVE, REPLACE, SEED } from './registration-store-scripts';
+
+/** How long a deletion is remembered against a late re-seed (registration-store-scripts.ts). */
+const DELETION_MEMORY_MS = 10 * 60 * 1000;
+
+type Reply = (string | number)[];
+
+type RedisWithScripts = Redis & {
+  createRegistration(...args: (string | number)[]): Promise<Reply>;
+  replaceRegistration(...args: (string | number)[]): Promise<Reply>;
+  removeRegistration(...args: (string | number)[]): Promise<Reply>;
+  seedRegistrations(...args: (string | number)[]): Promise<Reply>;
+};
+
+/**
+ * Registrations in one Redis hash, `<keyPrefix>:{<identity>}:admin:upstreams`, field = the
+ * upstream id, value = the StoredRegistration as JSON (`v: 1`, with its `version`); beside it
+ * `…:admin:upstreams:meta` (the store's generation marker and version counter) and
+ * `…:admin:upstreams:deleted`. All three share the `{<identity>}` hash tag (one cluster slot),
+ * so each write is one Lua script over them (registration-store-scripts.ts). No expiry: a
+ * registration lives until it is deleted.
+ */
+export class RedisRegistrationStore implements RegistrationStore {
+  readonly kind = 'redis';
+  private readonly logger = new Logger('Admin');
+  private readonly redis: RedisWithScripts;
+  readonly key: string;
+  readonly metaKey: string;
+  readonly deletedKey: string;
+
+  constructor(
+    url: string,
+    config: Pick<GatewayConfig, 'mcp'>,
+    createClient: (url: string, options: RedisOptions) => Redis,
+  ) {
+    const r = config.mcp.redis;
+    this.key = `${r.keyPrefix}:{${config.mcp.identity}}:admin:upstreams`;
+    this.metaKey = `${this.key}:meta`;
+    this.deletedKey = `${this.key}:deleted`;
+    this.redis = createClient(url, {
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: 0,
+      commandTimeout: Math.max(r.commandTimeoutMillis, 1000),
+      connectTimeout: r.connectTimeoutMillis,
+      retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
+    }) as RedisWithScripts;
+    const scripts = {
+      createRegistration: CREATE,
+      replaceRegistration: REPLACE,
+      removeRegistration: REMOVE,
+      seedRegistrations: SEED,
+    };
+    for (const [name, lua] of Object.entries(scripts))
+      this.redis.defineCommand(name, { numberOfKeys: 3, lua });
+    this.redis.on('error', () => undefined);
+  }
+
+  async read(): Promise<StoreSnapshot> {
+    // one MULTI: the records and the marker of the same moment
+    const replies = await this.run(() =>
+      this.redis.multi().hgetall(this.key).hget(this.metaKey, 'generation').exec(),
+    );
+    const [all, generation] = (replies ?? []).map(([err, value]) => {
+      if (err !== null) throw new RegistrationStoreUnavailableError(`Redis refused (${err.name})`);
+      return value;
+    }) as [Record<string, string> | undefined, string | null | undefined];
+    const registrations: StoredRegistration[] = [];
+    for (const [id, raw] of Object.entries(all ?? {})) {
+      const parsed = parseStored(raw, id);
+      if (parsed === undefined)
+        this.logger.warn(`Registration ${id} in Redis is unreadable; ignored`);
+      else registrations.push(parsed);
+    }
+    return { generation: generation ?? undefined, registrations };
+  }
+
+  async create(r: NewRegistration, generation: string, max: number): Promise<CreateResult> {
+    const [k, a, b] = await this.script('createRegistration', [
+      r.upstream.id,
+      serializeTail(r),
+      generation,
+      upstreamNamePrefix(r.upstream),
+      max,
+    ]);
+    const kind = String(k);
+    switch (kind) {
+      case 'created':
+        return { kind, version: Number(a) };
+      case 'prefixTaken':
+        return { kind, id: String(a), prefix: String(b) };
+      case 'idTaken':
+      case 'full':
+      case 'generation':
+        return { kind };
+      default:
+        throw unexpected(kind);
+    }
+  }
+
+  async replace(r: NewRegistration, expected: number, generation: string): Promise<ReplaceResult> {
+    const [k, a] = await this.script('replaceRegistration', [
+      r.upstream.id,
+      expected,
+      serializeTail(r),
+      generation,
+    ]);
+    const kind = String(k);
+    switch (kind) {
+      case 'replaced':
+      case 'changed':
+        return { kind, version: Number(a) };
+      case 'missing':
+      case 'generation':
+        return { kind };
+      default:
+        throw unexpected(kind);
+    }
+  }
+
+  async remove(
+    id: string,
+    expected: number | undefined,
+    generation: string,
+  ): Promise<RemoveResult> {
+    const [k, a] = await this.script('removeRegistration', [
+      id,
+      expected ?? '',
+      generation,
+      DELETION_MEMORY_MS,
+    ]);
+    const kind = String(k);
+    switch (kind) {
+      case 'changed':
+        return { kind, version: Number(a) };
+      case 'removed':
+      case 'missing':
+      case 'generation':
+        return { kind };
+      default:
+        throw unexpected(kind);
+    }
+  }
+
+  async seed(
+    known: string | undefined,
+    records: readonly StoredRegistration[],
+  ): Promise<SeedResult> {
+    const top = records.reduce((m, r) => Math.max(m, r.version), 0);
+    const [generation, written] = await this.script('seedRegistrations', [
+      known ?? '',
+      randomUUID(),
+      top,
+      ...records.flatMap((r) => [r.upstream.id, serialize(r)]),
+    ]);
+    return { generation: String(generation), written: Number(written) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.race([
+      this.redis.quit().catch(() => undefined),
+      new Promise((r) => setTimeout(r, 1000)),
+    ]);
+    this.redis.disconnect();
+  }
+
+  private script(
+    name: 'createRegistration' | 'replaceRegistration' | 'removeRegistration' | 'seedRegistrations',
+    args: readonly (string | number)[],
+  ): Promise<Reply> {
+    return this.run(() => this.redis[name](this.key, this.metaKey, this.deletedKey, ...args));
+  }
+
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (err) {
+      if (err instanceof RegistrationStoreUnavailableError) throw err;
+      throw new RegistrationStoreUnavailableError(
+        `Redis did not answer (${err instanceof Error ? err.name : typeof err})`,
+      );
+    }
+  }
+}
+
+function unexpected(kind: unknown): Error {
+  return new RegistrationStoreUnavailableError(`Redis answered ${String(kind)}`);
+}

@@ -1,0 +1,177 @@
+import type { RegisteredUpstreamConfig, UpstreamConfig } from '@app/config';
+import type { RegistryService, UpstreamPullState } from '@app/registry';
+import type { AdminUpstreamView, RegistrationState } from './admin-upstream-record';
+import type { Known } from './applied-registrations';
+
+/** An answer of the registration API: the body on success, or a status and the problems. */
+export type AdminOutcome<T> =
+  | {
+      readonly ok: true;
+      readonly status: 200 | 202;
+      readonly body: T;
+      /** The stored record's version: the answer's `ETag`. */
+      readonly version?: number;
+    }
+  | AdminRefusal;
+
+export interface AdminRefusal {
+  readonly ok: false;
+  readonly status: 400 | 404 | 409 | 415 | 503;
+  readonly message: string;
+  readonly problems?: readonly string[];
+}
+
+const ERAS = { '2025': '2025-11-25', '2026': '2026-07-28' } as const;
+
+/** The fields of an upstream the record shows: references only, never a secret value. */
+export function fieldsOf(
+  u: UpstreamConfig,
+  pull: UpstreamPullState | undefined,
+): Pick<AdminUpstreamView, 'id' | 'url' | 'namePrefix' | 'enabled' | 'protocol' | 'authorization'> {
+  // a stored record the rules refuse is shown as stored: its defaults may be missing
+  const auth = (u.authorization as UpstreamConfig['authorization'] | undefined) ?? { mode: 'none' };
+  // references only (env names, endpoint, client id): a secret value is never stored
+  const references = Object.fromEntries(
+    (['valueEnv', 'tokenEndpoint', 'clientId', 'clientSecretEnv', 'audience', 'scope'] as const)
+      .filter((key) => typeof auth[key] === 'string')
+      .map((key) => [key, auth[key] as string]),
+  );
+  return {
+    id: u.id,
+    url: u.url,
+    namePrefix:
+      pull?.definition.namePrefix ?? u.namePrefix ?? `${u.id.replace(/[^A-Za-z0-9_-]/g, '_')}__`,
+    enabled: u.enabled !== false,
+    protocol: u.protocol ?? 'auto',
+    authorization: { mode: auth.mode, ...references },
+  };
+}
+
+/** operations §15: PENDING until a round pulled it, ACTIVE while the catalog serves it, else FAILED. */
+export function stateOf(
+  enabled: boolean,
+  invalid: string | undefined,
+  pull: UpstreamPullState | undefined,
+): Pick<AdminUpstreamView, 'state' | 'reason' | 'era' | 'toolCount'> {
+  const served = {
+    ...(pull?.era === undefined ? {} : { era: ERAS[pull.era] }),
+    ...(pull?.toolCount === undefined ? {} : { toolCount: pull.toolCount }),
+  };
+  const reason =
+    pull?.lastErrorType === undefined
+      ? undefined
+      : `${pull.lastErrorType}${pull.lastErrorDetail === undefined ? '' : `: ${pull.lastErrorDetail}`}`;
+  let state: RegistrationState;
+  if (invalid !== undefined) return { state: 'FAILED', reason: invalid };
+  if (!enabled) state = 'DISABLED';
+  else if (pull === undefined || !pull.attempted) state = 'PENDING';
+  else if (pull.status === 'healthy' || pull.status === 'degraded') state = 'ACTIVE';
+  else state = pull.lastErrorType === undefined ? 'PENDING' : 'FAILED';
+  return { state, ...(reason === undefined || state === 'DISABLED' ? {} : { reason }), ...served };
+}
+
+/** The upstream as plain JSON (what the store keeps). */
+export function plain(upstream: UpstreamConfig): RegisteredUpstreamConfig {
+  return JSON.parse(JSON.stringify(upstream)) as RegisteredUpstreamConfig;
+}
+
+export function notFound(id: string): AdminRefusal {
+  return { ok: false, status: 404, message: `No upstream "${id}"` };
+}
+
+export function readOnly(id: string): AdminRefusal {
+  return {
+    ok: false,
+    status: 409,
+    message: `Upstream "${id}" is configured in the config file (origin "config") and read-only here; change it in the configuration`,
+  };
+}
+
+/** 409: the stored record is not the version the change was based on. */
+export function changedMeanwhile(id: string, version: number): AdminRefusal {
+  return {
+    ok: false,
+    status: 409,
+    message:
+      `Upstream "${id}" was changed since it was read (it is at version ${version} now); ` +
+      'GET it again and repeat the change if it still applies',
+    problems: [`version: the stored record is at version ${version} (ETag "${version}")`],
+  };
+}
+
+/** 409: another replica registered an upstream whose prefix overlaps this one's. */
+export function prefixTaken(mine: string, id: string, theirs: string): AdminRefusal {
+  const relation =
+    mine === theirs
+      ? `duplicates the namePrefix of registered upstream "${id}" (prefixes are unique across bundles and upstreams)`
+      : mine.startsWith(theirs)
+        ? `starts with the namePrefix of registered upstream "${id}" "${theirs}", so a published name could belong to both`
+        : `is the start of the namePrefix of registered upstream "${id}" "${theirs}", so a published name could belong to both`;
+  return {
+    ok: false,
+    status: 409,
+    message: 'The upstream conflicts with another source',
+    problems: [`namePrefix: "${mine}" ${relation}`],
+  };
+}
+
+export function storeUnavailable(detail: string): AdminRefusal {
+  return {
+    ok: false,
+    status: 503,
+    message: `The registration store (Redis) is unavailable; nothing was changed (${detail})`,
+  };
+}
+
+/** Deepest nesting of arrays and objects a registration body may have (its fields need 3). */
+export const MAX_BODY_DEPTH = 16;
+
+/** Whether a parsed JSON value nests arrays or objects deeper than `limit` (iterative). */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A configured upstream as the API shows it (read-only). */
+export function configuredView(registry: RegistryService, u: UpstreamConfig): AdminUpstreamView {
+  return {
+    ...fieldsOf(u, registry.upstreamState(u.id)),
+    origin: 'config',
+    ...stateOf(u.enabled, undefined, registry.upstreamState(u.id)),
+    createdAt: null,
+    updatedAt: null,
+    createdBy: 'config',
+  };
+}
+
+/** A registered upstream as this replica applied it. */
+export function registeredView(registry: RegistryService, k: Known): AdminUpstreamView {
+  const pull = k.invalid === undefined ? registry.upstreamState(k.upstream.id) : undefined;
+  return {
+    ...fieldsOf(k.upstream, pull),
+    origin: 'registered',
+    ...stateOf(k.upstream.enabled !== false, k.invalid, pull),
+    createdAt: new Date(k.stored.createdAt).toISOString(),
+    updatedAt: new Date(k.stored.updatedAt).toISOString(),
+    createdBy: k.stored.createdBy,
+    version: k.stored.version,
+  };
+}
+
+/** 409: `admin.maxRegistrations` upstreams are registered. */
+export function full(count: number, limit: number): AdminRefusal {
+  return {
+    ok: false,
+    status: 409,
+    message: `${count} upstreams are registered; mcp.admin.maxRegistrations allows ${limit}`,
+    problems: [
+      `id: no room for another registered upstream (mcp.admin.maxRegistrations ${limit}); delete one first`,
+    ],
+  };
+}
