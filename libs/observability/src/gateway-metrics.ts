@@ -55,6 +55,7 @@ export class GatewayMetrics {
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
   private readonly upstreamCallSeconds: Histogram<'upstream' | 'method'>;
   private readonly upstreamLiveFailures: Counter<'upstream' | 'method'>;
+  private readonly upstreamListChanges: Counter<'upstream' | 'outcome'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -139,6 +140,17 @@ export class GatewayMetrics {
       labelNames: ['upstream', 'method'],
       registers,
     });
+    this.upstreamListChanges = new Counter({
+      name: `${PREFIX}upstream_list_changed_total`,
+      help: "list_changed notifications of upstreams, by upstream and outcome (refreshed: started a burst and its pull; coalesced: into the burst's next pull)",
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    });
+  }
+
+  /** `upstream` is a configured or registered id; `outcome` 'refreshed' or 'coalesced'. */
+  upstreamListChanged(upstream: string, outcome: 'refreshed' | 'coalesced'): void {
+    this.upstreamListChanges.inc({ upstream, outcome });
   }
 
   /**

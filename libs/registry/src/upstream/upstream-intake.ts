@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
+import type { ResourceConflict } from '../catalog/catalog-extras';
 import { SchemaChecker } from '../manifest/schema-checker';
 import {
   LAST_GOOD_STORE,
@@ -117,6 +118,20 @@ export class UpstreamIntake {
     if (record !== undefined) record.lastErrorDetail = detail;
   }
 
+  /**
+   * The resource conflicts of the catalog just published (CatalogExtras): each upstream's
+   * status shows the URIs it lists that an earlier source keeps, and which source.
+   */
+  noteResourceConflicts(conflicts: readonly ResourceConflict[]): void {
+    const byUpstream = new Map<string, ResourceConflict[]>();
+    for (const c of conflicts) {
+      const list = byUpstream.get(c.droppedFrom) ?? [];
+      list.push(c);
+      byUpstream.set(c.droppedFrom, list);
+    }
+    for (const [id, record] of this.records) record.resourceConflicts = byUpstream.get(id) ?? [];
+  }
+
   /** An upstream's namePrefix; undefined for an unknown id. */
   namePrefixOf(id: string): string | undefined {
     return this.records.get(id)?.definition.namePrefix;
@@ -140,6 +155,9 @@ export class UpstreamIntake {
       const record = this.records.get(result.upstreamId);
       if (!record?.definition.enabled) continue;
       if (result.attemptedAt.getTime() < record.putAt) continue;
+      // A round's pull applied after a newer pull of the same upstream (its list_changed
+      // refresh) must not bring back the older lists.
+      if (record.lastAttemptAt !== undefined && result.attemptedAt < record.lastAttemptAt) continue;
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'failed') {
         failures.set(record.definition.id, result.errorType);
