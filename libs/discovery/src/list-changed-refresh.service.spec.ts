@@ -128,7 +128,7 @@ describe('ListChangedRefresh: an upstream list_changed refreshes that upstream, 
     expect(puller.pull).toHaveBeenCalledTimes(2);
   });
 
-  it('upstreams are limited each on its own: a storm of one does not delay another', async () => {
+  it('upstreams are limited each on its own: a storm of one does not delay another', () => {
     const { service, puller, pulls } = setup(1000);
     service.changed('storm', TOOLS);
     service.changed('storm', TOOLS);
