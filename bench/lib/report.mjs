@@ -48,6 +48,20 @@ export function evaluateTargets(results) {
       'longest event-loop stall, 6 MB nested-bracket answers',
     ],
     [
+      'overload.listChangedStorm.stormingUpstreamPulls',
+      '<=',
+      3,
+      'pulls',
+      'pulls of an upstream sending 100 list_changed in 1 s',
+    ],
+    [
+      'overload.listChangedStorm.otherSourcePulls',
+      '<=',
+      0,
+      'pulls',
+      'pulls of the other sources meanwhile (= 0)',
+    ],
+    [
       'upstreamCall.c16.throughputRatioVsDirect',
       '>=',
       0.8,

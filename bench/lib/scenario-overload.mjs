@@ -5,7 +5,9 @@
 //                gateway's max RSS (sampled every 50 ms), calls served and answered "busy".
 //   deepAnswers  10 concurrent tools/call of a tool answering 6 MB of nested brackets, 3 rounds,
 //                under the loop monitor: the longest event-loop stall meanwhile.
-// BENCH_OVERLOAD_PARTS (default "deep,big") picks the parts, e.g. BENCH_SCENARIOS=overload
+//   listChangedStorm  an upstream sending 100 tools/list_changed 10 ms apart: pulls of it and
+//                of every other source (bench/lib/scenario-storm.mjs).
+// BENCH_OVERLOAD_PARTS (default "deep,big,storm") picks the parts, e.g. BENCH_SCENARIOS=overload
 // BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -19,6 +21,7 @@ import {
   waitReady,
 } from './processes.mjs';
 import { loopWindow } from './scenario-refresh.mjs';
+import { listChangedStorm } from './scenario-storm.mjs';
 import { round } from './stats.mjs';
 
 const BIG_BYTES = 7 * 1024 * 1024;
@@ -120,9 +123,9 @@ async function startGateway(ts, loopFile) {
   return gw;
 }
 
-/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big"; both by default). */
+/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "storm"; all by default). */
 export const OVERLOAD_PARTS = new Set(
-  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big').split(',').map((p) => p.trim()),
+  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,storm').split(',').map((p) => p.trim()),
 );
 
 export async function scenarioOverload() {
@@ -132,6 +135,7 @@ export async function scenarioOverload() {
     const result = { nodeOptions: CHART_NODE_OPTIONS };
     if (OVERLOAD_PARTS.has('deep')) result.deepAnswers = await deepAnswers(ts);
     if (OVERLOAD_PARTS.has('big')) result.bigAnswers = await bigAnswers(ts);
+    if (OVERLOAD_PARTS.has('storm')) result.listChangedStorm = await listChangedStorm();
     return result;
   } finally {
     await ts.close();

@@ -68,10 +68,14 @@ abstract class StormUpstreamBase {
    */
   async storm(options: StormOptions): Promise<void> {
     const lists = options.lists ?? ['tools'];
+    const startedAt = performance.now();
+    // Each notification at its own time: a late timer on a loaded machine does not stretch
+    // the storm (100 × 10 ms stays a second).
     for (let i = 0; i < options.count; i++) {
+      const wait = startedAt + i * options.intervalMs - performance.now();
+      if (wait > 0) await sleep(wait);
       this.generation++;
       this.announce(lists[i % lists.length] as StormList);
-      if (i < options.count - 1) await sleep(options.intervalMs);
     }
   }
 
