@@ -181,8 +181,12 @@ export class V1StormUpstream extends StormUpstreamBase {
       const server = this.buildServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => this.sessions.set(id, { transport, server }),
-        onsessionclosed: (id) => this.sessions.delete(id),
+        onsessioninitialized: (id) => {
+          this.sessions.set(id, { transport, server });
+        },
+        onsessionclosed: (id) => {
+          this.sessions.delete(id);
+        },
       });
       await server.connect(transport);
       await transport.handleRequest(req, res, body);

@@ -135,7 +135,7 @@ async function readThrough(gateway: GatewayProcess, kind: ClientKind, uri: strin
 }
 
 async function upstreamStatus(gateway: GatewayProcess, id: string): Promise<any> {
-  const view = await (await fetch(`${gateway.managementUrl}/actuator/upstreams`)).json();
+  const view: any = await (await fetch(`${gateway.managementUrl}/actuator/upstreams`)).json();
   return view.upstreams.find((u: { id: string }) => u.id === id);
 }
 

@@ -181,10 +181,12 @@ export class RegistryService {
   /**
    * Adds or replaces an upstream registered at runtime (issue 13 §2); it is pulled from the
    * next round on and joins the catalog only through that round's merge. false for the id of
-   * a configured upstream.
+   * a configured upstream. `registeredAt` (ms since the epoch, the registration's createdAt)
+   * places it among the registered sources, after every configured one (the order in which
+   * sources claim resource URIs); default: when it was first put here.
    */
-  putUpstream(definition: UpstreamDefinition): boolean {
-    const put = this.upstreams.put(definition);
+  putUpstream(definition: UpstreamDefinition, registeredAt?: number): boolean {
+    const put = this.upstreams.put(definition, registeredAt);
     // a replaced upstream starts afresh, its rejected copy included
     if (put) {
       this.rejectedCopies.delete(definition.id);

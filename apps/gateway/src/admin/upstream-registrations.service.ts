@@ -344,7 +344,8 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       this.logger.warn(`Registered upstream ${id} is not applied: ${check.problems.join('; ')}`);
       return previous !== undefined && previous.invalid === undefined;
     }
-    this.registry.putUpstream(check.definition);
+    // registration time orders the registered sources alike on every replica (resource URIs)
+    this.registry.putUpstream(check.definition, registration.createdAt);
     this.known.set(id, { stored: { ...registration, upstream: check.upstream }, signature });
     return true;
   }

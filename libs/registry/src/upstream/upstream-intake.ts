@@ -61,8 +61,12 @@ export interface PartialSource {
 @Injectable()
 export class UpstreamIntake {
   private readonly logger = new Logger('Registry');
-  /** Configured upstreams first (config order), then registered ones (issue 13) in order of arrival. */
-  private readonly records: Map<string, UpstreamRecord>;
+  /**
+   * Configured upstreams first (config order), then registered ones (issue 13) in order of
+   * registration time (then id), the same on every replica whatever order it learnt them in:
+   * the order in which sources claim resource URIs (CatalogExtras).
+   */
+  private records: Map<string, UpstreamRecord>;
   /** Ids of the configured upstreams: never replaced or removed at runtime. */
   private readonly configured: ReadonlySet<string>;
   private readonly schemas = new SchemaChecker();
@@ -82,12 +86,27 @@ export class UpstreamIntake {
    * reaches the catalog only through the next round's merge. A configured upstream is never
    * replaced: false.
    */
-  put(definition: UpstreamDefinition): boolean {
+  put(definition: UpstreamDefinition, registeredAt?: number): boolean {
     if (this.configured.has(definition.id)) return false;
     const record = new UpstreamRecord(definition);
     // A pull of the definition it replaces may still be running: its result is not this one's.
     record.putAt = Date.now();
+    record.registeredAt =
+      registeredAt ?? this.records.get(definition.id)?.registeredAt ?? record.putAt;
     this.records.set(definition.id, record);
+    const registered = [...this.records.values()]
+      .filter((r) => !this.configured.has(r.definition.id))
+      .sort(
+        (a, b) =>
+          a.registeredAt - b.registeredAt ||
+          (a.definition.id < b.definition.id ? -1 : a.definition.id > b.definition.id ? 1 : 0),
+      );
+    this.records = new Map(
+      [
+        ...[...this.records.values()].filter((r) => this.configured.has(r.definition.id)),
+        ...registered,
+      ].map((r) => [r.definition.id, r]),
+    );
     return true;
   }
 

@@ -69,6 +69,8 @@ export class UpstreamRecord {
   lastErrorType?: UpstreamPullErrorType;
   /** ms since the epoch at which a runtime registration put this record (0: configured). */
   putAt = 0;
+  /** ms since the epoch of the registration (its createdAt; 0: configured): its place among registered sources. */
+  registeredAt = 0;
   /** The last failure's detail (or merge rejection's), for operators; never on /actuator. */
   lastErrorDetail?: string;
   /** URIs it lists that an earlier source keeps, as of the last published catalog. */
