@@ -323,7 +323,9 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
   private apply(registration: StoredRegistration): boolean {
     const id = registration.upstream.id;
     const previous = this.known.get(id);
-    const signature = JSON.stringify(registration.upstream);
+    // createdAt too: a registration deleted and posted again with the same content is a new
+    // one, placed after those registered before it (the order sources claim resource URIs)
+    const signature = JSON.stringify([registration.createdAt, registration.upstream]);
     if (previous !== undefined && previous.signature === signature) {
       this.known.set(id, { ...previous, stored: registration });
       return false;
