@@ -76,6 +76,20 @@ export function evaluateTargets(results) {
       'max RSS, refresh rounds of a 40,000-tool upstream list',
     ],
     [
+      'overload.listChangedStorm.stormingUpstreamPulls',
+      '<=',
+      3,
+      'pulls',
+      'pulls of an upstream sending 100 list_changed in 1 s',
+    ],
+    [
+      'overload.listChangedStorm.otherSourcePulls',
+      '<=',
+      0,
+      'pulls',
+      'pulls of the other sources meanwhile (= 0)',
+    ],
+    [
       'upstreamCall.c16.throughputRatioVsDirect',
       '>=',
       0.8,

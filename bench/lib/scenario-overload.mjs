@@ -9,7 +9,9 @@
 //                notifications/s (bench/lib/scenario-stalled-streams.mjs): RSS, streams closed.
 //   hugeUpstreamList  an upstream listing 40,000 tools (about 5 MB), three refresh rounds:
 //                the longest event-loop stall and max RSS (bench/lib/scenario-huge-list.mjs).
-// BENCH_OVERLOAD_PARTS (default "deep,big,streams,hugeList") picks the parts, e.g.
+//   listChangedStorm  an upstream sending 100 tools/list_changed 10 ms apart: pulls of it and
+//                of every other source (bench/lib/scenario-storm.mjs).
+// BENCH_OVERLOAD_PARTS (default "deep,big,streams,hugeList,storm") picks the parts, e.g.
 // BENCH_SCENARIOS=overload BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ import {
 import { hugeUpstreamList } from './scenario-huge-list.mjs';
 import { loopWindow } from './scenario-refresh.mjs';
 import { stalledStreams } from './scenario-stalled-streams.mjs';
+import { listChangedStorm } from './scenario-storm.mjs';
 import { round } from './stats.mjs';
 
 const BIG_BYTES = 7 * 1024 * 1024;
@@ -126,9 +129,11 @@ async function startGateway(ts, loopFile) {
   return gw;
 }
 
-/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "streams", "hugeList"; all by default). */
+/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "streams", "hugeList", "storm"; all by default). */
 export const OVERLOAD_PARTS = new Set(
-  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,streams,hugeList').split(',').map((p) => p.trim()),
+  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,streams,hugeList,storm')
+    .split(',')
+    .map((p) => p.trim()),
 );
 
 export async function scenarioOverload() {
@@ -142,6 +147,7 @@ export async function scenarioOverload() {
       result.stalledStreams = await stalledStreams(ts, CHART_NODE_OPTIONS);
     if (OVERLOAD_PARTS.has('hugeList'))
       result.hugeUpstreamList = await hugeUpstreamList(CHART_NODE_OPTIONS);
+    if (OVERLOAD_PARTS.has('storm')) result.listChangedStorm = await listChangedStorm();
     return result;
   } finally {
     await ts.close();

@@ -52,6 +52,12 @@ export interface UpstreamView {
   readonly namePrefix: string;
   readonly counts: Readonly<Record<string, number>>;
   readonly leftOut: readonly { readonly name?: string; readonly reason?: string }[];
+  /** URIs it lists that an earlier source keeps (docs/operations.md §10 "Routing"). */
+  readonly resourceConflicts?: readonly {
+    readonly uri: string;
+    readonly keptBy: string;
+    readonly template: string | null;
+  }[];
   readonly lastAttemptAt: string | null;
   readonly lastSuccessAt: string | null;
   readonly consecutiveFailures: number;

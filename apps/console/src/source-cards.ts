@@ -119,6 +119,17 @@ export function upstreamCard(
                   pull.leftOut.map((i) => `${i.name ?? '?'}: ${i.reason ?? ''}`).join('; '),
                 )
               : []),
+            ...((pull.resourceConflicts?.length ?? 0) > 0
+              ? field(
+                  'Resources kept by another source',
+                  (pull.resourceConflicts ?? [])
+                    .map(
+                      (c) =>
+                        `${c.uri}: ${c.keptBy}${c.template === null ? ' lists it too' : ` serves it by ${c.template}`}`,
+                    )
+                    .join('; '),
+                )
+              : []),
           ]
         : []),
       ...(record !== undefined ? field('URL', record.url) : []),

@@ -371,6 +371,14 @@ describe('limits and timeouts are positive integers (contract §6)', () => {
     expect(problemsOf(mcpTree({ registry: { refreshJitterSeconds: -1 } }))).toEqual([
       'mcp.registry.refreshJitterSeconds: must be an integer >= 0 (seconds) (got -1)',
     ]);
+    expect(problemsOf(mcpTree({ registry: { listChangedRefreshMinIntervalMillis: -5 } }))).toEqual([
+      'mcp.registry.listChangedRefreshMinIntervalMillis: must be an integer >= 0 (ms) (got -5)',
+    ]);
+    expect(
+      problemsOf(mcpTree({ registry: { listChangedRefreshMinIntervalMillis: 60_001 } })),
+    ).toEqual([
+      'mcp.registry.listChangedRefreshMinIntervalMillis: must be at most 60000 (ms) (got 60001)',
+    ]);
   });
 });
 
@@ -381,6 +389,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
       refreshIntervalSeconds: 30,
       refreshJitterSeconds: 5,
       notFoundRefreshMinIntervalMillis: 1000,
+      listChangedRefreshMinIntervalMillis: 1000,
       maxPagesPerList: 100,
     });
     expect(config.mcp.discovery).toEqual({
@@ -517,6 +526,7 @@ describe('config files: profile layering and MCP_CONFIG_FILE', () => {
       refreshIntervalSeconds: 45,
       refreshJitterSeconds: 2,
       notFoundRefreshMinIntervalMillis: 1000,
+      listChangedRefreshMinIntervalMillis: 1000,
       maxPagesPerList: 100,
     });
     expect(config.mcp.discovery.maxToolsTotal).toBe(120);

@@ -71,6 +71,18 @@ export class RegistryConfig {
   notFoundRefreshMinIntervalMillis = 1000;
 
   /**
+   * The flood limit of an upstream's list_changed notifications (docs/operations.md §10):
+   * the first notification of a burst pulls that upstream at once; later ones are coalesced
+   * into one more pull of it, started no sooner than this many ms after the previous pull of
+   * it started (delayed, never dropped: the state after the burst is always pulled). 0 = no
+   * delay (one pull at a time per upstream still).
+   */
+  @IsInt({ message: 'must be an integer >= 0 (ms)' })
+  @Min(0, { message: 'must be an integer >= 0 (ms)' })
+  @Max(60_000, { message: 'must be at most 60000 (ms)' })
+  listChangedRefreshMinIntervalMillis = 1000;
+
+  /**
    * Most pages one upstream list (tools/list, resources/list, …) may take, following
    * `nextCursor`; more, or a cursor seen twice, is a failed pull (issue 10 §3).
    */

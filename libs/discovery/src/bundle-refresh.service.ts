@@ -3,16 +3,8 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
-import { UpstreamConnections } from '@app/upstream';
 import { ManifestFetcher } from './manifest-fetcher.service';
 import { UpstreamListPuller } from './upstream-list-puller.service';
-
-/** Upstream notifications that say a list changed: each triggers a refresh (issue 10 §3). */
-const LIST_CHANGED = new Set([
-  'notifications/tools/list_changed',
-  'notifications/resources/list_changed',
-  'notifications/prompts/list_changed',
-]);
 
 /** A round promised to the misses that arrived since the last round started; not started yet. */
 interface PromisedRound {
@@ -51,15 +43,9 @@ export class BundleRefreshService implements OnApplicationShutdown {
     @Optional()
     @Inject(UpstreamListPuller)
     private readonly upstreamPuller: UpstreamListPuller | null = null,
-    @Optional() @Inject(UpstreamConnections) connections: UpstreamConnections | null = null,
   ) {
+    // An upstream's list_changed refreshes that upstream alone: ListChangedRefresh.
     this.minIntervalMs = config.mcp.registry.notFoundRefreshMinIntervalMillis;
-    connections?.onUnsolicited((upstreamId, message) => {
-      if (typeof message.method !== 'string' || !LIST_CHANGED.has(message.method)) return;
-      this.logger.log(`Upstream ${upstreamId}: ${message.method}; refreshing`);
-      // After the round in flight (it may have pulled the old list), one more round.
-      void (this.running ?? Promise.resolve()).then(() => this.refreshNow());
-    });
   }
 
   /** Starts a round, or joins the one already running. Resolves when that round is applied; never rejects. */

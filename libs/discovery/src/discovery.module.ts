@@ -6,6 +6,7 @@ import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { UpstreamListPuller } from './upstream-list-puller.service';
 import { BundleRefreshService } from './bundle-refresh.service';
+import { ListChangedRefresh } from './list-changed-refresh.service';
 import { ManifestFetcher } from './manifest-fetcher.service';
 import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.service';
 
@@ -26,6 +27,7 @@ import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.serv
   providers: [
     ManifestFetcher,
     BundleRefreshService,
+    ListChangedRefresh,
     UpstreamListPuller,
     RefreshScheduler,
     { provide: RANDOM, useValue: Math.random },

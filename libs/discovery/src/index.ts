@@ -6,3 +6,4 @@ export {
   classifyPullError,
   type FetchedManifest,
 } from './manifest-fetcher.service';
+export * from './list-changed-refresh.service';

@@ -70,6 +70,7 @@ export class GatewayMetrics {
   private readonly streamsRefused: Counter<'reason'>;
   private readonly validationWorkerCrashes: Counter<'bundle' | 'then'>;
   private readonly registrationStoreResets: Counter;
+  private readonly upstreamListChanges: Counter<'upstream' | 'outcome'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
 
@@ -182,6 +183,12 @@ export class GatewayMetrics {
       help: 'Times this replica found the registration store (Redis) reset: its marker gone or replaced; the registrations applied were kept and written back',
       registers,
     });
+    this.upstreamListChanges = new Counter({
+      name: `${PREFIX}upstream_list_changed_total`,
+      help: "list_changed notifications of upstreams, by upstream and outcome (refreshed: started a burst and its pull; coalesced: into the burst's next pull)",
+      labelNames: ['upstream', 'outcome'],
+      registers,
+    });
   }
 
   /** How many notification streams are open now. */
@@ -211,6 +218,11 @@ export class GatewayMetrics {
   /** The registration store lost its data (operations §15 "Shared and durable"). */
   registrationStoreReset(): void {
     this.registrationStoreResets.inc();
+  }
+
+  /** `upstream` is a configured or registered id; `outcome` 'refreshed' or 'coalesced'. */
+  upstreamListChanged(upstream: string, outcome: 'refreshed' | 'coalesced'): void {
+    this.upstreamListChanges.inc({ upstream, outcome });
   }
 
   /**

@@ -7,7 +7,7 @@ import {
 } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { BundleIntake, type BundleRound } from './bundle/bundle-intake';
-import { CatalogExtras } from './catalog/catalog-extras';
+import { CatalogExtras, type ResourceConflict } from './catalog/catalog-extras';
 import { CatalogHistory, type CatalogHistoryView } from './catalog/catalog-history';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
@@ -95,6 +95,12 @@ export class RegistryService {
   private readonly roundListeners = new Set<() => void>();
   /** Per source, the content fingerprint of its copy the last merge rejected (cleared on adoption). */
   private readonly rejectedCopies = new Map<string, string>();
+  /**
+   * The publication in progress, if any: rounds, single-upstream refreshes and warm-start
+   * adoptions are applied one after another, never interleaved (each merges the copies the
+   * one before it committed).
+   */
+  private applying: Promise<void> = Promise.resolve();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -175,10 +181,12 @@ export class RegistryService {
   /**
    * Adds or replaces an upstream registered at runtime (issue 13 §2); it is pulled from the
    * next round on and joins the catalog only through that round's merge. false for the id of
-   * a configured upstream.
+   * a configured upstream. `registeredAt` (ms since the epoch, the registration's createdAt)
+   * places it among the registered sources, after every configured one (the order in which
+   * sources claim resource URIs); default: when it was first put here.
    */
-  putUpstream(definition: UpstreamDefinition): boolean {
-    const put = this.upstreams.put(definition);
+  putUpstream(definition: UpstreamDefinition, registeredAt?: number): boolean {
+    const put = this.upstreams.put(definition, registeredAt);
     // a replaced upstream starts afresh, its rejected copy included
     if (put) {
       this.rejectedCopies.delete(definition.id);
@@ -307,11 +315,13 @@ export class RegistryService {
       });
     }
     if (round.candidates.size === 0 && upstreamRound.candidates.size === 0) return;
-    try {
-      await this.publish(round, upstreamRound);
-    } finally {
-      this.roundApplied();
-    }
+    await this.serialized(async () => {
+      try {
+        await this.publish(round, upstreamRound);
+      } finally {
+        this.roundApplied();
+      }
+    });
   }
 
   /**
@@ -325,15 +335,43 @@ export class RegistryService {
     results: readonly BundlePullResult[],
     upstreamResults: readonly UpstreamPullResult[] = [],
   ): Promise<void> {
-    const bundleRound = await this.bundles.intake(results);
-    const upstreamRound = await this.upstreams.intake(upstreamResults);
-    try {
-      await this.publish(bundleRound, upstreamRound);
-    } finally {
-      // The first attempt is over even if publishing failed unexpectedly (readiness, §6).
-      this.firstRoundDone = true;
-      this.roundApplied();
-    }
+    await this.serialized(async () => {
+      const bundleRound = await this.bundles.intake(results);
+      const upstreamRound = await this.upstreams.intake(upstreamResults);
+      try {
+        await this.publish(bundleRound, upstreamRound);
+      } finally {
+        // The first attempt is over even if publishing failed unexpectedly (readiness, §6).
+        this.firstRoundDone = true;
+        this.roundApplied();
+      }
+    });
+  }
+
+  /**
+   * Applies the pull of one upstream outside a round (its list_changed, docs/operations.md
+   * §10): checked like a round's, merged with every other source's copy as it stands, and
+   * published when the aggregate passes. No bundle is pulled or re-checked, and it does not
+   * count as the first round (readiness waits for a round of every source). A pull that
+   * started before the copy the upstream holds was pulled is stale and ignored.
+   */
+  async applyUpstreamPull(result: UpstreamPullResult): Promise<void> {
+    await this.serialized(async () => {
+      const bundleRound: BundleRound = { candidates: new Map(), failures: new Map() };
+      const upstreamRound = await this.upstreams.intake([result]);
+      try {
+        await this.publish(bundleRound, upstreamRound);
+      } finally {
+        this.roundApplied();
+      }
+    });
+  }
+
+  /** Runs `apply` after the publication in progress; its failure is its caller's, not the next one's. */
+  private serialized(apply: () => Promise<void>): Promise<void> {
+    const run = this.applying.then(apply);
+    this.applying = run.catch(() => undefined);
+    return run;
   }
 
   /** Merges, and commits candidates only as far as the aggregate allows (contract §7.3, §7.6). */
@@ -460,6 +498,27 @@ export class RegistryService {
     );
   }
 
+  /**
+   * Logs the resource conflicts this catalog has that the published one had not (each is
+   * logged once, not at every publication), at most LOGGED_NAMES lines and one for the rest.
+   */
+  private logNewConflicts(conflicts: readonly ResourceConflict[]): void {
+    const key = (c: ResourceConflict): string => `${c.uri}\u0000${c.keptBy}\u0000${c.droppedFrom}`;
+    const known = new Set((this.snapshot?.extras.conflicts ?? []).map(key));
+    const fresh = conflicts.filter((c) => !known.has(key(c)));
+    for (const c of fresh.slice(0, LOGGED_NAMES))
+      this.logger.warn(
+        c.template === undefined
+          ? `Resource ${c.uri.slice(0, 128)} is listed by ${c.keptBy} and ${c.droppedFrom}; ` +
+              `${c.keptBy} (the earlier source) keeps it, ${c.droppedFrom}'s entry is not published`
+          : `Resource ${c.uri.slice(0, 128)} listed by ${c.droppedFrom} is covered by the template ` +
+              `${c.template.slice(0, 128)} of ${c.keptBy}; ${c.keptBy} (the earlier source) keeps it, ` +
+              `${c.droppedFrom}'s entry is not published`,
+      );
+    if (fresh.length > LOGGED_NAMES)
+      this.logger.warn(`… and ${fresh.length - LOGGED_NAMES} more resource conflicts`);
+  }
+
   /** Builds and swaps in the catalog for these inputs; true, or the merge rejection. */
   private async tryPublish(
     inputs: readonly MergeInput[],
@@ -487,11 +546,8 @@ export class RegistryService {
       inputs.map((i) => [i.bundle.id, i.manifest.revision ?? null]),
     );
     const extras = CatalogExtras.build(contributions, inputs.length > 0);
-    for (const conflict of extras.conflicts)
-      this.logger.warn(
-        `Resource ${conflict.uri.slice(0, 128)} is published by ${conflict.keptBy} and ${conflict.droppedFrom}; ` +
-          `${conflict.keptBy} (first in config order) keeps it`,
-      );
+    this.logNewConflicts(extras.conflicts);
+    this.upstreams.noteResourceConflicts(extras.conflicts);
     const next = await CatalogSnapshot.build(
       merged.tools,
       contentKey,

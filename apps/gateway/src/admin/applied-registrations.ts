@@ -32,6 +32,14 @@ export function byAge(a: StoredRegistration, b: StoredRegistration): number {
  * replica takes the same registrations and refuses the same ones (operations §15 "One answer
  * on every replica"). It puts and removes the registry's sources; `onChange` asks for a round.
  */
+/**
+ * What a stored record is applied from: createdAt too, so a registration deleted and posted
+ * again with the same content is a new one, placed after those registered before it.
+ */
+function signatureOf(registration: StoredRegistration): string {
+  return JSON.stringify([registration.createdAt, registration.upstream]);
+}
+
 export class AppliedRegistrations {
   private readonly logger = new Logger('Admin');
   private readonly known = new Map<string, Known>();
@@ -79,7 +87,7 @@ export class AppliedRegistrations {
       registrations.map(async (r) => {
         const id = r.upstream.id;
         const previous = this.known.get(id);
-        if (previous !== undefined && previous.signature === JSON.stringify(r.upstream)) {
+        if (previous !== undefined && previous.signature === signatureOf(r)) {
           out.set(id, previous.addressRefusal);
           return;
         }
@@ -138,7 +146,7 @@ export class AppliedRegistrations {
   ): boolean {
     const id = registration.upstream.id;
     const previous = this.known.get(id);
-    const signature = JSON.stringify(registration.upstream);
+    const signature = signatureOf(registration);
     if (this.configuredIds.has(id)) {
       const invalid = `id: "${id}" is now a configured upstream`;
       this.known.set(id, {
@@ -173,7 +181,9 @@ export class AppliedRegistrations {
       this.logger.warn(`Registered upstream ${id} is not applied: ${invalid}`);
       return previous !== undefined && previous.invalid === undefined;
     }
-    this.registry.putUpstream(check.definition);
+    // registration time orders the registered sources alike on every replica (the order in
+    // which sources claim resource URIs, docs/operations.md §10 "Routing")
+    this.registry.putUpstream(check.definition, registration.createdAt);
     this.known.set(id, { stored: registration, upstream: check.upstream, signature });
     return true;
   }

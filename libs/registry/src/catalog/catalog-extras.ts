@@ -6,11 +6,17 @@ import type {
 } from '../upstream/upstream-contribution';
 import { compareCodeUnits } from './merge-catalog';
 
-/** A resource URI two sources publish: the first in config order keeps it (issue 10 §4). */
+/**
+ * A resource URI a source lists that an earlier source (config order, then registration
+ * order) already claims, by listing it too or by a URI template that matches it: the earlier
+ * one keeps it, the later one's entry is not published (docs/operations.md §10 "Routing").
+ */
 export interface ResourceConflict {
   readonly uri: string;
   readonly keptBy: string;
   readonly droppedFrom: string;
+  /** The keeper's URI template that matches the URI; undefined when the keeper lists the URI. */
+  readonly template?: string;
 }
 
 /** Which MCP features the catalog's sources can serve (issue 10 §6). */
@@ -25,6 +31,9 @@ export interface CatalogFeatures {
 
 interface TemplateRoute {
   readonly matcher: RegExp;
+  /** The template's text before its first expression: a URI that does not start with it cannot match. */
+  readonly literalPrefix: string;
+  readonly uriTemplate: string;
   readonly upstream: UpstreamDefinition;
   /** Its resources/templates/list entry (a caller's filtered list is built from these; issue 12 §3). */
   readonly publishedJson: string;
@@ -48,6 +57,25 @@ export function templateMatcher(uriTemplate: string): RegExp {
   }
   pattern += uriTemplate.slice(last).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`^${pattern}$`, 's');
+}
+
+/** The literal text of a URI template before its first `{…}` expression. */
+function literalPrefix(uriTemplate: string): string {
+  const brace = uriTemplate.indexOf('{');
+  return brace < 0 ? uriTemplate : uriTemplate.slice(0, brace);
+}
+
+/** The first of `templates[0..end)` matching `uri`, in source order. */
+function firstMatch(
+  templates: readonly TemplateRoute[],
+  end: number,
+  uri: string,
+): TemplateRoute | undefined {
+  for (let i = 0; i < end; i++) {
+    const t = templates[i] as TemplateRoute;
+    if (uri.startsWith(t.literalPrefix) && t.matcher.test(uri)) return t;
+  }
+  return undefined;
 }
 
 /**
@@ -91,15 +119,34 @@ export class CatalogExtras {
     const conflicts: ResourceConflict[] = [];
     const templates: TemplateRoute[] = [];
     const templateJson: string[] = [];
+    // Sources in config order, then registration order: the first to claim a URI keeps it,
+    // by listing it or by a template that matches it, so a later source cannot take over a
+    // URI another serves by listing it (docs/operations.md §10 "Routing").
     for (const c of contributions) {
+      const earlierTemplates = templates.length;
       for (const r of c.resources) {
         const kept = resources.get(r.key);
-        if (kept === undefined) resources.set(r.key, r);
-        else conflicts.push({ uri: r.key, keptBy: kept.sourceId, droppedFrom: r.sourceId });
+        if (kept !== undefined) {
+          conflicts.push({ uri: r.key, keptBy: kept.sourceId, droppedFrom: r.sourceId });
+          continue;
+        }
+        const covering = firstMatch(templates, earlierTemplates, r.key);
+        if (covering !== undefined) {
+          conflicts.push({
+            uri: r.key,
+            keptBy: covering.upstream.id,
+            droppedFrom: r.sourceId,
+            template: covering.uriTemplate,
+          });
+          continue;
+        }
+        resources.set(r.key, r);
       }
       for (const t of c.resourceTemplates) {
         templates.push({
           matcher: templateMatcher(t.key),
+          literalPrefix: literalPrefix(t.key),
+          uriTemplate: t.key,
           upstream: c.upstream,
           publishedJson: t.publishedJson,
         });
@@ -153,13 +200,15 @@ export class CatalogExtras {
   }
 
   /**
-   * The upstream that serves this resource URI: the one listing it, else the first (config
-   * order) whose template matches it, else the only upstream serving resources at all.
+   * The upstream that serves this resource URI: the first source (config order, then
+   * registration order) that lists it or has a template matching it (a later source's
+   * listing of it is a conflict, not published), else the only upstream serving resources.
    */
   resourceOwner(uri: string): UpstreamDefinition | undefined {
     const listed = this.resources.get(uri);
     if (listed !== undefined) return listed.upstream;
-    for (const t of this.templates) if (t.matcher.test(uri)) return t.upstream;
+    const covering = firstMatch(this.templates, this.templates.length, uri);
+    if (covering !== undefined) return covering.upstream;
     const serving = [...this.upstreams.values()].filter(
       (c) => c.capabilities.resources !== undefined,
     );

@@ -204,6 +204,35 @@ describe('upstreams registered at runtime (issue 13 §2)', () => {
       expect(r.upstreamState('late')).toMatchObject({ lastErrorType: 'CatalogTooLargeError' });
     });
   });
+
+  it('registered upstreams follow the configured ones in order of registration time, however a replica learnt them; the earlier one keeps a shared resource URI', async () => {
+    const r = registry();
+    const withResource = (id: string, offsetMs = 0): UpstreamPullResult => {
+      const p = pulled(id, [], offsetMs);
+      return {
+        ...p,
+        lists: {
+          ...(p as Extract<UpstreamPullResult, { kind: 'lists' }>).lists,
+          capabilities: { resources: {} },
+          resources: [{ uri: 'shared://r', name: id }],
+        },
+      } as UpstreamPullResult;
+    };
+    // learnt late first (as a replica reading the store may), registered second
+    r.putUpstream(upstream('late'), 2_000);
+    r.putUpstream(upstream('early'), 1_000);
+    expect(r.enabledUpstreams().map((u) => u.id)).toEqual(['calc', 'early', 'late']);
+    await r.applyRound([], [pulled('calc', ['add']), withResource('late'), withResource('early')]);
+    expect(r.current()?.extras.resourceOwner('shared://r')?.id).toBe('early');
+    expect(r.current()?.extras.conflicts.map((c) => [c.droppedFrom, c.keptBy])).toEqual([
+      ['late', 'early'],
+    ]);
+    // replaced (a PATCH keeps createdAt): its place stays
+    r.putUpstream({ ...upstream('early'), url: 'http://moved.internal/mcp' }, 1_000);
+    expect(r.enabledUpstreams().map((u) => u.id)).toEqual(['calc', 'early', 'late']);
+    r.removeUpstream('calc'); // configured: stays
+    expect(r.enabledUpstreams().map((u) => u.id)).toEqual(['calc', 'early', 'late']);
+  });
 });
 
 describe('tools caps of one upstream, applied before any schema is compiled', () => {

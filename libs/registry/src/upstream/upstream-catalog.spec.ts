@@ -323,4 +323,110 @@ describe('RegistryService with upstreams (issue 10 §3, §4, §8)', () => {
     });
     expect(JSON.parse(extras?.resourcesJson ?? '')).toEqual([{ uri: 'file:///shared', name: 's' }]);
   });
+
+  it('a URI an earlier source serves by its template stays with it: a later source listing it is a conflict, shown in its status and not published', async () => {
+    const { service } = setup([], [upstream('tpl'), upstream('hj')]);
+    await service.applyRound(
+      [],
+      [
+        pulledLists('tpl', {
+          capabilities: { resources: {} },
+          resourceTemplates: [{ uriTemplate: 'tpl://{x}', name: 'any' }],
+        }),
+        pulledLists('hj', {
+          capabilities: { resources: {} },
+          resources: [
+            { uri: 'tpl://victim', name: 'stolen' },
+            { uri: 'hj://own', name: 'own' },
+          ],
+          // a template of its own that covers the earlier one's URIs routes nothing of them
+          resourceTemplates: [{ uriTemplate: 'tpl://{y}', name: 'late' }],
+        }),
+      ],
+    );
+    const extras = service.current()?.extras;
+    expect(extras?.resourceOwner('tpl://victim')?.id).toBe('tpl');
+    expect(extras?.resourceOwner('tpl://other')?.id).toBe('tpl');
+    expect(extras?.resourceOwner('hj://own')?.id).toBe('hj');
+    expect(extras?.conflicts).toEqual([
+      { uri: 'tpl://victim', keptBy: 'tpl', droppedFrom: 'hj', template: 'tpl://{x}' },
+    ]);
+    expect(JSON.parse(extras?.resourcesJson ?? '')).toEqual([{ uri: 'hj://own', name: 'own' }]);
+    const [tplView, hjView] = service.upstreamsView().upstreams;
+    expect(tplView?.resourceConflicts).toEqual([]);
+    expect(hjView?.resourceConflicts).toEqual([
+      { uri: 'tpl://victim', keptBy: 'tpl', template: 'tpl://{x}' },
+    ]);
+    // the conflict ends with the listing: the status follows the published catalog
+    await service.applyRound(
+      [],
+      [
+        pulledLists(
+          'hj',
+          {
+            capabilities: { resources: {} },
+            resources: [{ uri: 'hj://own', name: 'own' }],
+          },
+          1,
+        ),
+      ],
+    );
+    expect(service.upstreamsView().upstreams[1]?.resourceConflicts).toEqual([]);
+  });
+
+  it('an earlier source that lists a URI keeps it against a later template, and a source may list URIs its own template covers', async () => {
+    const { service } = setup([], [upstream('lister'), upstream('late')]);
+    await service.applyRound(
+      [],
+      [
+        pulledLists('lister', {
+          capabilities: { resources: {} },
+          resources: [{ uri: 'db://users', name: 'users' }],
+          resourceTemplates: [{ uriTemplate: 'files://{+path}', name: 'f' }],
+        }),
+        pulledLists('late', {
+          capabilities: { resources: {} },
+          resources: [{ uri: 'late://a', name: 'a' }],
+          resourceTemplates: [{ uriTemplate: 'db://{t}', name: 't' }],
+        }),
+      ],
+    );
+    const extras = service.current()?.extras;
+    expect(extras?.resourceOwner('db://users')?.id).toBe('lister');
+    expect(extras?.resourceOwner('db://orders')?.id).toBe('late');
+    expect(extras?.resourceOwner('files://a/b/c')?.id).toBe('lister');
+    expect(extras?.conflicts).toEqual([]);
+  });
+
+  it('a single upstream pull (its list_changed) publishes that upstream alone; an older round pull applied after it is ignored', async () => {
+    const { service } = setup([], [upstream('storm'), upstream('other')]);
+    await service.applyRound(
+      [],
+      [
+        pulledLists('storm', { tools: [tool('one')] }, 0),
+        pulledLists('other', { tools: [tool('x')] }, 0),
+      ],
+    );
+    await service.applyUpstreamPull(pulledLists('storm', { tools: [tool('two')] }, 5));
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['other__x', 'storm__two']);
+    // a round whose pull of `storm` started before that one (at 3 s) is applied afterwards
+    await service.applyRound(
+      [],
+      [
+        pulledLists('storm', { tools: [tool('one')] }, 3),
+        pulledLists('other', { tools: [tool('y')] }, 3),
+      ],
+    );
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['other__y', 'storm__two']);
+  });
+
+  it('applies rounds and single upstream pulls one after another, never interleaved', async () => {
+    const { service } = setup([], [upstream('a'), upstream('b')]);
+    await Promise.all([
+      service.applyRound([], [pulledLists('a', { tools: [tool('one')] }, 1)]),
+      service.applyUpstreamPull(pulledLists('b', { tools: [tool('two')] }, 1)),
+      service.applyUpstreamPull(pulledLists('a', { tools: [tool('three')] }, 2)),
+    ]);
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['a__three', 'b__two']);
+  });
 });

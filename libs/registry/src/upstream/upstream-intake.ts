@@ -6,6 +6,7 @@ import {
   type UpstreamDefinition,
 } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
+import type { ResourceConflict } from '../catalog/catalog-extras';
 import { SchemaChecker } from '../manifest/schema-checker';
 import {
   LAST_GOOD_STORE,
@@ -65,8 +66,12 @@ export interface PartialSource {
 @Injectable()
 export class UpstreamIntake {
   private readonly logger = new Logger('Registry');
-  /** Configured upstreams first (config order), then registered ones (issue 13) in order of arrival. */
-  private readonly records: Map<string, UpstreamRecord>;
+  /**
+   * Configured upstreams first (config order), then registered ones (issue 13) in order of
+   * registration time (then id), the same on every replica whatever order it learnt them in:
+   * the order in which sources claim resource URIs (CatalogExtras).
+   */
+  private records: Map<string, UpstreamRecord>;
   /** Ids of the configured upstreams: never replaced or removed at runtime. */
   private readonly configured: ReadonlySet<string>;
   private readonly schemas = new SchemaChecker();
@@ -100,12 +105,27 @@ export class UpstreamIntake {
    * reaches the catalog only through the next round's merge. A configured upstream is never
    * replaced: false.
    */
-  put(definition: UpstreamDefinition): boolean {
+  put(definition: UpstreamDefinition, registeredAt?: number): boolean {
     if (this.configured.has(definition.id)) return false;
     const record = new UpstreamRecord(definition);
     // A pull of the definition it replaces may still be running: its result is not this one's.
     record.putAt = Date.now();
+    record.registeredAt =
+      registeredAt ?? this.records.get(definition.id)?.registeredAt ?? record.putAt;
     this.records.set(definition.id, record);
+    const registered = [...this.records.values()]
+      .filter((r) => !this.configured.has(r.definition.id))
+      .sort(
+        (a, b) =>
+          a.registeredAt - b.registeredAt ||
+          (a.definition.id < b.definition.id ? -1 : a.definition.id > b.definition.id ? 1 : 0),
+      );
+    this.records = new Map(
+      [
+        ...[...this.records.values()].filter((r) => this.configured.has(r.definition.id)),
+        ...registered,
+      ].map((r) => [r.definition.id, r]),
+    );
     return true;
   }
 
@@ -136,6 +156,20 @@ export class UpstreamIntake {
     if (record !== undefined) record.lastErrorDetail = detail;
   }
 
+  /**
+   * The resource conflicts of the catalog just published (CatalogExtras): each upstream's
+   * status shows the URIs it lists that an earlier source keeps, and which source.
+   */
+  noteResourceConflicts(conflicts: readonly ResourceConflict[]): void {
+    const byUpstream = new Map<string, ResourceConflict[]>();
+    for (const c of conflicts) {
+      const list = byUpstream.get(c.droppedFrom) ?? [];
+      list.push(c);
+      byUpstream.set(c.droppedFrom, list);
+    }
+    for (const [id, record] of this.records) record.resourceConflicts = byUpstream.get(id) ?? [];
+  }
+
   /** An upstream's namePrefix; undefined for an unknown id. */
   namePrefixOf(id: string): string | undefined {
     return this.records.get(id)?.definition.namePrefix;
@@ -162,6 +196,9 @@ export class UpstreamIntake {
       const record = this.records.get(result.upstreamId);
       if (!record?.definition.enabled) continue;
       if (result.attemptedAt.getTime() < record.putAt) continue;
+      // A round's pull applied after a newer pull of the same upstream (its list_changed
+      // refresh) must not bring back the older lists.
+      if (record.lastAttemptAt !== undefined && result.attemptedAt < record.lastAttemptAt) continue;
       record.lastAttemptAt = result.attemptedAt;
       if (result.kind === 'failed') {
         failures.set(record.definition.id, result.errorType);

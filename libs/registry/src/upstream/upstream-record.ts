@@ -1,6 +1,10 @@
 import type { UpstreamDefinition } from '@app/config';
+import type { ResourceConflict } from '../catalog/catalog-extras';
 import type { LeftOutItem, UpstreamContribution } from './upstream-contribution';
 import type { UpstreamLists, UpstreamPullErrorType } from './upstream-pull-result';
+
+/** How many resource conflicts an upstream's status shows (each new one is also logged). */
+export const RESOURCE_CONFLICTS_SHOWN = 50;
 
 /**
  * issue 10 §7: `healthy` (the last pull was adopted), `degraded` (serving a last good copy
@@ -27,6 +31,15 @@ export interface UpstreamStatusView {
   };
   /** Items the upstream listed that are not published, with the gateway's reason. */
   readonly leftOut: readonly LeftOutItem[];
+  /**
+   * Resource URIs it lists that an earlier source keeps (docs/operations.md §10 "Routing"):
+   * `keptBy` lists it too, or serves it by its `template`; the first RESOURCE_CONFLICTS_SHOWN of them.
+   */
+  readonly resourceConflicts: readonly {
+    readonly uri: string;
+    readonly keptBy: string;
+    readonly template: string | null;
+  }[];
   readonly lastAttemptAt: string | null;
   readonly lastSuccessAt: string | null;
   readonly consecutiveFailures: number;
@@ -56,8 +69,12 @@ export class UpstreamRecord {
   lastErrorType?: UpstreamPullErrorType;
   /** ms since the epoch at which a runtime registration put this record (0: configured). */
   putAt = 0;
+  /** ms since the epoch of the registration (its createdAt; 0: configured): its place among registered sources. */
+  registeredAt = 0;
   /** The last failure's detail (or merge rejection's), for operators; never on /actuator. */
   lastErrorDetail?: string;
+  /** URIs it lists that an earlier source keeps, as of the last published catalog. */
+  resourceConflicts: readonly ResourceConflict[] = [];
 
   constructor(readonly definition: UpstreamDefinition) {}
 
@@ -100,6 +117,11 @@ export class UpstreamRecord {
         prompts: c?.prompts.length ?? 0,
       },
       leftOut: c?.leftOut ?? [],
+      resourceConflicts: this.resourceConflicts.slice(0, RESOURCE_CONFLICTS_SHOWN).map((r) => ({
+        uri: r.uri.slice(0, 128),
+        keptBy: r.keptBy,
+        template: r.template?.slice(0, 128) ?? null,
+      })),
       lastAttemptAt: this.lastAttemptAt?.toISOString() ?? null,
       lastSuccessAt: this.lastSuccessAt?.toISOString() ?? null,
       consecutiveFailures: this.consecutiveFailures,
