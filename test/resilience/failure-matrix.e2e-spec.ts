@@ -10,6 +10,14 @@ import { TestToolService } from '../support/tool-service';
  * make a needed tool silently disappear and never serve a half catalog (contract §2, §6, §11).
  * Each case asserts what agents see on /mcp, what /actuator/toolBundles says, and readiness.
  */
+/**
+ * The bundle's last-good copy in Redis: its manifest and fetched-at keys (README "Redis"); the
+ * registration store's marker lives under the same prefix and is not part of the copy.
+ */
+function bundleCopyKeys(redis: ReturnType<typeof redisClient>, prefix: string): Promise<string[]> {
+  return redis.keys(`${prefix}:{*:ins}:*`);
+}
+
 describe('never lose a tool: the failure matrix', () => {
   const redis = redisClient();
   const track = stopAfterEach();
@@ -74,7 +82,7 @@ describe('never lose a tool: the failure matrix', () => {
       env: { REDIS_URL: SHARED_REDIS_URL },
       waitReady: true,
     });
-    await waitFor(async () => (await redis.keys(`${prefix}:*`)).length === 2);
+    await waitFor(async () => (await bundleCopyKeys(redis, prefix)).length === 2);
     await earlier.stop();
     await service.stop();
 
@@ -396,7 +404,7 @@ describe('never lose a tool: the failure matrix', () => {
     const mcp = gatewayConfig([bundle('ins', service, 'ins.')], { redis: { keyPrefix: prefix } });
     const env = { REDIS_URL: SHARED_REDIS_URL };
     const replica = await GatewayProcess.start({ mcp, env, waitReady: true });
-    await waitFor(async () => (await redis.keys(`${prefix}:*`)).length === 2);
+    await waitFor(async () => (await bundleCopyKeys(redis, prefix)).length === 2);
     await service.stop();
     await replica.stop();
     const restarted = track(await GatewayProcess.start({ mcp, env, waitReady: true }));
@@ -416,7 +424,7 @@ describe('never lose a tool: the failure matrix', () => {
     const mcp = gatewayConfig([bundle('ins', service, 'ins.')], { redis: { keyPrefix: prefix } });
     const env = { REDIS_URL: SHARED_REDIS_URL };
     const first = await GatewayProcess.start({ mcp, env, waitReady: true });
-    await waitFor(async () => (await redis.keys(`${prefix}:*`)).length === 2);
+    await waitFor(async () => (await bundleCopyKeys(redis, prefix)).length === 2);
     await first.stop();
     service.setManifest(manifest('ins', [tool({ name: 'ins.new' })], 'new'));
     const second = track(await GatewayProcess.start({ mcp, env, waitReady: true }));
@@ -444,7 +452,7 @@ describe('never lose a tool: the failure matrix', () => {
     });
     const env = { REDIS_URL: SHARED_REDIS_URL };
     const first = await GatewayProcess.start({ mcp, env, waitReady: true });
-    await waitFor(async () => (await redis.keys(`${prefix}:*`)).length === 2);
+    await waitFor(async () => (await bundleCopyKeys(redis, prefix)).length === 2);
     await first.stop();
     service.manifest = () => ({ hang: true });
     const second = track(await GatewayProcess.start({ mcp, env }));
