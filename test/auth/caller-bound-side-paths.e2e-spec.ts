@@ -264,6 +264,38 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
       expect(told.params._meta[SUBSCRIPTION_ID]).toBe('B1');
     });
 
+    it('2025 GET stream: a list change of a source outside the grant is not told to B; one inside it is', async () => {
+      const getStream = async (token: string): Promise<SseReader> => {
+        const headers = await session(g1.mcpUrl, token);
+        const stream = await SseReader.open(g1.mcpUrl, 'GET', {
+          accept: 'text/event-stream',
+          'mcp-protocol-version': headers['mcp-protocol-version']!,
+          'mcp-session-id': headers['mcp-session-id']!,
+          authorization: `Bearer ${token}`,
+        });
+        expect(stream.status).toBe(200);
+        return stream;
+      };
+      const getA = await getStream(tokenA);
+      const getB = await getStream(tokenB);
+      try {
+        const changes = (s: SseReader) =>
+          s.messages.filter((m) => m.method === 'notifications/tools/list_changed').length;
+        sec.addTool('later');
+        await getA.waitForMessage((m) => m.method === 'notifications/tools/list_changed', 20_000);
+        // keep-alive comments written after the publication: B had its chance to be told
+        const comments = getB.comments.length;
+        await waitFor(() => getB.comments.length >= comments + 2, 10_000);
+        expect(changes(getB)).toBe(0);
+
+        ub.addTool('evenmore');
+        await getB.waitForMessage((m) => m.method === 'notifications/tools/list_changed', 20_000);
+      } finally {
+        getA.close();
+        getB.close();
+      }
+    });
+
     it('2025: resources/subscribe of a resource outside the grant is answered as an unknown one and never forwarded', async () => {
       const headersB = await session(g1.mcpUrl, tokenB);
       const subscribesBefore = repo.requestsFor('resources/subscribe').length;

@@ -1,16 +1,20 @@
 import { decodeJwt } from 'jose';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
+import { ListenUpstream } from '../support/listen-upstream';
 import { V2Upstream } from '../support/mcp-upstreams';
 import { TestAuthorizationServer } from '../support/oidc-provider';
 import { rpc } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
+import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
 
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const GATEWAY_AUD = 'http://127.0.0.1/mcp-gateway';
 const CALC_AUD = 'https://calc.internal.example/mcp';
 const OPS_AUD = 'https://ops.internal.example';
+const LIVE_AUD = 'https://live.internal.example/mcp';
+const LISTEN_AUD = 'https://listen.internal.example/mcp';
 const GATEWAY_CLIENT = {
   client_id: 'mcp-gateway',
   client_secret: 'gw-secret-91c2',
@@ -45,6 +49,8 @@ describe('token exchange towards sources (issue 12 §4)', () => {
   let calc: V2Upstream;
   let plain: V2Upstream;
   let guarded: V2Upstream;
+  let live: V2Upstream;
+  let lsn: ListenUpstream;
   let ops: TestToolService;
   let gateway: GatewayProcess;
   const callerTokens: string[] = [];
@@ -70,13 +76,17 @@ describe('token exchange towards sources (issue 12 §4)', () => {
         [GATEWAY_AUD]: { scope: 'mcp' },
         [CALC_AUD]: { scope: 'calc' },
         [OPS_AUD]: { scope: 'ops' },
+        [LIVE_AUD]: { scope: 'live' },
+        [LISTEN_AUD]: { scope: 'listen' },
       },
       defaultResource: GATEWAY_AUD,
     });
-    [calc, plain, guarded] = await Promise.all([
+    [calc, plain, guarded, live, lsn] = await Promise.all([
       V2Upstream.start(),
       V2Upstream.start(),
       V2Upstream.start(),
+      V2Upstream.start(),
+      ListenUpstream.start(['echo']),
     ]);
     ops = await TestToolService.start(manifest('ops', [tool({ name: 'ops.echo' })]));
     gateway = await GatewayProcess.start({
@@ -88,6 +98,8 @@ describe('token exchange towards sources (issue 12 §4)', () => {
             upstream('guarded', guarded.url, {
               authorization: exchange('https://guarded.example', NO_EXCHANGE_CLIENT.client_id),
             }),
+            upstream('live', live.url, { lists: 'live', authorization: exchange(LIVE_AUD) }),
+            upstream('lsn', lsn.url, { authorization: exchange(LISTEN_AUD) }),
           ],
         }),
         auth: { mode: 'jwt', issuer: as.issuer, audience: GATEWAY_AUD, jwksUrl: as.jwksUrl },
@@ -103,7 +115,14 @@ describe('token exchange towards sources (issue 12 §4)', () => {
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all([calc?.stop(), plain?.stop(), guarded?.stop(), ops?.stop()]);
+    await Promise.all([
+      calc?.stop(),
+      plain?.stop(),
+      guarded?.stop(),
+      live?.stop(),
+      lsn?.stop(),
+      ops?.stop(),
+    ]);
     await as?.stop();
   });
 
@@ -208,6 +227,54 @@ describe('token exchange towards sources (issue 12 §4)', () => {
     }
   });
 
+  it("a caller's own side requests (a live tools/list, a 2026 listen) carry the token exchanged for that upstream, as its calls do", async () => {
+    const dana = await userToken('dana');
+    const list = await rpc(gateway.mcpUrl, 'tools/list', {}, { authorization: `Bearer ${dana}` });
+    expect(list.status).toBe(200);
+    const fetched = live.requestsFor('tools/list').map((r) => bearerOf(r.headers));
+    const forDana = fetched.filter((t) => t !== undefined && decodeJwt(t).sub === 'dana');
+    expect(forDana.length).toBeGreaterThan(0);
+    for (const token of forDana)
+      expect(decodeJwt(token!)).toMatchObject({ aud: LIVE_AUD, act: { sub: 'mcp-gateway' } });
+    expect(fetched).not.toContain(undefined);
+
+    const stream = await SseReader.open(
+      gateway.mcpUrl,
+      'POST',
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'subscriptions/listen',
+        authorization: `Bearer ${dana}`,
+      },
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'L1',
+        method: 'subscriptions/listen',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          },
+          notifications: { toolsListChanged: true },
+        },
+      }),
+    );
+    try {
+      await waitFor(() => lsn.openListens > 0, 15_000);
+      const tokens = lsn.authorizations.map((h) => h.replace(/^Bearer /, ''));
+      const danas = tokens.filter((t) => decodeJwt(t).sub === 'dana');
+      expect(danas.length).toBeGreaterThan(0);
+      for (const token of danas)
+        expect(decodeJwt(token)).toMatchObject({ aud: LISTEN_AUD, act: { sub: 'mcp-gateway' } });
+      expect(tokens).not.toContain(dana);
+    } finally {
+      stream.close();
+    }
+  });
+
   it('an upstream without tokenExchange or passthrough never receives an Authorization', async () => {
     const frank = await userToken('frank');
     const answer = await rpc(
@@ -221,8 +288,9 @@ describe('token exchange towards sources (issue 12 §4)', () => {
   });
 
   it("no source ever received a caller's token, and none is in the gateway log; audit lines name the caller", async () => {
-    const received = [...calc.requests, ...plain.requests, ...guarded.requests]
+    const received = [...calc.requests, ...plain.requests, ...guarded.requests, ...live.requests]
       .map((r) => String(r.headers.authorization ?? ''))
+      .concat(lsn.authorizations)
       .concat(ops.requests.map((r) => String(r.headers.authorization ?? '')));
     for (const token of callerTokens) {
       expect(received.some((h) => h.includes(token))).toBe(false);

@@ -5,11 +5,18 @@ import { ToolExecutor } from './tool-executor.service';
 import { UpstreamExecutor } from './upstream-executor.service';
 import { LiveListFetcher } from './live-list-fetcher';
 import { UpstreamListener } from './upstream-listener.service';
+import { CallerRequestHeaders } from './caller-request-headers';
 
 /** ExecutionModule: tool calls over HTTP to Tool Services, and requests routed to upstream MCP servers. */
 @Module({
   imports: [UpstreamModule, SourceCredentialsModule],
-  providers: [ToolExecutor, UpstreamExecutor, LiveListFetcher, UpstreamListener],
+  providers: [
+    ToolExecutor,
+    UpstreamExecutor,
+    LiveListFetcher,
+    UpstreamListener,
+    CallerRequestHeaders,
+  ],
   exports: [ToolExecutor, UpstreamExecutor, LiveListFetcher, UpstreamListener],
 })
 export class ExecutionModule {}

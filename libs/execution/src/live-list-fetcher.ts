@@ -5,14 +5,10 @@ import {
   type GatewayConfig,
   type UpstreamDefinition,
 } from '@app/config';
-import {
-  ListPagesFault,
-  readListPages,
-  UpstreamConnections,
-  UpstreamFailure,
-  upstreamRequestHeaders,
-} from '@app/upstream';
+import { ListPagesFault, readListPages, UpstreamConnections, UpstreamFailure } from '@app/upstream';
+import { SourceCredentialError, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from './call-tool-result';
+import { CallerRequestHeaders } from './caller-request-headers';
 
 /** One list method of an upstream: which capability offers it and the result member. */
 export interface LiveListMethod {
@@ -58,6 +54,7 @@ export class LiveListFetcher {
 
   constructor(
     private readonly connections: UpstreamConnections,
+    private readonly callerHeaders: CallerRequestHeaders,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.maxPages = config.mcp.registry.maxPagesPerList;
@@ -68,11 +65,13 @@ export class LiveListFetcher {
     upstream: UpstreamDefinition,
     list: LiveListMethod,
     incoming: IncomingHeaders,
+    caller?: CallerIdentity,
   ): Promise<LiveListOutcome> {
     const deadline = performance.now() + upstream.listMillis;
     const left = (): number => Math.max(1, Math.round(deadline - performance.now()));
-    const headers = upstreamRequestHeaders(upstream, incoming);
     try {
+      // the caller's own request: its headers, exchanged token included (as for a call)
+      const headers = await this.callerHeaders.for(upstream, incoming, caller);
       const connection = this.connections.get(upstream);
       await connection.connect({ deadlineMillis: left() });
       const capabilities = connection.serverCapabilities ?? {};
@@ -100,7 +99,9 @@ export class LiveListFetcher {
       const reason =
         err instanceof UpstreamFailure || err instanceof ListPagesFault
           ? err.message
-          : `unexpected ${err instanceof Error ? err.name : typeof err}`;
+          : err instanceof SourceCredentialError
+            ? 'its credential for this caller could not be had'
+            : `unexpected ${err instanceof Error ? err.name : typeof err}`;
       return { kind: 'failed', reason };
     }
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
-import { SourceCredentialError, SourceCredentials, type CallerIdentity } from '@app/identity';
+import { SourceCredentialError, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
   UpstreamConnections,
@@ -11,6 +11,7 @@ import {
   type UpstreamSignal,
 } from '@app/upstream';
 import type { CallCancellation } from './call-cancellation';
+import { CallerRequestHeaders } from './caller-request-headers';
 import type { IncomingHeaders } from './call-tool-result';
 
 /** What a request routed to an upstream gives back: its result, its JSON-RPC error, or why neither. */
@@ -115,31 +116,9 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
 export class UpstreamExecutor {
   constructor(
     private readonly connections: UpstreamConnections,
+    private readonly callerHeaders: CallerRequestHeaders,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
-    @Optional()
-    @Inject(SourceCredentials)
-    private readonly credentials: SourceCredentials | null = null,
   ) {}
-
-  /**
-   * The headers for a request on the caller's behalf: with authorization mode tokenExchange,
-   * the token issued for this upstream (issue 12 §4).
-   * @throws SourceCredentialError when it cannot be had
-   */
-  private async headersFor(
-    upstream: UpstreamDefinition,
-    headers: IncomingHeaders,
-    caller: CallerIdentity | undefined,
-  ): Promise<Record<string, string>> {
-    const auth = upstream.authorization;
-    if (auth.mode !== 'tokenExchange') return upstreamRequestHeaders(upstream, headers);
-    if (this.credentials === null) throw new SourceCredentialError('token exchange is not set up');
-    return upstreamRequestHeaders(
-      upstream,
-      headers,
-      await this.credentials.forCaller(auth, caller),
-    );
-  }
 
   /**
    * Sends one request to the upstream and waits for its answer.
@@ -169,7 +148,7 @@ export class UpstreamExecutor {
     try {
       const headers =
         upstream.authorization.mode === 'tokenExchange'
-          ? await this.headersFor(upstream, context.headers, context.caller)
+          ? await this.callerHeaders.for(upstream, context.headers, context.caller)
           : upstreamRequestHeaders(upstream, context.headers);
       const answer = await connection.request(method, sent, {
         deadlineMillis: upstream.callMillis,
@@ -236,7 +215,7 @@ export class UpstreamExecutor {
     try {
       await this.connections.get(upstream).respond(response, sessionId, {
         deadlineMillis: Math.max(upstream.connectMillis, 5_000),
-        headers: await this.headersFor(upstream, headers, caller),
+        headers: await this.callerHeaders.for(upstream, headers, caller),
       });
       return true;
     } catch {

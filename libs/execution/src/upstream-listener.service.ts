@@ -1,12 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
-import {
-  UpstreamConnections,
-  UpstreamFailure,
-  upstreamRequestHeaders,
-  type JsonRpcMessage,
-} from '@app/upstream';
+import { SourceCredentialError, type CallerIdentity } from '@app/identity';
+import { UpstreamConnections, UpstreamFailure, type JsonRpcMessage } from '@app/upstream';
 import type { IncomingHeaders } from './call-tool-result';
+import { CallerRequestHeaders } from './caller-request-headers';
 
 /** The `notifications` filter sent on an upstream's `subscriptions/listen` (MCP 2026-07-28). */
 export interface UpstreamListenFilter {
@@ -28,6 +25,8 @@ export interface UpstreamListenSupport {
 export interface UpstreamListenContext {
   /** The agent's HTTP request headers (forwardHeaders and Authorization are read, as for calls). */
   readonly headers: IncomingHeaders;
+  /** The authenticated caller: its token is exchanged for a tokenExchange upstream, as for calls. */
+  readonly caller?: CallerIdentity;
   /** Aborting ends the listen: its HTTP stream is closed (the 2026 cancel signal). */
   readonly signal: AbortSignal;
   /** Each change notification the upstream sends (its acknowledgement is not given). */
@@ -82,7 +81,10 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 export class UpstreamListener {
   private readonly logger = new Logger('Upstream');
 
-  constructor(private readonly connections: UpstreamConnections) {}
+  constructor(
+    private readonly connections: UpstreamConnections,
+    private readonly callerHeaders: CallerRequestHeaders,
+  ) {}
 
   /**
    * What this upstream can deliver on a listen; undefined when it is not (yet) known to speak
@@ -125,7 +127,8 @@ export class UpstreamListener {
           {
             deadlineMillis: LISTEN_DEADLINE_MS,
             signal,
-            headers: upstreamRequestHeaders(upstream, context.headers),
+            // asked again at every (re)open: an exchanged token is renewed as it expires
+            headers: await this.callerHeaders.for(upstream, context.headers, context.caller),
             onMessage: (message) => this.deliver(message, context),
           },
         );
@@ -138,7 +141,12 @@ export class UpstreamListener {
         ended = answer.kind === 'error' ? `error ${answer.code}` : 'closed by the upstream';
       } catch (err) {
         if (signal.aborted) return;
-        ended = err instanceof UpstreamFailure ? err.message : 'failed unexpectedly';
+        ended =
+          err instanceof UpstreamFailure
+            ? err.message
+            : err instanceof SourceCredentialError
+              ? 'its credential for this caller could not be had'
+              : 'failed unexpectedly';
       }
       if (signal.aborted) return;
       if (performance.now() - started >= HEALTHY_LISTEN_MS) wait = REOPEN_FIRST_MS;

@@ -234,7 +234,12 @@ export class LiveLists {
     );
     const cached = this.cache.get(key);
     if (cached !== undefined) return { kind: 'ok', ...cached };
-    const outcome = await this.fetcher.fetch(upstream, { method, ...spec }, context.headers);
+    const outcome = await this.fetcher.fetch(
+      upstream,
+      { method, ...spec },
+      context.headers,
+      context.caller,
+    );
     if (outcome.kind !== 'items') return outcome;
     const contribution = this.merger.accept(spec.key, {
       upstream,

@@ -88,6 +88,8 @@ class ListenSubscription implements OpenStream {
     readonly headers: IncomingHeaders,
     /** The caller's grant: upstream listens only on granted upstreams, list changes in it. */
     readonly access: CallerAccess | undefined,
+    /** The caller, whose token a tokenExchange upstream's listen exchanges (as a call does). */
+    readonly caller: CallerIdentity | undefined,
   ) {}
 
   get isClosed(): boolean {
@@ -204,6 +206,7 @@ export class SubscriptionsListen {
       },
       request.headers,
       access,
+      request.caller,
     );
     if (this.hub.add(subscription, request.caller) !== 'open')
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
@@ -242,6 +245,7 @@ export class SubscriptionsListen {
       held.set(upstream.id, { upstream, end });
       void this.upstreamListener.hold(upstream, filter, {
         headers: subscription.headers,
+        caller: subscription.caller,
         signal: end.signal,
         onNotification: (method, params) => subscription.relay(method, params),
       });
