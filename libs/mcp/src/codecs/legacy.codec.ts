@@ -95,6 +95,15 @@ export class LegacyCodec {
           format,
         );
       case 'notification':
+        // a notification on a session is that session's caller's (notifications/cancelled
+        // aborts one of its calls): one on a session that does not open for this caller is
+        // 404, as a request there is (docs/security.md "Sessions and notification streams")
+        if (!this.sessionOpensFor(exchange))
+          return this.error(
+            null,
+            new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
+            format,
+          );
         if (message.method === 'notifications/cancelled') this.cancel(exchange, message.params);
         return ACCEPTED;
       case 'response':
@@ -220,6 +229,14 @@ export class LegacyCodec {
           ? result.parts
           : JSON.stringify(result);
     return messageAnswer(200, resultEnvelope(id, json), format);
+  }
+
+  /** No session id (or stateless mode), or one that opens for this exchange's caller. */
+  private sessionOpensFor(exchange: HttpExchange): boolean {
+    const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
+    return (
+      sessionId === undefined || this.sessions.openFor(sessionId, exchange.caller) !== undefined
+    );
   }
 
   /**
