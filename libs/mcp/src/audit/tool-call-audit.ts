@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { callerName, type CallerIdentity } from '@app/identity';
+import { callerName, callerSubject, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
 import { createJsonLineWriter } from '@app/observability';
 import {
@@ -84,7 +84,7 @@ export class ToolCallAudit {
     // `caller` is the namespaced key the rate limits use (sub:… / client:…); `subject` is the
     // token's own `sub` only, so a client id never reads as a user (docs/operations.md §14)
     const who = callerName(caller) ?? null;
-    const subject = caller?.subject ?? null;
+    const subject = callerSubject(caller) ?? null;
     const clientId = caller?.clientId ?? null;
     const name = tool.name.slice(0, 128);
     const source = tool.sourceId ?? null;
