@@ -402,5 +402,108 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
         checkRegistration(exchange('http://10.0.0.7/elsewhere'), config(env, extra), []),
       ).toMatchObject({ ok: false });
     });
+
+    const withAudience = (audience: string, scope?: string) => {
+      const body = exchange('https://idp.example/realms/gw/protocol/openid-connect/token');
+      return { ...body, authorization: { ...body.authorization, audience, scope } };
+    };
+    const gatewayAuth = {
+      auth: {
+        issuer: 'https://idp.example/realms/gw',
+        audience: 'https://gw.example/mcp',
+        authorizationServers: ['https://as2.example/'],
+      },
+    };
+
+    it("the gateway's own audience (or its authorization server's), in any spelling, is refused naming authorization.audience", () => {
+      for (const audience of [
+        'https://gw.example/mcp',
+        'https://gw.example/mcp/',
+        'HTTPS://GW.example:443/mcp//',
+        'https://gw.example/mcp?x=1',
+        'https://gw.example/',
+        'https://idp.example/realms/gw',
+        'https://as2.example',
+      ])
+        expect(
+          checkRegistration(withAudience(audience), config(env, gatewayAuth), []),
+        ).toMatchObject({
+          ok: false,
+          conflict: false,
+          problems: [expect.stringMatching(/^authorization\.audience: is this gateway's own/)],
+        });
+      // a gateway audience that is not a URL is compared as written
+      expect(
+        checkRegistration(
+          withAudience('mcp-gateway'),
+          config(env, {
+            auth: { issuer: 'https://idp.example/realms/gw', audience: 'mcp-gateway' },
+          }),
+          [],
+        ),
+      ).toMatchObject({ ok: false, problems: [expect.stringMatching(/^authorization\.audience/)] });
+    });
+
+    it('the audience of a configured bundle or upstream (even a disabled one) is refused naming authorization.audience', () => {
+      const source = (audience: string) => ({
+        mode: 'tokenExchange',
+        tokenEndpoint: 'http://10.0.0.7/token',
+        clientId: 'gateway',
+        clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
+        audience,
+      });
+      const extra = {
+        ...gatewayAuth,
+        upstreams: [
+          {
+            id: 'calc',
+            url: 'http://10.0.0.2/mcp',
+            enabled: false,
+            authorization: source('https://calc.example/mcp'),
+          },
+        ],
+        bundles: [
+          {
+            id: 'orders',
+            manifestUrl: 'http://10.0.0.1/m',
+            baseEndpoint: 'http://10.0.0.1',
+            namePrefix: 'orders.',
+            authorization: source('orders-api'),
+          },
+        ],
+      };
+      for (const audience of ['https://calc.example/mcp/', 'orders-api'])
+        expect(checkRegistration(withAudience(audience), config(env, extra), [])).toMatchObject({
+          ok: false,
+          conflict: false,
+          problems: [
+            expect.stringMatching(/^authorization\.audience: is the audience of a configured/),
+          ],
+        });
+      expect(
+        checkRegistration(withAudience('https://x.example/mcp'), config(env, extra), []),
+      ).toMatchObject({ ok: true });
+    });
+
+    it('a scope including the admin scope is refused naming authorization.scope', () => {
+      expect(
+        checkRegistration(
+          withAudience('https://x.example/mcp', 'openid  mcp:admin'),
+          config(env, gatewayAuth),
+          [],
+        ),
+      ).toMatchObject({
+        ok: false,
+        conflict: false,
+        problems: [expect.stringMatching(/^authorization\.scope: includes the admin scope/)],
+      });
+      expect(
+        checkRegistration(
+          withAudience('https://x.example/mcp', 'tickets:read mcp:admin2'),
+          config(env, gatewayAuth),
+          [],
+        ),
+      ).toMatchObject({ ok: true });
+    });
   });
 });

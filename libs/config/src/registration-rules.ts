@@ -51,7 +51,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * upstreams registered already (`registered`) and this one, as if all were in one config file
  * (ids unique, prefixes disjoint, http(s) URL without credentials, forwardable headers); a
  * static authorization's env variable must be set; no `passthrough`, and a tokenExchange
- * endpoint the configuration trusts (registration-credentials.ts). Never throws.
+ * endpoint the configuration trusts, for an audience and scope no configured party accepts
+ * (registration-credentials.ts). Never throws.
  */
 export function checkRegistration(
   body: unknown,
@@ -91,7 +92,13 @@ export function checkRegistration(
       'lists: "live" is available for upstreams in mcp.upstreams[] only; register it with ' +
         'lists "snapshot" (the default) or configure it',
     );
-  problems.push(...registrationCredentialProblems(upstream, config.mcp));
+  problems.push(
+    ...registrationCredentialProblems(
+      upstream,
+      config.mcp,
+      config.admin?.scope ?? config.mcp.admin?.scope,
+    ),
+  );
   if (problems.length > 0) return { ok: false, conflict: false, problems };
 
   const configured = config.mcp.upstreams;
