@@ -293,6 +293,54 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
     });
   });
 
+  it("forwardHeaders that carry a caller's credentials (auth proxies' token headers, cookies, keys) are refused naming each", () => {
+    const names = [
+      'X-Forwarded-Authorization',
+      'X-Amzn-Oidc-Accesstoken',
+      'x-amzn-oidc-data',
+      'X-Forwarded-Access-Token',
+      'X-Auth-Request-Access-Token',
+      'X-Ms-Token-Aad-Id-Token',
+      'X-Goog-Iap-Jwt-Assertion',
+      'X-Mcp-Token',
+      'X-Client-Secret',
+      'X-Session',
+      'X-Api-Key',
+      'X-ApiKey',
+      'Set-Cookie2',
+    ];
+    const check = checkRegistration(
+      { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: names },
+      config(),
+      [],
+    );
+    expect(check).toMatchObject({ ok: false, conflict: false });
+    expect(check.ok ? [] : check.problems).toEqual(
+      names.map((name) =>
+        expect.stringMatching(
+          new RegExp(`^forwardHeaders: "${name}" may carry a caller's credentials`),
+        ),
+      ),
+    );
+    // Authorization and Cookie keep the rule every upstream has (one problem each)
+    const base = checkRegistration(
+      { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: ['Authorization', 'Cookie'] },
+      config(),
+      [],
+    );
+    expect(base.ok ? [] : base.problems).toEqual([
+      expect.stringMatching(/^forwardHeaders: "Authorization" may not be forwarded/),
+      expect.stringMatching(/^forwardHeaders: "Cookie" may not be forwarded/),
+    ]);
+    expect(
+      checkRegistration(
+        { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: ['X-Tenant', 'X-Request-Id'] },
+        config(),
+        [],
+      ),
+    ).toMatchObject({ ok: true });
+  });
+
   it('a body that is not an object is refused', () => {
     for (const body of [null, [], 'x', 3])
       expect(checkRegistration(body, config(), [])).toMatchObject({ ok: false, conflict: false });

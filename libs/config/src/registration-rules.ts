@@ -9,7 +9,11 @@ import {
 import type { McpConfig } from './mcp-config.model';
 import { registrationCredentialProblems } from './registration-credentials';
 import { UpstreamConfig } from './upstream-config.model';
-import { upstreamProblems } from './upstream-rules';
+import {
+  isRegistrationUnforwardableHeader,
+  UNFORWARDABLE_HEADERS,
+  upstreamProblems,
+} from './upstream-rules';
 
 /** An upstream registered at runtime, as stored: the fields of `mcp.upstreams[]` (issue 13 §1). */
 export type RegisteredUpstreamConfig = UpstreamConfig;
@@ -99,6 +103,18 @@ export function checkRegistration(
       config.admin?.scope ?? config.mcp.admin?.scope,
     ),
   );
+  // the caller's credentials never go to a URL the registrant chose (docs/security.md)
+  for (const name of Array.isArray(upstream.forwardHeaders) ? upstream.forwardHeaders : [])
+    if (
+      typeof name === 'string' &&
+      !UNFORWARDABLE_HEADERS.has(name.toLowerCase()) &&
+      isRegistrationUnforwardableHeader(name)
+    )
+      problems.push(
+        `forwardHeaders: "${name}" may carry a caller's credentials (a token, secret, cookie, ` +
+          'session or API key, as auth proxies set them) and is never forwarded to a registered ' +
+          'upstream; configure the upstream in mcp.upstreams[] to forward it',
+      );
   if (problems.length > 0) return { ok: false, conflict: false, problems };
 
   const configured = config.mcp.upstreams;
