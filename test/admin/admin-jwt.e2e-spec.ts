@@ -174,4 +174,50 @@ describe('/admin with mcp.auth jwt: the admin scope decides', () => {
       await harvester.stop();
     }
   });
+
+  it("a registration at the issuer's token endpoint cannot ask for the gateway's audience or the admin scope: 400 naming authorization.audience / authorization.scope", async () => {
+    const gateway = await start();
+    const operator = (await as.mint({ subject: 'ops-alice', scope: 'mcp mcp:admin' })).access_token;
+    const harvester = await V2Upstream.start();
+    try {
+      const authorization = (audience: string, scope?: string) => ({
+        mode: 'tokenExchange',
+        tokenEndpoint: as.tokenUrl,
+        clientId: DEFAULT_TEST_CLIENT.client_id,
+        clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
+        audience,
+        ...(scope === undefined ? {} : { scope }),
+      });
+      const register = (id: string, audience: string, scope?: string) =>
+        admin(
+          gateway,
+          'POST',
+          '/admin/upstreams',
+          { id, url: harvester.url, authorization: authorization(audience, scope) },
+          operator,
+        );
+      for (const audience of [RESOURCE, `${RESOURCE}/`, as.issuer]) {
+        const own = await register('grab', audience);
+        expect(own.status).toBe(400);
+        expect(own.body.problems).toEqual([
+          expect.stringMatching(/^authorization\.audience: is this gateway's own audience/),
+        ]);
+      }
+      const adminScope = await register('grab', 'https://harvester.example/mcp', 'mcp mcp:admin');
+      expect(adminScope.status).toBe(400);
+      expect(adminScope.body.problems).toEqual([
+        expect.stringMatching(/^authorization\.scope: includes the admin scope/),
+      ]);
+
+      expect((await register('exch', 'https://harvester.example/mcp', 'mcp')).status).toBe(202);
+      // a PATCH never changes authorization (delete and register again), so POST is the door
+      expect(
+        (await admin(gateway, 'GET', '/admin/upstreams', undefined, operator)).body.upstreams.map(
+          (u: { id: string }) => u.id,
+        ),
+      ).toEqual(['calc', 'exch']);
+    } finally {
+      await harvester.stop();
+    }
+  });
 });

@@ -213,6 +213,53 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(repo.reason).toMatch(/^UpstreamTooManyToolsError: /);
   });
 
+  it("a registration never forwards the headers that carry a caller's credentials (auth proxies' token headers): 400 naming each, and the registered server never sees them", async () => {
+    const gateway = await start();
+    const proxyHeaders = [
+      'X-Forwarded-Authorization',
+      'X-Amzn-Oidc-Accesstoken',
+      'X-Forwarded-Access-Token',
+    ];
+    const refused = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+      forwardHeaders: proxyHeaders,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.problems).toEqual(
+      proxyHeaders.map((name) =>
+        expect.stringMatching(new RegExp(`^forwardHeaders: "${name}" may carry a caller's`)),
+      ),
+    );
+
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'other',
+      url: other.url,
+      forwardHeaders: ['X-Tenant'],
+    });
+    expect(posted.status).toBe(202);
+    await waitForState(gateway, 'other', 'ACTIVE');
+    await waitForTool(gateway, 'other__add');
+    const { rpc } = await import('../support/rpc');
+    const calls = other.requestsFor('tools/call').length;
+    const call = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'other__add', arguments: { a: 2, b: 3 } },
+      {
+        'x-tenant': 't1',
+        'x-forwarded-authorization': 'Bearer proxy-token',
+        'x-amzn-oidc-accesstoken': 'alb-token',
+        'x-forwarded-access-token': 'oauth2-proxy-token',
+      },
+    );
+    expect(call.json.result.structuredContent).toEqual({ sum: 5 });
+    const seen = other.requestsFor('tools/call').slice(calls);
+    expect(seen.map((r) => r.headers['x-tenant'])).toEqual(['t1']);
+    for (const r of seen)
+      for (const name of proxyHeaders) expect(r.headers[name.toLowerCase()]).toBeUndefined();
+  });
+
   it('validation is the boot validation: 400 naming each field; a secret value is never accepted', async () => {
     const gateway = await start();
     const bad = await admin(gateway, 'POST', '/admin/upstreams', {

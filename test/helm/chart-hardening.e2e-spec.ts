@@ -92,7 +92,7 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
     expect(readRenderedGateway(renderChart([VALUES_OCP, set])).env.MANAGEMENT_HOST).toBe('0.0.0.0');
   });
 
-  it("passes mcp.management.allowedHosts through and adds the management Service's own names", () => {
+  it("passes mcp.management.allowedHosts through and adds the management Service's own names, never <svc>.<namespace> (a namespace may be a public TLD)", () => {
     const docs = renderChart([VALUES_OCP]);
     const service = docs.find(
       (d) =>
@@ -100,8 +100,10 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
     );
     const svc = service?.metadata.name ?? 'no management Service';
     const ns = 'mcp-contract-test';
-    const own = [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`];
+    const own = [svc, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`];
     expect(loadRenderedConfig(docs).mcp.management.allowedHosts).toEqual(own);
+    // <svc>.<ns> is a registrable public name when <ns> is a TLD (tools, dev): DNS rebinding
+    expect(loadRenderedConfig(docs).mcp.management.allowedHosts).not.toContain(`${svc}.${ns}`);
 
     const listed = writeValuesFile('mgmt-allowed-hosts.yaml', {
       gateway: {
@@ -114,7 +116,7 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
     ).toEqual([
       'console.example.com',
       'ops.example:*',
-      ...own.slice(0, 3),
+      ...own.slice(0, 2),
       `${svc}.${ns}.svc.k8s.internal`,
     ]);
 

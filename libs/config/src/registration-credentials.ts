@@ -12,12 +12,17 @@ import type { UpstreamConfig } from './upstream-config.model';
  *   endpoint must be one the configuration trusts already, i.e. the `tokenEndpoint` of a
  *   configured source (bundle or upstream, enabled or not), or an endpoint at the origin of
  *   `mcp.auth.issuer` or of an entry of `mcp.auth.authorizationServers`.
+ * - the token asked there is for the registration's `audience` and `scope`: never this
+ *   gateway's audience (the token would replay against `/mcp`) or an authorization server's,
+ *   never a configured source's (the registrant would collect tokens meant for that source),
+ *   and never with the admin scope (it would be an admin token).
  *
  * Returns the problems, each naming the field. Field shapes are the decorators' job.
  */
 export function registrationCredentialProblems(
   upstream: Pick<UpstreamConfig, 'authorization'>,
   mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
+  adminScope?: string,
 ): string[] {
   const auth = upstream.authorization as Partial<UpstreamConfig['authorization']> | null;
   // a mapping of the wrong shape is named by the field decorators
@@ -29,7 +34,15 @@ export function registrationCredentialProblems(
         'tokenExchange (at a token endpoint the configuration names) or none, or configure the ' +
         'upstream in mcp.upstreams[]',
     ];
-  if (auth.mode !== 'tokenExchange' || typeof auth.tokenEndpoint !== 'string') return [];
+  if (auth.mode !== 'tokenExchange') return [];
+  return [...endpointProblems(auth, mcp), ...audienceProblems(auth, mcp, adminScope)];
+}
+
+function endpointProblems(
+  auth: Partial<UpstreamConfig['authorization']>,
+  mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
+): string[] {
+  if (typeof auth.tokenEndpoint !== 'string') return [];
   const endpoint = parse(auth.tokenEndpoint);
   // a malformed URL is named by the tokenExchange rules (resolveAuthorization)
   if (endpoint === undefined) return [];
@@ -41,6 +54,59 @@ export function registrationCredentialProblems(
       'endpoint at the origin of mcp.auth.issuer (or mcp.auth.authorizationServers): every ' +
       "caller's token is sent there",
   ];
+}
+
+/**
+ * The audience and scope of the tokens issued for the registered server: never ones the
+ * gateway or a configured source accepts, since the registrant receives them.
+ */
+function audienceProblems(
+  auth: Partial<UpstreamConfig['authorization']>,
+  mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
+  adminScope: string | undefined,
+): string[] {
+  const problems: string[] = [];
+  if (typeof auth.audience === 'string') {
+    const audience = audienceKey(auth.audience);
+    const gatewayOrigin = parse(mcp.auth.audience ?? '')?.origin;
+    const own = [mcp.auth.audience, mcp.auth.issuer, ...(mcp.auth.authorizationServers ?? [])];
+    const sources = [...mcp.bundles, ...mcp.upstreams].map((s) => s.authorization?.audience);
+    if (
+      own.some((a) => typeof a === 'string' && audienceKey(a) === audience) ||
+      // any resource at the gateway's own origin is the gateway's (/mcp/, /mcp?x, /)
+      (gatewayOrigin !== undefined && parse(auth.audience.trim())?.origin === gatewayOrigin)
+    )
+      problems.push(
+        "authorization.audience: is this gateway's own audience (mcp.auth.audience) or its " +
+          "authorization server's: every caller's token for it would go to the registered " +
+          'server and replay against /mcp',
+      );
+    else if (sources.some((a) => typeof a === 'string' && audienceKey(a) === audience))
+      problems.push(
+        'authorization.audience: is the audience of a configured bundle or upstream: every ' +
+          "caller's token for that source would go to the registered server",
+      );
+  }
+  if (
+    adminScope !== undefined &&
+    typeof auth.scope === 'string' &&
+    auth.scope.split(/\s+/).includes(adminScope)
+  )
+    problems.push(
+      `authorization.scope: includes the admin scope (mcp.admin.scope, ${adminScope}): ` +
+        'the registered server would receive admin tokens for every caller who has it',
+    );
+  return problems;
+}
+
+/**
+ * An audience as compared: a URL without its trailing slashes, query and fragment (scheme and
+ * host lower-cased, default port dropped, by the URL parser), anything else as written.
+ */
+function audienceKey(raw: string): string {
+  const url = parse(raw.trim());
+  if (url === undefined) return raw.trim();
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 function parse(raw: string): URL | undefined {

@@ -293,6 +293,54 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
     });
   });
 
+  it("forwardHeaders that carry a caller's credentials (auth proxies' token headers, cookies, keys) are refused naming each", () => {
+    const names = [
+      'X-Forwarded-Authorization',
+      'X-Amzn-Oidc-Accesstoken',
+      'x-amzn-oidc-data',
+      'X-Forwarded-Access-Token',
+      'X-Auth-Request-Access-Token',
+      'X-Ms-Token-Aad-Id-Token',
+      'X-Goog-Iap-Jwt-Assertion',
+      'X-Mcp-Token',
+      'X-Client-Secret',
+      'X-Session',
+      'X-Api-Key',
+      'X-ApiKey',
+      'Set-Cookie2',
+    ];
+    const check = checkRegistration(
+      { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: names },
+      config(),
+      [],
+    );
+    expect(check).toMatchObject({ ok: false, conflict: false });
+    expect(check.ok ? [] : check.problems).toEqual(
+      names.map((name) =>
+        expect.stringMatching(
+          new RegExp(`^forwardHeaders: "${name}" may carry a caller's credentials`),
+        ),
+      ),
+    );
+    // Authorization and Cookie keep the rule every upstream has (one problem each)
+    const base = checkRegistration(
+      { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: ['Authorization', 'Cookie'] },
+      config(),
+      [],
+    );
+    expect(base.ok ? [] : base.problems).toEqual([
+      expect.stringMatching(/^forwardHeaders: "Authorization" may not be forwarded/),
+      expect.stringMatching(/^forwardHeaders: "Cookie" may not be forwarded/),
+    ]);
+    expect(
+      checkRegistration(
+        { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: ['X-Tenant', 'X-Request-Id'] },
+        config(),
+        [],
+      ),
+    ).toMatchObject({ ok: true });
+  });
+
   it('a body that is not an object is refused', () => {
     for (const body of [null, [], 'x', 3])
       expect(checkRegistration(body, config(), [])).toMatchObject({ ok: false, conflict: false });
@@ -401,6 +449,109 @@ describe('checkRegistration: a runtime registration passes the boot rules (issue
       expect(
         checkRegistration(exchange('http://10.0.0.7/elsewhere'), config(env, extra), []),
       ).toMatchObject({ ok: false });
+    });
+
+    const withAudience = (audience: string, scope?: string) => {
+      const body = exchange('https://idp.example/realms/gw/protocol/openid-connect/token');
+      return { ...body, authorization: { ...body.authorization, audience, scope } };
+    };
+    const gatewayAuth = {
+      auth: {
+        issuer: 'https://idp.example/realms/gw',
+        audience: 'https://gw.example/mcp',
+        authorizationServers: ['https://as2.example/'],
+      },
+    };
+
+    it("the gateway's own audience (or its authorization server's), in any spelling, is refused naming authorization.audience", () => {
+      for (const audience of [
+        'https://gw.example/mcp',
+        'https://gw.example/mcp/',
+        'HTTPS://GW.example:443/mcp//',
+        'https://gw.example/mcp?x=1',
+        'https://gw.example/',
+        'https://idp.example/realms/gw',
+        'https://as2.example',
+      ])
+        expect(
+          checkRegistration(withAudience(audience), config(env, gatewayAuth), []),
+        ).toMatchObject({
+          ok: false,
+          conflict: false,
+          problems: [expect.stringMatching(/^authorization\.audience: is this gateway's own/)],
+        });
+      // a gateway audience that is not a URL is compared as written
+      expect(
+        checkRegistration(
+          withAudience('mcp-gateway'),
+          config(env, {
+            auth: { issuer: 'https://idp.example/realms/gw', audience: 'mcp-gateway' },
+          }),
+          [],
+        ),
+      ).toMatchObject({ ok: false, problems: [expect.stringMatching(/^authorization\.audience/)] });
+    });
+
+    it('the audience of a configured bundle or upstream (even a disabled one) is refused naming authorization.audience', () => {
+      const source = (audience: string) => ({
+        mode: 'tokenExchange',
+        tokenEndpoint: 'http://10.0.0.7/token',
+        clientId: 'gateway',
+        clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE',
+        audience,
+      });
+      const extra = {
+        ...gatewayAuth,
+        upstreams: [
+          {
+            id: 'calc',
+            url: 'http://10.0.0.2/mcp',
+            enabled: false,
+            authorization: source('https://calc.example/mcp'),
+          },
+        ],
+        bundles: [
+          {
+            id: 'orders',
+            manifestUrl: 'http://10.0.0.1/m',
+            baseEndpoint: 'http://10.0.0.1',
+            namePrefix: 'orders.',
+            authorization: source('orders-api'),
+          },
+        ],
+      };
+      for (const audience of ['https://calc.example/mcp/', 'orders-api'])
+        expect(checkRegistration(withAudience(audience), config(env, extra), [])).toMatchObject({
+          ok: false,
+          conflict: false,
+          problems: [
+            expect.stringMatching(/^authorization\.audience: is the audience of a configured/),
+          ],
+        });
+      expect(
+        checkRegistration(withAudience('https://x.example/mcp'), config(env, extra), []),
+      ).toMatchObject({ ok: true });
+    });
+
+    it('a scope including the admin scope is refused naming authorization.scope', () => {
+      expect(
+        checkRegistration(
+          withAudience('https://x.example/mcp', 'openid  mcp:admin'),
+          config(env, gatewayAuth),
+          [],
+        ),
+      ).toMatchObject({
+        ok: false,
+        conflict: false,
+        problems: [expect.stringMatching(/^authorization\.scope: includes the admin scope/)],
+      });
+      expect(
+        checkRegistration(
+          withAudience('https://x.example/mcp', 'tickets:read mcp:admin2'),
+          config(env, gatewayAuth),
+          [],
+        ),
+      ).toMatchObject({ ok: true });
     });
   });
 });

@@ -9,7 +9,11 @@ import {
 import type { McpConfig } from './mcp-config.model';
 import { registrationCredentialProblems } from './registration-credentials';
 import { UpstreamConfig } from './upstream-config.model';
-import { upstreamProblems } from './upstream-rules';
+import {
+  isRegistrationUnforwardableHeader,
+  UNFORWARDABLE_HEADERS,
+  upstreamProblems,
+} from './upstream-rules';
 
 /** An upstream registered at runtime, as stored: the fields of `mcp.upstreams[]` (issue 13 §1). */
 export type RegisteredUpstreamConfig = UpstreamConfig;
@@ -51,7 +55,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * upstreams registered already (`registered`) and this one, as if all were in one config file
  * (ids unique, prefixes disjoint, http(s) URL without credentials, forwardable headers); a
  * static authorization's env variable must be set; no `passthrough`, and a tokenExchange
- * endpoint the configuration trusts (registration-credentials.ts). Never throws.
+ * endpoint the configuration trusts, for an audience and scope no configured party accepts
+ * (registration-credentials.ts). Never throws.
  */
 export function checkRegistration(
   body: unknown,
@@ -91,7 +96,25 @@ export function checkRegistration(
       'lists: "live" is available for upstreams in mcp.upstreams[] only; register it with ' +
         'lists "snapshot" (the default) or configure it',
     );
-  problems.push(...registrationCredentialProblems(upstream, config.mcp));
+  problems.push(
+    ...registrationCredentialProblems(
+      upstream,
+      config.mcp,
+      config.admin?.scope ?? config.mcp.admin?.scope,
+    ),
+  );
+  // the caller's credentials never go to a URL the registrant chose (docs/security.md)
+  for (const name of Array.isArray(upstream.forwardHeaders) ? upstream.forwardHeaders : [])
+    if (
+      typeof name === 'string' &&
+      !UNFORWARDABLE_HEADERS.has(name.toLowerCase()) &&
+      isRegistrationUnforwardableHeader(name)
+    )
+      problems.push(
+        `forwardHeaders: "${name}" may carry a caller's credentials (a token, secret, cookie, ` +
+          'session or API key, as auth proxies set them) and is never forwarded to a registered ' +
+          'upstream; configure the upstream in mcp.upstreams[] to forward it',
+      );
   if (problems.length > 0) return { ok: false, conflict: false, problems };
 
   const configured = config.mcp.upstreams;

@@ -32,6 +32,50 @@ export const UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
   'last-event-id',
 ]);
 
+/**
+ * Headers a runtime registration's `forwardHeaders` may not name either, beyond
+ * UNFORWARDABLE_HEADERS: the ones that carry a caller's credentials, set by auth proxies in
+ * front of the gateway (oauth2-proxy, AWS ALB, Azure App Service, Google IAP) or by clients.
+ * Whoever registers chooses the URL, so forwarding them would hand every caller's token to the
+ * registrant (docs/security.md, "Runtime registrations"). A configured upstream may still
+ * forward such a header: the operator who writes the config chooses its URL too.
+ */
+export const REGISTRATION_UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-forwarded-authorization',
+  'x-forwarded-access-token',
+  'x-auth-request-access-token',
+  'x-goog-iap-jwt-assertion',
+]);
+
+/** Name prefixes and parts that mark a credential-carrying header (lower case). */
+const REGISTRATION_UNFORWARDABLE_PREFIXES = ['x-amzn-oidc-', 'x-ms-token-'];
+const REGISTRATION_UNFORWARDABLE_PARTS = [
+  'token',
+  'secret',
+  'auth',
+  'cookie',
+  'session',
+  'api-key',
+  'apikey',
+  'api_key',
+  'jwt',
+  'credential',
+  'password',
+];
+
+/** Whether a runtime registration may not forward this header: it may carry credentials. */
+export function isRegistrationUnforwardableHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return (
+    REGISTRATION_UNFORWARDABLE_HEADERS.has(lower) ||
+    REGISTRATION_UNFORWARDABLE_PREFIXES.some((prefix) => lower.startsWith(prefix)) ||
+    REGISTRATION_UNFORWARDABLE_PARTS.some((part) => lower.includes(part))
+  );
+}
+
 function isObject<T>(value: T | null | undefined): value is T & object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -65,6 +65,10 @@ async function postGrant(
         authorization: basicAuthorization(auth.clientId, auth.clientSecret),
       },
       body: new URLSearchParams(form).toString(),
+      // A redirect would carry the form (the caller's subject_token) and the client secret to
+      // wherever the endpoint points, past the check of a registration's token endpoint
+      // (docs/security.md, "Runtime registrations"): never followed, a credential failure.
+      redirect: 'manual',
       signal: AbortSignal.timeout(TOKEN_ENDPOINT_TIMEOUT_MS),
     });
   } catch (err) {
@@ -73,6 +77,12 @@ async function postGrant(
       timedOut
         ? `${what}: the authorization server did not answer within ${TOKEN_ENDPOINT_TIMEOUT_MS} ms`
         : `${what}: the authorization server could not be reached`,
+    );
+  }
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new TokenEndpointError(
+      `${what}: the authorization server answered with a redirect (HTTP ${response.status}), which is never followed`,
     );
   }
   let body: unknown;
