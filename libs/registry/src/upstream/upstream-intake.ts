@@ -27,6 +27,7 @@ import {
   type UpstreamStatus,
   type UpstreamStatusView,
 } from './upstream-record';
+import { leftOutLogLines } from './left-out-log';
 
 /** One round's upstream outcomes, before the catalog decides which copies it adopts. */
 export interface UpstreamRound {
@@ -225,10 +226,11 @@ export class UpstreamIntake {
           result.lists,
           this.schemas,
         );
-        for (const item of contribution.leftOut)
-          this.logger.warn(
-            `Upstream ${record.definition.id}: ${item.list} entry "${item.name}" left out: ${item.reason}`,
-          );
+        for (const line of leftOutLogLines(
+          `Upstream ${record.definition.id}: `,
+          contribution.leftOut,
+        ))
+          this.logger.warn(line);
         candidates.set(record.definition.id, {
           contribution,
           lists: result.lists,
