@@ -30,6 +30,8 @@ describe('left-out list entries are logged a few per list, then counted', () => 
     const gateway = track(
       await GatewayProcess.start({
         mcp: gatewayConfig([], {
+          // over the default list cap (10000): the entries must reach the checks
+          discovery: { maxListItemsPerUpstream: N },
           upstreams: [
             upstream('pulled', pulled.url, { timeouts: { listMillis: 20_000 } }),
             upstream('live', live.url, { lists: 'live', timeouts: { listMillis: 20_000 } }),
