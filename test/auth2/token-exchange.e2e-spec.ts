@@ -3,8 +3,9 @@ import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { ListenUpstream } from '../support/listen-upstream';
 import { V2Upstream } from '../support/mcp-upstreams';
+import { V1AskingUpstream } from '../mrtr/mrtr-upstreams';
 import { TestAuthorizationServer } from '../support/oidc-provider';
-import { rpc } from '../support/rpc';
+import { postRaw, rpc } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
@@ -15,6 +16,7 @@ const CALC_AUD = 'https://calc.internal.example/mcp';
 const OPS_AUD = 'https://ops.internal.example';
 const LIVE_AUD = 'https://live.internal.example/mcp';
 const LISTEN_AUD = 'https://listen.internal.example/mcp';
+const ASK_AUD = 'https://ask.internal.example/mcp';
 const GATEWAY_CLIENT = {
   client_id: 'mcp-gateway',
   client_secret: 'gw-secret-91c2',
@@ -51,6 +53,7 @@ describe('token exchange towards sources (issue 12 §4)', () => {
   let guarded: V2Upstream;
   let live: V2Upstream;
   let lsn: ListenUpstream;
+  let ask: V1AskingUpstream;
   let ops: TestToolService;
   let gateway: GatewayProcess;
   const callerTokens: string[] = [];
@@ -78,15 +81,17 @@ describe('token exchange towards sources (issue 12 §4)', () => {
         [OPS_AUD]: { scope: 'ops' },
         [LIVE_AUD]: { scope: 'live' },
         [LISTEN_AUD]: { scope: 'listen' },
+        [ASK_AUD]: { scope: 'ask' },
       },
       defaultResource: GATEWAY_AUD,
     });
-    [calc, plain, guarded, live, lsn] = await Promise.all([
+    [calc, plain, guarded, live, lsn, ask] = await Promise.all([
       V2Upstream.start(),
       V2Upstream.start(),
       V2Upstream.start(),
       V2Upstream.start(),
       ListenUpstream.start(['echo']),
+      V1AskingUpstream.start(),
     ]);
     ops = await TestToolService.start(manifest('ops', [tool({ name: 'ops.echo' })]));
     gateway = await GatewayProcess.start({
@@ -100,6 +105,10 @@ describe('token exchange towards sources (issue 12 §4)', () => {
             }),
             upstream('live', live.url, { lists: 'live', authorization: exchange(LIVE_AUD) }),
             upstream('lsn', lsn.url, { authorization: exchange(LISTEN_AUD) }),
+            upstream('ask', ask.url, {
+              authorization: exchange(ASK_AUD),
+              timeouts: { callMillis: 30_000 },
+            }),
           ],
         }),
         auth: { mode: 'jwt', issuer: as.issuer, audience: GATEWAY_AUD, jwksUrl: as.jwksUrl },
@@ -121,6 +130,7 @@ describe('token exchange towards sources (issue 12 §4)', () => {
       guarded?.stop(),
       live?.stop(),
       lsn?.stop(),
+      ask?.stop(),
       ops?.stop(),
     ]);
     await as?.stop();
@@ -273,6 +283,56 @@ describe('token exchange towards sources (issue 12 §4)', () => {
     } finally {
       stream.close();
     }
+  });
+
+  it("a 2026 client's answer to an input_required bridged from a 2025 tokenExchange upstream reaches the upstream with the token exchanged for that caller, and the retry completes", async () => {
+    const token = await userToken('mrtr-user');
+    const call = (params: Record<string, unknown>) =>
+      postRaw(
+        gateway.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'ask__approve',
+            arguments: { question: 'Ship it?' },
+            ...params,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            },
+          },
+        }),
+        {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'ask__approve',
+          authorization: `Bearer ${token}`,
+        },
+      );
+    const first = await call({});
+    expect(first.json.result.resultType).toBe('input_required');
+    const [key] = Object.keys(first.json.result.inputRequests as Record<string, unknown>);
+    const retry = await call({
+      inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
+      requestState: first.json.result.requestState,
+    });
+    expect(retry.json.result.isError).not.toBe(true);
+    expect(retry.json.result.resultType).toBe('complete');
+    expect(JSON.stringify(retry.json.result.content)).toContain('approve');
+    // the answer (a JSON-RPC response, no method) went with the token exchanged for this caller
+    const answers = ask.bodies
+      .map((body, i) => ({ body, authorization: ask.authorizations[i] }))
+      .filter(({ body }) => body?.method === undefined && body?.result !== undefined);
+    expect(answers).toHaveLength(1);
+    const sent = answers[0]!.authorization?.replace(/^Bearer /, '');
+    expect(sent).toBeDefined();
+    expect(sent).not.toBe(token);
+    expect(decodeJwt(sent!)).toMatchObject({ aud: ASK_AUD, sub: 'mrtr-user' });
   });
 
   it('an upstream without tokenExchange or passthrough never receives an Authorization', async () => {

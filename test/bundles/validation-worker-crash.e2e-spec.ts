@@ -57,13 +57,19 @@ const TOOLS = Array.from({ length: 100 }, (_, i) =>
   }),
 );
 
-async function crashes(gateway: GatewayProcess): Promise<Record<string, number>> {
+/** A worker entry that never answers and never exits: it hangs. */
+const HANGS = `setInterval(() => {}, 1000);\n`;
+
+async function crashes(
+  gateway: GatewayProcess,
+  reason: 'crash' | 'timeout' = 'crash',
+): Promise<Record<string, number>> {
   const text = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
   const out: Record<string, number> = {};
   for (const m of text.matchAll(
-    /^mcp_gateway_manifest_validation_worker_crashes_total\{bundle="big",then="([a-z-]+)"\} (\d+)$/gm,
+    /^mcp_gateway_manifest_validation_worker_crashes_total\{bundle="big",then="([a-z-]+)",reason="([a-z]+)"\} (\d+)$/gm,
   ))
-    out[m[1]!] = Number(m[2]);
+    if (m[2] === reason) out[m[1]!] = Number(m[3]);
   return out;
 }
 
@@ -81,10 +87,10 @@ describe('a validation worker that dies does not take the catalog with it', () =
     expect(JSON.stringify(manifest('big', TOOLS)).length).toBeGreaterThan(256 * 1024);
   });
 
-  const start = (entry: string): Promise<GatewayProcess> =>
+  const start = (entry: string, discovery?: Record<string, unknown>): Promise<GatewayProcess> =>
     GatewayProcess.start({
       entry,
-      mcp: gatewayConfig([bundle('big', service, 'big.')]),
+      mcp: gatewayConfig([bundle('big', service, 'big.')], { discovery }),
       waitReady: true,
     }).then(track);
 
@@ -119,5 +125,20 @@ describe('a validation worker that dies does not take the catalog with it', () =
     expect(miss.json.error.code).toBe(-32001);
     expect(await toolCount(gateway)).toBe(99);
     expect(await crashes(gateway)).toEqual({ retry: 2, 'main-thread': 2 });
+  });
+
+  it('a worker that hangs: terminated at its deadline, logged as hung, retried, then validated on the main thread; the catalog is published in that first round', async () => {
+    // deadline: ten times the read timeout (2 s here) plus 2 s per MiB of manifest
+    const gateway = await start(gatewayWithWorker(HANGS), { readTimeoutMillis: 200 });
+    expect(await toolCount(gateway)).toBe(100);
+    await gateway.waitForOutput('validating it on the main thread, in slices');
+    expect(gateway.output).toMatch(
+      /remote manifest hung \(WorkerTimeout \d+: the worker did not answer within \d+ ms and was terminated\); validating it again in a new worker/,
+    );
+    expect(gateway.output).toMatch(
+      /remote manifest hung \(WorkerTimeout \d+: [^)]*\); validating it on the main thread, in slices/,
+    );
+    expect(await crashes(gateway, 'timeout')).toEqual({ retry: 1, 'main-thread': 1 });
+    expect(await crashes(gateway, 'crash')).toEqual({});
   });
 });

@@ -22,6 +22,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 abstract class Upstream {
   /** JSON-RPC bodies of POSTs, in order. */
   readonly bodies: any[] = [];
+  /** The Authorization header of each POST body in `bodies`, at the same index. */
+  readonly authorizations: (string | undefined)[] = [];
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   private boundPort = 0;
@@ -44,6 +46,7 @@ abstract class Upstream {
         if (raw !== undefined && raw.length > 0) {
           try {
             this.bodies.push(JSON.parse(raw.toString('utf8')));
+            this.authorizations.push(req.headers.authorization);
           } catch {
             // not JSON: the SDK answers it
           }

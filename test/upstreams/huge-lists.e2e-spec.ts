@@ -206,6 +206,59 @@ describe('maxToolsPerUpstream set on its own, and a live upstream', () => {
   });
 });
 
+describe('resources, resource templates and prompts are capped like tools (maxListItemsPerUpstream)', () => {
+  const track = stopAfterEach();
+
+  const resources = (n: number): Record<string, unknown>[] =>
+    Array.from({ length: n }, (_, i) => ({ uri: `r://item/${i}`, name: `item ${i}` }));
+
+  it('a paged resources/list over maxListItemsPerUpstream is refused as it is counted (UpstreamTooManyItemsError naming the key), no page past the cap is asked for; a live upstream over it is skipped; one under it is served', async () => {
+    const pulled = track(
+      await ScriptedUpstream.start({ resources: resources(2000), pageSize: 20 }),
+    );
+    const live = track(await ScriptedUpstream.start({ resources: resources(2000), pageSize: 20 }));
+    const small = track(
+      await ScriptedUpstream.start({ prompts: [{ name: 'p1' }, { name: 'p2' }] }),
+    );
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([], {
+          discovery: { maxListItemsPerUpstream: 50 },
+          upstreams: [
+            upstream('pulled', pulled.url),
+            upstream('live', live.url, { lists: 'live' }),
+            upstream('small', small.url),
+          ],
+        }),
+        waitReady: true,
+      }),
+    );
+    expect(await upstreamRow(gateway, 'pulled')).toMatchObject({
+      status: 'unreachable',
+      lastErrorType: 'UpstreamTooManyItemsError',
+    });
+    await gateway.waitForOutput(
+      'resources/list lists more than 50 resources (mcp.discovery.maxListItemsPerUpstream 50)',
+    );
+    // pages of 20: the third passes the cap and is the last one asked for
+    expect(pulled.rpcs('resources/list')).toHaveLength(3);
+    const prompts = await rpc(gateway.mcpUrl, 'prompts/list');
+    expect(prompts.json.result.prompts).toHaveLength(2);
+    const metrics = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
+    expect(metrics).toMatch(
+      /mcp_gateway_upstream_pulls_total\{upstream="pulled",outcome="UpstreamTooManyItemsError"\} [1-9]/,
+    );
+
+    // the pulled upstream serves nothing yet, and the live one's fetch is refused
+    const listed = await rpc(gateway.mcpUrl, 'resources/list');
+    expect(listed.json.error.data).toEqual({ failedSources: ['live'] });
+    await gateway.waitForOutput(
+      /Upstream live: live resources\/list skipped \(resources\/list lists more than 50 resources/,
+    );
+    expect(live.rpcs('resources/list')).toHaveLength(3);
+  });
+});
+
 describe('a second replica with a lower cap and a shared Redis copy', () => {
   const track = stopAfterEach();
   const keyPrefix = uniqueKeyPrefix();

@@ -398,6 +398,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
       readTimeoutMillis: 3000,
       maxToolsPerBundle: 100,
       maxToolsTotal: 200,
+      maxListItemsPerUpstream: 10_000,
       maxManifestBytes: 1_048_576,
       maxToolTimeoutMillis: 30_000,
     });
@@ -1033,6 +1034,25 @@ describe('execution limits that contradict each other (issue 9, fault 1)', () =>
     expect(problemsOf(mcpTree({ execution: { maxInFlightAnswerBytes: 1e20 } }))[0]).toContain(
       'mcp.execution.maxInFlightAnswerBytes: must be at most 2^53 - 1 (bytes)',
     );
+  });
+});
+
+describe('discovery.maxListItemsPerUpstream', () => {
+  const base = { identity: 'gw-test', bundles: [bundle('alpha', 'a.')] };
+
+  it('defaults to 10000; a set value is the cap of resources, templates and prompts', () => {
+    expect(loadTree({ mcp: base }).mcp.discovery.maxListItemsPerUpstream).toBe(10_000);
+    expect(
+      loadTree({ mcp: { ...base, discovery: { maxListItemsPerUpstream: 50 } } }).mcp.discovery
+        .maxListItemsPerUpstream,
+    ).toBe(50);
+  });
+
+  it.each([0, -1, 2.5, 'many', 1_000_001])('%p is refused, naming the field', (value) => {
+    const error = failureOf(() =>
+      loadTree({ mcp: { ...base, discovery: { maxListItemsPerUpstream: value } } }),
+    );
+    expect(error.problems.map(pathOf)).toEqual(['mcp.discovery.maxListItemsPerUpstream']);
   });
 });
 

@@ -124,6 +124,16 @@ export class DiscoveryConfig {
   @Min(1, { message: 'must be a positive integer (tools)' })
   maxToolsPerUpstream?: number;
 
+  /**
+   * The most entries one upstream's resources/list, resources/templates/list or prompts/list
+   * may list (every page together): counted as the answer arrives, before it is parsed, as
+   * tools are (docs/operations.md §1, §10).
+   */
+  @IsInt({ message: 'must be a positive integer (list entries)' })
+  @Min(1, { message: 'must be a positive integer (list entries)' })
+  @Max(1_000_000, { message: 'must be at most 1000000 (list entries)' })
+  maxListItemsPerUpstream = 10_000;
+
   /** More tools than this across all bundles rejects the aggregate (contract §7.3). */
   @IsInt({ message: 'must be a positive integer' })
   @Min(1, { message: 'must be a positive integer' })

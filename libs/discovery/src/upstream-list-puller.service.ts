@@ -100,8 +100,9 @@ class PullFailure extends Error {
  * session), then `tools/list`, `resources/list`, `resources/templates/list` and
  * `prompts/list` (each only when the server's capabilities offer it), each following
  * `nextCursor` to the end. The whole pull, every page, is bounded by the upstream's
- * `listMillis`; a cursor seen twice, more than `registry.maxPagesPerList` pages or more tools
- * than `discovery.maxToolsPerUpstream` (counted before parsing) is a failed pull. A failure is a value, never an exception.
+ * `listMillis`; a cursor seen twice, more than `registry.maxPagesPerList` pages, more tools
+ * than `discovery.maxToolsPerUpstream` or more entries of another list than
+ * `discovery.maxListItemsPerUpstream` (counted before parsing) is a failed pull. A failure is a value, never an exception.
  */
 @Injectable()
 export class UpstreamListPuller {
@@ -172,19 +173,29 @@ export class UpstreamListPuller {
     // A tools/list over the cap is refused as it is counted, before it is parsed and before any
     // of its schemas is compiled; the upstream keeps its last good lists (docs/operations.md).
     const toolsCap = toolsCapPerUpstream(this.config.mcp.discovery);
+    // the other lists likewise: a 2,000,000-resource list would stall the event loop and take
+    // a gigabyte before its entries were checked (docs/operations.md §10)
+    const listItemsCap = this.config.mcp.discovery.maxListItemsPerUpstream;
     // The lists are independent: fetched concurrently, each page after the one before.
     await Promise.all(
       LISTS.filter((list) => capabilities[list.capability] !== undefined).map(async (list) => {
         try {
+          const itemsCap =
+            list.key === 'tools'
+              ? {
+                  maxItems: toolsCap.limit,
+                  maxItemsName: `mcp.discovery.${toolsCap.key} ${toolsCap.limit}`,
+                }
+              : {
+                  maxItems: listItemsCap,
+                  maxItemsName: `mcp.discovery.maxListItemsPerUpstream ${listItemsCap}`,
+                };
           const pages = await readListPages(connection, {
             method: list.method,
             key: list.key,
             left,
             maxPages: this.config.mcp.registry.maxPagesPerList,
-            ...(list.key === 'tools' && {
-              maxItems: toolsCap.limit,
-              maxItemsName: `mcp.discovery.${toolsCap.key} ${toolsCap.limit}`,
-            }),
+            ...itemsCap,
             headers,
             onPage: (result, page) => {
               hints[list.key] = addPageHints(hints[list.key], result, page === 1);
@@ -193,7 +204,12 @@ export class UpstreamListPuller {
           for (const item of pages.items) collected[list.key].push(item);
         } catch (err) {
           if (err instanceof ListPagesFault)
-            throw new PullFailure(PAGE_FAULTS[err.kind], err.detail);
+            throw new PullFailure(
+              err.kind === 'too-many-items' && list.key !== 'tools'
+                ? 'UpstreamTooManyItemsError'
+                : PAGE_FAULTS[err.kind],
+              err.detail,
+            );
           throw err;
         }
       }),

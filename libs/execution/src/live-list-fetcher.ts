@@ -51,6 +51,7 @@ export class LiveListFetcher {
   private readonly maxPages: number;
   /** A live tools/list over it is refused before it is parsed, as a pulled one is. */
   private readonly toolsCap: ReturnType<typeof toolsCapPerUpstream>;
+  private readonly listItemsCap: number;
 
   constructor(
     private readonly connections: UpstreamConnections,
@@ -59,6 +60,7 @@ export class LiveListFetcher {
   ) {
     this.maxPages = config.mcp.registry.maxPagesPerList;
     this.toolsCap = toolsCapPerUpstream(config.mcp.discovery);
+    this.listItemsCap = config.mcp.discovery.maxListItemsPerUpstream;
   }
 
   async fetch(
@@ -81,10 +83,16 @@ export class LiveListFetcher {
         key: list.key,
         left,
         maxPages: this.maxPages,
-        ...(list.key === 'tools' && {
-          maxItems: this.toolsCap.limit,
-          maxItemsName: `mcp.discovery.${this.toolsCap.key} ${this.toolsCap.limit}`,
-        }),
+        // every list is counted before it is parsed, as the catalog's pulls count them
+        ...(list.key === 'tools'
+          ? {
+              maxItems: this.toolsCap.limit,
+              maxItemsName: `mcp.discovery.${this.toolsCap.key} ${this.toolsCap.limit}`,
+            }
+          : {
+              maxItems: this.listItemsCap,
+              maxItemsName: `mcp.discovery.maxListItemsPerUpstream ${this.listItemsCap}`,
+            }),
         headers,
       });
       return {

@@ -68,7 +68,7 @@ export class GatewayMetrics {
   private readonly streamsOpen: Gauge;
   private readonly streamsClosed: Counter<'reason'>;
   private readonly streamsRefused: Counter<'reason'>;
-  private readonly validationWorkerCrashes: Counter<'bundle' | 'then'>;
+  private readonly validationWorkerCrashes: Counter<'bundle' | 'then' | 'reason'>;
   private readonly registrationStoreResets: Counter;
   private readonly upstreamListChanges: Counter<'upstream' | 'outcome'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
@@ -174,8 +174,8 @@ export class GatewayMetrics {
     });
     this.validationWorkerCrashes = new Counter({
       name: `${PREFIX}manifest_validation_worker_crashes_total`,
-      help: 'Manifest validation worker threads that died before answering, by bundle and what was done next (retry in a new worker, or main-thread validation in slices)',
-      labelNames: ['bundle', 'then'],
+      help: 'Manifest validation worker threads that died or were terminated at their deadline before answering, by bundle, what was done next (retry in a new worker, or main-thread validation in slices) and reason (crash, timeout)',
+      labelNames: ['bundle', 'then', 'reason'],
       registers,
     });
     this.registrationStoreResets = new Counter({
@@ -209,10 +209,15 @@ export class GatewayMetrics {
   /**
    * A manifest validation worker died before it answered (out of memory, killed, a crash):
    * `then` is `retry` (validated again in a new worker at once) or `main-thread` (validated
-   * on the event loop in time slices, after the retry died too).
+   * on the event loop in time slices, after the retry died too); `reason` is `crash` (it died
+   * on its own) or `timeout` (terminated at its deadline).
    */
-  validationWorkerCrash(bundle: string, then: 'retry' | 'main-thread'): void {
-    this.validationWorkerCrashes.inc({ bundle, then });
+  validationWorkerCrash(
+    bundle: string,
+    then: 'retry' | 'main-thread',
+    reason: 'crash' | 'timeout',
+  ): void {
+    this.validationWorkerCrashes.inc({ bundle, then, reason });
   }
 
   /** The registration store lost its data (operations §15 "Shared and durable"). */

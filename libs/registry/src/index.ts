@@ -75,3 +75,4 @@ export {
   type LiveMerge,
   type LiveVisibility,
 } from './upstream/live-lists';
+export { leftOutLogLines, LEFT_OUT_LOGGED_PER_LIST } from './upstream/left-out-log';

@@ -4,6 +4,7 @@ import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
 import { allowsSource, allowsTool, callerName, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
+  leftOutLogLines,
   LiveListMerger,
   RegistryService,
   type CatalogPrompt,
@@ -247,10 +248,8 @@ export class LiveLists {
       capabilities: outcome.capabilities,
       items: outcome.items,
     });
-    for (const item of contribution.leftOut)
-      this.logger.warn(
-        `Upstream ${upstream.id}: live ${item.list} entry "${item.name}" left out: ${item.reason}`,
-      );
+    for (const line of leftOutLogLines(`Upstream ${upstream.id}: live `, contribution.leftOut))
+      this.logger.warn(line);
     const ttlMs = Math.min(outcome.ttlMs, this.config.mcp.cache.maxTtlMillis);
     const entry: CachedLiveList = { contribution, ttlMs, cacheScope: outcome.cacheScope };
     this.cache.set(key, entry);

@@ -95,7 +95,15 @@ export class MrtrCalls implements OnApplicationShutdown {
     context: MethodContext,
   ): Promise<MethodResult> {
     const parked = new ParkedCall((request, response) => {
-      void this.executor.respond(call.upstream, request.sessionId, response, context.headers);
+      // the caller's own credential: a tokenExchange upstream takes the answer only with the
+      // token exchanged for this caller, as it takes the call (docs/security.md "Side paths at a glance")
+      void this.executor.respond(
+        call.upstream,
+        request.sessionId,
+        response,
+        context.headers,
+        context.caller,
+      );
     });
     // The client's cancellation counts while it waits for this round, not once it has its answer.
     context.signal?.onAbort((reason) => parked.cancellation.abort(reason));
@@ -117,6 +125,7 @@ export class MrtrCalls implements OnApplicationShutdown {
             },
           },
           context.headers,
+          context.caller,
         );
         return true;
       }

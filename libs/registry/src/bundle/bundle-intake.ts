@@ -206,6 +206,15 @@ export class BundleIntake {
    * runs again at once in a new worker; when that one dies too, `crashed` (the caller validates
    * on the event loop, in slices), so a crash never costs the catalog a round.
    */
+  /**
+   * How long one validation worker may run: ten times the manifest read timeout (30 s by
+   * default) plus 2 s per MiB of manifest, generous for a loaded machine; a worker past it is
+   * terminated and handled as one that died (operations §2 "Large manifests").
+   */
+  private workerDeadlineMillis(bytes: number): number {
+    return 10 * this.config.mcp.discovery.readTimeoutMillis + Math.ceil((2000 * bytes) / 1048576);
+  }
+
   private async validateInWorker(
     record: BundleRecord,
     raw: Buffer | string,
@@ -214,18 +223,23 @@ export class BundleIntake {
   ): Promise<LastGoodCopy | BundleFailure | 'crashed'> {
     const id = record.definition.id;
     this.logger.debug(`Bundle ${id}: validating a ${raw.length}-byte manifest in a worker thread`);
+    const deadline = this.workerDeadlineMillis(raw.length);
     let response: WorkerResponse | undefined;
     for (const then of ['retry', 'main-thread'] as const) {
-      response = await this.worker.run({
-        // A copy each time: the bytes are transferred to the worker, and a retry needs them again.
-        bytes: typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw),
-        expect: this.expectationsOf(record),
-        knownGoodSchemas: this.workerGoodSchemas,
-      });
+      response = await this.worker.run(
+        {
+          // A copy each time: the bytes are transferred to the worker, and a retry needs them again.
+          bytes: typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw),
+          expect: this.expectationsOf(record),
+          knownGoodSchemas: this.workerGoodSchemas,
+        },
+        deadline,
+      );
       if (response.kind !== 'crashed') break;
-      this.metrics?.validationWorkerCrash(id, then);
+      this.metrics?.validationWorkerCrash(id, then, response.reason);
       this.logger.error(
-        `Bundle ${id}: the validation worker of its ${source} manifest died ` +
+        `Bundle ${id}: the validation worker of its ${source} manifest ` +
+          (response.reason === 'timeout' ? 'hung ' : 'died ') +
           `(${response.name}${response.code === undefined ? '' : ` ${response.code}`}: ${response.message ?? 'no message'}); ` +
           (then === 'retry'
             ? 'validating it again in a new worker'

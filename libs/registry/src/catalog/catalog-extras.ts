@@ -44,19 +44,49 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * A URI template (RFC 6570) as a whole-string pattern: every `{…}` expression matches one or
- * more characters (`{+…}`/`{#…}` reserved expansions may span `/`, the others may not).
+ * A URI template (RFC 6570) as a whole-string pattern, so a template covers every URI it can
+ * expand to (docs/operations.md §10 "Routing"). `{x}` and `{+x}` match one or more characters
+ * (`+` may span `/`, the simple form may not); the operators that write a leading character
+ * (RFC 6570 §3.2.5–3.2.9) match that character and what follows it, or nothing (undefined
+ * variables expand to ""): `{/x,y}` one `/segment` per variable (any number with `*`),
+ * `{.x}` `.label`, `{;x}` `;x=v…`, `{?x}` `?x=v…`, `{&x}` `&x=v…` (none of these spans a
+ * `/`, which their expansion percent-encodes), and `{#x}` `#fragment` (reserved: may span `/`).
  */
 export function templateMatcher(uriTemplate: string): RegExp {
   let pattern = '';
   let last = 0;
-  for (const m of uriTemplate.matchAll(/\{([+#./;?&]?)[^}]*\}/g)) {
+  for (const m of uriTemplate.matchAll(/\{([+#./;?&]?)([^}]*)\}/g)) {
     pattern += uriTemplate.slice(last, m.index).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    pattern += m[1] === '+' || m[1] === '#' ? '.+' : m[1] === '?' || m[1] === '&' ? '.*' : '[^/]+';
+    pattern += expressionPattern(m[1] ?? '', m[2] ?? '');
     last = (m.index ?? 0) + m[0].length;
   }
   pattern += uriTemplate.slice(last).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`^${pattern}$`, 's');
+}
+
+/** The pattern of one `{operator varlist}` expression (see templateMatcher). */
+function expressionPattern(operator: string, varList: string): string {
+  switch (operator) {
+    case '+':
+      return '.+';
+    case '#':
+      return '(?:#.*)?';
+    case '/': {
+      const vars = varList.split(',');
+      const explode = vars.some((v) => v.trim().endsWith('*'));
+      return explode ? '(?:/[^/?#]*)*' : `(?:/[^/?#]*){0,${vars.length}}`;
+    }
+    case '.':
+      return '(?:\\.[^/?#]*)?';
+    case ';':
+      return '(?:;[^/?#]*)?';
+    case '?':
+      return '(?:\\?[^/#]*)?';
+    case '&':
+      return '(?:&[^/#]*)?';
+    default:
+      return '[^/]+';
+  }
 }
 
 /** The literal text of a URI template before its first `{…}` expression. */

@@ -31,19 +31,28 @@ export type WorkerResponse =
   | { readonly kind: 'not-json'; readonly why: string }
   | {
       readonly kind: 'crashed';
-      /** The error's name (`Error`, `RangeError`), or `WorkerExit` for an exit without an answer. */
+      /** `timeout`: terminated at its deadline (operations §2); `crash`: it died on its own. */
+      readonly reason: WorkerCrashReason;
+      /**
+       * The error's name (`Error`, `RangeError`), `WorkerExit` for an exit without an answer,
+       * `WorkerTimeout` for a worker terminated at its deadline.
+       */
       readonly name: string;
       /** Node's error code, e.g. `ERR_WORKER_OUT_OF_MEMORY`; the exit code for `WorkerExit`. */
       readonly code?: string;
       readonly message?: string;
     };
 
+/** Why a worker gave no answer: it died (`crash`), or it was terminated at its deadline (`timeout`). */
+export type WorkerCrashReason = 'crash' | 'timeout';
+
 /** A crash as the registry logs it: the error's name, Node's code and its message. */
 export function crashOf(err: unknown): Extract<WorkerResponse, { kind: 'crashed' }> {
-  if (!(err instanceof Error)) return { kind: 'crashed', name: typeof err };
+  if (!(err instanceof Error)) return { kind: 'crashed', reason: 'crash', name: typeof err };
   const code = (err as NodeJS.ErrnoException).code;
   return {
     kind: 'crashed',
+    reason: 'crash',
     name: err.name,
     ...(typeof code === 'string' && { code }),
     message: err.message.slice(0, 300),

@@ -19,21 +19,39 @@ export class WorkerValidator {
     this.available = existsSync(script);
   }
 
-  run(request: WorkerRequest): Promise<WorkerResponse> {
+  /**
+   * @param deadlineMillis how long the worker may take before it is terminated and its run
+   *   counts as a crash (`reason: 'timeout'`): a worker that hangs must not hold the refresh
+   *   round, and with it the catalog, for good (operations §2 "Large manifests")
+   */
+  run(request: WorkerRequest, deadlineMillis: number): Promise<WorkerResponse> {
     return new Promise((resolve) => {
       const worker = new Worker(this.script);
       let done = false;
       const finish = (response: WorkerResponse): void => {
         if (done) return;
         done = true;
+        clearTimeout(deadline);
         resolve(response);
         void worker.terminate();
       };
+      const deadline = setTimeout(
+        () =>
+          finish({
+            kind: 'crashed',
+            reason: 'timeout',
+            name: 'WorkerTimeout',
+            code: String(deadlineMillis),
+            message: `the worker did not answer within ${deadlineMillis} ms and was terminated`,
+          }),
+        deadlineMillis,
+      );
       worker.once('message', (response: WorkerResponse) => finish(response));
       worker.once('error', (err) => finish(crashOf(err)));
       worker.once('exit', (code) =>
         finish({
           kind: 'crashed',
+          reason: 'crash',
           name: 'WorkerExit',
           code: String(code),
           message: `the worker exited with code ${code} before it answered`,

@@ -72,9 +72,14 @@ class TestClock implements Clock {
   }
 }
 
-function setup(bundles: BundleDefinition[], upstreams: UpstreamDefinition[]) {
+function setup(
+  bundles: BundleDefinition[],
+  upstreams: UpstreamDefinition[],
+  configure: (mcp: McpConfig) => void = () => {},
+) {
   const mcp = new McpConfig();
   mcp.identity = 'gw-test';
+  configure(mcp);
   const config: GatewayConfig = {
     profile: 'local',
     sources: [],
@@ -236,6 +241,26 @@ describe('RegistryService with upstreams (issue 10 §3, §4, §8)', () => {
       ['a', 'unreachable', 'UpstreamTimeoutError'],
     ]);
     expect(JSON.stringify(view)).not.toContain('internal');
+  });
+
+  it('lists with more resources, templates or prompts than maxListItemsPerUpstream (a stored copy, a cap lowered since) are refused with UpstreamTooManyItemsError; the last good lists stay', async () => {
+    const { service } = setup([], [upstream('u')], (mcp) => {
+      mcp.discovery.maxListItemsPerUpstream = 2;
+    });
+    const prompts = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `p${i}` }));
+    await service.applyRound(
+      [],
+      [pulledLists('u', { capabilities: { prompts: {} }, prompts: prompts(2) })],
+    );
+    await service.applyRound(
+      [],
+      [pulledLists('u', { capabilities: { prompts: {} }, prompts: prompts(3) }, 1)],
+    );
+    expect(service.upstreamsView().upstreams[0]).toMatchObject({
+      status: 'degraded',
+      lastErrorType: 'UpstreamTooManyItemsError',
+      counts: { prompts: 2 },
+    });
   });
 
   it('keeps an upstream last good lists after a failed pull (degraded) and replaces them after a good one', async () => {

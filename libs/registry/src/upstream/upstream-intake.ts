@@ -27,6 +27,7 @@ import {
   type UpstreamStatus,
   type UpstreamStatusView,
 } from './upstream-record';
+import { leftOutLogLines } from './left-out-log';
 
 /** One round's upstream outcomes, before the catalog decides which copies it adopts. */
 export interface UpstreamRound {
@@ -76,6 +77,7 @@ export class UpstreamIntake {
   private readonly configured: ReadonlySet<string>;
   private readonly schemas = new SchemaChecker();
   private readonly toolsCap: ReturnType<typeof toolsCapPerUpstream>;
+  private readonly listItemsCap: number;
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -85,18 +87,31 @@ export class UpstreamIntake {
     this.records = new Map(config.upstreams.map((u) => [u.id, new UpstreamRecord(u)]));
     this.configured = new Set(config.upstreams.map((u) => u.id));
     this.toolsCap = toolsCapPerUpstream(config.mcp.discovery);
+    this.listItemsCap = config.mcp.discovery.maxListItemsPerUpstream;
   }
 
   /**
-   * Why a list is refused before any of its schemas is compiled: more tools than one upstream
-   * may list (the pull counted them before parsing; this holds for stored copies and a cap
-   * lowered since). Undefined when it fits.
+   * Why a list is refused before any of its schemas is compiled: more tools, or more entries of
+   * another list, than one upstream may list (the pull counted them before parsing; this holds
+   * for stored copies and a cap lowered since). Undefined when it fits.
    */
-  private overCap(lists: UpstreamLists): string | undefined {
+  private overCap(
+    lists: UpstreamLists,
+  ): { errorType: UpstreamPullErrorType; detail: string } | undefined {
     const { limit, key } = this.toolsCap;
-    return lists.tools.length > limit
-      ? `tools/list lists ${lists.tools.length} tools, more than mcp.discovery.${key} ${limit}`
-      : undefined;
+    if (lists.tools.length > limit)
+      return {
+        errorType: 'UpstreamTooManyToolsError',
+        detail: `tools/list lists ${lists.tools.length} tools, more than mcp.discovery.${key} ${limit}`,
+      };
+    const cap = this.listItemsCap;
+    for (const list of ['resources', 'resourceTemplates', 'prompts'] as const)
+      if (lists[list].length > cap)
+        return {
+          errorType: 'UpstreamTooManyItemsError',
+          detail: `${lists[list].length} ${list}, more than mcp.discovery.maxListItemsPerUpstream ${cap}`,
+        };
+    return undefined;
   }
 
   /**
@@ -211,10 +226,10 @@ export class UpstreamIntake {
       }
       const overCap = this.overCap(result.lists);
       if (overCap !== undefined) {
-        failures.set(record.definition.id, 'UpstreamTooManyToolsError');
-        record.lastErrorDetail = overCap;
+        failures.set(record.definition.id, overCap.errorType);
+        record.lastErrorDetail = overCap.detail;
         this.logger.warn(
-          `Upstream ${record.definition.id}: lists refused (UpstreamTooManyToolsError: ${overCap}); ` +
+          `Upstream ${record.definition.id}: lists refused (${overCap.errorType}: ${overCap.detail}); ` +
             (record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'),
         );
         continue;
@@ -225,10 +240,11 @@ export class UpstreamIntake {
           result.lists,
           this.schemas,
         );
-        for (const item of contribution.leftOut)
-          this.logger.warn(
-            `Upstream ${record.definition.id}: ${item.list} entry "${item.name}" left out: ${item.reason}`,
-          );
+        for (const line of leftOutLogLines(
+          `Upstream ${record.definition.id}: `,
+          contribution.leftOut,
+        ))
+          this.logger.warn(line);
         candidates.set(record.definition.id, {
           contribution,
           lists: result.lists,

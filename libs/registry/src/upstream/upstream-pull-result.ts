@@ -15,6 +15,8 @@ export const UPSTREAM_PULL_ERROR_TYPES = [
   'UpstreamPaginationError',
   /** tools/list lists more than discovery.maxToolsPerUpstream (or maxToolsTotal) tools. */
   'UpstreamTooManyToolsError',
+  /** resources/list, resources/templates/list or prompts/list lists more than discovery.maxListItemsPerUpstream entries. */
+  'UpstreamTooManyItemsError',
   'ToolNameCollisionError',
   'CatalogTooLargeError',
   'UnexpectedPullError',
