@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { IntrospectionServer } from '../support/introspection-server';
 import { TestAuthorizationServer } from '../support/oidc-provider';
 import { postRaw, rpc } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
@@ -482,3 +483,187 @@ describe('a session bound to its caller, on another replica', () => {
     }
   });
 });
+
+/**
+ * docs/security.md "Sessions and notification streams": a notification stream lives no longer
+ * than the token that opened it, nor than its grant, even when the token has no `exp`. With
+ * opaque tokens (RFC 7662 introspection, answers without `exp`) and `listen.recheckSeconds: 1`,
+ * the introspection answer is flipped while a 2026 listen and a 2025 GET stream are open: a
+ * revoked token ({active: false}) or a grant that changed (group dev → ops) ends both, counted;
+ * an authorization server that cannot answer ends neither. Both /mcp listeners.
+ */
+describe.each(['fastify', 'node'])(
+  'notification streams are rechecked against the authorization server (MCP_HTTP_SERVER=%s)',
+  (listener) => {
+    const ISSUER = 'https://idp.test';
+    let idp: IntrospectionServer;
+    let service: TestToolService;
+    let gateway: GatewayProcess;
+    const open: SseReader[] = [];
+    let serial = 0;
+
+    /** A fresh opaque token the IdP answers active for, in this group, without exp. */
+    function opaque(group: string): string {
+      serial += 1;
+      const t = `tok-${listener}-${serial}`;
+      idp.answers.set(t, answerFor(t, group));
+      return t;
+    }
+    const answerFor = (t: string, group: string): Record<string, unknown> => ({
+      active: true,
+      sub: `sub-${t}`,
+      scope: 'mcp',
+      iss: ISSUER,
+      aud: RESOURCE,
+      group,
+    });
+
+    /** A 2025 GET stream and a 2026 listen, both open for this token. */
+    async function streams(t: string): Promise<{ get: SseReader; listening: SseReader }> {
+      const init = await rpc(
+        gateway.mcpUrl,
+        'initialize',
+        {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+        bearer(t),
+      );
+      expect(init.status).toBe(200);
+      const get = await openGet(
+        gateway.mcpUrl,
+        init.headers.get('mcp-session-id') ?? '',
+        bearer(t),
+      );
+      open.push(get);
+      expect(get.status).toBe(200);
+      const listening = await listen(gateway.mcpUrl, `L-${t}`, bearer(t));
+      open.push(listening);
+      expect((await listening.waitForMessage(() => true)).method).toBe(
+        'notifications/subscriptions/acknowledged',
+      );
+      return { get, listening };
+    }
+
+    /** Waits until the IdP was asked about this token `times` more times. */
+    async function asked(t: string, times: number): Promise<void> {
+      const count = (): number => idp.asked.filter((a) => a === t).length;
+      const target = count() + times;
+      await waitFor(
+        () => count() >= target,
+        30_000,
+        () => `the token was rechecked ${count()} times`,
+      );
+    }
+
+    beforeAll(async () => {
+      [idp, service] = await Promise.all([
+        IntrospectionServer.start(),
+        TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })])),
+      ]);
+      gateway = await GatewayProcess.start({
+        mcp: {
+          ...gatewayConfig([bundle('ins', service, 'ins.')]),
+          http: { modernEra: true },
+          listen: { keepAliveMillis: 300, recheckSeconds: 1 },
+          shutdown: { gracePeriodSeconds: 3 },
+          auth: {
+            mode: 'jwt',
+            issuer: ISSUER,
+            audience: RESOURCE,
+            introspectionUrl: idp.url,
+            introspectionClientId: 'gateway-test',
+            introspectionClientSecretEnv: 'TEST_INTROSPECTION_SECRET',
+          },
+          access: {
+            rules: [
+              { match: { claim: 'group', value: 'dev' }, sources: ['ins'] },
+              { match: { claim: 'group', value: 'ops' }, tools: ['ins.quote'] },
+            ],
+          },
+        },
+        env: {
+          MCP_HTTP_SERVER: listener,
+          MCP_SESSION_KEYS: TEST_SESSION_KEYS,
+          TEST_INTROSPECTION_SECRET: 'gateway-test-secret',
+        },
+        waitReady: true,
+      });
+    });
+
+    afterEach(() => {
+      for (const reader of open.splice(0)) reader.close();
+      idp.behaviour.status = 200;
+    });
+
+    afterAll(async () => {
+      for (const reader of open.splice(0)) reader.close();
+      await gateway?.stop();
+      await Promise.all([idp?.stop(), service?.stop()]);
+    });
+
+    it('a token the authorization server no longer answers active for ends its listen and its GET stream (token_revoked), though it has no exp', async () => {
+      const before = await metric(
+        gateway,
+        'mcp_gateway_notification_streams_closed_total{reason="token_revoked"}',
+      );
+      const t = opaque('dev');
+      const { get, listening } = await streams(t);
+      idp.answers.set(t, { active: false });
+      expect((await rpc(gateway.mcpUrl, 'tools/list', {}, { ...bearer(t) })).status).toBe(401);
+      await get.waitForEnd(30_000);
+      await listening.waitForEnd(30_000);
+      // an abrupt end, as at expiry: no closing result, the client comes back with a new token
+      expect(listening.messages.filter((m) => 'result' in m)).toEqual([]);
+      expect(
+        await metric(
+          gateway,
+          'mcp_gateway_notification_streams_closed_total{reason="token_revoked"}',
+        ),
+      ).toBe(before + 2);
+    });
+
+    it('a token whose grant changed (group dev → ops) ends its listen and its GET stream (grant_changed)', async () => {
+      const before = await metric(
+        gateway,
+        'mcp_gateway_notification_streams_closed_total{reason="grant_changed"}',
+      );
+      const t = opaque('dev');
+      const { get, listening } = await streams(t);
+      idp.answers.set(t, answerFor(t, 'ops'));
+      await get.waitForEnd(30_000);
+      await listening.waitForEnd(30_000);
+      expect(listening.messages.filter((m) => 'result' in m)).toEqual([]);
+      expect(
+        await metric(
+          gateway,
+          'mcp_gateway_notification_streams_closed_total{reason="grant_changed"}',
+        ),
+      ).toBe(before + 2);
+      // the same token with its new grant still opens a stream (a new one, for the new grant)
+      const again = await listen(gateway.mcpUrl, 'L-again', bearer(t));
+      open.push(again);
+      expect((await again.waitForMessage(() => true)).method).toBe(
+        'notifications/subscriptions/acknowledged',
+      );
+    });
+
+    it('an authorization server that cannot answer (5xx) ends no stream: the recheck is tried again, and a revocation after it still ends them', async () => {
+      const t = opaque('dev');
+      const { get, listening } = await streams(t);
+      idp.behaviour.status = 500;
+      // both streams rechecked at least twice each while the IdP fails
+      await asked(t, 4);
+      expect(get.ended).toBe(false);
+      expect(listening.ended).toBe(false);
+      idp.behaviour.status = 200;
+      await asked(t, 2);
+      expect(get.ended).toBe(false);
+      expect(listening.ended).toBe(false);
+      idp.answers.set(t, { active: false });
+      await get.waitForEnd(30_000);
+      await listening.waitForEnd(30_000);
+    });
+  },
+);
