@@ -3,7 +3,7 @@ import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-p
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { IntrospectionServer } from '../support/introspection-server';
 import { TestAuthorizationServer } from '../support/oidc-provider';
-import { postRaw, rpc } from '../support/rpc';
+import { STANDARD_HEADERS, postRaw, rpc } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
 
@@ -147,10 +147,21 @@ describe.each(['fastify', 'node'])(
         resources: { [RESOURCE]: { scope: 'mcp' } },
         defaultResource: RESOURCE,
       });
-      service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })]));
+      service = await TestToolService.start(
+        manifest('ins', [
+          tool({ name: 'ins.quote' }),
+          tool({ name: 'ins.slow', meta: { timeoutMillis: 30_000 } }),
+          tool({ name: 'ins.hang', meta: { timeoutMillis: 30_000 } }),
+        ]),
+      );
+      // ins.slow answers after a few seconds; ins.hang never does (only a cancel ends it)
+      service.tools.set('ins.slow', () => ({ delayMs: 4000, body: { content: [] } }));
+      service.tools.set('ins.hang', () => ({ hang: true }));
       gateway = await GatewayProcess.start({
         mcp: {
-          ...gatewayConfig([bundle('ins', service, 'ins.')]),
+          ...gatewayConfig([bundle('ins', service, 'ins.')], {
+            discovery: { maxToolTimeoutMillis: 30_000 },
+          }),
           http: { modernEra: true },
           // the issue's setting: three streams in all; two per caller
           listen: { maxStreams: 3, maxStreamsPerCaller: 2, keepAliveMillis: 300 },
@@ -292,7 +303,66 @@ describe.each(['fastify', 'node'])(
         { ...bearer(fresh), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
       );
       expect(again.status).toBe(200);
-      expect(again.json.result.tools.map((t: { name: string }) => t.name)).toEqual(['ins.quote']);
+      expect(again.json.result.tools.map((t: { name: string }) => t.name)).toEqual([
+        'ins.hang',
+        'ins.quote',
+        'ins.slow',
+      ]);
+    });
+
+    it("bob's notifications/cancelled on alice's session is 404 and cancels nothing (alice's call answers as usual); alice's own cancel aborts her call", async () => {
+      const alice = await token('alice');
+      const sid = await session(alice);
+      const on = (t: string): Record<string, string> => ({
+        ...STANDARD_HEADERS,
+        ...bearer(t),
+        'mcp-session-id': sid,
+        'mcp-protocol-version': '2025-11-25',
+      });
+      const cancel = (requestId: number): string =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId },
+        });
+
+      const slowBefore = service.toolRequests('ins.slow').length;
+      const slow = rpc(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'ins.slow', arguments: {} },
+        on(alice),
+        7,
+      );
+      await waitFor(() => service.toolRequests('ins.slow').length > slowBefore, 10_000);
+      // bob's own valid token, alice's session id and request id
+      const stranger = await postRaw(gateway.mcpUrl, cancel(7), on(await token('bob')));
+      expect(stranger.status).toBe(404);
+      expect(stranger.json.error.message).toBe('Session not found');
+      const answered = await slow;
+      expect(answered.status).toBe(200);
+      expect(answered.json.error).toBeUndefined();
+      expect(answered.json.result.isError).not.toBe(true);
+
+      // the session's own caller still cancels: the call that would never answer is cut
+      const hangBefore = service.toolRequests('ins.hang').length;
+      const hung = rpc(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'ins.hang', arguments: {} },
+        on(alice),
+        8,
+      );
+      await waitFor(() => service.toolRequests('ins.hang').length > hangBefore, 10_000);
+      expect(service.openRequests).toBeGreaterThan(0);
+      const own = await postRaw(gateway.mcpUrl, cancel(8), on(alice));
+      expect(own.status).toBe(202);
+      await waitFor(
+        () => service.openRequests === 0,
+        15_000,
+        () => 'the cancelled call kept running',
+      );
+      expect((await hung).text).toContain('cancelled');
     });
 
     it('streams are capped per caller (listen.maxStreamsPerCaller 2): a third listen is -32603 in-band, a third GET 429; another caller still opens one', async () => {
