@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
-import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { IntrospectionServer } from '../support/introspection-server';
+import { ListenUpstream } from '../support/listen-upstream';
 import { TestAuthorizationServer } from '../support/oidc-provider';
 import { STANDARD_HEADERS, postRaw, rpc } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
@@ -15,8 +16,13 @@ const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
 const bearer = (t: string): Record<string, string> => ({ authorization: `Bearer ${t}` });
 
-/** A raw 2026 `subscriptions/listen` for the tools list, with these extra headers. */
-function listen(url: string, id: string, headers: Record<string, string>): Promise<SseReader> {
+/** A raw 2026 `subscriptions/listen` (default: for the tools list), with these extra headers. */
+function listen(
+  url: string,
+  id: string,
+  headers: Record<string, string>,
+  notifications: Record<string, unknown> = { toolsListChanged: true },
+): Promise<SseReader> {
   return SseReader.open(
     url,
     'POST',
@@ -37,7 +43,7 @@ function listen(url: string, id: string, headers: Record<string, string>): Promi
           'io.modelcontextprotocol/clientCapabilities': {},
           'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
         },
-        notifications: { toolsListChanged: true },
+        notifications,
       },
     }),
   );
@@ -559,14 +565,18 @@ describe('a session bound to its caller, on another replica', () => {
  * than the token that opened it, nor than its grant, even when the token has no `exp`. With
  * opaque tokens (RFC 7662 introspection, answers without `exp`) and `listen.recheckSeconds: 1`,
  * the introspection answer is flipped while a 2026 listen and a 2025 GET stream are open: a
- * revoked token ({active: false}) or a grant that changed (group dev → ops) ends both, counted;
+ * revoked token ({active: false}) or a grant that changed (group dev → ops) ends both, and the
+ * listen the gateway held on upstream `sec` with the caller's token (passthrough), counted;
  * an authorization server that cannot answer ends neither. Both /mcp listeners.
  */
 describe.each(['fastify', 'node'])(
   'notification streams are rechecked against the authorization server (MCP_HTTP_SERVER=%s)',
   (listener) => {
     const ISSUER = 'https://idp.test';
+    /** A resource of `sec`, a 2026 upstream with authorization passthrough granted to dev. */
+    const SECRET_URI = 'x26://secret/r1';
     let idp: IntrospectionServer;
+    let sec: ListenUpstream;
     let service: TestToolService;
     let gateway: GatewayProcess;
     const open: SseReader[] = [];
@@ -588,7 +598,10 @@ describe.each(['fastify', 'node'])(
       group,
     });
 
-    /** A 2025 GET stream and a 2026 listen, both open for this token. */
+    /**
+     * A 2025 GET stream and a 2026 listen (the tools list and a resource of `sec`, so the
+     * gateway holds a listen on `sec` carrying the caller's token), both open for this token.
+     */
     async function streams(t: string): Promise<{ get: SseReader; listening: SseReader }> {
       const init = await rpc(
         gateway.mcpUrl,
@@ -608,10 +621,18 @@ describe.each(['fastify', 'node'])(
       );
       open.push(get);
       expect(get.status).toBe(200);
-      const listening = await listen(gateway.mcpUrl, `L-${t}`, bearer(t));
+      const listening = await listen(gateway.mcpUrl, `L-${t}`, bearer(t), {
+        toolsListChanged: true,
+        resourceSubscriptions: [SECRET_URI],
+      });
       open.push(listening);
-      expect((await listening.waitForMessage(() => true)).method).toBe(
-        'notifications/subscriptions/acknowledged',
+      const ack = await listening.waitForMessage(() => true);
+      expect(ack.method).toBe('notifications/subscriptions/acknowledged');
+      expect(ack.params.notifications.resourceSubscriptions).toEqual([SECRET_URI]);
+      await waitFor(
+        () => sec.openListens === 1 && sec.authorizations.includes(`Bearer ${t}`),
+        15_000,
+        () => `the gateway holds ${sec.openListens} listen(s) on sec`,
       );
       return { get, listening };
     }
@@ -628,13 +649,16 @@ describe.each(['fastify', 'node'])(
     }
 
     beforeAll(async () => {
-      [idp, service] = await Promise.all([
+      [idp, sec, service] = await Promise.all([
         IntrospectionServer.start(),
+        ListenUpstream.start(['open'], [SECRET_URI]),
         TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })])),
       ]);
       gateway = await GatewayProcess.start({
         mcp: {
-          ...gatewayConfig([bundle('ins', service, 'ins.')]),
+          ...gatewayConfig([bundle('ins', service, 'ins.')], {
+            upstreams: [upstream('sec', sec.url, { authorization: { mode: 'passthrough' } })],
+          }),
           http: { modernEra: true },
           listen: { keepAliveMillis: 300, recheckSeconds: 1 },
           shutdown: { gracePeriodSeconds: 3 },
@@ -648,7 +672,7 @@ describe.each(['fastify', 'node'])(
           },
           access: {
             rules: [
-              { match: { claim: 'group', value: 'dev' }, sources: ['ins'] },
+              { match: { claim: 'group', value: 'dev' }, sources: ['ins', 'sec'] },
               { match: { claim: 'group', value: 'ops' }, tools: ['ins.quote'] },
             ],
           },
@@ -660,20 +684,29 @@ describe.each(['fastify', 'node'])(
         },
         waitReady: true,
       });
+      // sec's listen support is known once its tools are published
+      const probe = opaque('dev');
+      await waitFor(async () => {
+        const tools = await rpc(gateway.mcpUrl, 'tools/list', {}, bearer(probe));
+        return (tools.json?.result?.tools ?? []).some(
+          (t: { name: string }) => t.name === 'sec__open',
+        );
+      }, 30_000);
     });
 
-    afterEach(() => {
+    afterEach(async () => {
       for (const reader of open.splice(0)) reader.close();
       idp.behaviour.status = 200;
+      await waitFor(() => sec.openListens === 0, 15_000).catch(() => undefined);
     });
 
     afterAll(async () => {
       for (const reader of open.splice(0)) reader.close();
       await gateway?.stop();
-      await Promise.all([idp?.stop(), service?.stop()]);
+      await Promise.all([idp?.stop(), sec?.stop(), service?.stop()]);
     });
 
-    it('a token the authorization server no longer answers active for ends its listen and its GET stream (token_revoked), though it has no exp', async () => {
+    it('a token the authorization server no longer answers active for ends its listen (and the upstream listen on sec carrying it) and its GET stream (token_revoked), though it has no exp', async () => {
       const before = await metric(
         gateway,
         'mcp_gateway_notification_streams_closed_total{reason="token_revoked"}',
@@ -686,6 +719,12 @@ describe.each(['fastify', 'node'])(
       await listening.waitForEnd(30_000);
       // an abrupt end, as at expiry: no closing result, the client comes back with a new token
       expect(listening.messages.filter((m) => 'result' in m)).toEqual([]);
+      // and the listen on sec that carried the revoked token ends with it
+      await waitFor(
+        () => sec.openListens === 0,
+        15_000,
+        () => 'the listen on sec stayed open',
+      );
       expect(
         await metric(
           gateway,
@@ -694,7 +733,7 @@ describe.each(['fastify', 'node'])(
       ).toBe(before + 2);
     });
 
-    it('a token whose grant changed (group dev → ops) ends its listen and its GET stream (grant_changed)', async () => {
+    it('a token whose grant changed (group dev → ops) ends its listen (and the upstream listen on sec) and its GET stream (grant_changed)', async () => {
       const before = await metric(
         gateway,
         'mcp_gateway_notification_streams_closed_total{reason="grant_changed"}',
@@ -705,6 +744,11 @@ describe.each(['fastify', 'node'])(
       await get.waitForEnd(30_000);
       await listening.waitForEnd(30_000);
       expect(listening.messages.filter((m) => 'result' in m)).toEqual([]);
+      await waitFor(
+        () => sec.openListens === 0,
+        15_000,
+        () => 'the listen on sec stayed open',
+      );
       expect(
         await metric(
           gateway,
