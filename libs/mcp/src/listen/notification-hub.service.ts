@@ -227,6 +227,11 @@ export class NotificationHub implements OnApplicationShutdown {
     held.expiry.unref();
   }
 
+  /**
+   * Arms the next recheck of this stream's caller, `recheckSeconds` after the last one ended
+   * (never two in flight for one stream); none when auth is off. The hot request path is not
+   * involved: only open streams are rechecked, each on its own timer.
+   */
   private recheckLater(stream: OpenStream, held: Held, authorization: string | string[]): void {
     const resourceServer = this.resourceServer;
     if (resourceServer?.enabled !== true) return;
