@@ -1,8 +1,10 @@
 import { request } from 'node:http';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
-import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
+import { IntrospectionServer } from '../support/introspection-server';
+import { ListenUpstream } from '../support/listen-upstream';
 import { TestAuthorizationServer } from '../support/oidc-provider';
-import { postRaw, rpc } from '../support/rpc';
+import { STANDARD_HEADERS, postRaw, rpc } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
 
@@ -14,8 +16,13 @@ const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
 const bearer = (t: string): Record<string, string> => ({ authorization: `Bearer ${t}` });
 
-/** A raw 2026 `subscriptions/listen` for the tools list, with these extra headers. */
-function listen(url: string, id: string, headers: Record<string, string>): Promise<SseReader> {
+/** A raw 2026 `subscriptions/listen` (default: for the tools list), with these extra headers. */
+function listen(
+  url: string,
+  id: string,
+  headers: Record<string, string>,
+  notifications: Record<string, unknown> = { toolsListChanged: true },
+): Promise<SseReader> {
   return SseReader.open(
     url,
     'POST',
@@ -36,7 +43,7 @@ function listen(url: string, id: string, headers: Record<string, string>): Promi
           'io.modelcontextprotocol/clientCapabilities': {},
           'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
         },
-        notifications: { toolsListChanged: true },
+        notifications,
       },
     }),
   );
@@ -146,10 +153,21 @@ describe.each(['fastify', 'node'])(
         resources: { [RESOURCE]: { scope: 'mcp' } },
         defaultResource: RESOURCE,
       });
-      service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })]));
+      service = await TestToolService.start(
+        manifest('ins', [
+          tool({ name: 'ins.quote' }),
+          tool({ name: 'ins.slow', meta: { timeoutMillis: 30_000 } }),
+          tool({ name: 'ins.hang', meta: { timeoutMillis: 30_000 } }),
+        ]),
+      );
+      // ins.slow answers after a few seconds; ins.hang never does (only a cancel ends it)
+      service.tools.set('ins.slow', () => ({ delayMs: 4000, body: { content: [] } }));
+      service.tools.set('ins.hang', () => ({ hang: true }));
       gateway = await GatewayProcess.start({
         mcp: {
-          ...gatewayConfig([bundle('ins', service, 'ins.')]),
+          ...gatewayConfig([bundle('ins', service, 'ins.')], {
+            discovery: { maxToolTimeoutMillis: 30_000 },
+          }),
           http: { modernEra: true },
           // the issue's setting: three streams in all; two per caller
           listen: { maxStreams: 3, maxStreamsPerCaller: 2, keepAliveMillis: 300 },
@@ -291,7 +309,66 @@ describe.each(['fastify', 'node'])(
         { ...bearer(fresh), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
       );
       expect(again.status).toBe(200);
-      expect(again.json.result.tools.map((t: { name: string }) => t.name)).toEqual(['ins.quote']);
+      expect(again.json.result.tools.map((t: { name: string }) => t.name)).toEqual([
+        'ins.hang',
+        'ins.quote',
+        'ins.slow',
+      ]);
+    });
+
+    it("bob's notifications/cancelled on alice's session is 404 and cancels nothing (alice's call answers as usual); alice's own cancel aborts her call", async () => {
+      const alice = await token('alice');
+      const sid = await session(alice);
+      const on = (t: string): Record<string, string> => ({
+        ...STANDARD_HEADERS,
+        ...bearer(t),
+        'mcp-session-id': sid,
+        'mcp-protocol-version': '2025-11-25',
+      });
+      const cancel = (requestId: number): string =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId },
+        });
+
+      const slowBefore = service.toolRequests('ins.slow').length;
+      const slow = rpc(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'ins.slow', arguments: {} },
+        on(alice),
+        7,
+      );
+      await waitFor(() => service.toolRequests('ins.slow').length > slowBefore, 10_000);
+      // bob's own valid token, alice's session id and request id
+      const stranger = await postRaw(gateway.mcpUrl, cancel(7), on(await token('bob')));
+      expect(stranger.status).toBe(404);
+      expect(stranger.json.error.message).toBe('Session not found');
+      const answered = await slow;
+      expect(answered.status).toBe(200);
+      expect(answered.json.error).toBeUndefined();
+      expect(answered.json.result.isError).not.toBe(true);
+
+      // the session's own caller still cancels: the call that would never answer is cut
+      const hangBefore = service.toolRequests('ins.hang').length;
+      const hung = rpc(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'ins.hang', arguments: {} },
+        on(alice),
+        8,
+      );
+      await waitFor(() => service.toolRequests('ins.hang').length > hangBefore, 10_000);
+      expect(service.openRequests).toBeGreaterThan(0);
+      const own = await postRaw(gateway.mcpUrl, cancel(8), on(alice));
+      expect(own.status).toBe(202);
+      await waitFor(
+        () => service.openRequests === 0,
+        15_000,
+        () => 'the cancelled call kept running',
+      );
+      expect((await hung).text).toContain('cancelled');
     });
 
     it('streams are capped per caller (listen.maxStreamsPerCaller 2): a third listen is -32603 in-band, a third GET 429; another caller still opens one', async () => {
@@ -482,3 +559,225 @@ describe('a session bound to its caller, on another replica', () => {
     }
   });
 });
+
+/**
+ * docs/security.md "Sessions and notification streams": a notification stream lives no longer
+ * than the token that opened it, nor than its grant, even when the token has no `exp`. With
+ * opaque tokens (RFC 7662 introspection, answers without `exp`) and `listen.recheckSeconds: 1`,
+ * the introspection answer is flipped while a 2026 listen and a 2025 GET stream are open: a
+ * revoked token ({active: false}) or a grant that changed (group dev → ops) ends both, and the
+ * listen the gateway held on upstream `sec` with the caller's token (passthrough), counted;
+ * an authorization server that cannot answer ends neither. Both /mcp listeners.
+ */
+describe.each(['fastify', 'node'])(
+  'notification streams are rechecked against the authorization server (MCP_HTTP_SERVER=%s)',
+  (listener) => {
+    const ISSUER = 'https://idp.test';
+    /** A resource of `sec`, a 2026 upstream with authorization passthrough granted to dev. */
+    const SECRET_URI = 'x26://secret/r1';
+    let idp: IntrospectionServer;
+    let sec: ListenUpstream;
+    let service: TestToolService;
+    let gateway: GatewayProcess;
+    const open: SseReader[] = [];
+    let serial = 0;
+
+    /** A fresh opaque token the IdP answers active for, in this group, without exp. */
+    function opaque(group: string): string {
+      serial += 1;
+      const t = `tok-${listener}-${serial}`;
+      idp.answers.set(t, answerFor(t, group));
+      return t;
+    }
+    const answerFor = (t: string, group: string): Record<string, unknown> => ({
+      active: true,
+      sub: `sub-${t}`,
+      scope: 'mcp',
+      iss: ISSUER,
+      aud: RESOURCE,
+      group,
+    });
+
+    /**
+     * A 2025 GET stream and a 2026 listen (the tools list and a resource of `sec`, so the
+     * gateway holds a listen on `sec` carrying the caller's token), both open for this token.
+     */
+    async function streams(t: string): Promise<{ get: SseReader; listening: SseReader }> {
+      const init = await rpc(
+        gateway.mcpUrl,
+        'initialize',
+        {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+        bearer(t),
+      );
+      expect(init.status).toBe(200);
+      const get = await openGet(
+        gateway.mcpUrl,
+        init.headers.get('mcp-session-id') ?? '',
+        bearer(t),
+      );
+      open.push(get);
+      expect(get.status).toBe(200);
+      const listening = await listen(gateway.mcpUrl, `L-${t}`, bearer(t), {
+        toolsListChanged: true,
+        resourceSubscriptions: [SECRET_URI],
+      });
+      open.push(listening);
+      const ack = await listening.waitForMessage(() => true);
+      expect(ack.method).toBe('notifications/subscriptions/acknowledged');
+      expect(ack.params.notifications.resourceSubscriptions).toEqual([SECRET_URI]);
+      await waitFor(
+        () => sec.openListens === 1 && sec.authorizations.includes(`Bearer ${t}`),
+        15_000,
+        () => `the gateway holds ${sec.openListens} listen(s) on sec`,
+      );
+      return { get, listening };
+    }
+
+    /** Waits until the IdP was asked about this token `times` more times. */
+    async function asked(t: string, times: number): Promise<void> {
+      const count = (): number => idp.asked.filter((a) => a === t).length;
+      const target = count() + times;
+      await waitFor(
+        () => count() >= target,
+        30_000,
+        () => `the token was rechecked ${count()} times`,
+      );
+    }
+
+    beforeAll(async () => {
+      [idp, sec, service] = await Promise.all([
+        IntrospectionServer.start(),
+        ListenUpstream.start(['open'], [SECRET_URI]),
+        TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })])),
+      ]);
+      gateway = await GatewayProcess.start({
+        mcp: {
+          ...gatewayConfig([bundle('ins', service, 'ins.')], {
+            upstreams: [upstream('sec', sec.url, { authorization: { mode: 'passthrough' } })],
+          }),
+          http: { modernEra: true },
+          listen: { keepAliveMillis: 300, recheckSeconds: 1 },
+          shutdown: { gracePeriodSeconds: 3 },
+          auth: {
+            mode: 'jwt',
+            issuer: ISSUER,
+            audience: RESOURCE,
+            introspectionUrl: idp.url,
+            introspectionClientId: 'gateway-test',
+            introspectionClientSecretEnv: 'TEST_INTROSPECTION_SECRET',
+          },
+          access: {
+            rules: [
+              { match: { claim: 'group', value: 'dev' }, sources: ['ins', 'sec'] },
+              { match: { claim: 'group', value: 'ops' }, tools: ['ins.quote'] },
+            ],
+          },
+        },
+        env: {
+          MCP_HTTP_SERVER: listener,
+          MCP_SESSION_KEYS: TEST_SESSION_KEYS,
+          TEST_INTROSPECTION_SECRET: 'gateway-test-secret',
+        },
+        waitReady: true,
+      });
+      // sec's listen support is known once its tools are published
+      const probe = opaque('dev');
+      await waitFor(async () => {
+        const tools = await rpc(gateway.mcpUrl, 'tools/list', {}, bearer(probe));
+        return (tools.json?.result?.tools ?? []).some(
+          (t: { name: string }) => t.name === 'sec__open',
+        );
+      }, 30_000);
+    });
+
+    afterEach(async () => {
+      for (const reader of open.splice(0)) reader.close();
+      idp.behaviour.status = 200;
+      await waitFor(() => sec.openListens === 0, 15_000).catch(() => undefined);
+    });
+
+    afterAll(async () => {
+      for (const reader of open.splice(0)) reader.close();
+      await gateway?.stop();
+      await Promise.all([idp?.stop(), sec?.stop(), service?.stop()]);
+    });
+
+    it('a token the authorization server no longer answers active for ends its listen (and the upstream listen on sec carrying it) and its GET stream (token_revoked), though it has no exp', async () => {
+      const before = await metric(
+        gateway,
+        'mcp_gateway_notification_streams_closed_total{reason="token_revoked"}',
+      );
+      const t = opaque('dev');
+      const { get, listening } = await streams(t);
+      idp.answers.set(t, { active: false });
+      expect((await rpc(gateway.mcpUrl, 'tools/list', {}, { ...bearer(t) })).status).toBe(401);
+      await get.waitForEnd(30_000);
+      await listening.waitForEnd(30_000);
+      // an abrupt end, as at expiry: no closing result, the client comes back with a new token
+      expect(listening.messages.filter((m) => 'result' in m)).toEqual([]);
+      // and the listen on sec that carried the revoked token ends with it
+      await waitFor(
+        () => sec.openListens === 0,
+        15_000,
+        () => 'the listen on sec stayed open',
+      );
+      expect(
+        await metric(
+          gateway,
+          'mcp_gateway_notification_streams_closed_total{reason="token_revoked"}',
+        ),
+      ).toBe(before + 2);
+    });
+
+    it('a token whose grant changed (group dev → ops) ends its listen (and the upstream listen on sec) and its GET stream (grant_changed)', async () => {
+      const before = await metric(
+        gateway,
+        'mcp_gateway_notification_streams_closed_total{reason="grant_changed"}',
+      );
+      const t = opaque('dev');
+      const { get, listening } = await streams(t);
+      idp.answers.set(t, answerFor(t, 'ops'));
+      await get.waitForEnd(30_000);
+      await listening.waitForEnd(30_000);
+      expect(listening.messages.filter((m) => 'result' in m)).toEqual([]);
+      await waitFor(
+        () => sec.openListens === 0,
+        15_000,
+        () => 'the listen on sec stayed open',
+      );
+      expect(
+        await metric(
+          gateway,
+          'mcp_gateway_notification_streams_closed_total{reason="grant_changed"}',
+        ),
+      ).toBe(before + 2);
+      // the same token with its new grant still opens a stream (a new one, for the new grant)
+      const again = await listen(gateway.mcpUrl, 'L-again', bearer(t));
+      open.push(again);
+      expect((await again.waitForMessage(() => true)).method).toBe(
+        'notifications/subscriptions/acknowledged',
+      );
+    });
+
+    it('an authorization server that cannot answer (5xx) ends no stream: the recheck is tried again, and a revocation after it still ends them', async () => {
+      const t = opaque('dev');
+      const { get, listening } = await streams(t);
+      idp.behaviour.status = 500;
+      // both streams rechecked at least twice each while the IdP fails
+      await asked(t, 4);
+      expect(get.ended).toBe(false);
+      expect(listening.ended).toBe(false);
+      idp.behaviour.status = 200;
+      await asked(t, 2);
+      expect(get.ended).toBe(false);
+      expect(listening.ended).toBe(false);
+      idp.answers.set(t, { active: false });
+      await get.waitForEnd(30_000);
+      await listening.waitForEnd(30_000);
+    });
+  },
+);

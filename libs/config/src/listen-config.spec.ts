@@ -43,24 +43,31 @@ function problems(listen: unknown): string {
 }
 
 describe('mcp.listen (issue 11 §6)', () => {
-  it('defaults to 1024 streams, 8 per caller, 1 MiB queued per stream and a 15 s keep-alive', () => {
+  it('defaults to 1024 streams, 8 per caller, 1 MiB queued per stream, a 15 s keep-alive and a 60 s caller recheck', () => {
     expect(load().mcp.listen).toEqual({
       maxStreams: 1024,
       maxStreamsPerCaller: 8,
       maxQueuedBytes: 1_048_576,
       keepAliveMillis: 15_000,
+      recheckSeconds: 60,
     });
   });
 
   it('takes other values within bounds', () => {
     expect(
-      load({ maxStreams: 3, maxStreamsPerCaller: 2, maxQueuedBytes: 4096, keepAliveMillis: 250 })
-        .mcp.listen,
+      load({
+        maxStreams: 3,
+        maxStreamsPerCaller: 2,
+        maxQueuedBytes: 4096,
+        keepAliveMillis: 250,
+        recheckSeconds: 1,
+      }).mcp.listen,
     ).toEqual({
       maxStreams: 3,
       maxStreamsPerCaller: 2,
       maxQueuedBytes: 4096,
       keepAliveMillis: 250,
+      recheckSeconds: 1,
     });
   });
 
@@ -70,12 +77,15 @@ describe('mcp.listen (issue 11 §6)', () => {
       maxStreamsPerCaller: 0,
       maxQueuedBytes: 100,
       keepAliveMillis: 50,
+      recheckSeconds: 0,
       keepAlive: 1,
     });
     expect(message).toContain('mcp.listen.maxStreams:');
     expect(message).toContain('mcp.listen.maxStreamsPerCaller');
     expect(message).toContain('mcp.listen.maxQueuedBytes');
     expect(message).toContain('mcp.listen.keepAliveMillis');
+    expect(message).toContain('mcp.listen.recheckSeconds');
+    expect(problems({ recheckSeconds: 3601 })).toContain('mcp.listen.recheckSeconds');
     expect(message).toContain('mcp.listen.keepAlive: unknown key');
     expect(problems({ maxStreams: '10' })).toContain('mcp.listen.maxStreams');
     expect(problems('yes')).toContain('mcp.listen');

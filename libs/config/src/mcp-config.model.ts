@@ -406,6 +406,18 @@ export class ListenConfig {
   @Min(100, { message: 'must be an integer between 100 and 300000 (ms)' })
   @Max(300_000, { message: 'must be an integer between 100 and 300000 (ms)' })
   keepAliveMillis = 15_000;
+
+  /**
+   * With `mcp.auth` on, how often an open stream's caller is checked again, in seconds: the
+   * Authorization value that opened the stream is authenticated as a request's is (a
+   * remembered answer within `mcp.auth.introspectionCacheSeconds` included), and the stream is
+   * closed when the token is refused or its grant (`mcp.access`) changed, so a stream lives no
+   * longer than its token even when the token has no `exp` or is revoked (docs/security.md).
+   */
+  @IsInt({ message: 'must be an integer between 1 and 3600 (seconds)' })
+  @Min(1, { message: 'must be an integer between 1 and 3600 (seconds)' })
+  @Max(3600, { message: 'must be an integer between 1 and 3600 (seconds)' })
+  recheckSeconds = 60;
 }
 
 /** SIGTERM handling. */

@@ -1,7 +1,13 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import type { CallerAccess, CallerIdentity } from '@app/identity';
-import { GatewayMetrics } from '@app/observability';
+import {
+  FULL_ACCESS,
+  ResourceServer,
+  type AuthOutcome,
+  type CallerAccess,
+  type CallerIdentity,
+} from '@app/identity';
+import { GatewayMetrics, type StreamCloseReason } from '@app/observability';
 import { RegistryService } from '@app/registry';
 import { callerKey } from '../session/caller-key';
 import { changedListsFor } from './caller-changes';
@@ -38,6 +44,13 @@ interface Held {
   /** callerKey of its owner; undefined when auth is off. */
   readonly owner?: string;
   expiry?: NodeJS.Timeout;
+  /** The next check of the caller (`mcp.listen.recheckSeconds`). */
+  recheck?: NodeJS.Timeout;
+}
+
+/** The name of a grant: equal names, equal grants (AccessPolicy keys its unions so). */
+function grantName(access: CallerAccess): string {
+  return access.all ? '*' : `rules:${access.key}`;
 }
 
 /**
@@ -63,6 +76,7 @@ export class NotificationHub implements OnApplicationShutdown {
   private readonly keepAliveMillis: number;
   /** A token is accepted this long past its exp (mcp.auth.clockSkewSeconds): so is its stream. */
   private readonly skewMs: number;
+  private readonly recheckMs: number;
   private keepAliveTimer?: NodeJS.Timeout;
   private draining = false;
 
@@ -70,6 +84,10 @@ export class NotificationHub implements OnApplicationShutdown {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     registry: RegistryService,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    /** Rechecks the callers of open streams; without it (unit tests) streams are not rechecked. */
+    @Optional()
+    @Inject(ResourceServer)
+    private readonly resourceServer: ResourceServer | null = null,
   ) {
     const listen = config.mcp.listen;
     this.maxStreams = listen.maxStreams;
@@ -77,6 +95,7 @@ export class NotificationHub implements OnApplicationShutdown {
     this.maxQueuedBytes = listen.maxQueuedBytes;
     this.keepAliveMillis = listen.keepAliveMillis;
     this.skewMs = config.mcp.auth.clockSkewSeconds * 1000;
+    this.recheckMs = listen.recheckSeconds * 1000;
     registry.onPublished((previous, next) => {
       const kinds = changedLists(previous, next);
       if (kinds.length === 0 || this.streams.size === 0) return;
@@ -111,9 +130,15 @@ export class NotificationHub implements OnApplicationShutdown {
   /**
    * Registers an open stream of this caller and returns 'open', or returns the cap that is
    * reached (nothing registered; the refusal is counted). With a caller whose token has an
-   * `exp`, the stream is closed (without a closing result) when the token expires.
+   * `exp`, the stream is closed (without a closing result) when the token expires; with a
+   * caller, the Authorization value that opened the stream is checked again every
+   * `mcp.listen.recheckSeconds` (see recheck).
    */
-  add(stream: OpenStream, caller: CallerIdentity | undefined): StreamRoom {
+  add(
+    stream: OpenStream,
+    caller: CallerIdentity | undefined,
+    authorization?: string | string[],
+  ): StreamRoom {
     const owner = callerKey(caller);
     const room = this.roomFor(owner);
     if (room !== 'open') {
@@ -127,6 +152,8 @@ export class NotificationHub implements OnApplicationShutdown {
     if (owner !== undefined) this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1);
     if (caller?.expiresAt !== undefined)
       this.closeAt(stream, held, caller.expiresAt * 1000 + this.skewMs);
+    if (caller !== undefined && authorization !== undefined)
+      this.recheckLater(stream, held, authorization);
     this.metrics?.notificationStreamsOpen(this.streams.size);
     if (this.keepAliveTimer === undefined) {
       this.keepAliveTimer = setInterval(() => {
@@ -144,6 +171,7 @@ export class NotificationHub implements OnApplicationShutdown {
     this.streams.delete(stream);
     this.metrics?.notificationStreamsOpen(this.streams.size);
     if (held.expiry !== undefined) clearTimeout(held.expiry);
+    if (held.recheck !== undefined) clearTimeout(held.recheck);
     if (held.owner !== undefined) {
       const left = (this.perCaller.get(held.owner) ?? 1) - 1;
       if (left <= 0) this.perCaller.delete(held.owner);
@@ -197,5 +225,59 @@ export class NotificationHub implements OnApplicationShutdown {
       Math.min(delay, MAX_TIMER_MS),
     );
     held.expiry.unref();
+  }
+
+  /**
+   * Arms the next recheck of this stream's caller, `recheckSeconds` after the last one ended
+   * (never two in flight for one stream); none when auth is off. The hot request path is not
+   * involved: only open streams are rechecked, each on its own timer.
+   */
+  private recheckLater(stream: OpenStream, held: Held, authorization: string | string[]): void {
+    const resourceServer = this.resourceServer;
+    if (resourceServer?.enabled !== true) return;
+    held.recheck = setTimeout(() => {
+      void resourceServer.authenticate(authorization).then((outcome) => {
+        if (!this.streams.has(stream)) return;
+        const reason = this.recheckVerdict(outcome, stream, held);
+        if (reason === undefined) {
+          this.recheckLater(stream, held, authorization);
+          return;
+        }
+        this.logger.log(`Closing a notification stream: its caller's recheck found ${reason}`);
+        this.metrics?.notificationStreamClosed(reason);
+        stream.close(false);
+      });
+    }, this.recheckMs);
+    held.recheck.unref();
+  }
+
+  /**
+   * A stream lives no longer than the token that opened it, nor than its grant
+   * (docs/security.md "Sessions and notification streams"): the token is authenticated again
+   * exactly as a request's is (a remembered answer within `introspectionCacheSeconds` too), so
+   * a revoked or inactive token (introspection), or one without `exp`, ends its stream within
+   * `recheckSeconds`, as a grant that changed does. An authorization server that cannot answer
+   * (503) ends nothing: the next recheck tries again, as a client retries a request.
+   */
+  private recheckVerdict(
+    outcome: AuthOutcome,
+    stream: OpenStream,
+    held: Held,
+  ): StreamCloseReason | undefined {
+    switch (outcome.kind) {
+      case 'anonymous':
+        return undefined;
+      case 'refused':
+        if (outcome.status === 503) return undefined;
+        // 403: still a token, but without a scope this resource requires
+        return outcome.status === 403 ? 'grant_changed' : 'token_revoked';
+      case 'authenticated': {
+        if (callerKey(outcome.caller) !== held.owner) return 'grant_changed';
+        const now = this.resourceServer?.policy.accessFor(outcome.caller) ?? FULL_ACCESS;
+        return grantName(now) === grantName(stream.access ?? FULL_ACCESS)
+          ? undefined
+          : 'grant_changed';
+      }
+    }
   }
 }

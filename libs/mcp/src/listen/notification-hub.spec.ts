@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import { CallCancellation } from '@app/execution';
-import type { CallerIdentity, ResourceServer } from '@app/identity';
+import type { AuthOutcome, CallerAccess, CallerIdentity, ResourceServer } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import type { RegistryService } from '@app/registry';
 import type { ServerCapabilities } from '../handlers/server-capabilities';
@@ -29,6 +29,7 @@ function config(listen: Partial<GatewayConfig['mcp']['listen']> = {}): GatewayCo
         maxStreamsPerCaller: 2,
         maxQueuedBytes: 4096,
         keepAliveMillis: 100,
+        recheckSeconds: 60,
         ...listen,
       },
     },
@@ -125,6 +126,86 @@ describe('NotificationHub: the lifecycle rules of every notification stream', ()
         'mcp_gateway_notification_streams_closed_total{reason="token_expired"}',
       ),
     ).toBe(1);
+  });
+
+  it("rechecks a stream's caller every recheckSeconds: a refused token or a changed grant closes it (counted), a 503 does not", async () => {
+    jest.useFakeTimers({ now: NOW_S * 1000 });
+    const metrics = new GatewayMetrics();
+    const dev: CallerAccess = { all: false, key: '0', sources: new Set(['sec']), tools: new Set() };
+    const ops: CallerAccess = { all: false, key: '1', sources: new Set(), tools: new Set() };
+    const who = (subject: string, group: string): CallerIdentity => ({
+      ...caller(subject),
+      claims: { group },
+    });
+    /** What the authorization server says of each Authorization value now. */
+    const verdicts = new Map<string, AuthOutcome>();
+    const unavailable: AuthOutcome = {
+      kind: 'refused',
+      status: 503,
+      error: 'temporarily_unavailable',
+      description: 'down',
+    };
+    const resourceServer = {
+      enabled: true,
+      policy: { accessFor: (c: CallerIdentity) => (c.claims.group === 'dev' ? dev : ops) },
+      authenticate: (value: string) => Promise.resolve(verdicts.get(value) ?? unavailable),
+    } as unknown as ResourceServer;
+    const hub = new NotificationHub(
+      config({ recheckSeconds: 1 }),
+      registry,
+      metrics,
+      resourceServer,
+    );
+    class Granted extends Stream {
+      readonly access = dev;
+    }
+    const revoked = new Granted(hub);
+    const regranted = new Granted(hub);
+    const unchecked = new Granted(hub);
+    const kept = new Granted(hub);
+    for (const [stream, value] of [
+      [revoked, 'Bearer r'],
+      [regranted, 'Bearer g'],
+      [unchecked, 'Bearer u'],
+      [kept, 'Bearer k'],
+    ] as const) {
+      verdicts.set(value, { kind: 'authenticated', caller: who(value, 'dev') });
+      expect(hub.add(stream, who(value, 'dev'), value)).toBe('open');
+    }
+    verdicts.delete('Bearer u'); // the authorization server cannot answer for it: 503
+    await jest.advanceTimersByTimeAsync(1_100);
+    expect([revoked, regranted, unchecked, kept].map((s) => s.closed)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    verdicts.set('Bearer r', { kind: 'refused', status: 401, description: 'inactive' });
+    verdicts.set('Bearer g', { kind: 'authenticated', caller: who('Bearer g', 'ops') });
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(revoked.closed).toBe(false);
+    expect(regranted.closed).toBe(false);
+    expect(unchecked.closed).toBeUndefined();
+    expect(kept.closed).toBeUndefined();
+    expect(hub.size).toBe(2);
+    expect(
+      await series(
+        metrics,
+        'mcp_gateway_notification_streams_closed_total{reason="token_revoked"}',
+      ),
+    ).toBe(1);
+    expect(
+      await series(
+        metrics,
+        'mcp_gateway_notification_streams_closed_total{reason="grant_changed"}',
+      ),
+    ).toBe(1);
+    // after the outage, the recheck that failed is tried again and decides
+    verdicts.set('Bearer u', { kind: 'refused', status: 401, description: 'inactive' });
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(unchecked.closed).toBe(false);
+    expect(kept.closed).toBeUndefined();
+    kept.close(false);
   });
 
   it('a stream whose client does not read is cut at maxQueuedBytes, released and counted', async () => {

@@ -68,7 +68,8 @@ class SessionStream implements OpenStream {
  * MCP-Protocol-Version, 503 when `mcp.listen.maxStreams` streams are open, 429 when the caller
  * has `maxStreamsPerCaller` open. The request was authenticated as a POST is (McpExchanges);
  * a session sealed for another caller does not open (404), and the stream closes when the
- * caller's token expires (NotificationHub).
+ * caller's token expires, or when a recheck finds the token refused or the grant changed
+ * (NotificationHub).
  */
 @Injectable()
 export class SessionStreams {
@@ -111,7 +112,8 @@ export class SessionStreams {
       (s) => this.hub.remove(s),
       access,
     );
-    const room = this.hub.add(session, caller);
+    // the Authorization value that opened it is checked again while it is open (NotificationHub)
+    const room = this.hub.add(session, caller, headers.authorization);
     if (room === 'replica_limit')
       return messageAnswer(
         503,

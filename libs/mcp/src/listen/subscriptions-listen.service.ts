@@ -131,7 +131,8 @@ class ListenSubscription implements OpenStream {
  * with the closing result. Errors are in-band on 200, as the v2 SDK answers them: a missing
  * or malformed filter -32602, no room for another stream (`mcp.listen.maxStreams`, or the
  * caller's `maxStreamsPerCaller`) -32603 "Subscription limit reached". The stream closes when
- * the caller's token expires, or when its client stops reading (NotificationHub).
+ * the caller's token expires, when a recheck finds the token refused or the grant changed
+ * (`mcp.listen.recheckSeconds`), or when its client stops reading (NotificationHub).
  */
 @Injectable()
 export class SubscriptionsListen {
@@ -208,7 +209,8 @@ export class SubscriptionsListen {
       access,
       request.caller,
     );
-    if (this.hub.add(subscription, request.caller) !== 'open')
+    // the Authorization value that opened it is checked again while it is open (NotificationHub)
+    if (this.hub.add(subscription, request.caller, request.headers.authorization) !== 'open')
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
     this.subscriptions.add(subscription);
     const { signal } = request;
