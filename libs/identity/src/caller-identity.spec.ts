@@ -1,7 +1,12 @@
 import { callerName, callerSubject, type CallerIdentity } from './caller-identity';
 
-const caller = (subject?: string, clientId?: string): CallerIdentity =>
-  ({ subject, clientId, scopes: [], claims: {}, token: 't' }) as unknown as CallerIdentity;
+const caller = (subject?: string, clientId?: string): CallerIdentity => ({
+  subject,
+  clientId,
+  scopes: [],
+  claims: {},
+  token: 't',
+});
 
 /** docs/security.md, "Who is a caller": one namespaced key per caller, users and clients apart. */
 describe('callerName', () => {
