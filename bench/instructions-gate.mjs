@@ -54,7 +54,7 @@ function measure(mode, dir) {
     child.stdout.setEncoding('utf8').on('data', (d) => (log += d));
     child.stderr.setEncoding('utf8').on('data', (d) => (log += d));
     child.on('exit', (code) => {
-      process.stdout.write(log.replace(/^/gm, `[${mode}] `));
+      process.stdout.write(log.replace(/^(?=.)/gm, `[${mode}] `));
       if (code !== 0) return reject(new Error(`bench:instructions ${mode} exited with ${code}`));
       const { runs } = JSON.parse(readFileSync(out, 'utf8'));
       resolve(Math.min(...runs.map((r) => r.steadyState)));
