@@ -120,8 +120,8 @@ export class LegacyCodec {
   }
 
   /**
-   * The client's answer to a request relayed from an upstream goes back to it (issue 10 §5);
-   * an answer to a request bridged from a 2026 upstream's input_required (issue 11 §7) goes to
+   * The client's answer to a request relayed from an upstream goes back to it (docs/operations.md §10, "Relaying");
+   * an answer to a request bridged from a 2026 upstream's input_required (docs/operations.md §11, "Multi round-trip") goes to
    * the call that waits for it. Only the caller (and grant) the request was put to may answer
    * it, before its id expires (docs/security.md "Answers to relayed requests").
    */

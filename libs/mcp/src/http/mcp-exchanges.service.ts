@@ -100,7 +100,7 @@ export class McpExchanges {
         return this.answered(req, res, this.access.preflight(access.cors));
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
-      // authenticated as a POST is; GET is a 2025 session's notification stream (issue 11 §6),
+      // authenticated as a POST is; GET is a 2025 session's notification stream (docs/operations.md §11),
       // DELETE is answered 405 (sessions are sealed tokens: there is nothing to end)
       this.serveGetOrDelete(req, res);
       req.resume();

@@ -22,7 +22,7 @@ const TAG_BYTES = 16;
 const PREFIXES: Readonly<Record<SealPurpose, string>> = {
   'request-state': 'gwrs1',
   'bridge-id': 'gwbr1',
-  // the relay ids of issue 10 §5 kept their prefix (clients and logs know them by it)
+  // relay ids (docs/security.md, "Answers to relayed requests") kept their prefix (clients and logs know them by it)
   'relay-id': 'gw-relay',
 };
 

@@ -68,7 +68,7 @@ export interface PartialSource {
 export class UpstreamIntake {
   private readonly logger = new Logger('Registry');
   /**
-   * Configured upstreams first (config order), then registered ones (issue 13) in order of
+   * Configured upstreams first (config order), then registered ones (docs/operations.md §15) in order of
    * registration time (then id), the same on every replica whatever order it learnt them in:
    * the order in which sources claim resource URIs (CatalogExtras).
    */
