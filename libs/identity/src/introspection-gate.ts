@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IntrospectionClient, IntrospectionResult } from './introspection-client';
+import { ExpiringCache } from './source-credentials/expiring-cache';
 
 /** Most inactive answers remembered at once (oldest dropped first). */
 const INACTIVE_CACHE_ENTRIES = 10_000;
@@ -34,8 +35,11 @@ function keyOf(token: string): string {
  * `unavailable`). An `unavailable` answer is never remembered.
  */
 export class IntrospectionGate {
-  private readonly inFlight = new Map<string, Promise<IntrospectionResult>>();
-  private readonly inactive = new Map<string, { untilMs: number; result: IntrospectionResult }>();
+  /** Refused answers by token digest; single flight for every answer (ExpiringCache). */
+  private readonly answers = new ExpiringCache<IntrospectionResult>(
+    () => performance.now(),
+    INACTIVE_CACHE_ENTRIES,
+  );
   private running = 0;
   private readonly waiting: { grant: (ok: boolean) => void; timer: NodeJS.Timeout }[] = [];
 
@@ -45,37 +49,23 @@ export class IntrospectionGate {
   ) {}
 
   introspect(token: string): Promise<IntrospectionResult> {
-    const key = keyOf(token);
-    const known = this.inactive.get(key);
-    if (known !== undefined) {
-      if (known.untilMs > Date.now()) return Promise.resolve(known.result);
-      this.inactive.delete(key);
-    }
-    const pending = this.inFlight.get(key);
-    if (pending !== undefined) return pending;
-    const run = this.run(token, key).finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, run);
-    return run;
+    return this.answers.get(keyOf(token), () => this.run(token));
   }
 
-  private async run(token: string, key: string): Promise<IntrospectionResult> {
-    if (!(await this.slot())) return BUSY;
+  /** One introspection in a slot; only a refused answer is kept (an active or unavailable one expires at once). */
+  private async run(token: string): Promise<{ value: IntrospectionResult; refreshAt: number }> {
+    const now = performance.now();
+    if (!(await this.slot())) return { value: BUSY, refreshAt: now };
     try {
       const result = await this.client.introspect(token, Math.floor(Date.now() / 1000));
-      if (!result.active && result.unavailable !== true) this.rememberInactive(key, result);
-      return result;
+      const refused = !result.active && result.unavailable !== true;
+      return {
+        value: result,
+        refreshAt: refused ? performance.now() + this.options.inactiveCacheMs : now,
+      };
     } finally {
       this.release();
     }
-  }
-
-  private rememberInactive(key: string, result: IntrospectionResult): void {
-    if (this.options.inactiveCacheMs <= 0) return;
-    if (this.inactive.size >= INACTIVE_CACHE_ENTRIES) {
-      const oldest = this.inactive.keys().next();
-      if (oldest.done !== true) this.inactive.delete(oldest.value);
-    }
-    this.inactive.set(key, { untilMs: Date.now() + this.options.inactiveCacheMs, result });
   }
 
   /** A slot at once when one is free; else waits in order, false after slotWaitMs. */
