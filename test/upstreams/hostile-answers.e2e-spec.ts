@@ -244,9 +244,10 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       for (const id of ['dl', 'dl26']) {
         const status = view.upstreams.find((u) => u.id === id);
         expect(status?.lastErrorType).toBe('UpstreamTooDeepError');
-        expect(gateway.output).toMatch(
-          new RegExp(`Upstream ${id}: list pull failed \\(UpstreamTooDeepError`),
-        );
+        // the status view can be read before the child's log line has crossed its stdout pipe
+        const logged = new RegExp(`Upstream ${id}: list pull failed \\(UpstreamTooDeepError`);
+        await waitFor(() => logged.test(gateway.output), 10_000);
+        expect(gateway.output).toMatch(logged);
         expect(gateway.output).not.toMatch(new RegExp(`Upstream ${id}:[^\\n]*UnexpectedPullError`));
       }
       // the deep answers reached no client and no log line
