@@ -57,6 +57,10 @@ class SessionUpstream {
   private readonly streams = new Set<http.ServerResponse>();
   answer: (body: Record<string, unknown>, res: http.ServerResponse) => void = (body, res) =>
     sendJson(res, 200, { jsonrpc: '2.0', id: body.id, result: { content: [] } });
+  /** Sent before the response on an SSE answer to initialize (none: a JSON answer). */
+  initializeEvents: unknown[] = [];
+  /** Sent on a 200 SSE answer to notifications/initialized (none: 202). */
+  initializedEvents: unknown[] = [];
 
   private constructor(readonly server: TestServer) {}
 
@@ -102,21 +106,30 @@ class SessionUpstream {
     if (body?.method === 'initialize') {
       this.current++;
       this.lost = false;
+      const sse = this.initializeEvents.length > 0;
       res.writeHead(200, {
-        'content-type': 'application/json',
+        'content-type': sse ? 'text/event-stream' : 'application/json',
         'mcp-session-id': `s${this.current}`,
       });
-      res.end(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: body.id,
-          result: {
-            protocolVersion: '2025-11-25',
-            capabilities: { tools: {} },
-            serverInfo: { name: 'sess', version: '1' },
-          },
-        }),
-      );
+      const response = JSON.stringify({
+        jsonrpc: '2.0',
+        id: body.id,
+        result: {
+          protocolVersion: '2025-11-25',
+          capabilities: { tools: {} },
+          serverInfo: { name: 'sess', version: '1' },
+        },
+      });
+      if (!sse) return void res.end(response);
+      for (const event of this.initializeEvents) res.write(`data: ${JSON.stringify(event)}\n\n`);
+      res.end(`data: ${response}\n\n`);
+      return;
+    }
+    if (body?.method === 'notifications/initialized' && this.initializedEvents.length > 0) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': not valid JSON-RPC follows\n\ndata: {not json\n\n');
+      for (const event of this.initializedEvents) res.write(`data: ${JSON.stringify(event)}\n\n`);
+      res.end();
       return;
     }
     if (sid !== `s${this.current}` || this.lost) {
@@ -294,6 +307,94 @@ describe('UpstreamConnection: session-level traffic, unowned requests, nesting',
     expect(relayed).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 100));
     expect(upstream.answers()).toHaveLength(1);
+  });
+
+  it("answers a server request inside initialize's SSE answer -32601 (a ping: its result), with the gateway credential, on the session that answer opens", async () => {
+    upstream.initializeEvents = [
+      { jsonrpc: '2.0', id: 'init-samp', method: 'sampling/createMessage', params: {} },
+      { jsonrpc: '2.0', id: 'init-roots', method: 'roots/list' },
+      { jsonrpc: '2.0', id: 'init-ping', method: 'ping' },
+    ];
+    upstream.initializedEvents = [
+      { jsonrpc: '2.0', id: 'inited-eli', method: 'elicitation/create', params: {} },
+    ];
+    const emitted: unknown[] = [];
+    connection.onUnsolicited((m) => emitted.push(m));
+    const answer = await connection.request(
+      'tools/call',
+      { name: 't' },
+      { deadlineMillis: 3000, headers: CALLER },
+    );
+    expect(answer.kind).toBe('result');
+    expect(connection.sessionId).toBe('s1');
+    await eventually(() => upstream.answers().length >= 4);
+    const byId = new Map(upstream.answers().map((a) => [a.id, a]));
+    for (const id of ['init-samp', 'init-roots', 'inited-eli'])
+      expect(byId.get(id)).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32601 } });
+    expect(byId.get('init-ping')).toEqual({ jsonrpc: '2.0', id: 'init-ping', result: {} });
+    const answerRequests = upstream.seen.filter(
+      (s) => s.method === 'POST' && s.body?.method === undefined,
+    );
+    expect(answerRequests).toHaveLength(4);
+    for (const s of answerRequests) {
+      expect(s.headers.authorization).toBe(GATEWAY.authorization);
+      expect(s.headers['x-tenant']).toBeUndefined();
+      expect(s.headers['mcp-session-id']).toBe('s1');
+    }
+    expect(emitted).toEqual([]);
+  });
+
+  it("answers a server request inside the era probe's SSE answer -32601, sessionless, with the gateway credential", async () => {
+    const probed = await TestServer.start((_req, res, raw) => {
+      const body = parseJsonBody(raw);
+      if (body?.method === 'server/discover') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(
+          `data: ${JSON.stringify({ jsonrpc: '2.0', id: 'probe-eli', method: 'elicitation/create', params: {} })}\n\n`,
+        );
+        res.end(
+          `data: ${JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: {
+              supportedVersions: ['2026-07-28'],
+              capabilities: { tools: {} },
+              resultType: 'complete',
+            },
+          })}\n\n`,
+        );
+        return;
+      }
+      if (body?.method === undefined) return void res.writeHead(202).end();
+      sendJson(res, 200, {
+        jsonrpc: '2.0',
+        id: body.id,
+        result: { content: [], resultType: 'complete' },
+      });
+    });
+    const c = new UpstreamConnection(
+      { ...endpoint(probed.url, () => GATEWAY), protocol: 'auto' },
+      agent,
+    );
+    try {
+      const answer = await c.request(
+        'tools/call',
+        { name: 't' },
+        { deadlineMillis: 3000, headers: CALLER },
+      );
+      expect(answer.kind).toBe('result');
+      expect(c.era).toBe('2026');
+      await eventually(() => probed.seen.some((s) => s.body?.id === 'probe-eli'));
+    } finally {
+      await c.close();
+      await probed.stop();
+    }
+    const sent = probed.seen.find((s) => s.body?.id === 'probe-eli')!;
+    expect(sent.body).toMatchObject({ jsonrpc: '2.0', id: 'probe-eli', error: { code: -32601 } });
+    expect(sent.body?.method).toBeUndefined();
+    expect(sent.headers.authorization).toBe(GATEWAY.authorization);
+    expect(sent.headers['x-tenant']).toBeUndefined();
+    expect(sent.headers['mcp-session-id']).toBeUndefined();
   });
 
   it.each([

@@ -127,6 +127,15 @@ interface SendOutcome {
   readonly renew?: 'session-lost' | 'wrong-era';
 }
 
+/** What a POST does with the messages on its SSE answer other than the response (`post`). */
+interface Relay {
+  /** Absent: a server request on the answer belongs to no caller and is answered -32601. */
+  readonly onMessage?: UpstreamRequestOptions['onMessage'];
+  readonly listCap?: UpstreamListCap;
+  /** The session the messages came on; `answer`: the one the answer's head opens (initialize). */
+  readonly context: UpstreamMessageContext | 'answer';
+}
+
 type ProbeVerdict =
   | { readonly kind: 'modern'; readonly session: Session }
   | { readonly kind: 'retry'; readonly version: string }
@@ -445,9 +454,11 @@ export class UpstreamConnection {
    * that arrives on a request's own SSE answer comes here too (as well as to that request's
    * `onMessage`): it concerns the upstream, not the caller. A server `ping` is answered by the
    * connection and comes to no one; so is any other server request that belongs to no caller
-   * (one on the GET stream, or on the answer of a request sent without `onMessage`, e.g. a
-   * list pull): answered -32601 at once with the gateway's own credential, as JSON-RPC
-   * requires an answer. A listener that throws is ignored. Returns the unsubscribe function.
+   * (one on the GET stream; on the answer of a request sent without `onMessage`, e.g. a list
+   * pull; on the answer of the connection's own era probe, initialize or any notification,
+   * e.g. notifications/initialized): answered -32601 at once with the gateway's own
+   * credential, as JSON-RPC requires an answer. A listener that throws is ignored. Returns the
+   * unsubscribe function.
    */
   onUnsolicited(listener: UpstreamMessageListener): () => void {
     this.listeners.add(listener);
@@ -595,11 +606,13 @@ export class UpstreamConnection {
       method,
       params: this.withEnvelope(undefined, version),
     });
+    // the era is not known yet: a request on the answer is answered as a 2025 one, sessionless
     const reply = await this.post(
       this.modernHeaders(headers, version, method, undefined),
       body,
       id,
       budget,
+      { context: {} },
     );
     const { status } = reply;
     if (status === 401 || status === 403)
@@ -662,7 +675,9 @@ export class UpstreamConnection {
         clientInfo: this.endpoint.clientInfo,
       },
     });
-    const reply = await this.post(this.headersFor(headers), body, id, budget);
+    const reply = await this.post(this.headersFor(headers), body, id, budget, {
+      context: 'answer',
+    });
     const answer = plainOutcome(reply);
     if (answer instanceof UpstreamFailure) throw answer;
     if (answer.kind === 'error') {
@@ -788,7 +803,10 @@ export class UpstreamConnection {
     const headers = modern
       ? this.modernHeaders(extra, session.protocolVersion, method, undefined)
       : this.legacyHeaders(extra, session);
-    const reply = await this.post(headers, body, undefined, budget);
+    // nobody waits on a notification's answer: a request on it belongs to no caller
+    const reply = await this.post(headers, body, undefined, budget, {
+      context: { sessionId: session.sessionId },
+    });
     this.checkAccepted(reply, session.sessionId);
   }
 
@@ -817,23 +835,21 @@ export class UpstreamConnection {
 
   /**
    * One POST, its answer read: for a request (`id`), the response to it from a JSON body or
-   * an SSE stream, every other stream message going to `relay.onMessage` in order.
+   * an SSE stream. With `relay`, every other message on an SSE answer (a notification's: every
+   * message) is seen by `answerMessage`, in order.
    */
   private async post(
     headers: Record<string, string>,
     body: string,
     id: RequestId | undefined,
     budget: Budget,
-    relay?: {
-      readonly onMessage?: UpstreamRequestOptions['onMessage'];
-      readonly listCap?: UpstreamListCap;
-      readonly context: UpstreamMessageContext;
-    },
+    relay?: Relay,
   ): Promise<Reply> {
     budget.check();
     let response: ParsedMessage | undefined;
     const cap = relay?.listCap;
     const counter = cap === undefined ? undefined : new ListItemCounter(cap.key, cap.limit);
+    let context: UpstreamMessageContext = relay?.context === 'answer' ? {} : (relay?.context ?? {});
     const result = await exchange(this.dispatcher, {
       url: this.url,
       method: 'POST',
@@ -846,13 +862,30 @@ export class UpstreamConnection {
       maxBytes: this.endpoint.maxAnswerBytes,
       capScope: 'total',
       signal: budget.signal,
+      // initialize: a request on its answer is answered on the session that answer opens
+      onHead:
+        relay?.context === 'answer'
+          ? (head) => {
+              const sid = head.sessionId;
+              context = { sessionId: sid !== undefined && SESSION_ID.test(sid) ? sid : undefined };
+            }
+          : undefined,
       onChunk:
         counter === undefined || cap === undefined
           ? undefined
           : (chunk) => (counter.exceeds(chunk) ? cap.refusal : undefined),
       onEvent:
         id === undefined
-          ? undefined
+          ? relay === undefined
+            ? undefined
+            : (event) => {
+                // a notification's answer holds no response: a message that cannot be read is
+                // dropped, as on the GET stream, and the notification stays accepted
+                if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) return 'more';
+                const message = parseMessage(event.data);
+                if (message !== undefined) this.answerMessage(message, relay, context);
+                return 'more';
+              }
           : (event) => {
               // every message on the answer, the response or not, is refused unparsed
               if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) throw tooDeep();
@@ -868,24 +901,32 @@ export class UpstreamConnection {
                 response = parsed;
                 return 'done';
               }
-              if (relay !== undefined) {
-                // a request nobody on this side can answer (a pull's) is refused at once
-                if (this.answerServerRequest(message, relay.context, relay.onMessage !== undefined))
-                  return 'more';
-                // seen here as on the GET stream: the catalog is refreshed (issue 10 §3; B25)
-                if (isListChanged(message)) this.emit(message, relay.context);
-              }
-              if (relay?.onMessage !== undefined) {
-                try {
-                  relay.onMessage(message, relay.context);
-                } catch {
-                  // The caller's listener must not break the stream.
-                }
-              }
+              if (relay !== undefined) this.answerMessage(message, relay, context);
               return 'more';
             },
     });
     return this.readReply(result, id, response, relay?.listCap);
+  }
+
+  /**
+   * A message on a POST's SSE answer that is not the response: a server request that belongs
+   * to no caller (no `onMessage`: a pull's answer, the gateway's own session-level requests)
+   * is answered at once, a list_changed is emitted, the rest goes to `relay.onMessage`.
+   */
+  private answerMessage(
+    message: JsonRpcMessage,
+    relay: Relay,
+    context: UpstreamMessageContext,
+  ): void {
+    if (this.answerServerRequest(message, context, relay.onMessage !== undefined)) return;
+    // seen here as on the GET stream: that upstream is pulled again (docs/operations.md §10, Lists)
+    if (isListChanged(message)) this.emit(message, context);
+    if (relay.onMessage === undefined) return;
+    try {
+      relay.onMessage(message, context);
+    } catch {
+      // The caller's listener must not break the stream.
+    }
   }
 
   private readReply(
@@ -1071,9 +1112,11 @@ export class UpstreamConnection {
   /**
    * Answers at once, with the gateway's own credential, a server request that is not a
    * caller's: a `ping`, on any stream (it must be answered and is never the caller's business,
-   * B08), and, when nobody `owned` the stream it came on (the GET stream, a pull's answer),
-   * any other request with -32601: JSON-RPC requires an answer, and no client can be asked
-   * (docs/security.md, "Credentials towards sources"). true when it answered.
+   * B08), and, when nobody `owned` the stream it came on (the GET stream, a pull's answer,
+   * the answer to the era probe, initialize or a notification), any other request with -32601:
+   * JSON-RPC requires an answer, and no client can be asked (docs/security.md, "Credentials
+   * towards sources"). On the session of `context`: initialize's is the one its answer opens.
+   * true when it answered.
    */
   private answerServerRequest(
     message: JsonRpcMessage,
