@@ -88,6 +88,8 @@ function scriptDeep(up: ScriptedUpstream, modernEra: boolean): void {
 const TOOLS = ['deep-json', 'deep-sse', 'deep-relayed', 'deep-ask', 'at-limit'].map((n) =>
   upTool(n),
 );
+/** The gateway's own credential towards the upstreams that ask inside its session-level answers. */
+const OWN_AUTH = 'Bearer gateway-own-hostile';
 const DEEP_LIST = `{"tools":[{"name":"fine","inputSchema":{"type":"object","properties":{"x":${nested(DEPTH)}}}}]}`;
 
 /**
@@ -95,7 +97,8 @@ const DEEP_LIST = `{"tools":[{"name":"fine","inputSchema":{"type":"object","prop
  * deeper than the limit is refused before it is parsed (tools/call: an isError result; other
  * methods: -32603 with the request's id; a list pull: UpstreamTooDeepError), from 2025 and
  * 2026 upstreams, as JSON or SSE; and a server→client request that belongs to no caller (on
- * the shared GET stream, or inside a pull's tools/list answer) is answered -32601 at once.
+ * the shared GET stream, inside a pull's tools/list answer, or inside the SSE answer to the
+ * gateway's own initialize or server/discover probe) is answered -32601 at once.
  */
 describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s)', (listener) => {
   let legacy: ScriptedUpstream;
@@ -103,13 +106,16 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
   let deepList: ScriptedUpstream;
   let deepList26: ScriptedUpstream;
   let asker: ScriptedUpstream;
+  /** A 2025 upstream that asks inside its initialize answer; a 2026 one inside server/discover's. */
+  let initAsker: ScriptedUpstream;
+  let discoverAsker: ScriptedUpstream;
   let gateway: GatewayProcess;
   /** Ids of the requests `asker` sent inside its tools/list answers. */
   const pullAsks: string[] = [];
   let asks = 0;
 
   beforeAll(async () => {
-    [legacy, stateless, deepList, deepList26, asker] = await Promise.all([
+    [legacy, stateless, deepList, deepList26, asker, initAsker, discoverAsker] = await Promise.all([
       ScriptedUpstream.start({
         tools: TOOLS,
         prompts: [{ name: 'p' }],
@@ -120,6 +126,8 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       ScriptedUpstream.start({ tools: [upTool('fine')] }),
       ScriptedUpstream.start({ era: '2026', tools: [upTool('fine')] }),
       ScriptedUpstream.start({ tools: [upTool('ask')], sessionId: 'asker-1', getStream: true }),
+      ScriptedUpstream.start({ tools: [upTool('fine')], sessionId: `init-asker-${listener}` }),
+      ScriptedUpstream.start({ era: '2026', tools: [upTool('fine')] }),
     ]);
     scriptDeep(legacy, false);
     scriptDeep(stateless, true);
@@ -135,6 +143,42 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
         result: { tools: [upTool('ask')] },
       };
     });
+    // the SDK cannot send a request inside an initialize (or server/discover) answer: scripted
+    initAsker.on('initialize', () => ({
+      events: [
+        {
+          jsonrpc: '2.0',
+          id: `init-ask-${listener}`,
+          method: 'sampling/createMessage',
+          params: { messages: [] },
+        },
+      ],
+      result: {
+        protocolVersion: '2025-11-25',
+        capabilities: { tools: {} },
+        serverInfo: { name: 'init-asker', version: '1' },
+      },
+      headers: { 'mcp-session-id': `init-asker-${listener}` },
+    }));
+    discoverAsker.on('server/discover', () => ({
+      events: [
+        {
+          jsonrpc: '2.0',
+          id: `discover-ask-${listener}`,
+          method: 'elicitation/create',
+          params: { message: 'hi', requestedSchema: { type: 'object', properties: {} } },
+        },
+      ],
+      result: {
+        resultType: 'complete',
+        supportedVersions: [V],
+        capabilities: { tools: {} },
+        ttlMs: 0,
+        cacheScope: 'private',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'discover-asker', version: '1' } },
+      },
+    }));
+    const own = { authorization: { mode: 'static', valueEnv: 'HOSTILE_OWN_AUTH' } };
     gateway = await GatewayProcess.start({
       mcp: gatewayConfig([], {
         upstreams: [
@@ -143,9 +187,11 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
           upstream('dl', deepList.url),
           upstream('dl26', deepList26.url),
           upstream('ask', asker.url),
+          upstream('ia', initAsker.url, own),
+          upstream('da', discoverAsker.url, own),
         ],
       }),
-      env: { MCP_HTTP_SERVER: listener },
+      env: { MCP_HTTP_SERVER: listener, HOSTILE_OWN_AUTH: OWN_AUTH },
     });
     await waitFor(async () => {
       const view = (await (await fetch(`${gateway.managementUrl}/actuator/upstreams`)).json()) as {
@@ -157,7 +203,11 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all([legacy, stateless, deepList, deepList26, asker].map((u) => u?.stop()));
+    await Promise.all(
+      [legacy, stateless, deepList, deepList26, asker, initAsker, discoverAsker].map((u) =>
+        u?.stop(),
+      ),
+    );
   });
 
   describe('answers nested deeper than the limit', () => {
@@ -299,5 +349,55 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
         expect(answerOf(id)!.headers['mcp-session-id']).toBe('asker-1');
       }
     });
+
+    it.each([
+      ['initialize', 'ia', 'init-ask', '2025'],
+      ['server/discover', 'da', 'discover-ask', '2026'],
+    ])(
+      "a request inside the %s SSE answer is answered -32601 at once with the gateway's own credential; the session still serves tools",
+      async (_method, id, prefix, era) => {
+        const up = era === '2025' ? initAsker : discoverAsker;
+        const asked = `${prefix}-${listener}`;
+        const answerTo = () =>
+          up.requests.find((r) => r.message?.id === asked && r.method === undefined);
+        await waitFor(() => answerTo() !== undefined, 10_000);
+        const answer = answerTo()!;
+        expect(answer.message?.id).toBe(asked);
+        expect(answer.message?.error?.code).toBe(-32601);
+        expect(answer.message).toMatchObject({
+          jsonrpc: '2.0',
+          id: asked,
+          error: { code: -32601 },
+        });
+        expect(answer.headers.authorization).toBe(OWN_AUTH);
+        // the 2025 answer goes on the session the initialize answer opened; 2026 has none
+        expect(answer.headers['mcp-session-id']).toBe(
+          era === '2025' ? `init-asker-${listener}` : undefined,
+        );
+        // answered once: the request was not also left pending or relayed anywhere
+        expect(up.requests.filter((r) => r.message?.id === asked)).toHaveLength(1);
+
+        const listed = await rpc(gateway.mcpUrl, 'tools/list', {}, {}, `tl-${id}`);
+        expect((listed.json.result.tools as Array<{ name: string }>).map((t) => t.name)).toContain(
+          `${id}__fine`,
+        );
+        const called =
+          era === '2025'
+            ? (await rpc(gateway.mcpUrl, 'tools/call', { name: `${id}__fine` }, {}, `c-${id}`)).json
+            : (
+                await modern(
+                  gateway.mcpUrl,
+                  'tools/call',
+                  { name: `${id}__fine`, arguments: {} },
+                  `c-${id}`,
+                  `${id}__fine`,
+                )
+              ).json;
+        expect(called.id).toBe(`c-${id}`);
+        expect(called.result.isError).toBeFalsy();
+        expect(called.result.content[0].text).toContain('"tool":"fine"');
+        expect(up.calls('fine')).toHaveLength(1);
+      },
+    );
   });
 });
