@@ -15,22 +15,32 @@ import { ADMIN_TOKEN, admin, toolNames, waitForState, waitForTool } from './admi
 /** The hash registrations live in (operations §15 "Shared and durable"). */
 const hashOf = (keyPrefix: string): string => `${keyPrefix}:{mcp-gateway-test}:admin:upstreams`;
 
-/** A replica of the gateway on `redisUrl`, fronting the configured upstream `calc`. */
+/**
+ * A replica of the gateway on `redisUrl`, fronting the configured upstream `calc`; waited for
+ * generously (a loaded CI starts several at once), and stopped if it never gets ready.
+ */
 async function replica(
   redisUrl: string,
   keyPrefix: string,
   calcUrl: string,
   refreshIntervalSeconds: number,
 ): Promise<GatewayProcess> {
-  return GatewayProcess.start({
+  const gateway = GatewayProcess.spawn({
     mcp: gatewayConfig([], {
       redis: { keyPrefix },
       registry: { refreshIntervalSeconds },
       upstreams: [upstream('calc', calcUrl)],
     }),
     env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: redisUrl },
-    waitReady: true,
   });
+  try {
+    await gateway.waitForListening(60_000);
+    await gateway.waitForReady(60_000);
+  } catch (err) {
+    await gateway.stop('SIGKILL');
+    throw err;
+  }
+  return gateway;
 }
 
 /** Which of the servers answered the `tools/call` of `name` through the gateway. */
@@ -395,5 +405,193 @@ describe('two replicas when Redis comes back empty (restart without data, FLUSHA
     } finally {
       await harvester.stop();
     }
+  });
+});
+
+/**
+ * Two replicas on a Redis of the test's own that is flushed while one of them has not read
+ * the last change yet. "Has not read it" is made certain by pausing that replica's process
+ * (SIGSTOP: a replica starved of CPU or in a long pause); the other one is paused as well
+ * before the flush, so the stale replica re-seeds the store first, then the other one
+ * (operations §15 "When Redis comes back empty").
+ */
+describe('two replicas when Redis is flushed before one of them read the last change', () => {
+  const keyPrefix = uniqueKeyPrefix();
+  let own: OwnRedis;
+  let client: Redis;
+  let calc: V2Upstream;
+  let s1: V2Upstream;
+  let s2: V2Upstream;
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+
+  beforeAll(async () => {
+    own = await OwnRedis.start();
+    client = redisClient(own.url);
+    [calc, s1, s2] = await Promise.all([
+      V2Upstream.start(),
+      V2Upstream.start(),
+      V2Upstream.start(),
+    ]);
+    // two-second refreshes: each replica reads the store every second while it runs
+    [a, b] = await Promise.all([
+      replica(own.url, keyPrefix, calc.url, 2),
+      replica(own.url, keyPrefix, calc.url, 2),
+    ]);
+  }, 120_000);
+
+  afterAll(async () => {
+    // a stopped process acts on SIGTERM only once it runs again
+    for (const gateway of [a, b]) gateway?.child.kill('SIGCONT');
+    await Promise.all([a?.stop(), b?.stop()]);
+    await Promise.all([calc?.stop(), s1?.stop(), s2?.stop()]);
+    client?.disconnect();
+    await own?.stop();
+  });
+
+  const pause = (gateway: GatewayProcess): void => {
+    gateway.child.kill('SIGSTOP');
+  };
+  const resume = (gateway: GatewayProcess): void => {
+    gateway.child.kill('SIGCONT');
+  };
+  const resets = async (gateway: GatewayProcess): Promise<number> =>
+    (await admin(gateway, 'GET', '/admin/upstreams')).body.store.resets as number;
+  const stored = async (id: string): Promise<any> => {
+    const raw = await client.hget(hashOf(keyPrefix), id);
+    return raw === null ? undefined : JSON.parse(raw);
+  };
+
+  /**
+   * With `change` made on `a` while `b` is paused: `a` paused, the store flushed, `b` resumed
+   * and waited for until it re-seeded the store (from its older view; `seededByB` looks at the
+   * store then), then `a` resumed and waited for until it re-seeded too.
+   */
+  async function flushWhileBIsBehind(
+    change: () => Promise<void>,
+    seededByB: () => Promise<void>,
+  ): Promise<void> {
+    const before = await Promise.all([resets(a), resets(b)]);
+    pause(b);
+    await change();
+    pause(a);
+    await client.flushall();
+    resume(b);
+    await waitFor(
+      async () => (await resets(b)) === before[1] + 1,
+      30_000,
+      () => `b never re-seeded the store:\n${b.output}`,
+    );
+    await seededByB();
+    resume(a);
+    await waitFor(
+      async () => (await resets(a)) === before[0] + 1,
+      30_000,
+      () => `a never re-seeded the store:\n${a.output}`,
+    );
+  }
+
+  it('DELETE dup on one replica, flush before the other read it: the other re-seeds dup first, and dup is deleted again, in the store and on both replicas', async () => {
+    expect((await admin(a, 'POST', '/admin/upstreams', { id: 'dup', url: s1.url })).status).toBe(
+      202,
+    );
+    await waitForState(b, 'dup', 'ACTIVE', 30_000);
+    await waitForTool(b, 'dup__add', true, 30_000);
+
+    const before = await admin(a, 'GET', '/admin/upstreams/dup');
+    await flushWhileBIsBehind(
+      async () => {
+        expect((await admin(a, 'DELETE', '/admin/upstreams/dup')).status).toBe(200);
+      },
+      // b wrote back the record it had applied: the fault this guards against
+      async () => expect((await stored('dup'))?.version).toBe(before.body.version),
+    );
+    await waitFor(
+      async () => (await stored('dup')) === undefined,
+      30_000,
+      () => `dup is in the store again:\n${a.output}\n${b.output}`,
+    );
+    expect(await client.hget(`${hashOf(keyPrefix)}:tombstones`, 'dup')).toMatch(
+      new RegExp(`^${before.body.version}:\\d+$`),
+    );
+    await a.waitForOutput(/1 removed again \(deleted before the reset/);
+    for (const gateway of [a, b]) {
+      await waitFor(
+        async () => (await admin(gateway, 'GET', '/admin/upstreams/dup')).status === 404,
+        30_000,
+        () => `dup is registered again:\n${gateway.output}`,
+      );
+      await waitForTool(gateway, 'dup__add', false, 30_000);
+    }
+    // a write on b reads the store first: it is still deleted there
+    expect((await admin(b, 'PATCH', '/admin/upstreams/dup', { enabled: false })).status).toBe(404);
+    expect(await stored('dup')).toBeUndefined();
+    // registering it again is a new registration, above every version seen before
+    const again = await admin(b, 'POST', '/admin/upstreams', { id: 'dup', url: s2.url });
+    expect(again.status).toBe(202);
+    await waitForState(a, 'dup', 'ACTIVE', 30_000);
+    expect((await admin(a, 'DELETE', '/admin/upstreams/dup')).status).toBe(200);
+    await waitFor(
+      async () => (await admin(b, 'GET', '/admin/upstreams/dup')).status === 404,
+      30_000,
+    );
+  });
+
+  it('PATCH on one replica, flush before the other read it: the older copy re-seeded first gives way to the newer one', async () => {
+    expect((await admin(a, 'POST', '/admin/upstreams', { id: 'pat', url: s1.url })).status).toBe(
+      202,
+    );
+    const older = await waitForState(b, 'pat', 'ACTIVE', 30_000);
+    let patched: any;
+    await flushWhileBIsBehind(
+      async () => {
+        const answer = await admin(a, 'PATCH', '/admin/upstreams/pat', { enabled: false });
+        expect(answer.status).toBe(200);
+        patched = answer.body;
+      },
+      async () =>
+        expect(await stored('pat')).toMatchObject({
+          version: older.version,
+          upstream: { enabled: true },
+        }),
+    );
+    await waitFor(
+      async () => (await stored('pat'))?.version === patched.version,
+      30_000,
+      () => `the store kept the older copy: ${a.output}\n${b.output}`,
+    );
+    expect(await stored('pat')).toMatchObject({ upstream: { enabled: false } });
+    for (const gateway of [a, b]) {
+      const record = await waitForState(gateway, 'pat', 'DISABLED', 30_000);
+      expect(record.version).toBe(patched.version);
+    }
+    // the If-Match of the version before the PATCH is refused on both replicas
+    for (const gateway of [b, a]) {
+      const stale = await admin(
+        gateway,
+        'PATCH',
+        '/admin/upstreams/pat',
+        { enabled: true },
+        ADMIN_TOKEN,
+        { 'if-match': `"${older.version}"` },
+      );
+      expect(stale.status).toBe(409);
+    }
+    expect((await admin(b, 'DELETE', '/admin/upstreams/pat')).status).toBe(200);
+  });
+
+  it('POST of a new id on one replica, flush before the other read it: the replica that accepted it writes it back', async () => {
+    let created: any;
+    await flushWhileBIsBehind(
+      async () => {
+        const answer = await admin(a, 'POST', '/admin/upstreams', { id: 'fresh', url: s2.url });
+        expect(answer.status).toBe(202);
+        created = answer.body;
+      },
+      async () => expect(await stored('fresh')).toBeUndefined(),
+    );
+    await waitFor(async () => (await stored('fresh'))?.version === created.version, 30_000);
+    for (const gateway of [a, b]) await waitForState(gateway, 'fresh', 'ACTIVE', 30_000);
+    expect((await admin(b, 'DELETE', '/admin/upstreams/fresh')).status).toBe(200);
   });
 });

@@ -3,6 +3,10 @@ import Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
 import { RedisRegistrationStore } from '../../apps/gateway/src/admin/redis-registration-store';
 import type { NewRegistration } from '../../apps/gateway/src/admin/registration-store';
+import {
+  DELETION_MEMORY_MAX,
+  DELETION_MEMORY_MS,
+} from '../../apps/gateway/src/admin/registration-tombstones';
 import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
 
 /**
@@ -94,7 +98,10 @@ describe('RedisRegistrationStore on a real Redis', () => {
     const { generation } = await a.seed(undefined, []);
     const first = await a.create(record('dup', { forwardHeaders: ['X-Tenant'] }), generation, 100);
     if (first.kind !== 'created') throw new Error(first.kind);
-    expect(await b.remove('dup', undefined, generation)).toEqual({ kind: 'removed' });
+    expect(await b.remove('dup', undefined, generation)).toEqual({
+      kind: 'removed',
+      version: first.version,
+    });
     const second = await b.create(record('dup', { url: 'http://10.0.0.10/new' }), generation, 100);
     if (second.kind !== 'created') throw new Error(second.kind);
     expect(second.version).toBeGreaterThan(first.version);
@@ -133,8 +140,8 @@ describe('RedisRegistrationStore on a real Redis', () => {
     if (x.kind !== 'created' || y.kind !== 'created') throw new Error('not created');
     const applied = (await a.read()).registrations;
     // the reset: every key of the store gone
-    await redis.del(a.key, a.metaKey, a.deletedKey);
-    expect(await a.read()).toEqual({ generation: undefined, registrations: [] });
+    await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
+    expect(await a.read()).toEqual({ generation: undefined, registrations: [], deleted: [] });
     expect(await b.create(record('z'), generation, 100)).toEqual({ kind: 'generation' });
     expect(await b.replace(record('x'), x.version, generation)).toEqual({ kind: 'generation' });
 
@@ -145,13 +152,149 @@ describe('RedisRegistrationStore on a real Redis', () => {
     expect(seeded.generation).not.toBe(generation);
     expect(seeded.written).toBe(1);
     // a record deleted after the re-seed is not written back by a replica that re-seeds late
-    expect(await a.remove('x', undefined, seeded.generation)).toEqual({ kind: 'removed' });
+    expect(await a.remove('x', undefined, seeded.generation)).toEqual({
+      kind: 'removed',
+      version: x.version,
+    });
     const late = await b.seed(generation, applied);
-    expect(late).toEqual({ generation: seeded.generation, written: 1 });
+    expect(late).toEqual({ generation: seeded.generation, written: 1, removed: 0 });
     const after = await b.read();
     expect(after.registrations.map((r) => r.upstream.id)).toEqual(['y']);
     // the counter never hands out a version again
     const z = await b.create(record('z'), seeded.generation, 100);
     expect(z.kind === 'created' && z.version > y.version).toBe(true);
+  });
+
+  /**
+   * The store of two replicas after a reset, each re-seeding from what it knew before it:
+   * the merge per id gives the same store whichever seeds first (registration-tombstones.ts).
+   */
+  describe('re-seeding after a reset merges per id, whichever replica seeds first', () => {
+    type Seeder = (s: RedisRegistrationStore, known: string) => Promise<unknown>;
+
+    /** Runs the two seeds in both orders on fresh stores; returns the two stores' contents. */
+    async function bothOrders(
+      setUp: (a: RedisRegistrationStore, generation: string) => Promise<[Seeder, Seeder]>,
+    ): Promise<Array<{ live: Record<string, number>; deleted: Record<string, number> }>> {
+      const out = [];
+      for (const order of [0, 1]) {
+        const [a, b] = pair();
+        const { generation } = await a.seed(undefined, []);
+        const [first, second] = await setUp(a, generation);
+        await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
+        if (order === 0) {
+          await first(a, generation);
+          await second(b, generation);
+        } else {
+          await second(b, generation);
+          await first(a, generation);
+        }
+        const snapshot = await a.read();
+        out.push({
+          live: Object.fromEntries(snapshot.registrations.map((r) => [r.upstream.id, r.version])),
+          deleted: Object.fromEntries(snapshot.deleted.map((t) => [t.id, t.version])),
+        });
+      }
+      return out;
+    }
+
+    it('a deletion beats the record it deleted, re-seeded by a replica that had not read it', async () => {
+      const results = await bothOrders(async (a, generation) => {
+        const made = await a.create(record('dup'), generation, 100);
+        const kept = await a.create(record('kept'), generation, 100);
+        if (made.kind !== 'created' || kept.kind !== 'created') throw new Error('not created');
+        const stale = (await a.read()).registrations;
+        const removed = await a.remove('dup', undefined, generation);
+        if (removed.kind !== 'removed') throw new Error(removed.kind);
+        const tombstone = { id: 'dup', version: removed.version, deletedAt: Date.now() };
+        const rest = stale.filter((r) => r.upstream.id !== 'dup');
+        return [(s, known) => s.seed(known, rest, [tombstone]), (s, known) => s.seed(known, stale)];
+      });
+      for (const result of results) {
+        expect(Object.keys(result.live)).toEqual(['kept']);
+        expect(Object.keys(result.deleted)).toEqual(['dup']);
+      }
+    });
+
+    it('the higher version of a record wins; a record written since the reset beats any seed', async () => {
+      const results = await bothOrders(async (a, generation) => {
+        const made = await a.create(record('pat'), generation, 100);
+        if (made.kind !== 'created') throw new Error(made.kind);
+        const older = (await a.read()).registrations;
+        const patched = await a.replace(
+          record('pat', { enabled: false }),
+          made.version,
+          generation,
+        );
+        if (patched.kind !== 'replaced') throw new Error(patched.kind);
+        const newer = (await a.read()).registrations;
+        return [(s, known) => s.seed(known, newer), (s, known) => s.seed(known, older)];
+      });
+      for (const result of results) expect(Object.values(result.live)).toEqual([2]);
+
+      // after the first seed a replica writes under the new generation: a late seed of an
+      // older view (a higher version of the same id, a deletion of it) does not undo that
+      const [a, b] = pair();
+      const { generation } = await a.seed(undefined, []);
+      for (let i = 0; i < 5; i++) await a.create(record(`filler${i}`), generation, 100);
+      const high = await a.create(record('again'), generation, 100);
+      if (high.kind !== 'created') throw new Error(high.kind);
+      const view = (await a.read()).registrations.filter((r) => r.upstream.id === 'again');
+      await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
+      const fresh = await b.seed(generation, []);
+      const posted = await b.create(record('again', { enabled: false }), fresh.generation, 100);
+      const other = await b.create(record('other'), fresh.generation, 100);
+      if (posted.kind !== 'created' || other.kind !== 'created') throw new Error('not created');
+      expect(posted.version).toBeLessThan(high.version);
+      const late = await a.seed(generation, view, [
+        { id: 'other', version: other.version + 10, deletedAt: Date.now() },
+      ]);
+      expect(late).toMatchObject({ written: 0, removed: 0 });
+      const stored = (await a.read()).registrations;
+      expect(stored.map((r) => [r.upstream.id, r.version]).sort()).toEqual([
+        ['again', posted.version],
+        ['other', other.version],
+      ]);
+      // the counter went above every version the late seed knew
+      const next = await a.create(record('next'), fresh.generation, 100);
+      expect(next.kind === 'created' && next.version > other.version + 10).toBe(true);
+    });
+
+    it('a new registration one replica accepted survives a seed from a replica that never saw it, and a deletion of an older incarnation', async () => {
+      const results = await bothOrders(async (a, generation) => {
+        const first = await a.create(record('fresh'), generation, 100);
+        if (first.kind !== 'created') throw new Error(first.kind);
+        const removed = await a.remove('fresh', undefined, generation);
+        if (removed.kind !== 'removed') throw new Error(removed.kind);
+        const before = { id: 'fresh', version: removed.version, deletedAt: Date.now() };
+        const again = await a.create(record('fresh', { enabled: false }), generation, 100);
+        if (again.kind !== 'created') throw new Error(again.kind);
+        const now = (await a.read()).registrations;
+        return [(s, known) => s.seed(known, now), (s, known) => s.seed(known, [], [before])];
+      });
+      for (const result of results) {
+        expect(Object.keys(result.live)).toEqual(['fresh']);
+        expect(result.deleted).toEqual({});
+      }
+    });
+
+    it('the store keeps only recent tombstones, at most DELETION_MEMORY_MAX', async () => {
+      const [a] = pair();
+      const { generation } = await a.seed(undefined, []);
+      const old = Date.now() - DELETION_MEMORY_MS - 1000;
+      const many = Array.from({ length: DELETION_MEMORY_MAX + 5 }, (_, i) => ({
+        id: `t${i}`,
+        version: i + 1,
+        deletedAt: Date.now() - DELETION_MEMORY_MAX + i,
+      }));
+      await redis.del(a.metaKey);
+      await a.seed(generation, [], [{ id: 'ancient', version: 1, deletedAt: old }, ...many]);
+      const deleted = (await a.read()).deleted.map((t) => t.id);
+      expect(deleted).toHaveLength(DELETION_MEMORY_MAX);
+      expect(deleted).not.toContain('ancient');
+      expect(deleted).not.toContain('t0');
+      expect(deleted).toContain(`t${DELETION_MEMORY_MAX + 4}`);
+      expect(await redis.pttl(a.tombstonesKey)).toBeGreaterThan(0);
+    });
   });
 });

@@ -17,9 +17,12 @@ import {
   type StoreSnapshot,
 } from './registration-store';
 import { CREATE, REMOVE, REPLACE, SEED } from './registration-store-scripts';
-
-/** How long a deletion is remembered against a late re-seed (registration-store-scripts.ts). */
-const DELETION_MEMORY_MS = 10 * 60 * 1000;
+import {
+  DELETION_MEMORY_MAX,
+  DELETION_MEMORY_MS,
+  seedEntries,
+  type Tombstone,
+} from './registration-tombstones';
 
 type Reply = (string | number)[];
 
@@ -33,10 +36,11 @@ type RedisWithScripts = Redis & {
 /**
  * Registrations in one Redis hash, `<keyPrefix>:{<identity>}:admin:upstreams`, field = the
  * upstream id, value = the StoredRegistration as JSON (`v: 1`, with its `version`); beside it
- * `…:admin:upstreams:meta` (the store's generation marker and version counter) and
- * `…:admin:upstreams:deleted`. All three share the `{<identity>}` hash tag (one cluster slot),
- * so each write is one Lua script over them (registration-store-scripts.ts). No expiry: a
- * registration lives until it is deleted.
+ * `…:admin:upstreams:meta` (the store's generation marker and version counter),
+ * `…:admin:upstreams:tombstones` (ids deleted lately, with the version deleted) and
+ * `…:admin:upstreams:seeded` (ids a re-seed wrote). All four share the `{<identity>}` hash tag
+ * (one cluster slot), so each write is one Lua script over them (registration-store-scripts.ts).
+ * No expiry: a registration lives until it is deleted.
  */
 export class RedisRegistrationStore implements RegistrationStore {
   readonly kind = 'redis';
@@ -44,7 +48,8 @@ export class RedisRegistrationStore implements RegistrationStore {
   private readonly redis: RedisWithScripts;
   readonly key: string;
   readonly metaKey: string;
-  readonly deletedKey: string;
+  readonly tombstonesKey: string;
+  readonly seededKey: string;
 
   constructor(
     url: string,
@@ -54,7 +59,8 @@ export class RedisRegistrationStore implements RegistrationStore {
     const r = config.mcp.redis;
     this.key = `${r.keyPrefix}:{${config.mcp.identity}}:admin:upstreams`;
     this.metaKey = `${this.key}:meta`;
-    this.deletedKey = `${this.key}:deleted`;
+    this.tombstonesKey = `${this.key}:tombstones`;
+    this.seededKey = `${this.key}:seeded`;
     this.redis = createClient(url, {
       enableOfflineQueue: true,
       maxRetriesPerRequest: 0,
@@ -69,19 +75,28 @@ export class RedisRegistrationStore implements RegistrationStore {
       seedRegistrations: SEED,
     };
     for (const [name, lua] of Object.entries(scripts))
-      this.redis.defineCommand(name, { numberOfKeys: 3, lua });
+      this.redis.defineCommand(name, { numberOfKeys: 4, lua });
     this.redis.on('error', () => undefined);
   }
 
   async read(): Promise<StoreSnapshot> {
-    // one MULTI: the records and the marker of the same moment
+    // one MULTI: the records, the marker and the tombstones of the same moment
     const replies = await this.run(() =>
-      this.redis.multi().hgetall(this.key).hget(this.metaKey, 'generation').exec(),
+      this.redis
+        .multi()
+        .hgetall(this.key)
+        .hget(this.metaKey, 'generation')
+        .hgetall(this.tombstonesKey)
+        .exec(),
     );
-    const [all, generation] = (replies ?? []).map(([err, value]) => {
+    const [all, generation, tombstones] = (replies ?? []).map(([err, value]) => {
       if (err !== null) throw new RegistrationStoreUnavailableError(`Redis refused (${err.name})`);
       return value;
-    }) as [Record<string, string> | undefined, string | null | undefined];
+    }) as [
+      Record<string, string> | undefined,
+      string | null | undefined,
+      Record<string, string> | undefined,
+    ];
     const registrations: StoredRegistration[] = [];
     for (const [id, raw] of Object.entries(all ?? {})) {
       const parsed = parseStored(raw, id);
@@ -89,7 +104,12 @@ export class RedisRegistrationStore implements RegistrationStore {
         this.logger.warn(`Registration ${id} in Redis is unreadable; ignored`);
       else registrations.push(parsed);
     }
-    return { generation: generation ?? undefined, registrations };
+    const deleted: Tombstone[] = [];
+    for (const [id, raw] of Object.entries(tombstones ?? {})) {
+      const m = /^(\d+):(\d+)$/.exec(raw);
+      if (m !== null) deleted.push({ id, version: Number(m[1]), deletedAt: Number(m[2]) });
+    }
+    return { generation: generation ?? undefined, registrations, deleted };
   }
 
   async create(r: NewRegistration, generation: string, max: number): Promise<CreateResult> {
@@ -145,12 +165,14 @@ export class RedisRegistrationStore implements RegistrationStore {
       expected ?? '',
       generation,
       DELETION_MEMORY_MS,
+      DELETION_MEMORY_MAX,
+      Date.now(),
     ]);
     const kind = String(k);
     switch (kind) {
       case 'changed':
-        return { kind, version: Number(a) };
       case 'removed':
+        return { kind, version: Number(a) };
       case 'missing':
       case 'generation':
         return { kind };
@@ -162,15 +184,26 @@ export class RedisRegistrationStore implements RegistrationStore {
   async seed(
     known: string | undefined,
     records: readonly StoredRegistration[],
+    deleted: readonly Tombstone[] = [],
   ): Promise<SeedResult> {
-    const top = records.reduce((m, r) => Math.max(m, r.version), 0);
-    const [generation, written] = await this.script('seedRegistrations', [
+    const entries = seedEntries(records, deleted).flatMap((e) =>
+      e.kind === 'live'
+        ? [e.record.upstream.id, e.record.version, 'live', serialize(e.record)]
+        : [e.tombstone.id, e.tombstone.version, 'dead', e.tombstone.deletedAt],
+    );
+    const [generation, written, removed] = await this.script('seedRegistrations', [
       known ?? '',
       randomUUID(),
-      top,
-      ...records.flatMap((r) => [r.upstream.id, serialize(r)]),
+      DELETION_MEMORY_MS,
+      DELETION_MEMORY_MAX,
+      Date.now(),
+      ...entries,
     ]);
-    return { generation: String(generation), written: Number(written) };
+    return {
+      generation: String(generation),
+      written: Number(written),
+      removed: Number(removed),
+    };
   }
 
   async close(): Promise<void> {
@@ -185,7 +218,9 @@ export class RedisRegistrationStore implements RegistrationStore {
     name: 'createRegistration' | 'replaceRegistration' | 'removeRegistration' | 'seedRegistrations',
     args: readonly (string | number)[],
   ): Promise<Reply> {
-    return this.run(() => this.redis[name](this.key, this.metaKey, this.deletedKey, ...args));
+    return this.run(() =>
+      this.redis[name](this.key, this.metaKey, this.tombstonesKey, this.seededKey, ...args),
+    );
   }
 
   private async run<T>(command: () => Promise<T>): Promise<T> {

@@ -7,13 +7,16 @@ import {
   type RegistrationStore,
   type StoreSnapshot,
 } from './registration-store';
+import { ReplicaTombstones } from './registration-tombstones';
 import { storeUnavailable, type AdminRefusal } from './registration-views';
 
 /**
  * Reads the registration store for this replica and writes to it under the generation it
  * read (operations §15 "When Redis comes back empty"): a store without this replica's marker
- * lost its data and is re-seeded from what the replica applied, which stays served; a store
- * that does not answer leaves what was applied as it is. Callers serialize the calls.
+ * lost its data and is re-seeded from what the replica applied and the deletions it made or
+ * saw (kept here, since the store's own tombstones go with its data), while what was applied
+ * stays served; a store that does not answer leaves what was applied as it is. Callers
+ * serialize the calls.
  */
 export class RegistrationStoreReader {
   private readonly logger = new Logger('Admin');
@@ -22,12 +25,26 @@ export class RegistrationStoreReader {
   private storeDown = false;
   private resets = 0;
   private lastReset?: RegistrationStoreStatus['lastReset'];
+  private readonly tombstones: ReplicaTombstones;
 
   constructor(
     private readonly store: RegistrationStore,
     private readonly applied: AppliedRegistrations,
     private readonly metrics: GatewayMetrics | null,
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    this.tombstones = new ReplicaTombstones(now);
+  }
+
+  /** This replica stored the record of `id` (a POST or PATCH): a deletion of it is history. */
+  stored(id: string): void {
+    this.tombstones.forget(id);
+  }
+
+  /** This replica deleted `id` at `version` (a DELETE): remembered against a later re-seed. */
+  deleted(id: string, version: number): void {
+    this.tombstones.note({ id, version, deletedAt: this.now() });
+  }
 
   status(): RegistrationStoreStatus {
     return {
@@ -50,7 +67,13 @@ export class RegistrationStoreReader {
         (this.generation !== undefined && snapshot.generation !== this.generation)
       )
         snapshot = await this.reseed(snapshot);
-      else this.generation = snapshot.generation;
+      else {
+        // under the same generation an applied id the store no longer holds was deleted (by
+        // another replica, or by a re-seed's tombstone); its tombstone may be gone already
+        if (this.generation !== undefined) this.noteVanished(snapshot);
+        this.generation = snapshot.generation;
+      }
+      this.learn(snapshot);
       if (this.storeDown) this.logger.log('The registration store answers again');
       this.storeDown = false;
     } catch (err) {
@@ -68,16 +91,32 @@ export class RegistrationStoreReader {
     return true;
   }
 
+  /** Deletions the store holds are remembered; an id it holds live is not deleted (any more). */
+  private learn(snapshot: StoreSnapshot): void {
+    for (const t of snapshot.deleted) this.tombstones.note(t);
+    for (const r of snapshot.registrations) this.tombstones.forget(r.upstream.id);
+  }
+
+  private noteVanished(snapshot: StoreSnapshot): void {
+    const present = new Set(snapshot.registrations.map((r) => r.upstream.id));
+    for (const r of this.applied.records())
+      if (!present.has(r.upstream.id))
+        this.tombstones.note({ id: r.upstream.id, version: r.version, deletedAt: this.now() });
+  }
+
   /**
    * The store has no marker (never used, or reset: Redis restarted without its data, was
    * flushed, failed over to an empty replica) or another one (re-seeded by another replica
-   * after a reset). A replica that had read it writes back every registration it applied
-   * (ids the store lacks); the registrations stay served throughout.
+   * after a reset). A replica that had read it writes back every registration it applied and
+   * every deletion it remembers, merged per id with what other replicas re-seeded (the higher
+   * version wins, a deletion beats a record of its version: registration-tombstones.ts); the
+   * registrations stay served throughout, until the merged store is read.
    */
   private async reseed(found: StoreSnapshot): Promise<StoreSnapshot> {
     const previous = this.generation;
     const records = previous === undefined ? [] : this.applied.records();
-    const seeded = await this.store.seed(previous, records);
+    const deleted = previous === undefined ? [] : this.tombstones.list();
+    const seeded = await this.store.seed(previous, records, deleted);
     this.generation = seeded.generation;
     if (previous !== undefined) {
       this.resets += 1;
@@ -85,10 +124,13 @@ export class RegistrationStoreReader {
       this.metrics?.registrationStoreReset();
       this.logger.warn(
         `The registration store was reset (${found.generation === undefined ? 'its generation marker is gone: Redis restarted without its data, was flushed or failed over to an empty replica' : 'another replica re-seeded it after a reset'}); ` +
-          `the ${records.length} registrations applied here stay served, ${seeded.written} written back`,
+          `the ${records.length} registrations applied here stay served, ${seeded.written} written back` +
+          (seeded.removed === 0
+            ? ''
+            : `, ${seeded.removed} removed again (deleted before the reset, re-seeded by a replica that had not read the deletion)`),
       );
     }
-    return seeded.generation === found.generation && seeded.written === 0
+    return seeded.generation === found.generation && seeded.written === 0 && seeded.removed === 0
       ? found
       : await this.store.read();
   }

@@ -5,9 +5,13 @@
  *
  * KEYS[1] is the registrations hash (field = upstream id, value = record JSON), KEYS[2] the meta
  * hash (`generation`: the store's marker; `version`: the counter every write draws its version
- * from), KEYS[3] the set of ids deleted since the store was last re-seeded (with an expiry), so
- * a replica that re-seeds late does not bring a deleted registration back. A record is written
- * as `{"version":<n>,` followed by the caller's JSON without its opening brace (ARGV "tail"):
+ * from), KEYS[3] the tombstones hash (field = an id deleted lately, value `<version>:<ms>`: the
+ * version of the record deleted and when, kept DELETION_MEMORY_MS and DELETION_MEMORY_MAX of
+ * registration-tombstones.ts), KEYS[4] the ids whose record or tombstone a re-seed wrote (and
+ * no write since): those a replica that re-seeds later may still replace by the merge rule
+ * (registration-tombstones.ts `supersedes`); every other one was written since the store was
+ * reset, after anything a late replica knows, and stays. A record is written as
+ * `{"version":<n>,` followed by the caller's JSON without its opening brace (ARGV "tail"):
  * the script never re-encodes JSON (cjson would turn `[]` into `{}`).
  *
  * Every write first compares the meta's `generation` with the one the replica read: a store
@@ -30,6 +34,26 @@ local function versionOf(raw)
 end
 `;
 
+/** Tombstones: the version of one; dropping the expired ones and the oldest beyond the bound. */
+const TOMBSTONES = `
+local function tombVersion(raw)
+  return tonumber(string.match(raw, '^(%d+):') or '0')
+end
+local function pruneTombstones(now, ttl, max)
+  local all = redis.call('HGETALL', KEYS[3])
+  local kept = {}
+  for i = 1, #all, 2 do
+    local at = tonumber(string.match(all[i + 1], ':(%d+)$') or '0')
+    if at < now - ttl then redis.call('HDEL', KEYS[3], all[i]) else kept[#kept + 1] = {all[i], at} end
+  end
+  if #kept > max then
+    table.sort(kept, function(x, y) return x[2] < y[2] end)
+    for i = 1, #kept - max do redis.call('HDEL', KEYS[3], kept[i][1]) end
+  end
+  if #kept > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+end
+`;
+
 /**
  * ARGV: id, tail, generation, prefix, maxRegistrations. → {created, version} | {idTaken} |
  * {prefixTaken, id, prefix} | {full} | {generation}. The prefix rule is upstreamProblems'
@@ -49,7 +73,8 @@ end
 if #all / 2 >= tonumber(ARGV[5]) then return {'full'} end
 local v = redis.call('HINCRBY', KEYS[2], 'version', 1)
 redis.call('HSET', KEYS[1], ARGV[1], '{"version":' .. v .. ',' .. ARGV[2])
-redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
 return {'created', v}`;
 
 /** ARGV: id, expected version, tail, generation. → {replaced, v} | {missing} | {changed, v} | {generation}. */
@@ -61,46 +86,77 @@ local current = versionOf(raw)
 if current ~= tonumber(ARGV[2]) then return {'changed', current} end
 local v = redis.call('HINCRBY', KEYS[2], 'version', 1)
 redis.call('HSET', KEYS[1], ARGV[1], '{"version":' .. v .. ',' .. ARGV[3])
+redis.call('HDEL', KEYS[4], ARGV[1])
 return {'replaced', v}`;
 
 /**
- * ARGV: id, expected version ("" for any), generation, how long the deletion is remembered
- * (ms). → {removed} | {missing} | {changed, v} | {generation}.
+ * ARGV: id, expected version ("" for any), generation, how long a deletion is remembered (ms),
+ * how many at most, now (ms). Leaves a tombstone of the version removed.
+ * → {removed, v} | {missing} | {changed, v} | {generation}.
  */
-export const REMOVE = `${PREFIX_OF}
+export const REMOVE = `${PREFIX_OF}${TOMBSTONES}
 if redis.call('HGET', KEYS[2], 'generation') ~= ARGV[3] then return {'generation'} end
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {'missing'} end
-if ARGV[2] ~= '' then
-  local current = versionOf(raw)
-  if current ~= tonumber(ARGV[2]) then return {'changed', current} end
-end
+local current = versionOf(raw)
+if ARGV[2] ~= '' and current ~= tonumber(ARGV[2]) then return {'changed', current} end
 redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('SADD', KEYS[3], ARGV[1])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return {'removed'}`;
+redis.call('HSET', KEYS[3], ARGV[1], string.format('%d', current) .. ':' .. ARGV[6])
+redis.call('HDEL', KEYS[4], ARGV[1])
+pruneTombstones(tonumber(ARGV[6]), tonumber(ARGV[4]), tonumber(ARGV[5]))
+return {'removed', current}`;
 
 /**
- * ARGV: the generation the records were read under ("" none), a new generation for a store
- * without one, the highest version the replica has seen, then (id, JSON) per record.
- * Writes a missing marker, then each record whose id is neither stored nor deleted since, and
- * raises the version counter above every version written back (versions are never reused).
- * → {generation, written}.
+ * ARGV: the generation the entries were read under ("" none), a new generation for a store
+ * without one, how long a deletion is remembered (ms), how many at most, now (ms), then per id
+ * (id, version, "live" | "dead", the record's JSON | the deletion's time in ms).
+ * Writes a missing marker, then merges each entry: an id the store holds neither a record nor
+ * a tombstone of is written; one a re-seed wrote (KEYS[4]) is replaced when the entry
+ * supersedes it (the higher version; a tombstone beats a record of the same version); one
+ * written since the reset stays. The version counter is raised above every version given, so
+ * versions are never reused. → {generation, records written, records removed}.
  */
-export const SEED = `
+export const SEED = `${PREFIX_OF}${TOMBSTONES}
 local gen = redis.call('HGET', KEYS[2], 'generation')
-if gen and gen == ARGV[1] then return {gen, 0} end
+if gen and gen == ARGV[1] then return {gen, 0, 0} end
 if not gen then
   gen = ARGV[2]
   redis.call('HSET', KEYS[2], 'generation', gen)
 end
+local ttl = tonumber(ARGV[3])
 local top = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
-if tonumber(ARGV[3]) > top then top = tonumber(ARGV[3]) end
-local written = 0
-for i = 4, #ARGV, 2 do
-  if redis.call('SISMEMBER', KEYS[3], ARGV[i]) == 0 and redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then
-    written = written + 1
+local written, removed = 0, 0
+for i = 6, #ARGV, 4 do
+  local id, v, kind, payload = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  if v > top then top = v end
+  local has, dead, sv = false, false, 0
+  local raw = redis.call('HGET', KEYS[1], id)
+  if raw then
+    has, sv = true, versionOf(raw)
+  else
+    local t = redis.call('HGET', KEYS[3], id)
+    if t then has, dead, sv = true, true, tombVersion(t) end
+  end
+  local take
+  if not has then take = true
+  elseif redis.call('HEXISTS', KEYS[4], id) == 0 then take = false
+  else take = v > sv or (v == sv and kind == 'dead' and not dead) end
+  if take then
+    if kind == 'live' then
+      redis.call('HSET', KEYS[1], id, payload)
+      redis.call('HDEL', KEYS[3], id)
+      written = written + 1
+    else
+      if has and not dead then
+        redis.call('HDEL', KEYS[1], id)
+        removed = removed + 1
+      end
+      redis.call('HSET', KEYS[3], id, ARGV[i + 1] .. ':' .. payload)
+    end
+    redis.call('HSET', KEYS[4], id, '1')
   end
 end
-redis.call('HSET', KEYS[2], 'version', top)
-return {gen, written}`;
+redis.call('HSET', KEYS[2], 'version', string.format('%d', top))
+if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ttl) end
+pruneTombstones(tonumber(ARGV[5]), ttl, tonumber(ARGV[4]))
+return {gen, written, removed}`;

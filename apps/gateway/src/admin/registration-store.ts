@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { upstreamNamePrefix } from '@app/config';
 import type { StoredRegistration } from './admin-upstream-record';
+import type { Tombstone } from './registration-tombstones';
 
 /** The store could not be read or written (Redis down or slow); nothing was changed. */
 export class RegistrationStoreUnavailableError extends Error {
@@ -16,6 +17,8 @@ export class RegistrationStoreUnavailableError extends Error {
 export interface StoreSnapshot {
   readonly generation: string | undefined;
   readonly registrations: readonly StoredRegistration[];
+  /** Registrations deleted lately (registration-tombstones.ts), with the version deleted. */
+  readonly deleted: readonly Tombstone[];
 }
 
 /** A registration to create: the store assigns the version. */
@@ -41,15 +44,21 @@ export type ReplaceResult =
   | { readonly kind: 'generation' };
 
 export type RemoveResult =
-  | { readonly kind: 'removed' }
+  /** `version`: the version of the record removed (its tombstone's). */
+  | { readonly kind: 'removed'; readonly version: number }
   | { readonly kind: 'missing' }
   | { readonly kind: 'changed'; readonly version: number }
   | { readonly kind: 'generation' };
 
-/** After a seed: the store's generation now, and how many of the given records were written. */
+/**
+ * After a seed: the store's generation now, how many of the given records were written, and
+ * how many stored records the given deletions removed (re-seeded by a replica that had not
+ * seen the deletion).
+ */
 export interface SeedResult {
   readonly generation: string;
   readonly written: number;
+  readonly removed: number;
 }
 
 /**
@@ -84,12 +93,18 @@ export interface RegistrationStore {
     generation: string,
   ): Promise<RemoveResult>;
   /**
-   * Gives a store without a marker one, or adopts the marker another replica wrote, and writes
-   * back each given record whose id the store lacks (and that was not deleted since it was
-   * re-seeded). `known`: the generation the records were read under; absent for a replica that
+   * Gives a store without a marker one, or adopts the marker another replica wrote, and merges
+   * the given records and deletions into it per id (registration-tombstones.ts `supersedes`):
+   * an id the store lacks is written; one another replica re-seeded is replaced by a higher
+   * version, or removed by a deletion of an equal or higher one; one written since the reset
+   * stays. `known`: the generation the records were read under; absent for a replica that
    * never read the store (it gives none).
    */
-  seed(known: string | undefined, records: readonly StoredRegistration[]): Promise<SeedResult>;
+  seed(
+    known: string | undefined,
+    records: readonly StoredRegistration[],
+    deleted?: readonly Tombstone[],
+  ): Promise<SeedResult>;
   close(): Promise<void>;
 }
 
@@ -112,6 +127,7 @@ export class MemoryRegistrationStore implements RegistrationStore {
     return Promise.resolve({
       generation: this.generation,
       registrations: [...this.entries.values()],
+      deleted: [],
     });
   }
 
@@ -146,11 +162,11 @@ export class MemoryRegistrationStore implements RegistrationStore {
     if (expected !== undefined && current.version !== expected)
       return Promise.resolve({ kind: 'changed', version: current.version });
     this.entries.delete(id);
-    return Promise.resolve({ kind: 'removed' });
+    return Promise.resolve({ kind: 'removed', version: current.version });
   }
 
   seed(): Promise<SeedResult> {
-    return Promise.resolve({ generation: this.generation, written: 0 });
+    return Promise.resolve({ generation: this.generation, written: 0, removed: 0 });
   }
 
   close(): Promise<void> {

@@ -204,6 +204,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
         case 'created':
           break;
       }
+      this.reader.stored(id);
       this.known.applyAll([
         ...this.known.records(id),
         { ...registration, version: created.version },
@@ -277,6 +278,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
         case 'replaced':
           break;
       }
+      this.reader.stored(id);
       this.known.applyAll([
         ...this.known.records(id),
         { ...registration, version: replaced.version },
@@ -305,8 +307,14 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
         await this.reader.sync();
         return changedMeanwhile(id, removed.version);
       }
-      const wasKnown = this.known.has(id);
-      if (removed.kind === 'missing' && !wasKnown) return notFound(id);
+      const wasKnown = this.known.get(id);
+      if (removed.kind === 'missing' && wasKnown === undefined) return notFound(id);
+      // remembered beyond the store: a re-seed from a replica that has not read this deletion
+      // yet must not bring the registration back (operations §15 "When Redis comes back empty")
+      this.reader.deleted(
+        id,
+        removed.kind === 'removed' ? removed.version : (wasKnown?.stored.version ?? 0),
+      );
       this.known.applyAll(this.known.records(id));
       return { ok: true, status: 200, body: { id, deleted: true } } as const;
     });
