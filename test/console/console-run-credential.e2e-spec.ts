@@ -67,6 +67,71 @@ async function outcome(card: Locator, previous: string | null): Promise<string> 
   return text;
 }
 
+/**
+ * The admin credential sent straight to /mcp, as an agent or a script would, on every
+ * request kind (a 2025 initialize and tools/call, a 2026 tools/call, the GET stream, a
+ * DELETE): 401 invalid_token with WWW-Authenticate each time, whatever the console does.
+ */
+async function expectAdminRefusedOnMcp(mcpUrl: string, admin: string): Promise<void> {
+  const auth = { authorization: `Bearer ${admin}` };
+  const post = (body: object, headers: Record<string, string> = {}) =>
+    fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+  const answers = [
+    await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'script', version: '1' },
+      },
+    }),
+    await post({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'pt__flaky', arguments: {} },
+    }),
+    await post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: {
+          name: 'pt__flaky',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'script', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'pt__flaky' },
+    ),
+    await fetch(mcpUrl, { headers: { ...auth, accept: 'text/event-stream' } }),
+    await fetch(mcpUrl, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': 'x' } }),
+  ];
+  for (const res of answers) {
+    const text = await res.text();
+    expect([res.status, res.headers.get('www-authenticate')]).toEqual([
+      401,
+      expect.stringMatching(/^Bearer .*error="invalid_token".*admin credential/),
+    ]);
+    expect(text).not.toContain(admin);
+  }
+}
+
 describe('console Run with MCP_ADMIN_TOKEN (mcp.auth none): the admin token never reaches /mcp', () => {
   let v1: V1Upstream;
   let v2: V2Upstream;
@@ -165,6 +230,13 @@ describe('console Run with MCP_ADMIN_TOKEN (mcp.auth none): the admin token neve
     await run(card('pt__flaky'), 'pt__flaky');
     await outcome(card('pt__flaky'), before);
     expect(callAuthorizations(v1).at(-1)).toBe('');
+  });
+
+  it('/mcp itself refuses the admin token on every request kind (401), and no upstream sees it', async () => {
+    const calls = [v1, v2].map((up) => up.requestsFor('tools/call').length);
+    await expectAdminRefusedOnMcp(gateway.mcpUrl, ADMIN_TOKEN);
+    expect([v1, v2].map((up) => up.requestsFor('tools/call').length)).toEqual(calls);
+    for (const up of [v1, v2]) expect(authorizations(up).join('\n')).not.toContain(ADMIN_TOKEN);
   });
 
   it('sent the admin token only to /admin on the management port, and the caller token only to /mcp', () => {
@@ -286,5 +358,70 @@ describe('console Run with mcp.auth jwt (and the node:http /mcp listener): the a
         .filter((r) => r.url === gateway.mcpUrl)
         .every((r) => r.authorization !== `Bearer ${adminJwt}`),
     ).toBe(true);
+  });
+
+  it('a token carrying the admin scope is served on /mcp, but never passed through: the upstream gets no Authorization (2025 session and 2026 calls)', async () => {
+    const before = callAuthorizations(v1).length;
+    const headers = {
+      authorization: `Bearer ${adminJwt}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const init = await fetch(gateway.mcpUrl, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'script', version: '1' },
+        },
+      }),
+    });
+    expect(init.status).toBe(200);
+    const session = init.headers.get('mcp-session-id') ?? '';
+    await init.text();
+    const legacy = await fetch(gateway.mcpUrl, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'pt__flaky', arguments: {} },
+      }),
+    });
+    expect(legacy.status).toBe(200);
+    expect(await legacy.text()).toContain('"id":2');
+    const modern = await fetch(gateway.mcpUrl, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'pt__flaky',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: {
+          name: 'pt__flaky',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'script', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    expect(modern.status).toBe(200);
+    expect(await modern.text()).toContain('"id":3');
+    expect(callAuthorizations(v1).slice(before)).toEqual(['', '']);
+    expect(authorizations(v1).join('\n')).not.toContain(adminJwt);
   });
 });

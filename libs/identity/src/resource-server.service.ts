@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { GATEWAY_CONFIG, type AuthConfig, type GatewayConfig } from '@app/config';
 import { AccessPolicy } from './access-policy';
@@ -26,6 +27,22 @@ const MISSING: AuthOutcome = {
   description: 'An access token is required (Authorization: Bearer)',
 };
 const ANONYMOUS: AuthOutcome = { kind: 'anonymous' };
+/**
+ * The admin credential on /mcp: it authorizes the management port's /admin only, and on /mcp
+ * it would travel on to every `passthrough` source, which could replay it against /admin
+ * (docs/security.md, "The admin credential").
+ */
+const ADMIN_CREDENTIAL: AuthOutcome = {
+  kind: 'refused',
+  status: 401,
+  error: 'invalid_token',
+  description:
+    'This is the admin credential: it authorizes /admin on the management port only, never /mcp',
+};
+
+function digest(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
 
 function refused(description: string): AuthOutcome {
   return { kind: 'refused', status: 401, error: 'invalid_token', description };
@@ -64,6 +81,15 @@ export class ResourceServer implements OnModuleDestroy {
   private readonly introspection?: IntrospectionGate;
   private lastFailureLogMs = 0;
   private readonly requiredScopes: readonly string[];
+  /** mcp.admin.scope: a token carrying it is an admin credential, never passed on to a source. */
+  private readonly adminScope: string;
+  /** sha256 of MCP_ADMIN_TOKEN, refused on /mcp in every auth mode; undefined when unset. */
+  private readonly adminTokenDigest?: Buffer;
+  /**
+   * Whether /mcp requests need a look at their Authorization header at all: with mcp.auth, or
+   * without it when a static admin token exists (which /mcp refuses).
+   */
+  readonly checksRequests: boolean;
   /** Authorization header value → the verified caller, until when, and its outcome (scopes checked once). */
   private readonly verified = new Map<
     string,
@@ -79,6 +105,10 @@ export class ResourceServer implements OnModuleDestroy {
     this.enabled = this.auth.mode === 'jwt';
     this.policy = new AccessPolicy(this.enabled ? config.mcp.access : undefined);
     this.requiredScopes = this.auth.requiredScopes;
+    this.adminScope = config.admin?.scope ?? 'mcp:admin';
+    const adminToken = config.admin?.token;
+    this.adminTokenDigest = adminToken === undefined ? undefined : digest(adminToken);
+    this.checksRequests = this.enabled || this.adminTokenDigest !== undefined;
     this.metadataPaths = new Set();
     if (!this.enabled) {
       if (config.profile !== 'local')
@@ -133,24 +163,37 @@ export class ResourceServer implements OnModuleDestroy {
   }
 
   /**
-   * The decision for an Authorization header value verified before and still remembered: no
-   * parsing, no I/O, no await (the hot path of an agent that sends the same token on every
-   * call). undefined when authenticate() must decide. Same answers as authenticate().
+   * The /mcp decision for an Authorization header value verified before and still
+   * remembered: no parsing, no I/O, no await (the hot path of an agent that sends the same
+   * token on every call). undefined when authenticate() must decide. Same answers as
+   * authenticate().
    */
   authenticateRemembered(authorization: string | string[] | undefined): AuthOutcome | undefined {
-    if (!this.enabled) return ANONYMOUS;
+    if (!this.enabled) return this.anonymousOrAdmin(authorization);
     if (typeof authorization !== 'string') return undefined;
+    // the static admin token is never a verified JWT, so it is never remembered: authenticate() refuses it
     const known = this.verified.get(authorization);
     if (known === undefined || known.untilMs <= Date.now()) return undefined;
     return known.outcome;
   }
 
   /**
-   * Decides one request by its Authorization header: anonymous (mode none), the caller, or a
-   * refusal (401 no/bad token, 403 a required scope missing, 503 the authorization server
-   * could not check the token: JWKS or introspection failed). Never throws.
+   * Decides one /mcp request by its Authorization header: anonymous (mode none), the caller,
+   * or a refusal (401 no/bad token or the static admin token, 403 a required scope missing, 503
+   * the authorization server could not check the token: JWKS or introspection failed). Never
+   * throws.
    */
   async authenticate(authorization: string | string[] | undefined): Promise<AuthOutcome> {
+    const admin = this.anonymousOrAdmin(authorization);
+    if (!this.enabled || admin.kind === 'refused') return admin;
+    return this.verifyBearer(authorization);
+  }
+
+  /**
+   * The bearer check alone, for the admin role (apps/gateway admin): as authenticate(),
+   * without the refusal of the static admin token (which the admin check decides itself).
+   */
+  async verifyBearer(authorization: string | string[] | undefined): Promise<AuthOutcome> {
     if (!this.enabled) return ANONYMOUS;
     // remembered by the header's exact value (its first line when repeated)
     const value = Array.isArray(authorization) ? authorization[0] : authorization;
@@ -165,6 +208,29 @@ export class ResourceServer implements OnModuleDestroy {
     const checked = await this.check(token, value, now);
     if (checked.kind !== 'authenticated') return checked;
     return this.withScopes(checked.caller);
+  }
+
+  /** Mode none: anonymous, unless the request carries the static admin token. */
+  private anonymousOrAdmin(authorization: string | string[] | undefined): AuthOutcome {
+    if (this.adminTokenDigest === undefined || authorization === undefined) return ANONYMOUS;
+    const value = Array.isArray(authorization) ? authorization[0] : authorization;
+    const token = value === undefined ? undefined : bearerToken(value);
+    return token !== undefined && this.isAdminToken(token) ? ADMIN_CREDENTIAL : ANONYMOUS;
+  }
+
+  private isAdminToken(token: string): boolean {
+    return (
+      this.adminTokenDigest !== undefined && timingSafeEqual(digest(token), this.adminTokenDigest)
+    );
+  }
+
+  /**
+   * Whether the caller's own token may travel on to a source (`passthrough`): never when it
+   * carries the admin scope, which a source could replay against /admin (docs/security.md,
+   * "The admin credential"). The call itself is served; the source gets no Authorization.
+   */
+  mayPassOn(caller: CallerIdentity): boolean {
+    return !caller.scopes.includes(this.adminScope);
   }
 
   /** The caller, or 403 insufficient_scope when a required scope is missing (issue 12 §2). */

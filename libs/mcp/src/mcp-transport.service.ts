@@ -78,7 +78,7 @@ export class McpTransport {
    * session: 401/403 before anything else is read), then the era's codec.
    */
   post(exchange: HttpExchange): Promise<HttpAnswer> {
-    if (!this.resourceServer.enabled) return this.serve(exchange);
+    if (!this.resourceServer.checksRequests) return this.serve(exchange);
     const authorization = exchange.headers.authorization;
     // a token verified before is decided without a promise of its own (the common case)
     const remembered = this.resourceServer.authenticateRemembered(authorization);
@@ -97,7 +97,7 @@ export class McpTransport {
     headers: IncomingHeaders,
     serve: (caller: CallerIdentity | undefined) => HttpAnswer,
   ): Promise<HttpAnswer> {
-    if (!this.resourceServer.enabled) return Promise.resolve(serve(undefined));
+    if (!this.resourceServer.checksRequests) return Promise.resolve(serve(undefined));
     const decide = (outcome: AuthOutcome): HttpAnswer => {
       switch (outcome.kind) {
         case 'authenticated':
@@ -120,7 +120,9 @@ export class McpTransport {
     if (outcome.kind === 'anonymous') return this.serve(exchange);
     // every member named (a spread of the exchange costs more on this per-request path)
     return this.serve({
-      headers: exchange.headers,
+      headers: this.resourceServer.mayPassOn(outcome.caller)
+        ? exchange.headers
+        : withoutAuthorization(exchange.headers),
       body: exchange.body,
       call: exchange.call,
       caller: outcome.caller,
@@ -228,4 +230,13 @@ export class McpTransport {
       allow: 'POST',
     });
   }
+}
+
+/**
+ * The request's headers without its Authorization: what sources may see of a caller whose
+ * token is an admin credential (ResourceServer.mayPassOn).
+ */
+function withoutAuthorization(headers: IncomingHeaders): IncomingHeaders {
+  const { authorization: _dropped, ...rest } = headers;
+  return rest;
 }

@@ -128,7 +128,7 @@ describe('adminVerifierFrom: the /mcp resource server as the admin bearer check'
   const verifier = new Hs256Verifier(randomBytes(32));
   const server = (enabled: boolean) => ({
     enabled,
-    async authenticate(header: string) {
+    async verifyBearer(header: string) {
       const caller = await verifier.verify(header.replace(/^Bearer /, ''));
       return caller === undefined ? { kind: 'refused' } : { kind: 'authenticated', caller };
     },
@@ -155,7 +155,7 @@ describe('adminVerifierFrom: the /mcp resource server as the admin bearer check'
   it('a token the authorization server could not check (a 503 refusal) is unavailable, not unauthenticated', async () => {
     const down = {
       enabled: true,
-      authenticate: () =>
+      verifyBearer: () =>
         Promise.resolve({
           kind: 'refused',
           status: 503,

@@ -3,12 +3,12 @@ import type { AdminBearerVerifier, AuthorizationServerUnavailable } from './admi
 
 /**
  * The face of issue 12's ResourceServer (libs/identity) this adapter needs: `enabled` when
- * `mcp.auth.mode` is `jwt`, and `authenticate(Authorization header)` resolving to
+ * `mcp.auth.mode` is `jwt`, and `verifyBearer(Authorization header)` resolving to
  * `{kind: 'authenticated', caller}` for a verified token.
  */
 export interface BearerResourceServer {
   readonly enabled: boolean;
-  authenticate(authorization: string): Promise<{
+  verifyBearer(authorization: string): Promise<{
     readonly kind: string;
     readonly caller?: CallerIdentity;
     readonly status?: number;
@@ -30,7 +30,7 @@ export function adminVerifierFrom(server: BearerResourceServer): AdminBearerVeri
     async verify(
       token: string,
     ): Promise<CallerIdentity | undefined | AuthorizationServerUnavailable> {
-      const outcome = await server.authenticate(`Bearer ${token}`);
+      const outcome = await server.verifyBearer(`Bearer ${token}`);
       if (outcome.kind === 'refused' && outcome.status === 503)
         return {
           unavailable: true,
