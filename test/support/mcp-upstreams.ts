@@ -46,11 +46,18 @@ function rpcMethodOf(body: unknown): string | undefined {
 }
 
 /** A node:http server on 127.0.0.1 with an ephemeral port that keeps track of its sockets. */
+/** Where a test upstream listens (an interface address, a port shared with another server). */
+export interface UpstreamBind {
+  readonly host?: string;
+  readonly port?: number;
+}
+
 abstract class HttpUpstream {
   readonly requests: UpstreamRequest[] = [];
   protected server?: Server;
   private readonly sockets = new Set<Socket>();
   private boundPort = 0;
+  private boundHost = '127.0.0.1';
 
   get port(): number {
     return this.boundPort;
@@ -58,7 +65,7 @@ abstract class HttpUpstream {
 
   /** The MCP endpoint. */
   get url(): string {
-    return `http://127.0.0.1:${this.boundPort}/mcp`;
+    return `http://${this.boundHost}:${this.boundPort}/mcp`;
   }
 
   /** Requests that carried this JSON-RPC method. */
@@ -68,7 +75,8 @@ abstract class HttpUpstream {
 
   protected abstract handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
 
-  protected async listen(): Promise<void> {
+  /** @param bind where to listen: 127.0.0.1 on an ephemeral port unless given */
+  protected async listen(bind: UpstreamBind = {}): Promise<void> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) {
@@ -83,8 +91,16 @@ abstract class HttpUpstream {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const host = bind.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(bind.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
     this.server = server;
+    this.boundHost = host;
     this.boundPort = (server.address() as AddressInfo).port;
   }
 
@@ -144,9 +160,9 @@ export class V1Upstream extends HttpUpstream {
   readonly issuedSessions: string[] = [];
   readonly seen: V1Observations = { searches: [], elicitations: [] };
 
-  static async start(): Promise<V1Upstream> {
+  static async start(bind: UpstreamBind = {}): Promise<V1Upstream> {
     const upstream = new V1Upstream();
-    await upstream.listen();
+    await upstream.listen(bind);
     return upstream;
   }
 

@@ -65,3 +65,10 @@ export {
   type RegisteredUpstreamConfig,
   type RegistrationCheck,
 } from './registration-rules';
+export {
+  AddressRules,
+  NO_ADDRESS_ALLOWANCES,
+  embeddedIPv4,
+  type AddressRefusal,
+  type AddressRuleSettings,
+} from './address-rules';

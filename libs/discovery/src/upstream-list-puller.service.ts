@@ -46,6 +46,8 @@ const FAILURE_TYPES: Readonly<Record<UpstreamFailureKind, UpstreamPullErrorType>
   credential: 'UpstreamCredentialError',
   // only readListPages asks for a check before parsing, and it turns a refusal into its fault
   refused: 'UpstreamBadAnswerError',
+  // a registered upstream's host resolved to a refused address at connect (docs/security.md)
+  'address-refused': 'UpstreamAddressRefusedError',
 };
 
 /**
@@ -121,10 +123,16 @@ export class UpstreamListPuller {
     const auth = upstream.authorization;
     if (auth.mode !== 'tokenExchange') return upstreamRequestHeaders(upstream, {});
     try {
-      return upstreamRequestHeaders(upstream, {}, await this.credentials.forGateway(auth));
+      return upstreamRequestHeaders(
+        upstream,
+        {},
+        await this.credentials.forGateway(auth, this.connections.guardedDispatcher(upstream)),
+      );
     } catch (err) {
       throw new PullFailure(
-        'UpstreamCredentialError',
+        err instanceof SourceCredentialError && err.addressRefused
+          ? 'UpstreamAddressRefusedError'
+          : 'UpstreamCredentialError',
         err instanceof SourceCredentialError ? err.message : 'the credential could not be obtained',
       );
     }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
 import { SourceCredentialError, SourceCredentials, type CallerIdentity } from '@app/identity';
-import { upstreamRequestHeaders } from '@app/upstream';
+import { UpstreamConnections, upstreamRequestHeaders } from '@app/upstream';
 import type { IncomingHeaders } from './call-tool-result';
 
 /**
@@ -17,6 +17,9 @@ export class CallerRequestHeaders {
     @Optional()
     @Inject(SourceCredentials)
     private readonly credentials: SourceCredentials | null = null,
+    @Optional()
+    @Inject(UpstreamConnections)
+    private readonly connections: UpstreamConnections | null = null,
   ) {}
 
   /** @throws SourceCredentialError when the exchanged token cannot be had */
@@ -31,7 +34,8 @@ export class CallerRequestHeaders {
     return upstreamRequestHeaders(
       upstream,
       incoming,
-      await this.credentials.forCaller(auth, caller),
+      // a registered upstream's token endpoint is reached through its guarded Agent
+      await this.credentials.forCaller(auth, caller, this.connections?.guardedDispatcher(upstream)),
     );
   }
 }

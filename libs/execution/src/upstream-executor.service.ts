@@ -165,7 +165,7 @@ export class UpstreamExecutor {
         err instanceof SourceCredentialError
           ? {
               kind: 'failed',
-              failureKind: 'credential',
+              failureKind: err.addressRefused ? 'address-refused' : 'credential',
               message: `Upstream ${upstream.id}: the gateway could not obtain a credential for it (${err.message})`,
             }
           : err instanceof UpstreamFailure

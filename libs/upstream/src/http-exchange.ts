@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { UpstreamAddressRefusedError } from './connect-guard';
 import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
 /** One HTTP exchange with the upstream. */
@@ -87,11 +88,25 @@ const NETWORK_WORDS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The client-safe words of a connect the address guard refused: the class of the address and
+ * what can allow it, never the host or the address (those go to the log).
+ */
+export function addressRefusedFailure(err: UpstreamAddressRefusedError): UpstreamFailure {
+  return new UpstreamFailure(
+    'address-refused',
+    `the upstream's host resolved to ${err.refusal.className} when connecting, which a ` +
+      `registered upstream may not reach (${err.refusal.allowedBy} can allow it); nothing was sent`,
+  );
+}
+
+/**
  * An undici error before any response head, in words: never its own message, which names the
  * host and port.
  */
 function failureBeforeHead(err: Error, request: ExchangeRequest): UpstreamFailure {
   if (err instanceof UpstreamFailure) return err;
+  // the connect guard of a registered upstream (connect-guard.ts): named, never a network error
+  if (err instanceof UpstreamAddressRefusedError) return addressRefusedFailure(err);
   if (
     err instanceof undiciErrors.HeadersTimeoutError ||
     err instanceof undiciErrors.BodyTimeoutError

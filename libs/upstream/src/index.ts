@@ -26,3 +26,9 @@ export {
   type ListPagesFaultKind,
   type ListPagesRequest,
 } from './list-pages';
+export {
+  guardedConnector,
+  guardedLookup,
+  UpstreamAddressRefusedError,
+  type LookupAll,
+} from './connect-guard';

@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import { Agent } from 'undici';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import { Agent, type Dispatcher } from 'undici';
+import {
+  AddressRules,
+  GATEWAY_CONFIG,
+  NO_ADDRESS_ALLOWANCES,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import { SourceCredentials } from '@app/identity';
+import { guardedConnector, type UpstreamAddressRefusedError } from './connect-guard';
 import { UpstreamConnection } from './upstream-connection';
 import { gatewayRequestHeaders } from './upstream-headers';
 import type { JsonRpcMessage } from './upstream-types';
@@ -23,11 +30,25 @@ export const GATEWAY_CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = {
  * Agent with keep-alive connections. Sessions are ended (DELETE) at shutdown. The session's
  * own traffic carries the gateway's credential for the upstream (gatewayRequestHeaders),
  * never the headers of the caller whose request happened to open or renew it.
+ *
+ * An upstream that is not in the boot configuration (a runtime registration, docs/operations.md
+ * §15) gets an Agent of its own whose connector checks the address it dials against the
+ * registration's address rules (connect-guard.ts): every request of it (list pulls, calls,
+ * initialize, the GET stream, DELETE, listens) and its token endpoint go through that Agent,
+ * so a name that answers another address after it was registered (DNS rebinding) is refused
+ * at connect (docs/security.md, "Runtime registrations"). Configured upstreams share the plain
+ * Agent: an operator may point them anywhere.
  */
 @Injectable()
 export class UpstreamConnections implements OnApplicationShutdown {
   private readonly logger = new Logger('Upstream');
   private readonly agent: Agent;
+  /** The guarded Agent of each runtime-registered upstream, by id. */
+  private readonly guarded = new Map<string, Agent>();
+  private readonly configuredIds: ReadonlySet<string>;
+  private readonly rules: AddressRules;
+  /** The last refusal logged per upstream (message, when), so a flood of calls logs once a minute. */
+  private readonly lastRefusal = new Map<string, { message: string; at: number }>();
   private readonly connections = new Map<string, UpstreamConnection>();
   private readonly unsolicited: ((upstreamId: string, message: JsonRpcMessage) => void)[] = [];
 
@@ -37,13 +58,50 @@ export class UpstreamConnections implements OnApplicationShutdown {
     @Inject(SourceCredentials)
     private readonly credentials: SourceCredentials | null = null,
   ) {
-    this.agent = new Agent({
-      connections: config.mcp.execution.maxConnectionsPerOrigin,
+    this.agent = new Agent(this.agentOptions());
+    this.configuredIds = new Set(config.upstreams.map((u) => u.id));
+    this.rules = new AddressRules(config.admin ?? NO_ADDRESS_ALLOWANCES);
+  }
+
+  private agentOptions(): Agent.Options {
+    return {
+      connections: this.config.mcp.execution.maxConnectionsPerOrigin,
       keepAliveTimeout: 30_000,
       // each request has its own deadline; the agent's own timers must not cut SSE answers
       headersTimeout: 0,
       bodyTimeout: 0,
-    });
+    };
+  }
+
+  /**
+   * The guarded Agent of a runtime-registered upstream (created on first use), which every
+   * request for it goes through, its token endpoint's included; undefined for a configured
+   * upstream (its requests share the plain Agent, its token requests use fetch's own pool).
+   */
+  guardedDispatcher(upstream: Pick<UpstreamDefinition, 'id'>): Dispatcher | undefined {
+    const id = upstream.id;
+    if (this.configuredIds.has(id)) return undefined;
+    let agent = this.guarded.get(id);
+    if (agent === undefined) {
+      agent = new Agent({
+        ...this.agentOptions(),
+        connect: guardedConnector(this.rules, (err) => this.refused(id, err)),
+      });
+      this.guarded.set(id, agent);
+    }
+    return agent;
+  }
+
+  /** The log line of a refused connect: named, with the host and address (never on /mcp). */
+  private refused(upstreamId: string, err: UpstreamAddressRefusedError): void {
+    const now = performance.now();
+    const last = this.lastRefusal.get(upstreamId);
+    if (last !== undefined && last.message === err.message && now - last.at < 60_000) return;
+    this.lastRefusal.set(upstreamId, { message: err.message, at: now });
+    this.logger.warn(
+      `Registered upstream ${upstreamId}: connection refused (UpstreamAddressRefusedError): ` +
+        `${err.message}; nothing was sent (docs/security.md, "Runtime registrations")`,
+    );
   }
 
   /** The connection of this upstream, created on first use. */
@@ -61,7 +119,7 @@ export class UpstreamConnections implements OnApplicationShutdown {
           clientCapabilities: GATEWAY_CLIENT_CAPABILITIES,
           sessionHeaders: () => this.sessionHeaders(upstream),
         },
-        this.agent,
+        this.guardedDispatcher(upstream) ?? this.agent,
       );
       const id = upstream.id;
       connection.onUnsolicited((message) => {
@@ -77,7 +135,10 @@ export class UpstreamConnections implements OnApplicationShutdown {
     const auth = upstream.authorization;
     if (auth.mode !== 'tokenExchange') return gatewayRequestHeaders(upstream);
     if (this.credentials === null) throw new Error('token exchange is not set up');
-    return gatewayRequestHeaders(upstream, await this.credentials.forGateway(auth));
+    return gatewayRequestHeaders(
+      upstream,
+      await this.credentials.forGateway(auth, this.guardedDispatcher(upstream)),
+    );
   }
 
   /**
@@ -87,9 +148,13 @@ export class UpstreamConnections implements OnApplicationShutdown {
    */
   async release(upstreamId: string): Promise<void> {
     const connection = this.connections.get(upstreamId);
-    if (connection === undefined) return;
+    const agent = this.guarded.get(upstreamId);
     this.connections.delete(upstreamId);
-    await connection.close().catch(() => undefined);
+    this.guarded.delete(upstreamId);
+    this.lastRefusal.delete(upstreamId);
+    // the DELETE of the session goes through the upstream's own Agent: closed after it
+    await connection?.close().catch(() => undefined);
+    await agent?.close().catch(() => undefined);
   }
 
   /**
@@ -104,10 +169,15 @@ export class UpstreamConnections implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
     this.connections.clear();
-    await this.agent.close().catch((err: unknown) => {
-      this.logger.warn(
-        `Closing upstream connections failed (${err instanceof Error ? err.name : typeof err})`,
-      );
-    });
+    const agents = [this.agent, ...this.guarded.values()];
+    this.guarded.clear();
+    const closed = await Promise.allSettled(agents.map((a) => a.close()));
+    for (const result of closed)
+      if (result.status === 'rejected') {
+        const err: unknown = result.reason;
+        this.logger.warn(
+          `Closing upstream connections failed (${err instanceof Error ? err.name : typeof err})`,
+        );
+      }
   }
 }

@@ -177,7 +177,9 @@ export interface UpstreamServerInfo {
  * - `too-deep`: the answer (or a message on its stream) nests deeper than the limit; refused
  *   before it is parsed;
  * - `credential`: the gateway's own credential for session-level traffic could not be had;
- * - `refused`: the answer passed the request's own `listCap`; it was not parsed.
+ * - `refused`: the answer passed the request's own `listCap`; it was not parsed;
+ * - `address-refused`: a runtime-registered upstream's host resolved, at connect, to an
+ *   address the registration rules refuse (connect-guard.ts); no connection was made.
  */
 export type UpstreamFailureKind =
   | 'unreachable'
@@ -190,7 +192,8 @@ export type UpstreamFailureKind =
   | 'era-mismatch'
   | 'too-deep'
   | 'credential'
-  | 'refused';
+  | 'refused'
+  | 'address-refused';
 
 /**
  * A request to the upstream that produced no answer. The message says what happened in

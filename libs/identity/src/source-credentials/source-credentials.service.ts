@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { Dispatcher } from 'undici';
 import type { TokenExchangeAuthorization } from '@app/config';
 import type { CallerIdentity } from '../caller-identity';
 import { ExpiringCache } from './expiring-cache';
@@ -24,11 +25,23 @@ export function refreshMarginMs(lifetimeMs: number): number {
 /** Why no credential could be had for a source; the message is safe for a client (no token). */
 export class SourceCredentialError extends Error {
   override readonly name = 'SourceCredentialError';
+
+  /** @param addressRefused the token endpoint's address was refused at connect (a registered upstream) */
+  constructor(
+    message: string,
+    readonly addressRefused = false,
+  ) {
+    super(message);
+  }
 }
 
-/** Which exchange configuration a cached token belongs to (one per source in practice). */
-function configKey(auth: TokenExchangeAuthorization): string {
-  return `${auth.tokenEndpoint}\n${auth.clientId}\n${auth.audience}\n${auth.scope ?? ''}`;
+/**
+ * Which exchange configuration a cached token belongs to (one per source in practice). A
+ * request through a registered upstream's guarded dispatcher is its own key: its refusal must
+ * not fail a configured source's token, nor a configured source's answer spare it the check.
+ */
+function configKey(auth: TokenExchangeAuthorization, guarded: boolean): string {
+  return `${auth.tokenEndpoint}\n${auth.clientId}\n${auth.audience}\n${auth.scope ?? ''}${guarded ? '\nguarded' : ''}`;
 }
 
 /** The caller's token hashed: cache keys never hold a token. */
@@ -57,27 +70,35 @@ export class SourceCredentials {
 
   /**
    * The access token to send to the source for this caller.
+   * @param dispatcher what to reach the token endpoint through (UpstreamConnections.guardedDispatcher: a registered upstream's)
    * @throws SourceCredentialError without a caller token, or when the exchange fails
    */
-  forCaller(auth: TokenExchangeAuthorization, caller: CallerIdentity | undefined): Promise<string> {
+  forCaller(
+    auth: TokenExchangeAuthorization,
+    caller: CallerIdentity | undefined,
+    dispatcher?: Dispatcher,
+  ): Promise<string> {
     if (caller === undefined || caller.token === '')
       return Promise.reject(
         new SourceCredentialError(
           'token exchange: the request carries no caller token to exchange (mcp.auth.mode is none)',
         ),
       );
-    const key = `${configKey(auth)}\n${tokenKey(caller.token)}`;
-    return this.cache.get(key, () => this.issue(() => exchangeToken(auth, caller.token)));
+    const key = `${configKey(auth, dispatcher !== undefined)}\n${tokenKey(caller.token)}`;
+    return this.cache.get(key, () =>
+      this.issue(() => exchangeToken(auth, caller.token, dispatcher)),
+    );
   }
 
   /**
    * The gateway's own token for the source (client credentials), for requests without a
    * caller (list pulls).
+   * @param dispatcher what to reach the token endpoint through (UpstreamConnections.guardedDispatcher: a registered upstream's)
    * @throws SourceCredentialError when the authorization server refuses or cannot be reached
    */
-  forGateway(auth: TokenExchangeAuthorization): Promise<string> {
-    return this.cache.get(`${configKey(auth)}\n-`, () =>
-      this.issue(() => clientCredentialsToken(auth)),
+  forGateway(auth: TokenExchangeAuthorization, dispatcher?: Dispatcher): Promise<string> {
+    return this.cache.get(`${configKey(auth, dispatcher !== undefined)}\n-`, () =>
+      this.issue(() => clientCredentialsToken(auth, dispatcher)),
     );
   }
 
@@ -89,9 +110,9 @@ export class SourceCredentials {
     try {
       issued = await request();
     } catch (err) {
-      throw new SourceCredentialError(
-        err instanceof TokenEndpointError ? err.message : 'the token request failed unexpectedly',
-      );
+      throw err instanceof TokenEndpointError
+        ? new SourceCredentialError(err.message, err.addressRefused)
+        : new SourceCredentialError('the token request failed unexpectedly');
     }
     // the lifetime counts from when the request was sent: the answer may have been slow
     const lifetimeMs = (issued.expiresInSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS) * 1000;

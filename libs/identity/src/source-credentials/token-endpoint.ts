@@ -1,3 +1,4 @@
+import { fetch as fetchVia, type Dispatcher } from 'undici';
 import type { TokenExchangeAuthorization } from '@app/config';
 
 /** RFC 8693 §2.1 grant type and token types. */
@@ -20,6 +21,27 @@ export interface IssuedToken {
  */
 export class TokenEndpointError extends Error {
   override readonly name = 'TokenEndpointError';
+
+  /** @param addressRefused the connect guard of a registered upstream refused the endpoint's address */
+  constructor(
+    message: string,
+    readonly addressRefused = false,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The connect guard's refusal (libs/upstream connect-guard.ts), by its code: fetch wraps it in
+ * a TypeError's `cause` (no instanceof: fetch's errors may come from another realm).
+ */
+function isAddressRefusal(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
+    if ((e as { code?: unknown }).code === 'ERR_UPSTREAM_ADDRESS_REFUSED') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** RFC 6749 §2.3.1: client_secret_basic, id and secret form-urlencoded before base64. */
@@ -48,30 +70,47 @@ function safeErrorCode(body: unknown): string | undefined {
 
 /**
  * Posts one grant to the token endpoint and reads its answer (RFC 6749 §5.1).
+ * @param dispatcher the connection pool to post through: a runtime-registered upstream's
+ *   guarded Agent (its endpoint's address checked at connect), else fetch's own
  * @throws TokenEndpointError for a refusal, an unusable answer, a timeout or no connection
  */
 async function postGrant(
   auth: TokenExchangeAuthorization,
   form: Record<string, string>,
   what: string,
+  dispatcher: Dispatcher | undefined,
 ): Promise<IssuedToken> {
-  let response: Response;
+  let response: Pick<Response, 'status' | 'ok' | 'json'> & {
+    readonly body: { cancel(): Promise<void> } | null;
+  };
+  const init = {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+      authorization: basicAuthorization(auth.clientId, auth.clientSecret),
+    },
+    body: new URLSearchParams(form).toString(),
+    // A redirect would carry the form (the caller's subject_token) and the client secret to
+    // wherever the endpoint points, past the check of a registration's token endpoint
+    // (docs/security.md, "Runtime registrations"): never followed, a credential failure.
+    redirect: 'manual' as const,
+    signal: AbortSignal.timeout(TOKEN_ENDPOINT_TIMEOUT_MS),
+  };
   try {
-    response = await fetch(auth.tokenEndpoint, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-        authorization: basicAuthorization(auth.clientId, auth.clientSecret),
-      },
-      body: new URLSearchParams(form).toString(),
-      // A redirect would carry the form (the caller's subject_token) and the client secret to
-      // wherever the endpoint points, past the check of a registration's token endpoint
-      // (docs/security.md, "Runtime registrations"): never followed, a credential failure.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(TOKEN_ENDPOINT_TIMEOUT_MS),
-    });
+    // A registered upstream's guarded Agent goes with the undici that built it (one dispatch
+    // API, one realm for its errors); every other endpoint keeps the runtime's fetch.
+    response =
+      dispatcher === undefined
+        ? await fetch(auth.tokenEndpoint, init)
+        : await fetchVia(auth.tokenEndpoint, { ...init, dispatcher });
   } catch (err) {
+    if (isAddressRefusal(err))
+      throw new TokenEndpointError(
+        `${what}: the token endpoint's host resolved to an address a registered upstream may ` +
+          'not reach (UpstreamAddressRefusedError); nothing was sent',
+        true,
+      );
     const timedOut = err instanceof Error && err.name === 'TimeoutError';
     throw new TokenEndpointError(
       timedOut
@@ -122,6 +161,7 @@ async function postGrant(
 export function exchangeToken(
   auth: TokenExchangeAuthorization,
   subjectToken: string,
+  dispatcher?: Dispatcher,
 ): Promise<IssuedToken> {
   return postGrant(
     auth,
@@ -135,6 +175,7 @@ export function exchangeToken(
       ...(auth.scope === undefined ? {} : { scope: auth.scope }),
     },
     'token exchange',
+    dispatcher,
   );
 }
 
@@ -142,7 +183,10 @@ export function exchangeToken(
  * RFC 6749 §4.4 client credentials: the gateway's own token for the source's audience, for
  * requests no caller made (list pulls).
  */
-export function clientCredentialsToken(auth: TokenExchangeAuthorization): Promise<IssuedToken> {
+export function clientCredentialsToken(
+  auth: TokenExchangeAuthorization,
+  dispatcher?: Dispatcher,
+): Promise<IssuedToken> {
   return postGrant(
     auth,
     {
@@ -151,5 +195,6 @@ export function clientCredentialsToken(auth: TokenExchangeAuthorization): Promis
       ...(auth.scope === undefined ? {} : { scope: auth.scope }),
     },
     'client credentials',
+    dispatcher,
   );
 }

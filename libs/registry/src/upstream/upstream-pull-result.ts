@@ -22,6 +22,11 @@ export const UPSTREAM_PULL_ERROR_TYPES = [
   'UnexpectedPullError',
   /** No token for the pull: the client-credentials grant of tokenExchange failed (issue 12 §4). */
   'UpstreamCredentialError',
+  /**
+   * A runtime-registered upstream's host (or token endpoint) resolved, at connect, to an
+   * address the registration rules refuse (DNS rebinding); nothing was sent (docs/security.md).
+   */
+  'UpstreamAddressRefusedError',
 ] as const;
 export type UpstreamPullErrorType = (typeof UPSTREAM_PULL_ERROR_TYPES)[number];
 
