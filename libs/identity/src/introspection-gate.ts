@@ -4,6 +4,10 @@ import { ExpiringCache } from './source-credentials/expiring-cache';
 
 /** Most inactive answers remembered at once (oldest dropped first). */
 const INACTIVE_CACHE_ENTRIES = 10_000;
+/** Most tokens remembered as recently active (oldest dropped first). */
+const ACTIVE_MEMORY_ENTRIES = 10_000;
+/** How long a token that introspected active counts as a returning caller's, ms (at most its exp). */
+const ACTIVE_MEMORY_MS = 10 * 60_000;
 
 export interface IntrospectionGateOptions {
   /** Most introspection requests in flight at once (`mcp.auth.introspectionMaxConcurrent`). */
@@ -33,6 +37,12 @@ function keyOf(token: string): string {
  * `inactiveCacheMs`, so a junk token repeated costs one call; at most `maxConcurrent`
  * requests are in flight, the rest wait in order for a slot (at most `slotWaitMs`, then
  * `unavailable`). An `unavailable` answer is never remembered.
+ *
+ * A flood of distinct junk tokens must not starve the callers already known: a token that
+ * introspected active in the last ACTIVE_MEMORY_MS (and has not expired) is a returning
+ * caller's; returning callers are granted slots before unknown tokens, and unknown tokens
+ * never hold the last slot (with `maxConcurrent` above 1), so a returning caller waits at
+ * most for one introspection to end, however many unknown ones are queued.
  */
 export class IntrospectionGate {
   /** Refused answers by token digest; single flight for every answer (ExpiringCache). */
@@ -40,8 +50,13 @@ export class IntrospectionGate {
     () => performance.now(),
     INACTIVE_CACHE_ENTRIES,
   );
+  /** Token digest → until when (performance.now() ms) it counts as a returning caller's. */
+  private readonly active = new Map<string, number>();
   private running = 0;
-  private readonly waiting: { grant: (ok: boolean) => void; timer: NodeJS.Timeout }[] = [];
+  /** Slots held by unknown tokens (at most `maxConcurrent - 1` when that is above 0). */
+  private runningUnknown = 0;
+  private readonly waiting: Waiter[] = [];
+  private readonly waitingUnknown: Waiter[] = [];
 
   constructor(
     private readonly client: IntrospectionClient,
@@ -49,52 +64,96 @@ export class IntrospectionGate {
   ) {}
 
   introspect(token: string): Promise<IntrospectionResult> {
-    return this.answers.get(keyOf(token), () => this.run(token));
+    const key = keyOf(token);
+    return this.answers.get(key, () => this.run(token, key));
   }
 
   /** One introspection in a slot; only a refused answer is kept (an active or unavailable one expires at once). */
-  private async run(token: string): Promise<{ value: IntrospectionResult; refreshAt: number }> {
+  private async run(
+    token: string,
+    key: string,
+  ): Promise<{ value: IntrospectionResult; refreshAt: number }> {
     const now = performance.now();
-    if (!(await this.slot())) return { value: BUSY, refreshAt: now };
+    const known = (this.active.get(key) ?? 0) > now;
+    if (!(await this.slot(known))) return { value: BUSY, refreshAt: now };
     try {
       const result = await this.client.introspect(token, Math.floor(Date.now() / 1000));
+      if (result.active) this.rememberActive(key, result);
+      else if (result.unavailable !== true) this.active.delete(key);
       const refused = !result.active && result.unavailable !== true;
       return {
         value: result,
         refreshAt: refused ? performance.now() + this.options.inactiveCacheMs : now,
       };
     } finally {
-      this.release();
+      this.release(known);
     }
   }
 
-  /** A slot at once when one is free; else waits in order, false after slotWaitMs. */
-  private slot(): Promise<boolean> {
-    if (this.running < this.options.maxConcurrent) {
+  private rememberActive(key: string, result: IntrospectionResult): void {
+    const exp = result.active ? result.claims.exp : undefined;
+    const now = performance.now();
+    const untilExp =
+      typeof exp === 'number' ? now + (exp * 1000 - Date.now()) : now + ACTIVE_MEMORY_MS;
+    this.active.delete(key);
+    if (this.active.size >= ACTIVE_MEMORY_ENTRIES) {
+      const oldest = this.active.keys().next();
+      if (oldest.done !== true) this.active.delete(oldest.value);
+    }
+    this.active.set(key, Math.min(untilExp, now + ACTIVE_MEMORY_MS));
+  }
+
+  /** Slots unknown tokens may hold: all but one, so a returning caller always finds one soon. */
+  private get unknownLimit(): number {
+    return Math.max(1, this.options.maxConcurrent - 1);
+  }
+
+  /** A slot at once when one is free for this kind of token; else waits in order, false after slotWaitMs. */
+  private slot(known: boolean): Promise<boolean> {
+    if (
+      this.running < this.options.maxConcurrent &&
+      (known || this.runningUnknown < this.unknownLimit)
+    ) {
       this.running += 1;
+      if (!known) this.runningUnknown += 1;
       return Promise.resolve(true);
     }
+    const queue = known ? this.waiting : this.waitingUnknown;
     return new Promise((resolve) => {
-      const entry = {
+      const entry: Waiter = {
         grant: resolve,
         timer: setTimeout(() => {
-          const at = this.waiting.indexOf(entry);
-          if (at >= 0) this.waiting.splice(at, 1);
+          const at = queue.indexOf(entry);
+          if (at >= 0) queue.splice(at, 1);
           resolve(false);
         }, this.options.slotWaitMs),
       };
-      this.waiting.push(entry);
+      queue.push(entry);
     });
   }
 
-  private release(): void {
+  /** Frees a slot and grants the next one: returning callers first, unknown tokens within their limit. */
+  private release(known: boolean): void {
+    this.running -= 1;
+    if (!known) this.runningUnknown -= 1;
     const next = this.waiting.shift();
-    if (next === undefined) {
-      this.running -= 1;
+    if (next !== undefined) {
+      this.running += 1;
+      clearTimeout(next.timer);
+      next.grant(true);
       return;
     }
-    // the slot passes straight to the next waiter: `running` stays the same
-    clearTimeout(next.timer);
-    next.grant(true);
+    if (this.runningUnknown >= this.unknownLimit) return;
+    const unknown = this.waitingUnknown.shift();
+    if (unknown === undefined) return;
+    this.running += 1;
+    this.runningUnknown += 1;
+    clearTimeout(unknown.timer);
+    unknown.grant(true);
   }
+}
+
+interface Waiter {
+  readonly grant: (ok: boolean) => void;
+  readonly timer: NodeJS.Timeout;
 }
