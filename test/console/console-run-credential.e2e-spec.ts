@@ -68,57 +68,65 @@ async function outcome(card: Locator, previous: string | null): Promise<string> 
 }
 
 /**
- * The admin credential sent straight to /mcp, as an agent or a script would, on every
- * request kind (a 2025 initialize and tools/call, a 2026 tools/call, the GET stream, a
- * DELETE): 401 invalid_token with WWW-Authenticate each time, whatever the console does.
+ * A bearer sent straight to /mcp, as an agent or a script would: a 2025 initialize, a 2025
+ * tools/call of `pt__flaky` (in the session the initialize opened, if it did) and a 2026 one.
  */
-async function expectAdminRefusedOnMcp(mcpUrl: string, admin: string): Promise<void> {
-  const auth = { authorization: `Bearer ${admin}` };
+async function callsWith(mcpUrl: string, bearer: string): Promise<Response[]> {
   const post = (body: object, headers: Record<string, string> = {}) =>
     fetch(mcpUrl, {
       method: 'POST',
       headers: {
-        ...auth,
+        authorization: `Bearer ${bearer}`,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         ...headers,
       },
       body: JSON.stringify(body),
     });
-  const answers = [
-    await post({
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'script', version: '1' },
+    },
+  });
+  const session = init.headers.get('mcp-session-id');
+  const legacy = await post(
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'pt__flaky', arguments: {} } },
+    session === null ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+  );
+  const modern = await post(
+    {
       jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'script', version: '1' },
-      },
-    }),
-    await post({
-      jsonrpc: '2.0',
-      id: 2,
+      id: 3,
       method: 'tools/call',
-      params: { name: 'pt__flaky', arguments: {} },
-    }),
-    await post(
-      {
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/call',
-        params: {
-          name: 'pt__flaky',
-          arguments: {},
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientInfo': { name: 'script', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
+      params: {
+        name: 'pt__flaky',
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'script', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
         },
       },
-      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'pt__flaky' },
-    ),
+    },
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'pt__flaky' },
+  );
+  return [init, legacy, modern];
+}
+
+/**
+ * The static admin token sent straight to /mcp on every request kind (the calls of
+ * callsWith, the GET stream, a DELETE): 401 invalid_token with WWW-Authenticate each time,
+ * whatever the console does.
+ */
+async function expectAdminRefusedOnMcp(mcpUrl: string, admin: string): Promise<void> {
+  const auth = { authorization: `Bearer ${admin}` };
+  const answers = [
+    ...(await callsWith(mcpUrl, admin)),
     await fetch(mcpUrl, { headers: { ...auth, accept: 'text/event-stream' } }),
     await fetch(mcpUrl, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': 'x' } }),
   ];
@@ -362,65 +370,10 @@ describe('console Run with mcp.auth jwt (and the node:http /mcp listener): the a
 
   it('a token carrying the admin scope is served on /mcp, but never passed through: the upstream gets no Authorization (2025 session and 2026 calls)', async () => {
     const before = callAuthorizations(v1).length;
-    const headers = {
-      authorization: `Bearer ${adminJwt}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    };
-    const init = await fetch(gateway.mcpUrl, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'script', version: '1' },
-        },
-      }),
-    });
-    expect(init.status).toBe(200);
-    const session = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
-    const legacy = await fetch(gateway.mcpUrl, {
-      method: 'POST',
-      headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: { name: 'pt__flaky', arguments: {} },
-      }),
-    });
-    expect(legacy.status).toBe(200);
-    expect(await legacy.text()).toContain('"id":2');
-    const modern = await fetch(gateway.mcpUrl, {
-      method: 'POST',
-      headers: {
-        ...headers,
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'pt__flaky',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/call',
-        params: {
-          name: 'pt__flaky',
-          arguments: {},
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientInfo': { name: 'script', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
-    });
-    expect(modern.status).toBe(200);
-    expect(await modern.text()).toContain('"id":3');
+    const answers = await callsWith(gateway.mcpUrl, adminJwt);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+    const texts = await Promise.all(answers.map((r) => r.text()));
+    texts.forEach((text, i) => expect(text).toContain(`"id":${i + 1}`));
     expect(callAuthorizations(v1).slice(before)).toEqual(['', '']);
     expect(authorizations(v1).join('\n')).not.toContain(adminJwt);
   });
