@@ -29,7 +29,24 @@ const EXPRESSIONS = [
   '{?x}',
   '{&x}',
 ];
-const PIECES = ['p:', '//', 'a', 'ab', '/', 'b', '.', ';', '?', '&', '#', '=', 'x=1', '{'];
+const PIECES = [
+  'p:',
+  '//',
+  'a',
+  'ab',
+  '/',
+  'b',
+  '.',
+  ';',
+  '?',
+  '&',
+  '#',
+  '=',
+  'x=1',
+  '{',
+  '}',
+  '{+',
+];
 
 describe('URI templates matched without a regular expression for one expression', () => {
   it('literalEnds: the text before the first and after the last expression', () => {

@@ -44,7 +44,7 @@ class PrefixChains {
  * One `{operator varlist}` expression of a URI template (RFC 6570), as templateMatcher reads
  * it: a `{` without its `}` is literal text.
  */
-export const TEMPLATE_EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
+const TEMPLATE_EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
 
 /**
  * A URI template (RFC 6570) as a whole-string pattern, so a template covers every URI it can
@@ -139,18 +139,53 @@ function expressionTest(operator: string, varList: string): (middle: string) => 
   }
 }
 
+/** One `{operator varlist}` expression of a template: where it is and what it says. */
+interface Expression {
+  readonly start: number;
+  /** Just past its `}`. */
+  readonly end: number;
+  readonly operator: string;
+  readonly varList: string;
+}
+
+/**
+ * The expressions of a template, as TEMPLATE_EXPRESSION finds them (a `{` up to the next `}`;
+ * a `{` with no `}` after it is literal), by indexOf rather than a regex: an index is built
+ * over every template of a catalog at each publication.
+ */
+function expressionsOf(uriTemplate: string): Expression[] {
+  const out: Expression[] = [];
+  let from = 0;
+  for (;;) {
+    const start = uriTemplate.indexOf('{', from);
+    if (start < 0) return out;
+    const close = uriTemplate.indexOf('}', start);
+    if (close < 0) return out;
+    const op = start + 1 < close ? (uriTemplate[start + 1] as string) : '';
+    const operator = '+#./;?&'.includes(op) ? op : '';
+    out.push({
+      start,
+      end: close + 1,
+      operator,
+      varList: uriTemplate.slice(start + 1 + operator.length, close),
+    });
+    from = close + 1;
+  }
+}
+
 /**
  * A test of whether `uri` is one the template expands to, the same as templateMatcher's:
  * literal prefix and suffix compared, the text between them tested by expressionTest when the
  * template has a single expression; otherwise the pattern, compiled at its first use.
  */
 export function uriTemplateTest(uriTemplate: string): (uri: string) => boolean {
-  const expressions = [...uriTemplate.matchAll(TEMPLATE_EXPRESSION)];
-  const { prefix, suffix } = literalEnds(uriTemplate);
+  const expressions = expressionsOf(uriTemplate);
   if (expressions.length === 0) return (uri) => uri === uriTemplate;
   if (expressions.length === 1) {
-    const [, operator, varList] = expressions[0] as RegExpExecArray;
-    const middle = expressionTest(operator ?? '', varList ?? '');
+    const { start, end, operator, varList } = expressions[0] as Expression;
+    const prefix = uriTemplate.slice(0, start);
+    const suffix = uriTemplate.slice(end);
+    const middle = expressionTest(operator, varList);
     return (uri) =>
       uri.length >= prefix.length + suffix.length &&
       uri.startsWith(prefix) &&
@@ -171,7 +206,9 @@ function reversed(text: string): string {
 interface IndexedTemplate<T> {
   /** Its place in source order (the first source, then its upstream's order, is 0). */
   readonly order: number;
-  readonly test: (uri: string) => boolean;
+  readonly uriTemplate: string;
+  /** uriTemplateTest's, made when the template is first tested (most never are). */
+  test?: (uri: string) => boolean;
   readonly value: T;
 }
 
@@ -211,7 +248,7 @@ export class TemplateIndex<T> {
         group = [];
         bySuffix.set(suffix, group);
       }
-      group.push({ order, test: uriTemplateTest(uriTemplate), value });
+      group.push({ order, uriTemplate, value });
     }
     this.prefixes = new PrefixChains(this.groups.keys());
     const allSuffixes = new Set<string>();
@@ -249,6 +286,7 @@ export class TemplateIndex<T> {
     if (candidates.length > 1) candidates.sort((a, b) => a.order - b.order);
     for (const t of candidates) {
       this.tests++;
+      t.test ??= uriTemplateTest(t.uriTemplate);
       if (t.test(uri)) return t.value;
     }
     return undefined;
@@ -260,12 +298,9 @@ export class TemplateIndex<T> {
  * templateMatcher reads expressions); a template without any is all prefix, suffix "".
  */
 export function literalEnds(uriTemplate: string): { prefix: string; suffix: string } {
-  let first = -1;
-  let lastEnd = -1;
-  for (const m of uriTemplate.matchAll(TEMPLATE_EXPRESSION)) {
-    if (first < 0) first = m.index ?? 0;
-    lastEnd = (m.index ?? 0) + m[0].length;
-  }
-  if (first < 0) return { prefix: uriTemplate, suffix: '' };
-  return { prefix: uriTemplate.slice(0, first), suffix: uriTemplate.slice(lastEnd) };
+  const expressions = expressionsOf(uriTemplate);
+  const first = expressions[0];
+  const last = expressions[expressions.length - 1];
+  if (first === undefined || last === undefined) return { prefix: uriTemplate, suffix: '' };
+  return { prefix: uriTemplate.slice(0, first.start), suffix: uriTemplate.slice(last.end) };
 }
