@@ -166,10 +166,10 @@ export class UpstreamListPuller {
       resourceTemplates: [],
       prompts: [],
     };
-    // A live upstream's lists are fetched per request, for the caller (issue 11 §4): its
-    // tools and prompts are never pulled. Its resources and templates are, as the gateway
-    // itself is answered: they route resources/read and keep the URIs they cover from a later
-    // source, as a snapshot upstream's do, without being listed (docs/operations.md §11).
+    // A live upstream's lists are fetched per request, for the caller: its tools and prompts
+    // are never pulled. Its resources and templates are, as the gateway itself is answered:
+    // they route resources/read and keep the URIs they cover from a later source, as a
+    // snapshot upstream's do, without being listed (docs/operations.md §11 "Live lists").
     const pulled = LISTS.filter(
       (list) =>
         capabilities[list.capability] !== undefined &&
