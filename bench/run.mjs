@@ -19,7 +19,7 @@
 //
 // Env: BENCH_ROUNDS (5; the first is dropped), BENCH_SECONDS (5 per run), BENCH_WARMUP_SECONDS
 // (3), BENCH_CONNECTIONS (1,16,64), BENCH_SCENARIOS (call,list,memory,refresh,cold,overload),
-// BENCH_OVERLOAD_PARTS (deep,big,streams,hugeList: BENCH_SCENARIOS=overload BENCH_OVERLOAD_PARTS=deep measures
+// BENCH_OVERLOAD_PARTS (deep,big,streams,hugeList,storm,templateCoverage: BENCH_SCENARIOS=overload BENCH_OVERLOAD_PARTS=deep measures
 // the deep-answer stall alone, in about 5 s),
 // BENCH_COLD_RUNS (5; 1 when BENCH_ROUNDS < 5), BENCH_GENERATOR (wrk|autocannon), BENCH_INSTALL_WRK=1 (apt-get install
 // wrk when missing, as root), BENCH_PIN=0 (no taskset), BENCH_OUT (results file),

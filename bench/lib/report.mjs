@@ -76,6 +76,13 @@ export function evaluateTargets(results) {
       'max RSS, refresh rounds of a 40,000-tool upstream list',
     ],
     [
+      'overload.templateCoverage.publishMs',
+      '<=',
+      1000,
+      'ms',
+      'refresh round publishing 10,000 templates x 10,000 resources of a later upstream',
+    ],
+    [
       'overload.listChangedStorm.stormingUpstreamPulls',
       '<=',
       3,

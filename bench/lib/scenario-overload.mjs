@@ -11,7 +11,10 @@
 //                the longest event-loop stall and max RSS (bench/lib/scenario-huge-list.mjs).
 //   listChangedStorm  an upstream sending 100 tools/list_changed 10 ms apart: pulls of it and
 //                of every other source (bench/lib/scenario-storm.mjs).
-// BENCH_OVERLOAD_PARTS (default "deep,big,streams,hugeList,storm") picks the parts, e.g.
+//   templateCoverage  10,000 resource templates and 10,000 resources of a later upstream
+//                under one literal prefix, three publishing rounds: the median round and the
+//                longest event-loop stall (bench/lib/scenario-template-coverage.mjs).
+// BENCH_OVERLOAD_PARTS (default "deep,big,streams,hugeList,storm,templateCoverage") picks the parts, e.g.
 // BENCH_SCENARIOS=overload BENCH_OVERLOAD_PARTS=deep to re-measure the deep-answer stall alone.
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -28,6 +31,7 @@ import { hugeUpstreamList } from './scenario-huge-list.mjs';
 import { loopWindow } from './scenario-refresh.mjs';
 import { stalledStreams } from './scenario-stalled-streams.mjs';
 import { listChangedStorm } from './scenario-storm.mjs';
+import { templateCoverage } from './scenario-template-coverage.mjs';
 import { round } from './stats.mjs';
 
 const BIG_BYTES = 7 * 1024 * 1024;
@@ -129,9 +133,12 @@ async function startGateway(ts, loopFile) {
   return gw;
 }
 
-/** The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "streams", "hugeList", "storm"; all by default). */
+/**
+ * The parts BENCH_OVERLOAD_PARTS names ("deep", "big", "streams", "hugeList", "storm",
+ * "templateCoverage"; all by default).
+ */
 export const OVERLOAD_PARTS = new Set(
-  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,streams,hugeList,storm')
+  (process.env.BENCH_OVERLOAD_PARTS ?? 'deep,big,streams,hugeList,storm,templateCoverage')
     .split(',')
     .map((p) => p.trim()),
 );
@@ -148,6 +155,8 @@ export async function scenarioOverload() {
     if (OVERLOAD_PARTS.has('hugeList'))
       result.hugeUpstreamList = await hugeUpstreamList(CHART_NODE_OPTIONS);
     if (OVERLOAD_PARTS.has('storm')) result.listChangedStorm = await listChangedStorm();
+    if (OVERLOAD_PARTS.has('templateCoverage'))
+      result.templateCoverage = await templateCoverage(CHART_NODE_OPTIONS);
     return result;
   } finally {
     await ts.close();

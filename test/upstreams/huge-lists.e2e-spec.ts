@@ -242,6 +242,13 @@ describe('resources, resource templates and prompts are capped like tools (maxLi
     );
     // pages of 20: the third passes the cap and is the last one asked for
     expect(pulled.rpcs('resources/list')).toHaveLength(3);
+    // a live upstream's resources are pulled too (they route resources/read; docs/operations.md
+    // §11 "Live lists"), under the same cap
+    expect(await upstreamRow(gateway, 'live')).toMatchObject({
+      status: 'unreachable',
+      lastErrorType: 'UpstreamTooManyItemsError',
+    });
+    expect(live.rpcs('resources/list')).toHaveLength(3);
     const prompts = await rpc(gateway.mcpUrl, 'prompts/list');
     expect(prompts.json.result.prompts).toHaveLength(2);
     const metrics = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
@@ -255,7 +262,8 @@ describe('resources, resource templates and prompts are capped like tools (maxLi
     await gateway.waitForOutput(
       /Upstream live: live resources\/list skipped \(resources\/list lists more than 50 resources/,
     );
-    expect(live.rpcs('resources/list')).toHaveLength(3);
+    // its live fetch: three more pages
+    expect(live.rpcs('resources/list')).toHaveLength(6);
   });
 });
 

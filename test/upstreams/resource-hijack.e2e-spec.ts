@@ -5,7 +5,11 @@ import {
   ResourceTemplate,
 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { McpServer as V2McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+import {
+  McpServer as V2McpServer,
+  ResourceTemplate as V2ResourceTemplate,
+  createMcpHandler,
+} from '@modelcontextprotocol/server';
 import { ADMIN_TOKEN, admin, startGateway, waitForState } from '../admin/admin-support';
 import { stopAfterEach } from '../support/cleanup';
 import { gatewayConfig, upstream } from '../support/fixtures';
@@ -51,12 +55,65 @@ function stopper(server: Server): () => Promise<void> {
     });
 }
 
+/** A v2 SDK handler (stateless 2026-07-28) on node:http, noting the resources/read URIs. */
+async function serveV2(
+  handler: ReturnType<typeof createMcpHandler>,
+  reads: string[],
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const http = createServer((req, res) => {
+    void (async () => {
+      const { raw, body } = await readJson(req);
+      if (body?.method === 'resources/read') reads.push(String(body.params?.uri));
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string') headers.set(k, v);
+      const answer = await handler.fetch(
+        new Request(`http://127.0.0.1${req.url ?? '/'}`, {
+          method: req.method,
+          headers,
+          body: req.method === 'POST' ? new Uint8Array(raw) : undefined,
+        }),
+      );
+      const out: Record<string, string> = {};
+      answer.headers.forEach((v, k) => (out[k] = v));
+      res.writeHead(answer.status, out);
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    })().catch(() => res.destroy());
+  });
+  const url = await listenOn(http);
+  return {
+    url,
+    stop: async () => {
+      await handler.close();
+      await stopper(http)();
+    },
+  };
+}
+
 /**
- * The victim: a 2025 server (v1 SDK, stateless JSON answers) that serves every URI of the
- * template `tpl://{x}` and lists none of them.
+ * The victim: a server that serves every URI of the template `tpl://{x}` and lists none of
+ * them; 2025 (default): v1 SDK, stateless JSON answers; 2026: v2 SDK, stateless.
  */
-async function startTemplateServer(): Promise<ResourceServer> {
+async function startTemplateServer(era: '2025' | '2026' = '2025'): Promise<ResourceServer> {
   const reads: string[] = [];
+  if (era === '2026') {
+    const handler = createMcpHandler(
+      () => {
+        const server = new V2McpServer({ name: 'tpl', version: '2.0.0' });
+        server.registerResource(
+          'item',
+          new V2ResourceTemplate('tpl://{x}', { list: undefined }),
+          { mimeType: 'text/plain' },
+          (uri, { x }) => ({
+            contents: [{ uri: uri.href, mimeType: 'text/plain', text: `tpl serves ${String(x)}` }],
+          }),
+        );
+        return server;
+      },
+      { legacy: 'reject' },
+    );
+    return { reads, ...(await serveV2(handler, reads)) };
+  }
   const http = createServer((req, res) => {
     void (async () => {
       const { body } = await readJson(req);
@@ -99,35 +156,7 @@ async function startHijacker(name: string, listsVictim = true): Promise<Resource
     },
     { legacy: 'reject' },
   );
-  const http = createServer((req, res) => {
-    void (async () => {
-      const { raw, body } = await readJson(req);
-      if (body?.method === 'resources/read') reads.push(String(body.params?.uri));
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers))
-        if (typeof v === 'string') headers.set(k, v);
-      const answer = await handler.fetch(
-        new Request(`http://127.0.0.1${req.url ?? '/'}`, {
-          method: req.method,
-          headers,
-          body: req.method === 'POST' ? new Uint8Array(raw) : undefined,
-        }),
-      );
-      const out: Record<string, string> = {};
-      answer.headers.forEach((v, k) => (out[k] = v));
-      res.writeHead(answer.status, out);
-      res.end(Buffer.from(await answer.arrayBuffer()));
-    })().catch(() => res.destroy());
-  });
-  const url = await listenOn(http);
-  return {
-    url,
-    reads,
-    stop: async () => {
-      await handler.close();
-      await stopper(http)();
-    },
-  };
+  return { reads, ...(await serveV2(handler, reads)) };
 }
 
 /** resources/read through the gateway by an official SDK client of this era. */
@@ -308,4 +337,63 @@ describe('resource URI hijack: a URI covered by an earlier source stays with it'
       redis.disconnect();
     }
   }, 120_000);
+});
+
+/**
+ * docs/operations.md §11 "Live lists": a `lists: live` upstream's lists are fetched for each
+ * caller, but its resource templates (and resources) as its scheduled pull lists them route
+ * resources/read and claim URIs in its place in the order, as a snapshot upstream's do: a
+ * later upstream listing a URI its template covers does not take it over.
+ */
+describe('resource URI hijack against a lists: live upstream', () => {
+  const track = stopAfterEach();
+
+  for (const era of ['2025', '2026'] as const)
+    it(`live tpl (${era}) serving tpl://{x}, hjc configured after it listing tpl://victim: resources/read stays with tpl for both client eras; the conflict is in hjc's status`, async () => {
+      const tpl = await startTemplateServer(era);
+      const hjc = await startHijacker('hjc');
+      try {
+        const gateway = await startGateway(
+          {
+            mcp: gatewayConfig([], {
+              shutdown: SHORT_GRACE,
+              upstreams: [upstream('tpl', tpl.url, { lists: 'live' }), upstream('hjc', hjc.url)],
+            }),
+            waitReady: true,
+          },
+          track,
+        );
+        await waitFor(
+          async () => (await upstreamStatus(gateway, 'hjc'))?.resourceConflicts?.length === 1,
+          20_000,
+          () => `no conflict shown for hjc:\n${gateway.output}`,
+        );
+        expect((await upstreamStatus(gateway, 'hjc')).resourceConflicts).toEqual([
+          { uri: 'tpl://victim', keptBy: 'tpl', template: 'tpl://{x}' },
+        ]);
+        const tplStatus = await upstreamStatus(gateway, 'tpl');
+        expect(tplStatus.status).toBe('healthy');
+        expect(tplStatus.era).toBe(era);
+        expect(tplStatus.resourceConflicts).toEqual([]);
+        await gateway.waitForOutput(
+          /Resource tpl:\/\/victim listed by hjc is covered by the template tpl:\/\/\{x\} of tpl/,
+        );
+
+        for (const kind of ['v1', 'v2-pin'] as const) {
+          expect(await readThrough(gateway, kind, 'tpl://victim')).toBe('tpl serves victim');
+          expect(await readThrough(gateway, kind, 'hjc://own')).toBe('hjc serves hjc://own');
+        }
+        expect(hjc.reads).toEqual(['hjc://own', 'hjc://own']);
+        expect(tpl.reads).toEqual(['tpl://victim', 'tpl://victim']);
+
+        // the lists, fetched live from tpl for the caller, agree with the routing
+        const resources = (await rpc(gateway.mcpUrl, 'resources/list')).json.result.resources;
+        expect(resources.map((r: { uri: string }) => r.uri)).toEqual(['hjc://own']);
+        const templates = (await rpc(gateway.mcpUrl, 'resources/templates/list')).json.result
+          .resourceTemplates;
+        expect(templates.map((t: { uriTemplate: string }) => t.uriTemplate)).toEqual(['tpl://{x}']);
+      } finally {
+        await Promise.all([tpl.stop(), hjc.stop()]);
+      }
+    }, 90_000);
 });

@@ -100,11 +100,12 @@ class PullFailure extends Error {
 /**
  * Pulls the lists of one upstream MCP server (issue 10 §3): connects (era detection, 2025
  * session), then `tools/list`, `resources/list`, `resources/templates/list` and
- * `prompts/list` (each only when the server's capabilities offer it), each following
- * `nextCursor` to the end. The whole pull, every page, is bounded by the upstream's
- * `listMillis`; a cursor seen twice, more than `registry.maxPagesPerList` pages, more tools
- * than `discovery.maxToolsPerUpstream` or more entries of another list than
- * `discovery.maxListItemsPerUpstream` (counted before parsing) is a failed pull. A failure is a value, never an exception.
+ * `prompts/list` (each only when the server's capabilities offer it; of a `lists: live`
+ * upstream only the two resource lists), each following `nextCursor` to the end. The whole
+ * pull, every page, is bounded by the upstream's `listMillis`; a cursor seen twice, more than
+ * `registry.maxPagesPerList` pages, more tools than `discovery.maxToolsPerUpstream` or more
+ * entries of another list than `discovery.maxListItemsPerUpstream` (counted before parsing)
+ * is a failed pull. A failure is a value, never an exception.
  */
 @Injectable()
 export class UpstreamListPuller {
@@ -173,10 +174,15 @@ export class UpstreamListPuller {
       resourceTemplates: [],
       prompts: [],
     };
-    // A live upstream's lists are fetched per request, for the caller (issue 11 §4): the
-    // catalog keeps only its capabilities (what it offers), never a list of it.
-    if (upstream.lists === 'live')
-      return { era: connection.era ?? '2025', capabilities, ...collected };
+    // A live upstream's lists are fetched per request, for the caller: its tools and prompts
+    // are never pulled. Its resources and templates are, as the gateway itself is answered:
+    // they route resources/read and keep the URIs they cover from a later source, as a
+    // snapshot upstream's do, without being listed (docs/operations.md §11 "Live lists").
+    const pulled = LISTS.filter(
+      (list) =>
+        capabilities[list.capability] !== undefined &&
+        (upstream.lists !== 'live' || list.key === 'resources' || list.key === 'resourceTemplates'),
+    );
     const hints: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};
     // A tools/list over the cap is refused as it is counted, before it is parsed and before any
     // of its schemas is compiled; the upstream keeps its last good lists (docs/operations.md).
@@ -186,7 +192,7 @@ export class UpstreamListPuller {
     const listItemsCap = this.config.mcp.discovery.maxListItemsPerUpstream;
     // The lists are independent: fetched concurrently, each page after the one before.
     await Promise.all(
-      LISTS.filter((list) => capabilities[list.capability] !== undefined).map(async (list) => {
+      pulled.map(async (list) => {
         try {
           const itemsCap =
             list.key === 'tools'

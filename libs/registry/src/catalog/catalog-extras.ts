@@ -5,6 +5,9 @@ import type {
   UpstreamContribution,
 } from '../upstream/upstream-contribution';
 import { compareCodeUnits } from './merge-catalog';
+import { TemplateIndex } from './template-index';
+
+export { templateMatcher } from './template-index';
 
 /**
  * A resource URI a source lists that an earlier source (config order, then registration
@@ -30,82 +33,22 @@ export interface CatalogFeatures {
 }
 
 interface TemplateRoute {
-  readonly matcher: RegExp;
-  /** The template's text before its first expression: a URI that does not start with it cannot match. */
-  readonly literalPrefix: string;
   readonly uriTemplate: string;
   readonly upstream: UpstreamDefinition;
   /** Its resources/templates/list entry (a caller's filtered list is built from these; issue 12 §3). */
   readonly publishedJson: string;
+  /** false: it routes and covers URIs but is not listed (a live upstream's catalog copy). */
+  readonly listed: boolean;
+}
+
+/** A resource URI a source claims: listed, or only routed (a live upstream's catalog copy). */
+interface ResourceClaim {
+  readonly resource: CatalogResource;
+  readonly listed: boolean;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * A URI template (RFC 6570) as a whole-string pattern, so a template covers every URI it can
- * expand to (docs/operations.md §10 "Routing"). `{x}` and `{+x}` match one or more characters
- * (`+` may span `/`, the simple form may not); the operators that write a leading character
- * (RFC 6570 §3.2.5–3.2.9) match that character and what follows it, or nothing (undefined
- * variables expand to ""): `{/x,y}` one `/segment` per variable (any number with `*`),
- * `{.x}` `.label`, `{;x}` `;x=v…`, `{?x}` `?x=v…`, `{&x}` `&x=v…` (none of these spans a
- * `/`, which their expansion percent-encodes), and `{#x}` `#fragment` (reserved: may span `/`).
- */
-export function templateMatcher(uriTemplate: string): RegExp {
-  let pattern = '';
-  let last = 0;
-  for (const m of uriTemplate.matchAll(/\{([+#./;?&]?)([^}]*)\}/g)) {
-    pattern += uriTemplate.slice(last, m.index).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    pattern += expressionPattern(m[1] ?? '', m[2] ?? '');
-    last = (m.index ?? 0) + m[0].length;
-  }
-  pattern += uriTemplate.slice(last).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${pattern}$`, 's');
-}
-
-/** The pattern of one `{operator varlist}` expression (see templateMatcher). */
-function expressionPattern(operator: string, varList: string): string {
-  switch (operator) {
-    case '+':
-      return '.+';
-    case '#':
-      return '(?:#.*)?';
-    case '/': {
-      const vars = varList.split(',');
-      const explode = vars.some((v) => v.trim().endsWith('*'));
-      return explode ? '(?:/[^/?#]*)*' : `(?:/[^/?#]*){0,${vars.length}}`;
-    }
-    case '.':
-      return '(?:\\.[^/?#]*)?';
-    case ';':
-      return '(?:;[^/?#]*)?';
-    case '?':
-      return '(?:\\?[^/#]*)?';
-    case '&':
-      return '(?:&[^/#]*)?';
-    default:
-      return '[^/]+';
-  }
-}
-
-/** The literal text of a URI template before its first `{…}` expression. */
-function literalPrefix(uriTemplate: string): string {
-  const brace = uriTemplate.indexOf('{');
-  return brace < 0 ? uriTemplate : uriTemplate.slice(0, brace);
-}
-
-/** The first of `templates[0..end)` matching `uri`, in source order. */
-function firstMatch(
-  templates: readonly TemplateRoute[],
-  end: number,
-  uri: string,
-): TemplateRoute | undefined {
-  for (let i = 0; i < end; i++) {
-    const t = templates[i] as TemplateRoute;
-    if (uri.startsWith(t.literalPrefix) && t.matcher.test(uri)) return t;
-  }
-  return undefined;
 }
 
 /**
@@ -121,68 +64,106 @@ export class CatalogExtras {
     readonly resourcesJson: string,
     readonly resourceTemplatesJson: string,
     private readonly prompts: ReadonlyMap<string, CatalogPrompt>,
-    private readonly resources: ReadonlyMap<string, CatalogResource>,
-    private readonly templates: readonly TemplateRoute[],
+    /** Every URI a source claims (listed or routed only), with the first source to claim it. */
+    private readonly claims: ReadonlyMap<string, ResourceClaim>,
+    private readonly listedResources: readonly CatalogResource[],
+    private readonly listedTemplates: readonly TemplateRoute[],
+    private readonly templateIndex: TemplateIndex<TemplateRoute>,
     readonly features: CatalogFeatures,
     readonly conflicts: readonly ResourceConflict[],
     /** Upstreams that serve completion/complete, logging, subscriptions: by id. */
     readonly upstreams: ReadonlyMap<string, UpstreamContribution>,
+    /** Templates tested against a URI by the build's coverage checks (its cost, counted). */
+    readonly coverageTests: number,
   ) {}
 
   static readonly EMPTY = CatalogExtras.build([], false);
 
   /**
-   * @param contributions the upstreams' accepted lists, in config order
+   * A `lists: live` upstream's contribution here is its catalog copy (the resources and
+   * templates its scheduled pull lists): they route and cover URIs as any source's do, in its
+   * place in the order, but are not listed, since its lists are fetched for each caller
+   * (docs/operations.md §11 "Live lists"). Its listed entries are the caller's live answer,
+   * when one is given.
+   * @param contributions the upstreams' accepted lists, in config order, then registration order
    * @param hasBundleTools true when a bundle source is enabled (tools are served)
+   * @param liveAnswers by upstream id: what a live upstream lists for this caller
    */
   static build(
     contributions: readonly UpstreamContribution[],
     hasBundleTools: boolean,
+    liveAnswers?: ReadonlyMap<string, UpstreamContribution>,
   ): CatalogExtras {
+    const isLive = (c: UpstreamContribution): boolean => c.upstream.lists === 'live';
+    /** What a source lists: its contribution, or for a live upstream its caller's answer. */
+    const listedOf = (c: UpstreamContribution): UpstreamContribution | undefined =>
+      isLive(c) ? liveAnswers?.get(c.upstream.id) : c;
     const bySource = [...contributions].sort((a, b) =>
       compareCodeUnits(a.upstream.id, b.upstream.id),
     );
     const prompts = new Map<string, CatalogPrompt>();
     for (const c of bySource)
-      for (const p of c.prompts) if (!prompts.has(p.name)) prompts.set(p.name, p);
-    const resources = new Map<string, CatalogResource>();
+      for (const p of listedOf(c)?.prompts ?? []) if (!prompts.has(p.name)) prompts.set(p.name, p);
+    const claims = new Map<string, ResourceClaim>();
     const conflicts: ResourceConflict[] = [];
+    // Every template in source order, listed ones first within a source (as resources are).
     const templates: TemplateRoute[] = [];
-    const templateJson: string[] = [];
+    const earlierTemplates: number[] = [];
+    for (const c of contributions) {
+      earlierTemplates.push(templates.length);
+      const listed = listedOf(c)?.resourceTemplates ?? [];
+      const routedOnly = isLive(c) ? c.resourceTemplates : [];
+      for (const [entries, isListed] of [
+        [listed, true],
+        [routedOnly, false],
+      ] as const)
+        for (const t of entries)
+          templates.push({
+            uriTemplate: t.key,
+            upstream: c.upstream,
+            publishedJson: t.publishedJson,
+            listed: isListed,
+          });
+    }
+    const templateIndex = new TemplateIndex(
+      templates.map((t) => ({ uriTemplate: t.uriTemplate, value: t })),
+    );
     // Sources in config order, then registration order: the first to claim a URI keeps it,
     // by listing it or by a template that matches it, so a later source cannot take over a
     // URI another serves by listing it (docs/operations.md §10 "Routing").
-    for (const c of contributions) {
-      const earlierTemplates = templates.length;
-      for (const r of c.resources) {
-        const kept = resources.get(r.key);
-        if (kept !== undefined) {
-          conflicts.push({ uri: r.key, keptBy: kept.sourceId, droppedFrom: r.sourceId });
-          continue;
+    contributions.forEach((c, i) => {
+      const listed = listedOf(c)?.resources ?? [];
+      const routedOnly = isLive(c) ? c.resources : [];
+      for (const [entries, isListed] of [
+        [listed, true],
+        [routedOnly, false],
+      ] as const)
+        for (const r of entries) {
+          const kept = claims.get(r.key);
+          if (kept !== undefined) {
+            // a live upstream's answer and its catalog copy may both list a URI: one claim
+            if (kept.resource.sourceId !== r.sourceId)
+              conflicts.push({
+                uri: r.key,
+                keptBy: kept.resource.sourceId,
+                droppedFrom: r.sourceId,
+              });
+            continue;
+          }
+          const covering = templateIndex.firstMatch(r.key, earlierTemplates[i]);
+          if (covering !== undefined) {
+            conflicts.push({
+              uri: r.key,
+              keptBy: covering.upstream.id,
+              droppedFrom: r.sourceId,
+              template: covering.uriTemplate,
+            });
+            continue;
+          }
+          claims.set(r.key, { resource: r, listed: isListed });
         }
-        const covering = firstMatch(templates, earlierTemplates, r.key);
-        if (covering !== undefined) {
-          conflicts.push({
-            uri: r.key,
-            keptBy: covering.upstream.id,
-            droppedFrom: r.sourceId,
-            template: covering.uriTemplate,
-          });
-          continue;
-        }
-        resources.set(r.key, r);
-      }
-      for (const t of c.resourceTemplates) {
-        templates.push({
-          matcher: templateMatcher(t.key),
-          literalPrefix: literalPrefix(t.key),
-          uriTemplate: t.key,
-          upstream: c.upstream,
-          publishedJson: t.publishedJson,
-        });
-        templateJson.push(t.publishedJson);
-      }
-    }
+    });
+    const coverageTests = templateIndex.tests;
     const caps = (c: UpstreamContribution, key: string): Record<string, unknown> | undefined => {
       const value = c.capabilities[key];
       return isRecord(value) ? value : undefined;
@@ -195,16 +176,21 @@ export class CatalogExtras {
       completions: contributions.some((c) => caps(c, 'completions') !== undefined),
       logging: contributions.some((c) => caps(c, 'logging') !== undefined),
     };
+    const listedResources = [...claims.values()].filter((c) => c.listed).map((c) => c.resource);
+    const listedTemplates = templates.filter((t) => t.listed);
     return new CatalogExtras(
       `[${[...prompts.values()].map((p) => p.publishedJson).join(',')}]`,
-      `[${[...resources.values()].map((r) => r.publishedJson).join(',')}]`,
-      `[${templateJson.join(',')}]`,
+      `[${listedResources.map((r) => r.publishedJson).join(',')}]`,
+      `[${listedTemplates.map((t) => t.publishedJson).join(',')}]`,
       prompts,
-      resources,
-      templates,
+      claims,
+      listedResources,
+      listedTemplates,
+      templateIndex,
       features,
       conflicts,
       new Map(contributions.map((c) => [c.upstream.id, c])),
+      coverageTests,
     );
   }
 
@@ -219,8 +205,8 @@ export class CatalogExtras {
   } {
     return {
       prompts: this.prompts.values(),
-      resources: this.resources.values(),
-      resourceTemplates: this.templates,
+      resources: this.listedResources,
+      resourceTemplates: this.listedTemplates,
     };
   }
 
@@ -232,12 +218,13 @@ export class CatalogExtras {
   /**
    * The upstream that serves this resource URI: the first source (config order, then
    * registration order) that lists it or has a template matching it (a later source's
-   * listing of it is a conflict, not published), else the only upstream serving resources.
+   * listing of it is a conflict, not published; a live upstream's catalog copy counts in its
+   * place), else the only upstream serving resources.
    */
   resourceOwner(uri: string): UpstreamDefinition | undefined {
-    const listed = this.resources.get(uri);
-    if (listed !== undefined) return listed.upstream;
-    const covering = firstMatch(this.templates, this.templates.length, uri);
+    const claimed = this.claims.get(uri);
+    if (claimed !== undefined) return claimed.resource.upstream;
+    const covering = this.templateIndex.firstMatch(uri);
     if (covering !== undefined) return covering.upstream;
     const serving = [...this.upstreams.values()].filter(
       (c) => c.capabilities.resources !== undefined,

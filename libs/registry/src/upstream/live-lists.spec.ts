@@ -145,6 +145,69 @@ describe('live lists merge by the catalog rules (issue 11 §4)', () => {
     const merged = await merger.merge(catalog, 'prompts', [live], ['snap', 'a']);
     expect(names(merged.json)).toEqual(['a__brief', 'snap__review']);
   });
+
+  it("resources: a live upstream's catalog copy keeps the URIs its templates cover out of a later source's entries, for every caller; registered sources are merged too", async () => {
+    const schemas = new SchemaChecker();
+    const lists = (
+      resources: Record<string, unknown>[],
+      resourceTemplates: Record<string, unknown>[] = [],
+    ) => ({
+      era: '2025' as const,
+      capabilities: { resources: {} },
+      tools: [],
+      prompts: [],
+      resources,
+      resourceTemplates,
+    });
+    const tpl = upstream('tpl');
+    // its scheduled pull: the template the gateway is answered (docs/operations.md §11)
+    const copy = acceptUpstreamLists(
+      tpl,
+      lists([], [{ uriTemplate: 'tpl://{x}', name: 'any' }]),
+      schemas,
+    );
+    const hj = acceptUpstreamLists(
+      upstream('hj', 'hj__', 'snapshot'),
+      lists([
+        { uri: 'tpl://victim', name: 'stolen' },
+        { uri: 'hj://own', name: 'own' },
+      ]),
+      schemas,
+    );
+    // registered at runtime: after every configured source, in no config order
+    const reg = acceptUpstreamLists(
+      upstream('reg', 'reg__', 'snapshot'),
+      lists([{ uri: 'reg://own', name: 'own' }]),
+      schemas,
+    );
+    const catalog = await CatalogSnapshot.build(
+      [],
+      'k',
+      new Date(0),
+      {},
+      CatalogExtras.build([copy, hj, reg], false),
+    );
+    const merger = new LiveListMerger();
+    const live = merger.accept('resources', {
+      upstream: tpl,
+      era: '2025',
+      capabilities: { resources: {} },
+      items: [{ uri: 'tpl://mine', name: 'mine' }],
+    });
+    const uris = (json: string): string[] =>
+      (JSON.parse(json) as { uri: string }[]).map((r) => r.uri);
+    const merged = await merger.merge(catalog, 'resources', [live], ['tpl', 'hj']);
+    expect(uris(merged.json)).toEqual(['tpl://mine', 'hj://own', 'reg://own']);
+    // its live fetch failed: nothing of it listed, its copy still covers
+    const failed = await merger.merge(catalog, 'resources', [], ['tpl', 'hj']);
+    expect(uris(failed.json)).toEqual(['hj://own', 'reg://own']);
+    // a caller who may not see tpl still does not get hj's entry resources/read never reaches
+    const restricted = await merger.merge(catalog, 'resources', [live], ['tpl', 'hj'], {
+      tool: () => true,
+      source: (id) => id !== 'tpl',
+    });
+    expect(uris(restricted.json)).toEqual(['hj://own', 'reg://own']);
+  });
 });
 
 describe('an unchanged live answer reuses its accepted contribution (issue 11 §4)', () => {

@@ -105,7 +105,8 @@ export class LiveListMerger {
   /**
    * The list `key` of the catalog with the live contributions merged in.
    * @param live contributions from `accept` for the same key, any order
-   * @param configOrder every upstream id in config order (resources keep the first source's URI)
+   * @param configOrder every configured upstream id in config order (resources keep the
+   *   first source's URI); the catalog's registered upstreams follow in its own order
    */
   async merge(
     catalog: CatalogSnapshot,
@@ -116,20 +117,42 @@ export class LiveListMerger {
   ): Promise<LiveMerge> {
     if (key === 'tools') return this.mergeTools(catalog, live, visible);
     const liveById = new Map(live.map((c) => [c.upstream.id, c]));
+    const configured = new Set(configOrder);
+    const order = [
+      ...configOrder,
+      ...[...catalog.extras.upstreams.keys()].filter((id) => !configured.has(id)),
+    ];
     const contributions: UpstreamContribution[] = [];
-    for (const id of configOrder) {
-      if (visible !== undefined && !visible.source(id)) continue;
-      const c = liveById.get(id) ?? catalog.extras.upstreams.get(id);
+    for (const id of order) {
+      // a live upstream's catalog copy routes and covers URIs; its answer is what is listed
+      const c = catalog.extras.upstreams.get(id) ?? liveById.get(id);
       if (c !== undefined) contributions.push(c);
     }
-    const extras = CatalogExtras.build(contributions, false);
-    const json =
-      key === 'prompts'
-        ? extras.promptsJson
-        : key === 'resources'
-          ? extras.resourcesJson
-          : extras.resourceTemplatesJson;
-    return { json, skipped: [] };
+    // Every source claims its URIs, seen by this caller or not, so the list holds what
+    // resources/read routes to (docs/operations.md §10 "Routing"); the caller then sees
+    // the entries of its sources.
+    const extras = CatalogExtras.build(contributions, false, liveById);
+    if (visible === undefined) {
+      const json =
+        key === 'prompts'
+          ? extras.promptsJson
+          : key === 'resources'
+            ? extras.resourcesJson
+            : extras.resourceTemplatesJson;
+      return { json, skipped: [] };
+    }
+    const listed = extras.listed();
+    const entries: string[] = [];
+    if (key === 'prompts') {
+      for (const p of listed.prompts) if (visible.source(p.sourceId)) entries.push(p.publishedJson);
+    } else if (key === 'resources') {
+      for (const r of listed.resources)
+        if (visible.source(r.sourceId)) entries.push(r.publishedJson);
+    } else {
+      for (const t of listed.resourceTemplates)
+        if (visible.source(t.upstream.id)) entries.push(t.publishedJson);
+    }
+    return { json: `[${entries.join(',')}]`, skipped: [] };
   }
 
   private async mergeTools(

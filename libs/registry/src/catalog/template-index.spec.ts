@@ -1,0 +1,162 @@
+import { TemplateIndex, literalEnds, templateMatcher, uriTemplateTest } from './template-index';
+
+/** The reference the index must agree with: every template in order, the first match wins. */
+function linearFirst(patterns: readonly RegExp[], uri: string, end = patterns.length) {
+  for (let i = 0; i < end; i++) if ((patterns[i] as RegExp).test(uri)) return i;
+  return undefined;
+}
+
+/** A small deterministic generator (mulberry32), so a failure can be replayed. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const EXPRESSIONS = [
+  '{x}',
+  '{+x}',
+  '{#x}',
+  '{/x}',
+  '{/x,y}',
+  '{/x*}',
+  '{.x}',
+  '{;x}',
+  '{?x}',
+  '{&x}',
+];
+const PIECES = [
+  'p:',
+  '//',
+  'a',
+  'ab',
+  '/',
+  'b',
+  '.',
+  ';',
+  '?',
+  '&',
+  '#',
+  '=',
+  'x=1',
+  '{',
+  '}',
+  '{+',
+];
+
+describe('URI templates matched without a regular expression for one expression', () => {
+  it('literalEnds: the text before the first and after the last expression', () => {
+    expect(literalEnds('p://r/{x}/y{?q}.json')).toEqual({ prefix: 'p://r/', suffix: '.json' });
+    expect(literalEnds('p://r/plain')).toEqual({ prefix: 'p://r/plain', suffix: '' });
+    expect(literalEnds('p://{x')).toEqual({ prefix: 'p://{x', suffix: '' });
+  });
+
+  it('uriTemplateTest agrees with templateMatcher on every operator and on near misses', () => {
+    const next = random(7);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+    const piece = (n: number): string => Array.from({ length: n }, () => pick(PIECES)).join('');
+    const disagreements: string[] = [];
+    let compared = 0;
+    let matched = 0;
+    const compare = (
+      template: string,
+      uri: string,
+      pattern: RegExp,
+      test: (u: string) => boolean,
+    ) => {
+      const expected = pattern.test(uri);
+      if (test(uri) !== expected) disagreements.push(`${template} ${uri}: ${expected}`);
+      if (expected) matched++;
+      compared++;
+    };
+    for (let i = 0; i < 400; i++) {
+      const expressions = 1 + Math.floor(next() * 2);
+      let template = piece(1 + Math.floor(next() * 3));
+      for (let e = 0; e < expressions; e++)
+        template += pick(EXPRESSIONS) + piece(Math.floor(next() * 3));
+      const pattern = templateMatcher(template);
+      const test = uriTemplateTest(template);
+      for (let u = 0; u < 40; u++) compare(template, piece(Math.floor(next() * 9)), pattern, test);
+      // and URIs that do match: the template's literal text with each expression expanded
+      const expanded = template.replace(/\{([+#./;?&]?)[^}]*\}/g, (_, op: string) =>
+        op === '' ? 'v' : op === '+' ? 'v/w' : `${op}v`,
+      );
+      compare(template, expanded, pattern, test);
+    }
+    expect(disagreements).toEqual([]);
+    expect(compared).toBe(16_400);
+    expect(matched).toBeGreaterThan(400);
+  });
+});
+
+describe('TemplateIndex: the first template in source order that matches, found by literal prefix and suffix', () => {
+  it('agrees with a scan of every template in order, for any bound, on nested prefixes and shared suffixes', () => {
+    const next = random(11);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+    const piece = (n: number): string => Array.from({ length: n }, () => pick(PIECES)).join('');
+    const templates: string[] = [];
+    for (let i = 0; i < 300; i++)
+      templates.push(
+        next() < 0.1 && templates.length > 0
+          ? pick(templates) // an identical template again
+          : `${piece(Math.floor(next() * 4))}${pick(EXPRESSIONS)}${piece(Math.floor(next() * 2))}`,
+      );
+    const index = new TemplateIndex(templates.map((uriTemplate, i) => ({ uriTemplate, value: i })));
+    const patterns = templates.map(templateMatcher);
+    const disagreements: string[] = [];
+    let matched = 0;
+    for (let u = 0; u < 3000; u++) {
+      const uri = piece(Math.floor(next() * 8));
+      const end = Math.floor(next() * (templates.length + 1));
+      const expected = linearFirst(patterns, uri, end);
+      if (index.firstMatch(uri, end) !== expected) disagreements.push(`${uri} before ${end}`);
+      if (index.firstMatch(uri) !== linearFirst(patterns, uri)) disagreements.push(uri);
+      if (expected !== undefined) matched++;
+    }
+    expect(disagreements).toEqual([]);
+    expect(matched).toBeGreaterThan(100);
+  });
+
+  it('the earliest of several matching templates wins, whatever their literal prefixes', () => {
+    const templates = ['p://r/{x}/z', 'p://{+rest}', 'p://r/{x}', 'p://r/k{?q}'];
+    const index = new TemplateIndex(templates.map((uriTemplate, i) => ({ uriTemplate, value: i })));
+    expect(index.firstMatch('p://r/k')).toBe(1);
+    expect(index.firstMatch('p://r/k/z')).toBe(0);
+    expect(index.firstMatch('p://r/k', 1)).toBeUndefined();
+    expect(index.firstMatch('p://r/k/z', 1)).toBe(0);
+    const reordered = ['p://r/k{?q}', 'p://r/{x}', 'p://{+rest}'];
+    const index2 = new TemplateIndex(
+      reordered.map((uriTemplate, i) => ({ uriTemplate, value: i })),
+    );
+    expect(index2.firstMatch('p://r/k')).toBe(0);
+    expect(index2.firstMatch('p://r/other')).toBe(1);
+    expect(index2.firstMatch('p://r/a/b')).toBe(2);
+  });
+
+  it('an identical template is tested once, under its first occurrence', () => {
+    const index = new TemplateIndex(
+      ['dup://{x}', 'dup://{x}', 'dup://{x}'].map((uriTemplate, i) => ({ uriTemplate, value: i })),
+    );
+    expect(index.firstMatch('dup://k')).toBe(0);
+    expect(index.firstMatch('dup://a/b')).toBeUndefined();
+    expect(index.tests).toBe(2);
+  });
+
+  it('a URI meets only the templates whose literal prefix and suffix it has: 10,000 templates, one shared prefix, 10,000 URIs', () => {
+    const n = 10_000;
+    const index = new TemplateIndex(
+      Array.from({ length: n }, (_, i) => ({ uriTemplate: `u://host/{x}/t${i}`, value: i })),
+    );
+    const wrong: number[] = [];
+    for (let i = 0; i < n; i++) if (index.firstMatch(`u://host/a/t${i}`) !== i) wrong.push(i);
+    for (let i = 0; i < n; i++)
+      if (index.firstMatch(`u://host/a/r${i}`) !== undefined) wrong.push(i);
+    expect(wrong).toEqual([]);
+    // each matching URI meets its own template and those ending in a suffix of it (t1 for t11…)
+    expect(index.tests).toBeLessThanOrEqual(5 * n);
+  });
+});

@@ -1,0 +1,306 @@
+/**
+ * Strings that are prefixes of a given string, found without scanning the set: the set is
+ * kept sorted (UTF-16 code units) with, for each element, the index of its longest proper
+ * prefix in the set. The largest element not greater than `text` starts with the longest
+ * element that is a prefix of `text` (anything sorted between that prefix and `text` starts
+ * with it), so the prefixes of `text` are on that element's chain: one binary search, then a
+ * walk up the chain.
+ */
+class PrefixChains {
+  private readonly sorted: readonly string[];
+  private readonly parent: Int32Array;
+
+  constructor(strings: Iterable<string>) {
+    this.sorted = [...new Set(strings)].sort();
+    this.parent = new Int32Array(this.sorted.length);
+    const stack: number[] = [];
+    for (let i = 0; i < this.sorted.length; i++) {
+      const s = this.sorted[i] as string;
+      while (stack.length > 0 && !s.startsWith(this.sorted[stack[stack.length - 1] as number]!))
+        stack.pop();
+      this.parent[i] = stack.length > 0 ? (stack[stack.length - 1] as number) : -1;
+      stack.push(i);
+    }
+  }
+
+  /** The elements that are prefixes of `text`, longest first. */
+  prefixesOf(text: string): string[] {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.sorted[mid] as string) <= text) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: string[] = [];
+    let i = lo - 1;
+    while (i >= 0 && !text.startsWith(this.sorted[i] as string)) i = this.parent[i] as number;
+    for (; i >= 0; i = this.parent[i] as number) out.push(this.sorted[i] as string);
+    return out;
+  }
+}
+
+/**
+ * One `{operator varlist}` expression of a URI template (RFC 6570), as templateMatcher reads
+ * it: a `{` without its `}` is literal text.
+ */
+const TEMPLATE_EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
+
+/**
+ * A URI template (RFC 6570) as a whole-string pattern, so a template covers every URI it can
+ * expand to (docs/operations.md §10 "Routing"). `{x}` and `{+x}` match one or more characters
+ * (`+` may span `/`, the simple form may not); the operators that write a leading character
+ * (RFC 6570 §3.2.5–3.2.9) match that character and what follows it, or nothing (undefined
+ * variables expand to ""): `{/x,y}` one `/segment` per variable (any number with `*`),
+ * `{.x}` `.label`, `{;x}` `;x=v…`, `{?x}` `?x=v…`, `{&x}` `&x=v…` (none of these spans a
+ * `/`, which their expansion percent-encodes), and `{#x}` `#fragment` (reserved: may span `/`).
+ */
+export function templateMatcher(uriTemplate: string): RegExp {
+  let pattern = '';
+  let last = 0;
+  for (const m of uriTemplate.matchAll(TEMPLATE_EXPRESSION)) {
+    pattern += uriTemplate.slice(last, m.index).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    pattern += expressionPattern(m[1] ?? '', m[2] ?? '');
+    last = (m.index ?? 0) + m[0].length;
+  }
+  pattern += uriTemplate.slice(last).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${pattern}$`, 's');
+}
+
+/** The pattern of one `{operator varlist}` expression (see templateMatcher). */
+function expressionPattern(operator: string, varList: string): string {
+  switch (operator) {
+    case '+':
+      return '.+';
+    case '#':
+      return '(?:#.*)?';
+    case '/': {
+      const vars = varList.split(',');
+      const explode = vars.some((v) => v.trim().endsWith('*'));
+      return explode ? '(?:/[^/?#]*)*' : `(?:/[^/?#]*){0,${vars.length}}`;
+    }
+    case '.':
+      return '(?:\\.[^/?#]*)?';
+    case ';':
+      return '(?:;[^/?#]*)?';
+    case '?':
+      return '(?:\\?[^/#]*)?';
+    case '&':
+      return '(?:&[^/#]*)?';
+    default:
+      return '[^/]+';
+  }
+}
+
+/** Whether `text` has none of `chars`. */
+function hasNone(text: string, chars: string): boolean {
+  for (let i = 0; i < text.length; i++) if (chars.includes(text[i] as string)) return false;
+  return true;
+}
+
+/**
+ * What expressionPattern's pattern matches, as a test of the whole text between a template's
+ * literal prefix and suffix: the same strings, without a regular expression (a template with a
+ * single expression, the common case, is then never compiled as one).
+ */
+function expressionTest(operator: string, varList: string): (middle: string) => boolean {
+  /** Empty, or the leading character then text with none of `excluded`. */
+  const optional =
+    (lead: string, excluded: string) =>
+    (m: string): boolean =>
+      m === '' || (m[0] === lead && hasNone(m.slice(1), excluded));
+  switch (operator) {
+    case '+':
+      return (m) => m.length > 0;
+    case '#':
+      return (m) => m === '' || m[0] === '#';
+    case '/': {
+      const vars = varList.split(',');
+      const explode = vars.some((v) => v.trim().endsWith('*'));
+      const most = explode ? Number.POSITIVE_INFINITY : vars.length;
+      return (m) => {
+        if (m === '') return true;
+        if (m[0] !== '/' || !hasNone(m, '?#')) return false;
+        let segments = 0;
+        for (let i = 0; i < m.length; i++) if (m[i] === '/') segments++;
+        return segments <= most;
+      };
+    }
+    case '.':
+      return optional('.', '/?#');
+    case ';':
+      return optional(';', '/?#');
+    case '?':
+      return optional('?', '/#');
+    case '&':
+      return optional('&', '/#');
+    default:
+      return (m) => m.length > 0 && !m.includes('/');
+  }
+}
+
+/** One `{operator varlist}` expression of a template: where it is and what it says. */
+interface Expression {
+  readonly start: number;
+  /** Just past its `}`. */
+  readonly end: number;
+  readonly operator: string;
+  readonly varList: string;
+}
+
+/**
+ * The expressions of a template, as TEMPLATE_EXPRESSION finds them (a `{` up to the next `}`;
+ * a `{` with no `}` after it is literal), by indexOf rather than a regex: an index is built
+ * over every template of a catalog at each publication.
+ */
+function expressionsOf(uriTemplate: string): Expression[] {
+  const out: Expression[] = [];
+  let from = 0;
+  for (;;) {
+    const start = uriTemplate.indexOf('{', from);
+    if (start < 0) return out;
+    const close = uriTemplate.indexOf('}', start);
+    if (close < 0) return out;
+    const op = start + 1 < close ? (uriTemplate[start + 1] as string) : '';
+    const operator = '+#./;?&'.includes(op) ? op : '';
+    out.push({
+      start,
+      end: close + 1,
+      operator,
+      varList: uriTemplate.slice(start + 1 + operator.length, close),
+    });
+    from = close + 1;
+  }
+}
+
+/**
+ * A test of whether `uri` is one the template expands to, the same as templateMatcher's:
+ * literal prefix and suffix compared, the text between them tested by expressionTest when the
+ * template has a single expression; otherwise the pattern, compiled at its first use.
+ */
+export function uriTemplateTest(uriTemplate: string): (uri: string) => boolean {
+  const expressions = expressionsOf(uriTemplate);
+  if (expressions.length === 0) return (uri) => uri === uriTemplate;
+  if (expressions.length === 1) {
+    const { start, end, operator, varList } = expressions[0] as Expression;
+    const prefix = uriTemplate.slice(0, start);
+    const suffix = uriTemplate.slice(end);
+    const middle = expressionTest(operator, varList);
+    return (uri) =>
+      uri.length >= prefix.length + suffix.length &&
+      uri.startsWith(prefix) &&
+      uri.endsWith(suffix) &&
+      middle(uri.slice(prefix.length, uri.length - suffix.length));
+  }
+  let pattern: RegExp | undefined;
+  return (uri) => (pattern ??= templateMatcher(uriTemplate)).test(uri);
+}
+
+function reversed(text: string): string {
+  let out = '';
+  for (let i = text.length - 1; i >= 0; i--) out += text[i];
+  return out;
+}
+
+/** One distinct template of the index. */
+interface IndexedTemplate<T> {
+  /** Its place in source order (the first source, then its upstream's order, is 0). */
+  readonly order: number;
+  readonly uriTemplate: string;
+  /** uriTemplateTest's, made when the template is first tested (most never are). */
+  test?: (uri: string) => boolean;
+  readonly value: T;
+}
+
+/**
+ * URI templates in source order, indexed by their literal prefix (the text before the first
+ * expression) and literal suffix (the text after the last one): a URI meets only the
+ * templates whose prefix it starts with and whose suffix it ends with, and tests them in
+ * source order, so the earliest matching template wins, as a scan of every template in
+ * order would find (docs/operations.md §10 "Routing"). A template string listed again
+ * (by a later source, or twice by one) is indexed once: its first occurrence always wins.
+ * `tests` counts the templates tested against a URI, so the cost can be checked by counting.
+ */
+export class TemplateIndex<T> {
+  /** By literal prefix, then literal suffix: the distinct templates, in source order. */
+  private readonly groups = new Map<string, Map<string, IndexedTemplate<T>[]>>();
+  private readonly prefixes: PrefixChains;
+  /** Literal suffixes, each reversed: a URI's suffixes are the prefixes of its reverse. */
+  private readonly suffixes: PrefixChains;
+  /** Templates tested against a URI so far (uriTemplateTest calls). */
+  tests = 0;
+
+  /** @param templates every template in source order, with the value a match returns */
+  constructor(templates: readonly { readonly uriTemplate: string; readonly value: T }[]) {
+    const seen = new Set<string>();
+    for (let order = 0; order < templates.length; order++) {
+      const { uriTemplate, value } = templates[order]!;
+      if (seen.has(uriTemplate)) continue;
+      seen.add(uriTemplate);
+      const { prefix, suffix } = literalEnds(uriTemplate);
+      let bySuffix = this.groups.get(prefix);
+      if (bySuffix === undefined) {
+        bySuffix = new Map();
+        this.groups.set(prefix, bySuffix);
+      }
+      let group = bySuffix.get(suffix);
+      if (group === undefined) {
+        group = [];
+        bySuffix.set(suffix, group);
+      }
+      group.push({ order, uriTemplate, value });
+    }
+    this.prefixes = new PrefixChains(this.groups.keys());
+    const allSuffixes = new Set<string>();
+    for (const bySuffix of this.groups.values())
+      for (const suffix of bySuffix.keys()) allSuffixes.add(reversed(suffix));
+    this.suffixes = new PrefixChains(allSuffixes);
+  }
+
+  /** The value of the first template (in source order) before `end` that matches `uri`. */
+  firstMatch(uri: string, end = Number.POSITIVE_INFINITY): T | undefined {
+    const prefixes = this.prefixes.prefixesOf(uri);
+    if (prefixes.length === 0) return undefined;
+    const suffixes = this.suffixes.prefixesOf(reversed(uri)).map(reversed);
+    if (suffixes.length === 0) return undefined;
+    const candidates: IndexedTemplate<T>[] = [];
+    for (const prefix of prefixes) {
+      const bySuffix = this.groups.get(prefix) as Map<string, IndexedTemplate<T>[]>;
+      const take = (suffix: string, group: readonly IndexedTemplate<T>[]): void => {
+        // the prefix and the suffix are distinct parts of the template: both fit in the URI
+        if (prefix.length + suffix.length > uri.length) return;
+        for (const t of group) {
+          if (t.order >= end) break;
+          candidates.push(t);
+        }
+      };
+      if (bySuffix.size <= suffixes.length) {
+        for (const [suffix, group] of bySuffix) if (uri.endsWith(suffix)) take(suffix, group);
+      } else {
+        for (const suffix of suffixes) {
+          const group = bySuffix.get(suffix);
+          if (group !== undefined) take(suffix, group);
+        }
+      }
+    }
+    if (candidates.length > 1) candidates.sort((a, b) => a.order - b.order);
+    for (const t of candidates) {
+      this.tests++;
+      t.test ??= uriTemplateTest(t.uriTemplate);
+      if (t.test(uri)) return t.value;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The literal text before a template's first `{…}` expression and after its last one (as
+ * templateMatcher reads expressions); a template without any is all prefix, suffix "".
+ */
+export function literalEnds(uriTemplate: string): { prefix: string; suffix: string } {
+  const expressions = expressionsOf(uriTemplate);
+  const first = expressions[0];
+  const last = expressions[expressions.length - 1];
+  if (first === undefined || last === undefined) return { prefix: uriTemplate, suffix: '' };
+  return { prefix: uriTemplate.slice(0, first.start), suffix: uriTemplate.slice(last.end) };
+}
