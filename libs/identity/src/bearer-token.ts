@@ -5,12 +5,15 @@
  */
 export function bearerToken(authorization: string | string[] | undefined): string | undefined {
   const value = Array.isArray(authorization) ? authorization[0] : authorization;
-  if (value === undefined || value.length < 8) return undefined;
-  if (value.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
-  const token = value.slice(7).trim();
-  // token68: base64url/base64 characters, then optional "=" padding
-  return /^[A-Za-z0-9\-._~+/]+=*$/.test(token) ? token : undefined;
+  if (value === undefined) return undefined;
+  // The one parser of every bearer check (/mcp, /admin, the admin credential on /mcp): spaces
+  // or tabs after the scheme, a token68 (base64url/base64 characters, then optional "="
+  // padding), trailing blanks ignored. Two parsers would let a form one accepts slip past the
+  // other.
+  return BEARER.exec(value)?.[1];
 }
+
+const BEARER = /^bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
 
 /** Whether a token looks like a compact JWS (three base64url parts): verified locally, not introspected. */
 export function looksLikeJwt(token: string): boolean {

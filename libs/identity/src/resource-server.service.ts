@@ -83,7 +83,8 @@ export class ResourceServer implements OnModuleDestroy {
   private readonly requiredScopes: readonly string[];
   /** mcp.admin.scope: a token carrying it is an admin credential, never passed on to a source. */
   private readonly adminScope: string;
-  /** sha256 of MCP_ADMIN_TOKEN, refused on /mcp in every auth mode; undefined when unset. */
+  /** MCP_ADMIN_TOKEN (and its sha256), refused on /mcp in every auth mode; undefined when unset. */
+  private readonly adminToken?: string;
   private readonly adminTokenDigest?: Buffer;
   /**
    * Whether /mcp requests need a look at their Authorization header at all: with mcp.auth, or
@@ -106,8 +107,8 @@ export class ResourceServer implements OnModuleDestroy {
     this.policy = new AccessPolicy(this.enabled ? config.mcp.access : undefined);
     this.requiredScopes = this.auth.requiredScopes;
     this.adminScope = config.admin?.scope ?? 'mcp:admin';
-    const adminToken = config.admin?.token;
-    this.adminTokenDigest = adminToken === undefined ? undefined : digest(adminToken);
+    this.adminToken = config.admin?.token;
+    this.adminTokenDigest = this.adminToken === undefined ? undefined : digest(this.adminToken);
     this.checksRequests = this.enabled || this.adminTokenDigest !== undefined;
     this.metadataPaths = new Set();
     if (!this.enabled) {
@@ -210,12 +211,21 @@ export class ResourceServer implements OnModuleDestroy {
     return this.withScopes(checked.caller);
   }
 
-  /** Mode none: anonymous, unless the request carries the static admin token. */
+  /**
+   * Mode none: anonymous, unless the request carries the static admin token: as its bearer
+   * (the form /admin takes), or anywhere in any Authorization line (another scheme, a list),
+   * since whatever the header holds travels on to `passthrough` sources as it is.
+   */
   private anonymousOrAdmin(authorization: string | string[] | undefined): AuthOutcome {
-    if (this.adminTokenDigest === undefined || authorization === undefined) return ANONYMOUS;
-    const value = Array.isArray(authorization) ? authorization[0] : authorization;
-    const token = value === undefined ? undefined : bearerToken(value);
-    return token !== undefined && this.isAdminToken(token) ? ADMIN_CREDENTIAL : ANONYMOUS;
+    if (this.adminToken === undefined || authorization === undefined) return ANONYMOUS;
+    const values = Array.isArray(authorization) ? authorization : [authorization];
+    for (const value of values) {
+      const token = bearerToken(value);
+      if (token !== undefined && this.isAdminToken(token)) return ADMIN_CREDENTIAL;
+      // a token this short would be found in innocent headers; its bearer form is still refused
+      if (this.adminToken.length >= 12 && value.includes(this.adminToken)) return ADMIN_CREDENTIAL;
+    }
+    return ANONYMOUS;
   }
 
   private isAdminToken(token: string): boolean {

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { callerName, type CallerIdentity } from '@app/identity';
+import { bearerToken, callerName, type CallerIdentity } from '@app/identity';
 
 /**
  * Verifies a bearer token for /admin when `mcp.auth.mode` is `jwt` (issue 13 §3): the
@@ -40,8 +40,6 @@ export type AdminDecision =
   | { readonly kind: 'forbidden'; readonly reason: string; readonly actor: AdminActor }
   /** 503: the authorization server could not check the token (JWKS or introspection failed). */
   | { readonly kind: 'unavailable'; readonly reason: string; readonly retryAfterSeconds: number };
-
-const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i;
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
@@ -87,7 +85,7 @@ export class AdminAuthenticator {
   async authenticate(header: string | undefined): Promise<AdminDecision> {
     if (!this.configured)
       return { kind: 'unconfigured', actor: { name: 'anonymous', via: 'anonymous' } };
-    const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+    const token = bearerToken(header);
     if (token === undefined)
       return {
         kind: 'unauthenticated',
