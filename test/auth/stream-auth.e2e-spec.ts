@@ -733,6 +733,33 @@ describe.each(['fastify', 'node'])(
       ).toBe(before + 2);
     });
 
+    it('a token carrying the admin scope: its listen reaches sec without it (never passed through), and is still rechecked: revoked, the listen ends', async () => {
+      serial += 1;
+      const t = `tok-${listener}-admin-${serial}`;
+      idp.answers.set(t, { ...answerFor(t, 'dev'), scope: 'mcp mcp:admin' });
+      const listening = await listen(gateway.mcpUrl, `LA-${t}`, bearer(t), {
+        toolsListChanged: true,
+        resourceSubscriptions: [SECRET_URI],
+      });
+      open.push(listening);
+      const ack = await listening.waitForMessage(() => true);
+      expect(ack.method).toBe('notifications/subscriptions/acknowledged');
+      await waitFor(
+        () => sec.openListens === 1,
+        15_000,
+        () => `the gateway holds ${sec.openListens} listen(s) on sec`,
+      );
+      expect(sec.authorizations.join('\n')).not.toContain(t);
+      await asked(t, 1);
+      idp.answers.set(t, { active: false });
+      await listening.waitForEnd(30_000);
+      await waitFor(
+        () => sec.openListens === 0,
+        15_000,
+        () => 'the listen on sec stayed open',
+      );
+    });
+
     it('a token whose grant changed (group dev → ops) ends its listen (and the upstream listen on sec) and its GET stream (grant_changed)', async () => {
       const before = await metric(
         gateway,

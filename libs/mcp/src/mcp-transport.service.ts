@@ -127,6 +127,7 @@ export class McpTransport {
       call: exchange.call,
       caller: outcome.caller,
       access: this.resourceServer.policy.accessFor(outcome.caller),
+      credential: exchange.headers.authorization,
     });
   }
 

@@ -188,6 +188,7 @@ export class ModernCodec {
         headers,
         signal: exchange.call?.controller,
         caller: exchange.caller,
+        credential: exchange.credential,
       });
 
     const call = exchange.call;

@@ -16,6 +16,12 @@ export interface HttpExchange {
   readonly caller?: CallerIdentity;
   /** What the caller may use (issue 12 §3); undefined: everything. */
   readonly access?: CallerAccess;
+  /**
+   * The Authorization value the caller was authenticated with, for the rechecks of a stream
+   * it opens (NotificationHub). Never sent on: `headers` lacks it when the caller's token may
+   * not travel to sources (ResourceServer.mayPassOn).
+   */
+  readonly credential?: string | string[];
 }
 
 /**

@@ -38,6 +38,8 @@ export interface ListenRequest {
   readonly signal?: CallCancellation;
   /** The authenticated caller (undefined when `mcp.auth` is off): caps and token expiry. */
   readonly caller?: CallerIdentity;
+  /** The Authorization value it was authenticated with (HttpExchange.credential): rechecked while open. */
+  readonly credential?: string | string[];
 }
 
 /** Whether the caller may use this upstream's notifications (its source is granted). */
@@ -210,7 +212,7 @@ export class SubscriptionsListen {
       request.caller,
     );
     // the Authorization value that opened it is checked again while it is open (NotificationHub)
-    if (this.hub.add(subscription, request.caller, request.headers.authorization) !== 'open')
+    if (this.hub.add(subscription, request.caller, request.credential) !== 'open')
       return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
     this.subscriptions.add(subscription);
     const { signal } = request;
