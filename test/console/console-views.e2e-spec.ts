@@ -244,7 +244,9 @@ describe('operator console (issue 13 §4-§5): the three views in a real browser
       for (const view of ['sources', 'tools', 'history']) {
         await phone.goto(`${gateway.managementUrl}/console#${view}`);
         await phone.locator(`#view-${view} h2`).first().waitFor();
-        await phone.waitForFunction("document.querySelector('#updated').textContent !== ''");
+        // a locator wait, not waitForFunction: a string predicate is evaluated with eval,
+        // which the console's CSP (script-src 'self') refuses when the first check is false
+        await waitForText(phone.locator('#updated'), /\S/);
         expect([view, await fitsWidth(phone)]).toEqual([view, true]);
       }
       await phone.goto(`${gateway.managementUrl}/console#tools`);

@@ -60,7 +60,9 @@ describe('Redis outages are cache misses', () => {
     await redis.stop();
     const started = Date.now();
     const gateway = await gatewayWith(redis.url, service);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // a boot that waited for Redis would never be ready (start gives up at 60 s); the bound
+    // is loose so that a loaded 2-core CI runner does not break it
+    expect(Date.now() - started).toBeLessThan(20_000);
     expect((await callTool(gateway.mcpUrl, 'ins.a')).result.isError).toBeUndefined();
     await waitFor(async () => (await gateway.bundleStatus('ins')).lastSuccessAt !== null);
     const view = await gateway.toolBundles();
@@ -94,7 +96,9 @@ describe('Redis outages are cache misses', () => {
     const silent = track(await SilentTcp.start());
     const started = Date.now();
     const gateway = await gatewayWith(silent.url, service);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // a boot that waited for Redis would never be ready (start gives up at 60 s); the bound
+    // is loose so that a loaded 2-core CI runner does not break it
+    expect(Date.now() - started).toBeLessThan(20_000);
     const list = await rpc(gateway.mcpUrl, 'tools/list');
     expect(list.json.result.tools).toHaveLength(1);
     expect((await callTool(gateway.mcpUrl, 'ins.a')).result.isError).toBeUndefined();

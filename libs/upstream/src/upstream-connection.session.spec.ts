@@ -309,6 +309,26 @@ describe('UpstreamConnection: session-level traffic, unowned requests, nesting',
     expect(upstream.answers()).toHaveLength(1);
   });
 
+  it('bounds the answers it owes: 5,000 server requests in one initialize answer get the first 72 answered, the call still succeeds', async () => {
+    upstream.initializeEvents = Array.from({ length: 5000 }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i,
+      method: 'roots/list',
+    }));
+    const answer = await connection.request(
+      'tools/call',
+      { name: 't' },
+      { deadlineMillis: 10_000, headers: CALLER },
+    );
+    expect(answer.kind).toBe('result');
+    // 8 in flight and 64 waiting: the rest are dropped (and logged)
+    await eventually(() => upstream.answers().length >= 72, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(upstream.answers()).toHaveLength(72);
+    const ids = upstream.answers().map((a) => a.id as number);
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 72 }, (_, i) => i));
+  });
+
   it("answers a server request inside initialize's SSE answer -32601 (a ping: its result), with the gateway credential, on the session that answer opens", async () => {
     upstream.initializeEvents = [
       { jsonrpc: '2.0', id: 'init-samp', method: 'sampling/createMessage', params: {} },

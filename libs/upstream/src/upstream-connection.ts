@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { Dispatcher } from 'undici';
 import { textDepthExceeds } from '@app/http-body';
 import { Budget } from './budget';
@@ -61,6 +62,16 @@ const STREAM_OPEN_MILLIS = 30_000;
 const STREAM_BACKOFF_FIRST_MILLIS = 250;
 const STREAM_BACKOFF_MAX_MILLIS = 30_000;
 const STREAM_HEALTHY_MILLIS = 10_000;
+/**
+ * Answers the connection owes to server requests that are no caller's (pings, -32601s), at
+ * most in flight at once, and at most waiting: an upstream that packs thousands of requests
+ * into one answer gets the first ones answered, and the rest dropped with one log line a
+ * minute, not a POST each at once ahead of every caller's call.
+ */
+const UNOWNED_ANSWERS_IN_FLIGHT = 8;
+const UNOWNED_ANSWERS_WAITING = 64;
+const DROPPED_LOG_EVERY_MS = 60_000;
+const logger = new Logger('Upstream');
 
 /** Request headers callers may not set: hop-by-hop ones, Host, and those this client owns. */
 const DROPPED_HEADERS: ReadonlySet<string> = new Set([
@@ -274,6 +285,11 @@ export class UpstreamConnection {
   private probes = 0;
   private readonly listeners = new Set<UpstreamMessageListener>();
   private stream?: StandaloneStream;
+  /** Answers to unowned server requests in flight, those waiting, and when drops were last logged. */
+  private unownedInFlight = 0;
+  private readonly unownedWaiting: (() => Promise<void>)[] = [];
+  private droppedSince = 0;
+  private droppedLoggedAt = -Infinity;
 
   /**
    * @param endpoint the upstream; its url must be http: or https: (else TypeError)
@@ -1138,15 +1154,42 @@ export class UpstreamConnection {
               'Method not found: the gateway serves no client requests outside a call; this request belongs to no caller',
           },
         };
-    this.ownHeaders()
-      .then((headers) =>
+    this.answerUnowned(() =>
+      this.ownHeaders().then((headers) =>
         this.respond(response, context.sessionId, {
           deadlineMillis: SHORT_DEADLINE_MILLIS,
           headers,
         }),
-      )
-      .catch(() => undefined);
+      ),
+    );
     return true;
+  }
+
+  /** Sends one answer within UNOWNED_ANSWERS_IN_FLIGHT, queues it, or drops it (logged). */
+  private answerUnowned(send: () => Promise<void>): void {
+    if (this.unownedInFlight < UNOWNED_ANSWERS_IN_FLIGHT) {
+      this.unownedInFlight += 1;
+      void send()
+        .catch(() => undefined)
+        .finally(() => {
+          this.unownedInFlight -= 1;
+          const next = this.unownedWaiting.shift();
+          if (next !== undefined) this.answerUnowned(next);
+        });
+      return;
+    }
+    if (this.unownedWaiting.length < UNOWNED_ANSWERS_WAITING) {
+      this.unownedWaiting.push(send);
+      return;
+    }
+    this.droppedSince += 1;
+    const now = performance.now();
+    if (now - this.droppedLoggedAt < DROPPED_LOG_EVERY_MS) return;
+    this.droppedLoggedAt = now;
+    logger.warn(
+      `Upstream ${this.endpoint.id}: ${this.droppedSince} server request(s) that belong to no caller left unanswered: more than ${UNOWNED_ANSWERS_IN_FLIGHT + UNOWNED_ANSWERS_WAITING} were owed at once (docs/security.md, "What an upstream can make the gateway do")`,
+    );
+    this.droppedSince = 0;
   }
 
   private emit(message: JsonRpcMessage, context: UpstreamMessageContext): void {
