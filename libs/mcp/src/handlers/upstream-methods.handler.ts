@@ -161,7 +161,8 @@ export class PromptsGetHandler implements MethodHandler {
     let prompt = catalogOf(this.registry).extras.prompt(name);
     // a live upstream's prompts are in no snapshot: by prefix, from the caller's live list
     // (a live source the caller may not use is not asked with its credentials: denied as is)
-    const liveOwner = prompt === undefined && this.live.active ? this.live.ownerOf(name) : undefined;
+    const liveOwner =
+      prompt === undefined && this.live.active ? this.live.ownerOf(name) : undefined;
     const liveDenied = liveOwner !== undefined && !granted(context.access, liveOwner.id);
     if (prompt === undefined && this.live.active && !liveDenied)
       prompt = await this.live.promptFor(name, context);
