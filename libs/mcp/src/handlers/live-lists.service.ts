@@ -196,14 +196,16 @@ export class LiveLists {
    * The live tool a published name calls, for this caller: its owner by prefix, its original
    * name from the caller's live tools/list (the catalog's reversible mapping, never parsed
    * out of the name). When that list cannot be had, the name after the prefix: the upstream
-   * then judges it. undefined when no live upstream's prefix starts the name, or its list
+   * then judges it, and likewise, unasked, when the caller may not use the tool (its grant
+   * then refuses it). undefined when no live upstream's prefix starts the name, or its list
    * does not hold it.
    */
   async toolFor(name: string, context: LiveCaller): Promise<UpstreamTool | undefined> {
     const upstream = this.ownerOf(name);
     if (upstream === undefined) return undefined;
-    // a tool the caller may not use: its owner is not asked with the caller's credentials;
-    // the name as its owner's (never a match) is answered as denied, like an unknown tool
+    // a tool the caller may not use: its owner is not asked (the caller's credentials stay
+    // here); the tool below, under its owner, is then denied by the caller's grant exactly
+    // like an unknown tool, without a refresh (docs/security.md, access rules)
     if (
       context.access === undefined ||
       context.access.all ||
