@@ -1,7 +1,13 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
-import { allowsSource, allowsTool, callerName, type CallerIdentity } from '@app/identity';
+import {
+  allowsSource,
+  allowsTool,
+  callerName,
+  type CallerAccess,
+  type CallerIdentity,
+} from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
   leftOutLogLines,
@@ -41,6 +47,8 @@ type LiveAnswer =
 interface LiveCaller {
   readonly headers: IncomingHeaders;
   readonly caller?: CallerIdentity;
+  /** What the caller may use; undefined or `all`: everything. */
+  readonly access?: CallerAccess;
 }
 
 /**
@@ -52,6 +60,10 @@ interface LiveCaller {
  * partial-sources `_meta` as `missing`; when every source of the list failed, the answer is
  * JSON-RPC error -32603, never an empty list. Answers are reused per caller scope for their
  * ttlMs (LiveListCache). Tools of a live upstream route by its prefix (`toolFor`).
+ * A restricted caller's request reaches only the live upstreams it may use (`fetchesFor`):
+ * its Authorization, forwardHeaders and exchanged token never go to a source outside its
+ * grant; such a source still claims URIs through its catalog copy, pulled with the
+ * gateway's own credentials (docs/operations.md §11 "Live lists", docs/security.md).
  */
 @Injectable()
 export class LiveLists {
@@ -94,7 +106,9 @@ export class LiveLists {
     const spec = LISTS[method];
     if (spec === undefined) throw new TypeError(`not a list method: ${method}`);
     const answers = await Promise.all(
-      this.live.map(async (u) => [u, await this.answer(u, method, context)] as const),
+      this.live
+        .filter((u) => this.fetchesFor(u, spec.key, context.access))
+        .map(async (u) => [u, await this.answer(u, method, context)] as const),
     );
     const contributions: UpstreamContribution[] = [];
     const failed: string[] = [];
@@ -182,18 +196,28 @@ export class LiveLists {
    * The live tool a published name calls, for this caller: its owner by prefix, its original
    * name from the caller's live tools/list (the catalog's reversible mapping, never parsed
    * out of the name). When that list cannot be had, the name after the prefix: the upstream
-   * then judges it. undefined when no live upstream's prefix starts the name, or its list
+   * then judges it, and likewise, unasked, when the caller may not use the tool (its grant
+   * then refuses it). undefined when no live upstream's prefix starts the name, or its list
    * does not hold it.
    */
   async toolFor(name: string, context: LiveCaller): Promise<UpstreamTool | undefined> {
     const upstream = this.ownerOf(name);
     if (upstream === undefined) return undefined;
-    const answer = await this.answer(upstream, 'tools/list', context);
-    if (answer.kind === 'ok') {
-      const tool = answer.contribution.tools.find((t) => t.name === name);
-      return tool as UpstreamTool | undefined;
+    // a tool the caller may not use: its owner is not asked (the caller's credentials stay
+    // here); the tool below, under its owner, is then denied by the caller's grant exactly
+    // like an unknown tool, without a refresh (docs/security.md, access rules)
+    if (
+      context.access === undefined ||
+      context.access.all ||
+      allowsTool(context.access, upstream.id, name)
+    ) {
+      const answer = await this.answer(upstream, 'tools/list', context);
+      if (answer.kind === 'ok') {
+        const tool = answer.contribution.tools.find((t) => t.name === name);
+        return tool as UpstreamTool | undefined;
+      }
+      if (answer.kind === 'not-offered') return undefined;
     }
-    if (answer.kind === 'not-offered') return undefined;
     return {
       name,
       sourceId: upstream.id,
@@ -213,6 +237,8 @@ export class LiveLists {
   async promptFor(name: string, context: LiveCaller): Promise<CatalogPrompt | undefined> {
     const upstream = this.ownerOf(name);
     if (upstream === undefined) return undefined;
+    // the caller's credentials go only to a source it may use (see fetchesFor)
+    if (!this.fetchesFor(upstream, 'prompts', context.access)) return undefined;
     const answer = await this.answer(upstream, 'prompts/list', context);
     return answer.kind === 'ok'
       ? answer.contribution.prompts.find((p) => p.name === name)
@@ -254,6 +280,22 @@ export class LiveLists {
     const entry: CachedLiveList = { contribution, ttlMs, cacheScope: outcome.cacheScope };
     this.cache.set(key, entry);
     return { kind: 'ok', ...entry };
+  }
+
+  /**
+   * Whether this caller's list request goes to a live upstream: always for an unrestricted
+   * caller; for a restricted one, when the source is granted whole or (tools/list) one of
+   * its single-tool grants is a name under the upstream's prefix (the tool may be in the
+   * list). Anything else would send the caller's Authorization, forwardHeaders or exchanged
+   * token to a source it may not use, to drop the answer afterwards.
+   */
+  private fetchesFor(
+    upstream: UpstreamDefinition,
+    key: LiveListKey,
+    access: CallerAccess | undefined,
+  ): boolean {
+    if (access === undefined || access.all || allowsSource(access, upstream.id)) return true;
+    return key === 'tools' && hearsOfSource(access, upstream.id, () => upstream.namePrefix);
   }
 
   private skip(id: string, method: string, reason: string): void {

@@ -160,10 +160,15 @@ export class PromptsGetHandler implements MethodHandler {
     const name = stringParam(params, 'name');
     let prompt = catalogOf(this.registry).extras.prompt(name);
     // a live upstream's prompts are in no snapshot: by prefix, from the caller's live list
-    if (prompt === undefined && this.live.active) prompt = await this.live.promptFor(name, context);
+    // (a live source the caller may not use is not asked with its credentials: denied as is)
+    const liveOwner =
+      prompt === undefined && this.live.active ? this.live.ownerOf(name) : undefined;
+    const liveDenied = liveOwner !== undefined && !granted(context.access, liveOwner.id);
+    if (prompt === undefined && this.live.active && !liveDenied)
+      prompt = await this.live.promptFor(name, context);
     // a prompt the caller may not use: answered as unknown, without a refresh (issue 12 §3)
     if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
-    else if (prompt === undefined) {
+    else if (prompt === undefined && !liveDenied) {
       // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8).
       await this.refresh.refreshForUnknownTool();
       prompt = catalogOf(this.registry).extras.prompt(name);

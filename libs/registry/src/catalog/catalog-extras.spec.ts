@@ -3,6 +3,7 @@ import { SchemaChecker } from '../manifest/schema-checker';
 import { acceptUpstreamLists } from '../upstream/upstream-contribution';
 import type { UpstreamLists } from '../upstream/upstream-pull-result';
 import { CatalogExtras, templateMatcher } from './catalog-extras';
+import { MAX_TEMPLATES_ONE_URI_MEETS } from './template-index';
 
 function upstream(id: string): UpstreamDefinition {
   return {
@@ -138,6 +139,36 @@ describe('template coverage at publication: each URI meets only the templates wh
     expect(extras.resourceOwner('t9998://r/x')?.id).toBe('tpl');
     expect(extras.resourceOwner('r9999://r/item')?.id).toBe('res');
     expect(JSON.parse(extras.resourcesJson)).toHaveLength(n / 2);
+  });
+
+  it('10,000 templates sharing their literal start and end ({a}-0-{b}, {a}-1-{b}, …) and 10,000 resources of a later source: the first 256 are published, each resource tests at most 256', () => {
+    const n = 10_000;
+    const cap = MAX_TEMPLATES_ONE_URI_MEETS;
+    const tpl = templates(
+      'tpl',
+      Array.from({ length: n }, (_, i) => `{a}-${i}-{b}`),
+    );
+    expect(tpl.resourceTemplates).toHaveLength(cap);
+    expect(tpl.leftOut).toHaveLength(n - cap);
+    expect(tpl.leftOut[0]).toEqual({
+      list: 'resourceTemplates',
+      name: `{a}-${cap}-{b}`,
+      reason: `a URI could meet more than ${cap} of this upstream's templates: ${cap} listed before it have literal starts and ends nesting with its "" and ""`,
+    });
+    // x-5-y: covered by the kept {a}-5-{b}; x-9999-y only by a left-out template: not covered
+    const res = listing('res', [
+      'x-5-y',
+      'x-9999-y',
+      ...Array.from({ length: n - 2 }, (_, i) => `res:${i}`),
+    ]);
+    const extras = CatalogExtras.build([tpl, res], false);
+    expect(extras.conflicts).toEqual([
+      { uri: 'x-5-y', keptBy: 'tpl', droppedFrom: 'res', template: '{a}-5-{b}' },
+    ]);
+    expect(extras.resourceOwner('x-9999-y')?.id).toBe('res');
+    // near-linear: a scan of every template would test 10^8 pairs
+    expect(extras.coverageTests).toBeLessThanOrEqual(n * cap);
+    expect(JSON.parse(extras.resourceTemplatesJson)).toHaveLength(cap);
   });
 
   it('of several sources whose templates match, the earliest source wins, whatever their literal prefixes', () => {

@@ -47,6 +47,16 @@ interface ResourceClaim {
   readonly listed: boolean;
 }
 
+const isLive = (c: UpstreamContribution): boolean => c.upstream.lists === 'live';
+
+/** What a source lists: its contribution, or for a live upstream its caller's answer. */
+function listedPart(
+  c: UpstreamContribution,
+  liveAnswers: ReadonlyMap<string, UpstreamContribution> | undefined,
+): UpstreamContribution | undefined {
+  return isLive(c) ? liveAnswers?.get(c.upstream.id) : c;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -94,16 +104,8 @@ export class CatalogExtras {
     hasBundleTools: boolean,
     liveAnswers?: ReadonlyMap<string, UpstreamContribution>,
   ): CatalogExtras {
-    const isLive = (c: UpstreamContribution): boolean => c.upstream.lists === 'live';
-    /** What a source lists: its contribution, or for a live upstream its caller's answer. */
-    const listedOf = (c: UpstreamContribution): UpstreamContribution | undefined =>
-      isLive(c) ? liveAnswers?.get(c.upstream.id) : c;
-    const bySource = [...contributions].sort((a, b) =>
-      compareCodeUnits(a.upstream.id, b.upstream.id),
-    );
-    const prompts = new Map<string, CatalogPrompt>();
-    for (const c of bySource)
-      for (const p of listedOf(c)?.prompts ?? []) if (!prompts.has(p.name)) prompts.set(p.name, p);
+    const listedOf = (c: UpstreamContribution) => listedPart(c, liveAnswers);
+    const prompts = CatalogExtras.listedPrompts(contributions, liveAnswers);
     const claims = new Map<string, ResourceClaim>();
     const conflicts: ResourceConflict[] = [];
     // Every template in source order, listed ones first within a source (as resources are).
@@ -177,6 +179,7 @@ export class CatalogExtras {
       logging: contributions.some((c) => caps(c, 'logging') !== undefined),
     };
     const listedResources = [...claims.values()].filter((c) => c.listed).map((c) => c.resource);
+    // the listed ones in source order, as listedTemplates gives them
     const listedTemplates = templates.filter((t) => t.listed);
     return new CatalogExtras(
       `[${[...prompts.values()].map((p) => p.publishedJson).join(',')}]`,
@@ -192,6 +195,38 @@ export class CatalogExtras {
       new Map(contributions.map((c) => [c.upstream.id, c])),
       coverageTests,
     );
+  }
+
+  /**
+   * The prompts `build` publishes, alone (a prompts list needs no resource coverage): by
+   * published name, sources sorted by id, the first source's prompt kept for a name.
+   */
+  static listedPrompts(
+    contributions: readonly UpstreamContribution[],
+    liveAnswers?: ReadonlyMap<string, UpstreamContribution>,
+  ): Map<string, CatalogPrompt> {
+    const bySource = [...contributions].sort((a, b) =>
+      compareCodeUnits(a.upstream.id, b.upstream.id),
+    );
+    const prompts = new Map<string, CatalogPrompt>();
+    for (const c of bySource)
+      for (const p of listedPart(c, liveAnswers)?.prompts ?? [])
+        if (!prompts.has(p.name)) prompts.set(p.name, p);
+    return prompts;
+  }
+
+  /**
+   * The templates `build` lists, alone (listing them needs no coverage check): every source's
+   * listed templates (a live upstream's: its caller's answer) in source order.
+   */
+  static listedTemplates(
+    contributions: readonly UpstreamContribution[],
+    liveAnswers?: ReadonlyMap<string, UpstreamContribution>,
+  ): CatalogResource[] {
+    const out: CatalogResource[] = [];
+    for (const c of contributions)
+      out.push(...(listedPart(c, liveAnswers)?.resourceTemplates ?? []));
+    return out;
   }
 
   /** The published prompts, resources and templates in list order, with their sources (issue 12 §3 filters them per caller). */

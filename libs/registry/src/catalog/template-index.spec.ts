@@ -1,4 +1,11 @@
-import { TemplateIndex, literalEnds, templateMatcher, uriTemplateTest } from './template-index';
+import {
+  MAX_TEMPLATES_ONE_URI_MEETS,
+  TemplateIndex,
+  literalEnds,
+  templateMatcher,
+  templatesBeyondReach,
+  uriTemplateTest,
+} from './template-index';
 
 /** The reference the index must agree with: every template in order, the first match wins. */
 function linearFirst(patterns: readonly RegExp[], uri: string, end = patterns.length) {
@@ -158,5 +165,85 @@ describe('TemplateIndex: the first template in source order that matches, found 
     expect(wrong).toEqual([]);
     // each matching URI meets its own template and those ending in a suffix of it (t1 for t11…)
     expect(index.tests).toBeLessThanOrEqual(5 * n);
+  });
+});
+
+describe('templatesBeyondReach: no URI meets more than MAX_TEMPLATES_ONE_URI_MEETS templates of one source', () => {
+  const cap = MAX_TEMPLATES_ONE_URI_MEETS;
+
+  /** The index of the kept templates, in the source's order (values: their place in it). */
+  function keptIndex(uriTemplates: readonly string[]) {
+    const beyond = templatesBeyondReach(uriTemplates);
+    const kept = uriTemplates
+      .map((uriTemplate, value) => ({ uriTemplate, value }))
+      .filter((_, i) => beyond[i] === undefined);
+    return { beyond, kept, index: new TemplateIndex(kept) };
+  }
+
+  it('10,000 templates sharing prefix and suffix "" with distinct middles, 10,000 URIs: the first 256 kept, tests at most 256 a URI', () => {
+    const n = 10_000;
+    const uriTemplates = Array.from({ length: n }, (_, i) => `{a}-${i}-{b}`);
+    const { beyond, kept, index } = keptIndex(uriTemplates);
+    expect(kept.map((k) => k.value)).toEqual(Array.from({ length: cap }, (_, i) => i));
+    expect(beyond[cap]).toEqual({ prefix: '', suffix: '' });
+    // URIs that meet every kept template and match none: the worst case for the index
+    for (let i = 0; i < n; i++) expect(index.firstMatch(`res:${i}`)).toBeUndefined();
+    expect(index.tests).toBe(n * cap);
+    // the earliest kept template still wins, exactly as a scan of the kept ones in order
+    const patterns = kept.map((k) => templateMatcher(k.uriTemplate));
+    for (const uri of ['x-5-y', 'x-255-y', 'x-256-y', 'a-12-b-3-c', 'x-9999-y'])
+      expect(index.firstMatch(uri)).toBe(linearFirst(patterns, uri));
+    expect(index.firstMatch('x-5-y')).toBe(5);
+    expect(index.firstMatch('x-256-y')).toBeUndefined();
+  });
+
+  it('nested prefixes and suffixes (x{a}, xx{a}, …; {a}y, {a}yy, …) are bounded the same way', () => {
+    const n = 2000;
+    const uriTemplates = Array.from({ length: n }, (_, i) =>
+      i % 2 === 0 ? `${'x'.repeat(i / 2 + 1)}{a}` : `{a}${'y'.repeat((i + 1) / 2)}`,
+    );
+    const { index } = keptIndex(uriTemplates);
+    const uri = `${'x'.repeat(n)}-${'y'.repeat(n)}`;
+    for (let i = 0; i < 100; i++) index.firstMatch(`${uri}/${i}`);
+    for (let i = 0; i < 100; i++) index.firstMatch(uri);
+    expect(index.tests).toBeLessThanOrEqual(200 * cap);
+    expect(index.firstMatch(uri)).toBe(0);
+  });
+
+  it('templates whose ends do not nest are all kept, however many', () => {
+    const n = 10_000;
+    const distinctStarts = Array.from({ length: n }, (_, i) => `t${i}://r/{x}`);
+    expect(templatesBeyondReach(distinctStarts).every((b) => b === undefined)).toBe(true);
+    // one shared start, distinct ends: a URI ends with one of them at most
+    const distinctEnds = Array.from({ length: n }, (_, i) => `u://host/{x}/t${i}.json`);
+    expect(templatesBeyondReach(distinctEnds).every((b) => b === undefined)).toBe(true);
+  });
+
+  it('random templates: every URI meets at most the cap of the kept ones, and the first kept match wins', () => {
+    const next = random(7);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T;
+    const literals = ['', 'a', 'ab', 'a/', 'p://', 'p://a', '-', 'b'];
+    const uriTemplates = [
+      ...new Set(
+        Array.from(
+          { length: 3000 },
+          () => `${pick(literals)}{x}${pick(literals)}{y}${pick(literals)}`,
+        ),
+      ),
+    ];
+    const small = 8;
+    const beyond = templatesBeyondReach(uriTemplates, small);
+    const kept = uriTemplates
+      .map((uriTemplate, value) => ({ uriTemplate, value }))
+      .filter((_, i) => beyond[i] === undefined);
+    const patterns = kept.map((k) => templateMatcher(k.uriTemplate));
+    for (let u = 0; u < 500; u++) {
+      const uri = `${pick(literals)}${pick(['k', 'k/k', 'ab'])}${pick(literals)}${pick(['z', ''])}${pick(literals)}`;
+      const index = new TemplateIndex(kept);
+      const first = index.firstMatch(uri);
+      expect(index.tests).toBeLessThanOrEqual(small);
+      const at = linearFirst(patterns, uri);
+      expect(first).toBe(at === undefined ? undefined : kept[at]?.value);
+    }
   });
 });

@@ -304,3 +304,106 @@ export function literalEnds(uriTemplate: string): { prefix: string; suffix: stri
   if (first === undefined || last === undefined) return { prefix: uriTemplate, suffix: '' };
   return { prefix: uriTemplate.slice(0, first.start), suffix: uriTemplate.slice(last.end) };
 }
+
+/**
+ * How many URI templates of one source (one list of one upstream) a single URI may meet in
+ * the index; templates past it are left out of that source's published templates
+ * (docs/operations.md §10 "Routing"). The templates a URI meets have literal prefixes that
+ * are all prefixes of the URI, so nested, and likewise their suffixes; without this bound a
+ * source could list 10,000 templates a URI meets (`{a}-0-{b}`, `{a}-1-{b}`, …, all with the
+ * prefix and suffix ""), and each URI of every later source would test all of them at every
+ * publication. Generous: a server's templates that share their literal start and end, or
+ * whose starts and ends nest, number a few, not hundreds.
+ */
+export const MAX_TEMPLATES_ONE_URI_MEETS = 256;
+
+/** Counts by position: point add and prefix sum (Fenwick tree). */
+class Counts {
+  private readonly tree: Int32Array;
+  constructor(size: number) {
+    this.tree = new Int32Array(size + 1);
+  }
+  add(at: number, delta: number): void {
+    for (let i = at + 1; i < this.tree.length; i += i & -i) this.tree[i]! += delta;
+  }
+  /** The sum over positions [0, end). */
+  before(end: number): number {
+    let sum = 0;
+    for (let i = end; i > 0; i -= i & -i) sum += this.tree[i] as number;
+    return sum;
+  }
+}
+
+/**
+ * Kept templates, by one literal end (prefix, or suffix reversed): how many of them have an
+ * end that nests with a given one (is a prefix of it, or has it as a prefix). The distinct
+ * ends are sorted; the ends that start with one are the run of sorted positions from it up
+ * to `runEnd`, so both counts are range sums.
+ */
+class NestingCounts {
+  private readonly position = new Map<string, number>();
+  private readonly runEnd: Int32Array;
+  /** Kept templates whose end is exactly the one at a position. */
+  private readonly at: Counts;
+  /** +1 over the run of each kept template's end: at a position, the kept ends that are its prefixes. */
+  private readonly covering: Counts;
+
+  constructor(ends: readonly string[]) {
+    const sorted = [...new Set(ends)].sort();
+    sorted.forEach((s, i) => this.position.set(s, i));
+    this.runEnd = new Int32Array(sorted.length).fill(sorted.length);
+    const stack: number[] = [];
+    for (let i = 0; i < sorted.length; i++) {
+      const s = sorted[i] as string;
+      while (stack.length > 0 && !s.startsWith(sorted[stack[stack.length - 1] as number]!))
+        this.runEnd[stack.pop() as number] = i;
+      stack.push(i);
+    }
+    this.at = new Counts(sorted.length);
+    this.covering = new Counts(sorted.length + 1);
+  }
+
+  /** Kept templates whose end is a prefix of `end`, or starts with it (each counted once). */
+  nesting(end: string): number {
+    const i = this.position.get(end) as number;
+    const exact = this.at.before(i + 1) - this.at.before(i);
+    const extending = this.at.before(this.runEnd[i] as number) - this.at.before(i);
+    return this.covering.before(i + 1) + extending - exact;
+  }
+
+  keep(end: string): void {
+    const i = this.position.get(end) as number;
+    this.at.add(i, 1);
+    this.covering.add(i, 1);
+    this.covering.add(this.runEnd[i] as number, -1);
+  }
+}
+
+/**
+ * Which of one source's templates (in its order) the index takes, so that no URI meets more
+ * than `cap` of them: a template is left out when `cap` templates kept before it have literal
+ * prefixes nesting with its own, and `cap` have suffixes nesting with its own. Enough: the
+ * templates one URI meets nest pairwise at both ends, so the last kept of them had all the
+ * others before it at both ends, fewer than `cap`. Distinct templates only (a repeat is
+ * left out as listed twice before this). O(n log n).
+ * @returns for each template, undefined when kept, else its literal ends (for the reason)
+ */
+export function templatesBeyondReach(
+  uriTemplates: readonly string[],
+  cap = MAX_TEMPLATES_ONE_URI_MEETS,
+): ({ readonly prefix: string; readonly suffix: string } | undefined)[] {
+  if (uriTemplates.length <= cap) return uriTemplates.map(() => undefined);
+  const ends = uriTemplates.map((t) => {
+    const { prefix, suffix } = literalEnds(t);
+    return { prefix, suffix, reversedSuffix: reversed(suffix) };
+  });
+  const prefixes = new NestingCounts(ends.map((e) => e.prefix));
+  const suffixes = new NestingCounts(ends.map((e) => e.reversedSuffix));
+  return ends.map(({ prefix, suffix, reversedSuffix }) => {
+    if (prefixes.nesting(prefix) >= cap && suffixes.nesting(reversedSuffix) >= cap)
+      return { prefix, suffix };
+    prefixes.keep(prefix);
+    suffixes.keep(reversedSuffix);
+    return undefined;
+  });
+}

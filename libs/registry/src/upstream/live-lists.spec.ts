@@ -210,6 +210,96 @@ describe('live lists merge by the catalog rules (issue 11 §4)', () => {
   });
 });
 
+describe('a live list pays for what it holds (docs/operations.md §11 "Live lists")', () => {
+  const schemas = new SchemaChecker();
+  const lists = (
+    resources: Record<string, unknown>[],
+    resourceTemplates: Record<string, unknown>[] = [],
+  ) => ({
+    era: '2025' as const,
+    capabilities: { resources: {}, prompts: {} },
+    tools: [],
+    prompts: [{ name: 'review' }],
+    resources,
+    resourceTemplates,
+  });
+
+  /** A catalog whose sources have 2,000 templates and 2,000 resources for coverage to test. */
+  async function bigCatalog() {
+    const n = 2000;
+    const tpl = acceptUpstreamLists(
+      upstream('tpl', 'tpl__', 'snapshot'),
+      lists(
+        [],
+        Array.from({ length: n }, (_, i) => ({ uriTemplate: `t${i}://{x}`, name: 't' })),
+      ),
+      schemas,
+    );
+    const res = acceptUpstreamLists(
+      upstream('res', 'res__', 'snapshot'),
+      lists(Array.from({ length: n }, (_, i) => ({ uri: `t${i}://item`, name: 'r' }))),
+      schemas,
+    );
+    return CatalogSnapshot.build([], 'k', new Date(0), {}, CatalogExtras.build([tpl, res], false));
+  }
+
+  it('prompts/list and resources/templates/list run no resource coverage', async () => {
+    const catalog = await bigCatalog();
+    const merger = new LiveListMerger();
+    const order = ['tpl', 'res', 'a'];
+    const prompts = merger.accept('prompts', answer(upstream('a'), [{ name: 'brief' }]));
+    const merged = await merger.merge(catalog, 'prompts', [prompts], order);
+    expect(names(merged.json)).toEqual(['a__brief', 'res__review', 'tpl__review']);
+    const templates = merger.accept('resourceTemplates', {
+      upstream: upstream('a'),
+      era: '2025',
+      capabilities: { resources: {} },
+      items: [{ uriTemplate: 'a://{x}', name: 'a' }],
+    });
+    const listed = await merger.merge(catalog, 'resourceTemplates', [templates], order, {
+      tool: () => true,
+      source: (id) => id === 'a',
+    });
+    expect(JSON.parse(listed.json)).toEqual([{ uriTemplate: 'a://{x}', name: 'a' }]);
+    expect(merger.coverageTests).toBe(0);
+  });
+
+  it('resources/list builds its claims once per catalog and set of live answers', async () => {
+    const catalog = await bigCatalog();
+    const merger = new LiveListMerger();
+    const order = ['tpl', 'res', 'a'];
+    // one definition, as a running gateway has (a new one would be another upstream)
+    const a = upstream('a');
+    const resources = (uri: string) =>
+      merger.accept('resources', {
+        upstream: a,
+        era: '2025',
+        capabilities: { resources: {} },
+        items: [{ uri, name: 'a' }],
+      });
+    const uris = (json: string): string[] =>
+      (JSON.parse(json) as { uri: string }[]).map((r) => r.uri);
+    const first = await merger.merge(catalog, 'resources', [resources('t1://mine')], order);
+    // a:// is after tpl in the order: t1://mine is tpl's, by its template t1://{x}
+    expect(uris(first.json)).not.toContain('t1://mine');
+    const built = merger.coverageTests;
+    expect(built).toBeGreaterThan(0);
+    // the same answer again, for another caller too: no template tested
+    for (let i = 0; i < 10; i++) {
+      await merger.merge(catalog, 'resources', [resources('t1://mine')], order);
+      await merger.merge(catalog, 'resources', [resources('t1://mine')], order, {
+        tool: () => true,
+        source: (id) => id === 'a',
+      });
+    }
+    expect(merger.coverageTests).toBe(built);
+    // a changed answer is built anew
+    const changed = await merger.merge(catalog, 'resources', [resources('a://mine')], order);
+    expect(uris(changed.json)).toContain('a://mine');
+    expect(merger.coverageTests).toBeGreaterThan(built);
+  });
+});
+
 describe('an unchanged live answer reuses its accepted contribution (issue 11 §4)', () => {
   const good = (name: string): Record<string, unknown> => ({ name, inputSchema: schema });
 

@@ -31,6 +31,16 @@ export interface LiveMerge {
 /** Distinct schemas remembered as compiled before the memo is trimmed to the last ones seen. */
 const SCHEMA_MEMO_LIMIT = 4096;
 
+/** Resources lists built per catalog (sets of live answers); the oldest go first beyond it. */
+const RESOURCE_BUILDS_PER_CATALOG = 32;
+
+/** One resources list built: for a catalog and the live answers it was built with. */
+interface ResourceBuild {
+  readonly extras: CatalogExtras;
+  /** The live answers' upstream definitions, by id. */
+  readonly upstreams: ReadonlyMap<string, UpstreamDefinition>;
+}
+
 /** (upstream, list) pairs whose last accepted answer is remembered; the oldest go first beyond it. */
 const ACCEPTED_MEMO_LIMIT = 1024;
 
@@ -48,13 +58,19 @@ interface AcceptedAnswer {
  * own rules: tools in (sourceId, name) order with a name published twice rejecting the
  * sources involved (contract §7.6, collisionsOf; only live sources can be left out, the
  * snapshot already passed), prompts, resources and templates by CatalogExtras. Pure but for
- * two memos: compiled schemas, and per (upstream, list) the last accepted answer (reused
+ * three memos: compiled schemas; per (upstream, list) the last accepted answer (reused
  * when the next answer's digest is the same, so an unchanged live list is not re-checked on
- * every request; any change is checked in full).
+ * every request; any change is checked in full); per catalog and set of live resources
+ * answers, the claims and coverage built. A list pays only for what it holds: prompts and
+ * templates lists run no resource coverage (docs/operations.md §11 "Live lists").
  */
 export class LiveListMerger {
   private readonly schemas = new SchemaChecker();
   private readonly accepted = new Map<string, AcceptedAnswer>();
+  /** By catalog (dropped with it), then by the live answers' ids and fingerprints. */
+  private readonly resourceBuilds = new WeakMap<CatalogSnapshot, Map<string, ResourceBuild>>();
+  /** Templates tested by the coverage checks of resources lists built so far (counted cost). */
+  coverageTests = 0;
 
   /**
    * The answer as a contribution of its own list only (the other lists empty). An answer
@@ -128,31 +144,65 @@ export class LiveListMerger {
       const c = catalog.extras.upstreams.get(id) ?? liveById.get(id);
       if (c !== undefined) contributions.push(c);
     }
-    // Every source claims its URIs, seen by this caller or not, so the list holds what
-    // resources/read routes to (docs/operations.md §10 "Routing"); the caller then sees
-    // the entries of its sources.
-    const extras = CatalogExtras.build(contributions, false, liveById);
-    if (visible === undefined) {
-      const json =
-        key === 'prompts'
-          ? extras.promptsJson
-          : key === 'resources'
-            ? extras.resourcesJson
-            : extras.resourceTemplatesJson;
-      return { json, skipped: [] };
-    }
-    const listed = extras.listed();
+    const shown = (sourceId: string): boolean => visible === undefined || visible.source(sourceId);
     const entries: string[] = [];
     if (key === 'prompts') {
-      for (const p of listed.prompts) if (visible.source(p.sourceId)) entries.push(p.publishedJson);
-    } else if (key === 'resources') {
-      for (const r of listed.resources)
-        if (visible.source(r.sourceId)) entries.push(r.publishedJson);
+      for (const p of CatalogExtras.listedPrompts(contributions, liveById).values())
+        if (shown(p.sourceId)) entries.push(p.publishedJson);
+    } else if (key === 'resourceTemplates') {
+      for (const t of CatalogExtras.listedTemplates(contributions, liveById))
+        if (shown(t.sourceId)) entries.push(t.publishedJson);
     } else {
-      for (const t of listed.resourceTemplates)
-        if (visible.source(t.upstream.id)) entries.push(t.publishedJson);
+      // Every source claims its URIs, seen by this caller or not, so the list holds what
+      // resources/read routes to (docs/operations.md §10 "Routing"); the caller then sees
+      // the entries of its sources.
+      const extras = this.resourceClaims(catalog, contributions, liveById);
+      if (visible === undefined) return { json: extras.resourcesJson, skipped: [] };
+      for (const r of extras.listed().resources)
+        if (shown(r.sourceId)) entries.push(r.publishedJson);
     }
     return { json: `[${entries.join(',')}]`, skipped: [] };
+  }
+
+  /**
+   * The catalog's sources with these live answers, claims and coverage built (the cost of a
+   * resources list), once per catalog and set of live answers: equal answers (by fingerprint)
+   * of the same upstreams reuse the build, so a resources/list whose live answers did not
+   * change tests no template.
+   */
+  private resourceClaims(
+    catalog: CatalogSnapshot,
+    contributions: readonly UpstreamContribution[],
+    liveById: ReadonlyMap<string, UpstreamContribution>,
+  ): CatalogExtras {
+    let builds = this.resourceBuilds.get(catalog);
+    if (builds === undefined) {
+      builds = new Map();
+      this.resourceBuilds.set(catalog, builds);
+    }
+    const key = [...liveById.values()]
+      .map((c) => `${c.upstream.id}\u0000${c.fingerprint}`)
+      .sort()
+      .join('\u0001');
+    const built = builds.get(key);
+    // (the same definitions too: an id's fingerprint says nothing of where it routes)
+    if (
+      built !== undefined &&
+      [...liveById.values()].every((c) => built.upstreams.get(c.upstream.id) === c.upstream)
+    )
+      return built.extras;
+    const extras = CatalogExtras.build(contributions, false, liveById);
+    this.coverageTests += extras.coverageTests;
+    builds.delete(key);
+    builds.set(key, {
+      extras,
+      upstreams: new Map([...liveById.values()].map((c) => [c.upstream.id, c.upstream])),
+    });
+    if (builds.size > RESOURCE_BUILDS_PER_CATALOG) {
+      const oldest = builds.keys().next();
+      if (oldest.done !== true) builds.delete(oldest.value);
+    }
+    return extras;
   }
 
   private async mergeTools(

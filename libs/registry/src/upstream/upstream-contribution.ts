@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { UpstreamDefinition } from '@app/config';
 import type { CatalogTool } from '../catalog/catalog-tool';
 import { compareCodeUnits } from '../catalog/merge-catalog';
+import { MAX_TEMPLATES_ONE_URI_MEETS, templatesBeyondReach } from '../catalog/template-index';
 import type { SchemaChecker } from '../manifest/schema-checker';
 import { TimeSlicer } from '../time-slicer';
 import { publishNames } from './published-names';
@@ -214,11 +215,8 @@ function contributionOf(
   prompts.sort((a, b) => compareCodeUnits(a.name, b.name));
 
   const resources = acceptResources(upstream, lists.resources, 'uri', 'resources', leftOut);
-  const resourceTemplates = acceptResources(
-    upstream,
-    lists.resourceTemplates,
-    'uriTemplate',
-    'resourceTemplates',
+  const resourceTemplates = withinReach(
+    acceptResources(upstream, lists.resourceTemplates, 'uriTemplate', 'resourceTemplates', leftOut),
     leftOut,
   );
   const fingerprint = sha1(
@@ -259,6 +257,30 @@ function toolProblem(tool: unknown, schemas: SchemaChecker): string | undefined 
   const problem = schemas.check(schema);
   if (problem !== undefined) return `inputSchema does not compile: ${problem.rule}`;
   return undefined;
+}
+
+/**
+ * The templates the template index takes (templatesBeyondReach): past
+ * MAX_TEMPLATES_ONE_URI_MEETS a URI could meet, the later ones are left out, so covering one
+ * URI never tests more than that many of one upstream's templates (docs/operations.md §10
+ * "Routing").
+ */
+function withinReach(templates: CatalogResource[], leftOut: LeftOutItem[]): CatalogResource[] {
+  const beyond = templatesBeyondReach(templates.map((t) => t.key));
+  if (beyond.every((b) => b === undefined)) return templates;
+  return templates.filter((t, i) => {
+    const ends = beyond[i];
+    if (ends === undefined) return true;
+    leftOut.push({
+      list: 'resourceTemplates',
+      name: shown(t.key),
+      reason:
+        `a URI could meet more than ${MAX_TEMPLATES_ONE_URI_MEETS} of this upstream's ` +
+        `templates: ${MAX_TEMPLATES_ONE_URI_MEETS} listed before it have literal starts and ends ` +
+        `nesting with its "${shown(ends.prefix)}" and "${shown(ends.suffix)}"`,
+    });
+    return false;
+  });
 }
 
 function acceptResources(
