@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import {
   McpServer as V1McpServer,
   ResourceTemplate,
@@ -11,6 +10,7 @@ import {
   createMcpHandler,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { listenLocal, readJson, stopper } from '../support/local-http';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { GatewayProcess } from '../support/gateway-process';
 import { TestAuthorizationServer } from '../support/oidc-provider';
@@ -31,30 +31,6 @@ interface RecordingServer {
   readonly url: string;
   readonly seen: Seen[];
   stop(): Promise<void>;
-}
-
-async function readJson(req: IncomingMessage): Promise<{ raw: Buffer; body: any }> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks);
-  try {
-    return { raw, body: raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8')) };
-  } catch {
-    return { raw, body: undefined };
-  }
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-}
-
-function stopper(server: Server): () => Promise<void> {
-  return () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
 }
 
 /**
@@ -99,7 +75,7 @@ async function startV1(serves: Serves): Promise<RecordingServer> {
       await transport.handleRequest(req, res, body);
     })().catch(() => res.destroy());
   });
-  return { url: await listen(http), seen, stop: stopper(http) };
+  return { url: await listenLocal(http), seen, stop: stopper(http) };
 }
 
 /** 2026: a v2 SDK handler (stateless 2026-07-28) on node:http. */
@@ -150,7 +126,7 @@ async function startV2(serves: Serves): Promise<RecordingServer> {
       res.end(Buffer.from(await answer.arrayBuffer()));
     })().catch(() => res.destroy());
   });
-  const url = await listen(http);
+  const url = await listenLocal(http);
   return {
     url,
     seen,

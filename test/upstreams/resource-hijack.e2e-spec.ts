@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import {
   McpServer as V1McpServer,
   ResourceTemplate,
@@ -12,6 +11,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { ADMIN_TOKEN, admin, startGateway, waitForState } from '../admin/admin-support';
 import { stopAfterEach } from '../support/cleanup';
+import { listenLocal, readJson, stopper } from '../support/local-http';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { waitFor, type GatewayProcess } from '../support/gateway-process';
 import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
@@ -29,30 +29,6 @@ interface ResourceServer {
   readonly url: string;
   readonly reads: string[];
   stop(): Promise<void>;
-}
-
-async function readJson(req: IncomingMessage): Promise<{ raw: Buffer; body: any }> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks);
-  try {
-    return { raw, body: raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8')) };
-  } catch {
-    return { raw, body: undefined };
-  }
-}
-
-async function listenOn(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-}
-
-function stopper(server: Server): () => Promise<void> {
-  return () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
 }
 
 /** A v2 SDK handler (stateless 2026-07-28) on node:http, noting the resources/read URIs. */
@@ -80,7 +56,7 @@ async function serveV2(
       res.end(Buffer.from(await answer.arrayBuffer()));
     })().catch(() => res.destroy());
   });
-  const url = await listenOn(http);
+  const url = await listenLocal(http);
   return {
     url,
     stop: async () => {
@@ -136,7 +112,7 @@ async function startTemplateServer(era: '2025' | '2026' = '2025'): Promise<Resou
       await transport.handleRequest(req, res, body);
     })().catch(() => res.destroy());
   });
-  return { url: await listenOn(http), reads, stop: stopper(http) };
+  return { url: await listenLocal(http), reads, stop: stopper(http) };
 }
 
 /**
