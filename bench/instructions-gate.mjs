@@ -25,6 +25,7 @@ import {
   DEFAULT_TOLERANCE,
   baselineFile,
   formatVerdict,
+  instructionNodeFlags,
   judge,
   readBaseline,
 } from './lib/instructions-gate.mjs';
@@ -83,6 +84,7 @@ try {
       node: process.versions.node,
       recordedAt: new Date().toISOString(),
       calls: 'bench/instructions.mjs defaults (4000 measured after 10000)',
+      nodeFlags: instructionNodeFlags(process.env).join(' '),
       steadyState: Object.fromEntries(ALL_MODES.map((m) => [m, Math.round(figures[m])])),
     };
     writeFileSync(BASELINE, `${JSON.stringify(baseline, null, 2)}\n`);
@@ -101,6 +103,11 @@ try {
       FIGURES !== undefined
         ? JSON.parse(readFileSync(FIGURES, 'utf8'))
         : await measureAll(ALL_MODES, dir);
+    const flags = instructionNodeFlags(process.env).join(' ');
+    if (FIGURES === undefined && (baseline.nodeFlags ?? '') !== flags)
+      process.stdout.write(
+        `note: measuring with V8 flags "${flags}", the baseline was recorded with "${baseline.nodeFlags ?? ''}": the figures are not comparable\n`,
+      );
     let verdict = judge(baseline, figures, TOLERANCE);
     const over = verdict.rows.filter((r) => !r.ok).map((r) => r.mode);
     if (FIGURES === undefined && over.length > 0) {

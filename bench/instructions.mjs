@@ -17,6 +17,8 @@
 // front of the bench Tool Service, sent what wrk sends it in toolsCall and modern: POST
 // /mcp/bench.echo {"nonce":N}; the floor the CPU ratios divide by). BENCH_INSTR_CALLS (4000) measured after
 // BENCH_INSTR_WARMUP (10000); BENCH_INSTR_RUNS (1) repeats the whole measurement.
+// BENCH_INSTR_NODE_FLAGS sets the measured process's V8 flags (bench/lib/instructions-gate.mjs,
+// instructionNodeFlags).
 // BENCH_INSTR_PERF_MAP=1 adds --perf-basic-prof (JIT names in /tmp/perf-<pid>.map, for
 // matching callgrind's addresses) and keeps the callgrind file. BENCH_INSTR_JSON=<file> also
 // writes the figures there as JSON (what `npm run bench:gate` reads). Needs valgrind.
@@ -24,6 +26,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { instructionNodeFlags } from './lib/instructions-gate.mjs';
 import { haveCommand } from './lib/load.mjs';
 import {
   REPO_ROOT,
@@ -45,6 +48,7 @@ const RUNS = Number(process.env.BENCH_INSTR_RUNS) || 1;
 const PERF_MAP = process.env.BENCH_INSTR_PERF_MAP === '1';
 const JSON_OUT = process.env.BENCH_INSTR_JSON;
 const CONCURRENCY = 16;
+const NODE_FLAGS = instructionNodeFlags(process.env);
 /** Frames of V8's compilers and parser: work that depends on when tier-up happens. */
 const COMPILE_FRAME =
   /compiler::|v8::internal::Zone|Turboshaft|turboshaft|[Mm]aglev|Parser|Scanner|BytecodeGenerator|Compile/;
@@ -163,6 +167,7 @@ async function measureOnce(source) {
       '--instr-atstart=no',
       `--callgrind-out-file=${out}`,
       process.execPath,
+      ...NODE_FLAGS,
       ...(PERF_MAP ? ['--perf-basic-prof'] : []),
       target.script,
     ],
@@ -247,6 +252,7 @@ if (JSON_OUT !== undefined)
       mode: MODE,
       node: process.versions.node,
       build: build.sha256,
+      nodeFlags: NODE_FLAGS.join(' '),
       calls: CALLS,
       runs,
     }),

@@ -9,6 +9,23 @@ export const ALL_MODES = [...GATED_MODES, 'proxy'];
 /** A mode fails when its steady state exceeds its baseline by more than this share. */
 export const DEFAULT_TOLERANCE = 0.05;
 
+/**
+ * V8 flags of the measured process (BENCH_INSTR_NODE_FLAGS replaces them). Under valgrind a
+ * process runs about 50 times slower, so V8's wall-clock heuristics see a nearly idle program:
+ * the memory reducer starts full GCs that throw away compiled code, which then compiles again,
+ * and the background compiler threads (serialized by valgrind) deliver optimized code later the
+ * more the machine is loaded. With both, a legacy call counted 326k on a quiet machine and 423k
+ * with two busy loops beside it. Without the memory reducer and with V8's helper work on the
+ * main thread, such a pair of runs gives 328k and 337k (docs/benchmarks.md, "Counts that do not
+ * depend on load"). A baseline holds only for the flags it was recorded with.
+ */
+export const DEFAULT_NODE_FLAGS = '--single-threaded --no-memory-reducer';
+
+/** The measured process's V8 flags, as a list. */
+export function instructionNodeFlags(env) {
+  return (env.BENCH_INSTR_NODE_FLAGS ?? DEFAULT_NODE_FLAGS).split(' ').filter(Boolean);
+}
+
 /** bench/baselines/instructions-node<major>.json: baselines are per Node major (counts move with V8). */
 export function baselineFile(repoRoot, nodeVersion) {
   const major = String(nodeVersion).replace(/^v/, '').split('.')[0];
