@@ -5,9 +5,12 @@
 // counts do not (the same build gives the same count to about 1 %, whatever else runs). This
 // script runs the built gateway under `valgrind --tool=callgrind` with collection off, sends a
 // warm-up of tools/call requests (16 at a time, from this process), switches collection on
-// with callgrind_control, sends the measured requests, switches it off, stops the gateway, and
-// prints instructions per call: in all, in the JIT compilers (code still being optimized during
-// the window, which varies from run to run) and the rest (the steady state: compare this one).
+// with callgrind_control, sends the measured requests, dumps the counts, waits an idle window
+// (BENCH_INSTR_IDLE_MS, 10 s) and dumps again, stops the gateway, and prints instructions per
+// call: in all, in the JIT compilers (code still being optimized during the window, which
+// varies from run to run), the process's per-second work (timers: the idle window's rate times
+// the calls' duration, which grows with the machine's load since valgrind runs the process
+// about 50 times slower) and the rest (the steady state: compare this one).
 // Kernel time (syscalls) is not counted. Use it to compare two builds; the figures the issues
 // set are CPU-time ratios from `npm run bench`.
 //
@@ -48,6 +51,8 @@ const RUNS = Number(process.env.BENCH_INSTR_RUNS) || 1;
 const PERF_MAP = process.env.BENCH_INSTR_PERF_MAP === '1';
 const JSON_OUT = process.env.BENCH_INSTR_JSON;
 const CONCURRENCY = 16;
+/** The idle window after the calls, in which the process's per-second work is counted. */
+const IDLE_MS = Number(process.env.BENCH_INSTR_IDLE_MS) || 10_000;
 const NODE_FLAGS = instructionNodeFlags(process.env);
 /** Frames of V8's compilers and parser: work that depends on when tier-up happens. */
 const COMPILE_FRAME =
@@ -212,14 +217,34 @@ async function measureOnce(source) {
     const run = (last) => Promise.all(Array.from({ length: CONCURRENCY }, () => send(last)));
     await run(WARMUP);
     control(child.pid, '-i', 'on');
+    const callsFrom = performance.now();
     await run(WARMUP + CALLS);
+    const callsMs = performance.now() - callsFrom;
+    control(child.pid, '--dump=calls');
+    const idleFrom = performance.now();
+    await sleep(IDLE_MS);
+    control(child.pid, '--dump=idle');
+    const idleMs = performance.now() - idleFrom;
     control(child.pid, '-i', 'off');
     child.kill('SIGTERM');
     await exited;
-    const [all, compile] = totals(out);
+    // the dumps are the callgrind file's parts .1 (the calls) and .2 (the idle window)
+    const [all, compile] = totals(`${out}.1`);
+    const [idleAll, idleCompile] = totals(`${out}.2`);
+    // what the process does per wall-clock second anyway (timers: the refresh heartbeat, the
+    // log flush, metrics), charged for as long as the calls took
+    const timers = ((idleAll - idleCompile) * callsMs) / idleMs;
     if (PERF_MAP)
-      process.stderr.write(`callgrind file ${out}, JIT names /tmp/perf-${child.pid}.map\n`);
-    return { all: all / CALLS, compile: compile / CALLS };
+      process.stderr.write(
+        `callgrind files ${out}.1, ${out}.2, JIT names /tmp/perf-${child.pid}.map\n`,
+      );
+    return {
+      all: all / CALLS,
+      compile: compile / CALLS,
+      timers: timers / CALLS,
+      idlePerSecond: ((idleAll - idleCompile) * 1000) / idleMs,
+      callsMs,
+    };
   } finally {
     await pool.close();
     if (child.exitCode === null) child.kill('SIGKILL');
@@ -233,12 +258,14 @@ const runs = [];
 try {
   if (MODE !== 'upstream') await source.setCatalog('instructions', 10, 'r1', 'A');
   for (let run = 1; run <= RUNS; run++) {
-    const { all, compile } = await measureOnce(source);
-    runs.push({ steadyState: all - compile, all, compile });
+    const { all, compile, timers, idlePerSecond, callsMs } = await measureOnce(source);
+    const steadyState = all - compile - timers;
+    runs.push({ steadyState, all, compile, timers, idlePerSecond, callsMs });
     const k = (n) => `${(n / 1000).toFixed(1)}k`;
     process.stdout.write(
-      `${MODE} tools/call, ${CALLS} calls after ${WARMUP}: ${k(all - compile)} instructions per call in steady state ` +
-        `(${k(all)} in all, ${k(compile)} in V8's compilers)\n`,
+      `${MODE} tools/call, ${CALLS} calls after ${WARMUP}: ${k(steadyState)} instructions per call in steady state ` +
+        `(${k(all)} in all, ${k(compile)} in V8's compilers, ${k(timers)} of per-second work: ` +
+        `${k(idlePerSecond)} a second idle, the calls took ${(callsMs / 1000).toFixed(1)} s)\n`,
     );
   }
 } finally {
