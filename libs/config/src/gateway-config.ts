@@ -1,3 +1,4 @@
+import type { UpstreamProtocolSetting } from './upstream-config.model';
 import type { AddressRange, UrlPattern } from './admin-url-patterns';
 import type { McpConfig, ServerErrorBodyMode } from './mcp-config.model';
 
@@ -53,7 +54,7 @@ export interface UpstreamDefinition {
   /** Prepended to its tool and prompt names; `<id>__` unless configured ("" for a sole source). */
   readonly namePrefix: string;
   readonly enabled: boolean;
-  readonly protocol: 'auto' | '2025-11-25' | '2026-07-28';
+  readonly protocol: UpstreamProtocolSetting;
   /**
    * `live`: its lists are fetched per request for the caller, never from the catalog
    * snapshot (issue 11 §4); `snapshot`: pulled on the refresh schedule.

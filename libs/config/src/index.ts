@@ -26,7 +26,7 @@ export {
   UPSTREAM_PROTOCOLS,
   type UpstreamProtocolSetting,
 } from './upstream-config.model';
-export { UNFORWARDABLE_HEADERS, upstreamNamePrefix } from './upstream-rules';
+export { upstreamNamePrefix } from './upstream-rules';
 export {
   compileAccessList,
   listAllows,

@@ -9,11 +9,8 @@ import {
 import type { McpConfig } from './mcp-config.model';
 import { registrationCredentialProblems } from './registration-credentials';
 import { UpstreamConfig } from './upstream-config.model';
-import {
-  isRegistrationUnforwardableHeader,
-  UNFORWARDABLE_HEADERS,
-  upstreamProblems,
-} from './upstream-rules';
+import { UNFORWARDABLE_HEADERS } from '@app/wire';
+import { isRegistrationUnforwardableHeader, upstreamProblems } from './upstream-rules';
 
 /** An upstream registered at runtime, as stored: the fields of `mcp.upstreams[]` (issue 13 §1). */
 export type RegisteredUpstreamConfig = UpstreamConfig;

@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import { FIRST_MODERN_VERSION, LATEST_LEGACY_VERSION } from '@app/wire';
 import {
   IsArray,
   IsBoolean,
@@ -19,7 +20,7 @@ export const UPSTREAM_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** An upstream namePrefix: the tool-name alphabet clients accept everywhere, or "" (issue 10 §1). */
 export const UPSTREAM_PREFIX_PATTERN = /^[A-Za-z0-9_-]{0,48}$/;
 
-export const UPSTREAM_PROTOCOLS = ['auto', '2025-11-25', '2026-07-28'] as const;
+export const UPSTREAM_PROTOCOLS = ['auto', LATEST_LEGACY_VERSION, FIRST_MODERN_VERSION] as const;
 export type UpstreamProtocolSetting = (typeof UPSTREAM_PROTOCOLS)[number];
 
 /**

@@ -1,36 +1,7 @@
+import { CREDENTIAL_HEADERS, UNFORWARDABLE_HEADERS } from '@app/wire';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import { urlProblem } from './config-rules';
 import type { UpstreamConfig } from './upstream-config.model';
-
-/**
- * Headers an upstream's `forwardHeaders` may not name: hop-by-hop and framing headers (RFC 9110
- * §7.6.1), and the ones the gateway itself sets towards an upstream (MCP transport headers,
- * `Authorization`, which has its own `authorization` setting).
- */
-export const UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
-  'host',
-  'content-length',
-  'content-type',
-  'content-encoding',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-  'accept',
-  'accept-encoding',
-  'authorization',
-  'cookie',
-  'mcp-session-id',
-  'mcp-protocol-version',
-  'mcp-method',
-  'mcp-name',
-  'last-event-id',
-]);
 
 /**
  * Headers a runtime registration's `forwardHeaders` may not name either, beyond
@@ -41,9 +12,7 @@ export const UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
  * forward such a header: the operator who writes the config chooses its URL too.
  */
 export const REGISTRATION_UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
+  ...CREDENTIAL_HEADERS,
   'x-forwarded-authorization',
   'x-forwarded-access-token',
   'x-auth-request-access-token',

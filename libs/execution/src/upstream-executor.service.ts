@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { MetaKey } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { SourceCredentialError, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
@@ -141,7 +142,7 @@ export class UpstreamExecutor {
             ...params,
             _meta: {
               ...(params?._meta as Record<string, unknown> | undefined),
-              'io.modelcontextprotocol/clientCapabilities': context.clientCapabilities,
+              [MetaKey.clientCapabilities]: context.clientCapabilities,
             },
           }
         : params;

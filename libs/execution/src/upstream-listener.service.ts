@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { JsonRpcCode } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { SourceCredentialError, type CallerIdentity } from '@app/identity';
 import { UpstreamConnections, UpstreamFailure, type JsonRpcMessage } from '@app/upstream';
@@ -132,7 +133,10 @@ export class UpstreamListener {
             onMessage: (message) => this.deliver(message, context),
           },
         );
-        if (answer.kind === 'error' && (answer.code === -32601 || answer.code === -32602)) {
+        if (
+          answer.kind === 'error' &&
+          (answer.code === JsonRpcCode.MethodNotFound || answer.code === JsonRpcCode.InvalidParams)
+        ) {
           this.logger.warn(
             `Upstream ${upstream.id}: subscriptions/listen refused (${answer.code}); its notifications are not relayed`,
           );

@@ -9,7 +9,6 @@ export {
   type SessionsView,
 } from './session/session-token.service';
 export { HttpAccessPolicy, type AccessDecision } from './http/http-access.policy';
-export { LEGACY_PROTOCOL_VERSIONS } from './codecs/legacy.codec';
 export { GatewayError, GatewayErrorCode } from './errors/gateway-error';
 export { legacyWireError, type WireError } from './errors/wire-errors';
 export { parseMessage, classifyMessage } from './jsonrpc/parse-message';

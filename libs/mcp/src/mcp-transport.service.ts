@@ -1,16 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { isModernVersion, JsonRpcCode, MetaKey, MODERN_PROTOCOL_VERSIONS } from '@app/wire';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import type { IncomingHeaders } from '@app/execution';
 import { ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { authRefusal } from './http/auth-answers';
 import { LegacyCodec } from './codecs/legacy.codec';
-import {
-  isModernVersion,
-  META_PROTOCOL_VERSION,
-  MODERN_PROTOCOL_VERSIONS,
-  ModernCodec,
-} from './codecs/modern.codec';
+import { ModernCodec } from './codecs/modern.codec';
 import { GatewayErrorCode } from './errors/gateway-error';
 import { legacyWireError } from './errors/wire-errors';
 import {
@@ -45,7 +41,7 @@ function claimOf(value: unknown): unknown {
   if (typeof params !== 'object' || params === null) return undefined;
   const meta = (params as { _meta?: unknown })._meta;
   if (typeof meta !== 'object' || meta === null) return undefined;
-  return (meta as Record<string, unknown>)[META_PROTOCOL_VERSION];
+  return (meta as Record<string, unknown>)[MetaKey.protocolVersion];
 }
 
 /** Which codec serves a POST, or the refusal the classifier answers itself. */
@@ -184,7 +180,7 @@ export class McpTransport {
           400,
           errorEnvelope(
             'id' in message ? message.id : null,
-            -32022,
+            JsonRpcCode.UnsupportedProtocolVersion,
             `Unsupported protocol version: ${claim.slice(0, 40)}`,
             { supported: MODERN_PROTOCOL_VERSIONS, requested: claim },
           ),
@@ -199,8 +195,8 @@ export class McpTransport {
           400,
           errorEnvelope(
             'id' in message ? message.id : null,
-            -32602,
-            `Invalid _meta envelope: ${META_PROTOCOL_VERSION} must be a string`,
+            JsonRpcCode.InvalidParams,
+            `Invalid _meta envelope: ${MetaKey.protocolVersion} must be a string`,
           ),
           'json',
         ),
@@ -214,7 +210,7 @@ export class McpTransport {
           400,
           errorEnvelope(
             message.id,
-            -32020,
+            JsonRpcCode.HeaderMismatch,
             'Header mismatch: MCP-Protocol-Version names 2026-07-28 or later but initialize carries no envelope',
             { mismatch: { header: 'MCP-Protocol-Version', body: 'initialize' } },
           ),

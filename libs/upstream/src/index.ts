@@ -14,11 +14,9 @@ export {
   type UpstreamServerInfo,
   type UpstreamSignal,
 } from './upstream-types';
-export { encodeHeaderValue } from './mcp-headers';
 export * from './upstream-connections.service';
 export * from './upstream.module';
 export { gatewayRequestHeaders, upstreamRequestHeaders } from './upstream-headers';
-export { RawJson, stringifyMessage } from './raw-json';
 export {
   readListPages,
   ListPagesFault,

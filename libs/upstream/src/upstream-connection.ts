@@ -14,7 +14,19 @@ import {
   type ParsedMessage,
   type RequestId,
 } from './json-rpc';
-import { encodeHeaderValue, mcpNameHeader } from './mcp-headers';
+import {
+  ACCEPTED_UPSTREAM_LEGACY_VERSIONS,
+  CLIENT_DROPPED_HEADERS,
+  encodeHeaderValue,
+  FIRST_MODERN_VERSION,
+  isModernVersion,
+  JsonRpcCode,
+  LATEST_LEGACY_VERSION,
+  MetaKey,
+  MODERN_PROTOCOL_VERSIONS,
+  stringifyMessage,
+} from '@app/wire';
+import { mcpNameHeader } from './mcp-headers';
 import {
   UpstreamFailure,
   type JsonRpcMessage,
@@ -29,30 +41,13 @@ import {
   type UpstreamServerInfo,
   type UpstreamSignal,
 } from './upstream-types';
-import { stringifyMessage } from './raw-json';
 import { ListItemCounter, listItemsExceed } from './list-items';
 
-/** Modern revisions this client speaks, newest first. */
-const MODERN_VERSIONS: readonly string[] = ['2026-07-28'];
-/** The revision this client asks for at initialize. */
-const LEGACY_VERSION = '2025-11-25';
-/** Revisions an upstream may answer initialize with that this client can go on with. */
-const LEGACY_VERSIONS: ReadonlySet<string> = new Set([
-  '2025-11-25',
-  '2025-06-18',
-  '2025-03-26',
-  '2024-11-05',
-]);
-const FIRST_MODERN_VERSION = '2026-07-28';
-
-const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
-const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
-
 /** 2026 errors that a 2025 server never sends: a 2025 request answered with them met a modern server. */
-const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([-32020, -32022]);
-const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([
+  JsonRpcCode.HeaderMismatch,
+  JsonRpcCode.UnsupportedProtocolVersion,
+]);
 
 /** Bound on the best-effort DELETE at close and on a notifications/cancelled, in ms. */
 const SHORT_DEADLINE_MILLIS = 2000;
@@ -72,27 +67,6 @@ const UNOWNED_ANSWERS_IN_FLIGHT = 8;
 const UNOWNED_ANSWERS_WAITING = 64;
 const DROPPED_LOG_EVERY_MS = 60_000;
 const logger = new Logger('Upstream');
-
-/** Request headers callers may not set: hop-by-hop ones, Host, and those this client owns. */
-const DROPPED_HEADERS: ReadonlySet<string> = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'expect',
-  'content-length',
-  'content-type',
-  'accept',
-  'mcp-session-id',
-  'mcp-protocol-version',
-  'mcp-method',
-  'mcp-name',
-  'last-event-id',
-]);
 
 /** Notifications that say one of the upstream's lists changed, wherever they arrive. */
 const LIST_CHANGED: ReadonlySet<string> = new Set([
@@ -170,10 +144,6 @@ function isListChanged(message: JsonRpcMessage): boolean {
 
 function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
-}
-
-function isModernVersion(version: string): boolean {
-  return version >= FIRST_MODERN_VERSION;
 }
 
 function stringsOf(value: unknown): string[] | undefined {
@@ -455,7 +425,7 @@ export class UpstreamConnection {
     if (this.session?.era === '2026')
       throw eraMismatch('the upstream speaks 2026-07-28, where clients never send responses');
     const headers = this.headersFor(options.headers);
-    headers['mcp-protocol-version'] = this.session?.protocolVersion ?? LEGACY_VERSION;
+    headers['mcp-protocol-version'] = this.session?.protocolVersion ?? LATEST_LEGACY_VERSION;
     if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
     const reply = await this.post(headers, JSON.stringify(response), undefined, budget);
     this.checkAccepted(reply, sessionId);
@@ -575,8 +545,8 @@ export class UpstreamConnection {
     headers: Readonly<Record<string, string>> | undefined,
   ): Promise<Session> {
     const pinned = this.endpoint.protocol;
-    if (pinned === '2025-11-25') return this.initialize(budget, headers);
-    let version = MODERN_VERSIONS[0] ?? FIRST_MODERN_VERSION;
+    if (pinned === LATEST_LEGACY_VERSION) return this.initialize(budget, headers);
+    let version: string = FIRST_MODERN_VERSION;
     let retried = false;
     for (;;) {
       const verdict = await this.probe(version, budget, headers);
@@ -590,7 +560,7 @@ export class UpstreamConnection {
           version = verdict.version;
           continue;
         case 'legacy':
-          if (pinned === '2026-07-28')
+          if (pinned === FIRST_MODERN_VERSION)
             throw eraMismatch(
               'the upstream did not offer the pinned protocol version 2026-07-28 via server/discover',
             );
@@ -645,9 +615,9 @@ export class UpstreamConnection {
     }
     const error = errorOf(reply.message);
     if (error !== undefined) {
-      if (error.code !== UNSUPPORTED_PROTOCOL_VERSION) return { kind: 'legacy' };
+      if (error.code !== JsonRpcCode.UnsupportedProtocolVersion) return { kind: 'legacy' };
       const supported = isRecord(error.data) ? stringsOf(error.data.supported) : undefined;
-      const mutual = MODERN_VERSIONS.find((v) => supported?.includes(v) === true);
+      const mutual = MODERN_PROTOCOL_VERSIONS.find((v) => supported?.includes(v) === true);
       if (mutual !== undefined) return { kind: 'retry', version: mutual };
       if (supported === undefined || supported.some((v) => !isModernVersion(v)))
         return { kind: 'legacy' };
@@ -659,7 +629,7 @@ export class UpstreamConnection {
     if (supported === undefined || !isRecord(result.capabilities)) return { kind: 'legacy' };
     if (!supported.includes(version)) {
       // v2 servers list only modern versions even when they also serve 2025 (G-10).
-      const mutual = MODERN_VERSIONS.find((v) => supported.includes(v));
+      const mutual = MODERN_PROTOCOL_VERSIONS.find((v) => supported.includes(v));
       return mutual === undefined ? { kind: 'legacy' } : { kind: 'retry', version: mutual };
     }
     const meta = isRecord(result._meta) ? result._meta : undefined;
@@ -669,7 +639,7 @@ export class UpstreamConnection {
         era: '2026',
         protocolVersion: version,
         capabilities: result.capabilities,
-        serverInfo: serverInfoOf(meta?.[META_SERVER_INFO]),
+        serverInfo: serverInfoOf(meta?.[MetaKey.serverInfo]),
         instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
       },
     };
@@ -686,7 +656,7 @@ export class UpstreamConnection {
       id,
       method: 'initialize',
       params: {
-        protocolVersion: LEGACY_VERSION,
+        protocolVersion: LATEST_LEGACY_VERSION,
         capabilities: this.endpoint.clientCapabilities,
         clientInfo: this.endpoint.clientInfo,
       },
@@ -698,8 +668,10 @@ export class UpstreamConnection {
     if (answer instanceof UpstreamFailure) throw answer;
     if (answer.kind === 'error') {
       const supported = isRecord(answer.data) ? stringsOf(answer.data.supported) : undefined;
-      if (answer.code === UNSUPPORTED_PROTOCOL_VERSION || supported !== undefined)
-        throw eraMismatch(`the upstream refused initialize for protocol version ${LEGACY_VERSION}`);
+      if (answer.code === JsonRpcCode.UnsupportedProtocolVersion || supported !== undefined)
+        throw eraMismatch(
+          `the upstream refused initialize for protocol version ${LATEST_LEGACY_VERSION}`,
+        );
       if (!isSuccess(reply.status))
         throw httpStatusFailure(reply.status, 'the upstream refused initialize');
       throw new UpstreamFailure(
@@ -709,7 +681,7 @@ export class UpstreamConnection {
     }
     const { result } = answer;
     const version = result.protocolVersion;
-    if (typeof version !== 'string' || !LEGACY_VERSIONS.has(version)) {
+    if (typeof version !== 'string' || !ACCEPTED_UPSTREAM_LEGACY_VERSIONS.has(version)) {
       const named = typeof version === 'string' && DATE_VERSION.test(version) ? ` ${version}` : '';
       throw eraMismatch(
         `the upstream answered initialize with a protocol version${named} this gateway does not speak`,
@@ -795,8 +767,9 @@ export class UpstreamConnection {
     const code = errorCode(reply);
     const legacyAnswer =
       reply.status === 405 ||
-      ((reply.status === 400 || reply.status === 404) && (code === -32000 || code === -32001)) ||
-      code === UNSUPPORTED_PROTOCOL_VERSION;
+      ((reply.status === 400 || reply.status === 404) &&
+        (code === JsonRpcCode.ServerError || code === JsonRpcCode.NotFound)) ||
+      code === JsonRpcCode.UnsupportedProtocolVersion;
     return legacyAnswer
       ? { outcome: plainOutcome(reply), renew: 'wrong-era' }
       : { outcome: plainOutcome(reply) };
@@ -993,7 +966,7 @@ export class UpstreamConnection {
     if (extra !== undefined) {
       for (const [name, value] of Object.entries(extra)) {
         const lower = name.toLowerCase();
-        if (!DROPPED_HEADERS.has(lower)) headers[lower] = value;
+        if (!CLIENT_DROPPED_HEADERS.has(lower)) headers[lower] = value;
       }
     }
     if (withBody) {
@@ -1035,11 +1008,11 @@ export class UpstreamConnection {
     return {
       ...params,
       _meta: {
-        [META_CLIENT_CAPABILITIES]: this.endpoint.clientCapabilities,
-        [META_CLIENT_INFO]: this.endpoint.clientInfo,
+        [MetaKey.clientCapabilities]: this.endpoint.clientCapabilities,
+        [MetaKey.clientInfo]: this.endpoint.clientInfo,
         ...given,
         // Must equal the MCP-Protocol-Version header (G-1).
-        [META_PROTOCOL_VERSION]: version,
+        [MetaKey.protocolVersion]: version,
       },
     };
   }
@@ -1149,7 +1122,7 @@ export class UpstreamConnection {
           jsonrpc: '2.0',
           id,
           error: {
-            code: -32601,
+            code: JsonRpcCode.MethodNotFound,
             message:
               'Method not found: the gateway serves no client requests outside a call; this request belongs to no caller',
           },

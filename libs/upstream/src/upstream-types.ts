@@ -1,10 +1,12 @@
+import type { UpstreamProtocolSetting } from '@app/config';
+
 /**
  * The vocabulary of the gateway's client towards one upstream MCP server (issue 10): what the
  * DiscoveryModule and the ExecutionModule give it and get back.
  */
 
 /** Which MCP revision to speak to an upstream: detect it, or pin one. */
-export type UpstreamProtocol = 'auto' | '2025-11-25' | '2026-07-28';
+export type UpstreamProtocol = UpstreamProtocolSetting;
 
 /** The two MCP eras: `2025` is initialize + sessions, `2026` is stateless with a per-request envelope. */
 export type UpstreamEra = '2025' | '2026';

@@ -1,4 +1,5 @@
-import type { RegisteredUpstreamConfig } from '@app/config';
+import type { RegisteredUpstreamConfig, UpstreamProtocolSetting } from '@app/config';
+import type { FIRST_MODERN_VERSION, LATEST_LEGACY_VERSION } from '@app/wire';
 
 /** Where an upstream comes from: the config file (read-only) or the registration API. */
 export type UpstreamOrigin = 'config' | 'registered';
@@ -17,14 +18,14 @@ export interface AdminUpstreamView {
   readonly url: string;
   readonly namePrefix: string;
   readonly enabled: boolean;
-  readonly protocol: 'auto' | '2025-11-25' | '2026-07-28';
+  readonly protocol: UpstreamProtocolSetting;
   readonly authorization: { readonly mode: string; readonly valueEnv?: string };
   readonly origin: UpstreamOrigin;
   readonly state: RegistrationState;
   /** Why it is FAILED (an error type and its detail), or why an ACTIVE one serves an older copy. */
   readonly reason?: string;
   /** The MCP revision it speaks, once a pull succeeded. */
-  readonly era?: '2025-11-25' | '2026-07-28';
+  readonly era?: typeof LATEST_LEGACY_VERSION | typeof FIRST_MODERN_VERSION;
   /** Tools of the copy in the catalog. */
   readonly toolCount?: number;
   readonly createdAt: string | null;

@@ -1,3 +1,4 @@
+import { FIRST_MODERN_VERSION, LATEST_LEGACY_VERSION } from '@app/wire';
 import type { RegisteredUpstreamConfig, UpstreamConfig } from '@app/config';
 import type { RegistryService, UpstreamPullState } from '@app/registry';
 import type { AdminUpstreamView, RegistrationState } from './admin-upstream-record';
@@ -21,7 +22,7 @@ export interface AdminRefusal {
   readonly problems?: readonly string[];
 }
 
-const ERAS = { '2025': '2025-11-25', '2026': '2026-07-28' } as const;
+const ERAS = { '2025': LATEST_LEGACY_VERSION, '2026': FIRST_MODERN_VERSION } as const;
 
 /** The fields of an upstream the record shows: references only, never a secret value. */
 export function fieldsOf(

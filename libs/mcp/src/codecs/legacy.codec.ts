@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { DEFAULT_UNSTATED_VERSION, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -30,11 +31,6 @@ import {
 import { InFlightRequests } from '../http/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { relayedCapabilities, SessionTokenService } from '../session/session-token.service';
-
-/** Versions this gateway speaks in the legacy era; the first is the latest (wire notes §1.1). */
-export const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-/** What a legacy request without MCP-Protocol-Version is assumed to speak (2025-11-25 transport rule). */
-const DEFAULT_UNSTATED_VERSION = '2025-03-26';
 
 /**
  * The 2025 era (2025-11-25, 2025-06-18, 2025-03-26): `initialize` mints a sealed

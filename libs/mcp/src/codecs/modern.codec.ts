@@ -1,4 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
+import {
+  decodeHeaderValue,
+  JsonRpcCode,
+  MetaKey,
+  methodRow,
+  MODERN_PROTOCOL_VERSIONS,
+} from '@app/wire';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import type { CallerAccess } from '@app/identity';
@@ -31,48 +38,8 @@ import { isFilteredForCaller } from '../handlers/caller-filtered';
 import { SubscriptionsListen } from '../listen/subscriptions-listen.service';
 import { CacheHintsService } from './cache-hints';
 import { paramHeaderMismatch } from '../handlers/header-params';
-import { decodeHeaderValue } from './mcp-header-values';
 import { missingClientCapabilities } from './required-capabilities';
 import { streamWhenRelayed } from './relay-answer';
-
-/** The modern revisions this gateway serves (wire notes §1.3). */
-export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const;
-/** Per-request envelope keys in `params._meta` (wire notes §2.0). */
-export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
-const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
-
-/** The methods of 2026-07-28 this gateway serves; anything else (ping, initialize, …) is 404 -32601. */
-const MODERN_METHODS = new Set([
-  'server/discover',
-  'tools/list',
-  'tools/call',
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'completion/complete',
-  'subscriptions/listen',
-]);
-/** Methods whose result carries cache hints (wire notes §3). */
-const LIST_METHODS = new Set([
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
-]);
-/** Where `Mcp-Name` comes from, per method (wire notes §1.2). */
-const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri'>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-};
-
-/** A 2026-07-28 claim compares as a date: modern from 2026-07-28 on (wire notes §1.3). */
-export function isModernVersion(version: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28';
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -108,7 +75,7 @@ export class ModernCodec {
       name: config.get('mcp.identity', { infer: true }),
       version: config.get('version', { infer: true }),
     };
-    this.serverInfoMeta = JSON.stringify({ [META_SERVER_INFO]: this.serverInfo });
+    this.serverInfoMeta = JSON.stringify({ [MetaKey.serverInfo]: this.serverInfo });
     this.maxQueuedBytes = config.get('mcp.listen.maxQueuedBytes', { infer: true });
   }
 
@@ -127,18 +94,28 @@ export class ModernCodec {
         // notifications/cancelled of a closed listen, and the like: accepted (wire notes §1.2)
         return ACCEPTED;
       case 'parse-error':
-        return this.error(null, -32700, `Parse error: ${message.reason}`, 400);
+        return this.error(null, JsonRpcCode.ParseError, `Parse error: ${message.reason}`, 400);
       case 'batch':
         return this.error(
           null,
-          -32600,
+          JsonRpcCode.InvalidRequest,
           'Invalid Request: JSON-RPC batches may not contain requests for protocol revision 2026-07-28 or later',
           400,
         );
       case 'invalid-request':
-        return this.error(message.id, -32600, `Invalid Request: ${message.reason}`, 400);
+        return this.error(
+          message.id,
+          JsonRpcCode.InvalidRequest,
+          `Invalid Request: ${message.reason}`,
+          400,
+        );
       case 'invalid-params':
-        return this.error(message.id, -32602, `Invalid params: ${message.reason}`, 400);
+        return this.error(
+          message.id,
+          JsonRpcCode.InvalidParams,
+          `Invalid params: ${message.reason}`,
+          400,
+        );
       case 'request':
         return this.request(exchange, message, claim);
     }
@@ -156,30 +133,47 @@ export class ModernCodec {
     if (claim === undefined || meta === undefined)
       return this.error(
         id,
-        -32602,
+        JsonRpcCode.InvalidParams,
         'Invalid params: the request is missing the required per-request envelope key(s): _meta',
         400,
       );
     if (!(MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(claim))
-      return this.error(id, -32022, `Unsupported protocol version: ${claim.slice(0, 40)}`, 400, {
-        supported: MODERN_PROTOCOL_VERSIONS,
-        requested: claim,
-      });
-    const clientCapabilities = meta[META_CLIENT_CAPABILITIES];
+      return this.error(
+        id,
+        JsonRpcCode.UnsupportedProtocolVersion,
+        `Unsupported protocol version: ${claim.slice(0, 40)}`,
+        400,
+        {
+          supported: MODERN_PROTOCOL_VERSIONS,
+          requested: claim,
+        },
+      );
+    const clientCapabilities = meta[MetaKey.clientCapabilities];
     if (!isRecord(clientCapabilities))
       return this.error(
         id,
-        -32602,
-        `Invalid _meta envelope: ${META_CLIENT_CAPABILITIES}: ${clientCapabilities === undefined ? 'missing' : 'must be an object'}`,
+        JsonRpcCode.InvalidParams,
+        `Invalid _meta envelope: ${MetaKey.clientCapabilities}: ${clientCapabilities === undefined ? 'missing' : 'must be an object'}`,
         400,
       );
     const mismatch = this.headerMismatch(headers, method, params, claim, stated);
     if (mismatch !== undefined)
-      return this.error(id, -32020, `Header mismatch: ${mismatch.reason}`, 400, {
-        mismatch: { header: mismatch.header, body: mismatch.body },
-      });
-    if (!MODERN_METHODS.has(method))
-      return this.error(id, -32601, `Method not found: ${method.slice(0, 128)}`, 404);
+      return this.error(
+        id,
+        JsonRpcCode.HeaderMismatch,
+        `Header mismatch: ${mismatch.reason}`,
+        400,
+        {
+          mismatch: { header: mismatch.header, body: mismatch.body },
+        },
+      );
+    if (methodRow(method)?.modern !== true)
+      return this.error(
+        id,
+        JsonRpcCode.MethodNotFound,
+        `Method not found: ${method.slice(0, 128)}`,
+        404,
+      );
     if (method === 'server/discover') return this.discover(id, exchange.access);
     if (method === 'subscriptions/listen')
       return this.listen.open({
@@ -251,7 +245,9 @@ export class ModernCodec {
             ? 'the required Mcp-Method header is absent'
             : 'Mcp-Method differs from the method',
       };
-    const source = NAME_SOURCE[method];
+    // only the methods this era serves: another one is 404 -32601 whatever its headers say
+    const row = methodRow(method);
+    const source = row?.modern === true ? row.mcpName : undefined;
     if (source !== undefined) {
       const bodyName = typeof params?.[source] === 'string' ? params[source] : '';
       const raw = header(headers, 'mcp-name');
@@ -290,7 +286,7 @@ export class ModernCodec {
       supportedVersions: MODERN_PROTOCOL_VERSIONS,
       capabilities: this.capabilities.current(access),
       ...this.cacheHints.forList('server/discover', { filteredForCaller: restricted(access) }),
-      _meta: { [META_SERVER_INFO]: this.serverInfo },
+      _meta: { [MetaKey.serverInfo]: this.serverInfo },
     };
     return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), 'json');
   }
@@ -305,13 +301,14 @@ export class ModernCodec {
   ): HttpAnswer {
     // a result built for a restricted caller (issue 12 §3) is private
     const filteredForCaller = isFilteredForCaller(result) || restricted(access);
-    let hints = LIST_METHODS.has(method)
-      ? this.cacheHints.withLive(
-          method,
-          result instanceof LiveListResult ? result.cacheHints : undefined,
-          { filteredForCaller },
-        )
-      : undefined;
+    let hints =
+      methodRow(method)?.list === true
+        ? this.cacheHints.withLive(
+            method,
+            result instanceof LiveListResult ? result.cacheHints : undefined,
+            { filteredForCaller },
+          )
+        : undefined;
     let body: JsonBody;
     if (result instanceof PreSerialized) {
       // `{"tools":[…]` + … + `}`: the 2026 members go before the closing brace
@@ -333,7 +330,7 @@ export class ModernCodec {
       if (missing !== undefined)
         return this.error(
           id,
-          -32021,
+          JsonRpcCode.MissingClientCapability,
           `Missing required client capability: ${Object.keys(missing).join(', ')}`,
           400,
           { requiredCapabilities: missing },
@@ -349,7 +346,7 @@ export class ModernCodec {
               ...r,
               resultType: typeof r.resultType === 'string' ? r.resultType : 'complete',
               ...(hints ?? {}),
-              _meta: { ...meta, [META_SERVER_INFO]: this.serverInfo },
+              _meta: { ...meta, [MetaKey.serverInfo]: this.serverInfo },
             });
     }
     return messageAnswer(200, resultEnvelope(id, body), 'json');
@@ -372,7 +369,7 @@ export class ModernCodec {
         id,
         err.rpcCode,
         err.message,
-        err.rpcCode === -32021 ? 400 : 200,
+        err.rpcCode === JsonRpcCode.MissingClientCapability ? 400 : 200,
         err.rpcData,
       );
     if (err instanceof GatewayError) {

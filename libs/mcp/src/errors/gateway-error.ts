@@ -24,13 +24,6 @@ export enum GatewayErrorCode {
   RateLimited = 'rate_limited',
 }
 
-/**
- * The JSON-RPC code of a rate-limited request (issue 12 §6). Outside -32768…-32000: that range
- * is JSON-RPC's and MCP's (wire notes §5: -32000…-32019 legacy, no new codes; -32020…-32099
- * reserved for the MCP spec), and application errors belong outside it. 429 as in HTTP.
- */
-export const RATE_LIMITED_CODE = -31429;
-
 /** Thrown by method handlers and the transport; turned into a wire error by the codec. */
 export class GatewayError extends Error {
   override readonly name = 'GatewayError';

@@ -1,4 +1,5 @@
-import { GatewayError, GatewayErrorCode, RATE_LIMITED_CODE } from './gateway-error';
+import { JsonRpcCode } from '@app/wire';
+import { GatewayError, GatewayErrorCode } from './gateway-error';
 
 /** A JSON-RPC error as written: the HTTP status of the POST and the error object's code. */
 export interface WireError {
@@ -14,38 +15,38 @@ export interface WireError {
 export function legacyWireError(code: GatewayErrorCode): WireError {
   switch (code) {
     case GatewayErrorCode.ParseError:
-      return { httpStatus: 400, code: -32700 };
+      return { httpStatus: 400, code: JsonRpcCode.ParseError };
     case GatewayErrorCode.InvalidRequest:
-      return { httpStatus: 400, code: -32600 };
+      return { httpStatus: 400, code: JsonRpcCode.InvalidRequest };
     case GatewayErrorCode.MethodNotFound:
-      return { httpStatus: 200, code: -32601 };
+      return { httpStatus: 200, code: JsonRpcCode.MethodNotFound };
     case GatewayErrorCode.InvalidParams:
-      return { httpStatus: 200, code: -32602 };
+      return { httpStatus: 200, code: JsonRpcCode.InvalidParams };
     case GatewayErrorCode.ToolNotFound:
-      return { httpStatus: 200, code: -32001 };
+      return { httpStatus: 200, code: JsonRpcCode.NotFound };
     case GatewayErrorCode.RegistryUnavailable:
-      return { httpStatus: 200, code: -32603 };
+      return { httpStatus: 200, code: JsonRpcCode.InternalError };
     case GatewayErrorCode.SessionNotFound:
-      return { httpStatus: 404, code: -32001 };
+      return { httpStatus: 404, code: JsonRpcCode.NotFound };
     case GatewayErrorCode.UnsupportedProtocolVersion:
-      return { httpStatus: 400, code: -32000 };
+      return { httpStatus: 400, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.UnsupportedMediaType:
-      return { httpStatus: 415, code: -32000 };
+      return { httpStatus: 415, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.NotAcceptable:
-      return { httpStatus: 406, code: -32000 };
+      return { httpStatus: 406, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.MethodNotAllowed:
-      return { httpStatus: 405, code: -32000 };
+      return { httpStatus: 405, code: JsonRpcCode.ServerError };
     // The spec says 403 and leaves the body open (wire notes §1.1); -32000 with id null is what
     // the official SDKs' Origin and Host validation answers.
     case GatewayErrorCode.Forbidden:
-      return { httpStatus: 403, code: -32000 };
+      return { httpStatus: 403, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.Internal:
-      return { httpStatus: 500, code: -32603 };
+      return { httpStatus: 500, code: JsonRpcCode.InternalError };
     // the upstream's own code is written instead (ForwardedError.rpcCode)
     case GatewayErrorCode.Forwarded:
-      return { httpStatus: 200, code: -32603 };
+      return { httpStatus: 200, code: JsonRpcCode.InternalError };
     case GatewayErrorCode.RateLimited:
-      return { httpStatus: 429, code: RATE_LIMITED_CODE };
+      return { httpStatus: 429, code: JsonRpcCode.RateLimited };
   }
 }
 
@@ -57,32 +58,32 @@ export function legacyWireError(code: GatewayErrorCode): WireError {
 export function modernWireError(code: GatewayErrorCode): WireError {
   switch (code) {
     case GatewayErrorCode.ParseError:
-      return { httpStatus: 400, code: -32700 };
+      return { httpStatus: 400, code: JsonRpcCode.ParseError };
     case GatewayErrorCode.InvalidRequest:
-      return { httpStatus: 400, code: -32600 };
+      return { httpStatus: 400, code: JsonRpcCode.InvalidRequest };
     case GatewayErrorCode.MethodNotFound:
-      return { httpStatus: 404, code: -32601 };
+      return { httpStatus: 404, code: JsonRpcCode.MethodNotFound };
     case GatewayErrorCode.InvalidParams:
     case GatewayErrorCode.ToolNotFound:
-      return { httpStatus: 200, code: -32602 };
+      return { httpStatus: 200, code: JsonRpcCode.InvalidParams };
     case GatewayErrorCode.RegistryUnavailable:
     case GatewayErrorCode.Forwarded:
-      return { httpStatus: 200, code: -32603 };
+      return { httpStatus: 200, code: JsonRpcCode.InternalError };
     case GatewayErrorCode.SessionNotFound:
     case GatewayErrorCode.UnsupportedProtocolVersion:
-      return { httpStatus: 400, code: -32022 };
+      return { httpStatus: 400, code: JsonRpcCode.UnsupportedProtocolVersion };
     case GatewayErrorCode.UnsupportedMediaType:
-      return { httpStatus: 415, code: -32000 };
+      return { httpStatus: 415, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.NotAcceptable:
-      return { httpStatus: 406, code: -32000 };
+      return { httpStatus: 406, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.MethodNotAllowed:
-      return { httpStatus: 405, code: -32000 };
+      return { httpStatus: 405, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.Forbidden:
-      return { httpStatus: 403, code: -32000 };
+      return { httpStatus: 403, code: JsonRpcCode.ServerError };
     case GatewayErrorCode.Internal:
-      return { httpStatus: 500, code: -32603 };
+      return { httpStatus: 500, code: JsonRpcCode.InternalError };
     case GatewayErrorCode.RateLimited:
-      return { httpStatus: 429, code: RATE_LIMITED_CODE };
+      return { httpStatus: 429, code: JsonRpcCode.RateLimited };
   }
 }
 

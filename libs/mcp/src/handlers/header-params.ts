@@ -1,8 +1,7 @@
 import type { CatalogTool } from '@app/registry';
 import type { IncomingHeaders } from '@app/execution';
 import { header as headerValue } from '../http/http-answer';
-import { encodeHeaderValue } from '@app/upstream';
-import { decodeHeaderValue } from '../codecs/mcp-header-values';
+import { decodeHeaderValue, encodeHeaderValue } from '@app/wire';
 
 /** A tool argument mirrored into a request header: `"x-mcp-header": "Region"` → `Mcp-Param-Region`. */
 export interface HeaderParam {

@@ -1,5 +1,7 @@
+import { MetaKey } from '@app/wire';
+
 /** The 2026 `_meta` envelope key that names the server that produced a result (wire notes G-9). */
-const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+const META_SERVER_INFO = MetaKey.serverInfo;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { JsonRpcCode } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
 import {
@@ -159,7 +160,7 @@ export class LiveLists {
         ? failed.filter((id) => hearsOfSource(access, id, prefixOf))
         : failed;
       throw new ForwardedError(
-        -32603,
+        JsonRpcCode.InternalError,
         `Every source of ${method} failed${named.length > 0 ? `: ${named.join(', ')}` : ''}`,
         { failedSources: named },
       );

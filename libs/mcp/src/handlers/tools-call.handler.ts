@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GatewayMetrics } from '@app/observability';
 import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
-import { RawJson } from '@app/upstream';
+import { JsonRpcCode, RawJson } from '@app/wire';
 import { allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
 import {
@@ -152,7 +152,7 @@ export class ToolsCallHandler implements MethodHandler {
             } catch (err) {
               // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh,
               // as for a miss (throttled alike), without holding the error back from the client.
-              if (err instanceof ForwardedError && err.rpcCode === -32602)
+              if (err instanceof ForwardedError && err.rpcCode === JsonRpcCode.InvalidParams)
                 void this.refresh.refreshForUnknownTool();
               throw err;
             }

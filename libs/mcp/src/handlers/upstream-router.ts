@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { JsonRpcCode } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
 import { RegistryService } from '@app/registry';
@@ -84,7 +85,7 @@ export class UpstreamRouter {
         throw new ForwardedError(outcome.code, outcome.message, outcome.data);
       case 'failed':
         if (onFailure !== undefined) return onFailure(outcome.message);
-        throw new ForwardedError(-32603, outcome.message);
+        throw new ForwardedError(JsonRpcCode.InternalError, outcome.message);
     }
   }
 
@@ -167,7 +168,7 @@ export class UpstreamRouter {
         jsonrpc: '2.0',
         id,
         error: {
-          code: -32601,
+          code: JsonRpcCode.MethodNotFound,
           message:
             capability === undefined
               ? 'Method not found'

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JsonRpcCode } from '@app/wire';
 import {
   acceptsGzip,
   gzipParts,
@@ -127,6 +128,10 @@ export function plainError(
   return {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...extra },
-    body: errorEnvelope(null, status >= 500 ? -32603 : -32000, message),
+    body: errorEnvelope(
+      null,
+      status >= 500 ? JsonRpcCode.InternalError : JsonRpcCode.ServerError,
+      message,
+    ),
   };
 }

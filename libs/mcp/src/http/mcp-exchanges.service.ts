@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JsonRpcCode } from '@app/wire';
 import type { Socket } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { CallCancellation } from '@app/execution';
@@ -87,7 +88,7 @@ export class McpExchanges {
         headers: { 'content-type': 'application/json; charset=utf-8' },
         body: errorEnvelope(
           null,
-          -32600,
+          JsonRpcCode.InvalidRequest,
           `Invalid Request: the ${repeated} header appears more than once; send it once`,
         ),
       });

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import { ResourceServer, type CallerAccess, type CallerIdentity } from '@app/identity';
-import { isModernVersion } from '../codecs/modern.codec';
-import { LEGACY_PROTOCOL_VERSIONS } from '../codecs/legacy.codec';
+import { isModernVersion, JsonRpcCode, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
 import { GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
 import { ServerCapabilities } from '../handlers/server-capabilities';
@@ -117,7 +116,11 @@ export class SessionStreams {
     if (room === 'replica_limit')
       return messageAnswer(
         503,
-        errorEnvelope(null, -32000, 'Service Unavailable: too many notification streams are open'),
+        errorEnvelope(
+          null,
+          JsonRpcCode.ServerError,
+          'Service Unavailable: too many notification streams are open',
+        ),
         'json',
         { 'retry-after': '5' },
       );
@@ -126,7 +129,7 @@ export class SessionStreams {
         429,
         errorEnvelope(
           null,
-          -32000,
+          JsonRpcCode.ServerError,
           'Too Many Requests: this caller has as many notification streams open as it may (mcp.listen.maxStreamsPerCaller)',
         ),
         'json',

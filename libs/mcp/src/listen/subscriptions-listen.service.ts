@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { JsonRpcCode, MetaKey } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import {
   UpstreamListener,
@@ -25,8 +26,6 @@ import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
 
 /** `_meta` keys of a listen stream (wire notes §2.8). */
-export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** What the 2026 codec knows of the listen request besides its params. */
 export interface ListenRequest {
@@ -58,11 +57,11 @@ function stamped(
   id: JsonRpcId,
 ): string {
   const meta = isRecord(params?._meta) ? { ...params._meta } : {};
-  delete meta[META_SUBSCRIPTION_ID];
+  delete meta[MetaKey.subscriptionId];
   return JSON.stringify({
     jsonrpc: '2.0',
     method,
-    params: { ...params, _meta: { ...meta, [META_SUBSCRIPTION_ID]: id } },
+    params: { ...params, _meta: { ...meta, [MetaKey.subscriptionId]: id } },
   });
 }
 
@@ -165,11 +164,15 @@ export class SubscriptionsListen {
     if ('problem' in parsed)
       return messageAnswer(
         200,
-        errorEnvelope(id, -32602, `Invalid params: ${parsed.problem}`),
+        errorEnvelope(id, JsonRpcCode.InvalidParams, `Invalid params: ${parsed.problem}`),
         'json',
       );
     if (this.hub.room(request.caller) !== 'open')
-      return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
+      return messageAnswer(
+        200,
+        errorEnvelope(id, JsonRpcCode.InternalError, 'Subscription limit reached'),
+        'json',
+      );
     const extras = this.registry.current()?.extras;
     // what the caller may use (`mcp.access`): the honoured filter, the upstream listens and
     // what is relayed are all cut to it
@@ -191,7 +194,7 @@ export class SubscriptionsListen {
     );
     const closingResult = `{"jsonrpc":"2.0","id":${idJson(id)},"result":${JSON.stringify({
       resultType: 'complete',
-      _meta: { [META_SUBSCRIPTION_ID]: id, [META_SERVER_INFO]: this.serverInfo },
+      _meta: { [MetaKey.subscriptionId]: id, [MetaKey.serverInfo]: this.serverInfo },
     })}}`;
     if (isEmptyFilter(honored)) {
       // nothing to deliver: acknowledged, then closed gracefully at once (as the v2 SDK does)
@@ -213,7 +216,11 @@ export class SubscriptionsListen {
     );
     // the Authorization value that opened it is checked again while it is open (NotificationHub)
     if (this.hub.add(subscription, request.caller, request.credential) !== 'open')
-      return messageAnswer(200, errorEnvelope(id, -32603, 'Subscription limit reached'), 'json');
+      return messageAnswer(
+        200,
+        errorEnvelope(id, JsonRpcCode.InternalError, 'Subscription limit reached'),
+        'json',
+      );
     this.subscriptions.add(subscription);
     const { signal } = request;
     if (signal?.aborted === true) subscription.close(false);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { JsonRpcCode } from '@app/wire';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { JsonRpcMessage } from '@app/upstream';
@@ -43,7 +44,7 @@ function withoutRetryFields(params: Readonly<Record<string, unknown>>): Record<s
  */
 function refusal(request: UpstreamMrtrRequest, text: string): object {
   if (request.method === 'tools/call') return { content: [{ type: 'text', text }], isError: true };
-  throw new ForwardedError(-32603, text);
+  throw new ForwardedError(JsonRpcCode.InternalError, text);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -192,7 +193,7 @@ export class LegacyInputBridge {
         result = await call.send(params, context);
       } catch (err) {
         // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
-        if (err instanceof ForwardedError && err.rpcCode === -32021)
+        if (err instanceof ForwardedError && err.rpcCode === JsonRpcCode.MissingClientCapability)
           return refusal(
             call,
             `The ${noun(call)} needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,

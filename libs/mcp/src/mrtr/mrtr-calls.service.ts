@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { isModernVersion, JsonRpcCode } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -26,10 +27,6 @@ type RoundOutcome =
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isModern(version: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28';
 }
 
 /**
@@ -67,7 +64,7 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   /** Runs the call for the client's era; results and errors as UpstreamRouter.forward. */
   async call(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
-    if (!isModern(context.protocolVersion)) return this.bridge.run(call, context);
+    if (!isModernVersion(context.protocolVersion)) return this.bridge.run(call, context);
     const binding = bindingOf(call, callerKey(context.caller));
     let params: Record<string, unknown> = { ...call.params };
     if (params.requestState !== undefined) {
@@ -120,7 +117,7 @@ export class MrtrCalls implements OnApplicationShutdown {
             jsonrpc: '2.0',
             id: message.id,
             error: {
-              code: -32601,
+              code: JsonRpcCode.MethodNotFound,
               message: `The client did not declare the ${capability} capability`,
             },
           },
@@ -261,11 +258,11 @@ export class MrtrCalls implements OnApplicationShutdown {
     if (error instanceof ForwardedError)
       return { kind: 'error', code: error.rpcCode, message: error.message, data: error.rpcData };
     if (error instanceof GatewayError && error.code === GatewayErrorCode.InvalidParams)
-      return { kind: 'error', code: -32602, message: error.message };
+      return { kind: 'error', code: JsonRpcCode.InvalidParams, message: error.message };
     this.logger.warn(
       `A parked upstream call failed unexpectedly (${error instanceof Error ? error.name : typeof error})`,
     );
-    return { kind: 'error', code: -32603, message: 'Internal error' };
+    return { kind: 'error', code: JsonRpcCode.InternalError, message: 'Internal error' };
   }
 
   private errorOf(outcome: Extract<RoundOutcome, { kind: 'error' }>): GatewayError {

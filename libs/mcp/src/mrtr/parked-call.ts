@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { JsonRpcCode } from '@app/wire';
 import { CallCancellation } from '@app/execution';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 
@@ -82,7 +83,11 @@ export class ParkedCall {
   refuseAll(message: string): void {
     for (const [inputKey, request] of this.pending) {
       this.pending.delete(inputKey);
-      this.answer(request, { jsonrpc: '2.0', id: request.id, error: { code: -32603, message } });
+      this.answer(request, {
+        jsonrpc: '2.0',
+        id: request.id,
+        error: { code: JsonRpcCode.InternalError, message },
+      });
     }
   }
 

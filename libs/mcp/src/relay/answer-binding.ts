@@ -1,4 +1,5 @@
 import type { CallerAccess, CallerIdentity } from '@app/identity';
+import { JsonRpcCode } from '@app/wire';
 import { errorEnvelope, messageAnswer, type HttpAnswer } from '../http/http-answer';
 import { callerKey } from '../mrtr/request-state-envelope';
 
@@ -54,7 +55,7 @@ export function refusedAnswer(delivery: AnswerDelivery): HttpAnswer | undefined 
         403,
         errorEnvelope(
           null,
-          -32600,
+          JsonRpcCode.InvalidRequest,
           'Invalid Request: this answer is to a request the gateway put to another caller; it was not delivered',
         ),
         'json',
@@ -64,7 +65,7 @@ export function refusedAnswer(delivery: AnswerDelivery): HttpAnswer | undefined 
         400,
         errorEnvelope(
           null,
-          -32600,
+          JsonRpcCode.InvalidRequest,
           'Invalid Request: the request this answers has expired (session.pendingInputMillis); it was not delivered',
         ),
         'json',
@@ -74,7 +75,7 @@ export function refusedAnswer(delivery: AnswerDelivery): HttpAnswer | undefined 
         400,
         errorEnvelope(
           null,
-          -32600,
+          JsonRpcCode.InvalidRequest,
           'Invalid Request: the id of this answer was not issued by this gateway (altered, or sealed by another gateway or with a retired key); it was not delivered',
         ),
         'json',

@@ -1,0 +1,23 @@
+// The MCP wire vocabulary, shared by the front door (libs/mcp) and the client toward upstreams
+// (libs/upstream): pure values and functions, no Nest, no I/O (docs/architecture.md).
+export {
+  ACCEPTED_UPSTREAM_LEGACY_VERSIONS,
+  DEFAULT_UNSTATED_VERSION,
+  FIRST_MODERN_VERSION,
+  isModernVersion,
+  LATEST_LEGACY_VERSION,
+  LEGACY_PROTOCOL_VERSIONS,
+  MODERN_PROTOCOL_VERSIONS,
+} from './eras';
+export { decodeHeaderValue, encodeHeaderValue } from './header-values';
+export { MetaKey } from './meta-keys';
+export { METHODS, methodRow, type McpNameField, type MethodRow } from './methods';
+export { RawJson, stringifyMessage } from './raw-json';
+export { JsonRpcCode } from './rpc-codes';
+export {
+  CLIENT_DROPPED_HEADERS,
+  CREDENTIAL_HEADERS,
+  HOP_BY_HOP_HEADERS,
+  MCP_TRANSPORT_HEADERS,
+  UNFORWARDABLE_HEADERS,
+} from './transport-headers';

@@ -1,0 +1,49 @@
+/**
+ * One table of the MCP methods the gateway knows (wire notes §1.2, §3, §4 in
+ * ../shared/reference; docs/operations.md §11): which era's front door serves each, which
+ * `params` field `Mcp-Name` mirrors, whether its result is a list with cache hints, and
+ * whether it may answer `input_required`. Adding a method is a row here.
+ */
+
+/** Which `params` field the `Mcp-Name` header mirrors. */
+export type McpNameField = 'name' | 'uri' | 'taskId';
+
+export interface MethodRow {
+  /** Served at the front door to 2025 clients (session era). */
+  readonly legacy: boolean;
+  /** Served at the front door to 2026-07-28 clients; anything else is 404 -32601 there. */
+  readonly modern: boolean;
+  /** The `params` field `Mcp-Name` mirrors (the v2 SDK's table), when the method has one. */
+  readonly mcpName?: McpNameField;
+  /** A list whose 2026 result carries cache hints (ttlMs, cacheScope). */
+  readonly list?: boolean;
+  /** May answer `input_required` (multi round-trip; wire notes §4). */
+  readonly inputRequired?: boolean;
+}
+
+export const METHODS: Readonly<Record<string, MethodRow>> = {
+  initialize: { legacy: true, modern: false },
+  ping: { legacy: true, modern: false },
+  'server/discover': { legacy: false, modern: true },
+  'subscriptions/listen': { legacy: false, modern: true },
+  'tools/list': { legacy: true, modern: true, list: true },
+  'tools/call': { legacy: true, modern: true, mcpName: 'name', inputRequired: true },
+  'prompts/list': { legacy: true, modern: true, list: true },
+  'prompts/get': { legacy: true, modern: true, mcpName: 'name', inputRequired: true },
+  'resources/list': { legacy: true, modern: true, list: true },
+  'resources/templates/list': { legacy: true, modern: true, list: true },
+  'resources/read': { legacy: true, modern: true, mcpName: 'uri', inputRequired: true },
+  'resources/subscribe': { legacy: true, modern: false },
+  'resources/unsubscribe': { legacy: true, modern: false },
+  'completion/complete': { legacy: true, modern: true },
+  'logging/setLevel': { legacy: true, modern: false },
+  // the Tasks extension: sent to upstreams with Mcp-Name; not served at the front door yet
+  'tasks/get': { legacy: false, modern: false, mcpName: 'taskId' },
+  'tasks/update': { legacy: false, modern: false, mcpName: 'taskId' },
+  'tasks/cancel': { legacy: false, modern: false, mcpName: 'taskId' },
+};
+
+/** The row of `method`, or undefined for a method the gateway does not know. */
+export function methodRow(method: string): MethodRow | undefined {
+  return Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+}

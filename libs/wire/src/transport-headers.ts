@@ -1,0 +1,62 @@
+/**
+ * Request headers that never travel from a caller to a source as they are: hop-by-hop and
+ * framing headers (RFC 9110 §7.6.1), the MCP transport headers the gateway's client side sets
+ * itself, and the ones that carry credentials (which have their own `authorization` setting;
+ * docs/security.md, "Credentials towards sources"). Config refuses them in `forwardHeaders`;
+ * the upstream client drops the first two kinds from whatever it is handed.
+ */
+
+/** Hop-by-hop and framing headers: they describe one connection, never a forwarded request. */
+export const HOP_BY_HOP_HEADERS: readonly string[] = [
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'content-length',
+];
+
+/** Headers the gateway's MCP client sets itself on every request to an upstream. */
+export const MCP_TRANSPORT_HEADERS: readonly string[] = [
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+];
+
+/** Headers that carry a caller's or a proxy's credentials. */
+export const CREDENTIAL_HEADERS: readonly string[] = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+];
+
+/**
+ * What a source's `forwardHeaders` may not name: all of the above, the content and
+ * proxy-authentication headers of the connection, and the codings the gateway negotiates itself.
+ */
+export const UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP_HEADERS,
+  ...MCP_TRANSPORT_HEADERS,
+  ...CREDENTIAL_HEADERS,
+  'content-encoding',
+  'accept-encoding',
+  'proxy-authenticate',
+]);
+
+/**
+ * What the upstream client drops from the headers it is given for a request (the caller's
+ * forwarded headers and the credential chosen by the source's `authorization`): hop-by-hop
+ * and transport headers, and `Expect`, which would make the upstream wait for a 100.
+ */
+export const CLIENT_DROPPED_HEADERS: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP_HEADERS,
+  ...MCP_TRANSPORT_HEADERS,
+  'expect',
+]);
