@@ -6,6 +6,7 @@ import { McpModule } from '@app/mcp';
 import { ObservabilityModule } from '@app/observability';
 import { RegistryModule } from '@app/registry';
 import { AdminModule } from './admin/admin.module';
+import { CatalogRefreshModule } from './catalog-refresh.module';
 
 /** The composition root of the agent-facing application (PORT). */
 @Module({})
@@ -18,6 +19,7 @@ export class AppModule {
         ObservabilityModule,
         RegistryModule,
         DiscoveryModule,
+        CatalogRefreshModule,
         ExecutionModule,
         McpModule,
         // issue 13: runtime-registered upstreams (served on the management port only)

@@ -1,9 +1,17 @@
-export * from './discovery.module';
-export * from './bundle-refresh.service';
-export * from './refresh-scheduler.service';
+export { DiscoveryModule } from './discovery.module';
+export { BundleRefreshService } from './bundle-refresh.service';
+export {
+  MONOTONIC_MS,
+  type MonotonicMs,
+  RANDOM,
+  type RandomSource,
+  REFRESH_HEARTBEAT_JOB,
+  RefreshScheduler,
+} from './refresh-scheduler.service';
 export {
   ManifestFetcher,
   classifyPullError,
   type FetchedManifest,
 } from './manifest-fetcher.service';
-export * from './list-changed-refresh.service';
+export { ListChangedRefresh } from './list-changed-refresh.service';
+export { DiscoveryCatalogRefresh } from './discovery-catalog-refresh';

@@ -1,6 +1,11 @@
-export * from './execution.module';
-export * from './tool-executor.service';
-export * from './call-tool-result';
+export { ExecutionModule } from './execution.module';
+export { buildToolRequestHeaders, ToolExecutor } from './tool-executor.service';
+export {
+  type CallToolResult,
+  FORWARDED_CALLER_HEADERS,
+  type IncomingHeaders,
+  type TextContent,
+} from './call-tool-result';
 export { compactJson } from './compact-json';
 export {
   mapToolResponse,
@@ -23,3 +28,4 @@ export {
   type UpstreamListenFilter,
   type UpstreamListenSupport,
 } from './upstream-listener.service';
+export type { BundleCallTarget } from './bundle-call-target';

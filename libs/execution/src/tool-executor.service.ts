@@ -14,7 +14,7 @@ import {
 } from '@app/observability';
 import { GATEWAY_CONFIG, type GatewayConfig, type ResolvedAuthorization } from '@app/config';
 import { SourceCredentialError, SourceCredentials, type CallerIdentity } from '@app/identity';
-import type { BundleTool } from '@app/registry';
+import type { BundleCallTarget } from './bundle-call-target';
 import {
   FORWARDED_CALLER_HEADERS,
   type CallToolResult,
@@ -174,7 +174,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
    *   authorization mode tokenExchange gets exchanged; when that fails, an isError result says so
    */
   async call(
-    tool: BundleTool,
+    tool: BundleCallTarget,
     rawArguments: string,
     incoming: IncomingHeaders,
     outputCheck?: OutputSchemaCheck,
@@ -202,7 +202,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
   }
 
   private async execute(
-    tool: BundleTool,
+    tool: BundleCallTarget,
     rawArguments: string,
     incoming: IncomingHeaders,
     outputCheck: OutputSchemaCheck | undefined,
@@ -272,7 +272,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
 
   /** No token for the bundle (issue 12 §4): an isError result naming why, never a token. */
   private credentialFailure(
-    tool: BundleTool,
+    tool: BundleCallTarget,
     err: unknown,
     elapsedMs: number,
     incoming: IncomingHeaders,
@@ -357,7 +357,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
    * every success. Lines carry the request id and guid; never headers or arguments.
    */
   private record(
-    tool: BundleTool,
+    tool: BundleCallTarget,
     result: CallToolResult,
     status: number | undefined,
     failure: ToolCallFailure | undefined,

@@ -1,7 +1,6 @@
 import { McpExchanges } from './http/mcp-exchanges.service';
 import { InFlightRequests } from './http/in-flight-requests';
 import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@app/discovery';
 import { ExecutionModule } from '@app/execution';
 import { IdentityModule } from '@app/identity';
 import { RegistryModule } from '@app/registry';
@@ -67,7 +66,7 @@ import { SessionTokenService } from './session/session-token.service';
  * McpHttpServer serves it on plain node:http instead with MCP_HTTP_SERVER=node.
  */
 @Module({
-  imports: [RegistryModule, ExecutionModule, DiscoveryModule, IdentityModule],
+  imports: [RegistryModule, ExecutionModule, IdentityModule],
   controllers: [McpController],
   providers: [
     ...HANDLERS,

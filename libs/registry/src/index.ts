@@ -1,8 +1,15 @@
-export * from './registry.module';
-export * from './registry.service';
-export * from './clock';
-export * from './pull-result';
-export * from './time-slicer';
+export { RegistryModule } from './registry.module';
+export {
+  type CatalogPublishedListener,
+  RegistryService,
+  type StoredCopy,
+  type ToolBundlesView,
+  type UpstreamsView,
+} from './registry.service';
+export { Clock } from './clock';
+export { type BundlePullResult } from './pull-result';
+export { TimeSlicer } from './time-slicer';
+export { CatalogRefresh } from './catalog-refresh';
 export {
   PULL_ERROR_TYPES,
   type PullErrorType,

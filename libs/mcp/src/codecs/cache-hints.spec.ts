@@ -1,5 +1,5 @@
 import type { GatewayConfig, UpstreamDefinition } from '@app/config';
-import type { RefreshScheduler } from '@app/discovery';
+import type { CatalogRefresh } from '@app/registry';
 import type { RegistryService, UpstreamContribution } from '@app/registry';
 import { CacheHintsService, upstreamHints } from './cache-hints';
 
@@ -63,7 +63,7 @@ describe('CacheHintsService: the merged hints of a list (issue 11 §3)', () => {
       {
         current: () => ({ extras: { upstreams: new Map(contributions.map((c, i) => [i, c])) } }),
       } as unknown as RegistryService,
-      { msUntilNextRefresh: () => msUntilNextRefresh } as unknown as RefreshScheduler,
+      { msUntilNextRefresh: () => msUntilNextRefresh } as unknown as CatalogRefresh,
     );
   const v2 = (ttlMs: number, cacheScope: 'public' | 'private') => ({
     hints: { tools: { ttlMs, cacheScope } },

@@ -1,7 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { RefreshScheduler } from '@app/discovery';
-import { RegistryService, type UpstreamContribution, type UpstreamListKey } from '@app/registry';
+import {
+  CatalogRefresh,
+  RegistryService,
+  type UpstreamContribution,
+  type UpstreamListKey,
+} from '@app/registry';
 
 /** 2026-07-28 cache hints of a result (wire notes §3). */
 export interface CacheHints {
@@ -46,7 +50,7 @@ export class CacheHintsService {
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly registry: RegistryService,
-    private readonly scheduler: RefreshScheduler,
+    private readonly scheduler: CatalogRefresh,
   ) {
     this.maxTtlMs = config.mcp.cache.maxTtlMillis;
     this.intervalMs = config.mcp.registry.refreshIntervalSeconds * 1000;

@@ -1,10 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GatewayMetrics } from '@app/observability';
-import { BundleRefreshService } from '@app/discovery';
 import { ToolExecutor } from '@app/execution';
 import { JsonRpcCode, RawJson } from '@app/wire';
 import { allowsTool, type CallerAccess } from '@app/identity';
-import { RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
+import { CatalogRefresh, RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
 import {
   ForwardedError,
   GatewayError,
@@ -37,7 +36,7 @@ export class ToolsCallHandler implements MethodHandler {
 
   constructor(
     private readonly registry: RegistryService,
-    private readonly refresh: BundleRefreshService,
+    private readonly refresh: CatalogRefresh,
     private readonly executor: ToolExecutor,
     private readonly upstreams: UpstreamRouter,
     private readonly live: LiveLists,

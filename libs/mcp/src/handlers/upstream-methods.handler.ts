@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
-import { BundleRefreshService } from '@app/discovery';
 import { allowsSource, type CallerAccess } from '@app/identity';
-import { RegistryService, type CatalogSnapshot } from '@app/registry';
+import { CatalogRefresh, RegistryService, type CatalogSnapshot } from '@app/registry';
 import { callerListJson } from './caller-lists';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
@@ -150,7 +149,7 @@ export class PromptsGetHandler implements MethodHandler {
 
   constructor(
     private readonly registry: RegistryService,
-    private readonly refresh: BundleRefreshService,
+    private readonly refresh: CatalogRefresh,
     private readonly router: UpstreamRouter,
     private readonly live: LiveLists,
     private readonly mrtr: MrtrCalls,
