@@ -2,6 +2,7 @@
 import eslint from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import { boundaries } from './eslint.boundaries.mjs';
 
 export default tseslint.config(
   {
@@ -34,6 +35,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...boundaries,
   {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {

@@ -1,6 +1,20 @@
-export * from './gateway-config';
-export * from './config-errors';
-export * from './config.module';
+export {
+  type AdminSettings,
+  type BundleDefinition,
+  GATEWAY_CONFIG,
+  type GatewayConfig,
+  LOCAL_FIXTURE_BUNDLE_ID,
+  LOG_LEVELS,
+  type LogLevel,
+  MCP_LISTENER_KINDS,
+  type McpListenerKind,
+  type ResolvedAuthorization,
+  type SessionKey,
+  type TokenExchangeAuthorization,
+  type UpstreamDefinition,
+} from './gateway-config';
+export { ConfigValidationError } from './config-errors';
+export { gatewayConfigFrom, GatewayConfigModule } from './config.module';
 export { loadGatewayConfig, resolveFilePath, type LoadConfigOptions } from './load-config';
 export {
   McpConfig,

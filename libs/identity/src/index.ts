@@ -1,6 +1,10 @@
-export * from './caller-identity';
-export * from './source-credentials';
-export * from './auth-outcome';
+export { type CallerIdentity, callerName, callerSubject } from './caller-identity';
+export {
+  SourceCredentialError,
+  SourceCredentials,
+  SourceCredentialsModule,
+} from './source-credentials';
+export { AUTH_RETRY_AFTER_SECONDS, type AuthOutcome } from './auth-outcome';
 export { bearerToken, scopesOf } from './bearer-token';
 export {
   AccessPolicy,

@@ -1,4 +1,4 @@
-export * from './mcp.module';
+export { McpModule } from './mcp.module';
 export { McpHttpServer, MCP_MAX_BODY_BYTES } from './http/mcp-http-server';
 export { McpController } from './http/mcp.controller';
 export { configureMcpFastify, mcpFastifyAdapter } from './http/mcp-fastify';

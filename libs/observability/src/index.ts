@@ -1,3 +1,17 @@
-export * from './gateway-metrics';
-export * from './logger';
-export * from './observability.module';
+export {
+  GatewayMetrics,
+  type StreamCloseReason,
+  type StreamRefusalReason,
+  TOOL_CALL_OUTCOMES,
+  type ToolCallOutcome,
+  type ToolServiceStatusClass,
+} from './gateway-metrics';
+export {
+  BatchedStdout,
+  createJsonLineWriter,
+  createRootLogger,
+  flushLogs,
+  PinoNestLogger,
+  REDACTED_HEADERS,
+} from './logger';
+export { ObservabilityModule } from './observability.module';

@@ -14,8 +14,8 @@ export {
   type UpstreamServerInfo,
   type UpstreamSignal,
 } from './upstream-types';
-export * from './upstream-connections.service';
-export * from './upstream.module';
+export { GATEWAY_CLIENT_CAPABILITIES, UpstreamConnections } from './upstream-connections.service';
+export { UpstreamModule } from './upstream.module';
 export { gatewayRequestHeaders, upstreamRequestHeaders } from './upstream-headers';
 export {
   readListPages,
