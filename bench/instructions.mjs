@@ -2,17 +2,17 @@
 // `npm run bench:instructions`: machine instructions per tools/call, counted by callgrind.
 //
 // CPU time per call on this machine swings up to 2x between runs seconds apart; instruction
-// counts do not (the same build gives the same count to about 1 %, whatever else runs). This
-// script runs the built gateway under `valgrind --tool=callgrind` with collection off, sends a
-// warm-up of tools/call requests (16 at a time, from this process), switches collection on
-// with callgrind_control, sends the measured requests, dumps the counts, waits an idle window
-// (BENCH_INSTR_IDLE_MS, 10 s) and dumps again, stops the gateway, and prints instructions per
-// call: in all, in the JIT compilers (code still being optimized during the window, which
-// varies from run to run), the process's per-second work (timers: the idle window's rate times
-// the calls' duration, which grows with the machine's load since valgrind runs the process
-// about 50 times slower) and the rest (the steady state: compare this one).
-// Kernel time (syscalls) is not counted. Use it to compare two builds; the figures the issues
-// set are CPU-time ratios from `npm run bench`.
+// counts do not. This script runs the built gateway under `valgrind --tool=callgrind` with
+// collection off, sends a warm-up of tools/call requests (16 at a time, from this process),
+// switches collection on with callgrind_control, sends the measured requests, dumps the
+// counts, lets 3 s settle (dumped, not read), counts an idle window (BENCH_INSTR_IDLE_MS, 10 s),
+// stops the gateway, and prints instructions per call: in all, in V8's compilers and parsers
+// (code still being optimized during the window, which varies from run to run;
+// bench/lib/instructions-gate.mjs, COMPILE_FUNCTION), the process's per-second work (timers:
+// the idle window's rate times the calls' duration, which grows with the machine's load since
+// valgrind runs the process about 50 times slower) and the rest (the steady state: compare
+// this one). The same build repeats to about 2 %. Kernel time (syscalls) is not counted. Use it
+// to compare two builds; the figures the issues set are CPU-time ratios from `npm run bench`.
 //
 // BENCH_INSTR_MODE: modern (default; a 2026-07-28 client, mcp.http.modernEra on), legacy
 // (a 2025 client), upstream (a 2025 client calling an upstream MCP server's tool, the
@@ -29,7 +29,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { instructionNodeFlags } from './lib/instructions-gate.mjs';
+import { annotatedFrame, instructionNodeFlags } from './lib/instructions-gate.mjs';
 import { haveCommand } from './lib/load.mjs';
 import {
   REPO_ROOT,
@@ -53,10 +53,9 @@ const JSON_OUT = process.env.BENCH_INSTR_JSON;
 const CONCURRENCY = 16;
 /** The idle window after the calls, in which the process's per-second work is counted. */
 const IDLE_MS = Number(process.env.BENCH_INSTR_IDLE_MS) || 10_000;
+/** Between the calls and the idle window: not counted anywhere. */
+const SETTLE_MS = 3000;
 const NODE_FLAGS = instructionNodeFlags(process.env);
-/** Frames of V8's compilers and parser: work that depends on when tier-up happens. */
-const COMPILE_FRAME =
-  /compiler::|v8::internal::Zone|Turboshaft|turboshaft|[Mm]aglev|Parser|Scanner|BytecodeGenerator|Compile/;
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -90,11 +89,10 @@ function totals(file) {
   let all = 0;
   let compile = 0;
   for (const line of out.split('\n')) {
-    const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
-    if (!m || m[2].startsWith('PROGRAM')) continue;
-    const n = Number(m[1].replaceAll(',', ''));
-    all += n;
-    if (COMPILE_FRAME.test(m[2])) compile += n;
+    const frame = annotatedFrame(line);
+    if (frame === undefined) continue;
+    all += frame.count;
+    if (frame.compile) compile += frame.count;
   }
   return [all, compile];
 }
@@ -221,6 +219,10 @@ async function measureOnce(source) {
     await run(WARMUP + CALLS);
     const callsMs = performance.now() - callsFrom;
     control(child.pid, '--dump=calls');
+    // what the calls left behind (a GC of their garbage, work they deferred a moment) falls in
+    // a settling part that is dumped and not read, not in the idle rate that is subtracted
+    await sleep(SETTLE_MS);
+    control(child.pid, '--dump=settle');
     const idleFrom = performance.now();
     await sleep(IDLE_MS);
     control(child.pid, '--dump=idle');
@@ -228,9 +230,9 @@ async function measureOnce(source) {
     control(child.pid, '-i', 'off');
     child.kill('SIGTERM');
     await exited;
-    // the dumps are the callgrind file's parts .1 (the calls) and .2 (the idle window)
+    // the dumps are the callgrind file's parts .1 (the calls), .2 (settling) and .3 (idle)
     const [all, compile] = totals(`${out}.1`);
-    const [idleAll, idleCompile] = totals(`${out}.2`);
+    const [idleAll, idleCompile] = totals(`${out}.3`);
     // what the process does per wall-clock second anyway (timers: the refresh heartbeat, the
     // log flush, metrics), charged for as long as the calls took
     const timers = ((idleAll - idleCompile) * callsMs) / idleMs;
@@ -281,6 +283,8 @@ if (JSON_OUT !== undefined)
       build: build.sha256,
       nodeFlags: NODE_FLAGS.join(' '),
       calls: CALLS,
+      warmup: WARMUP,
+      idleMs: IDLE_MS,
       runs,
     }),
   );

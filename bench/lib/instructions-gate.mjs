@@ -8,6 +8,12 @@ export const GATED_MODES = ['legacy', 'modern', 'upstream'];
 export const ALL_MODES = [...GATED_MODES, 'proxy'];
 /** A mode fails when its steady state exceeds its baseline by more than this share. */
 export const DEFAULT_TOLERANCE = 0.05;
+/**
+ * A gated mode also fails when its work in V8's compilers during the measured calls exceeds
+ * the baseline's by more than this share: code that keeps deoptimizing and compiling again is
+ * a regression the steady state does not show. Loose, since tier-up timing varies (±4 % seen).
+ */
+export const COMPILE_TOLERANCE = 0.25;
 
 /**
  * V8 flags of the measured process (BENCH_INSTR_NODE_FLAGS replaces them). Under valgrind a
@@ -24,6 +30,43 @@ export const DEFAULT_NODE_FLAGS = '--single-threaded --no-memory-reducer';
 /** The measured process's V8 flags, as a list. */
 export function instructionNodeFlags(env) {
   return (env.BENCH_INSTR_NODE_FLAGS ?? DEFAULT_NODE_FLAGS).split(' ').filter(Boolean);
+}
+
+/**
+ * Frames of V8's compilers and parsers, by the function's name alone (never its file or library
+ * path): the optimizing tiers (compiler, maglev, turboshaft), baseline code, the bytecode
+ * generator, the JavaScript parser and scopes, and their zone memory. Work whose tier-up timing
+ * varies from run to run, counted apart from the steady state. Not JSON.parse (JsonParser,
+ * JSDataObjectBuilder), Node's HTTP parser or String.replace's CompiledReplacement: those are
+ * a call's own work.
+ */
+export const COMPILE_FUNCTION =
+  /v8::internal::(?:compiler::|maglev::|turboshaft::|baseline::|interpreter::(?:BytecodeGenerator|BytecodeArrayBuilder|BytecodeRegisterOptimizer)|Parser\b|PreParser|ParserBase|Scanner|Compiler\b|Zone\b|ZoneList|ZoneVector|DeclarationScope|Scope::|AstNodeFactory|AstValueFactory)|Builtins_CompileLazy/;
+
+/**
+ * One line of `callgrind_annotate --inclusive=no`: its count and whether it is compiler work,
+ * or undefined for a line that is not a function's count (headers, totals).
+ */
+export function annotatedFrame(line) {
+  const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
+  if (!m || m[2].startsWith('PROGRAM')) return undefined;
+  // `<file>:<function> [<object>]`: the object's path and the source file are not the name
+  const withoutObject = m[2].replace(/\s*\[[^\]]*\]$/, '');
+  const colon = withoutObject.indexOf(':');
+  const fn = colon === -1 ? withoutObject : withoutObject.slice(colon + 1);
+  return { count: Number(m[1].replaceAll(',', '')), compile: COMPILE_FUNCTION.test(fn) };
+}
+
+/** BENCH_GATE_TOLERANCE as a share: a finite number above 0 and at most 0.2, else an Error. */
+export function toleranceFrom(env) {
+  const raw = env.BENCH_GATE_TOLERANCE;
+  if (raw === undefined) return DEFAULT_TOLERANCE;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 0.2)
+    throw new Error(
+      `BENCH_GATE_TOLERANCE must be a share above 0 and at most 0.2 (0.05 is 5 %), got ${JSON.stringify(raw)}`,
+    );
+  return value;
 }
 
 /** bench/baselines/instructions-node<major>.json: baselines are per Node major (counts move with V8). */
@@ -49,20 +92,31 @@ export function readBaseline(file) {
  * not our code) but a proxy that moved by more than the tolerance means the machine or the
  * runtime changed, which `note` says.
  */
-export function judge(baseline, measured, tolerance = DEFAULT_TOLERANCE) {
+export function judge(baseline, measured, tolerance = DEFAULT_TOLERANCE, compile = undefined) {
   const rows = ALL_MODES.map((mode) => {
     const base = baseline.steadyState[mode];
     const now = measured[mode];
     if (typeof now !== 'number') throw new Error(`no figure was measured for mode ${mode}`);
     const change = now / base - 1;
     const gated = GATED_MODES.includes(mode);
+    const compileBase = baseline.compile?.[mode];
+    const compileNow = compile?.[mode];
+    const compileChange =
+      typeof compileBase === 'number' && typeof compileNow === 'number'
+        ? compileNow / compileBase - 1
+        : undefined;
+    const compileOk = !gated || compileChange === undefined || compileChange <= COMPILE_TOLERANCE;
     return {
       mode,
       baseline: base,
       measured: now,
       change,
       gated,
-      ok: !gated || change <= tolerance,
+      compile:
+        compileChange === undefined
+          ? undefined
+          : { baseline: compileBase, measured: compileNow, change: compileChange, ok: compileOk },
+      ok: !gated || (change <= tolerance && compileOk),
     };
   });
   const ratios = Object.fromEntries(
@@ -94,9 +148,22 @@ export function formatVerdict(verdict, baselineName) {
   for (const r of verdict.rows)
     lines.push(
       `${r.mode.padEnd(9)} ${k(r.baseline).padStart(8)}  ${k(r.measured).padStart(8)}  ${pct(r.change).padStart(8)}  ${
-        r.gated ? (r.ok ? 'ok' : 'FAIL: grew more than the limit') : '(floor, not gated)'
+        !r.gated
+          ? '(floor, not gated)'
+          : r.change > verdict.tolerance
+            ? 'FAIL: grew more than the limit'
+            : r.change < -2 * verdict.tolerance
+              ? 'ok (far below the baseline: a faster build, or a measure that changed; record a baseline)'
+              : 'ok'
       }`,
     );
+  for (const r of verdict.rows)
+    if (r.compile !== undefined)
+      lines.push(
+        `${r.mode} in V8's compilers: ${k(r.compile.measured)} (baseline ${k(r.compile.baseline)}, ${pct(r.compile.change)}, limit +${(COMPILE_TOLERANCE * 100).toFixed(0)} %)${
+          r.compile.ok ? '' : ' FAIL: code keeps compiling'
+        }`,
+      );
   for (const [mode, ratio] of Object.entries(verdict.ratios))
     lines.push(
       `${mode} / proxy: ${ratio.measured.toFixed(3)} (baseline ${ratio.baseline.toFixed(3)})`,

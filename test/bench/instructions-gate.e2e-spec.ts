@@ -86,6 +86,86 @@ describe('the instructions gate', () => {
     expect(out).toContain('no figure was measured for mode upstream');
   });
 
+  it('refuses a tolerance that is not a share above 0 and at most 0.2 (exit 2, nothing judged)', () => {
+    for (const tolerance of ['', '5', 'abc', '0', '-0.1']) {
+      const file = join(dir, `figures-tolerance.json`);
+      writeFileSync(file, JSON.stringify({ legacy: 1, modern: 1, upstream: 1, proxy: 1 }));
+      const run = spawnSync(
+        process.execPath,
+        ['bench/instructions-gate.mjs', '--baseline', baseline, '--figures', file],
+        { encoding: 'utf8', env: { ...process.env, BENCH_GATE_TOLERANCE: tolerance } },
+      );
+      expect(run.status).toBe(2);
+      expect(run.stdout).toContain('BENCH_GATE_TOLERANCE must be a share above 0 and at most 0.2');
+    }
+  });
+
+  /** Runs `code` (an ES module) with bench/lib/instructions-gate.mjs imported as `gate`; its stdout as JSON. */
+  function withGateLib(code: string): unknown {
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import * as gate from './bench/lib/instructions-gate.mjs';\n${code}`,
+      ],
+      { encoding: 'utf8' },
+    );
+    if (run.status !== 0) throw new Error(run.stderr);
+    return JSON.parse(run.stdout);
+  }
+
+  it("counts a call's own parsing as the call's work: only V8's compilers and code parsers are apart", () => {
+    const lines = [
+      '52,000 ( 2.0%)  ???:v8::internal::compiler::GraphReducer::ReduceTop() [/usr/bin/node]',
+      '9,000 ( 0.3%)  ???:void v8::internal::maglev::MaglevGraphBuilder::Build() [/usr/bin/node]',
+      '7,000 ( 0.3%)  ???:v8::internal::ParserBase<v8::internal::Parser>::ParseStatementList() [/x/Compile/node]',
+      '2,000 ( 0.1%)  ???:Builtins_CompileLazy [/usr/bin/node]',
+      '5,000 ( 0.2%)  ???:v8::internal::JsonParser<unsigned char>::ScanJsonString(bool) [/usr/bin/node]',
+      '1,500 ( 0.1%)  ???:v8::internal::Handle<v8::internal::JSObject> v8::internal::JSDataObjectBuilder::BuildFromIterator<v8::internal::JsonParser<unsigned char>::NamedPropertyIterator>() [/usr/bin/node]',
+      '880 ( 0.0%)  ???:node::http_parser::Parser::on_headers_complete() [/usr/bin/node]',
+      '300 ( 0.0%)  ???:v8::internal::CompiledReplacement::Compile(v8::internal::Isolate*) [/opt/Compiler/node]',
+      '4,000 ( 0.2%)  ???:0x000000000a1b2c3d [???]',
+      '1,449,496,024 (100.0%)  PROGRAM TOTALS',
+      'Ir  file:function',
+    ];
+    const frames = withGateLib(
+      `process.stdout.write(JSON.stringify(${JSON.stringify(lines)}.map((l) => gate.annotatedFrame(l) ?? null)));`,
+    ) as ({ count: number; compile: boolean } | null)[];
+    expect(frames.map((f) => f?.compile ?? null)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      null,
+      null,
+    ]);
+    expect(frames[0]?.count).toBe(52_000);
+  });
+
+  it("fails a gated mode whose work in V8's compilers grew by more than 25 %, its steady state unchanged", () => {
+    const verdict = withGateLib(
+      `const baseline = { steadyState: { legacy: 330000, modern: 340000, upstream: 400000, proxy: 285000 }, compile: { legacy: 300000, modern: 300000, upstream: 300000, proxy: 100000 } };
+       const v = gate.judge(baseline, { legacy: 330000, modern: 340000, upstream: 400000, proxy: 285000 }, 0.05, { legacy: 376000, modern: 374000, upstream: 300000, proxy: 200000 });
+       process.stdout.write(JSON.stringify({ ok: v.ok, rows: v.rows.map((r) => [r.mode, r.ok]), text: gate.formatVerdict(v, 'b.json') }));`,
+    ) as { ok: boolean; rows: [string, boolean][]; text: string };
+    expect(verdict.ok).toBe(false);
+    expect(verdict.rows).toEqual([
+      ['legacy', false],
+      ['modern', true],
+      ['upstream', true],
+      ['proxy', true],
+    ]);
+    expect(verdict.text).toMatch(
+      /legacy in V8's compilers: 376\.0k \(baseline 300\.0k, \+25\.3 %, limit \+25 %\) FAIL/,
+    );
+  });
+
   it('has a baseline in the repository for the Node major that runs the suite', () => {
     const major = process.versions.node.split('.')[0];
     expect(existsSync(join('bench', 'baselines', `instructions-node${major}.json`))).toBe(true);
