@@ -113,62 +113,59 @@ function refuse(reason) {
 
 const name = relative(REPO_ROOT, BASELINE);
 const dir = mkdtempSync(join(tmpdir(), 'mcpgw-gate-'));
-try {
-  if (RECORD) {
-    const { figures, compile, builds } = await measureAll(ALL_MODES, dir);
-    if (builds.size !== 1)
-      refuse('dist/ changed while the modes were measured; build, then record');
-    const baseline = {
-      node: process.versions.node,
-      recordedAt: new Date().toISOString(),
-      calls: 'bench/instructions.mjs defaults (4000 measured after 10000, 10 s idle)',
-      nodeFlags: instructionNodeFlags(process.env).join(' '),
-      steadyState: Object.fromEntries(ALL_MODES.map((m) => [m, Math.round(figures[m])])),
-      compile: Object.fromEntries(ALL_MODES.map((m) => [m, Math.round(compile[m])])),
-    };
-    writeFileSync(BASELINE, `${JSON.stringify(baseline, null, 2)}\n`);
+// removed on every way out, process.exit included
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+if (RECORD) {
+  const { figures, compile, builds } = await measureAll(ALL_MODES, dir);
+  if (builds.size !== 1) refuse('dist/ changed while the modes were measured; build, then record');
+  const baseline = {
+    node: process.versions.node,
+    recordedAt: new Date().toISOString(),
+    calls: 'bench/instructions.mjs defaults (4000 measured after 10000, 10 s idle)',
+    nodeFlags: instructionNodeFlags(process.env).join(' '),
+    steadyState: Object.fromEntries(ALL_MODES.map((m) => [m, Math.round(figures[m])])),
+    compile: Object.fromEntries(ALL_MODES.map((m) => [m, Math.round(compile[m])])),
+  };
+  writeFileSync(BASELINE, `${JSON.stringify(baseline, null, 2)}\n`);
+  process.stdout.write(
+    `wrote ${name}: ${JSON.stringify(baseline.steadyState)}\ncommit it on its own, with the reason in the message\n`,
+  );
+} else {
+  const baseline = readBaseline(BASELINE);
+  if (baseline === undefined) {
     process.stdout.write(
-      `wrote ${name}: ${JSON.stringify(baseline.steadyState)}\ncommit it on its own, with the reason in the message\n`,
+      `instructions gate: FAILED: no baseline ${name} for Node ${process.versions.node}; record one with \`npm run bench:gate -- --record\` in a commit of its own\n`,
     );
-  } else {
-    const baseline = readBaseline(BASELINE);
-    if (baseline === undefined) {
-      process.stdout.write(
-        `instructions gate: FAILED: no baseline ${name} for Node ${process.versions.node}; record one with \`npm run bench:gate -- --record\` in a commit of its own\n`,
-      );
-      process.exit(1);
-    }
-    const flags = instructionNodeFlags(process.env).join(' ');
-    if (FIGURES === undefined && (baseline.nodeFlags ?? '') !== flags)
-      refuse(
-        `measuring with V8 flags "${flags}", the baseline was recorded with "${baseline.nodeFlags ?? ''}": the figures are not comparable`,
-      );
-    let figures;
-    let compile;
-    if (FIGURES !== undefined) figures = JSON.parse(readFileSync(FIGURES, 'utf8'));
-    else {
-      const measured = await measureAll(ALL_MODES, dir);
-      if (measured.builds.size !== 1) refuse('dist/ changed while the modes were measured');
-      ({ figures, compile } = measured);
-    }
-    let verdict = judge(baseline, figures, TOLERANCE, compile);
-    const over = verdict.rows.filter((r) => !r.ok).map((r) => r.mode);
-    if (FIGURES === undefined && over.length > 0) {
-      // a real regression repeats; one high run does not: the two runs' mean is judged
-      process.stdout.write(`over the limit: ${over.join(', ')}; measuring them once more\n`);
-      const again = await measureAll(over, dir);
-      for (const mode of over) {
-        process.stdout.write(
-          `${mode}: ${(figures[mode] / 1000).toFixed(1)}k and ${(again.figures[mode] / 1000).toFixed(1)}k; judged on their mean\n`,
-        );
-        figures[mode] = (figures[mode] + again.figures[mode]) / 2;
-        compile[mode] = (compile[mode] + again.compile[mode]) / 2;
-      }
-      verdict = judge(baseline, figures, TOLERANCE, compile);
-    }
-    process.stdout.write(`${formatVerdict(verdict, name)}\n`);
-    if (!verdict.ok) process.exitCode = 1;
+    process.exit(1);
   }
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+  const flags = instructionNodeFlags(process.env).join(' ');
+  if (FIGURES === undefined && (baseline.nodeFlags ?? '') !== flags)
+    refuse(
+      `measuring with V8 flags "${flags}", the baseline was recorded with "${baseline.nodeFlags ?? ''}": the figures are not comparable`,
+    );
+  let figures;
+  let compile;
+  if (FIGURES !== undefined) figures = JSON.parse(readFileSync(FIGURES, 'utf8'));
+  else {
+    const measured = await measureAll(ALL_MODES, dir);
+    if (measured.builds.size !== 1) refuse('dist/ changed while the modes were measured');
+    ({ figures, compile } = measured);
+  }
+  let verdict = judge(baseline, figures, TOLERANCE, compile);
+  const over = verdict.rows.filter((r) => !r.ok).map((r) => r.mode);
+  if (FIGURES === undefined && over.length > 0) {
+    // a real regression repeats; one high run does not: the two runs' mean is judged
+    process.stdout.write(`over the limit: ${over.join(', ')}; measuring them once more\n`);
+    const again = await measureAll(over, dir);
+    for (const mode of over) {
+      process.stdout.write(
+        `${mode}: ${(figures[mode] / 1000).toFixed(1)}k and ${(again.figures[mode] / 1000).toFixed(1)}k; judged on their mean\n`,
+      );
+      figures[mode] = (figures[mode] + again.figures[mode]) / 2;
+      compile[mode] = (compile[mode] + again.compile[mode]) / 2;
+    }
+    verdict = judge(baseline, figures, TOLERANCE, compile);
+  }
+  process.stdout.write(`${formatVerdict(verdict, name)}\n`);
+  if (!verdict.ok) process.exitCode = 1;
 }

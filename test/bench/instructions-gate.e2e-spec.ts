@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,6 +20,8 @@ describe('the instructions gate', () => {
       steadyState: { legacy: 330_000, modern: 340_000, upstream: 400_000, proxy: 285_000 },
     }),
   );
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   function gate(figures: Record<string, number>, baselineFile = baseline) {
     const file = join(dir, `figures-${Math.random().toString(36).slice(2)}.json`);
