@@ -1,0 +1,494 @@
+// class-transformer's @Type (config validation) needs the metadata polyfill Nest loads first.
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ConfigService } from '@nestjs/config';
+import { stringify } from 'yaml';
+import { loadGatewayConfig, type GatewayConfig } from '@app/config';
+import type { ResourceServer } from '@app/identity';
+import type { CatalogRefresh, RegistryService } from '@app/registry';
+import { CacheHintsService } from './codecs/cache-hints';
+import { LegacyCodec } from './codecs/legacy.codec';
+import { ModernCodec } from './codecs/modern.codec';
+import { ForwardedError, GatewayError, GatewayErrorCode } from './errors/gateway-error';
+import { MethodDispatcher } from './handlers/method-dispatcher';
+import type { MethodHandler } from './handlers/method-handler';
+import { ServerCapabilities } from './handlers/server-capabilities';
+import type { UpstreamRouter } from './handlers/upstream-router';
+import type { HttpAnswer } from './http/http-answer';
+import { InFlightRequests } from './http/in-flight-requests';
+import type { SubscriptionsListen } from './listen/subscriptions-listen.service';
+import { McpTransport } from './mcp-transport.service';
+import type { LegacyInputBridge } from './mrtr/legacy-input-bridge';
+import { SessionTokenService } from './session/session-token.service';
+
+/**
+ * The front door in process: McpTransport with both real codecs, in front of fake method
+ * handlers and an empty catalog (no listener, no source, no Redis). It pins, in one table,
+ * which HTTP status and JSON-RPC code every kind of failure gets in each era: what the
+ * transport refuses itself, what each codec refuses, and what each error a handler raises
+ * becomes (libs/mcp/src/errors/wire-errors.ts is the one era mapping; wire notes §1.1, §1.2).
+ * The numbers are written out, not taken from the mapping, so a change of the wire fails here.
+ */
+
+const MODERN = '2026-07-28';
+const LEGACY = '2025-11-25';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function gatewayConfig(): GatewayConfig {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-transport-spec-'));
+  dirs.push(dir);
+  writeFileSync(
+    join(dir, 'gateway.yaml'),
+    stringify({
+      mcp: {
+        identity: 'gw-spec',
+        http: { modernEra: true },
+        bundles: [
+          {
+            id: 'alpha',
+            manifestUrl: 'http://alpha.svc:8080/tool-manifest',
+            baseEndpoint: 'http://alpha.svc:8080/mcp',
+            namePrefix: 'alpha.',
+          },
+        ],
+      },
+    }),
+  );
+  return loadGatewayConfig({
+    env: {
+      MCP_CONFIG_FILE: 'gateway.yaml',
+      MCP_SESSION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    },
+    cwd: dir,
+    version: '9.9.9',
+  });
+}
+
+/** ConfigService over a loaded GatewayConfig: dotted paths, as `get(key, {infer})` reads them. */
+function configService(config: GatewayConfig): ConfigService<GatewayConfig, true> {
+  const get = (path: string): unknown =>
+    path
+      .split('.')
+      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], config);
+  return { get } as unknown as ConfigService<GatewayConfig, true>;
+}
+
+/**
+ * `tools/call` whose tool name says what to do: `raise:<GatewayErrorCode>` throws that
+ * GatewayError, `forward:<code>` an upstream's error with its own code, `crash` a plain Error,
+ * anything else answers a result.
+ */
+const toolsCall: MethodHandler = {
+  method: 'tools/call',
+  handle(params) {
+    const name = typeof params?.name === 'string' ? params.name : '';
+    if (name.startsWith('raise:')) {
+      const code = name.slice('raise:'.length) as GatewayErrorCode;
+      const data = code === GatewayErrorCode.RateLimited ? { retryAfterSeconds: 3 } : undefined;
+      return Promise.reject(new GatewayError(code, `raised ${code}`, data));
+    }
+    if (name.startsWith('forward:'))
+      return Promise.reject(new ForwardedError(Number(name.slice('forward:'.length)), 'upstream'));
+    if (name === 'crash') return Promise.reject(new Error('a bug'));
+    return Promise.resolve({ content: [{ type: 'text', text: 'ok' }] });
+  },
+};
+
+function frontDoor(): McpTransport {
+  const config = gatewayConfig();
+  const service = configService(config);
+  const registry = {
+    current: () => undefined,
+    onPublished: () => () => undefined,
+  } as unknown as RegistryService;
+  const refresh = {} as CatalogRefresh;
+  const dispatcher = new MethodDispatcher([toolsCall]);
+  const capabilities = new ServerCapabilities(registry, config);
+  const notOurs = { deliverAnswer: () => Promise.resolve('not-ours') };
+  const legacy = new LegacyCodec(
+    service,
+    dispatcher,
+    new SessionTokenService(service),
+    new InFlightRequests(),
+    capabilities,
+    notOurs as unknown as UpstreamRouter,
+    notOurs as unknown as LegacyInputBridge,
+  );
+  const modern = new ModernCodec(
+    service,
+    dispatcher,
+    capabilities,
+    new CacheHintsService(config, registry, refresh),
+    registry,
+    {} as SubscriptionsListen,
+  );
+  const resourceServer = { checksRequests: false } as ResourceServer;
+  return new McpTransport(legacy, modern, service, resourceServer);
+}
+
+type Headers = Record<string, string>;
+
+function envelope(params: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ...params,
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': MODERN,
+      'io.modelcontextprotocol/clientInfo': { name: 'spec', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  };
+}
+
+/** The headers a 2026 client sends with `method` (and `name` for tools/call). */
+function modernHeaders(method: string, name?: string): Headers {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN,
+    'mcp-method': method,
+    ...(name === undefined ? {} : { 'mcp-name': name }),
+  };
+}
+
+const legacyHeaders: Headers = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
+interface Wire {
+  readonly status: number;
+  readonly code: number | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+async function post(transport: McpTransport, headers: Headers, body: string): Promise<Wire> {
+  const answer: HttpAnswer = await transport.post({ headers, body });
+  const text = typeof answer.body === 'string' ? answer.body : '';
+  const json = text.startsWith('event:') ? text.split('\ndata: ')[1]?.split('\n')[0] : text;
+  const parsed = json === undefined || json === '' ? undefined : (JSON.parse(json) as unknown);
+  const code = (parsed as { error?: { code?: number } } | undefined)?.error?.code;
+  return { status: answer.status, code, headers: answer.headers ?? {} };
+}
+
+describe('McpTransport: era × failure → (HTTP status, JSON-RPC code), in one table', () => {
+  let transport: McpTransport;
+  let session: string;
+
+  beforeAll(async () => {
+    transport = frontDoor();
+    const answer = await transport.post({
+      headers: legacyHeaders,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 's', v: '1' } },
+      }),
+    });
+    expect(answer.status).toBe(200);
+    session = answer.headers?.['mcp-session-id'] ?? '';
+    expect(session).not.toBe('');
+  });
+
+  const legacyCall = (name: string): string =>
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } });
+  const modernCall = (name: string): string =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: envelope({ name, arguments: {} }),
+    });
+
+  // Every error a handler may raise, and what each era makes of it.
+  const raised: [GatewayErrorCode, [number, number], [number, number]][] = [
+    //                                         2025-11-25        2026-07-28
+    [GatewayErrorCode.InvalidParams, [200, -32602], [200, -32602]],
+    [GatewayErrorCode.ToolNotFound, [200, -32001], [200, -32602]],
+    [GatewayErrorCode.MethodNotFound, [200, -32601], [404, -32601]],
+    [GatewayErrorCode.RegistryUnavailable, [200, -32603], [200, -32603]],
+    [GatewayErrorCode.Internal, [500, -32603], [500, -32603]],
+    [GatewayErrorCode.RateLimited, [429, -31429], [429, -31429]],
+  ];
+
+  describe.each(raised)(
+    'a handler raises %s',
+    (code, [legacyStatus, legacyCode], [mStatus, mCode]) => {
+      it(`2025-11-25: ${legacyStatus} ${legacyCode}`, async () => {
+        const wire = await post(
+          transport,
+          { ...legacyHeaders, 'mcp-session-id': session, 'mcp-protocol-version': LEGACY },
+          legacyCall(`raise:${code}`),
+        );
+        expect([wire.status, wire.code]).toEqual([legacyStatus, legacyCode]);
+      });
+      it(`2026-07-28: ${mStatus} ${mCode}`, async () => {
+        const name = `raise:${code}`;
+        const wire = await post(transport, modernHeaders('tools/call', name), modernCall(name));
+        expect([wire.status, wire.code]).toEqual([mStatus, mCode]);
+      });
+    },
+  );
+
+  it('a rate-limited call says when to come back, in both eras (Retry-After)', async () => {
+    const name = `raise:${GatewayErrorCode.RateLimited}`;
+    const legacy = await post(
+      transport,
+      { ...legacyHeaders, 'mcp-session-id': session },
+      legacyCall(name),
+    );
+    const modern = await post(transport, modernHeaders('tools/call', name), modernCall(name));
+    expect(legacy.headers['retry-after']).toBe('3');
+    expect(modern.headers['retry-after']).toBe('3');
+  });
+
+  it("an upstream's error keeps its own code on 200 in both eras; -32021 is 400 in 2026", async () => {
+    const session25 = { ...legacyHeaders, 'mcp-session-id': session };
+    expect(await post(transport, session25, legacyCall('forward:-32042'))).toMatchObject({
+      status: 200,
+      code: -32042,
+    });
+    expect(
+      await post(
+        transport,
+        modernHeaders('tools/call', 'forward:-32042'),
+        modernCall('forward:-32042'),
+      ),
+    ).toMatchObject({ status: 200, code: -32042 });
+    expect(
+      await post(
+        transport,
+        modernHeaders('tools/call', 'forward:-32021'),
+        modernCall('forward:-32021'),
+      ),
+    ).toMatchObject({ status: 400, code: -32021 });
+  });
+
+  it('a handler that crashes is 500 -32603 in both eras', async () => {
+    const session25 = { ...legacyHeaders, 'mcp-session-id': session };
+    expect(await post(transport, session25, legacyCall('crash'))).toMatchObject({
+      status: 500,
+      code: -32603,
+    });
+    expect(
+      await post(transport, modernHeaders('tools/call', 'crash'), modernCall('crash')),
+    ).toMatchObject({ status: 500, code: -32603 });
+  });
+
+  it('a result is 200 without an error in both eras', async () => {
+    const session25 = { ...legacyHeaders, 'mcp-session-id': session };
+    expect(await post(transport, session25, legacyCall('fine'))).toMatchObject({
+      status: 200,
+      code: undefined,
+    });
+    expect(
+      await post(transport, modernHeaders('tools/call', 'fine'), modernCall('fine')),
+    ).toMatchObject({ status: 200, code: undefined });
+  });
+
+  // What the transport and the codecs refuse before any handler runs.
+  const refusals: [string, Headers, string, number, number][] = [
+    // 2025-11-25 (no envelope, no modern header)
+    [
+      '2025: Content-Type not JSON',
+      { ...legacyHeaders, 'content-type': 'text/plain' },
+      legacyCall('x'),
+      415,
+      -32000,
+    ],
+    [
+      '2025: Accept takes neither JSON nor SSE',
+      { ...legacyHeaders, accept: 'text/html' },
+      legacyCall('x'),
+      406,
+      -32000,
+    ],
+    ['2025: body not JSON', legacyHeaders, '{"jsonrpc":', 400, -32700],
+    ['2025: a batch', legacyHeaders, `[${legacyCall('x')}]`, 400, -32600],
+    ['2025: not a JSON-RPC request', legacyHeaders, '{"id":1,"method":"tools/call"}', 400, -32600],
+    [
+      '2025: params not an object',
+      legacyHeaders,
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":5}',
+      200,
+      -32602,
+    ],
+    [
+      '2025: a session id that does not open',
+      { ...legacyHeaders, 'mcp-session-id': 'forged' },
+      legacyCall('x'),
+      404,
+      -32001,
+    ],
+    [
+      '2025: an unsupported MCP-Protocol-Version',
+      { ...legacyHeaders, 'mcp-protocol-version': '1999-01-01' },
+      legacyCall('x'),
+      400,
+      -32000,
+    ],
+    [
+      '2025: an unknown method',
+      legacyHeaders,
+      '{"jsonrpc":"2.0","id":1,"method":"no/such"}',
+      200,
+      -32601,
+    ],
+    [
+      '2025: initialize without a protocolVersion',
+      legacyHeaders,
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}',
+      200,
+      -32602,
+    ],
+    [
+      '2025: an envelope that claims a 2025 version',
+      legacyHeaders,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': LEGACY } },
+      }),
+      400,
+      -32022,
+    ],
+    [
+      '2025: an envelope version that is not a string',
+      legacyHeaders,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 7 } },
+      }),
+      400,
+      -32602,
+    ],
+    // 2026-07-28
+    [
+      '2026: Content-Type not JSON',
+      { ...modernHeaders('tools/call', 'x'), 'content-type': 'text/plain' },
+      modernCall('x'),
+      415,
+      -32000,
+    ],
+    [
+      '2026: body not JSON under a modern header',
+      modernHeaders('tools/call', 'x'),
+      '{"jsonrpc":',
+      400,
+      -32700,
+    ],
+    [
+      '2026: a batch with a modern element',
+      modernHeaders('tools/call', 'x'),
+      `[${modernCall('x')}]`,
+      400,
+      -32600,
+    ],
+    [
+      '2026: a modern header and no envelope',
+      modernHeaders('tools/call', 'x'),
+      legacyCall('x'),
+      400,
+      -32602,
+    ],
+    [
+      '2026: initialize under a modern header',
+      modernHeaders('initialize'),
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}',
+      400,
+      -32020,
+    ],
+    [
+      '2026: header version differs from the envelope',
+      { ...modernHeaders('tools/call', 'x'), 'mcp-protocol-version': '2026-01-01' },
+      modernCall('x'),
+      400,
+      -32020,
+    ],
+    [
+      '2026: no MCP-Protocol-Version header',
+      { ...modernHeaders('tools/call', 'x'), 'mcp-protocol-version': '' },
+      modernCall('x'),
+      400,
+      -32020,
+    ],
+    [
+      '2026: Mcp-Method missing',
+      { ...modernHeaders('tools/call', 'x'), 'mcp-method': '' },
+      modernCall('x'),
+      400,
+      -32020,
+    ],
+    ['2026: Mcp-Method differs', modernHeaders('tools/list', 'x'), modernCall('x'), 400, -32020],
+    ['2026: Mcp-Name missing', modernHeaders('tools/call'), modernCall('x'), 400, -32020],
+    ['2026: Mcp-Name differs', modernHeaders('tools/call', 'y'), modernCall('x'), 400, -32020],
+    [
+      '2026: Mcp-Name a bad Base64 sentinel',
+      modernHeaders('tools/call', '=?base64?!!!?='),
+      modernCall('x'),
+      400,
+      -32020,
+    ],
+    [
+      '2026: clientCapabilities missing',
+      modernHeaders('tools/call', 'x'),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'x', _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } },
+      }),
+      400,
+      -32602,
+    ],
+    [
+      '2026: an unknown method',
+      modernHeaders('no/such'),
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'no/such', params: envelope() }),
+      404,
+      -32601,
+    ],
+    [
+      '2026: a 2025-only method',
+      modernHeaders('resources/subscribe'),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'resources/subscribe',
+        params: envelope({ uri: 'x://y' }),
+      }),
+      404,
+      -32601,
+    ],
+  ];
+
+  it.each(refusals)('%s', async (_what, headers, body, status, code) => {
+    const sent = Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== ''));
+    expect(await post(transport, sent, body)).toMatchObject({ status, code });
+  });
+
+  it('a notification or a response is 202 without a body in both eras', async () => {
+    const note = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+    const session25 = { ...legacyHeaders, 'mcp-session-id': session };
+    expect((await transport.post({ headers: session25, body: note })).status).toBe(202);
+    const modern = await transport.post({
+      headers: modernHeaders('notifications/initialized'),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/initialized',
+        params: envelope(),
+      }),
+    });
+    expect(modern.status).toBe(202);
+  });
+});
