@@ -179,9 +179,9 @@ export class LegacyCodec {
     const { call } = exchange;
     // A call may relay an upstream's notifications and requests before its result: on an SSE
     // answer that starts with the first of them (issue 10 §5); never for a JSON-only client.
+    const prepared = this.dispatcher.prepare(method, params, exchange.access);
     const stream =
-      this.dispatcher.mayRelay(method, params, exchange.access) &&
-      acceptsEventStream(header(exchange.headers, 'accept'))
+      prepared.mayRelay && acceptsEventStream(header(exchange.headers, 'accept'))
         ? new AnswerStream(this.maxQueuedBytes)
         : undefined;
     const context: MethodContext = {
@@ -193,6 +193,7 @@ export class LegacyCodec {
       clientCapabilities,
       caller: exchange.caller,
       access: exchange.access,
+      prepared,
     };
     const key =
       call === undefined

@@ -17,6 +17,7 @@ import {
   SerializedResult,
   type MethodContext,
   type MethodResult,
+  type PreparedRequest,
 } from '../handlers/method-handler';
 import { LiveListResult } from '../handlers/live-list-result';
 import { ServerCapabilities } from '../handlers/server-capabilities';
@@ -156,7 +157,8 @@ export class ModernCodec {
         `Invalid _meta envelope: ${MetaKey.clientCapabilities}: ${clientCapabilities === undefined ? 'missing' : 'must be an object'}`,
         400,
       );
-    const mismatch = this.headerMismatch(headers, method, params, claim, stated);
+    const prepared = this.dispatcher.prepare(method, params, exchange.access);
+    const mismatch = this.headerMismatch(headers, method, params, claim, stated, prepared);
     if (mismatch !== undefined)
       return this.error(
         id,
@@ -188,8 +190,7 @@ export class ModernCodec {
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).
     const stream =
-      this.dispatcher.mayRelay(method, params, exchange.access) &&
-      acceptsEventStream(header(headers, 'accept'))
+      prepared.mayRelay && acceptsEventStream(header(headers, 'accept'))
         ? new AnswerStream(this.maxQueuedBytes)
         : undefined;
     const context: MethodContext = {
@@ -202,6 +203,7 @@ export class ModernCodec {
       clientCapabilities,
       caller: exchange.caller,
       access: exchange.access,
+      prepared,
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
       (result) => {
@@ -225,6 +227,7 @@ export class ModernCodec {
     params: Readonly<Record<string, unknown>> | undefined,
     claim: string,
     stated: string | undefined,
+    prepared: PreparedRequest,
   ): { header: string; body: string; reason: string } | undefined {
     if (stated !== claim)
       return {
@@ -271,11 +274,10 @@ export class ModernCodec {
           reason: `Mcp-Name differs from params.${source}`,
         };
     }
-    if (method === 'tools/call' && typeof params?.name === 'string') {
-      // Mcp-Param-* for x-mcp-header arguments; an unknown tool is checked by its handler (-32602)
-      const tool = this.registry.current()?.get(params.name);
-      if (tool !== undefined) return paramHeaderMismatch(tool, params.arguments, headers);
-    }
+    // Mcp-Param-* for x-mcp-header arguments (tools/call); an unknown tool is checked by its
+    // handler (-32602)
+    const tool = prepared.target?.tool;
+    if (tool !== undefined) return paramHeaderMismatch(tool, params?.arguments, headers);
     return undefined;
   }
 

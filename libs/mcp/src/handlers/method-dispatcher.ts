@@ -4,6 +4,8 @@ import { CallerLimits } from '../limits/caller-limits.service';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   METHOD_HANDLERS,
+  PLAIN_REQUEST,
+  type PreparedRequest,
   type MethodContext,
   type MethodHandler,
   type MethodResult,
@@ -25,13 +27,13 @@ export class MethodDispatcher {
     return this.handlers.has(method);
   }
 
-  /** Whether this request may relay upstream messages before its result (MethodHandler.mayRelay). */
-  mayRelay(
+  /** What the request's handler looks up before it runs (MethodHandler.prepare), once. */
+  prepare(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
     access?: CallerAccess,
-  ): boolean {
-    return this.handlers.get(method)?.mayRelay?.(params, access) ?? false;
+  ): PreparedRequest {
+    return this.handlers.get(method)?.prepare?.(params, access) ?? PLAIN_REQUEST;
   }
 
   dispatch(

@@ -1,5 +1,6 @@
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import type { CallerAccess, CallerIdentity } from '@app/identity';
+import type { CatalogTool } from '@app/registry';
 import type { BodyPart } from '../http/gzip-splice';
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
@@ -19,6 +20,33 @@ export class SerializedResult {
     readonly value: Record<string, unknown>,
   ) {}
 }
+
+/**
+ * The catalog tool a request names, looked up once per request by its handler's `prepare`:
+ * the snapshot's entry, or undefined when the snapshot has none (a live upstream's tool, an
+ * unknown name). The codec's header checks, the relay decision, the call and its audit line
+ * all read this one lookup.
+ */
+export interface ToolTarget {
+  readonly name: string;
+  readonly tool: CatalogTool | undefined;
+}
+
+/** What the front door learns of a request before it dispatches it (MethodHandler.prepare). */
+export interface PreparedRequest {
+  /**
+   * true when this request may relay messages before its result (it goes to an upstream MCP
+   * server; docs/operations.md "Relaying"): only then is an SSE answer prepared.
+   */
+  readonly mayRelay: boolean;
+  /** The tool it names (tools/call). */
+  readonly target?: ToolTarget;
+}
+
+/** A request that relays nothing and names no tool. */
+export const PLAIN_REQUEST: PreparedRequest = { mayRelay: false };
+/** A request that goes to an upstream and may relay its messages, naming no catalog tool. */
+export const RELAYING_REQUEST: PreparedRequest = { mayRelay: true };
 
 /** A result object to serialize, or one serialized already. */
 export type MethodResult = object;
@@ -62,6 +90,8 @@ export interface MethodContext {
    * answered as for an unknown name, without a refresh.
    */
   readonly access?: CallerAccess;
+  /** What `prepare` found for this request; absent when the request was not prepared. */
+  readonly prepared?: PreparedRequest;
 }
 
 /**
@@ -70,11 +100,11 @@ export interface MethodContext {
  */
 export interface MethodHandler {
   readonly method: string;
-  /**
-   * true when this request may relay messages before its result (it goes to an upstream MCP
-   * server; issue 10 §5): only then is an SSE answer prepared. Absent: never.
-   */
-  mayRelay?(params: Readonly<Record<string, unknown>> | undefined, access?: CallerAccess): boolean;
+  /** Looks up once what the request needs before it runs (PreparedRequest). Absent: PLAIN_REQUEST. */
+  prepare?(
+    params: Readonly<Record<string, unknown>> | undefined,
+    access?: CallerAccess,
+  ): PreparedRequest;
   handle(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,

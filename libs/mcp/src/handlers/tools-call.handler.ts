@@ -13,7 +13,14 @@ import {
 import { extractRawMember } from '../jsonrpc/raw-member';
 import { paramHeadersFor } from './header-params';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
-import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
+import {
+  PLAIN_REQUEST,
+  type MethodContext,
+  type MethodHandler,
+  type MethodResult,
+  type PreparedRequest,
+  type ToolTarget,
+} from './method-handler';
 import { LiveLists } from './live-lists.service';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { UpstreamRouter } from './upstream-router';
@@ -46,17 +53,25 @@ export class ToolsCallHandler implements MethodHandler {
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
   ) {}
 
-  mayRelay(params: Readonly<Record<string, unknown>> | undefined, access?: CallerAccess): boolean {
+  /**
+   * The one catalog lookup of the call: the codec's header checks, the relay decision, the
+   * call and its audit line all use it.
+   */
+  prepare(
+    params: Readonly<Record<string, unknown>> | undefined,
+    access?: CallerAccess,
+  ): PreparedRequest {
     const name = params?.name;
-    if (typeof name !== 'string') return false;
+    if (typeof name !== 'string') return PLAIN_REQUEST;
     const tool = this.registry.current()?.get(name);
+    const target: ToolTarget = { name, tool };
     // a live upstream's tool is in no snapshot: its prefix tells (issue 11 §4)
-    if (tool === undefined) return this.live.ownerOf(name) !== undefined;
+    if (tool === undefined) return { mayRelay: this.live.ownerOf(name) !== undefined, target };
     // a tool the caller may not use is prepared for exactly like an unknown one (issue 12 §3)
-    return (
+    const mayRelay =
       tool.route.kind === 'upstream' &&
-      (access === undefined || allowsTool(access, tool.sourceId, tool.name))
-    );
+      (access === undefined || allowsTool(access, tool.sourceId, tool.name));
+    return { mayRelay, target };
   }
 
   /**
@@ -69,25 +84,29 @@ export class ToolsCallHandler implements MethodHandler {
   ): Promise<MethodResult> {
     const started = performance.now();
     const name = typeof params?.name === 'string' ? params.name : '';
+    const prepared = context.prepared?.target;
+    const target = prepared?.name === name ? prepared : undefined;
     try {
       await this.limits?.admit(context.caller, name);
-      const result = await this.call(params, context);
-      this.audited(name, { result }, started, context);
+      const result = await this.call(params, context, target);
+      this.audited(name, target, { result }, started, context);
       return result;
     } catch (error) {
-      this.audited(name, { error }, started, context);
+      this.audited(name, target, { error }, started, context);
       throw error;
     }
   }
 
   private audited(
     name: string,
+    target: ToolTarget | undefined,
     outcome: { readonly result: object } | { readonly error: unknown },
     started: number,
     context: MethodContext,
   ): void {
     if (this.audit === null) return;
-    const sourceId = this.registry.current()?.get(name)?.sourceId;
+    // a name the snapshot lacked when prepared is looked up again: a refresh may have found it
+    const sourceId = (target?.tool ?? this.registry.current()?.get(name))?.sourceId;
     this.audit.record(
       context.caller,
       { name, sourceId },
@@ -100,6 +119,7 @@ export class ToolsCallHandler implements MethodHandler {
   private async call(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,
+    target: ToolTarget | undefined,
   ): Promise<MethodResult> {
     const name = params?.name;
     if (typeof name !== 'string' || name === '') {
@@ -115,7 +135,7 @@ export class ToolsCallHandler implements MethodHandler {
         'Invalid params: params.arguments must be an object',
       );
     }
-    const tool = await this.find(name, context);
+    const tool = await this.find(name, context, target);
     if (tool.route.kind === 'upstream') {
       const { upstream, originalName } = tool.route;
       // Mcp-Param-* headers for x-mcp-header arguments, sent on to a 2026 upstream (issue 11 §1)
@@ -180,9 +200,13 @@ export class ToolsCallHandler implements MethodHandler {
    * that same answer, without the refresh: the tool exists, so a refresh would find nothing
    * new, and a caller must not be able to make the gateway pull every source by guessing names.
    */
-  private async find(name: string, context: MethodContext): Promise<CatalogTool> {
+  private async find(
+    name: string,
+    context: MethodContext,
+    target: ToolTarget | undefined,
+  ): Promise<CatalogTool> {
     const access = context.access;
-    const found = this.registry.current()?.get(name);
+    const found = target === undefined ? this.registry.current()?.get(name) : target.tool;
     if (found !== undefined) return this.granted(found, access);
     // A live upstream's tools are listed per caller, never in the snapshot: routed by the
     // prefix of the published name, resolved through the caller's live list (issue 11 §4).

@@ -6,9 +6,11 @@ import { callerListJson } from './caller-lists';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   PreSerialized,
+  RELAYING_REQUEST,
   type MethodContext,
   type MethodHandler,
   type MethodResult,
+  type PreparedRequest,
 } from './method-handler';
 import { LiveLists } from './live-lists.service';
 import { partialSourcesMember } from './partial-sources';
@@ -143,8 +145,8 @@ export class ResourceTemplatesListHandler extends CatalogListHandler {
 export class PromptsGetHandler implements MethodHandler {
   readonly method = 'prompts/get';
 
-  mayRelay(): boolean {
-    return true;
+  prepare(): PreparedRequest {
+    return RELAYING_REQUEST;
   }
 
   constructor(
@@ -195,8 +197,8 @@ export class PromptsGetHandler implements MethodHandler {
 export class ResourcesReadHandler implements MethodHandler {
   readonly method = 'resources/read';
 
-  mayRelay(): boolean {
-    return true;
+  prepare(): PreparedRequest {
+    return RELAYING_REQUEST;
   }
 
   constructor(
@@ -269,8 +271,8 @@ export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
 export class CompletionCompleteHandler implements MethodHandler {
   readonly method = 'completion/complete';
 
-  mayRelay(): boolean {
-    return true;
+  prepare(): PreparedRequest {
+    return RELAYING_REQUEST;
   }
 
   constructor(
