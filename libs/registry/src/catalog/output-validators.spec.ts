@@ -43,7 +43,7 @@ function compileSpies(validators: OutputValidators): jest.SpyInstance[] {
 const calls = (spies: jest.SpyInstance[]): number =>
   spies.reduce((n, s) => n + s.mock.calls.length, 0);
 
-describe('OutputValidators: outputSchemas compiled once per catalog (issue 8 fault 3)', () => {
+describe('OutputValidators: outputSchemas compiled once per catalog (docs/operations.md §6 "Structured output")', () => {
   it('gives the issue\'s tool a validator: {total:42.5} conforms, {total:"x"} names the path and rule', async () => {
     const validate = new OutputValidators().validatorFor(await accepted({ outputSchema: TOTAL }));
     expect(validate?.({ total: 42.5 })).toBeUndefined();
