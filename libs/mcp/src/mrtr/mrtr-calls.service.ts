@@ -31,7 +31,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Multi round-trip `tools/call`, `prompts/get` and `resources/read` of upstream entries (the
- * methods that may answer input_required, wire notes §4), for both client eras (issue 11 §5, §7):
+ * methods that may answer input_required, wire notes §4), for both client eras
+ * (docs/operations.md §11 "Multi round-trip and era bridging"):
  * - 2026 client, 2026 upstream: `input_required` passes unchanged but for `requestState`,
  *   wrapped in the gateway's envelope (RequestStateEnvelope) and unwrapped on the retry;
  * - 2026 client, 2025 upstream: the upstream's request to the client parks the call
