@@ -2,7 +2,10 @@ import type { CallToolResult } from './call-tool-result';
 import { mapToolResponse, type ToolHttpResponse } from './map-tool-response';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 
-/** Stands in for the compiled `{"total": number}` schema of the issue. */
+/**
+ * Stands in for the compiled `{"total": number}` schema of the example in
+ * docs/operations.md §6 "Structured output".
+ */
 const totalIsNumber: OutputSchemaCheck = (value) =>
   typeof (value as { total?: unknown }).total === 'number'
     ? undefined
