@@ -208,7 +208,8 @@ export class ToolsCallHandler implements MethodHandler {
 
   private granted(tool: CatalogTool, access: CallerAccess | undefined): CatalogTool {
     if (access === undefined || allowsTool(access, tool.sourceId, tool.name)) return tool;
-    // on the wire exactly the unknown tool's answer; the audit line says denied (§5)
+    // on the wire exactly the unknown tool's answer; the audit line says denied
+    // (docs/operations.md §14 "Audit")
     this.metrics?.toolNotFound();
     throw new ToolDeniedError(`Tool not found: ${tool.name.slice(0, 128)}`);
   }

@@ -151,7 +151,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     const outcome = await parked.next();
     if (outcome.kind === 'settled') {
       this.release(parked.key);
-      // an upstream's own input_required (a 2026 upstream): its requestState wrapped (§5)
+      // an upstream's own input_required (a 2026 upstream): its requestState wrapped
       if (outcome.error === undefined)
         return { kind: 'result', value: this.relayedState(outcome.result ?? {}, binding) };
       return this.transferable(outcome.error);
@@ -216,7 +216,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     throw this.errorOf(outcome);
   }
 
-  /** A 2026 upstream's input_required: its requestState wrapped in the gateway's envelope (§5). */
+  /** A 2026 upstream's input_required: its requestState wrapped in the gateway's envelope. */
   private relayedState(result: object, binding: StateBinding): object {
     const value = plain(result);
     if (value.resultType !== 'input_required' || typeof value.requestState !== 'string')

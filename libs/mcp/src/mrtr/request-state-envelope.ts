@@ -18,9 +18,10 @@ export interface StateBinding {
 /**
  * What the envelope carries besides its binding:
  * - `relayed`: a 2026 upstream's own `requestState` (absent when it sent none, which a
- *   requestState-less round never produces), unwrapped before the retry is forwarded (§5);
+ *   requestState-less round never produces), unwrapped before the retry is forwarded;
  * - `parked`: a 2025 upstream's call held by replica `owner` under `key`, waiting for the
- *   answers to its requests to the client (§7).
+ *   answers to its requests to the client (era bridging,
+ *   docs/operations.md §11 "Multi round-trip and era bridging").
  */
 export type EnvelopeContent =
   | { readonly kind: 'relayed'; readonly state: string }
