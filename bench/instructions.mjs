@@ -12,7 +12,8 @@
 // the idle window's rate times the calls' duration, which grows with the machine's load since
 // valgrind runs the process about 50 times slower) and the rest (the steady state: compare
 // this one). The same build repeats to about 2 %. Kernel time (syscalls) is not counted. Use it
-// to compare two builds; the figures the issues set are CPU-time ratios from `npm run bench`.
+// to compare two builds; the targets (docs/benchmarks.md "Targets") are CPU-time ratios from
+// `npm run bench`.
 //
 // BENCH_INSTR_MODE: modern (default; a 2026-07-28 client, mcp.http.modernEra on), legacy
 // (a 2025 client), upstream (a 2025 client calling an upstream MCP server's tool, the

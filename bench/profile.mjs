@@ -18,7 +18,8 @@
 //            BENCH_UPSTREAM_ANSWER_BYTES=N adds N bytes to every answer
 //   live     tools/list by a 2026-07-28 client at 1 connection through a gateway whose only
 //            sources are ten `lists: live` upstreams (bench/lib/mcp-fanout.mjs, 5 tools each,
-//            ttlMs 0): every request fans out (the modern.liveFanout scenario, issue 11 §4)
+//            ttlMs 0): every request fans out (the modern.liveFanout scenario;
+//            docs/operations.md §11 "Live lists")
 // BENCH_PROFILE_ERA=2026 (mode call): the client is a 2026-07-28 one (the modern scenario's
 // wrk mode modern-call against a gateway with mcp.http.modernEra on).
 // BENCH_PROFILE_AUTH=jwt (mode call): the gateway verifies a Bearer JWT on every call

@@ -13,7 +13,7 @@
 //               direct / bare proxy / gateway at 1 and 16 connections (upstreamCall)
 //   fanout      50 upstream MCP servers, one silent: refresh round duration, tools/list p50
 //   modern      2026-07-28 clients: tools/call vs bare proxy at 16 connections, and tools/list
-//               through ten `lists: live` upstreams (issue 11; bench/lib/scenario-modern.mjs)
+//               through ten `lists: live` upstreams (bench/lib/scenario-modern.mjs)
 //   auth        tools/call with JWT validation on vs the same gateway without auth, 16 conns
 // Output: a table on stdout and bench/results/latest.json.
 //
@@ -281,8 +281,8 @@ async function main() {
         memory.afterLoadHeap = heap();
         if (SCENARIOS.has('list')) {
           results.toolsList.t10000 = await toolsListRun(gw, 10000);
-          // 16 connections the way MCP clients ask (Accept-Encoding: gzip; issue 9, fault 12),
-          // and without it, as before
+          // 16 connections the way MCP clients ask (Accept-Encoding: gzip;
+          // docs/operations.md §2 "Compressed lists"), and without it, as before
           const c16Run = async (mode) => {
             const r = await measured({
               url: gw.mcpUrl,

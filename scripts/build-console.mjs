@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Part of `npm run build`: compiles the operator console (apps/console/src, browser
 // TypeScript, ES modules) into dist/console and copies its page and stylesheet beside it.
-// The gateway serves dist/console at /console on the management port (issue 13 §4); nothing
+// The gateway serves dist/console at /console on the management port (docs/console.md); nothing
 // the page loads comes from elsewhere.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
-// Two agents of different MCP eras against the same gateway endpoint (issue 11): a 2025-11-25
-// client (the v1 SDK: initialize + session) and a 2026-07-28 client (the v2 SDK pinned to the
-// stateless revision: server/discover, per-request envelope). Run while `npm start` runs:
+// Two agents of different MCP eras against the same gateway endpoint (README.md "Both MCP eras"): a
+// 2025-11-25 client (the v1 SDK: initialize + session) and a 2026-07-28 client (the v2 SDK pinned
+// to the stateless revision: server/discover, per-request envelope). Run while `npm start` runs:
 //
 //   node scripts/demo-clients.mjs            # MCP_URL=http://127.0.0.1:8080/mcp by default
 //

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The small upstream MCP server of the local demo (`npm start`, issue 10): built with the
-// official v1 SDK (stateful 2025-11-25 sessions, SSE answers), on 127.0.0.1:$PORT/mcp
+// The small upstream MCP server of the local demo (`npm start`; docs/operations.md §10): built with
+// the official v1 SDK (stateful 2025-11-25 sessions, SSE answers), on 127.0.0.1:$PORT/mcp
 // (8082 when unset). The gateway's local profile federates it as upstream `demo`, so its
 // tools appear beside the sample bundle's as `demo__…` (a dot in a name becomes `_`).
 // It publishes two tools, a resource, a resource template and a prompt. Ctrl-C stops it.

@@ -143,8 +143,8 @@ if (!stopping) {
     },
     { pipeStdout: true },
   );
-  // The console URL comes last in the start-up output (issue 13 "npm start opens to a console
-  // URL"): printed once the gateway listens and its first catalog is ready (or after 15 s).
+  // The console URL comes last in the start-up output (docs/console.md): printed once the gateway
+  // listens and its first catalog is ready (or after 15 s).
   let seen = '';
   const announce = (chunk) => {
     seen = (seen + chunk.toString('utf8')).slice(-4096);

@@ -1,4 +1,4 @@
-// The targets of the issue, evaluated on a results object, and the human table.
+// The targets (docs/benchmarks.md "Targets"), evaluated on a results object, and the human table.
 import { CONNECTIONS, OUT } from './config.mjs';
 import { UPSTREAM_CONNECTIONS } from './scenario-upstream-call.mjs';
 import { fmt, median, round, table } from './stats.mjs';
@@ -136,7 +136,7 @@ export function evaluateTargets(results) {
     [
       'modern.liveFanout.u10.p50Ms',
       '<=',
-      // issue 11: the slowest live upstream's own p50 + 3 ms
+      // the slowest live upstream's own p50 + 3 ms (docs/benchmarks.md "MCP 2026-07-28 clients")
       (r) =>
         typeof r.modern?.liveFanout?.u10?.slowestUpstreamP50Ms === 'number'
           ? round(r.modern.liveFanout.u10.slowestUpstreamP50Ms + 3, 3)

@@ -1,5 +1,5 @@
-// auth: tools/call with JWT validation on (mcp.auth.mode jwt; issue 12 §1) against the same
-// gateway build without auth, at 16 connections, alternating rounds. The bench mints an ES256
+// auth: tools/call with JWT validation on (mcp.auth.mode jwt; docs/operations.md §13) against the
+// same gateway build without auth, at 16 connections, alternating rounds. The bench mints an ES256
 // token locally with jose and serves its JWKS on 127.0.0.1; the gateway fetches the key set
 // once and verifies every request's token (signature, iss, aud, exp). A third configuration
 // without the audit line (mcp.audit.enabled false) prices that line (auditCpuPerRequestRatio).
@@ -102,7 +102,8 @@ export async function scenarioAuth(ts) {
   const configurations = {
     noAuth: { mcp: {} },
     jwt: { mcp: { auth }, headers },
-    // the audit line per call (issue 12 §5) priced too: the same gateway without it
+    // the audit line per call (docs/operations.md §14 "Audit") priced too: the same gateway
+    // without it
     noAudit: { mcp: { audit: { enabled: false } } },
   };
   const gateways = [];

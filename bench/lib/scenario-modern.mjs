@@ -1,4 +1,4 @@
-// modern: the 2026-07-28 path (issue 11), two parts.
+// modern: the 2026-07-28 path (docs/operations.md §11), two parts.
 //   toolsCall  tools/call by a 2026-07-28 client (stateless: the `_meta` envelope in params,
 //              MCP-Protocol-Version / Mcp-Method / Mcp-Name headers; wrk mode modern-call)
 //              through the gateway to the bench Tool Service, beside the bare proxy in the same
@@ -8,10 +8,10 @@
 //              of the medians of the kept runs of all processes of each.
 //   liveFanout tools/list by a 2026-07-28 client (wrk mode modern-list, 1 connection) through a
 //              gateway whose ten upstreams (BENCH_MODERN_TOOLS tools each, one process each) are
-//              all `lists: live`: every request fans out to the ten and merges (issue 11 §4).
-//              Each upstream's own tools/list p50 is measured first, directly, the same way,
-//              then the ten asked at once by the bench itself (directFanoutP50Ms: the floor on
-//              this machine). Twice:
+//              all `lists: live`: every request fans out to the ten and merges
+//              (docs/operations.md §11 "Live lists"). Each upstream's own tools/list p50 is
+//              measured first, directly, the same way, then the ten asked at once by the bench
+//              itself (directFanoutP50Ms: the floor on this machine). Twice:
 //              u10     replaying upstreams (mcp-replay.mjs: a v2 SDK server's answers recorded
 //                      at start and served as they were), so the time is the gateway's;
 //                      key modern.liveFanout.u10.p50Ms (target <= the slowest upstream's own

@@ -1,5 +1,6 @@
-// overload: what the gateway does when Tool Services answer big, or hostile (issue 9, faults
-// 1 and 2), with the chart's runtime settings and the default execution limits.
+// overload: what the gateway does when Tool Services answer big, or hostile (docs/operations.md §1
+// `execution.*` and §2 "Calls nobody waits for"), with the chart's runtime settings and the default
+// execution limits.
 //
 //   bigAnswers   40 concurrent tools/call of a tool answering ~7 MB of JSON, 3 rounds: the
 //                gateway's max RSS (sampled every 50 ms), calls served and answered "busy".

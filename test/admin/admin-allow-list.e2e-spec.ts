@@ -5,9 +5,10 @@ import { stopAfterEach } from '../support/cleanup';
 import { ADMIN_TOKEN, admin, startGateway, waitForState } from './admin-support';
 
 /**
- * issue 13 §1: what may be registered is bounded by mcp.admin.allowedUpstreamUrls and the
- * address rules: no link-local or cloud metadata address, no loopback outside the local
- * profile unless allowed. The host name is resolved and every address checked.
+ * docs/operations.md §15 "What may be registered": what may be registered is bounded by
+ * mcp.admin.allowedUpstreamUrls and the address rules: no link-local or cloud metadata address, no
+ * loopback outside the local profile unless allowed. The host name is resolved and every address
+ * checked.
  */
 describe('/admin/upstreams allow-list', () => {
   let calc: V2Upstream;

@@ -9,9 +9,9 @@ import { ADMIN_TOKEN, admin, auditLines, startGateway } from './admin-support';
 const RESOURCE = 'https://gateway.test/mcp';
 
 /**
- * issue 13 §3 with issue 12: when `mcp.auth.mode` is `jwt`, the admin role is a token the
- * /mcp resource server verifies and that carries `mcp.admin.scope`; the static
- * MCP_ADMIN_TOKEN is then not accepted. A real authorization server (oidc-provider) issues
+ * docs/operations.md §15 "Access", with docs/operations.md §13: when `mcp.auth.mode` is `jwt`, the
+ * admin role is a token the /mcp resource server verifies and that carries `mcp.admin.scope`; the
+ * static MCP_ADMIN_TOKEN is then not accepted. A real authorization server (oidc-provider) issues
  * the tokens.
  */
 describe('/admin with mcp.auth jwt: the admin scope decides', () => {

@@ -14,8 +14,8 @@ import {
 } from './admin-support';
 
 /**
- * issue 13 §2: with REDIS_URL, registrations live in Redis: every replica picks a change up
- * within one refresh interval, and a restart keeps them.
+ * docs/operations.md §15 "Shared and durable": with REDIS_URL, registrations live in Redis: every
+ * replica picks a change up within one refresh interval, and a restart keeps them.
  */
 describe('/admin/upstreams shared through Redis', () => {
   const redis = redisClient();

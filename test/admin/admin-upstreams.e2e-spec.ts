@@ -16,9 +16,9 @@ import {
 } from './admin-support';
 
 /**
- * issue 13 §1, §3: the registration API on the management port, memory storage. The
- * gateway fronts one configured upstream (`calc`, a v2 SDK server); the tests register real
- * SDK servers beside it and watch them become ACTIVE, FAILED or go away.
+ * docs/operations.md §15 "Routes", "Access": the registration API on the management port, memory
+ * storage. The gateway fronts one configured upstream (`calc`, a v2 SDK server); the tests register
+ * real SDK servers beside it and watch them become ACTIVE, FAILED or go away.
  */
 describe('/admin/upstreams (memory storage, static admin token)', () => {
   let calc: V2Upstream;

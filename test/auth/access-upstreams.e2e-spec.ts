@@ -9,9 +9,9 @@ import { TestToolService } from '../support/tool-service';
 const RESOURCE = 'https://gateway.test/mcp';
 
 /**
- * Issue 12 §3 with an upstream MCP server (v1 SDK) beside a bundle: a source grant opens the
- * upstream's tools, prompts, resources and templates, and initialize's capabilities follow the
- * grant; prompts/get and resources/read outside it are answered as for unknown names.
+ * docs/operations.md §13 "Access" with an upstream MCP server (v1 SDK) beside a bundle: a source
+ * grant opens the upstream's tools, prompts, resources and templates, and initialize's capabilities
+ * follow the grant; prompts/get and resources/read outside it are answered as for unknown names.
  */
 describe('mcp.access over upstream prompts, resources and capabilities', () => {
   let as: TestAuthorizationServer;

@@ -301,7 +301,7 @@ async function silentServer(): Promise<{ url: string; close: () => Promise<void>
 
 /**
  * Against the real provider's introspection (oidc-provider), with an unreachable JWKS: the
- * issue's "same junk token 20 times" counted at the provider, and the unreachable and hung
+ * "same junk token 20 times" counted at the provider, and the unreachable and hung
  * cases (a second gateway: introspection unreachable, JWKS accepting but never answering).
  */
 describe('introspection at oidc-provider; JWKS and introspection unreachable', () => {

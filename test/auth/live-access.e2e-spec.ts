@@ -25,13 +25,13 @@ async function closedPort(): Promise<number> {
 const names = (items: readonly { name: string }[]): string[] => items.map((i) => i.name).sort();
 
 /**
- * Issue 12 §3 over issue 11 §4: the lists of `lists: live` upstreams, fetched per request,
- * show a JWT caller only what `mcp.access.rules` grant it, merged with the snapshot sources
- * (a bundle and a snapshot upstream); a live tool outside the grant is answered exactly like
- * an unknown tool, in both eras. Live upstreams are real SDK servers (2026 v2 and 2025 v1),
- * tokens come from the real oidc-provider harness.
+ * docs/operations.md §13 "Access", over docs/operations.md §11 "Live lists": the lists of `lists:
+ * live` upstreams, fetched per request, show a JWT caller only what `mcp.access.rules` grant it,
+ * merged with the snapshot sources (a bundle and a snapshot upstream); a live tool outside the
+ * grant is answered exactly like an unknown tool, in both eras. Live upstreams are real SDK servers
+ * (2026 v2 and 2025 v1), tokens come from the real oidc-provider harness.
  */
-describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => {
+describe('live lists honour mcp.access (docs/operations.md §13 "Access"; docs/operations.md §11 "Live lists")', () => {
   let as: TestAuthorizationServer;
   let service: TestToolService;
   let repo: V1Upstream;
@@ -69,7 +69,7 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
 
     const direct = await connectV1(repo.url);
     try {
-      // published as the registry publishes any upstream's names (issue 10 §4)
+      // published as the registry publishes any upstream's names (docs/operations.md §10 "Names")
       const published = (originals: string[]) => [...publishNames('repo__', originals).values()];
       repoTools = published((await direct.listTools()).tools.map((t) => t.name));
       repoPrompts = published((await direct.listPrompts()).prompts.map((p) => p.name));
@@ -385,7 +385,7 @@ describe('live lists honour mcp.access (issue 12 §3 with issue 11 §4)', () => 
   });
 });
 
-describe('live lists honour mcp.access when every source of a list failed (issue 12 §3 with issue 11 §4)', () => {
+describe('live lists honour mcp.access when every source of a list failed (docs/operations.md §13 "Access"; docs/operations.md §11 "Live lists")', () => {
   let as: TestAuthorizationServer;
   let gateway: GatewayProcess;
   let downOnly: string;

@@ -138,9 +138,9 @@ async function startV2(serves: Serves): Promise<RecordingServer> {
 }
 
 /**
- * docs/security.md "Live lists and grants", docs/operations.md §11: a restricted caller's
- * request reaches only the live upstreams its `mcp.access` grant names. Caller B is granted
- * `ub` alone; the live upstreams `sec` (2025, v1 SDK) and `sec26` (2026, v2 SDK) take the
+ * docs/security.md "Side paths at a glance", docs/operations.md §11 "Live lists": a restricted
+ * caller's request reaches only the live upstreams its `mcp.access` grant names. Caller B is
+ * granted `ub` alone; the live upstreams `sec` (2025, v1 SDK) and `sec26` (2026, v2 SDK) take the
  * caller's own token (`passthrough`, the mode that makes a leak visible) and record the
  * Authorization of every request: none carries B's token, whatever B lists, gets or calls,
  * in either era, while caller A (granted both) reaches them with its own. The sources B

@@ -59,7 +59,7 @@ async function toolNames(t: string): Promise<string[]> {
 }
 
 /**
- * Issue 12 §1–§3 against a real authorization server (oidc-provider): the gateway verifies
+ * docs/operations.md §13 against a real authorization server (oidc-provider): the gateway verifies
  * every request's token (JWT via JWKS, opaque via introspection), refuses with the RFC 6750
  * answers, serves RFC 9728 metadata, and shows each caller only what `mcp.access` grants it.
  */

@@ -169,7 +169,7 @@ describe.each(['fastify', 'node'])(
             discovery: { maxToolTimeoutMillis: 30_000 },
           }),
           http: { modernEra: true },
-          // the setting: three streams in all; two per caller
+          // three streams in all; two per caller
           listen: { maxStreams: 3, maxStreamsPerCaller: 2, keepAliveMillis: 300 },
           shutdown: { gracePeriodSeconds: 3 },
           auth: {

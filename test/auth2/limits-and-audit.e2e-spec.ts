@@ -8,13 +8,16 @@ import { TestToolService } from '../support/tool-service';
 // Several tests start gateways (up to three) in their body: a loaded machine's bound.
 jest.setTimeout(180_000);
 
-/** Values the gateway must never write to a log line (issue 12 §2, §5; contract §10). */
+/**
+ * Values the gateway must never write to a log line (docs/security.md "What is logged"; contract
+ * §10).
+ */
 const CALLER_AUTHORIZATION = 'Bearer caller-secret-4b1d9e';
 const EMPLOYEE_NO = 'E-PERSONAL-70431';
 const VIRTUAL_EMPLOYEE_NO = 'V-PERSONAL-11872';
 const PERSONAL = { 'employee-no': EMPLOYEE_NO, 'virtual-employee-no': VIRTUAL_EMPLOYEE_NO };
 
-/** The audit lines of a gateway's stdout (issue 12 §5). */
+/** The audit lines of a gateway's stdout (docs/operations.md §14 "Audit"). */
 function auditLines(gateway: GatewayProcess): Record<string, unknown>[] {
   return gateway.stdout
     .split('\n')
@@ -27,7 +30,7 @@ function expectNoSecretIn(gateway: GatewayProcess): void {
     expect(gateway.output).not.toContain(secret);
 }
 
-describe('audit line per tool call and passthrough only where configured (issue 12 §4, §5)', () => {
+describe('audit line per tool call and passthrough only where configured (docs/operations.md §14)', () => {
   let service: TestToolService;
   let calc: V2Upstream;
   let gateway: GatewayProcess;
@@ -122,7 +125,7 @@ describe('audit line per tool call and passthrough only where configured (issue 
   });
 });
 
-describe('rate limits per caller (issue 12 §6)', () => {
+describe('rate limits per caller (docs/operations.md §14 "Rate limits per caller")', () => {
   let service: TestToolService;
   const gateways: GatewayProcess[] = [];
 

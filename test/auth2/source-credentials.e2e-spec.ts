@@ -16,9 +16,10 @@ function callerOf(token: string): CallerIdentity {
   return { subject: 'alice', scopes: [], claims: {}, token };
 }
 
-// issue 12 §4: SourceCredentials against a real authorization server (oidc-provider 9 with the
-// RFC 8693 grant of test/support/token-exchange-grant.mjs).
-describe('SourceCredentials: token exchange towards a source (issue 12 §4)', () => {
+// docs/operations.md §14 "Credentials towards sources": SourceCredentials against a real
+// authorization server (oidc-provider 9 with the RFC 8693 grant of
+// test/support/token-exchange-grant.mjs).
+describe('SourceCredentials: token exchange towards a source (docs/operations.md §14 "Credentials towards sources")', () => {
   let as: TestAuthorizationServer;
   let auth: TokenExchangeAuthorization;
   beforeAll(async () => {

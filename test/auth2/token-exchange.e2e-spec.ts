@@ -42,11 +42,12 @@ function auditLines(gateway: GatewayProcess): Record<string, unknown>[] {
 }
 
 /**
- * issue 12 §4 with a real authorization server (oidc-provider 9 + the RFC 8693 grant): the
- * gateway verifies the caller's JWT (§1), and each source whose authorization mode is
- * tokenExchange gets a token issued for its own audience, never the caller's.
+ * docs/operations.md §14 "Credentials towards sources", with a real authorization server
+ * (oidc-provider 9 + the RFC 8693 grant): the gateway verifies the caller's JWT, and each source
+ * whose authorization mode is tokenExchange gets a token issued for its own audience, never the
+ * caller's.
  */
-describe('token exchange towards sources (issue 12 §4)', () => {
+describe('token exchange towards sources (docs/operations.md §14 "Credentials towards sources")', () => {
   let as: TestAuthorizationServer;
   let calc: V2Upstream;
   let plain: V2Upstream;
@@ -378,7 +379,7 @@ describe('token exchange towards sources (issue 12 §4)', () => {
   });
 });
 
-describe('rate limits per authenticated caller (issue 12 §6)', () => {
+describe('rate limits per authenticated caller (docs/operations.md §14 "Rate limits per caller")', () => {
   let as: TestAuthorizationServer;
   let ops: TestToolService;
   let gateway: GatewayProcess;

@@ -7,7 +7,10 @@ const svc = {
 };
 const other = { manifestUrl: 'http://127.0.0.1:9/m2', baseEndpoint: 'http://127.0.0.1:9/t2' };
 
-/** A bad config stops the boot with a non-zero exit and one message naming every broken field (issue 2 §2). */
+/**
+ * A bad config stops the boot with a non-zero exit and one message naming every broken field
+ * (docs/operations.md §1).
+ */
 describe('the gateway refuses to boot on a bad config', () => {
   async function refused(options: Parameters<typeof GatewayProcess.spawn>[0]): Promise<string> {
     const gateway = GatewayProcess.spawn(options);

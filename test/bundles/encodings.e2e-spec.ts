@@ -22,7 +22,7 @@ function compressedManifest(
 }
 
 /**
- * Issue 8, fault 6: content encodings and charsets, on manifests (pulled through HttpService)
+ * docs/operations.md §7: content encodings and charsets, on manifests (pulled through HttpService)
  * and on tool answers (undici). gzip, deflate and br are decoded; every cap applies to the
  * decoded bytes while they are decoded; text/* is read by its declared charset; an unknown
  * encoding or charset is a failure that says so.
@@ -112,7 +112,7 @@ describe('content encodings and charsets', () => {
 
     const textOf = (response: any): string => response.result.content[0].text;
 
-    it('issue 8 (b): a gzip manifest is accepted (and a br one), and advertised encodings are sent', async () => {
+    it('a gzip manifest is accepted (and a br one), and advertised encodings are sent', async () => {
       expect(await gateway.bundleStatus('enc')).toMatchObject({
         status: 'healthy',
         toolCount: names.length,
@@ -126,7 +126,7 @@ describe('content encodings and charsets', () => {
       expect(service.manifestRequests()[0]?.headers['accept-encoding']).toBe('gzip, deflate, br');
     });
 
-    it('issue 8 (a): text/plain with content-encoding gzip gives isError false and the decoded text (official v1 client)', async () => {
+    it('text/plain with content-encoding gzip gives isError false and the decoded text (official v1 client)', async () => {
       const client = await connectV1(gateway.mcpUrl);
       try {
         const result = await client.callTool({ name: 'enc.gzip_text', arguments: {} });
@@ -152,7 +152,7 @@ describe('content encodings and charsets', () => {
       expect(textOf(await callTool(gateway.mcpUrl, 'enc.stacked'))).toBe('twice');
     });
 
-    it('issue 8 (c): text/plain; charset=iso-8859-1 bytes 63 61 66 E9 come back as "café"', async () => {
+    it('text/plain; charset=iso-8859-1 bytes 63 61 66 E9 come back as "café"', async () => {
       const response = await callTool(gateway.mcpUrl, 'enc.latin1');
       expect(response.result.isError).toBeUndefined();
       expect(textOf(response)).toBe('café');

@@ -10,7 +10,10 @@ const LEAKY_400 = 'policyNumber must look like P-123456; see http://wiki.corp.in
 
 const textOf = (answer: any): string => answer.result.content[0].text as string;
 
-/** Issue 9, fault 9: what an agent sees of a Tool Service's error body. */
+/**
+ * docs/operations.md §1, `bundles[].serverErrorBody`: what an agent sees of a Tool Service's error
+ * body.
+ */
 describe('Tool Service error bodies', () => {
   const track = stopAfterEach();
 

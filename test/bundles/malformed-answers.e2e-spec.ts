@@ -49,7 +49,10 @@ async function rawToolService(): Promise<{ port: number; stop: () => Promise<voi
   };
 }
 
-/** Issue 9, fault 8: a malformed HTTP answer is an invalid answer, not an unreachable service. */
+/**
+ * docs/operations.md §3, outcome `invalid_answer`: a malformed HTTP answer is an invalid answer,
+ * not an unreachable service.
+ */
 describe('malformed HTTP answers from a Tool Service', () => {
   const track = stopAfterEach();
 

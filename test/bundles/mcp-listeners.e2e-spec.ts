@@ -7,8 +7,9 @@ import { TestToolService } from '../support/tool-service';
 /**
  * The two listeners that can serve /mcp (MCP_HTTP_SERVER): `fastify`, the default
  * (McpController in a Nest fastify application), and `node`, the opt-in McpHttpServer on plain
- * node:http (issue 8, fault 9; docs/benchmarks.md has both measured). Both hand the same
- * transport the raw body bytes and must answer alike, status, headers and body.
+ * node:http (docs/architecture.md "Which Nest pieces carry what"; docs/benchmarks.md has both
+ * measured). Both hand the same transport the raw body bytes and must answer alike, status, headers
+ * and body.
  */
 interface Plain {
   readonly status: number;

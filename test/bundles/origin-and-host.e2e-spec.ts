@@ -4,7 +4,7 @@ import { corsHeaderNames, rawHttp, type RawHttpAnswer } from '../support/raw-htt
 import { TestToolService } from '../support/tool-service';
 
 /**
- * Issue 8, fault 2: Origin and Host on /mcp (MCP Streamable HTTP "Security Warning": servers
+ * docs/operations.md §8: Origin and Host on /mcp (MCP Streamable HTTP "Security Warning": servers
  * MUST validate Origin and answer 403 to an invalid one; DNS rebinding). Config
  * `mcp.http.allowedOrigins` (default none: any request carrying Origin is refused) and
  * `mcp.http.allowedHosts` (checked when set). CORS headers only for an allowed origin.

@@ -46,7 +46,10 @@ const CALL = JSON.stringify({
   params: { name: 'ins.echo', arguments: { q: 1 } },
 });
 
-/** Issue 9, fault 10: a repeated identity header is refused, never merged and forwarded. */
+/**
+ * docs/operations.md §2 "Request limits on /mcp": a repeated identity header is refused, never
+ * merged and forwarded.
+ */
 describe('repeated caller headers', () => {
   const track = stopAfterEach();
 

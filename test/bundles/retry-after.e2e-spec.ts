@@ -5,8 +5,8 @@ import { connectV1 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
 /**
- * Issue 8, fault 7: a Tool Service's Retry-After on a 4xx/5xx answer reaches the agent, in
- * the result text and in content[0]._meta (`retryAfterSeconds`, and `retryAfter` for the
+ * docs/operations.md §7 "Retry-After": a Tool Service's Retry-After on a 4xx/5xx answer reaches the
+ * agent, in the result text and in content[0]._meta (`retryAfterSeconds`, and `retryAfter` for the
  * date form); the gateway never sleeps or retries inside the call.
  */
 describe('Retry-After on a failed tool call', () => {
@@ -52,7 +52,7 @@ describe('Retry-After on a failed tool call', () => {
     await service?.stop();
   });
 
-  it('issue 8: 429 with retry-after 7 puts "retry after 7 s" in the text and retryAfterSeconds 7 in _meta (official v1 client)', async () => {
+  it('429 with retry-after 7 puts "retry after 7 s" in the text and retryAfterSeconds 7 in _meta (official v1 client)', async () => {
     const client = await connectV1(gateway.mcpUrl);
     try {
       const result = await client.callTool({ name: 'ra.limited', arguments: {} });

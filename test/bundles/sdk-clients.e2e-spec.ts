@@ -3,7 +3,10 @@ import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
-/** Agents list and call bundle tools with the official SDK clients (issue 2 §5, §6). */
+/**
+ * Agents list and call bundle tools with the official SDK clients (README.md "With the official SDK
+ * client").
+ */
 describe('official MCP clients against bundle tools', () => {
   let service: TestToolService;
   let gateway: GatewayProcess;

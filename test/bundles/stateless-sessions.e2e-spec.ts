@@ -5,7 +5,7 @@ import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
 /**
- * Issue 8, fault 8: outside the local profile the gateway starts without MCP_SESSION_KEYS, in
+ * docs/operations.md §9: outside the local profile the gateway starts without MCP_SESSION_KEYS, in
  * stateless legacy mode: initialize issues no Mcp-Session-Id (the 2025 transport lets a server
  * issue none), a session id a client still sends is ignored (as the SDKs' stateless servers
  * do), one warning at boot, and /actuator/toolBundles shows `sessions.mode: "stateless"`.

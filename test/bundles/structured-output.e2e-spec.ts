@@ -4,7 +4,7 @@ import { callTool } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
-/** The issue's outputSchema (issue 8 fault 3). */
+/** The example outputSchema of docs/operations.md §6 "Structured output". */
 const TOTAL_SCHEMA = {
   type: 'object',
   properties: { total: { type: 'number' } },
@@ -14,11 +14,11 @@ const TOTAL_SCHEMA = {
 type Block = { type: string; text: string };
 
 /**
- * Issue 8 fault 3: a tool that declares an outputSchema answers with `structuredContent`
- * (MCP 2025-11-25: a server MUST return conforming structured results for such a tool; the
- * official v1 client's callTool throws -32600 "did not return structured content" otherwise).
- * A JSON object that conforms goes into structuredContent and stays as text; anything else
- * is an isError result with the reason.
+ * docs/operations.md §6 "Structured output": a tool that declares an outputSchema answers with
+ * `structuredContent` (MCP 2025-11-25: a server MUST return conforming structured results for such
+ * a tool; the official v1 client's callTool throws -32600 "did not return structured content"
+ * otherwise). A JSON object that conforms goes into structuredContent and stays as text; anything
+ * else is an isError result with the reason.
  */
 describe('structured output through a real gateway and the official SDK clients', () => {
   let service: TestToolService;

@@ -23,8 +23,9 @@ const ICONS = [
 ];
 
 /**
- * Issue 8 faults 4 and 5: a declared JSON Schema dialect no longer sinks the bundle, and every
- * MCP 2025-11-25 Tool field reaches tools/list as published, `_meta` excepted.
+ * docs/operations.md §6 "Schema dialects", "Tool fields": a declared JSON Schema dialect no longer
+ * sinks the bundle, and every MCP 2025-11-25 Tool field reaches tools/list as published, `_meta`
+ * excepted.
  */
 describe('schema dialects and every Tool field, through a real gateway', () => {
   let service: TestToolService;
@@ -158,10 +159,11 @@ describe('schema dialects and every Tool field, through a real gateway', () => {
 });
 
 /**
- * Issue 8 fault 11 (second bullet) and fault 4's unknown dialect: a reachable Tool Service
- * whose manifest breaks a rule keeps the contract's status (§9: `unreachable` means "enabled,
- * never succeeded"; `degraded` once a good copy exists) and its type name, and gains a
- * `detail` naming the manifest path and the rule, never a URL or a fragment of the answer.
+ * docs/operations.md §2 "detail", and an unknown dialect (docs/operations.md §6 "Schema dialects"):
+ * a reachable Tool Service whose manifest breaks a rule keeps the contract's status (§9:
+ * `unreachable` means "enabled, never succeeded"; `degraded` once a good copy exists) and its type
+ * name, and gains a `detail` naming the manifest path and the rule, never a URL or a fragment of
+ * the answer.
  */
 describe('an invalid manifest: status, lastFailureReason and detail', () => {
   let service: TestToolService;

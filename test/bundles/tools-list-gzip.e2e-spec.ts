@@ -43,7 +43,10 @@ const many = (n: number) =>
     ),
   );
 
-/** Issue 9, fault 12: big tools/list answers are served gzip-encoded to clients that accept it. */
+/**
+ * docs/operations.md §2 "Compressed lists": big tools/list answers are served gzip-encoded to
+ * clients that accept it.
+ */
 describe('tools/list with Accept-Encoding: gzip', () => {
   const track = stopAfterEach();
 

@@ -31,13 +31,14 @@ async function startGateway(
       }),
       http: { allowedOrigins: ['http://127.0.0.1:*'] },
     },
-    // the local profile allows registering servers on loopback (issue 13 §1)
+    // the local profile allows registering servers on loopback
+    // (docs/operations.md §15 "What may be registered")
     env: { APP_PROFILE: 'local', ...env },
     waitReady: true,
   });
 }
 
-describe('console access (issue 13 §3): without the admin role the console is read-only', () => {
+describe('console access (docs/console.md "Access"): without the admin role the console is read-only', () => {
   let service: TestToolService;
   let repo: V1Upstream;
   let browser: Browser;
@@ -76,8 +77,9 @@ describe('console access (issue 13 §3): without the admin role the console is r
   });
 });
 
-// These drive the registration API of issue 13 §1 (branch `admin`), through the console.
-describe('console registration (issue 13 §1, §4): register an upstream and watch its state', () => {
+// These drive the registration API (docs/operations.md §15 "Routes"; branch `admin`) through the
+// console.
+describe('console registration (docs/console.md "Sources"): register an upstream and watch its state', () => {
   let service: TestToolService;
   let repo: V1Upstream;
   let fresh: V1Upstream;

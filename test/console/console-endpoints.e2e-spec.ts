@@ -10,7 +10,7 @@ const QUOTE = tool({
   annotations: { readOnlyHint: true },
 });
 
-describe('console endpoints (issue 13 §4): management port only, nothing from elsewhere', () => {
+describe('console endpoints (docs/console.md "Endpoints it adds"): management port only, nothing from elsewhere', () => {
   let service: TestToolService;
   let gateway: GatewayProcess;
 

@@ -7,10 +7,10 @@ import { TestAuthorizationServer } from '../support/oidc-provider';
 
 /**
  * The console's "Run" never sends the admin credential (docs/console.md "Access",
- * docs/security.md "The operator console"): the admin token authorizes /admin only; "Run"
- * sends the caller token the operator enters for it, or none. Real upstreams with
- * `authorization: passthrough` record the Authorization they receive: a 2025 one (v1 SDK)
- * and a 2026 one (v2 SDK).
+ * docs/security.md "The management port and the operator console"): the admin token authorizes
+ * /admin only; "Run" sends the caller token the operator enters for it, or none. Real upstreams
+ * with `authorization: passthrough` record the Authorization they receive: a 2025 one (v1 SDK) and
+ * a 2026 one (v2 SDK).
  */
 
 const ADMIN_TOKEN = 'console-run-admin-9f3e1b';

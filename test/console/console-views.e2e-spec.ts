@@ -14,7 +14,7 @@ import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixt
 import { V1Upstream } from '../support/mcp-upstreams';
 import { TestToolService } from '../support/tool-service';
 
-/** The screenshots docs/console.md shows, taken by this run (issue 13 "How it is shown"). */
+/** The screenshots docs/console.md shows, taken by this run. */
 const SHOTS = join(REPO_ROOT, 'docs', 'console');
 
 const QUOTE = tool({
@@ -40,7 +40,7 @@ const QUOTE = tool({
 });
 const FAIL = tool({ name: 'shop.fail', description: 'Always fails.' });
 
-describe('operator console (issue 13 §4-§5): the three views in a real browser', () => {
+describe('operator console (docs/console.md): the three views in a real browser', () => {
   let service: TestToolService;
   let repo: V1Upstream;
   let gateway: GatewayProcess;

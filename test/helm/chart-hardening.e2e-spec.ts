@@ -25,7 +25,10 @@ function refusal(name: string, values: Record<string, unknown>): string {
 const kinds = (docs: ReturnType<typeof renderChart>): string[] =>
   docs.map((d) => String((d as { kind?: unknown }).kind));
 
-/** Issue 9, fault 11 (and the heap of fault 1): the chart refuses what cannot boot. */
+/**
+ * helm/mcp-gateway/README.md "Values checked before install, monitors, memory": the chart refuses
+ * what cannot boot.
+ */
 describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap', () => {
   it('refuses refreshIntervalSeconds given as a string', () => {
     expect(

@@ -247,7 +247,8 @@ describe('HelmDeploymentContractTest rejects a rendering that breaks the contrac
     expect(deploymentContractProblems(docs)).toEqual([
       "MCP_SESSION_KEYS must come from a Secret: every replica opens the others' session ids",
     ]);
-    // Issue 8: outside local an unset MCP_SESSION_KEYS is stateless legacy mode, not a refusal.
+    // docs/operations.md §9: outside local an unset MCP_SESSION_KEYS is stateless legacy mode, not
+    // a refusal.
     expect(loadRenderedConfig(docs).sessionKeys).toEqual([]);
   });
 

@@ -5,9 +5,10 @@ import { readRenderedGateway } from './deployment-contract';
 import { helmBinary } from './helm-binary';
 
 /**
- * The gateway's runtime memory settings (issue 8, fault 10; docs/benchmarks.md "Memory"):
- * the chart deploys the ones `npm run bench` measured and `npm start` uses, all read from
- * scripts/gateway-runtime-env.json, so the recorded figures are the deployed gateway's.
+ * The gateway's runtime memory settings
+ * (docs/benchmarks.md "Memory: how the two targets were met"): the chart deploys the ones `npm run
+ * bench` measured and `npm start` uses, all read from scripts/gateway-runtime-env.json, so the
+ * recorded figures are the deployed gateway's.
  */
 const RUNTIME_ENV_FILE = join(REPO_ROOT, 'scripts', 'gateway-runtime-env.json');
 const runtimeEnv = (): Record<string, string> =>
@@ -26,7 +27,8 @@ describe('helm/mcp-gateway: the runtime settings the bench measured', () => {
     });
   });
 
-  // The chart adds the heap limit sized from the container (issue 9, fault 1): 50 % of 512Mi.
+  // The chart adds the heap limit sized from the container
+  // (helm/mcp-gateway/README.md "Values checked before install, monitors, memory"): 50 % of 512Mi.
   const deployed = (): Record<string, string> => ({
     ...runtimeEnv(),
     NODE_OPTIONS: `${runtimeEnv().NODE_OPTIONS} --max-old-space-size=256`,

@@ -19,10 +19,10 @@ import { FakeKubeApi } from './fake-kube-api';
 import { helmBinary } from './helm-binary';
 
 /**
- * Issue 8, fault 8: a first `helm install` must not need a hand-made Secret. When the operator
- * names no session-key Secret the chart generates one, in the gateway's own format, and keeps
- * it stable across upgrades (lookup of the Secret already in the cluster) and uninstalls
- * (helm.sh/resource-policy: keep).
+ * helm/mcp-gateway/README.md "Secrets": a first `helm install` must not need a hand-made Secret.
+ * When the operator names no session-key Secret the chart generates one, in the gateway's own
+ * format, and keeps it stable across upgrades (lookup of the Secret already in the cluster) and
+ * uninstalls (helm.sh/resource-policy: keep).
  *
  * `helm template` alone never talks to a cluster, so its `lookup` always answers nothing. The
  * reuse branch is run with the real helm in `--dry-run=server` mode against FakeKubeApi, a
@@ -42,7 +42,7 @@ beforeAll(() => {
 }, 120_000);
 afterAll(removeScratchDir);
 
-describe('helm/mcp-gateway: MCP_SESSION_KEYS when the operator names no Secret (issue 8)', () => {
+describe('helm/mcp-gateway: MCP_SESSION_KEYS when the operator names no Secret (helm/mcp-gateway/README.md "Secrets")', () => {
   let docs: Manifest[];
 
   beforeAll(() => {

@@ -22,9 +22,9 @@ const body = (method: string, params: Record<string, unknown>, id: number | stri
   JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
 /**
- * The 2026-07-28 front door (issue 11 §1–§3; mcp.http.modernEra, on by default): the dual-era
- * classifier, the envelope and header checks with the spec's status/code pairs, server/discover,
- * resultType and cache hints; 2025 clients on the same endpoint are unaffected.
+ * The 2026-07-28 front door (docs/operations.md §11; mcp.http.modernEra, on by default): the
+ * dual-era classifier, the envelope and header checks with the spec's status/code pairs,
+ * server/discover, resultType and cache hints; 2025 clients on the same endpoint are unaffected.
  */
 describe('MCP 2026-07-28 at the front door', () => {
   let service: TestToolService;

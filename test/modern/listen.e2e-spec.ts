@@ -72,9 +72,10 @@ const toolNames = async (url: string): Promise<string[]> =>
   ((await rpc(url, 'tools/list')).json.result.tools as { name: string }[]).map((t) => t.name);
 
 /**
- * issue 11 §6: `subscriptions/listen` for 2026-07-28 clients and the GET stream of a 2025
- * session carry the catalog's list changes; a 2026 upstream's own notifications are relayed
- * through an upstream listen that lives exactly as long as the client's stream.
+ * docs/operations.md §11 "Notification streams": `subscriptions/listen` for 2026-07-28 clients and
+ * the GET stream of a 2025 session carry the catalog's list changes; a 2026 upstream's own
+ * notifications are relayed through an upstream listen that lives exactly as long as the client's
+ * stream.
  */
 describe('notification streams: subscriptions/listen (2026) and the session GET stream (2025)', () => {
   let service: TestToolService;
@@ -526,9 +527,9 @@ describe('notification streams across two replicas sharing Redis', () => {
 });
 
 /**
- * issue 11 §6 with issue 13: an open listen follows the upstreams registered and removed at
- * runtime through /admin/upstreams: a 2026 upstream that joins gets an upstream listen for
- * the streams already open, one that leaves has it ended.
+ * docs/operations.md §11 "Notification streams", with docs/operations.md §15: an open listen
+ * follows the upstreams registered and removed at runtime through /admin/upstreams: a 2026 upstream
+ * that joins gets an upstream listen for the streams already open, one that leaves has it ended.
  */
 describe('notification streams follow runtime registrations (/admin/upstreams)', () => {
   let calc: ListenUpstream;

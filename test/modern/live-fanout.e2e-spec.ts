@@ -67,10 +67,11 @@ const live = (id: string, url: string, extra: Record<string, unknown> = {}) =>
   upstream(id, url, { lists: 'live', forwardHeaders: ['X-Tenant'], ...extra });
 
 /**
- * Live fan-out (issue 11 §4): `lists: live` upstreams are asked for their lists on every
- * request, with the caller's forwarded headers, and merged with the catalog's sources.
+ * Live fan-out (docs/operations.md §11 "Live lists"): `lists: live` upstreams are asked for their
+ * lists on every request, with the caller's forwarded headers, and merged with the catalog's
+ * sources.
  */
-describe('live fan-out: lists: live upstreams answer per caller (issue 11 §4)', () => {
+describe('live fan-out: lists: live upstreams answer per caller (docs/operations.md §11 "Live lists")', () => {
   let service: TestToolService;
   let alpha: LiveUpstream;
   let beta: LiveUpstream;
@@ -190,7 +191,7 @@ describe('live fan-out: lists: live upstreams answer per caller (issue 11 §4)',
   });
 });
 
-describe('live fan-out: when every source of a list failed (issue 11 §4)', () => {
+describe('live fan-out: when every source of a list failed (docs/operations.md §11 "Live lists")', () => {
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
@@ -250,7 +251,7 @@ describe('live fan-out: when every source of a list failed (issue 11 §4)', () =
   });
 });
 
-describe('live fan-out: concurrency and cache hints (issue 11 §4)', () => {
+describe('live fan-out: concurrency and cache hints (docs/operations.md §11 "Live lists")', () => {
   const fleet: LiveUpstream[] = [];
   let service: TestToolService;
   let gateway: GatewayProcess;

@@ -128,10 +128,10 @@ async function closedPort(): Promise<number> {
 }
 
 /**
- * Issue 11 "How it is shown", the cases mixed-era.e2e-spec.ts leaves to its own suites: MRTR
- * rounds and era bridging both ways, a listen and live fan-out, each through two replicas
- * sharing Redis behind a round-robin TCP balancer, every request on a fresh connection (so a
- * retry, an answer or a list may land on either replica).
+ * docs/operations.md §11 "Several replicas", the cases mixed-era.e2e-spec.ts leaves to its own
+ * suites: MRTR rounds and era bridging both ways, a listen and live fan-out, each through two
+ * replicas sharing Redis behind a round-robin TCP balancer, every request on a fresh connection (so
+ * a retry, an answer or a list may land on either replica).
  */
 describe('MRTR and era bridging through two replicas behind a round-robin balancer', () => {
   let v2: V2MrtrUpstream;

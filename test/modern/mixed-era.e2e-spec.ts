@@ -42,10 +42,11 @@ const ALL_TOOLS = [
 ];
 
 /**
- * Issue 11 "How it is shown": two gateway replicas sharing Redis behind a round-robin TCP
- * balancer, in front of a Tool Service bundle, a v1-SDK upstream (2025-11-25 sessions) and a
- * v2-SDK upstream (2026-07-28, stateless); the v1 client and the v2 client in its legacy, auto
- * and pinned modes list and call tools of both eras, every request on a fresh connection.
+ * docs/operations.md §11 "Several replicas": two gateway replicas sharing Redis behind a
+ * round-robin TCP balancer, in front of a Tool Service bundle, a v1-SDK upstream (2025-11-25
+ * sessions) and a v2-SDK upstream (2026-07-28, stateless); the v1 client and the v2 client in its
+ * legacy, auto and pinned modes list and call tools of both eras, every request on a fresh
+ * connection.
  */
 describe('mixed eras through two replicas behind a round-robin balancer', () => {
   let service: TestToolService;

@@ -62,7 +62,7 @@ interface Row {
  * Raw requests for every row of the 2026-07-28 status/code table (wire notes §1.2, "spec-mandated
  * status and code pairs" and what the v2 SDK answered), against a gateway with its defaults
  * (the 2026 front door is on), a bundle with an `x-mcp-header` tool and a 2026 upstream whose
- * tool asks for input (issue 11 §1).
+ * tool asks for input (docs/operations.md §11 "Checks").
  */
 describe('2026-07-28 status and code pairs, request by request (wire notes §1.2)', () => {
   let service: TestToolService;

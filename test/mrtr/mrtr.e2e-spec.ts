@@ -93,11 +93,12 @@ const ACCEPT = { action: 'accept', content: { confirm: true } };
 
 /**
  * Multi round-trip requests and era bridging through two gateway replicas sharing Redis and
- * MCP_SESSION_KEYS (issue 11 §5, §7; wire notes §4): a v2 SDK upstream that answers
- * input_required, a v1 SDK upstream that elicits and samples mid-call; v2 clients (auto, pin)
- * and v1 clients; retries sent to the other replica; tampered and foreign envelopes.
+ * MCP_SESSION_KEYS (docs/operations.md §11 "Multi round-trip and era bridging"; wire notes §4): a
+ * v2 SDK upstream that answers input_required, a v1 SDK upstream that elicits and samples mid-call;
+ * v2 clients (auto, pin) and v1 clients; retries sent to the other replica; tampered and foreign
+ * envelopes.
  */
-describe('MRTR and era bridging (issue 11 §5, §7)', () => {
+describe('MRTR and era bridging (docs/operations.md §11 "Multi round-trip and era bridging")', () => {
   let v2: V2MrtrUpstream;
   let v1: V1AskingUpstream;
   let a: GatewayProcess;

@@ -3,7 +3,10 @@ import { GatewayProcess } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { TestToolService } from '../support/tool-service';
 
-/** Issue 9, fault 11: MANAGEMENT_HOST binds the management listener on its own address. */
+/**
+ * docs/operations.md §1 "Environment": MANAGEMENT_HOST binds the management listener on its own
+ * address.
+ */
 describe('MANAGEMENT_HOST', () => {
   const track = stopAfterEach();
 

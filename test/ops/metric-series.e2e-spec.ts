@@ -13,7 +13,7 @@ function versioned(version: number): Record<string, unknown> {
   );
 }
 
-/** Issue 9, fault 7: metric series of tools that leave the catalog are removed. */
+/** docs/operations.md §3: metric series of tools that leave the catalog are removed. */
 describe('metric series follow the catalog', () => {
   const track = stopAfterEach();
 

@@ -5,7 +5,7 @@ import { OwnRedis } from '../support/redis';
 import { callTool, rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
-/** Metrics on /actuator/prometheus and structured, redacted logs (issue 4 §3, §4). */
+/** Metrics on /actuator/prometheus and structured, redacted logs (docs/operations.md §3, §4). */
 describe('metrics and logs', () => {
   let service: TestToolService;
   let gateway: GatewayProcess;

@@ -18,7 +18,10 @@ function callBody(id: number, name = 'ins.slow'): string {
   });
 }
 
-/** Issue 9, fault 3: work nobody waits for is stopped at the Tool Service. */
+/**
+ * docs/operations.md §2 "Calls nobody waits for": work nobody waits for is stopped at the Tool
+ * Service.
+ */
 describe('cancelled and abandoned calls', () => {
   const track = stopAfterEach();
 
@@ -47,7 +50,7 @@ describe('cancelled and abandoned calls', () => {
         signal: controller.signal,
       }).catch(() => undefined),
     );
-    // the issue's client drops each call after 50 ms; here, once each has reached the Tool
+    // the fault as reported drops each call after 50 ms; here, once each has reached the Tool
     // Service, so that the test does not depend on how fast a loaded machine dispatches
     await waitFor(() => service.toolRequests('ins.slow').length === 40, 10_000);
     await new Promise((r) => setTimeout(r, 50));

@@ -16,7 +16,10 @@ function halfOpen(port: number): { socket: Socket; closed: () => boolean } {
   return { socket, closed: () => closed };
 }
 
-/** Issue 9, fault 4: half-open requests cannot take every descriptor of the process. */
+/**
+ * docs/operations.md §1, `http.maxConnections`: half-open requests cannot take every descriptor of
+ * the process.
+ */
 describe('the /mcp connection limit', () => {
   const track = stopAfterEach();
 

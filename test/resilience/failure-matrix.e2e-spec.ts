@@ -6,7 +6,8 @@ import { callTool, rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
 /**
- * The failure matrix (issue 3 §3): a Tool Service outage, a bad manifest, a restart never
+ * The failure matrix (README.md "Never losing a tool: last-good copies, Redis and what
+ * operators see"): a Tool Service outage, a bad manifest, a restart never
  * make a needed tool silently disappear and never serve a half catalog (contract §2, §6, §11).
  * Each case asserts what agents see on /mcp, what /actuator/toolBundles says, and readiness.
  */

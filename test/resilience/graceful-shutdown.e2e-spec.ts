@@ -3,7 +3,10 @@ import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { callTool, rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
-/** SIGTERM (issue 3 §5): readiness down first, no new requests, in-flight calls finish, then exit. */
+/**
+ * SIGTERM (docs/operations.md §1, `shutdown.gracePeriodSeconds`): readiness down first, no new
+ * requests, in-flight calls finish, then exit.
+ */
 describe('graceful shutdown', () => {
   let service: TestToolService;
   beforeEach(async () => {
@@ -59,7 +62,8 @@ describe('graceful shutdown', () => {
     await waitFor(() => service.toolRequests('ins.slow').length === 2);
     const signalled = Date.now();
     gateway.child.kill('SIGTERM');
-    // issue 9, fault 6: an answer, not a TCP reset that reads as an unreachable Tool Service
+    // docs/operations.md §2 "Calls nobody waits for": an answer, not a TCP reset that reads as an
+    // unreachable Tool Service
     for (const answer of await inFlight) {
       expect(answer.error).toBeUndefined();
       expect(answer.result.isError).toBe(true);

@@ -20,7 +20,10 @@ function dripRequest(port: number): { socket: Socket; closed: Promise<string> } 
   return { socket, closed };
 }
 
-/** Issue 9, fault 5: the management port cuts slow requests and does not hold a shutdown. */
+/**
+ * docs/operations.md §2 "Request limits on the management port": the management port cuts slow
+ * requests and does not hold a shutdown.
+ */
 describe('a slow client on the management port', () => {
   let service: TestToolService;
   let gateway: GatewayProcess | undefined;

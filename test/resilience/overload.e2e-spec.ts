@@ -38,7 +38,10 @@ async function slowBigAnswers(
   };
 }
 
-/** Issue 9, fault 1: a memory budget and a per-bundle call limit; over them, a prompt "busy". */
+/**
+ * docs/operations.md §1, `execution.*`: a memory budget and a per-bundle call limit; over them, a
+ * prompt "busy".
+ */
 describe('overload limits', () => {
   const track = stopAfterEach();
 
@@ -104,7 +107,10 @@ describe('overload limits', () => {
   });
 });
 
-/** Issue 9, fault 2: an answer nested too deep ends its call, whatever else is in flight. */
+/**
+ * docs/operations.md §2 "Calls nobody waits for": an answer nested too deep ends its call, whatever
+ * else is in flight.
+ */
 describe('answers nested too deep', () => {
   const track = stopAfterEach();
   const deep = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;

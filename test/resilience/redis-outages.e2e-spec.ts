@@ -13,7 +13,8 @@ import { callTool, rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
 /**
- * Redis is never on the request path and never a single point of failure (issue 3 §2): a
+ * Redis is never on the request path and never a single point of failure (README.md "Never losing a
+ * tool: last-good copies, Redis and what operators see"): a
  * Redis that is down, silent or talking garbage is a cache miss, logged once per transition,
  * visible in the status endpoint, and fails no request, boot or refresh.
  */

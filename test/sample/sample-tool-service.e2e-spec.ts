@@ -7,7 +7,7 @@ import { connectV1 } from '../support/sdk-clients';
 
 /**
  * The sample insurance Tool Service of `npm start` behind the gateway, driven by the official
- * SDK client as the README shows (issue 2 §10).
+ * SDK client as the README shows (README.md "Quick start").
  */
 describe('the sample Tool Service behind the gateway', () => {
   let sample: ChildProcess;

@@ -6,9 +6,9 @@ import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from './re
 /**
  * A round-robin TCP balancer on 127.0.0.1 (node:net): each accepted connection is piped, bytes
  * as they are, to the next backend port in turn, like a plain Kubernetes Service in front of
- * the replicas (issue 11 "How it is shown"). It knows nothing of HTTP: a keep-alive connection
- * stays on the replica it landed on, so a test that wants every *request* to pick a replica
- * afresh sends each on a new connection (`oneConnectionPerRequest`).
+ * the replicas (docs/operations.md §11 "Several replicas"). It knows nothing of HTTP: a keep-alive
+ * connection stays on the replica it landed on, so a test that wants every *request* to pick a
+ * replica afresh sends each on a new connection (`oneConnectionPerRequest`).
  */
 export class TcpBalancer {
   /** Connections handed to each backend so far, by index into `backends`. */
@@ -94,7 +94,8 @@ export interface ReplicasOptions {
 
 /**
  * Gateway replicas sharing the test Redis and one session key, behind a `TcpBalancer`:
- * the deployment of issue 11's "How it is shown". `url` is the balancer's `/mcp`.
+ * the deployment docs/operations.md §11 "Several replicas" describes. `url` is the balancer's
+ * `/mcp`.
  */
 export class BalancedGateways {
   private constructor(

@@ -23,7 +23,10 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** The two viewports issue 13 §5 names: a 1280×800 laptop and a phone. */
+/**
+ * The two viewports of docs/console.md "Keyboard, labels and screen sizes": a 1280×800 laptop and a
+ * phone.
+ */
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 

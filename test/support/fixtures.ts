@@ -38,7 +38,7 @@ export function gatewayConfig(
     redis?: Record<string, unknown>;
     shutdown?: Record<string, unknown>;
     execution?: Record<string, unknown>;
-    /** `mcp.upstreams[]`: upstream MCP servers beside the bundles (issue 10). */
+    /** `mcp.upstreams[]`: upstream MCP servers beside the bundles (docs/operations.md §10). */
     upstreams?: readonly Record<string, unknown>[];
   } = {},
 ): Record<string, unknown> {
@@ -86,7 +86,10 @@ export function bundle(
   };
 }
 
-/** One `mcp.upstreams[]` entry: an upstream MCP server at `url` (issue 10 §1). */
+/**
+ * One `mcp.upstreams[]` entry: an upstream MCP server at `url`
+ * (docs/operations.md §10 "Configuration").
+ */
 export function upstream(
   id: string,
   url: string,

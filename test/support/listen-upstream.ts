@@ -8,12 +8,12 @@ export const STATUS_URI = 'status://calc/now';
 
 /**
  * A real 2026-07-28 MCP server built with the v2 SDK (`createMcpHandler`, `legacy: 'reject'`)
- * whose tool list changes at runtime, for `subscriptions/listen` tests (issue 11 §6): its
- * listen router (the SDK's) acknowledges listens and delivers what `notify` publishes.
- * It also serves one resource, `STATUS_URI`, whose updates `notifyResourceUpdated` publishes.
- * `addTool` registers one more tool and publishes tools/list_changed; `openListens` counts the
- * listen streams the gateway holds open on it right now (a stream counts until its HTTP
- * response closes), `listensSeen` every listen request it got.
+ * whose tool list changes at runtime, for `subscriptions/listen` tests
+ * (docs/operations.md §11 "Notification streams"): its listen router (the SDK's) acknowledges
+ * listens and delivers what `notify` publishes. It also serves one resource, `STATUS_URI`, whose
+ * updates `notifyResourceUpdated` publishes. `addTool` registers one more tool and publishes
+ * tools/list_changed; `openListens` counts the listen streams the gateway holds open on it right
+ * now (a stream counts until its HTTP response closes), `listensSeen` every listen request it got.
  */
 export class ListenUpstream {
   private readonly toolNames: string[];

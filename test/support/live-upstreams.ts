@@ -43,9 +43,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /**
  * A real MCP server (official SDK) on 127.0.0.1 whose lists depend on the caller, the kind
- * `lists: live` exists for (issue 11 §4): a fresh server per request, built from the request's
- * `x-tenant` header. Tools: `<tenant>_<stem>` (echoes the tenant it was called for) and
- * `<stem>_whoami`; prompt `<tenant>_brief`. Without the header the tenant is `anon`.
+ * `lists: live` exists for (docs/operations.md §11 "Live lists"): a fresh server per request, built
+ * from the request's `x-tenant` header. Tools: `<tenant>_<stem>` (echoes the tenant it was called
+ * for) and `<stem>_whoami`; prompt `<tenant>_brief`. Without the header the tenant is `anon`.
  */
 export class LiveUpstream {
   readonly requests: LiveRequest[] = [];

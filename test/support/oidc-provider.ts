@@ -69,8 +69,8 @@ export const DEFAULT_TEST_CLIENT: TestClient = {
 };
 
 /**
- * A real OAuth 2.1 authorization server for e2e tests (issue 12): oidc-provider 9 in its own
- * Node process on 127.0.0.1 (test/support/oidc-provider-server.mjs). It issues JWT access
+ * A real OAuth 2.1 authorization server for e2e tests (docs/operations.md §13): oidc-provider 9 in
+ * its own Node process on 127.0.0.1 (test/support/oidc-provider-server.mjs). It issues JWT access
  * tokens for a resource indicator (RFC 8707), publishes its keys at `jwksUrl`, answers RFC 7662
  * introspection at `introspectionUrl` and client credentials at `tokenUrl`.
  *

@@ -8,11 +8,11 @@ import {
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
- * A small upstream MCP server on raw node:http whose answers each test scripts (issue 10):
- * stateless 2025 by default (initialize, no session, GET 405), optionally with an upstream
- * session id, a GET stream, or the stateless 2026-07-28 way (server/discover, envelope and
- * header checks). It serves `tools`, `resources`, `resourceTemplates` and `prompts` in pages
- * of `pageSize` (cursor = offset as a string), answers tools/call from `onTool` handlers, and
+ * A small upstream MCP server on raw node:http whose answers each test scripts
+ * (docs/operations.md §10): stateless 2025 by default (initialize, no session, GET 405), optionally
+ * with an upstream session id, a GET stream, or the stateless 2026-07-28 way (server/discover,
+ * envelope and header checks). It serves `tools`, `resources`, `resourceTemplates` and `prompts` in
+ * pages of `pageSize` (cursor = offset as a string), answers tools/call from `onTool` handlers, and
  * lets a test replace the answer to any JSON-RPC method with `on(method, handler)`: slow
  * answers, garbage, 5xx, SSE framings, chunked bytes. Every HTTP request is recorded.
  */

@@ -29,7 +29,10 @@ export async function connectV2(
   return client;
 }
 
-/** The four agent kinds of issue 11's mixed-era e2e: the v1 client and the v2 client in its three modes. */
+/**
+ * The four agent kinds of the mixed-era e2e (test/modern/mixed-era.e2e-spec.ts): the v1 client and
+ * the v2 client in its three modes.
+ */
 export type ClientKind = 'v1' | 'v2-legacy' | 'v2-auto' | 'v2-pin';
 export const CLIENT_KINDS: readonly ClientKind[] = ['v1', 'v2-legacy', 'v2-auto', 'v2-pin'];
 /** The era each kind ends up in against a dual-era gateway. */

@@ -3,7 +3,8 @@ import { waitFor } from './gateway-process';
 
 /**
  * A raw SSE stream read frame by frame (node:http, so the test sees the bytes: message events
- * and comment lines), for notification streams that stay open (issue 11 §6).
+ * and comment lines), for notification streams that stay open
+ * (docs/operations.md §11 "Notification streams").
  */
 export class SseReader {
   /** The parsed `data:` JSON of each message event, in order. */

@@ -68,9 +68,9 @@ async function withDirectV1<T>(url: string, use: (client: V1Client) => Promise<T
 }
 
 /**
- * Federation (issue 10): one gateway in front of a Tool Service bundle, a v1 SDK upstream
- * (2025 era, stateful sessions, SSE answers), a v2 SDK upstream (2026-07-28, stateless) and
- * an upstream that never answers; agents are the official v1 and v2 SDK clients.
+ * Federation (docs/operations.md §10): one gateway in front of a Tool Service bundle, a v1 SDK
+ * upstream (2025 era, stateful sessions, SSE answers), a v2 SDK upstream (2026-07-28, stateless)
+ * and an upstream that never answers; agents are the official v1 and v2 SDK clients.
  */
 describe('federation: a bundle, a v1 SDK upstream and a v2 SDK upstream behind one /mcp', () => {
   let service: TestToolService;
@@ -681,7 +681,10 @@ describe('federation: one upstream with namePrefix ""', () => {
   });
 });
 
-/** Config refusals of mcp.upstreams[] stop the boot with a message naming the field (issue 10 §1). */
+/**
+ * Config refusals of mcp.upstreams[] stop the boot with a message naming the field
+ * (docs/operations.md §10 "Configuration").
+ */
 describe('federation: the gateway refuses a bad upstream config at boot', () => {
   const url = 'http://127.0.0.1:9/mcp';
 

@@ -15,10 +15,10 @@ interface InspectorRun {
 }
 
 /**
- * Issue 10's proof with a third-party agent and a third-party server: the MCP Inspector CLI
- * (2.x) lists and calls a tool of `@modelcontextprotocol/server-everything` through the
- * gateway, which federates that server as upstream `everything` (default prefix
- * `everything__`).
+ * Upstream federation (docs/operations.md §10) proved with a third-party agent and a third-party
+ * server: the MCP Inspector CLI (2.x) lists and calls a tool of
+ * `@modelcontextprotocol/server-everything` through the gateway, which federates that server as
+ * upstream `everything` (default prefix `everything__`).
  */
 describe('MCP Inspector CLI through the gateway to server-everything', () => {
   let everything: EverythingServer;

@@ -86,7 +86,10 @@ describe('a list_changed storm refreshes only the upstream that sent it, coalesc
     return stormMs;
   }
 
-  /** The bound of the issue for a 1 s storm (3 pulls), widened only if this machine stretched the storm. */
+  /**
+   * The bound for a 1 s storm (3 pulls; docs/security.md, "Refresh work"), widened only if this
+   * machine stretched the storm.
+   */
   const pullBound = (stormMs: number): number => Math.max(3, 2 + Math.ceil(stormMs / 1000));
 
   it('100 tools/list_changed 10 ms apart on the GET stream (2025): at most 3 pulls of it, none of another upstream or the manifest, the last state published, one log line, and clients told at once', async () => {

@@ -12,7 +12,7 @@ import {
 import { TestToolService } from '../support/tool-service';
 
 /**
- * Upstream MCP servers that misbehave, through a real gateway (issue 10 §3, §5, §7, §9, and
+ * Upstream MCP servers that misbehave, through a real gateway (docs/operations.md §10, and
  * the field cases of ../shared/cases that touch upstreams): down at boot, back later,
  * garbage, 5xx, too slow, too large, paginating, looping, broken schemas, slow calls, names
  * that collide once rewritten, headers that must not leak. The upstreams are raw node:http
@@ -21,16 +21,17 @@ import { TestToolService } from '../support/tool-service';
  *
  * Field cases, where this gateway's policy differs from the case's proposal (the cases allow
  * that when the expectation is changed, not deleted):
- * - B04: upstream schemas are published as sent (issue 10 §3, B03 "preferred"): an array
- *   without `items` is not normalised; all four tools stay listed.
- * - B06: a repeated cursor fails the whole pull (issue 10 §3), so the looping upstream's tools
- *   are not served at all rather than once; it is asked twice per pull.
- * - B13: a client that disconnects cancels the upstream request (issue 10 §5), against the
- *   case's "SHOULD NOT"; a cancelled call ends with an isError result naming the cancel.
+ * - B04: upstream schemas are published as sent (docs/operations.md §10 "Checks"; B03 "preferred"):
+ *   an array without `items` is not normalised; all four tools stay listed.
+ * - B06: a repeated cursor fails the whole pull (docs/operations.md §10 "Lists"), so the looping
+ *   upstream's tools are not served at all rather than once; it is asked twice per pull.
+ * - B13: a client that disconnects cancels the upstream request
+ *   (docs/operations.md §10 "Relaying"), against the case's "SHOULD NOT"; a cancelled call ends
+ *   with an isError result naming the cancel.
  * - B25: an upstream's list_changed refreshes the catalog; clients are told of the change on
  *   their session GET stream (2025) or subscriptions/listen stream (2026), with `listChanged:
- *   true` (issue 11 §6, test/modern/listen.e2e-spec.ts), and see the new tools on their next
- *   tools/list.
+ *   true` (docs/operations.md §11 "Notification streams"; test/modern/listen.e2e-spec.ts), and see
+ *   the new tools on their next tools/list.
  */
 
 const PARTIAL = 'io.github.mcp-gateway/partialSources';
@@ -154,7 +155,7 @@ function sinceInitialize(up: ScriptedUpstream): ReceivedRequest[] {
   return up.requests.slice(at + 1);
 }
 
-describe('upstream MCP servers that fail (issue 10)', () => {
+describe('upstream MCP servers that fail (docs/operations.md §10)', () => {
   const track = stopAfterEach();
 
   it('an upstream down at boot does not block the catalog: ready, bundle tools served, upstream unreachable and named missing; the next refresh after it comes back makes it healthy', async () => {
@@ -1499,7 +1500,7 @@ describe('upstream MCP servers that fail (issue 10)', () => {
       ).toEqual([]);
     });
 
-    it('B13, disconnect: a client that drops its call cancels the upstream request too (issue 10 §5 chooses this over the case\'s "SHOULD NOT")', async () => {
+    it('B13, disconnect: a client that drops its call cancels the upstream request too (docs/operations.md §10 "Relaying" chooses this over the case\'s "SHOULD NOT")', async () => {
       kit.onTool('slow', () => ({ hang: true }));
       const before = kit.calls('slow').length;
       // node:http, not fetch: an aborted fetch leaves undici holding a spare connection open

@@ -5,8 +5,9 @@ import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../s
 import { rpc } from '../support/rpc';
 
 /**
- * issue 10 §3: an upstream's last good lists live in Redis too, so a replica that starts
- * while the upstream is down serves them from the shared copy (status degraded, source redis).
+ * docs/operations.md §10 "Lists": an upstream's last good lists live in Redis too, so a replica
+ * that starts while the upstream is down serves them from the shared copy (status degraded, source
+ * redis).
  */
 describe('upstream last good lists in Redis', () => {
   const keyPrefix = uniqueKeyPrefix();

@@ -1,6 +1,6 @@
 /**
- * What the operator may do (issue 13 §3): writes through /admin need the admin role. Without
- * an accepted token, or with /admin disabled, the console is read-only.
+ * What the operator may do (docs/console.md "Access"): writes through /admin need the admin role.
+ * Without an accepted token, or with /admin disabled, the console is read-only.
  */
 export type AdminAccess =
   { readonly kind: 'writable' } | { readonly kind: 'read-only'; readonly reason: string };

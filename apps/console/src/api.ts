@@ -1,7 +1,8 @@
 /**
  * The management endpoints the console reads and writes (same origin as the page). Shapes:
- * /actuator/toolBundles (contract §9), /actuator/upstreams (issue 10 §7),
- * /actuator/catalog/{tools,history} and /admin/upstreams (issue 13 §1).
+ * /actuator/toolBundles (contract §9), /actuator/upstreams (docs/operations.md §10),
+ * /actuator/catalog/{tools,history} (docs/console.md) and /admin/upstreams
+ * (docs/operations.md §15 "Routes").
  */
 
 export interface ConsoleSettings {
@@ -70,7 +71,7 @@ export interface UpstreamsAnswer {
   readonly upstreams: readonly UpstreamView[];
 }
 
-/** A record of the registration API (issue 13 §1). */
+/** A record of the registration API (docs/operations.md §15 "Routes"). */
 export interface UpstreamRecord {
   readonly id: string;
   readonly url: string;
@@ -151,7 +152,8 @@ function messageOf(status: number, text: string): string {
   try {
     const body = JSON.parse(text) as { message?: unknown; error?: unknown; problems?: unknown };
     const message = Array.isArray(body.message) ? body.message.join('; ') : body.message;
-    // /admin names every broken field in `problems` (issue 13 §1: the boot validation's words)
+    // /admin names every broken field in `problems`, in the boot validation's words
+    // (docs/operations.md §15 "Routes")
     const problems = Array.isArray(body.problems) ? body.problems.map(String) : [];
     if (typeof message === 'string' && message !== '')
       return problems.length > 0 && !problems.every((p) => message.includes(p))

@@ -62,7 +62,10 @@ function rejected(e: HistoryRejected): HTMLElement {
   );
 }
 
-/** The Catalog history view (issue 13 §4): the last publications and rejections, newest first. */
+/**
+ * The Catalog history view (docs/console.md "Catalog history"): the last publications and
+ * rejections, newest first.
+ */
 export class HistoryView {
   private readonly list = h('ol', { class: 'history', id: 'history-list', reversed: true });
   private readonly note = h('p', { class: 'hint' });

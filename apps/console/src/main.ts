@@ -18,7 +18,10 @@ import { SourcesView, type Registration } from './sources-view.js';
 import { SAME_AS_CALLER, adminToken, callerToken } from './tokens.js';
 import { ToolsView } from './tools-view.js';
 
-/** How often the console asks for fresh state, in ms (issue 13 §4: updates without reloading). */
+/**
+ * How often the console asks for fresh state, in ms: the page updates without reloading
+ * (docs/console.md).
+ */
 const POLL_MS = 3000;
 const VIEWS = ['sources', 'tools', 'history'] as const;
 type ViewName = (typeof VIEWS)[number];
@@ -103,8 +106,8 @@ const NO_ADMIN_CONFIGURED: AdminAccess = {
 };
 
 /**
- * GET /admin/upstreams decides what the operator may do (issue 13 §3). With an admin check
- * configured it answers 401 without a token; with none it answers everyone and refuses every
+ * GET /admin/upstreams decides what the operator may do (docs/console.md "Access"). With an admin
+ * check configured it answers 401 without a token; with none it answers everyone and refuses every
  * write, so a token that "works" there proves nothing: the console asks once without it.
  */
 async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstreamsAnswer }> {

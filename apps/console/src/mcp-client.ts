@@ -1,6 +1,6 @@
 /**
- * A minimal MCP client over Streamable HTTP for the console's "Run" (issue 13 §4: the call
- * goes through /mcp like any agent's): `initialize` (2025-11-25), `notifications/initialized`,
+ * A minimal MCP client over Streamable HTTP for the console's "Run" (docs/console.md "Tools": the
+ * call goes through /mcp like any agent's): `initialize` (2025-11-25), `notifications/initialized`,
  * then `tools/call` with the session id. Answers may come as JSON or as an SSE stream.
  */
 

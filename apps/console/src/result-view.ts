@@ -18,7 +18,10 @@ function blockText(text: string): string {
   }
 }
 
-/** A tools/call result (issue 13 §4): isError, searchTime, each content block, structuredContent. */
+/**
+ * A tools/call result (docs/console.md "Tools", "Run"): isError, searchTime, each content block,
+ * structuredContent.
+ */
 export function resultBlock(result: ToolCallResult, elapsedMs: number): HTMLElement {
   const searchTime = searchTimeOf(result);
   const isError = result.isError === true;

@@ -125,9 +125,9 @@ function readField(field: Field): { value?: unknown; error?: string } {
 }
 
 /**
- * A form generated from a tool's inputSchema (issue 13 §4): one labelled control per property
- * (text, number, true/false, a choice for an enum, a JSON box for objects, arrays and unions),
- * and a JSON editor for the whole arguments object for what a form cannot express.
+ * A form generated from a tool's inputSchema (docs/console.md "Tools", "Run"): one labelled control
+ * per property (text, number, true/false, a choice for an enum, a JSON box for objects, arrays and
+ * unions), and a JSON editor for the whole arguments object for what a form cannot express.
  */
 export function argumentsForm(inputSchema: unknown, idPrefix: string): ArgumentsForm {
   const schema = asSchema(inputSchema);

@@ -19,7 +19,7 @@ function typeText(p: PropertySchema): string {
 }
 
 /**
- * A schema readably (issue 13 §4 "Schema unfolds inputSchema and outputSchema"): a table of
+ * A schema readably (docs/console.md "Tools", "Schema"): a table of
  * its top-level properties (name, type, required, description, allowed values, default) and
  * the whole schema as indented JSON.
  */

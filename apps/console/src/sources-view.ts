@@ -8,7 +8,10 @@ import type { AdminAccess } from './access.js';
 import { h, patchKeyed, replace, when } from './dom.js';
 import { bundleCard, upstreamCard, type CardActions } from './source-cards.js';
 
-/** The body of POST /admin/upstreams: the fields of a configured upstream (issue 13 §1). */
+/**
+ * The body of POST /admin/upstreams: the fields of a configured upstream
+ * (docs/operations.md §15 "Routes").
+ */
 export interface Registration {
   readonly id: string;
   readonly url: string;
@@ -40,7 +43,10 @@ function redisText(data: SourcesData): string {
     : `configured, unavailable (${redis.lastFailureReason ?? 'unknown error'})`;
 }
 
-/** The Sources view (issue 13 §4): a card per bundle and upstream, and the registration form. */
+/**
+ * The Sources view (docs/console.md "Sources"): a card per bundle and upstream, and the
+ * registration form.
+ */
 export class SourcesView {
   private readonly summary = h('dl', { class: 'summary' });
   private readonly cards = h('div', { class: 'cards', id: 'source-cards' });

@@ -1,10 +1,10 @@
 /**
  * The two credentials the console holds, kept apart (docs/console.md "Access",
- * docs/security.md "The operator console"): the **admin token** goes only to /admin on this
- * page's own origin; the **caller token** only to /mcp, for "Run". An upstream with
- * `authorization: passthrough` receives what "Run" sends, so the admin token must never be
- * among it. Each lives in this tab's sessionStorage under its own key, never in a cookie
- * or the URL.
+ * docs/security.md "The management port and the operator console"): the **admin token** goes only
+ * to /admin on this page's own origin; the **caller token** only to /mcp, for "Run". An upstream
+ * with `authorization: passthrough` receives what "Run" sends, so the admin token must never be
+ * among it. Each lives in this tab's sessionStorage under its own key, never in a cookie or the
+ * URL.
  */
 export class StoredToken {
   private value: string;

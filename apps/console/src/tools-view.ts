@@ -15,9 +15,9 @@ function sourceLabel(tool: CatalogToolView): string {
 }
 
 /**
- * The Tools view (issue 13 §4): cards grouped by source, a search box, "Schema" unfolding the
- * input and output schemas, and "Run" with a form generated from the inputSchema that calls
- * the tool through /mcp.
+ * The Tools view (docs/console.md "Tools"): cards grouped by source, a search box, "Schema"
+ * unfolding the input and output schemas, and "Run" with a form generated from the inputSchema that
+ * calls the tool through /mcp.
  */
 export class ToolsView {
   private readonly search = h('input', {

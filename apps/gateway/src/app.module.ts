@@ -22,7 +22,7 @@ export class AppModule {
         CatalogRefreshModule,
         ExecutionModule,
         McpModule,
-        // issue 13: runtime-registered upstreams (served on the management port only)
+        // runtime-registered upstreams, served on the management port only (docs/operations.md §15)
         AdminModule,
       ],
     };

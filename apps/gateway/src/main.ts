@@ -95,7 +95,8 @@ async function createMcpListener(
   return {
     app,
     listen: async (port, host) => {
-      // issue 9, fault 4: past this, node:http closes new connections as they arrive
+      // http.maxConnections (docs/operations.md §1): past this, node:http closes new connections as
+      // they arrive
       app.getHttpServer().maxConnections = config.server.maxMcpConnections;
       await app.listen(port, host);
       return boundPort(app);

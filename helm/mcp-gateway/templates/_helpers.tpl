@@ -97,7 +97,8 @@ resources.limits.memory in MiB (Ki, Mi, Gi, Ti, k, M, G, T or plain bytes), or "
 
 {{/*
 --max-old-space-size in MB: gateway.heapPercentOfMemoryLimit of the memory limit, or "" when
-either is unset or 0 (issue 9, fault 1: the heap must fit the container, not the node).
+either is unset or 0 (the heap must fit the container, not the node: the chart's README.md,
+"Values checked before install, monitors, memory").
 */}}
 {{- define "mcp-gateway.maxOldSpaceMb" -}}
 {{- $pct := int (default 0 .Values.gateway.heapPercentOfMemoryLimit) }}

@@ -10,17 +10,17 @@ import {
 } from 'class-validator';
 
 /**
- * `mcp.admin`: the operators' registration API on the management port (issue 13 §1, §3).
+ * `mcp.admin`: the operators' registration API on the management port (docs/operations.md §15).
  * Who may call it is decided by `mcp.auth` (JWT with `scope`) or env `MCP_ADMIN_TOKEN`;
  * what may be registered by the URL patterns and address rules below.
  */
 export class AdminConfig {
   /**
-   * URL patterns an upstream registered at runtime must match (issue 13 §1): each
-   * `scheme://host[:port][/path]`, host `*` (any) or `*.example.com` (any subdomain), port `*`
-   * (any; absent: the scheme's default), path a prefix at a segment boundary (absent: any
-   * path). Empty (the default): every http(s) URL matches; the address rules still apply.
-   * Syntax: admin-url-patterns.ts.
+   * URL patterns an upstream registered at runtime must match
+   * (docs/operations.md §15 "What may be registered"): each `scheme://host[:port][/path]`, host `*`
+   * (any) or `*.example.com` (any subdomain), port `*` (any; absent: the scheme's default), path a
+   * prefix at a segment boundary (absent: any path). Empty (the default): every http(s) URL
+   * matches; the address rules still apply. Syntax: admin-url-patterns.ts.
    */
   @IsArray({ message: 'must be a list of URL patterns ("scheme://host[:port][/path]")' })
   @IsString({ each: true, message: 'each entry must be a string' })
@@ -68,7 +68,10 @@ export class AdminConfig {
   @Max(10_000, { message: 'must be at most 10000' })
   maxRegistrations = 100;
 
-  /** The scope a bearer token must carry for /admin when `mcp.auth.mode` is `jwt` (issue 13 §3). */
+  /**
+   * The scope a bearer token must carry for /admin when `mcp.auth.mode` is `jwt`
+   * (docs/operations.md §15 "Access").
+   */
   @IsString({ message: 'must be an OAuth scope ([!#-[\\]-~]+)' })
   @Matches(/^[\x21\x23-\x5b\x5d-\x7e]+$/, { message: 'must be an OAuth scope (RFC 6749 §3.3)' })
   scope = 'mcp:admin';

@@ -14,7 +14,7 @@ function pattern(text: string): UrlPattern {
 
 const matches = (p: string, url: string): boolean => urlMatches(pattern(p), new URL(url));
 
-describe('mcp.admin.allowedUpstreamUrls patterns (issue 13 §1)', () => {
+describe('mcp.admin.allowedUpstreamUrls patterns (docs/operations.md §15 "What may be registered")', () => {
   it('an exact pattern matches its scheme, host, port and any path below its path', () => {
     expect(matches('http://10.1.2.3:8080/mcp', 'http://10.1.2.3:8080/mcp')).toBe(true);
     expect(matches('http://10.1.2.3:8080/mcp', 'http://10.1.2.3:8080/mcp/v2?x=1')).toBe(true);

@@ -2,7 +2,8 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * The URL patterns of `mcp.admin.allowedUpstreamUrls` and the CIDR ranges of
- * `mcp.admin.allowedAddressRanges` (issue 13 §1), parsed once at boot.
+ * `mcp.admin.allowedAddressRanges` (docs/operations.md §15 "What may be registered"), parsed once
+ * at boot.
  *
  * A pattern is `scheme://host[:port][/path]`:
  * - scheme `http` or `https`;

@@ -34,7 +34,7 @@ export const AUTH_ALGORITHMS = [
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * `mcp.auth`: the gateway as an OAuth 2.1 resource server for `/mcp` (issue 12 §1; MCP
+ * `mcp.auth`: the gateway as an OAuth 2.1 resource server for `/mcp` (docs/operations.md §13; MCP
  * authorization spec, wire notes §7). `none` (the local profile's default) serves every
  * request unauthenticated; `jwt` verifies every request's Bearer token.
  */
@@ -175,7 +175,10 @@ export class AccessMatchConfig {
   scope?: string;
 }
 
-/** One grant (issue 12 §3): callers matching `match` may use these sources and tools. */
+/**
+ * One grant (docs/operations.md §13 "Access"): callers matching `match` may use these sources and
+ * tools.
+ */
 export class AccessRuleConfig {
   @IsObject({ message: 'must be a mapping: {claim, value} | {subject} | {scope}' })
   @ValidateNested()

@@ -59,7 +59,7 @@ const JWT = {
   jwksUrl: 'https://idp.example.com/realms/acme/protocol/openid-connect/certs',
 };
 
-describe('mcp.auth (issue 12 §1)', () => {
+describe('mcp.auth (docs/operations.md §13)', () => {
   it('defaults to mode none with the documented jwt defaults', () => {
     const { auth } = load({}).mcp;
     expect(auth).toMatchObject({
@@ -168,7 +168,7 @@ describe('mcp.auth (issue 12 §1)', () => {
   });
 });
 
-describe('mcp.access (issue 12 §3)', () => {
+describe('mcp.access (docs/operations.md §13 "Access")', () => {
   it('accepts rules of the three match kinds', () => {
     const config = load({
       auth: JWT,

@@ -19,8 +19,8 @@ function httpUrl(value: string): URL | undefined {
 }
 
 /**
- * The cross-field rules of `mcp.auth` (issue 12 §1): `jwt` needs `issuer`, `audience` (an
- * absolute URI without fragment, RFC 8707 §2) and a way to check tokens (`jwksUrl` and/or
+ * The cross-field rules of `mcp.auth` (docs/operations.md §13): `jwt` needs `issuer`, `audience`
+ * (an absolute URI without fragment, RFC 8707 §2) and a way to check tokens (`jwksUrl` and/or
  * `introspectionUrl`); introspection needs its client id and secret (the secret read from the
  * environment variable named). Returns the problems, each naming its field, and the secret.
  */
@@ -86,7 +86,10 @@ function matchProblem(match: AccessMatchConfig): string | undefined {
   return undefined;
 }
 
-/** The rules of `mcp.access` (issue 12 §3): each match is one kind; access needs auth. */
+/**
+ * The rules of `mcp.access` (docs/operations.md §13 "Access"): each match is one kind; access needs
+ * auth.
+ */
 export function accessProblems(
   access: AccessConfig | undefined,
   auth: AuthConfig | undefined,

@@ -59,7 +59,7 @@ function bundle(authorization: object): object {
   };
 }
 
-describe('authorization mode tokenExchange (issue 12 §4)', () => {
+describe('authorization mode tokenExchange (docs/operations.md §14 "Credentials towards sources")', () => {
   it('resolves every field, the client secret from its environment variable', () => {
     const config = load(
       { upstreams: [upstream({ ...EXCHANGE, scope: 'tools:call' })], bundles: [bundle(EXCHANGE)] },
@@ -103,7 +103,7 @@ describe('authorization mode tokenExchange (issue 12 §4)', () => {
   });
 });
 
-describe('mcp.rateLimits and mcp.audit (issue 12 §5, §6)', () => {
+describe('mcp.rateLimits and mcp.audit (docs/operations.md §14)', () => {
   it('defaults: no bucket, memory store, audit on', () => {
     const { mcp } = load({});
     expect(mcp.rateLimits.perSubject).toBeUndefined();

@@ -7,15 +7,16 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * How the `Authorization` header reaches a bundle's Tool Service (contract §10: "설정에 따라
- * 전달") or an upstream MCP server (issue 10 §1, issue 12 §4). `passthrough` forwards the
- * caller's own token, which the MCP authorization spec forbids unless the operator chooses it
- * knowingly; `tokenExchange` (RFC 8693) sends a token issued for the source instead.
+ * 전달") or an upstream MCP server (docs/operations.md §14 "Credentials towards sources").
+ * `passthrough` forwards the caller's own token, which the MCP authorization spec forbids unless
+ * the operator chooses it knowingly; `tokenExchange` (RFC 8693) sends a token issued for the source
+ * instead.
  */
 export class BundleAuthorizationConfig {
   /**
    * none: never sent; passthrough: the caller's header as is; static: the value of env
    * `valueEnv`; tokenExchange: the caller's token exchanged at `tokenEndpoint` for one whose
-   * audience is `audience` (issue 12 §4).
+   * audience is `audience` (docs/operations.md §14 "Credentials towards sources").
    */
   @IsIn(AUTHORIZATION_MODES, { message: `must be one of ${AUTHORIZATION_MODES.join(', ')}` })
   mode: AuthorizationMode = 'none';

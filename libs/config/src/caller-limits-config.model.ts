@@ -14,9 +14,9 @@ import {
 const MAPPING = 'must be a mapping of keys (not a list or a value)';
 
 /**
- * One token bucket (issue 12 §6): holds at most `capacity` requests and gains
- * `refillPerSecond` of them every second; a request takes one, or is refused with the time
- * until one is back.
+ * One token bucket (docs/operations.md §14 "Rate limits per caller"): holds at most `capacity`
+ * requests and gains `refillPerSecond` of them every second; a request takes one, or is refused
+ * with the time until one is back.
  */
 export class TokenBucketConfig {
   /** Most requests in a burst (the bucket's size); a positive integer. */
@@ -39,8 +39,8 @@ export const RATE_LIMIT_STORES = ['memory', 'redis'] as const;
 export type RateLimitStore = (typeof RATE_LIMIT_STORES)[number];
 
 /**
- * `mcp.rateLimits` (issue 12 §6): token buckets per caller on /mcp. Absent buckets: no limit.
- * Never applied to the management port.
+ * `mcp.rateLimits` (docs/operations.md §14 "Rate limits per caller"): token buckets per caller on
+ * /mcp. Absent buckets: no limit. Never applied to the management port.
  */
 export class RateLimitsConfig {
   /** One bucket per caller (`sub`, else `client_id`; without auth: the client address) for every /mcp request. */
@@ -65,7 +65,7 @@ export class RateLimitsConfig {
   store: RateLimitStore = 'memory';
 }
 
-/** `mcp.audit` (issue 12 §5): one JSON line per tools/call. */
+/** `mcp.audit` (docs/operations.md §14 "Audit"): one JSON line per tools/call. */
 export class AuditConfig {
   /** true (default): every tools/call writes one `audit` line at info level. */
   @IsBoolean({ message: 'must be true or false' })

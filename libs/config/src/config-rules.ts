@@ -54,7 +54,8 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
     );
   }
 
-  // Upstream MCP servers are sources too: with one configured, no bundle is needed (issue 10 §1).
+  // Upstream MCP servers are sources too: with one configured, no bundle is needed
+  // (docs/operations.md §10 "Configuration").
   const upstreams: UpstreamConfig[] = Array.isArray(mcp.upstreams)
     ? mcp.upstreams.filter(isObject)
     : [];

@@ -43,7 +43,7 @@ class Consumer {
 @Module({ providers: [Consumer] })
 class FeatureModule {}
 
-describe('GatewayConfigModule: the validated config in DI through @nestjs/config (issue 8, fault 9)', () => {
+describe('GatewayConfigModule: the validated config in DI through @nestjs/config (docs/architecture.md "Which Nest pieces carry what")', () => {
   const given = config();
   let consumer: Consumer;
   const envBefore = { ...process.env };

@@ -3,7 +3,7 @@ import { defaultMaxConnections, openFileLimit } from './connection-limit';
 const limits = (soft: string, hard: string): string =>
   `Limit                     Soft Limit           Hard Limit           Units\nMax cpu time              unlimited            unlimited            seconds\nMax open files            ${soft}                ${hard}                files\n`;
 
-describe('the default /mcp connection limit (issue 9, fault 4)', () => {
+describe('the default /mcp connection limit (docs/operations.md §1, http.maxConnections)', () => {
   it('reads the soft open-file limit', () => {
     expect(openFileLimit(() => limits('20000', '20000'))).toBe(20_000);
     expect(openFileLimit(() => limits('1024', '1048576'))).toBe(1024);

@@ -27,7 +27,8 @@ export function openFileLimit(
 /**
  * The default `mcp.http.maxConnections`: every /mcp client may need a connection to a Tool
  * Service as well, so half of the descriptors left after RESERVED_DESCRIPTORS, between 64 and
- * 100000 (issue 9, fault 4: 20,000 half-open requests must not starve liveness and pulls).
+ * 100000: 20,000 half-open requests must not starve liveness and pulls (docs/operations.md §1,
+ * `http.maxConnections`).
  * @param fileLimit the process's open-file limit (undefined: unknown)
  */
 export function defaultMaxConnections(fileLimit: number | undefined): number {

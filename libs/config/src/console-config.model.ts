@@ -3,7 +3,7 @@ import { IsOptional, IsString, Matches } from 'class-validator';
 /** An absolute http(s) URL without credentials, query or fragment. */
 const MCP_URL_PATTERN = /^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/;
 
-/** The operator console on the management port (issue 13 §4). */
+/** The operator console on the management port (docs/operations.md §12, docs/console.md). */
 export class ConsoleConfig {
   /**
    * The `/mcp` URL the console's "Run" calls, as the operator's browser reaches it (e.g.

@@ -45,7 +45,7 @@ function refusal(consoleTree: unknown): string {
   throw new Error('the config was accepted');
 }
 
-describe('mcp.console (issue 13 §4: where the console calls /mcp)', () => {
+describe('mcp.console: where the console calls /mcp (docs/operations.md §12)', () => {
   it('has no mcpUrl by default: the console derives it from its own host and PORT', () => {
     expect(load(undefined).mcp.console.mcpUrl).toBeUndefined();
   });

@@ -11,7 +11,8 @@ export type ResolvedAuthorization =
   | TokenExchangeAuthorization;
 
 /**
- * RFC 8693 token exchange towards one source (issue 12 §4): the caller's token is exchanged at
+ * RFC 8693 token exchange towards one source
+ * (docs/operations.md §14 "Credentials towards sources"): the caller's token is exchanged at
  * `tokenEndpoint` (client authentication `client_secret_basic`) for one whose audience is
  * `audience`; list pulls, which have no caller, use the client-credentials grant with the same
  * client and audience.
@@ -46,7 +47,7 @@ export interface BundleDefinition {
   readonly manifestFile?: string;
 }
 
-/** One configured upstream MCP server after validation (issue 10 §1). */
+/** One configured upstream MCP server after validation (docs/operations.md §10 "Configuration"). */
 export interface UpstreamDefinition {
   readonly id: string;
   /** The upstream's MCP endpoint; never shown to clients or on status endpoints. */
@@ -57,25 +58,31 @@ export interface UpstreamDefinition {
   readonly protocol: UpstreamProtocolSetting;
   /**
    * `live`: its lists are fetched per request for the caller, never from the catalog
-   * snapshot (issue 11 §4); `snapshot`: pulled on the refresh schedule.
+   * snapshot (docs/operations.md §11 "Live lists"); `snapshot`: pulled on the refresh schedule.
    */
   readonly lists: 'snapshot' | 'live';
   /** TCP connect timeout, ms. */
   readonly connectMillis: number;
-  /** Deadline of one list pull, every page included, ms; also of one live list fetch (issue 11 §4). */
+  /**
+   * Deadline of one list pull, every page included, ms; also of one live list fetch
+   * (docs/operations.md §11 "Live lists").
+   */
   readonly listMillis: number;
   /** Deadline of one call, ms (default discovery.maxToolTimeoutMillis). */
   readonly callMillis: number;
   /** Caller headers copied to the upstream on calls, lower-case. */
   readonly forwardHeaders: readonly string[];
   readonly authorization: ResolvedAuthorization;
-  /** The ttlMs (ms) its lists contribute to cache hints when it sends none (issue 11 §3); absent: 0. */
+  /**
+   * The ttlMs (ms) its lists contribute to cache hints when it sends none
+   * (docs/operations.md §11 "Cache hints"); absent: 0.
+   */
   readonly cacheTtlMillis?: number;
   /** The cacheScope its lists contribute when it sends none; absent: private. */
   readonly cacheScope?: 'public' | 'private';
 }
 
-/** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (issue 13 §1, §3). */
+/** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (docs/operations.md §15). */
 export interface AdminSettings {
   /** MCP_ADMIN_TOKEN: the static admin bearer token; a secret, never logged. undefined when unset. */
   readonly token?: string;
@@ -89,7 +96,8 @@ export interface AdminSettings {
   readonly scope: string;
   /**
    * The value of the env variable a registered upstream's `authorization.valueEnv` names
-   * (undefined when unset): registrations carry secret names, never values (issue 13 §1).
+   * (undefined when unset): registrations carry secret names, never values
+   * (docs/operations.md §15 "Routes").
    */
   readonly secretEnv: (name: string) => string | undefined;
   /** Whether a registration may name this env variable (mcp.admin.allowedSecretEnv). */
@@ -121,7 +129,7 @@ export interface GatewayConfig {
    * one `local-fixture` pseudo-bundle (manifestFile set) in the legacy local mode.
    */
   readonly bundles: readonly BundleDefinition[];
-  /** The configured upstream MCP servers in config order (issue 10). */
+  /** The configured upstream MCP servers in config order (docs/operations.md §10). */
   readonly upstreams: readonly UpstreamDefinition[];
   readonly server: {
     /** HOST, default 0.0.0.0. */
@@ -141,8 +149,8 @@ export interface GatewayConfig {
     readonly maxMcpConnections: number;
   };
   /**
-   * Secrets of `mcp.auth` read from the environment variables it names (issue 12 §1); never
-   * logged. Absent in configs built by hand (tests).
+   * Secrets of `mcp.auth` read from the environment variables it names (docs/operations.md §13);
+   * never logged. Absent in configs built by hand (tests).
    */
   readonly authSecrets?: { readonly introspectionClientSecret?: string };
   /** REDIS_URL; undefined means in-memory only. */
@@ -158,7 +166,9 @@ export interface GatewayConfig {
   readonly logLevel: LogLevel;
   /** The gateway's version (package.json), for serverInfo.version. */
   readonly version: string;
-  /** The registration API's settings (issue 13); absent in hand-built test configs. */
+  /**
+   * The registration API's settings (docs/operations.md §15); absent in hand-built test configs.
+   */
   readonly admin?: AdminSettings;
 }
 

@@ -78,7 +78,7 @@ const hostAllowed = (list: AccessList, host: string): boolean => {
   return parsed !== undefined && listAllows(list, parsed);
 };
 
-describe('mcp.http defaults (issue 8, fault 2)', () => {
+describe('mcp.http defaults (docs/operations.md §8)', () => {
   it('allows no Origin and checks no Host unless configured', () => {
     const config = loadHttp(undefined, { APP_PROFILE: 'staging' });
     expect(config.mcp.http.allowedOrigins).toEqual([]);

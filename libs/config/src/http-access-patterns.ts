@@ -1,5 +1,5 @@
 /**
- * The entries of `mcp.http.allowedOrigins` and `mcp.http.allowedHosts` (issue 8, fault 2; MCP
+ * The entries of `mcp.http.allowedOrigins` and `mcp.http.allowedHosts` (docs/operations.md §8; MCP
  * Streamable HTTP "Security Warning": servers MUST validate Origin and answer 403 to an
  * invalid one, DNS rebinding). Parsed once at boot; the /mcp listener only compares strings.
  *

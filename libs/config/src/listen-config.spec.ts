@@ -42,7 +42,7 @@ function problems(listen: unknown): string {
   throw new Error('the config was accepted');
 }
 
-describe('mcp.listen (issue 11 §6)', () => {
+describe('mcp.listen (docs/operations.md §11 "Notification streams")', () => {
   it('defaults to 1024 streams, 8 per caller, 1 MiB queued per stream, a 15 s keep-alive and a 60 s caller recheck', () => {
     expect(load().mcp.listen).toEqual({
       maxStreams: 1024,

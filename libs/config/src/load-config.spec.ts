@@ -703,7 +703,7 @@ describe('environment: listeners and Redis', () => {
 });
 
 describe('environment: MCP_SESSION_KEYS (DESIGN "No sticky sessions")', () => {
-  it('starts without MCP_SESSION_KEYS outside the local profile, with no key: stateless legacy mode (issue 8)', () => {
+  it('starts without MCP_SESSION_KEYS outside the local profile, with no key: stateless legacy mode (docs/operations.md §9)', () => {
     const config = loadTree(mcpTree(), { APP_PROFILE: 'ocp' });
     expect(config.sessionKeys).toEqual([]);
     expect(config.sessionKeysEphemeral).toBe(false);
@@ -1000,7 +1000,7 @@ describe('environment: MCP_HTTP_SERVER (which listener serves /mcp)', () => {
   });
 });
 
-describe('mcp.http.maxConnections (issue 9, fault 4)', () => {
+describe('mcp.http.maxConnections (docs/operations.md §1)', () => {
   it('takes the configured limit', () => {
     expect(loadTree(mcpTree({ http: { maxConnections: 500 } })).server.maxMcpConnections).toBe(500);
   });
@@ -1021,7 +1021,7 @@ describe('environment: MANAGEMENT_HOST', () => {
   });
 });
 
-describe('execution limits that contradict each other (issue 9, fault 1)', () => {
+describe('execution limits that contradict each other (docs/operations.md §1, execution.*)', () => {
   it('refuses maxInFlightAnswerBytes below maxResponseBytes', () => {
     expect(
       problemsOf(mcpTree({ execution: { maxInFlightAnswerBytes: 1000, maxResponseBytes: 2000 } })),

@@ -146,7 +146,10 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-/** mode tokenExchange (issue 12 §4): every field it needs, each missing one named. */
+/**
+ * mode tokenExchange (docs/operations.md §14 "Credentials towards sources"): every field it needs,
+ * each missing one named.
+ */
 function resolveTokenExchange(
   auth: Partial<BundleAuthorizationConfig>,
   env: Env,
@@ -235,7 +238,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   problems.push(...upstreamProblems(mcp));
   if (mcp.rateLimits?.store === 'redis' && envSettings.redisUrl === undefined)
     problems.push('mcp.rateLimits.store: redis needs REDIS_URL (buckets are shared through Redis)');
-  // issue 12 §1, §3: the resource server and the access rules
+  // the resource server and the access rules (docs/operations.md §13)
   const auth = authProblems(mcp.auth, env);
   problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));
   const adminToken = adminTokenFrom(env, problems);
@@ -334,7 +337,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
 }
 
 /**
- * One validated `mcp.upstreams[]` entry (or a registered upstream, issue 13 §1) as the
+ * One validated `mcp.upstreams[]` entry (or a registered upstream, docs/operations.md §15) as the
  * gateway uses it: default prefix applied, timeouts in ms, header names lower-cased.
  */
 export function upstreamDefinitionFrom(
@@ -368,7 +371,7 @@ export function secretEnvAllowed(name: string, patterns: readonly string[]): boo
   return patterns.some((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
 }
 
-/** MCP_ADMIN_TOKEN (issue 13 §3): unset or empty is "no static admin token". */
+/** MCP_ADMIN_TOKEN (docs/operations.md §15 "Access"): unset or empty is "no static admin token". */
 function adminTokenFrom(env: Env, problems: string[]): string | undefined {
   const token = env.MCP_ADMIN_TOKEN;
   if (token === undefined || token === '') return undefined;

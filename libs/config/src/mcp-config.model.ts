@@ -84,7 +84,7 @@ export class RegistryConfig {
 
   /**
    * Most pages one upstream list (tools/list, resources/list, …) may take, following
-   * `nextCursor`; more, or a cursor seen twice, is a failed pull (issue 10 §3).
+   * `nextCursor`; more, or a cursor seen twice, is a failed pull (docs/operations.md §10 "Lists").
    */
   @IsInt({ message: 'must be a positive integer (pages)' })
   @Min(1, { message: 'must be a positive integer (pages)' })
@@ -268,7 +268,8 @@ export class SessionConfig {
 
   /**
    * How long a `requestState` envelope the gateway mints for an `input_required` result stays
-   * valid, in seconds (issue 11 §5): a retry after it is -32602.
+   * valid, in seconds (docs/operations.md §11 "Multi round-trip and era bridging"): a retry after
+   * it is -32602.
    */
   @IsInt({ message: 'must be a positive integer (seconds)' })
   @Min(1, { message: 'must be a positive integer (seconds)' })
@@ -276,9 +277,10 @@ export class SessionConfig {
   requestStateTtlSeconds = 600;
 
   /**
-   * How long, in ms, the gateway waits for a client's input during era bridging (issue 11 §7):
-   * a 2025 upstream's call parked for a 2026 client's retry, or a 2025 client's answer to an
-   * elicitation/sampling request made for a 2026 upstream. Abandoned after it.
+   * How long, in ms, the gateway waits for a client's input during era bridging
+   * (docs/operations.md §11 "Multi round-trip and era bridging"): a 2025 upstream's call parked for
+   * a 2026 client's retry, or a 2025 client's answer to an elicitation/sampling request made for a
+   * 2026 upstream. Abandoned after it.
    */
   @IsInt({ message: 'must be a positive integer (ms)' })
   @Min(1000, { message: 'must be at least 1000 (ms)' })
@@ -312,7 +314,7 @@ export class RedisConfig {
 }
 
 /**
- * Who may reach /mcp from a browser, and under which host names (issue 8, fault 2; MCP
+ * Who may reach /mcp from a browser, and under which host names (docs/operations.md §8; MCP
  * Streamable HTTP "Security Warning"). Entry syntax and matching: http-access-patterns.ts.
  */
 export class HttpAccessConfig {
@@ -334,9 +336,9 @@ export class HttpAccessConfig {
 
   /**
    * Most connections the /mcp listener keeps open at once; more are closed as they arrive
-   * (issue 9, fault 4). Absent: derived at boot from the process's open-file limit, leaving
-   * room for the management listener, Tool Service and Redis connections (half of what is
-   * left after 512, between 64 and 100000).
+   * (docs/operations.md §1, `http.maxConnections`). Absent: derived at boot from the process's
+   * open-file limit, leaving room for the management listener, Tool Service and Redis connections
+   * (half of what is left after 512, between 64 and 100000).
    */
   @IsOptional()
   @IsInt({ message: 'must be a positive integer (connections)' })
@@ -346,15 +348,16 @@ export class HttpAccessConfig {
 
   /**
    * true (the default): MCP 2026-07-28 requests (per-request envelope, server/discover, cache
-   * hints) are served beside the 2025 sessions, through the dual-era classifier (issue 11 §1).
-   * false: a legacy-only gateway; every request is served by the 2025 rules, and a 2026 probe
-   * is answered so that 2026 clients fall back to initialize (wire notes G-12).
+   * hints) are served beside the 2025 sessions, through the dual-era classifier
+   * (docs/operations.md §11). false: a legacy-only gateway; every request is served by the 2025
+   * rules, and a 2026 probe is answered so that 2026 clients fall back to initialize (wire notes
+   * G-12).
    */
   @IsBoolean({ message: 'must be true or false' })
   modernEra = true;
 }
 
-/** 2026-07-28 cache hints (issue 11 §3). */
+/** 2026-07-28 cache hints (docs/operations.md §11 "Cache hints"). */
 export class CacheConfig {
   /** The largest ttlMs the gateway puts on a result, in ms (a bundle's time to its next pull is capped by it). */
   @IsInt({ message: 'must be an integer >= 0 (ms)' })
@@ -364,9 +367,9 @@ export class CacheConfig {
 }
 
 /**
- * Notification streams (issue 11 §6): 2026 `subscriptions/listen` streams and 2025 session GET
- * streams, which carry the catalog's list_changed notifications (and, on listen, those of
- * 2026 upstreams).
+ * Notification streams (docs/operations.md §11 "Notification streams"): 2026 `subscriptions/listen`
+ * streams and 2025 session GET streams, which carry the catalog's list_changed notifications (and,
+ * on listen, those of 2026 upstreams).
  */
 export class ListenConfig {
   /**
@@ -454,7 +457,10 @@ export class McpConfig {
   @Type(() => BundleConfig)
   bundles: BundleConfig[] = [];
 
-  /** Upstream MCP servers whose tools, resources and prompts join the catalog (issue 10). */
+  /**
+   * Upstream MCP servers whose tools, resources and prompts join the catalog
+   * (docs/operations.md §10).
+   */
   @IsArray({ message: 'must be a list of upstream MCP servers' })
   @IsObject({
     each: true,
@@ -500,30 +506,36 @@ export class McpConfig {
   @Type(() => CacheConfig)
   cache: CacheConfig = new CacheConfig();
 
-  /** Token buckets per caller and per (caller, tool) (issue 12 §6). */
+  /**
+   * Token buckets per caller and per (caller, tool)
+   * (docs/operations.md §14 "Rate limits per caller").
+   */
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => RateLimitsConfig)
   rateLimits: RateLimitsConfig = new RateLimitsConfig();
 
-  /** The audit line per tools/call (issue 12 §5). */
+  /** The audit line per tools/call (docs/operations.md §14 "Audit"). */
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => AuditConfig)
   audit: AuditConfig = new AuditConfig();
-  /** The resource server for /mcp (issue 12 §1): `none` or `jwt`. */
+  /** The resource server for /mcp (docs/operations.md §13): `none` or `jwt`. */
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => AuthConfig)
   auth: AuthConfig = new AuthConfig();
 
-  /** Per-request grants (issue 12 §3); absent: every authenticated caller sees everything. */
+  /**
+   * Per-request grants (docs/operations.md §13 "Access"); absent: every authenticated caller sees
+   * everything.
+   */
   @IsOptional()
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => AccessConfig)
   access?: AccessConfig;
-  /** The operator console (issue 13 §4). */
+  /** The operator console (docs/console.md). */
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => ConsoleConfig)
@@ -535,13 +547,15 @@ export class McpConfig {
   @Type(() => ManagementConfig)
   management: ManagementConfig = new ManagementConfig();
 
-  /** The /admin registration API (issue 13). */
+  /** The /admin registration API (docs/operations.md §15). */
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => AdminConfig)
   admin: AdminConfig = new AdminConfig();
 
-  /** subscriptions/listen and the 2025 GET stream (issue 11 §6). */
+  /**
+   * subscriptions/listen and the 2025 GET stream (docs/operations.md §11 "Notification streams").
+   */
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => ListenConfig)

@@ -46,7 +46,7 @@ function config(
 const registered = (id: string, namePrefix?: string): RegisteredUpstreamConfig =>
   ({ id, url: 'http://10.0.0.9/mcp', namePrefix, enabled: true }) as RegisteredUpstreamConfig;
 
-describe('checkRegistration: a runtime registration passes the boot rules (issue 13 §1)', () => {
+describe('checkRegistration: a runtime registration passes the boot rules (docs/operations.md §15 "Routes")', () => {
   it('a valid upstream gets the definition the boot would build: default prefix, defaults, resolved secret', () => {
     const check = checkRegistration(
       {

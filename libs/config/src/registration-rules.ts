@@ -12,13 +12,17 @@ import { UpstreamConfig } from './upstream-config.model';
 import { UNFORWARDABLE_HEADERS } from '@app/wire';
 import { isRegistrationUnforwardableHeader, upstreamProblems } from './upstream-rules';
 
-/** An upstream registered at runtime, as stored: the fields of `mcp.upstreams[]` (issue 13 §1). */
+/**
+ * An upstream registered at runtime, as stored: the fields of `mcp.upstreams[]`
+ * (docs/operations.md §15 "Routes").
+ */
 export type RegisteredUpstreamConfig = UpstreamConfig;
 
 /**
  * The outcome of checking a registration: the upstream and its definition, or the problems,
  * each naming the body field (`namePrefix: …`) and, for a conflict, the other source.
- * `conflict` is true when the only problems are clashes with other sources (409, issue 13 §1).
+ * `conflict` is true when the only problems are clashes with other sources (409,
+ * docs/operations.md §15 "Routes").
  */
 export type RegistrationCheck =
   | {
@@ -47,8 +51,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Checks an upstream to register at runtime with the boot rules (issue 13 §1): the field
- * decorators of UpstreamConfig and `upstreamProblems` over every configured source, the
+ * Checks an upstream to register at runtime with the boot rules (docs/operations.md §15 "Routes"):
+ * the field decorators of UpstreamConfig and `upstreamProblems` over every configured source, the
  * upstreams registered already (`registered`) and this one, as if all were in one config file
  * (ids unique, prefixes disjoint, http(s) URL without credentials, forwardable headers); a
  * static authorization's env variable must be set; no `passthrough`, and a tokenExchange
@@ -87,7 +91,8 @@ export function checkRegistration(
       problem.startsWith('authorization') ? problem.replace(/ \(got .*\)$/s, '') : problem,
     ),
   );
-  // A live upstream is fanned out from the boot configuration only (issue 11 §4)
+  // A live upstream is fanned out from the boot configuration only
+  // (docs/operations.md §11 "Live lists")
   if (upstream.lists === 'live')
     problems.push(
       'lists: "live" is available for upstreams in mcp.upstreams[] only; register it with ' +

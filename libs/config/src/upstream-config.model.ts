@@ -15,17 +15,23 @@ import {
 } from 'class-validator';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 
-/** Identifier of an upstream: the same alphabet as a bundle id, unique across both (issue 10). */
+/**
+ * Identifier of an upstream: the same alphabet as a bundle id, unique across both
+ * (docs/operations.md §10 "Configuration").
+ */
 export const UPSTREAM_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-/** An upstream namePrefix: the tool-name alphabet clients accept everywhere, or "" (issue 10 §1). */
+/**
+ * An upstream namePrefix: the tool-name alphabet clients accept everywhere, or ""
+ * (docs/operations.md §10 "Configuration").
+ */
 export const UPSTREAM_PREFIX_PATTERN = /^[A-Za-z0-9_-]{0,48}$/;
 
 export const UPSTREAM_PROTOCOLS = ['auto', LATEST_LEGACY_VERSION, FIRST_MODERN_VERSION] as const;
 export type UpstreamProtocolSetting = (typeof UPSTREAM_PROTOCOLS)[number];
 
 /**
- * Where an upstream's lists come from (issue 11 §4): `snapshot` (default) pulled on the
- * refresh schedule into the catalog; `live` fetched per request, for the caller.
+ * Where an upstream's lists come from (docs/operations.md §11 "Live lists"): `snapshot` (default)
+ * pulled on the refresh schedule into the catalog; `live` fetched per request, for the caller.
  */
 export const UPSTREAM_LIST_MODES = ['snapshot', 'live'] as const;
 export type UpstreamListMode = (typeof UPSTREAM_LIST_MODES)[number];
@@ -53,8 +59,9 @@ export class UpstreamTimeoutsConfig {
 }
 
 /**
- * One upstream MCP server under `mcp.upstreams[]` (issue 10 §1): its tools, resources and
- * prompts join the catalog beside the bundles'. `namePrefix` defaults to `<id>__`.
+ * One upstream MCP server under `mcp.upstreams[]` (docs/operations.md §10 "Configuration"): its
+ * tools, resources and prompts join the catalog beside the bundles'. `namePrefix` defaults to
+ * `<id>__`.
  */
 export class UpstreamConfig {
   @IsString({ message: 'is required: an upstream id ([A-Za-z0-9._-]{1,64})' })
@@ -96,7 +103,8 @@ export class UpstreamConfig {
 
   /**
    * The ttlMs (ms) its lists contribute to the gateway's cache hints when the upstream sends
-   * none (a 2025 upstream never does); absent: 0 (issue 11 §3, wire notes §3).
+   * none (a 2025 upstream never does); absent: 0 (docs/operations.md §11 "Cache hints"; wire notes
+   * §3).
    */
   @IsOptional()
   @IsInt({ message: 'must be an integer >= 0 (ms)' })

@@ -49,7 +49,7 @@ const upstream = (id: string, extra: object = {}): object => ({
   ...extra,
 });
 
-describe('mcp.upstreams[] (issue 10 §1)', () => {
+describe('mcp.upstreams[] (docs/operations.md §10 "Configuration")', () => {
   it('resolves defaults: prefix <id>__, auto protocol, callMillis from maxToolTimeoutMillis', () => {
     const config = load({ upstreams: [upstream('github')] });
     expect(config.upstreams).toEqual([
@@ -70,7 +70,7 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
     expect(config.bundles).toEqual([]);
   });
 
-  it('takes lists: live (issue 11 §4) and refuses a list mode it does not know, naming the field', () => {
+  it('takes lists: live and refuses a list mode it does not know, naming the field', () => {
     expect(load({ upstreams: [upstream('a', { lists: 'live' })] }).upstreams[0]?.lists).toBe(
       'live',
     );
@@ -197,7 +197,7 @@ describe('mcp.upstreams[] (issue 10 §1)', () => {
   });
 });
 
-describe('mcp.upstreams[].cacheTtlMillis / cacheScope (issue 11 §3)', () => {
+describe('mcp.upstreams[].cacheTtlMillis / cacheScope (docs/operations.md §11 "Cache hints")', () => {
   it('takes the cache hints an upstream that sends none contributes; absent, they stay absent (0, private)', () => {
     const config = load({
       upstreams: [upstream('old', { cacheTtlMillis: 30_000, cacheScope: 'public' }), upstream('b')],

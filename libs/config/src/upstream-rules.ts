@@ -64,11 +64,11 @@ interface PrefixedSource {
 }
 
 /**
- * The rules of `mcp.upstreams[]` that span fields or sources (issue 10 §1): ids unique across
- * bundles and upstreams, http(s) URLs, `""` as namePrefix only for the sole enabled source,
- * header names that may be forwarded, the env variable of a static authorization, and no
- * published-name prefix that is, or starts with, another source's. Field-level checks come
- * from the decorators of UpstreamConfig.
+ * The rules of `mcp.upstreams[]` that span fields or sources
+ * (docs/operations.md §10 "Configuration"): ids unique across bundles and upstreams, http(s) URLs,
+ * `""` as namePrefix only for the sole enabled source, header names that may be forwarded, the env
+ * variable of a static authorization, and no published-name prefix that is, or starts with, another
+ * source's. Field-level checks come from the decorators of UpstreamConfig.
  */
 export function upstreamProblems(mcp: McpConfig): string[] {
   const problems: string[] = [];

@@ -14,7 +14,7 @@ interface PromisedRound {
 
 /**
  * Runs refresh rounds: every enabled bundle and upstream pulled concurrently (contract §6
- * "동시 조회"; issue 10 §3),
+ * "동시 조회"; docs/operations.md §10 "Lists"),
  * then the results handed to the registry in one piece. One round at a time.
  *
  * The contract §8 refresh for an unknown tool name is answered from a round that *started

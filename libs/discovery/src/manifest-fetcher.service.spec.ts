@@ -30,7 +30,7 @@ function config(connectTimeoutMillis = 5000, readTimeoutMillis = 4000): GatewayC
 }
 
 /** ManifestFetcher over HttpService (its own axios instance) against a real HTTP server on 127.0.0.1. */
-describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract §4, §6; issue 8, faults 6 and 9)', () => {
+describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract §4, §6; docs/operations.md §7; docs/architecture.md "Which Nest pieces carry what")', () => {
   let server: Server;
   let handler: Handler;
   let connections = 0;
@@ -80,7 +80,7 @@ describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract §4, �
     expect(requests[0]?.headers['accept-encoding']).toBe('gzip, deflate, br');
   });
 
-  it('issue 8 (b): accepts a gzip manifest, giving the decoded bytes and their digest', async () => {
+  it('accepts a gzip manifest, giving the decoded bytes and their digest', async () => {
     handler = answer(gzipSync(MANIFEST), { 'content-encoding': 'gzip' });
     expect(await fetcher.fetch(url)).toEqual({ ok: true, bytes: MANIFEST, digest: sha1(MANIFEST) });
   });
@@ -94,7 +94,7 @@ describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract §4, �
     expect(await fetcher.fetch(url)).toMatchObject({ ok: true, bytes: MANIFEST });
   });
 
-  it('issue 8: refuses a gzip bomb (10 MB of zeros) as ManifestTooLargeError, counting decoded bytes', async () => {
+  it('refuses a gzip bomb (10 MB of zeros) as ManifestTooLargeError, counting decoded bytes', async () => {
     const bomb = gzipSync(Buffer.alloc(10 * 1024 * 1024));
     expect(bomb.length).toBeLessThan(MAX_BYTES); // only the decoded bytes are over the cap
     handler = answer(bomb, { 'content-encoding': 'gzip' });

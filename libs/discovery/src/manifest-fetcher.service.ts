@@ -16,7 +16,10 @@ export { classifyPullError } from './pull-errors';
 export type FetchedManifest =
   { readonly ok: true; readonly bytes: Buffer; readonly digest?: string } | PullFailure;
 
-/** The codings a manifest may arrive in; advertised so a Tool Service may compress (issue 8, fault 6). */
+/**
+ * The codings a manifest may arrive in; advertised so a Tool Service may compress
+ * (docs/operations.md §7).
+ */
 const ACCEPT_ENCODING = 'gzip, deflate, br';
 
 /** One response header as text (repeated values joined with ", "); undefined when absent. */

@@ -63,7 +63,7 @@ export class RefreshScheduler implements OnApplicationBootstrap, OnApplicationSh
   /**
    * ms until the next scheduled refresh round, or undefined before the schedule has started
    * (a bundle's copy is not refreshed sooner, so it is the ttlMs a bundle contributes to a
-   * 2026 list's cache hints; issue 11 §3).
+   * 2026 list's cache hints; docs/operations.md §11 "Cache hints").
    */
   msUntilNextRefresh(): number | undefined {
     const next = this.timetable?.next;

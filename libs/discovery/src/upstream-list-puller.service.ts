@@ -98,8 +98,8 @@ class PullFailure extends Error {
 }
 
 /**
- * Pulls the lists of one upstream MCP server (issue 10 §3): connects (era detection, 2025
- * session), then `tools/list`, `resources/list`, `resources/templates/list` and
+ * Pulls the lists of one upstream MCP server (docs/operations.md §10 "Lists"): connects (era
+ * detection, 2025 session), then `tools/list`, `resources/list`, `resources/templates/list` and
  * `prompts/list` (each only when the server's capabilities offer it; of a `lists: live`
  * upstream only the two resource lists), each following `nextCursor` to the end. The whole
  * pull, every page, is bounded by the upstream's `listMillis`; a cursor seen twice, more than
@@ -118,7 +118,8 @@ export class UpstreamListPuller {
 
   /**
    * A pull has no caller: with authorization mode tokenExchange it carries the gateway's own
-   * client-credentials token for the upstream's audience (issue 12 §4; docs/operations.md).
+   * client-credentials token for the upstream's audience
+   * (docs/operations.md §14 "Credentials towards sources").
    */
   private async pullHeaders(upstream: UpstreamDefinition): Promise<Record<string, string>> {
     const auth = upstream.authorization;

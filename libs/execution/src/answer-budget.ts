@@ -1,8 +1,9 @@
 /**
  * A byte budget shared by every call in flight: the bytes of Tool Service answers the
- * gateway holds at once (issue 9, fault 1). A call takes bytes as its answer arrives and gives
- * them all back when its result is built; a call that cannot take what its next chunk needs
- * is ended as "busy" instead of pushing the process past its memory limit.
+ * gateway holds at once (docs/operations.md §1, `execution.maxInFlightAnswerBytes`). A call takes
+ * bytes as its answer arrives and gives them all back when its result is built; a call that cannot
+ * take what its next chunk needs is ended as "busy" instead of pushing the process past its memory
+ * limit.
  */
 export class AnswerBudget {
   private held = 0;

@@ -2,7 +2,7 @@
  * The text block of a bundle tool's result. `_meta.searchTime` is the call's elapsed ms
  * (contract §10); on a 4xx/5xx answer carrying a valid Retry-After, `_meta.retryAfterSeconds`
  * (whole seconds) and, for the date form, `_meta.retryAfter` (the IMF-fixdate) say when to
- * try again (issue 8, fault 7; docs/operations.md).
+ * try again (docs/operations.md §7 "Retry-After").
  */
 export interface TextContent {
   readonly type: 'text';

@@ -18,12 +18,13 @@ const DEEP_ANSWER = Buffer.from(`${'['.repeat(DEEP_LEVELS)}1${']'.repeat(DEEP_LE
 const WARM_UP_DEPTH = 128;
 
 /**
- * Runs the HTTP path to Tool Services once before the gateway takes traffic (issue 9, the
- * deep-answer stall). The first calls of a fresh process pay, once, for parsing, compiling and
- * first running undici's connect, request and response code and the gateway's own, and for
- * compiling undici's llhttp parser (WebAssembly); on the gateway's one core those first calls
- * held the event loop for 50–90 ms, whatever the Tool Service answered. Paid here instead,
- * alongside discovery's first pull.
+ * Runs the HTTP path to Tool Services once before the gateway takes traffic
+ * (docs/operations.md §2 "Start-up warm-up"; the stall it prevents:
+ * docs/benchmarks.md "The deep-answer stall: where it went"). The first calls of a fresh process
+ * pay, once, for parsing, compiling and first running undici's connect, request and response code
+ * and the gateway's own, and for compiling undici's llhttp parser (WebAssembly); on the gateway's
+ * one core those first calls held the event loop for 50–90 ms, whatever the Tool Service answered.
+ * Paid here instead, alongside discovery's first pull.
  *
  * `calls` concurrent calls go to a server of this process on 127.0.0.1 (an ephemeral port,
  * closed at the end) through a client of their own, so the real client's connections, the

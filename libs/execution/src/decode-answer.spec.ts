@@ -2,7 +2,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { answerText, decodeAnswer } from './decode-answer';
 
 describe('answerText: answers without Content-Encoding', () => {
-  it('issue 8 (c): text/plain; charset=iso-8859-1 bytes 63 61 66 E9 give "café"', () => {
+  it('text/plain; charset=iso-8859-1 bytes 63 61 66 E9 give "café"', () => {
     expect(
       answerText(Buffer.from([0x63, 0x61, 0x66, 0xe9]), 'text/plain; charset=iso-8859-1'),
     ).toBe('café');
@@ -20,10 +20,10 @@ describe('answerText: answers without Content-Encoding', () => {
   });
 });
 
-describe('decodeAnswer: answers with a Content-Encoding (issue 8, fault 6)', () => {
+describe('decodeAnswer: answers with a Content-Encoding (docs/operations.md §7)', () => {
   const TEXT = 'OK done — naïve';
 
-  it('issue 8 (a): gunzips a text/plain answer', async () => {
+  it('gunzips a text/plain answer', async () => {
     expect(await decodeAnswer(gzipSync(TEXT), 'text/plain', 'gzip', 1024)).toBe(TEXT);
   });
 

@@ -10,7 +10,7 @@ import type { ToolCallFailure } from './map-tool-response';
 /**
  * The text of an answer without Content-Encoding: UTF-8 for JSON and for types without a
  * charset (the hot path: no zlib, no TextDecoder beyond the shared UTF-8 one), else the
- * declared charset (issue 8, fault 6 c). An unknown charset is a failure with the reason.
+ * declared charset (docs/operations.md §7). An unknown charset is a failure with the reason.
  */
 export function answerText(body: Buffer, contentType: string): string | ToolCallFailure {
   try {

@@ -41,10 +41,10 @@ export type LiveListOutcome =
     };
 
 /**
- * Fetches one list of a `lists: live` upstream for one caller (issue 11 §4): connects if
- * needed, then reads every page, with the caller's forwarded headers (and Authorization per
- * the upstream's mode, upstreamRequestHeaders), the whole fetch bounded by the upstream's
- * `timeouts.listMillis`. Never throws.
+ * Fetches one list of a `lists: live` upstream for one caller
+ * (docs/operations.md §11 "Live lists"): connects if needed, then reads every page, with the
+ * caller's forwarded headers (and Authorization per the upstream's mode, upstreamRequestHeaders),
+ * the whole fetch bounded by the upstream's `timeouts.listMillis`. Never throws.
  */
 @Injectable()
 export class LiveListFetcher {

@@ -236,7 +236,7 @@ describe('calls without a usable answer become isError results without internal 
   });
 });
 
-describe('issue 8, fault 7: a Retry-After on a 4xx/5xx answer is reported, never waited for', () => {
+describe('a Retry-After on a 4xx/5xx answer is reported, never waited for (docs/operations.md §7 "Retry-After")', () => {
   const withRetry = (
     status: number,
     retryAfter: ToolHttpResponse['retryAfter'],
@@ -289,7 +289,7 @@ describe('issue 8, fault 7: a Retry-After on a 4xx/5xx answer is reported, never
   });
 });
 
-describe('issue 8, fault 6: answers that cannot be read become isError results with the reason', () => {
+describe('answers that cannot be read become isError results with the reason (docs/operations.md §7)', () => {
   it('names the encoding or charset that could not be read', () => {
     const result = mapToolFailure(
       'ops.tool',
@@ -309,7 +309,7 @@ describe('issue 8, fault 6: answers that cannot be read become isError results w
   });
 });
 
-describe('answers nested deeper than 128 levels (issue 9, fault 2)', () => {
+describe('answers nested deeper than 128 levels (docs/operations.md §2 "Calls nobody waits for")', () => {
   const deep = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
 
   it('refuses a 2xx JSON answer of 6 MB of nested brackets without parsing it', () => {

@@ -3,7 +3,10 @@ import { compactJson } from './compact-json';
 import type { CallToolResult } from './call-tool-result';
 import { redactErrorText } from './redact-error-text';
 
-/** Deepest nesting accepted in a JSON answer, as for requests (issue 9, fault 2). */
+/**
+ * Deepest nesting accepted in a JSON answer, as for requests
+ * (docs/operations.md §2 "Calls nobody waits for").
+ */
 export const MAX_ANSWER_DEPTH = 128;
 /**
  * JSON answers up to this many characters are parsed to check they are JSON; larger ones are
@@ -118,7 +121,7 @@ export function mapToolResponse(
       );
     }
     // A large answer is not parsed just to be checked: its values would cost several times its
-    // size in heap for every call in flight (issue 9, faults 1 and 2). It goes on as text.
+    // size in heap for every call in flight (docs/operations.md §2). It goes on as text.
     if (response.body.length <= PARSED_ANSWER_MAX_CHARS) {
       try {
         JSON.parse(response.body);
@@ -142,7 +145,8 @@ export function mapToolResponse(
   const side = status >= 500 ? 'a server error' : 'a client error';
   const excerpt =
     status >= 500 && serverErrorBody === 'hide' ? '' : errorExcerpt(response, maxErrorChars);
-  // issue 8, fault 7: the delay is reported, never waited for (no sleep, no retry here)
+  // docs/operations.md §7 "Retry-After": the delay is reported, never waited for (no sleep, no
+  // retry here)
   const { retryAfter } = response;
   const when = retryAfter === undefined ? '' : `; ${retryAfterText(retryAfter)}`;
   return textResult(

@@ -1,7 +1,7 @@
 import { redactErrorText } from './redact-error-text';
 
 describe('redactErrorText: no address or credential from a Tool Service reaches an agent', () => {
-  it('masks the issue example: a Java stack line with an internal address and a password', () => {
+  it('masks a field example: a Java stack line with an internal address and a password', () => {
     const out = redactErrorText(
       'java.lang.NullPointerException at com.corp.internal.Db(10.20.30.40:5432) password=hunter2 retry later',
     );

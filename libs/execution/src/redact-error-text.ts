@@ -2,8 +2,9 @@
 export const MASK = '[hidden]';
 
 /**
- * Patterns of what must never reach an agent from a Tool Service's error body (issue 9,
- * fault 9; DESIGN "Never put URLs … into an error sent to a client"), most specific first.
+ * Patterns of what must never reach an agent from a Tool Service's error body
+ * (docs/operations.md §1, `bundles[].serverErrorBody`; DESIGN "Never put URLs … into an error sent
+ * to a client"), most specific first.
  */
 const PATTERNS: readonly RegExp[] = [
   // PEM blocks (private keys, certificates), to their end or the end of the text

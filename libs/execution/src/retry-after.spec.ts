@@ -3,7 +3,7 @@ import { parseRetryAfter, retryAfterMeta, retryAfterText } from './retry-after';
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0); // Mon, 30 Nov 2026 12:00:00 GMT
 
 describe('parseRetryAfter (RFC 9110 §10.2.3): delay-seconds or an HTTP-date', () => {
-  it('issue 8: reads `7` as 7 seconds', () => {
+  it('reads `7` as 7 seconds', () => {
     expect(parseRetryAfter('7', NOW)).toEqual({ seconds: 7 });
     expect(parseRetryAfter('0', NOW)).toEqual({ seconds: 0 });
     expect(parseRetryAfter(' 120 ', NOW)).toEqual({ seconds: 120 });

@@ -2,7 +2,10 @@ import type { CallToolResult } from './call-tool-result';
 import { mapToolResponse, type ToolHttpResponse } from './map-tool-response';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 
-/** Stands in for the compiled `{"total": number}` schema of the issue. */
+/**
+ * Stands in for the compiled `{"total": number}` schema of the example in
+ * docs/operations.md §6 "Structured output".
+ */
 const totalIsNumber: OutputSchemaCheck = (value) =>
   typeof (value as { total?: unknown }).total === 'number'
     ? undefined
@@ -30,7 +33,7 @@ function refusal(reason: string): CallToolResult {
 const MUST_BE_OBJECT =
   'the tool declares an outputSchema, so its answer must be a JSON object, but the Tool Service answered';
 
-describe('applyOutputSchema: MCP 2025-11-25 structured output (issue 8 fault 3)', () => {
+describe('applyOutputSchema: MCP 2025-11-25 structured output (docs/operations.md §6 "Structured output")', () => {
   it('puts a conforming JSON object answer into structuredContent and keeps it as text', () => {
     expect(call(200, 'application/json', '{ "total": 42.5 }')).toEqual({
       content: [{ type: 'text', text: '{"total":42.5}', _meta: { searchTime: 7 } }],

@@ -41,8 +41,9 @@ function firstValue(value: string | string[] | undefined): string | undefined {
 
 /**
  * The headers of `POST {baseEndpoint}/{toolName}` (contract §10).
- * @param sourceToken with mode tokenExchange: the token issued for this bundle (issue 12 §4),
- *   sent as `Authorization: Bearer`; the caller's own is never sent in that mode
+ * @param sourceToken with mode tokenExchange: the token issued for this bundle
+ *   (docs/operations.md §14 "Credentials towards sources"), sent as `Authorization: Bearer`; the
+ *   caller's own is never sent in that mode
  */
 export function buildToolRequestHeaders(
   incoming: IncomingHeaders,
@@ -170,8 +171,9 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
    * @returns the result; never throws for anything the Tool Service or the network does. Over
    *   execution.maxConcurrentCallsPerBundle or maxInFlightAnswerBytes it is a prompt isError
    *   "the gateway is busy".
-   * @param caller the authenticated caller (issue 12): its token is what a bundle with
-   *   authorization mode tokenExchange gets exchanged; when that fails, an isError result says so
+   * @param caller the authenticated caller (docs/operations.md §13): its token is what a bundle
+   *   with authorization mode tokenExchange gets exchanged; when that fails, an isError result
+   *   says so
    */
   async call(
     tool: BundleCallTarget,
@@ -270,7 +272,10 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     return result;
   }
 
-  /** No token for the bundle (issue 12 §4): an isError result naming why, never a token. */
+  /**
+   * No token for the bundle (docs/operations.md §14 "Credentials towards sources"): an isError
+   * result naming why, never a token.
+   */
   private credentialFailure(
     tool: BundleCallTarget,
     err: unknown,

@@ -30,7 +30,7 @@ async function answering(answers: Record<string, string>): Promise<{
   };
 }
 
-describe('ToolServiceClient: answers nested too deep (issue 9, fault 2)', () => {
+describe('ToolServiceClient: answers nested too deep (docs/operations.md §2 "Calls nobody waits for")', () => {
   let service: Awaited<ReturnType<typeof answering>>;
   let client: ToolServiceClient;
   const request = (name: string): ToolServiceRequest => ({

@@ -162,7 +162,8 @@ export class ToolServiceClient {
         if (controller !== undefined && !controller.aborted) controller.abort(err);
         finish(failureOf(err, request));
       };
-      // The Tool Service request ends with the client's interest in it (issue 9, fault 3).
+      // The Tool Service request ends with the client's interest in it
+      // (docs/operations.md §2 "Calls nobody waits for").
       if (signal?.aborted === true) {
         resolve(failureOf(new CallAborted(signal.reason === SHUTDOWN_REASON), request));
         return;

@@ -33,7 +33,10 @@ export type UpstreamOutcome =
       readonly kind: 'failed';
       /** Safe for clients: names the upstream by id, never its address. */
       readonly message: string;
-      /** `credential`: no token for the upstream, its token exchange failed (issue 12 §4). */
+      /**
+       * `credential`: no token for the upstream, its token exchange failed
+       * (docs/operations.md §14 "Credentials towards sources").
+       */
       readonly failureKind: UpstreamFailure['kind'] | 'unexpected' | 'credential';
     };
 
@@ -41,7 +44,10 @@ export type UpstreamOutcome =
 export interface UpstreamCallContext {
   /** The agent's HTTP request headers, lower-cased (forwardHeaders and Authorization are read). */
   readonly headers: IncomingHeaders;
-  /** Aborted when nobody waits any more: the upstream request is aborted too (issue 10 §5). */
+  /**
+   * Aborted when nobody waits any more: the upstream request is aborted too
+   * (docs/operations.md §10 "Relaying").
+   */
   readonly signal?: CallCancellation;
   /**
    * The agent's declared client capabilities, when known: a 2026 upstream gets them in the
@@ -56,8 +62,9 @@ export interface UpstreamCallContext {
   /** Notifications and server->client requests the upstream sends while the request runs. */
   readonly onMessage?: (message: JsonRpcMessage, context: UpstreamMessageContext) => void;
   /**
-   * The authenticated caller (issue 12): its token is exchanged for one issued for an upstream
-   * whose authorization mode is tokenExchange (§4).
+   * The authenticated caller (docs/operations.md §13): its token is exchanged for one issued for an
+   * upstream whose authorization mode is tokenExchange
+   * (docs/operations.md §14 "Credentials towards sources").
    */
   readonly caller?: CallerIdentity;
 }
@@ -108,9 +115,9 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
 }
 
 /**
- * Runs requests on upstream MCP servers for the agent (issue 10 §5): tools/call,
- * prompts/get, resources/read, completion/complete and the forwarded methods, each bounded
- * by the upstream's `callMillis` and cancelled with the caller. Results and JSON-RPC errors
+ * Runs requests on upstream MCP servers for the agent (docs/operations.md §10 "Routing"):
+ * tools/call, prompts/get, resources/read, completion/complete and the forwarded methods, each
+ * bounded by the upstream's `callMillis` and cancelled with the caller. Results and JSON-RPC errors
  * come back unchanged; a failure is described by upstream id, never by address.
  */
 @Injectable()

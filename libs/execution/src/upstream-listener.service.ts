@@ -72,9 +72,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * Holds `subscriptions/listen` streams open on 2026 upstreams for the gateway's own listeners
- * (issue 11 §6; wire notes G-20): one upstream listen per client stream and upstream, over
- * the upstream's shared connection, with the caller's forwarded headers. Its change
- * notifications go to the caller; its list_changed also refreshes the catalog (the
+ * (docs/operations.md §11 "Notification streams"; wire notes G-20): one upstream listen per client
+ * stream and upstream, over the upstream's shared connection, with the caller's forwarded headers.
+ * Its change notifications go to the caller; its list_changed also refreshes the catalog (the
  * connection hands it to the discovery's unsolicited-message listener). Closing = aborting
  * the signal, which closes the HTTP stream.
  */

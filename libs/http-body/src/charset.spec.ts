@@ -4,7 +4,7 @@ import { decodeText } from './charset';
 const CAFE_LATIN1 = Buffer.from([0x63, 0x61, 0x66, 0xe9]);
 
 describe('decodeText: an answer decoded by its declared charset', () => {
-  it('issue 8 (c): text/plain; charset=iso-8859-1 bytes 63 61 66 E9 give "café"', () => {
+  it('text/plain; charset=iso-8859-1 bytes 63 61 66 E9 give "café"', () => {
     expect(decodeText(CAFE_LATIN1, 'text/plain; charset=iso-8859-1')).toBe('café');
   });
 

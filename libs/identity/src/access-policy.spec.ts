@@ -21,7 +21,7 @@ const rules = {
   ],
 } as unknown as AccessConfig;
 
-describe('mcp.access rules (issue 12 §3)', () => {
+describe('mcp.access rules (docs/operations.md §13 "Access")', () => {
   const policy = new AccessPolicy(rules);
 
   it('without mcp.access every caller (and no caller) gets everything', () => {

@@ -2,8 +2,8 @@ import type { AccessConfig, AccessMatchConfig } from '@app/config';
 import type { CallerIdentity } from './caller-identity';
 
 /**
- * What one caller may use (issue 12 §3), computed from its token alone on every request.
- * `all`: no `mcp.access` configured (or no auth), everything is visible and the prebuilt
+ * What one caller may use (docs/operations.md §13 "Access"), computed from its token alone on every
+ * request. `all`: no `mcp.access` configured (or no auth), everything is visible and the prebuilt
  * lists are served. Otherwise the union of the matching rules' grants; `key` names that
  * union (equal keys: equal grants), so filtered lists can be built once per catalog and key.
  */
@@ -43,7 +43,7 @@ function compileMatch(match: AccessMatchConfig): Matcher {
   }
   const claim = match.claim ?? '';
   const value = match.value;
-  // a string claim equals the value; an array claim contains it (issue 12 §3)
+  // a string claim equals the value; an array claim contains it (docs/operations.md §13 "Access")
   return (caller) => {
     const held = caller.claims[claim];
     return held === value || (Array.isArray(held) && held.includes(value));

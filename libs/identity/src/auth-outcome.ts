@@ -4,7 +4,7 @@ import type { CallerIdentity } from './caller-identity';
 export const AUTH_RETRY_AFTER_SECONDS = 5;
 
 /**
- * What the resource server decided about one request (issue 12 §1, §2): `anonymous` when
+ * What the resource server decided about one request (docs/operations.md §13): `anonymous` when
  * `mcp.auth.mode` is `none`; `refused` carries the HTTP status and the RFC 6750 error, whose
  * description never contains the token. Status 503 (`temporarily_unavailable`, with
  * `retryAfterSeconds`) means the token could not be checked at all: the authorization server

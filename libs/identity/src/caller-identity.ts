@@ -1,7 +1,7 @@
 /**
  * Who is calling `/mcp`, as the gateway's resource server established it from the request's
- * Bearer token (issue 12 §1). Built per request from the token alone; never cached beyond
- * the token's lifetime. Absent from a request context when `mcp.auth.mode` is `none`.
+ * Bearer token (docs/operations.md §13). Built per request from the token alone; never cached
+ * beyond the token's lifetime. Absent from a request context when `mcp.auth.mode` is `none`.
  */
 export interface CallerIdentity {
   /** The token's `sub` claim; undefined for a client-credentials token without one. */

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ResourceServer } from './resource-server.service';
 
-/** IdentityModule: the /mcp resource server and access policy (issue 12 §1–§3). */
+/** IdentityModule: the /mcp resource server and access policy (docs/operations.md §13). */
 @Module({
   providers: [ResourceServer],
   exports: [ResourceServer],

@@ -32,9 +32,9 @@ function keyOf(token: string): string {
 
 /**
  * What stands between requests and the authorization server's introspection endpoint
- * (docs/security.md, "Opaque tokens"): requests with the same token share one introspection
- * in flight; a refused answer (inactive, expired, another audience…) is reused for
- * `inactiveCacheMs`, so a junk token repeated costs one call; at most `maxConcurrent`
+ * (docs/security.md, "Threat model in one page", opaque tokens): requests with the same token share
+ * one introspection in flight; a refused answer (inactive, expired, another audience…) is reused
+ * for `inactiveCacheMs`, so a junk token repeated costs one call; at most `maxConcurrent`
  * requests are in flight, the rest wait in order for a slot (at most `slotWaitMs`, then
  * `unavailable`). An `unavailable` answer is never remembered.
  *

@@ -28,7 +28,7 @@ export type JwtRejection = {
 /** A verified JWT's payload, or why it was refused. */
 export type JwtVerdict = { readonly ok: true; readonly payload: JWTPayload } | JwtRejection;
 
-/** What jwtVerify is asked to check (issue 12 §1). */
+/** What jwtVerify is asked to check (docs/security.md "Threat model in one page", mode `jwt`). */
 export interface JwtVerifierOptions {
   readonly jwksUrl: string;
   readonly issuer: string;

@@ -43,7 +43,7 @@ class IdentityProvider {
   }
 }
 
-describe('ResourceServer in mode jwt (issue 12 §1, §2)', () => {
+describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
   const idp = new IdentityProvider();
   let key: CryptoKey;
   let rs: ResourceServer;

@@ -60,7 +60,7 @@ function unavailable(description: string): AuthOutcome {
 }
 
 /**
- * The gateway as an OAuth 2.1 resource server for /mcp (issue 12 §1–§2): every request's
+ * The gateway as an OAuth 2.1 resource server for /mcp (docs/operations.md §13): every request's
  * Bearer token is verified (JWTs with jose, opaque tokens by RFC 7662 introspection), every
  * time, whatever its session; the caller's identity never outlives the token. A verified JWT
  * is remembered by the exact Authorization header value that carried it until it expires (at
@@ -114,7 +114,7 @@ export class ResourceServer implements OnModuleDestroy {
     if (!this.enabled) {
       if (config.profile !== 'local')
         this.logger.warn(
-          `mcp.auth.mode is none under profile "${config.profile}": /mcp accepts every caller without a token (issue 12; docs/security.md)`,
+          `mcp.auth.mode is none under profile "${config.profile}": /mcp accepts every caller without a token (docs/security.md)`,
         );
       return;
     }
@@ -243,7 +243,10 @@ export class ResourceServer implements OnModuleDestroy {
     return !caller.scopes.includes(this.adminScope);
   }
 
-  /** The caller, or 403 insufficient_scope when a required scope is missing (issue 12 §2). */
+  /**
+   * The caller, or 403 insufficient_scope when a required scope is missing
+   * (docs/operations.md §13 "Refusals").
+   */
   private withScopes(caller: CallerIdentity): AuthOutcome {
     for (const scope of this.requiredScopes) {
       if (!caller.scopes.includes(scope))

@@ -9,7 +9,7 @@ function server(profile: string): ResourceServer {
   } as unknown as GatewayConfig);
 }
 
-describe('mcp.auth mode none (issue 12 §1)', () => {
+describe('mcp.auth mode none (docs/security.md "Threat model in one page")', () => {
   let warn: jest.SpyInstance;
   beforeEach(() => {
     warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);

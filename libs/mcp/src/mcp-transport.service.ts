@@ -70,8 +70,8 @@ export class McpTransport {
   }
 
   /**
-   * Serves one POST: the caller's token first (issue 12 §1–§2; every request, both eras, any
-   * session: 401/403 before anything else is read), then the era's codec.
+   * Serves one POST: the caller's token first (docs/operations.md §13; every request, both eras,
+   * any session: 401/403 before anything else is read), then the era's codec.
    */
   post(exchange: HttpExchange): Promise<HttpAnswer> {
     if (!this.resourceServer.checksRequests) return this.serve(exchange);

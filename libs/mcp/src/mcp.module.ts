@@ -79,7 +79,8 @@ import { SessionTokenService } from './session/session-token.service';
     UpstreamRouter,
     LiveLists,
     RelayIds,
-    // issue 11 §5, §7: multi round-trip and era bridging
+    // multi round-trip and era bridging
+    // (docs/operations.md §11 "Multi round-trip and era bridging")
     MrtrSeal,
     RequestStateEnvelope,
     InputHandoff,

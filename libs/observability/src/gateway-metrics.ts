@@ -11,7 +11,10 @@ export const TOOL_CALL_OUTCOMES = [
   'busy',
   'cancelled',
   'shutdown',
-  /** No credential for the source: its token exchange failed (issue 12 §4). */
+  /**
+   * No credential for the source: its token exchange failed
+   * (docs/operations.md §14 "Credentials towards sources").
+   */
   'credential_error',
 ] as const;
 
@@ -235,7 +238,8 @@ export class GatewayMetrics {
 
   /**
    * A `lists: live` upstream skipped from a list (failed, missed its deadline, or a name
-   * collision): `upstream` is its configured id, `method` e.g. tools/list (issue 11 §4).
+   * collision): `upstream` is its configured id, `method` e.g. tools/list
+   * (docs/operations.md §11 "Live lists").
    */
   upstreamLiveFailure(upstream: string, method: string): void {
     this.upstreamLiveFailures.inc({ upstream, method });

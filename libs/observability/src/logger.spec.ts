@@ -7,7 +7,7 @@ function collector(): { lines: string[]; write: (text: string) => void } {
   return { lines, write: (text) => void lines.push(text) };
 }
 
-describe('createJsonLineWriter (the audit line, issue 12 §5)', () => {
+describe('createJsonLineWriter (the audit line, docs/operations.md §14 "Audit")', () => {
   it('writes one JSON line: level, time, service and context first, then the members', () => {
     const out = collector();
     const write = createJsonLineWriter('info', 'Audit', out);

@@ -140,7 +140,7 @@ export function createRootLogger(level: string, destination?: pino.DestinationSt
 
 /**
  * A writer of info lines that the caller builds as JSON text, for the one line on every call's
- * path (the audit line, issue 12 §5): `write(members)` writes
+ * path (the audit line, docs/operations.md §14 "Audit"): `write(members)` writes
  * `{"level":"info","time":…,"service":"mcp-gateway","context":<context>,<members>}` on the
  * shared stdout stream, the format of the root logger's lines, without pino's serializer
  * (about half the cost of a pino line). `members` must be valid JSON object members, every

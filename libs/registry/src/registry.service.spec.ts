@@ -467,8 +467,8 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
       pulled('alpha', '2', ['alpha.search', 'gamma.x'], 30),
       pulled('beta', '1', ['beta.pay'], 30),
     ]);
-    // The validation failure's detail names the manifest path, the tool and the rule (issue 8
-    // fault 11); nothing else in the view quotes the manifest.
+    // The validation failure's detail names the manifest path, the tool and the rule
+    // (docs/operations.md §2 "detail"); nothing else in the view quotes the manifest.
     expect(status(service, 'alpha').detail).toBe(
       'tools[1] "gamma.x": name must start with the bundle\'s namePrefix',
     );
@@ -791,7 +791,7 @@ describe('hostile manifests (adversarial findings)', () => {
   });
 });
 
-describe('validation failures: a detail in /actuator/toolBundles and the log (issue 8 fault 11)', () => {
+describe('validation failures: a detail in /actuator/toolBundles and the log (docs/operations.md §2 "detail")', () => {
   function raw(bundleId: string, tools: unknown[], seconds = 0): BundlePullResult {
     return {
       bundleId,
@@ -862,7 +862,7 @@ describe('validation failures: a detail in /actuator/toolBundles and the log (is
   });
 });
 
-describe('structured output: the catalog carries each outputSchema compiled (issue 8 fault 3)', () => {
+describe('structured output: the catalog carries each outputSchema compiled (docs/operations.md §6 "Structured output")', () => {
   it('gives a listed tool with an outputSchema its validator, and none to a tool without', async () => {
     const { service } = setup([ALPHA]);
     const outputSchema = {
@@ -888,7 +888,7 @@ describe('structured output: the catalog carries each outputSchema compiled (iss
   });
 });
 
-describe('catalog history (issue 13 §4: added, removed, changed names; revisions; rejections)', () => {
+describe('catalog history: added, removed, changed names; revisions; rejections (docs/console.md "Catalog history")', () => {
   const ONE = definition('one', 'a.');
   const TWO = definition('two', 'a.b.');
 
@@ -953,7 +953,7 @@ describe('catalog history (issue 13 §4: added, removed, changed names; revision
   });
 });
 
-describe('onPublished (issue 11 §6: list changes pushed to clients)', () => {
+describe('onPublished: list changes pushed to clients (docs/operations.md §11 "Notification streams")', () => {
   it('tells each listener of every swap with the catalog it replaced; nothing when the content is unchanged; a throwing listener is ignored', async () => {
     const { service } = setup([definition('a', 'a.')]);
     const seen: [string[] | undefined, string[]][] = [];

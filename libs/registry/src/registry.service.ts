@@ -47,7 +47,7 @@ export interface ToolBundlesView {
   readonly bundles: readonly BundleStatusView[];
 }
 
-/** What /actuator/upstreams returns (issue 10 §7). */
+/** What /actuator/upstreams returns (docs/operations.md §10 "GET /actuator/upstreams"). */
 export interface UpstreamsView {
   readonly identity: string;
   readonly ready: boolean;
@@ -74,10 +74,10 @@ interface Rejection {
 }
 
 /**
- * Publishes the catalog (contract §7, §11; issue 10 §8): every round, the intakes of the two
- * kinds of source (BundleIntake for Tool Service bundles, UpstreamIntake for upstream MCP
- * servers) check what was pulled; this service merges their copies, publishes the catalog
- * when the aggregate passes, and tells each intake which copies it adopted. Discovery hands
+ * Publishes the catalog (contract §7, §11; docs/architecture.md "The house"): every round, the
+ * intakes of the two kinds of source (BundleIntake for Tool Service bundles, UpstreamIntake for
+ * upstream MCP servers) check what was pulled; this service merges their copies, publishes the
+ * catalog when the aggregate passes, and tells each intake which copies it adopted. Discovery hands
  * it each round's pull results; McpModule reads `current()`. The catalog reference is swapped
  * whole, so readers never see a half-built one.
  */
@@ -89,7 +89,10 @@ export class RegistryService {
   private snapshot?: CatalogSnapshot;
   private firstRoundDone = false;
   private lastRejectionReason?: PullErrorType;
-  /** The last catalog changes of this replica (issue 13 §4: the console's Catalog history). */
+  /**
+   * The last catalog changes of this replica (the console's Catalog history,
+   * docs/console.md "Catalog history").
+   */
   private readonly changes = new CatalogHistory();
   private readonly publishedListeners = new Set<CatalogPublishedListener>();
   private readonly roundListeners = new Set<() => void>();
@@ -121,8 +124,9 @@ export class RegistryService {
 
   /**
    * Calls `listener(previous, next)` each time a new catalog is swapped in (after the swap, in
-   * the refresh round's turn; issue 11 §6 pushes list changes from it). A listener that
-   * throws is logged and ignored. Returns the unsubscribe function.
+   * the refresh round's turn; the notification streams push list changes from it,
+   * docs/operations.md §11 "Notification streams"). A listener that throws is logged and ignored.
+   * Returns the unsubscribe function.
    */
   onPublished(listener: CatalogPublishedListener): () => void {
     this.publishedListeners.add(listener);
@@ -135,10 +139,10 @@ export class RegistryService {
    * Calls `listener` after every refresh round that had a source, whether it published or
    * not, after a warm start adopted stored copies, and right after an upstream is put or
    * removed at runtime (so after every publication too): for whoever keeps something per
-   * enabled upstream (the listen streams' upstream listens, issue 11 §6) and must follow
-   * changes that leave the published catalog as it was (a DELETE and a POST of one id within
-   * one round). A listener must not throw (a throw is logged and ignored). Returns the
-   * function that removes it.
+   * enabled upstream (the listen streams' upstream listens,
+   * docs/operations.md §11 "Notification streams") and must follow changes that leave the published
+   * catalog as it was (a DELETE and a POST of one id within one round). A listener must not throw
+   * (a throw is logged and ignored). Returns the function that removes it.
    */
   onRoundApplied(listener: () => void): () => void {
     this.roundListeners.add(listener);
@@ -179,11 +183,12 @@ export class RegistryService {
   }
 
   /**
-   * Adds or replaces an upstream registered at runtime (issue 13 §2); it is pulled from the
-   * next round on and joins the catalog only through that round's merge. false for the id of
-   * a configured upstream. `registeredAt` (ms since the epoch, the registration's createdAt)
-   * places it among the registered sources, after every configured one (the order in which
-   * sources claim resource URIs); default: when it was first put here.
+   * Adds or replaces an upstream registered at runtime
+   * (docs/operations.md §15 "Shared and durable"); it is pulled from the next round on and joins
+   * the catalog only through that round's merge. false for the id of a configured upstream.
+   * `registeredAt` (ms since the epoch, the registration's createdAt) places it among the
+   * registered sources, after every configured one (the order in which sources claim resource
+   * URIs); default: when it was first put here.
    */
   putUpstream(definition: UpstreamDefinition, registeredAt?: number): boolean {
     const put = this.upstreams.put(definition, registeredAt);
@@ -251,8 +256,9 @@ export class RegistryService {
   }
 
   /**
-   * Enabled sources the catalog serves incompletely (issue 10 §9): bundles and upstreams
-   * served from a last good copy after a failed pull, and upstreams never answered.
+   * Enabled sources the catalog serves incompletely (docs/operations.md §10 "Partial lists"):
+   * bundles and upstreams served from a last good copy after a failed pull, and upstreams never
+   * answered.
    */
   /** The namePrefix of a bundle or upstream (its published tool names start with it); undefined when unknown. */
   namePrefixOf(id: string): string | undefined {
@@ -326,10 +332,10 @@ export class RegistryService {
 
   /**
    * Applies one refresh round: the intakes check every pulled manifest and upstream list
-   * (contract §5, §7.1; issue 10 §3) and keep the last good copy of every source that failed
-   * (§6); the merged catalog is published when every enabled bundle has a copy and the
-   * aggregate passes §7.3/§7.6; otherwise the previous catalog stays. An upstream that never
-   * answered does not block the catalog.
+   * (contract §5, §7.1; docs/operations.md §10 "Checks") and keep the last good copy of every
+   * source that failed (§6); the merged catalog is published when every enabled bundle has a copy
+   * and the aggregate passes §7.3/§7.6; otherwise the previous catalog stays. An upstream that
+   * never answered does not block the catalog.
    */
   async applyRound(
     results: readonly BundlePullResult[],
@@ -446,7 +452,7 @@ export class RegistryService {
    * The sources whose copies a rejected merge does not adopt (contract §7.3, §7.6), in order
    * of suspicion among this round's candidates named by the rejection:
    * 1. copies rejected before with the same content (a registration whose tools never fit
-   *    must not take an innocent newcomer down with it, issue 13 §2);
+   *    must not take an innocent newcomer down with it);
    * 2. copies that differ from their source's last good copy;
    * 3. every candidate the rejection names.
    * Empty when the rejection names no candidate (the last good copies alone conflict).

@@ -8,7 +8,7 @@ import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
  */
 export type ListPagesFaultKind = 'list-error' | 'bad-answer' | 'pagination' | 'too-many-items';
 
-/** A list answered, but not as MCP pagination allows (issue 10 §3). */
+/** A list answered, but not as MCP pagination allows (docs/operations.md §10 "Lists"). */
 export class ListPagesFault extends Error {
   override readonly name = 'ListPagesFault';
 
@@ -59,7 +59,8 @@ export interface ListPagesRequest {
  * §2.10), each page after the one before. Throws ListPagesFault for a JSON-RPC error, a
  * result without the list, a non-string cursor, a cursor seen before, more than `maxPages`
  * pages or more than `maxItems` items; UpstreamFailure (from the connection) when a page gets no answer. Shared by the
- * catalog's list pulls (DiscoveryModule) and live list fetches (ExecutionModule, issue 11 §4).
+ * catalog's list pulls (DiscoveryModule) and live list fetches (ExecutionModule,
+ * docs/operations.md §11 "Live lists").
  */
 export async function readListPages(
   connection: UpstreamConnection,

@@ -14,9 +14,9 @@ import { gatewayRequestHeaders } from './upstream-headers';
 import type { JsonRpcMessage } from './upstream-types';
 
 /**
- * What the gateway declares towards every upstream as its client capabilities (issue 10 §5):
- * it relays sampling, elicitation and roots requests to the agent that made the call, and the
- * agent's own answer (or refusal) goes back to the upstream.
+ * What the gateway declares towards every upstream as its client capabilities
+ * (docs/operations.md §10 "Relaying"): it relays sampling, elicitation and roots requests to the
+ * agent that made the call, and the agent's own answer (or refusal) goes back to the upstream.
  */
 export const GATEWAY_CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = {
   sampling: {},
@@ -25,9 +25,9 @@ export const GATEWAY_CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = {
 };
 
 /**
- * One UpstreamConnection per configured upstream per replica (issue 10 §2): the 2025 session
- * (or the detected 2026 era) is shared by the list pulls and every call, over one undici
- * Agent with keep-alive connections. Sessions are ended (DELETE) at shutdown. The session's
+ * One UpstreamConnection per configured upstream per replica (docs/operations.md §10 "Eras"): the
+ * 2025 session (or the detected 2026 era) is shared by the list pulls and every call, over one
+ * undici Agent with keep-alive connections. Sessions are ended (DELETE) at shutdown. The session's
  * own traffic carries the gateway's credential for the upstream (gatewayRequestHeaders),
  * never the headers of the caller whose request happened to open or renew it.
  *
@@ -142,9 +142,9 @@ export class UpstreamConnections implements OnApplicationShutdown {
   }
 
   /**
-   * Ends and forgets the connection of an upstream removed or changed at runtime (issue 13):
-   * its 2025 session is ended (DELETE, bounded); the next `get` connects afresh, to the
-   * definition's URL of that time. Never throws.
+   * Ends and forgets the connection of an upstream removed or changed at runtime
+   * (docs/operations.md §15): its 2025 session is ended (DELETE, bounded); the next `get` connects
+   * afresh, to the definition's URL of that time. Never throws.
    */
   async release(upstreamId: string): Promise<void> {
     const connection = this.connections.get(upstreamId);

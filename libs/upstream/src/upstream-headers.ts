@@ -8,12 +8,13 @@ function firstValue(value: string | string[] | undefined): string | undefined {
 }
 
 /**
- * The extra headers of a request to an upstream (issue 10 §1): its `forwardHeaders` copied
- * from the caller's request (absent ones not sent), and `Authorization` by its
- * `authorization` mode (`static`: the configured value; `passthrough`: the caller's own
+ * The extra headers of a request to an upstream (docs/operations.md §10 "Configuration"): its
+ * `forwardHeaders` copied from the caller's request (absent ones not sent), and `Authorization` by
+ * its `authorization` mode (`static`: the configured value; `passthrough`: the caller's own
  * header, against the MCP security guidance; `tokenExchange`: `sourceToken`, the token issued
- * for this upstream (issue 12 §4), never the caller's; `none`: never). List pulls have no
- * caller: a static value, or with tokenExchange the gateway's client-credentials token.
+ * for this upstream (docs/operations.md §14 "Credentials towards sources"), never the caller's;
+ * `none`: never). List pulls have no caller: a static value, or with tokenExchange the gateway's
+ * client-credentials token.
  */
 export function upstreamRequestHeaders(
   upstream: UpstreamDefinition,

@@ -1,8 +1,8 @@
 import type { UpstreamProtocolSetting } from '@app/config';
 
 /**
- * The vocabulary of the gateway's client towards one upstream MCP server (issue 10): what the
- * DiscoveryModule and the ExecutionModule give it and get back.
+ * The vocabulary of the gateway's client towards one upstream MCP server (docs/operations.md §10):
+ * what the DiscoveryModule and the ExecutionModule give it and get back.
  */
 
 /** Which MCP revision to speak to an upstream: detect it, or pin one. */

@@ -1,6 +1,6 @@
 import { RawJson, stringifyMessage } from './raw-json';
 
-describe('stringifyMessage (issue 10 §5: arguments byte for byte)', () => {
+describe('stringifyMessage: arguments byte for byte (docs/operations.md §10 "Routing")', () => {
   it('writes RawJson values as their text, unparsed', () => {
     const raw = '{ "n": 12345678901234567890, "s":"caf\\u00e9" , "b":[1.0] }';
     const text = stringifyMessage({

@@ -1,8 +1,9 @@
 /**
- * JSON text sent exactly as received (issue 10 §5: tool arguments byte for byte): a value of
- * params that `stringifyMessage` writes as its text, unparsed and unchanged, so numbers beyond
- * double precision, key order and escapes reach the upstream as the client wrote them. The
- * text must be one valid JSON value (the caller took it from a parsed request).
+ * JSON text sent exactly as received (tool arguments byte for byte,
+ * docs/operations.md §10 "Routing"): a value of params that `stringifyMessage` writes as its text,
+ * unparsed and unchanged, so numbers beyond double precision, key order and escapes reach the
+ * upstream as the client wrote them. The text must be one valid JSON value (the caller took it from
+ * a parsed request).
  */
 export class RawJson {
   constructor(readonly text: string) {}

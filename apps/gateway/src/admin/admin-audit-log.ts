@@ -17,9 +17,9 @@ export interface AdminAuditEntry {
 }
 
 /**
- * The audit trail of /admin (issue 13 §3): one JSON log line per change attempt, written
- * through the gateway's pino logger with `event: "admin_audit"`, naming who made it. Denied
- * attempts (401, 403) are logged too, with no actor when the token did not verify.
+ * The audit trail of /admin (docs/operations.md §15 "Access"): one JSON log line per change
+ * attempt, written through the gateway's pino logger with `event: "admin_audit"`, naming who made
+ * it. Denied attempts (401, 403) are logged too, with no actor when the token did not verify.
  */
 @Injectable()
 export class AdminAuditLog {

@@ -19,8 +19,8 @@ function config(token?: string): GatewayConfig {
 
 /**
  * A real HS256 JWT check (node:crypto; signature, issuer, audience, expiry) standing in for
- * issue 12's verifier, which plugs in under ADMIN_BEARER_VERIFIER. jose is ESM-only and this
- * project's Jest does not transform it yet.
+ * the /mcp resource server's verifier, which plugs in under ADMIN_BEARER_VERIFIER. jose is ESM-only
+ * and this project's Jest does not transform it yet.
  */
 class Hs256Verifier implements AdminBearerVerifier {
   constructor(private readonly key: Buffer) {}
@@ -59,7 +59,7 @@ class Hs256Verifier implements AdminBearerVerifier {
   }
 }
 
-describe('AdminAuthenticator (issue 13 §3)', () => {
+describe('AdminAuthenticator (docs/operations.md §15 "Access")', () => {
   it('with MCP_ADMIN_TOKEN: the exact token is admin; anything else is unauthenticated', async () => {
     const auth = new AdminAuthenticator(config('s3cret-admin'));
     expect(auth.configured).toBe(true);

@@ -4,10 +4,10 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { bearerToken, callerName, type CallerIdentity } from '@app/identity';
 
 /**
- * Verifies a bearer token for /admin when `mcp.auth.mode` is `jwt` (issue 13 §3): the
- * resource server of issue 12 provides it under ADMIN_BEARER_VERIFIER. Resolves the caller,
- * or undefined for a token that is not valid (bad signature, expired, wrong audience…);
- * never throws for a bad token.
+ * Verifies a bearer token for /admin when `mcp.auth.mode` is `jwt`
+ * (docs/operations.md §15 "Access"): the /mcp resource server provides it under
+ * ADMIN_BEARER_VERIFIER. Resolves the caller, or undefined for a token that is not valid (bad
+ * signature, expired, wrong audience…); never throws for a bad token.
  */
 export interface AdminBearerVerifier {
   verify(token: string): Promise<CallerIdentity | undefined | AuthorizationServerUnavailable>;
@@ -46,10 +46,10 @@ function digest(text: string): Buffer {
 }
 
 /**
- * The admin role (issue 13 §3): with a bearer verifier (`mcp.auth.mode: jwt`), a token that
- * verifies and carries `mcp.admin.scope`; otherwise the static token of `MCP_ADMIN_TOKEN`,
- * compared in constant time (both sides hashed to 32 bytes first, so the length leaks
- * nothing either). With neither, `configured` is false: /admin is read-only.
+ * The admin role (docs/operations.md §15 "Access"): with a bearer verifier (`mcp.auth.mode: jwt`),
+ * a token that verifies and carries `mcp.admin.scope`; otherwise the static token of
+ * `MCP_ADMIN_TOKEN`, compared in constant time (both sides hashed to 32 bytes first, so the length
+ * leaks nothing either). With neither, `configured` is false: /admin is read-only.
  */
 @Injectable()
 export class AdminAuthenticator {

@@ -4,13 +4,15 @@ import type { FIRST_MODERN_VERSION, LATEST_LEGACY_VERSION } from '@app/wire';
 /** Where an upstream comes from: the config file (read-only) or the registration API. */
 export type UpstreamOrigin = 'config' | 'registered';
 
-/** issue 13 §1: the life of a registration as the API and the console show it. */
+/**
+ * docs/operations.md §15 "Routes": the life of a registration as the API and the console show it.
+ */
 export type RegistrationState = 'PENDING' | 'ACTIVE' | 'FAILED' | 'DISABLED';
 
 /**
- * One upstream as `/admin/upstreams` answers it (issue 13 §1; the console builds on this
- * shape). Never a URL credential or a secret value: `authorization` names the env variable.
- * Times are ISO 8601 strings; `createdBy` is the admin who registered it ("config" for
+ * One upstream as `/admin/upstreams` answers it (docs/operations.md §15 "Routes"; the console
+ * builds on this shape). Never a URL credential or a secret value: `authorization` names the env
+ * variable. Times are ISO 8601 strings; `createdBy` is the admin who registered it ("config" for
  * configured ones).
  */
 export interface AdminUpstreamView {
@@ -61,7 +63,10 @@ export interface AdminUpstreamList {
   readonly upstreams: readonly AdminUpstreamView[];
 }
 
-/** A registration as the store keeps it (issue 13 §2): the config fields and who/when. */
+/**
+ * A registration as the store keeps it (docs/operations.md §15 "Shared and durable"): the config
+ * fields and who/when.
+ */
 export interface StoredRegistration {
   readonly upstream: RegisteredUpstreamConfig;
   /** ms since the epoch. */

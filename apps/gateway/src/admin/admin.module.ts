@@ -14,7 +14,7 @@ import { UpstreamAddressGuard } from './upstream-address-guard';
 import { UpstreamRegistrations } from './upstream-registrations.service';
 
 /**
- * AdminModule (issue 13 §1–§3): runtime registration of upstream MCP servers, its store
+ * AdminModule (docs/operations.md §15): runtime registration of upstream MCP servers, its store
  * (Redis or memory), the admin role check and the audit log. It lives in the main
  * application context, beside the registry it feeds, so registrations are loaded before the
  * first refresh round; the management listener serves its HTTP face (/admin).
@@ -43,7 +43,8 @@ import { UpstreamRegistrations } from './upstream-registrations.service';
         ),
       inject: [GATEWAY_CONFIG],
     },
-    // with mcp.auth.mode jwt, an admin is a verified token carrying mcp.admin.scope (§3)
+    // with mcp.auth.mode jwt, an admin is a verified token carrying mcp.admin.scope
+    // (docs/operations.md §15 "Access")
     { provide: ADMIN_BEARER_VERIFIER, useFactory: adminVerifierFrom, inject: [ResourceServer] },
     AdminAuthenticator,
     AdminAuditLog,

@@ -2,7 +2,7 @@ import type { CallerIdentity } from '@app/identity';
 import type { AdminBearerVerifier, AuthorizationServerUnavailable } from './admin-authenticator';
 
 /**
- * The face of issue 12's ResourceServer (libs/identity) this adapter needs: `enabled` when
+ * The face of the /mcp ResourceServer (libs/identity) this adapter needs: `enabled` when
  * `mcp.auth.mode` is `jwt`, and `verifyBearer(Authorization header)` resolving to
  * `{kind: 'authenticated', caller}` for a verified token.
  */
@@ -18,7 +18,7 @@ export interface BearerResourceServer {
 }
 
 /**
- * The admin bearer check from the /mcp resource server (issue 13 §3): null when
+ * The admin bearer check from the /mcp resource server (docs/operations.md §15 "Access"): null when
  * `mcp.auth.mode` is not `jwt` (the static MCP_ADMIN_TOKEN applies then). Provided under
  * ADMIN_BEARER_VERIFIER by AdminModule. A token refused by the resource server (invalid, or lacking
  * one of `mcp.auth.requiredScopes`) is not an admin token; one the authorization server could

@@ -34,7 +34,7 @@ function guard(
   );
 }
 
-describe('UpstreamAddressGuard (issue 13 §1)', () => {
+describe('UpstreamAddressGuard (docs/operations.md §15 "What may be registered")', () => {
   it('private and public addresses pass; loopback, link-local, metadata and unspecified do not', async () => {
     const g = guard();
     for (const ok of [

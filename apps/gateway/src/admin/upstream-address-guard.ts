@@ -10,11 +10,12 @@ export const systemResolve: ResolveHost = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
- * Decides whether an upstream URL may be registered (issue 13 §1): it must match one of
- * `mcp.admin.allowedUpstreamUrls` (when any is configured), and every address its host
- * resolves to must be outside the refused classes (cloud metadata, link-local, unspecified,
- * and loopback unless `allowLoopback`), unless `allowedAddressRanges` holds it. Every address
- * is checked, so a name that resolves to one good and one refused address is refused.
+ * Decides whether an upstream URL may be registered
+ * (docs/operations.md §15 "What may be registered"): it must match one of
+ * `mcp.admin.allowedUpstreamUrls` (when any is configured), and every address its host resolves to
+ * must be outside the refused classes (cloud metadata, link-local, unspecified, and loopback unless
+ * `allowLoopback`), unless `allowedAddressRanges` holds it. Every address is checked, so a name
+ * that resolves to one good and one refused address is refused.
  *
  * The check runs on every write (POST, PATCH) and whenever a replica applies a new or changed
  * stored record. A host whose DNS answer changes after that (DNS rebinding) meets the same

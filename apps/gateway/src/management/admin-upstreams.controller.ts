@@ -17,7 +17,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
 };
 
 /**
- * The registration API (issue 13 §1–§3), on the management port only:
+ * The registration API (docs/operations.md §15), on the management port only:
  * `GET /admin/upstreams` → `{storage, upstreams}` (configured ones first, `origin: "config"`,
  * read-only), `GET /admin/upstreams/{id}`, `POST /admin/upstreams` (the fields of an
  * `mcp.upstreams[]` entry; 202 with the record PENDING), `PATCH /admin/upstreams/{id}`
@@ -104,8 +104,9 @@ export class AdminUpstreamsController {
   }
 
   /**
-   * The admin check of issue 13 §3; answers the refusal itself and returns undefined, or
-   * returns who is calling. `write` set: a change, refused when no admin check is configured.
+   * The admin check (docs/operations.md §15 "Access"); answers the refusal itself and returns
+   * undefined, or returns who is calling. `write` set: a change, refused when no admin check is
+   * configured.
    */
   private async admit(
     req: FastifyRequest,

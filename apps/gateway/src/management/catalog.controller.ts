@@ -48,7 +48,7 @@ function toolView(tool: CatalogTool): CatalogToolView {
 }
 
 /**
- * The published catalog for operators (issue 13 §4), management port only:
+ * The published catalog for operators (docs/console.md "Endpoints it adds"), management port only:
  * GET /actuator/catalog/tools (every listed tool with its schemas and source, in catalog order)
  * and GET /actuator/catalog/history (the last publications and rejections, newest first).
  */

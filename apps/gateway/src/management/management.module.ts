@@ -26,9 +26,11 @@ export interface ManagementDependencies {
   readonly metrics: GatewayMetrics;
   readonly sessions: SessionTokenService;
   readonly config: GatewayConfig;
-  /** Filled in once /mcp is bound: the console's "Run" URL (issue 13 §4). */
+  /** Filled in once /mcp is bound: the console's "Run" URL (docs/console.md "Tools"). */
   readonly mcpAddress: McpAddress;
-  /** The registration API's services (issue 13), from the main context's AdminModule. */
+  /**
+   * The registration API's services (docs/operations.md §15), from the main context's AdminModule.
+   */
   readonly admin: {
     readonly registrations: UpstreamRegistrations;
     readonly authenticator: AdminAuthenticator;

@@ -2,7 +2,10 @@ import { Controller, Get } from '@nestjs/common';
 import { SessionTokenService, type SessionsView } from '@app/mcp';
 import { RegistryService, type ToolBundlesView } from '@app/registry';
 
-/** The registry's view plus how 2025 sessions are kept (issue 8: stateless mode is visible). */
+/**
+ * The registry's view plus how 2025 sessions are kept (stateless mode is visible:
+ * docs/operations.md §9).
+ */
 export type ToolBundlesAnswer = ToolBundlesView & { readonly sessions: SessionsView };
 
 /**

@@ -1,7 +1,7 @@
 import { ExpiringCache } from './expiring-cache';
 import { refreshMarginMs } from './source-credentials.service';
 
-describe('ExpiringCache (issue 12 §4: exchanged tokens cached until shortly before expiry)', () => {
+describe('ExpiringCache: exchanged tokens cached until shortly before expiry (docs/operations.md §14 "Credentials towards sources")', () => {
   it('shares one fetch between concurrent callers of a key (single flight)', async () => {
     const cache = new ExpiringCache<string>(() => 0);
     let fetches = 0;

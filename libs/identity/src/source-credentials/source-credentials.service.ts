@@ -50,11 +50,12 @@ function tokenKey(token: string): string {
 }
 
 /**
- * Tokens towards sources whose `authorization.mode` is `tokenExchange` (issue 12 §4): the
- * caller's token exchanged (RFC 8693) for one issued for the source's audience, or for a list
- * pull, which has no caller, the gateway's own client-credentials token for that audience.
- * Each is cached per (caller token, source) until shortly before it expires, one request to
- * the authorization server at a time per key. The caller's own token is never the answer.
+ * Tokens towards sources whose `authorization.mode` is `tokenExchange`
+ * (docs/operations.md §14 "Credentials towards sources"): the caller's token exchanged (RFC 8693)
+ * for one issued for the source's audience, or for a list pull, which has no caller, the gateway's
+ * own client-credentials token for that audience. Each is cached per (caller token, source) until
+ * shortly before it expires, one request to the authorization server at a time per key. The
+ * caller's own token is never the answer.
  */
 @Injectable()
 export class SourceCredentials {

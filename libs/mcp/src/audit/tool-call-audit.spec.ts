@@ -20,7 +20,7 @@ const ALICE: CallerIdentity = {
   token: 'eyJ.secret.token',
 };
 
-describe('ToolCallAudit (issue 12 §5)', () => {
+describe('ToolCallAudit (docs/operations.md §14 "Audit")', () => {
   let lines: Record<string, unknown>[];
   // the members as the gateway writes them, parsed: the text must be valid JSON
   const sink = (members: string): void =>

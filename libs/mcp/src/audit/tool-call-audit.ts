@@ -45,9 +45,9 @@ export const AUDIT_SINK = Symbol('AUDIT_SINK');
 const json = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
 
 /**
- * One JSON log line per tools/call, for either kind of source (issue 12 §5): who (`subject`:
- * the token's `sub`, else `client_id`; null without auth), which tool and source, how it
- * ended and how long it took in ms. Never a token and never a header value: the contract's
+ * One JSON log line per tools/call, for either kind of source (docs/operations.md §14 "Audit"): who
+ * (`subject`: the token's `sub`, else `client_id`; null without auth), which tool and source, how
+ * it ended and how long it took in ms. Never a token and never a header value: the contract's
  * personal headers (`employee-no`, `virtual-employee-no`) and Authorization stay out; only
  * the request id and guid (contract §10 caller headers, not personal) are copied, to join the
  * line with the call's others (docs/operations.md §4).

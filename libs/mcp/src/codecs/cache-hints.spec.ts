@@ -10,7 +10,7 @@ const contribution = (
   extra: Partial<UpstreamDefinition> = {},
 ): Pick<UpstreamContribution, 'hints' | 'upstream'> => ({ hints, upstream: definition(extra) });
 
-describe('what one upstream contributes to cache hints (issue 11 §3, wire notes §3)', () => {
+describe('what one upstream contributes to cache hints (docs/operations.md §11 "Cache hints"; wire notes §3)', () => {
   it('a 2026 upstream: the ttlMs and scope its list carried', () => {
     expect(
       upstreamHints(contribution({ tools: { ttlMs: 60_000, cacheScope: 'public' } }), ['tools']),
@@ -49,7 +49,7 @@ describe('what one upstream contributes to cache hints (issue 11 §3, wire notes
   });
 });
 
-describe('CacheHintsService: the merged hints of a list (issue 11 §3)', () => {
+describe('CacheHintsService: the merged hints of a list (docs/operations.md §11 "Cache hints")', () => {
   const service = (
     contributions: Pick<UpstreamContribution, 'hints' | 'upstream' | 'capabilities'>[],
     bundles = true,

@@ -16,7 +16,10 @@ export interface CacheHints {
 
 /** What a result's hints depend on besides its sources. */
 export interface CacheHintsOptions {
-  /** The result was filtered for the caller (access rules, issue 12): it is private. */
+  /**
+   * The result was filtered for the caller (access rules, docs/operations.md §13 "Access"): it is
+   * private.
+   */
   readonly filteredForCaller?: boolean;
 }
 
@@ -33,9 +36,9 @@ const SOURCES: Readonly<
 };
 
 /**
- * Cache hints of `server/discover` and the list results (issue 11 §3, wire notes §3 "most
- * restrictive merge"): `ttlMs` is the minimum over the contributing sources, capped by
- * `cache.maxTtlMillis` — a bundle contributes the time left until its next scheduled pull (its
+ * Cache hints of `server/discover` and the list results (docs/operations.md §11 "Cache hints"; wire
+ * notes §3 "most restrictive merge"): `ttlMs` is the minimum over the contributing sources, capped
+ * by `cache.maxTtlMillis` — a bundle contributes the time left until its next scheduled pull (its
  * copy cannot change sooner); an upstream the `ttlMs` its own list result carried (the
  * smallest over its pages), or, when it sent none (every 2025 upstream), its configured
  * `cacheTtlMillis` (default 0). `cacheScope` is `private` when any contributor said private or
@@ -57,8 +60,8 @@ export class CacheHintsService {
   }
 
   /**
-   * The snapshot's hints merged with a list's live sources' (issue 11 §4): the minimum ttlMs,
-   * `private` when either is (or when the result was filtered for the caller).
+   * The snapshot's hints merged with a list's live sources' (docs/operations.md §11 "Live lists"):
+   * the minimum ttlMs, `private` when either is (or when the result was filtered for the caller).
    */
   withLive(
     method: string,

@@ -178,7 +178,8 @@ export class LegacyCodec {
     }
     const { call } = exchange;
     // A call may relay an upstream's notifications and requests before its result: on an SSE
-    // answer that starts with the first of them (issue 10 §5); never for a JSON-only client.
+    // answer that starts with the first of them (docs/operations.md §10 "Relaying"); never for a
+    // JSON-only client.
     const prepared = this.dispatcher.prepare(method, params, exchange.access);
     const stream =
       prepared.mayRelay && acceptsEventStream(header(exchange.headers, 'accept'))

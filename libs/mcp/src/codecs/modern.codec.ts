@@ -47,7 +47,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The 2026-07-28 era at the front door (issue 11 §1–§3): stateless requests that each carry
+ * The 2026-07-28 era at the front door (docs/operations.md §11): stateless requests that each carry
  * their version and client capabilities in `params._meta`. The codec validates the envelope
  * and the `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name` headers against the body and
  * answers with the spec's status/code pairs (wire notes §1.2), serves `server/discover`, and
@@ -301,7 +301,7 @@ export class ModernCodec {
     clientCapabilities: Readonly<Record<string, unknown>>,
     access: CallerAccess | undefined,
   ): HttpAnswer {
-    // a result built for a restricted caller (issue 12 §3) is private
+    // a result built for a restricted caller (docs/operations.md §13 "Access") is private
     const filteredForCaller = isFilteredForCaller(result) || restricted(access);
     let hints =
       methodRow(method)?.list === true
@@ -397,7 +397,10 @@ export class ModernCodec {
   }
 }
 
-/** Whether the caller's grants (issue 12 §3) leave something out: its answers are its own. */
+/**
+ * Whether the caller's grants (docs/operations.md §13 "Access") leave something out: its answers
+ * are its own.
+ */
 function restricted(access: CallerAccess | undefined): boolean {
   return access !== undefined && !access.all;
 }

@@ -3,9 +3,10 @@ import { PrecompressedBytes } from '../http/gzip-splice';
 import { streamAnswer, type HttpAnswer } from '../http/http-answer';
 
 /**
- * The answer of a request that may relay upstream messages before its result (issue 10 §5):
- * the plain answer when the result comes first; otherwise an SSE answer that starts with the
- * first relayed message and ends with the result. `done` runs once the result is known.
+ * The answer of a request that may relay upstream messages before its result
+ * (docs/operations.md §10 "Relaying"): the plain answer when the result comes first; otherwise an
+ * SSE answer that starts with the first relayed message and ends with the result. `done` runs once
+ * the result is known.
  */
 export async function streamWhenRelayed(
   answer: Promise<HttpAnswer>,

@@ -20,7 +20,10 @@ export enum GatewayErrorCode {
   Internal = 'internal',
   /** An upstream MCP server's JSON-RPC error, relayed with its own code (ForwardedError). */
   Forwarded = 'forwarded',
-  /** A mcp.rateLimits bucket is empty (issue 12 §6): HTTP 429 + Retry-After; data.retryAfterSeconds. */
+  /**
+   * A mcp.rateLimits bucket is empty (docs/operations.md §14 "Rate limits per caller"): HTTP 429 +
+   * Retry-After; data.retryAfterSeconds.
+   */
   RateLimited = 'rate_limited',
 }
 
@@ -39,8 +42,8 @@ export class GatewayError extends Error {
 }
 
 /**
- * An upstream MCP server's JSON-RPC error, relayed unchanged (issue 10 §5): its code, message
- * and data, in-band (HTTP 200) like every method-level error.
+ * An upstream MCP server's JSON-RPC error, relayed unchanged (docs/operations.md §10 "Routing"):
+ * its code, message and data, in-band (HTTP 200) like every method-level error.
  */
 export class ForwardedError extends GatewayError {
   constructor(
@@ -53,8 +56,9 @@ export class ForwardedError extends GatewayError {
 }
 
 /**
- * A call to a tool the caller may not use (issue 12 §3): written exactly like an unknown tool
- * (same code, same message shape), but the audit line says `denied` (§5).
+ * A call to a tool the caller may not use (docs/operations.md §13 "Access"): written exactly like
+ * an unknown tool (same code, same message shape), but the audit line says `denied`
+ * (docs/operations.md §14 "Audit").
  */
 export class ToolDeniedError extends GatewayError {
   constructor(message: string) {

@@ -87,7 +87,10 @@ export function modernWireError(code: GatewayErrorCode): WireError {
   }
 }
 
-/** Extra HTTP headers of an error answer: `Retry-After` (seconds) for a rate-limited request (issue 12 §6). */
+/**
+ * Extra HTTP headers of an error answer: `Retry-After` (seconds) for a rate-limited request
+ * (docs/operations.md §14 "Rate limits per caller").
+ */
 export function errorHeaders(error: GatewayError): Record<string, string> {
   const seconds = error.data?.retryAfterSeconds;
   return error.code === GatewayErrorCode.RateLimited && typeof seconds === 'number'

@@ -5,10 +5,10 @@ type Restricted = Extract<CallerAccess, { all: false }>;
 type ListName = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
 
 /**
- * Lists filtered for one set of grants (issue 12 §3), serialized once per catalog snapshot and
- * grant key: callers with the same matching rules share the text, and a new catalog starts
- * afresh (the WeakMap lets old snapshots go). The JSON is the published entries, in the
- * published order, joined.
+ * Lists filtered for one set of grants (docs/operations.md §13 "Access"), serialized once per
+ * catalog snapshot and grant key: callers with the same matching rules share the text, and a new
+ * catalog starts afresh (the WeakMap lets old snapshots go). The JSON is the published entries, in
+ * the published order, joined.
  */
 const built = new WeakMap<CatalogSnapshot, Map<string, string>>();
 

@@ -3,7 +3,7 @@ import { LiveListCache } from './live-list-cache';
 
 const contribution = { fingerprint: 'f' } as unknown as UpstreamContribution;
 
-describe('live answers are cached per caller scope for their ttlMs (issue 11 §4)', () => {
+describe('live answers are cached per caller scope for their ttlMs (docs/operations.md §11 "Live lists")', () => {
   it('keeps an answer for its ttlMs and not a millisecond longer', () => {
     const cache = new LiveListCache();
     cache.set('k', { contribution, ttlMs: 1000, cacheScope: 'private' }, 5000);

@@ -1,6 +1,9 @@
 import { PreSerialized } from './method-handler';
 
-/** Cache hints a list result brings from its live sources (issue 11 §4; wire notes §3). */
+/**
+ * Cache hints a list result brings from its live sources (docs/operations.md §11 "Live lists"; wire
+ * notes §3).
+ */
 export interface LiveCacheHints {
   /** The minimum ttlMs over the live answers merged in, ms; 0 when one was skipped. */
   readonly ttlMs: number;

@@ -29,7 +29,10 @@ import { markFilteredForCaller } from './caller-filtered';
 import type { MethodContext } from './method-handler';
 import { hearsOfSource, partialSourcesMember } from './partial-sources';
 
-/** The list methods, the capability that offers each, and the result member (issue 10 §4). */
+/**
+ * The list methods, the capability that offers each, and the result member
+ * (docs/operations.md §10 "Lists").
+ */
 const LISTS: Readonly<Record<string, { readonly capability: string; readonly key: LiveListKey }>> =
   {
     'tools/list': { capability: 'tools', key: 'tools' },
@@ -53,10 +56,10 @@ interface LiveCaller {
 }
 
 /**
- * Live fan-out (issue 11 §4): the lists of `lists: live` upstreams fetched per request, for
- * the caller, all at once (never one after another), each bounded by its `listMillis`, and
- * merged with the catalog's sources by the registry's rules (LiveListMerger). A live upstream
- * that fails, misses its deadline or collides is skipped, logged with its id, counted
+ * Live fan-out (docs/operations.md §11 "Live lists"): the lists of `lists: live` upstreams fetched
+ * per request, for the caller, all at once (never one after another), each bounded by its
+ * `listMillis`, and merged with the catalog's sources by the registry's rules (LiveListMerger). A
+ * live upstream that fails, misses its deadline or collides is skipped, logged with its id, counted
  * (`mcp_gateway_upstream_live_failures_total{upstream,method}`) and named in the result's
  * partial-sources `_meta` as `missing`; when every source of the list failed, the answer is
  * JSON-RPC error -32603, never an empty list. Answers are reused per caller scope for their
@@ -146,7 +149,7 @@ export class LiveLists {
       this.skip(id, method, reason);
       failed.push(id);
     }
-    // in a tools list, single-tool grants count too (issue 12 §3)
+    // in a tools list, single-tool grants count too (docs/operations.md §13 "Access")
     const prefixOf =
       spec.key === 'tools' ? (id: string) => this.registry.namePrefixOf(id) : undefined;
     const snapshotPartial = this.registry.partialSources().filter((p) => !this.liveIds.has(p.id));
@@ -231,9 +234,9 @@ export class LiveLists {
   }
 
   /**
-   * The live prompt a published name gets, for this caller (issue 11 §4): its owner by
-   * prefix, its original name from the caller's live prompts/list. undefined when no live
-   * upstream's prefix starts the name, or its list cannot be had or does not hold it.
+   * The live prompt a published name gets, for this caller (docs/operations.md §11 "Live lists"):
+   * its owner by prefix, its original name from the caller's live prompts/list. undefined when no
+   * live upstream's prefix starts the name, or its list cannot be had or does not hold it.
    */
   async promptFor(name: string, context: LiveCaller): Promise<CatalogPrompt | undefined> {
     const upstream = this.ownerOf(name);

@@ -50,7 +50,8 @@ export class MethodDispatcher {
         ),
       );
     }
-    // issue 12 §6: the caller's bucket first; tools/call takes it itself, with its tool's
+    // docs/operations.md §14 "Rate limits per caller": the caller's bucket first; tools/call takes
+    // it itself, with its tool's
     if (this.limits?.enabled === true && method !== 'tools/call')
       return this.limits.admit(context.caller).then(() => handler.handle(params, context));
     return handler.handle(params, context);

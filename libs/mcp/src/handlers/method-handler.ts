@@ -10,9 +10,9 @@ export class PreSerialized {
 
 /**
  * A result object together with its JSON text, written as that text (an upstream's result
- * passed on as the upstream wrote it, issue 10 §5). The text holds no line break, so it also
- * fits in one SSE `data:` line. `value` is the same result parsed, for a codec that must add
- * to it.
+ * passed on as the upstream wrote it, docs/operations.md §10 "Routing"). The text holds no line
+ * break, so it also fits in one SSE `data:` line. `value` is the same result parsed, for a codec
+ * that must add to it.
  */
 export class SerializedResult {
   constructor(
@@ -36,7 +36,7 @@ export interface ToolTarget {
 export interface PreparedRequest {
   /**
    * true when this request may relay messages before its result (it goes to an upstream MCP
-   * server; docs/operations.md "Relaying"): only then is an SSE answer prepared.
+   * server; docs/operations.md §10 "Relaying"): only then is an SSE answer prepared.
    */
   readonly mayRelay: boolean;
   /** The tool it names (tools/call). */
@@ -65,8 +65,8 @@ export interface MethodContext {
   readonly signal?: CallCancellation;
   /**
    * Writes a message (a notification, or a request relayed to the client) on this request's
-   * SSE answer before its result (issue 10 §5). Absent when the client does not take an event
-   * stream: such messages cannot reach it.
+   * SSE answer before its result (docs/operations.md §10 "Relaying"). Absent when the client does
+   * not take an event stream: such messages cannot reach it.
    */
   readonly relay?: (message: object) => void;
   /**
@@ -80,14 +80,14 @@ export interface MethodContext {
    */
   readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   /**
-   * The authenticated caller (issue 12), set by the front door before any handler runs;
-   * undefined when `mcp.auth.mode` is `none`. Handlers filter lists and calls by it.
+   * The authenticated caller (docs/operations.md §13), set by the front door before any handler
+   * runs; undefined when `mcp.auth.mode` is `none`. Handlers filter lists and calls by it.
    */
   readonly caller?: CallerIdentity;
   /**
-   * What the caller may use (issue 12 §3), from its token on this request; undefined means
-   * everything (no `mcp.access`, or auth off). Lists show only this; a call outside it is
-   * answered as for an unknown name, without a refresh.
+   * What the caller may use (docs/operations.md §13 "Access"), from its token on this request;
+   * undefined means everything (no `mcp.access`, or auth off). Lists show only this; a call outside
+   * it is answered as for an unknown name, without a refresh.
    */
   readonly access?: CallerAccess;
   /** What `prepare` found for this request; absent when the request was not prepared. */

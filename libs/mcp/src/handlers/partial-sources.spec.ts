@@ -20,7 +20,7 @@ const named = (member: string): unknown =>
         PARTIAL_SOURCES_META_KEY
       ];
 
-describe('partialSourcesMember (issue 10 §9, issue 12 §3)', () => {
+describe('partialSourcesMember (docs/operations.md §10 "Partial lists"; docs/operations.md §13 "Access")', () => {
   it('names every partial source to an unrestricted caller, and nothing when none is partial', () => {
     expect(named(partialSourcesMember(partial))).toEqual(partial);
     expect(named(partialSourcesMember(partial, { all: true }))).toEqual(partial);

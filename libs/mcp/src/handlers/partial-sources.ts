@@ -2,20 +2,21 @@ import { allowsSource, type CallerAccess } from '@app/identity';
 import type { PartialSource } from '@app/registry';
 
 /**
- * The `_meta` key of a list result that names the sources served incompletely (issue 10 §9):
- * `[{id, kind: "bundle"|"upstream", state: "last-good"|"missing"}]`. A list whose every
- * source is served from its latest pull carries no `_meta` at all, so its bytes stay what
- * they were before upstreams existed (clients comparing results whole keep working); its
- * absence means "complete". The prefix is this project's own (reverse DNS, not a reserved
- * `modelcontextprotocol`/`mcp` one; wire notes G-8). docs/operations.md §10.
+ * The `_meta` key of a list result that names the sources served incompletely
+ * (docs/operations.md §10 "Partial lists"): `[{id, kind: "bundle"|"upstream", state:
+ * "last-good"|"missing"}]`. A list whose every source is served from its latest pull carries no
+ * `_meta` at all, so its bytes stay what they were before upstreams existed (clients comparing
+ * results whole keep working); its absence means "complete". The prefix is this project's own
+ * (reverse DNS, not a reserved `modelcontextprotocol`/`mcp` one; wire notes G-8).
  */
 export const PARTIAL_SOURCES_META_KEY = 'io.github.mcp-gateway/partialSources';
 
 /**
  * `,"_meta":{…}` to close a list result with, as JSON text; "" when no source is partial. A
- * restricted caller (issue 12 §3) hears only of the sources granted to it whole and, in a
- * tools list (`prefixOf` given: a source id → its namePrefix), of the sources of the single
- * tools granted to it (a tool it may use is missing); the ids of the others are not its business.
+ * restricted caller (docs/operations.md §13 "Access") hears only of the sources granted to it whole
+ * and, in a tools list (`prefixOf` given: a source id → its namePrefix), of the sources of the
+ * single tools granted to it (a tool it may use is missing); the ids of the others are not its
+ * business.
  */
 export function partialSourcesMember(
   all: readonly PartialSource[],

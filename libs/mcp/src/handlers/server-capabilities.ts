@@ -4,21 +4,22 @@ import { allowsSource, allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type CatalogSnapshot } from '@app/registry';
 
 /**
- * The ServerCapabilities `initialize` advertises (issue 10 §6): `tools`, `resources`,
- * `prompts`, `completions` and `logging` only where at least one enabled source of the
+ * The ServerCapabilities `initialize` advertises (docs/operations.md §10 "Capabilities"): `tools`,
+ * `resources`, `prompts`, `completions` and `logging` only where at least one enabled source of the
  * published catalog can serve them (bundles serve tools; an upstream what its own
- * capabilities say). `listChanged` is true where the gateway pushes list changes (issue 11
- * §6): on 2026 `subscriptions/listen` streams, and on 2025 session GET streams, which exist
- * only when sessions are sealed (a stateless 2025 gateway passes false). Before any catalog
- * is published, only `tools`. An enabled `lists: live` upstream the catalog holds no
- * capabilities of (not reached yet, or down) counts as serving tools: its tools/list is fanned
- * out per request, and when every source failed that list is a -32603 the client must see,
- * not an empty list an SDK client makes up for a server without `tools` (issue 11 §4).
+ * capabilities say). `listChanged` is true where the gateway pushes list changes
+ * (docs/operations.md §11 "Notification streams"): on 2026 `subscriptions/listen` streams, and on
+ * 2025 session GET streams, which exist only when sessions are sealed (a stateless 2025 gateway
+ * passes false). Before any catalog is published, only `tools`. An enabled `lists: live` upstream
+ * the catalog holds no capabilities of (not reached yet, or down) counts as serving tools: its
+ * tools/list is fanned out per request, and when every source failed that list is a -32603 the
+ * client must see, not an empty list an SDK client makes up for a server without `tools`
+ * (docs/operations.md §11 "Live lists").
  */
 @Injectable()
 export class ServerCapabilities {
   private readonly hasBundles: boolean;
-  /** Ids of the enabled `lists: live` upstreams (issue 11 §4). */
+  /** Ids of the enabled `lists: live` upstreams (docs/operations.md §11 "Live lists"). */
   private readonly liveUpstreams: readonly string[];
 
   constructor(
@@ -32,8 +33,8 @@ export class ServerCapabilities {
   }
 
   /**
-   * @param access the caller's grants (issue 12 §3): a restricted caller is offered only what
-   *   its granted sources serve (tools when it may see at least one tool).
+   * @param access the caller's grants (docs/operations.md §13 "Access"): a restricted caller is
+   *   offered only what its granted sources serve (tools when it may see at least one tool).
    * @param listChanged whether this client can be told of list changes (see above)
    */
   current(access?: CallerAccess, listChanged = true): Record<string, object> {
@@ -105,9 +106,9 @@ function callerFeatures(
 }
 
 /**
- * Whether a restricted caller may use a tool of a `lists: live` upstream (issue 11 §4), which
- * no catalog lists: the upstream offers tools and is granted whole, or a tool granted by
- * published name starts with its prefix.
+ * Whether a restricted caller may use a tool of a `lists: live` upstream
+ * (docs/operations.md §11 "Live lists"), which no catalog lists: the upstream offers tools and is
+ * granted whole, or a tool granted by published name starts with its prefix.
  */
 function grantsLiveTool(
   catalog: CatalogSnapshot,

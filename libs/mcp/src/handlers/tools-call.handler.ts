@@ -65,9 +65,11 @@ export class ToolsCallHandler implements MethodHandler {
     if (typeof name !== 'string') return PLAIN_REQUEST;
     const tool = this.registry.current()?.get(name);
     const target: ToolTarget = { name, tool };
-    // a live upstream's tool is in no snapshot: its prefix tells (issue 11 §4)
+    // a live upstream's tool is in no snapshot: its prefix tells
+    // (docs/operations.md §11 "Live lists")
     if (tool === undefined) return { mayRelay: this.live.ownerOf(name) !== undefined, target };
-    // a tool the caller may not use is prepared for exactly like an unknown one (issue 12 §3)
+    // a tool the caller may not use is prepared for exactly like an unknown one
+    // (docs/operations.md §13 "Access")
     const mayRelay =
       tool.route.kind === 'upstream' &&
       (access === undefined || allowsTool(access, tool.sourceId, tool.name));
@@ -75,8 +77,9 @@ export class ToolsCallHandler implements MethodHandler {
   }
 
   /**
-   * The call, admitted by the caller's rate limits (issue 12 §6: per subject and per (subject,
-   * tool)) and audited, one line whatever its end (§5).
+   * The call, admitted by the caller's rate limits (per subject and per (subject, tool),
+   * docs/operations.md §14 "Rate limits per caller") and audited, one line whatever its end
+   * (docs/operations.md §14 "Audit").
    */
   async handle(
     params: Readonly<Record<string, unknown>> | undefined,
@@ -138,7 +141,8 @@ export class ToolsCallHandler implements MethodHandler {
     const tool = await this.find(name, context, target);
     if (tool.route.kind === 'upstream') {
       const { upstream, originalName } = tool.route;
-      // Mcp-Param-* headers for x-mcp-header arguments, sent on to a 2026 upstream (issue 11 §1)
+      // Mcp-Param-* headers for x-mcp-header arguments, sent on to a 2026 upstream
+      // (docs/operations.md §11 "Checks")
       const headerParams = paramHeadersFor(tool, args, context.headers);
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
@@ -151,12 +155,13 @@ export class ToolsCallHandler implements MethodHandler {
           params: {
             ...params,
             name: originalName,
-            // arguments byte for byte, as the client wrote them (issue 10 §5)
+            // arguments byte for byte, as the client wrote them (docs/operations.md §10 "Routing")
             ...(raw !== undefined && args !== undefined && args !== null
               ? { arguments: new RawJson(raw) }
               : {}),
           },
-          // one round; input_required and upstream requests are the MrtrCalls' (issue 11 §5, §7)
+          // one round; input_required and upstream requests are the MrtrCalls'
+          // (docs/operations.md §11 "Multi round-trip and era bridging")
           send: async (sent, roundContext, onRequest) => {
             try {
               return await this.upstreams.forward(
@@ -196,9 +201,10 @@ export class ToolsCallHandler implements MethodHandler {
   }
 
   /**
-   * The tool, or the "Tool not found" answer. A tool the caller may not use (issue 12 §3) gets
-   * that same answer, without the refresh: the tool exists, so a refresh would find nothing
-   * new, and a caller must not be able to make the gateway pull every source by guessing names.
+   * The tool, or the "Tool not found" answer. A tool the caller may not use
+   * (docs/operations.md §13 "Access") gets that same answer, without the refresh: the tool exists,
+   * so a refresh would find nothing new, and a caller must not be able to make the gateway pull
+   * every source by guessing names.
    */
   private async find(
     name: string,
@@ -209,7 +215,8 @@ export class ToolsCallHandler implements MethodHandler {
     const found = target === undefined ? this.registry.current()?.get(name) : target.tool;
     if (found !== undefined) return this.granted(found, access);
     // A live upstream's tools are listed per caller, never in the snapshot: routed by the
-    // prefix of the published name, resolved through the caller's live list (issue 11 §4).
+    // prefix of the published name, resolved through the caller's live list
+    // (docs/operations.md §11 "Live lists").
     if (this.live.active) {
       const live = await this.live.toolFor(name, context);
       if (live !== undefined) return this.granted(live, access);
@@ -225,7 +232,8 @@ export class ToolsCallHandler implements MethodHandler {
 
   private granted(tool: CatalogTool, access: CallerAccess | undefined): CatalogTool {
     if (access === undefined || allowsTool(access, tool.sourceId, tool.name)) return tool;
-    // on the wire exactly the unknown tool's answer; the audit line says denied (§5)
+    // on the wire exactly the unknown tool's answer; the audit line says denied
+    // (docs/operations.md §14 "Audit")
     this.metrics?.toolNotFound();
     throw new ToolDeniedError(`Tool not found: ${tool.name.slice(0, 128)}`);
   }

@@ -49,11 +49,11 @@ export class ToolsListHandler implements MethodHandler {
         new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
       );
     }
-    // lists: live upstreams: built per request for the caller (issue 11 §4)
+    // lists: live upstreams: built per request for the caller (docs/operations.md §11 "Live lists")
     if (this.live.active) return this.live.list(this.method, catalog, context);
     const access = context.access;
-    // issue 12 §3: a restricted caller gets the tools it may use, built once per catalog and
-    // grant; everyone else the prebuilt bytes
+    // docs/operations.md §13 "Access": a restricted caller gets the tools it may use, built once
+    // per catalog and grant; everyone else the prebuilt bytes
     const tools =
       access === undefined || access.all
         ? new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated)

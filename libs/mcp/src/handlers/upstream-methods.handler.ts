@@ -28,7 +28,9 @@ function catalogOf(registry: RegistryService): CatalogSnapshot {
   return catalog;
 }
 
-/** Whether the caller may use this upstream (issue 12 §3); no access given: yes. */
+/**
+ * Whether the caller may use this upstream (docs/operations.md §13 "Access"); no access given: yes.
+ */
 function granted(access: CallerAccess | undefined, upstreamId: string): boolean {
   return access === undefined || allowsSource(access, upstreamId);
 }
@@ -36,7 +38,8 @@ function granted(access: CallerAccess | undefined, upstreamId: string): boolean 
 /**
  * Forwards a `prompts/get` or `resources/read` through MrtrCalls: an upstream's
  * input_required (or a 2025 upstream's request to the client) goes through the same rounds
- * and era bridging as a tool call's (issue 11 §5, §7; wire notes §4 "Applies to").
+ * and era bridging as a tool call's (docs/operations.md §11 "Multi round-trip and era bridging";
+ * wire notes §4 "Applies to").
  */
 function forwardRounds(
   mrtr: MrtrCalls,
@@ -79,7 +82,10 @@ function stringParam(params: Params, name: string): string {
   return value;
 }
 
-/** A list served from the catalog: one page, sorted, serialized once per catalog (issue 10 §4, §9). */
+/**
+ * A list served from the catalog: one page, sorted, serialized once per catalog
+ * (docs/operations.md §10 "Names", "Partial lists").
+ */
 @Injectable()
 abstract class CatalogListHandler implements MethodHandler {
   abstract readonly method: string;
@@ -95,12 +101,12 @@ abstract class CatalogListHandler implements MethodHandler {
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     noCursor(params);
     const catalog = catalogOf(this.registry);
-    // lists: live upstreams: built per request for the caller (issue 11 §4)
+    // lists: live upstreams: built per request for the caller (docs/operations.md §11 "Live lists")
     if (this.live.active) return this.live.list(this.method, catalog, context);
     const access = context.access;
     return new PreSerialized([
       `{"${this.key}":`,
-      // issue 12 §3: only the granted sources' entries for a restricted caller
+      // docs/operations.md §13 "Access": only the granted sources' entries for a restricted caller
       access === undefined || access.all
         ? this.json(catalog)
         : callerListJson(catalog, this.key, access),
@@ -110,7 +116,7 @@ abstract class CatalogListHandler implements MethodHandler {
   }
 }
 
-/** `prompts/list`: the upstreams' prompts, names prefixed (issue 10 §4). */
+/** `prompts/list`: the upstreams' prompts, names prefixed (docs/operations.md §10 "Names"). */
 @Injectable()
 export class PromptsListHandler extends CatalogListHandler {
   readonly method = 'prompts/list';
@@ -120,7 +126,7 @@ export class PromptsListHandler extends CatalogListHandler {
   }
 }
 
-/** `resources/list`: the upstreams' resources, URIs unchanged (issue 10 §4). */
+/** `resources/list`: the upstreams' resources, URIs unchanged (docs/operations.md §10 "Names"). */
 @Injectable()
 export class ResourcesListHandler extends CatalogListHandler {
   readonly method = 'resources/list';
@@ -130,7 +136,9 @@ export class ResourcesListHandler extends CatalogListHandler {
   }
 }
 
-/** `resources/templates/list`: the upstreams' resource templates (issue 10 §4). */
+/**
+ * `resources/templates/list`: the upstreams' resource templates (docs/operations.md §10 "Names").
+ */
 @Injectable()
 export class ResourceTemplatesListHandler extends CatalogListHandler {
   readonly method = 'resources/templates/list';
@@ -140,7 +148,10 @@ export class ResourceTemplatesListHandler extends CatalogListHandler {
   }
 }
 
-/** `prompts/get`: to the owning upstream with its own prompt name (issue 10 §5). */
+/**
+ * `prompts/get`: to the owning upstream with its own prompt name
+ * (docs/operations.md §10 "Routing").
+ */
 @Injectable()
 export class PromptsGetHandler implements MethodHandler {
   readonly method = 'prompts/get';
@@ -167,7 +178,8 @@ export class PromptsGetHandler implements MethodHandler {
     const liveDenied = liveOwner !== undefined && !granted(context.access, liveOwner.id);
     if (prompt === undefined && this.live.active && !liveDenied)
       prompt = await this.live.promptFor(name, context);
-    // a prompt the caller may not use: answered as unknown, without a refresh (issue 12 §3)
+    // a prompt the caller may not use: answered as unknown, without a refresh
+    // (docs/operations.md §13 "Access")
     if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
     else if (prompt === undefined && !liveDenied) {
       // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8).
@@ -192,7 +204,10 @@ export class PromptsGetHandler implements MethodHandler {
   }
 }
 
-/** `resources/read`: to the upstream that lists the URI or a template matching it (issue 10 §5). */
+/**
+ * `resources/read`: to the upstream that lists the URI or a template matching it
+ * (docs/operations.md §10 "Routing").
+ */
 @Injectable()
 export class ResourcesReadHandler implements MethodHandler {
   readonly method = 'resources/read';
@@ -230,7 +245,10 @@ export class ResourcesReadHandler implements MethodHandler {
   }
 }
 
-/** `resources/subscribe` and `resources/unsubscribe`: to the owner of the URI (issue 10 §5). */
+/**
+ * `resources/subscribe` and `resources/unsubscribe`: to the owner of the URI
+ * (docs/operations.md §10 "Routing").
+ */
 @Injectable()
 abstract class ResourceSubscriptionHandler implements MethodHandler {
   abstract readonly method: string;
@@ -265,7 +283,7 @@ export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
 
 /**
  * `completion/complete`: a `ref/prompt` goes to the prompt's upstream with its own name, a
- * `ref/resource` to the owner of the URI or template (issue 10 §5).
+ * `ref/resource` to the owner of the URI or template (docs/operations.md §10 "Routing").
  */
 @Injectable()
 export class CompletionCompleteHandler implements MethodHandler {
@@ -311,8 +329,9 @@ export class CompletionCompleteHandler implements MethodHandler {
 }
 
 /**
- * `logging/setLevel`: forwarded to every upstream that offers logging (issue 10 §5); `{}`
- * once they have all answered, whatever they answered (a level is a wish, not a contract).
+ * `logging/setLevel`: forwarded to every upstream that offers logging
+ * (docs/operations.md §10 "Routing"); `{}` once they have all answered, whatever they answered (a
+ * level is a wish, not a contract).
  */
 @Injectable()
 export class LoggingSetLevelHandler implements MethodHandler {

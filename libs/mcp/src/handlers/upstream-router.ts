@@ -11,15 +11,19 @@ import { asLegacyResult } from './legacy-result';
 import { SerializedResult, type MethodContext } from './method-handler';
 
 /**
- * Takes over an upstream's request to the client during a forwarded call (issue 11 §7); true
- * when it did (it then answers the upstream itself), false for the default relay or refusal.
+ * Takes over an upstream's request to the client during a forwarded call
+ * (docs/operations.md §11 "Multi round-trip and era bridging"); true when it did (it then answers
+ * the upstream itself), false for the default relay or refusal.
  */
 export type UpstreamRequestHook = (
   message: JsonRpcMessage,
   origin: UpstreamMessageContext,
 ) => boolean;
 
-/** Methods an upstream may send to the client mid-request, relayed, and the capability each needs (issue 10 §5). */
+/**
+ * Methods an upstream may send to the client mid-request, relayed, and the capability each needs
+ * (docs/operations.md §10 "Relaying").
+ */
 export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
   ['sampling/createMessage', 'sampling'],
   ['elicitation/create', 'elicitation'],
@@ -28,7 +32,7 @@ export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
 
 /**
  * Sends a request on to the upstream that owns it and turns its answer into this gateway's
- * (issue 10 §5): a result unchanged but for a 2026 upstream's envelope members
+ * (docs/operations.md §10 "Routing"): a result unchanged but for a 2026 upstream's envelope members
  * (asLegacyResult; a result that keeps all its members is passed on as the upstream's own
  * text, a SerializedResult), a JSON-RPC error with its own code, message and data, a
  * failure (timeout, unreachable, …) as `onFailure` says. While the request runs, the
@@ -91,12 +95,12 @@ export class UpstreamRouter {
 
   /**
    * The client's answer to a relayed request: posted to the upstream session that asked, the
-   * upstream found among the enabled ones, configured or registered at runtime (issue 13).
-   * `not-ours` when the id is not of the relay form; `foreign` when it is but does not open
-   * (forged, another gateway identity's); `other-caller` when it was issued to another caller
-   * or grant and `expired` when too late: none of these reaches the upstream (docs/security.md
-   * "Answers to relayed requests"). An answer for an upstream no longer enabled is dropped
-   * with a warn line.
+   * upstream found among the enabled ones, configured or registered at runtime
+   * (docs/operations.md §15). `not-ours` when the id is not of the relay form; `foreign` when it is
+   * but does not open (forged, another gateway identity's); `other-caller` when it was issued to
+   * another caller or grant and `expired` when too late: none of these reaches the upstream
+   * (docs/security.md "Answers to relayed requests"). An answer for an upstream no longer enabled
+   * is dropped with a warn line.
    */
   async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<AnswerDelivery> {
     const opened = this.relayIds.open(message.id, answerBinding(context.caller, context.access));
@@ -140,7 +144,8 @@ export class UpstreamRouter {
       context.relay?.(message);
       return;
     }
-    // era bridging (issue 11 §7) takes the request over: a 2026 client is asked by input_required
+    // era bridging (docs/operations.md §11 "Multi round-trip and era bridging") takes the request
+    // over: a 2026 client is asked by input_required
     if (onRequest?.(message, origin) === true) return;
     const id = message.id as string | number;
     const capability = RELAYED_REQUESTS.get(message.method as string);

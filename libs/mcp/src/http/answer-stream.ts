@@ -1,10 +1,10 @@
 /**
  * The messages of one SSE answer, in order: notifications and relayed requests of a call in
- * flight, then its response (issue 10 §5). A producer pushes JSON texts and ends with the
- * last one; the writer iterates. Nothing is buffered beyond what the writer has not taken yet,
- * and the writer takes a message only once the socket drained (writeStream): relayed messages
- * a client does not read may hold at most `maxQueuedBytes` (`mcp.listen.maxQueuedBytes`), past
- * which the answer is cut, its response destroyed, and so the call cancelled as for a client
+ * flight, then its response (docs/operations.md §10 "Relaying"). A producer pushes JSON texts and
+ * ends with the last one; the writer iterates. Nothing is buffered beyond what the writer has not
+ * taken yet, and the writer takes a message only once the socket drained (writeStream): relayed
+ * messages a client does not read may hold at most `maxQueuedBytes` (`mcp.listen.maxQueuedBytes`),
+ * past which the answer is cut, its response destroyed, and so the call cancelled as for a client
  * that went away. The last message (the result, bounded by the answer caps) always fits.
  */
 export class AnswerStream implements AsyncIterable<string> {

@@ -2,10 +2,10 @@ import { wwwAuthenticate, type AuthOutcome } from '@app/identity';
 import type { HttpAnswer } from './http-answer';
 
 /**
- * The answer to a request the resource server refused (issue 12 §2; RFC 6750 §3, RFC 9728
- * §5.1): 401 (no or bad token) or 403 (insufficient_scope) with `WWW-Authenticate: Bearer
- * resource_metadata="…"` and, when a token was sent, its `error` (and `scope`); the body is the
- * OAuth error object, like the official SDK's bearer middleware. No token value appears in it.
+ * The answer to a request the resource server refused (docs/operations.md §13 "Refusals"; RFC 6750
+ * §3, RFC 9728 §5.1): 401 (no or bad token) or 403 (insufficient_scope) with `WWW-Authenticate:
+ * Bearer resource_metadata="…"` and, when a token was sent, its `error` (and `scope`); the body is
+ * the OAuth error object, like the official SDK's bearer middleware. No token value appears in it.
  * 503 (the authorization server failed; docs/security.md "Refusals") carries `Retry-After`
  * and no challenge: the token was not found bad, so the client must not discard it.
  */

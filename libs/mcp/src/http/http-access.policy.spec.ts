@@ -22,7 +22,7 @@ function refusal(decision: ReturnType<HttpAccessPolicy['admit']>): unknown {
   return { status, headers, body: JSON.parse(body as string) };
 }
 
-describe('HttpAccessPolicy: Origin (MCP Streamable HTTP: an invalid Origin gets 403; issue 8)', () => {
+describe('HttpAccessPolicy: Origin (MCP Streamable HTTP: an invalid Origin gets 403; docs/operations.md §8)', () => {
   it('refuses Origin: http://evil.example by default with 403 and a JSON-RPC error without id', () => {
     expect(refusal(policy({}).admit({ origin: 'http://evil.example' }))).toEqual({
       status: 403,

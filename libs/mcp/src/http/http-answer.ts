@@ -12,9 +12,12 @@ export interface HttpExchange {
   readonly body: string | null;
   /** Its cancellation, when the listener tracks it (absent in unit tests of the codecs). */
   readonly call?: InFlightCall;
-  /** The authenticated caller (issue 12), set by McpTransport before a codec sees the request. */
+  /**
+   * The authenticated caller (docs/operations.md §13), set by McpTransport before a codec sees the
+   * request.
+   */
   readonly caller?: CallerIdentity;
-  /** What the caller may use (issue 12 §3); undefined: everything. */
+  /** What the caller may use (docs/operations.md §13 "Access"); undefined: everything. */
   readonly access?: CallerAccess;
   /**
    * The Authorization value the caller was authenticated with, for the rechecks of a stream
@@ -38,9 +41,10 @@ export interface HttpAnswer {
   readonly body?: JsonBody;
   /**
    * An SSE answer written message by message as they come (a call that relays an upstream's
-   * notifications and requests, issue 10 §5): each text is one JSON-RPC message, framed as one
-   * `message` event; a comment frame is written as a comment line (keep-alive of a long-lived
-   * notification stream, issue 11 §6). `body` is then absent.
+   * notifications and requests, docs/operations.md §10 "Relaying"): each text is one JSON-RPC
+   * message, framed as one `message` event; a comment frame is written as a comment line
+   * (keep-alive of a long-lived notification stream,
+   * docs/operations.md §11 "Notification streams"). `body` is then absent.
    */
   readonly stream?: FrameSource;
 }

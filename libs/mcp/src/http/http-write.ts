@@ -24,7 +24,8 @@ export function decodeBody(chunks: readonly Buffer[], length: number): string | 
 
 /**
  * Writes an answer; a body given as parts (tools/list) is written part by part, unjoined, and
- * gzip-encoded from its precompressed part when the request accepts gzip (issue 9, fault 12).
+ * gzip-encoded from its precompressed part when the request accepts gzip
+ * (docs/operations.md §2 "Compressed lists").
  */
 export function write(res: ServerResponse, answer: HttpAnswer, request?: IncomingMessage): void {
   const { body } = answer;

@@ -46,9 +46,10 @@ export class McpExchanges {
   ) {}
 
   /**
-   * Answers a request for the protected-resource metadata (RFC 9728; issue 12 §2) and returns
-   * true, or returns false when `path` is not one of its paths (or auth is off): GET and HEAD
-   * get the document, OPTIONS a CORS preflight, anything else 405.
+   * Answers a request for the protected-resource metadata (RFC 9728;
+   * docs/operations.md §13 "Metadata") and returns true, or returns false when `path` is not one of
+   * its paths (or auth is off): GET and HEAD get the document, OPTIONS a CORS preflight, anything
+   * else 405.
    */
   protectedResourceMetadata(req: IncomingMessage, res: ServerResponse, path: string): boolean {
     const json = this.resourceServer.metadataDocument();
@@ -74,10 +75,10 @@ export class McpExchanges {
   /**
    * Checks a request to /mcp before its body is read. Answers it (and returns false) when it
    * is refused or needs no body: 400/-32600 for a repeated caller header, Authorization or
-   * Host (issue 9, fault 10), 403 for an Origin or Host not allowed (issue 8, fault 2), 204 for
-   * an allowed preflight, GET and DELETE authenticated as a POST is and then answered (a
-   * session's stream, 405), 405 for any other method but POST. An allowed Origin's CORS
-   * headers are set on the response, so whatever is answered later carries them.
+   * Host (docs/operations.md §2 "Request limits on /mcp"), 403 for an Origin or Host not allowed
+   * (docs/operations.md §8), 204 for an allowed preflight, GET and DELETE authenticated as a POST
+   * is and then answered (a session's stream, 405), 405 for any other method but POST. An allowed
+   * Origin's CORS headers are set on the response, so whatever is answered later carries them.
    */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     const repeated = repeatedSingleHeader(req.rawHeaders);
@@ -118,8 +119,9 @@ export class McpExchanges {
 
   /**
    * Runs an admitted POST whose body has been read, and writes its answer. The call is
-   * aborted when the client's connection closes first (issue 9, fault 3), by a matching
-   * notifications/cancelled, or at the end of the shutdown grace period. Never throws.
+   * aborted when the client's connection closes first
+   * (docs/operations.md §2 "Calls nobody waits for"), by a matching notifications/cancelled, or at
+   * the end of the shutdown grace period. Never throws.
    * @param body the body as strict UTF-8, "" when empty, null when not UTF-8
    */
   serve(req: IncomingMessage, res: ServerResponse, body: string | null): void {
@@ -193,9 +195,9 @@ export class McpExchanges {
 
   /**
    * The grace period is over: every call still running is answered with an isError result
-   * saying the gateway is shutting down (issue 9, fault 6), instead of a TCP reset that
-   * clients and metrics would read as an unreachable Tool Service. Waits at most
-   * ABANDON_WRITE_MS for those answers to be written.
+   * saying the gateway is shutting down (docs/operations.md §2 "Calls nobody waits for"), instead
+   * of a TCP reset that clients and metrics would read as an unreachable Tool Service. Waits at
+   * most ABANDON_WRITE_MS for those answers to be written.
    */
   async abandonInFlight(): Promise<void> {
     if (this.inFlight.size === 0) return;

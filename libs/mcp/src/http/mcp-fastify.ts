@@ -106,7 +106,8 @@ export function configureMcpFastify(
     const path = target.split('?', 1)[0] ?? '';
     if (path !== '/mcp') {
       void reply.hijack();
-      // issue 12 §2: /.well-known/oauth-protected-resource[/mcp] on the MCP port
+      // /.well-known/oauth-protected-resource[/mcp] on the MCP port
+      // (docs/operations.md §13 "Metadata")
       if (exchanges.protectedResourceMetadata(req.raw, reply.raw, path)) return;
       write(reply.raw, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
       req.raw.resume();

@@ -39,7 +39,8 @@ export class McpHttpServer {
    */
   async listen(port: number, host: string, maxConnections?: number): Promise<number> {
     const server = createServer(MCP_SERVER_OPTIONS, (req, res) => this.handle(req, res));
-    // issue 9, fault 4: past this, node:http closes new connections as they arrive
+    // http.maxConnections (docs/operations.md §1): past this, node:http closes new connections as
+    // they arrive
     if (maxConnections !== undefined) server.maxConnections = maxConnections;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

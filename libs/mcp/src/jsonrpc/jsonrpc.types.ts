@@ -31,7 +31,10 @@ export type InboundMessage =
   | {
       readonly kind: 'response';
       readonly id: JsonRpcId | null;
-      /** The whole response object, for relaying it to the upstream that asked (issue 10 §5). */
+      /**
+       * The whole response object, for relaying it to the upstream that asked
+       * (docs/operations.md §10 "Relaying").
+       */
       readonly message?: Record<string, unknown>;
     }
   /** A JSON array: batches were removed in 2025-06-18 (B15). */

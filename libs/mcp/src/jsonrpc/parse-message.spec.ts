@@ -41,7 +41,8 @@ describe('classifyMessage: requests and notifications', () => {
 describe('classifyMessage: responses from the client', () => {
   it('classifies an object with result and id as a response', () => {
     const message = { jsonrpc: '2.0', id: 'srv-1', result: {} };
-    // the whole message is kept: a relayed request's answer goes back to its upstream (issue 10)
+    // the whole message is kept: a relayed request's answer goes back to its upstream
+    // (docs/operations.md §10 "Relaying")
     expect(classifyMessage(message)).toEqual({ kind: 'response', id: 'srv-1', message });
   });
 

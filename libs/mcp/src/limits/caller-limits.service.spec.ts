@@ -27,7 +27,7 @@ async function refusal(promise: Promise<void>): Promise<GatewayError> {
   return err as GatewayError;
 }
 
-describe('CallerLimits (issue 12 §6)', () => {
+describe('CallerLimits (docs/operations.md §14 "Rate limits per caller")', () => {
   it('perSubject: each caller has its own bucket, keyed by sub, else client_id', async () => {
     const limits = new CallerLimits(
       configWith({ perSubject: { capacity: 2, refillPerSecond: 0.001 } }),

@@ -13,8 +13,9 @@ export const RATE_LIMIT_REDIS = Symbol('RATE_LIMIT_REDIS');
 export const ANONYMOUS_SUBJECT = 'anonymous';
 
 /**
- * The limit-hit error (issue 12 §6): HTTP 429 with `Retry-After` (whole seconds, at least 1)
- * and a JSON-RPC error whose `data.retryAfterSeconds` says the same (wire-errors.ts).
+ * The limit-hit error (docs/operations.md §14 "Rate limits per caller"): HTTP 429 with
+ * `Retry-After` (whole seconds, at least 1) and a JSON-RPC error whose `data.retryAfterSeconds`
+ * says the same (wire-errors.ts).
  */
 export function rateLimitedError(which: 'subject' | 'tool', retryAfterMs: number): GatewayError {
   const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
@@ -28,11 +29,12 @@ export function rateLimitedError(which: 'subject' | 'tool', retryAfterMs: number
 }
 
 /**
- * Token buckets per caller on /mcp (mcp.rateLimits; issue 12 §6): `perSubject` for every
- * request of a caller (`sub`, else `client_id`; without auth, one `anonymous` caller), and
- * `perTool` for each (caller, published tool name) on tools/call. Counted in this replica's
- * memory, or in Redis shared by every replica (store redis), falling back to memory while Redis
- * cannot answer. The management port never comes here.
+ * Token buckets per caller on /mcp (mcp.rateLimits;
+ * docs/operations.md §14 "Rate limits per caller"): `perSubject` for every request of a caller
+ * (`sub`, else `client_id`; without auth, one `anonymous` caller), and `perTool` for each (caller,
+ * published tool name) on tools/call. Counted in this replica's memory, or in Redis shared by every
+ * replica (store redis), falling back to memory while Redis cannot answer. The management port
+ * never comes here.
  */
 @Injectable()
 export class CallerLimits implements OnApplicationShutdown {

@@ -4,8 +4,9 @@ import { RATE_LIMIT_REDIS } from './caller-limits.service';
 import { RedisBuckets } from './redis-buckets';
 
 /**
- * The shared buckets of mcp.rateLimits.store redis (issue 12 §6), on a connection of their
- * own; null (memory only) otherwise, and ioredis is then never loaded.
+ * The shared buckets of mcp.rateLimits.store redis
+ * (docs/operations.md §14 "Rate limits per caller"), on a connection of their own; null (memory
+ * only) otherwise, and ioredis is then never loaded.
  */
 export const rateLimitRedisProvider: Provider = {
   provide: RATE_LIMIT_REDIS,

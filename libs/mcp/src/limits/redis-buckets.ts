@@ -38,10 +38,11 @@ type RedisWithScript = Redis & {
 };
 
 /**
- * Token buckets shared by every replica through Redis (mcp.rateLimits.store: redis; issue 12
- * §6). Each take is one atomic script call bounded by mcp.redis.commandTimeoutMillis; when it
- * fails (Redis down, slow, not yet connected) the answer is undefined and the caller counts in
- * memory instead. One warning when Redis goes away, one line when it is back.
+ * Token buckets shared by every replica through Redis (mcp.rateLimits.store: redis;
+ * docs/operations.md §14 "Rate limits per caller"). Each take is one atomic script call bounded by
+ * mcp.redis.commandTimeoutMillis; when it fails (Redis down, slow, not yet connected) the answer is
+ * undefined and the caller counts in memory instead. One warning when Redis goes away, one line
+ * when it is back.
  */
 export class RedisBuckets {
   private readonly logger = new Logger('RateLimits');

@@ -3,7 +3,7 @@ import { takeToken, type BucketState } from './token-bucket';
 
 const SETTINGS = { capacity: 3, refillPerSecond: 2 };
 
-describe('token bucket (issue 12 §6)', () => {
+describe('token bucket (docs/operations.md §14 "Rate limits per caller")', () => {
   it('a new bucket admits a burst of `capacity` requests, then refuses with the wait until a token is back', () => {
     let state: BucketState | undefined;
     const verdicts = [];

@@ -1,4 +1,7 @@
-/** A bucket's settings (mcp.rateLimits.perSubject / perTool; issue 12 §6). */
+/**
+ * A bucket's settings (mcp.rateLimits.perSubject / perTool;
+ * docs/operations.md §14 "Rate limits per caller").
+ */
 export interface BucketSettings {
   /** Most requests in a burst. */
   readonly capacity: number;

@@ -36,7 +36,7 @@ const byName: CallerAccess = {
   tools: new Set(['sec__open']),
 };
 
-describe('list_changed cut to the caller’s grant (docs/security.md "Notification streams")', () => {
+describe('list_changed cut to the caller’s grant (docs/security.md "Listen filters and list changes")', () => {
   const before = catalog(
     [
       { source: 'ub', name: 'ub__a' },

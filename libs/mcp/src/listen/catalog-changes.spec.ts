@@ -19,7 +19,7 @@ const snapshot = (tools: CatalogTool[], timeout = 1000): Promise<CatalogSnapshot
     CatalogExtras.EMPTY,
   );
 
-describe('which lists a catalog swap changed (issue 11 §6)', () => {
+describe('which lists a catalog swap changed (docs/operations.md §11 "Notification streams")', () => {
   it('the first catalog changes its non-empty lists only', async () => {
     expect(changedLists(undefined, await snapshot([tool('a')]))).toEqual(['tools']);
     expect(changedLists(undefined, await snapshot([]))).toEqual([]);

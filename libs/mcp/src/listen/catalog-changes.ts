@@ -1,6 +1,9 @@
 import type { CatalogSnapshot } from '@app/registry';
 
-/** A list of the published catalog that a client can be told has changed (issue 11 §6). */
+/**
+ * A list of the published catalog that a client can be told has changed
+ * (docs/operations.md §11 "Notification streams").
+ */
 export type ListKind = 'tools' | 'prompts' | 'resources';
 
 /** The list_changed notification method of each list (MCP schema, both eras). */

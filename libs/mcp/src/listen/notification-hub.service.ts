@@ -54,15 +54,16 @@ function grantName(access: CallerAccess): string {
 }
 
 /**
- * The notification streams open on this replica (issue 11 §6): 2026 `subscriptions/listen`
- * streams and 2025 session GET streams. It tells each of them when the published catalog
- * changes (RegistryService.onPublished; every replica refreshes from the same sources and
- * publishes the same bytes, so each notices a change itself), writes the keep-alive comment
- * on all of them every `mcp.listen.keepAliveMillis`, and ends them all when the /mcp listener
- * starts draining. It owns their lifecycle rules (docs/security.md, "Sessions and notification streams"):
- * at most `mcp.listen.maxStreams` in all and, with `mcp.auth` on, `maxStreamsPerCaller` per
- * caller; a stream ends when its caller's token expires; each queues at most
- * `maxQueuedBytes` for a client that does not read (see NotificationStream).
+ * The notification streams open on this replica (docs/operations.md §11 "Notification streams"):
+ * 2026 `subscriptions/listen` streams and 2025 session GET streams. It tells each of them when the
+ * published catalog changes (RegistryService.onPublished; every replica refreshes from the same
+ * sources and publishes the same bytes, so each notices a change itself), writes the keep-alive
+ * comment on all of them every `mcp.listen.keepAliveMillis`, and ends them all when the /mcp
+ * listener starts draining. It owns their lifecycle rules
+ * (docs/security.md, "Sessions and notification streams"): at most `mcp.listen.maxStreams` in all
+ * and, with `mcp.auth` on, `maxStreamsPerCaller` per caller; a stream ends when its caller's token
+ * expires; each queues at most `maxQueuedBytes` for a client that does not read (see
+ * NotificationStream).
  */
 @Injectable()
 export class NotificationHub implements OnApplicationShutdown {

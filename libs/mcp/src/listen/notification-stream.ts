@@ -7,9 +7,10 @@ function frameSize(frame: SseFrame): number {
 
 /**
  * The frames of one long-lived notification stream (a 2026 `subscriptions/listen` or a 2025
- * session's GET stream; issue 11 §6), in order, for the /mcp writer to iterate. Producers push
- * until `end`; frames pushed after it are dropped. Unlike AnswerStream it has no result to
- * wait for: it lives until the client closes it or the gateway ends it.
+ * session's GET stream; docs/operations.md §11 "Notification streams"), in order, for the /mcp
+ * writer to iterate. Producers push until `end`; frames pushed after it are dropped. Unlike
+ * AnswerStream it has no result to wait for: it lives until the client closes it or the gateway
+ * ends it.
  *
  * The writer takes a frame only when the socket has drained (writeStream honours `write()`
  * returning false), so frames a client does not read wait here: once they hold more than

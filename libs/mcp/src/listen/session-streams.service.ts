@@ -59,11 +59,11 @@ class SessionStream implements OpenStream {
 
 /**
  * `GET /mcp` of a 2025 session (Streamable HTTP 2025-11-25, "Listening for Messages from the
- * Server"; issue 11 §6): an SSE stream that carries the catalog's list_changed notifications
- * until the client closes it or the gateway drains. Sessions are sealed tokens, so any replica
- * serves the GET of any session. Refusals: 405 without a session (none given, a 2026
- * MCP-Protocol-Version, or stateless mode, where there are no sessions), 404 for a session id
- * that does not open, 406 without `Accept: text/event-stream`, 400 for an unsupported
+ * Server"; docs/operations.md §11 "Notification streams"): an SSE stream that carries the catalog's
+ * list_changed notifications until the client closes it or the gateway drains. Sessions are sealed
+ * tokens, so any replica serves the GET of any session. Refusals: 405 without a session (none
+ * given, a 2026 MCP-Protocol-Version, or stateless mode, where there are no sessions), 404 for a
+ * session id that does not open, 406 without `Accept: text/event-stream`, 400 for an unsupported
  * MCP-Protocol-Version, 503 when `mcp.listen.maxStreams` streams are open, 429 when the caller
  * has `maxStreamsPerCaller` open. The request was authenticated as a POST is (McpExchanges);
  * a session sealed for another caller does not open (404), and the stream closes when the

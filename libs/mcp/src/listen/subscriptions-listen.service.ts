@@ -123,13 +123,13 @@ class ListenSubscription implements OpenStream {
 }
 
 /**
- * `subscriptions/listen` for 2026-07-28 clients (issue 11 §6; wire notes §2.8, G-20): an SSE
- * answer that starts with `notifications/subscriptions/acknowledged` (the honoured subset of
- * the filter), then carries the list_changed notifications of the gateway's catalog and the
- * change notifications of the 2026 upstreams that support listen (one upstream listen each,
- * for the life of the stream), every message tagged with the listen's id; keep-alive comments
- * come from the NotificationHub. An empty honoured filter is acknowledged and closed at once
- * with the closing result. Errors are in-band on 200, as the v2 SDK answers them: a missing
+ * `subscriptions/listen` for 2026-07-28 clients (docs/operations.md §11 "Notification streams";
+ * wire notes §2.8, G-20): an SSE answer that starts with `notifications/subscriptions/acknowledged`
+ * (the honoured subset of the filter), then carries the list_changed notifications of the gateway's
+ * catalog and the change notifications of the 2026 upstreams that support listen (one upstream
+ * listen each, for the life of the stream), every message tagged with the listen's id; keep-alive
+ * comments come from the NotificationHub. An empty honoured filter is acknowledged and closed at
+ * once with the closing result. Errors are in-band on 200, as the v2 SDK answers them: a missing
  * or malformed filter -32602, no room for another stream (`mcp.listen.maxStreams`, or the
  * caller's `maxStreamsPerCaller`) -32603 "Subscription limit reached". The stream closes when
  * the caller's token expires, when a recheck finds the token refused or the grant changed
@@ -150,8 +150,8 @@ export class SubscriptionsListen {
     private readonly resourceServer: ResourceServer,
   ) {
     this.serverInfo = { name: config.mcp.identity, version: config.version };
-    // upstreams registered, replaced or removed at runtime (issue 13), and upstreams whose
-    // listen support became known: the open streams follow them after every round (which
+    // upstreams registered, replaced or removed at runtime (docs/operations.md §15), and upstreams
+    // whose listen support became known: the open streams follow them after every round (which
     // covers every publication; a change may leave the published catalog as it was)
     registry.onRoundApplied(() => {
       for (const subscription of this.subscriptions) this.syncUpstreamListens(subscription);

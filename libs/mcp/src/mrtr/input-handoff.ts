@@ -43,13 +43,14 @@ interface WaitingReply {
 }
 
 /**
- * Where a client's input for a pending call meets the call (issue 11 §7): the call waits on
- * the replica that holds its upstream stream (or its client's SSE answer), under a key; the
- * input may arrive at any replica. `resume(owner, key, input)` runs the key's handler on the
- * owner: here directly, on another replica through Redis pub/sub (one channel per replica,
- * `<redis.keyPrefix>:{<identity>}:mrtr:<replicaId>`, request and reply). Without REDIS_URL
- * only this replica's keys can be resumed; another's are `gone` (docs/operations.md). Redis
- * is touched only by a retry that lands on a replica that does not hold the call.
+ * Where a client's input for a pending call meets the call
+ * (docs/operations.md §11 "Multi round-trip and era bridging"): the call waits on the replica that
+ * holds its upstream stream (or its client's SSE answer), under a key; the input may arrive at any
+ * replica. `resume(owner, key, input)` runs the key's handler on the owner: here directly, on
+ * another replica through Redis pub/sub (one channel per replica,
+ * `<redis.keyPrefix>:{<identity>}:mrtr:<replicaId>`, request and reply). Without REDIS_URL only
+ * this replica's keys can be resumed; another's are `gone` (docs/operations.md). Redis is touched
+ * only by a retry that lands on a replica that does not hold the call.
  */
 @Injectable()
 export class InputHandoff implements OnModuleInit, OnApplicationShutdown {

@@ -52,13 +52,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * 2025 client → 2026 upstream (issue 11 §7, wire notes §4 "2026 backend → 2025 client"): the
- * upstream's `inputRequests` become real requests (`elicitation/create`,
- * `sampling/createMessage`, `roots/list`) on the client's SSE call stream, under sealed ids
- * (MrtrSeal `bridge-id`: owner replica, wait key, input key, bound to the caller and its grant,
- * expiring after `pendingInputMillis`; docs/security.md "Answers to relayed requests"). The
- * client's answers, POSTed to any replica, come back through InputHandoff to the replica that waits, keyed as the
- * upstream keyed its questions, for the retry upstream.
+ * 2025 client → 2026 upstream (docs/operations.md §11 "Multi round-trip and era bridging"; wire
+ * notes §4 "2026 backend → 2025 client"): the upstream's `inputRequests` become real requests
+ * (`elicitation/create`, `sampling/createMessage`, `roots/list`) on the client's SSE call stream,
+ * under sealed ids (MrtrSeal `bridge-id`: owner replica, wait key, input key, bound to the caller
+ * and its grant, expiring after `pendingInputMillis`;
+ * docs/security.md "Answers to relayed requests"). The client's answers, POSTed to any replica,
+ * come back through InputHandoff to the replica that waits, keyed as the upstream keyed its
+ * questions, for the retry upstream.
  */
 @Injectable()
 export class LegacyInputBridge {

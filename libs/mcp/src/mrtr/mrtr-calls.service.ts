@@ -31,7 +31,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Multi round-trip `tools/call`, `prompts/get` and `resources/read` of upstream entries (the
- * methods that may answer input_required, wire notes §4), for both client eras (issue 11 §5, §7):
+ * methods that may answer input_required, wire notes §4), for both client eras
+ * (docs/operations.md §11 "Multi round-trip and era bridging"):
  * - 2026 client, 2026 upstream: `input_required` passes unchanged but for `requestState`,
  *   wrapped in the gateway's envelope (RequestStateEnvelope) and unwrapped on the retry;
  * - 2026 client, 2025 upstream: the upstream's request to the client parks the call
@@ -150,7 +151,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     const outcome = await parked.next();
     if (outcome.kind === 'settled') {
       this.release(parked.key);
-      // an upstream's own input_required (a 2026 upstream): its requestState wrapped (§5)
+      // an upstream's own input_required (a 2026 upstream): its requestState wrapped
       if (outcome.error === undefined)
         return { kind: 'result', value: this.relayedState(outcome.result ?? {}, binding) };
       return this.transferable(outcome.error);
@@ -215,7 +216,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     throw this.errorOf(outcome);
   }
 
-  /** A 2026 upstream's input_required: its requestState wrapped in the gateway's envelope (§5). */
+  /** A 2026 upstream's input_required: its requestState wrapped in the gateway's envelope. */
   private relayedState(result: object, binding: StateBinding): object {
     const value = plain(result);
     if (value.resultType !== 'input_required' || typeof value.requestState !== 'string')

@@ -27,12 +27,12 @@ const PREFIXES: Readonly<Record<SealPurpose, string>> = {
 };
 
 /**
- * AES-256-GCM sealing of the gateway's multi-round-trip tokens (issue 11 §5, §7): the
- * `requestState` envelope it hands a 2026 client, the ids of the requests it puts to a 2025
- * client on a 2026 upstream's behalf, and the relay ids of a 2025 upstream's requests to the
- * client (RelayIds; docs/security.md "Answers to relayed requests"). Keys are derived from
- * MCP_SESSION_KEYS (one per key id, the first seals, all open: rotation as for session ids),
- * so every replica opens
+ * AES-256-GCM sealing of the gateway's multi-round-trip tokens
+ * (docs/operations.md §11 "Multi round-trip and era bridging"): the `requestState` envelope it
+ * hands a 2026 client, the ids of the requests it puts to a 2025 client on a 2026 upstream's
+ * behalf, and the relay ids of a 2025 upstream's requests to the client (RelayIds;
+ * docs/security.md "Answers to relayed requests"). Keys are derived from MCP_SESSION_KEYS (one per
+ * key id, the first seals, all open: rotation as for session ids), so every replica opens
  * what another sealed; without keys a random per-process key is used (tokens then open only
  * on the replica that sealed them). Format: `<prefix>.<kid>.<base64url(iv | ciphertext | tag)>`.
  *

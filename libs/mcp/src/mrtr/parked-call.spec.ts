@@ -14,7 +14,7 @@ const elicit = (id: number, message: string): JsonRpcMessage => ({
   params: { message },
 });
 
-describe('a parked 2025 upstream call (issue 11 §7)', () => {
+describe('a parked 2025 upstream call (docs/operations.md §11 "Multi round-trip and era bridging")', () => {
   it('an upstream request becomes an inputRequests entry without id or envelope', async () => {
     const { call } = setup();
     call.add(elicit(3, 'Deploy?'), { sessionId: 's1' });

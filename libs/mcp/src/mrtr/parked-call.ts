@@ -24,10 +24,11 @@ export type ParkedOutcome =
     };
 
 /**
- * One 2025 upstream's `tools/call` held open for a 2026 client (issue 11 §7, wire notes §4
- * "2025 backend → 2026 client"): the upstream call runs on; each request it makes to the
- * client waits here under an input key until the client's retry brings the answer. `next()`
- * tells what the client is to get now: the settled call, or the open questions.
+ * One 2025 upstream's `tools/call` held open for a 2026 client
+ * (docs/operations.md §11 "Multi round-trip and era bridging"; wire notes §4 "2025 backend → 2026
+ * client"): the upstream call runs on; each request it makes to the client waits here under an
+ * input key until the client's retry brings the answer. `next()` tells what the client is to get
+ * now: the settled call, or the open questions.
  */
 export class ParkedCall {
   /** The key the call is held under (InputHandoff). */

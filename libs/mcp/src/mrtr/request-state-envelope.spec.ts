@@ -34,7 +34,7 @@ function invalidParams(run: () => unknown): GatewayError {
   throw new Error('expected -32602');
 }
 
-describe('the requestState envelope (issue 11 §5: AEAD, bound to upstream, tool and caller)', () => {
+describe('the requestState envelope: AEAD, bound to upstream, tool and caller (docs/operations.md §11 "Multi round-trip and era bridging")', () => {
   it('round-trips the upstream state, which never shows in the envelope', () => {
     const e = envelope();
     const token = e.wrap(binding, { kind: 'relayed', state: 'opaque-state-staging' });

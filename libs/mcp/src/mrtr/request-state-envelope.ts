@@ -18,9 +18,10 @@ export interface StateBinding {
 /**
  * What the envelope carries besides its binding:
  * - `relayed`: a 2026 upstream's own `requestState` (absent when it sent none, which a
- *   requestState-less round never produces), unwrapped before the retry is forwarded (§5);
+ *   requestState-less round never produces), unwrapped before the retry is forwarded;
  * - `parked`: a 2025 upstream's call held by replica `owner` under `key`, waiting for the
- *   answers to its requests to the client (§7).
+ *   answers to its requests to the client (era bridging,
+ *   docs/operations.md §11 "Multi round-trip and era bridging").
  */
 export type EnvelopeContent =
   | { readonly kind: 'relayed'; readonly state: string }
@@ -48,23 +49,27 @@ interface EnvelopePayload {
   readonly k?: string;
 }
 
-/** The caller as the envelope binds it: `sub` and `client_id` (issue 11 §5); null without auth. */
+/**
+ * The caller as the envelope binds it: `sub` and `client_id`
+ * (docs/operations.md §11 "Multi round-trip and era bridging"); null without auth.
+ */
 export function callerKey(caller: CallerIdentity | undefined): string | null {
   if (caller === undefined) return null;
   return `${caller.subject ?? ''}\u0000${caller.clientId ?? ''}`;
 }
 
 function invalidState(reason: string): GatewayError {
-  // -32602 for every era: the retry's params are invalid (issue 11 §5; wire notes §4)
+  // -32602 for every era: the retry's params are invalid
+  // (docs/operations.md §11 "Multi round-trip and era bridging"; wire notes §4)
   return new GatewayError(GatewayErrorCode.InvalidParams, `Invalid params: requestState ${reason}`);
 }
 
 /**
- * The gateway's integrity-protected `requestState` envelope (issue 11 §5; wire notes §4
- * "State and security"): AEAD-sealed (MrtrSeal, keys from MCP_SESSION_KEYS), bound to the
- * upstream id, the published tool name and the caller, expiring after
- * `mcp.session.requestStateTtlSeconds` (parked calls: `pendingInputMillis`). The client sees
- * an opaque string; the upstream never sees it.
+ * The gateway's integrity-protected `requestState` envelope
+ * (docs/operations.md §11 "Multi round-trip and era bridging"; wire notes §4 "State and security"):
+ * AEAD-sealed (MrtrSeal, keys from MCP_SESSION_KEYS), bound to the upstream id, the published tool
+ * name and the caller, expiring after `mcp.session.requestStateTtlSeconds` (parked calls:
+ * `pendingInputMillis`). The client sees an opaque string; the upstream never sees it.
  */
 @Injectable()
 export class RequestStateEnvelope {

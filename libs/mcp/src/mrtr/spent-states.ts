@@ -8,12 +8,13 @@ const SWEEP_EVERY_MS = 30_000;
 
 /**
  * One-time use of the gateway's `requestState` envelopes (wire notes §4 "State and security":
- * one-time use is the server's to enforce; issue 11 §5). An envelope's nonce is spent by the
+ * one-time use is the server's to enforce;
+ * docs/operations.md §11 "Multi round-trip and era bridging"). An envelope's nonce is spent by the
  * first retry that carries it: on every replica through Redis (InputHandoff.takeOnce) when
- * REDIS_URL is set, else on this replica only (docs/operations.md). A nonce is remembered
- * until its envelope expires, so memory is bounded by the retries of one
- * `requestStateTtlSeconds` and by MAX_REMEMBERED; past it the oldest are forgotten and every
- * envelope expiring no later than one of them is refused as spent (fail closed).
+ * REDIS_URL is set, else on this replica only (docs/operations.md). A nonce is remembered until its
+ * envelope expires, so memory is bounded by the retries of one `requestStateTtlSeconds` and by
+ * MAX_REMEMBERED; past it the oldest are forgotten and every envelope expiring no later than one of
+ * them is refused as spent (fail closed).
  */
 @Injectable()
 export class SpentStates implements OnModuleDestroy {

@@ -6,7 +6,8 @@ import type { StateBinding } from './request-state-envelope';
 
 /**
  * The methods whose result may be `input_required` (wire notes §4 "Applies to"): the requests
- * MrtrCalls takes through multi round-trip rounds and era bridging (issue 11 §5, §7).
+ * MrtrCalls takes through multi round-trip rounds and era bridging
+ * (docs/operations.md §11 "Multi round-trip and era bridging").
  */
 export type MrtrMethod = 'tools/call' | 'prompts/get' | 'resources/read';
 
@@ -34,13 +35,13 @@ export function plain(result: object): Record<string, unknown> {
 }
 
 /**
- * The envelope's binding of this request (issue 11 §5; wire notes §4 "State and security":
- * bind the method and a digest of the salient params): the upstream as registered (its id
- * and URL, so a state never reaches another server registered later under the same id), the
- * method, the published name or URI and a SHA-256 digest of the client's arguments (as
- * JSON.stringify writes them: a retry must re-send the same arguments), and the caller. The
- * name and digest are computed when first read: only rounds that wrap or open an envelope
- * pay for them.
+ * The envelope's binding of this request
+ * (docs/operations.md §11 "Multi round-trip and era bridging"; wire notes §4 "State and security":
+ * bind the method and a digest of the salient params): the upstream as registered (its id and URL,
+ * so a state never reaches another server registered later under the same id), the method, the
+ * published name or URI and a SHA-256 digest of the client's arguments (as JSON.stringify writes
+ * them: a retry must re-send the same arguments), and the caller. The name and digest are computed
+ * when first read: only rounds that wrap or open an envelope pay for them.
  */
 export function bindingOf(request: UpstreamMrtrRequest, caller: string | null): StateBinding {
   let bound: string | undefined;

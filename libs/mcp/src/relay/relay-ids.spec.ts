@@ -31,7 +31,7 @@ const granted = (key: string): CallerAccess => ({
 const alice: AnswerBinding = answerBinding(caller('alice'), granted('0'));
 const anonymous: AnswerBinding = answerBinding(undefined, undefined);
 
-describe('RelayIds (issue 10 §5: the relayed request id carries, sealed, what routing needs)', () => {
+describe('RelayIds: the relayed request id carries, sealed, what routing needs (docs/operations.md §10 "Relaying")', () => {
   const key = Buffer.alloc(32, 7);
 
   it('opens what it sealed, on any replica holding the same session key', () => {

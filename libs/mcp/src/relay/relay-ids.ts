@@ -31,9 +31,9 @@ interface RelayPayload {
 }
 
 /**
- * The ids of server->client requests relayed to an agent (issue 10 §5): the upstream's
- * `sampling/createMessage`, `elicitation/create` or `roots/list` goes to the agent under an id
- * that carries, sealed (MrtrSeal `relay-id`: AES-256-GCM, keys from MCP_SESSION_KEYS with
+ * The ids of server->client requests relayed to an agent (docs/operations.md §10 "Relaying"): the
+ * upstream's `sampling/createMessage`, `elicitation/create` or `roots/list` goes to the agent under
+ * an id that carries, sealed (MrtrSeal `relay-id`: AES-256-GCM, keys from MCP_SESSION_KEYS with
  * rotation, the gateway identity authenticated), the upstream, its session and its request
  * id, bound to the caller whose call asked and its grant, expiring after
  * `session.pendingInputMillis` (docs/security.md "Answers to relayed requests"). The agent's

@@ -79,7 +79,7 @@ describe('SessionTokenService: sealed Mcp-Session-Id (DESIGN "No sticky sessions
   });
 });
 
-describe('SessionTokenService: stateless legacy mode (no MCP_SESSION_KEYS outside local; issue 8)', () => {
+describe('SessionTokenService: stateless legacy mode (no MCP_SESSION_KEYS outside local; docs/operations.md §9)', () => {
   it('runs without a key: not sealed, shown as stateless with the warning', () => {
     const tokens = service([]);
     expect(tokens.sealed).toBe(false);

@@ -15,8 +15,8 @@ export interface SessionClaims {
   readonly expiresAt: number;
   /**
    * The client capabilities the client declared at initialize that the gateway relays for
-   * (`sampling`, `elicitation`, `roots`; issue 10 §5); undefined for a session sealed before
-   * they were recorded.
+   * (`sampling`, `elicitation`, `roots`; docs/operations.md §10 "Relaying"); undefined for a
+   * session sealed before they were recorded.
    */
   readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   /**

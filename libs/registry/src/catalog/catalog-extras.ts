@@ -22,7 +22,7 @@ export interface ResourceConflict {
   readonly template?: string;
 }
 
-/** Which MCP features the catalog's sources can serve (issue 10 §6). */
+/** Which MCP features the catalog's sources can serve (docs/operations.md §10 "Capabilities"). */
 export interface CatalogFeatures {
   readonly tools: boolean;
   readonly resources: boolean;
@@ -35,7 +35,10 @@ export interface CatalogFeatures {
 interface TemplateRoute {
   readonly uriTemplate: string;
   readonly upstream: UpstreamDefinition;
-  /** Its resources/templates/list entry (a caller's filtered list is built from these; issue 12 §3). */
+  /**
+   * Its resources/templates/list entry (a caller's filtered list is built from these;
+   * docs/operations.md §13 "Access").
+   */
   readonly publishedJson: string;
   /** false: it routes and covers URIs but is not listed (a live upstream's catalog copy). */
   readonly listed: boolean;
@@ -62,11 +65,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The prompts, resources and resource templates of a catalog, with their routes (issue 10
- * §4, §5): built once per published catalog from the upstream contributions in config order.
- * Lists are serialized once, sorted (prompts by published name within (sourceId) order;
- * resources and templates by source in config order, each in its upstream's order), so every
- * replica serves the same bytes.
+ * The prompts, resources and resource templates of a catalog, with their routes
+ * (docs/operations.md §10 "Names", "Routing"): built once per published catalog from the upstream
+ * contributions in config order. Lists are serialized once, sorted (prompts by published name
+ * within (sourceId) order; resources and templates by source in config order, each in its
+ * upstream's order), so every replica serves the same bytes.
  */
 export class CatalogExtras {
   private constructor(
@@ -229,7 +232,10 @@ export class CatalogExtras {
     return out;
   }
 
-  /** The published prompts, resources and templates in list order, with their sources (issue 12 §3 filters them per caller). */
+  /**
+   * The published prompts, resources and templates in list order, with their sources (filtered per
+   * caller by docs/operations.md §13 "Access").
+   */
   listed(): {
     readonly prompts: Iterable<CatalogPrompt>;
     readonly resources: Iterable<CatalogResource>;

@@ -7,7 +7,7 @@ const diff = (added: string[] = [], removed: string[] = [], changed: string[] = 
   changed,
 });
 
-describe('CatalogHistory (issue 13 §4: a bounded history of catalog changes)', () => {
+describe('CatalogHistory: a bounded history of catalog changes (docs/console.md "Catalog history")', () => {
   it('keeps only the newest entries up to its capacity, newest first', () => {
     const history = new CatalogHistory(3);
     for (let i = 1; i <= 5; i++) history.recordPublished(at(i), i, diff([`t${i}`]), {});

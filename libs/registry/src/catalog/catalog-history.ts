@@ -1,7 +1,7 @@
 import type { PullErrorType } from '../manifest/manifest-errors';
 import type { CatalogDiff } from './catalog-snapshot';
 
-/** How many changes the history keeps (issue 13 §4 "the last catalog changes"); oldest go first. */
+/** How many changes the history keeps (docs/console.md "Catalog history"); oldest go first. */
 export const CATALOG_HISTORY_CAPACITY = 50;
 /** How many tool names one entry lists per kind of change; the counts stay exact. */
 export const HISTORY_NAMES_PER_KIND = 100;
@@ -58,11 +58,11 @@ export interface CatalogHistoryView {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
- * The last catalog changes of this replica, in memory and bounded (issue 13 §4): every
- * publication with its diff and revisions, every rejection with its reason. A rejection that
- * repeats round after round (same reason, detail and sources, with no publication between) is
- * one entry with a count, so a standing collision cannot push every publication out of the
- * history.
+ * The last catalog changes of this replica, in memory and bounded
+ * (docs/console.md "Catalog history"): every publication with its diff and revisions, every
+ * rejection with its reason. A rejection that repeats round after round (same reason, detail and
+ * sources, with no publication between) is one entry with a count, so a standing collision cannot
+ * push every publication out of the history.
  */
 export class CatalogHistory {
   private readonly entries: Array<CatalogPublishedEntry | Mutable<CatalogRejectedEntry>> = [];

@@ -2,7 +2,10 @@ import { constants as zlibConstants, deflateRaw } from 'node:zlib';
 import { promisify } from 'node:util';
 import { TimeSlicer } from '../time-slicer';
 
-/** A `tools` array this large or larger also gets a compressed copy (issue 9, fault 12). */
+/**
+ * A `tools` array this large or larger also gets a compressed copy
+ * (docs/operations.md §2 "Compressed lists").
+ */
 export const DEFLATE_MIN_BYTES = 64 * 1024;
 
 const deflateRawAsync = promisify(deflateRaw);
@@ -39,7 +42,10 @@ export class CatalogSnapshot {
      * per snapshot for lists of DEFLATE_MIN_BYTES or more; undefined for smaller ones.
      */
     readonly toolsJsonDeflated?: Buffer,
-    /** Prompts, resources and templates of upstream MCP servers, with their routes (issue 10). */
+    /**
+     * Prompts, resources and templates of upstream MCP servers, with their routes
+     * (docs/operations.md §10).
+     */
     readonly extras: CatalogExtras = CatalogExtras.EMPTY,
   ) {}
 

@@ -6,7 +6,10 @@ export interface BundleRoute {
   readonly bundle: BundleDefinition;
 }
 
-/** A tool of an upstream MCP server: called there by its original name (issue 10 §4, §5). */
+/**
+ * A tool of an upstream MCP server: called there by its original name
+ * (docs/operations.md §10 "Names", "Routing").
+ */
 export interface UpstreamRoute {
   readonly kind: 'upstream';
   readonly upstream: UpstreamDefinition;

@@ -113,7 +113,7 @@ export async function mergeCatalog(
 /**
  * The names in a (sourceId, name)-sorted tool list that more than one source publishes, as
  * `"name" (first, second)`, and every source involved (contract §7.6). Shared by the catalog
- * merge and the live lists' merge (issue 11 §4).
+ * merge and the live lists' merge (docs/operations.md §11 "Live lists").
  */
 export async function collisionsOf(
   tools: readonly CatalogTool[],

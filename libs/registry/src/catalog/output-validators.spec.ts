@@ -4,7 +4,10 @@ import { validateManifest } from '../manifest/validate-manifest';
 import type { ManifestTool } from '../manifest/manifest.types';
 import { OutputValidators } from './output-validators';
 
-/** The issue's example: a tool whose answer must be an object with a numeric total. */
+/**
+ * The example of docs/operations.md §6 "Structured output": a tool whose answer must be an object
+ * with a numeric total.
+ */
 const TOTAL = {
   type: 'object',
   properties: { total: { type: 'number' } },
@@ -43,8 +46,8 @@ function compileSpies(validators: OutputValidators): jest.SpyInstance[] {
 const calls = (spies: jest.SpyInstance[]): number =>
   spies.reduce((n, s) => n + s.mock.calls.length, 0);
 
-describe('OutputValidators: outputSchemas compiled once per catalog (issue 8 fault 3)', () => {
-  it('gives the issue\'s tool a validator: {total:42.5} conforms, {total:"x"} names the path and rule', async () => {
+describe('OutputValidators: outputSchemas compiled once per catalog (docs/operations.md §6 "Structured output")', () => {
+  it('gives the example tool a validator: {total:42.5} conforms, {total:"x"} names the path and rule', async () => {
     const validate = new OutputValidators().validatorFor(await accepted({ outputSchema: TOTAL }));
     expect(validate?.({ total: 42.5 })).toBeUndefined();
     expect(validate?.({ total: 'x' })).toBe('structuredContent/total must be number');

@@ -607,7 +607,7 @@ describe('fingerprint: equal content, equal fingerprint', () => {
   });
 });
 
-describe('every MCP 2025-11-25 Tool field is published and type-checked (issue 8 fault 5)', () => {
+describe('every MCP 2025-11-25 Tool field is published and type-checked (docs/operations.md §6 "Tool fields")', () => {
   it('publishes icons and execution {"taskSupport":"forbidden"} exactly as the manifest gave them', async () => {
     const icons = [
       {
@@ -701,7 +701,7 @@ describe('every MCP 2025-11-25 Tool field is published and type-checked (issue 8
   });
 });
 
-describe('schema dialects (issue 8 fault 4: MCP 2025-11-25, 2020-12 only when $schema is absent)', () => {
+describe('schema dialects: MCP 2025-11-25, 2020-12 only when $schema is absent (docs/operations.md §6 "Schema dialects")', () => {
   const withSchema = (uri: string): Record<string, unknown> => ({
     $schema: uri,
     type: 'object',

@@ -37,7 +37,10 @@ export interface LastGoodStore {
   load(bundleIds: readonly string[]): Promise<ReadonlyMap<string, StoredManifest>>;
   /** Writes a copy unless a newer one is stored already; fire and forget. */
   save(bundleId: string, copy: LastGoodCopy): void;
-  /** The stored last good lists of these upstreams (issue 10 §3); the others are absent. */
+  /**
+   * The stored last good lists of these upstreams (docs/operations.md §10 "Lists"); the others are
+   * absent.
+   */
   loadUpstreams?(upstreamIds: readonly string[]): Promise<ReadonlyMap<string, StoredUpstreamLists>>;
   /** Writes an upstream's adopted lists unless newer ones are stored already; fire and forget. */
   saveUpstream?(upstreamId: string, lists: UpstreamLists, fetchedAt: Date): void;

@@ -51,7 +51,7 @@ function answer(up: UpstreamDefinition, items: Record<string, unknown>[]): LiveL
 const names = (json: string): string[] =>
   (JSON.parse(json) as { name: string }[]).map((t) => t.name);
 
-describe('live lists merge by the catalog rules (issue 11 §4)', () => {
+describe('live lists merge by the catalog rules (docs/operations.md §11 "Live lists")', () => {
   it('puts live tools among the snapshot tools in (sourceId, name) order, names prefixed as in a pull', async () => {
     const catalog = await CatalogSnapshot.build(
       [bundleTool('bank', 'bank.pay'), bundleTool('zoo', 'zoo.feed')],
@@ -300,7 +300,7 @@ describe('a live list pays for what it holds (docs/operations.md §11 "Live list
   });
 });
 
-describe('an unchanged live answer reuses its accepted contribution (issue 11 §4)', () => {
+describe('an unchanged live answer reuses its accepted contribution (docs/operations.md §11 "Live lists")', () => {
   const good = (name: string): Record<string, unknown> => ({ name, inputSchema: schema });
 
   it('gives the same contribution, left-out entries included, for an equal answer', () => {

@@ -8,7 +8,7 @@ import { SchemaChecker } from '../manifest/schema-checker';
 import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
 import type { UpstreamItem } from './upstream-pull-result';
 
-/** The four lists an upstream serves, by their result member (issue 10 §4). */
+/** The four lists an upstream serves, by their result member (docs/operations.md §10 "Lists"). */
 export type LiveListKey = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
 
 /** One live upstream's answer to one list method, before the catalog rules are applied. */
@@ -52,10 +52,10 @@ interface AcceptedAnswer {
 }
 
 /**
- * The catalog rules applied to live lists (issue 11 §4), reused, not copied: a live answer is
- * checked and its names published by acceptUpstreamLists (MCP tool checks, prefix, reversible
- * names) exactly as a pulled one, and merged with the snapshot's sources by the catalog's
- * own rules: tools in (sourceId, name) order with a name published twice rejecting the
+ * The catalog rules applied to live lists (docs/operations.md §11 "Live lists"), reused, not
+ * copied: a live answer is checked and its names published by acceptUpstreamLists (MCP tool checks,
+ * prefix, reversible names) exactly as a pulled one, and merged with the snapshot's sources by the
+ * catalog's own rules: tools in (sourceId, name) order with a name published twice rejecting the
  * sources involved (contract §7.6, collisionsOf; only live sources can be left out, the
  * snapshot already passed), prompts, resources and templates by CatalogExtras. Pure but for
  * three memos: compiled schemas; per (upstream, list) the last accepted answer (reused
@@ -231,8 +231,9 @@ export class LiveListMerger {
 }
 
 /**
- * What one caller may see of a merged list (issue 12 §3 access rules), for a caller whose
- * grants are restricted: tools by source or published name, the other lists by source.
+ * What one caller may see of a merged list (the access rules, docs/operations.md §13 "Access"), for
+ * a caller whose grants are restricted: tools by source or published name, the other lists by
+ * source.
  */
 export interface LiveVisibility {
   tool(sourceId: string, name: string): boolean;

@@ -10,11 +10,11 @@ function shortHash(original: string): string {
 }
 
 /**
- * Published names for one upstream's tool (or prompt) names (issue 10 §4): `prefix` + name
- * with every character outside [A-Za-z0-9_-] written `_`, at most 64 characters. A name that
- * had to be cut, or whose rewrite equals another's, ends in `_` + 8 hex digits of the SHA-256 of
- * its original name instead (stable across replicas and restarts); a name already safe keeps
- * its plain form. Returns original → published, for every name given (duplicates collapse).
+ * Published names for one upstream's tool (or prompt) names (docs/operations.md §10 "Names"):
+ * `prefix` + name with every character outside [A-Za-z0-9_-] written `_`, at most 64 characters. A
+ * name that had to be cut, or whose rewrite equals another's, ends in `_` + 8 hex digits of the
+ * SHA-256 of its original name instead (stable across replicas and restarts); a name already safe
+ * keeps its plain form. Returns original → published, for every name given (duplicates collapse).
  */
 export function publishNames(prefix: string, originals: readonly string[]): Map<string, string> {
   const rewritten = new Map<string, string>();

@@ -61,7 +61,7 @@ function pulled(id: string, names: string[], offsetMs = 0): UpstreamPullResult {
 
 const names = (r: RegistryService): string[] => r.current()?.tools.map((t) => t.name) ?? [];
 
-describe('upstreams registered at runtime (issue 13 §2)', () => {
+describe('upstreams registered at runtime (docs/operations.md §15 "Shared and durable")', () => {
   it('a put upstream is pulled from the next round on and joins the catalog through its merge; removed, it leaves', async () => {
     const r = registry();
     await r.applyRound([], [pulled('calc', ['add'])]);

@@ -117,7 +117,7 @@ const failedPull = (id: string, s = 0): UpstreamPullResult => ({
   attemptedAt: at(s),
 });
 
-describe('published names (issue 10 §4)', () => {
+describe('published names (docs/operations.md §10 "Names")', () => {
   it('prefixes names and rewrites every character outside [A-Za-z0-9_-] to _', () => {
     expect([...publishNames('gh__', ['search', 'repo.get', 'a/b c']).entries()]).toEqual([
       ['search', 'gh__search'],
@@ -148,7 +148,7 @@ describe('published names (issue 10 §4)', () => {
   });
 });
 
-describe('acceptUpstreamLists (issue 10 §3, §4)', () => {
+describe('acceptUpstreamLists (docs/operations.md §10 "Checks", "Names")', () => {
   it('leaves out tools that break the MCP rules, reports why, and publishes the rest sorted', () => {
     const c = acceptUpstreamLists(
       upstream('u'),
@@ -212,7 +212,7 @@ describe('acceptUpstreamLists (issue 10 §3, §4)', () => {
   });
 });
 
-describe('URI templates route resources/read (issue 10 §5)', () => {
+describe('URI templates route resources/read (docs/operations.md §10 "Routing")', () => {
   it('matches simple and reserved expansions over the whole URI', () => {
     expect(templateMatcher('test://template/{id}/data').test('test://template/123/data')).toBe(
       true,
@@ -225,7 +225,7 @@ describe('URI templates route resources/read (issue 10 §5)', () => {
   });
 });
 
-describe('RegistryService with upstreams (issue 10 §3, §4, §8)', () => {
+describe('RegistryService with upstreams (docs/operations.md §10)', () => {
   it('publishes bundle and upstream tools together, sorted by (source id, name), without waiting for an upstream that never answered', async () => {
     const { service } = setup([], [upstream('b'), upstream('a')]);
     await service.applyRound(

@@ -13,7 +13,10 @@ import type {
   UpstreamLists,
 } from './upstream-pull-result';
 
-/** An upstream tool (or prompt, resource, template) not published, and why (issue 10 §3, §7). */
+/**
+ * An upstream tool (or prompt, resource, template) not published, and why
+ * (docs/operations.md §10 "Checks").
+ */
 export interface LeftOutItem {
   readonly list: 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
   /** Its name, URI or template as the upstream sent it (cut to 128 characters); "" when absent. */
@@ -53,7 +56,10 @@ export interface UpstreamContribution {
   readonly resources: readonly CatalogResource[];
   readonly resourceTemplates: readonly CatalogResource[];
   readonly leftOut: readonly LeftOutItem[];
-  /** The cache hints each of its lists carried (issue 11 §3); empty for a 2025 upstream. */
+  /**
+   * The cache hints each of its lists carried (docs/operations.md §11 "Cache hints"); empty for a
+   * 2025 upstream.
+   */
   readonly hints: Readonly<Partial<Record<UpstreamListKey, UpstreamListHints>>>;
   /** Equal fingerprints: equal contributions (the catalog is not rebuilt). */
   readonly fingerprint: string;
@@ -72,13 +78,13 @@ function sha1(text: string): string {
 }
 
 /**
- * Checks an upstream's lists by the MCP rules and publishes what passes (issue 10 §3, §4): a
- * tool needs a non-empty string `name` and an `inputSchema` object schema (root `type:
- * "object"`) that compiles; a prompt a `name`; a resource a `uri` and `name`; a template a
- * `uriTemplate` and `name`. Whatever fails is left out and reported, the rest is published (a
- * third-party server is not a contract partner). A name listed twice keeps its first entry.
- * Tool and prompt names get the upstream's prefix (publishNames); every item's JSON is what
- * the upstream sent, only `name` replaced.
+ * Checks an upstream's lists by the MCP rules and publishes what passes
+ * (docs/operations.md §10 "Checks", "Names"): a tool needs a non-empty string `name` and an
+ * `inputSchema` object schema (root `type: "object"`) that compiles; a prompt a `name`; a resource
+ * a `uri` and `name`; a template a `uriTemplate` and `name`. Whatever fails is left out and
+ * reported, the rest is published (a third-party server is not a contract partner). A name listed
+ * twice keeps its first entry. Tool and prompt names get the upstream's prefix (publishNames);
+ * every item's JSON is what the upstream sent, only `name` replaced.
  */
 export function acceptUpstreamLists(
   upstream: UpstreamDefinition,

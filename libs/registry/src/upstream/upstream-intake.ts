@@ -35,7 +35,7 @@ export interface UpstreamRound {
   readonly failures: Map<string, UpstreamPullErrorType>;
 }
 
-/** What the registration API shows of an upstream's pulls (issue 13 §1). */
+/** What the registration API shows of an upstream's pulls (docs/operations.md §15 "Routes"). */
 export interface UpstreamPullState {
   readonly definition: UpstreamDefinition;
   readonly status: UpstreamStatus;
@@ -59,10 +59,11 @@ export interface PartialSource {
 }
 
 /**
- * The intake of upstream MCP servers (issue 10 §3, §8): turns each pull's lists into a
- * contribution (checked, names published), keeps every upstream's last good copy and its
- * status. Catalog publication (merge, swap) is RegistryService's: it asks for the
- * contributions of a round and reports back which it adopted.
+ * The intake of upstream MCP servers (docs/operations.md §10 "Lists";
+ * docs/architecture.md "The house"): turns each pull's lists into a contribution (checked, names
+ * published), keeps every upstream's last good copy and its status. Catalog publication (merge,
+ * swap) is RegistryService's: it asks for the contributions of a round and reports back which it
+ * adopted.
  */
 @Injectable()
 export class UpstreamIntake {
@@ -115,10 +116,10 @@ export class UpstreamIntake {
   }
 
   /**
-   * Adds an upstream registered at runtime, or replaces one (issue 13 §2): a replaced
-   * upstream starts afresh (no copy, no status), so its next round decides its state. It
-   * reaches the catalog only through the next round's merge. A configured upstream is never
-   * replaced: false.
+   * Adds an upstream registered at runtime, or replaces one
+   * (docs/operations.md §15 "Shared and durable"): a replaced upstream starts afresh (no copy, no
+   * status), so its next round decides its state. It reaches the catalog only through the next
+   * round's merge. A configured upstream is never replaced: false.
    */
   put(definition: UpstreamDefinition, registeredAt?: number): boolean {
     if (this.configured.has(definition.id)) return false;
@@ -144,7 +145,10 @@ export class UpstreamIntake {
     return true;
   }
 
-  /** Forgets a registered upstream (issue 13 §1); the next round's merge drops its items. */
+  /**
+   * Forgets a registered upstream (docs/operations.md §15 "Routes", DELETE); the next round's merge
+   * drops its items.
+   */
   remove(id: string): boolean {
     if (this.configured.has(id)) return false;
     return this.records.delete(id);
@@ -317,7 +321,8 @@ export class UpstreamIntake {
       if (record === undefined) continue;
       record.lastGood = copy;
       if (copy.source === 'redis') continue;
-      // Shared with the other replicas and with this one's next start (issue 10 §3).
+      // Shared with the other replicas and with this one's next start
+      // (docs/operations.md §10 "Lists").
       this.store?.saveUpstream?.(id, copy.lists, copy.fetchedAt);
       const ended = record.recordSuccess(copy.fetchedAt);
       this.metrics?.upstreamPull(id, 'success');
@@ -343,7 +348,10 @@ export class UpstreamIntake {
     return [...this.records.values()].map((r) => r.view(now));
   }
 
-  /** Enabled upstreams served from a last good copy, or not at all (issue 10 §9). */
+  /**
+   * Enabled upstreams served from a last good copy, or not at all
+   * (docs/operations.md §10 "Partial lists").
+   */
   partialSources(): PartialSource[] {
     const out: PartialSource[] = [];
     for (const record of this.records.values()) {
@@ -361,7 +369,10 @@ function isList(value: unknown): value is Record<string, unknown>[] {
   return Array.isArray(value);
 }
 
-/** Stored cache hints (issue 11 §3): only well-formed members are kept; garbage means none. */
+/**
+ * Stored cache hints (docs/operations.md §11 "Cache hints"): only well-formed members are kept;
+ * garbage means none.
+ */
 function asHints(value: unknown): UpstreamLists['hints'] {
   if (typeof value !== 'object' || value === null) return undefined;
   const out: Partial<Record<UpstreamListKey, UpstreamListHints>> = {};

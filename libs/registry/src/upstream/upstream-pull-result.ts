@@ -1,6 +1,7 @@
 /**
  * Why an upstream list pull failed: a type name, never a message (status endpoints and
- * metrics show it; the log line of the failure says more). Issue 10 §3, §7.
+ * metrics show it; the log line of the failure says more). See
+ * docs/operations.md §10 "GET /actuator/upstreams".
  */
 export const UPSTREAM_PULL_ERROR_TYPES = [
   'UpstreamUnreachableError',
@@ -20,7 +21,10 @@ export const UPSTREAM_PULL_ERROR_TYPES = [
   'ToolNameCollisionError',
   'CatalogTooLargeError',
   'UnexpectedPullError',
-  /** No token for the pull: the client-credentials grant of tokenExchange failed (issue 12 §4). */
+  /**
+   * No token for the pull: the client-credentials grant of tokenExchange failed
+   * (docs/operations.md §14 "Credentials towards sources").
+   */
   'UpstreamCredentialError',
   /**
    * A runtime-registered upstream's host (or token endpoint) resolved, at connect, to an
@@ -36,7 +40,7 @@ export type UpstreamItem = Readonly<Record<string, unknown>>;
 /**
  * The 2026 cache hints one list of an upstream carried (wire notes §3), over all its pages:
  * the smallest `ttlMs` (ms) and `private` if any page said so; a member is absent when a page
- * omitted it (a 2025 upstream sends none). Issue 11 §3.
+ * omitted it (a 2025 upstream sends none). See docs/operations.md §11 "Cache hints".
  */
 export interface UpstreamListHints {
   readonly ttlMs?: number;
@@ -56,7 +60,10 @@ export interface UpstreamLists {
   readonly resources: readonly UpstreamItem[];
   readonly resourceTemplates: readonly UpstreamItem[];
   readonly prompts: readonly UpstreamItem[];
-  /** The cache hints each list carried (absent: none recorded, e.g. a copy from before issue 11). */
+  /**
+   * The cache hints each list carried (absent: none recorded, e.g. a copy stored before 2026 cache
+   * hints were kept).
+   */
   readonly hints?: Readonly<Partial<Record<UpstreamListKey, UpstreamListHints>>>;
 }
 

@@ -7,8 +7,9 @@ import type { UpstreamLists, UpstreamPullErrorType } from './upstream-pull-resul
 export const RESOURCE_CONFLICTS_SHOWN = 50;
 
 /**
- * issue 10 §7: `healthy` (the last pull was adopted), `degraded` (serving a last good copy
- * after a failed pull), `unreachable` (never answered: nothing to serve), `disabled`.
+ * The status of docs/operations.md §10 "GET /actuator/upstreams": `healthy` (the last pull was
+ * adopted), `degraded` (serving a last good copy after a failed pull), `unreachable` (never
+ * answered: nothing to serve), `disabled`.
  */
 export type UpstreamStatus = 'healthy' | 'degraded' | 'unreachable' | 'disabled';
 

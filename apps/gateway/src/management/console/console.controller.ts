@@ -17,7 +17,7 @@ export interface ConsoleSettings {
 }
 
 /**
- * Everything the page loads comes from here (issue 13 §4: no CDN); scripts only from 'self'.
+ * Everything the page loads comes from here (no CDN, docs/console.md); scripts only from 'self'.
  * connect-src allows http(s) because "Run" calls /mcp on the MCP port, another origin.
  */
 const PAGE_HEADERS: Readonly<Record<string, string>> = {
@@ -30,7 +30,7 @@ const PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
- * GET /console (issue 13 §4): the operator console, a static page built with the project
+ * GET /console (docs/console.md): the operator console, a static page built with the project
  * (apps/console) and its assets under /console/assets/{name}. Management port only. The page
  * itself holds no secret: reads go to /actuator, writes to /admin with the operator's token.
  */
