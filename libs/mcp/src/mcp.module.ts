@@ -15,17 +15,15 @@ import { ToolsListHandler } from './handlers/tools-list.handler';
 import { ServerCapabilities } from './handlers/server-capabilities';
 import { UpstreamRouter } from './handlers/upstream-router';
 import { LiveLists } from './handlers/live-lists.service';
-import {
-  CompletionCompleteHandler,
-  LoggingSetLevelHandler,
-  PromptsGetHandler,
-  PromptsListHandler,
-  ResourceTemplatesListHandler,
-  ResourcesListHandler,
-  ResourcesReadHandler,
-  ResourcesSubscribeHandler,
-  ResourcesUnsubscribeHandler,
-} from './handlers/upstream-methods.handler';
+import { CompletionCompleteHandler } from './handlers/completion-complete.handler';
+import { LoggingSetLevelHandler } from './handlers/logging-set-level.handler';
+import { PromptsGetHandler } from './handlers/prompts-get.handler';
+import { PromptsListHandler } from './handlers/prompts-list.handler';
+import { ResourceTemplatesListHandler } from './handlers/resource-templates-list.handler';
+import { ResourcesListHandler } from './handlers/resources-list.handler';
+import { ResourcesReadHandler } from './handlers/resources-read.handler';
+import { ResourcesSubscribeHandler } from './handlers/resources-subscribe.handler';
+import { ResourcesUnsubscribeHandler } from './handlers/resources-unsubscribe.handler';
 import { RelayIds } from './relay/relay-ids';
 import { InputHandoff } from './mrtr/input-handoff';
 import { SpentStates } from './mrtr/spent-states';

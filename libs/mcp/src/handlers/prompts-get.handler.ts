@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { CatalogRefresh, RegistryService } from '@app/registry';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import {
+  RELAYING_REQUEST,
+  type MethodContext,
+  type MethodHandler,
+  type MethodResult,
+  type PreparedRequest,
+} from './method-handler';
+import { LiveLists } from './live-lists.service';
+import { UpstreamRouter } from './upstream-router';
+import { MrtrCalls } from '../mrtr/mrtr-calls.service';
+import {
+  catalogOf,
+  forwardRounds,
+  granted,
+  stringParam,
+  type Params,
+} from './upstream-handler-support';
+
+/**
+ * `prompts/get`: to the owning upstream with its own prompt name
+ * (docs/operations.md §10 "Routing").
+ */
+@Injectable()
+export class PromptsGetHandler implements MethodHandler {
+  readonly method = 'prompts/get';
+
+  prepare(): PreparedRequest {
+    return RELAYING_REQUEST;
+  }
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly refresh: CatalogRefresh,
+    private readonly router: UpstreamRouter,
+    private readonly live: LiveLists,
+    private readonly mrtr: MrtrCalls,
+  ) {}
+
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    const name = stringParam(params, 'name');
+    let prompt = catalogOf(this.registry).extras.prompt(name);
+    // a live upstream's prompts are in no snapshot: by prefix, from the caller's live list
+    // (a live source the caller may not use is not asked with its credentials: denied as is)
+    const liveOwner =
+      prompt === undefined && this.live.active ? this.live.ownerOf(name) : undefined;
+    const liveDenied = liveOwner !== undefined && !granted(context.access, liveOwner.id);
+    if (prompt === undefined && this.live.active && !liveDenied)
+      prompt = await this.live.promptFor(name, context);
+    // a prompt the caller may not use: answered as unknown, without a refresh
+    // (docs/operations.md §13 "Access")
+    if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
+    else if (prompt === undefined && !liveDenied) {
+      // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8).
+      await this.refresh.refreshForUnknownTool();
+      prompt = catalogOf(this.registry).extras.prompt(name);
+      if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
+    }
+    if (prompt === undefined)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        `Invalid params: unknown prompt ${name.slice(0, 128)}`,
+      );
+    return forwardRounds(
+      this.mrtr,
+      this.router,
+      prompt.upstream,
+      'prompts/get',
+      name,
+      { ...params, name: prompt.originalName },
+      context,
+    );
+  }
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { RegistryService } from '@app/registry';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import {
+  RELAYING_REQUEST,
+  type MethodContext,
+  type MethodHandler,
+  type MethodResult,
+  type PreparedRequest,
+} from './method-handler';
+import { UpstreamRouter } from './upstream-router';
+import { MrtrCalls } from '../mrtr/mrtr-calls.service';
+import {
+  catalogOf,
+  forwardRounds,
+  granted,
+  stringParam,
+  type Params,
+} from './upstream-handler-support';
+
+/**
+ * `resources/read`: to the upstream that lists the URI or a template matching it
+ * (docs/operations.md §10 "Routing").
+ */
+@Injectable()
+export class ResourcesReadHandler implements MethodHandler {
+  readonly method = 'resources/read';
+
+  prepare(): PreparedRequest {
+    return RELAYING_REQUEST;
+  }
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly router: UpstreamRouter,
+    private readonly mrtr: MrtrCalls,
+  ) {}
+
+  handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    const uri = stringParam(params, 'uri');
+    const owner = catalogOf(this.registry).extras.resourceOwner(uri);
+    if (owner === undefined || !granted(context.access, owner.id))
+      return Promise.reject(
+        new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          `Resource not found: ${uri.slice(0, 256)}`,
+          { uri },
+        ),
+      );
+    return forwardRounds(
+      this.mrtr,
+      this.router,
+      owner,
+      'resources/read',
+      uri,
+      { ...params },
+      context,
+    );
+  }
+}

@@ -1,0 +1,74 @@
+import type { UpstreamDefinition } from '@app/config';
+import { allowsSource, type CallerAccess } from '@app/identity';
+import type { CatalogSnapshot, RegistryService } from '@app/registry';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import type { MethodContext, MethodResult } from './method-handler';
+import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
+import type { UpstreamRouter } from './upstream-router';
+import type { MrtrCalls } from '../mrtr/mrtr-calls.service';
+import type { MrtrMethod } from '../mrtr/upstream-mrtr-request';
+
+/** What the handlers of the upstreams' methods (prompts, resources, completion, logging) share. */
+
+export type Params = Readonly<Record<string, unknown>> | undefined;
+
+export function catalogOf(registry: RegistryService): CatalogSnapshot {
+  const catalog = registry.current();
+  if (catalog === undefined)
+    throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
+  return catalog;
+}
+
+/**
+ * Whether the caller may use this upstream (docs/operations.md §13 "Access"); no access given: yes.
+ */
+export function granted(access: CallerAccess | undefined, upstreamId: string): boolean {
+  return access === undefined || allowsSource(access, upstreamId);
+}
+
+/**
+ * Forwards a `prompts/get` or `resources/read` through MrtrCalls: an upstream's
+ * input_required (or a 2025 upstream's request to the client) goes through the same rounds
+ * and era bridging as a tool call's (docs/operations.md §11 "Multi round-trip and era bridging";
+ * wire notes §4 "Applies to").
+ */
+export function forwardRounds(
+  mrtr: MrtrCalls,
+  router: UpstreamRouter,
+  upstream: UpstreamDefinition,
+  method: MrtrMethod,
+  target: string,
+  params: Record<string, unknown>,
+  context: MethodContext,
+): Promise<MethodResult> {
+  return mrtr.call(
+    {
+      upstream,
+      method,
+      target,
+      arguments: params.arguments,
+      params,
+      send: (sent, roundContext, onRequest) =>
+        router.forward(upstream, method, sent, roundContext, undefined, undefined, onRequest),
+    },
+    context,
+  );
+}
+
+export function noCursor(params: Params): void {
+  if (params?.cursor !== undefined)
+    throw new GatewayError(
+      GatewayErrorCode.InvalidParams,
+      'Invalid cursor: this server returns every entry in one page',
+    );
+}
+
+export function stringParam(params: Params, name: string): string {
+  const value = params?.[name];
+  if (typeof value !== 'string' || value === '')
+    throw new GatewayError(
+      GatewayErrorCode.InvalidParams,
+      `Invalid params: params.${name} must be a non-empty string`,
+    );
+  return value;
+}
