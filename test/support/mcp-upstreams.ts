@@ -414,6 +414,11 @@ export class V1Upstream extends HttpUpstream {
 export interface V2UpstreamOptions {
   /** The server's `cacheHints` per list method (ttlMs in ms, cacheScope), as the SDK takes them. */
   readonly cacheHints?: ServerOptions['cacheHints'];
+  /**
+   * `'stateless'`: also serves 2025-11-25 requests on the same URL (a dual-era server, as the
+   * official conformance reference server is); default `'reject'`: 2026-07-28 only.
+   */
+  readonly legacy?: 'stateless' | 'reject';
 }
 
 /**
@@ -429,7 +434,9 @@ export class V2Upstream extends HttpUpstream {
 
   private constructor(options: V2UpstreamOptions) {
     super();
-    this.handler = createMcpHandler(() => V2Upstream.buildServer(options), { legacy: 'reject' });
+    this.handler = createMcpHandler(() => V2Upstream.buildServer(options), {
+      legacy: options.legacy ?? 'reject',
+    });
   }
 
   static async start(options: V2UpstreamOptions = {}): Promise<V2Upstream> {

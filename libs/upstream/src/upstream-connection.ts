@@ -25,6 +25,7 @@ import {
   MetaKey,
   MODERN_PROTOCOL_VERSIONS,
   stringifyMessage,
+  withoutRequestEnvelope,
 } from '@app/wire';
 import { mcpNameHeader } from './mcp-headers';
 import {
@@ -711,7 +712,10 @@ export class UpstreamConnection {
     budget: Budget,
   ): Promise<SendOutcome> {
     const id = this.nextId++;
-    const body = stringifyMessage({ jsonrpc: '2.0', id, method, ...(params && { params }) });
+    // a 2026 caller's envelope stays here: the session settled it at initialize, and a
+    // dual-era server would read a request that carries it as a 2026 one (wire notes §2.0)
+    const sent = withoutRequestEnvelope(params);
+    const body = stringifyMessage({ jsonrpc: '2.0', id, method, ...(sent && { params: sent }) });
     let reply: Reply;
     try {
       reply = await this.post(this.legacyHeaders(options.headers, session), body, id, budget, {
@@ -783,7 +787,9 @@ export class UpstreamConnection {
     extra: Readonly<Record<string, string>> | undefined,
   ): Promise<void> {
     const modern = session.era === '2026';
-    const sentParams = modern ? this.withEnvelope(params, session.protocolVersion) : params;
+    const sentParams = modern
+      ? this.withEnvelope(params, session.protocolVersion)
+      : withoutRequestEnvelope(params);
     const body = JSON.stringify({
       jsonrpc: '2.0',
       method,

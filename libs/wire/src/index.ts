@@ -10,7 +10,7 @@ export {
   MODERN_PROTOCOL_VERSIONS,
 } from './eras';
 export { decodeHeaderValue, encodeHeaderValue } from './header-values';
-export { MetaKey } from './meta-keys';
+export { MetaKey, REQUEST_ENVELOPE_KEYS, withoutRequestEnvelope } from './meta-keys';
 export { METHODS, methodRow, type McpNameField, type MethodRow } from './methods';
 export { RawJson, stringifyMessage } from './raw-json';
 export { JsonRpcCode } from './rpc-codes';
