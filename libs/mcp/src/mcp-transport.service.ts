@@ -173,6 +173,22 @@ export class McpTransport {
     const isRequest = message.kind === 'request' || message.kind === 'invalid-params';
     if (typeof claim === 'string') {
       if (isModernVersion(claim)) return { era: 'modern', claim };
+      // A header that names another version than the envelope: the mismatch wins (-32020),
+      // whichever versions they name (as the v2 SDK's classifier decides).
+      if (stated !== undefined && stated !== claim)
+        return {
+          era: 'refused',
+          answer: messageAnswer(
+            400,
+            errorEnvelope(
+              'id' in message ? message.id : null,
+              JsonRpcCode.HeaderMismatch,
+              'Header mismatch: MCP-Protocol-Version differs from _meta protocolVersion',
+              { mismatch: { header: 'MCP-Protocol-Version', body: claim } },
+            ),
+            'json',
+          ),
+        };
       // An envelope claiming a legacy version: envelopes are honoured for modern versions only.
       return {
         era: 'refused',

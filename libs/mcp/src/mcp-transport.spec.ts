@@ -372,6 +372,70 @@ describe('McpTransport: era × failure → (HTTP status, JSON-RPC code), in one 
       400,
       -32602,
     ],
+    // the header names another version than the envelope: the mismatch wins, whichever they name
+    [
+      'a modern header, an envelope naming an unknown version',
+      { ...modernHeaders('tools/list'), 'mcp-protocol-version': MODERN },
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': 'v999.0.0',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+      400,
+      -32020,
+    ],
+    [
+      'a modern header, an envelope naming a later modern version',
+      modernHeaders('tools/list'),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2099-01-01',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+      400,
+      -32020,
+    ],
+    [
+      'a 2025 header, an envelope naming an unknown version',
+      { ...legacyHeaders, 'mcp-protocol-version': LEGACY },
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } },
+      }),
+      400,
+      -32020,
+    ],
+    [
+      'no header, an envelope naming a later modern version',
+      { ...modernHeaders('tools/list'), 'mcp-protocol-version': '' },
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2099-01-01',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+      400,
+      -32022,
+    ],
     // 2026-07-28
     [
       '2026: Content-Type not JSON',

@@ -138,6 +138,17 @@ export class ModernCodec {
         'Invalid params: the request is missing the required per-request envelope key(s): _meta',
         400,
       );
+    const clientCapabilities = meta[MetaKey.clientCapabilities];
+    if (!isRecord(clientCapabilities))
+      return this.error(
+        id,
+        JsonRpcCode.InvalidParams,
+        `Invalid _meta envelope: ${MetaKey.clientCapabilities}: ${clientCapabilities === undefined ? 'missing' : 'must be an object'}`,
+        400,
+      );
+    // a header that names another version than the envelope is a mismatch (-32020), also when
+    // the envelope's version is one this gateway does not speak (as the v2 SDK decides)
+    if (stated !== undefined && stated !== claim) return this.versionMismatch(id, claim);
     if (!(MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(claim))
       return this.error(
         id,
@@ -148,14 +159,6 @@ export class ModernCodec {
           supported: MODERN_PROTOCOL_VERSIONS,
           requested: claim,
         },
-      );
-    const clientCapabilities = meta[MetaKey.clientCapabilities];
-    if (!isRecord(clientCapabilities))
-      return this.error(
-        id,
-        JsonRpcCode.InvalidParams,
-        `Invalid _meta envelope: ${MetaKey.clientCapabilities}: ${clientCapabilities === undefined ? 'missing' : 'must be an object'}`,
-        400,
       );
     const prepared = this.dispatcher.prepare(method, params, exchange.access);
     const mismatch = this.headerMismatch(headers, method, params, claim, stated, prepared);
@@ -220,6 +223,17 @@ export class ModernCodec {
     return streamWhenRelayed(answer, stream, () => undefined);
   }
 
+  /** A stated MCP-Protocol-Version that differs from the envelope's (-32020). */
+  private versionMismatch(id: JsonRpcId, claim: string): HttpAnswer {
+    return this.error(
+      id,
+      JsonRpcCode.HeaderMismatch,
+      'Header mismatch: MCP-Protocol-Version differs from _meta protocolVersion',
+      400,
+      { mismatch: { header: 'MCP-Protocol-Version', body: claim } },
+    );
+  }
+
   /** The first header that disagrees with the body, or is missing or malformed (-32020). */
   private headerMismatch(
     headers: HttpExchange['headers'],
@@ -229,14 +243,12 @@ export class ModernCodec {
     stated: string | undefined,
     prepared: PreparedRequest,
   ): { header: string; body: string; reason: string } | undefined {
-    if (stated !== claim)
+    // a stated version that differs was answered before (versionMismatch)
+    if (stated === undefined)
       return {
         header: 'MCP-Protocol-Version',
         body: claim,
-        reason:
-          stated === undefined
-            ? 'the required MCP-Protocol-Version header is absent'
-            : 'MCP-Protocol-Version differs from _meta protocolVersion',
+        reason: 'the required MCP-Protocol-Version header is absent',
       };
     const statedMethod = header(headers, 'mcp-method');
     if (statedMethod !== method)
