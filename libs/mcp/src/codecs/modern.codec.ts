@@ -355,7 +355,7 @@ export class ModernCodec {
       const meta = isRecord(r._meta) ? r._meta : {};
       body =
         hints === undefined && r.resultType === undefined && r._meta === undefined
-          ? this.withModernMembers(JSON.stringify(r))
+          ? this.withModernMembers(objectText(result, r))
           : JSON.stringify({
               ...r,
               resultType: typeof r.resultType === 'string' ? r.resultType : 'complete',
@@ -368,8 +368,9 @@ export class ModernCodec {
 
   /**
    * A result serialized without `resultType`, `_meta` or cache hints (a tool's result, most
-   * often), with the 2026 members appended: the same text as serializing
+   * often), with the 2026 members appended: the same members as serializing
    * `{...result, resultType: 'complete', _meta: {serverInfo}}`, without copying the result.
+   * `json` is the text of a JSON object with no whitespace around its braces.
    */
   private withModernMembers(json: string): string {
     const members = `"resultType":"complete","_meta":${this.serverInfoMeta}}`;
@@ -415,4 +416,17 @@ export class ModernCodec {
  */
 function restricted(access: CallerAccess | undefined): boolean {
   return access !== undefined && !access.all;
+}
+
+/**
+ * The JSON text of a result object to append the 2026 members to: an upstream's result as the
+ * upstream wrote it (a SerializedResult, passed on without a parse-copy-serialize round, as in
+ * the 2025 era), when its text is one compact non-empty object; else the value serialized.
+ */
+function objectText(result: MethodResult, value: Record<string, unknown>): string {
+  if (result instanceof SerializedResult) {
+    const json = result.json;
+    if (json.startsWith('{') && json.endsWith('}') && Object.keys(value).length > 0) return json;
+  }
+  return JSON.stringify(value);
 }

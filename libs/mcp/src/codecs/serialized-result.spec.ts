@@ -47,4 +47,23 @@ describe('a SerializedResult (an upstream result passed on) in the codecs', () =
       },
     });
   });
+
+  it('2026 era: a result without _meta is passed on as its text, the 2026 members appended', () => {
+    const codec = new ModernCodec(config, none, none, none, none, none);
+    const own = '{"content":[{"type":"text","text":"caf\\u00e9"}],"n":1.50}';
+    const answer = (
+      codec as unknown as {
+        result(id: number, method: string, r: unknown, caps: object): HttpAnswer;
+      }
+    ).result(
+      7,
+      'tools/call',
+      new SerializedResult(own, JSON.parse(own) as Record<string, unknown>),
+      {},
+    );
+    expect(answer.body).toBe(
+      `{"jsonrpc":"2.0","id":7,"result":${own.slice(0, -1)},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"gw","version":"1.2.3"}}}}`,
+    );
+    expect(JSON.parse(answer.body as string).result.n).toBe(1.5);
+  });
 });
