@@ -13,7 +13,12 @@ import {
   type ToolServiceStatusClass,
 } from '@app/observability';
 import { GATEWAY_CONFIG, type GatewayConfig, type ResolvedAuthorization } from '@app/config';
-import { SourceCredentialError, SourceCredentials, type CallerIdentity } from '@app/identity';
+import {
+  callerAuthorization,
+  SourceCredentialError,
+  SourceCredentials,
+  type CallerIdentity,
+} from '@app/identity';
 import type { BundleCallTarget } from './bundle-call-target';
 import {
   FORWARDED_CALLER_HEADERS,
@@ -59,21 +64,8 @@ export function buildToolRequestHeaders(
     const value = firstValue(incoming[name]);
     if (value !== undefined && value !== '') headers[name] = value;
   }
-  switch (authorization.mode) {
-    case 'none':
-      break;
-    case 'passthrough': {
-      const value = firstValue(incoming.authorization);
-      if (value !== undefined) headers.authorization = value;
-      break;
-    }
-    case 'static':
-      headers.authorization = authorization.value;
-      break;
-    case 'tokenExchange':
-      if (sourceToken !== undefined) headers.authorization = `Bearer ${sourceToken}`;
-      break;
-  }
+  const value = callerAuthorization(authorization, incoming.authorization, sourceToken);
+  if (value !== undefined) headers.authorization = value;
   return headers;
 }
 

@@ -1,5 +1,7 @@
 export { type CallerIdentity, callerName, callerSubject } from './caller-identity';
 export {
+  callerAuthorization,
+  gatewayAuthorization,
   SourceCredentialError,
   SourceCredentials,
   SourceCredentialsModule,

@@ -1,4 +1,5 @@
 import type { UpstreamDefinition } from '@app/config';
+import { callerAuthorization, gatewayAuthorization } from '@app/identity';
 
 /** Incoming request headers, lower-cased, as node:http gives them. */
 type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -26,13 +27,12 @@ export function upstreamRequestHeaders(
     const value = firstValue(incoming[name]);
     if (value !== undefined && value !== '') headers[name] = value;
   }
-  const auth = upstream.authorization;
-  if (auth.mode === 'static') headers.authorization = auth.value;
-  else if (auth.mode === 'passthrough') {
-    const value = firstValue(incoming.authorization);
-    if (value !== undefined) headers.authorization = value;
-  } else if (auth.mode === 'tokenExchange' && sourceToken !== undefined)
-    headers.authorization = `Bearer ${sourceToken}`;
+  const authorization = callerAuthorization(
+    upstream.authorization,
+    incoming.authorization,
+    sourceToken,
+  );
+  if (authorization !== undefined) headers.authorization = authorization;
   return headers;
 }
 
@@ -48,9 +48,6 @@ export function gatewayRequestHeaders(
   upstream: UpstreamDefinition,
   gatewayToken?: string,
 ): Record<string, string> {
-  const auth = upstream.authorization;
-  if (auth.mode === 'static') return { authorization: auth.value };
-  if (auth.mode === 'tokenExchange' && gatewayToken !== undefined)
-    return { authorization: `Bearer ${gatewayToken}` };
-  return {};
+  const authorization = gatewayAuthorization(upstream.authorization, gatewayToken);
+  return authorization === undefined ? {} : { authorization };
 }
