@@ -1,5 +1,4 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { MetaKey } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { SourceCredentialError, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
@@ -143,22 +142,12 @@ export class UpstreamExecutor {
     const { signal } = context;
     let outcome: UpstreamOutcome;
     const connection = this.connections.get(upstream);
-    const sent =
-      connection.era === '2026' && context.clientCapabilities !== undefined
-        ? {
-            ...params,
-            _meta: {
-              ...(params?._meta as Record<string, unknown> | undefined),
-              [MetaKey.clientCapabilities]: context.clientCapabilities,
-            },
-          }
-        : params;
     try {
       const headers =
         upstream.authorization.mode === 'tokenExchange'
           ? await this.callerHeaders.for(upstream, context.headers, context.caller)
           : upstreamRequestHeaders(upstream, context.headers);
-      const answer = await connection.request(method, sent, {
+      const answer = await connection.request(method, params, {
         deadlineMillis: upstream.callMillis,
         signal: signal === undefined ? undefined : new CancellationSignal(signal),
         headers:
@@ -166,6 +155,7 @@ export class UpstreamExecutor {
             ? headers
             : { ...headers, ...context.requestHeaders },
         onMessage: context.onMessage,
+        clientCapabilities: context.clientCapabilities,
       });
       outcome = answer;
     } catch (err) {

@@ -754,7 +754,7 @@ export class UpstreamConnection {
       jsonrpc: '2.0',
       id,
       method,
-      params: this.withEnvelope(params, session.protocolVersion),
+      params: this.withEnvelope(params, session.protocolVersion, options.clientCapabilities),
     });
     const headers = this.modernHeaders(
       options.headers,
@@ -1005,10 +1005,15 @@ export class UpstreamConnection {
     return headers;
   }
 
-  /** params with the 2026 `_meta` envelope; every `_meta` key already there is kept. */
+  /**
+   * params with the 2026 `_meta` envelope, the one place it is built: every `_meta` key already
+   * there is kept, the caller's capabilities (when given) win over the params', and the version
+   * is always the one in use.
+   */
   private withEnvelope(
     params: Record<string, unknown> | undefined,
     version: string,
+    clientCapabilities?: Readonly<Record<string, unknown>>,
   ): Record<string, unknown> {
     const given = isRecord(params?._meta) ? params._meta : {};
     return {
@@ -1017,6 +1022,9 @@ export class UpstreamConnection {
         [MetaKey.clientCapabilities]: this.endpoint.clientCapabilities,
         [MetaKey.clientInfo]: this.endpoint.clientInfo,
         ...given,
+        ...(clientCapabilities !== undefined && {
+          [MetaKey.clientCapabilities]: clientCapabilities,
+        }),
         // Must equal the MCP-Protocol-Version header (G-1).
         [MetaKey.protocolVersion]: version,
       },

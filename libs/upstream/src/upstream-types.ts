@@ -105,6 +105,12 @@ export interface UpstreamRequestOptions {
    */
   readonly headers?: Readonly<Record<string, string>>;
   /**
+   * The capabilities of the caller this request is sent for: a 2026 request carries them in
+   * its `_meta` envelope (over any the params hold); a 2025 session declared the gateway's own
+   * at initialize, so a 2025 request carries none.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
+  /**
    * Every message that arrives on this request's SSE stream before its response, in order:
    * notifications (progress, message) and server->client requests (sampling/createMessage,
    * elicitation/create, roots/list). A server `ping` is answered by the connection and is not
