@@ -1,5 +1,6 @@
 export { McpModule } from './mcp.module';
-export { McpHttpServer, MCP_MAX_BODY_BYTES } from './http/mcp-http-server';
+export { McpHttpServer } from './http/mcp-http-server';
+export { MCP_MAX_BODY_BYTES } from './http/listener-limits';
 export { McpController } from './http/mcp.controller';
 export { configureMcpFastify, mcpFastifyAdapter } from './http/mcp-fastify';
 export { McpTransport } from './mcp-transport.service';

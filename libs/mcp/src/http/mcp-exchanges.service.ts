@@ -9,6 +9,7 @@ import { NotificationHub } from '../listen/notification-hub.service';
 import { SessionStreams } from '../listen/session-streams.service';
 import { McpTransport } from '../mcp-transport.service';
 import { errorEnvelope } from './http-answer';
+import { notFound, shuttingDown } from './listener-limits';
 import { HttpAccessPolicy } from './http-access.policy';
 import { plainError, write, writeStream } from './http-write';
 import { repeatedSingleHeader } from './repeated-headers';
@@ -70,6 +71,29 @@ export class McpExchanges {
     }
     req.resume();
     return true;
+  }
+
+  /**
+   * What both /mcp listeners (McpHttpServer on node:http, McpController on fastify) do with a
+   * request before its body is read, so they cannot drift apart: 503 once the listener drains,
+   * the protected-resource metadata or 404 outside `/mcp` (the raw request target's path,
+   * exactly: `/%6dcp` or an absolute-form target is not it), then `admit`. True when the
+   * request is a POST to /mcp whose body the listener is to read; otherwise it was answered.
+   */
+  front(req: IncomingMessage, res: ServerResponse, draining: boolean): boolean {
+    if (draining) {
+      write(res, shuttingDown());
+      return false;
+    }
+    const path = (req.url ?? '').split('?', 1)[0] ?? '';
+    if (path !== '/mcp') {
+      if (!this.protectedResourceMetadata(req, res, path)) {
+        write(res, notFound());
+        req.resume();
+      }
+      return false;
+    }
+    return this.admit(req, res);
   }
 
   /**

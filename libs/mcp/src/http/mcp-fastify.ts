@@ -10,9 +10,14 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendAnswer } from './mcp.controller';
 import { drainListener } from './drain-listener';
-import { plainError, write } from './http-write';
+import { plainError } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
-import { MCP_MAX_BODY_BYTES, MCP_SERVER_OPTIONS } from './mcp-http-server';
+import {
+  MCP_MAX_BODY_BYTES,
+  MCP_SERVER_OPTIONS,
+  notFound,
+  payloadTooLarge,
+} from './listener-limits';
 
 /** The same limits as McpHttpServer (body, request and keep-alive timeouts). */
 export function mcpFastifyAdapter(): FastifyAdapter {
@@ -54,14 +59,9 @@ export class McpTransportExceptionFilter implements ExceptionFilter {
     if (status === 404 && path === '/mcp') {
       sendAnswer(reply, plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }));
     } else if (status === 404) {
-      sendAnswer(reply, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
+      sendAnswer(reply, notFound());
     } else if (status === 413) {
-      sendAnswer(
-        reply,
-        plainError(413, `Payload Too Large: the body exceeds ${MCP_MAX_BODY_BYTES} bytes`, {
-          connection: 'close',
-        }),
-      );
+      sendAnswer(reply, payloadTooLarge());
     } else if (clientWentAway(exception)) {
       // the client closed the connection while its body was being read: nobody to answer
       reply.raw.destroy();
@@ -89,36 +89,15 @@ export function configureMcpFastify(
   const exchanges = app.get(McpExchanges);
   let draining = false;
   instance.addHook('onRequest', (req, reply, done) => {
-    if (draining) {
-      sendAnswer(
-        reply,
-        plainError(503, 'Service Unavailable: the gateway is shutting down', {
-          connection: 'close',
-        }),
-      );
-      return;
-    }
-    // The same routing and admission as on the node:http listener, before the body is read.
-    // The path is the raw request target, exactly "/mcp" (a query aside): fastify's router
-    // would also route "/%6dcp" or an absolute-form target here, and none of them may pass
-    // without the Origin and Host checks.
-    const target = req.raw.url ?? '';
-    const path = target.split('?', 1)[0] ?? '';
-    if (path !== '/mcp') {
-      void reply.hijack();
-      // /.well-known/oauth-protected-resource[/mcp] on the MCP port
-      // (docs/operations.md §13 "Metadata")
-      if (exchanges.protectedResourceMetadata(req.raw, reply.raw, path)) return;
-      write(reply.raw, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
-      req.raw.resume();
-      return;
-    }
-    // admitted: fastify carries on (body, route) and McpController answers on the raw response
-    if (exchanges.admit(req.raw, reply.raw)) {
+    // The same routing, drain and admission as on the node:http listener, before the body is
+    // read (McpExchanges.front): the path is the raw request target, exactly "/mcp", where
+    // fastify's router would also route "/%6dcp" or an absolute-form target.
+    if (exchanges.front(req.raw, reply.raw, draining)) {
+      // admitted: fastify carries on (body, route) and McpController answers on the raw response
       done();
       return;
     }
-    void reply.hijack(); // admit answered it
+    void reply.hijack(); // answered on the raw response
   });
   app.useGlobalFilters(new McpTransportExceptionFilter());
   return (graceMs) => {

@@ -2,23 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import { drainListener } from './drain-listener';
-import { decodeBody, plainError, write } from './http-write';
+import { decodeBody, write } from './http-write';
+import { MCP_MAX_BODY_BYTES, MCP_SERVER_OPTIONS, payloadTooLarge } from './listener-limits';
 import { McpExchanges } from './mcp-exchanges.service';
-
-/** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
-export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
-/**
- * node:http options of both /mcp listeners: a client has 30 s to send its whole request
- * (headers included; a body dripped byte by byte is cut with 408), checked every second
- * (node's default check runs every 30 s, so the bound was up to a minute); idle keep-alive
- * connections stay open 65 s (longer than common load-balancer idles).
- */
-export const MCP_SERVER_OPTIONS = {
-  requestTimeout: 30_000,
-  headersTimeout: 30_000,
-  connectionsCheckingInterval: 1_000,
-  keepAliveTimeout: 65_000,
-} as const;
 
 /**
  * The opt-in agents' listener (PORT, MCP_HTTP_SERVER=node): POST /mcp on plain node:http,
@@ -67,23 +53,7 @@ export class McpHttpServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    if (this.draining) {
-      write(
-        res,
-        plainError(503, 'Service Unavailable: the gateway is shutting down', {
-          connection: 'close',
-        }),
-      );
-      return;
-    }
-    const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
-    if (path !== '/mcp') {
-      if (path !== undefined && this.exchanges.protectedResourceMetadata(req, res, path)) return;
-      write(res, plainError(404, 'Not Found: the MCP endpoint is POST /mcp'));
-      req.resume();
-      return;
-    }
-    if (!this.exchanges.admit(req, res)) return;
+    if (!this.exchanges.front(req, res, this.draining)) return;
     const declared = Number(req.headers['content-length']);
     if (declared > MCP_MAX_BODY_BYTES) {
       this.tooLarge(req, res);
@@ -108,12 +78,7 @@ export class McpHttpServer {
 
   /** 413, then the connection closes: the rest of the body is not read. */
   private tooLarge(req: IncomingMessage, res: ServerResponse): void {
-    write(
-      res,
-      plainError(413, `Payload Too Large: the body exceeds ${MCP_MAX_BODY_BYTES} bytes`, {
-        connection: 'close',
-      }),
-    );
+    write(res, payloadTooLarge());
     req.pause();
   }
 }

@@ -1,0 +1,36 @@
+import type { HttpAnswer } from './http-answer';
+import { plainError } from './http-write';
+
+/** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
+export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * node:http options of both /mcp listeners: a client has 30 s to send its whole request
+ * (headers included; a body dripped byte by byte is cut with 408), checked every second
+ * (node's default check runs every 30 s, so the bound was up to a minute); idle keep-alive
+ * connections stay open 65 s (longer than common load-balancer idles).
+ */
+export const MCP_SERVER_OPTIONS = {
+  requestTimeout: 30_000,
+  headersTimeout: 30_000,
+  connectionsCheckingInterval: 1_000,
+  keepAliveTimeout: 65_000,
+} as const;
+
+/** 413 for a body over MCP_MAX_BODY_BYTES, on either listener; the connection then closes. */
+export function payloadTooLarge(): HttpAnswer {
+  return plainError(413, `Payload Too Large: the body exceeds ${MCP_MAX_BODY_BYTES} bytes`, {
+    connection: 'close',
+  });
+}
+
+/** 404 outside /mcp, on either listener. */
+export function notFound(): HttpAnswer {
+  return plainError(404, 'Not Found: the MCP endpoint is POST /mcp');
+}
+
+/** 503 for a request that arrives while the listener drains; the connection then closes. */
+export function shuttingDown(): HttpAnswer {
+  return plainError(503, 'Service Unavailable: the gateway is shutting down', {
+    connection: 'close',
+  });
+}
