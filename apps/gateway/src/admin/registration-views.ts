@@ -15,9 +15,16 @@ export type AdminOutcome<T> =
     }
   | AdminRefusal;
 
+/**
+ * Why an admin change or read was refused; the controller maps each to its HTTP status
+ * (apps/gateway/src/management/admin-upstreams.controller.ts, ADMIN_REFUSAL_STATUS).
+ */
+export type AdminRefusalReason =
+  'invalid' | 'notFound' | 'conflict' | 'unsupportedMediaType' | 'unavailable';
+
 export interface AdminRefusal {
   readonly ok: false;
-  readonly status: 400 | 404 | 409 | 415 | 503;
+  readonly reason: AdminRefusalReason;
   readonly message: string;
   readonly problems?: readonly string[];
 }
@@ -77,13 +84,13 @@ export function plain(upstream: UpstreamConfig): RegisteredUpstreamConfig {
 }
 
 export function notFound(id: string): AdminRefusal {
-  return { ok: false, status: 404, message: `No upstream "${id}"` };
+  return { ok: false, reason: 'notFound', message: `No upstream "${id}"` };
 }
 
 export function readOnly(id: string): AdminRefusal {
   return {
     ok: false,
-    status: 409,
+    reason: 'conflict',
     message: `Upstream "${id}" is configured in the config file (origin "config") and read-only here; change it in the configuration`,
   };
 }
@@ -92,7 +99,7 @@ export function readOnly(id: string): AdminRefusal {
 export function changedMeanwhile(id: string, version: number): AdminRefusal {
   return {
     ok: false,
-    status: 409,
+    reason: 'conflict',
     message:
       `Upstream "${id}" was changed since it was read (it is at version ${version} now); ` +
       'GET it again and repeat the change if it still applies',
@@ -110,7 +117,7 @@ export function prefixTaken(mine: string, id: string, theirs: string): AdminRefu
         : `is the start of the namePrefix of registered upstream "${id}" "${theirs}", so a published name could belong to both`;
   return {
     ok: false,
-    status: 409,
+    reason: 'conflict',
     message: 'The upstream conflicts with another source',
     problems: [`namePrefix: "${mine}" ${relation}`],
   };
@@ -119,7 +126,7 @@ export function prefixTaken(mine: string, id: string, theirs: string): AdminRefu
 export function storeUnavailable(detail: string): AdminRefusal {
   return {
     ok: false,
-    status: 503,
+    reason: 'unavailable',
     message: `The registration store (Redis) is unavailable; nothing was changed (${detail})`,
   };
 }
@@ -169,7 +176,7 @@ export function registeredView(registry: RegistryService, k: Known): AdminUpstre
 export function full(count: number, limit: number): AdminRefusal {
   return {
     ok: false,
-    status: 409,
+    reason: 'conflict',
     message: `${count} upstreams are registered; mcp.admin.maxRegistrations allows ${limit}`,
     problems: [
       `id: no room for another registered upstream (mcp.admin.maxRegistrations ${limit}); delete one first`,

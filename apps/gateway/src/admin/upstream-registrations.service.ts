@@ -157,7 +157,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       if (nestedDeeperThan(body, MAX_BODY_DEPTH))
         return {
           ok: false,
-          status: 400,
+          reason: 'invalid',
           message: 'The upstream is not valid',
           problems: [`the body is nested deeper than ${MAX_BODY_DEPTH} levels`],
         } as const;
@@ -165,7 +165,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       if (!check.ok)
         return {
           ok: false,
-          status: check.conflict ? 409 : 400,
+          reason: check.conflict ? 'conflict' : 'invalid',
           message: check.conflict
             ? 'The upstream conflicts with another source'
             : 'The upstream is not valid',
@@ -190,7 +190,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
           await this.reader.sync();
           return {
             ok: false,
-            status: 409,
+            reason: 'conflict',
             message: `An upstream "${id}" was registered meanwhile (by another replica)`,
             problems: [`id: "${id}" duplicates a registered upstream`],
           } as const;
@@ -231,7 +231,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       if (typeof enabled !== 'boolean' || keys.length !== 1)
         return {
           ok: false,
-          status: 400,
+          reason: 'invalid',
           message: 'PATCH takes {"enabled": true|false} only',
           problems: [
             ...(typeof enabled === 'boolean' ? [] : ['enabled: must be true or false']),
@@ -248,7 +248,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       if (!check.ok)
         return {
           ok: false,
-          status: check.conflict ? 409 : 400,
+          reason: check.conflict ? 'conflict' : 'invalid',
           message: 'The upstream cannot be changed so',
           problems: check.problems,
         } as const;
@@ -351,7 +351,12 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
     ).filter((p): p is string => p !== undefined);
     return problems.length === 0
       ? undefined
-      : { ok: false, status: 400, message: 'The upstream URL may not be registered', problems };
+      : {
+          ok: false,
+          reason: 'invalid',
+          message: 'The upstream URL may not be registered',
+          problems,
+        };
   }
 
   /** A refresh round that starts after now (the contract §8 one: throttled, never dropped). */

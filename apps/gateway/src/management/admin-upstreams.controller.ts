@@ -3,8 +3,23 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseMediaType } from '@app/http-body';
 import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
 import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
+import type { AdminRefusalReason } from '../admin/registration-views';
 import type { AdminOutcome, IfMatch } from '../admin/upstream-registrations.service';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
+
+/** Each reason an admin request is refused for, as HTTP: the one place they meet. */
+const ADMIN_REFUSAL_STATUS: Readonly<Record<AdminRefusalReason, 400 | 404 | 409 | 415 | 503>> = {
+  invalid: 400,
+  notFound: 404,
+  conflict: 409,
+  unsupportedMediaType: 415,
+  unavailable: 503,
+};
+
+/** The HTTP status of an admin outcome: a success's own (200, 202), a refusal's by its reason. */
+function statusOf(outcome: AdminOutcome<unknown>): number {
+  return outcome.ok ? outcome.status : ADMIN_REFUSAL_STATUS[outcome.reason];
+}
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'Bad Request',
@@ -172,7 +187,7 @@ export class AdminUpstreamsController {
       return true;
     const outcome = {
       ok: false,
-      status: 415,
+      reason: 'unsupportedMediaType',
       message: 'Send the body as JSON (Content-Type: application/json)',
     } as const;
     this.logChange(action, upstreamId, actor, outcome);
@@ -197,7 +212,7 @@ export class AdminUpstreamsController {
     if (parsed !== undefined) return parsed;
     const outcome = {
       ok: false,
-      status: 400,
+      reason: 'invalid',
       message: 'If-Match is not valid',
       problems: ['If-Match: must be "*" or the ETag of the record (e.g. "12")'],
     } as const;
@@ -217,7 +232,7 @@ export class AdminUpstreamsController {
       action,
       upstreamId,
       actor,
-      status: outcome.status,
+      status: statusOf(outcome),
       outcome: outcome.ok ? 'accepted' : 'refused',
       detail: outcome.ok ? detail : (outcome.problems?.[0] ?? outcome.message),
     });
@@ -229,9 +244,10 @@ export class AdminUpstreamsController {
       void reply.status(outcome.status).send(outcome.body);
       return;
     }
-    void reply.status(outcome.status).send({
-      statusCode: outcome.status,
-      error: STATUS_TEXT[outcome.status],
+    const status = statusOf(outcome);
+    void reply.status(status).send({
+      statusCode: status,
+      error: STATUS_TEXT[status],
       message: outcome.message,
       ...(outcome.problems === undefined ? {} : { problems: outcome.problems }),
     });
