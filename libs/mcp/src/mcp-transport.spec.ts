@@ -87,6 +87,11 @@ function configService(config: GatewayConfig): ConfigService<GatewayConfig, true
  */
 const toolsCall: MethodHandler = {
   method: 'tools/call',
+  // the method's own header check (Mcp-Param-* in the real handler): `param-mismatch` fails it
+  headerMismatch: (params) =>
+    params?.name === 'param-mismatch'
+      ? { header: 'Mcp-Param-Region', body: 'eu', reason: 'Mcp-Param-Region differs' }
+      : undefined,
   handle(params) {
     const name = typeof params?.name === 'string' ? params.name : '';
     if (name.startsWith('raise:')) {
@@ -126,7 +131,6 @@ function frontDoor(): McpTransport {
     dispatcher,
     capabilities,
     new CacheHintsService(config, registry, refresh),
-    registry,
     {} as SubscriptionsListen,
   );
   const resourceServer = { checksRequests: false } as ResourceServer;
@@ -500,6 +504,13 @@ describe('McpTransport: era × failure → (HTTP status, JSON-RPC code), in one 
       '2026: Mcp-Name a bad Base64 sentinel',
       modernHeaders('tools/call', '=?base64?!!!?='),
       modernCall('x'),
+      400,
+      -32020,
+    ],
+    [
+      "2026: the method's own header check fails (Mcp-Param-*)",
+      modernHeaders('tools/call', 'param-mismatch'),
+      modernCall('param-mismatch'),
       400,
       -32020,
     ],

@@ -34,11 +34,10 @@ import {
   type JsonBody,
 } from '../http/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
-import { RegistryService } from '@app/registry';
 import { isFilteredForCaller } from '../handlers/caller-filtered';
 import { SubscriptionsListen } from '../listen/subscriptions-listen.service';
 import { CacheHintsService } from './cache-hints';
-import { paramHeaderMismatch } from '../handlers/header-params';
+import type { HeaderMismatch } from '../handlers/header-params';
 import { missingClientCapabilities } from './required-capabilities';
 import { streamWhenRelayed } from './relay-answer';
 
@@ -69,7 +68,6 @@ export class ModernCodec {
     private readonly dispatcher: MethodDispatcher,
     private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
-    private readonly registry: RegistryService,
     private readonly listen: SubscriptionsListen,
   ) {
     this.serverInfo = {
@@ -242,7 +240,7 @@ export class ModernCodec {
     claim: string,
     stated: string | undefined,
     prepared: PreparedRequest,
-  ): { header: string; body: string; reason: string } | undefined {
+  ): HeaderMismatch | undefined {
     // a stated version that differs was answered before (versionMismatch)
     if (stated === undefined)
       return {
@@ -286,11 +284,8 @@ export class ModernCodec {
           reason: `Mcp-Name differs from params.${source}`,
         };
     }
-    // Mcp-Param-* for x-mcp-header arguments (tools/call); an unknown tool is checked by its
-    // handler (-32602)
-    const tool = prepared.target?.tool;
-    if (tool !== undefined) return paramHeaderMismatch(tool, params?.arguments, headers);
-    return undefined;
+    // the method's own header checks: Mcp-Param-* for tools/call (MethodHandler.headerMismatch)
+    return this.dispatcher.headerMismatch(method, params, headers, prepared);
   }
 
   /** server/discover (wire notes §2.1): versions, capabilities merged over the sources, cache hints. */

@@ -30,7 +30,7 @@ describe('a SerializedResult (an upstream result passed on) in the codecs', () =
   });
 
   it('2026 era: the parsed value gets resultType and the gateway serverInfo, its _meta kept', () => {
-    const codec = new ModernCodec(config, none, none, none, none, none);
+    const codec = new ModernCodec(config, none, none, none, none);
     const answer = (
       codec as unknown as {
         result(id: number, method: string, r: unknown, caps: object): HttpAnswer;
@@ -49,7 +49,7 @@ describe('a SerializedResult (an upstream result passed on) in the codecs', () =
   });
 
   it('2026 era: a result without _meta is passed on as its text, the 2026 members appended', () => {
-    const codec = new ModernCodec(config, none, none, none, none, none);
+    const codec = new ModernCodec(config, none, none, none, none);
     const own = '{"content":[{"type":"text","text":"caf\\u00e9"}],"n":1.50}';
     const answer = (
       codec as unknown as {

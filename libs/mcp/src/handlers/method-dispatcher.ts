@@ -1,7 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { IncomingHeaders } from '@app/execution';
 import type { CallerAccess } from '@app/identity';
 import { CallerLimits } from '../limits/caller-limits.service';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import type { HeaderMismatch } from './header-params';
 import {
   METHOD_HANDLERS,
   PLAIN_REQUEST,
@@ -34,6 +36,16 @@ export class MethodDispatcher {
     access?: CallerAccess,
   ): PreparedRequest {
     return this.handlers.get(method)?.prepare?.(params, access) ?? PLAIN_REQUEST;
+  }
+
+  /** The method's own header checks (MethodHandler.headerMismatch); undefined: none disagree. */
+  headerMismatch(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    headers: IncomingHeaders,
+    prepared: PreparedRequest,
+  ): HeaderMismatch | undefined {
+    return this.handlers.get(method)?.headerMismatch?.(params, headers, prepared);
   }
 
   dispatch(

@@ -2,6 +2,7 @@ import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import type { CallerAccess, CallerIdentity } from '@app/identity';
 import type { CatalogTool } from '@app/registry';
 import type { BodyPart } from '../http/gzip-splice';
+import type { HeaderMismatch } from './header-params';
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
 export class PreSerialized {
@@ -105,6 +106,16 @@ export interface MethodHandler {
     params: Readonly<Record<string, unknown>> | undefined,
     access?: CallerAccess,
   ): PreparedRequest;
+  /**
+   * A 2026 request header of this method's own that disagrees with the body (tools/call: the
+   * `Mcp-Param-*` headers of `x-mcp-header` arguments), answered 400 -32020 by the codec.
+   * Absent: the method has none.
+   */
+  headerMismatch?(
+    params: Readonly<Record<string, unknown>> | undefined,
+    headers: IncomingHeaders,
+    prepared: PreparedRequest,
+  ): HeaderMismatch | undefined;
   handle(
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GatewayMetrics } from '@app/observability';
-import { ToolExecutor } from '@app/execution';
+import { ToolExecutor, type IncomingHeaders } from '@app/execution';
 import { JsonRpcCode, RawJson } from '@app/wire';
 import { allowsTool, type CallerAccess } from '@app/identity';
 import { CatalogRefresh, RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
@@ -11,7 +11,7 @@ import {
   ToolDeniedError,
 } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
-import { paramHeadersFor } from './header-params';
+import { paramHeaderMismatch, paramHeadersFor, type HeaderMismatch } from './header-params';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
 import {
   PLAIN_REQUEST,
@@ -74,6 +74,19 @@ export class ToolsCallHandler implements MethodHandler {
       tool.route.kind === 'upstream' &&
       (access === undefined || allowsTool(access, tool.sourceId, tool.name));
     return { mayRelay, target };
+  }
+
+  /**
+   * 2026: the `Mcp-Param-*` headers of the tool's `x-mcp-header` arguments against the
+   * arguments (docs/operations.md §11 "Checks"); an unknown tool is left to `handle` (-32602).
+   */
+  headerMismatch(
+    params: Readonly<Record<string, unknown>> | undefined,
+    headers: IncomingHeaders,
+    prepared: PreparedRequest,
+  ): HeaderMismatch | undefined {
+    const tool = prepared.target?.tool;
+    return tool === undefined ? undefined : paramHeaderMismatch(tool, params?.arguments, headers);
   }
 
   /**
