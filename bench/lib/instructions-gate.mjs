@@ -44,8 +44,19 @@ export const COMPILE_FUNCTION =
   /v8::internal::(?:compiler::|maglev::|turboshaft::|baseline::|interpreter::(?:BytecodeGenerator|BytecodeArrayBuilder|BytecodeRegisterOptimizer)|Parser\b|PreParser|ParserBase|Scanner|Compiler\b|Zone\b|ZoneList|ZoneVector|DeclarationScope|Scope::|AstNodeFactory|AstValueFactory)|Builtins_CompileLazy/;
 
 /**
- * One line of `callgrind_annotate --inclusive=no`: its count and whether it is compiler work,
- * or undefined for a line that is not a function's count (headers, totals).
+ * V8's full (mark-compact) garbage collection, by function name: marking, sweeping,
+ * evacuation and what they call. One lands in the idle window now and then (the calls'
+ * garbage, collected by incremental marking once the process is quiet: about 160M
+ * instructions); it is not per-second work and is not subtracted as such. Scavenges (the young
+ * generation, which timers' garbage also needs) are not in it.
+ */
+export const MAJOR_GC_FUNCTION =
+  /v8::internal::(?:MarkCompact\w*|\w*Marking\w*|Sweeper|\w*Evacuat\w*|PointersUpdatingVisitor|RelocIteratorBase|ObjectVisitor::VisitRelocInfo|JSDispatchTable::Mark\b|\w*StringTableCleaner|RootMarkingVisitor|MarkBit::|\(anonymous namespace\)::IterateObjectCache)|MainMarkingVisitor|NeedsResetDueToFlushedBytecode/;
+
+/**
+ * One line of `callgrind_annotate --inclusive=no`: its count, whether it is compiler work and
+ * whether it is full garbage collection, or undefined for a line that is not a function's
+ * count (headers, totals).
  */
 export function annotatedFrame(line) {
   const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$/.exec(line);
@@ -54,7 +65,11 @@ export function annotatedFrame(line) {
   const withoutObject = m[2].replace(/\s*\[[^\]]*\]$/, '');
   const colon = withoutObject.indexOf(':');
   const fn = colon === -1 ? withoutObject : withoutObject.slice(colon + 1);
-  return { count: Number(m[1].replaceAll(',', '')), compile: COMPILE_FUNCTION.test(fn) };
+  return {
+    count: Number(m[1].replaceAll(',', '')),
+    compile: COMPILE_FUNCTION.test(fn),
+    majorGc: MAJOR_GC_FUNCTION.test(fn),
+  };
 }
 
 /** BENCH_GATE_TOLERANCE as a share: a finite number above 0 and at most 0.2, else an Error. */

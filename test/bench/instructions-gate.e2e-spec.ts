@@ -150,6 +150,29 @@ describe('the instructions gate', () => {
     expect(frames[0]?.count).toBe(52_000);
   });
 
+  it('tells a full GC that falls in the idle window from per-second work: scavenges stay work', () => {
+    const lines = [
+      '69,354,383 (36.5%)  ???:void v8::internal::MarkingVisitorBase<v8::internal::MainMarkingVisitor>::ProcessStrongHeapObject<v8::internal::FullHeapObjectSlot>(v8::internal::Tagged<v8::internal::HeapObject>, v8::internal::FullHeapObjectSlot, v8::internal::Tagged<v8::internal::HeapObject>) [/usr/bin/node]',
+      '27,520,030 (14.5%)  ???:std::pair<unsigned long, unsigned long> v8::internal::MarkCompactCollector::ProcessMarkingWorklist<(v8::internal::MarkCompactCollector::MarkingWorklistProcessingMode)0>(v8::base::TimeDelta, unsigned long) [/usr/bin/node]',
+      '921,325 ( 0.5%)  ???:non-virtual thunk to v8::internal::PointersUpdatingVisitor::VisitRootPointers(v8::internal::Root, char const*, v8::internal::OffHeapFullObjectSlot, v8::internal::OffHeapFullObjectSlot) [/usr/bin/node]',
+      '209,436 ( 0.1%)  ???:v8::internal::RootScavengeVisitor::VisitRootPointer(v8::internal::Root, char const*, v8::internal::FullObjectSlot) [/usr/bin/node]',
+      '533,478 ( 0.3%)  ???:Builtins_LoadIC [/usr/bin/node]',
+      '278,244 ( 0.1%)  /home/iojs/build/ws/out/../deps/uv/src/unix/linux.c:uv__io_poll [/opt/Marking/node]',
+    ];
+    const frames = withGateLib(
+      `process.stdout.write(JSON.stringify(${JSON.stringify(lines)}.map((l) => gate.annotatedFrame(l) ?? null)));`,
+    ) as ({ count: number; compile: boolean; majorGc: boolean } | null)[];
+    expect(frames.map((f) => f?.majorGc ?? null)).toEqual([true, true, true, false, false, false]);
+    expect(frames.map((f) => f?.compile ?? null)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+
   it("fails a gated mode whose work in V8's compilers grew by more than 25 %, its steady state unchanged", () => {
     const verdict = withGateLib(
       `const baseline = { steadyState: { legacy: 330000, modern: 340000, upstream: 400000, proxy: 285000 }, compile: { legacy: 300000, modern: 300000, upstream: 300000, proxy: 100000 } };
