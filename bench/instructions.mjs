@@ -4,8 +4,9 @@
 // CPU time per call on this machine swings up to 2x between runs seconds apart; instruction
 // counts do not. This script runs the built gateway under `valgrind --tool=callgrind` with
 // collection off, sends a warm-up of tools/call requests (16 at a time, from this process),
-// switches collection on with callgrind_control, sends the measured requests, dumps the
-// counts, lets 3 s settle (dumped, not read), counts an idle window (BENCH_INSTR_IDLE_MS, 10 s),
+// lets 3 s settle, switches collection on with callgrind_control, counts a 5 s idle window,
+// sends the measured requests, dumps the counts, lets 3 s settle (dumped, not read), counts
+// an idle window (BENCH_INSTR_IDLE_MS, 10 s; the lower rate of the two windows is used),
 // stops the gateway, and prints instructions per call: in all, in V8's compilers and parsers
 // (code still being optimized during the window, which varies from run to run;
 // bench/lib/instructions-gate.mjs, COMPILE_FUNCTION), the process's per-second work (timers:
@@ -54,8 +55,10 @@ const JSON_OUT = process.env.BENCH_INSTR_JSON;
 const CONCURRENCY = 16;
 /** The idle window after the calls, in which the process's per-second work is counted. */
 const IDLE_MS = Number(process.env.BENCH_INSTR_IDLE_MS) || 10_000;
-/** Between the calls and the idle window: not counted anywhere. */
+/** Between the calls and the idle window, and before the window ahead of them: not counted. */
 const SETTLE_MS = 3000;
+/** The idle window ahead of the calls (after the warm-up and a settling part). */
+const IDLE_BEFORE_MS = 5000;
 const NODE_FLAGS = instructionNodeFlags(process.env);
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -217,7 +220,15 @@ async function measureOnce(source) {
     }
     const run = (last) => Promise.all(Array.from({ length: CONCURRENCY }, () => send(last)));
     await run(WARMUP);
+    // The per-second work is counted in a quiet window before the calls as well as after them,
+    // and the lower rate is subtracted: work that is not per-second (a full GC, deferred work
+    // of the warm-up or of the calls) lands in one window now and then, hardly in both.
+    await sleep(SETTLE_MS);
     control(child.pid, '-i', 'on');
+    const beforeFrom = performance.now();
+    await sleep(IDLE_BEFORE_MS);
+    control(child.pid, '--dump=before');
+    const beforeMs = performance.now() - beforeFrom;
     const callsFrom = performance.now();
     await run(WARMUP + CALLS);
     const callsMs = performance.now() - callsFrom;
@@ -233,24 +244,28 @@ async function measureOnce(source) {
     control(child.pid, '-i', 'off');
     child.kill('SIGTERM');
     await exited;
-    // the dumps are the callgrind file's parts .1 (the calls), .2 (settling) and .3 (idle)
-    const [all, compile] = totals(`${out}.1`);
-    const [idleAll, idleCompile, idleMajorGc] = totals(`${out}.3`);
+    // the dumps are the callgrind file's parts .1 (idle before), .2 (the calls), .3 (settling)
+    // and .4 (idle after)
+    const [all, compile] = totals(`${out}.2`);
+    const [beforeAll, beforeCompile, beforeMajorGc] = totals(`${out}.1`);
+    const [idleAll, idleCompile, idleMajorGc] = totals(`${out}.4`);
     // what the process does per wall-clock second anyway (timers: the refresh heartbeat, the
-    // log flush, metrics), charged for as long as the calls took; a full GC of the calls'
-    // garbage that falls in the idle window is not such work (MAJOR_GC_FUNCTION)
-    const perSecond = idleAll - idleCompile - idleMajorGc;
-    const timers = (perSecond * callsMs) / idleMs;
+    // log flush, metrics), charged for as long as the calls took; a full GC that falls in an
+    // idle window is not such work (MAJOR_GC_FUNCTION), and of the two windows the quieter counts
+    const rateBefore = (beforeAll - beforeCompile - beforeMajorGc) / beforeMs;
+    const rateAfter = (idleAll - idleCompile - idleMajorGc) / idleMs;
+    const perMs = Math.min(rateBefore, rateAfter);
+    const timers = perMs * callsMs;
     if (PERF_MAP)
       process.stderr.write(
-        `callgrind files ${out}.1, ${out}.2, JIT names /tmp/perf-${child.pid}.map\n`,
+        `callgrind files ${out}.1 (idle before) to ${out}.4 (idle after), JIT names /tmp/perf-${child.pid}.map\n`,
       );
     return {
       all: all / CALLS,
       compile: compile / CALLS,
       timers: timers / CALLS,
-      idlePerSecond: (perSecond * 1000) / idleMs,
-      idleMajorGc,
+      idlePerSecond: perMs * 1000,
+      idleMajorGc: idleMajorGc + beforeMajorGc,
       callsMs,
     };
   } finally {
@@ -274,7 +289,7 @@ try {
       `${MODE} tools/call, ${CALLS} calls after ${WARMUP}: ${k(steadyState)} instructions per call in steady state ` +
         `(${k(all)} in all, ${k(compile)} in V8's compilers, ${k(timers)} of per-second work: ` +
         `${k(idlePerSecond)} a second idle, the calls took ${(callsMs / 1000).toFixed(1)} s` +
-        `${idleMajorGc > 1e7 ? `; a full GC of ${(idleMajorGc / 1e6).toFixed(0)}M fell in the idle window, not subtracted` : ''})\n`,
+        `${idleMajorGc > 1e7 ? `; a full GC of ${(idleMajorGc / 1e6).toFixed(0)}M fell in an idle window, not subtracted` : ''})\n`,
     );
   }
 } finally {
