@@ -17,7 +17,7 @@ import {
   type HttpAnswer,
   type HttpExchange,
 } from './http/http-answer';
-import type { InboundMessage } from './jsonrpc/jsonrpc.types';
+import type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
 import { parseMessage } from './jsonrpc/parse-message';
 
 function transportError(
@@ -42,6 +42,14 @@ function claimOf(value: unknown): unknown {
   const meta = (params as { _meta?: unknown })._meta;
   if (typeof meta !== 'object' || meta === null) return undefined;
   return (meta as Record<string, unknown>)[MetaKey.protocolVersion];
+}
+
+/** The classifier's own refusal of a POST: 400 with a JSON-RPC error. */
+function refused(id: JsonRpcId | null, code: JsonRpcCode, message: string, data?: unknown): Era {
+  return {
+    era: 'refused',
+    answer: messageAnswer(400, errorEnvelope(id, code, message, data), 'json'),
+  };
 }
 
 /** Which codec serves a POST, or the refusal the classifier answers itself. */
@@ -171,68 +179,41 @@ export class McpTransport {
       return modernHeader ? { era: 'modern', claim: undefined } : { era: 'legacy' };
     const claim = claimOf(value);
     const isRequest = message.kind === 'request' || message.kind === 'invalid-params';
+    const id = 'id' in message ? message.id : null;
     if (typeof claim === 'string') {
       if (isModernVersion(claim)) return { era: 'modern', claim };
       // A header that names another version than the envelope: the mismatch wins (-32020),
       // whichever versions they name (as the v2 SDK's classifier decides).
       if (stated !== undefined && stated !== claim)
-        return {
-          era: 'refused',
-          answer: messageAnswer(
-            400,
-            errorEnvelope(
-              'id' in message ? message.id : null,
-              JsonRpcCode.HeaderMismatch,
-              'Header mismatch: MCP-Protocol-Version differs from _meta protocolVersion',
-              { mismatch: { header: 'MCP-Protocol-Version', body: claim } },
-            ),
-            'json',
-          ),
-        };
+        return refused(
+          id,
+          JsonRpcCode.HeaderMismatch,
+          'Header mismatch: MCP-Protocol-Version differs from _meta protocolVersion',
+          { mismatch: { header: 'MCP-Protocol-Version', body: claim } },
+        );
       // An envelope claiming a legacy version: envelopes are honoured for modern versions only.
-      return {
-        era: 'refused',
-        answer: messageAnswer(
-          400,
-          errorEnvelope(
-            'id' in message ? message.id : null,
-            JsonRpcCode.UnsupportedProtocolVersion,
-            `Unsupported protocol version: ${claim.slice(0, 40)}`,
-            { supported: MODERN_PROTOCOL_VERSIONS, requested: claim },
-          ),
-          'json',
-        ),
-      };
+      return refused(
+        id,
+        JsonRpcCode.UnsupportedProtocolVersion,
+        `Unsupported protocol version: ${claim.slice(0, 40)}`,
+        { supported: MODERN_PROTOCOL_VERSIONS, requested: claim },
+      );
     }
     if (claim !== undefined)
-      return {
-        era: 'refused',
-        answer: messageAnswer(
-          400,
-          errorEnvelope(
-            'id' in message ? message.id : null,
-            JsonRpcCode.InvalidParams,
-            `Invalid _meta envelope: ${MetaKey.protocolVersion} must be a string`,
-          ),
-          'json',
-        ),
-      };
+      return refused(
+        id,
+        JsonRpcCode.InvalidParams,
+        `Invalid _meta envelope: ${MetaKey.protocolVersion} must be a string`,
+      );
     if (!modernHeader) return { era: 'legacy' };
     if (message.kind === 'notification') return { era: 'modern', claim: undefined };
     if (isRequest && message.method === 'initialize')
-      return {
-        era: 'refused',
-        answer: messageAnswer(
-          400,
-          errorEnvelope(
-            message.id,
-            JsonRpcCode.HeaderMismatch,
-            'Header mismatch: MCP-Protocol-Version names 2026-07-28 or later but initialize carries no envelope',
-            { mismatch: { header: 'MCP-Protocol-Version', body: 'initialize' } },
-          ),
-          'json',
-        ),
-      };
+      return refused(
+        message.id,
+        JsonRpcCode.HeaderMismatch,
+        'Header mismatch: MCP-Protocol-Version names 2026-07-28 or later but initialize carries no envelope',
+        { mismatch: { header: 'MCP-Protocol-Version', body: 'initialize' } },
+      );
     // A modern header without an envelope: 400 -32602 (envelope missing), never legacy.
     return { era: 'modern', claim: undefined };
   }
