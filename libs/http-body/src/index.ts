@@ -1,6 +1,6 @@
 export { BodyDecodeError, BodyTooLargeError, type BodyStage } from './body-errors';
 export { decodingOrder, type ContentCoding } from './content-encoding';
-export { readBody, type ReadBodyOptions } from './read-body';
+export { readBody, contentDecoder, isZlibError, type ReadBodyOptions } from './read-body';
 export { decodeBuffer } from './decode-buffer';
 export { decodeText } from './charset';
 export { JsonDepthScanner, textDepthExceeds } from './json-depth';

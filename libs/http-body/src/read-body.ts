@@ -20,7 +20,7 @@ export interface ReadBodyOptions {
  * The decoder of one coding. HTTP `deflate` is the zlib format (RFC 9110 §8.4.1.2); a raw
  * deflate stream, which some old servers send, fails as corrupt rather than being guessed at.
  */
-function decoderOf(coding: ContentCoding): Transform & Zlib {
+export function contentDecoder(coding: ContentCoding): Transform & Zlib {
   switch (coding) {
     case 'gzip':
       return createGunzip();
@@ -88,7 +88,7 @@ class Collector {
 }
 
 /** A node:zlib failure carries a numeric errno (Z_DATA_ERROR, Z_BUF_ERROR, brotli's codes). */
-function isZlibError(err: unknown): boolean {
+export function isZlibError(err: unknown): boolean {
   // duck-typed: node's errors need not come from this realm's Error (e.g. under Jest)
   return (
     typeof err === 'object' &&
@@ -118,7 +118,7 @@ export async function readBody(source: Readable, options: ReadBodyOptions): Prom
   const stages: Transform[] = [];
   codings.forEach((coding, i) => {
     if (i === 0) stages.push(new ByteCap(maxBytes, 'received'));
-    const decoder = decoderOf(coding);
+    const decoder = contentDecoder(coding);
     decoder.once('error', (err) => {
       // Only the decoder's own failure: the others reach it too when the pipeline tears down.
       if (decodeFailure === undefined && err !== sourceError && isZlibError(err)) {

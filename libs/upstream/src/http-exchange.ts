@@ -1,4 +1,12 @@
 import { StringDecoder } from 'node:string_decoder';
+import type { Transform } from 'node:stream';
+import {
+  BodyDecodeError,
+  contentDecoder,
+  decodingOrder,
+  isZlibError,
+  type ContentCoding,
+} from '@app/http-body';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamAddressRefusedError } from './connect-guard';
@@ -20,7 +28,10 @@ export interface ExchangeRequest {
   readonly deadlineMillis: number;
   /** Bound, in ms, on getting onto a connected socket. Over it = `unreachable`. */
   readonly connectMillis: number;
-  /** Cap on bytes received: the whole body (`total`) or each SSE event (`event`). */
+  /**
+   * Cap on the answer's bytes: the whole body (`total`) or each SSE event (`event`). With a
+   * content coding it bounds the decoded bytes (and, for `total`, the bytes received too).
+   */
   readonly maxBytes: number;
   readonly capScope: 'total' | 'event';
   /** Aborting = `cancelled`, and the HTTP request is aborted. */
@@ -158,6 +169,9 @@ export function exchange(
     const chunks: Buffer[] = [];
     let length = 0;
     let counted = 0;
+    /** The content codingStages of a coded answer, in the order they run; undefined when unencoded. */
+    let codingStages: Transform[] | undefined;
+    let received = 0;
 
     const cut = (reason: Error): void => {
       if (controller !== undefined && !controller.aborted) controller.abort(reason);
@@ -172,6 +186,7 @@ export function exchange(
       settled = true;
       cleanup();
       cut(failure);
+      for (const decoder of codingStages ?? []) decoder.destroy();
       reject(failure);
     };
     const succeed = (result: ExchangeResult): void => {
@@ -227,6 +242,72 @@ export function exchange(
       if (verdict === 'done') streamDone();
     };
 
+    const tooLarge = (): UpstreamFailure =>
+      new UpstreamFailure(
+        'too-large',
+        `the upstream's answer exceeded the limit of ${request.maxBytes} bytes`,
+      );
+
+    /** One chunk of the answer's (decoded) bytes. */
+    const take = (chunk: Buffer): void => {
+      if (settled) return;
+      length += chunk.length;
+      counted += chunk.length;
+      if (counted > request.maxBytes) {
+        fail(tooLarge());
+        return;
+      }
+      const refusal = request.onChunk?.(chunk);
+      if (refusal !== undefined) {
+        fail(new UpstreamFailure('refused', refusal));
+        return;
+      }
+      if (parser !== undefined && decoder !== undefined) {
+        parser.feed(decoder.write(chunk));
+      } else {
+        chunks.push(chunk);
+      }
+    };
+
+    /** The answer's last (decoded) byte has been taken. */
+    const finish = (): void => {
+      if (settled || head === undefined) return;
+      if (parser !== undefined && decoder !== undefined) {
+        parser.feed(decoder.end());
+        if (!settled) succeed({ kind: 'events', head, done: false });
+        return;
+      }
+      succeed({ kind: 'body', head, body: Buffer.concat(chunks, length) });
+    };
+
+    /**
+     * A coded answer (RFC 9110 §8.4): no Accept-Encoding is sent, so any coding may come
+     * (§12.5.3), as from a CDN in front of the upstream. The codings bundles are decoded with
+     * (libs/http-body) are undone as the bytes arrive, SSE included, and the caps apply to the
+     * decoded bytes; an unknown coding fails the exchange with its name.
+     */
+    const startDecoding = (codings: readonly ContentCoding[]): void => {
+      const chain = codings.map((coding) => {
+        const stage = contentDecoder(coding);
+        stage.once('error', (err) => {
+          const code = isZlibError(err) ? (err as { code?: unknown }).code : undefined;
+          fail(
+            new UpstreamFailure(
+              'bad-answer',
+              `the upstream's ${coding} data is corrupt or cut short` +
+                (typeof code === 'string' ? ` (${code})` : ''),
+            ),
+          );
+        });
+        return stage;
+      });
+      chain.reduce((from, to) => from.pipe(to));
+      const last = chain[chain.length - 1];
+      last?.on('data', take);
+      last?.once('end', finish);
+      codingStages = chain;
+    };
+
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
@@ -256,48 +337,46 @@ export function exchange(
             },
           });
         }
-        request.onHead?.(head);
-      },
-      onResponseData(_c, chunk) {
-        if (settled) return;
-        length += chunk.length;
-        counted += chunk.length;
-        if (counted > request.maxBytes) {
+        let codings: ContentCoding[];
+        try {
+          codings = decodingOrder(firstHeader(headers['content-encoding']));
+        } catch (err) {
           fail(
             new UpstreamFailure(
-              'too-large',
-              `the upstream's answer exceeded the limit of ${request.maxBytes} bytes`,
+              'bad-answer',
+              `the upstream's answer could not be decoded: ${err instanceof BodyDecodeError ? err.reason : 'bad content-encoding'}`,
             ),
           );
           return;
         }
-        const refusal = request.onChunk?.(chunk);
-        if (refusal !== undefined) {
-          fail(new UpstreamFailure('refused', refusal));
+        if (codings.length > 0) startDecoding(codings);
+        request.onHead?.(head);
+      },
+      onResponseData(_c, chunk) {
+        if (settled) return;
+        if (codingStages === undefined) {
+          take(chunk);
           return;
         }
-        if (parser !== undefined && decoder !== undefined) {
-          parser.feed(decoder.write(chunk));
-        } else {
-          chunks.push(chunk);
+        received += chunk.length;
+        if (request.capScope === 'total' && received > request.maxBytes) {
+          fail(tooLarge());
+          return;
         }
+        codingStages[0]?.write(chunk);
       },
       onResponseEnd() {
         ended = true;
         // The usual case: the stream ends right after the response. Without this the timer,
         // and everything this exchange's closures hold, would live on for the grace period.
         clearTimeout(graceTimer);
-        if (settled || head === undefined) return;
-        if (parser !== undefined && decoder !== undefined) {
-          parser.feed(decoder.end());
-          if (!settled) succeed({ kind: 'events', head, done: false });
-          return;
-        }
-        succeed({ kind: 'body', head, body: Buffer.concat(chunks, length) });
+        if (codingStages === undefined) finish();
+        else codingStages[0]?.end();
       },
       onResponseError(_c, err) {
         ended = true;
         clearTimeout(graceTimer);
+        for (const stage of codingStages ?? []) stage.destroy();
         if (settled) return;
         // Reached, answering, then cut: the request may have run, so this is a broken answer,
         // never "could not be reached".

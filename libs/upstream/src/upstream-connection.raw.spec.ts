@@ -1,6 +1,13 @@
 import type http from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import {
+  brotliCompressSync,
+  constants as zlib,
+  createGzip,
+  deflateSync,
+  gzipSync,
+} from 'node:zlib';
 import { Agent } from 'undici';
 import { TestServer, parseJsonBody, sendJson, type TestHandler } from './testing/test-server';
 import { UpstreamConnection } from './upstream-connection';
@@ -573,6 +580,121 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
         connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
       );
       expect(failure.kind).toBe('bad-answer');
+    });
+  });
+
+  describe('content codings (an upstream behind a CDN; RFC 9110 §8.4)', () => {
+    const RESULT = { content: [{ type: 'text', text: 'coded ✓' }] };
+    const answerOf = (id: unknown): string =>
+      JSON.stringify({ jsonrpc: '2.0', id, result: RESULT });
+
+    it.each([
+      ['gzip', (b: Buffer) => gzipSync(b)],
+      ['x-gzip', (b: Buffer) => gzipSync(b)],
+      ['deflate', (b: Buffer) => deflateSync(b)],
+      ['br', (b: Buffer) => brotliCompressSync(b)],
+      ['gzip, br', (b: Buffer) => brotliCompressSync(gzipSync(b))],
+    ])('a JSON answer coded %s is decoded, in both eras', async (coding, encode) => {
+      for (const era of ['2026', '2025'] as const) {
+        const reply = (res: http.ServerResponse, body: any): void => {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': coding });
+          res.end(encode(Buffer.from(answerOf(body.id))));
+        };
+        const server = await serve(
+          era === '2026'
+            ? modern((_q, res, body) => reply(res, body))
+            : legacy((req, res, body) =>
+                req.method === 'POST' ? reply(res, body) : noStream(req, res),
+              ),
+        );
+        const answer = await connection(server.url).request(
+          'tools/call',
+          { name: 't' },
+          { deadlineMillis: 2000 },
+        );
+        expect(answer).toMatchObject({ kind: 'result', result: RESULT });
+      }
+    });
+
+    it('a gzip SSE stream is decoded as its events arrive: a notification before the answer', async () => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const server = await serve(
+        modern(async (_req, res, body) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+          const gzip = createGzip({ flush: zlib.Z_SYNC_FLUSH });
+          gzip.pipe(res);
+          gzip.write(
+            `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } })}\n\n`,
+          );
+          await released;
+          gzip.end(`data: ${answerOf(body.id)}\n\n`);
+        }),
+      );
+      const messages: JsonRpcMessage[] = [];
+      const answer = connection(server.url).request(
+        'tools/call',
+        { name: 't' },
+        {
+          deadlineMillis: 3000,
+          onMessage: (m) => {
+            messages.push(m);
+            release();
+          },
+        },
+      );
+      await expect(answer).resolves.toMatchObject({ kind: 'result', result: RESULT });
+      expect(messages.map((m) => m.method)).toEqual(['notifications/progress']);
+    });
+
+    it('a coding it does not know fails with that coding named', async () => {
+      const server = await serve(
+        modern((_req, res, body) => {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' });
+          res.end(answerOf(body.id));
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('bad-answer');
+      expect(failure.message).toContain('unsupported content-encoding "zstd"');
+      expectNoAddress(failure, server.port);
+    });
+
+    it('corrupt gzip → bad-answer naming the coding', async () => {
+      const server = await serve(
+        modern((_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          res.end(Buffer.from('not gzip at all'));
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('bad-answer');
+      expect(failure.message).toContain('gzip data is corrupt or cut short');
+    });
+
+    it('the cap holds on the decoded bytes: a small gzip of a big answer → too-large', async () => {
+      const server = await serve(
+        modern((_req, res, body) => {
+          const big = JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { pad: ' '.repeat(2_000_000) },
+          });
+          const packed = gzipSync(Buffer.from(big));
+          expect(packed.length).toBeLessThan(64 * 1024);
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          res.end(packed);
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url).request('tools/list', undefined, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('too-large');
+      expect(failure.message).toContain(String(64 * 1024));
     });
   });
 
