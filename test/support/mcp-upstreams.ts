@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { ErrorCode, McpError, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
   McpServer as V2McpServer,
@@ -160,8 +161,20 @@ export class V1Upstream extends HttpUpstream {
   readonly issuedSessions: string[] = [];
   readonly seen: V1Observations = { searches: [], elicitations: [] };
 
-  static async start(bind: UpstreamBind = {}): Promise<V1Upstream> {
+  /**
+   * Resumable (`resumable: true`): sessions keep their events in the SDK's in-memory event
+   * store and send `retry: 200`, and the tool `poll-task` closes its call's stream midway
+   * (SSE polling, SEP-1699): progress 1/2, `closeSSEStream()`, 600 ms later progress 2/2 and
+   * the result "done 7", which a client gets by resuming with GET and Last-Event-ID.
+   */
+  private resumable = false;
+
+  static async start(
+    bind: UpstreamBind = {},
+    options: { readonly resumable?: boolean } = {},
+  ): Promise<V1Upstream> {
     const upstream = new V1Upstream();
+    upstream.resumable = options.resumable === true;
     await upstream.listen(bind);
     return upstream;
   }
@@ -218,6 +231,7 @@ export class V1Upstream extends HttpUpstream {
       const server = this.buildServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        ...(this.resumable && { eventStore: new InMemoryEventStore(), retryInterval: 200 }),
         onsessioninitialized: (id) => {
           this.sessions.set(id, { transport, server });
           this.issuedSessions.push(id);
@@ -264,6 +278,31 @@ export class V1Upstream extends HttpUpstream {
         };
       },
     );
+
+    if (this.resumable) {
+      server.registerTool(
+        'poll-task',
+        {
+          description: 'Closes its stream midway; the rest comes on the resumed stream',
+          inputSchema: {},
+        },
+        async (_args, extra) => {
+          const progressToken = extra._meta?.progressToken;
+          const progress = async (step: number): Promise<void> => {
+            if (progressToken === undefined) return;
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken, progress: step, total: 2 },
+            });
+          };
+          await progress(1);
+          extra.closeSSEStream?.();
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          await progress(2);
+          return { content: [{ type: 'text', text: 'done 7' }] };
+        },
+      );
+    }
 
     server.registerTool(
       'long-task',

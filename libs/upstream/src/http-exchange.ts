@@ -64,8 +64,19 @@ export interface ExchangeHead {
 export type ExchangeResult =
   /** A complete non-stream answer (any status). */
   | { readonly kind: 'body'; readonly head: ExchangeHead; readonly body: Buffer }
-  /** An SSE answer: `done` when onEvent ended it, false when the stream ended first. */
-  | { readonly kind: 'events'; readonly head: ExchangeHead; readonly done: boolean };
+  /**
+   * An SSE answer: `done` when onEvent ended it, false when the stream ended first.
+   * `lastEventId` is the last `id:` the stream set (a priming event with empty data included)
+   * and `retryMillis` its last `retry:`: what a client resumes the stream with (GET with
+   * Last-Event-ID after `retry` ms; MCP Streamable HTTP, "Resumability and Redelivery").
+   */
+  | {
+      readonly kind: 'events';
+      readonly head: ExchangeHead;
+      readonly done: boolean;
+      readonly lastEventId?: string;
+      readonly retryMillis?: number;
+    };
 
 /** After the awaited response, how long an SSE stream may take to end before it is cut. */
 const STREAM_END_GRACE_MILLIS = 1000;
@@ -172,6 +183,8 @@ export function exchange(
     /** The content codingStages of a coded answer, in the order they run; undefined when unencoded. */
     let codingStages: Transform[] | undefined;
     let received = 0;
+    let lastEventId: string | undefined;
+    let retryMillis: number | undefined;
 
     const cut = (reason: Error): void => {
       if (controller !== undefined && !controller.aborted) controller.abort(reason);
@@ -216,7 +229,7 @@ export function exchange(
     /** The awaited response arrived: answer now, let the stream end by itself, briefly. */
     const streamDone = (): void => {
       if (head === undefined) return;
-      succeed({ kind: 'events', head, done: true });
+      succeed({ kind: 'events', head, done: true, lastEventId, retryMillis });
       if (!ended) {
         graceTimer = setTimeout(() => {
           if (!ended) cut(new Error('stream done'));
@@ -226,6 +239,7 @@ export function exchange(
     };
 
     const onEvent = (event: EventSourceMessage): void => {
+      if (event.id !== undefined) lastEventId = event.id;
       if (settled || event.data === '') return;
       if (request.capScope === 'event') counted = 0;
       let verdict: 'more' | 'done';
@@ -274,7 +288,7 @@ export function exchange(
       if (settled || head === undefined) return;
       if (parser !== undefined && decoder !== undefined) {
         parser.feed(decoder.end());
-        if (!settled) succeed({ kind: 'events', head, done: false });
+        if (!settled) succeed({ kind: 'events', head, done: false, lastEventId, retryMillis });
         return;
       }
       succeed({ kind: 'body', head, body: Buffer.concat(chunks, length) });
@@ -334,6 +348,9 @@ export function exchange(
             // A keep-alive comment ends a unit too: per-event caps must not add them up.
             onComment: () => {
               if (request.capScope === 'event') counted = 0;
+            },
+            onRetry: (millis) => {
+              retryMillis = millis;
             },
           });
         }

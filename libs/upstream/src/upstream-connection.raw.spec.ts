@@ -698,6 +698,100 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
     });
   });
 
+  describe('a request stream the upstream closes before the response (SSE polling)', () => {
+    const RESULT = { content: [{ type: 'text', text: 'resumed' }] };
+    const resumes = (server: TestServer): any[] =>
+      seen(server).filter((r) => r.method === 'GET' && r.headers['last-event-id'] !== undefined);
+
+    /**
+     * A 2025 upstream: the POST's stream primes id p-0, sends `retry`, then ends; a GET with
+     * Last-Event-ID is answered by `onGet`.
+     */
+    function polling(
+      retry: number,
+      onGet: (req: http.IncomingMessage, res: http.ServerResponse, postId: unknown) => void,
+    ): TestHandler {
+      let postId: unknown;
+      return legacy((req, res, body) => {
+        // the session's own GET stream (no Last-Event-ID) and DELETE are not offered
+        if (req.method === 'GET' && req.headers['last-event-id'] !== undefined)
+          return onGet(req, res, postId);
+        if (req.method !== 'POST') return noStream(req, res);
+        postId = body.id;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`id: p-0\nretry: ${retry}\ndata:\n\n`);
+        return undefined;
+      }, 'sid-1');
+    }
+
+    it('is resumed with GET and Last-Event-ID, with the session id, after retry ms', async () => {
+      const server = await serve(
+        polling(50, (req, res, postId) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end(
+            `id: p-1\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: postId, result: RESULT })}\n\n`,
+          );
+        }),
+      );
+      const answer = await connection(server.url, '2025-11-25').request(
+        'tools/call',
+        { name: 't' },
+        { deadlineMillis: 3000 },
+      );
+      expect(answer).toMatchObject({ kind: 'result', result: RESULT });
+      const get = resumes(server)[0];
+      expect(get?.headers['last-event-id']).toBe('p-0');
+      expect(get?.headers['mcp-session-id']).toBe('sid-1');
+      expect(get?.headers.accept).toBe('text/event-stream');
+    });
+
+    it('a GET answered 405 leaves the answer ended without the response', async () => {
+      const server = await serve(polling(20, (req, res) => noStream(req, res)));
+      const failure = await failureOf(
+        connection(server.url, '2025-11-25').request(
+          'tools/call',
+          { name: 't' },
+          { deadlineMillis: 3000 },
+        ),
+      );
+      expect(failure.message).toContain('ended without the response');
+      expect(resumes(server)).toHaveLength(1);
+    });
+
+    it('a retry longer than the deadline is not waited for', async () => {
+      const server = await serve(polling(60_000, (req, res) => noStream(req, res)));
+      const started = Date.now();
+      const failure = await failureOf(
+        connection(server.url, '2025-11-25').request(
+          'tools/call',
+          { name: 't' },
+          { deadlineMillis: 2000 },
+        ),
+      );
+      expect(failure.message).toContain('ended without the response');
+      expect(resumes(server)).toHaveLength(0);
+      expect(Date.now() - started).toBeLessThan(60_000);
+    });
+
+    it('streams that bring nothing new are resumed at most three times', async () => {
+      const server = await serve(
+        polling(10, (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end(': nothing new\n\n');
+        }),
+      );
+      const failure = await failureOf(
+        connection(server.url, '2025-11-25').request(
+          'tools/call',
+          { name: 't' },
+          { deadlineMillis: 5000 },
+        ),
+      );
+      expect(failure.message).toContain('ended without the response');
+      expect(resumes(server)).toHaveLength(3);
+    });
+  });
+
   describe('headers and envelope (2026)', () => {
     it('sets the MCP headers, the base64 sentinel, keeps caller _meta, drops caller Host and owned headers', async () => {
       const server = await serve(

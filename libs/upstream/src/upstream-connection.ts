@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Dispatcher } from 'undici';
 import { textDepthExceeds } from '@app/http-body';
 import { Budget } from './budget';
-import { exchange, type ExchangeResult } from './http-exchange';
+import { exchange, type ExchangeRequest, type ExchangeResult } from './http-exchange';
 import {
   answerOf,
   errorOf,
@@ -195,6 +195,28 @@ function reasonText(signal: UpstreamSignal | undefined): string {
 
 function backoffMillis(failures: number): number {
   return Math.min(STREAM_BACKOFF_MAX_MILLIS, STREAM_BACKOFF_FIRST_MILLIS * 2 ** (failures - 1));
+}
+
+/** A request stream resumed this many times in a row without a new event is given up. */
+const RESUME_FRUITLESS_MAX = 3;
+/** Wait before resuming when the stream set no `retry:`; and the most any `retry:` may ask. */
+const RESUME_DEFAULT_WAIT_MILLIS = 1000;
+const RESUME_MAX_WAIT_MILLIS = 10_000;
+
+/** The headers of the GET that resumes a request's stream: the request's own, for a stream. */
+function resumeHeaders(post: Record<string, string>, lastEventId: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(post)) {
+    if (name !== 'content-type' && name !== 'mcp-method' && name !== 'mcp-name')
+      headers[name] = value;
+  }
+  headers.accept = 'text/event-stream';
+  headers['last-event-id'] = lastEventId;
+  return headers;
+}
+
+function delay(millis: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, millis).unref());
 }
 
 function sleep(millis: number, signal: AbortSignal): Promise<void> {
@@ -845,7 +867,37 @@ export class UpstreamConnection {
     const cap = relay?.listCap;
     const counter = cap === undefined ? undefined : new ListItemCounter(cap.key, cap.limit);
     let context: UpstreamMessageContext = relay?.context === 'answer' ? {} : (relay?.context ?? {});
-    const result = await exchange(this.dispatcher, {
+    const onEvent: ExchangeRequest['onEvent'] =
+      id === undefined
+        ? relay === undefined
+          ? undefined
+          : (event) => {
+              // a notification's answer holds no response: a message that cannot be read is
+              // dropped, as on the GET stream, and the notification stays accepted
+              if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) return 'more';
+              const message = parseMessage(event.data);
+              if (message !== undefined) this.answerMessage(message, relay, context);
+              return 'more';
+            }
+        : (event) => {
+            // every message on the answer, the response or not, is refused unparsed
+            if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) throw tooDeep();
+            refuseOverCap(relay?.listCap, event.data);
+            const parsed = parseReply(event.data);
+            if (parsed === undefined)
+              throw new UpstreamFailure(
+                'bad-answer',
+                'the upstream sent a stream event that is not a JSON-RPC message',
+              );
+            const { message } = parsed;
+            if (isResponseTo(message, id)) {
+              response = parsed;
+              return 'done';
+            }
+            if (relay !== undefined) this.answerMessage(message, relay, context);
+            return 'more';
+          };
+    const first = await exchange(this.dispatcher, {
       url: this.url,
       method: 'POST',
       headers,
@@ -869,38 +921,67 @@ export class UpstreamConnection {
         counter === undefined || cap === undefined
           ? undefined
           : (chunk) => (counter.exceeds(chunk) ? cap.refusal : undefined),
-      onEvent:
-        id === undefined
-          ? relay === undefined
-            ? undefined
-            : (event) => {
-                // a notification's answer holds no response: a message that cannot be read is
-                // dropped, as on the GET stream, and the notification stays accepted
-                if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) return 'more';
-                const message = parseMessage(event.data);
-                if (message !== undefined) this.answerMessage(message, relay, context);
-                return 'more';
-              }
-          : (event) => {
-              // every message on the answer, the response or not, is refused unparsed
-              if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) throw tooDeep();
-              refuseOverCap(relay?.listCap, event.data);
-              const parsed = parseReply(event.data);
-              if (parsed === undefined)
-                throw new UpstreamFailure(
-                  'bad-answer',
-                  'the upstream sent a stream event that is not a JSON-RPC message',
-                );
-              const { message } = parsed;
-              if (isResponseTo(message, id)) {
-                response = parsed;
-                return 'done';
-              }
-              if (relay !== undefined) this.answerMessage(message, relay, context);
-              return 'more';
-            },
+      onEvent,
     });
+    // a request whose stream ended before its response may be resumed (resumeStream)
+    const result =
+      id !== undefined && response === undefined && onEvent !== undefined
+        ? await this.resumeStream(first, headers, budget, onEvent)
+        : first;
     return this.readReply(result, id, response, relay?.listCap);
+  }
+
+  /**
+   * A request's SSE answer that ended before the response, after the upstream set an event id:
+   * the upstream closed the stream on purpose (SSE polling, SEP-1699; MCP 2025-11-25 Streamable
+   * HTTP, "Resumability and Redelivery") and the rest comes on a GET with `Last-Event-ID`,
+   * after the stream's `retry:` ms. Resumed within the call's deadline, with the call's own
+   * headers (it is still that caller's request), as often as each GET brings new events; a
+   * GET answered without a stream (405, 404) leaves the answer as it was: ended without the
+   * response.
+   */
+  private async resumeStream(
+    first: ExchangeResult,
+    headers: Record<string, string>,
+    budget: Budget,
+    onEvent: NonNullable<ExchangeRequest['onEvent']>,
+  ): Promise<ExchangeResult> {
+    let result = first;
+    let fruitless = 0;
+    while (
+      result.kind === 'events' &&
+      !result.done &&
+      result.lastEventId !== undefined &&
+      isSuccess(result.head.status) &&
+      fruitless < RESUME_FRUITLESS_MAX
+    ) {
+      const { lastEventId, retryMillis } = result;
+      const wait = Math.min(retryMillis ?? RESUME_DEFAULT_WAIT_MILLIS, RESUME_MAX_WAIT_MILLIS);
+      if (wait >= budget.left()) break;
+      await budget.race(delay(wait));
+      const next = await exchange(this.dispatcher, {
+        url: this.url,
+        method: 'GET',
+        headers: resumeHeaders(headers, lastEventId),
+        timeoutMillis: budget.left(),
+        timeoutScope: 'whole',
+        deadlineMillis: budget.millis,
+        connectMillis: this.endpoint.connectMillis,
+        maxBytes: this.endpoint.maxAnswerBytes,
+        capScope: 'total',
+        signal: budget.signal,
+        onEvent,
+      });
+      if (next.kind !== 'events') break;
+      const moved = next.lastEventId !== undefined && next.lastEventId !== lastEventId;
+      fruitless = moved ? 0 : fruitless + 1;
+      result = {
+        ...next,
+        lastEventId: next.lastEventId ?? lastEventId,
+        retryMillis: next.retryMillis ?? retryMillis,
+      };
+    }
+    return result;
   }
 
   /**
@@ -1094,6 +1175,9 @@ export class UpstreamConnection {
           },
         });
         const { status } = result.head;
+        // a priming event's id (empty data, never seen by onEvent) counts for the resume too
+        if (result.kind === 'events' && result.lastEventId !== undefined)
+          stream.lastEventId = result.lastEventId;
         if (result.kind === 'body') {
           // 405: no stream offered; 404: the session is gone (the next request
           // re-initializes); other non-5xx: no usable stream. Only 5xx is worth a retry.
