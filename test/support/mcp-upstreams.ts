@@ -8,7 +8,13 @@ import {
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
-import { ErrorCode, McpError, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  isInitializeRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import {
   McpServer as V2McpServer,
   createMcpHandler,
@@ -168,19 +174,36 @@ export class V1Upstream extends HttpUpstream {
    * the result "done 7", which a client gets by resuming with GET and Last-Event-ID.
    */
   private resumable = false;
+  /**
+   * Subscribable (`subscribable: true`): declares `resources.subscribe`, answers
+   * resources/subscribe and unsubscribe, and `notifyResourceUpdated` sends
+   * notifications/resources/updated on the standalone GET stream of every session subscribed
+   * to the URI.
+   */
+  private subscribable = false;
+  /** Per session id, the URIs it is subscribed to (subscribable). */
+  readonly subscriptions = new Map<string, Set<string>>();
 
   static async start(
     bind: UpstreamBind = {},
-    options: { readonly resumable?: boolean } = {},
+    options: { readonly resumable?: boolean; readonly subscribable?: boolean } = {},
   ): Promise<V1Upstream> {
     const upstream = new V1Upstream();
     upstream.resumable = options.resumable === true;
+    upstream.subscribable = options.subscribable === true;
     await upstream.listen(bind);
     return upstream;
   }
 
   get liveSessions(): number {
     return this.sessions.size;
+  }
+
+  /** Sends notifications/resources/updated to every session subscribed to `uri`. */
+  async notifyResourceUpdated(uri: string): Promise<void> {
+    for (const [id, uris] of this.subscriptions) {
+      if (uris.has(uri)) await this.sessions.get(id)?.server.server.sendResourceUpdated({ uri });
+    }
   }
 
   /**
@@ -278,6 +301,21 @@ export class V1Upstream extends HttpUpstream {
         };
       },
     );
+
+    if (this.subscribable) {
+      server.server.registerCapabilities({ resources: { subscribe: true } });
+      server.server.setRequestHandler(SubscribeRequestSchema, (request, extra) => {
+        const id = extra.sessionId ?? '';
+        const uris = this.subscriptions.get(id) ?? new Set<string>();
+        uris.add(request.params.uri);
+        this.subscriptions.set(id, uris);
+        return {};
+      });
+      server.server.setRequestHandler(UnsubscribeRequestSchema, (request, extra) => {
+        this.subscriptions.get(extra.sessionId ?? '')?.delete(request.params.uri);
+        return {};
+      });
+    }
 
     if (this.resumable) {
       server.registerTool(

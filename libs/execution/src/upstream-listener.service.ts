@@ -88,6 +88,15 @@ export class UpstreamListener {
   ) {}
 
   /**
+   * Every message an upstream sends on the gateway's own session with it that belongs to no
+   * call (its 2025 standalone GET stream: list changes, resource updates), with the upstream's
+   * id. The listener must not throw.
+   */
+  onSessionMessage(listener: (upstreamId: string, message: JsonRpcMessage) => void): void {
+    this.connections.onUnsolicited(listener);
+  }
+
+  /**
    * What this upstream can deliver on a listen; undefined when it is not (yet) known to speak
    * 2026-07-28 (2025 upstreams have no listen; their list changes reach the catalog through
    * their GET stream instead).

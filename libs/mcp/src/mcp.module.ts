@@ -36,6 +36,7 @@ import { CallerLimits } from './limits/caller-limits.service';
 import { rateLimitRedisProvider } from './limits/rate-limit-redis.provider';
 import { NotificationHub } from './listen/notification-hub.service';
 import { SessionStreams } from './listen/session-streams.service';
+import { ResourceSubscriptions } from './listen/resource-subscriptions.service';
 import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 
 const HANDLERS = [
@@ -101,6 +102,7 @@ import { SessionTokenService } from './session/session-token.service';
     NotificationHub,
     SubscriptionsListen,
     SessionStreams,
+    ResourceSubscriptions,
   ],
   exports: [McpHttpServer],
 })

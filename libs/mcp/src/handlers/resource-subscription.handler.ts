@@ -1,13 +1,24 @@
 import { Injectable } from '@nestjs/common';
+import type { UpstreamDefinition } from '@app/config';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { ResourceSubscriptions } from '../listen/resource-subscriptions.service';
+import { SessionTokenService } from '../session/session-token.service';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
 import { catalogOf, granted, stringParam, type Params } from './upstream-handler-support';
 
+/** The 2025 session a request came on, and when its id stops opening; none without one. */
+export interface SubscribingSession {
+  readonly id: string;
+  readonly expiresAtMs: number;
+}
+
 /**
  * `resources/subscribe` and `resources/unsubscribe`: to the owner of the URI
- * (docs/operations.md §10 "Routing").
+ * (docs/operations.md §10 "Routing"), and recorded for the request's 2025 session so that the
+ * owner's updates reach that session's GET stream (ResourceSubscriptions;
+ * docs/operations.md §10 "Resource subscriptions").
  */
 @Injectable()
 export abstract class ResourceSubscriptionHandler implements MethodHandler {
@@ -15,7 +26,9 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
 
   constructor(
     private readonly registry: RegistryService,
-    private readonly router: UpstreamRouter,
+    protected readonly router: UpstreamRouter,
+    protected readonly subscriptions: ResourceSubscriptions,
+    private readonly sessions: SessionTokenService,
   ) {}
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
@@ -27,6 +40,23 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
         `Resource not found: ${uri.slice(0, 256)}`,
         { uri },
       );
-    return this.router.forward(owner, this.method, { ...params }, context);
+    return this.route(owner, uri, params, context, this.sessionOf(context));
+  }
+
+  /** Forwards (or answers) the request for this owner, recording it for `session`. */
+  protected abstract route(
+    owner: UpstreamDefinition,
+    uri: string,
+    params: Params,
+    context: MethodContext,
+    session: SubscribingSession | undefined,
+  ): Promise<MethodResult>;
+
+  private sessionOf(context: MethodContext): SubscribingSession | undefined {
+    const header = context.headers['mcp-session-id'];
+    const id = typeof header === 'string' ? header : undefined;
+    if (id === undefined || !this.sessions.sealed) return undefined;
+    const claims = this.sessions.openFor(id, context.caller);
+    return claims === undefined ? undefined : { id, expiresAtMs: claims.expiresAt * 1000 };
   }
 }

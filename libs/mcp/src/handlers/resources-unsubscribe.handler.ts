@@ -1,8 +1,30 @@
 import { Injectable } from '@nestjs/common';
-import { ResourceSubscriptionHandler } from './resource-subscription.handler';
+import type { UpstreamDefinition } from '@app/config';
+import type { MethodContext, MethodResult } from './method-handler';
+import {
+  ResourceSubscriptionHandler,
+  type SubscribingSession,
+} from './resource-subscription.handler';
+import type { Params } from './upstream-handler-support';
 
-/** `resources/unsubscribe`: to the owner of the URI (docs/operations.md §10 "Routing"). */
+/**
+ * `resources/unsubscribe`: forgotten for the request's session, and forwarded to the owner of
+ * the URI (docs/operations.md §10 "Routing") only when no other session on this replica still
+ * subscribes to it — the gateway's one session with the upstream holds the subscription for
+ * all of them; otherwise answered here with an empty result.
+ */
 @Injectable()
 export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
   readonly method = 'resources/unsubscribe';
+
+  protected async route(
+    owner: UpstreamDefinition,
+    uri: string,
+    params: Params,
+    context: MethodContext,
+    session: SubscribingSession | undefined,
+  ): Promise<MethodResult> {
+    if (session !== undefined && this.subscriptions.remove(session.id, owner.id, uri)) return {};
+    return this.router.forward(owner, this.method, { ...params }, context);
+  }
 }

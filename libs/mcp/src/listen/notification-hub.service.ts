@@ -3,6 +3,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import {
   FULL_ACCESS,
   ResourceServer,
+  allowsSource,
   type AuthOutcome,
   type CallerAccess,
   type CallerIdentity,
@@ -23,6 +24,8 @@ export interface OpenStream {
    * own view of the list changed. Undefined: everything (no `mcp.access`, or auth off).
    */
   readonly access?: CallerAccess;
+  /** The 2025 session whose GET stream this is; undefined for a 2026 listen. */
+  readonly sessionId?: string;
   /** A list of the published catalog changed (as this stream's caller sees it). */
   listChanged(kind: ListKind): void;
   /** A keep-alive tick: write a comment line. */
@@ -163,6 +166,22 @@ export class NotificationHub implements OnApplicationShutdown {
       this.keepAliveTimer.unref();
     }
     return 'open';
+  }
+
+  /**
+   * Writes one message on the GET streams of these 2025 sessions (a resource update they
+   * subscribed to, ResourceSubscriptions), each only while its caller's grant has `sourceId`.
+   * @returns the streams written to
+   */
+  toSessions(sessionIds: ReadonlySet<string>, sourceId: string, message: string): number {
+    let written = 0;
+    for (const stream of this.streams.keys()) {
+      if (stream.sessionId === undefined || !sessionIds.has(stream.sessionId)) continue;
+      if (stream.access !== undefined && !allowsSource(stream.access, sourceId)) continue;
+      stream.stream.push(message);
+      written++;
+    }
+    return written;
   }
 
   /** Forgets a stream (it closed). */

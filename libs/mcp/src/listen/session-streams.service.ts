@@ -27,7 +27,10 @@ function refusal(
   return messageAnswer(wire.httpStatus, errorEnvelope(null, wire.code, message), 'json', extra);
 }
 
-/** A 2025 session's GET stream: the catalog's list_changed notifications, keep-alive comments. */
+/**
+ * A 2025 session's GET stream: the catalog's list_changed notifications, the resource updates
+ * the session subscribed to, keep-alive comments.
+ */
 class SessionStream implements OpenStream {
   private closed = false;
 
@@ -37,6 +40,8 @@ class SessionStream implements OpenStream {
     private readonly onClosed: (stream: SessionStream) => void,
     /** The caller's grant: list changes outside it are not told (NotificationHub). */
     readonly access: CallerAccess | undefined,
+    /** Its session: resource updates it subscribed to come here (ResourceSubscriptions). */
+    readonly sessionId: string,
   ) {}
 
   listChanged(kind: ListKind): void {
@@ -110,6 +115,7 @@ export class SessionStreams {
       this.capabilities,
       (s) => this.hub.remove(s),
       access,
+      sessionId,
     );
     // the Authorization value that opened it is checked again while it is open (NotificationHub)
     const room = this.hub.add(session, caller, headers.authorization);
