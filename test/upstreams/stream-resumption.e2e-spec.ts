@@ -76,7 +76,7 @@ describe('a call whose upstream closes the stream midway is resumed', () => {
       const client = await connectClient(kind, gateway.mcpUrl);
       try {
         const { result, progress } = await pollTask(client, kind);
-        expect(result.isError).toBeFalsy();
+        expect(JSON.stringify(result)).not.toContain('isError');
         expect(result.content).toEqual([{ type: 'text', text: 'done 7' }]);
         expect(progress).toEqual([1, 2]);
       } finally {

@@ -970,7 +970,8 @@ export class UpstreamConnection {
         maxBytes: this.endpoint.maxAnswerBytes,
         capScope: 'total',
         signal: budget.signal,
-        onEvent,
+        // a replayed priming event: the v1 SDK's event stores keep it as `{}` and may replay it
+        onEvent: (event) => (event.data.trim() === '{}' ? 'more' : onEvent(event)),
       });
       if (next.kind !== 'events') break;
       const moved = next.lastEventId !== undefined && next.lastEventId !== lastEventId;
