@@ -66,6 +66,11 @@ export interface UpstreamCallContext {
    * (docs/operations.md §14 "Credentials towards sources").
    */
   readonly caller?: CallerIdentity;
+  /**
+   * The era the agent speaks: a 2025 agent's request to a dual-era upstream goes on a 2025
+   * session (UpstreamConnections.forClientEra). Undefined: the upstream's own era.
+   */
+  readonly clientEra?: '2025' | '2026';
 }
 
 /**
@@ -141,8 +146,13 @@ export class UpstreamExecutor {
     const started = performance.now();
     const { signal } = context;
     let outcome: UpstreamOutcome;
-    const connection = this.connections.get(upstream);
     try {
+      const chosen = this.connections.forClientEra(
+        upstream,
+        context.clientEra,
+        upstream.callMillis,
+      );
+      const connection = chosen instanceof Promise ? await chosen : chosen;
       const headers =
         upstream.authorization.mode === 'tokenExchange'
           ? await this.callerHeaders.for(upstream, context.headers, context.caller)
@@ -211,7 +221,7 @@ export class UpstreamExecutor {
     caller?: CallerIdentity,
   ): Promise<boolean> {
     try {
-      await this.connections.get(upstream).respond(response, sessionId, {
+      await this.connections.forAnswer(upstream).respond(response, sessionId, {
         deadlineMillis: Math.max(upstream.connectMillis, 5_000),
         headers: await this.callerHeaders.for(upstream, headers, caller),
       });

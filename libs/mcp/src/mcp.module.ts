@@ -37,6 +37,7 @@ import { rateLimitRedisProvider } from './limits/rate-limit-redis.provider';
 import { NotificationHub } from './listen/notification-hub.service';
 import { SessionStreams } from './listen/session-streams.service';
 import { ResourceSubscriptions } from './listen/resource-subscriptions.service';
+import { SessionLogLevels } from './session/session-log-levels';
 import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 
 const HANDLERS = [
@@ -103,6 +104,7 @@ import { SessionTokenService } from './session/session-token.service';
     SubscriptionsListen,
     SessionStreams,
     ResourceSubscriptions,
+    SessionLogLevels,
   ],
   exports: [McpHttpServer],
 })

@@ -11,7 +11,10 @@ import { SourceCredentials } from '@app/identity';
 import { guardedConnector, type UpstreamAddressRefusedError } from './connect-guard';
 import { UpstreamConnection } from './upstream-connection';
 import { gatewayRequestHeaders } from './upstream-headers';
-import type { JsonRpcMessage } from './upstream-types';
+import { UpstreamFailure, type JsonRpcMessage, type UpstreamProtocol } from './upstream-types';
+
+/** How an upstream refuses a 2025 session (not a passing failure): it speaks 2026 only. */
+const LEGACY_REFUSALS: ReadonlySet<string> = new Set(['era-mismatch', 'http-status', 'bad-answer']);
 
 /**
  * What the gateway declares towards every upstream as its client capabilities
@@ -51,6 +54,11 @@ export class UpstreamConnections implements OnApplicationShutdown {
   private readonly lastRefusal = new Map<string, { message: string; at: number }>();
   private readonly connections = new Map<string, UpstreamConnection>();
   private readonly unsolicited: ((upstreamId: string, message: JsonRpcMessage) => void)[] = [];
+  /**
+   * The 2025 session of a dual-era `auto` upstream, by id, for 2025 clients (forClientEra);
+   * 'none' once the upstream refused 2025.
+   */
+  private readonly legacySessions = new Map<string, UpstreamConnection | 'none'>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -108,25 +116,100 @@ export class UpstreamConnections implements OnApplicationShutdown {
   get(upstream: UpstreamDefinition): UpstreamConnection {
     let connection = this.connections.get(upstream.id);
     if (connection === undefined) {
-      connection = new UpstreamConnection(
-        {
-          id: upstream.id,
-          url: upstream.url,
-          protocol: upstream.protocol,
-          connectMillis: upstream.connectMillis,
-          maxAnswerBytes: this.config.mcp.execution.maxResponseBytes,
-          clientInfo: { name: this.config.mcp.identity, version: this.config.version },
-          clientCapabilities: GATEWAY_CLIENT_CAPABILITIES,
-          sessionHeaders: () => this.sessionHeaders(upstream),
-        },
-        this.guardedDispatcher(upstream) ?? this.agent,
-      );
-      const id = upstream.id;
-      connection.onUnsolicited((message) => {
-        for (const listener of this.unsolicited) listener(id, message);
-      });
+      connection = this.create(upstream, upstream.protocol);
       this.connections.set(upstream.id, connection);
     }
+    return connection;
+  }
+
+  /**
+   * The connection a request of a client of `clientEra` goes on (docs/operations.md §10 "Eras"):
+   * the upstream's own, except for a 2025 client's request to an `auto` upstream that answers
+   * in 2026 and also speaks 2025 (a dual-era server, as the official conformance reference
+   * server is). That request goes on a 2025 session of its own, opened at the first such
+   * request, so that what only 2025 has (logging/setLevel, resources/subscribe, an upstream's
+   * requests to the client on the call's stream) works as the server means it instead of being
+   * bridged. An upstream that refuses 2025 is remembered and bridged as before; one that cannot
+   * be reached for it now is bridged this time and tried again later. Synchronous unless a
+   * connection must first learn its era.
+   */
+  forClientEra(
+    upstream: UpstreamDefinition,
+    clientEra: '2025' | '2026' | undefined,
+    deadlineMillis: number,
+  ): UpstreamConnection | Promise<UpstreamConnection> {
+    const main = this.get(upstream);
+    if (clientEra !== '2025' || upstream.protocol !== 'auto' || main.era === '2025') return main;
+    const known = this.legacySessions.get(upstream.id);
+    if (known === 'none') return main;
+    if (main.era === '2026' && known?.era === '2025') return known;
+    return this.legacyFor(upstream, main, deadlineMillis);
+  }
+
+  private async legacyFor(
+    upstream: UpstreamDefinition,
+    main: UpstreamConnection,
+    deadlineMillis: number,
+  ): Promise<UpstreamConnection> {
+    if (main.era === undefined) {
+      try {
+        await main.connect({ deadlineMillis });
+      } catch {
+        return main; // its own request says why
+      }
+    }
+    if (main.era !== '2026') return main;
+    let legacy = this.legacySessions.get(upstream.id);
+    if (legacy === 'none') return main;
+    if (legacy === undefined) {
+      legacy = this.create(upstream, '2025-11-25');
+      this.legacySessions.set(upstream.id, legacy);
+    }
+    try {
+      await legacy.connect({ deadlineMillis });
+      return legacy;
+    } catch (err) {
+      if (err instanceof UpstreamFailure && LEGACY_REFUSALS.has(err.kind)) {
+        if (this.legacySessions.get(upstream.id) === legacy) {
+          this.legacySessions.set(upstream.id, 'none');
+          this.logger.log(
+            `Upstream ${upstream.id}: speaks 2026-07-28 only (${err.message}); 2025 clients' requests are bridged`,
+          );
+        }
+        void legacy.close();
+      }
+      return main;
+    }
+  }
+
+  /**
+   * The connection an answer to an upstream's request to the client goes back on: the 2025
+   * session that asked (a 2026 session never asks).
+   */
+  forAnswer(upstream: UpstreamDefinition): UpstreamConnection {
+    const legacy = this.legacySessions.get(upstream.id);
+    const main = this.get(upstream);
+    return main.era === '2026' && legacy !== undefined && legacy !== 'none' ? legacy : main;
+  }
+
+  private create(upstream: UpstreamDefinition, protocol: UpstreamProtocol): UpstreamConnection {
+    const connection = new UpstreamConnection(
+      {
+        id: upstream.id,
+        url: upstream.url,
+        protocol,
+        connectMillis: upstream.connectMillis,
+        maxAnswerBytes: this.config.mcp.execution.maxResponseBytes,
+        clientInfo: { name: this.config.mcp.identity, version: this.config.version },
+        clientCapabilities: GATEWAY_CLIENT_CAPABILITIES,
+        sessionHeaders: () => this.sessionHeaders(upstream),
+      },
+      this.guardedDispatcher(upstream) ?? this.agent,
+    );
+    const id = upstream.id;
+    connection.onUnsolicited((message) => {
+      for (const listener of this.unsolicited) listener(id, message);
+    });
     return connection;
   }
 
@@ -148,8 +231,11 @@ export class UpstreamConnections implements OnApplicationShutdown {
    */
   async release(upstreamId: string): Promise<void> {
     const connection = this.connections.get(upstreamId);
+    const legacy = this.legacySessions.get(upstreamId);
     const agent = this.guarded.get(upstreamId);
     this.connections.delete(upstreamId);
+    this.legacySessions.delete(upstreamId);
+    if (legacy !== undefined && legacy !== 'none') await legacy.close().catch(() => undefined);
     this.guarded.delete(upstreamId);
     this.lastRefusal.delete(upstreamId);
     // the DELETE of the session goes through the upstream's own Agent: closed after it
@@ -167,8 +253,12 @@ export class UpstreamConnections implements OnApplicationShutdown {
 
   /** Ends every 2025 session (DELETE, bounded), then closes the connection pool. */
   async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
+    const legacy = [...this.legacySessions.values()].filter(
+      (c): c is UpstreamConnection => c !== 'none',
+    );
+    await Promise.allSettled([...this.connections.values(), ...legacy].map((c) => c.close()));
     this.connections.clear();
+    this.legacySessions.clear();
     const agents = [this.agent, ...this.guarded.values()];
     this.guarded.clear();
     const closed = await Promise.allSettled(agents.map((a) => a.close()));

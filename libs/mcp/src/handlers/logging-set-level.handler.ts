@@ -1,13 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { LOG_LEVELS, SessionLogLevels, logRank } from '../session/session-log-levels';
+import { SessionTokenService } from '../session/session-token.service';
+import type { McpLogLevel } from '../session/session-log-levels';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
-import { granted, stringParam, type Params } from './upstream-handler-support';
+import { granted, type Params } from './upstream-handler-support';
 
 /**
- * `logging/setLevel`: forwarded to every upstream that offers logging
- * (docs/operations.md §10 "Routing"); `{}` once they have all answered, whatever they answered (a
- * level is a wish, not a contract).
+ * `logging/setLevel`: remembered for the client's 2025 session (SessionLogLevels: what the
+ * gateway relays to it is filtered by it, and a 2026 upstream gets it in each request's
+ * `_meta`) and forwarded to every upstream that offers logging (docs/operations.md §10
+ * "Logging"); `{}` once they have all answered, whatever they answered (a level is a wish, not
+ * a contract). A level that is not one of the eight is -32602.
  */
 @Injectable()
 export class LoggingSetLevelHandler implements MethodHandler {
@@ -16,10 +22,24 @@ export class LoggingSetLevelHandler implements MethodHandler {
   constructor(
     private readonly registry: RegistryService,
     private readonly router: UpstreamRouter,
+    private readonly levels: SessionLogLevels,
+    private readonly sessions: SessionTokenService,
   ) {}
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
-    stringParam(params, 'level');
+    const level = params?.level;
+    if (logRank(level) === undefined)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        `Invalid params: params.level must be one of ${LOG_LEVELS.join(', ')}`,
+      );
+    const header = context.headers['mcp-session-id'];
+    const claims =
+      typeof header === 'string' && this.sessions.sealed
+        ? this.sessions.openFor(header, context.caller)
+        : undefined;
+    if (claims !== undefined && typeof header === 'string')
+      this.levels.set(header, level as McpLogLevel, claims.expiresAt * 1000);
     const upstreams = (this.registry.current()?.extras.upstreamsWith('logging') ?? []).filter((u) =>
       granted(context.access, u.id),
     );

@@ -4,6 +4,7 @@ import type { RegistryService } from '@app/registry';
 import type { RelayIds } from '../relay/relay-ids';
 import { SerializedResult, type MethodContext } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
+import { SessionLogLevels } from '../session/session-log-levels';
 
 const upstream = { id: 'up' } as UpstreamDefinition;
 const context: MethodContext = { protocolVersion: '2025-11-25', headers: {}, rawBody: '' };
@@ -16,8 +17,100 @@ function routerAnswering(outcome: UpstreamOutcome): UpstreamRouter {
     {
       enabledUpstreams: () => [],
     } as unknown as RegistryService,
+    new SessionLogLevels(),
   );
 }
+
+/**
+ * A router whose upstream sends log messages at these levels during the request, then answers;
+ * what the executor was sent is kept.
+ */
+function routerLogging(
+  levels: string[],
+  logLevels = new SessionLogLevels(),
+): { router: UpstreamRouter; sent: (Record<string, unknown> | undefined)[] } {
+  const sent: (Record<string, unknown> | undefined)[] = [];
+  const executor = {
+    forward: (
+      _u: unknown,
+      _m: string,
+      params: Record<string, unknown> | undefined,
+      call: { onMessage: (message: Record<string, unknown>, origin: object) => void },
+    ) => {
+      sent.push(params);
+      for (const level of levels)
+        call.onMessage(
+          { jsonrpc: '2.0', method: 'notifications/message', params: { level, data: level } },
+          {},
+        );
+      call.onMessage(
+        { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } },
+        {},
+      );
+      return Promise.resolve({ kind: 'result', result: {} });
+    },
+  } as unknown as UpstreamExecutor;
+  const router = new UpstreamRouter(
+    executor,
+    {} as RelayIds,
+    { enabledUpstreams: () => [] } as unknown as RegistryService,
+    logLevels,
+  );
+  return { router, sent };
+}
+
+describe('UpstreamRouter.forward: log messages as the client asked (docs/operations.md §10 "Logging")', () => {
+  const ALL = ['debug', 'info', 'warning', 'error'];
+  const relayedOf = async (
+    router: UpstreamRouter,
+    ctx: MethodContext,
+    params?: Record<string, unknown>,
+  ): Promise<unknown[]> => {
+    const relayed: any[] = [];
+    await router.forward(upstream, 'tools/call', params, { ...ctx, relay: (m) => relayed.push(m) });
+    return relayed.map((m) => (m.method === 'notifications/message' ? m.params.level : m.method));
+  };
+
+  it('a 2026 request without logLevel gets no log message (progress still)', async () => {
+    const { router } = routerLogging(ALL);
+    const modern: MethodContext = { protocolVersion: '2026-07-28', headers: {}, rawBody: '' };
+    expect(await relayedOf(router, modern, { name: 't' })).toEqual(['notifications/progress']);
+  });
+
+  it('a 2026 request with logLevel warning gets warning and error only', async () => {
+    const { router } = routerLogging(ALL);
+    const modern: MethodContext = { protocolVersion: '2026-07-28', headers: {}, rawBody: '' };
+    expect(
+      await relayedOf(router, modern, {
+        name: 't',
+        _meta: { 'io.modelcontextprotocol/logLevel': 'warning' },
+      }),
+    ).toEqual(['warning', 'error', 'notifications/progress']);
+  });
+
+  it('a 2025 session that set no level gets every message', async () => {
+    const { router } = routerLogging(ALL);
+    expect(await relayedOf(router, context)).toEqual([...ALL, 'notifications/progress']);
+  });
+
+  it("a 2025 session's setLevel filters what it gets and goes to the upstream in _meta", async () => {
+    const levels = new SessionLogLevels();
+    levels.set('sid-1', 'error', Date.now() + 60_000);
+    const { router, sent } = routerLogging(ALL, levels);
+    const session: MethodContext = { ...context, headers: { 'mcp-session-id': 'sid-1' } };
+    expect(await relayedOf(router, session, { name: 't', _meta: { progressToken: 'p' } })).toEqual([
+      'error',
+      'notifications/progress',
+    ]);
+    expect(sent[0]).toEqual({
+      name: 't',
+      _meta: { progressToken: 'p', 'io.modelcontextprotocol/logLevel': 'error' },
+    });
+    // another session is not filtered by it
+    const other: MethodContext = { ...context, headers: { 'mcp-session-id': 'sid-2' } };
+    expect(await relayedOf(router, other)).toEqual([...ALL, 'notifications/progress']);
+  });
+});
 
 describe('UpstreamRouter.forward: the result as the upstream wrote it', () => {
   it('passes a 2025 result on as its own text (numbers and escapes as sent)', async () => {

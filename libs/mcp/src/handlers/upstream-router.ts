@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { JsonRpcCode } from '@app/wire';
+import { isModernVersion, JsonRpcCode, MetaKey } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
 import { RegistryService } from '@app/registry';
@@ -9,6 +9,29 @@ import { answerBinding, type AnswerDelivery } from '../relay/answer-binding';
 import { RelayIds } from '../relay/relay-ids';
 import { asLegacyResult } from './legacy-result';
 import { SerializedResult, type MethodContext } from './method-handler';
+import { logRank, SessionLogLevels } from '../session/session-log-levels';
+
+const LOG_MESSAGE = 'notifications/message';
+/** Log floors: every message passes; none does (above emergency). */
+const ALL_LOGS = 0;
+const NO_LOGS = Number.POSITIVE_INFINITY;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> {
+  return isRecord(params?._meta) ? params._meta : {};
+}
+
+function levelOf(message: JsonRpcMessage): unknown {
+  return isRecord(message.params) ? message.params.level : undefined;
+}
+
+function sessionIdOf(context: MethodContext): string | undefined {
+  const header = context.headers['mcp-session-id'];
+  return typeof header === 'string' ? header : undefined;
+}
 
 /**
  * Takes over an upstream's request to the client during a forwarded call
@@ -48,6 +71,7 @@ export class UpstreamRouter {
     private readonly executor: UpstreamExecutor,
     private readonly relayIds: RelayIds,
     private readonly registry: RegistryService,
+    private readonly logLevels: SessionLogLevels,
   ) {}
 
   /**
@@ -63,13 +87,27 @@ export class UpstreamRouter {
     requestHeaders?: Readonly<Record<string, string>>,
     onRequest?: UpstreamRequestHook,
   ): Promise<object> {
-    const outcome = await this.executor.forward(upstream, method, params, {
+    // what the client asked to be logged (docs/operations.md §10 "Logging"): a 2026 request's
+    // own logLevel (none: no log messages), a 2025 session's setLevel (none: all), which a 2026
+    // upstream gets in the request's _meta
+    const modern = isModernVersion(context.protocolVersion);
+    const sessionLevel = modern ? undefined : this.logLevels.get(sessionIdOf(context));
+    const logFloor = modern
+      ? (logRank(metaOf(params)[MetaKey.logLevel]) ?? NO_LOGS)
+      : (logRank(sessionLevel) ?? ALL_LOGS);
+    const sent =
+      sessionLevel === undefined
+        ? params
+        : { ...params, _meta: { ...metaOf(params), [MetaKey.logLevel]: sessionLevel } };
+    const outcome = await this.executor.forward(upstream, method, sent, {
       headers: context.headers,
       requestHeaders,
       signal: context.signal,
       clientCapabilities: context.clientCapabilities,
       caller: context.caller,
-      onMessage: (message, origin) => this.relay(upstream, message, origin, context, onRequest),
+      clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
+      onMessage: (message, origin) =>
+        this.relay(upstream, message, origin, context, onRequest, logFloor),
     });
     switch (outcome.kind) {
       case 'result': {
@@ -137,10 +175,13 @@ export class UpstreamRouter {
     origin: UpstreamMessageContext,
     context: MethodContext,
     onRequest: UpstreamRequestHook | undefined,
+    logFloor: number,
   ): void {
     const isRequest = message.id !== undefined && typeof message.method === 'string';
     if (!isRequest) {
-      // notifications/progress (the client's own token) and notifications/message
+      // notifications/progress (the client's own token), and notifications/message at or above
+      // the level this client asked for: the upstream's session may be another client's level
+      if (message.method === LOG_MESSAGE && (logRank(levelOf(message)) ?? 0) < logFloor) return;
       context.relay?.(message);
       return;
     }
