@@ -23,6 +23,8 @@
 #                            dir, printed at the start)
 #   CONFORMANCE_START_TIMEOUT_S  how long to wait for each process to be ready (default 60)
 #   CONFORMANCE_TIMEOUT_S    passed on to run-conformance.sh (default there: 900)
+#   CONFORMANCE_UPSTREAM_PROTOCOL  the upstream's `protocol` setting: auto (default),
+#                            2025-11-25 or 2026-07-28
 #   MCP_HTTP_SERVER          passed on to the gateway (`node`: its opt-in node:http listener);
 #                            nothing else of the caller's environment reaches the gateway
 
@@ -30,7 +32,7 @@ set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 GATEWAY_ENTRY="$REPO/dist/apps/gateway/main.js"
-BASELINE="$REPO/test/conformance/baseline-gateway.yml"
+BASELINE="${CONFORMANCE_BASELINE:-$REPO/test/conformance/baseline-gateway.yml}"
 if [ -z "${CONFORMANCE_DIR:-}" ]; then
   CONFORMANCE_DIR="$REPO/../shared/conformance"
   [ -d "$CONFORMANCE_DIR" ] || CONFORMANCE_DIR=/work/shared/conformance
@@ -135,6 +137,7 @@ mcp:
     - id: ref
       url: $REF_URL
       namePrefix: ""
+      protocol: ${CONFORMANCE_UPSTREAM_PROTOCOL:-auto}
   http:
     allowedOrigins: ['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*']
     allowedHosts: ['localhost:*', '127.0.0.1:*', '[::1]:*']
@@ -178,8 +181,11 @@ say "gateway: $GW_URL (management $MGMT), upstream 'ref' healthy after $((SECOND
 suite_started=$SECONDS
 # In the background, in a process group of its own, and waited for: a TERM or INT then stops
 # everything at once instead of after the suite (bash runs traps between commands only).
+# A requirement set (--requirements REV) fixes its scenarios: no --suite then.
+SUITE_ARGS=(--suite all)
+for arg in "$@"; do case "$arg" in --requirements | --requirements=*) SUITE_ARGS=() ;; esac; done
 CONFORMANCE_RESULTS_DIR="$RESULTS" setsid bash "$HARNESS/run-conformance.sh" "$GW_URL" \
-  --suite all --expected-failures "$BASELINE" "$@" &
+  ${SUITE_ARGS[@]+"${SUITE_ARGS[@]}"} --expected-failures "$BASELINE" "$@" &
 SUITE_PID=$!
 wait "$SUITE_PID"
 status=$?

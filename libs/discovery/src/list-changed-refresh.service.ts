@@ -22,6 +22,8 @@ interface UpstreamChanges {
   pending: boolean;
   /** performance.now() when the last pull of it started. */
   lastPullStartedAt: number;
+  /** The list_changed methods announced since the last pull started. */
+  readonly announced: Set<string>;
 }
 
 /**
@@ -72,7 +74,11 @@ export class ListChangedRefresh implements OnApplicationShutdown {
         !state.pending &&
         performance.now() - state.lastPullStartedAt >= this.minIntervalMs);
     if (state === undefined) {
-      state = { pending: false, lastPullStartedAt: Number.NEGATIVE_INFINITY };
+      state = {
+        pending: false,
+        lastPullStartedAt: Number.NEGATIVE_INFINITY,
+        announced: new Set(),
+      };
       this.states.set(upstreamId, state);
     }
     if (idle) {
@@ -83,6 +89,7 @@ export class ListChangedRefresh implements OnApplicationShutdown {
       );
     }
     this.metrics?.upstreamListChanged(upstreamId, idle ? 'refreshed' : 'coalesced');
+    state.announced.add(method);
     state.pending = true;
     this.schedule(upstreamId, state);
   }
@@ -120,9 +127,13 @@ export class ListChangedRefresh implements OnApplicationShutdown {
       this.states.delete(upstreamId);
       return;
     }
+    const announced = [...state.announced];
+    state.announced.clear();
+    const before = this.registry.current();
     state.pulling = (async () => {
       try {
         await this.registry.applyUpstreamPull(await this.puller.pull(upstream));
+        this.registry.upstreamAnnounced(upstreamId, announced, before);
       } catch (err) {
         this.logger.error(
           `Upstream ${upstreamId}: refresh after list_changed failed unexpectedly ` +

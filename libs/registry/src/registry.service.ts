@@ -60,6 +60,17 @@ export type CatalogPublishedListener = (
   next: CatalogSnapshot,
 ) => void;
 
+/**
+ * An upstream announced list changes (its list_changed `methods`) and the pull they caused was
+ * applied: the catalog before that pull and now (undefined while there is none).
+ */
+export type UpstreamAnnouncedListener = (
+  upstreamId: string,
+  methods: readonly string[],
+  before: CatalogSnapshot | undefined,
+  after: CatalogSnapshot | undefined,
+) => void;
+
 /** A copy adopted without a pull of this replica: a Redis last-good (warm start). */
 export interface StoredCopy {
   readonly manifest: AcceptedManifest;
@@ -96,6 +107,7 @@ export class RegistryService {
   private readonly changes = new CatalogHistory();
   private readonly publishedListeners = new Set<CatalogPublishedListener>();
   private readonly roundListeners = new Set<() => void>();
+  private readonly announcedListeners = new Set<UpstreamAnnouncedListener>();
   /** Per source, the content fingerprint of its copy the last merge rejected (cleared on adoption). */
   private readonly rejectedCopies = new Map<string, string>();
   /**
@@ -128,6 +140,35 @@ export class RegistryService {
    * docs/operations.md §11 "Notification streams"). A listener that throws is logged and ignored.
    * Returns the unsubscribe function.
    */
+  /**
+   * Calls `listener` each time an upstream's list_changed was followed by its pull, applied:
+   * for whoever relays the announcement to clients when the catalog did not change, so that
+   * nothing a client can list differs but the upstream still said so (docs/operations.md §11
+   * "Notification streams").
+   */
+  onUpstreamAnnounced(listener: UpstreamAnnouncedListener): () => void {
+    this.announcedListeners.add(listener);
+    return () => {
+      this.announcedListeners.delete(listener);
+    };
+  }
+
+  /** The pull an upstream's list_changed `methods` caused was applied (see onUpstreamAnnounced). */
+  upstreamAnnounced(
+    upstreamId: string,
+    methods: readonly string[],
+    before: CatalogSnapshot | undefined,
+  ): void {
+    const after = this.current();
+    for (const listener of this.announcedListeners) {
+      try {
+        listener(upstreamId, methods, before, after);
+      } catch {
+        // one listener's failure must not keep the others from running
+      }
+    }
+  }
+
   onPublished(listener: CatalogPublishedListener): () => void {
     this.publishedListeners.add(listener);
     return () => {

@@ -33,10 +33,14 @@ describe('decodeHeaderValue (the front door reads what a 2026 client encoded)', 
 
   it('refuses a malformed sentinel: not canonical, unpadded, or not UTF-8', () => {
     expect(decodeHeaderValue('=?base64?WsO8cmljaCA?=')).toBeUndefined();
-    expect(decodeHeaderValue('=?base64?WsO8cmljaCA=')).toBeUndefined();
     expect(
       decodeHeaderValue(`=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`),
     ).toBeUndefined();
+  });
+
+  it('takes a value that starts like the sentinel but lacks its ?= end as a literal (SEP-2243)', () => {
+    expect(decodeHeaderValue('=?base64?WsO8cmljaCA=')).toBe('=?base64?WsO8cmljaCA=');
+    expect(decodeHeaderValue('=?base64?SGVsbG8=')).toBe('=?base64?SGVsbG8=');
   });
 
   it('reads back every value encodeHeaderValue writes', () => {

@@ -37,10 +37,12 @@ export function encodeHeaderValue(value: string): string {
 
 /**
  * A header value as text: the sentinel decoded (canonical, padded base64 of valid UTF-8 only),
- * any other value as it is. undefined for a malformed sentinel (a -32020 header error).
+ * any other value as it is — one that starts like the sentinel but lacks its `?=` end too
+ * (SEP-2243 "Value Encoding": only a value with both is Base64). undefined for a malformed
+ * sentinel (a -32020 header error).
  */
 export function decodeHeaderValue(value: string): string | undefined {
-  if (!value.startsWith(SENTINEL_PREFIX)) return value;
+  if (!value.startsWith(SENTINEL_PREFIX) || !value.endsWith(SENTINEL_SUFFIX)) return value;
   const m = SENTINEL.exec(value);
   if (m === null) return undefined;
   const b64 = m[1] ?? '';

@@ -6,7 +6,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The client capability one input request needs (wire notes §4, §5: -32021). */
-function needed(request: unknown): Record<string, unknown> | undefined {
+export function capabilityNeededBy(request: unknown): Record<string, unknown> | undefined {
   if (!isRecord(request)) return undefined;
   const params = isRecord(request.params) ? request.params : {};
   switch (request.method) {
@@ -50,7 +50,7 @@ export function missingClientCapabilities(
   if (result.resultType !== 'input_required' || !isRecord(result.inputRequests)) return undefined;
   const missing: Record<string, Record<string, unknown>> = {};
   for (const request of Object.values(result.inputRequests)) {
-    const need = needed(request);
+    const need = capabilityNeededBy(request);
     if (need === undefined || covers(declared, need)) continue;
     for (const [key, sub] of Object.entries(need))
       missing[key] = { ...missing[key], ...(isRecord(sub) ? sub : {}) };

@@ -9,10 +9,10 @@ import {
   type CallerIdentity,
 } from '@app/identity';
 import { GatewayMetrics, type StreamCloseReason } from '@app/observability';
-import { RegistryService } from '@app/registry';
+import { RegistryService, type CatalogSnapshot } from '@app/registry';
 import { callerKey } from '../session/caller-key';
 import { changedListsFor } from './caller-changes';
-import { changedLists, type ListKind } from './catalog-changes';
+import { changedLists, LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import { NotificationStream } from './notification-stream';
 
 /** One open notification stream, whatever its era. */
@@ -26,6 +26,11 @@ export interface OpenStream {
   readonly access?: CallerAccess;
   /** The 2025 session whose GET stream this is; undefined for a 2026 listen. */
   readonly sessionId?: string;
+  /**
+   * Whether this stream relays that upstream's own list changes (a 2026 listen holding a
+   * listen on it): it is then not told them again after the upstream's pull.
+   */
+  relaysFrom?(upstreamId: string): boolean;
   /** A list of the published catalog changed (as this stream's caller sees it). */
   listChanged(kind: ListKind): void;
   /** A keep-alive tick: write a comment line. */
@@ -110,6 +115,35 @@ export class NotificationHub implements OnApplicationShutdown {
         for (const kind of changedListsFor(kinds, previous, next, stream.access))
           stream.listChanged(kind);
     });
+    registry.onUpstreamAnnounced((upstreamId, methods, before, after) =>
+      this.announced(upstreamId, methods, before, after),
+    );
+  }
+
+  /**
+   * An upstream announced list changes and its pull was applied: the lists it named that the
+   * catalog did not change (a change already went out with the publication) are told to every
+   * stream whose caller's grant has the upstream, unless the stream relays that upstream's own
+   * notifications. The upstream said so, and a client that listens expects it (MCP: the server
+   * SHOULD notify); the pull's flood limit coalesces a storm before it reaches here.
+   */
+  private announced(
+    upstreamId: string,
+    methods: readonly string[],
+    before: CatalogSnapshot | undefined,
+    after: CatalogSnapshot | undefined,
+  ): void {
+    if (after === undefined || this.streams.size === 0) return;
+    const changed = changedLists(before, after);
+    const kinds = (Object.keys(LIST_CHANGED_METHOD) as ListKind[]).filter(
+      (kind) => methods.includes(LIST_CHANGED_METHOD[kind]) && !changed.includes(kind),
+    );
+    if (kinds.length === 0) return;
+    for (const stream of [...this.streams.keys()]) {
+      if (stream.access !== undefined && !allowsSource(stream.access, upstreamId)) continue;
+      if (stream.relaysFrom?.(upstreamId) === true) continue;
+      for (const kind of kinds) stream.listChanged(kind);
+    }
   }
 
   /** Open streams on this replica. */

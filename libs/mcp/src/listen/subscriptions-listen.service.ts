@@ -78,6 +78,10 @@ class ListenSubscription implements OpenStream {
   >();
   private closed = false;
 
+  relaysFrom(upstreamId: string): boolean {
+    return this.upstreamListens.has(upstreamId);
+  }
+
   constructor(
     private readonly id: JsonRpcId,
     /** The honoured filter, what the upstream listens are cut from. */

@@ -10,6 +10,7 @@ import { LegacyInputBridge } from './legacy-input-bridge';
 import { SpentStates } from './spent-states';
 import { ParkedCall } from './parked-call';
 import { bindingOf, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
+import { capabilityNeededBy } from '../codecs/required-capabilities';
 import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
@@ -111,19 +112,11 @@ export class MrtrCalls implements OnApplicationShutdown {
       const capability = RELAYED_REQUESTS.get(message.method as string);
       if (capability === undefined) return false;
       if (declared !== undefined && !(capability in declared)) {
-        void this.executor.respond(
-          call.upstream,
-          origin.sessionId,
-          {
-            jsonrpc: '2.0',
-            id: message.id,
-            error: {
-              code: JsonRpcCode.MethodNotFound,
-              message: `The client did not declare the ${capability} capability`,
-            },
-          },
-          context.headers,
-          context.caller,
+        parked.addUndeclared(
+          message,
+          origin,
+          capability,
+          capabilityNeededBy(message) ?? { [capability]: {} },
         );
         return true;
       }
@@ -149,6 +142,17 @@ export class MrtrCalls implements OnApplicationShutdown {
   /** The next outcome of a parked call; an open question parks it (held, abandonment timer). */
   private async round(parked: ParkedCall, binding: StateBinding): Promise<RoundOutcome> {
     const outcome = await parked.next();
+    if (outcome.kind === 'missing') {
+      // nothing the client can answer: the call cannot go on (400 -32021, wire notes §1.2, §4)
+      this.release(parked.key);
+      parked.cancellation.abort('cancelled');
+      return {
+        kind: 'error',
+        code: JsonRpcCode.MissingClientCapability,
+        message: `Missing required client capability: ${Object.keys(outcome.requiredCapabilities).join(', ')}`,
+        data: { requiredCapabilities: outcome.requiredCapabilities },
+      };
+    }
     if (outcome.kind === 'settled') {
       this.release(parked.key);
       // an upstream's own input_required (a 2026 upstream): its requestState wrapped

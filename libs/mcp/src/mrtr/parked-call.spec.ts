@@ -74,4 +74,42 @@ describe('a parked 2025 upstream call (docs/operations.md §11 "Multi round-trip
       error: { code: -32603, message: 'gone' },
     });
   });
+
+  describe('requests for a capability the client did not declare', () => {
+    const sampling = (id: number): JsonRpcMessage => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'sampling/createMessage',
+      params: {},
+    });
+
+    it('alone: the call needs what the client lacks (missing), and the upstream is refused', async () => {
+      const { call, answered } = setup();
+      const next = call.next();
+      call.addUndeclared(sampling(5), { sessionId: 's1' }, 'sampling', { sampling: {} });
+      expect(await next).toEqual({ kind: 'missing', requiredCapabilities: { sampling: {} } });
+      expect(answered).toEqual([
+        [
+          expect.objectContaining({ id: 5, sessionId: 's1' }),
+          {
+            jsonrpc: '2.0',
+            id: 5,
+            error: { code: -32601, message: 'The client did not declare the sampling capability' },
+          },
+        ],
+      ]);
+    });
+
+    it('with a declared one: the declared one is asked, the undeclared one refused', async () => {
+      const { call, answered } = setup();
+      const next = call.next();
+      call.addUndeclared(sampling(5), {}, 'sampling', { sampling: {} });
+      call.add(elicit(6, 'name?'), {});
+      const outcome = await next;
+      expect(outcome.kind === 'input' && Object.keys(outcome.inputRequests)).toEqual([
+        'elicitation-1',
+      ]);
+      expect(answered.map(([request]) => request.id)).toEqual([5]);
+    });
+  });
 });

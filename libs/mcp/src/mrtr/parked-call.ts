@@ -16,6 +16,11 @@ export interface PendingUpstreamRequest {
 /** Where a parked call stands when it is looked at. */
 export type ParkedOutcome =
   | { readonly kind: 'settled'; readonly result?: object; readonly error?: unknown }
+  /**
+   * The upstream asked only what the client did not declare (its requests were refused):
+   * the client is told which capabilities the call needs (2026: -32021, wire notes §4).
+   */
+  | { readonly kind: 'missing'; readonly requiredCapabilities: Record<string, unknown> }
   | {
       readonly kind: 'input';
       readonly inputRequests: Readonly<
@@ -38,6 +43,12 @@ export class ParkedCall {
   /** Serializes retries of this call: one round at a time. */
   queue: Promise<unknown> = Promise.resolve();
   private readonly pending = new Map<string, PendingUpstreamRequest>();
+  /** Requests for a capability the client did not declare, with what each needs. */
+  private readonly undeclared: {
+    readonly request: PendingUpstreamRequest;
+    readonly capability: string;
+    readonly required: Record<string, unknown>;
+  }[] = [];
   private settled?: Extract<ParkedOutcome, { kind: 'settled' }>;
   private wake?: () => void;
   private asked = 0;
@@ -56,6 +67,31 @@ export class ParkedCall {
       sessionId: origin.sessionId,
       method,
       params: message.params ?? {},
+    });
+    this.wake?.();
+  }
+
+  /**
+   * The upstream asked for a capability the client did not declare (`required`: what it needs,
+   * as -32021 names it). Decided with the requests that arrive with it (`next`): when the
+   * client can answer some of them, this one is refused and the others are asked (the upstream
+   * may do without it); when it can answer none, the call needs what the client lacks.
+   */
+  addUndeclared(
+    message: JsonRpcMessage,
+    origin: UpstreamMessageContext,
+    capability: string,
+    required: Record<string, unknown>,
+  ): void {
+    this.undeclared.push({
+      request: {
+        id: message.id as string | number,
+        sessionId: origin.sessionId,
+        method: message.method as string,
+        params: message.params ?? {},
+      },
+      capability,
+      required,
     });
     this.wake?.();
   }
@@ -99,9 +135,12 @@ export class ParkedCall {
   async next(): Promise<ParkedOutcome> {
     for (;;) {
       if (this.settled !== undefined) return this.settled;
-      if (this.pending.size > 0) {
+      if (this.pending.size > 0 || this.undeclared.length > 0) {
         await new Promise((resolve) => setImmediate(resolve));
         if (this.settled !== undefined) return this.settled;
+        const missing = this.pending.size === 0 ? this.missingCapabilities() : undefined;
+        this.refuseUndeclared();
+        if (missing !== undefined) return { kind: 'missing', requiredCapabilities: missing };
         const inputRequests: Record<string, { method: string; params: unknown }> = {};
         for (const [inputKey, request] of this.pending)
           inputRequests[inputKey] = { method: request.method, params: request.params };
@@ -110,5 +149,31 @@ export class ParkedCall {
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
     }
+  }
+
+  private missingCapabilities(): Record<string, unknown> {
+    const missing: Record<string, unknown> = {};
+    for (const { required } of this.undeclared)
+      for (const [key, sub] of Object.entries(required)) {
+        const had = missing[key];
+        missing[key] = {
+          ...(typeof had === 'object' && had !== null ? had : {}),
+          ...(typeof sub === 'object' && sub !== null ? sub : {}),
+        };
+      }
+    return missing;
+  }
+
+  /** Answers the upstream's requests for undeclared capabilities: the client cannot be asked. */
+  private refuseUndeclared(): void {
+    for (const { request, capability } of this.undeclared.splice(0))
+      this.answer(request, {
+        jsonrpc: '2.0',
+        id: request.id,
+        error: {
+          code: JsonRpcCode.MethodNotFound,
+          message: `The client did not declare the ${capability} capability`,
+        },
+      });
   }
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite 0.2.0-alpha.12, both requirement sets (2025-11-25 and
+# 2026-07-28), run through the gateway in front of the dual-era reference server of
+# ../shared/conformance-2026, once per upstream `protocol` setting (auto, 2026-07-28,
+# 2025-11-25): six runs of scripts/conformance-through-gateway.sh, each with the baseline
+# test/conformance/baseline-gateway-2026-<setting>.yml (what does not pass through the
+# gateway with that setting although it passes directly; docs/operations.md §11
+# "Conformance"). Exits 0 when every run passes against its baseline, 1 otherwise, 2 when
+# something could not be set up.
+#
+#   scripts/conformance-2026-through-gateway.sh          (after `npm run build`)
+#
+# Environment: CONFORMANCE_2026_DIR, the harness folder (default ../shared/conformance-2026
+# next to the repository, else /work/shared/conformance-2026); the rest as
+# scripts/conformance-through-gateway.sh.
+
+set -uo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR="${CONFORMANCE_2026_DIR:-$REPO/../shared/conformance-2026}"
+[ -d "$DIR" ] || DIR=/work/shared/conformance-2026
+[ -f "$DIR/prepare.sh" ] || {
+  echo "conformance-2026: no harness at $DIR (set CONFORMANCE_2026_DIR)" >&2
+  exit 2
+}
+
+failed=()
+summary=()
+for setting in auto 2026-07-28 2025-11-25; do
+  for rev in 2025-11-25 2026-07-28; do
+    echo "=== conformance-2026: upstream protocol $setting, requirements $rev"
+    out="$(CONFORMANCE_DIR="$DIR" CONFORMANCE_UPSTREAM_PROTOCOL="$setting" \
+      CONFORMANCE_BASELINE="$REPO/test/conformance/baseline-gateway-2026-$setting.yml" \
+      bash "$REPO/scripts/conformance-through-gateway.sh" --requirements "$rev" 2>&1)"
+    status=$?
+    # the suite's table and verdict, without the gateway's JSON log lines
+    grep -v '^{' <<<"$out" | sed -n '/^scenario /,$p'
+    line="$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)"
+    summary+=("$setting / $rev: ${line:-no result} (exit $status)")
+    [ "$status" -eq 0 ] || failed+=("$setting/$rev")
+    [ "$status" -le 1 ] || {
+      echo "$out" | tail -n 40 >&2
+      exit 2
+    }
+  done
+done
+echo "=== conformance-2026 through the gateway"
+printf '  %s\n' "${summary[@]}"
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "conformance-2026: unexpected failures in ${failed[*]}" >&2
+  exit 1
+fi
