@@ -387,15 +387,20 @@ describe('MRTR and era bridging (docs/operations.md §11 "Multi round-trip and e
       expect(text(there.json.result)).toContain('"approve":true');
     });
 
-    it('a client that did not declare elicitation is not asked: the upstream is refused', async () => {
+    // Changed with the official conformance suite 0.2.0-alpha.12 (server-stateless,
+    // sep-2575-server-rejects-undeclared-capability): the call used to go on with the upstream
+    // refused and end as an isError result; a 2026 client now learns which capability the call
+    // needs, as a 2026 server tells it (docs/operations.md §11 "Multi round-trip and era bridging").
+    it('a client that did not declare elicitation is not asked: 400 -32021 naming it, the upstream refused', async () => {
       const answer = await modernCall(
         a.mcpUrl,
         'v1__approve',
         { arguments: { question: 'No caps?' } },
         {},
       );
-      expect(answer.json.result.resultType).toBe('complete');
-      expect(answer.json.result.isError).toBe(true);
+      expect(answer.status).toBe(400);
+      expect(answer.json.error.code).toBe(-32021);
+      expect(answer.json.error.data.requiredCapabilities).toEqual({ elicitation: { form: {} } });
     });
 
     it('the v2 client pinned to 2026-07-28 answers elicitation and sampling of a v1 upstream', async () => {

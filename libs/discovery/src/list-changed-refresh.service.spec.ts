@@ -44,10 +44,12 @@ function setup(minIntervalMs: number, ids: readonly string[] = ['storm', 'quiet'
   } as unknown as UpstreamListPuller;
   const registry = {
     enabledUpstreams: () => enabled,
+    current: () => undefined,
     applyUpstreamPull: jest.fn((result: UpstreamPullResult) => {
       applied.push(result.upstreamId);
       return Promise.resolve();
     }),
+    upstreamAnnounced: jest.fn(),
   } as unknown as RegistryService;
   const service = new ListChangedRefresh(registry, puller, config(minIntervalMs));
   const finishPulls = async () => {
@@ -55,7 +57,7 @@ function setup(minIntervalMs: number, ids: readonly string[] = ['storm', 'quiet'
     await jest.advanceTimersByTimeAsync(0);
   };
   const disable = (id: string) => (enabled = enabled.filter((u) => u.id !== id));
-  return { service, puller, pulls, applied, finishPulls, disable };
+  return { service, puller, pulls, applied, finishPulls, disable, registry };
 }
 
 describe('ListChangedRefresh: an upstream list_changed refreshes that upstream, flood-limited', () => {
@@ -80,6 +82,21 @@ describe('ListChangedRefresh: an upstream list_changed refreshes that upstream, 
     expect(pulls.map((p) => p.id)).toEqual(['storm']);
     await finishPulls();
     expect(applied).toEqual(['storm']);
+  });
+
+  it('tells the registry, once the pull is applied, which lists the upstream announced', async () => {
+    const { service, registry, finishPulls } = setup(1000);
+    service.changed('storm', TOOLS);
+    service.changed('storm', 'notifications/prompts/list_changed'); // owed: the next pull's
+    await finishPulls();
+    expect(registry.upstreamAnnounced).toHaveBeenCalledWith('storm', [TOOLS], undefined);
+    await jest.advanceTimersByTimeAsync(1000);
+    await finishPulls();
+    expect(registry.upstreamAnnounced).toHaveBeenLastCalledWith(
+      'storm',
+      ['notifications/prompts/list_changed'],
+      undefined,
+    );
   });
 
   it('100 notifications 10 ms apart: one pull at once, one after the burst (<= 3), one log line', async () => {

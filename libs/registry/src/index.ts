@@ -1,6 +1,7 @@
 export { RegistryModule } from './registry.module';
 export {
   type CatalogPublishedListener,
+  type UpstreamAnnouncedListener,
   RegistryService,
   type StoredCopy,
   type ToolBundlesView,

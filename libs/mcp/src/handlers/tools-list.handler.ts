@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
+import { isModernVersion } from '@app/wire';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
 import { callerListJson } from './caller-lists';
@@ -11,6 +12,7 @@ import {
   type MethodResult,
 } from './method-handler';
 import { partialSourcesMember } from './partial-sources';
+import { modernToolsJson, withoutLegacyToolFields } from './revision-tool-fields';
 
 export const REGISTRY_UNAVAILABLE_MESSAGE =
   'Registry unavailable: no tool catalog has been published yet because a tool source has never answered with a valid manifest; try again shortly';
@@ -54,10 +56,15 @@ export class ToolsListHandler implements MethodHandler {
     const access = context.access;
     // docs/operations.md §13 "Access": a restricted caller gets the tools it may use, built once
     // per catalog and grant; everyone else the prebuilt bytes
+    // the Tool fields of the revision served (revision-tool-fields.ts)
+    const modern = isModernVersion(context.protocolVersion);
     const tools =
       access === undefined || access.all
-        ? new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated)
-        : callerListJson(catalog, 'tools', access);
+        ? ((modern ? modernToolsJson(catalog) : undefined) ??
+          new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated))
+        : modern
+          ? withoutLegacyToolFields(callerListJson(catalog, 'tools', access))
+          : callerListJson(catalog, 'tools', access);
     return Promise.resolve(
       new PreSerialized([
         '{"tools":',

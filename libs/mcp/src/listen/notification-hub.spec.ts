@@ -5,7 +5,8 @@ import type { GatewayConfig } from '@app/config';
 import { CallCancellation } from '@app/execution';
 import type { AuthOutcome, CallerAccess, CallerIdentity, ResourceServer } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
-import type { RegistryService } from '@app/registry';
+import { CatalogExtras, CatalogSnapshot, type RegistryService } from '@app/registry';
+import type { UpstreamAnnouncedListener } from '@app/registry';
 import type { ServerCapabilities } from '../handlers/server-capabilities';
 import { SessionTokenService } from '../session/session-token.service';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
@@ -36,7 +37,10 @@ function config(listen: Partial<GatewayConfig['mcp']['listen']> = {}): GatewayCo
   } as unknown as GatewayConfig;
 }
 
-const registry = { onPublished: () => undefined } as unknown as RegistryService;
+const registry = {
+  onPublished: () => undefined,
+  onUpstreamAnnounced: () => undefined,
+} as unknown as RegistryService;
 
 const caller = (subject: string, expiresAt?: number): CallerIdentity => ({
   subject,
@@ -276,5 +280,58 @@ describe('SessionStreams: a 2025 GET stream keeps the same rules', () => {
         'mcp_gateway_notification_streams_closed_total{reason="slow_consumer"}',
       ),
     ).toBe(1);
+  });
+});
+
+describe('NotificationHub: an upstream list change the catalog did not show', () => {
+  /** A stream that records what it was told, with a grant and the upstreams it relays itself. */
+  class Told implements OpenStream {
+    readonly kinds: string[] = [];
+    readonly stream: NotificationStream;
+    constructor(
+      hub: NotificationHub,
+      readonly access?: CallerAccess,
+      private readonly relays: readonly string[] = [],
+    ) {
+      this.stream = hub.newStream();
+    }
+    relaysFrom(upstreamId: string): boolean {
+      return this.relays.includes(upstreamId);
+    }
+    listChanged(kind: string): void {
+      this.kinds.push(kind);
+    }
+    keepAlive(): void {}
+    close(): void {}
+  }
+
+  it('is told to the streams granted the upstream that do not relay it, for the lists the pull left unchanged', async () => {
+    let announce: UpstreamAnnouncedListener = () => undefined;
+    const hub = new NotificationHub(config(), {
+      onPublished: () => undefined,
+      onUpstreamAnnounced: (listener: UpstreamAnnouncedListener) => (announce = listener),
+    } as unknown as RegistryService);
+    const open = new Told(hub);
+    const granted = new Told(hub, {
+      all: false,
+      sources: new Set(['up']),
+    } as unknown as CallerAccess);
+    const other = new Told(hub, {
+      all: false,
+      sources: new Set(['ub']),
+    } as unknown as CallerAccess);
+    const relaying = new Told(hub, undefined, ['up']);
+    for (const s of [open, granted, other, relaying]) hub.add(s, undefined);
+    const catalog = await CatalogSnapshot.build([], 'c', new Date(0), {}, CatalogExtras.EMPTY);
+    announce(
+      'up',
+      ['notifications/tools/list_changed', 'notifications/prompts/list_changed'],
+      catalog,
+      catalog,
+    );
+    expect(open.kinds).toEqual(['tools', 'prompts']);
+    expect(granted.kinds).toEqual(['tools', 'prompts']);
+    expect(other.kinds).toEqual([]);
+    expect(relaying.kinds).toEqual([]);
   });
 });

@@ -51,6 +51,7 @@ describe('the 2025 GET stream follows the caller’s grant', () => {
       publish = listener;
       return () => undefined;
     },
+    onUpstreamAnnounced: () => () => undefined,
   } as unknown as RegistryService;
   const config = {
     mcp: {
