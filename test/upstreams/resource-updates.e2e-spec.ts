@@ -2,6 +2,7 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { V1Upstream } from '../support/mcp-upstreams';
+import { ListenUpstream, STATUS_URI } from '../support/listen-upstream';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 
 const README = 'repo://readme';
@@ -88,4 +89,77 @@ describe('resource updates relayed to subscribed 2025 sessions', () => {
       await Promise.all([a.close(), b.close(), c.close()]);
     }
   });
+});
+
+/**
+ * A 2025 client's subscription to a resource of a 2026 upstream, which has no
+ * resources/subscribe: the gateway holds a `subscriptions/listen` on the upstream with the
+ * session's URIs as `resourceSubscriptions` and relays what it delivers to the session's GET
+ * stream; unsubscribing ends that listen (docs/operations.md §10 "Resource subscriptions").
+ * The upstream is a real v2 SDK server (test/support/listen-upstream.ts).
+ */
+describe('a 2025 subscription to a 2026 upstream is bridged to subscriptions/listen', () => {
+  let status: ListenUpstream;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    status = await ListenUpstream.start();
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([], {
+        upstreams: [upstream('status', status.url, { protocol: '2026-07-28' })],
+      }),
+      waitReady: true,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await status?.stop();
+  });
+
+  it.each(['v1', 'v2-legacy'] as const)(
+    'the %s client subscribes, gets the update on its GET stream, and unsubscribing ends the listen',
+    async (kind) => {
+      const client =
+        kind === 'v1' ? await connectV1(gateway.mcpUrl) : await connectV2(gateway.mcpUrl);
+      const seen: string[] = [];
+      try {
+        if (kind === 'v1')
+          (client as Awaited<ReturnType<typeof connectV1>>).setNotificationHandler(
+            ResourceUpdatedNotificationSchema,
+            (n) => {
+              seen.push(n.params.uri);
+            },
+          );
+        else
+          (client as Awaited<ReturnType<typeof connectV2>>).setNotificationHandler(
+            'notifications/resources/updated',
+            (n) => {
+              seen.push(n.params.uri);
+            },
+          );
+        const listensBefore = status.listensSeen.length;
+        await client.subscribeResource({ uri: STATUS_URI });
+        await waitFor(() => status.openListens > 0, 5000);
+        const listen = status.listensSeen[listensBefore] as {
+          params?: { notifications?: { resourceSubscriptions?: string[] } };
+        };
+        expect(listen.params?.notifications?.resourceSubscriptions).toEqual([STATUS_URI]);
+        // let the client's GET stream open before the upstream speaks
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        status.notifyResourceUpdated(STATUS_URI);
+        await waitFor(
+          () => seen.length === 1,
+          5000,
+          () => JSON.stringify(seen),
+        );
+        expect(seen).toEqual([STATUS_URI]);
+
+        await client.unsubscribeResource({ uri: STATUS_URI });
+        await waitFor(() => status.openListens === 0, 5000);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 });

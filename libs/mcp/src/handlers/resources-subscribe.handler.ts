@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
+import { JsonRpcCode } from '@app/wire';
+import { ForwardedError } from '../errors/gateway-error';
 import type { MethodContext, MethodResult } from './method-handler';
 import {
   ResourceSubscriptionHandler,
@@ -10,7 +12,9 @@ import type { Params } from './upstream-handler-support';
 /**
  * `resources/subscribe`: to the owner of the URI (docs/operations.md §10 "Routing"), recorded
  * first so that an update sent right after the upstream's answer is not missed, and forgotten
- * again when the upstream refuses.
+ * again when the upstream refuses. A 2026 upstream answers "Method not found" (2026 has no
+ * resources/subscribe): the subscription is then bridged to a `subscriptions/listen` on it
+ * (ResourceSubscriptions.bridge; docs/operations.md §10 "Resource subscriptions").
  */
 @Injectable()
 export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
@@ -29,6 +33,18 @@ export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
     try {
       return await this.router.forward(owner, this.method, { ...params }, context);
     } catch (err) {
+      // a 2026 upstream has no resources/subscribe: bridged to its subscriptions/listen
+      if (
+        err instanceof ForwardedError &&
+        err.rpcCode === JsonRpcCode.MethodNotFound &&
+        this.subscriptions.canBridge(owner)
+      ) {
+        this.subscriptions.bridge(session.id, owner, uri, {
+          headers: context.headers,
+          caller: context.caller,
+        });
+        return {};
+      }
       this.subscriptions.remove(session.id, owner.id, uri);
       throw err;
     }

@@ -11,7 +11,8 @@ import type { Params } from './upstream-handler-support';
  * `resources/unsubscribe`: forgotten for the request's session, and forwarded to the owner of
  * the URI (docs/operations.md §10 "Routing") only when no other session on this replica still
  * subscribes to it — the gateway's one session with the upstream holds the subscription for
- * all of them; otherwise answered here with an empty result.
+ * all of them — and it was not bridged to a listen (which ends here); otherwise answered here
+ * with an empty result.
  */
 @Injectable()
 export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
@@ -24,7 +25,11 @@ export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
     context: MethodContext,
     session: SubscribingSession | undefined,
   ): Promise<MethodResult> {
-    if (session !== undefined && this.subscriptions.remove(session.id, owner.id, uri)) return {};
+    if (session !== undefined) {
+      const { othersRemain, bridged } = this.subscriptions.remove(session.id, owner.id, uri);
+      // a bridged one ended with its listen; one another session holds stays on the upstream
+      if (bridged || othersRemain) return {};
+    }
     return this.router.forward(owner, this.method, { ...params }, context);
   }
 }

@@ -1,5 +1,7 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { UpstreamListener } from '@app/execution';
+import type { UpstreamDefinition } from '@app/config';
+import { UpstreamListener, type IncomingHeaders } from '@app/execution';
+import type { CallerIdentity } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { NotificationHub } from './notification-hub.service';
 
@@ -12,6 +14,22 @@ export const MAX_SUBSCRIPTIONS = 10_000;
 const SWEEP_EVERY_MS = 60_000;
 /** The longest URI an update is relayed for (a subscribed URI is never longer). */
 const MAX_URI_LENGTH = 8192;
+/** Upstream listens one replica holds for bridged subscriptions (one per session and upstream). */
+export const MAX_BRIDGED_LISTENS = 1000;
+
+/** Who subscribes, for a bridged subscription's upstream listen (as for the session's calls). */
+export interface SubscribingCaller {
+  readonly headers: IncomingHeaders;
+  readonly caller?: CallerIdentity;
+}
+
+/** One upstream listen held for a session's bridged subscriptions to one upstream. */
+interface BridgedListen {
+  readonly upstream: UpstreamDefinition;
+  readonly who: SubscribingCaller;
+  readonly uris: Set<string>;
+  end: AbortController;
+}
 
 interface Subscription {
   readonly upstreamId: string;
@@ -26,6 +44,10 @@ interface SessionSubscriptions {
 
 function keyOf(upstreamId: string, uri: string): string {
   return `${upstreamId}\u0000${uri}`;
+}
+
+function bridgeKey(sessionId: string, upstreamId: string): string {
+  return `${sessionId}\u0000${upstreamId}`;
 }
 
 /**
@@ -44,14 +66,101 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private readonly bySession = new Map<string, SessionSubscriptions>();
   /** Sessions subscribed, per upstream and URI. */
   private readonly subscribers = new Map<string, Set<string>>();
+  /** Bridged subscriptions' upstream listens, by session and upstream (bridgeKey). */
+  private readonly bridged = new Map<string, BridgedListen>();
   private total = 0;
   private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly hub: NotificationHub,
-    listener: UpstreamListener,
+    private readonly listener: UpstreamListener,
   ) {
     listener.onSessionMessage((upstreamId, message) => this.updated(upstreamId, message));
+  }
+
+  /**
+   * Whether a subscription to this upstream can be bridged: it speaks 2026-07-28 (no
+   * resources/subscribe) and offers resource subscriptions on `subscriptions/listen`.
+   */
+  canBridge(upstream: UpstreamDefinition): boolean {
+    return this.listener.support(upstream)?.resourceSubscriptions === true;
+  }
+
+  /**
+   * Bridges a 2025 session's subscription (already `add`ed) to a 2026 upstream: the session
+   * holds one `subscriptions/listen` on it whose `resourceSubscriptions` are the session's URIs
+   * there, opened again with the new set when it changes, with the subscribing request's
+   * headers and caller (the caller's credential, as for its calls); what it delivers goes to
+   * that session's GET stream (docs/operations.md §10 "Resource subscriptions").
+   * @throws GatewayError (invalid params) when the replica holds MAX_BRIDGED_LISTENS
+   */
+  bridge(
+    sessionId: string,
+    upstream: UpstreamDefinition,
+    uri: string,
+    who: SubscribingCaller,
+  ): void {
+    const key = bridgeKey(sessionId, upstream.id);
+    let held = this.bridged.get(key);
+    if (held === undefined) {
+      if (this.bridged.size >= MAX_BRIDGED_LISTENS)
+        throw new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          'Too many bridged resource subscriptions on this gateway replica; try again later',
+        );
+      held = { upstream, who, uris: new Set(), end: new AbortController() };
+      this.bridged.set(key, held);
+    } else if (held.uris.has(uri)) {
+      return;
+    }
+    held.uris.add(uri);
+    this.relisten(sessionId, held);
+  }
+
+  /** Ends the bridged subscription of a session to a URI; true when there was one. */
+  unbridge(sessionId: string, upstreamId: string, uri: string): boolean {
+    const key = bridgeKey(sessionId, upstreamId);
+    const held = this.bridged.get(key);
+    if (held?.uris.delete(uri) !== true) return false;
+    if (held.uris.size === 0) {
+      held.end.abort();
+      this.bridged.delete(key);
+    } else {
+      this.relisten(sessionId, held);
+    }
+    return true;
+  }
+
+  /** Bridged listens held now. */
+  get bridgedListens(): number {
+    return this.bridged.size;
+  }
+
+  private relisten(sessionId: string, held: BridgedListen): void {
+    held.end.abort();
+    held.end = new AbortController();
+    const sessions: ReadonlySet<string> = new Set([sessionId]);
+    const upstreamId = held.upstream.id;
+    void this.listener.hold(
+      held.upstream,
+      { resourceSubscriptions: [...held.uris] },
+      {
+        headers: held.who.headers,
+        caller: held.who.caller,
+        signal: held.end.signal,
+        onNotification: (method, params) => {
+          if (method !== RESOURCE_UPDATED || typeof params.uri !== 'string') return;
+          if (!held.uris.has(params.uri)) return;
+          // the upstream's listen envelope stays there: a 2025 client gets the plain notification
+          const { _meta: _dropped, ...plain } = params;
+          this.hub.toSessions(
+            sessions,
+            upstreamId,
+            JSON.stringify({ jsonrpc: '2.0', method: RESOURCE_UPDATED, params: plain }),
+          );
+        },
+      },
+    );
   }
 
   /**
@@ -89,14 +198,20 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   }
 
   /**
-   * Forgets that `sessionId` subscribes to `uri` of `upstreamId`.
-   * @returns whether another session on this replica still subscribes to it (then the
-   *   upstream must not be told to unsubscribe)
+   * Forgets that `sessionId` subscribes to `uri` of `upstreamId` (a bridged one's listen
+   * follows).
+   * @returns `othersRemain`: another session on this replica still subscribes to it (then the
+   *   upstream must not be told to unsubscribe); `bridged`: it was bridged (nothing to forward)
    */
-  remove(sessionId: string, upstreamId: string, uri: string): boolean {
+  remove(
+    sessionId: string,
+    upstreamId: string,
+    uri: string,
+  ): { readonly othersRemain: boolean; readonly bridged: boolean } {
     const key = keyOf(upstreamId, uri);
+    const bridged = this.bridged.get(bridgeKey(sessionId, upstreamId))?.uris.has(uri) === true;
     this.drop(sessionId, key);
-    return (this.subscribers.get(key)?.size ?? 0) > 0;
+    return { othersRemain: (this.subscribers.get(key)?.size ?? 0) > 0, bridged };
   }
 
   /** Subscriptions held on this replica. */
@@ -106,6 +221,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     clearInterval(this.sweeper);
+    for (const held of this.bridged.values()) held.end.abort();
+    this.bridged.clear();
   }
 
   private updated(upstreamId: string, message: Readonly<Record<string, unknown>>): void {
@@ -127,7 +244,10 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
 
   private drop(sessionId: string, key: string): void {
     const session = this.bySession.get(sessionId);
-    if (session?.entries.delete(key) !== true) return;
+    const entry = session?.entries.get(key);
+    if (session === undefined || entry === undefined) return;
+    session.entries.delete(key);
+    this.unbridge(sessionId, entry.upstreamId, entry.uri);
     this.total--;
     if (session.entries.size === 0) this.bySession.delete(sessionId);
     const sessions = this.subscribers.get(key);

@@ -63,9 +63,18 @@ describe('ResourceSubscriptions', () => {
     subscriptions.add('s2', later, 'up', 'r://a');
     subscriptions.add('s2', later, 'up', 'r://a'); // twice: one subscription
     expect(subscriptions.size).toBe(2);
-    expect(subscriptions.remove('s1', 'up', 'r://a')).toBe(true);
-    expect(subscriptions.remove('s1', 'up', 'r://a')).toBe(true);
-    expect(subscriptions.remove('s2', 'up', 'r://a')).toBe(false);
+    expect(subscriptions.remove('s1', 'up', 'r://a')).toEqual({
+      othersRemain: true,
+      bridged: false,
+    });
+    expect(subscriptions.remove('s1', 'up', 'r://a')).toEqual({
+      othersRemain: true,
+      bridged: false,
+    });
+    expect(subscriptions.remove('s2', 'up', 'r://a')).toEqual({
+      othersRemain: false,
+      bridged: false,
+    });
     expect(subscriptions.size).toBe(0);
     subscriptions.onApplicationShutdown();
   });
