@@ -333,8 +333,10 @@ describe('upstream MCP servers that fail (docs/operations.md §10)', () => {
         'UpstreamTimeoutError',
         () => {
           up.pageSize = 1;
-          up.on('tools/list', async () => {
-            await sleep(600);
+          // 300 + 800 ms: each page well within listMillis (1000), both past it; the first one
+          // far enough within it that a loaded machine still asks for the second
+          up.on('tools/list', async (request) => {
+            await sleep(request.params?.cursor === undefined ? 300 : 800);
             return undefined;
           });
         },
