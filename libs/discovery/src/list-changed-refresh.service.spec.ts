@@ -84,6 +84,23 @@ describe('ListChangedRefresh: an upstream list_changed refreshes that upstream, 
     expect(applied).toEqual(['storm']);
   });
 
+  it('an announcement that arrived while a pull was in flight is compared from before that pull applied', async () => {
+    const { service, registry, finishPulls } = setup(1000);
+    const c0 = { name: 'c0' };
+    const c1 = { name: 'c1' };
+    let current: object = c0;
+    (registry as unknown as { current: () => object }).current = () => current;
+    service.changed('storm', TOOLS); // pulls at once
+    service.changed('storm', TOOLS); // the same change told twice (two listens): owed
+    current = c1; // the first pull published the change
+    await finishPulls();
+    await jest.advanceTimersByTimeAsync(1000);
+    await finishPulls();
+    // both announcements are compared from c0: the change the first pull published counts
+    expect(registry.upstreamAnnounced).toHaveBeenNthCalledWith(1, 'storm', [TOOLS], c0);
+    expect(registry.upstreamAnnounced).toHaveBeenNthCalledWith(2, 'storm', [TOOLS], c0);
+  });
+
   it('tells the registry, once the pull is applied, which lists the upstream announced', async () => {
     const { service, registry, finishPulls } = setup(1000);
     service.changed('storm', TOOLS);

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
-import { RegistryService } from '@app/registry';
+import { RegistryService, type CatalogSnapshot } from '@app/registry';
 import { UpstreamConnections } from '@app/upstream';
 import { UpstreamListPuller } from './upstream-list-puller.service';
 
@@ -24,6 +24,12 @@ interface UpstreamChanges {
   lastPullStartedAt: number;
   /** The list_changed methods announced since the last pull started. */
   readonly announced: Set<string>;
+  /**
+   * The catalog when the first of `announced` arrived: a change published since then (by a
+   * pull in flight when it came) was already told to clients, so the announcement is not
+   * told again (RegistryService.upstreamAnnounced).
+   */
+  announcedBefore?: CatalogSnapshot;
 }
 
 /**
@@ -89,6 +95,7 @@ export class ListChangedRefresh implements OnApplicationShutdown {
       );
     }
     this.metrics?.upstreamListChanged(upstreamId, idle ? 'refreshed' : 'coalesced');
+    if (state.announced.size === 0) state.announcedBefore = this.registry.current();
     state.announced.add(method);
     state.pending = true;
     this.schedule(upstreamId, state);
@@ -128,8 +135,9 @@ export class ListChangedRefresh implements OnApplicationShutdown {
       return;
     }
     const announced = [...state.announced];
+    const before = state.announcedBefore;
     state.announced.clear();
-    const before = this.registry.current();
+    state.announcedBefore = undefined;
     state.pulling = (async () => {
       try {
         await this.registry.applyUpstreamPull(await this.puller.pull(upstream));
