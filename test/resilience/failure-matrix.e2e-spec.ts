@@ -49,7 +49,12 @@ describe('never lose a tool: the failure matrix', () => {
   }
 
   it('Tool Service down at boot, no Redis copy: unreachable, not ready, tools/list is a clear "registry unavailable" error', async () => {
-    const service = await downService(manifest('ins', [tool({ name: 'ins.a' })]));
+    // port 1, where nothing listens: a stopped service's ephemeral port can be taken by
+    // another suite's server meanwhile (then HTTP 404, not a refused connection)
+    const service = {
+      manifestUrl: 'http://127.0.0.1:1/manifest',
+      baseEndpoint: 'http://127.0.0.1:1/tools',
+    };
     const gateway = track(
       await GatewayProcess.start({ mcp: gatewayConfig([bundle('ins', service, 'ins.')]) }),
     );
