@@ -52,8 +52,16 @@ export function missingClientCapabilities(
   for (const request of Object.values(result.inputRequests)) {
     const need = capabilityNeededBy(request);
     if (need === undefined || covers(declared, need)) continue;
-    for (const [key, sub] of Object.entries(need))
-      missing[key] = { ...missing[key], ...(isRecord(sub) ? sub : {}) };
+    addRequired(missing, need);
   }
   return Object.keys(missing).length === 0 ? undefined : missing;
+}
+
+/** Adds what one request needs to `missing`, merged per capability (as -32021's `requiredCapabilities`). */
+export function addRequired(
+  missing: Record<string, Record<string, unknown>>,
+  need: Readonly<Record<string, unknown>>,
+): void {
+  for (const [key, sub] of Object.entries(need))
+    missing[key] = { ...missing[key], ...(isRecord(sub) ? sub : {}) };
 }

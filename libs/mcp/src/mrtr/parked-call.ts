@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { JsonRpcCode } from '@app/wire';
 import { CallCancellation } from '@app/execution';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
+import { addRequired } from '../codecs/required-capabilities';
 
 /** A request a 2025 upstream sent to the client during the call, not answered yet. */
 export interface PendingUpstreamRequest {
@@ -152,15 +153,8 @@ export class ParkedCall {
   }
 
   private missingCapabilities(): Record<string, unknown> {
-    const missing: Record<string, unknown> = {};
-    for (const { required } of this.undeclared)
-      for (const [key, sub] of Object.entries(required)) {
-        const had = missing[key];
-        missing[key] = {
-          ...(typeof had === 'object' && had !== null ? had : {}),
-          ...(typeof sub === 'object' && sub !== null ? sub : {}),
-        };
-      }
+    const missing: Record<string, Record<string, unknown>> = {};
+    for (const { required } of this.undeclared) addRequired(missing, required);
     return missing;
   }
 
