@@ -1,6 +1,7 @@
 import { GatewayProcess } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { V1Upstream } from '../support/mcp-upstreams';
+import { AppsUpstream, RECEIPTS_EXTENSION, UI_EXTENSION } from '../support/apps-upstream';
 import { TestAuthorizationServer } from '../support/oidc-provider';
 import { rpc } from '../support/rpc';
 import { connectV1 } from '../support/sdk-clients';
@@ -16,10 +17,12 @@ const RESOURCE = 'https://gateway.test/mcp';
 describe('mcp.access over upstream prompts, resources and capabilities', () => {
   let as: TestAuthorizationServer;
   let repo: V1Upstream;
+  let apps: AppsUpstream;
   let claims: TestToolService;
   let gateway: GatewayProcess;
   let withRepo: string;
   let bundleOnly: string;
+  let appsOnly: string;
 
   beforeAll(async () => {
     as = await TestAuthorizationServer.start({
@@ -27,11 +30,12 @@ describe('mcp.access over upstream prompts, resources and capabilities', () => {
       defaultResource: RESOURCE,
     });
     repo = await V1Upstream.start();
+    apps = await AppsUpstream.start();
     claims = await TestToolService.start(manifest('claims', [tool({ name: 'claims.open' })]));
     gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([bundle('claims', claims, 'claims.')], {
-          upstreams: [upstream('repo', repo.url)],
+          upstreams: [upstream('repo', repo.url), upstream('apps', apps.url)],
         }),
         auth: {
           mode: 'jwt',
@@ -44,6 +48,7 @@ describe('mcp.access over upstream prompts, resources and capabilities', () => {
           rules: [
             { match: { claim: 'groups', value: 'dev' }, sources: ['repo', 'claims'] },
             { match: { claim: 'groups', value: 'ops' }, sources: ['claims'] },
+            { match: { claim: 'groups', value: 'apps' }, sources: ['apps'] },
           ],
         },
       },
@@ -51,11 +56,12 @@ describe('mcp.access over upstream prompts, resources and capabilities', () => {
     });
     withRepo = (await as.mint({ subject: 'dev1', claims: { groups: ['dev'] } })).access_token;
     bundleOnly = (await as.mint({ subject: 'ops1', claims: { groups: ['ops'] } })).access_token;
+    appsOnly = (await as.mint({ subject: 'apps1', claims: { groups: ['apps'] } })).access_token;
   });
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all([as?.stop(), repo?.stop(), claims?.stop()]);
+    await Promise.all([as?.stop(), repo?.stop(), apps?.stop(), claims?.stop()]);
   });
 
   const call = (token: string, method: string, params: Record<string, unknown> = {}) =>
@@ -94,6 +100,21 @@ describe('mcp.access over upstream prompts, resources and capabilities', () => {
     } finally {
       await dev.close();
       await ops.close();
+    }
+  });
+
+  it('initialize declares the extensions of the granted upstreams only (docs/operations.md §10 "Extensions")', async () => {
+    const granted = await connectV1(gateway.mcpUrl, { authorization: `Bearer ${appsOnly}` });
+    const other = await connectV1(gateway.mcpUrl, { authorization: `Bearer ${withRepo}` });
+    try {
+      expect(granted.getServerCapabilities()?.extensions).toEqual({
+        [UI_EXTENSION]: {},
+        [RECEIPTS_EXTENSION]: { version: 2 },
+      });
+      expect(other.getServerCapabilities()).not.toHaveProperty('extensions');
+    } finally {
+      await granted.close();
+      await other.close();
     }
   });
 

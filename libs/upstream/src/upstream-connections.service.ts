@@ -8,6 +8,7 @@ import {
   type UpstreamDefinition,
 } from '@app/config';
 import { SourceCredentials } from '@app/identity';
+import { Extension, MCP_APP_MIME_TYPE } from '@app/wire';
 import { guardedConnector, type UpstreamAddressRefusedError } from './connect-guard';
 import { UpstreamConnection } from './upstream-connection';
 import { gatewayRequestHeaders } from './upstream-headers';
@@ -18,13 +19,18 @@ const LEGACY_REFUSALS: ReadonlySet<string> = new Set(['era-mismatch', 'http-stat
 
 /**
  * What the gateway declares towards every upstream as its client capabilities
- * (docs/operations.md §10 "Relaying"): it relays sampling, elicitation and roots requests to the
- * agent that made the call, and the agent's own answer (or refusal) goes back to the upstream.
+ * (docs/operations.md §10 "Relaying", "Extensions"): it relays sampling, elicitation (form and
+ * URL mode) and roots requests to the agent that made the call, and the agent's own answer (or
+ * refusal, when that agent did not declare what the request needs) goes back to the upstream. It
+ * declares the MCP Apps extension so that an upstream offers its app tools: the union of what
+ * agents may use, one declaration set per upstream; an agent that did not declare the extension
+ * is not given the tools only an app can call.
  */
 export const GATEWAY_CLIENT_CAPABILITIES: Readonly<Record<string, unknown>> = {
   sampling: {},
-  elicitation: { form: {} },
+  elicitation: { form: {}, url: {} },
   roots: {},
+  extensions: { [Extension.ui]: { mimeTypes: [MCP_APP_MIME_TYPE] } },
 };
 
 /**

@@ -9,6 +9,14 @@ export {
   LEGACY_PROTOCOL_VERSIONS,
   MODERN_PROTOCOL_VERSIONS,
 } from './eras';
+export {
+  addRequired,
+  capabilityNeededBy,
+  missingClientCapabilities,
+  undeclaredBy,
+  type ClientCapabilities,
+} from './client-capabilities';
+export { declaresExtension, Extension, isAppOnlyTool, MCP_APP_MIME_TYPE } from './extensions';
 export { decodeHeaderValue, encodeHeaderValue } from './header-values';
 export { MetaKey, REQUEST_ENVELOPE_KEYS, withoutRequestEnvelope } from './meta-keys';
 export { METHODS, methodRow, type McpNameField, type MethodRow } from './methods';

@@ -4,6 +4,7 @@ import {
   JsonRpcCode,
   MetaKey,
   methodRow,
+  missingClientCapabilities,
   MODERN_PROTOCOL_VERSIONS,
 } from '@app/wire';
 import { ConfigService } from '@nestjs/config';
@@ -38,7 +39,6 @@ import { isFilteredForCaller } from '../handlers/caller-filtered';
 import { SubscriptionsListen } from '../listen/subscriptions-listen.service';
 import { CacheHintsService } from './cache-hints';
 import type { HeaderMismatch } from '../handlers/header-params';
-import { missingClientCapabilities } from './required-capabilities';
 import { streamWhenRelayed } from './relay-answer';
 
 function isRecord(value: unknown): value is Record<string, unknown> {

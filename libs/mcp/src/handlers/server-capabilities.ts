@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { allowsSource, allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type CatalogSnapshot } from '@app/registry';
+import { mergedExtensions } from './client-extensions';
 
 /**
  * The ServerCapabilities `initialize` advertises (docs/operations.md §10 "Capabilities"): `tools`,
@@ -14,7 +15,8 @@ import { RegistryService, type CatalogSnapshot } from '@app/registry';
  * the catalog holds no capabilities of (not reached yet, or down) counts as serving tools: its
  * tools/list is fanned out per request, and when every source failed that list is a -32603 the
  * client must see, not an empty list an SDK client makes up for a server without `tools`
- * (docs/operations.md §11 "Live lists").
+ * (docs/operations.md §11 "Live lists"). `extensions`: those the caller's granted upstreams
+ * declared (docs/operations.md §10 "Extensions").
  */
 @Injectable()
 export class ServerCapabilities {
@@ -63,6 +65,9 @@ export class ServerCapabilities {
     if (features.prompts) capabilities.prompts = { listChanged };
     if (features.completions) capabilities.completions = {};
     if (features.logging) capabilities.logging = {};
+    // the upstreams' extensions, from the caller's granted sources (docs/operations.md §10 "Extensions")
+    const extensions = mergedExtensions(catalog, access);
+    if (extensions !== undefined) capabilities.extensions = extensions;
     return capabilities;
   }
 }

@@ -22,6 +22,7 @@ import {
   type ToolTarget,
 } from './method-handler';
 import { LiveLists } from './live-lists.service';
+import { isHiddenAppTool } from './client-extensions';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { UpstreamRouter } from './upstream-router';
 import { ToolCallAudit } from '../audit/tool-call-audit';
@@ -224,15 +225,14 @@ export class ToolsCallHandler implements MethodHandler {
     context: MethodContext,
     target: ToolTarget | undefined,
   ): Promise<CatalogTool> {
-    const access = context.access;
     const found = target === undefined ? this.registry.current()?.get(name) : target.tool;
-    if (found !== undefined) return this.granted(found, access);
+    if (found !== undefined) return this.granted(found, context);
     // A live upstream's tools are listed per caller, never in the snapshot: routed by the
     // prefix of the published name, resolved through the caller's live list
     // (docs/operations.md §11 "Live lists").
     if (this.live.active) {
       const live = await this.live.toolFor(name, context);
-      if (live !== undefined) return this.granted(live, access);
+      if (live !== undefined) return this.granted(live, context);
     }
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
@@ -240,11 +240,20 @@ export class ToolsCallHandler implements MethodHandler {
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
     const tool = catalog.get(name);
     if (tool === undefined) throw this.notFound(name);
-    return this.granted(tool, access);
+    return this.granted(tool, context);
   }
 
-  private granted(tool: CatalogTool, access: CallerAccess | undefined): CatalogTool {
-    if (access === undefined || allowsTool(access, tool.sourceId, tool.name)) return tool;
+  /**
+   * The tool when this caller may use it: granted (docs/operations.md §13 "Access") and, for an
+   * app-only tool, a client that declared MCP Apps (docs/operations.md §10 "Extensions").
+   */
+  private granted(tool: CatalogTool, context: MethodContext): CatalogTool {
+    const access = context.access;
+    if (
+      (access === undefined || allowsTool(access, tool.sourceId, tool.name)) &&
+      !isHiddenAppTool(this.registry.current(), tool.name, context.clientCapabilities)
+    )
+      return tool;
     // on the wire exactly the unknown tool's answer; the audit line says denied
     // (docs/operations.md §14 "Audit")
     this.metrics?.toolNotFound();

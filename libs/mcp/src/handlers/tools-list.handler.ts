@@ -13,6 +13,11 @@ import {
 } from './method-handler';
 import { partialSourcesMember } from './partial-sources';
 import { modernToolsJson, withoutLegacyToolFields } from './revision-tool-fields';
+import { appOnlyToolNames, keepsFromAppTools, toolsJsonWithoutAppTools } from './client-extensions';
+
+function withoutLegacyToolFieldsFor(modern: boolean, toolsJson: string): string {
+  return modern ? withoutLegacyToolFields(toolsJson) : toolsJson;
+}
 
 export const REGISTRY_UNAVAILABLE_MESSAGE =
   'Registry unavailable: no tool catalog has been published yet because a tool source has never answered with a valid manifest; try again shortly';
@@ -58,8 +63,13 @@ export class ToolsListHandler implements MethodHandler {
     // per catalog and grant; everyone else the prebuilt bytes
     // the Tool fields of the revision served (revision-tool-fields.ts)
     const modern = isModernVersion(context.protocolVersion);
-    const tools =
-      access === undefined || access.all
+    // a client that did not declare MCP Apps is not given the tools only an app's view may call
+    // (docs/operations.md §10 "Extensions")
+    const hideAppTools =
+      keepsFromAppTools(context.clientCapabilities) && appOnlyToolNames(catalog).size > 0;
+    const tools = hideAppTools
+      ? withoutLegacyToolFieldsFor(modern, toolsJsonWithoutAppTools(catalog, access))
+      : access === undefined || access.all
         ? ((modern ? modernToolsJson(catalog) : undefined) ??
           new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated))
         : modern

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { isModernVersion, JsonRpcCode, MetaKey } from '@app/wire';
+import { isModernVersion, JsonRpcCode, MetaKey, undeclaredBy } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
 import { RegistryService } from '@app/registry';
@@ -192,9 +192,11 @@ export class UpstreamRouter {
     const capability = RELAYED_REQUESTS.get(message.method as string);
     // The upstream asks what this client declared it can do: the gateway declares a superset
     // on its shared session, so a request the caller did not declare is refused here.
-    const declared =
-      capability !== undefined &&
-      (context.clientCapabilities === undefined || capability in context.clientCapabilities);
+    const undeclared =
+      capability === undefined || context.clientCapabilities === undefined
+        ? undefined
+        : undeclaredBy(context.clientCapabilities, message);
+    const declared = capability !== undefined && undeclared === undefined;
     if (context.relay !== undefined && declared && context.relayRequests !== false) {
       context.relay({
         ...message,
@@ -222,7 +224,7 @@ export class UpstreamRouter {
                 ? 'The client speaks MCP 2026-07-28, whose answers cannot carry requests; it cannot be asked mid-call'
                 : context.relay === undefined
                   ? 'The client of this request takes no event stream; it cannot be asked'
-                  : `The client did not declare the ${capability} capability`,
+                  : `The client did not declare the ${undeclared ?? capability} capability`,
         },
       },
       context.headers,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { JsonRpcCode } from '@app/wire';
+import { JsonRpcCode, undeclaredBy } from '@app/wire';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { JsonRpcMessage } from '@app/upstream';
@@ -98,9 +98,13 @@ export class LegacyInputBridge {
         return refused(
           `The ${what} needs input from the client (${method}), but this request takes no event stream; call it with Accept: text/event-stream`,
         );
-      if (context.clientCapabilities !== undefined && !(capability in context.clientCapabilities))
+      const undeclared =
+        context.clientCapabilities === undefined
+          ? undefined
+          : undeclaredBy(context.clientCapabilities, entry);
+      if (undeclared !== undefined)
         return refused(
-          `The ${what} needs input from the client (${method}), but the client did not declare the ${capability} capability`,
+          `The ${what} needs input from the client (${method}), but the client did not declare the ${undeclared} capability`,
         );
       requests.push([inputKey, { method, params: isRecord(entry) ? (entry.params ?? {}) : {} }]);
     }

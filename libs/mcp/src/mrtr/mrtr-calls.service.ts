@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { isModernVersion, JsonRpcCode } from '@app/wire';
+import { capabilityNeededBy, isModernVersion, JsonRpcCode, undeclaredBy } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -10,7 +10,6 @@ import { LegacyInputBridge } from './legacy-input-bridge';
 import { SpentStates } from './spent-states';
 import { ParkedCall } from './parked-call';
 import { bindingOf, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
-import { capabilityNeededBy } from '../codecs/required-capabilities';
 import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
@@ -111,11 +110,12 @@ export class MrtrCalls implements OnApplicationShutdown {
     const hook: UpstreamRequestHook = (message, origin) => {
       const capability = RELAYED_REQUESTS.get(message.method as string);
       if (capability === undefined) return false;
-      if (declared !== undefined && !(capability in declared)) {
+      const undeclared = declared === undefined ? undefined : undeclaredBy(declared, message);
+      if (undeclared !== undefined) {
         parked.addUndeclared(
           message,
           origin,
-          capability,
+          undeclared,
           capabilityNeededBy(message) ?? { [capability]: {} },
         );
         return true;

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { JsonRpcCode } from '@app/wire';
+import { addRequired, JsonRpcCode } from '@app/wire';
 import { CallCancellation } from '@app/execution';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
-import { addRequired } from '../codecs/required-capabilities';
 
 /** A request a 2025 upstream sent to the client during the call, not answered yet. */
 export interface PendingUpstreamRequest {

@@ -39,7 +39,10 @@ interface SealedPayload {
   readonly cb?: string;
 }
 
-/** The relayed subset of declared client capabilities (small: it travels in every session id). */
+/**
+ * The subset of declared client capabilities a session keeps (small: it travels in every
+ * session id): what relayed requests need, and the extensions.
+ */
 export function relayedCapabilities(declared: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (typeof declared !== 'object' || declared === null) return out;
@@ -50,6 +53,33 @@ export function relayedCapabilities(declared: unknown): Record<string, unknown> 
       const text = JSON.stringify(value);
       out[name] = text.length <= 256 ? (JSON.parse(text) as unknown) : {};
     }
+  }
+  const extensions = sessionExtensions((declared as Record<string, unknown>).extensions);
+  if (extensions !== undefined) out.extensions = extensions;
+  return out;
+}
+
+/** How many of a client's extensions a session id keeps, and how long an identifier may be. */
+const MAX_SESSION_EXTENSIONS = 8;
+const MAX_EXTENSION_ID_LENGTH = 128;
+
+/**
+ * The client's `extensions` as a session keeps them (docs/operations.md §10 "Extensions"): the
+ * first eight identifiers, each with its settings when they are short (128 characters of JSON),
+ * else `{}`: declared, the settings left out. Enough to tell which tools the client is given.
+ */
+function sessionExtensions(declared: unknown): Record<string, unknown> | undefined {
+  if (typeof declared !== 'object' || declared === null || Array.isArray(declared))
+    return undefined;
+  const out: Record<string, unknown> = {};
+  let kept = 0;
+  for (const [id, settings] of Object.entries(declared)) {
+    if (kept === MAX_SESSION_EXTENSIONS) break;
+    if (id.length > MAX_EXTENSION_ID_LENGTH) continue;
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) continue;
+    const text = JSON.stringify(settings);
+    out[id] = text.length <= 128 ? (JSON.parse(text) as unknown) : {};
+    kept++;
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { missingClientCapabilities } from './required-capabilities';
+import { missingClientCapabilities, undeclaredBy } from './client-capabilities';
 
 const inputRequired = (...requests: object[]) => ({
   resultType: 'input_required',
@@ -52,5 +52,33 @@ describe('capabilities an input_required result needs (-32021, wire notes §4)',
     expect(
       missingClientCapabilities(inputRequired({ method: 'roots/list', params: {} }), { roots: {} }),
     ).toBeUndefined();
+  });
+});
+
+describe('undeclaredBy', () => {
+  const urlElicitation = {
+    method: 'elicitation/create',
+    params: { mode: 'url', url: 'https://x' },
+  };
+  const formElicitation = { method: 'elicitation/create', params: { message: 'name?' } };
+
+  it('is undefined when the declaration covers the request', () => {
+    expect(undeclaredBy({ elicitation: { form: {}, url: {} } }, urlElicitation)).toBeUndefined();
+    expect(undeclaredBy({ elicitation: {} }, formElicitation)).toBeUndefined();
+    expect(undeclaredBy({ roots: {} }, { method: 'roots/list' })).toBeUndefined();
+    expect(undeclaredBy({}, { method: 'ping' })).toBeUndefined();
+  });
+
+  it('names the mode when only the mode is missing', () => {
+    expect(undeclaredBy({ elicitation: { form: {} } }, urlElicitation)).toBe('elicitation.url');
+    expect(undeclaredBy({ elicitation: {} }, urlElicitation)).toBe('elicitation.url');
+    expect(
+      undeclaredBy({ sampling: {} }, { method: 'sampling/createMessage', params: { tools: [] } }),
+    ).toBe('sampling.tools');
+  });
+
+  it('names the capability when it is not declared at all', () => {
+    expect(undeclaredBy({ sampling: {} }, urlElicitation)).toBe('elicitation');
+    expect(undeclaredBy({}, { method: 'roots/list' })).toBe('roots');
   });
 });

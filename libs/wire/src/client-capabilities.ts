@@ -37,6 +37,21 @@ function covers(declared: unknown, required: Record<string, unknown>): boolean {
 }
 
 /**
+ * What of an upstream's request to the client the client did not declare: undefined when its
+ * capabilities cover what the request needs (`capabilityNeededBy`), else the capability's name,
+ * with the mode where only that is missing (`elicitation.url`: a client that declared form-mode
+ * elicitation only is never sent a URL-mode one).
+ */
+export function undeclaredBy(declared: ClientCapabilities, request: unknown): string | undefined {
+  const need = capabilityNeededBy(request);
+  if (need === undefined || covers(declared, need)) return undefined;
+  const [key, sub] = Object.entries(need)[0] ?? ['', {}];
+  if (!(key in declared) || !isRecord(sub)) return key;
+  const deeper = Object.keys(sub).find((k) => !covers(declared[key], { [k]: sub[k] }));
+  return deeper === undefined ? key : `${key}.${deeper}`;
+}
+
+/**
  * The capabilities an `input_required` result asks of the client that the request did not
  * declare in `_meta["io.modelcontextprotocol/clientCapabilities"]`, as `requiredCapabilities`
  * for a 400 -32021 (wire notes §1.2, §4: servers MUST NOT include input requests for

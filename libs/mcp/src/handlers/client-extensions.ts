@@ -1,0 +1,124 @@
+import { allowsSource, allowsTool, type CallerAccess } from '@app/identity';
+import type { CatalogSnapshot } from '@app/registry';
+import { declaresExtension, Extension, isAppOnlyTool } from '@app/wire';
+
+/**
+ * Extensions between the agents and the sources (docs/operations.md §10 "Extensions"): which
+ * tools an agent is given for what it declared, and which extensions the gateway declares to it
+ * for what its sources declared.
+ */
+
+/** Per catalog: the published names of its tools that only an MCP App's view may call. */
+const appOnlyNames = new WeakMap<CatalogSnapshot, ReadonlySet<string>>();
+
+/** The catalog's app-only tools (`_meta.ui.visibility` without "model"), found once per catalog. */
+export function appOnlyToolNames(catalog: CatalogSnapshot): ReadonlySet<string> {
+  let names = appOnlyNames.get(catalog);
+  if (names === undefined) {
+    const found = new Set<string>();
+    for (const tool of catalog.tools)
+      if (
+        tool.publishedJson.includes('"visibility"') &&
+        isAppOnlyTool(JSON.parse(tool.publishedJson))
+      )
+        found.add(tool.name);
+    names = found;
+    appOnlyNames.set(catalog, names);
+  }
+  return names;
+}
+
+/**
+ * Whether a request's client is kept from app-only tools: it stated its capabilities and they
+ * do not declare the MCP Apps extension (such a client has no view to call them from). A client
+ * whose capabilities are not known (a stateless 2025 gateway has no session to keep them in) is
+ * not filtered.
+ */
+export function keepsFromAppTools(clientCapabilities: unknown): boolean {
+  return clientCapabilities !== undefined && !declaresExtension(clientCapabilities, Extension.ui);
+}
+
+/** Whether `name` is an app-only tool this client is kept from. */
+export function isHiddenAppTool(
+  catalog: CatalogSnapshot | undefined,
+  name: string,
+  clientCapabilities: unknown,
+): boolean {
+  return (
+    catalog !== undefined &&
+    keepsFromAppTools(clientCapabilities) &&
+    appOnlyToolNames(catalog).has(name)
+  );
+}
+
+const withoutAppTools = new WeakMap<CatalogSnapshot, Map<string, string>>();
+
+/**
+ * The `tools` array's JSON without the app-only tools, for the caller's grants (all when
+ * `access` is undefined or grants all), built once per catalog and grant key from the published
+ * entries, in the published order.
+ */
+export function toolsJsonWithoutAppTools(
+  catalog: CatalogSnapshot,
+  access: CallerAccess | undefined,
+): string {
+  let byKey = withoutAppTools.get(catalog);
+  if (byKey === undefined) {
+    byKey = new Map();
+    withoutAppTools.set(catalog, byKey);
+  }
+  const restricted = access !== undefined && !access.all ? access : undefined;
+  const key = restricted?.key ?? '';
+  let json = byKey.get(key);
+  if (json === undefined) {
+    const hidden = appOnlyToolNames(catalog);
+    const kept: string[] = [];
+    for (const tool of catalog.tools)
+      if (
+        !hidden.has(tool.name) &&
+        (restricted === undefined || allowsTool(restricted, tool.sourceId, tool.name))
+      )
+        kept.push(tool.publishedJson);
+    json = `[${kept.join(',')}]`;
+    byKey.set(key, json);
+  }
+  return json;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const mergedByCatalog = new WeakMap<CatalogSnapshot, Map<string, Record<string, object> | null>>();
+
+/**
+ * The `extensions` the gateway declares to a caller: those its upstreams declared, from the
+ * sources in the caller's grant, merged by identifier; where two upstreams declare one
+ * extension with different settings, the first in configuration order is declared. undefined
+ * when none.
+ */
+export function mergedExtensions(
+  catalog: CatalogSnapshot,
+  access: CallerAccess | undefined,
+): Record<string, object> | undefined {
+  let byKey = mergedByCatalog.get(catalog);
+  if (byKey === undefined) {
+    byKey = new Map();
+    mergedByCatalog.set(catalog, byKey);
+  }
+  const restricted = access !== undefined && !access.all ? access : undefined;
+  const key = restricted?.key ?? '';
+  let merged = byKey.get(key);
+  if (merged === undefined) {
+    const found: Record<string, object> = {};
+    for (const { upstream, capabilities } of catalog.extras.upstreams.values()) {
+      if (restricted !== undefined && !allowsSource(restricted, upstream.id)) continue;
+      if (!isRecord(capabilities.extensions)) continue;
+      for (const [id, settings] of Object.entries(capabilities.extensions))
+        if (!(id in found) && isRecord(settings)) found[id] = settings;
+    }
+    merged = Object.keys(found).length === 0 ? null : found;
+    byKey.set(key, merged);
+  }
+  return merged ?? undefined;
+}
