@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { RegistryService } from '@app/registry';
+import { CatalogRefresh, RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   RELAYING_REQUEST,
@@ -9,7 +9,7 @@ import {
   type PreparedRequest,
 } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
-import { catalogOf, granted, type Params } from './upstream-handler-support';
+import { grantedEntry, type Params } from './upstream-handler-support';
 
 /**
  * `completion/complete`: a `ref/prompt` goes to the prompt's upstream with its own name, a
@@ -25,15 +25,24 @@ export class CompletionCompleteHandler implements MethodHandler {
 
   constructor(
     private readonly registry: RegistryService,
+    private readonly refresh: CatalogRefresh,
     private readonly router: UpstreamRouter,
   ) {}
 
-  handle(params: Params, context: MethodContext): Promise<MethodResult> {
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const ref = params?.ref as Readonly<Record<string, unknown>> | undefined;
-    const extras = catalogOf(this.registry).extras;
+    // a ref this replica's catalog lacks gets one refresh before "unknown", as prompts/get
+    // (upstream-handler-support.ts grantedEntry)
     if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const prompt = extras.prompt(ref.name);
-      if (prompt !== undefined && granted(context.access, prompt.upstream.id))
+      const name = ref.name;
+      const prompt = await grantedEntry(
+        this.registry,
+        this.refresh,
+        (catalog) => catalog.extras.prompt(name),
+        (p) => p.upstream.id,
+        context.access,
+      );
+      if (prompt !== undefined)
         return this.router.forward(
           prompt.upstream,
           this.method,
@@ -41,19 +50,25 @@ export class CompletionCompleteHandler implements MethodHandler {
           context,
         );
     } else if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-      const owner = extras.resourceOwner(ref.uri);
-      if (owner !== undefined && granted(context.access, owner.id))
+      const uri = ref.uri;
+      const owner = await grantedEntry(
+        this.registry,
+        this.refresh,
+        (catalog) => catalog.extras.resourceOwner(uri),
+        (o) => o.id,
+        context.access,
+      );
+      if (owner !== undefined)
         return this.router.forward(owner, this.method, { ...params }, context);
     } else {
-      return Promise.reject(
-        new GatewayError(
-          GatewayErrorCode.InvalidParams,
-          'Invalid params: params.ref must be {type:"ref/prompt",name} or {type:"ref/resource",uri}',
-        ),
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        'Invalid params: params.ref must be {type:"ref/prompt",name} or {type:"ref/resource",uri}',
       );
     }
-    return Promise.reject(
-      new GatewayError(GatewayErrorCode.InvalidParams, 'Invalid params: unknown completion ref'),
+    throw new GatewayError(
+      GatewayErrorCode.InvalidParams,
+      'Invalid params: unknown completion ref',
     );
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { RegistryService } from '@app/registry';
+import { CatalogRefresh, RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   RELAYING_REQUEST,
@@ -10,13 +10,7 @@ import {
 } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
-import {
-  catalogOf,
-  forwardRounds,
-  granted,
-  stringParam,
-  type Params,
-} from './upstream-handler-support';
+import { forwardRounds, grantedEntry, stringParam, type Params } from './upstream-handler-support';
 
 /**
  * `resources/read`: to the upstream that lists the URI or a template matching it
@@ -32,20 +26,26 @@ export class ResourcesReadHandler implements MethodHandler {
 
   constructor(
     private readonly registry: RegistryService,
+    private readonly refresh: CatalogRefresh,
     private readonly router: UpstreamRouter,
     private readonly mrtr: MrtrCalls,
   ) {}
 
-  handle(params: Params, context: MethodContext): Promise<MethodResult> {
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const uri = stringParam(params, 'uri');
-    const owner = catalogOf(this.registry).extras.resourceOwner(uri);
-    if (owner === undefined || !granted(context.access, owner.id))
-      return Promise.reject(
-        new GatewayError(
-          GatewayErrorCode.InvalidParams,
-          `Resource not found: ${uri.slice(0, 256)}`,
-          { uri },
-        ),
+    // a URI this replica's catalog lacks gets one refresh before "not found", as prompts/get
+    const owner = await grantedEntry(
+      this.registry,
+      this.refresh,
+      (catalog) => catalog.extras.resourceOwner(uri),
+      (o) => o.id,
+      context.access,
+    );
+    if (owner === undefined)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        `Resource not found: ${uri.slice(0, 256)}`,
+        { uri },
       );
     return forwardRounds(
       this.mrtr,

@@ -1,6 +1,6 @@
 import type { UpstreamDefinition } from '@app/config';
 import { allowsSource, type CallerAccess } from '@app/identity';
-import type { CatalogSnapshot, RegistryService } from '@app/registry';
+import type { CatalogRefresh, CatalogSnapshot, RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import type { MethodContext, MethodResult } from './method-handler';
 import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
@@ -24,6 +24,29 @@ export function catalogOf(registry: RegistryService): CatalogSnapshot {
  */
 export function granted(access: CallerAccess | undefined, upstreamId: string): boolean {
   return access === undefined || allowsSource(access, upstreamId);
+}
+
+/**
+ * An entry of this replica's catalog that the caller may use, found with one refresh of the
+ * sources on a miss (replicas' catalogs may briefly differ, and an upstream may have added it
+ * since the last pull: contract §8, as for tools). An entry found outside the caller's grant is
+ * undefined at once, without a refresh: it exists, so a refresh would find nothing new, and a
+ * caller must not make the gateway pull every source by guessing (docs/operations.md §13
+ * "Access").
+ */
+export async function grantedEntry<T>(
+  registry: RegistryService,
+  refresh: CatalogRefresh,
+  find: (catalog: CatalogSnapshot) => T | undefined,
+  ownerOf: (entry: T) => string,
+  access: CallerAccess | undefined,
+): Promise<T | undefined> {
+  let entry = find(catalogOf(registry));
+  if (entry === undefined) {
+    await refresh.refreshForUnknownTool();
+    entry = find(catalogOf(registry));
+  }
+  return entry !== undefined && granted(access, ownerOf(entry)) ? entry : undefined;
 }
 
 /**
