@@ -38,6 +38,7 @@ import { NotificationHub } from './listen/notification-hub.service';
 import { SessionStreams } from './listen/session-streams.service';
 import { ResourceSubscriptions } from './listen/resource-subscriptions.service';
 import { SessionLogLevels } from './session/session-log-levels';
+import { sharedLevelStoreProvider } from './session/shared-level-store';
 import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 
 const HANDLERS = [
@@ -105,6 +106,7 @@ import { SessionTokenService } from './session/session-token.service';
     SessionStreams,
     ResourceSubscriptions,
     SessionLogLevels,
+    sharedLevelStoreProvider,
   ],
   exports: [McpHttpServer],
 })

@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { LOG_LEVELS, SessionLogLevels, logRank } from '../session/session-log-levels';
+import {
+  LOG_LEVELS,
+  SessionLogLevels,
+  SharedLevelNotStoredError,
+  logRank,
+} from '../session/session-log-levels';
 import { SessionTokenService } from '../session/session-token.service';
 import type { McpLogLevel } from '../session/session-log-levels';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
@@ -38,14 +43,23 @@ export class LoggingSetLevelHandler implements MethodHandler {
       typeof header === 'string' && this.sessions.sealed
         ? this.sessions.openFor(header, context.caller)
         : undefined;
+    let notShared: SharedLevelNotStoredError | undefined;
     if (claims !== undefined && typeof header === 'string')
-      this.levels.set(header, level as McpLogLevel, claims.expiresAt * 1000);
+      await this.levels
+        .set(header, level as McpLogLevel, claims.expiresAt * 1000)
+        .catch((err: unknown) => {
+          if (!(err instanceof SharedLevelNotStoredError)) throw err;
+          notShared = err;
+        });
     const upstreams = (this.registry.current()?.extras.upstreamsWith('logging') ?? []).filter((u) =>
       granted(context.access, u.id),
     );
     await Promise.allSettled(
       upstreams.map((u) => this.router.forward(u, this.method, { ...params }, context)),
     );
+    // said, not hidden: the client's calls that reach another replica relay every level
+    if (notShared !== undefined)
+      throw new GatewayError(GatewayErrorCode.Internal, `Internal error: ${notShared.message}`);
     return {};
   }
 }

@@ -95,7 +95,7 @@ describe('UpstreamRouter.forward: log messages as the client asked (docs/operati
 
   it("a 2025 session's setLevel filters what it gets and goes to the upstream in _meta", async () => {
     const levels = new SessionLogLevels();
-    levels.set('sid-1', 'error', Date.now() + 60_000);
+    await levels.set('sid-1', 'error', Date.now() + 60_000);
     const { router, sent } = routerLogging(ALL, levels);
     const session: MethodContext = { ...context, headers: { 'mcp-session-id': 'sid-1' } };
     expect(await relayedOf(router, session, { name: 't', _meta: { progressToken: 'p' } })).toEqual([

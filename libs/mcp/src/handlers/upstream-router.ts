@@ -91,7 +91,9 @@ export class UpstreamRouter {
     // own logLevel (none: no log messages), a 2025 session's setLevel (none: all), which a 2026
     // upstream gets in the request's _meta
     const modern = isModernVersion(context.protocolVersion);
-    const sessionLevel = modern ? undefined : this.logLevels.get(sessionIdOf(context));
+    const known = modern ? undefined : this.logLevels.get(sessionIdOf(context));
+    // a promise only when Redis is asked (docs/operations.md §10 "Logging")
+    const sessionLevel = known instanceof Promise ? await known : known;
     const logFloor = modern
       ? (logRank(metaOf(params)[MetaKey.logLevel]) ?? NO_LOGS)
       : (logRank(sessionLevel) ?? ALL_LOGS);
