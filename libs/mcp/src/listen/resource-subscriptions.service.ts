@@ -26,9 +26,14 @@ export interface SubscribingCaller {
 /** One upstream listen held for a session's bridged subscriptions to one upstream. */
 interface BridgedListen {
   readonly upstream: UpstreamDefinition;
-  readonly who: SubscribingCaller;
+  /** The latest subscribing request's credentials: a re-subscribe with a fresh token renews them. */
+  who: SubscribingCaller;
   readonly uris: Set<string>;
   end: AbortController;
+  /** Ends the upstream listen when the caller's token expires. */
+  expiry?: NodeJS.Timeout;
+  /** The caller's token expired: no listen is open until a subscribe brings a fresh one. */
+  expired?: boolean;
 }
 
 interface Subscription {
@@ -110,9 +115,11 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         );
       held = { upstream, who, uris: new Set(), end: new AbortController() };
       this.bridged.set(key, held);
-    } else if (held.uris.has(uri)) {
+    } else if (held.uris.has(uri) && held.expired !== true) {
+      held.who = who;
       return;
     }
+    held.who = who;
     held.uris.add(uri);
     this.relisten(sessionId, held);
   }
@@ -124,6 +131,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     if (held?.uris.delete(uri) !== true) return false;
     if (held.uris.size === 0) {
       held.end.abort();
+      if (held.expiry !== undefined) clearTimeout(held.expiry);
       this.bridged.delete(key);
     } else {
       this.relisten(sessionId, held);
@@ -139,6 +147,25 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private relisten(sessionId: string, held: BridgedListen): void {
     held.end.abort();
     held.end = new AbortController();
+    if (held.expiry !== undefined) clearTimeout(held.expiry);
+    held.expiry = undefined;
+    // The listen carries the caller's credential (passthrough: its token) for as long as that
+    // credential is valid, never after: no re-open replays an expired token
+    // (docs/operations.md §10 "Resource subscriptions").
+    const expiresAt = held.who.caller?.expiresAt;
+    if (expiresAt !== undefined) {
+      const left = expiresAt * 1000 - Date.now();
+      held.expired = left <= 0;
+      if (held.expired) return;
+      const end = held.end;
+      held.expiry = setTimeout(() => {
+        held.expired = true;
+        end.abort();
+      }, left);
+      held.expiry.unref();
+    } else {
+      held.expired = false;
+    }
     const sessions: ReadonlySet<string> = new Set([sessionId]);
     const upstreamId = held.upstream.id;
     void this.listener.hold(
@@ -221,7 +248,10 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     clearInterval(this.sweeper);
-    for (const held of this.bridged.values()) held.end.abort();
+    for (const held of this.bridged.values()) {
+      held.end.abort();
+      if (held.expiry !== undefined) clearTimeout(held.expiry);
+    }
     this.bridged.clear();
   }
 

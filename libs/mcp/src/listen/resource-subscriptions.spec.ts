@@ -98,3 +98,80 @@ describe('ResourceSubscriptions', () => {
     subscriptions.onApplicationShutdown();
   });
 });
+
+describe('ResourceSubscriptions: a bridged listen carries a caller credential only while it is valid', () => {
+  interface Held {
+    readonly headers: Record<string, unknown>;
+    readonly uris: unknown;
+    readonly signal: AbortSignal;
+  }
+
+  function bridging(): { subscriptions: ResourceSubscriptions; held: Held[] } {
+    const held: Held[] = [];
+    const hub = { toSessions: () => 0 } as unknown as NotificationHub;
+    const upstreams = {
+      onSessionMessage: () => undefined,
+      hold: (
+        _upstream: unknown,
+        filter: { resourceSubscriptions: unknown },
+        options: { headers: Record<string, unknown>; signal: AbortSignal },
+      ) => {
+        held.push({
+          headers: options.headers,
+          uris: filter.resourceSubscriptions,
+          signal: options.signal,
+        });
+        return new Promise(() => undefined);
+      },
+    } as unknown as UpstreamListener;
+    return { subscriptions: new ResourceSubscriptions(hub, upstreams), held };
+  }
+
+  const upstream = { id: 'u26', url: 'http://127.0.0.1:1/mcp' } as never;
+  const who = (token: string, expiresInSeconds: number) => ({
+    headers: { authorization: `Bearer ${token}` },
+    caller: {
+      subject: 's',
+      expiresAt: Math.floor(Date.now() / 1000) + expiresInSeconds,
+    } as never,
+  });
+
+  afterEach(() => jest.useRealTimers());
+
+  it('ends the upstream listen when the token expires, and a subscribe with a fresh token opens it again with that token', () => {
+    jest.useFakeTimers();
+    const { subscriptions, held } = bridging();
+    subscriptions.bridge('s1', upstream, 'r://a', who('first', 60));
+    expect(held).toHaveLength(1);
+    expect(held[0]?.signal.aborted).toBe(false);
+    jest.advanceTimersByTime(61_000);
+    expect(held[0]?.signal.aborted).toBe(true);
+    expect(held).toHaveLength(1);
+    // the same URI again, with a fresh token: the listen is open again, with it
+    subscriptions.bridge('s1', upstream, 'r://a', who('second', 60));
+    expect(held).toHaveLength(2);
+    expect(held[1]?.headers).toEqual({ authorization: 'Bearer second' });
+    expect(held[1]?.signal.aborted).toBe(false);
+    subscriptions.onApplicationShutdown();
+  });
+
+  it('never opens a listen with a token that has already expired', () => {
+    const { subscriptions, held } = bridging();
+    subscriptions.bridge('s1', upstream, 'r://a', who('stale', -5));
+    expect(held).toHaveLength(0);
+    subscriptions.onApplicationShutdown();
+  });
+
+  it('a new URI re-opens the listen with the latest subscribing credential', () => {
+    const { subscriptions, held } = bridging();
+    subscriptions.bridge('s1', upstream, 'r://a', who('first', 60));
+    subscriptions.bridge('s1', upstream, 'r://b', who('renewed', 600));
+    expect(held).toHaveLength(2);
+    expect(held[0]?.signal.aborted).toBe(true);
+    expect(held[1]).toMatchObject({
+      headers: { authorization: 'Bearer renewed' },
+      uris: ['r://a', 'r://b'],
+    });
+    subscriptions.onApplicationShutdown();
+  });
+});
