@@ -27,19 +27,28 @@ function textOf(result: unknown): string {
  */
 describe('extensions negotiated through the gateway', () => {
   let apps: AppsUpstream;
+  /** The same upstream as a `lists: live` source (its tools in no catalog, listed per request). */
+  let liveApps: AppsUpstream;
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
-    apps = await AppsUpstream.start();
+    [apps, liveApps] = await Promise.all([AppsUpstream.start(), AppsUpstream.start()]);
     gateway = await GatewayProcess.start({
-      mcp: gatewayConfig([], { upstreams: [upstream('apps', apps.url)] }),
+      mcp: gatewayConfig([], {
+        upstreams: [
+          upstream('apps', apps.url),
+          upstream('liveapps', liveApps.url, { lists: 'live' }),
+        ],
+      }),
       waitReady: true,
     });
     await waitFor(
       async () => {
         const res = await fetch(`${gateway.managementUrl}/actuator/upstreams`);
         const body = (await res.json()) as { upstreams: { id: string; status: string }[] };
-        return body.upstreams.find((u) => u.id === 'apps')?.status === 'healthy';
+        return ['apps', 'liveapps'].every(
+          (id) => body.upstreams.find((u) => u.id === id)?.status === 'healthy',
+        );
       },
       15_000,
       () => `upstream apps never healthy:\n${gateway.output}`,
@@ -49,6 +58,7 @@ describe('extensions negotiated through the gateway', () => {
   afterAll(async () => {
     await gateway?.stop();
     await apps?.stop();
+    await liveApps?.stop();
   });
 
   it('declares the MCP Apps extension and URL-mode elicitation to the upstream, so it offers its app tools', () => {
@@ -90,8 +100,11 @@ describe('extensions negotiated through the gateway', () => {
         const weather = tools.find((t) => t.name === 'apps__weather');
         expect(weather?._meta).toEqual({ ui: { resourceUri: 'ui://weather/view.html' } });
         expect(tools.map((t) => t.name)).toContain('apps__weather_refresh');
-        const refreshed = await client.callTool({ name: 'apps__weather_refresh', arguments: {} });
-        expect(textOf(refreshed)).toBe('refreshed');
+        expect(tools.map((t) => t.name)).toContain('liveapps__weather_refresh');
+        for (const name of ['apps__weather_refresh', 'liveapps__weather_refresh']) {
+          const refreshed = await client.callTool({ name, arguments: {} });
+          expect(textOf(refreshed)).toBe('refreshed');
+        }
       } finally {
         await client.close();
       }
@@ -108,13 +121,16 @@ describe('extensions negotiated through the gateway', () => {
         expect(names).toContain('apps__weather');
         expect(names).toContain('apps__confirm_link');
         expect(names).not.toContain('apps__weather_refresh');
+        expect(names).toContain('liveapps__weather');
+        expect(names).not.toContain('liveapps__weather_refresh');
         // the tool a model may call still works: its text is for any host
         expect(textOf(await client.callTool({ name: 'apps__weather', arguments: {} }))).toMatch(
           /^sunny/,
         );
-        await expect(
-          client.callTool({ name: 'apps__weather_refresh', arguments: {} }),
-        ).rejects.toThrow(/Tool not found: apps__weather_refresh/);
+        for (const name of ['apps__weather_refresh', 'liveapps__weather_refresh'])
+          await expect(client.callTool({ name, arguments: {} })).rejects.toThrow(
+            new RegExp(`Tool not found: ${name}`),
+          );
       } finally {
         await client.close();
       }

@@ -15,14 +15,7 @@ const appOnlyNames = new WeakMap<CatalogSnapshot, ReadonlySet<string>>();
 export function appOnlyToolNames(catalog: CatalogSnapshot): ReadonlySet<string> {
   let names = appOnlyNames.get(catalog);
   if (names === undefined) {
-    const found = new Set<string>();
-    for (const tool of catalog.tools)
-      if (
-        tool.publishedJson.includes('"visibility"') &&
-        isAppOnlyTool(JSON.parse(tool.publishedJson))
-      )
-        found.add(tool.name);
-    names = found;
+    names = appOnlyNamesAmong(catalog.tools);
     appOnlyNames.set(catalog, names);
   }
   return names;
@@ -38,17 +31,33 @@ export function keepsFromAppTools(clientCapabilities: unknown): boolean {
   return clientCapabilities !== undefined && !declaresExtension(clientCapabilities, Extension.ui);
 }
 
-/** Whether `name` is an app-only tool this client is kept from. */
+/** Whether a tool's listed JSON says it is app-only (parsed only when it names a visibility). */
+function isAppOnlyJson(publishedJson: string): boolean {
+  return publishedJson.includes('"visibility"') && isAppOnlyTool(JSON.parse(publishedJson));
+}
+
+/** The names of the app-only tools among `tools` (a live upstream's list, say). */
+export function appOnlyNamesAmong(
+  tools: Iterable<{ readonly name: string; readonly publishedJson: string }>,
+): Set<string> {
+  const names = new Set<string>();
+  for (const tool of tools) if (isAppOnlyJson(tool.publishedJson)) names.add(tool.name);
+  return names;
+}
+
+/**
+ * Whether `tool` is an app-only tool this client is kept from: a catalog tool by the catalog's
+ * set, a `lists: live` upstream's tool (in no catalog) by its own listed JSON.
+ */
 export function isHiddenAppTool(
   catalog: CatalogSnapshot | undefined,
-  name: string,
+  tool: { readonly name: string; readonly publishedJson: string },
   clientCapabilities: unknown,
 ): boolean {
-  return (
-    catalog !== undefined &&
-    keepsFromAppTools(clientCapabilities) &&
-    appOnlyToolNames(catalog).has(name)
-  );
+  if (!keepsFromAppTools(clientCapabilities)) return false;
+  return catalog !== undefined && catalog.get(tool.name) === tool
+    ? appOnlyToolNames(catalog).has(tool.name)
+    : isAppOnlyJson(tool.publishedJson);
 }
 
 const withoutAppTools = new WeakMap<CatalogSnapshot, Map<string, string>>();

@@ -28,6 +28,7 @@ import { LiveListResult } from './live-list-result';
 import { markFilteredForCaller } from './caller-filtered';
 import type { MethodContext } from './method-handler';
 import { hearsOfSource, partialSourcesMember } from './partial-sources';
+import { appOnlyNamesAmong, appOnlyToolNames, keepsFromAppTools } from './client-extensions';
 
 /**
  * The list methods, the capability that offers each, and the result member
@@ -133,15 +134,25 @@ export class LiveLists {
     }
     const access = context.access;
     const restricted = access !== undefined && !access.all;
+    // app-only tools stay from a client without MCP Apps (docs/operations.md §10 "Extensions")
+    const hidden =
+      spec.key === 'tools' && keepsFromAppTools(context.clientCapabilities)
+        ? new Set([
+            ...appOnlyToolNames(catalog),
+            ...appOnlyNamesAmong(contributions.flatMap((c) => c.tools)),
+          ])
+        : undefined;
+    const hides = hidden !== undefined && hidden.size > 0;
     const merged = await this.merger.merge(
       catalog,
       spec.key,
       contributions,
       this.configOrder,
-      restricted
+      restricted || hides
         ? {
-            tool: (sourceId, name) => allowsTool(access, sourceId, name),
-            source: (sourceId) => allowsSource(access, sourceId),
+            tool: (sourceId, name) =>
+              (!restricted || allowsTool(access, sourceId, name)) && hidden?.has(name) !== true,
+            source: (sourceId) => !restricted || allowsSource(access, sourceId),
           }
         : undefined,
     );
@@ -186,7 +197,7 @@ export class LiveLists {
       hints,
     );
     // filtered for this caller: never shared (wire notes §3)
-    return restricted ? markFilteredForCaller(result) : result;
+    return restricted || hides ? markFilteredForCaller(result) : result;
   }
 
   /** The live upstream whose prefix the published name starts with (the longest), if any. */

@@ -251,7 +251,7 @@ export class ToolsCallHandler implements MethodHandler {
     const access = context.access;
     if (
       (access === undefined || allowsTool(access, tool.sourceId, tool.name)) &&
-      !isHiddenAppTool(this.registry.current(), tool.name, context.clientCapabilities)
+      !isHiddenAppTool(this.registry.current(), tool, context.clientCapabilities)
     )
       return tool;
     // on the wire exactly the unknown tool's answer; the audit line says denied

@@ -4,6 +4,7 @@ import { isModernVersion } from '@app/wire';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
 import { callerListJson } from './caller-lists';
+import { markFilteredForCaller } from './caller-filtered';
 import { LiveLists } from './live-lists.service';
 import {
   PreSerialized,
@@ -75,15 +76,15 @@ export class ToolsListHandler implements MethodHandler {
         : modern
           ? withoutLegacyToolFields(callerListJson(catalog, 'tools', access))
           : callerListJson(catalog, 'tools', access);
-    return Promise.resolve(
-      new PreSerialized([
-        '{"tools":',
-        tools,
-        partialSourcesMember(this.registry.partialSources(), access, (id) =>
-          this.registry.namePrefixOf(id),
-        ),
-        '}',
-      ]),
-    );
+    const result = new PreSerialized([
+      '{"tools":',
+      tools,
+      partialSourcesMember(this.registry.partialSources(), access, (id) =>
+        this.registry.namePrefixOf(id),
+      ),
+      '}',
+    ]);
+    // a list that depends on what the client declared is not to be shared (wire notes §3)
+    return Promise.resolve(hideAppTools ? markFilteredForCaller(result) : result);
   }
 }
