@@ -47,7 +47,8 @@ export function appOnlyNamesAmong(
 
 /**
  * Whether `tool` is an app-only tool this client is kept from: a catalog tool by the catalog's
- * set, a `lists: live` upstream's tool (in no catalog) by its own listed JSON.
+ * set (no second lookup of the tool), a `lists: live` upstream's tool (`catalog` undefined: it is
+ * in no catalog) by its own listed JSON.
  */
 export function isHiddenAppTool(
   catalog: CatalogSnapshot | undefined,
@@ -55,7 +56,7 @@ export function isHiddenAppTool(
   clientCapabilities: unknown,
 ): boolean {
   if (!keepsFromAppTools(clientCapabilities)) return false;
-  return catalog !== undefined && catalog.get(tool.name) === tool
+  return catalog !== undefined
     ? appOnlyToolNames(catalog).has(tool.name)
     : isAppOnlyJson(tool.publishedJson);
 }

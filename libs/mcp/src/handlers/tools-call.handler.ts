@@ -3,7 +3,13 @@ import { GatewayMetrics } from '@app/observability';
 import { ToolExecutor, type IncomingHeaders } from '@app/execution';
 import { JsonRpcCode, RawJson } from '@app/wire';
 import { allowsTool, type CallerAccess } from '@app/identity';
-import { CatalogRefresh, RegistryService, type BundleTool, type CatalogTool } from '@app/registry';
+import {
+  CatalogRefresh,
+  RegistryService,
+  type BundleTool,
+  type CatalogSnapshot,
+  type CatalogTool,
+} from '@app/registry';
 import {
   ForwardedError,
   GatewayError,
@@ -225,14 +231,16 @@ export class ToolsCallHandler implements MethodHandler {
     context: MethodContext,
     target: ToolTarget | undefined,
   ): Promise<CatalogTool> {
-    const found = target === undefined ? this.registry.current()?.get(name) : target.tool;
-    if (found !== undefined) return this.granted(found, context);
+    const current = this.registry.current();
+    const found = target === undefined ? current?.get(name) : target.tool;
+    if (found !== undefined) return this.granted(found, context, current);
     // A live upstream's tools are listed per caller, never in the snapshot: routed by the
     // prefix of the published name, resolved through the caller's live list
     // (docs/operations.md §11 "Live lists").
     if (this.live.active) {
       const live = await this.live.toolFor(name, context);
-      if (live !== undefined) return this.granted(live, context);
+      // in no catalog: judged by its own listed JSON
+      if (live !== undefined) return this.granted(live, context, undefined);
     }
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
@@ -240,18 +248,22 @@ export class ToolsCallHandler implements MethodHandler {
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
     const tool = catalog.get(name);
     if (tool === undefined) throw this.notFound(name);
-    return this.granted(tool, context);
+    return this.granted(tool, context, catalog);
   }
 
   /**
    * The tool when this caller may use it: granted (docs/operations.md §13 "Access") and, for an
    * app-only tool, a client that declared MCP Apps (docs/operations.md §10 "Extensions").
    */
-  private granted(tool: CatalogTool, context: MethodContext): CatalogTool {
+  private granted(
+    tool: CatalogTool,
+    context: MethodContext,
+    catalog: CatalogSnapshot | undefined,
+  ): CatalogTool {
     const access = context.access;
     if (
       (access === undefined || allowsTool(access, tool.sourceId, tool.name)) &&
-      !isHiddenAppTool(this.registry.current(), tool, context.clientCapabilities)
+      !isHiddenAppTool(catalog, tool, context.clientCapabilities)
     )
       return tool;
     // on the wire exactly the unknown tool's answer; the audit line says denied
