@@ -7,6 +7,7 @@ import {
 } from '../support/apps-upstream';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { postRaw } from '../support/rpc';
 import { connectClient, connectV1, type AnyClient, type ClientKind } from '../support/sdk-clients';
 
 const UI_CAPABILITIES = { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } };
@@ -36,7 +37,8 @@ describe('extensions negotiated through the gateway', () => {
     gateway = await GatewayProcess.start({
       mcp: gatewayConfig([], {
         upstreams: [
-          upstream('apps', apps.url),
+          // cacheable lists (docs/operations.md §11 "Cache hints"), but not one that has app-only tools
+          upstream('apps', apps.url, { cacheScope: 'public', cacheTtlMillis: 60_000 }),
           upstream('liveapps', liveApps.url, { lists: 'live' }),
         ],
       }),
@@ -136,6 +138,34 @@ describe('extensions negotiated through the gateway', () => {
       }
     },
   );
+
+  it('a 2026 tools/list with app-only tools is private in its cache hints, whether or not the client declared MCP Apps', async () => {
+    for (const capabilities of [{}, UI_CAPABILITIES]) {
+      const answer = await postRaw(
+        gateway.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': capabilities,
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            },
+          },
+        }),
+        {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/list',
+        },
+      );
+      expect(answer.status).toBe(200);
+      expect(answer.json.result.cacheScope).toBe('private');
+    }
+  });
 
   it('a URL-mode elicitation reaches a 2025 client that declared URL mode, and is refused for one that declared form mode only', async () => {
     const asked: unknown[] = [];

@@ -6,6 +6,9 @@ describe('extensions', () => {
     expect(declaresExtension({ extensions: { 'com.example/x': {} } }, Extension.ui)).toBe(false);
     expect(declaresExtension({ extensions: [Extension.ui] }, Extension.ui)).toBe(false);
     expect(declaresExtension({}, Extension.ui)).toBe(false);
+    // settings are an object: the same rule as a 2025 session keeps (session-token.service.ts)
+    expect(declaresExtension({ extensions: { [Extension.ui]: true } }, Extension.ui)).toBe(false);
+    expect(declaresExtension({ extensions: { [Extension.ui]: null } }, Extension.ui)).toBe(false);
     expect(declaresExtension(undefined, Extension.ui)).toBe(false);
   });
 

@@ -15,10 +15,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Whether capabilities (a client's or a server's) declare the extension `id`. */
+/**
+ * Whether capabilities (a client's or a server's) declare the extension `id`: its settings, an
+ * object (`{}` for none), under `extensions` — one rule for both eras.
+ */
 export function declaresExtension(capabilities: unknown, id: string): boolean {
   return (
-    isRecord(capabilities) && isRecord(capabilities.extensions) && id in capabilities.extensions
+    isRecord(capabilities) &&
+    isRecord(capabilities.extensions) &&
+    isRecord(capabilities.extensions[id])
   );
 }
 

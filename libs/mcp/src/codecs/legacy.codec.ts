@@ -192,6 +192,8 @@ export class LegacyCodec {
       signal: call?.controller,
       relay: stream === undefined ? undefined : (m) => stream.push(JSON.stringify(m)),
       clientCapabilities,
+      // opened above for this caller, or undefined
+      sessionId,
       caller: exchange.caller,
       access: exchange.access,
       prepared,

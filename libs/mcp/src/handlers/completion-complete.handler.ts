@@ -9,7 +9,8 @@ import {
   type PreparedRequest,
 } from './method-handler';
 import { UpstreamRouter } from './upstream-router';
-import { grantedEntry, type Params } from './upstream-handler-support';
+import { granted, grantedEntry, type Params } from './upstream-handler-support';
+import { LiveLists } from './live-lists.service';
 
 /**
  * `completion/complete`: a `ref/prompt` goes to the prompt's upstream with its own name, a
@@ -27,6 +28,7 @@ export class CompletionCompleteHandler implements MethodHandler {
     private readonly registry: RegistryService,
     private readonly refresh: CatalogRefresh,
     private readonly router: UpstreamRouter,
+    private readonly live: LiveLists,
   ) {}
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
@@ -35,13 +37,21 @@ export class CompletionCompleteHandler implements MethodHandler {
     // (upstream-handler-support.ts grantedEntry)
     if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
       const name = ref.name;
-      const prompt = await grantedEntry(
-        this.registry,
-        this.refresh,
-        (catalog) => catalog.extras.prompt(name),
-        (p) => p.upstream.id,
-        context.access,
-      );
+      // a live upstream's prompt is in no catalog: from the caller's live list, as prompts/get
+      // finds it (no refresh: that list is fetched for the request; outside the grant: unknown)
+      const liveOwner = this.live.active ? this.live.ownerOf(name) : undefined;
+      const prompt =
+        liveOwner !== undefined
+          ? granted(context.access, liveOwner.id)
+            ? await this.live.promptFor(name, context)
+            : undefined
+          : await grantedEntry(
+              this.registry,
+              this.refresh,
+              (catalog) => catalog.extras.prompt(name),
+              (p) => p.upstream.id,
+              context.access,
+            );
       if (prompt !== undefined)
         return this.router.forward(
           prompt.upstream,

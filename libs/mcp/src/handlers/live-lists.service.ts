@@ -135,14 +135,17 @@ export class LiveLists {
     const access = context.access;
     const restricted = access !== undefined && !access.all;
     // app-only tools stay from a client without MCP Apps (docs/operations.md §10 "Extensions")
-    const hidden =
-      spec.key === 'tools' && keepsFromAppTools(context.clientCapabilities)
+    const appOnly =
+      spec.key === 'tools'
         ? new Set([
             ...appOnlyToolNames(catalog),
             ...appOnlyNamesAmong(contributions.flatMap((c) => c.tools)),
           ])
         : undefined;
-    const hides = hidden !== undefined && hidden.size > 0;
+    // a list with app-only tools depends on what the client declared: never shared either way
+    const varies = appOnly !== undefined && appOnly.size > 0;
+    const hidden = varies && keepsFromAppTools(context.clientCapabilities) ? appOnly : undefined;
+    const hides = hidden !== undefined;
     const merged = await this.merger.merge(
       catalog,
       spec.key,
@@ -197,7 +200,7 @@ export class LiveLists {
       hints,
     );
     // filtered for this caller: never shared (wire notes §3)
-    return restricted || hides ? markFilteredForCaller(result) : result;
+    return restricted || varies ? markFilteredForCaller(result) : result;
   }
 
   /** The live upstream whose prefix the published name starts with (the longest), if any. */

@@ -31,6 +31,8 @@ export class SerializedResult {
 export interface ToolTarget {
   readonly name: string;
   readonly tool: CatalogTool | undefined;
+  /** The caller may not use the tool (docs/operations.md §13 "Access"): answered as unknown. */
+  readonly denied?: boolean;
 }
 
 /** What the front door learns of a request before it dispatches it (MethodHandler.prepare). */
@@ -80,6 +82,12 @@ export interface MethodContext {
    * session). A relayed upstream request needing one the client did not declare is refused.
    */
   readonly clientCapabilities?: Readonly<Record<string, unknown>>;
+  /**
+   * The client's 2025 session id, set only once the front door opened it for this caller (a
+   * sealed id; never in stateless mode, which ignores the header): what per-session state
+   * (its log level) is kept under.
+   */
+  readonly sessionId?: string;
   /**
    * The authenticated caller (docs/operations.md §13), set by the front door before any handler
    * runs; undefined when `mcp.auth.mode` is `none`. Handlers filter lists and calls by it.

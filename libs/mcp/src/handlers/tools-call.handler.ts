@@ -77,10 +77,11 @@ export class ToolsCallHandler implements MethodHandler {
     if (tool === undefined) return { mayRelay: this.live.ownerOf(name) !== undefined, target };
     // a tool the caller may not use is prepared for exactly like an unknown one
     // (docs/operations.md §13 "Access")
-    const mayRelay =
-      tool.route.kind === 'upstream' &&
-      (access === undefined || allowsTool(access, tool.sourceId, tool.name));
-    return { mayRelay, target };
+    const denied = access !== undefined && !allowsTool(access, tool.sourceId, tool.name);
+    return {
+      mayRelay: tool.route.kind === 'upstream' && !denied,
+      target: denied ? { ...target, denied } : target,
+    };
   }
 
   /**
@@ -93,7 +94,11 @@ export class ToolsCallHandler implements MethodHandler {
     prepared: PreparedRequest,
   ): HeaderMismatch | undefined {
     const tool = prepared.target?.tool;
-    return tool === undefined ? undefined : paramHeaderMismatch(tool, params?.arguments, headers);
+    // a tool outside the grant is answered exactly as an unknown one, its headers unchecked:
+    // a -32020 would tell that it exists
+    return tool === undefined || prepared.target?.denied === true
+      ? undefined
+      : paramHeaderMismatch(tool, params?.arguments, headers);
   }
 
   /**

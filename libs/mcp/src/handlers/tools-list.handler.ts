@@ -66,8 +66,8 @@ export class ToolsListHandler implements MethodHandler {
     const modern = isModernVersion(context.protocolVersion);
     // a client that did not declare MCP Apps is not given the tools only an app's view may call
     // (docs/operations.md §10 "Extensions")
-    const hideAppTools =
-      keepsFromAppTools(context.clientCapabilities) && appOnlyToolNames(catalog).size > 0;
+    const hasAppTools = appOnlyToolNames(catalog).size > 0;
+    const hideAppTools = hasAppTools && keepsFromAppTools(context.clientCapabilities);
     const tools = hideAppTools
       ? withoutLegacyToolFieldsFor(modern, toolsJsonWithoutAppTools(catalog, access))
       : access === undefined || access.all
@@ -84,7 +84,8 @@ export class ToolsListHandler implements MethodHandler {
       ),
       '}',
     ]);
-    // a list that depends on what the client declared is not to be shared (wire notes §3)
-    return Promise.resolve(hideAppTools ? markFilteredForCaller(result) : result);
+    // a list that depends on what the client declared (whichever way it was served) is not to
+    // be shared (wire notes §3)
+    return Promise.resolve(hasAppTools ? markFilteredForCaller(result) : result);
   }
 }

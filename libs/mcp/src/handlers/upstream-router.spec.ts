@@ -97,7 +97,7 @@ describe('UpstreamRouter.forward: log messages as the client asked (docs/operati
     const levels = new SessionLogLevels();
     await levels.set('sid-1', 'error', Date.now() + 60_000);
     const { router, sent } = routerLogging(ALL, levels);
-    const session: MethodContext = { ...context, headers: { 'mcp-session-id': 'sid-1' } };
+    const session: MethodContext = { ...context, sessionId: 'sid-1' };
     expect(await relayedOf(router, session, { name: 't', _meta: { progressToken: 'p' } })).toEqual([
       'error',
       'notifications/progress',
@@ -107,7 +107,7 @@ describe('UpstreamRouter.forward: log messages as the client asked (docs/operati
       _meta: { progressToken: 'p', 'io.modelcontextprotocol/logLevel': 'error' },
     });
     // another session is not filtered by it
-    const other: MethodContext = { ...context, headers: { 'mcp-session-id': 'sid-2' } };
+    const other: MethodContext = { ...context, sessionId: 'sid-2' };
     expect(await relayedOf(router, other)).toEqual([...ALL, 'notifications/progress']);
   });
 });

@@ -28,11 +28,6 @@ function levelOf(message: JsonRpcMessage): unknown {
   return isRecord(message.params) ? message.params.level : undefined;
 }
 
-function sessionIdOf(context: MethodContext): string | undefined {
-  const header = context.headers['mcp-session-id'];
-  return typeof header === 'string' ? header : undefined;
-}
-
 /**
  * Takes over an upstream's request to the client during a forwarded call
  * (docs/operations.md §11 "Multi round-trip and era bridging"); true when it did (it then answers
@@ -91,7 +86,7 @@ export class UpstreamRouter {
     // own logLevel (none: no log messages), a 2025 session's setLevel (none: all), which a 2026
     // upstream gets in the request's _meta
     const modern = isModernVersion(context.protocolVersion);
-    const known = modern ? undefined : this.logLevels.get(sessionIdOf(context));
+    const known = modern ? undefined : this.logLevels.get(context.sessionId);
     // a promise only when Redis is asked (docs/operations.md §10 "Logging")
     const sessionLevel = known instanceof Promise ? await known : known;
     const logFloor = modern

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { BucketSettings, BucketVerdict } from './token-bucket';
+import { quitRedis } from '../redis-quit';
 
 /**
  * The token-bucket rule of token-bucket.ts, atomic in Redis: refill by the time passed (Redis'
@@ -87,12 +88,8 @@ export class RedisBuckets {
   }
 
   /** QUIT, waited for at most 1 s (a silent Redis must not hold the shutdown), then disconnect. */
-  async close(): Promise<void> {
-    await Promise.race([
-      this.redis.quit().catch(() => undefined),
-      new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
-    ]);
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return quitRedis(this.redis);
   }
 
   private unhealthy(): void {

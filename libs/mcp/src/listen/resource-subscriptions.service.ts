@@ -47,6 +47,14 @@ interface SessionSubscriptions {
   readonly entries: Map<string, Subscription>;
 }
 
+/** Whether two subscribing requests carry the same credential (its token and its expiry). */
+function sameCredential(a: SubscribingCaller, b: SubscribingCaller): boolean {
+  return (
+    a.caller?.expiresAt === b.caller?.expiresAt &&
+    a.headers.authorization === b.headers.authorization
+  );
+}
+
 function keyOf(upstreamId: string, uri: string): string {
   return `${upstreamId}\u0000${uri}`;
 }
@@ -115,8 +123,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         );
       held = { upstream, who, uris: new Set(), end: new AbortController() };
       this.bridged.set(key, held);
-    } else if (held.uris.has(uri) && held.expired !== true) {
-      held.who = who;
+    } else if (held.uris.has(uri) && held.expired !== true && sameCredential(held.who, who)) {
       return;
     }
     held.who = who;

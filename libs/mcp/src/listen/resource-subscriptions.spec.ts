@@ -175,3 +175,38 @@ describe('ResourceSubscriptions: a bridged listen carries a caller credential on
     subscriptions.onApplicationShutdown();
   });
 });
+
+describe('ResourceSubscriptions: renewing before the token expires', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('a subscribe with a fresh token for a URI already bridged re-opens the listen with it, and it outlives the old expiry', () => {
+    jest.useFakeTimers();
+    const held: { headers: Record<string, unknown>; signal: AbortSignal }[] = [];
+    const hub = { toSessions: () => 0 } as unknown as NotificationHub;
+    const upstreams = {
+      onSessionMessage: () => undefined,
+      hold: (
+        _u: unknown,
+        _f: unknown,
+        o: { headers: Record<string, unknown>; signal: AbortSignal },
+      ) => {
+        held.push({ headers: o.headers, signal: o.signal });
+        return new Promise(() => undefined);
+      },
+    } as unknown as UpstreamListener;
+    const subscriptions = new ResourceSubscriptions(hub, upstreams);
+    const upstream = { id: 'u26', url: 'http://127.0.0.1:1/mcp' } as never;
+    const who = (token: string, seconds: number) => ({
+      headers: { authorization: `Bearer ${token}` },
+      caller: { subject: 's', expiresAt: Math.floor(Date.now() / 1000) + seconds } as never,
+    });
+    subscriptions.bridge('s1', upstream, 'r://a', who('old', 60));
+    jest.advanceTimersByTime(30_000);
+    subscriptions.bridge('s1', upstream, 'r://a', who('new', 3600));
+    expect(held).toHaveLength(2);
+    expect(held[1]?.headers).toEqual({ authorization: 'Bearer new' });
+    jest.advanceTimersByTime(31_000 + 1_000);
+    expect(held[1]?.signal.aborted).toBe(false);
+    subscriptions.onApplicationShutdown();
+  });
+});

@@ -8,9 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-
-/** How long shutdown waits for Redis to answer QUIT before it drops the connections, ms. */
-const QUIT_WAIT_MS = 1_000;
+import { quitRedis } from '../redis-quit';
 
 /**
  * Takes the input a client sent for a pending call (JSON) and resolves with what the caller
@@ -110,13 +108,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       this.waiting.delete(corr);
     }
     this.handlers.clear();
-    // QUIT is answered by a live Redis at once; a silent one must not hold the shutdown
-    await Promise.race([
-      Promise.allSettled([this.subscriber?.quit(), this.publisher?.quit()]),
-      new Promise((resolve) => setTimeout(resolve, QUIT_WAIT_MS).unref()),
-    ]);
-    this.subscriber?.disconnect();
-    this.publisher?.disconnect();
+    await quitRedis(this.subscriber, this.publisher);
   }
 
   /** Holds `key` on this replica until `release`. */

@@ -37,3 +37,21 @@ describe('relayedCapabilities (what a sealed session id keeps of initialize)', (
     ).toEqual({ extensions: { 'com.example/long': {} } });
   });
 });
+
+describe('relayedCapabilities keeps the MCP Apps extension whatever its place', () => {
+  it('keeps io.modelcontextprotocol/ui past eight others', () => {
+    const others = Object.fromEntries(
+      Array.from({ length: 10 }, (_, i) => [`com.example/e${i}`, {}]),
+    );
+    const kept = relayedCapabilities({
+      extensions: {
+        ...others,
+        'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] },
+      },
+    }).extensions as Record<string, unknown>;
+    expect(Object.keys(kept)).toHaveLength(8);
+    expect(kept['io.modelcontextprotocol/ui']).toEqual({
+      mimeTypes: ['text/html;profile=mcp-app'],
+    });
+  });
+});

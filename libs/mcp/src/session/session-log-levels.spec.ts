@@ -80,3 +80,48 @@ describe('SessionLogLevels', () => {
     expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 });
+
+describe('SessionLogLevels with a slow shared store', () => {
+  /** A store whose reads wait until the test lets them answer. */
+  class SlowStore implements SharedLevelStore {
+    readonly values = new Map<string, string>();
+    reads = 0;
+    private readonly waiting: (() => void)[] = [];
+
+    set(key: string, level: string): Promise<void> {
+      this.values.set(key, level);
+      return Promise.resolve();
+    }
+
+    get(key: string): Promise<string | null> {
+      this.reads++;
+      const value = this.values.get(key) ?? null;
+      return new Promise((resolve) => this.waiting.push(() => resolve(value)));
+    }
+
+    answer(): void {
+      for (const release of this.waiting.splice(0)) release();
+    }
+  }
+
+  const now = 2_000_000;
+
+  it('concurrent calls of one session share one read', async () => {
+    const store = new SlowStore();
+    const levels = new SessionLogLevels(store);
+    const reads = Array.from({ length: 20 }, () => levels.get('s', now));
+    expect(store.reads).toBe(1);
+    store.answer();
+    await expect(Promise.all(reads)).resolves.toEqual(Array(20).fill(undefined));
+  });
+
+  it('a level set on this replica while a read is in flight is not overwritten by the older answer', async () => {
+    const store = new SlowStore();
+    const levels = new SessionLogLevels(store);
+    const read = levels.get('s', now);
+    await levels.set('s', 'critical', now + 60_000, now);
+    store.answer();
+    await expect(read).resolves.toBe('critical');
+    expect(levels.get('s', now + 1)).toBe('critical');
+  });
+});

@@ -61,7 +61,10 @@ export class SharedLevelNotStoredError extends Error {}
  */
 @Injectable()
 export class SessionLogLevels {
+  /** By a digest of the session id: a sealed id is a few KB, its digest 43 characters. */
   private readonly levels = new Map<string, Entry>();
+  /** Reads of the shared store in flight, by digest: concurrent calls of a session share one. */
+  private readonly reading = new Map<string, Promise<McpLogLevel | undefined>>();
 
   constructor(
     @Optional() @Inject(SHARED_LEVEL_STORE) private readonly shared: SharedLevelStore | null = null,
@@ -77,10 +80,11 @@ export class SessionLogLevels {
     expiresAtMs: number,
     nowMs = Date.now(),
   ): Promise<void> {
-    this.remember(sessionId, { level, expiresAtMs, freshUntilMs: this.freshUntil(nowMs) });
+    const key = keyOf(sessionId);
+    this.remember(key, { level, expiresAtMs, freshUntilMs: this.freshUntil(nowMs) });
     if (this.shared === null) return;
     try {
-      await this.shared.set(keyOf(sessionId), level, Math.max(1, expiresAtMs - nowMs));
+      await this.shared.set(key, level, Math.max(1, expiresAtMs - nowMs));
     } catch (err) {
       throw new SharedLevelNotStoredError(
         `the level applies on this replica only: Redis could not store it (${(err as Error).message})`,
@@ -90,7 +94,8 @@ export class SessionLogLevels {
 
   /**
    * The session's level; undefined when it set none (or it expired). A promise only when Redis
-   * must be asked (no fresh entry on this replica).
+   * must be asked (no fresh entry on this replica). `sessionId`: an id the front door opened for
+   * the caller (MethodContext.sessionId), never a header as sent.
    */
   get(
     sessionId: string | undefined,
@@ -98,23 +103,33 @@ export class SessionLogLevels {
   ): McpLogLevel | undefined | Promise<McpLogLevel | undefined> {
     if (sessionId === undefined) return undefined;
     if (this.shared === null && this.levels.size === 0) return undefined;
-    const entry = this.levels.get(sessionId);
-    if (entry !== undefined && entry.expiresAtMs <= nowMs) this.levels.delete(sessionId);
+    const key = keyOf(sessionId);
+    const entry = this.levels.get(key);
+    if (entry !== undefined && entry.expiresAtMs <= nowMs) this.levels.delete(key);
     else if (entry !== undefined && entry.freshUntilMs > nowMs) return entry.level;
     if (this.shared === null) return undefined;
-    return this.read(sessionId, nowMs);
+    let pending = this.reading.get(key);
+    if (pending === undefined) {
+      pending = this.read(key, nowMs).finally(() => this.reading.delete(key));
+      this.reading.set(key, pending);
+    }
+    return pending;
   }
 
-  private async read(sessionId: string, nowMs: number): Promise<McpLogLevel | undefined> {
+  private async read(key: string, nowMs: number): Promise<McpLogLevel | undefined> {
+    const before = this.levels.get(key);
     let stored: string | null = null;
     try {
-      stored = (await this.shared?.get(keyOf(sessionId))) ?? null;
+      stored = (await this.shared?.get(key)) ?? null;
     } catch {
       // unreachable: as if none was set (every level relayed), asked again in a second
     }
+    // a setLevel on this replica while Redis was asked is newer than what Redis answered
+    const now = this.levels.get(key);
+    if (now !== undefined && now !== before && now.freshUntilMs > nowMs) return now.level;
     const level = logRank(stored) === undefined ? undefined : (stored as McpLogLevel);
-    // the session id's own expiry bounds the entry; a second bounds its freshness
-    this.remember(sessionId, {
+    // a second bounds what was read (the session id's own expiry is not known here)
+    this.remember(key, {
       level,
       expiresAtMs: nowMs + SHARED_LEVEL_FRESH_MS,
       freshUntilMs: this.freshUntil(nowMs),
@@ -126,13 +141,13 @@ export class SessionLogLevels {
     return this.shared === null ? Number.POSITIVE_INFINITY : nowMs + SHARED_LEVEL_FRESH_MS;
   }
 
-  private remember(sessionId: string, entry: Entry): void {
-    this.levels.delete(sessionId);
+  private remember(key: string, entry: Entry): void {
+    this.levels.delete(key);
     if (this.levels.size >= MAX_SESSION_LOG_LEVELS) {
       const oldest = this.levels.keys().next();
       if (oldest.done !== true) this.levels.delete(oldest.value);
     }
-    this.levels.set(sessionId, entry);
+    this.levels.set(key, entry);
   }
 }
 

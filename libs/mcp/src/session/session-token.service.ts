@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig, SessionKey } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
+import { Extension } from '@app/wire';
 import { callerDigest } from './caller-key';
 
 /** What a legacy-era session carries; everything the gateway needs lives in the token itself. */
@@ -73,7 +74,11 @@ function sessionExtensions(declared: unknown): Record<string, unknown> | undefin
     return undefined;
   const out: Record<string, unknown> = {};
   let kept = 0;
-  for (const [id, settings] of Object.entries(declared)) {
+  // the extensions the gateway acts on first, whatever their place in the declaration
+  const entries = Object.entries(declared as Record<string, unknown>).sort(
+    ([a], [b]) => Number(b === Extension.ui) - Number(a === Extension.ui),
+  );
+  for (const [id, settings] of entries) {
     if (kept === MAX_SESSION_EXTENSIONS) break;
     if (id.length > MAX_EXTENSION_ID_LENGTH) continue;
     if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) continue;

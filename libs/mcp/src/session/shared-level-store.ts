@@ -1,6 +1,7 @@
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { quitRedis } from '../redis-quit';
 
 /** DI token of the store SessionLogLevels shares levels through; null without Redis. */
 export const SHARED_LEVEL_STORE = Symbol('SHARED_LEVEL_STORE');
@@ -54,13 +55,8 @@ export class RedisLevelStore implements SharedLevelStore, OnApplicationShutdown 
     }
   }
 
-  /** QUIT, waited for at most 1 s (a silent Redis must not hold the shutdown), then disconnect. */
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.race([
-      this.redis.quit().catch(() => undefined),
-      new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
-    ]);
-    this.redis.disconnect();
+  onApplicationShutdown(): Promise<void> {
+    return quitRedis(this.redis);
   }
 
   private unhealthy(): void {
