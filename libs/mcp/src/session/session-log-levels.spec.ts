@@ -110,9 +110,13 @@ describe('SessionLogLevels with a slow shared store', () => {
     const store = new SlowStore();
     const levels = new SessionLogLevels(store);
     const reads = Array.from({ length: 20 }, () => levels.get('s', now));
+    // every one of them waits on the store: a promise each, one read in all
+    expect(reads.every((r) => r instanceof Promise)).toBe(true);
     expect(store.reads).toBe(1);
     store.answer();
-    await expect(Promise.all(reads)).resolves.toEqual(Array(20).fill(undefined));
+    await expect(Promise.all(reads.map((r) => Promise.resolve(r)))).resolves.toEqual(
+      Array(20).fill(undefined),
+    );
   });
 
   it('a level set on this replica while a read is in flight is not overwritten by the older answer', async () => {
