@@ -624,8 +624,16 @@ export class UpstreamConnection {
       { context: {} },
     );
     const { status } = reply;
-    if (status === 401 || status === 403)
-      throw httpStatusFailure(status, 'the upstream refused the request as unauthorized');
+    if (status === 401)
+      throw httpStatusFailure(
+        status,
+        "the upstream refused the request as unauthorized: check the upstream's authorization setting",
+      );
+    if (status === 403)
+      throw httpStatusFailure(
+        status,
+        'the upstream refused the request as forbidden: its credential, or a server that checks the Host header it is reached by (the host and port of the configured url)',
+      );
     if (status >= 500 || (status >= 300 && status < 400))
       throw httpStatusFailure(status, 'the upstream could not answer server/discover');
     if (reply.message === undefined) {
