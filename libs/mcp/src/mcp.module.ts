@@ -39,6 +39,7 @@ import { SessionStreams } from './listen/session-streams.service';
 import { ResourceSubscriptions } from './listen/resource-subscriptions.service';
 import { SessionLogLevels } from './session/session-log-levels';
 import { sharedLevelStoreProvider } from './session/shared-level-store';
+import { resourceUpdateBusProvider } from './listen/resource-update-bus';
 import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 
 const HANDLERS = [
@@ -107,6 +108,7 @@ import { SessionTokenService } from './session/session-token.service';
     ResourceSubscriptions,
     SessionLogLevels,
     sharedLevelStoreProvider,
+    resourceUpdateBusProvider,
   ],
   exports: [McpHttpServer],
 })

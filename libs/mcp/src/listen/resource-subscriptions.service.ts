@@ -1,9 +1,14 @@
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamListener, type IncomingHeaders } from '@app/execution';
 import type { CallerIdentity } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { NotificationHub } from './notification-hub.service';
+import {
+  RESOURCE_UPDATE_BUS,
+  type ResourceBusMessage,
+  type ResourceUpdateBus,
+} from './resource-update-bus';
 
 /** The method an upstream tells a resource change with (MCP 2025-11-25, "Subscriptions"). */
 const RESOURCE_UPDATED = 'notifications/resources/updated';
@@ -72,7 +77,9 @@ function bridgeKey(sessionId: string, upstreamId: string): string {
  * told `resources/unsubscribe` only when no other session on this replica still subscribes to
  * the URI (one upstream session serves them all). Bounded: at most
  * MAX_SUBSCRIPTIONS_PER_SESSION per session and MAX_SUBSCRIPTIONS in all; a session's
- * subscriptions end with its id's expiry.
+ * subscriptions end with its id's expiry. With Redis (RESOURCE_UPDATE_BUS) an update is also
+ * written to the session's GET stream on any other replica, and an unsubscribe received by
+ * another replica ends the relay here.
  */
 @Injectable()
 export class ResourceSubscriptions implements OnApplicationShutdown {
@@ -87,8 +94,31 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   constructor(
     private readonly hub: NotificationHub,
     private readonly listener: UpstreamListener,
+    @Optional()
+    @Inject(RESOURCE_UPDATE_BUS)
+    private readonly bus: ResourceUpdateBus | null = null,
   ) {
     listener.onSessionMessage((upstreamId, message) => this.updated(upstreamId, message));
+    bus?.onMessage((message) => this.fromBus(message));
+  }
+
+  /** Writes an update to the sessions' GET streams here, and with Redis on every replica. */
+  private deliver(sessions: ReadonlySet<string>, sourceId: string, message: string): void {
+    this.hub.toSessions(sessions, sourceId, message);
+    this.bus?.publish({ op: 'deliver', sessions: [...sessions], sourceId, message });
+  }
+
+  /** What another replica shared: its update for sessions whose stream may be here, or an unsubscribe. */
+  private fromBus(message: ResourceBusMessage): void {
+    if (message.op === 'deliver') {
+      // each stream's own grant still decides (NotificationHub.toSessions)
+      this.hub.toSessions(new Set(message.sessions), message.sourceId, message.message);
+      return;
+    }
+    // the session left through another replica: no more relays from here (the upstream keeps
+    // the gateway session's subscription until this replica's last subscriber leaves or the
+    // session ends; what it then sends is dropped)
+    this.drop(message.session, keyOf(message.upstreamId, message.uri));
   }
 
   /**
@@ -187,7 +217,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
           if (!held.uris.has(params.uri)) return;
           // the upstream's listen envelope stays there: a 2025 client gets the plain notification
           const { _meta: _dropped, ...plain } = params;
-          this.hub.toSessions(
+          this.deliver(
             sessions,
             upstreamId,
             JSON.stringify({ jsonrpc: '2.0', method: RESOURCE_UPDATED, params: plain }),
@@ -245,6 +275,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     const key = keyOf(upstreamId, uri);
     const bridged = this.bridged.get(bridgeKey(sessionId, upstreamId))?.uris.has(uri) === true;
     this.drop(sessionId, key);
+    // the replica the session subscribed through may be another one
+    this.bus?.publish({ op: 'forget', session: sessionId, upstreamId, uri });
     return { othersRemain: (this.subscribers.get(key)?.size ?? 0) > 0, bridged };
   }
 
@@ -272,7 +304,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     if (typeof uri !== 'string' || uri.length > MAX_URI_LENGTH) return;
     const sessions = this.subscribers.get(keyOf(upstreamId, uri));
     if (sessions === undefined || sessions.size === 0) return;
-    this.hub.toSessions(
+    this.deliver(
       sessions,
       upstreamId,
       JSON.stringify({ jsonrpc: '2.0', method: RESOURCE_UPDATED, params }),

@@ -210,3 +210,82 @@ describe('ResourceSubscriptions: renewing before the token expires', () => {
     subscriptions.onApplicationShutdown();
   });
 });
+
+describe('ResourceSubscriptions with a bus between replicas', () => {
+  type Bus = import('./resource-update-bus').ResourceUpdateBus;
+  type Message = import('./resource-update-bus').ResourceBusMessage;
+
+  function replica(): {
+    subscriptions: ResourceSubscriptions;
+    published: Message[];
+    receive: (m: Message) => void;
+    written: { sessions: string[]; sourceId: string }[];
+    updated: (upstreamId: string, uri: string) => void;
+  } {
+    const published: Message[] = [];
+    let handler: ((m: Message) => void) | undefined;
+    const bus: Bus = { publish: (m) => published.push(m), onMessage: (h) => (handler = h) };
+    const written: { sessions: string[]; sourceId: string }[] = [];
+    const hub = {
+      toSessions: (sessions: ReadonlySet<string>, sourceId: string) => {
+        written.push({ sessions: [...sessions], sourceId });
+        return 0;
+      },
+    } as unknown as NotificationHub;
+    let listener: ((upstreamId: string, message: Record<string, unknown>) => void) | undefined;
+    const upstreams = {
+      onSessionMessage: (l: typeof listener) => (listener = l),
+    } as unknown as UpstreamListener;
+    const subscriptions = new ResourceSubscriptions(hub, upstreams, bus);
+    return {
+      subscriptions,
+      published,
+      receive: (m) => handler?.(m),
+      written,
+      updated: (upstreamId, uri) =>
+        listener?.(upstreamId, {
+          jsonrpc: '2.0',
+          method: 'notifications/resources/updated',
+          params: { uri },
+        }),
+    };
+  }
+
+  const later = Date.now() + 3_600_000;
+
+  it('an update is written here and shared; one shared by another replica is written here only', () => {
+    const a = replica();
+    a.subscriptions.add('s1', later, 'up', 'r://a');
+    a.updated('up', 'r://a');
+    expect(a.written).toEqual([{ sessions: ['s1'], sourceId: 'up' }]);
+    expect(a.published).toEqual([
+      {
+        op: 'deliver',
+        sessions: ['s1'],
+        sourceId: 'up',
+        message:
+          '{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"r://a"}}',
+      },
+    ]);
+    const b = replica();
+    b.receive(a.published[0] as Message);
+    expect(b.written).toEqual([{ sessions: ['s1'], sourceId: 'up' }]);
+    expect(b.published).toEqual([]);
+    a.subscriptions.onApplicationShutdown();
+    b.subscriptions.onApplicationShutdown();
+  });
+
+  it('an unsubscribe is shared, and one from another replica ends the relay here', () => {
+    const a = replica();
+    const b = replica();
+    a.subscriptions.add('s1', later, 'up', 'r://a');
+    b.subscriptions.remove('s1', 'up', 'r://a');
+    expect(b.published).toEqual([{ op: 'forget', session: 's1', upstreamId: 'up', uri: 'r://a' }]);
+    a.receive(b.published[0] as Message);
+    expect(a.subscriptions.size).toBe(0);
+    a.updated('up', 'r://a');
+    expect(a.written).toEqual([]);
+    a.subscriptions.onApplicationShutdown();
+    b.subscriptions.onApplicationShutdown();
+  });
+});
