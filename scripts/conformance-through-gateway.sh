@@ -25,6 +25,10 @@
 #   CONFORMANCE_TIMEOUT_S    passed on to run-conformance.sh (default there: 900)
 #   CONFORMANCE_UPSTREAM_PROTOCOL  the upstream's `protocol` setting: auto (default),
 #                            2025-11-25 or 2026-07-28
+#   CONFORMANCE_UPSTREAM_SERVER  a script to run as the upstream instead of the harness's
+#                            reference server (node SCRIPT, PORT=0; it prints
+#                            `… listening on <url>`): test/support/tasks-upstream.mjs for the
+#                            tasks scenarios
 #   MCP_HTTP_SERVER          passed on to the gateway (`node`: its opt-in node:http listener);
 #                            nothing else of the caller's environment reaches the gateway
 
@@ -117,11 +121,11 @@ started=$SECONDS
 say "results and logs in $RESULTS"
 
 # --- the reference server (PORT=0: it prints its URL) -------------------------------------
-PORT=0 node "$HARNESS/reference-server.mjs" >"$REF_LOG" 2>&1 &
+PORT=0 node "${CONFORMANCE_UPSTREAM_SERVER:-$HARNESS/reference-server.mjs}" >"$REF_LOG" 2>&1 &
 REF_PID=$!
 REF_URL=""
 ref_url() {
-  REF_URL="$(sed -n 's/^MCP reference server listening on \(http[^ ]*\).*/\1/p' "$REF_LOG" | head -n 1)"
+  REF_URL="$(sed -n 's/^.* listening on \(http[^ ]*\).*/\1/p' "$REF_LOG" | head -n 1)"
   [ -n "$REF_URL" ]
 }
 wait_until "$REF_PID" "reference server did not start" ref_url

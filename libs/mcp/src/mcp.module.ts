@@ -41,6 +41,9 @@ import { SessionLogLevels } from './session/session-log-levels';
 import { sharedLevelStoreProvider } from './session/shared-level-store';
 import { resourceUpdateBusProvider } from './listen/resource-update-bus';
 import { SubscriptionsListen } from './listen/subscriptions-listen.service';
+import { TasksCancelHandler, TasksGetHandler, TasksUpdateHandler } from './tasks/tasks.handlers';
+import { TaskIds } from './tasks/task-ids';
+import { UpstreamTasks } from './tasks/upstream-tasks';
 
 const HANDLERS = [
   PingHandler,
@@ -55,6 +58,9 @@ const HANDLERS = [
   ResourcesUnsubscribeHandler,
   CompletionCompleteHandler,
   LoggingSetLevelHandler,
+  TasksGetHandler,
+  TasksUpdateHandler,
+  TasksCancelHandler,
 ];
 import { HttpAccessPolicy } from './http/http-access.policy';
 import { McpController } from './http/mcp.controller';
@@ -89,6 +95,9 @@ import { SessionTokenService } from './session/session-token.service';
     SpentStates,
     LegacyInputBridge,
     MrtrCalls,
+    // the Tasks extension (docs/operations.md §10 "Tasks")
+    TaskIds,
+    UpstreamTasks,
     MethodDispatcher,
     ToolCallAudit,
     rateLimitRedisProvider,

@@ -6,6 +6,11 @@
 export const Extension = {
   /** MCP Apps: tools with interactive views in `ui://` resources (`_meta.ui` on tools). */
   ui: 'io.modelcontextprotocol/ui',
+  /**
+   * Tasks (SEP-2663): a `tools/call` may answer `resultType: "task"`, then `tasks/get`,
+   * `tasks/update`, `tasks/cancel` (docs/operations.md §10 "Tasks").
+   */
+  tasks: 'io.modelcontextprotocol/tasks',
 } as const;
 
 /** The MIME type of an MCP App's HTML view, as a client declares it under the UI extension. */

@@ -37,10 +37,11 @@ export const METHODS: Readonly<Record<string, MethodRow>> = {
   'resources/unsubscribe': { legacy: true, modern: false },
   'completion/complete': { legacy: true, modern: true },
   'logging/setLevel': { legacy: true, modern: false },
-  // the Tasks extension: sent to upstreams with Mcp-Name; not served at the front door yet
-  'tasks/get': { legacy: false, modern: false, mcpName: 'taskId' },
-  'tasks/update': { legacy: false, modern: false, mcpName: 'taskId' },
-  'tasks/cancel': { legacy: false, modern: false, mcpName: 'taskId' },
+  // the Tasks extension (SEP-2663; docs/operations.md §10 "Tasks"): 2026 only, `tasks/list` and
+  // `tasks/result` are gone from it (-32601)
+  'tasks/get': { legacy: false, modern: true, mcpName: 'taskId' },
+  'tasks/update': { legacy: false, modern: true, mcpName: 'taskId' },
+  'tasks/cancel': { legacy: false, modern: true, mcpName: 'taskId' },
 };
 
 /** The row of `method`, or undefined for a method the gateway does not know. */

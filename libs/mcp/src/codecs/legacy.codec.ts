@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DEFAULT_UNSTATED_VERSION, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
+import { DEFAULT_UNSTATED_VERSION, LEGACY_PROTOCOL_VERSIONS, methodRow } from '@app/wire';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -180,6 +180,16 @@ export class LegacyCodec {
     // A call may relay an upstream's notifications and requests before its result: on an SSE
     // answer that starts with the first of them (docs/operations.md §10 "Relaying"); never for a
     // JSON-only client.
+    // a method of the 2026 era only (the Tasks extension's tasks/*: wire notes §1.2) is unknown here
+    if (methodRow(method)?.legacy === false)
+      return this.error(
+        id,
+        new GatewayError(
+          GatewayErrorCode.MethodNotFound,
+          `Method not found: ${method.slice(0, 128)} (a method of protocol revision 2026-07-28)`,
+        ),
+        format,
+      );
     const prepared = this.dispatcher.prepare(method, params, exchange.access);
     const stream =
       prepared.mayRelay && acceptsEventStream(header(exchange.headers, 'accept'))

@@ -16,21 +16,27 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * got at initialize). Those are left out; everything else (content, structuredContent,
  * isError, every other `_meta` key) is returned unchanged. A result of a 2025 upstream has
  * none of them and comes back as it is (the same object). Any other `resultType`
- * (`input_required`, `task`) is not an envelope member and is left as sent.
+ * (`input_required`, `task`) is not an envelope member and is left as sent. In a Task (a
+ * CreateTaskResult, or the answer to `tasks/*`: `taskFields`) `ttlMs` is the task's lifetime, not a
+ * cache hint, and stays.
  */
-export function asLegacyResult(result: Record<string, unknown>): Record<string, unknown> {
+export function asLegacyResult(
+  result: Record<string, unknown>,
+  taskFields = false,
+): Record<string, unknown> {
   const meta = result._meta;
   const stampedMeta = isRecord(meta) && META_SERVER_INFO in meta;
+  const keepsTtl = taskFields || result.resultType === 'task';
   if (
     result.resultType !== 'complete' &&
-    !('ttlMs' in result) &&
+    (keepsTtl || !('ttlMs' in result)) &&
     !('cacheScope' in result) &&
     !stampedMeta
   )
     return result;
   const legacy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(result)) {
-    if (key === 'ttlMs' || key === 'cacheScope') continue;
+    if ((key === 'ttlMs' && !keepsTtl) || key === 'cacheScope') continue;
     if (key === 'resultType' && value === 'complete') continue;
     if (key === '_meta' && stampedMeta) {
       const rest = Object.fromEntries(

@@ -30,6 +30,7 @@ import {
 import { LiveLists } from './live-lists.service';
 import { isHiddenAppTool } from './client-extensions';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
+import { UpstreamTasks } from '../tasks/upstream-tasks';
 import { UpstreamRouter } from './upstream-router';
 import { ToolCallAudit } from '../audit/tool-call-audit';
 import { CallerLimits } from '../limits/caller-limits.service';
@@ -55,6 +56,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly upstreams: UpstreamRouter,
     private readonly live: LiveLists,
     private readonly mrtr: MrtrCalls,
+    private readonly tasks: UpstreamTasks,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
@@ -171,7 +173,7 @@ export class ToolsCallHandler implements MethodHandler {
       const headerParams = paramHeadersFor(tool, args, context.headers);
       // The upstream gets its own name for the tool; everything else as the client sent it.
       const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
-      return this.mrtr.call(
+      const result = await this.mrtr.call(
         {
           upstream,
           method: 'tools/call',
@@ -209,6 +211,8 @@ export class ToolsCallHandler implements MethodHandler {
         },
         context,
       );
+      // a CreateTaskResult gets the client's id for the task (docs/operations.md §10 "Tasks")
+      return this.tasks.handOut(result, upstream, context);
     }
     const rawArguments =
       args === undefined || args === null

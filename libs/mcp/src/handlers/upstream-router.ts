@@ -108,7 +108,7 @@ export class UpstreamRouter {
     });
     switch (outcome.kind) {
       case 'result': {
-        const result = asLegacyResult(outcome.result);
+        const result = asLegacyResult(outcome.result, method.startsWith('tasks/'));
         // Unchanged by the projection: passed on as the upstream wrote it, not serialized again
         // (a line break, JSON whitespace, could not go in one SSE data line: serialized then;
         // `includes`, not a RegExp, which is ~30x slower on a long text).

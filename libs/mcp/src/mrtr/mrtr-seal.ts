@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 
 /** What a sealed token is for: its purpose is authenticated (AAD), so one never opens as the other. */
-export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id';
+export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id' | 'task-id';
 
 /**
  * What `inspect` found in a token of the purpose's form: its payload; that it was sealed here
@@ -24,6 +24,8 @@ const PREFIXES: Readonly<Record<SealPurpose, string>> = {
   'bridge-id': 'gwbr1',
   // relay ids (docs/security.md, "Answers to relayed requests") kept their prefix (clients and logs know them by it)
   'relay-id': 'gw-relay',
+  // task ids handed to clients (docs/operations.md §10 "Tasks")
+  'task-id': 'gwtk1',
 };
 
 /**

@@ -1,0 +1,51 @@
+import type { GatewayConfig } from '@app/config';
+import type { CallerIdentity } from '@app/identity';
+import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { TaskIds, UNBOUNDED_TASK_ID_MILLIS } from './task-ids';
+
+const KEY = Buffer.alloc(32, 7);
+const config = (identity = 'gw') =>
+  ({ sessionKeys: [{ kid: 'a', key: KEY }], mcp: { identity } }) as unknown as GatewayConfig;
+const caller = (subject: string): CallerIdentity => ({ subject, scopes: [], claims: {} });
+
+describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
+  const ids = new TaskIds(new MrtrSeal(config()));
+  const alice = caller('alice');
+
+  it('opens for the caller it was handed to, with the owner and its own id', () => {
+    const id = ids.handOut({ kind: 'upstream', id: 'jobs' }, 'u-1', alice, 60_000);
+    expect(id).toMatch(/^gwtk1\.a\./);
+    expect(id).not.toContain('u-1');
+    expect(ids.open(id, caller('alice'))).toEqual({
+      owner: { kind: 'upstream', id: 'jobs' },
+      taskId: 'u-1',
+    });
+    const own = ids.handOut({ kind: 'gateway' }, 'g-1', undefined, null);
+    expect(ids.open(own, undefined)).toEqual({ owner: { kind: 'gateway' }, taskId: 'g-1' });
+  });
+
+  it('is unknown to another caller, to no caller, to another gateway identity, and once expired', () => {
+    const id = ids.handOut({ kind: 'upstream', id: 'jobs' }, 'u-1', alice, 1_000, 0);
+    expect(ids.open(id, caller('bob'))).toBeUndefined();
+    expect(ids.open(id, undefined)).toBeUndefined();
+    expect(new TaskIds(new MrtrSeal(config('other'))).open(id, alice)).toBeUndefined();
+    // ttlMs 1 s (+ 1 min of slack) from time 0: long gone
+    expect(ids.open(id, alice)).toBeUndefined();
+    expect(ids.open('gwtk1.a.AAAA', alice)).toBeUndefined();
+    expect(ids.open(42, alice)).toBeUndefined();
+  });
+
+  it('lives for the task ttlMs plus a minute, at most a week; a task without one for a week', () => {
+    const seal = new MrtrSeal(config());
+    const spy = jest.spyOn(seal, 'seal');
+    const t = new TaskIds(seal);
+    t.handOut({ kind: 'gateway' }, 'x', undefined, 5_000, 1_000);
+    t.handOut({ kind: 'gateway' }, 'x', undefined, null, 1_000);
+    t.handOut({ kind: 'gateway' }, 'x', undefined, 10 * UNBOUNDED_TASK_ID_MILLIS, 1_000);
+    expect(spy.mock.calls.map(([, p]) => p.exp)).toEqual([
+      1_000 + 5_000 + 60_000,
+      1_000 + UNBOUNDED_TASK_ID_MILLIS,
+      1_000 + UNBOUNDED_TASK_ID_MILLIS,
+    ]);
+  });
+});

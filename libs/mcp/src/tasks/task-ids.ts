@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import type { CallerIdentity } from '@app/identity';
+import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { callerDigest } from '../session/caller-key';
+
+/**
+ * How long a task id handed out for a task without a lifetime (`ttlMs: null`) opens: a week.
+ * The owner may keep such a task longer; the client's id for it then reads as unknown.
+ */
+export const UNBOUNDED_TASK_ID_MILLIS = 7 * 24 * 3600 * 1000;
+/** Slack over a task's `ttlMs` (clocks, the time the answer takes to reach the client). */
+const TTL_SLACK_MILLIS = 60_000;
+
+/** Who runs a task: an upstream MCP server (by id), or this gateway (a bundle tool's call). */
+export type TaskOwner =
+  { readonly kind: 'upstream'; readonly id: string } | { readonly kind: 'gateway' };
+
+/** What a client's task id stands for. */
+export interface OpenedTaskId {
+  readonly owner: TaskOwner;
+  /** The owner's own id of the task. */
+  readonly taskId: string;
+}
+
+/**
+ * The task ids clients see (docs/operations.md §10 "Tasks"): the owner's id, the owner and the
+ * caller it was handed to, sealed (MrtrSeal, purpose `task-id`; every replica with the same
+ * MCP_SESSION_KEYS opens it). So an upstream's ids never collide with another's, a client can
+ * neither read nor forge another owner's id, and another caller's `tasks/get|update|cancel`
+ * of it is answered exactly as an unknown id.
+ */
+@Injectable()
+export class TaskIds {
+  constructor(private readonly seal: MrtrSeal) {}
+
+  /**
+   * The client's id for `taskId`, opening until the task's `ttlMs` (plus a minute) has passed
+   * since now, or for UNBOUNDED_TASK_ID_MILLIS when it has none.
+   */
+  handOut(
+    owner: TaskOwner,
+    taskId: string,
+    caller: CallerIdentity | undefined,
+    ttlMs: unknown,
+    nowMs = Date.now(),
+  ): string {
+    const lifetime =
+      typeof ttlMs === 'number' && Number.isFinite(ttlMs) && ttlMs > 0
+        ? Math.min(ttlMs + TTL_SLACK_MILLIS, UNBOUNDED_TASK_ID_MILLIS)
+        : UNBOUNDED_TASK_ID_MILLIS;
+    return this.seal.seal('task-id', {
+      o: owner.kind === 'upstream' ? `u:${owner.id}` : 'g',
+      t: taskId,
+      c: callerDigest(caller) ?? '',
+      exp: nowMs + lifetime,
+    } as { exp: number });
+  }
+
+  /** What `token` stands for when this caller was handed it; undefined otherwise. */
+  open(token: unknown, caller: CallerIdentity | undefined): OpenedTaskId | undefined {
+    const payload = this.seal.open('task-id', token);
+    if (payload === undefined || payload.c !== (callerDigest(caller) ?? '')) return undefined;
+    const { o, t } = payload;
+    if (typeof o !== 'string' || typeof t !== 'string') return undefined;
+    if (o === 'g') return { owner: { kind: 'gateway' }, taskId: t };
+    if (!o.startsWith('u:')) return undefined;
+    return { owner: { kind: 'upstream', id: o.slice(2) }, taskId: t };
+  }
+}

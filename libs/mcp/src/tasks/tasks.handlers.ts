@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { declaresExtension, Extension } from '@app/wire';
+import type { MethodContext, MethodHandler, MethodResult } from '../handlers/method-handler';
+import { stringParam, type Params } from '../handlers/upstream-handler-support';
+import { TaskIds } from './task-ids';
+import { UpstreamTasks } from './upstream-tasks';
+import { tasksNotDeclared, unknownTask } from './task-errors';
+
+/**
+ * `tasks/get`, `tasks/update` and `tasks/cancel` (SEP-2663; docs/operations.md §10 "Tasks"):
+ * for a request that declares the extension, the client's task id opened (TaskIds) and the
+ * request sent to the task's owner.
+ */
+@Injectable()
+abstract class TaskMethodHandler implements MethodHandler {
+  abstract readonly method: string;
+
+  constructor(
+    private readonly ids: TaskIds,
+    private readonly upstreamTasks: UpstreamTasks,
+  ) {}
+
+  async handle(params: Params, context: MethodContext): Promise<MethodResult> {
+    if (!declaresExtension(context.clientCapabilities, Extension.tasks)) throw tasksNotDeclared();
+    const clientId = stringParam(params, 'taskId');
+    const opened = this.ids.open(clientId, context.caller);
+    if (opened === undefined || opened.owner.kind !== 'upstream') throw unknownTask();
+    return this.upstreamTasks.forward(
+      this.method,
+      opened.owner.id,
+      opened.taskId,
+      clientId,
+      params,
+      context,
+    );
+  }
+}
+
+@Injectable()
+export class TasksGetHandler extends TaskMethodHandler {
+  readonly method = 'tasks/get';
+}
+
+@Injectable()
+export class TasksUpdateHandler extends TaskMethodHandler {
+  readonly method = 'tasks/update';
+}
+
+@Injectable()
+export class TasksCancelHandler extends TaskMethodHandler {
+  readonly method = 'tasks/cancel';
+}

@@ -1,0 +1,55 @@
+import type { GatewayConfig, UpstreamDefinition } from '@app/config';
+import type { RegistryService } from '@app/registry';
+import { ForwardedError } from '../errors/gateway-error';
+import { SerializedResult, type MethodContext } from '../handlers/method-handler';
+import type { UpstreamRouter } from '../handlers/upstream-router';
+import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { TaskIds } from './task-ids';
+import { UpstreamTasks } from './upstream-tasks';
+
+const config = {
+  sessionKeys: [{ kid: 'a', key: Buffer.alloc(32, 1) }],
+  mcp: { identity: 'gw' },
+} as unknown as GatewayConfig;
+const ids = new TaskIds(new MrtrSeal(config));
+const tasks = new UpstreamTasks(ids, {} as UpstreamRouter, {} as RegistryService);
+const jobs = { id: 'jobs' } as UpstreamDefinition;
+const TASKS = 'io.modelcontextprotocol/tasks';
+const context = (protocolVersion: string, caps: object): MethodContext =>
+  ({ protocolVersion, headers: {}, rawBody: '', clientCapabilities: caps }) as MethodContext;
+const created = { resultType: 'task', taskId: 'u-1', status: 'working', ttlMs: 1000 };
+
+describe('UpstreamTasks.handOut (docs/operations.md §10 "Tasks")', () => {
+  it('gives a declaring 2026 request the sealed id, every other member as the upstream wrote it', () => {
+    const out = tasks.handOut(
+      new SerializedResult(JSON.stringify(created), created),
+      jobs,
+      context('2026-07-28', { extensions: { [TASKS]: {} } }),
+    ) as Record<string, unknown>;
+    expect(out).toEqual({ ...created, taskId: expect.stringMatching(/^gwtk1\./) });
+    expect(ids.open(out.taskId, undefined)).toEqual({
+      owner: { kind: 'upstream', id: 'jobs' },
+      taskId: 'u-1',
+    });
+  });
+
+  it('leaves every other result alone', () => {
+    const result = { content: [], resultType: 'complete' };
+    expect(tasks.handOut(result, jobs, context('2026-07-28', {}))).toBe(result);
+  });
+
+  it('refuses a task for a request that did not declare the extension, in either era, and one without a taskId', () => {
+    for (const ctx of [
+      context('2026-07-28', {}),
+      context('2025-11-25', { extensions: { [TASKS]: {} } }),
+    ])
+      expect(() => tasks.handOut(created, jobs, ctx)).toThrow(ForwardedError);
+    expect(() =>
+      tasks.handOut(
+        { ...created, taskId: undefined },
+        jobs,
+        context('2026-07-28', { extensions: { [TASKS]: {} } }),
+      ),
+    ).toThrow('without a taskId');
+  });
+});

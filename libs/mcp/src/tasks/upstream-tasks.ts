@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import type { UpstreamDefinition } from '@app/config';
+import { RegistryService } from '@app/registry';
+import { declaresExtension, Extension, isModernVersion, JsonRpcCode } from '@app/wire';
+import { ForwardedError } from '../errors/gateway-error';
+import {
+  SerializedResult,
+  type MethodContext,
+  type MethodResult,
+} from '../handlers/method-handler';
+import { granted } from '../handlers/upstream-handler-support';
+import { UpstreamRouter } from '../handlers/upstream-router';
+import { TaskIds } from './task-ids';
+import { unknownTask } from './task-errors';
+
+function valueOf(result: MethodResult): Record<string, unknown> {
+  return (result instanceof SerializedResult ? result.value : result) as Record<string, unknown>;
+}
+
+/**
+ * Tasks that upstream MCP servers run (docs/operations.md §10 "Tasks"): a CreateTaskResult of
+ * an upstream's `tools/call` reaches the client with a task id the gateway sealed (TaskIds), and
+ * `tasks/get|update|cancel` of such an id go to that upstream with its own id, while the caller
+ * may still use it, the answer carrying the client's id again.
+ */
+@Injectable()
+export class UpstreamTasks {
+  constructor(
+    private readonly ids: TaskIds,
+    private readonly router: UpstreamRouter,
+    private readonly registry: RegistryService,
+  ) {}
+
+  /**
+   * An upstream's answer to a `tools/call`, as the client gets it: a CreateTaskResult with the
+   * client's id for the task. A task is only for a 2026 client that declared the extension on
+   * the request; an upstream that creates one for another client answered wrongly (-32603).
+   */
+  handOut(
+    result: MethodResult,
+    upstream: UpstreamDefinition,
+    context: MethodContext,
+  ): MethodResult {
+    const value = valueOf(result);
+    if (value.resultType !== 'task') return result;
+    if (
+      !isModernVersion(context.protocolVersion) ||
+      !declaresExtension(context.clientCapabilities, Extension.tasks)
+    )
+      throw new ForwardedError(
+        JsonRpcCode.InternalError,
+        `Upstream ${upstream.id} answered with a task, but this request did not declare the ${Extension.tasks} extension`,
+      );
+    if (typeof value.taskId !== 'string' || value.taskId === '')
+      throw new ForwardedError(
+        JsonRpcCode.InternalError,
+        `Upstream ${upstream.id} answered with a task without a taskId`,
+      );
+    return {
+      ...value,
+      taskId: this.ids.handOut(
+        { kind: 'upstream', id: upstream.id },
+        value.taskId,
+        context.caller,
+        value.ttlMs,
+      ),
+    };
+  }
+
+  /**
+   * `tasks/get`, `tasks/update` or `tasks/cancel` of an upstream's task: `clientId` is the id the
+   * client sent, `taskId` the upstream's own. An upstream that left the catalog, or that the
+   * caller may no longer use, no longer knows the task as far as the caller can tell.
+   */
+  async forward(
+    method: string,
+    upstreamId: string,
+    taskId: string,
+    clientId: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    context: MethodContext,
+  ): Promise<MethodResult> {
+    const upstream = this.registry.current()?.extras.upstreams.get(upstreamId)?.upstream;
+    if (upstream === undefined || !granted(context.access, upstreamId)) throw unknownTask();
+    const result = valueOf(
+      await this.router.forward(upstream, method, { ...params, taskId }, context),
+    );
+    return 'taskId' in result ? { ...result, taskId: clientId } : result;
+  }
+}
