@@ -8,6 +8,11 @@ export interface ShutdownTargets {
   readonly mcp: { drain(graceMs: number): Promise<boolean> };
   /** The management application (MANAGEMENT_PORT), closed last so probes answer during the drain. */
   readonly management: NestFastifyApplication;
+  /**
+   * The bundle tools running as tasks here (GatewayTasks): they get what is left of the grace
+   * period after the listener drained, then end failed (docs/operations.md §10 "Tasks").
+   */
+  readonly tasks: { drain(graceMs: number): Promise<void> };
   /** Turns readiness down. */
   readonly markDraining: () => void;
   /** Longest wait for in-flight requests, in ms (mcp.shutdown.gracePeriodSeconds). */
@@ -18,7 +23,8 @@ export interface ShutdownTargets {
 /**
  * SIGTERM, in order: readiness goes down; the /mcp listener stops accepting (requests that
  * still arrive on open connections get 503); in-flight tool calls finish, bounded by the
- * grace period, after which their connections are cut; then the application hooks run (the
+ * grace period, after which their connections are cut; tasks running here get what is left of
+ * it, then end failed; then the application hooks run (the
  * refresh schedule stops, HTTP clients close, Redis closes) and the management listener
  * closes last, its open requests bounded by what is left of the same grace period.
  */
@@ -31,6 +37,7 @@ export async function drainAndClose(targets: ShutdownTargets): Promise<void> {
       `Grace period of ${targets.gracePeriodMs} ms is over; cut the remaining connections`,
     );
   }
+  await targets.tasks.drain(Math.max(0, deadline - performance.now()));
   await app.close();
   await closeWithin(management, Math.max(0, deadline - performance.now()), logger);
 }

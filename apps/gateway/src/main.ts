@@ -8,6 +8,7 @@ import {
   McpHttpServer,
   mcpFastifyAdapter,
   SessionTokenService,
+  GatewayTasks,
 } from '@app/mcp';
 import { createRootLogger, flushLogs, GatewayMetrics, PinoNestLogger } from '@app/observability';
 import { RegistryService } from '@app/registry';
@@ -175,6 +176,7 @@ async function bootstrap(): Promise<void> {
       app,
       mcp,
       management,
+      tasks: app.get(GatewayTasks, { strict: false }),
       markDraining: () => management.get(RegistryHealthIndicator).markDraining(),
       gracePeriodMs: config.mcp.shutdown.gracePeriodSeconds * 1000,
       logger,

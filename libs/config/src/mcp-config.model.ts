@@ -423,6 +423,43 @@ export class ListenConfig {
   recheckSeconds = 60;
 }
 
+/**
+ * Bundle tools the gateway runs as tasks for 2026-07-28 clients that declare the Tasks extension
+ * (docs/operations.md §10 "Tasks"): how long a task is kept, the poll interval clients are given,
+ * and how many one replica keeps without Redis.
+ */
+export class TasksConfig {
+  /** How long a task (its status and result) is kept after it was created, in seconds: `ttlMs`. */
+  @IsInt({ message: 'must be an integer between 1 and 604800 (seconds)' })
+  @Min(1, { message: 'must be an integer between 1 and 604800 (seconds)' })
+  @Max(604_800, { message: 'must be an integer between 1 and 604800 (seconds)' })
+  ttlSeconds = 3600;
+
+  /** The `pollIntervalMs` clients are given, in ms. */
+  @IsInt({ message: 'must be an integer between 100 and 60000 (ms)' })
+  @Min(100, { message: 'must be an integer between 100 and 60000 (ms)' })
+  @Max(60_000, { message: 'must be an integer between 100 and 60000 (ms)' })
+  pollIntervalMillis = 1000;
+
+  /**
+   * Without Redis, most tasks one replica keeps: past it the oldest finished one is dropped, and
+   * with none finished a new task is refused (-32603).
+   */
+  @IsInt({ message: 'must be an integer between 1 and 1000000 (tasks)' })
+  @Min(1, { message: 'must be an integer between 1 and 1000000 (tasks)' })
+  @Max(1_000_000, { message: 'must be an integer between 1 and 1000000 (tasks)' })
+  maxTasks = 10_000;
+
+  /**
+   * How long the replica running a task's call vouches for it, in seconds, renewed every third
+   * of it: a task whose replica died is reported failed once this has passed.
+   */
+  @IsInt({ message: 'must be an integer between 3 and 300 (seconds)' })
+  @Min(3, { message: 'must be an integer between 3 and 300 (seconds)' })
+  @Max(300, { message: 'must be an integer between 3 and 300 (seconds)' })
+  leaseSeconds = 15;
+}
+
 /** SIGTERM handling. */
 export class ShutdownConfig {
   /** How long in-flight requests may run after SIGTERM before their connections are cut, in seconds. */
@@ -520,6 +557,12 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => AuditConfig)
   audit: AuditConfig = new AuditConfig();
+
+  /** Bundle tools run as tasks (docs/operations.md §10 "Tasks"). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => TasksConfig)
+  tasks: TasksConfig = new TasksConfig();
   /** The resource server for /mcp (docs/operations.md §13): `none` or `jwt`. */
   @IsObject({ message: MAPPING })
   @ValidateNested()

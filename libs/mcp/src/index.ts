@@ -1,5 +1,6 @@
 export { McpModule } from './mcp.module';
 export { McpHttpServer } from './http/mcp-http-server';
+export { GatewayTasks } from './tasks/gateway-tasks';
 export { MCP_MAX_BODY_BYTES } from './http/listener-limits';
 export { McpController } from './http/mcp.controller';
 export { configureMcpFastify, mcpFastifyAdapter } from './http/mcp-fastify';

@@ -44,6 +44,8 @@ import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 import { TasksCancelHandler, TasksGetHandler, TasksUpdateHandler } from './tasks/tasks.handlers';
 import { TaskIds } from './tasks/task-ids';
 import { UpstreamTasks } from './tasks/upstream-tasks';
+import { GatewayTasks } from './tasks/gateway-tasks';
+import { taskStoreProvider } from './tasks/task-store';
 
 const HANDLERS = [
   PingHandler,
@@ -98,6 +100,8 @@ import { SessionTokenService } from './session/session-token.service';
     // the Tasks extension (docs/operations.md §10 "Tasks")
     TaskIds,
     UpstreamTasks,
+    GatewayTasks,
+    taskStoreProvider,
     MethodDispatcher,
     ToolCallAudit,
     rateLimitRedisProvider,
@@ -119,6 +123,6 @@ import { SessionTokenService } from './session/session-token.service';
     sharedLevelStoreProvider,
     resourceUpdateBusProvider,
   ],
-  exports: [McpHttpServer],
+  exports: [McpHttpServer, GatewayTasks],
 })
 export class McpModule {}

@@ -293,7 +293,7 @@ export class ModernCodec {
     const result = {
       resultType: 'complete',
       supportedVersions: MODERN_PROTOCOL_VERSIONS,
-      capabilities: this.capabilities.current(access),
+      capabilities: this.capabilities.current(access, true, true),
       ...this.cacheHints.forList('server/discover', { filteredForCaller: restricted(access) }),
       _meta: { [MetaKey.serverInfo]: this.serverInfo },
     };

@@ -1,6 +1,7 @@
 import { allowsSource, allowsTool, type CallerAccess } from '@app/identity';
 import type { CatalogSnapshot } from '@app/registry';
 import { declaresExtension, Extension, isAppOnlyTool } from '@app/wire';
+import { bundleTaskSupport } from '../tasks/bundle-task-support';
 
 /**
  * Extensions between the agents and the sources (docs/operations.md §10 "Extensions"): which
@@ -110,6 +111,7 @@ const mergedByCatalog = new WeakMap<CatalogSnapshot, Map<string, Record<string, 
 export function mergedExtensions(
   catalog: CatalogSnapshot,
   access: CallerAccess | undefined,
+  modern = false,
 ): Record<string, object> | undefined {
   let byKey = mergedByCatalog.get(catalog);
   if (byKey === undefined) {
@@ -117,7 +119,7 @@ export function mergedExtensions(
     mergedByCatalog.set(catalog, byKey);
   }
   const restricted = access !== undefined && !access.all ? access : undefined;
-  const key = restricted?.key ?? '';
+  const key = `${modern ? 'm' : 'l'}${restricted?.key ?? ''}`;
   let merged = byKey.get(key);
   if (merged === undefined) {
     const found: Record<string, object> = {};
@@ -127,6 +129,19 @@ export function mergedExtensions(
       for (const [id, settings] of Object.entries(capabilities.extensions))
         if (!(id in found) && isRecord(settings)) found[id] = settings;
     }
+    // Tasks (docs/operations.md §10 "Tasks") are a 2026-07-28 extension: never offered to a 2025
+    // client (no tasks/* there); offered to a 2026 one by the gateway itself when it may call a
+    // bundle tool that can run as a task
+    if (!modern) delete found[Extension.tasks];
+    else if (
+      !(Extension.tasks in found) &&
+      catalog.tools.some(
+        (t) =>
+          bundleTaskSupport(t) !== undefined &&
+          (restricted === undefined || allowsTool(restricted, t.sourceId, t.name)),
+      )
+    )
+      found[Extension.tasks] = {};
     merged = Object.keys(found).length === 0 ? null : found;
     byKey.set(key, merged);
   }

@@ -38,8 +38,9 @@ export class ServerCapabilities {
    * @param access the caller's grants (docs/operations.md §13 "Access"): a restricted caller is
    *   offered only what its granted sources serve (tools when it may see at least one tool).
    * @param listChanged whether this client can be told of list changes (see above)
+   * @param modern a 2026-07-28 client's (server/discover): the extensions of that revision
    */
-  current(access?: CallerAccess, listChanged = true): Record<string, object> {
+  current(access?: CallerAccess, listChanged = true, modern = false): Record<string, object> {
     const catalog = this.registry.current();
     if (catalog === undefined) return { tools: { listChanged } };
     const features =
@@ -66,7 +67,7 @@ export class ServerCapabilities {
     if (features.completions) capabilities.completions = {};
     if (features.logging) capabilities.logging = {};
     // the upstreams' extensions, from the caller's granted sources (docs/operations.md §10 "Extensions")
-    const extensions = mergedExtensions(catalog, access);
+    const extensions = mergedExtensions(catalog, access, modern);
     if (extensions !== undefined) capabilities.extensions = extensions;
     return capabilities;
   }

@@ -23,7 +23,8 @@ function handler(): ToolsCallHandler {
   const live = { ownerOf: () => undefined };
   return new ToolsCallHandler(
     registry as unknown as RegistryService,
-    ...([undefined, undefined, undefined, live, undefined, undefined] as unknown as [
+    ...([undefined, undefined, undefined, live, undefined, undefined, undefined] as unknown as [
+      never,
       never,
       never,
       never,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GatewayMetrics } from '@app/observability';
 import { ToolExecutor, type IncomingHeaders } from '@app/execution';
-import { JsonRpcCode, RawJson } from '@app/wire';
+import { declaresExtension, Extension, isModernVersion, JsonRpcCode, RawJson } from '@app/wire';
 import { allowsTool, type CallerAccess } from '@app/identity';
 import {
   CatalogRefresh,
@@ -31,6 +31,9 @@ import { LiveLists } from './live-lists.service';
 import { isHiddenAppTool } from './client-extensions';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { UpstreamTasks } from '../tasks/upstream-tasks';
+import { GatewayTasks } from '../tasks/gateway-tasks';
+import { bundleTaskSupport } from '../tasks/bundle-task-support';
+import { tasksNotDeclared } from '../tasks/task-errors';
 import { UpstreamRouter } from './upstream-router';
 import { ToolCallAudit } from '../audit/tool-call-audit';
 import { CallerLimits } from '../limits/caller-limits.service';
@@ -57,6 +60,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly live: LiveLists,
     private readonly mrtr: MrtrCalls,
     private readonly tasks: UpstreamTasks,
+    private readonly gatewayTasks: GatewayTasks,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
@@ -218,6 +222,20 @@ export class ToolsCallHandler implements MethodHandler {
       args === undefined || args === null
         ? '{}'
         : (extractRawMember(context.rawBody, ['params', 'arguments']) ?? JSON.stringify(args));
+    // a task-capable bundle tool for a 2026 request that declared Tasks runs as a task
+    // (docs/operations.md §10 "Tasks")
+    const taskSupport = bundleTaskSupport(tool);
+    if (taskSupport !== undefined && isModernVersion(context.protocolVersion)) {
+      if (declaresExtension(context.clientCapabilities, Extension.tasks)) {
+        const created = await this.gatewayTasks.start(tool as BundleTool, rawArguments, context);
+        if (created !== undefined) return created;
+        if (taskSupport === 'required')
+          throw new ForwardedError(
+            JsonRpcCode.InternalError,
+            `Internal error: tool ${name.slice(0, 128)} runs only as a task, and no task can be kept now; try again`,
+          );
+      } else if (taskSupport === 'required') throw tasksNotDeclared();
+    }
     // The catalog compiled the tool's outputSchema once; the call only applies it.
     return this.executor.call(
       tool as BundleTool,

@@ -2,6 +2,7 @@ import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/commo
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { quitRedis } from '../redis-quit';
+import { openRequestPathRedis } from '../redis-connection';
 
 /** DI token of the store SessionLogLevels shares levels through; null without Redis. */
 export const SHARED_LEVEL_STORE = Symbol('SHARED_LEVEL_STORE');
@@ -73,18 +74,7 @@ export const sharedLevelStoreProvider: Provider = {
   provide: SHARED_LEVEL_STORE,
   useFactory: async (config: GatewayConfig): Promise<SharedLevelStore | null> => {
     if (config.redisUrl === undefined) return null;
-    const { Redis } = await import('ioredis');
-    return new RedisLevelStore(
-      new Redis(config.redisUrl, {
-        lazyConnect: true,
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        commandTimeout: config.mcp.redis.commandTimeoutMillis,
-        connectTimeout: config.mcp.redis.connectTimeoutMillis,
-        retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
-      }),
-      config,
-    );
+    return new RedisLevelStore(await openRequestPathRedis(config.redisUrl, config), config);
   },
   inject: [GATEWAY_CONFIG],
 };

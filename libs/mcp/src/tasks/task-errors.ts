@@ -9,7 +9,10 @@ export function unknownTask(): GatewayError {
   return new GatewayError(GatewayErrorCode.InvalidParams, 'Invalid params: unknown taskId');
 }
 
-/** `tasks/*` from a request that did not declare the Tasks extension: 400 -32021 (SEP-2575). */
+/**
+ * `tasks/*`, or a tool that runs only as a task, from a request that did not declare the Tasks
+ * extension: 400 -32021 (SEP-2575 "Missing Required Capabilities").
+ */
 export function tasksNotDeclared(): ForwardedError {
   return new ForwardedError(
     JsonRpcCode.MissingClientCapability,

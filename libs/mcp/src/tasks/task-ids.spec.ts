@@ -6,7 +6,12 @@ import { TaskIds, UNBOUNDED_TASK_ID_MILLIS } from './task-ids';
 const KEY = Buffer.alloc(32, 7);
 const config = (identity = 'gw') =>
   ({ sessionKeys: [{ kid: 'a', key: KEY }], mcp: { identity } }) as unknown as GatewayConfig;
-const caller = (subject: string): CallerIdentity => ({ subject, scopes: [], claims: {} });
+const caller = (subject: string): CallerIdentity => ({
+  subject,
+  scopes: [],
+  claims: {},
+  token: 't',
+});
 
 describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
   const ids = new TaskIds(new MrtrSeal(config()));

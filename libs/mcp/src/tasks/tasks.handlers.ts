@@ -4,6 +4,7 @@ import type { MethodContext, MethodHandler, MethodResult } from '../handlers/met
 import { stringParam, type Params } from '../handlers/upstream-handler-support';
 import { TaskIds } from './task-ids';
 import { UpstreamTasks } from './upstream-tasks';
+import { GatewayTasks } from './gateway-tasks';
 import { tasksNotDeclared, unknownTask } from './task-errors';
 
 /**
@@ -18,13 +19,18 @@ abstract class TaskMethodHandler implements MethodHandler {
   constructor(
     private readonly ids: TaskIds,
     private readonly upstreamTasks: UpstreamTasks,
+    protected readonly gatewayTasks: GatewayTasks,
   ) {}
+
+  /** The method for a task the gateway runs (a bundle tool's call). */
+  protected abstract own(taskId: string, clientId: string): Promise<MethodResult>;
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     if (!declaresExtension(context.clientCapabilities, Extension.tasks)) throw tasksNotDeclared();
     const clientId = stringParam(params, 'taskId');
     const opened = this.ids.open(clientId, context.caller);
-    if (opened === undefined || opened.owner.kind !== 'upstream') throw unknownTask();
+    if (opened === undefined) throw unknownTask();
+    if (opened.owner.kind === 'gateway') return this.own(opened.taskId, clientId);
     return this.upstreamTasks.forward(
       this.method,
       opened.owner.id,
@@ -39,14 +45,26 @@ abstract class TaskMethodHandler implements MethodHandler {
 @Injectable()
 export class TasksGetHandler extends TaskMethodHandler {
   readonly method = 'tasks/get';
+
+  protected own(taskId: string, clientId: string): Promise<MethodResult> {
+    return this.gatewayTasks.get(taskId, clientId);
+  }
 }
 
 @Injectable()
 export class TasksUpdateHandler extends TaskMethodHandler {
   readonly method = 'tasks/update';
+
+  protected own(taskId: string): Promise<MethodResult> {
+    return this.gatewayTasks.update(taskId);
+  }
 }
 
 @Injectable()
 export class TasksCancelHandler extends TaskMethodHandler {
   readonly method = 'tasks/cancel';
+
+  protected own(taskId: string): Promise<MethodResult> {
+    return this.gatewayTasks.cancel(taskId);
+  }
 }

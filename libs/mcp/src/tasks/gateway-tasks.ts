@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { CallCancellation, ToolExecutor } from '@app/execution';
+import type { BundleTool } from '@app/registry';
+import { JsonRpcCode } from '@app/wire';
+import { ForwardedError } from '../errors/gateway-error';
+import type { MethodContext } from '../handlers/method-handler';
+import { TaskIds } from './task-ids';
+import { unknownTask } from './task-errors';
+import { TASK_STORE, TERMINAL, type TaskRecord, type TaskStore } from './task-store';
+
+/** Why a task whose replica stopped before its call ended failed. */
+export const RUNNER_STOPPED =
+  'The gateway replica running this task stopped before the call ended; call the tool again';
+
+function stopped(record: TaskRecord): TaskRecord {
+  return {
+    ...record,
+    status: 'failed',
+    lastUpdatedAt: new Date().toISOString(),
+    error: { code: JsonRpcCode.InternalError, message: RUNNER_STOPPED },
+  };
+}
+
+/**
+ * Bundle tools the gateway runs as tasks (the Tasks extension, SEP-2663; docs/operations.md §10
+ * "Tasks"): a tool whose manifest says `execution.taskSupport: optional|required`, called by a
+ * 2026-07-28 request that declares the extension, answers at once with a CreateTaskResult while
+ * the call to the Tool Service goes on without the client's connection. Its status and result
+ * are kept (TaskStore: Redis, read by every replica, or this replica's memory) for
+ * `mcp.tasks.ttlSeconds`; the replica running the call renews a lease on it (`mcp.tasks.leaseSeconds`), so a task whose
+ * replica stopped (or was killed) before the call ended is reported failed with that reason.
+ */
+@Injectable()
+export class GatewayTasks implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('Tasks');
+  private readonly replica = randomUUID();
+  private readonly ttlMs: number;
+  private readonly pollIntervalMs: number;
+  /** How long a replica vouches for a task it runs (`mcp.tasks.leaseSeconds`), ms. */
+  private readonly leaseMillis: number;
+  /** Calls running here, by task id. */
+  private readonly running = new Map<
+    string,
+    { readonly cancellation: CallCancellation; readonly lease: NodeJS.Timeout }
+  >();
+
+  constructor(
+    @Inject(TASK_STORE) private readonly store: TaskStore,
+    private readonly executor: ToolExecutor,
+    private readonly ids: TaskIds,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.ttlMs = config.mcp.tasks.ttlSeconds * 1000;
+    this.pollIntervalMs = config.mcp.tasks.pollIntervalMillis;
+    this.leaseMillis = config.mcp.tasks.leaseSeconds * 1000;
+  }
+
+  /**
+   * Starts the call as a task: its CreateTaskResult, with the client's id for it (TaskIds); or
+   * undefined when no task can be kept now (Redis unreachable, or `mcp.tasks.maxTasks` tasks of
+   * which none ended in memory), and the caller decides whether to run the call synchronously.
+   */
+  async start(
+    tool: BundleTool,
+    rawArguments: string,
+    context: MethodContext,
+  ): Promise<object | undefined> {
+    const now = new Date().toISOString();
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: this.ttlMs,
+      pollIntervalMs: this.pollIntervalMs,
+      runner: this.replica,
+      leaseUntil: Date.now() + this.leaseMillis,
+    };
+    const kept = await this.store.create(record).catch(() => false);
+    if (!kept) {
+      this.logger.warn(`Tool ${tool.name}: no task could be kept now (store full or unreachable)`);
+      return undefined;
+    }
+    this.run(record, tool, rawArguments, context);
+    return {
+      resultType: 'task',
+      taskId: this.ids.handOut({ kind: 'gateway' }, record.taskId, context.caller, this.ttlMs),
+      status: record.status,
+      createdAt: record.createdAt,
+      lastUpdatedAt: record.lastUpdatedAt,
+      ttlMs: record.ttlMs,
+      pollIntervalMs: record.pollIntervalMs,
+    };
+  }
+
+  /** `tasks/get`: the DetailedTask, its result or error inlined once it ended. */
+  async get(taskId: string, clientId: string): Promise<object> {
+    let record = await this.read(taskId);
+    // nobody vouches for it any more: its replica stopped before the call ended
+    if (record.status === 'working' && record.leaseUntil < Date.now()) {
+      record = stopped(record);
+      await this.store.update(record).catch(() => false);
+    }
+    return {
+      taskId: clientId,
+      status: record.status,
+      ...(record.statusMessage === undefined ? {} : { statusMessage: record.statusMessage }),
+      createdAt: record.createdAt,
+      lastUpdatedAt: record.lastUpdatedAt,
+      ttlMs: record.ttlMs,
+      pollIntervalMs: record.pollIntervalMs,
+      ...(record.result === undefined
+        ? {}
+        : { result: { ...record.result, resultType: 'complete' } }),
+      ...(record.error === undefined ? {} : { error: record.error }),
+    };
+  }
+
+  /**
+   * `tasks/cancel`: a task that has not ended is cancelled (its call cut when it runs here; on
+   * another replica, at that replica's next lease renewal); an ended one stays as it is. The
+   * answer is an empty ack either way.
+   */
+  async cancel(taskId: string): Promise<object> {
+    const record = await this.read(taskId);
+    if (!TERMINAL.has(record.status)) {
+      await this.store
+        .update({ ...record, status: 'cancelled', lastUpdatedAt: new Date().toISOString() })
+        .catch((err: unknown) => {
+          throw this.unreadable(err);
+        });
+      this.running.get(taskId)?.cancellation.abort('cancelled');
+    }
+    return {};
+  }
+
+  /** `tasks/update`: a bundle tool never asks for input, so there is nothing to answer: an ack. */
+  async update(taskId: string): Promise<object> {
+    await this.read(taskId);
+    return {};
+  }
+
+  /**
+   * At shutdown, once the /mcp listener has drained (apps/gateway/src/graceful-shutdown.ts):
+   * calls still running here get what is left of the grace period to end; those still running
+   * then end failed, with the reason (RUNNER_STOPPED), and are cut.
+   */
+  async drain(graceMs: number): Promise<void> {
+    const deadline = Date.now() + graceMs;
+    while (this.running.size > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, deadline - Date.now())));
+    await this.stopRunning();
+  }
+
+  /** Nothing runs on after the application closes (drain did it already on a SIGTERM). */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.stopRunning();
+  }
+
+  private async stopRunning(): Promise<void> {
+    await Promise.all(
+      [...this.running.keys()].map(async (taskId) => {
+        const cancellation = this.end(taskId);
+        const record = await this.store.get(taskId).catch(() => undefined);
+        if (record !== undefined) await this.store.update(stopped(record)).catch(() => false);
+        cancellation?.abort('shutdown');
+      }),
+    );
+  }
+
+  private run(record: TaskRecord, tool: BundleTool, rawArguments: string, context: MethodContext) {
+    const cancellation = new CallCancellation();
+    const lease = setInterval(() => void this.renew(record.taskId), this.leaseMillis / 3);
+    lease.unref();
+    this.running.set(record.taskId, { cancellation, lease });
+    // the call is the client's (its headers and credential), no longer its connection's
+    this.executor
+      .call(tool, rawArguments, context.headers, tool.validateOutput, cancellation, context.caller)
+      .then(
+        (result) => ({ status: 'completed' as const, result }),
+        () => ({
+          status: 'failed' as const,
+          error: { code: JsonRpcCode.InternalError, message: 'Internal error' },
+        }),
+      )
+      .then(async (outcome) => {
+        if (this.end(record.taskId) === undefined) return;
+        const current = await this.store.get(record.taskId);
+        if (current === undefined || TERMINAL.has(current.status)) return;
+        await this.store.update({
+          ...current,
+          ...outcome,
+          lastUpdatedAt: new Date().toISOString(),
+        });
+      })
+      .catch(() =>
+        this.logger.warn(`Task of ${tool.name}: its outcome could not be kept (store unreachable)`),
+      );
+  }
+
+  /** Renews the lease of a task running here; cuts the call when it was cancelled elsewhere. */
+  private async renew(taskId: string): Promise<void> {
+    try {
+      const current = await this.store.get(taskId);
+      const renewed =
+        current !== undefined &&
+        !TERMINAL.has(current.status) &&
+        (await this.store.update({ ...current, leaseUntil: Date.now() + this.leaseMillis }));
+      if (!renewed) this.end(taskId)?.abort('cancelled');
+    } catch {
+      // the store is away: try again at the next renewal
+    }
+  }
+
+  /** Forgets a call running here: its cancellation, or undefined when it was not running. */
+  private end(taskId: string): CallCancellation | undefined {
+    const running = this.running.get(taskId);
+    if (running === undefined) return undefined;
+    clearInterval(running.lease);
+    this.running.delete(taskId);
+    return running.cancellation;
+  }
+
+  private async read(taskId: string): Promise<TaskRecord> {
+    let record: TaskRecord | undefined;
+    try {
+      record = await this.store.get(taskId);
+    } catch (err) {
+      throw this.unreadable(err);
+    }
+    if (record === undefined) throw unknownTask();
+    return record;
+  }
+
+  private unreadable(err: unknown): ForwardedError {
+    this.logger.warn(`Tasks cannot be read (${err instanceof Error ? err.message : String(err)})`);
+    return new ForwardedError(
+      JsonRpcCode.InternalError,
+      'Internal error: tasks cannot be read now (their store is unreachable); try again',
+    );
+  }
+}

@@ -1,0 +1,182 @@
+import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { quitRedis } from '../redis-quit';
+import { openRequestPathRedis } from '../redis-connection';
+
+/** A task's status (SEP-2663). */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+export const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+/** A JSON-RPC error object, as a failed task carries it. */
+export interface TaskError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** One task the gateway runs (a bundle tool's call), as kept (docs/operations.md §10 "Tasks"). */
+export interface TaskRecord {
+  readonly taskId: string;
+  readonly status: TaskStatus;
+  readonly createdAt: string;
+  readonly lastUpdatedAt: string;
+  readonly ttlMs: number;
+  readonly pollIntervalMs: number;
+  readonly statusMessage?: string;
+  /** The tool's result, once completed. */
+  readonly result?: object;
+  /** Why it failed. */
+  readonly error?: TaskError;
+  /** The replica running the call, and until when (ms since the epoch) it vouches for it. */
+  readonly runner: string;
+  readonly leaseUntil: number;
+}
+
+/** DI token of the TaskStore. */
+export const TASK_STORE = Symbol('TASK_STORE');
+
+/**
+ * Where the gateway's tasks live: Redis with REDIS_URL (every replica reads them), else this
+ * replica's memory. Every write but the first is a compare-and-set: a task that ended
+ * (completed, failed, cancelled) never changes again.
+ */
+export interface TaskStore {
+  /** Keeps a new task until its ttlMs passes; false when the store is full (memory only). */
+  create(record: TaskRecord): Promise<boolean>;
+  get(taskId: string): Promise<TaskRecord | undefined>;
+  /**
+   * Replaces a task that has not ended (its expiry unchanged); false when it has ended, or is
+   * gone. Rejects when the store cannot be reached.
+   */
+  update(record: TaskRecord): Promise<boolean>;
+}
+
+function expiresAt(record: TaskRecord): number {
+  return Date.parse(record.createdAt) + record.ttlMs;
+}
+
+/** Tasks in this replica's memory, at most `maxTasks`, each dropped once its ttlMs has passed. */
+export class MemoryTaskStore implements TaskStore {
+  private readonly records = new Map<string, TaskRecord>();
+
+  constructor(private readonly maxTasks: number) {}
+
+  create(record: TaskRecord): Promise<boolean> {
+    this.sweep();
+    if (this.records.size >= this.maxTasks) {
+      // the oldest ended task makes room; with none ended the store is full
+      const ended = [...this.records.values()].find((r) => TERMINAL.has(r.status));
+      if (ended === undefined) return Promise.resolve(false);
+      this.records.delete(ended.taskId);
+    }
+    this.records.set(record.taskId, record);
+    return Promise.resolve(true);
+  }
+
+  get(taskId: string): Promise<TaskRecord | undefined> {
+    const record = this.records.get(taskId);
+    if (record !== undefined && expiresAt(record) <= Date.now()) {
+      this.records.delete(taskId);
+      return Promise.resolve(undefined);
+    }
+    return Promise.resolve(record);
+  }
+
+  update(record: TaskRecord): Promise<boolean> {
+    const current = this.records.get(record.taskId);
+    if (current === undefined || TERMINAL.has(current.status)) return Promise.resolve(false);
+    this.records.set(record.taskId, record);
+    return Promise.resolve(true);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [id, record] of this.records) if (expiresAt(record) <= now) this.records.delete(id);
+  }
+}
+
+/** SET the task unless the stored one has ended; keep the key's expiry. 1: written, 0: not. */
+const UPDATE_SCRIPT = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local status = cjson.decode(current).status
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return 1`;
+
+/**
+ * Tasks in Redis under `<keyPrefix>:{<identity>}:task:<taskId>` (JSON, expiring with the task's
+ * ttlMs), every command bounded by `mcp.redis.commandTimeoutMillis`, none queued while Redis is
+ * away: a task cannot then be created (the call runs without one, or -32603 for a tool that
+ * requires one) or read (-32603).
+ */
+export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
+  private readonly logger = new Logger('Tasks');
+  private readonly prefix: string;
+  private healthy = true;
+
+  constructor(
+    private readonly redis: Redis,
+    config: GatewayConfig,
+  ) {
+    this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:task:`;
+    redis.on('error', () => this.unhealthy());
+    redis.on('ready', () => {
+      if (!this.healthy) this.logger.log('Redis is back: tasks are kept again');
+      this.healthy = true;
+    });
+    redis.connect().catch(() => this.unhealthy());
+  }
+
+  async create(record: TaskRecord): Promise<boolean> {
+    await this.guard(() =>
+      this.redis.set(this.prefix + record.taskId, JSON.stringify(record), 'PX', record.ttlMs),
+    );
+    return true;
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    const text = await this.guard(() => this.redis.get(this.prefix + taskId));
+    return text === null ? undefined : (JSON.parse(text) as TaskRecord);
+  }
+
+  async update(record: TaskRecord): Promise<boolean> {
+    const written = await this.guard(() =>
+      this.redis.eval(UPDATE_SCRIPT, 1, this.prefix + record.taskId, JSON.stringify(record)),
+    );
+    return written === 1;
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return quitRedis(this.redis);
+  }
+
+  private async guard<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (err) {
+      this.unhealthy();
+      throw err;
+    }
+  }
+
+  private unhealthy(): void {
+    if (!this.healthy) return;
+    this.healthy = false;
+    this.logger.warn(
+      'Redis is unreachable: tasks can be neither created nor read until it is back',
+    );
+  }
+}
+
+/** The store: Redis when REDIS_URL is set (ioredis loaded only then), else memory. */
+export const taskStoreProvider: Provider = {
+  provide: TASK_STORE,
+  useFactory: async (config: GatewayConfig): Promise<TaskStore> => {
+    if (config.redisUrl === undefined) return new MemoryTaskStore(config.mcp.tasks.maxTasks);
+    return new RedisTaskStore(await openRequestPathRedis(config.redisUrl, config), config);
+  },
+  inject: [GATEWAY_CONFIG],
+};
