@@ -4,6 +4,7 @@ import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
 import { postRaw, type RawAnswer } from '../support/rpc';
 import { connectV1 } from '../support/sdk-clients';
+import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
 
 const V = '2026-07-28';
@@ -151,6 +152,52 @@ describe('bundle tools run as tasks by the gateway, kept in Redis', () => {
       result: { content: [{ type: 'text', text: '{"rows":3}' }], resultType: 'complete' },
     });
     expect(service.requests.filter((r) => r.path.endsWith('/jobs.report')).length).toBe(before + 1);
+  });
+
+  it('a listen on another replica naming the task gets its notifications/tasks up to the result', async () => {
+    const created = (await modern(first, 'tools/call', { name: 'jobs.report', arguments: {} })).json
+      .result;
+    const stream = await SseReader.open(
+      second.mcpUrl,
+      'POST',
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': V,
+        'mcp-method': 'subscriptions/listen',
+      },
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { taskIds: [created.taskId] },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': V,
+            'io.modelcontextprotocol/clientCapabilities': WITH_TASKS,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          },
+        },
+      }),
+    );
+    try {
+      expect((await stream.waitForMessage(() => true)).params.notifications).toEqual({
+        taskIds: [created.taskId],
+      });
+      const done = await stream.waitForMessage(
+        (m) => m.method === 'notifications/tasks' && m.params.status === 'completed',
+      );
+      expect(done.params).toMatchObject({
+        taskId: created.taskId,
+        result: { content: [{ type: 'text', text: '{"rows":3}' }] },
+      });
+      expect(stream.messages[1]).toMatchObject({
+        method: 'notifications/tasks',
+        params: { status: 'working' },
+      });
+    } finally {
+      stream.close();
+    }
   });
 
   it('without the extension: an optional tool answers synchronously, a required one -32021; other tools never become tasks', async () => {

@@ -3,6 +3,7 @@ import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixt
 import { TasksUpstream } from '../support/tasks-upstream-process';
 import { TestAuthorizationServer } from '../support/oidc-provider';
 import { postRaw, type RawAnswer } from '../support/rpc';
+import { SseReader } from '../support/sse-reader';
 import { connectV1 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
@@ -245,6 +246,68 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     const broken = await settled(alice, await created(alice, 'jobs__protocol_error_job'));
     expect(broken).toMatchObject({ status: 'failed', error: { code: -32603 } });
     expect(broken).not.toHaveProperty('result');
+  });
+
+  /** A raw 2026 `subscriptions/listen` of `token` for these task ids. */
+  function listen(token: string, taskIds: string[]): Promise<SseReader> {
+    return SseReader.open(
+      gateway.mcpUrl,
+      'POST',
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${token}`,
+        'mcp-protocol-version': V,
+        'mcp-method': 'subscriptions/listen',
+      },
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'W',
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { taskIds },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': V,
+            'io.modelcontextprotocol/clientCapabilities': WITH_TASKS,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          },
+        },
+      }),
+    );
+  }
+
+  it('a listen naming task ids gets notifications/tasks for those handed to its caller, up to the result', async () => {
+    const mine = await created(alice, 'jobs__slow_compute', { seconds: 0.5, label: 'watched' });
+    const theirs = await created(bob, 'jobs__slow_compute', { seconds: 30, label: 'bob' });
+    const stream = await listen(alice, [mine, theirs, 'gwtk1.t1.AAAA']);
+    try {
+      const ack = await stream.waitForMessage(() => true);
+      expect(ack.params.notifications).toEqual({ taskIds: [mine] });
+      const done = await stream.waitForMessage(
+        (m) => m.method === 'notifications/tasks' && m.params.status === 'completed',
+      );
+      expect(done.params).toMatchObject({
+        taskId: mine,
+        result: { content: [{ type: 'text', text: 'computed watched after 500 ms' }] },
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 'W' },
+      });
+      const statuses = stream.messages
+        .filter((m) => m.method === 'notifications/tasks')
+        .map((m) => [m.params.taskId, m.params.status]);
+      expect(statuses[0]).toEqual([mine, 'working']);
+      expect(statuses.every(([id]) => id === mine)).toBe(true);
+    } finally {
+      stream.close();
+      await modern(bob, 'tasks/cancel', { taskId: theirs });
+    }
+    // only ids handed to the caller: another caller's listen honours nothing and is closed
+    const other = await listen(bob, [mine]);
+    try {
+      const ack = await other.waitForMessage(() => true);
+      expect(ack.params.notifications).toEqual({});
+    } finally {
+      other.close();
+    }
   });
 
   it('tasks/list and tasks/result are not methods of the extension (-32601), and a 2025 client has no tasks/*', async () => {

@@ -46,6 +46,7 @@ import { TaskIds } from './tasks/task-ids';
 import { UpstreamTasks } from './tasks/upstream-tasks';
 import { GatewayTasks } from './tasks/gateway-tasks';
 import { taskStoreProvider } from './tasks/task-store';
+import { TaskWatch } from './tasks/task-watch';
 
 const HANDLERS = [
   PingHandler,
@@ -101,6 +102,7 @@ import { SessionTokenService } from './session/session-token.service';
     TaskIds,
     UpstreamTasks,
     GatewayTasks,
+    TaskWatch,
     taskStoreProvider,
     MethodDispatcher,
     ToolCallAudit,

@@ -1,4 +1,10 @@
-import { filterAccepts, honoredFilter, isEmptyFilter, parseListenFilter } from './listen-filter';
+import {
+  filterAccepts,
+  filterWatches,
+  honoredFilter,
+  isEmptyFilter,
+  parseListenFilter,
+} from './listen-filter';
 
 describe('subscriptions/listen filter (wire notes §2.8)', () => {
   it('is required: absent or not an object is a problem (-32602 in-band)', () => {
@@ -62,5 +68,24 @@ describe('subscriptions/listen filter (wire notes §2.8)', () => {
     expect(filterAccepts(filter, 'notifications/resources/updated', 'a://2')).toBe(false);
     expect(filterAccepts(filter, 'notifications/progress')).toBe(false);
     expect(filterAccepts(filter, 'notifications/message')).toBe(false);
+  });
+
+  it('task ids (the Tasks extension): a bounded list of strings, honoured when they may be watched', () => {
+    expect(parseListenFilter({ notifications: { taskIds: ['a', 'a', 'b'] } })).toEqual({
+      filter: { taskIds: ['a', 'b'] },
+    });
+    for (const taskIds of ['a', [1], [''], Array.from({ length: 65 }, (_, i) => `t${i}`)])
+      expect(parseListenFilter({ notifications: { taskIds } })).toHaveProperty('problem');
+    const honored = honoredFilter(
+      { taskIds: ['a', 'b'] },
+      {},
+      () => true,
+      (t) => t === 'b',
+    );
+    expect(honored).toEqual({ taskIds: ['b'] });
+    expect(honoredFilter({ taskIds: ['a'] }, {}, () => true)).toEqual({});
+    expect(filterWatches(honored, 'b')).toBe(true);
+    expect(filterWatches(honored, 'a')).toBe(false);
+    expect(filterAccepts(honored, 'notifications/tasks')).toBe(false);
   });
 });

@@ -10,6 +10,8 @@ export interface SubscriptionFilter {
   readonly promptsListChanged?: true;
   readonly resourcesListChanged?: true;
   readonly resourceSubscriptions?: readonly string[];
+  /** Tasks whose `notifications/tasks` the client wants (the Tasks extension, SEP-2663). */
+  readonly taskIds?: readonly string[];
 }
 
 /** The filter key of each list. */
@@ -26,6 +28,9 @@ const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
 /** Bounds on what one listen may ask for: URIs per filter and the length of one URI. */
 const MAX_RESOURCE_SUBSCRIPTIONS = 1000;
 const MAX_URI_LENGTH = 2048;
+/** Bounds on the task ids of one listen, and on one id (the gateway's are ~200 characters). */
+const MAX_TASK_IDS = 64;
+const MAX_TASK_ID_LENGTH = 4096;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -69,6 +74,18 @@ export function parseListenFilter(
       };
     if (uris.length > 0) filter.resourceSubscriptions = [...new Set(uris as string[])];
   }
+  const taskIds = requested.taskIds;
+  if (taskIds !== undefined) {
+    if (!Array.isArray(taskIds) || taskIds.some((t) => typeof t !== 'string'))
+      return { problem: 'notifications.taskIds must be a list of task id strings' };
+    if (taskIds.length > MAX_TASK_IDS)
+      return { problem: `notifications.taskIds may name at most ${MAX_TASK_IDS} tasks` };
+    if ((taskIds as string[]).some((t) => t.length === 0 || t.length > MAX_TASK_ID_LENGTH))
+      return {
+        problem: `notifications.taskIds: each id must have 1 to ${MAX_TASK_ID_LENGTH} characters`,
+      };
+    if (taskIds.length > 0) filter.taskIds = [...new Set(taskIds as string[])];
+  }
   return { filter };
 }
 
@@ -76,12 +93,14 @@ export function parseListenFilter(
  * The subset of a requested filter the gateway honours (sent back in the acknowledgement;
  * wire notes §2.8, like the v2 SDK's `honoredSubset`): a list type only when the gateway
  * advertises that list (`capabilities.tools` etc.), a resource URI only when
- * `canSubscribe(uri)` (an upstream that owns it delivers updates).
+ * `canSubscribe(uri)` (an upstream that owns it delivers updates), a task id only when
+ * `canWatch(taskId)` (one handed to this caller).
  */
 export function honoredFilter(
   requested: SubscriptionFilter,
   capabilities: Readonly<Record<string, unknown>>,
   canSubscribe: (uri: string) => boolean,
+  canWatch: (taskId: string) => boolean = () => false,
 ): SubscriptionFilter {
   const honored: {
     -readonly [K in keyof SubscriptionFilter]: SubscriptionFilter[K];
@@ -92,6 +111,8 @@ export function honoredFilter(
   }
   const uris = requested.resourceSubscriptions?.filter(canSubscribe) ?? [];
   if (uris.length > 0) honored.resourceSubscriptions = uris;
+  const taskIds = requested.taskIds?.filter(canWatch) ?? [];
+  if (taskIds.length > 0) honored.taskIds = taskIds;
   return honored;
 }
 
@@ -111,4 +132,9 @@ export function filterAccepts(filter: SubscriptionFilter, method: string, uri?: 
   if (method === 'notifications/resources/updated')
     return typeof uri === 'string' && (filter.resourceSubscriptions?.includes(uri) ?? false);
   return false;
+}
+
+/** Whether a `notifications/tasks` of this task passes the filter. */
+export function filterWatches(filter: SubscriptionFilter, taskId: unknown): boolean {
+  return typeof taskId === 'string' && (filter.taskIds?.includes(taskId) ?? false);
 }

@@ -17,6 +17,7 @@ import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import {
   FILTER_KEY,
   filterAccepts,
+  filterWatches,
   honoredFilter,
   isEmptyFilter,
   parseListenFilter,
@@ -24,6 +25,7 @@ import {
 } from './listen-filter';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
+import { TaskWatch } from '../tasks/task-watch';
 
 /** `_meta` keys of a listen stream (wire notes §2.8). */
 
@@ -76,6 +78,8 @@ class ListenSubscription implements OpenStream {
     string,
     { readonly upstream: UpstreamDefinition; readonly end: AbortController }
   >();
+  /** Aborted when the stream closes: what watches tasks for it stops. */
+  readonly ended = new AbortController();
   private closed = false;
 
   relaysFrom(upstreamId: string): boolean {
@@ -112,6 +116,12 @@ class ListenSubscription implements OpenStream {
       this.stream.push(stamped(method, params, this.id));
   }
 
+  /** A task's status, passed on when the filter names its id (TaskWatch). */
+  relayTask(params: Record<string, unknown>): void {
+    if (filterWatches(this.filter, params.taskId))
+      this.stream.push(stamped('notifications/tasks', params, this.id));
+  }
+
   keepAlive(): void {
     this.stream.comment('keepalive');
   }
@@ -119,6 +129,7 @@ class ListenSubscription implements OpenStream {
   close(graceful: boolean): void {
     if (this.closed) return;
     this.closed = true;
+    this.ended.abort();
     for (const held of this.upstreamListens.values()) held.end.abort();
     this.upstreamListens.clear();
     this.stream.end(graceful ? this.closingResult : undefined);
@@ -152,6 +163,7 @@ export class SubscriptionsListen {
     private readonly registry: RegistryService,
     private readonly upstreamListener: UpstreamListener,
     private readonly resourceServer: ResourceServer,
+    private readonly taskWatch: TaskWatch,
   ) {
     this.serverInfo = { name: config.mcp.identity, version: config.version };
     // upstreams registered, replaced or removed at runtime (docs/operations.md §15), and upstreams
@@ -184,14 +196,20 @@ export class SubscriptionsListen {
     // a URI is honoured only when its owner is granted to the caller: one outside the grant is
     // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md
     // "Listen filters and list changes")
-    const honored = honoredFilter(parsed.filter, this.capabilities.current(), (uri) => {
-      const owner = extras?.resourceOwner(uri);
-      return (
-        owner !== undefined &&
-        grants(access, owner.id) &&
-        this.upstreamListener.support(owner)?.resourceSubscriptions === true
-      );
-    });
+    const honored = honoredFilter(
+      parsed.filter,
+      this.capabilities.current(),
+      (uri) => {
+        const owner = extras?.resourceOwner(uri);
+        return (
+          owner !== undefined &&
+          grants(access, owner.id) &&
+          this.upstreamListener.support(owner)?.resourceSubscriptions === true
+        );
+      },
+      // a task id only when it was handed to this caller (docs/operations.md §10 "Tasks")
+      (taskId) => this.taskWatch.canWatch(taskId, request.caller, access),
+    );
     const stream = this.hub.newStream();
     stream.push(
       stamped('notifications/subscriptions/acknowledged', { notifications: honored }, id),
@@ -230,6 +248,14 @@ export class SubscriptionsListen {
     if (signal?.aborted === true) subscription.close(false);
     else signal?.onAbort((reason) => subscription.close(reason === 'shutdown'));
     this.syncUpstreamListens(subscription);
+    if (honored.taskIds !== undefined)
+      this.taskWatch.watch(honored.taskIds, {
+        caller: request.caller,
+        access,
+        headers: request.headers,
+        signal: subscription.ended.signal,
+        push: (params) => subscription.relayTask(params),
+      });
     return streamAnswer(stream);
   }
 
