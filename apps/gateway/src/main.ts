@@ -24,6 +24,44 @@ import { ManagementHostPolicy } from './management/management-host-policy';
 import { ManagementModule } from './management/management.module';
 import { RegistryHealthIndicator } from './management/registry-health.indicator';
 
+/** What `--help` prints: the gateway takes its settings from the environment and its config file. */
+const USAGE = `mcp-gateway ${packageJson.version}: one MCP endpoint (POST /mcp) for Tool Service bundles and upstream MCP servers.
+
+Usage: node dist/apps/gateway/main.js            (npm run start:gateway)
+       node dist/apps/gateway/main.js --help | --version
+
+It takes no other arguments: settings come from the environment and the YAML config file.
+  MCP_CONFIG_FILE     the config file (default: config/application.yaml merged with
+                      config/application-<APP_PROFILE>.yaml)
+  APP_PROFILE         the profile (default local)
+  PORT, HOST          the /mcp listener (default 8080, 0.0.0.0)
+  MANAGEMENT_PORT     health, status, metrics, /admin, /console (default 9090)
+  REDIS_URL           shared last-good copies, sessions' state, tasks (optional)
+  MCP_SESSION_KEYS    keys sealing session ids, requestState and task ids across replicas
+  MCP_ADMIN_TOKEN     bearer token of /admin and the console
+Every setting and env variable: docs/operations.md (section 1).
+`;
+
+/**
+ * Arguments: `--help` and `--version` answer and exit; anything else stops with a plain line,
+ * rather than booting a gateway that ignores it.
+ */
+function handleArgumentsOrExit(args: readonly string[]): void {
+  if (args.length === 0) return;
+  if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+    process.stdout.write(`${packageJson.version}\n`);
+    process.exit(0);
+  }
+  process.stderr.write(
+    `Unknown argument: ${args.join(' ').slice(0, 200)}\nThe gateway takes its settings from the environment and its config file; see --help.\n`,
+  );
+  process.exit(2);
+}
+
 function loadConfigOrExit(): GatewayConfig {
   try {
     return loadGatewayConfig({
@@ -117,6 +155,7 @@ function boundPort(app: NestFastifyApplication): number {
  * application on MANAGEMENT_PORT that shares the context's registry and metrics.
  */
 async function bootstrap(): Promise<void> {
+  handleArgumentsOrExit(process.argv.slice(2));
   const config = loadConfigOrExit();
   // JSON lines through pino for Nest's own lines and ours alike.
   const nestLogger = new PinoNestLogger(createRootLogger(config.logLevel));

@@ -1084,3 +1084,21 @@ describe('discovery.maxToolsPerUpstream', () => {
     expect(error.problems[0]).toContain('must be a positive integer (tools)');
   });
 });
+
+describe('MCP_ADMIN_TOKEN length (docs/operations.md §15 "Access")', () => {
+  it('outside the local profile a token shorter than 16 characters stops the boot, naming it', () => {
+    const problems = problemsOf(mcpTree(), {
+      APP_PROFILE: 'prod',
+      MCP_ADMIN_TOKEN: 'x',
+      MCP_SESSION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+    });
+    expect(problems.filter((p) => p.startsWith('MCP_ADMIN_TOKEN'))).toEqual([
+      expect.stringContaining('at least 16 characters outside the local profile'),
+    ]);
+    expect(problems.join('\n')).not.toContain(': x');
+  });
+
+  it('in local, and with 16 characters anywhere, it is accepted', () => {
+    expect(loadTree(mcpTree(), { MCP_ADMIN_TOKEN: 'x' }).admin.token).toBe('x');
+  });
+});

@@ -241,7 +241,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   // the resource server and the access rules (docs/operations.md §13)
   const auth = authProblems(mcp.auth, env);
   problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));
-  const adminToken = adminTokenFrom(env, problems);
+  const adminToken = adminTokenFrom(env, profile, problems);
   if (typeof mcp.admin === 'object' && mcp.admin !== null)
     problems.push(...adminPatternProblems(mcp.admin));
 
@@ -371,14 +371,26 @@ export function secretEnvAllowed(name: string, patterns: readonly string[]): boo
   return patterns.some((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
 }
 
-/** MCP_ADMIN_TOKEN (docs/operations.md §15 "Access"): unset or empty is "no static admin token". */
-function adminTokenFrom(env: Env, problems: string[]): string | undefined {
+/** Shortest MCP_ADMIN_TOKEN accepted outside the `local` profile. */
+export const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+/**
+ * MCP_ADMIN_TOKEN (docs/operations.md §15 "Access"): unset or empty is "no static admin token";
+ * outside `local` one shorter than MIN_ADMIN_TOKEN_LENGTH is refused (it would be guessable).
+ */
+function adminTokenFrom(env: Env, profile: string, problems: string[]): string | undefined {
   const token = env.MCP_ADMIN_TOKEN;
   if (token === undefined || token === '') return undefined;
   // Sent as "Authorization: Bearer <token>": RFC 6750 b64token characters only. Never echo it.
   if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
     problems.push(
       'MCP_ADMIN_TOKEN: must be a bearer token of letters, digits and -._~+/ (optionally ending in =)',
+    );
+    return undefined;
+  }
+  if (profile !== 'local' && token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push(
+      `MCP_ADMIN_TOKEN: must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters outside the local profile (it opens /admin; e.g. openssl rand -base64 24)`,
     );
     return undefined;
   }
