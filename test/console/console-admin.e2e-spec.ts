@@ -2,7 +2,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { DESKTOP, launchChromium, pageErrors, waitForText } from '../support/browser';
-import { GatewayProcess, REPO_ROOT } from '../support/gateway-process';
+import { CONSOLE_SHOTS } from '../support/console-shots';
+import { GatewayProcess } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { V1Upstream } from '../support/mcp-upstreams';
 import { TestToolService } from '../support/tool-service';
@@ -189,7 +190,7 @@ describe('console registration (docs/console.md "Sources"): register an upstream
     await card('fresh').getByRole('button', { name: 'Delete fresh' }).click();
     await card('fresh').waitFor({ state: 'detached', timeout: 20_000 });
     await page.screenshot({
-      path: join(REPO_ROOT, 'docs', 'console', 'sources-admin.png'),
+      path: join(CONSOLE_SHOTS, 'sources-admin.png'),
       fullPage: true,
     });
     expect(errors).toEqual([]);

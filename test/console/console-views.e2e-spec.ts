@@ -9,13 +9,14 @@ import {
   pageErrors,
   waitForText,
 } from '../support/browser';
-import { GatewayProcess, REPO_ROOT, waitFor } from '../support/gateway-process';
+import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { V1Upstream } from '../support/mcp-upstreams';
 import { TestToolService } from '../support/tool-service';
+import { CONSOLE_SHOTS } from '../support/console-shots';
 
-/** The screenshots docs/console.md shows, taken by this run. */
-const SHOTS = join(REPO_ROOT, 'docs', 'console');
+/** The screenshots docs/console.md shows (written there with UPDATE_CONSOLE_SCREENSHOTS=1). */
+const SHOTS = CONSOLE_SHOTS;
 
 const QUOTE = tool({
   name: 'shop.quote',

@@ -1099,6 +1099,13 @@ describe('MCP_ADMIN_TOKEN length (docs/operations.md §15 "Access")', () => {
   });
 
   it('in local, and with 16 characters anywhere, it is accepted', () => {
-    expect(loadTree(mcpTree(), { MCP_ADMIN_TOKEN: 'x' }).admin.token).toBe('x');
+    expect(loadTree(mcpTree(), { MCP_ADMIN_TOKEN: 'x' }).admin?.token).toBe('x');
+    const token = 'a'.repeat(16);
+    const prod = loadTree(mcpTree(), {
+      APP_PROFILE: 'prod',
+      MCP_ADMIN_TOKEN: token,
+      MCP_SESSION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+    });
+    expect(prod.admin?.token).toBe(token);
   });
 });
