@@ -30,6 +30,14 @@ describe('console endpoints (docs/console.md "Endpoints it adds"): management po
     await service?.stop();
   });
 
+  it("GET / on the management port redirects to the console and names the endpoints; not on /mcp's port", async () => {
+    const res = await fetch(`${gateway.managementUrl}/`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/console');
+    expect(await res.text()).toContain('/actuator/health/readiness');
+    expect((await fetch(`http://127.0.0.1:${gateway.mcpPort}/`)).status).toBe(404);
+  });
+
   it('serves the page with a policy that loads scripts and styles from the gateway only', async () => {
     const res = await fetch(`${gateway.managementUrl}/console`);
     expect(res.status).toBe(200);

@@ -8,6 +8,7 @@ import { RegistryService } from '@app/registry';
 import { CatalogController } from './catalog.controller';
 import { ConsoleAssets } from './console/console-assets';
 import { ConsoleController } from './console/console.controller';
+import { ManagementIndexController } from './index.controller';
 import { McpAddress } from './console/mcp-address';
 import { ManagementErrorFilter } from './management-error.filter';
 import { AdminAuditLog } from '../admin/admin-audit-log';
@@ -56,6 +57,7 @@ export class ManagementModule {
         PrometheusController,
         CatalogController,
         ConsoleController,
+        ManagementIndexController,
         AdminUpstreamsController,
       ],
       providers: [
