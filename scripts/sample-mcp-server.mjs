@@ -134,9 +134,11 @@ const httpServer = createServer(async (req, res) => {
 httpServer.listen(port, host, () => {
   console.log(`sample MCP server listening on http://${host}:${httpServer.address().port}/mcp`);
 });
-for (const signal of ['SIGINT', 'SIGTERM'])
-  process.on(signal, () => {
-    for (const t of transports.values()) void t.close();
-    httpServer.close(() => process.exit(0));
-    setTimeout(() => process.exit(0), 1000).unref();
-  });
+const stop = () => {
+  for (const t of transports.values()) void t.close();
+  httpServer.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 1000).unref();
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, stop);
+// started by scripts/start-local.mjs with an IPC channel: its end (the starter died) stops this too
+if (process.channel !== undefined) process.on('disconnect', stop);

@@ -62,7 +62,10 @@ if (problems.length > 0) {
   process.exit(1);
 }
 
-const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
+// `npm start -- --no-build`: start what dist/ holds (a build already made)
+const build = process.argv.includes('--no-build')
+  ? { status: 0 }
+  : spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
 if (build.status !== 0) {
   console.error('[start] the build failed; see above');
   process.exit(build.status ?? 1);
@@ -73,8 +76,13 @@ const children = [];
 let stopping = false;
 
 function run(name, entry, env, { pipeStdout = false } = {}) {
+  // an IPC channel each child watches: when this process dies, even by SIGKILL, the channel
+  // closes and the child stops (apps/gateway/src/main.ts, apps/sample-tool-service/src/main.ts,
+  // scripts/sample-mcp-server.mjs), so no process is left holding its port
   const child = spawn(process.execPath, [entry], {
-    stdio: pipeStdout ? ['inherit', 'pipe', 'inherit'] : 'inherit',
+    stdio: pipeStdout
+      ? ['inherit', 'pipe', 'inherit', 'ipc']
+      : ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...env },
   });
   if (pipeStdout) child.stdout.pipe(process.stdout);
@@ -98,6 +106,11 @@ function stop(code = 0) {
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
+// `npm start` killed outright (SIGKILL of npm): this process is handed to another parent; stop too
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) stop(0);
+}, 500).unref();
 
 run('sample-tool-service', 'dist/apps/sample-tool-service/main.js', { PORT: sample, HOST: host });
 run('sample-mcp-server', 'scripts/sample-mcp-server.mjs', { PORT: sampleMcp, HOST: host });

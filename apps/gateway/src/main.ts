@@ -231,6 +231,9 @@ async function bootstrap(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // started by a supervisor with an IPC channel (scripts/start-local.mjs): when the channel
+  // closes the supervisor is gone, even killed outright, and nobody would stop this process
+  if (process.channel !== undefined) process.on('disconnect', () => stop('parent exited'));
 }
 
 void bootstrap();

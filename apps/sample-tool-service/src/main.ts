@@ -20,6 +20,9 @@ async function bootstrap(): Promise<void> {
   new Logger('SampleToolService').log(
     `Sample Tool Service on http://${host}:${bound} (GET /tool-manifest, POST /mcp/{toolName})`,
   );
+  // started by scripts/start-local.mjs with an IPC channel: its end (the starter died) stops this too
+  if (process.channel !== undefined)
+    process.on('disconnect', () => void app.close().finally(() => process.exit(0)));
 }
 
 bootstrap().catch((err: unknown) => {
