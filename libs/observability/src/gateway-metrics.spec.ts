@@ -35,3 +35,27 @@ describe('GatewayMetrics: series of tools that left the catalog', () => {
     );
   });
 });
+
+describe('GatewayMetrics: series of an upstream removed at runtime', () => {
+  it('drops every series labelled with the upstream and keeps the others', async () => {
+    const metrics = new GatewayMetrics();
+    for (const up of ['gone', 'kept']) {
+      metrics.upstreamPull(up, 'success');
+      metrics.upstreamCall(up, 'tools/call', 'success', 0.01);
+      metrics.upstreamLiveFailure(up, 'tools/list');
+      metrics.upstreamListChanged(up, 'refreshed');
+    }
+    expect((await metrics.exposition()).body).toContain('upstream="gone"');
+    await metrics.forgetUpstream('gone');
+    const after = (await metrics.exposition()).body;
+    expect(after).not.toContain('upstream="gone"');
+    for (const name of [
+      'upstream_pulls_total',
+      'upstream_calls_total',
+      'upstream_call_duration_seconds_count',
+      'upstream_live_failures_total',
+      'upstream_list_changed_total',
+    ])
+      expect(after).toMatch(new RegExp(`^mcp_gateway_${name}\\{upstream="kept"`, 'm'));
+  });
+});

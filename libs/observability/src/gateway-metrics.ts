@@ -298,6 +298,32 @@ export class GatewayMetrics {
     }
   }
 
+  /**
+   * Drops every series labelled with this upstream (pulls, calls, their durations, live-list
+   * failures, list changes): an upstream removed at runtime must not stay in the scrape.
+   */
+  async forgetUpstream(upstream: string): Promise<void> {
+    const metrics: readonly (Counter<string> | Histogram<string>)[] = [
+      this.upstreamPulls,
+      this.upstreamCalls,
+      this.upstreamCallSeconds,
+      this.upstreamLiveFailures,
+      this.upstreamListChanges,
+    ];
+    for (const metric of metrics) {
+      const seen = new Map<string, Record<string, string | number>>();
+      for (const { labels } of (await metric.get()).values) {
+        if (labels.upstream !== upstream) continue;
+        // a histogram's bucket values carry `le` besides the metric's own labels
+        const own = Object.fromEntries(
+          Object.entries(labels).filter(([name, value]) => name !== 'le' && value !== undefined),
+        ) as Record<string, string | number>;
+        seen.set(JSON.stringify(own), own);
+      }
+      for (const labels of seen.values()) metric.remove(labels);
+    }
+  }
+
   toolNotFound(): void {
     this.notFound.inc();
   }

@@ -245,7 +245,11 @@ export class RegistryService {
   removeUpstream(id: string): boolean {
     this.rejectedCopies.delete(id);
     const removed = this.upstreams.remove(id);
-    if (removed) this.roundApplied();
+    if (removed) {
+      this.roundApplied();
+      // its metric series leave the scrape with it (docs/operations.md §3)
+      void this.metrics?.forgetUpstream(id);
+    }
     return removed;
   }
 
