@@ -142,6 +142,18 @@ describe('console registration (docs/console.md "Sources"): register an upstream
     expect(await page.locator('#access').textContent()).toBe('Admin: changes allowed.');
     // configured upstreams stay read-only
     expect(await card('repo').getByRole('button').count()).toBe(0);
+    // the polls that follow carry the token: /admin is asked without one only when it is entered
+    const bare: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/admin/upstreams') && r.headers().authorization === undefined)
+        bare.push(r.method());
+    });
+    const polled = page.waitForRequest((r) => r.url().endsWith('/admin/upstreams'), {
+      timeout: 10_000,
+    });
+    await polled;
+    await page.waitForRequest((r) => r.url().endsWith('/admin/upstreams'), { timeout: 10_000 });
+    expect(bare).toEqual([]);
   });
 
   it('registers an upstream and shows it go PENDING → ACTIVE, and its tools join the Tools view', async () => {

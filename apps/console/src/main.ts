@@ -105,20 +105,29 @@ const NO_ADMIN_CONFIGURED: AdminAccess = {
     'Read-only: this gateway has no admin credential (set MCP_ADMIN_TOKEN, or use mcp.auth.mode jwt with the admin scope).',
 };
 
+/** Whether /admin answered without a token, asked once per admin token entered. */
+let openProbe: { readonly token: string; readonly open: Promise<boolean> } | undefined;
+
 /**
  * GET /admin/upstreams decides what the operator may do (docs/console.md "Access"). With an admin
  * check configured it answers 401 without a token; with none it answers everyone and refuses every
- * write, so a token that "works" there proves nothing: the console asks once without it.
+ * write, so a token that "works" there proves nothing: the console asks once without it, when
+ * the token is entered (not at every poll: each would be a 401 in the browser's console).
  */
 async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstreamsAnswer }> {
   const token = adminToken.get();
   try {
     const admin = await call<AdminUpstreamsAnswer>('/admin/upstreams', { token });
     if (token === '') return { access: NO_ADMIN_CONFIGURED, admin };
-    const open = await call('/admin/upstreams').then(
-      () => true,
-      () => false,
-    );
+    if (openProbe?.token !== token)
+      openProbe = {
+        token,
+        open: call('/admin/upstreams').then(
+          () => true,
+          () => false,
+        ),
+      };
+    const open = await openProbe.open;
     return { access: open ? NO_ADMIN_CONFIGURED : { kind: 'writable' }, admin };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
