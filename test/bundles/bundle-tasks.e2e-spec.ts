@@ -11,7 +11,7 @@ const V = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const WITH_TASKS = { extensions: { [TASKS]: {} } };
 const STOPPED =
-  'The gateway replica running this task stopped before the call ended; call the tool again';
+  'The gateway replica running this task stopped, or could not record its outcome, before the call ended; the call may have run: check before calling the tool again';
 
 /** A 2026-07-28 request, its headers mirroring the body. */
 function modern(

@@ -28,6 +28,8 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
   let alice: string;
   let bob: string;
   let carol: string;
+  /** alice again, with a grant that no longer covers the claims bundle */
+  let aliceJobsOnly: string;
 
   beforeAll(async () => {
     as = await TestAuthorizationServer.start({
@@ -35,7 +37,13 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
       defaultResource: RESOURCE,
     });
     jobs = await TasksUpstream.start();
-    claims = await TestToolService.start(manifest('claims', [tool({ name: 'claims.open' })]));
+    claims = await TestToolService.start(
+      manifest('claims', [
+        tool({ name: 'claims.open' }),
+        { ...tool({ name: 'claims.report' }), execution: { taskSupport: 'optional' } },
+      ]),
+    );
+    claims.tools.set('claims.report', () => ({ body: { pages: 2 } }));
     const mcp = {
       ...gatewayConfig([bundle('claims', claims, 'claims.')], {
         upstreams: [upstream('jobs', jobs.url, { namePrefix: 'jobs__' })],
@@ -51,6 +59,7 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
         rules: [
           { match: { claim: 'groups', value: 'dev' }, sources: ['jobs', 'claims'] },
           { match: { claim: 'groups', value: 'ops' }, sources: ['claims'] },
+          { match: { claim: 'groups', value: 'jobs-only' }, sources: ['jobs'] },
         ],
       },
     };
@@ -62,6 +71,8 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     alice = (await as.mint({ subject: 'alice', claims: { groups: ['dev'] } })).access_token;
     bob = (await as.mint({ subject: 'bob', claims: { groups: ['dev'] } })).access_token;
     carol = (await as.mint({ subject: 'carol', claims: { groups: ['ops'] } })).access_token;
+    aliceJobsOnly = (await as.mint({ subject: 'alice', claims: { groups: ['jobs-only'] } }))
+      .access_token;
   });
 
   afterAll(async () => {
@@ -120,11 +131,17 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     throw new Error(`task ${taskId} did not settle`);
   }
 
-  it('server/discover declares the extension to callers granted the upstream only', async () => {
+  it('server/discover declares the extension to callers granted the upstream or a task-capable bundle tool only', async () => {
     const granted = (await modern(alice, 'server/discover', {})).json.result;
     expect(granted.capabilities.extensions).toEqual({ [TASKS]: {} });
     expect(granted.capabilities).not.toHaveProperty('tasks');
-    const other = (await modern(carol, 'server/discover', {})).json.result;
+    // carol may use a bundle tool that runs as a task: the gateway's own tasks
+    expect(
+      (await modern(carol, 'server/discover', {})).json.result.capabilities.extensions,
+    ).toEqual({ [TASKS]: {} });
+    // a caller granted neither the upstream nor such a tool is offered no tasks
+    const nobody = (await as.mint({ subject: 'dave', claims: { groups: ['none'] } })).access_token;
+    const other = (await modern(nobody, 'server/discover', {})).json.result;
     expect(other.capabilities).not.toHaveProperty('extensions');
   });
 
@@ -249,7 +266,7 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
   });
 
   /** A raw 2026 `subscriptions/listen` of `token` for these task ids. */
-  function listen(token: string, taskIds: string[]): Promise<SseReader> {
+  function listen(token: string, taskIds: string[], caps: object = WITH_TASKS): Promise<SseReader> {
     return SseReader.open(
       gateway.mcpUrl,
       'POST',
@@ -268,7 +285,7 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
           notifications: { taskIds },
           _meta: {
             'io.modelcontextprotocol/protocolVersion': V,
-            'io.modelcontextprotocol/clientCapabilities': WITH_TASKS,
+            'io.modelcontextprotocol/clientCapabilities': caps,
             'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
           },
         },
@@ -308,6 +325,72 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     } finally {
       other.close();
     }
+    // and only for a listen that declares the extension
+    const undeclared = await listen(alice, [mine], {});
+    try {
+      expect((await undeclared.waitForMessage(() => true)).params.notifications).toEqual({});
+    } finally {
+      undeclared.close();
+    }
+  });
+
+  it("a bundle task follows the caller's grant: the same caller without the bundle in its grant gets -32602", async () => {
+    const taskId = await created(alice, 'claims.report');
+    expect((await settled(alice, taskId)).result.content[0].text).toBe('{"pages":2}');
+    for (const method of ['tasks/get', 'tasks/cancel'])
+      expect((await modern(aliceJobsOnly, method, { taskId })).json.error).toMatchObject({
+        code: -32602,
+      });
+  });
+
+  it('a capability the client cannot use a task with is not passed on: a 2025 session, or a malformed declaration, gets the call synchronously', async () => {
+    // a 2025 client that put the 2026 extension in its initialize
+    const init = await postRaw(
+      gateway.mcpUrl,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: WITH_TASKS,
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${alice}`,
+      },
+    );
+    const session = init.headers.get('mcp-session-id')!;
+    const call = await postRaw(
+      gateway.mcpUrl,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'jobs__slow_compute', arguments: { seconds: 0, label: 'l' } },
+      }),
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${alice}`,
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-11-25',
+      },
+    );
+    expect(call.json.result.content).toEqual([{ type: 'text', text: 'computed l after 0 ms' }]);
+    // a 2026 request whose extension settings are not an object
+    const malformed = await modern(
+      alice,
+      'tools/call',
+      { name: 'jobs__slow_compute', arguments: { seconds: 0, label: 'm' } },
+      { extensions: { [TASKS]: true } },
+    );
+    expect(malformed.json.result).toMatchObject({ resultType: 'complete' });
+    const declared = (await jobs.received()).filter((r) => r.method === 'tools/call').slice(-2);
+    expect(declared.map((r) => r.declared)).toEqual([false, false]);
   });
 
   it('tasks/list and tasks/result are not methods of the extension (-32601), and a 2025 client has no tasks/*', async () => {

@@ -451,6 +451,35 @@ export class TasksConfig {
   maxTasks = 10_000;
 
   /**
+   * Most tasks one caller (a token's `sub`, else its `client_id`; one for all without auth) has
+   * kept at once, in memory per replica and in Redis for all: past it the caller's oldest ended
+   * one is dropped (memory) or a new task is refused (Redis, until one expires), so one caller
+   * cannot fill the store for everyone.
+   */
+  @IsInt({ message: 'must be an integer between 1 and 1000000 (tasks)' })
+  @Min(1, { message: 'must be an integer between 1 and 1000000 (tasks)' })
+  @Max(1_000_000, { message: 'must be an integer between 1 and 1000000 (tasks)' })
+  maxTasksPerCaller = 100;
+
+  /**
+   * Largest tool result a task keeps, in bytes of JSON: a larger one ends the task failed with
+   * the reason (the tool ran; called without the Tasks extension it answers in full).
+   */
+  @IsInt({ message: 'must be an integer between 1024 and 67108864 (bytes)' })
+  @Min(1024, { message: 'must be an integer between 1024 and 67108864 (bytes)' })
+  @Max(67_108_864, { message: 'must be an integer between 1024 and 67108864 (bytes)' })
+  maxResultBytes = 1_048_576;
+
+  /**
+   * Without Redis, most bytes of results one replica keeps: past it the oldest ended tasks are
+   * dropped.
+   */
+  @IsInt({ message: 'must be an integer between 1048576 and 17179869184 (bytes)' })
+  @Min(1_048_576, { message: 'must be an integer between 1048576 and 17179869184 (bytes)' })
+  @Max(17_179_869_184, { message: 'must be an integer between 1048576 and 17179869184 (bytes)' })
+  maxStoredBytes = 134_217_728;
+
+  /**
    * How long the replica running a task's call vouches for it, in seconds, renewed every third
    * of it: a task whose replica died is reported failed once this has passed.
    */

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { isModernVersion, JsonRpcCode, MetaKey, undeclaredBy } from '@app/wire';
+import { Extension, isModernVersion, JsonRpcCode, MetaKey, undeclaredBy } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
 import { RegistryService } from '@app/registry';
@@ -26,6 +26,23 @@ function metaOf(params: Record<string, unknown> | undefined): Record<string, unk
 
 function levelOf(message: JsonRpcMessage): unknown {
   return isRecord(message.params) ? message.params.level : undefined;
+}
+
+/**
+ * The client's capabilities as an upstream gets them: the Tasks extension only where the client
+ * can use a task (docs/operations.md §10 "Tasks"): declared by a 2026 request as the extension
+ * says (an object). A 2025 client (no tasks/* here) or a malformed declaration would have the
+ * upstream create a task nobody can reach. The same object when there is nothing to take out.
+ */
+function forwardedCapabilities(
+  capabilities: Readonly<Record<string, unknown>> | undefined,
+  modern: boolean,
+): Readonly<Record<string, unknown>> | undefined {
+  const extensions = capabilities?.extensions;
+  if (!isRecord(extensions) || !(Extension.tasks in extensions)) return capabilities;
+  if (modern && isRecord(extensions[Extension.tasks])) return capabilities;
+  const { [Extension.tasks]: _dropped, ...rest } = extensions;
+  return { ...capabilities, extensions: rest };
 }
 
 /**
@@ -100,7 +117,7 @@ export class UpstreamRouter {
       headers: context.headers,
       requestHeaders,
       signal: context.signal,
-      clientCapabilities: context.clientCapabilities,
+      clientCapabilities: forwardedCapabilities(context.clientCapabilities, modern),
       caller: context.caller,
       clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
       onMessage: (message, origin) =>

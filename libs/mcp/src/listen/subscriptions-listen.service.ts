@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { JsonRpcCode, MetaKey } from '@app/wire';
+import { declaresExtension, Extension, JsonRpcCode, MetaKey } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import {
   UpstreamListener,
@@ -196,6 +196,16 @@ export class SubscriptionsListen {
     // a URI is honoured only when its owner is granted to the caller: one outside the grant is
     // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md
     // "Listen filters and list changes")
+    const meta = request.params?._meta;
+    const declaresTasks = declaresExtension(
+      isRecord(meta) ? meta[MetaKey.clientCapabilities] : undefined,
+      Extension.tasks,
+    );
+    const watchable = new Set(
+      declaresTasks && parsed.filter.taskIds !== undefined
+        ? this.taskWatch.honor(parsed.filter.taskIds, request.caller, access)
+        : [],
+    );
     const honored = honoredFilter(
       parsed.filter,
       this.capabilities.current(),
@@ -207,8 +217,9 @@ export class SubscriptionsListen {
           this.upstreamListener.support(owner)?.resourceSubscriptions === true
         );
       },
-      // a task id only when it was handed to this caller (docs/operations.md §10 "Tasks")
-      (taskId) => this.taskWatch.canWatch(taskId, request.caller, access),
+      // a task id only when it was handed to this caller, for a listen that declares the Tasks
+      // extension (docs/operations.md §10 "Tasks")
+      (taskId) => watchable.has(taskId),
     );
     const stream = this.hub.newStream();
     stream.push(

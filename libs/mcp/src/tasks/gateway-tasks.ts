@@ -6,13 +6,20 @@ import type { BundleTool } from '@app/registry';
 import { JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
 import type { MethodContext } from '../handlers/method-handler';
+import { callerDigest } from '../session/caller-key';
 import { TaskIds } from './task-ids';
 import { unknownTask } from './task-errors';
 import { TASK_STORE, TERMINAL, type TaskRecord, type TaskStore } from './task-store';
 
-/** Why a task whose replica stopped before its call ended failed. */
+/**
+ * Why a task nobody vouches for any more failed: its replica stopped, or could not record the
+ * outcome, before the call ended. The call may have run: the client is told to check.
+ */
 export const RUNNER_STOPPED =
-  'The gateway replica running this task stopped before the call ended; call the tool again';
+  'The gateway replica running this task stopped, or could not record its outcome, before the call ended; the call may have run: check before calling the tool again';
+
+/** Pause between attempts to record a call's outcome while the store is unreachable, ms. */
+const OUTCOME_RETRY_MILLIS = 1_000;
 
 function stopped(record: TaskRecord): TaskRecord {
   return {
@@ -40,6 +47,8 @@ export class GatewayTasks implements BeforeApplicationShutdown {
   private readonly pollIntervalMs: number;
   /** How long a replica vouches for a task it runs (`mcp.tasks.leaseSeconds`), ms. */
   private readonly leaseMillis: number;
+  /** Largest result a task keeps (`mcp.tasks.maxResultBytes`), bytes of JSON. */
+  private readonly maxResultBytes: number;
   /** Calls running here, by task id. */
   private readonly running = new Map<
     string,
@@ -55,6 +64,7 @@ export class GatewayTasks implements BeforeApplicationShutdown {
     this.ttlMs = config.mcp.tasks.ttlSeconds * 1000;
     this.pollIntervalMs = config.mcp.tasks.pollIntervalMillis;
     this.leaseMillis = config.mcp.tasks.leaseSeconds * 1000;
+    this.maxResultBytes = config.mcp.tasks.maxResultBytes;
   }
 
   /**
@@ -77,16 +87,24 @@ export class GatewayTasks implements BeforeApplicationShutdown {
       pollIntervalMs: this.pollIntervalMs,
       runner: this.replica,
       leaseUntil: Date.now() + this.leaseMillis,
+      owner: callerDigest(context.caller) ?? '',
     };
     const kept = await this.store.create(record).catch(() => false);
     if (!kept) {
-      this.logger.warn(`Tool ${tool.name}: no task could be kept now (store full or unreachable)`);
+      this.logger.warn(
+        `Tool ${tool.name}: no task could be kept now (the caller's or the store's bound reached, or the store unreachable)`,
+      );
       return undefined;
     }
     this.run(record, tool, rawArguments, context);
     return {
       resultType: 'task',
-      taskId: this.ids.handOut({ kind: 'gateway' }, record.taskId, context.caller, this.ttlMs),
+      taskId: this.ids.handOut(
+        { kind: 'gateway', source: tool.sourceId, tool: tool.name },
+        record.taskId,
+        context.caller,
+        this.ttlMs,
+      ),
       status: record.status,
       createdAt: record.createdAt,
       lastUpdatedAt: record.lastUpdatedAt,
@@ -179,25 +197,63 @@ export class GatewayTasks implements BeforeApplicationShutdown {
     this.executor
       .call(tool, rawArguments, context.headers, tool.validateOutput, cancellation, context.caller)
       .then(
-        (result) => ({ status: 'completed' as const, result }),
-        () => ({
-          status: 'failed' as const,
+        (result): Pick<TaskRecord, 'status' | 'result' | 'error'> => ({
+          status: 'completed',
+          result,
+        }),
+        (): Pick<TaskRecord, 'status' | 'result' | 'error'> => ({
+          status: 'failed',
           error: { code: JsonRpcCode.InternalError, message: 'Internal error' },
         }),
       )
-      .then(async (outcome) => {
-        if (this.end(record.taskId) === undefined) return;
-        const current = await this.store.get(record.taskId);
-        if (current === undefined || TERMINAL.has(current.status)) return;
-        await this.store.update({
-          ...current,
-          ...outcome,
-          lastUpdatedAt: new Date().toISOString(),
-        });
-      })
-      .catch(() =>
-        this.logger.warn(`Task of ${tool.name}: its outcome could not be kept (store unreachable)`),
-      );
+      .then((outcome) => this.record(record.taskId, this.bounded(outcome)))
+      .catch(() => this.logger.warn(`Task of ${tool.name}: its outcome could not be recorded`));
+  }
+
+  /** An outcome as kept: a result over `mcp.tasks.maxResultBytes` becomes a failure saying so. */
+  private bounded(outcome: Pick<TaskRecord, 'status' | 'result' | 'error'>) {
+    if (outcome.result === undefined) return outcome;
+    const bytes = Buffer.byteLength(JSON.stringify(outcome.result));
+    if (bytes <= this.maxResultBytes) return outcome;
+    return {
+      status: 'failed' as const,
+      error: {
+        code: JsonRpcCode.InternalError,
+        message: `Internal error: the tool's result (${bytes} bytes) is over mcp.tasks.maxResultBytes (${this.maxResultBytes}); the tool ran. Called without the Tasks extension it answers in full`,
+      },
+    };
+  }
+
+  /**
+   * Writes a call's outcome, retried every second while the store is unreachable, for as long as
+   * the lease would last; the lease is renewed meanwhile, so a short outage loses nothing. A task
+   * that ended meanwhile (cancelled) stays as it is.
+   */
+  private async record(
+    taskId: string,
+    outcome: Pick<TaskRecord, 'status' | 'result' | 'error'>,
+  ): Promise<void> {
+    const deadline = Date.now() + 2 * this.leaseMillis;
+    try {
+      for (;;) {
+        if (!this.running.has(taskId)) return;
+        try {
+          const current = await this.store.get(taskId);
+          if (current === undefined || TERMINAL.has(current.status)) return;
+          await this.store.update({
+            ...current,
+            ...outcome,
+            lastUpdatedAt: new Date().toISOString(),
+          });
+          return;
+        } catch (err) {
+          if (Date.now() >= deadline) throw err;
+          await new Promise((resolve) => setTimeout(resolve, OUTCOME_RETRY_MILLIS));
+        }
+      }
+    } finally {
+      this.end(taskId);
+    }
   }
 
   /** Renews the lease of a task running here; cuts the call when it was cancelled elsewhere. */

@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import { MrtrSeal } from '../mrtr/mrtr-seal';
-import { TaskIds, UNBOUNDED_TASK_ID_MILLIS } from './task-ids';
+import { TaskIds, UNBOUNDED_TASK_ID_MILLIS, urlDigest } from './task-ids';
 
 const KEY = Buffer.alloc(32, 7);
 const config = (identity = 'gw') =>
@@ -18,19 +18,31 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
   const alice = caller('alice');
 
   it('opens for the caller it was handed to, with the owner and its own id', () => {
-    const id = ids.handOut({ kind: 'upstream', id: 'jobs' }, 'u-1', alice, 60_000);
+    const id = ids.handOut(
+      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp' },
+      'u-1',
+      alice,
+      60_000,
+    );
     expect(id).toMatch(/^gwtk1\.a\./);
     expect(id).not.toContain('u-1');
     expect(ids.open(id, caller('alice'))).toEqual({
-      owner: { kind: 'upstream', id: 'jobs' },
+      owner: { kind: 'upstream', id: 'jobs', urlDigest: urlDigest('http://jobs/mcp') },
       taskId: 'u-1',
     });
-    const own = ids.handOut({ kind: 'gateway' }, 'g-1', undefined, null);
-    expect(ids.open(own, undefined)).toEqual({ owner: { kind: 'gateway' }, taskId: 'g-1' });
+    const gw = { kind: 'gateway', source: 'jobs', tool: 'jobs.report' } as const;
+    const own = ids.handOut(gw, 'g-1', undefined, null);
+    expect(ids.open(own, undefined)).toEqual({ owner: gw, taskId: 'g-1' });
   });
 
   it('is unknown to another caller, to no caller, to another gateway identity, and once expired', () => {
-    const id = ids.handOut({ kind: 'upstream', id: 'jobs' }, 'u-1', alice, 1_000, 0);
+    const id = ids.handOut(
+      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp' },
+      'u-1',
+      alice,
+      1_000,
+      0,
+    );
     expect(ids.open(id, caller('bob'))).toBeUndefined();
     expect(ids.open(id, undefined)).toBeUndefined();
     expect(new TaskIds(new MrtrSeal(config('other'))).open(id, alice)).toBeUndefined();
@@ -44,9 +56,15 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
     const seal = new MrtrSeal(config());
     const spy = jest.spyOn(seal, 'seal');
     const t = new TaskIds(seal);
-    t.handOut({ kind: 'gateway' }, 'x', undefined, 5_000, 1_000);
-    t.handOut({ kind: 'gateway' }, 'x', undefined, null, 1_000);
-    t.handOut({ kind: 'gateway' }, 'x', undefined, 10 * UNBOUNDED_TASK_ID_MILLIS, 1_000);
+    t.handOut({ kind: 'gateway', source: 's', tool: 't' }, 'x', undefined, 5_000, 1_000);
+    t.handOut({ kind: 'gateway', source: 's', tool: 't' }, 'x', undefined, null, 1_000);
+    t.handOut(
+      { kind: 'gateway', source: 's', tool: 't' },
+      'x',
+      undefined,
+      10 * UNBOUNDED_TASK_ID_MILLIS,
+      1_000,
+    );
     expect(spy.mock.calls.map(([, p]) => p.exp)).toEqual([
       1_000 + 5_000 + 60_000,
       1_000 + UNBOUNDED_TASK_ID_MILLIS,

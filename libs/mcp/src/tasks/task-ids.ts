@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CallerIdentity } from '@app/identity';
 import { MrtrSeal } from '../mrtr/mrtr-seal';
@@ -8,16 +9,33 @@ import { callerDigest } from '../session/caller-key';
  * The owner may keep such a task longer; the client's id for it then reads as unknown.
  */
 export const UNBOUNDED_TASK_ID_MILLIS = 7 * 24 * 3600 * 1000;
+/** A short digest of an upstream's URL, what a task id binds besides the upstream's id. */
+export function urlDigest(url: string): string {
+  return createHash('sha256').update(url).digest('base64url').slice(0, 16);
+}
+
 /** Slack over a task's `ttlMs` (clocks, the time the answer takes to reach the client). */
 const TTL_SLACK_MILLIS = 60_000;
 
-/** Who runs a task: an upstream MCP server (by id), or this gateway (a bundle tool's call). */
+/**
+ * Who runs a task: an upstream MCP server (its id and URL: an id registered again for another
+ * server does not inherit the tasks), or this gateway (a bundle tool's call).
+ */
 export type TaskOwner =
-  { readonly kind: 'upstream'; readonly id: string } | { readonly kind: 'gateway' };
+  { readonly kind: 'upstream'; readonly id: string; readonly url: string } | GatewayTaskOwner;
 
-/** What a client's task id stands for. */
+/** A bundle tool's call the gateway runs: the tool and its bundle, what the caller's grant is checked against. */
+export interface GatewayTaskOwner {
+  readonly kind: 'gateway';
+  readonly source: string;
+  readonly tool: string;
+}
+
+/** What a client's task id stands for: its owner (an upstream by id and URL digest, or the gateway). */
 export interface OpenedTaskId {
-  readonly owner: TaskOwner;
+  readonly owner:
+    | { readonly kind: 'upstream'; readonly id: string; readonly urlDigest: string }
+    | GatewayTaskOwner;
   /** The owner's own id of the task. */
   readonly taskId: string;
 }
@@ -50,20 +68,26 @@ export class TaskIds {
         : UNBOUNDED_TASK_ID_MILLIS;
     return this.seal.seal('task-id', {
       o: owner.kind === 'upstream' ? `u:${owner.id}` : 'g',
+      ...(owner.kind === 'upstream'
+        ? { u: urlDigest(owner.url) }
+        : { s: owner.source, n: owner.tool }),
       t: taskId,
       c: callerDigest(caller) ?? '',
       exp: nowMs + lifetime,
-    } as { exp: number });
+    } as unknown as { exp: number });
   }
 
   /** What `token` stands for when this caller was handed it; undefined otherwise. */
   open(token: unknown, caller: CallerIdentity | undefined): OpenedTaskId | undefined {
     const payload = this.seal.open('task-id', token);
     if (payload === undefined || payload.c !== (callerDigest(caller) ?? '')) return undefined;
-    const { o, t } = payload;
+    const { o, t, u, s, n } = payload;
     if (typeof o !== 'string' || typeof t !== 'string') return undefined;
-    if (o === 'g') return { owner: { kind: 'gateway' }, taskId: t };
-    if (!o.startsWith('u:')) return undefined;
-    return { owner: { kind: 'upstream', id: o.slice(2) }, taskId: t };
+    if (o === 'g')
+      return typeof s === 'string' && typeof n === 'string'
+        ? { owner: { kind: 'gateway', source: s, tool: n }, taskId: t }
+        : undefined;
+    if (!o.startsWith('u:') || typeof u !== 'string') return undefined;
+    return { owner: { kind: 'upstream', id: o.slice(2), urlDigest: u }, taskId: t };
   }
 }

@@ -32,6 +32,8 @@ export interface TaskRecord {
   /** The replica running the call, and until when (ms since the epoch) it vouches for it. */
   readonly runner: string;
   readonly leaseUntil: number;
+  /** Who it was created for (a digest of the caller; '' without auth): the per-caller bound. */
+  readonly owner: string;
 }
 
 /** DI token of the TaskStore. */
@@ -43,7 +45,11 @@ export const TASK_STORE = Symbol('TASK_STORE');
  * (completed, failed, cancelled) never changes again.
  */
 export interface TaskStore {
-  /** Keeps a new task until its ttlMs passes; false when the store is full (memory only). */
+  /**
+   * Keeps a new task until its ttlMs passes; false when it cannot be kept: its caller holds
+   * `tasks.maxTasksPerCaller` tasks (in memory: none of them ended), or (memory) the replica
+   * holds `tasks.maxTasks` of which none ended.
+   */
   create(record: TaskRecord): Promise<boolean>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   /**
@@ -57,20 +63,31 @@ function expiresAt(record: TaskRecord): number {
   return Date.parse(record.createdAt) + record.ttlMs;
 }
 
-/** Tasks in this replica's memory, at most `maxTasks`, each dropped once its ttlMs has passed. */
+/**
+ * Tasks in this replica's memory, dropped once their ttlMs has passed, bounded three ways: at
+ * most `maxTasks` (then the oldest ended one makes room), at most `maxPerCaller` per caller
+ * (then that caller's oldest ended one), and at most `maxBytes` of results (then the oldest
+ * ended ones go).
+ */
 export class MemoryTaskStore implements TaskStore {
+  /** In creation order: the first ended one found is the oldest. */
   private readonly records = new Map<string, TaskRecord>();
+  private readonly sizes = new Map<string, number>();
+  private bytes = 0;
 
-  constructor(private readonly maxTasks: number) {}
+  constructor(
+    private readonly maxTasks: number,
+    private readonly maxPerCaller: number,
+    private readonly maxBytes: number,
+  ) {}
 
   create(record: TaskRecord): Promise<boolean> {
     this.sweep();
-    if (this.records.size >= this.maxTasks) {
-      // the oldest ended task makes room; with none ended the store is full
-      const ended = [...this.records.values()].find((r) => TERMINAL.has(r.status));
-      if (ended === undefined) return Promise.resolve(false);
-      this.records.delete(ended.taskId);
-    }
+    const own = [...this.records.values()].filter((r) => r.owner === record.owner);
+    if (own.length >= this.maxPerCaller && !this.dropOldestEnded(own))
+      return Promise.resolve(false);
+    if (this.records.size >= this.maxTasks && !this.dropOldestEnded(this.records.values()))
+      return Promise.resolve(false);
     this.records.set(record.taskId, record);
     return Promise.resolve(true);
   }
@@ -78,7 +95,7 @@ export class MemoryTaskStore implements TaskStore {
   get(taskId: string): Promise<TaskRecord | undefined> {
     const record = this.records.get(taskId);
     if (record !== undefined && expiresAt(record) <= Date.now()) {
-      this.records.delete(taskId);
+      this.drop(taskId);
       return Promise.resolve(undefined);
     }
     return Promise.resolve(record);
@@ -88,12 +105,35 @@ export class MemoryTaskStore implements TaskStore {
     const current = this.records.get(record.taskId);
     if (current === undefined || TERMINAL.has(current.status)) return Promise.resolve(false);
     this.records.set(record.taskId, record);
+    const size = record.result === undefined ? 0 : JSON.stringify(record.result).length;
+    this.bytes += size - (this.sizes.get(record.taskId) ?? 0);
+    this.sizes.set(record.taskId, size);
+    while (this.bytes > this.maxBytes) {
+      const others = [...this.records.values()].filter((r) => r.taskId !== record.taskId);
+      if (!this.dropOldestEnded(others)) break;
+    }
     return Promise.resolve(true);
+  }
+
+  /** Drops the first ended task of `records`; false when none ended. */
+  private dropOldestEnded(records: Iterable<TaskRecord>): boolean {
+    for (const r of records)
+      if (TERMINAL.has(r.status)) {
+        this.drop(r.taskId);
+        return true;
+      }
+    return false;
+  }
+
+  private drop(taskId: string): void {
+    this.records.delete(taskId);
+    this.bytes -= this.sizes.get(taskId) ?? 0;
+    this.sizes.delete(taskId);
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [id, record] of this.records) if (expiresAt(record) <= now) this.records.delete(id);
+    for (const [id, record] of this.records) if (expiresAt(record) <= now) this.drop(id);
   }
 }
 
@@ -107,8 +147,22 @@ redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
 return 1`;
 
 /**
+ * Creates a task unless its caller holds `ARGV[4]` unexpired tasks: KEYS[2] is the caller's set
+ * of task ids scored by expiry (ms), trimmed of expired ones first; both keys share the
+ * `{<identity>}` hash tag, so the script runs on one Redis Cluster node. 1: created, 0: not.
+ */
+const CREATE_SCRIPT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1`;
+
+/**
  * Tasks in Redis under `<keyPrefix>:{<identity>}:task:<taskId>` (JSON, expiring with the task's
- * ttlMs), every command bounded by `mcp.redis.commandTimeoutMillis`, none queued while Redis is
+ * ttlMs), each caller's ids in `<keyPrefix>:{<identity>}:task:of:<caller digest>` (the per-caller
+ * bound), every command bounded by `mcp.redis.commandTimeoutMillis`, none queued while Redis is
  * away: a task cannot then be created (the call runs without one, or -32603 for a tool that
  * requires one) or read (-32603).
  */
@@ -117,11 +171,14 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   private readonly prefix: string;
   private healthy = true;
 
+  private readonly maxPerCaller: number;
+
   constructor(
     private readonly redis: Redis,
     config: GatewayConfig,
   ) {
     this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:task:`;
+    this.maxPerCaller = config.mcp.tasks.maxTasksPerCaller;
     redis.on('error', () => this.unhealthy());
     redis.on('ready', () => {
       if (!this.healthy) this.logger.log('Redis is back: tasks are kept again');
@@ -131,10 +188,22 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   }
 
   async create(record: TaskRecord): Promise<boolean> {
-    await this.guard(() =>
-      this.redis.set(this.prefix + record.taskId, JSON.stringify(record), 'PX', record.ttlMs),
+    const now = Date.now();
+    const created = await this.guard(() =>
+      this.redis.eval(
+        CREATE_SCRIPT,
+        2,
+        this.prefix + record.taskId,
+        `${this.prefix}of:${record.owner}`,
+        JSON.stringify(record),
+        String(record.ttlMs),
+        String(now),
+        String(this.maxPerCaller),
+        String(now + record.ttlMs),
+        record.taskId,
+      ),
     );
-    return true;
+    return created === 1;
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
@@ -175,7 +244,9 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
 export const taskStoreProvider: Provider = {
   provide: TASK_STORE,
   useFactory: async (config: GatewayConfig): Promise<TaskStore> => {
-    if (config.redisUrl === undefined) return new MemoryTaskStore(config.mcp.tasks.maxTasks);
+    const { maxTasks, maxTasksPerCaller, maxStoredBytes } = config.mcp.tasks;
+    if (config.redisUrl === undefined)
+      return new MemoryTaskStore(maxTasks, maxTasksPerCaller, maxStoredBytes);
     return new RedisTaskStore(await openRequestPathRedis(config.redisUrl, config), config);
   },
   inject: [GATEWAY_CONFIG],

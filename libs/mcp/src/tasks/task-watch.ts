@@ -1,22 +1,31 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
-import type { IncomingHeaders } from '@app/execution';
-import type { CallerAccess, CallerIdentity } from '@app/identity';
+import { CallCancellation, type IncomingHeaders } from '@app/execution';
+import { allowsTool, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { RegistryService } from '@app/registry';
-import { Extension, MetaKey } from '@app/wire';
-import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { Extension, JsonRpcCode, MetaKey } from '@app/wire';
+import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import type { MethodContext } from '../handlers/method-handler';
 import { granted } from '../handlers/upstream-handler-support';
+import { callerDigest } from '../session/caller-key';
 import { GatewayTasks } from './gateway-tasks';
 import { TaskIds } from './task-ids';
 import { TERMINAL, type TaskStatus } from './task-store';
 import { UpstreamTasks } from './upstream-tasks';
 
-/** Bounds on how often one watched task is looked at, ms (its owner's `pollIntervalMs` within). */
-const MIN_POLL_MILLIS = 250;
+/** Distinct tasks one caller may have watched at once on a replica, over all its listens. */
+export const MAX_WATCHED_TASKS_PER_CALLER = 64;
+/** Bounds on how often a watched task is read, ms (its owner's `pollIntervalMs` within). */
+const MIN_POLL_MILLIS = 1_000;
 const MAX_POLL_MILLIS = 60_000;
-/** After a failed look (the owner unreachable), the next one. */
+/** After a failed read (the owner unreachable), the next one. */
 const RETRY_MILLIS = 1_000;
+/**
+ * Largest `result`/`error` a notification inlines (JSON characters); a larger one is left out
+ * (the extension makes inlining optional): the client reads it with tasks/get, and one large
+ * result cannot push a listen past `listen.maxQueuedBytes`.
+ */
+export const MAX_INLINED_CHARS = 65_536;
 
 /** Where a watch's notifications go: a client's listen stream, bound to its caller. */
 export interface TaskWatcher {
@@ -24,23 +33,57 @@ export interface TaskWatcher {
   readonly access: CallerAccess | undefined;
   /** The listen's headers: an upstream's tasks/get carries the caller's credential, as a call does. */
   readonly headers: IncomingHeaders;
-  /** Aborted when the listen ends: the watch stops. */
+  /** Aborted when the listen ends: it stops watching. */
   readonly signal: AbortSignal;
   /** A `notifications/tasks` params object (a DetailedTask with the client's task id). */
   push(params: Record<string, unknown>): void;
+}
+
+/** One task watched for one caller, shared by all its listens that name it. */
+interface Watch {
+  readonly clientId: string;
+  readonly caller: string;
+  readonly watchers: Set<TaskWatcher>;
+  readonly stop: AbortController;
+  /** What was sent last, for a listen that joins later. */
+  last?: Record<string, unknown>;
+}
+
+/** The notification params of a DetailedTask: no envelope members; a large result left out. */
+function notificationParams(task: Record<string, unknown>): Record<string, unknown> {
+  const { resultType: _resultType, _meta: meta, ...params } = task;
+  const rest = { ...(meta as Record<string, unknown> | undefined) };
+  delete rest[MetaKey.serverInfo];
+  const out: Record<string, unknown> =
+    Object.keys(rest).length > 0 ? { ...params, _meta: rest } : params;
+  for (const key of ['result', 'error'] as const)
+    if (out[key] !== undefined && JSON.stringify(out[key]).length > MAX_INLINED_CHARS)
+      delete out[key];
+  return out;
+}
+
+/** A task the owner no longer knows (-32602 from the gateway or the upstream): nothing more to say. */
+function isGone(err: unknown): boolean {
+  if (err instanceof ForwardedError) return err.rpcCode === JsonRpcCode.InvalidParams;
+  return err instanceof GatewayError && err.code === GatewayErrorCode.InvalidParams;
 }
 
 /**
  * `notifications/tasks` on a `subscriptions/listen` stream whose filter names task ids (the Tasks
  * extension, SEP-2663; docs/operations.md §10 "Tasks"). The gateway watches each task for the
  * client, whoever runs it: it reads the task (`tasks/get` of an upstream with the caller's
- * credential, or the gateway's own store) at the owner's `pollIntervalMs`, and sends the
- * DetailedTask, with the client's id, when its status, message, input requests or update time
- * changed, until it ended or the listen closes. Upstreams' own task notifications are not
- * needed (they are optional), and no upstream listen is held for tasks.
+ * credential, or the gateway's own store) at the owner's `pollIntervalMs`, at most once a second,
+ * and sends the DetailedTask, with the client's id, when its status, message, input requests or
+ * update time changed, until it ended, the owner no longer knows it, or the last listen naming it
+ * closed (its read in flight is cut then). One read per task and caller, whatever the number of
+ * its listens; at most MAX_WATCHED_TASKS_PER_CALLER tasks per caller on a replica.
  */
 @Injectable()
 export class TaskWatch {
+  /** By caller digest and client id. */
+  private readonly watches = new Map<string, Watch>();
+  private readonly perCaller = new Map<string, number>();
+
   constructor(
     private readonly ids: TaskIds,
     private readonly gatewayTasks: GatewayTasks,
@@ -48,71 +91,143 @@ export class TaskWatch {
     private readonly registry: RegistryService,
   ) {}
 
-  /** Whether the caller may watch this id: handed to it, and its upstream in its grant. */
-  canWatch(clientId: string, caller: CallerIdentity | undefined, access?: CallerAccess): boolean {
+  /**
+   * The ids of `requested` this caller may watch: handed to it, their owner (the upstream, or the
+   * bundle tool) in its grant, within its MAX_WATCHED_TASKS_PER_CALLER (a task it watches already
+   * costs nothing more).
+   */
+  honor(
+    requested: readonly string[],
+    caller: CallerIdentity | undefined,
+    access: CallerAccess | undefined,
+  ): string[] {
+    const who = callerDigest(caller) ?? '';
+    let room = MAX_WATCHED_TASKS_PER_CALLER - (this.perCaller.get(who) ?? 0);
+    return requested.filter((clientId) => {
+      if (!this.mayWatch(clientId, caller, access)) return false;
+      if (this.watches.has(`${who}\u0000${clientId}`)) return true;
+      if (room <= 0) return false;
+      room -= 1;
+      return true;
+    });
+  }
+
+  /** Watches these ids (as honoured) for one listen, until its signal aborts. */
+  watch(clientIds: readonly string[], watcher: TaskWatcher): void {
+    const who = callerDigest(watcher.caller) ?? '';
+    for (const clientId of clientIds) {
+      const key = `${who}\u0000${clientId}`;
+      let watch = this.watches.get(key);
+      if (watch === undefined) {
+        watch = { clientId, caller: who, watchers: new Set(), stop: new AbortController() };
+        this.watches.set(key, watch);
+        this.perCaller.set(who, (this.perCaller.get(who) ?? 0) + 1);
+        void this.follow(watch, watcher);
+      } else if (watch.last !== undefined) watcher.push(watch.last);
+      const joined = watch;
+      joined.watchers.add(watcher);
+      watcher.signal.addEventListener('abort', () => this.leave(key, joined, watcher), {
+        once: true,
+      });
+    }
+  }
+
+  private mayWatch(
+    clientId: string,
+    caller: CallerIdentity | undefined,
+    access: CallerAccess | undefined,
+  ): boolean {
     const opened = this.ids.open(clientId, caller);
     if (opened === undefined) return false;
-    if (opened.owner.kind === 'gateway') return true;
+    if (opened.owner.kind === 'gateway')
+      return access === undefined || allowsTool(access, opened.owner.source, opened.owner.tool);
     const { id } = opened.owner;
     return granted(access, id) && this.registry.current()?.extras.upstreams.has(id) === true;
   }
 
-  watch(clientIds: readonly string[], watcher: TaskWatcher): void {
-    for (const clientId of clientIds) void this.follow(clientId, watcher);
+  private leave(key: string, watch: Watch, watcher: TaskWatcher): void {
+    watch.watchers.delete(watcher);
+    if (watch.watchers.size > 0) return;
+    this.end(key, watch);
   }
 
-  private async follow(clientId: string, watcher: TaskWatcher): Promise<void> {
-    let last = '';
-    while (!watcher.signal.aborted) {
+  private end(key: string, watch: Watch): void {
+    if (this.watches.get(key) !== watch) return;
+    this.watches.delete(key);
+    const left = (this.perCaller.get(watch.caller) ?? 1) - 1;
+    if (left === 0) this.perCaller.delete(watch.caller);
+    else this.perCaller.set(watch.caller, left);
+    watch.stop.abort();
+  }
+
+  /** Reads the task until it ended or nobody watches; `first` is whose credential reads it. */
+  private async follow(watch: Watch, first: TaskWatcher): Promise<void> {
+    const { signal } = watch.stop;
+    let seen = '';
+    const key = `${watch.caller}\u0000${watch.clientId}`;
+    while (!signal.aborted) {
       let wait = RETRY_MILLIS;
       try {
-        const task = await this.detail(clientId, watcher);
-        if (watcher.signal.aborted) return;
-        const { resultType: _resultType, _meta: meta, ...params } = task;
-        const seen = JSON.stringify([
+        // read with the credential of a listen still open (the same caller)
+        const reader: TaskWatcher = watch.watchers.values().next().value ?? first;
+        const task = await this.detail(watch.clientId, reader, signal);
+        if (signal.aborted) return;
+        const params = notificationParams(task);
+        const state = JSON.stringify([
           params.status,
           params.statusMessage,
           params.lastUpdatedAt,
           Object.keys((params.inputRequests as object | undefined) ?? {}),
         ]);
-        if (seen !== last) {
-          last = seen;
-          const rest = { ...(meta as Record<string, unknown> | undefined) };
-          delete rest[MetaKey.serverInfo];
-          watcher.push(Object.keys(rest).length > 0 ? { ...params, _meta: rest } : params);
+        if (state !== seen) {
+          seen = state;
+          watch.last = params;
+          for (const watcher of watch.watchers) watcher.push(params);
         }
-        if (TERMINAL.has(params.status as TaskStatus)) return;
-        const interval = typeof params.pollIntervalMs === 'number' ? params.pollIntervalMs : 1000;
+        if (TERMINAL.has(params.status as TaskStatus)) return this.end(key, watch);
+        const interval = typeof params.pollIntervalMs === 'number' ? params.pollIntervalMs : 0;
         wait = Math.min(Math.max(interval, MIN_POLL_MILLIS), MAX_POLL_MILLIS);
       } catch (err) {
-        // a task no longer known (expired, its upstream gone from the grant): nothing more to say
-        if (err instanceof GatewayError && err.code === GatewayErrorCode.InvalidParams) return;
+        if (isGone(err)) return this.end(key, watch);
       }
-      await sleep(wait, undefined, { signal: watcher.signal }).catch(() => undefined);
+      await sleep(wait, undefined, { signal }).catch(() => undefined);
     }
   }
 
-  private async detail(clientId: string, watcher: TaskWatcher): Promise<Record<string, unknown>> {
+  private async detail(
+    clientId: string,
+    watcher: TaskWatcher,
+    stop: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     const opened = this.ids.open(clientId, watcher.caller);
     if (opened === undefined)
       throw new GatewayError(GatewayErrorCode.InvalidParams, 'unknown taskId');
     if (opened.owner.kind === 'gateway')
       return (await this.gatewayTasks.get(opened.taskId, clientId)) as Record<string, unknown>;
+    // the read in flight is cut when the last listen naming the task closes
+    const cancellation = new CallCancellation();
+    const cut = () => cancellation.abort('client-closed');
+    stop.addEventListener('abort', cut, { once: true });
     const context: MethodContext = {
       protocolVersion: '2026-07-28',
       headers: watcher.headers,
       rawBody: '',
+      signal: cancellation,
       caller: watcher.caller,
       access: watcher.access,
       clientCapabilities: { extensions: { [Extension.tasks]: {} } },
     };
-    return (await this.upstreamTasks.forward(
-      'tasks/get',
-      opened.owner.id,
-      opened.taskId,
-      clientId,
-      { taskId: clientId },
-      context,
-    )) as Record<string, unknown>;
+    try {
+      return (await this.upstreamTasks.forward(
+        'tasks/get',
+        opened.owner,
+        opened.taskId,
+        clientId,
+        { taskId: clientId },
+        context,
+      )) as Record<string, unknown>;
+    } finally {
+      stop.removeEventListener('abort', cut);
+    }
   }
 }

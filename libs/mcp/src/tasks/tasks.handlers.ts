@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { allowsTool } from '@app/identity';
 import { declaresExtension, Extension } from '@app/wire';
 import type { MethodContext, MethodHandler, MethodResult } from '../handlers/method-handler';
 import { stringParam, type Params } from '../handlers/upstream-handler-support';
@@ -30,10 +31,16 @@ abstract class TaskMethodHandler implements MethodHandler {
     const clientId = stringParam(params, 'taskId');
     const opened = this.ids.open(clientId, context.caller);
     if (opened === undefined) throw unknownTask();
-    if (opened.owner.kind === 'gateway') return this.own(opened.taskId, clientId);
+    if (opened.owner.kind === 'gateway') {
+      // the bundle tool must still be in the caller's grant, as for a call of it
+      const { access } = context;
+      if (access !== undefined && !allowsTool(access, opened.owner.source, opened.owner.tool))
+        throw unknownTask();
+      return this.own(opened.taskId, clientId);
+    }
     return this.upstreamTasks.forward(
       this.method,
-      opened.owner.id,
+      opened.owner,
       opened.taskId,
       clientId,
       params,

@@ -4,7 +4,7 @@ import { ForwardedError } from '../errors/gateway-error';
 import { SerializedResult, type MethodContext } from '../handlers/method-handler';
 import type { UpstreamRouter } from '../handlers/upstream-router';
 import { MrtrSeal } from '../mrtr/mrtr-seal';
-import { TaskIds } from './task-ids';
+import { TaskIds, urlDigest } from './task-ids';
 import { UpstreamTasks } from './upstream-tasks';
 
 const config = {
@@ -13,7 +13,7 @@ const config = {
 } as unknown as GatewayConfig;
 const ids = new TaskIds(new MrtrSeal(config));
 const tasks = new UpstreamTasks(ids, {} as UpstreamRouter, {} as RegistryService);
-const jobs = { id: 'jobs' } as UpstreamDefinition;
+const jobs = { id: 'jobs', url: 'http://jobs/mcp' } as UpstreamDefinition;
 const TASKS = 'io.modelcontextprotocol/tasks';
 const context = (protocolVersion: string, caps: object): MethodContext =>
   ({ protocolVersion, headers: {}, rawBody: '', clientCapabilities: caps }) as MethodContext;
@@ -28,7 +28,7 @@ describe('UpstreamTasks.handOut (docs/operations.md §10 "Tasks")', () => {
     ) as Record<string, unknown>;
     expect(out).toEqual({ ...created, taskId: expect.stringMatching(/^gwtk1\./) });
     expect(ids.open(out.taskId, undefined)).toEqual({
-      owner: { kind: 'upstream', id: 'jobs' },
+      owner: { kind: 'upstream', id: 'jobs', urlDigest: urlDigest('http://jobs/mcp') },
       taskId: 'u-1',
     });
   });
@@ -51,5 +51,12 @@ describe('UpstreamTasks.handOut (docs/operations.md §10 "Tasks")', () => {
         context('2026-07-28', { extensions: { [TASKS]: {} } }),
       ),
     ).toThrow('without a taskId');
+    expect(() =>
+      tasks.handOut(
+        { ...created, taskId: 'x'.repeat(1025) },
+        jobs,
+        context('2026-07-28', { extensions: { [TASKS]: {} } }),
+      ),
+    ).toThrow('over 1024 characters');
   });
 });

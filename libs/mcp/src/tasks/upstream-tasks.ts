@@ -10,7 +10,10 @@ import {
 } from '../handlers/method-handler';
 import { granted } from '../handlers/upstream-handler-support';
 import { UpstreamRouter } from '../handlers/upstream-router';
-import { TaskIds } from './task-ids';
+import { TaskIds, urlDigest } from './task-ids';
+
+/** Longest upstream task id taken (a client's id carries it, in headers and listen filters). */
+export const MAX_UPSTREAM_TASK_ID = 1024;
 import { unknownTask } from './task-errors';
 
 function valueOf(result: MethodResult): Record<string, unknown> {
@@ -56,10 +59,16 @@ export class UpstreamTasks {
         JsonRpcCode.InternalError,
         `Upstream ${upstream.id} answered with a task without a taskId`,
       );
+    // the client's id carries it, and goes in Mcp-Name headers and listen filters
+    if (value.taskId.length > MAX_UPSTREAM_TASK_ID)
+      throw new ForwardedError(
+        JsonRpcCode.InternalError,
+        `Upstream ${upstream.id} answered with a taskId over ${MAX_UPSTREAM_TASK_ID} characters`,
+      );
     return {
       ...value,
       taskId: this.ids.handOut(
-        { kind: 'upstream', id: upstream.id },
+        { kind: 'upstream', id: upstream.id, url: upstream.url },
         value.taskId,
         context.caller,
         value.ttlMs,
@@ -74,17 +83,29 @@ export class UpstreamTasks {
    */
   async forward(
     method: string,
-    upstreamId: string,
+    owner: { readonly id: string; readonly urlDigest: string },
     taskId: string,
     clientId: string,
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,
   ): Promise<MethodResult> {
-    const upstream = this.registry.current()?.extras.upstreams.get(upstreamId)?.upstream;
-    if (upstream === undefined || !granted(context.access, upstreamId)) throw unknownTask();
+    const upstream = this.registry.current()?.extras.upstreams.get(owner.id)?.upstream;
+    if (
+      upstream === undefined ||
+      urlDigest(upstream.url) !== owner.urlDigest ||
+      !granted(context.access, owner.id)
+    )
+      throw unknownTask();
     const result = valueOf(
       await this.router.forward(upstream, method, { ...params, taskId }, context),
     );
-    return 'taskId' in result ? { ...result, taskId: clientId } : result;
+    if (!('taskId' in result)) return result;
+    // a DetailedTask of another task than the one asked is a broken answer
+    if (result.taskId !== taskId)
+      throw new ForwardedError(
+        JsonRpcCode.InternalError,
+        `Upstream ${upstream.id} answered ${method} with another task's id`,
+      );
+    return { ...result, taskId: clientId };
   }
 }
