@@ -2,48 +2,24 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
-import { postRaw, type RawAnswer } from '../support/rpc';
+import { modernListen, modernRequest } from '../support/modern-rpc';
+import { type RawAnswer } from '../support/rpc';
 import { connectV1 } from '../support/sdk-clients';
-import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
 
-const V = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const WITH_TASKS = { extensions: { [TASKS]: {} } };
 const STOPPED =
   'The gateway replica running this task stopped, or could not record its outcome, before the call ended; the call may have run: check before calling the tool again';
 
-/** A 2026-07-28 request, its headers mirroring the body. */
+/** A 2026-07-28 request (test/support/modern-rpc.ts), no credential. */
 function modern(
   gateway: GatewayProcess,
   method: string,
   params: Record<string, unknown>,
   caps: object = WITH_TASKS,
 ): Promise<RawAnswer> {
-  const name = params.taskId ?? params.name;
-  return postRaw(
-    gateway.mcpUrl,
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': V,
-          'io.modelcontextprotocol/clientCapabilities': caps,
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        },
-      },
-    }),
-    {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': method,
-      ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-    },
-  );
+  return modernRequest(gateway.mcpUrl, method, params, caps);
 }
 
 async function task(gateway: GatewayProcess, taskId: string): Promise<any> {
@@ -157,29 +133,7 @@ describe('bundle tools run as tasks by the gateway, kept in Redis', () => {
   it('a listen on another replica naming the task gets its notifications/tasks up to the result', async () => {
     const created = (await modern(first, 'tools/call', { name: 'jobs.report', arguments: {} })).json
       .result;
-    const stream = await SseReader.open(
-      second.mcpUrl,
-      'POST',
-      {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': V,
-        'mcp-method': 'subscriptions/listen',
-      },
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'subscriptions/listen',
-        params: {
-          notifications: { taskIds: [created.taskId] },
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': V,
-            'io.modelcontextprotocol/clientCapabilities': WITH_TASKS,
-            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-          },
-        },
-      }),
-    );
+    const stream = await modernListen(second.mcpUrl, 7, { taskIds: [created.taskId] }, WITH_TASKS);
     try {
       expect((await stream.waitForMessage(() => true)).params.notifications).toEqual({
         taskIds: [created.taskId],

@@ -2,13 +2,13 @@ import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { TasksUpstream } from '../support/tasks-upstream-process';
 import { TestAuthorizationServer } from '../support/oidc-provider';
+import { modernListen, modernRequest } from '../support/modern-rpc';
 import { postRaw, type RawAnswer } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
 import { connectV1 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
 const RESOURCE = 'https://gateway.test/mcp';
-const V = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
 const WITH_TASKS = { extensions: { [TASKS]: {} } };
 
@@ -80,7 +80,7 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     await Promise.all([as?.stop(), jobs?.stop(), claims?.stop()]);
   });
 
-  /** A 2026-07-28 request, its headers mirroring the body (Mcp-Name: params.name or taskId). */
+  /** A 2026-07-28 request of `token` (docs: test/support/modern-rpc.ts). */
   function modern(
     token: string,
     method: string,
@@ -88,31 +88,7 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     caps: object = WITH_TASKS,
     target: GatewayProcess = gateway,
   ): Promise<RawAnswer> {
-    const name = params.taskId ?? params.name;
-    return postRaw(
-      target.mcpUrl,
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': V,
-            'io.modelcontextprotocol/clientCapabilities': caps,
-            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-          },
-        },
-      }),
-      {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${token}`,
-        'mcp-protocol-version': V,
-        'mcp-method': method,
-        ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-      },
-    );
+    return modernRequest(target.mcpUrl, method, params, caps, token);
   }
 
   async function created(token: string, name: string, args: object = {}): Promise<string> {
@@ -267,30 +243,7 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
 
   /** A raw 2026 `subscriptions/listen` of `token` for these task ids. */
   function listen(token: string, taskIds: string[], caps: object = WITH_TASKS): Promise<SseReader> {
-    return SseReader.open(
-      gateway.mcpUrl,
-      'POST',
-      {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${token}`,
-        'mcp-protocol-version': V,
-        'mcp-method': 'subscriptions/listen',
-      },
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 'W',
-        method: 'subscriptions/listen',
-        params: {
-          notifications: { taskIds },
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': V,
-            'io.modelcontextprotocol/clientCapabilities': caps,
-            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-          },
-        },
-      }),
-    );
+    return modernListen(gateway.mcpUrl, 'W', { taskIds }, caps, token);
   }
 
   it('a listen naming task ids gets notifications/tasks for those handed to its caller, up to the result', async () => {
