@@ -224,8 +224,10 @@ export class ToolsCallHandler implements MethodHandler {
         : (extractRawMember(context.rawBody, ['params', 'arguments']) ?? JSON.stringify(args));
     // a task-capable bundle tool for a 2026 request that declared Tasks runs as a task
     // (docs/operations.md §10 "Tasks")
-    const taskSupport = bundleTaskSupport(tool);
-    if (taskSupport !== undefined && isModernVersion(context.protocolVersion)) {
+    const taskSupport = isModernVersion(context.protocolVersion)
+      ? bundleTaskSupport(tool)
+      : undefined;
+    if (taskSupport !== undefined) {
       if (declaresExtension(context.clientCapabilities, Extension.tasks)) {
         const created = await this.gatewayTasks.start(tool as BundleTool, rawArguments, context);
         if (created !== undefined) return created;

@@ -13,9 +13,12 @@ const known = new WeakMap<CatalogTool, TaskSupport | null>();
  * JSON once per catalog tool.
  */
 export function bundleTaskSupport(tool: CatalogTool): TaskSupport | undefined {
-  if (tool.route.kind !== 'bundle' || !tool.publishedJson.includes(MARKER)) return undefined;
   let support = known.get(tool);
   if (support === undefined) {
+    if (tool.route.kind !== 'bundle' || !tool.publishedJson.includes(MARKER)) {
+      known.set(tool, null);
+      return undefined;
+    }
     const execution = (JSON.parse(tool.publishedJson) as { execution?: { taskSupport?: unknown } })
       .execution;
     const value = execution?.taskSupport;
