@@ -106,6 +106,8 @@ function stop(code = 0) {
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
+// the terminal closed
+process.on('SIGHUP', () => stop(0));
 // `npm start` killed outright (SIGKILL of npm): this process is handed to another parent; stop too
 const parent = process.ppid;
 setInterval(() => {

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { GATEWAY_ENTRY, REPO_ROOT } from '../support/gateway-process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  GATEWAY_ENTRY,
+  GatewayProcess,
+  REPO_ROOT,
+  TEST_SESSION_KEYS,
+} from '../support/gateway-process';
+import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { TestToolService } from '../support/tool-service';
 
 /** The gateway's command line: it takes no arguments but `--help` and `--version`. */
 describe('node dist/apps/gateway/main.js arguments', () => {
@@ -19,6 +28,15 @@ describe('node dist/apps/gateway/main.js arguments', () => {
     expect(out.stdout).not.toContain('listening:');
   });
 
+  it('--help names every variable of the environment table in docs/operations.md', () => {
+    const docs = readFileSync(join(REPO_ROOT, 'docs', 'operations.md'), 'utf8');
+    const table = docs.slice(docs.indexOf('### Environment'), docs.indexOf('### The `mcp:` tree'));
+    const names = [...table.matchAll(/^\| `([A-Z_]+)`/gm)].map((m) => m[1]!);
+    expect(names.length).toBeGreaterThan(8);
+    const help = run('--help').stdout;
+    for (const name of names) expect(help).toContain(name);
+  });
+
   it('--version prints the version', () => {
     const out = run('--version');
     expect(out.status).toBe(0);
@@ -30,5 +48,30 @@ describe('node dist/apps/gateway/main.js arguments', () => {
     expect(out.status).toBe(2);
     expect(out.stderr).toContain('Unknown argument: --port 9999');
     expect(out.stdout).not.toContain('listening:');
+  });
+});
+
+describe('a short MCP_ADMIN_TOKEN outside local (docs/operations.md §1)', () => {
+  it('is taken, with a warning at boot that names it guessable', async () => {
+    const service = await TestToolService.start(manifest('a', [tool({ name: 'a.t' })]));
+    const gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('a', service, 'a.')]),
+      env: {
+        APP_PROFILE: 'staging',
+        MCP_ADMIN_TOKEN: 'short',
+        MCP_SESSION_KEYS: TEST_SESSION_KEYS,
+      },
+      waitReady: true,
+    });
+    try {
+      await gateway.waitForOutput(/MCP_ADMIN_TOKEN has fewer than 32 characters/);
+      const res = await fetch(`${gateway.managementUrl}/admin/upstreams`, {
+        headers: { authorization: 'Bearer short' },
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await gateway.stop();
+      await service.stop();
+    }
   });
 });

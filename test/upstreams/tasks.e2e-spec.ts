@@ -366,6 +366,10 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
       });
       expect(result).not.toHaveProperty('taskId');
       expect(result.content).toEqual([{ type: 'text', text: 'computed legacy after 0 ms' }]);
+      // a tool that runs only as a task: the 2025 client is told so in words
+      const required = await legacy.callTool({ name: 'jobs__failing_job', arguments: {} });
+      expect(required.isError).toBe(true);
+      expect(JSON.stringify(required.content)).toContain('runs only as a task');
     } finally {
       await legacy.close();
     }

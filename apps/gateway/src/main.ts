@@ -31,15 +31,24 @@ Usage: node dist/apps/gateway/main.js            (npm run start:gateway)
        node dist/apps/gateway/main.js --help | --version
 
 It takes no other arguments: settings come from the environment and the YAML config file.
-  MCP_CONFIG_FILE     the config file (default: config/application.yaml merged with
-                      config/application-<APP_PROFILE>.yaml)
-  APP_PROFILE         the profile (default local)
-  PORT, HOST          the /mcp listener (default 8080, 0.0.0.0)
-  MANAGEMENT_PORT     health, status, metrics, /admin, /console (default 9090)
-  REDIS_URL           shared last-good copies, sessions' state, tasks (optional)
-  MCP_SESSION_KEYS    keys sealing session ids, requestState and task ids across replicas
-  MCP_ADMIN_TOKEN     bearer token of /admin and the console
-Every setting and env variable: docs/operations.md (section 1).
+  APP_PROFILE              the profile (default local): config/application-<profile>.yaml
+  MCP_CONFIG_FILE          one config file instead of config/application*.yaml
+  PORT                     the /mcp listener (default 8080; 0 picks a free port)
+  MANAGEMENT_PORT          health, status, metrics, /admin, /console (default 9090)
+  HOST                     where both listen (default 0.0.0.0)
+  MANAGEMENT_HOST          where the management port listens (default HOST)
+  REDIS_URL                redis:// or rediss://: last-good copies, registrations, sessions'
+                           state, tasks, shared by every replica (default: memory only)
+  MCP_SESSION_KEYS         kid:base64key,...: seals session ids, requestState and task ids so
+                           every replica opens them (local: one random key)
+  LOG_LEVEL                fatal, error, warn, info, debug, trace (default info)
+  MCP_HTTP_SERVER          fastify (default) or node: the /mcp listener
+  NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_
+                           memory settings (the chart and npm start set both)
+  MCP_ADMIN_TOKEN          bearer token of /admin writes and the console (default: read-only)
+  the valueEnv of a bundle's authorization
+                           its static Authorization header
+Every setting, its default and what it accepts: docs/operations.md (section 1).
 `;
 
 /**

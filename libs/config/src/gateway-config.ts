@@ -86,6 +86,11 @@ export interface UpstreamDefinition {
 export interface AdminSettings {
   /** MCP_ADMIN_TOKEN: the static admin bearer token; a secret, never logged. undefined when unset. */
   readonly token?: string;
+  /**
+   * true outside the `local` profile when `token` is shorter than 32 characters: accepted, and
+   * warned about at boot (a short token can be guessed).
+   */
+  readonly weakToken?: boolean;
   /** mcp.admin.allowLoopback, or true under the local profile when absent. */
   readonly allowLoopback: boolean;
   /** mcp.admin.allowedUpstreamUrls, parsed; empty: every http(s) URL. */

@@ -241,7 +241,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   // the resource server and the access rules (docs/operations.md §13)
   const auth = authProblems(mcp.auth, env);
   problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));
-  const adminToken = adminTokenFrom(env, profile, problems);
+  const adminToken = adminTokenFrom(env, problems);
   if (typeof mcp.admin === 'object' && mcp.admin !== null)
     problems.push(...adminPatternProblems(mcp.admin));
 
@@ -320,6 +320,10 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     version: options.version,
     admin: {
       token: adminToken,
+      weakToken:
+        adminToken !== undefined &&
+        profile !== 'local' &&
+        adminToken.length < WEAK_ADMIN_TOKEN_LENGTH,
       allowLoopback: mcp.admin.allowLoopback ?? profile === 'local',
       urlPatterns: mcp.admin.allowedUpstreamUrls.flatMap((t) => {
         const p = parseUrlPattern(t);
@@ -371,26 +375,22 @@ export function secretEnvAllowed(name: string, patterns: readonly string[]): boo
   return patterns.some((p) => (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
 }
 
-/** Shortest MCP_ADMIN_TOKEN accepted outside the `local` profile. */
-export const MIN_ADMIN_TOKEN_LENGTH = 16;
+/**
+ * Shortest MCP_ADMIN_TOKEN taken without a warning outside the `local` profile: a shorter one
+ * is accepted (it may be what an operator has) and named at boot as guessable.
+ */
+export const WEAK_ADMIN_TOKEN_LENGTH = 32;
 
 /**
- * MCP_ADMIN_TOKEN (docs/operations.md §15 "Access"): unset or empty is "no static admin token";
- * outside `local` one shorter than MIN_ADMIN_TOKEN_LENGTH is refused (it would be guessable).
+ * MCP_ADMIN_TOKEN (docs/operations.md §15 "Access"): unset or empty is "no static admin token".
  */
-function adminTokenFrom(env: Env, profile: string, problems: string[]): string | undefined {
+function adminTokenFrom(env: Env, problems: string[]): string | undefined {
   const token = env.MCP_ADMIN_TOKEN;
   if (token === undefined || token === '') return undefined;
   // Sent as "Authorization: Bearer <token>": RFC 6750 b64token characters only. Never echo it.
   if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
     problems.push(
       'MCP_ADMIN_TOKEN: must be a bearer token of letters, digits and -._~+/ (optionally ending in =)',
-    );
-    return undefined;
-  }
-  if (profile !== 'local' && token.length < MIN_ADMIN_TOKEN_LENGTH) {
-    problems.push(
-      `MCP_ADMIN_TOKEN: must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters outside the local profile (it opens /admin; e.g. openssl rand -base64 24)`,
     );
     return undefined;
   }

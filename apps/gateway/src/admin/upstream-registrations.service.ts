@@ -106,6 +106,10 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       `/admin/upstreams on the management port: writes ${writes}; registrations in ${this.store.kind}` +
         ` (${this.known.size} loaded)`,
     );
+    if (this.config.admin?.weakToken === true)
+      this.logger.warn(
+        'MCP_ADMIN_TOKEN has fewer than 32 characters: it opens /admin and can be guessed; use a long random one (e.g. openssl rand -base64 32)',
+      );
     const intervalMs = Math.min(
       30_000,
       Math.max(500, (this.config.mcp.registry.refreshIntervalSeconds * 1000) / 2),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { JsonRpcCode, undeclaredBy } from '@app/wire';
+import { declaresExtension, Extension, JsonRpcCode, undeclaredBy } from '@app/wire';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { JsonRpcMessage } from '@app/upstream';
@@ -198,11 +198,19 @@ export class LegacyInputBridge {
         result = await call.send(params, context);
       } catch (err) {
         // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
-        if (err instanceof ForwardedError && err.rpcCode === JsonRpcCode.MissingClientCapability)
+        if (err instanceof ForwardedError && err.rpcCode === JsonRpcCode.MissingClientCapability) {
+          const required = isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : undefined;
+          // a tool that runs only as a task: no 2025 client can (docs/operations.md §10 "Tasks")
+          if (declaresExtension(required, Extension.tasks))
+            return refusal(
+              call,
+              `The ${noun(call)} runs only as a task (the ${Extension.tasks} extension), which only protocol revision 2026-07-28 clients that declare it can use; a 2025-11-25 client cannot call it`,
+            );
           return refusal(
             call,
-            `The ${noun(call)} needs input from the client, but the client did not declare the capability for it (${JSON.stringify(isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : {}).slice(0, 200)})`,
+            `The ${noun(call)} needs input from the client, but the client did not declare the capability for it (${JSON.stringify(required ?? {}).slice(0, 200)})`,
           );
+        }
         throw err;
       }
       const value = plain(result);
