@@ -152,3 +152,61 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
     expect(env.NODE_OPTIONS).toBe(`--max-semi-space-size=2 ${flag}`);
   });
 });
+
+/** helm/mcp-gateway/README.md "NetworkPolicy": an egress group for each kind of destination. */
+describe('helm/mcp-gateway: egress for upstreams, the identity provider and registered servers', () => {
+  const UPSTREAM = { id: 'gh', url: 'https://mcp.github.internal/mcp' };
+  const only = (ns: string, port: number) => [
+    {
+      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } }],
+      ports: [{ port, protocol: 'TCP' }],
+    },
+  ];
+  const egressOf = (docs: ReturnType<typeof renderChart>): unknown[] =>
+    (docs.find((d) => (d as { kind?: string }).kind === 'NetworkPolicy') as any).spec.egress;
+
+  it('an upstream-only deployment installs, and its upstreams group is in the policy', () => {
+    const file = writeValuesFile('upstream-only.yaml', {
+      gateway: { config: { mcp: { identity: 'gw', bundles: [], upstreams: [UPSTREAM] } } },
+      networkPolicy: { egress: { toolServices: [], upstreams: only('github', 443) } },
+    });
+    const egress = egressOf(renderChart([VALUES_OCP, file]));
+    expect(egress).toEqual(expect.arrayContaining(only('github', 443)));
+  });
+
+  it('refuses upstreams without an upstreams egress group, and mcp.auth jwt without identityProvider', () => {
+    expect(
+      refusal('no-upstream-egress.yaml', {
+        gateway: { config: { mcp: { identity: 'gw', bundles: [], upstreams: [UPSTREAM] } } },
+        networkPolicy: { egress: { toolServices: [] } },
+      }),
+    ).toContain('networkPolicy.egress.upstreams is empty');
+    expect(
+      refusal('no-idp-egress.yaml', {
+        gateway: {
+          config: {
+            mcp: {
+              identity: 'gw',
+              auth: {
+                mode: 'jwt',
+                issuer: 'https://idp',
+                audience: 'https://gw.example/mcp',
+                jwksUrl: 'https://idp/jwks',
+              },
+            },
+          },
+        },
+      }),
+    ).toContain('networkPolicy.egress.identityProvider is empty');
+  });
+
+  it('registered servers get their own group, rendered as given', () => {
+    const registered = [
+      { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ port: 443, protocol: 'TCP' }] },
+    ];
+    const file = writeValuesFile('registered.yaml', {
+      networkPolicy: { egress: { registeredServers: registered } },
+    });
+    expect(egressOf(renderChart([VALUES_OCP, file]))).toEqual(expect.arrayContaining(registered));
+  });
+});
