@@ -38,6 +38,29 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
     ).toContain('refreshIntervalSeconds');
   });
 
+  // The gateway refuses these at boot (an unknown key of its config model); the schema is held
+  // to that model by test/helm/values-schema-model.e2e-spec.ts.
+  it.each([
+    ['refreshIntervalSecond', { registry: { refreshIntervalSecond: 30 } }],
+    ['mdoe', { auth: { mdoe: 'jwt' } }],
+    ['manifestURL', { bundles: [{ id: 'a', manifestURL: 'http://x', namePrefix: 'a.' }] }],
+    ['call', { upstreams: [{ id: 'u', url: 'http://u:1/mcp', timeouts: { call: 5 } }] }],
+    ['matches', { access: { rules: [{ match: { subject: 's', matches: 'x' } }] } }],
+    ['keepAlive', { listen: { keepAlive: 5 } }],
+    ['rateLimit', { rateLimit: { store: 'redis' } }],
+  ])('refuses a typo inside gateway.config.mcp (%s) before install', (word, mcp) => {
+    const stderr = refusal(`typo-${word}.yaml`, {
+      gateway: { config: { mcp: { identity: 'gw', ...mcp } } },
+    });
+    expect(stderr).toMatch(new RegExp(`additional properties '${word}' not allowed`, 'i'));
+  });
+
+  it('refuses an unknown key beside mcp in gateway.config', () => {
+    expect(refusal('typo-root.yaml', { gateway: { config: { mpc: { identity: 'gw' } } } })).toMatch(
+      /additional properties 'mpc' not allowed/i,
+    );
+  });
+
   it('refuses an empty session-key Secret key, a bad serverErrorBody and a port out of range', () => {
     expect(refusal('no-key.yaml', { sessionKeys: { key: '' } })).toContain('/sessionKeys/key');
     expect(
