@@ -111,6 +111,25 @@ describe('metrics and logs', () => {
     expect(text).not.toContain('attacker-chosen-label-value');
   });
 
+  it('exports each source in its status, and a bundle whose pull fails turns degraded', async () => {
+    const status = (text: string, value: string): number | undefined =>
+      sample(text, 'mcp_gateway_source_status', `{kind="bundle",source="ins",status="${value}"}`);
+    expect(status(await scrape(), 'healthy')).toBe(1);
+    const serving = service.manifest;
+    service.manifest = () => ({ status: 503, body: { error: 'down' } });
+    try {
+      // a tools/call of an unknown name runs one refresh round (contract §8)
+      await callTool(gateway.mcpUrl, 'ins.not-there');
+      const text = await scrape();
+      expect(status(text, 'degraded')).toBe(1);
+      expect(status(text, 'healthy')).toBeUndefined();
+    } finally {
+      service.manifest = serving;
+      await callTool(gateway.mcpUrl, 'ins.not-there-either');
+    }
+    expect(status(await scrape(), 'healthy')).toBe(1);
+  });
+
   it('is served on the management port only', async () => {
     expect((await fetch(`http://127.0.0.1:${gateway.mcpPort}/actuator/prometheus`)).status).toBe(
       404,

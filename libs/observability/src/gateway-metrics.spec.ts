@@ -59,3 +59,29 @@ describe('GatewayMetrics: series of an upstream removed at runtime', () => {
       expect(after).toMatch(new RegExp(`^mcp_gateway_${name}\\{upstream="kept"`, 'm'));
   });
 });
+
+describe('GatewayMetrics: mcp_gateway_source_status', () => {
+  it('exports each source in the status the registry reports at the scrape, and drops a source that left', async () => {
+    const metrics = new GatewayMetrics();
+    let sources = [
+      { kind: 'bundle' as const, source: 'orders', status: 'healthy' },
+      { kind: 'upstream' as const, source: 'github', status: 'unreachable' },
+    ];
+    metrics.readSourceStatusesFrom(() => sources);
+    const first = (await metrics.exposition()).body;
+    expect(first).toMatch(
+      /^mcp_gateway_source_status\{kind="bundle",source="orders",status="healthy"\} 1$/m,
+    );
+    expect(first).toMatch(
+      /^mcp_gateway_source_status\{kind="upstream",source="github",status="unreachable"\} 1$/m,
+    );
+
+    sources = [{ kind: 'bundle', source: 'orders', status: 'degraded' }];
+    const second = (await metrics.exposition()).body;
+    expect(second).toMatch(
+      /^mcp_gateway_source_status\{kind="bundle",source="orders",status="degraded"\} 1$/m,
+    );
+    expect(second).not.toContain('status="healthy"');
+    expect(second).not.toContain('source="github"');
+  });
+});

@@ -51,6 +51,13 @@ export type StreamCloseReason =
 /** Why a notification stream was not opened: `mcp.listen.maxStreams` or `maxStreamsPerCaller`. */
 export type StreamRefusalReason = 'replica_limit' | 'caller_limit';
 
+/** A source's status as `mcp_gateway_source_status` exports it. */
+export interface SourceStatus {
+  readonly kind: 'bundle' | 'upstream';
+  readonly source: string;
+  readonly status: string;
+}
+
 /**
  * The gateway's Prometheus metrics (prom-client), served on GET /actuator/prometheus. Label
  * values are bounded: bundle ids come from config, tool names from the published catalog,
@@ -79,6 +86,8 @@ export class GatewayMetrics {
   private readonly upstreamListChanges: Counter<'upstream' | 'outcome'>;
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
+  /** Read at each scrape: the sources and their statuses as the registry holds them now. */
+  private sourceStatuses: () => readonly SourceStatus[] = () => [];
 
   constructor() {
     const registers = [this.registry];
@@ -188,6 +197,17 @@ export class GatewayMetrics {
       name: `${PREFIX}registration_store_resets_total`,
       help: 'Times this replica found the registration store (Redis) reset: its marker gone or replaced; the registrations applied were kept and written back',
       registers,
+    });
+    const sources = (): readonly SourceStatus[] => this.sourceStatuses();
+    new Gauge({
+      name: `${PREFIX}source_status`,
+      help: '1 for each source (kind bundle or upstream, its id) in its current status (healthy, fallback, degraded, unreachable, disabled; GET /actuator/toolBundles and /actuator/upstreams), read at each scrape',
+      labelNames: ['kind', 'source', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { kind, source, status } of sources()) this.set({ kind, source, status }, 1);
+      },
     });
     this.upstreamListChanges = new Counter({
       name: `${PREFIX}upstream_list_changed_total`,
@@ -326,6 +346,14 @@ export class GatewayMetrics {
 
   toolNotFound(): void {
     this.notFound.inc();
+  }
+
+  /**
+   * Where `mcp_gateway_source_status` reads the sources at each scrape (the registry, which
+   * owns their statuses); a removed source leaves the scrape with the next one.
+   */
+  readSourceStatusesFrom(read: () => readonly SourceStatus[]): void {
+    this.sourceStatuses = read;
   }
 
   refreshRound(seconds: number): void {

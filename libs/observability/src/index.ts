@@ -1,5 +1,6 @@
 export {
   GatewayMetrics,
+  type SourceStatus,
   type StreamCloseReason,
   type StreamRefusalReason,
   TOOL_CALL_OUTCOMES,

@@ -127,6 +127,16 @@ export class RegistryService {
     private readonly upstreams: UpstreamIntake = new UpstreamIntake(config, metrics, store),
   ) {
     this.bundles = new BundleIntake(config, clock, store, metrics);
+    metrics?.readSourceStatusesFrom(() => [
+      ...[...this.bundles.records.values()].map((r) => ({
+        kind: 'bundle' as const,
+        source: r.definition.id,
+        status: r.status,
+      })),
+      ...this.upstreams
+        .statuses()
+        .map(({ id, status }) => ({ kind: 'upstream' as const, source: id, status })),
+    ]);
   }
 
   /** The published catalog, or undefined while none can be published (contract §1: all or nothing). */

@@ -154,6 +154,11 @@ export class UpstreamIntake {
     return this.records.delete(id);
   }
 
+  /** Each upstream's id and status (configured and registered), for the status gauge. */
+  statuses(): { id: string; status: UpstreamStatus }[] {
+    return [...this.records.values()].map((r) => ({ id: r.definition.id, status: r.status }));
+  }
+
   /** The pull state of one upstream, for the registration API; undefined when unknown. */
   stateOf(id: string): UpstreamPullState | undefined {
     const record = this.records.get(id);
