@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
+import { redisUseOptions } from '@app/redis';
 import { RedisRegistrationStore } from '../../apps/gateway/src/admin/redis-registration-store';
 import type { NewRegistration } from '../../apps/gateway/src/admin/registration-store';
 import {
@@ -37,9 +38,8 @@ describe('RedisRegistrationStore on a real Redis', () => {
     } as unknown as Pick<GatewayConfig, 'mcp'>;
     const make = () =>
       new RedisRegistrationStore(
-        SHARED_REDIS_URL,
+        new Redis(SHARED_REDIS_URL, redisUseOptions('registrations', config.mcp.redis)),
         config,
-        (url, options) => new Redis(url, options),
       );
     const made: [RedisRegistrationStore, RedisRegistrationStore] = [make(), make()];
     stores.push(...made);

@@ -141,9 +141,9 @@ describe('mcp.rateLimits and mcp.audit (docs/operations.md §14)', () => {
     ]);
   });
 
-  it('store redis needs REDIS_URL', () => {
+  it('store redis needs REDIS_URL, or Sentinel, or a Cluster', () => {
     expect(problems({ rateLimits: { store: 'redis' } })).toEqual([
-      'mcp.rateLimits.store: redis needs REDIS_URL (buckets are shared through Redis)',
+      'mcp.rateLimits.store: redis needs Redis (REDIS_URL, mcp.redis.sentinels or mcp.redis.clusterNodes; buckets are shared through it)',
     ]);
     expect(
       load({ rateLimits: { store: 'redis' } }, { REDIS_URL: 'redis://127.0.0.1:6379' }).mcp

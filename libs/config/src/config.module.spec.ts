@@ -23,7 +23,7 @@ function config(): GatewayConfig {
       mcpListener: 'fastify',
       maxMcpConnections: 100,
     },
-    redisUrl: undefined,
+    redisServer: undefined,
     sessionKeys: [{ kid: 'k1', key: Buffer.alloc(32, 7) }],
     sessionKeysEphemeral: false,
     logLevel: 'silent',

@@ -13,7 +13,7 @@ const GATEWAY_CONFIG_KEYS = {
   bundles: true,
   upstreams: true,
   server: true,
-  redisUrl: true,
+  redisServer: true,
   authSecrets: true,
   sessionKeys: true,
   sessionKeysEphemeral: true,

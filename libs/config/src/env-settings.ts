@@ -12,7 +12,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** The listener, Redis, session and log settings read from the environment (DESIGN "Interfaces"). */
 export type EnvSettings = Omit<GatewayConfig['server'], 'maxMcpConnections'> &
-  Pick<GatewayConfig, 'redisUrl' | 'sessionKeys' | 'sessionKeysEphemeral' | 'logLevel'>;
+  Pick<GatewayConfig, 'sessionKeys' | 'sessionKeysEphemeral' | 'logLevel'>;
 
 function portFrom(env: Env, name: string, fallback: number, problems: string[]): number {
   const raw = env[name];
@@ -82,16 +82,6 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
   // The management port may listen elsewhere, e.g. only on the pod's loopback or a second network.
   const managementHost =
     env.MANAGEMENT_HOST !== undefined && env.MANAGEMENT_HOST !== '' ? env.MANAGEMENT_HOST : host;
-  let redisUrl: string | undefined;
-  if (env.REDIS_URL !== undefined && env.REDIS_URL !== '') {
-    try {
-      const url = new URL(env.REDIS_URL);
-      if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new Error('scheme');
-      redisUrl = env.REDIS_URL;
-    } catch {
-      problems.push('REDIS_URL: must be a redis:// or rediss:// URL');
-    }
-  }
   const { keys, ephemeral } = sessionKeysFrom(env, profile, problems);
   let logLevel: LogLevel = 'info';
   const rawLevel = env.LOG_LEVEL;
@@ -115,7 +105,6 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
     managementPort,
     managementHost,
     mcpListener,
-    redisUrl,
     sessionKeys: keys,
     sessionKeysEphemeral: ephemeral,
     logLevel,

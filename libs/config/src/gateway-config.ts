@@ -1,6 +1,7 @@
 import type { UpstreamProtocolSetting } from './upstream-config.model';
 import type { AddressRange, UrlPattern } from './admin-url-patterns';
 import type { McpConfig, ServerErrorBodyMode } from './mcp-config.model';
+import type { RedisServer } from './redis-server';
 
 /** Where the Authorization header of a tool call comes from (contract §10). */
 export type ResolvedAuthorization =
@@ -158,8 +159,8 @@ export interface GatewayConfig {
    * never logged. Absent in configs built by hand (tests).
    */
   readonly authSecrets?: { readonly introspectionClientSecret?: string };
-  /** REDIS_URL; undefined means in-memory only. */
-  readonly redisUrl?: string;
+  /** REDIS_URL, or the Sentinel or Cluster of `mcp.redis`; undefined means in-memory only. */
+  readonly redisServer?: RedisServer;
   /**
    * MCP_SESSION_KEYS, or one random key in the local profile when it is unset. Empty (unset
    * outside the local profile): stateless legacy mode, no Mcp-Session-Id is issued.

@@ -42,6 +42,12 @@ export {
 } from './upstream-config.model';
 export { upstreamNamePrefix } from './upstream-rules';
 export {
+  describeRedisServer,
+  type RedisNode,
+  type RedisSecrets,
+  type RedisServer,
+} from './redis-server';
+export {
   compileAccessList,
   listAllows,
   parseHost,

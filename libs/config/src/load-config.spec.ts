@@ -422,7 +422,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
       mcpListener: 'fastify',
       maxMcpConnections: defaultMaxConnections(openFileLimit()),
     });
-    expect(config.redisUrl).toBeUndefined();
+    expect(config.redisServer).toBeUndefined();
     expect(config.version).toBe('9.9.9');
     expect(config.mcp.identity).toBe('gw-test');
   });
@@ -688,7 +688,11 @@ describe('environment: listeners and Redis', () => {
   it.each(['redis://127.0.0.1:6379', 'rediss://cache.svc:6380/2'])(
     'accepts REDIS_URL %p',
     (url) => {
-      expect(loadTree(mcpTree(), { REDIS_URL: url }).redisUrl).toBe(url);
+      expect(loadTree(mcpTree(), { REDIS_URL: url }).redisServer).toEqual({
+        kind: 'standalone',
+        url,
+        secrets: { tls: false },
+      });
     },
   );
 

@@ -8,6 +8,7 @@ import { readConfigSources } from './config-sources';
 import { defaultMaxConnections, openFileLimit } from './connection-limit';
 import { expandEnvPlaceholders } from './env-placeholders';
 import { readEnvSettings } from './env-settings';
+import { redisServerFrom } from './redis-server';
 import { httpAccessProblems } from './http-access-patterns';
 import { managementProblems } from './management-host-patterns';
 import {
@@ -228,6 +229,12 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     ),
   );
   const envSettings = readEnvSettings(env, profile, problems);
+  const rawRedis = (root.mcp as Partial<McpConfig> | undefined)?.redis;
+  const redisServer = redisServerFrom(
+    typeof rawRedis === 'object' && rawRedis !== null ? rawRedis : undefined,
+    env,
+    problems,
+  );
   const mcp = root.mcp;
   if (mcp === undefined || mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) {
     throw new ConfigValidationError(problems, context);
@@ -236,8 +243,10 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   problems.push(...httpAccessProblems(mcp.http));
   problems.push(...managementProblems(mcp.management));
   problems.push(...upstreamProblems(mcp));
-  if (mcp.rateLimits?.store === 'redis' && envSettings.redisUrl === undefined)
-    problems.push('mcp.rateLimits.store: redis needs REDIS_URL (buckets are shared through Redis)');
+  if (mcp.rateLimits?.store === 'redis' && redisServer === undefined)
+    problems.push(
+      'mcp.rateLimits.store: redis needs Redis (REDIS_URL, mcp.redis.sentinels or mcp.redis.clusterNodes; buckets are shared through it)',
+    );
   // the resource server and the access rules (docs/operations.md §13)
   const auth = authProblems(mcp.auth, env);
   problems.push(...auth.problems, ...accessProblems(mcp.access, mcp.auth));
@@ -312,7 +321,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       mcpListener: envSettings.mcpListener,
       maxMcpConnections: mcp.http.maxConnections ?? defaultMaxConnections(openFileLimit()),
     },
-    redisUrl: envSettings.redisUrl,
+    redisServer,
     authSecrets: { introspectionClientSecret: auth.introspectionClientSecret },
     sessionKeys: envSettings.sessionKeys,
     sessionKeysEphemeral: envSettings.sessionKeysEphemeral,

@@ -6,6 +6,7 @@ import { ConsoleConfig } from './console-config.model';
 import { ManagementConfig } from './management-config.model';
 import { UpstreamConfig } from './upstream-config.model';
 import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
+import { REDIS_NODE_PATTERN } from './redis-server';
 
 export {
   AUTHORIZATION_MODES,
@@ -26,6 +27,7 @@ import {
   IsArray,
   IsDefined,
   IsObject,
+  ArrayNotEmpty,
 } from 'class-validator';
 
 /** A YAML list or scalar where a section (mapping) belongs would leave every key of it undefined. */
@@ -288,7 +290,10 @@ export class SessionConfig {
   pendingInputMillis = 120_000;
 }
 
-/** The optional Redis last-good store (REDIS_URL): key layout, lifetime and time bounds. */
+/**
+ * The optional shared state in Redis (REDIS_URL, or Sentinel, or Cluster): where it is, key
+ * layout, lifetime and time bounds.
+ */
 export class RedisConfig {
   /** First segment of every key: <keyPrefix>:{<identity>:<bundleId>}:manifest and …:fetched-at. */
   @IsString({ message: 'must be a key prefix ([A-Za-z0-9._-]{1,64})' })
@@ -311,6 +316,36 @@ export class RedisConfig {
   @Min(1, { message: 'must be a positive integer (ms)' })
   @Max(60_000, { message: 'must be at most 60000 (ms)' })
   connectTimeoutMillis = 1000;
+
+  /**
+   * Redis Sentinel: the sentinels (host:port) that find the master named `masterName`
+   * (docs/operations.md §5 "Redis: one server, Sentinel or Cluster"). Not with REDIS_URL or
+   * clusterNodes.
+   */
+  @IsOptional()
+  @IsArray({ message: 'must be a list of host:port entries' })
+  @ArrayNotEmpty({ message: 'must name at least one sentinel (host:port)' })
+  @IsString({ each: true, message: 'each entry must be host:port' })
+  @Matches(REDIS_NODE_PATTERN, { each: true, message: 'each entry must be host:port' })
+  sentinels?: string[];
+
+  /** The master's name in the sentinels' configuration (`sentinel monitor <name> …`). */
+  @IsOptional()
+  @IsString({ message: 'must be a Sentinel master name' })
+  @Matches(/^[A-Za-z0-9._-]{1,128}$/, { message: 'must match [A-Za-z0-9._-]{1,128}' })
+  masterName?: string;
+
+  /**
+   * Redis Cluster: seed nodes (host:port); the rest of the cluster is discovered from them.
+   * Every key of one gateway carries the `{<identity>…}` hash tag, so what a script or a
+   * transaction touches lives in one slot.
+   */
+  @IsOptional()
+  @IsArray({ message: 'must be a list of host:port entries' })
+  @ArrayNotEmpty({ message: 'must name at least one cluster node (host:port)' })
+  @IsString({ each: true, message: 'each entry must be host:port' })
+  @Matches(REDIS_NODE_PATTERN, { each: true, message: 'each entry must be host:port' })
+  clusterNodes?: string[];
 }
 
 /**

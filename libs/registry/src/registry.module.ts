@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
+import { openRedis, redisUseOptions } from '@app/redis';
 import { Clock } from './clock';
 import { LAST_GOOD_STORE } from './redis/last-good-store';
 import { RedisLastGoodStore } from './redis/redis-last-good.store';
@@ -12,17 +13,15 @@ import { UpstreamIntake } from './upstream/upstream-intake';
   providers: [
     Clock,
     {
-      // Redis is optional: without REDIS_URL the gateway keeps its last-good copies in memory only.
+      // Redis is optional: without it the gateway keeps its last-good copies in memory only.
       provide: LAST_GOOD_STORE,
       useFactory: async (config: GatewayConfig, metrics: GatewayMetrics) => {
-        if (config.redisUrl === undefined) return null;
-        const { Redis } = await import('ioredis');
-        return new RedisLastGoodStore(
-          config.redisUrl,
-          config,
-          (url, options) => new Redis(url, options),
-          metrics,
+        if (config.redisServer === undefined) return null;
+        const client = await openRedis(
+          config.redisServer,
+          redisUseOptions('lastGood', config.mcp.redis),
         );
+        return new RedisLastGoodStore(client, config, metrics);
       },
       inject: [GATEWAY_CONFIG, GatewayMetrics],
     },

@@ -3,6 +3,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { DiscoveryModule } from '@app/discovery';
 import { IdentityModule, ResourceServer } from '@app/identity';
 import { RegistryModule } from '@app/registry';
+import { openRedis, redisUseOptions } from '@app/redis';
 import { UpstreamModule } from '@app/upstream';
 import { AdminAuditLog } from './admin-audit-log';
 import { ADMIN_BEARER_VERIFIER, AdminAuthenticator } from './admin-authenticator';
@@ -25,13 +26,12 @@ import { UpstreamRegistrations } from './upstream-registrations.service';
     {
       provide: REGISTRATION_STORE,
       useFactory: async (config: GatewayConfig) => {
-        if (config.redisUrl === undefined) return new MemoryRegistrationStore();
-        const { Redis } = await import('ioredis');
-        return new RedisRegistrationStore(
-          config.redisUrl,
-          config,
-          (url, options) => new Redis(url, options),
+        if (config.redisServer === undefined) return new MemoryRegistrationStore();
+        const client = await openRedis(
+          config.redisServer,
+          redisUseOptions('registrations', config.mcp.redis),
         );
+        return new RedisRegistrationStore(client, config);
       },
       inject: [GATEWAY_CONFIG],
     },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { upstreamNamePrefix, type GatewayConfig } from '@app/config';
 import type { StoredRegistration } from './admin-upstream-record';
 import {
@@ -26,7 +26,7 @@ import {
 
 type Reply = (string | number)[];
 
-type RedisWithScripts = Redis & {
+type RedisWithScripts = RedisClient & {
   createRegistration(...args: (string | number)[]): Promise<Reply>;
   replaceRegistration(...args: (string | number)[]): Promise<Reply>;
   removeRegistration(...args: (string | number)[]): Promise<Reply>;
@@ -51,23 +51,14 @@ export class RedisRegistrationStore implements RegistrationStore {
   readonly tombstonesKey: string;
   readonly seededKey: string;
 
-  constructor(
-    url: string,
-    config: Pick<GatewayConfig, 'mcp'>,
-    createClient: (url: string, options: RedisOptions) => Redis,
-  ) {
+  /** @param client a connection for the `registrations` use (libs/redis). */
+  constructor(client: RedisClient, config: Pick<GatewayConfig, 'mcp'>) {
     const r = config.mcp.redis;
     this.key = `${r.keyPrefix}:{${config.mcp.identity}}:admin:upstreams`;
     this.metaKey = `${this.key}:meta`;
     this.tombstonesKey = `${this.key}:tombstones`;
     this.seededKey = `${this.key}:seeded`;
-    this.redis = createClient(url, {
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: 0,
-      commandTimeout: Math.max(r.commandTimeoutMillis, 1000),
-      connectTimeout: r.connectTimeoutMillis,
-      retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
-    }) as RedisWithScripts;
+    this.redis = client as RedisWithScripts;
     const scripts = {
       createRegistration: CREATE,
       replaceRegistration: REPLACE,

@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { openRedis, redisUseOptions } from '@app/redis';
 import { RATE_LIMIT_REDIS } from './caller-limits.service';
 import { RedisBuckets } from './redis-buckets';
 
@@ -13,15 +14,9 @@ export const rateLimitRedisProvider: Provider = {
   useFactory: async (config: GatewayConfig): Promise<RedisBuckets | null> => {
     const limits = config.mcp.rateLimits;
     const anyBucket = limits.perSubject !== undefined || limits.perTool !== undefined;
-    if (limits.store !== 'redis' || !anyBucket || config.redisUrl === undefined) return null;
-    const { Redis } = await import('ioredis');
+    if (limits.store !== 'redis' || !anyBucket || config.redisServer === undefined) return null;
     return new RedisBuckets(
-      config.redisUrl,
-      {
-        commandTimeoutMillis: config.mcp.redis.commandTimeoutMillis,
-        connectTimeoutMillis: config.mcp.redis.connectTimeoutMillis,
-      },
-      (url, options) => new Redis(url, options),
+      await openRedis(config.redisServer, redisUseOptions('rateBuckets', config.mcp.redis)),
     );
   },
   inject: [GATEWAY_CONFIG],

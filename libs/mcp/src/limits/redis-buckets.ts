@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
-import type { Redis, RedisOptions } from 'ioredis';
+import { quitRedis, type RedisClient } from '@app/redis';
 import type { BucketSettings, BucketVerdict } from './token-bucket';
-import { quitRedis } from '../redis-quit';
 
 /**
  * The token-bucket rule of token-bucket.ts, atomic in Redis: refill by the time passed (Redis'
@@ -34,7 +33,7 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 1000)
 return {admitted, wait}
 `;
 
-type RedisWithScript = Redis & {
+type RedisWithScript = RedisClient & {
   takeToken(key: string, capacity: number, rate: number): Promise<[number, number]>;
 };
 
@@ -50,19 +49,9 @@ export class RedisBuckets {
   private readonly redis: RedisWithScript;
   private healthy = true;
 
-  constructor(
-    url: string,
-    options: { commandTimeoutMillis: number; connectTimeoutMillis: number },
-    createClient: (url: string, options: RedisOptions) => Redis,
-  ) {
-    this.redis = createClient(url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: options.commandTimeoutMillis,
-      connectTimeout: options.connectTimeoutMillis,
-      retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
-    }) as RedisWithScript;
+  /** @param client a connection for the `rateBuckets` use (libs/redis), not yet connected. */
+  constructor(client: RedisClient) {
+    this.redis = client as RedisWithScript;
     this.redis.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN });
     this.redis.on('error', () => this.unhealthy());
     this.redis.on('ready', () => {

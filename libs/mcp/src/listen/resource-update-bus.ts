@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { quitRedis } from '../redis-quit';
+import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
 
 /** DI token of the bus resource updates cross replicas on; null without Redis. */
 export const RESOURCE_UPDATE_BUS = Symbol('RESOURCE_UPDATE_BUS');
@@ -67,8 +66,8 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
   private readonly handlers: ((message: ResourceBusMessage) => void)[] = [];
 
   constructor(
-    private readonly publisher: Redis,
-    private readonly subscriber: Redis,
+    private readonly publisher: RedisClient,
+    private readonly subscriber: RedisClient,
     config: GatewayConfig,
   ) {
     this.channel = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:resource-updates`;
@@ -110,23 +109,15 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
   }
 }
 
-/** The bus when REDIS_URL is set (ioredis loaded only then), else null: one replica's streams. */
+/** The bus when the gateway has Redis (ioredis loaded only then), else null: one replica's streams. */
 export const resourceUpdateBusProvider: Provider = {
   provide: RESOURCE_UPDATE_BUS,
   useFactory: async (config: GatewayConfig): Promise<ResourceUpdateBus | null> => {
-    if (config.redisUrl === undefined) return null;
-    const { Redis } = await import('ioredis');
-    const options = {
-      connectTimeout: config.mcp.redis.connectTimeoutMillis,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (attempt: number) => Math.min(250 * attempt, 5000),
-    };
+    if (config.redisServer === undefined) return null;
+    const r = config.mcp.redis;
     return new RedisResourceUpdateBus(
-      new Redis(config.redisUrl, {
-        ...options,
-        commandTimeout: config.mcp.redis.commandTimeoutMillis,
-      }),
-      new Redis(config.redisUrl, options),
+      await openRedis(config.redisServer, redisUseOptions('busPublisher', r)),
+      await openRedis(config.redisServer, redisUseOptions('busSubscriber', r)),
       config,
     );
   },

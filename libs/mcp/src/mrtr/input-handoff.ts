@@ -6,9 +6,8 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { quitRedis } from '../redis-quit';
+import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
 
 /**
  * Takes the input a client sent for a pending call (JSON) and resolves with what the caller
@@ -57,8 +56,8 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Mrtr');
   private readonly handlers = new Map<string, HandoffHandler>();
   private readonly waiting = new Map<string, WaitingReply>();
-  private publisher?: Redis;
-  private subscriber?: Redis;
+  private publisher?: RedisClient;
+  private subscriber?: RedisClient;
   private readonly channelPrefix: string;
 
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
@@ -71,16 +70,11 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    const url = this.config.redisUrl;
-    if (url === undefined) return;
-    const { Redis } = await import('ioredis');
-    const options = {
-      connectTimeout: this.config.mcp.redis.connectTimeoutMillis,
-      commandTimeout: Math.max(this.config.mcp.redis.commandTimeoutMillis, 1000),
-      maxRetriesPerRequest: 1,
-    };
-    this.publisher = new Redis(url, options);
-    this.subscriber = new Redis(url, { ...options, commandTimeout: undefined });
+    const server = this.config.redisServer;
+    if (server === undefined) return;
+    const r = this.config.mcp.redis;
+    this.publisher = await openRedis(server, redisUseOptions('handoffPublisher', r));
+    this.subscriber = await openRedis(server, redisUseOptions('handoffSubscriber', r));
     for (const client of [this.publisher, this.subscriber])
       client.on('error', (err: Error) => this.logger.debug(`Redis: ${err.message}`));
     this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
@@ -149,7 +143,9 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     const receivers = await publisher
       .publish(this.channel(owner), JSON.stringify(message))
       .catch(() => 0);
-    if (receivers === 0) this.settle({ op: 'reply', corr, gone: true });
+    // No subscriber: no replica holds the call. A Cluster counts only the subscribers on the
+    // node the publish reached, so there 0 proves nothing and the reply or the timeout decides.
+    if (receivers === 0 && !publisher.isCluster) this.settle({ op: 'reply', corr, gone: true });
     return reply;
   }
 

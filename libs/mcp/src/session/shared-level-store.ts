@@ -1,8 +1,6 @@
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { quitRedis } from '../redis-quit';
-import { openRequestPathRedis } from '../redis-connection';
+import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
 
 /** DI token of the store SessionLogLevels shares levels through; null without Redis. */
 export const SHARED_LEVEL_STORE = Symbol('SHARED_LEVEL_STORE');
@@ -26,7 +24,7 @@ export class RedisLevelStore implements SharedLevelStore, OnApplicationShutdown 
   private healthy = true;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     config: GatewayConfig,
   ) {
     this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:log-level:`;
@@ -69,12 +67,16 @@ export class RedisLevelStore implements SharedLevelStore, OnApplicationShutdown 
   }
 }
 
-/** The store when REDIS_URL is set (ioredis loaded only then), else null: levels per replica. */
+/** The store when the gateway has Redis (ioredis loaded only then), else null: levels per replica. */
 export const sharedLevelStoreProvider: Provider = {
   provide: SHARED_LEVEL_STORE,
   useFactory: async (config: GatewayConfig): Promise<SharedLevelStore | null> => {
-    if (config.redisUrl === undefined) return null;
-    return new RedisLevelStore(await openRequestPathRedis(config.redisUrl, config), config);
+    if (config.redisServer === undefined) return null;
+    const client = await openRedis(
+      config.redisServer,
+      redisUseOptions('requestPath', config.mcp.redis),
+    );
+    return new RedisLevelStore(client, config);
   },
   inject: [GATEWAY_CONFIG],
 };

@@ -1,8 +1,6 @@
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { quitRedis } from '../redis-quit';
-import { openRequestPathRedis } from '../redis-connection';
+import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
 
 /** A task's status (SEP-2663). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -174,7 +172,7 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   private readonly maxPerCaller: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     config: GatewayConfig,
   ) {
     this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:task:`;
@@ -240,14 +238,18 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   }
 }
 
-/** The store: Redis when REDIS_URL is set (ioredis loaded only then), else memory. */
+/** The store: Redis when the gateway has one (ioredis loaded only then), else memory. */
 export const taskStoreProvider: Provider = {
   provide: TASK_STORE,
   useFactory: async (config: GatewayConfig): Promise<TaskStore> => {
     const { maxTasks, maxTasksPerCaller, maxStoredBytes } = config.mcp.tasks;
-    if (config.redisUrl === undefined)
+    if (config.redisServer === undefined)
       return new MemoryTaskStore(maxTasks, maxTasksPerCaller, maxStoredBytes);
-    return new RedisTaskStore(await openRequestPathRedis(config.redisUrl, config), config);
+    const client = await openRedis(
+      config.redisServer,
+      redisUseOptions('requestPath', config.mcp.redis),
+    );
+    return new RedisTaskStore(client, config);
   },
   inject: [GATEWAY_CONFIG],
 };

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import type { GatewayConfig } from '@app/config';
 import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
@@ -40,7 +40,7 @@ return 1
 /** How far ahead of this replica's clock another replica's may plausibly be. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
-type RedisWithScript = Redis & {
+type RedisWithScript = RedisClient & {
   writeLastGood(
     manifestKey: string,
     stampKey: string,
@@ -98,14 +98,10 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   private lastFailureReason: string | null = null;
   private closed = false;
 
-  /**
-   * @param createClient builds the ioredis client; the module passes one that loads ioredis
-   *   only when REDIS_URL is set, so a gateway without Redis never pays for the package.
-   */
+  /** @param client a connection for the `lastGood` use (libs/redis), not yet connected. */
   constructor(
-    url: string,
+    client: RedisClient,
     config: GatewayConfig,
-    createClient: (url: string, options: RedisOptions) => Redis,
     private readonly metrics?: GatewayMetrics,
   ) {
     const r = config.mcp.redis;
@@ -114,14 +110,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.ttlSeconds = r.ttlSeconds;
     this.connectTimeoutMillis = r.connectTimeoutMillis;
     this.writtenBy = `${config.mcp.identity}/${hostname()}/${process.pid}`;
-    this.redis = createClient(url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: r.commandTimeoutMillis,
-      connectTimeout: r.connectTimeoutMillis,
-      retryStrategy: (attempt) => Math.min(250 * attempt, 5000),
-    }) as RedisWithScript;
+    this.redis = client as RedisWithScript;
     this.redis.defineCommand('writeLastGood', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
     this.redis.on('error', (err: unknown) => this.markUnavailable(err));
     this.redis.on('ready', () => this.markAvailable());

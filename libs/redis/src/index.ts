@@ -1,0 +1,10 @@
+export {
+  openRedis,
+  QUIT_WAIT_MS,
+  quitRedis,
+  redisConstruction,
+  type RedisClient,
+  type RedisConstruction,
+  type RedisUseOptions,
+} from './redis-client';
+export { redisUseOptions, type RedisUse } from './redis-uses';

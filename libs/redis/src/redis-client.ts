@@ -1,0 +1,125 @@
+import type { RedisServer } from '@app/config';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+
+/** A connection to the gateway's Redis: one server or a Sentinel master (Redis), or a Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** What one use asks of its connection (the table in redis-uses.ts says which and why). */
+export interface RedisUseOptions {
+  /** Connect on the first command (or an explicit connect()), not at construction. */
+  readonly lazyConnect?: boolean;
+  /** Hold commands while disconnected (true) or refuse them at once (false). */
+  readonly enableOfflineQueue?: boolean;
+  readonly maxRetriesPerRequest: number | null;
+  /** Bound of each command in ms; undefined for a subscriber, whose SUBSCRIBE waits for good. */
+  readonly commandTimeout?: number;
+  readonly connectTimeout: number;
+  /** ms before the next reconnect; undefined: ioredis' own backoff. */
+  readonly retryStrategy?: (attempt: number) => number;
+}
+
+/** How to build the client: the ioredis class and the arguments it is given. */
+export type RedisConstruction =
+  | { readonly kind: 'redis'; readonly url?: string; readonly options: RedisOptions }
+  | {
+      readonly kind: 'cluster';
+      readonly nodes: readonly { host: string; port: number }[];
+      readonly options: ClusterOptions;
+    };
+
+/**
+ * The ioredis arguments for a use of this Redis: credentials and TLS of `server.secrets` on
+ * every connection (data nodes and sentinels), the use's own timeouts and queueing. Pure, so
+ * the mapping is tested without a server.
+ */
+export function redisConstruction(server: RedisServer, use: RedisUseOptions): RedisConstruction {
+  const { username, password, tls } = server.secrets;
+  const node: RedisOptions = {
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+    ...(tls ? { tls: {} } : {}),
+  };
+  const perUse: RedisOptions = {
+    ...(use.lazyConnect !== undefined ? { lazyConnect: use.lazyConnect } : {}),
+    ...(use.enableOfflineQueue !== undefined ? { enableOfflineQueue: use.enableOfflineQueue } : {}),
+    maxRetriesPerRequest: use.maxRetriesPerRequest,
+    ...(use.commandTimeout !== undefined ? { commandTimeout: use.commandTimeout } : {}),
+    connectTimeout: use.connectTimeout,
+    ...(use.retryStrategy !== undefined ? { retryStrategy: use.retryStrategy } : {}),
+  };
+  switch (server.kind) {
+    case 'standalone':
+      // the URL's own user, password and rediss:// win; the environment fills what it lacks
+      return { kind: 'redis', url: server.url, options: { ...node, ...perUse } };
+    case 'sentinel': {
+      const { sentinelUsername, sentinelPassword } = server.secrets;
+      return {
+        kind: 'redis',
+        options: {
+          ...node,
+          ...perUse,
+          sentinels: server.sentinels.map(({ host, port }) => ({ host, port })),
+          name: server.masterName,
+          role: 'master',
+          ...(sentinelUsername !== undefined ? { sentinelUsername } : {}),
+          ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
+          ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+          // a failover is noticed from the sentinels' +switch-master at once, not only when
+          // the old master's connection breaks
+          failoverDetector: true,
+          sentinelCommandTimeout: use.connectTimeout,
+          sentinelRetryStrategy: (attempt: number) => Math.min(250 * attempt, 5000),
+        },
+      };
+    }
+    case 'cluster':
+      return {
+        kind: 'cluster',
+        nodes: server.nodes.map(({ host, port }) => ({ host, port })),
+        options: {
+          ...(use.lazyConnect !== undefined ? { lazyConnect: use.lazyConnect } : {}),
+          ...(use.enableOfflineQueue !== undefined
+            ? { enableOfflineQueue: use.enableOfflineQueue }
+            : {}),
+          ...(use.retryStrategy !== undefined ? { clusterRetryStrategy: use.retryStrategy } : {}),
+          slotsRefreshTimeout: use.connectTimeout,
+          // while a replica is promoted (about the cluster's node timeout) a command is retried
+          // on the new owner of its slot instead of failing on the old one
+          retryDelayOnFailover: 200,
+          retryDelayOnClusterDown: 200,
+          redisOptions: {
+            ...node,
+            maxRetriesPerRequest: use.maxRetriesPerRequest,
+            ...(use.commandTimeout !== undefined ? { commandTimeout: use.commandTimeout } : {}),
+            connectTimeout: use.connectTimeout,
+          },
+        },
+      };
+  }
+}
+
+/**
+ * A connection to `server` for one use. ioredis is loaded by the first connection only, so a
+ * gateway without Redis never pays for the package.
+ */
+export async function openRedis(server: RedisServer, use: RedisUseOptions): Promise<RedisClient> {
+  const { Redis, Cluster } = await import('ioredis');
+  const made = redisConstruction(server, use);
+  if (made.kind === 'cluster') return new Cluster([...made.nodes], made.options);
+  return made.url !== undefined ? new Redis(made.url, made.options) : new Redis(made.options);
+}
+
+/** How long shutdown waits for Redis to answer QUIT before it drops the connections, ms. */
+export const QUIT_WAIT_MS = 1_000;
+
+/**
+ * Ends Redis connections at shutdown: QUIT, which a live Redis answers at once, waited for at
+ * most QUIT_WAIT_MS (a silent Redis must not hold the shutdown), then disconnect.
+ */
+export async function quitRedis(...clients: readonly (RedisClient | undefined)[]): Promise<void> {
+  await Promise.race([
+    Promise.allSettled(clients.flatMap((client) => (client === undefined ? [] : [client.quit()]))),
+    new Promise((resolve) => setTimeout(resolve, QUIT_WAIT_MS).unref()),
+  ]);
+  for (const client of clients) client?.disconnect();
+}
