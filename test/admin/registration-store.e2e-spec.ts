@@ -141,7 +141,12 @@ describe('RedisRegistrationStore on a real Redis', () => {
     const applied = (await a.read()).registrations;
     // the reset: every key of the store gone
     await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
-    expect(await a.read()).toEqual({ generation: undefined, registrations: [], deleted: [] });
+    expect(await a.read()).toEqual({
+      generation: undefined,
+      registrations: [],
+      deleted: [],
+      server: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
     expect(await b.create(record('z'), generation, 100)).toEqual({ kind: 'generation' });
     expect(await b.replace(record('x'), x.version, generation)).toEqual({ kind: 'generation' });
 
@@ -163,6 +168,43 @@ describe('RedisRegistrationStore on a real Redis', () => {
     // the counter never hands out a version again
     const z = await b.create(record('z'), seeded.generation, 100);
     expect(z.kind === 'created' && z.version > y.version).toBe(true);
+  });
+
+  it('restore (same marker, another master): writes back what the store lost, keeps its deletions, never re-seeds', async () => {
+    const [a, b] = pair();
+    const { generation } = await a.seed(undefined, []);
+    const x = await a.create(record('x'), generation, 100);
+    const y = await a.create(record('y'), generation, 100);
+    const gone = await a.create(record('gone'), generation, 100);
+    if (x.kind !== 'created' || y.kind !== 'created' || gone.kind !== 'created')
+      throw new Error('not created');
+    const xv2 = await a.replace(record('x', { enabled: false }), x.version, generation);
+    if (xv2.kind !== 'replaced') throw new Error(xv2.kind);
+    const applied = (await a.read()).registrations;
+    expect(await b.remove('gone', undefined, generation)).toMatchObject({ kind: 'removed' });
+    // what a failover to a replica that missed the last writes looks like: y never arrived,
+    // x is back at its first version
+    await redis.hdel(a.key, 'y');
+    await redis.hset(
+      a.key,
+      'x',
+      (await redis.hget(a.key, 'x'))!.replace(`"version":${xv2.version}`, `"version":${x.version}`),
+    );
+    // applied holds "gone" too, deleted on b since: its tombstone wins
+    const restored = await a.seed(generation, applied, [], 'restore');
+    expect(restored).toEqual({ generation, written: 2, removed: 0 });
+    const after = await b.read();
+    expect(Object.fromEntries(after.registrations.map((r) => [r.upstream.id, r.version]))).toEqual({
+      x: xv2.version,
+      y: y.version,
+    });
+    expect(after.registrations.find((r) => r.upstream.id === 'x')?.upstream.enabled).toBe(false);
+    // a restore under another marker (the store was reset meanwhile) writes nothing
+    expect(await a.seed('another-generation', applied, [], 'restore')).toEqual({
+      generation,
+      written: 0,
+      removed: 0,
+    });
   });
 
   /**

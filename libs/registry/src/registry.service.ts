@@ -127,6 +127,13 @@ export class RegistryService {
     private readonly upstreams: UpstreamIntake = new UpstreamIntake(config, metrics, store),
   ) {
     this.bundles = new BundleIntake(config, clock, store, metrics);
+    store?.onReconnected?.(() => {
+      const written = this.bundles.writeBack() + this.upstreams.writeBack();
+      if (written > 0)
+        this.logger.log(
+          `Redis connected again: ${written} last good cop${written === 1 ? 'y' : 'ies'} written back (a failover may have lost recent writes)`,
+        );
+    });
     metrics?.readSourceStatusesFrom(() => [
       ...[...this.bundles.records.values()].map((r) => ({
         kind: 'bundle' as const,

@@ -13,6 +13,7 @@ import {
   type RegistrationStore,
   type RemoveResult,
   type ReplaceResult,
+  type SeedMode,
   type SeedResult,
   type StoreSnapshot,
 } from './registration-store';
@@ -78,16 +79,22 @@ export class RedisRegistrationStore implements RegistrationStore {
         .hgetall(this.key)
         .hget(this.metaKey, 'generation')
         .hgetall(this.tombstonesKey)
+        // the master's replication id, from the node holding these keys (a Cluster runs a
+        // script on the node of its key): a new one after a failover or a restart
+        .eval("return redis.call('INFO', 'replication')", 1, this.key)
         .exec(),
     );
-    const [all, generation, tombstones] = (replies ?? []).map(([err, value]) => {
+    const [all, generation, tombstones, replication] = (replies ?? []).map(([err, value]) => {
       if (err !== null) throw new RegistrationStoreUnavailableError(`Redis refused (${err.name})`);
       return value;
     }) as [
       Record<string, string> | undefined,
       string | null | undefined,
       Record<string, string> | undefined,
+      unknown,
     ];
+    const server =
+      typeof replication === 'string' ? /^master_replid:(\w+)/m.exec(replication)?.[1] : undefined;
     const registrations: StoredRegistration[] = [];
     for (const [id, raw] of Object.entries(all ?? {})) {
       const parsed = parseStored(raw, id);
@@ -100,7 +107,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       const m = /^(\d+):(\d+)$/.exec(raw);
       if (m !== null) deleted.push({ id, version: Number(m[1]), deletedAt: Number(m[2]) });
     }
-    return { generation: generation ?? undefined, registrations, deleted };
+    return { generation: generation ?? undefined, registrations, deleted, server };
   }
 
   async create(r: NewRegistration, generation: string, max: number): Promise<CreateResult> {
@@ -176,6 +183,7 @@ export class RedisRegistrationStore implements RegistrationStore {
     known: string | undefined,
     records: readonly StoredRegistration[],
     deleted: readonly Tombstone[] = [],
+    mode: SeedMode = 'reset',
   ): Promise<SeedResult> {
     const entries = seedEntries(records, deleted).flatMap((e) =>
       e.kind === 'live'
@@ -188,6 +196,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       DELETION_MEMORY_MS,
       DELETION_MEMORY_MAX,
       Date.now(),
+      mode,
       ...entries,
     ]);
     return {

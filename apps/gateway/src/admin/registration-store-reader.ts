@@ -22,6 +22,8 @@ export class RegistrationStoreReader {
   private readonly logger = new Logger('Admin');
   /** The store's generation marker as last read; undefined until a read succeeded. */
   private generation?: string;
+  /** The Redis master's replication id as last read (StoreSnapshot.server). */
+  private server?: string;
   private storeDown = false;
   private resets = 0;
   private lastReset?: RegistrationStoreStatus['lastReset'];
@@ -67,12 +69,20 @@ export class RegistrationStoreReader {
         (this.generation !== undefined && snapshot.generation !== this.generation)
       )
         snapshot = await this.reseed(snapshot);
+      else if (
+        this.generation !== undefined &&
+        this.server !== undefined &&
+        snapshot.server !== undefined &&
+        snapshot.server !== this.server
+      )
+        snapshot = await this.restore(snapshot);
       else {
         // under the same generation an applied id the store no longer holds was deleted (by
         // another replica, or by a re-seed's tombstone); its tombstone may be gone already
         if (this.generation !== undefined) this.noteVanished(snapshot);
         this.generation = snapshot.generation;
       }
+      this.server = snapshot.server;
       this.learn(snapshot);
       if (this.storeDown) this.logger.log('The registration store answers again');
       this.storeDown = false;
@@ -133,6 +143,29 @@ export class RegistrationStoreReader {
     return seeded.generation === found.generation && seeded.written === 0 && seeded.removed === 0
       ? found
       : await this.store.read();
+  }
+
+  /**
+   * The store kept its marker but another master serves it (a Sentinel or Cluster failover, a
+   * restart from a persisted copy): replication is asynchronous, so the writes acknowledged
+   * just before may be missing. What this replica applied and the deletions it remembers are
+   * written back where the store lacks them or holds an older version; deletions the store
+   * holds still win (docs/operations.md §5 "What a failover may lose").
+   */
+  private async restore(found: StoreSnapshot): Promise<StoreSnapshot> {
+    const restored = await this.store.seed(
+      this.generation,
+      this.applied.records(),
+      this.tombstones.list(),
+      'restore',
+    );
+    if (restored.written > 0 || restored.removed > 0)
+      this.logger.warn(
+        `The registration store is served by another Redis master (a failover or a restart); ` +
+          `${restored.written} registrations written back, ${restored.removed} removed again, ` +
+          `that it had lost`,
+      );
+    return restored.written === 0 && restored.removed === 0 ? found : await this.store.read();
   }
 
   /**

@@ -108,17 +108,23 @@ return {'removed', current}`;
 
 /**
  * ARGV: the generation the entries were read under ("" none), a new generation for a store
- * without one, how long a deletion is remembered (ms), how many at most, now (ms), then per id
- * (id, version, "live" | "dead", the record's JSON | the deletion's time in ms).
- * Writes a missing marker, then merges each entry: an id the store holds neither a record nor
- * a tombstone of is written; one a re-seed wrote (KEYS[4]) is replaced when the entry
- * supersedes it (the higher version; a tombstone beats a record of the same version); one
- * written since the reset stays. The version counter is raised above every version given, so
- * versions are never reused. → {generation, records written, records removed}.
+ * without one, how long a deletion is remembered (ms), how many at most, now (ms), the mode
+ * ("reset" | "restore"), then per id (id, version, "live" | "dead", the record's JSON | the
+ * deletion's time in ms).
+ * reset (the store lost its marker, or another replica re-seeded it): writes a missing marker,
+ * then merges each entry: an id the store holds neither a record nor a tombstone of is
+ * written; one a re-seed wrote (KEYS[4]) is replaced when the entry supersedes it (the higher
+ * version; a tombstone beats a record of the same version); one written since the reset stays.
+ * restore (the same marker on a new master: a failover may have lost the last writes): an
+ * entry the store lacks, or that supersedes what it holds, is written; nothing else changes.
+ * The version counter is raised above every version given, so versions are never reused.
+ * → {generation, records written, records removed}.
  */
 export const SEED = `${PREFIX_OF}${TOMBSTONES}
 local gen = redis.call('HGET', KEYS[2], 'generation')
-if gen and gen == ARGV[1] then return {gen, 0, 0} end
+local restore = ARGV[6] == 'restore'
+if restore and gen ~= ARGV[1] then return {gen or '', 0, 0} end
+if gen and gen == ARGV[1] and not restore then return {gen, 0, 0} end
 if not gen then
   gen = ARGV[2]
   redis.call('HSET', KEYS[2], 'generation', gen)
@@ -126,7 +132,7 @@ end
 local ttl = tonumber(ARGV[3])
 local top = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
 local written, removed = 0, 0
-for i = 6, #ARGV, 4 do
+for i = 7, #ARGV, 4 do
   local id, v, kind, payload = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
   if v > top then top = v end
   local has, dead, sv = false, false, 0
@@ -139,7 +145,7 @@ for i = 6, #ARGV, 4 do
   end
   local take
   if not has then take = true
-  elseif redis.call('HEXISTS', KEYS[4], id) == 0 then take = false
+  elseif not restore and redis.call('HEXISTS', KEYS[4], id) == 0 then take = false
   else take = v > sv or (v == sv and kind == 'dead' and not dead) end
   if take then
     if kind == 'live' then
@@ -153,7 +159,7 @@ for i = 6, #ARGV, 4 do
       end
       redis.call('HSET', KEYS[3], id, ARGV[i + 1] .. ':' .. payload)
     end
-    redis.call('HSET', KEYS[4], id, '1')
+    if not restore then redis.call('HSET', KEYS[4], id, '1') end
   end
 end
 redis.call('HSET', KEYS[2], 'version', string.format('%d', top))

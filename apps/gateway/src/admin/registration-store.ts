@@ -19,7 +19,18 @@ export interface StoreSnapshot {
   readonly registrations: readonly StoredRegistration[];
   /** Registrations deleted lately (registration-tombstones.ts), with the version deleted. */
   readonly deleted: readonly Tombstone[];
+  /**
+   * Which server's data this is: the Redis master's replication id, a new one after a failover
+   * or a restart (undefined: not known, or a memory store).
+   */
+  readonly server?: string;
 }
+
+/**
+ * `reset`: the store lost its marker (or another replica re-seeded it): merge into it.
+ * `restore`: the same marker on another master (a failover): write back what it lacks.
+ */
+export type SeedMode = 'reset' | 'restore';
 
 /** A registration to create: the store assigns the version. */
 export type NewRegistration = Omit<StoredRegistration, 'version'>;
@@ -98,12 +109,14 @@ export interface RegistrationStore {
    * an id the store lacks is written; one another replica re-seeded is replaced by a higher
    * version, or removed by a deletion of an equal or higher one; one written since the reset
    * stays. `known`: the generation the records were read under; absent for a replica that
-   * never read the store (it gives none).
+   * never read the store (it gives none). `mode` `restore`: the store kept its marker but is
+   * served by another master (SeedMode): only what it lacks, or holds older, is written.
    */
   seed(
     known: string | undefined,
     records: readonly StoredRegistration[],
     deleted?: readonly Tombstone[],
+    mode?: SeedMode,
   ): Promise<SeedResult>;
   close(): Promise<void>;
 }

@@ -326,6 +326,20 @@ export class BundleIntake {
     return { errorType: result.errorType, detail };
   }
 
+  /**
+   * Writes every shared last good copy held here (pulled, or read from the store at warm start;
+   * never a fallback file's) to the store again, each only if newer there.
+   */
+  writeBack(): number {
+    let written = 0;
+    for (const [id, record] of this.records)
+      if (record.lastGood?.source === 'remote' || record.lastGood?.source === 'redis') {
+        this.store?.save(id, record.lastGood);
+        written += 1;
+      }
+    return written;
+  }
+
   /** Adopts the candidates the catalog accepted and records every outcome of the round. */
   commit(round: BundleRound): void {
     const { candidates, failures } = round;

@@ -45,6 +45,13 @@ export interface LastGoodStore {
   /** Writes an upstream's adopted lists unless newer ones are stored already; fire and forget. */
   saveUpstream?(upstreamId: string, lists: UpstreamLists, fetchedAt: Date): void;
   status(): StoreStatus;
+  /**
+   * Calls `listener` each time the store connects again after it was lost (a restart, a
+   * Sentinel failover, a network cut): replication is asynchronous, so a copy written just
+   * before a failover may be missing on the new master, and the registry writes back what it
+   * holds (docs/operations.md §5 "What a failover may lose").
+   */
+  onReconnected?(listener: () => void): void;
 }
 
 export const LAST_GOOD_STORE = Symbol('LAST_GOOD_STORE');

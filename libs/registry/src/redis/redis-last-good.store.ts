@@ -97,6 +97,8 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   private available: boolean | null = null;
   private lastFailureReason: string | null = null;
   private closed = false;
+  private connectedBefore = false;
+  private readonly reconnectListeners: (() => void)[] = [];
 
   /** @param client a connection for the `lastGood` use (libs/redis), not yet connected. */
   constructor(
@@ -113,7 +115,12 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.redis = client as RedisWithScript;
     this.redis.defineCommand('writeLastGood', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
     this.redis.on('error', (err: unknown) => this.markUnavailable(err));
-    this.redis.on('ready', () => this.markAvailable());
+    this.redis.on('ready', () => {
+      // the first connection is the warm start's; a later one may be to a new master
+      if (this.connectedBefore) for (const listener of this.reconnectListeners) listener();
+      this.connectedBefore = true;
+      this.markAvailable();
+    });
     this.redis.connect().catch((err: unknown) => this.markUnavailable(err));
   }
 
@@ -190,6 +197,10 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
       )
       .then(() => this.markAvailable())
       .catch((err: unknown) => this.markUnavailable(err));
+  }
+
+  onReconnected(listener: () => void): void {
+    this.reconnectListeners.push(listener);
   }
 
   status(): StoreStatus {

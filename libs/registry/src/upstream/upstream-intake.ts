@@ -319,6 +319,18 @@ export class UpstreamIntake {
     return out;
   }
 
+  /** Writes every last good list held here to the store again (each only if newer there). */
+  writeBack(): number {
+    let written = 0;
+    for (const [id, record] of this.records) {
+      const copy = record.lastGood;
+      if (copy === undefined) continue;
+      this.store?.saveUpstream?.(id, copy.lists, copy.fetchedAt);
+      written += 1;
+    }
+    return written;
+  }
+
   /** Adopts the candidates the catalog accepted and records every outcome of the round. */
   commit(round: UpstreamRound): void {
     for (const [id, copy] of round.candidates) {
