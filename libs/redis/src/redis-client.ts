@@ -18,6 +18,9 @@ export interface RedisUseOptions {
   readonly retryStrategy?: (attempt: number) => number;
 }
 
+/** How often a Cluster connection reads the slot map again, ms. */
+export const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+
 /** How to build the client: the ioredis class and the arguments it is given. */
 export type RedisConstruction =
   | { readonly kind: 'redis'; readonly url?: string; readonly options: RedisOptions }
@@ -83,6 +86,10 @@ export function redisConstruction(server: RedisServer, use: RedisUseOptions): Re
             : {}),
           ...(use.retryStrategy !== undefined ? { clusterRetryStrategy: use.retryStrategy } : {}),
           slotsRefreshTimeout: use.connectTimeout,
+          // ioredis refreshes the slot map on a MOVED or a closed connection only; a command
+          // to a master that died fails on its refused connection without either, so the map
+          // is read again every 2 s and a failover is followed within that
+          slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
           // while a replica is promoted (about the cluster's node timeout) a command is retried
           // on the new owner of its slot instead of failing on the old one
           retryDelayOnFailover: 200,

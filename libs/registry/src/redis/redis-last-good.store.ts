@@ -116,9 +116,11 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.redis.defineCommand('writeLastGood', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
     this.redis.on('error', (err: unknown) => this.markUnavailable(err));
     this.redis.on('ready', () => {
-      // the first connection is the warm start's; a later one may be to a new master
-      if (this.connectedBefore) for (const listener of this.reconnectListeners) listener();
+      // the first connection is the warm start's; a later one may be to a new master (an
+      // outage a command noticed is told by markAvailable instead)
+      const again = this.connectedBefore && this.available !== false;
       this.connectedBefore = true;
+      if (again) this.reconnected();
       this.markAvailable();
     });
     this.redis.connect().catch((err: unknown) => this.markUnavailable(err));
@@ -197,6 +199,10 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
       )
       .then(() => this.markAvailable())
       .catch((err: unknown) => this.markUnavailable(err));
+  }
+
+  private reconnected(): void {
+    for (const listener of this.reconnectListeners) listener();
   }
 
   onReconnected(listener: () => void): void {
@@ -326,12 +332,15 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   private markAvailable(): void {
     if (this.available === true) return;
     this.metrics?.redisAvailable(true);
-    if (this.available === false) {
-      this.logger.log('Redis is reachable again; last-good copies are shared again');
-    } else {
-      this.logger.log('Redis connected; last-good copies are shared');
-    }
+    const wasLost = this.available === false;
     this.available = true;
+    if (!wasLost) {
+      this.logger.log('Redis connected; last-good copies are shared');
+      return;
+    }
+    this.logger.log('Redis is reachable again; last-good copies are shared again');
+    // it may be another master now, one that never got the last writes
+    this.reconnected();
   }
 
   private markUnavailable(err: unknown): void {
