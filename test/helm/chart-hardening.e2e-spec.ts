@@ -223,6 +223,30 @@ describe('helm/mcp-gateway: egress for upstreams, the identity provider and regi
     ).toContain('networkPolicy.egress.identityProvider is empty');
   });
 
+  it('refuses Redis Sentinel or Cluster nodes without a redis egress group, and renders the group given', () => {
+    for (const redis of [
+      { sentinels: ['redis-sentinel.data:26379'], masterName: 'gw' },
+      { clusterNodes: ['redis-0.redis.data:6379'] },
+    ])
+      expect(
+        refusal(`no-redis-egress-${Object.keys(redis)[0]}.yaml`, {
+          gateway: { config: { mcp: { identity: 'gw', redis } } },
+        }),
+      ).toContain('networkPolicy.egress.redis is empty but gateway.config.mcp.redis names');
+    const group = [
+      { to: [{ ipBlock: { cidr: '10.30.0.0/24' } }], ports: [{ port: 26379, protocol: 'TCP' }] },
+    ];
+    const file = writeValuesFile('sentinel-egress.yaml', {
+      gateway: {
+        config: {
+          mcp: { identity: 'gw', redis: { sentinels: ['10.30.0.5:26379'], masterName: 'gw' } },
+        },
+      },
+      networkPolicy: { egress: { redis: group } },
+    });
+    expect(egressOf(renderChart([VALUES_OCP, file]))).toEqual(expect.arrayContaining(group));
+  });
+
   it('registered servers get their own group, rendered as given', () => {
     const registered = [
       { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ port: 443, protocol: 'TCP' }] },

@@ -124,7 +124,7 @@ describe.each([
   let a: GatewayProcess;
   let b: GatewayProcess;
   let late: GatewayProcess | undefined;
-  let loadFailures: string[] = [];
+  const loadFailures: string[] = [];
   let loadCalls = 0;
   let spentBefore: Record<string, unknown>;
   let taskBefore: string;

@@ -38,7 +38,13 @@ It takes no other arguments: settings come from the environment and the YAML con
   HOST                     where both listen (default 0.0.0.0)
   MANAGEMENT_HOST          where the management port listens (default HOST)
   REDIS_URL                redis:// or rediss://: last-good copies, registrations, sessions'
-                           state, tasks, shared by every replica (default: memory only)
+                           state, tasks, shared by every replica (default: memory only;
+                           Sentinel or Cluster: mcp.redis.sentinels or clusterNodes)
+  REDIS_USERNAME, REDIS_PASSWORD
+                           the Redis data nodes' credentials
+  REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_PASSWORD
+                           the sentinels' credentials
+  REDIS_TLS                true: TLS to the sentinels and data nodes (default false)
   MCP_SESSION_KEYS         kid:base64key,...: seals session ids, requestState and task ids so
                            every replica opens them (local: one random key)
   LOG_LEVEL                fatal, error, warn, info, debug, trace (default info)
