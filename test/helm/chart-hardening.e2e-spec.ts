@@ -247,6 +247,30 @@ describe('helm/mcp-gateway: egress for upstreams, the identity provider and regi
     expect(egressOf(renderChart([VALUES_OCP, file]))).toEqual(expect.arrayContaining(group));
   });
 
+  it('refuses mcp.tracing.endpoint without a telemetry egress group, and renders the group given', () => {
+    const tracing = { endpoint: 'http://otel-collector.observability:4318/v1/traces' };
+    expect(
+      refusal('no-telemetry-egress.yaml', {
+        gateway: { config: { mcp: { identity: 'gw', tracing } } },
+      }),
+    ).toContain('networkPolicy.egress.telemetry is empty but gateway.config.mcp.tracing.endpoint');
+    const group = [
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } },
+          },
+        ],
+        ports: [{ port: 4318, protocol: 'TCP' }],
+      },
+    ];
+    const file = writeValuesFile('telemetry-egress.yaml', {
+      gateway: { config: { mcp: { identity: 'gw', tracing } } },
+      networkPolicy: { egress: { telemetry: group } },
+    });
+    expect(egressOf(renderChart([VALUES_OCP, file]))).toEqual(expect.arrayContaining(group));
+  });
+
   it('registered servers get their own group, rendered as given', () => {
     const registered = [
       { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ port: 443, protocol: 'TCP' }] },

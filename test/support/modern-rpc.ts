@@ -42,7 +42,11 @@ export function modernRequest(
       jsonrpc: '2.0',
       id: 1,
       method,
-      params: { ...params, _meta: envelopeMeta(caps) },
+      // `_meta` keys of the caller's own (a traceparent) beside the envelope
+      params: {
+        ...params,
+        _meta: { ...(params._meta as object | undefined), ...envelopeMeta(caps) },
+      },
     }),
     modernHeaders(method, params.taskId ?? params.name, token),
   );

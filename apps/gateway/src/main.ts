@@ -10,7 +10,13 @@ import {
   SessionTokenService,
   GatewayTasks,
 } from '@app/mcp';
-import { createRootLogger, flushLogs, GatewayMetrics, PinoNestLogger } from '@app/observability';
+import {
+  createRootLogger,
+  flushLogs,
+  GatewayMetrics,
+  PinoNestLogger,
+  startTracing,
+} from '@app/observability';
 import { RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
 import { AdminAuditLog } from './admin/admin-audit-log';
@@ -177,6 +183,21 @@ async function bootstrap(): Promise<void> {
   Logger.overrideLogger(nestLogger);
   const logger = new Logger('Gateway');
 
+  // before the modules are built: their clients (HTTP, Redis) start under the provider
+  const stopTracing =
+    config.mcp.tracing.endpoint === undefined
+      ? undefined
+      : await startTracing({
+          endpoint: config.mcp.tracing.endpoint,
+          samplingRatio: config.mcp.tracing.samplingRatio,
+          serviceName: config.mcp.tracing.serviceName,
+          serviceVersion: config.version,
+          exportTimeoutMillis: config.mcp.tracing.exportTimeoutMillis,
+        });
+  if (stopTracing !== undefined)
+    logger.log(
+      `Traces: OTLP/HTTP to ${config.mcp.tracing.endpoint}, sampling ${config.mcp.tracing.samplingRatio}`,
+    );
   const mcp = await createMcpListener(config, nestLogger);
   const { app } = mcp;
   const mcpAddress = new McpAddress();
@@ -235,6 +256,8 @@ async function bootstrap(): Promise<void> {
       gracePeriodMs: config.mcp.shutdown.gracePeriodSeconds * 1000,
       logger,
     })
+      // the spans of the drain go out before the process does
+      .then(() => stopTracing?.())
       .then(() => {
         logger.log('Stopped');
         process.exit(0);

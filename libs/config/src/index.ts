@@ -25,6 +25,7 @@ export {
   SessionConfig,
   RedisConfig,
   ShutdownConfig,
+  TracingConfig,
   HttpAccessConfig,
   ListenConfig,
   toolsCapPerUpstream,

@@ -28,6 +28,7 @@ import {
   IsDefined,
   IsObject,
   ArrayNotEmpty,
+  IsNumber,
 } from 'class-validator';
 
 /** A YAML list or scalar where a section (mapping) belongs would leave every key of it undefined. */
@@ -533,6 +534,40 @@ export class ShutdownConfig {
   gracePeriodSeconds = 30;
 }
 
+/**
+ * OpenTelemetry traces (docs/operations.md §3 "Traces"): off unless `endpoint` is set.
+ */
+export class TracingConfig {
+  /** The OTLP/HTTP traces endpoint (a collector's …:4318/v1/traces); unset: no tracing. */
+  @IsOptional()
+  @IsString({ message: 'must be an http(s) URL (the OTLP/HTTP traces endpoint)' })
+  @Matches(/^https?:\/\/[^\s]+$/, {
+    message: 'must be an http(s) URL (the OTLP/HTTP traces endpoint)',
+  })
+  endpoint?: string;
+
+  /**
+   * Share of the traces the gateway starts that are sampled, 0..1; a request whose caller sent
+   * a trace context keeps the caller's decision (parent-based). 1 as OpenTelemetry's default;
+   * lower it where every call is traced at a cost the collector feels.
+   */
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'must be a number from 0 to 1' })
+  @Min(0, { message: 'must be a number from 0 to 1' })
+  @Max(1, { message: 'must be a number from 0 to 1' })
+  samplingRatio = 1;
+
+  /** `service.name` of the gateway's spans. */
+  @IsString({ message: 'must be a service name' })
+  @Matches(/^[\x21-\x7e]{1,128}$/, { message: 'must be 1 to 128 visible characters' })
+  serviceName = 'mcp-gateway';
+
+  /** Bound of one export to the endpoint, in ms. */
+  @IsInt({ message: 'must be an integer between 100 and 60000 (ms)' })
+  @Min(100, { message: 'must be an integer between 100 and 60000 (ms)' })
+  @Max(60_000, { message: 'must be an integer between 100 and 60000 (ms)' })
+  exportTimeoutMillis = 10_000;
+}
+
 export class McpConfig {
   /** serverInfo.name on /mcp and the namespace of this gateway's Redis keys. */
   @IsString({ message: 'is required: the gateway identity ([A-Za-z0-9._-]{1,64})' })
@@ -596,6 +631,11 @@ export class McpConfig {
   @ValidateNested()
   @Type(() => ShutdownConfig)
   shutdown: ShutdownConfig = new ShutdownConfig();
+
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => TracingConfig)
+  tracing: TracingConfig = new TracingConfig();
 
   @IsObject({ message: MAPPING })
   @ValidateNested()

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { GatewayMetrics } from '@app/observability';
+import { failSpan, GatewayMetrics, inSpan, tracingOn } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
 import { ManifestFetcher } from './manifest-fetcher.service';
@@ -128,17 +128,36 @@ export class BundleRefreshService implements OnApplicationShutdown {
     promised.resolve();
   }
 
-  private async runRound(): Promise<void> {
+  /** A round, in a trace of its own when traces are on (docs/operations.md §3 "Traces"). */
+  private runRound(): Promise<void> {
+    if (!tracingOn()) return this.runRoundUntraced();
+    return inSpan('refresh round', { parent: 'root' }, () => this.runRoundUntraced());
+  }
+
+  private async runRoundUntraced(): Promise<void> {
     // Second line of defence (contract §6): pullOne never throws, and neither may the round.
     const started = performance.now();
     try {
       // Bundles and upstreams are pulled concurrently; the round is applied in one piece.
       const puller = this.upstreamPuller;
+      const traced = tracingOn();
       const [results, upstreamResults] = await Promise.all([
-        Promise.all(this.registry.enabledBundles().map((b) => this.pullOne(b))),
+        Promise.all(
+          this.registry
+            .enabledBundles()
+            .map((b) =>
+              traced ? pullSpan('bundle', b.id, () => this.pullOne(b)) : this.pullOne(b),
+            ),
+        ),
         puller === null
           ? []
-          : Promise.all(this.registry.enabledUpstreams().map((u) => puller.pull(u))),
+          : Promise.all(
+              this.registry
+                .enabledUpstreams()
+                .map((u) =>
+                  traced ? pullSpan('upstream', u.id, () => puller.pull(u)) : puller.pull(u),
+                ),
+            ),
       ]);
       await this.registry.applyRound(results, upstreamResults);
       this.metrics?.refreshRound((performance.now() - started) / 1000);
@@ -197,4 +216,21 @@ export class BundleRefreshService implements OnApplicationShutdown {
       };
     }
   }
+}
+
+/** One source's pull in a round's trace: which source, and the error type when it failed. */
+function pullSpan<T extends { readonly kind: string; readonly errorType?: string }>(
+  kind: 'bundle' | 'upstream',
+  id: string,
+  pull: () => Promise<T>,
+): Promise<T> {
+  return inSpan(
+    `pull ${kind} ${id}`,
+    { attributes: { 'mcp_gateway.source.kind': kind, 'mcp_gateway.source.id': id } },
+    async () => {
+      const result = await pull();
+      if (result.kind === 'failed' && result.errorType !== undefined) failSpan(result.errorType);
+      return result;
+    },
+  );
 }

@@ -8,7 +8,12 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import {
+  failSpan,
   GatewayMetrics,
+  inSpan,
+  SpanKind,
+  traceCarrier,
+  tracingOn,
   type ToolCallOutcome,
   type ToolServiceStatusClass,
 } from '@app/observability';
@@ -38,7 +43,11 @@ import { AnswerBudget, type BudgetClaim } from './answer-budget';
 import type { CallCancellation } from './call-cancellation';
 import { warmUpToolServiceClient } from './client-warm-up';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
-import { ToolServiceClient, type ToolServiceAnswer } from './tool-service-client';
+import {
+  ToolServiceClient,
+  type ToolServiceAnswer,
+  type ToolServiceRequest,
+} from './tool-service-client';
 
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -67,6 +76,47 @@ export function buildToolRequestHeaders(
   const value = callerAuthorization(authorization, incoming.authorization, sourceToken);
   if (value !== undefined) headers.authorization = value;
   return headers;
+}
+
+/**
+ * The POST to the Tool Service in a CLIENT span (docs/operations.md §3 "Traces"), with the
+ * span's `traceparent`/`tracestate` among the request's headers, so the Tool Service's own
+ * spans join the caller's trace.
+ */
+function tracedPost(
+  client: ToolServiceClient,
+  request: ToolServiceRequest,
+  toolName: string,
+  bundleId: string,
+): Promise<ToolServiceAnswer | ToolCallFailure> {
+  const url = new URL(request.path, request.origin);
+  return inSpan(
+    'POST',
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': 'POST',
+        'url.full': url.href,
+        'server.address': url.hostname,
+        'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+        'gen_ai.tool.name': toolName,
+        'mcp_gateway.source.id': bundleId,
+        'mcp_gateway.source.kind': 'bundle',
+      },
+    },
+    async (span) => {
+      const answer = await client.post({
+        ...request,
+        headers: { ...request.headers, ...traceCarrier() },
+      });
+      if ('kind' in answer) failSpan(answer.kind);
+      else {
+        span.setAttribute('http.response.status_code', answer.status);
+        if (answer.status >= 500) failSpan(String(answer.status));
+      }
+      return answer;
+    },
+  );
 }
 
 /** Where a bundle's calls go: baseEndpoint split once into origin and path. */
@@ -217,7 +267,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
         return this.credentialFailure(tool, err, performance.now() - started, incoming);
       }
     }
-    const answer = await this.client.post({
+    const request: ToolServiceRequest = {
       origin: target.origin,
       path: `${target.basePath}/${tool.name}`,
       headers: buildToolRequestHeaders(incoming, bundle.authorization, sourceToken),
@@ -227,7 +277,10 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
       signal,
       budget: { pool: this.budget, claim },
       maxJsonDepth: MAX_ANSWER_DEPTH,
-    });
+    };
+    const answer = tracingOn()
+      ? await tracedPost(this.client, request, tool.name, bundle.id)
+      : await this.client.post(request);
     const elapsedMs = performance.now() - started;
     let result: CallToolResult;
     if ('kind' in answer) {

@@ -4,6 +4,7 @@ import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import type { IncomingHeaders } from '@app/execution';
 import { ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
+import { tracingOn } from '@app/observability';
 import { authRefusal } from './http/auth-answers';
 import { LegacyCodec } from './codecs/legacy.codec';
 import { ModernCodec } from './codecs/modern.codec';
@@ -19,6 +20,7 @@ import {
 } from './http/http-answer';
 import type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
 import { parseMessage } from './jsonrpc/parse-message';
+import { epochNow, traceRequest, type RequestTiming } from './http/request-span';
 
 function transportError(
   code: GatewayErrorCode,
@@ -82,6 +84,7 @@ export class McpTransport {
    * any session: 401/403 before anything else is read), then the era's codec.
    */
   post(exchange: HttpExchange): Promise<HttpAnswer> {
+    if (tracingOn()) return this.postTraced(exchange);
     if (!this.resourceServer.checksRequests) return this.serve(exchange);
     const authorization = exchange.headers.authorization;
     // a token verified before is decided without a promise of its own (the common case)
@@ -117,36 +120,79 @@ export class McpTransport {
     return this.resourceServer.authenticate(headers.authorization).then(decide);
   }
 
-  /** The request as the auth outcome allows: refused (401/403), or served for the caller. */
-  private serveAs(exchange: HttpExchange, outcome: AuthOutcome): Promise<HttpAnswer> {
-    if (outcome.kind === 'refused')
-      return Promise.resolve(authRefusal(outcome, this.resourceServer.metadataUrl ?? ''));
-    if (outcome.kind === 'anonymous') return this.serve(exchange);
-    // every member named (a spread of the exchange costs more on this per-request path)
-    return this.serve({
-      headers: this.resourceServer.mayPassOn(outcome.caller)
-        ? exchange.headers
-        : withoutAuthorization(exchange.headers),
-      body: exchange.body,
-      call: exchange.call,
-      caller: outcome.caller,
-      access: this.resourceServer.policy.accessFor(outcome.caller),
-      credential: exchange.headers.authorization,
-    });
+  /** `post` with a span per request (docs/operations.md §3 "Traces"); the token check timed. */
+  private postTraced(exchange: HttpExchange): Promise<HttpAnswer> {
+    const started = epochNow();
+    if (!this.resourceServer.checksRequests) return this.serve(exchange, { started });
+    const authorization = exchange.headers.authorization;
+    const remembered = this.resourceServer.authenticateRemembered(authorization);
+    if (remembered !== undefined)
+      return this.serveAs(exchange, remembered, { started, authEnded: epochNow() });
+    return this.resourceServer
+      .authenticate(authorization)
+      .then((outcome) => this.serveAs(exchange, outcome, { started, authEnded: epochNow() }));
   }
 
-  private async serve(exchange: HttpExchange): Promise<HttpAnswer> {
+  /** The request as the auth outcome allows: refused (401/403), or served for the caller. */
+  private serveAs(
+    exchange: HttpExchange,
+    outcome: AuthOutcome,
+    timing?: RequestTiming,
+  ): Promise<HttpAnswer> {
+    if (outcome.kind === 'refused')
+      return Promise.resolve(authRefusal(outcome, this.resourceServer.metadataUrl ?? ''));
+    if (outcome.kind === 'anonymous') return this.serve(exchange, timing);
+    // every member named (a spread of the exchange costs more on this per-request path)
+    return this.serve(
+      {
+        headers: this.resourceServer.mayPassOn(outcome.caller)
+          ? exchange.headers
+          : withoutAuthorization(exchange.headers),
+        body: exchange.body,
+        call: exchange.call,
+        caller: outcome.caller,
+        access: this.resourceServer.policy.accessFor(outcome.caller),
+        credential: exchange.headers.authorization,
+      },
+      timing,
+    );
+  }
+
+  /** @param timing set when the request is traced (RequestTiming) */
+  private serve(exchange: HttpExchange, timing?: RequestTiming): Promise<HttpAnswer> {
     const contentType = header(exchange.headers, 'content-type')
       ?.split(';', 1)[0]
       ?.trim()
       .toLowerCase();
     if (contentType !== 'application/json') {
-      return transportError(
-        GatewayErrorCode.UnsupportedMediaType,
-        'Unsupported Media Type: Content-Type must be application/json',
+      return Promise.resolve(
+        transportError(
+          GatewayErrorCode.UnsupportedMediaType,
+          'Unsupported Media Type: Content-Type must be application/json',
+        ),
       );
     }
-    const { message, value } = parseMessage(exchange.body);
+    const parsed = parseMessage(exchange.body);
+    if (timing === undefined) return this.dispatch(exchange, parsed.message, parsed.value);
+    const claim = claimOf(parsed.value);
+    return traceRequest(
+      exchange,
+      parsed,
+      {
+        modern: typeof claim === 'string' && isModernVersion(claim),
+        version:
+          typeof claim === 'string' ? claim : header(exchange.headers, 'mcp-protocol-version'),
+      },
+      timing,
+      () => this.dispatch(exchange, parsed.message, parsed.value),
+    );
+  }
+
+  private async dispatch(
+    exchange: HttpExchange,
+    message: InboundMessage,
+    value: unknown,
+  ): Promise<HttpAnswer> {
     const era: Era = this.modernEra ? this.classify(exchange, message, value) : { era: 'legacy' };
     if (era.era === 'refused') return era.answer;
     // The v2 SDK does not check Accept on the modern path (wire notes §1.2): neither does this.

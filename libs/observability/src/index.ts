@@ -16,3 +16,15 @@ export {
   REDACTED_HEADERS,
 } from './logger';
 export { ObservabilityModule } from './observability.module';
+export {
+  annotateSpan,
+  callerContext,
+  failSpan,
+  inSpan,
+  pastSpan,
+  SpanKind,
+  startTracing,
+  traceCarrier,
+  tracingOn,
+  type TracingSettings,
+} from './tracing';

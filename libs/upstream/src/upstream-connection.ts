@@ -43,6 +43,8 @@ import {
   type UpstreamSignal,
 } from './upstream-types';
 import { ListItemCounter, listItemsExceed } from './list-items';
+import { tracedUpstreamRequest } from './upstream-request-span';
+import { tracingOn } from '@app/observability';
 
 /** 2026 errors that a 2025 server never sends: a 2025 request answered with them met a modern server. */
 const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([
@@ -373,7 +375,18 @@ export class UpstreamConnection {
    * `http-status` (non-2xx without a JSON-RPC error; `status` set), `bad-answer`, `too-large`,
    * `session-lost` (404 again after re-initializing), `era-mismatch`, or a connect failure.
    */
-  async request(
+  request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamRequestOptions,
+  ): Promise<UpstreamAnswer> {
+    if (!tracingOn()) return this.requestUntraced(method, params, options);
+    return tracedUpstreamRequest(this.endpoint.id, this.url, method, params, options, (p, o) =>
+      this.requestUntraced(method, p, o),
+    );
+  }
+
+  private async requestUntraced(
     method: string,
     params: Record<string, unknown> | undefined,
     options: UpstreamRequestOptions,

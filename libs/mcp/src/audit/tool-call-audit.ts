@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { callerName, callerSubject, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
-import { createJsonLineWriter } from '@app/observability';
+import { annotateSpan, createJsonLineWriter, tracingOn } from '@app/observability';
 import {
   ForwardedError,
   GatewayError,
@@ -78,9 +78,18 @@ export class ToolCallAudit {
     durationMs: number,
     headers: IncomingHeaders,
   ): void {
-    if (!this.enabled) return;
+    const traced = tracingOn();
+    if (!this.enabled && !traced) return;
     const [kind, code] =
       'result' in outcome ? classifyResult(outcome.result) : classifyError(outcome.error);
+    // the request's span says the same (docs/operations.md §3 "Traces")
+    if (traced)
+      annotateSpan({
+        ...(tool.sourceId === undefined ? {} : { 'mcp_gateway.source.id': tool.sourceId }),
+        'mcp_gateway.tool_call.outcome': kind,
+        ...(code === undefined ? {} : { 'error.type': String(code) }),
+      });
+    if (!this.enabled) return;
     // `caller` is the namespaced key the rate limits use (sub:… / client:…); `subject` is the
     // token's own `sub` only, so a client id never reads as a user (docs/operations.md §14)
     const who = callerName(caller) ?? null;

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { capabilityNeededBy, isModernVersion, JsonRpcCode, undeclaredBy } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
+import { inSpan, tracingOn } from '@app/observability';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { type MethodContext, type MethodResult } from '../handlers/method-handler';
 import { RELAYED_REQUESTS, type UpstreamRequestHook } from '../handlers/upstream-router';
@@ -64,7 +65,26 @@ export class MrtrCalls implements OnApplicationShutdown {
   }
 
   /** Runs the call for the client's era; results and errors as UpstreamRouter.forward. */
-  async call(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
+  call(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
+    if (!tracingOn()) return this.callUntraced(call, context);
+    // one span per round of the multi round-trip exchange (docs/operations.md §3 "Traces")
+    const modern = isModernVersion(context.protocolVersion);
+    return inSpan(
+      'mrtr round',
+      {
+        attributes: {
+          'mcp_gateway.mrtr.client_era': modern ? '2026-07-28' : '2025-11-25',
+          'mcp_gateway.mrtr.retry': modern && call.params.requestState !== undefined,
+        },
+      },
+      () => this.callUntraced(call, context),
+    );
+  }
+
+  private async callUntraced(
+    call: UpstreamMrtrRequest,
+    context: MethodContext,
+  ): Promise<MethodResult> {
     if (!isModernVersion(context.protocolVersion)) return this.bridge.run(call, context);
     const binding = bindingOf(call, callerKey(context.caller));
     let params: Record<string, unknown> = { ...call.params };

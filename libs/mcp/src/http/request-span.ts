@@ -1,0 +1,100 @@
+import { callerName, callerSubject } from '@app/identity';
+import { callerContext, inSpan, pastSpan, SpanKind } from '@app/observability';
+import type { HttpAnswer, HttpExchange } from './http-answer';
+import type { InboundMessage } from '../jsonrpc/jsonrpc.types';
+
+/** When a traced request reached the gateway, and when its caller's token was checked. */
+export interface RequestTiming {
+  /** ms since the epoch (sub-millisecond). */
+  readonly started: number;
+  /** Absent when auth is off; the same clock. */
+  readonly authEnded?: number;
+}
+
+/** ms since the epoch, sub-millisecond: the clock spans are stamped with. */
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value.slice(0, 200) : undefined;
+
+/** The JSON-RPC error code of an answer written whole, read from its first bytes. */
+function errorCodeOf(answer: HttpAnswer): number | undefined {
+  if (typeof answer.body !== 'string') return undefined;
+  const match = /"error":\{"code":(-?\d+)/.exec(answer.body.slice(0, 256));
+  return match === null ? undefined : Number(match[1]);
+}
+
+/**
+ * One SERVER span per MCP request (docs/operations.md §3 "Traces"), named and labelled after
+ * the OpenTelemetry semantic conventions for MCP: `{mcp.method.name} {target}`, the method, the
+ * tool (`gen_ai.tool.name`) or prompt or resource, the JSON-RPC id, the protocol version, the
+ * caller (`user.id`, where auth is on), and how it ended (HTTP status, the JSON-RPC error code
+ * as `error.type`). Its parent is the caller's trace context, from the `traceparent` header or
+ * `params._meta` (SEP-414). The token check, which ran before the body was read, is a child
+ * span with the times it took.
+ */
+export function traceRequest(
+  exchange: HttpExchange,
+  parsed: { readonly message: InboundMessage; readonly value: unknown },
+  era: { readonly modern: boolean; readonly version?: string },
+  timing: RequestTiming,
+  run: () => Promise<HttpAnswer>,
+): Promise<HttpAnswer> {
+  const { message, value } = parsed;
+  const params = isRecord(value) && isRecord(value.params) ? value.params : undefined;
+  const method = 'method' in message ? message.method : undefined;
+  const target =
+    method === 'tools/call' || method === 'prompts/get'
+      ? text(params?.name)
+      : method === 'resources/read'
+        ? text(params?.uri)
+        : undefined;
+  const caller = exchange.caller;
+  const user = callerSubject(caller) ?? callerName(caller);
+  const attributes = {
+    'mcp.method.name': method ?? message.kind,
+    'mcp.protocol.version': era.version ?? (era.modern ? '2026-07-28' : '2025-11-25'),
+    'network.protocol.name': 'http',
+    ...('id' in message && message.id !== null
+      ? {
+          'jsonrpc.request.id':
+            typeof message.id === 'string' ? message.id : JSON.stringify(message.id),
+        }
+      : {}),
+    ...(method === 'tools/call' && target !== undefined
+      ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' }
+      : {}),
+    ...(method === 'prompts/get' && target !== undefined ? { 'gen_ai.prompt.name': target } : {}),
+    ...(method === 'resources/read' && target !== undefined ? { 'mcp.resource.uri': target } : {}),
+    ...(user !== undefined ? { 'user.id': user } : {}),
+  };
+  return inSpan(
+    target === undefined ? (method ?? 'mcp') : `${method} ${target}`,
+    {
+      kind: SpanKind.SERVER,
+      attributes,
+      parent: callerContext(exchange.headers, params?._meta),
+      startTime: timing.started,
+    },
+    async (span) => {
+      if (timing.authEnded !== undefined)
+        pastSpan('authenticate', timing.started, timing.authEnded, {
+          'mcp_gateway.auth.outcome': caller === undefined ? 'anonymous' : 'authenticated',
+        });
+      const answer = await run();
+      span.setAttribute('http.response.status_code', answer.status);
+      const code = errorCodeOf(answer);
+      if (code !== undefined) {
+        span.setAttribute('rpc.response.status_code', String(code));
+        span.setAttribute('error.type', String(code));
+      }
+      return answer;
+    },
+  );
+}

@@ -1,0 +1,247 @@
+import { randomBytes } from 'node:crypto';
+import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
+import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { IntrospectionServer } from '../support/introspection-server';
+import { V2Upstream } from '../support/mcp-upstreams';
+import { modernRequest } from '../support/modern-rpc';
+import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+import { rpc } from '../support/rpc';
+import { TestToolService } from '../support/tool-service';
+
+const RESOURCE = 'https://gateway.test/mcp';
+const SERVER = 2;
+const CLIENT = 3;
+
+const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
+
+/** A W3C trace context a caller sends: its trace id and its own span id. */
+function callerTrace(): { traceId: string; parentId: string; traceparent: string } {
+  const traceId = hex(16);
+  const parentId = hex(8);
+  return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
+}
+
+/**
+ * OpenTelemetry traces (docs/operations.md §3 "Traces"): the gateway exports its spans over
+ * OTLP/HTTP to a receiver in this test, and the tree joins the caller, the gateway, a Tool
+ * Service and an upstream MCP server (v2 SDK): the caller's `traceparent` (header, or `_meta`
+ * per SEP-414) is the request span's parent; the Tool Service and the upstream get the
+ * gateway's client span as theirs; a refresh round is a trace of its own with a span per pull.
+ */
+describe('OpenTelemetry traces across the gateway, a Tool Service and an upstream', () => {
+  let receiver: OtlpReceiver;
+  let service: TestToolService;
+  let calc: V2Upstream;
+  let idp: IntrospectionServer;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    [receiver, service, calc, idp] = await Promise.all([
+      OtlpReceiver.start(),
+      TestToolService.start(manifest('tr', [tool({ name: 'tr.echo' })])),
+      V2Upstream.start(),
+      IntrospectionServer.start(),
+    ]);
+    idp.answers.set('opaque-alice', {
+      active: true,
+      sub: 'alice',
+      scope: 'mcp',
+      aud: RESOURCE,
+      exp: Math.floor(Date.now() / 1000) + 600,
+    });
+    gateway = await GatewayProcess.start({
+      mcp: {
+        ...gatewayConfig([bundle('tr', service, 'tr.')], {
+          upstreams: [upstream('calc', calc.url)],
+        }),
+        http: { modernEra: true },
+        tracing: { endpoint: receiver.url, samplingRatio: 1 },
+        auth: {
+          mode: 'jwt',
+          issuer: 'https://idp.test',
+          audience: RESOURCE,
+          introspectionUrl: idp.url,
+          introspectionClientId: 'gateway-test',
+          introspectionClientSecretEnv: 'TEST_INTROSPECTION_SECRET',
+        },
+      },
+      env: { TEST_INTROSPECTION_SECRET: 'secret' },
+      waitReady: true,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all([service?.stop(), calc?.stop(), idp?.stop(), receiver?.stop()]);
+  });
+
+  /** Waits until the receiver holds spans of `traceId` matching every check. */
+  async function spansOf(
+    traceId: string,
+    until: (spans: ReceivedSpan[]) => boolean,
+  ): Promise<ReceivedSpan[]> {
+    let spans: ReceivedSpan[] = [];
+    await waitFor(
+      () => {
+        spans = receiver.trace(traceId);
+        return Promise.resolve(until(spans));
+      },
+      15_000,
+      () => `spans of ${traceId}: ${JSON.stringify(spans, null, 1)}\n${gateway.output}`,
+    );
+    return spans;
+  }
+
+  const auth = { authorization: 'Bearer opaque-alice' };
+
+  it('a 2025 tools/call of a bundle tool: caller → request span → authenticate, POST to the Tool Service, whose traceparent is that POST span', async () => {
+    const caller = callerTrace();
+    const call = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'tr.echo', arguments: { n: 1 } },
+      { ...auth, traceparent: caller.traceparent },
+    );
+    expect(call.json.result.isError).toBeFalsy();
+    const spans = await spansOf(caller.traceId, (s) => s.length >= 3);
+    const request = spans.find((s) => s.kind === SERVER)!;
+    expect(request).toMatchObject({
+      name: 'tools/call tr.echo',
+      parentSpanId: caller.parentId,
+      service: 'mcp-gateway',
+      attributes: expect.objectContaining({
+        'mcp.method.name': 'tools/call',
+        'gen_ai.tool.name': 'tr.echo',
+        'gen_ai.operation.name': 'execute_tool',
+        'mcp.protocol.version': '2025-11-25',
+        'jsonrpc.request.id': '1',
+        'user.id': 'alice',
+        'mcp_gateway.source.id': 'tr',
+        'mcp_gateway.tool_call.outcome': 'ok',
+        'http.response.status_code': 200,
+      }),
+    });
+    const authSpan = spans.find((s) => s.name === 'authenticate');
+    expect(authSpan?.parentSpanId).toBe(request.spanId);
+    const post = spans.find((s) => s.kind === CLIENT)!;
+    expect(post).toMatchObject({
+      name: 'POST',
+      parentSpanId: request.spanId,
+      attributes: expect.objectContaining({
+        'http.request.method': 'POST',
+        'http.response.status_code': 200,
+        'gen_ai.tool.name': 'tr.echo',
+        'mcp_gateway.source.id': 'tr',
+      }),
+    });
+    const received = service.toolRequests('tr.echo').at(-1)!;
+    expect(received.headers.traceparent).toBe(`00-${caller.traceId}-${post.spanId}-01`);
+  });
+
+  it('a 2026 tools/call of an upstream tool with the trace context in _meta (SEP-414): request → authenticate, mrtr round → the upstream request, whose span the upstream gets in its header and in _meta', async () => {
+    const caller = callerTrace();
+    const call = await modernRequest(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'calc__add', arguments: { a: 2, b: 3 }, _meta: { traceparent: caller.traceparent } },
+      {},
+      'opaque-alice',
+    );
+    expect(call.json.result.structuredContent).toEqual({ sum: 5 });
+    const spans = await spansOf(caller.traceId, (s) => s.length >= 4);
+    const request = spans.find((s) => s.kind === SERVER)!;
+    expect(request.parentSpanId).toBe(caller.parentId);
+    expect(request.attributes['mcp.protocol.version']).toBe('2026-07-28');
+    // a 2026 call of an upstream tool is a round of a multi round-trip exchange
+    const round = spans.find((s) => s.name === 'mrtr round')!;
+    expect(round).toMatchObject({
+      parentSpanId: request.spanId,
+      attributes: expect.objectContaining({
+        'mcp_gateway.mrtr.client_era': '2026-07-28',
+        'mcp_gateway.mrtr.retry': false,
+      }),
+    });
+    const client = spans.find((s) => s.kind === CLIENT)!;
+    expect(client).toMatchObject({
+      name: 'tools/call add',
+      parentSpanId: round.spanId,
+      attributes: expect.objectContaining({
+        'mcp.method.name': 'tools/call',
+        'mcp_gateway.source.id': 'calc',
+        'gen_ai.tool.name': 'add',
+      }),
+    });
+    const forwarded = calc.requestsFor('tools/call').at(-1)!;
+    const expected = `00-${caller.traceId}-${client.spanId}-01`;
+    expect(forwarded.headers.traceparent).toBe(expected);
+    expect(
+      (forwarded.body as { params: { _meta: Record<string, unknown> } }).params._meta.traceparent,
+    ).toBe(expected);
+  });
+
+  it('a request without a trace context starts a trace; a refused call is marked with its JSON-RPC code', async () => {
+    const before = new Set(receiver.spans.map((s) => s.traceId));
+    // arguments that are not an object: -32602 from the gateway, nothing sent on
+    const call = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'calc__add', arguments: 'x' },
+      auth,
+    );
+    expect(call.json.error.code).toBe(-32602);
+    await waitFor(
+      () =>
+        Promise.resolve(
+          receiver.spans.some(
+            (s) => s.kind === SERVER && !before.has(s.traceId) && s.name === 'tools/call calc__add',
+          ),
+        ),
+      15_000,
+      () => 'no span of the refused call',
+    );
+    const span = receiver.spans.find(
+      (s) => s.kind === SERVER && !before.has(s.traceId) && s.name === 'tools/call calc__add',
+    )!;
+    expect(span.parentSpanId).toBe('');
+    expect(span.attributes['error.type']).toBe('-32602');
+    expect(span.attributes['rpc.response.status_code']).toBe('-32602');
+  });
+
+  it('a refresh round is a trace of its own, with a span per source pull and the upstream list requests under its pull', async () => {
+    const before = receiver.spans.length;
+    // a tools/call of a name no source publishes runs one round (contract §8)
+    await rpc(gateway.mcpUrl, 'tools/call', { name: 'tr.nothing', arguments: {} }, auth);
+    const round = await (async () => {
+      let found: ReceivedSpan | undefined;
+      await waitFor(
+        () => {
+          found = receiver.spans.slice(before).find((s) => s.name === 'refresh round');
+          return Promise.resolve(
+            found !== undefined &&
+              receiver.trace(found.traceId).some((s) => s.name === 'pull upstream calc') &&
+              receiver.trace(found.traceId).some((s) => s.name === 'pull bundle tr'),
+          );
+        },
+        15_000,
+        () =>
+          `no refresh round: ${JSON.stringify(receiver.spans.slice(before).map((s) => s.name))}`,
+      );
+      return found!;
+    })();
+    expect(round.parentSpanId).toBe('');
+    const spans = await spansOf(round.traceId, (s) =>
+      s.some((x) => x.kind === CLIENT && x.attributes['mcp.method.name'] === 'tools/list'),
+    );
+    const pull = spans.find((s) => s.name === 'pull upstream calc')!;
+    expect(pull.parentSpanId).toBe(round.spanId);
+    expect(spans.find((s) => s.name === 'pull bundle tr')?.parentSpanId).toBe(round.spanId);
+    const list = spans.find(
+      (s) => s.kind === CLIENT && s.attributes['mcp.method.name'] === 'tools/list',
+    )!;
+    expect(list.parentSpanId).toBe(pull.spanId);
+  });
+
+  it('exports with the OTLP JSON encoding', () => {
+    expect(receiver.contentTypes.every((t) => t.startsWith('application/json'))).toBe(true);
+  });
+});
