@@ -29,6 +29,7 @@
 // writes the figures there as JSON (what `npm run bench:gate` reads). Needs valgrind.
 import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { annotatedFrame, instructionNodeFlags } from './lib/instructions-gate.mjs';
@@ -70,6 +71,24 @@ for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
   if (!haveCommand(tool)) throw new Error(`${tool} is missing (apt-get install -y valgrind)`);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * BENCH_INSTR_TRACING_RATIO=<0..1>: the gateway traces (mcp.tracing) with this sampling ratio,
+ * exporting to an OTLP/HTTP sink in this process that takes every export and drops it
+ * (docs/benchmarks.md, "Traces"). Unset: no tracing, as deployed by default.
+ */
+const TRACING_RATIO = process.env.BENCH_INSTR_TRACING_RATIO;
+let tracingSink;
+async function tracingEndpoint() {
+  tracingSink ??= await new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+  return `http://127.0.0.1:${tracingSink.address().port}/v1/traces`;
+}
 
 /**
  * callgrind_control finds the process by a file named after USER and HOST as each process sees
@@ -128,6 +147,8 @@ async function gatewayTarget(source, dir) {
           ],
           ...(MODE === 'modern' ? { http: { modernEra: true } } : {}),
         };
+  if (TRACING_RATIO !== undefined && TRACING_RATIO !== '')
+    mcp.tracing = { endpoint: await tracingEndpoint(), samplingRatio: Number(TRACING_RATIO) };
   const { port, managementPort, env } = await gatewayLaunch(mcp, join(dir, 'gateway.yaml'));
   return {
     script: build.runFrom,
@@ -294,6 +315,7 @@ try {
   }
 } finally {
   await source.stop();
+  tracingSink?.close();
   if (!PERF_MAP) cleanupTemp();
 }
 if (JSON_OUT !== undefined)
