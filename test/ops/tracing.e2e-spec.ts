@@ -34,6 +34,8 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
   let calc: V2Upstream;
   let idp: IntrospectionServer;
   let gateway: GatewayProcess;
+  /** The same, sampling none of the traces it starts itself (mcp.tracing.samplingRatio 0). */
+  let unsampled: GatewayProcess;
 
   beforeAll(async () => {
     [receiver, service, calc, idp] = await Promise.all([
@@ -68,10 +70,17 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
       env: { TEST_INTROSPECTION_SECRET: 'secret' },
       waitReady: true,
     });
+    unsampled = await GatewayProcess.start({
+      mcp: {
+        ...gatewayConfig([bundle('tr', service, 'tr.')]),
+        tracing: { endpoint: receiver.url, samplingRatio: 0, serviceName: 'unsampled-gateway' },
+      },
+      waitReady: true,
+    });
   });
 
   afterAll(async () => {
-    await gateway?.stop();
+    await Promise.all([gateway?.stop(), unsampled?.stop()]);
     await Promise.all([service?.stop(), calc?.stop(), idp?.stop(), receiver?.stop()]);
   });
 
@@ -239,6 +248,40 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
       (s) => s.kind === CLIENT && s.attributes['mcp.method.name'] === 'tools/list',
     )!;
     expect(list.parentSpanId).toBe(pull.spanId);
+  });
+
+  it("sampling 0: a request it starts is not recorded and sends no trace context on; a caller's sampled context is followed", async () => {
+    const plain = await rpc(unsampled.mcpUrl, 'tools/call', { name: 'tr.echo', arguments: {} });
+    expect(plain.json.result.isError).toBeFalsy();
+    expect(service.toolRequests('tr.echo').at(-1)!.headers.traceparent).toBeUndefined();
+    const caller = callerTrace();
+    await rpc(
+      unsampled.mcpUrl,
+      'tools/call',
+      { name: 'tr.echo', arguments: {} },
+      { traceparent: caller.traceparent },
+    );
+    const spans = await spansOf(caller.traceId, (s) => s.some((x) => x.kind === CLIENT));
+    expect(spans.every((x) => x.service === 'unsampled-gateway')).toBe(true);
+    const post = spans.find((x) => x.kind === CLIENT)!;
+    expect(service.toolRequests('tr.echo').at(-1)!.headers.traceparent).toBe(
+      `00-${caller.traceId}-${post.spanId}-01`,
+    );
+    // and an unsampled caller context records nothing either
+    const off = callerTrace();
+    await rpc(
+      unsampled.mcpUrl,
+      'tools/call',
+      { name: 'tr.echo', arguments: {} },
+      { traceparent: `00-${off.traceId}-${off.parentId}-00` },
+    );
+    // the spans of the sampled call above were exported; give the exporter one more batch
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(
+      receiver.spans.filter(
+        (x) => x.service === 'unsampled-gateway' && x.traceId !== caller.traceId,
+      ),
+    ).toEqual([]);
   });
 
   it('exports with the OTLP JSON encoding', () => {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { failSpan, GatewayMetrics, inSpan, tracingOn } from '@app/observability';
+import { failSpan, GatewayMetrics, inSpan, tracedHere, tracingOn } from '@app/observability';
 import type { BundleDefinition } from '@app/config';
 import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
 import { ManifestFetcher } from './manifest-fetcher.service';
@@ -140,7 +140,7 @@ export class BundleRefreshService implements OnApplicationShutdown {
     try {
       // Bundles and upstreams are pulled concurrently; the round is applied in one piece.
       const puller = this.upstreamPuller;
-      const traced = tracingOn();
+      const traced = tracedHere();
       const [results, upstreamResults] = await Promise.all([
         Promise.all(
           this.registry
@@ -226,7 +226,7 @@ function pullSpan<T extends { readonly kind: string; readonly errorType?: string
 ): Promise<T> {
   return inSpan(
     `pull ${kind} ${id}`,
-    { attributes: { 'mcp_gateway.source.kind': kind, 'mcp_gateway.source.id': id } },
+    { attributes: () => ({ 'mcp_gateway.source.kind': kind, 'mcp_gateway.source.id': id }) },
     async () => {
       const result = await pull();
       if (result.kind === 'failed' && result.errorType !== undefined) failSpan(result.errorType);

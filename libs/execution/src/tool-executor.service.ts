@@ -13,7 +13,7 @@ import {
   inSpan,
   SpanKind,
   traceCarrier,
-  tracingOn,
+  tracedHere,
   type ToolCallOutcome,
   type ToolServiceStatusClass,
 } from '@app/observability';
@@ -89,19 +89,21 @@ function tracedPost(
   toolName: string,
   bundleId: string,
 ): Promise<ToolServiceAnswer | ToolCallFailure> {
-  const url = new URL(request.path, request.origin);
   return inSpan(
     'POST',
     {
       kind: SpanKind.CLIENT,
-      attributes: {
-        'http.request.method': 'POST',
-        'url.full': url.href,
-        'server.address': url.hostname,
-        'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
-        'gen_ai.tool.name': toolName,
-        'mcp_gateway.source.id': bundleId,
-        'mcp_gateway.source.kind': 'bundle',
+      attributes: () => {
+        const url = new URL(request.path, request.origin);
+        return {
+          'http.request.method': 'POST',
+          'url.full': url.href,
+          'server.address': url.hostname,
+          'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+          'gen_ai.tool.name': toolName,
+          'mcp_gateway.source.id': bundleId,
+          'mcp_gateway.source.kind': 'bundle',
+        };
       },
     },
     async (span) => {
@@ -278,7 +280,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
       budget: { pool: this.budget, claim },
       maxJsonDepth: MAX_ANSWER_DEPTH,
     };
-    const answer = tracingOn()
+    const answer = tracedHere()
       ? await tracedPost(this.client, request, tool.name, bundle.id)
       : await this.client.post(request);
     const elapsedMs = performance.now() - started;

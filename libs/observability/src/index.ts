@@ -25,6 +25,8 @@ export {
   SpanKind,
   startTracing,
   traceCarrier,
+  tracedHere,
   tracingOn,
   type TracingSettings,
 } from './tracing';
+export type { Attributes } from '@opentelemetry/api';

@@ -1,5 +1,6 @@
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -18,10 +19,27 @@ import {
  * tracing pays one branch per hop and loads none of the SDK.
  */
 let on = false;
+/** mcp.tracing.samplingRatio: the share of the traces the gateway starts that are recorded. */
+let ratio = 1;
 
 /** Whether spans are recorded and exported (startTracing ran). */
 export function tracingOn(): boolean {
   return on;
+}
+
+/**
+ * Whether the work in progress is in a recorded span, so what it causes gets spans of its own.
+ * An unsampled request runs with no span at all (its children ask this and skip theirs): at a
+ * sampling ratio of 0.1, nine requests in ten pay one random number and this test, not the
+ * spans' ids, contexts and attributes.
+ */
+export function tracedHere(): boolean {
+  return on && trace.getActiveSpan()?.isRecording() === true;
+}
+
+/** The sampling decision for a trace the gateway starts itself (no caller context). */
+function sampleRoot(): boolean {
+  return ratio >= 1 || Math.random() < ratio;
 }
 
 export interface TracingSettings {
@@ -45,7 +63,7 @@ const SCOPE = 'mcp-gateway';
  * which flushes the spans still queued.
  */
 export async function startTracing(settings: TracingSettings): Promise<() => Promise<void>> {
-  const { TracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } =
+  const { TracerProvider, BatchSpanProcessor, ParentBasedSampler, AlwaysOnSampler } =
     await import('@opentelemetry/sdk-trace');
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } = await import('@opentelemetry/resources');
@@ -56,9 +74,9 @@ export async function startTracing(settings: TracingSettings): Promise<() => Pro
       'service.name': settings.serviceName,
       'service.version': settings.serviceVersion,
     }),
-    sampler: new ParentBasedSampler({
-      root: new TraceIdRatioBasedSampler(settings.samplingRatio),
-    }),
+    // a trace the gateway starts is sampled before any span exists (sampleRoot); a caller's
+    // trace context keeps the caller's decision
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: new OTLPTraceExporter({
@@ -75,6 +93,7 @@ export async function startTracing(settings: TracingSettings): Promise<() => Pro
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
+  ratio = settings.samplingRatio;
   on = true;
   return async () => {
     on = false;
@@ -109,33 +128,41 @@ export function callerContext(
   return ROOT_CONTEXT;
 }
 
+/** The span work gets when nothing is recorded: every call on it does nothing. */
+const UNRECORDED: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /**
- * Runs `work` in a new span, its parent `parent` (default: the active span), and ends the span
- * with its outcome: a rejection marks it an error (`error.type`: the failure's `kind`, else
- * the error's name).
+ * Runs `work` in a new span and ends the span with its outcome: a rejection marks it an error
+ * (`error.type`: the failure's `kind`, else the error's name). Parent: by default the active
+ * span, and no span at all when that is not recorded (an unsampled request's children);
+ * `'root'`: a trace of its own, sampled at `mcp.tracing.samplingRatio`; a context: the
+ * caller's, whose sampling decision is kept (none: sampled at the ratio).
  */
 export async function inSpan<T>(
   name: string,
   options: {
     kind?: SpanKind;
-    attributes?: Attributes;
-    /** Default: the active span; `'root'`: a trace of its own. */
+    /** Built only when the span is recorded. */
+    attributes?: () => Attributes;
     parent?: Context | 'root';
     startTime?: number;
   },
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  const tracer = trace.getTracer(SCOPE);
-  const parent = options.parent === 'root' ? ROOT_CONTEXT : (options.parent ?? context.active());
-  const span = tracer.startSpan(
-    name,
-    {
-      kind: options.kind ?? SpanKind.INTERNAL,
-      attributes: options.attributes,
-      startTime: options.startTime,
-    },
-    parent,
-  );
+  const given = options.parent;
+  if (given === undefined && !tracedHere()) return work(UNRECORDED);
+  const parent = given === 'root' ? ROOT_CONTEXT : (given ?? context.active());
+  if (parent === ROOT_CONTEXT && !sampleRoot()) return work(UNRECORDED);
+  const span = trace
+    .getTracer(SCOPE)
+    .startSpan(
+      name,
+      { kind: options.kind ?? SpanKind.INTERNAL, startTime: options.startTime },
+      parent,
+    );
+  // a caller's context that was not sampled: nothing recorded here, nor below
+  if (!span.isRecording()) return work(span);
+  if (options.attributes !== undefined) span.setAttributes(options.attributes());
   try {
     return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (err) {

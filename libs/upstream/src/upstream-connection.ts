@@ -44,7 +44,7 @@ import {
 } from './upstream-types';
 import { ListItemCounter, listItemsExceed } from './list-items';
 import { tracedUpstreamRequest } from './upstream-request-span';
-import { tracingOn } from '@app/observability';
+import { tracedHere } from '@app/observability';
 
 /** 2026 errors that a 2025 server never sends: a 2025 request answered with them met a modern server. */
 const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([
@@ -380,7 +380,7 @@ export class UpstreamConnection {
     params: Record<string, unknown> | undefined,
     options: UpstreamRequestOptions,
   ): Promise<UpstreamAnswer> {
-    if (!tracingOn()) return this.requestUntraced(method, params, options);
+    if (!tracedHere()) return this.requestUntraced(method, params, options);
     return tracedUpstreamRequest(this.endpoint.id, this.url, method, params, options, (p, o) =>
       this.requestUntraced(method, p, o),
     );

@@ -34,7 +34,7 @@ export function tracedUpstreamRequest(
     target === undefined ? method : `${method} ${target.slice(0, 200)}`,
     {
       kind: SpanKind.CLIENT,
-      attributes: {
+      attributes: () => ({
         'mcp.method.name': method,
         'server.address': url.hostname,
         'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
@@ -43,7 +43,7 @@ export function tracedUpstreamRequest(
         ...(method === 'tools/call' && target !== undefined
           ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' }
           : {}),
-      },
+      }),
     },
     async () => {
       const carrier = traceCarrier();

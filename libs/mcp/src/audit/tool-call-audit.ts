@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { callerName, callerSubject, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
-import { annotateSpan, createJsonLineWriter, tracingOn } from '@app/observability';
+import { annotateSpan, createJsonLineWriter, tracedHere } from '@app/observability';
 import {
   ForwardedError,
   GatewayError,
@@ -78,7 +78,7 @@ export class ToolCallAudit {
     durationMs: number,
     headers: IncomingHeaders,
   ): void {
-    const traced = tracingOn();
+    const traced = tracedHere();
     if (!this.enabled && !traced) return;
     const [kind, code] =
       'result' in outcome ? classifyResult(outcome.result) : classifyError(outcome.error);

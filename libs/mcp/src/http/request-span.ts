@@ -1,5 +1,5 @@
 import { callerName, callerSubject } from '@app/identity';
-import { callerContext, inSpan, pastSpan, SpanKind } from '@app/observability';
+import { callerContext, inSpan, pastSpan, SpanKind, type Attributes } from '@app/observability';
 import type { HttpAnswer, HttpExchange } from './http-answer';
 import type { InboundMessage } from '../jsonrpc/jsonrpc.types';
 
@@ -56,23 +56,27 @@ export function traceRequest(
         ? text(params?.uri)
         : undefined;
   const caller = exchange.caller;
-  const user = callerSubject(caller) ?? callerName(caller);
-  const attributes = {
-    'mcp.method.name': method ?? message.kind,
-    'mcp.protocol.version': era.version ?? (era.modern ? '2026-07-28' : '2025-11-25'),
-    'network.protocol.name': 'http',
-    ...('id' in message && message.id !== null
-      ? {
-          'jsonrpc.request.id':
-            typeof message.id === 'string' ? message.id : JSON.stringify(message.id),
-        }
-      : {}),
-    ...(method === 'tools/call' && target !== undefined
-      ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' }
-      : {}),
-    ...(method === 'prompts/get' && target !== undefined ? { 'gen_ai.prompt.name': target } : {}),
-    ...(method === 'resources/read' && target !== undefined ? { 'mcp.resource.uri': target } : {}),
-    ...(user !== undefined ? { 'user.id': user } : {}),
+  const attributes = (): Attributes => {
+    const user = callerSubject(caller) ?? callerName(caller);
+    return {
+      'mcp.method.name': method ?? message.kind,
+      'mcp.protocol.version': era.version ?? (era.modern ? '2026-07-28' : '2025-11-25'),
+      'network.protocol.name': 'http',
+      ...('id' in message && message.id !== null
+        ? {
+            'jsonrpc.request.id':
+              typeof message.id === 'string' ? message.id : JSON.stringify(message.id),
+          }
+        : {}),
+      ...(method === 'tools/call' && target !== undefined
+        ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' }
+        : {}),
+      ...(method === 'prompts/get' && target !== undefined ? { 'gen_ai.prompt.name': target } : {}),
+      ...(method === 'resources/read' && target !== undefined
+        ? { 'mcp.resource.uri': target }
+        : {}),
+      ...(user !== undefined ? { 'user.id': user } : {}),
+    };
   };
   return inSpan(
     target === undefined ? (method ?? 'mcp') : `${method} ${target}`,
@@ -83,6 +87,8 @@ export function traceRequest(
       startTime: timing.started,
     },
     async (span) => {
+      // not sampled: nothing of this request is recorded
+      if (!span.isRecording()) return run();
       if (timing.authEnded !== undefined)
         pastSpan('authenticate', timing.started, timing.authEnded, {
           'mcp_gateway.auth.outcome': caller === undefined ? 'anonymous' : 'authenticated',

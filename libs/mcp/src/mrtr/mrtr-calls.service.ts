@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { capabilityNeededBy, isModernVersion, JsonRpcCode, undeclaredBy } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
-import { inSpan, tracingOn } from '@app/observability';
+import { inSpan, tracedHere } from '@app/observability';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { type MethodContext, type MethodResult } from '../handlers/method-handler';
 import { RELAYED_REQUESTS, type UpstreamRequestHook } from '../handlers/upstream-router';
@@ -66,16 +66,16 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   /** Runs the call for the client's era; results and errors as UpstreamRouter.forward. */
   call(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
-    if (!tracingOn()) return this.callUntraced(call, context);
+    if (!tracedHere()) return this.callUntraced(call, context);
     // one span per round of the multi round-trip exchange (docs/operations.md §3 "Traces")
     const modern = isModernVersion(context.protocolVersion);
     return inSpan(
       'mrtr round',
       {
-        attributes: {
+        attributes: () => ({
           'mcp_gateway.mrtr.client_era': modern ? '2026-07-28' : '2025-11-25',
           'mcp_gateway.mrtr.retry': modern && call.params.requestState !== undefined,
-        },
+        }),
       },
       () => this.callUntraced(call, context),
     );
