@@ -4,7 +4,7 @@ import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import type { IncomingHeaders } from '@app/execution';
 import { ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
-import { tracingOn } from '@app/observability';
+import { sampleRoot, tracingOn } from '@app/observability';
 import { authRefusal } from './http/auth-answers';
 import { LegacyCodec } from './codecs/legacy.codec';
 import { ModernCodec } from './codecs/modern.codec';
@@ -84,7 +84,12 @@ export class McpTransport {
    * any session: 401/403 before anything else is read), then the era's codec.
    */
   post(exchange: HttpExchange): Promise<HttpAnswer> {
-    if (tracingOn()) return this.postTraced(exchange);
+    // a request with no trace context of its caller whose trace is not sampled goes the
+    // untraced way at once (one random number: docs/operations.md §3 "Traces")
+    if (tracingOn()) {
+      const traces = callerTraces(exchange);
+      if (traces || sampleRoot()) return this.postTraced(exchange, !traces);
+    }
     if (!this.resourceServer.checksRequests) return this.serve(exchange);
     const authorization = exchange.headers.authorization;
     // a token verified before is decided without a promise of its own (the common case)
@@ -121,16 +126,18 @@ export class McpTransport {
   }
 
   /** `post` with a span per request (docs/operations.md §3 "Traces"); the token check timed. */
-  private postTraced(exchange: HttpExchange): Promise<HttpAnswer> {
+  private postTraced(exchange: HttpExchange, rootSampled: boolean): Promise<HttpAnswer> {
     const started = epochNow();
-    if (!this.resourceServer.checksRequests) return this.serve(exchange, { started });
+    if (!this.resourceServer.checksRequests) return this.serve(exchange, { started, rootSampled });
     const authorization = exchange.headers.authorization;
     const remembered = this.resourceServer.authenticateRemembered(authorization);
     if (remembered !== undefined)
-      return this.serveAs(exchange, remembered, { started, authEnded: epochNow() });
+      return this.serveAs(exchange, remembered, { started, authEnded: epochNow(), rootSampled });
     return this.resourceServer
       .authenticate(authorization)
-      .then((outcome) => this.serveAs(exchange, outcome, { started, authEnded: epochNow() }));
+      .then((outcome) =>
+        this.serveAs(exchange, outcome, { started, authEnded: epochNow(), rootSampled }),
+      );
   }
 
   /** The request as the auth outcome allows: refused (401/403), or served for the caller. */
@@ -270,6 +277,16 @@ export class McpTransport {
       allow: 'POST',
     });
   }
+}
+
+/**
+ * Whether the caller may have sent a trace context: the `traceparent` header, or the word in the
+ * body (`params._meta.traceparent`, SEP-414; parsed later, with the body).
+ */
+function callerTraces(exchange: HttpExchange): boolean {
+  return (
+    exchange.headers.traceparent !== undefined || exchange.body?.includes('traceparent') === true
+  );
 }
 
 /**

@@ -22,6 +22,7 @@ export {
   failSpan,
   inSpan,
   pastSpan,
+  sampleRoot,
   SpanKind,
   startTracing,
   traceCarrier,

@@ -38,7 +38,7 @@ export function tracedHere(): boolean {
 }
 
 /** The sampling decision for a trace the gateway starts itself (no caller context). */
-function sampleRoot(): boolean {
+export function sampleRoot(): boolean {
   return ratio >= 1 || Math.random() < ratio;
 }
 
@@ -145,6 +145,8 @@ export async function inSpan<T>(
     /** Built only when the span is recorded. */
     attributes?: () => Attributes;
     parent?: Context | 'root';
+    /** The root sampling decision was taken already (sampleRoot), and it was yes. */
+    rootSampled?: boolean;
     startTime?: number;
   },
   work: (span: Span) => Promise<T>,
@@ -152,7 +154,8 @@ export async function inSpan<T>(
   const given = options.parent;
   if (given === undefined && !tracedHere()) return work(UNRECORDED);
   const parent = given === 'root' ? ROOT_CONTEXT : (given ?? context.active());
-  if (parent === ROOT_CONTEXT && !sampleRoot()) return work(UNRECORDED);
+  if (parent === ROOT_CONTEXT && options.rootSampled !== true && !sampleRoot())
+    return work(UNRECORDED);
   const span = trace
     .getTracer(SCOPE)
     .startSpan(

@@ -9,6 +9,8 @@ export interface RequestTiming {
   readonly started: number;
   /** Absent when auth is off; the same clock. */
   readonly authEnded?: number;
+  /** The gateway sampled this request's trace already (it has no caller context). */
+  readonly rootSampled: boolean;
 }
 
 /** ms since the epoch, sub-millisecond: the clock spans are stamped with. */
@@ -84,6 +86,7 @@ export function traceRequest(
       kind: SpanKind.SERVER,
       attributes,
       parent: callerContext(exchange.headers, params?._meta),
+      rootSampled: timing.rootSampled,
       startTime: timing.started,
     },
     async (span) => {
