@@ -170,27 +170,28 @@ describe('RedisRegistrationStore on a real Redis', () => {
     expect(z.kind === 'created' && z.version > y.version).toBe(true);
   });
 
-  it('restore (same marker, another master): writes back what the store lost, keeps its deletions, never re-seeds', async () => {
+  it('restore (same marker, another master): writes back the writes the store lost, keeps its deletions, never re-seeds', async () => {
     const [a, b] = pair();
     const { generation } = await a.seed(undefined, []);
     const x = await a.create(record('x'), generation, 100);
-    const y = await a.create(record('y'), generation, 100);
     const gone = await a.create(record('gone'), generation, 100);
-    if (x.kind !== 'created' || y.kind !== 'created' || gone.kind !== 'created')
-      throw new Error('not created');
-    const xv2 = await a.replace(record('x', { enabled: false }), x.version, generation);
-    if (xv2.kind !== 'replaced') throw new Error(xv2.kind);
-    const applied = (await a.read()).registrations;
+    if (x.kind !== 'created' || gone.kind !== 'created') throw new Error('not created');
     expect(await b.remove('gone', undefined, generation)).toMatchObject({ kind: 'removed' });
-    // what a failover to a replica that missed the last writes looks like: y never arrived,
-    // x is back at its first version
+    // the state a failover's new master was promoted with: what follows never reached it
+    const kept = {
+      x: (await redis.hget(a.key, 'x'))!,
+      counter: (await redis.hget(a.metaKey, 'version'))!,
+    };
+    const y = await a.create(record('y'), generation, 100);
+    const xv2 = await a.replace(record('x', { enabled: false }), x.version, generation);
+    if (y.kind !== 'created' || xv2.kind !== 'replaced') throw new Error('not written');
+    // what replica A applied: x at its second version, y, and gone as it was before its deletion
+    const applied = (await a.read()).registrations.concat([
+      { ...record('gone'), version: gone.version },
+    ]);
     await redis.hdel(a.key, 'y');
-    await redis.hset(
-      a.key,
-      'x',
-      (await redis.hget(a.key, 'x'))!.replace(`"version":${xv2.version}`, `"version":${x.version}`),
-    );
-    // applied holds "gone" too, deleted on b since: its tombstone wins
+    await redis.hset(a.key, 'x', kept.x);
+    await redis.hset(a.metaKey, 'version', kept.counter);
     const restored = await a.seed(generation, applied, [], 'restore');
     expect(restored).toEqual({ generation, written: 2, removed: 0 });
     const after = await b.read();
@@ -199,6 +200,13 @@ describe('RedisRegistrationStore on a real Redis', () => {
       y: y.version,
     });
     expect(after.registrations.find((r) => r.upstream.id === 'x')?.upstream.enabled).toBe(false);
+    // the counter is above every version given again
+    const z = await b.create(record('z'), generation, 100);
+    expect(z.kind === 'created' && z.version > xv2.version).toBe(true);
+    // a deleted id whose tombstone is gone and whose version the counter passed stays deleted
+    await redis.hdel(a.tombstonesKey, 'gone');
+    expect(await a.seed(generation, applied, [], 'restore')).toMatchObject({ written: 0 });
+    expect((await b.read()).registrations.map((r) => r.upstream.id)).not.toContain('gone');
     // a restore under another marker (the store was reset meanwhile) writes nothing
     expect(await a.seed('another-generation', applied, [], 'restore')).toEqual({
       generation,

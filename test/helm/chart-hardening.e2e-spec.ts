@@ -233,6 +233,25 @@ describe('helm/mcp-gateway: egress for upstreams, the identity provider and regi
           gateway: { config: { mcp: { identity: 'gw', redis } } },
         }),
       ).toContain('networkPolicy.egress.redis is empty but gateway.config.mcp.redis names');
+    // two Redis at once: the gateway would refuse them at boot
+    expect(
+      refusal('redis-twice.yaml', {
+        redis: { existingSecret: 'redis-url' },
+        gateway: { config: { mcp: { identity: 'gw', redis: { clusterNodes: ['r:6379'] } } } },
+        networkPolicy: {
+          egress: {
+            redis: [{ to: [{ ipBlock: { cidr: '10.0.0.0/8' } }], ports: [{ port: 6379 }] }],
+          },
+        },
+      }),
+    ).toContain('the gateway takes one Redis');
+    // a port the gateway refuses is refused before install
+    for (const entry of ['r:0', 'r:65536', 'r:99999'])
+      expect(
+        refusal(`redis-port-${entry.slice(2)}.yaml`, {
+          gateway: { config: { mcp: { identity: 'gw', redis: { clusterNodes: [entry] } } } },
+        }),
+      ).toContain('clusterNodes');
     const group = [
       { to: [{ ipBlock: { cidr: '10.30.0.0/24' } }], ports: [{ port: 26379, protocol: 'TCP' }] },
     ];

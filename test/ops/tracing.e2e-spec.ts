@@ -275,6 +275,10 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
       { name: 'tr.echo', arguments: {} },
       { traceparent: `00-${off.traceId}-${off.parentId}-00` },
     );
+    // the caller's decision is passed on: the Tool Service gets its trace, flagged not sampled
+    expect(service.toolRequests('tr.echo').at(-1)!.headers.traceparent).toMatch(
+      new RegExp(`^00-${off.traceId}-[0-9a-f]{16}-00$`),
+    );
     // the spans of the sampled call above were exported; give the exporter one more batch
     await new Promise((r) => setTimeout(r, 1500));
     expect(
@@ -282,6 +286,23 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
         (x) => x.service === 'unsampled-gateway' && x.traceId !== caller.traceId,
       ),
     ).toEqual([]);
+  });
+
+  it('what a caller sends is bounded in the span: a method and an id of 100,000 characters', async () => {
+    const caller = callerTrace();
+    const long = 'x'.repeat(100_000);
+    const answer = await rpc(
+      gateway.mcpUrl,
+      long,
+      {},
+      { ...auth, traceparent: caller.traceparent },
+      long,
+    );
+    expect(answer.json.error.code).toBe(-32601);
+    const [span] = await spansOf(caller.traceId, (s) => s.some((x) => x.kind === SERVER));
+    expect(span!.name.length).toBeLessThanOrEqual(128);
+    expect(String(span!.attributes['mcp.method.name']).length).toBeLessThanOrEqual(128);
+    expect(String(span!.attributes['jsonrpc.request.id']).length).toBeLessThanOrEqual(128);
   });
 
   it('exports with the OTLP JSON encoding', () => {

@@ -33,6 +33,15 @@ interface Topology {
   stop(): Promise<void>;
 }
 
+/** KEYS on one node, through a connection of its own that ends with it. */
+async function keysOn(node: Redis, pattern: string): Promise<string[]> {
+  try {
+    return await node.keys(pattern);
+  } finally {
+    node.disconnect();
+  }
+}
+
 async function sentinelTopology(): Promise<Topology> {
   const set = await SentinelSet.start('gw');
   let client: Redis | undefined;
@@ -43,20 +52,15 @@ async function sentinelTopology(): Promise<Topology> {
       const port = set.replicaPort();
       cli(port, 'CONFIG', 'SET', 'replica-read-only', 'no');
       expect(cli(port, 'HDEL', key, field)).toBe('1');
+      // the version counter's increment of that write was lost with it
+      cli(port, 'HINCRBY', `${key}:meta`, 'version', '-1');
     },
     data() {
       client?.disconnect();
       client = set.masterClient();
       return client;
     },
-    async keys(pattern) {
-      const node = set.masterClient();
-      try {
-        return await node.keys(pattern);
-      } finally {
-        node.disconnect();
-      }
-    },
+    keys: (pattern) => keysOn(set.masterClient(), pattern),
     async stop() {
       client?.disconnect();
       await set.stop();
@@ -80,14 +84,8 @@ async function clusterTopology(keyPrefix: string): Promise<Topology> {
       );
       return client;
     },
-    async keys(pattern) {
-      const node = new Redis({ host: '127.0.0.1', port: set.masterOf(tagged) });
-      try {
-        return await node.keys(pattern);
-      } finally {
-        node.disconnect();
-      }
-    },
+    keys: (pattern) =>
+      keysOn(new Redis({ host: '127.0.0.1', port: set.masterOf(tagged) }), pattern),
     async stop() {
       client?.disconnect();
       await set.stop();
@@ -242,6 +240,42 @@ describe.each([
     );
     loading = false;
     await Promise.all(loads);
+    // each use has a connection of its own (libs/redis/src/redis-uses.ts); on a loaded
+    // machine the last may reach the new master a moment after the first: the checks below
+    // start once a task made on one replica is read on the other, and a spent envelope is
+    // refused across them (bounded: a connection that never comes back fails here)
+    await waitFor(
+      async () => {
+        const probe = await modern(b, 'tools/call', { name: 'sen.report', arguments: {} });
+        const taskId = probe.json?.result?.taskId as string | undefined;
+        return (
+          taskId !== undefined &&
+          (await modern(a, 'tasks/get', { taskId })).json?.result?.taskId === taskId
+        );
+      },
+      30_000,
+      () => `tasks not shared again after the failover:\n${a.output}`,
+    );
+    await waitFor(
+      async () => {
+        const first = await modern(a, 'tools/call', {
+          name: 'v2__confirm_deploy',
+          arguments: { env: 'probe' },
+        });
+        const params = {
+          name: 'v2__confirm_deploy',
+          arguments: { env: 'probe' },
+          inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+          requestState: first.json.result.requestState,
+        };
+        await modern(a, 'tools/call', params);
+        return /already used/.test(
+          String((await modern(b, 'tools/call', params)).json?.error?.message),
+        );
+      },
+      30_000,
+      () => `spent envelopes not shared again after the failover:\n${b.output}`,
+    );
   }, 240_000);
 
   afterAll(async () => {

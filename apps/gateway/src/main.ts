@@ -196,7 +196,7 @@ async function bootstrap(): Promise<void> {
         });
   if (stopTracing !== undefined)
     logger.log(
-      `Traces: OTLP/HTTP to ${config.mcp.tracing.endpoint}, sampling ${config.mcp.tracing.samplingRatio}`,
+      `Traces: OTLP/HTTP to ${withoutCredentials(config.mcp.tracing.endpoint ?? '')}, sampling ${config.mcp.tracing.samplingRatio}`,
     );
   const mcp = await createMcpListener(config, nestLogger);
   const { app } = mcp;
@@ -272,6 +272,16 @@ async function bootstrap(): Promise<void> {
   // started by a supervisor with an IPC channel (scripts/start-local.mjs): when the channel
   // closes the supervisor is gone, even killed outright, and nobody would stop this process
   if (process.channel !== undefined) process.on('disconnect', () => stop('parent exited'));
+}
+
+/** A URL as a log line may show it: no user, no password, no query. */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
 }
 
 void bootstrap();

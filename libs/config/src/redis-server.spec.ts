@@ -112,6 +112,7 @@ describe('mcp.redis: one server, Sentinel or Cluster (docs/operations.md §5)', 
       'mcp.redis.masterName: only with mcp.redis.sentinels (the master they watch)',
     ]);
     expect(problems({ clusterNodes: ['a:70000'] })).toEqual([
+      'mcp.redis.clusterNodes: each entry must be host:port (got ["a:70000"])',
       'mcp.redis.clusterNodes[0]: must be host:port with a port 1..65535 (got "a:70000")',
     ]);
     expect(problems({ clusterNodes: ['just-a-host'] })).toEqual([
@@ -132,5 +133,8 @@ describe('mcp.redis: one server, Sentinel or Cluster (docs/operations.md §5)', 
     expect(parseRedisNode('h:0')).toBeUndefined();
     expect(parseRedisNode('h')).toBeUndefined();
     expect(parseRedisNode('::1:7000')).toBeUndefined();
+    expect(parseRedisNode('[:]:6379')).toBeUndefined();
+    expect(parseRedisNode('h:65535')).toEqual({ host: 'h', port: 65535 });
+    expect(parseRedisNode('h:65536')).toBeUndefined();
   });
 });

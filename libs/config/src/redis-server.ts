@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import type { RedisConfig } from './mcp-config.model';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -44,15 +45,17 @@ export type RedisServer =
     };
 
 /** `host:port` or `[v6]:port`; the port 1..65535. */
-export const REDIS_NODE_PATTERN = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):\d{1,5}$/;
+export const REDIS_NODE_PATTERN =
+  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?:6553[0-5]|655[0-2]\d|65[0-4]\d{2}|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3})$/;
 
 export function parseRedisNode(entry: string): RedisNode | undefined {
   if (!REDIS_NODE_PATTERN.test(entry)) return undefined;
   const at = entry.lastIndexOf(':');
   const port = Number(entry.slice(at + 1));
   if (port < 1 || port > 65535) return undefined;
-  const host = entry.slice(0, at).replace(/^\[(.*)\]$/, '$1');
-  return { host, port };
+  const bracketed = /^\[(.*)\]$/.exec(entry.slice(0, at));
+  if (bracketed !== null && !isIPv6(bracketed[1] ?? '')) return undefined;
+  return { host: bracketed?.[1] ?? entry.slice(0, at), port };
 }
 
 const nonEmpty = (value: string | undefined): string | undefined =>

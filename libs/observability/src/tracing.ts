@@ -28,13 +28,14 @@ export function tracingOn(): boolean {
 }
 
 /**
- * Whether the work in progress is in a recorded span, so what it causes gets spans of its own.
- * An unsampled request runs with no span at all (its children ask this and skip theirs): at a
- * sampling ratio of 0.1, nine requests in ten pay one random number and this test, not the
- * spans' ids, contexts and attributes.
+ * Whether the work in progress is in a span — recorded, or carrying a caller's trace context
+ * that was not sampled — so what it causes gets spans (or that context) of its own. A request
+ * the gateway did not sample runs with no span at all (its children ask this and skip
+ * theirs): at a sampling ratio of 0.1, nine requests in ten pay one random number and this
+ * test, not the spans' ids, contexts and attributes.
  */
 export function tracedHere(): boolean {
-  return on && trace.getActiveSpan()?.isRecording() === true;
+  return on && trace.getActiveSpan() !== undefined;
 }
 
 /** The sampling decision for a trace the gateway starts itself (no caller context). */
@@ -77,6 +78,9 @@ export async function startTracing(settings: TracingSettings): Promise<() => Pro
     // a trace the gateway starts is sampled before any span exists (sampleRoot); a caller's
     // trace context keeps the caller's decision
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    // what a caller sends (a method, an id, a version) becomes a span's name or attributes:
+    // bounded, so a request cannot make a span megabytes long
+    spanLimits: { attributeValueLengthLimit: 256, attributeCountLimit: 64 },
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: new OTLPTraceExporter({
@@ -163,15 +167,16 @@ export async function inSpan<T>(
       { kind: options.kind ?? SpanKind.INTERNAL, startTime: options.startTime },
       parent,
     );
-  // a caller's context that was not sampled: nothing recorded here, nor below
-  if (!span.isRecording()) return work(span);
+  // a caller's context that was not sampled: nothing recorded here nor below, but the work
+  // runs in it, so what it sends on carries the caller's decision (traceparent flags 00)
+  if (!span.isRecording()) return context.with(trace.setSpan(parent, span), () => work(span));
   if (options.attributes !== undefined) span.setAttributes(options.attributes());
   try {
     return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (err) {
     span.setStatus({
       code: SpanStatusCode.ERROR,
-      message: err instanceof Error ? err.message : undefined,
+      message: err instanceof Error ? err.message.slice(0, 256) : undefined,
     });
     // a failure that names its kind (UpstreamFailure's `kind`) says more than its class
     const kind = (err as { kind?: unknown } | null)?.kind;
@@ -205,7 +210,7 @@ export function failSpan(errorType: string, message?: string): void {
   const span = trace.getActiveSpan();
   if (span === undefined) return;
   span.setAttribute('error.type', errorType);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: message?.slice(0, 256) });
 }
 
 /**

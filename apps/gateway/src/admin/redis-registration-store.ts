@@ -51,6 +51,7 @@ export class RedisRegistrationStore implements RegistrationStore {
   readonly metaKey: string;
   readonly tombstonesKey: string;
   readonly seededKey: string;
+  private infoRefused = false;
 
   /** @param client a connection for the `registrations` use (libs/redis). */
   constructor(client: RedisClient, config: Pick<GatewayConfig, 'mcp'>) {
@@ -84,17 +85,15 @@ export class RedisRegistrationStore implements RegistrationStore {
         .eval("return redis.call('INFO', 'replication')", 1, this.key)
         .exec(),
     );
-    const [all, generation, tombstones, replication] = (replies ?? []).map(([err, value]) => {
+    const [all, generation, tombstones] = (replies ?? []).slice(0, 3).map(([err, value]) => {
       if (err !== null) throw new RegistrationStoreUnavailableError(`Redis refused (${err.name})`);
       return value;
     }) as [
       Record<string, string> | undefined,
       string | null | undefined,
       Record<string, string> | undefined,
-      unknown,
     ];
-    const server =
-      typeof replication === 'string' ? /^master_replid:(\w+)/m.exec(replication)?.[1] : undefined;
+    const server = this.serverOf(replies?.[3]);
     const registrations: StoredRegistration[] = [];
     for (const [id, raw] of Object.entries(all ?? {})) {
       const parsed = parseStored(raw, id);
@@ -108,6 +107,25 @@ export class RedisRegistrationStore implements RegistrationStore {
       if (m !== null) deleted.push({ id, version: Number(m[1]), deletedAt: Number(m[2]) });
     }
     return { generation: generation ?? undefined, registrations, deleted, server };
+  }
+
+  /**
+   * The master's replication id from the INFO reply; undefined when Redis refused INFO (an ACL
+   * user without @dangerous): the store works, and a failover's lost writes are then not
+   * written back (said once in the log).
+   */
+  private serverOf(reply: [Error | null, unknown] | undefined): string | undefined {
+    if (reply === undefined) return undefined;
+    const [err, value] = reply;
+    if (err !== null) {
+      if (!this.infoRefused)
+        this.logger.warn(
+          `Redis refused INFO (${err.message.slice(0, 120)}): registrations a failover lost are not written back; allow the command to this user (docs/operations.md §5)`,
+        );
+      this.infoRefused = true;
+      return undefined;
+    }
+    return typeof value === 'string' ? /^master_replid:(\w+)/m.exec(value)?.[1] : undefined;
   }
 
   async create(r: NewRegistration, generation: string, max: number): Promise<CreateResult> {

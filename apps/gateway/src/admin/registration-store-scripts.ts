@@ -116,7 +116,9 @@ return {'removed', current}`;
  * written; one a re-seed wrote (KEYS[4]) is replaced when the entry supersedes it (the higher
  * version; a tombstone beats a record of the same version); one written since the reset stays.
  * restore (the same marker on a new master: a failover may have lost the last writes): an
- * entry the store lacks, or that supersedes what it holds, is written; nothing else changes.
+ * entry that supersedes what the store holds is written, and one it lacks only when its
+ * version is above the store's counter (a lost write; one at or below was deleted, its
+ * tombstone perhaps expired); nothing else changes.
  * The version counter is raised above every version given, so versions are never reused.
  * → {generation, records written, records removed}.
  */
@@ -131,6 +133,9 @@ if not gen then
 end
 local ttl = tonumber(ARGV[3])
 local top = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
+-- a write a failover lost drew a version above the counter the new master holds (the counter
+-- replicates with each write); an id at or below it that the store lacks was deleted
+local top0 = top
 local written, removed = 0, 0
 for i = 7, #ARGV, 4 do
   local id, v, kind, payload = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
@@ -144,7 +149,7 @@ for i = 7, #ARGV, 4 do
     if t then has, dead, sv = true, true, tombVersion(t) end
   end
   local take
-  if not has then take = true
+  if not has then take = not restore or v > top0
   elseif not restore and redis.call('HEXISTS', KEYS[4], id) == 0 then take = false
   else take = v > sv or (v == sv and kind == 'dead' and not dead) end
   if take then

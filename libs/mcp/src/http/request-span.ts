@@ -50,7 +50,8 @@ export function traceRequest(
 ): Promise<HttpAnswer> {
   const { message, value } = parsed;
   const params = isRecord(value) && isRecord(value.params) ? value.params : undefined;
-  const method = 'method' in message ? message.method : undefined;
+  // bounded: a caller's method, id and version reach the span (the SDK bounds attributes too)
+  const method = 'method' in message ? message.method.slice(0, 128) : undefined;
   const target =
     method === 'tools/call' || method === 'prompts/get'
       ? text(params?.name)
@@ -62,12 +63,17 @@ export function traceRequest(
     const user = callerSubject(caller) ?? callerName(caller);
     return {
       'mcp.method.name': method ?? message.kind,
-      'mcp.protocol.version': era.version ?? (era.modern ? '2026-07-28' : '2025-11-25'),
+      'mcp.protocol.version': (era.version ?? (era.modern ? '2026-07-28' : '2025-11-25')).slice(
+        0,
+        64,
+      ),
       'network.protocol.name': 'http',
       ...('id' in message && message.id !== null
         ? {
             'jsonrpc.request.id':
-              typeof message.id === 'string' ? message.id : JSON.stringify(message.id),
+              typeof message.id === 'string'
+                ? message.id.slice(0, 128)
+                : JSON.stringify(message.id).slice(0, 128),
           }
         : {}),
       ...(method === 'tools/call' && target !== undefined
