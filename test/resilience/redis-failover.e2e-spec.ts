@@ -93,6 +93,16 @@ async function clusterTopology(keyPrefix: string): Promise<Topology> {
   };
 }
 
+/** The retry of `v2__confirm_deploy {env}` answering its elicitation, with its requestState. */
+function confirmRetry(env: string, requestState: unknown): Record<string, unknown> {
+  return {
+    name: 'v2__confirm_deploy',
+    arguments: { env },
+    inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+    requestState,
+  };
+}
+
 const jobs = manifest('sen', [
   tool({ name: 'sen.echo' }),
   tool({ name: 'sen.limited' }),
@@ -207,12 +217,7 @@ describe.each([
       name: 'v2__confirm_deploy',
       arguments: { env: 'before' },
     });
-    spentBefore = {
-      name: 'v2__confirm_deploy',
-      arguments: { env: 'before' },
-      inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
-      requestState: first.json.result.requestState,
-    };
+    spentBefore = confirmRetry('before', first.json.result.requestState);
     const spent = await modern(a, 'tools/call', spentBefore);
     expect(spent.json.result.resultType).toBe('complete');
 
@@ -235,7 +240,9 @@ describe.each([
     // both replicas find the new master (ioredis through the sentinels, or the cluster's slots)
     await waitFor(
       async () => (await redisUp(a)) && (await redisUp(b)) && loadCalls >= 40,
-      30_000,
+      // a reconnect through the sentinels backs off up to 5 s an attempt: generous on a
+      // loaded machine, still a bound
+      60_000,
       () => `Redis not available again:\n${a.output}\n${b.output}`,
     );
     loading = false;
@@ -262,12 +269,7 @@ describe.each([
           name: 'v2__confirm_deploy',
           arguments: { env: 'probe' },
         });
-        const params = {
-          name: 'v2__confirm_deploy',
-          arguments: { env: 'probe' },
-          inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
-          requestState: first.json.result.requestState,
-        };
+        const params = confirmRetry('probe', first.json.result.requestState);
         await modern(a, 'tools/call', params);
         return /already used/.test(
           String((await modern(b, 'tools/call', params)).json?.error?.message),
@@ -353,12 +355,7 @@ describe.each([
       name: 'v2__confirm_deploy',
       arguments: { env: 'after' },
     });
-    const params = {
-      name: 'v2__confirm_deploy',
-      arguments: { env: 'after' },
-      inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
-      requestState: first.json.result.requestState,
-    };
+    const params = confirmRetry('after', first.json.result.requestState);
     expect((await modern(b, 'tools/call', params)).json.result.resultType).toBe('complete');
     const again = await modern(a, 'tools/call', params);
     expect(again.json.error?.message).toMatch(/already used/);

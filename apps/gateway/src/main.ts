@@ -2,7 +2,12 @@ import 'reflect-metadata';
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { ConfigValidationError, loadGatewayConfig, type GatewayConfig } from '@app/config';
+import {
+  ConfigValidationError,
+  describeRedisServer,
+  loadGatewayConfig,
+  type GatewayConfig,
+} from '@app/config';
 import {
   configureMcpFastify,
   McpHttpServer,
@@ -198,6 +203,9 @@ async function bootstrap(): Promise<void> {
     logger.log(
       `Traces: OTLP/HTTP to ${withoutCredentials(config.mcp.tracing.endpoint ?? '')}, sampling ${config.mcp.tracing.samplingRatio}`,
     );
+  // where the shared state lives (docs/operations.md §5), without a credential
+  if (config.redisServer !== undefined)
+    logger.log(`Redis: ${describeRedisServer(config.redisServer)}`);
   const mcp = await createMcpListener(config, nestLogger);
   const { app } = mcp;
   const mcpAddress = new McpAddress();

@@ -11,6 +11,7 @@ import {
   failSpan,
   GatewayMetrics,
   inSpan,
+  serverAttributes,
   SpanKind,
   traceCarrier,
   tracedHere,
@@ -98,8 +99,7 @@ function tracedPost(
         return {
           'http.request.method': 'POST',
           'url.full': url.href,
-          'server.address': url.hostname,
-          'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+          ...serverAttributes(url),
           'gen_ai.tool.name': toolName,
           'mcp_gateway.source.id': bundleId,
           'mcp_gateway.source.kind': 'bundle',

@@ -23,6 +23,7 @@ export {
   inSpan,
   pastSpan,
   sampleRoot,
+  serverAttributes,
   SpanKind,
   startTracing,
   traceCarrier,

@@ -200,6 +200,14 @@ export function pastSpan(
   trace.getTracer(SCOPE).startSpan(name, { attributes, startTime }, context.active()).end(endTime);
 }
 
+/** `server.address` and `server.port` of a request to this URL (its scheme's port by default). */
+export function serverAttributes(url: URL): Attributes {
+  return {
+    'server.address': url.hostname,
+    'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+  };
+}
+
 /** Adds attributes to the span of the work in progress (none when it is not recorded). */
 export function annotateSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);

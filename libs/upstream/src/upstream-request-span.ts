@@ -1,9 +1,6 @@
-import { failSpan, inSpan, SpanKind, traceCarrier } from '@app/observability';
+import { failSpan, inSpan, serverAttributes, SpanKind, traceCarrier } from '@app/observability';
+import { isRecord } from './json-rpc';
 import type { UpstreamAnswer, UpstreamRequestOptions } from './upstream-types';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * One request to an upstream MCP server in a CLIENT span (docs/operations.md §3 "Traces"),
@@ -36,8 +33,7 @@ export function tracedUpstreamRequest(
       kind: SpanKind.CLIENT,
       attributes: () => ({
         'mcp.method.name': method,
-        'server.address': url.hostname,
-        'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+        ...serverAttributes(url),
         'mcp_gateway.source.id': upstreamId,
         'mcp_gateway.source.kind': 'upstream',
         ...(method === 'tools/call' && target !== undefined

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import type { RedisClient } from '@app/redis';
+import { quitRedis, type RedisClient } from '@app/redis';
 import { upstreamNamePrefix, type GatewayConfig } from '@app/config';
 import type { StoredRegistration } from './admin-upstream-record';
 import {
@@ -224,12 +224,8 @@ export class RedisRegistrationStore implements RegistrationStore {
     };
   }
 
-  async close(): Promise<void> {
-    await Promise.race([
-      this.redis.quit().catch(() => undefined),
-      new Promise((r) => setTimeout(r, 1000)),
-    ]);
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return quitRedis(this.redis);
   }
 
   private script(
