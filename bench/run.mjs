@@ -63,6 +63,7 @@ import {
 } from './lib/processes.mjs';
 import { evaluateTargets, printReport } from './lib/report.mjs';
 import { scenarioAuth } from './lib/scenario-auth.mjs';
+import { scenarioCapacityRamp, scenarioSoak } from './lib/scenario-capacity.mjs';
 import { scenarioColdStart } from './lib/scenario-cold-start.mjs';
 import { scenarioFanout } from './lib/scenario-fanout.mjs';
 import { scenarioModern } from './lib/scenario-modern.mjs';
@@ -147,7 +148,17 @@ async function main() {
   }
 
   // The bench Tool Service backs the bundle scenarios only (not overload, upstream, fanout).
-  const bundleScenarios = ['call', 'list', 'memory', 'refresh', 'cold', 'modern', 'auth'];
+  const bundleScenarios = [
+    'call',
+    'list',
+    'memory',
+    'refresh',
+    'cold',
+    'modern',
+    'auth',
+    'capacity',
+    'soak',
+  ];
   const ts = bundleScenarios.some((s) => SCENARIOS.has(s))
     ? await startToolService({ core: CORE_SIDE })
     : undefined;
@@ -327,6 +338,8 @@ async function main() {
     if (SCENARIOS.has('fanout')) results.fanout = await scenarioFanout();
     if (SCENARIOS.has('modern')) results.modern = await scenarioModern(ts);
     if (SCENARIOS.has('auth')) results.auth = await scenarioAuth(ts);
+    if (SCENARIOS.has('capacity')) results.capacity = await scenarioCapacityRamp(ts);
+    if (SCENARIOS.has('soak')) results.soak = await scenarioSoak(ts);
   } finally {
     await ts?.stop();
     cleanupTemp();

@@ -21,7 +21,7 @@ export const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64')
 export const SCENARIOS = new Set(
   (
     process.env.BENCH_SCENARIOS ??
-    'call,list,memory,refresh,cold,overload,upstream,fanout,modern,auth'
+    'call,list,memory,refresh,cold,overload,upstream,fanout,modern,auth,capacity,soak'
   ).split(','),
 );
 /**

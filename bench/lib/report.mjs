@@ -144,6 +144,27 @@ export function evaluateTargets(results) {
       'ms',
       '2026 tools/list p50, 10 lists: live upstreams (slowest own p50 + 3)',
     ],
+    [
+      'capacity.streams.maxWithinLimits',
+      '>=',
+      4000,
+      'streams',
+      'open streams (2025 GET + 2026 listen) with < 0.1 % errors and p99 ≤ 2× under tools/call',
+    ],
+    [
+      'capacity.streams.rssKbPerStream',
+      '<=',
+      40,
+      'KB',
+      'RSS per idle open stream, at the highest step within limits',
+    ],
+    [
+      'soak.rssSlopeMbPerMin',
+      '<=',
+      1,
+      'MB/min',
+      'RSS slope after warm-up, 10 min of calls, lists, refreshes and stream churn',
+    ],
   ];
   return defs.map(([metric, op, limitDef, unit, what]) => {
     const value = get(metric);
@@ -359,6 +380,14 @@ export function printReport(results) {
   if (results.upstreamCall) printUpstreamCall(out, results.upstreamCall);
   if (results.fanout?.u50) printFanout(out, results.fanout.u50);
   if (results.modern) printModern(out, results.modern);
+  if (results.capacity?.streams) printCapacity(out, results.capacity.streams);
+  if (results.soak) {
+    const k = results.soak;
+    out.push(
+      '',
+      `soak (${k.seconds} s, ${k.streams} streams churned ${k.churned}): RSS ${k.rssMbAtStart} → ${k.rssMbAtEnd} MB (max ${k.rssMbMax}), slope ${k.rssSlopeMbPerMin} MB/min from minute ${k.slopeFromMinute}; FDs ${k.fdsAtStart} → ${k.fdsAtEnd}; loop p99 ${k.loopP99MsAtStart} → ${k.loopP99MsAtEnd} ms; calls ${k.calls} (errors ${k.callErrors}), lists ${k.lists} (errors ${k.listErrors}), revisions ${k.revisions}, churn refused ${k.churnRefused}`,
+    );
+  }
   if (results.coldStart) {
     const c = results.coldStart;
     out.push(
@@ -516,4 +545,30 @@ function printModern(out, m) {
         `2026-07-28 tools/list, ${f.upstreams} lists: live ${f.upstreamKind ?? 'sdk'} upstreams × ${f.toolsPerUpstream} tools, 1 conn: p50 ${fmt(f.p50Ms, 3)} ms, p99 ${fmt(f.p99Ms, 3)} ms; ` +
           `slowest upstream's own p50 ${fmt(f.slowestUpstreamP50Ms, 3)} ms; the ten asked at once directly ${fmt(f.directFanoutP50Ms, 3)} ms; gateway CPU ${fmt(f.cpuPerRequestMs, 3)} ms per list`,
       );
+}
+
+function printCapacity(out, c) {
+  out.push(
+    '',
+    `capacity ramp (tools/call at ${c.loadConnections} connections; p99 limit ${c.p99LimitMs} ms = 2× ${c.baselineP99Ms} ms with no stream)`,
+  );
+  out.push(
+    table([
+      ['streams', 'RSS MB', 'FDs', 'req/s', 'p99 ms', 'call err', 'refused', 'dropped', 'within'],
+      ...c.steps.map((s) => [
+        String(s.streams),
+        fmt(s.idleRssMb, 1),
+        String(s.fds),
+        fmt(s.rps, 0),
+        fmt(s.p99Ms, 3),
+        String(s.callErrors),
+        String(s.refused),
+        String(s.dropped),
+        s.withinLimits ? 'yes' : 'NO',
+      ]),
+    ]),
+  );
+  out.push(
+    `highest step within limits: ${c.maxWithinLimits} streams, ${c.rssKbPerStream} KB RSS and ${c.fdsPerStream} FDs per stream`,
+  );
 }

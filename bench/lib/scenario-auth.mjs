@@ -58,10 +58,21 @@ export async function startIssuer() {
     .setIssuedAt()
     .setExpirationTime('2h')
     .sign(privateKey);
+  // one token per subject (the capacity ramp opens its streams as many callers)
+  const mint = (subject) =>
+    new SignJWT({ scope: 'mcp', client_id: 'bench-agent' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'bench-1', typ: 'at+jwt' })
+      .setIssuer(issuer)
+      .setAudience(AUDIENCE)
+      .setSubject(subject)
+      .setIssuedAt()
+      .setExpirationTime('2h')
+      .sign(privateKey);
   return {
     issuer,
     jwksUrl: `${issuer}/jwks`,
     token,
+    mint,
     fetches: () => fetches,
     stop: () => new Promise((resolve) => server.close(resolve)),
   };

@@ -59,6 +59,8 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
   private publisher?: RedisClient;
   private subscriber?: RedisClient;
   private readonly channelPrefix: string;
+  /** false from the publisher's first failure until it is ready again (logged once each way). */
+  private healthy = true;
 
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
     this.channelPrefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:mrtr:`;
@@ -77,6 +79,17 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     this.subscriber = await openRedis(server, redisUseOptions('handoffSubscriber', r));
     for (const client of [this.publisher, this.subscriber])
       client.on('error', (err: Error) => this.logger.debug(`Redis: ${err.message}`));
+    // one warning when the publisher loses Redis and one line when it is back, as the other
+    // stores say theirs (docs/operations.md §5): meanwhile one-time use and cross-replica
+    // retries are this replica's alone
+    this.publisher.on('error', (err: Error) => this.unhealthy(err.message));
+    this.publisher.on('ready', () => {
+      if (!this.healthy)
+        this.logger.log(
+          'Redis is back: spent requestState envelopes and retries held by other replicas are shared again',
+        );
+      this.healthy = true;
+    });
     this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
     // Bounded: a Redis that is down must not hold the boot; ioredis re-subscribes on reconnect.
     const subscribed = this.subscriber.subscribe(this.channel(this.replicaId)).then(
@@ -164,9 +177,17 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
         (await publisher.set(`${this.channelPrefix}spent:${key}`, '1', 'PX', ttl, 'NX')) === 'OK'
       );
     } catch (err) {
-      this.logger.debug(`Redis: one-time use not recorded (${(err as Error).message})`);
+      this.unhealthy((err as Error).message);
       return undefined;
     }
+  }
+
+  private unhealthy(reason: string): void {
+    if (!this.healthy) return;
+    this.healthy = false;
+    this.logger.warn(
+      `Redis is unreachable (${reason.slice(0, 120)}): a requestState envelope is spent on this replica only, and a retry held by another replica is not reached, until it is back`,
+    );
   }
 
   private channel(replicaId: string): string {
