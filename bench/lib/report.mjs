@@ -385,7 +385,7 @@ export function printReport(results) {
     const k = results.soak;
     out.push(
       '',
-      `soak (${k.seconds} s, ${k.streams} streams churned ${k.churned}): RSS ${k.rssMbAtStart} → ${k.rssMbAtEnd} MB (max ${k.rssMbMax}), slope ${k.rssSlopeMbPerMin} MB/min from minute ${k.slopeFromMinute}; FDs ${k.fdsAtStart} → ${k.fdsAtEnd}; loop p99 ${k.loopP99MsAtStart} → ${k.loopP99MsAtEnd} ms; calls ${k.calls} (errors ${k.callErrors}), lists ${k.lists} (errors ${k.listErrors}), revisions ${k.revisions}, churn refused ${k.churnRefused}`,
+      `soak (${k.seconds} s, ${k.streams} streams churned ${k.churned}): RSS ${k.rssMbAtStart} → ${k.rssMbAtEnd} MB (max ${k.rssMbMax}), slope ${k.rssSlopeMbPerMin} MB/min from minute ${k.slopeFromMinute} (heap used ${k.heapUsedMbAtStart} → ${k.heapUsedMbAtEnd} MB, ${k.heapUsedSlopeMbPerMin} MB/min); FDs ${k.fdsAtStart} → ${k.fdsAtEnd}; loop p99 ${k.loopP99MsAtStart} → ${k.loopP99MsAtEnd} ms; calls ${k.calls} (errors ${k.callErrors}), lists ${k.lists} (errors ${k.listErrors}), revisions ${k.revisions}, churn refused ${k.churnRefused}`,
     );
   }
   if (results.coldStart) {

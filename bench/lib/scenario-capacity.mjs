@@ -21,8 +21,9 @@
 //
 // Soak (BENCH_SOAK_SECONDS, default 600): the same gateway setup, refreshing every 10 s, with
 // tools/call load, tools/list, a catalog revision every 30 s and stream churn (a quarter of
-// SOAK_STREAMS closed and reopened every 5 s) at once. RSS is sampled every 5 s; the slope is a
-// least-squares fit over the samples after the first SOAK_WARMUP_FRACTION of the run. Key:
+// SOAK_STREAMS closed and reopened every 5 s) at once. RSS (and the heap, from the loop monitor)
+// is sampled every 5 s; the slope is a least-squares fit over the run's second half
+// (SOAK_WARMUP_FRACTION). Key:
 // soak.rssSlopeMbPerMin (target ≤ 1 MB/min); also FDs and event-loop p99 at start and end.
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -44,7 +45,13 @@ const STEPS = (process.env.BENCH_CAPACITY_STEPS ?? '0,250,500,1000,1500,2000,250
 const STEP_SECONDS = int('BENCH_CAPACITY_SECONDS', 5);
 const SOAK_SECONDS = int('BENCH_SOAK_SECONDS', 600);
 const SOAK_STREAMS = int('BENCH_SOAK_STREAMS', 400);
-const SOAK_WARMUP_FRACTION = 0.2;
+/**
+ * The slope is taken over the run's second half: RSS is a high-water mark (V8 and malloc keep
+ * the pages of a peak), and the mix's peaks — a revision announced to every stream while calls,
+ * lists and churn run — take a few minutes to have all happened once. The heap's own slope over
+ * the same samples says whether live objects grow (a leak) or only pages are kept.
+ */
+const SOAK_WARMUP_FRACTION = 0.5;
 /** Streams per caller: two 2025 GET streams and two listens, under maxStreamsPerCaller (8). */
 const STREAMS_PER_CALLER = 4;
 const LOAD_CONNECTIONS = 4;
@@ -303,26 +310,12 @@ export async function scenarioCapacityRamp(ts) {
       log(`  capacity step ${JSON.stringify(step)}`);
       if (errorRatio > STOP_LIMIT) break;
     }
-    const base = steps[0];
-    const within = steps.filter((s) => s.withinLimits && s.target > 0);
-    // the highest step such that it and every step before it were within the limits
-    const firstOver = steps.findIndex((s) => !s.withinLimits);
-    const held = firstOver === -1 ? within : within.filter((s) => steps.indexOf(s) < firstOver);
-    const top = held.at(-1);
     return {
       streams: {
         steps,
         streamsPerCaller: STREAMS_PER_CALLER,
         loadConnections: LOAD_CONNECTIONS,
-        baselineP99Ms: base.p99Ms,
-        p99LimitMs: round(2 * base.p99Ms, 3),
-        maxWithinLimits: top?.streams ?? 0,
-        firstOverLimits: firstOver === -1 ? null : steps[firstOver],
-        rssKbPerStream:
-          top === undefined
-            ? null
-            : round(((top.idleRssMb - base.idleRssMb) * 1024) / top.streams, 1),
-        fdsPerStream: top === undefined ? null : round((top.fds - base.fds) / top.streams, 2),
+        ...summarizeRamp(steps),
       },
     };
   } finally {
@@ -331,8 +324,29 @@ export async function scenarioCapacityRamp(ts) {
   }
 }
 
-/** Least-squares slope of y over x. */
-function slope(points) {
+/**
+ * The ramp's keys from its steps (the first is the no-stream baseline): the highest step such
+ * that it and every step before it were within the limits, and the RSS and FDs each open
+ * stream added at that step over the baseline.
+ */
+export function summarizeRamp(steps) {
+  const base = steps[0];
+  const firstOver = steps.findIndex((s) => !s.withinLimits);
+  const held = (firstOver === -1 ? steps : steps.slice(0, firstOver)).filter((s) => s.streams > 0);
+  const top = held.at(-1);
+  return {
+    baselineP99Ms: base.p99Ms,
+    p99LimitMs: round(2 * base.p99Ms, 3),
+    maxWithinLimits: top?.streams ?? 0,
+    firstOverLimits: firstOver === -1 ? null : steps[firstOver],
+    rssKbPerStream:
+      top === undefined ? null : round(((top.idleRssMb - base.idleRssMb) * 1024) / top.streams, 1),
+    fdsPerStream: top === undefined ? null : round((top.fds - base.fds) / top.streams, 2),
+  };
+}
+
+/** Least-squares slope of y over x; null for fewer than two distinct x. */
+export function slope(points) {
   const n = points.length;
   if (n < 2) return null;
   const mx = points.reduce((s, p) => s + p.x, 0) / n;
@@ -360,15 +374,29 @@ export async function scenarioSoak(ts) {
     })();
     let windowNo = 2;
     const started = performance.now();
-    const samples = [{ x: 0, y: memoryMb(setup.gw.pid).rssMb, fds: fdCount(setup.gw.pid) }];
+    // the loop monitor's live file also says the JavaScript heap's size: whether RSS that grows
+    // is the heap's live objects (a leak) or pages V8 and malloc keep
+    const heap = () => {
+      try {
+        const live = JSON.parse(readFileSync(loopFile, 'utf8'));
+        return {
+          heapUsedMb: live.heapUsedMb,
+          heapTotalMb: live.heapTotalMb,
+          externalMb: live.externalMb,
+        };
+      } catch {
+        return {};
+      }
+    };
+    const sample = () => ({
+      x: (performance.now() - started) / 60_000,
+      y: memoryMb(setup.gw.pid).rssMb,
+      fds: fdCount(setup.gw.pid),
+      ...heap(),
+    });
+    const samples = [sample()];
     const fdsAtStart = samples[0].fds;
-    const sampler = setInterval(() => {
-      samples.push({
-        x: (performance.now() - started) / 60_000,
-        y: memoryMb(setup.gw.pid).rssMb,
-        fds: fdCount(setup.gw.pid),
-      });
-    }, 5000);
+    const sampler = setInterval(() => samples.push(sample()), 5000);
     const calls = (async () => {
       while (running) {
         const r = await setup.load(Math.min(30, SOAK_SECONDS));
@@ -434,6 +462,11 @@ export async function scenarioSoak(ts) {
     const minutes = (performance.now() - started) / 60_000;
     const after = samples.filter((p) => p.x >= minutes * SOAK_WARMUP_FRACTION);
     const rssSlope = slope(after);
+    const heapSlope = slope(
+      after
+        .filter((p) => typeof p.heapUsedMb === 'number')
+        .map((p) => ({ x: p.x, y: p.heapUsedMb })),
+    );
     const last = samples.at(-1);
     const result = {
       seconds: round(minutes * 60, 0),
@@ -444,13 +477,23 @@ export async function scenarioSoak(ts) {
       rssMbAtEnd: round(last.y, 1),
       rssMbMax: round(Math.max(...samples.map((p) => p.y)), 1),
       rssSlopeMbPerMin: rssSlope === null ? null : round(rssSlope, 3),
+      rssSlopeMbPerMinFromMinute2: round(slope(samples.filter((p) => p.x >= 2)) ?? NaN, 3),
       slopeFromMinute: round(minutes * SOAK_WARMUP_FRACTION, 1),
       fdsAtStart,
       fdsAtEnd: last.fds,
       loopP99MsAtStart: round(loopAtStart.p99DelayMs, 2),
       loopP99MsAtEnd: round(loopAtEnd.p99DelayMs, 2),
-      heapUsedMbAtEnd: JSON.parse(readFileSync(loopFile, 'utf8')).heapUsedMb,
-      rssSamples: samples.map((p) => [round(p.x, 2), round(p.y, 1)]),
+      heapUsedMbAtStart: samples[0].heapUsedMb ?? null,
+      heapUsedMbAtEnd: last.heapUsedMb ?? null,
+      heapUsedSlopeMbPerMin: heapSlope === null ? null : round(heapSlope, 3),
+      // minute, RSS, heap used, heap total, external (MB)
+      rssSamples: samples.map((p) => [
+        round(p.x, 2),
+        round(p.y, 1),
+        p.heapUsedMb ?? null,
+        p.heapTotalMb ?? null,
+        p.externalMb ?? null,
+      ]),
     };
     log(`  soak ${JSON.stringify({ ...result, rssSamples: `${samples.length} samples` })}`);
     return result;
