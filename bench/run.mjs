@@ -26,7 +26,7 @@
 // BENCH_GATEWAY_ENV ("LOG_LEVEL=warn …": extra env for every gateway started), BENCH_WAIT_QUIET
 // (seconds, at most 600: first wait until the machine has been idle for 5 s, or give up).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, relative } from 'node:path';
 import {
@@ -57,6 +57,7 @@ import {
   cleanupTemp,
   extraGatewayEnv,
   killAll,
+  loopHeap,
   snapshotGateway,
   startBareProxy,
   startToolService,
@@ -261,19 +262,7 @@ async function main() {
           settleMs: 1000 + WORKER_MEMORY_SETTLE_MS,
           idleRssMb: round(memoryMb(gw.pid).rssMb, 1),
         };
-        const heap = () => {
-          try {
-            const l = JSON.parse(readFileSync(loopFile, 'utf8'));
-            return {
-              heapUsedMb: l.heapUsedMb,
-              heapTotalMb: l.heapTotalMb,
-              externalMb: l.externalMb,
-            };
-          } catch {
-            return undefined;
-          }
-        };
-        memory.idleHeap = heap();
+        memory.idleHeap = loopHeap(loopFile);
         log(
           `memory t=10000: ready in ${fmt(readyMs, 0)} ms, idle RSS ${memory.idleRssMb} MB after ${memory.settleMs} ms (${idleRssAt1sMb} MB after 1 s; heap used ${memory.idleHeap?.heapUsedMb} MB); tools/call at 16 connections`,
         );
@@ -289,7 +278,7 @@ async function main() {
         account(r);
         memory.loadRssMb = round(r.maxRssMb, 1);
         memory.rssMb = memory.loadRssMb;
-        memory.afterLoadHeap = heap();
+        memory.afterLoadHeap = loopHeap(loopFile);
         if (SCENARIOS.has('list')) {
           results.toolsList.t10000 = await toolsListRun(gw, 10000);
           // 16 connections the way MCP clients ask (Accept-Encoding: gzip;

@@ -456,3 +456,17 @@ export async function toolBundles(gw) {
   const res = await fetch(`${gw.managementUrl}/actuator/toolBundles`);
   return res.json();
 }
+
+/** The JavaScript heap's figures in the loop monitor's live file (MB), or undefined before it is written. */
+export function loopHeap(loopFile) {
+  try {
+    const live = JSON.parse(readFileSync(loopFile, 'utf8'));
+    return {
+      heapUsedMb: live.heapUsedMb,
+      heapTotalMb: live.heapTotalMb,
+      externalMb: live.externalMb,
+    };
+  } catch {
+    return undefined;
+  }
+}

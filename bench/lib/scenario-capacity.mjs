@@ -25,19 +25,19 @@
 // is sampled every 5 s; the slope is a least-squares fit over the run's second half
 // (SOAK_WARMUP_FRACTION). Key:
 // soak.rssSlopeMbPerMin (target ≤ 1 MB/min); also FDs and event-loop p99 at start and end.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { CORE_SIDE, CORE_TARGET, int, log, sleep } from './config.mjs';
 import { account, measured } from './measure.mjs';
 import { memoryMb } from './proc.mjs';
-import { LOOP_MONITOR, benchTempDir, spawnGateway, waitReady } from './processes.mjs';
+import { listenRequest } from './listen-request.mjs';
+import { LOOP_MONITOR, benchTempDir, loopHeap, spawnGateway, waitReady } from './processes.mjs';
 import { AUDIENCE, benchMcp, startIssuer } from './scenario-auth.mjs';
 import { loopWindow } from './scenario-refresh.mjs';
+import { openSession } from './scenario-upstream-call.mjs';
 import { median, round } from './stats.mjs';
 
-const V2025 = '2025-11-25';
-const V2026 = '2026-07-28';
 const STEPS = (process.env.BENCH_CAPACITY_STEPS ?? '0,250,500,1000,1500,2000,2500,3000,3500,4000')
   .split(',')
   .map(Number)
@@ -149,25 +149,11 @@ function rawStream(port, request, isOpen, isRefused) {
 
 /** A 2026 `subscriptions/listen` stream for the catalog's list_changed notifications. */
 function openListen(port, token, id) {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'subscriptions/listen',
-    params: {
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': V2026,
-        'io.modelcontextprotocol/clientCapabilities': {},
-        'io.modelcontextprotocol/clientInfo': { name: 'bench-capacity', version: '1' },
-      },
-      notifications: { toolsListChanged: true },
-    },
-  });
   return rawStream(
     port,
-    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
-      `Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: ${V2026}\r\n` +
-      `Mcp-Method: subscriptions/listen\r\nAuthorization: Bearer ${token}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    listenRequest(port, id, { toolsListChanged: true }, 'bench-capacity', {
+      Authorization: `Bearer ${token}`,
+    }),
     (head) => head.includes('notifications/subscriptions/acknowledged'),
     (head) =>
       /^HTTP\/1\.1 [^2]/.test(head) ||
@@ -175,47 +161,24 @@ function openListen(port, token, id) {
   );
 }
 
-/** A 2025 session (initialize, notifications/initialized) and its GET notification stream. */
+/** A 2025 session (openSession: initialize, notifications/initialized) and its GET stream. */
 async function openSessionStream(gw, token) {
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    authorization: `Bearer ${token}`,
-  };
-  const init = await fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: V2025,
-        capabilities: {},
-        clientInfo: { name: 'bench-capacity', version: '1' },
-      },
-    }),
-  });
-  await init.arrayBuffer();
-  const session = init.headers.get('mcp-session-id');
-  if (init.status !== 200 || session === null)
-    return { opened: false, reason: `initialize answered ${init.status}`, state: { closed: true } };
-  const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': V2025 };
-  const initialized = await fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers: sessionHeaders,
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  });
-  await initialized.arrayBuffer();
+  let session;
+  try {
+    session = await openSession(gw.mcpUrl, { authorization: `Bearer ${token}` });
+  } catch (err) {
+    return { opened: false, reason: String(err).slice(0, 200), state: { closed: true } };
+  }
   const opened = await rawStream(
     gw.port,
     `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nAccept: text/event-stream\r\n` +
-      `Mcp-Session-Id: ${session}\r\nMCP-Protocol-Version: ${V2025}\r\n` +
+      `Mcp-Session-Id: ${session['mcp-session-id']}\r\n` +
+      `MCP-Protocol-Version: ${session['mcp-protocol-version']}\r\n` +
       `Authorization: Bearer ${token}\r\n\r\n`,
     (head) => /^HTTP\/1\.1 200/.test(head) && head.includes('\r\n\r\n'),
     (head) => /^HTTP\/1\.1 [^2]/.test(head),
   );
-  return { ...opened, session };
+  return { ...opened, session: session['mcp-session-id'] };
 }
 
 /** Opens streams number `from` … `to - 1` (even: 2025 GET, odd: 2026 listen), OPEN_CONCURRENCY at once. */
@@ -376,18 +339,7 @@ export async function scenarioSoak(ts) {
     const started = performance.now();
     // the loop monitor's live file also says the JavaScript heap's size: whether RSS that grows
     // is the heap's live objects (a leak) or pages V8 and malloc keep
-    const heap = () => {
-      try {
-        const live = JSON.parse(readFileSync(loopFile, 'utf8'));
-        return {
-          heapUsedMb: live.heapUsedMb,
-          heapTotalMb: live.heapTotalMb,
-          externalMb: live.externalMb,
-        };
-      } catch {
-        return {};
-      }
-    };
+    const heap = () => loopHeap(loopFile) ?? {};
     const sample = () => ({
       x: (performance.now() - started) / 60_000,
       y: memoryMb(setup.gw.pid).rssMb,

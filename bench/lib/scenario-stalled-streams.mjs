@@ -11,6 +11,7 @@ import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { CORE_TARGET, log } from './config.mjs';
 import { memoryMb, sampleRss } from './proc.mjs';
 import { spawnGateway, waitReady } from './processes.mjs';
+import { listenRequest } from './listen-request.mjs';
 import { round } from './stats.mjs';
 import { mount } from './v2-fanout-server.mjs';
 
@@ -46,19 +47,6 @@ async function startFloodUpstream() {
 
 /** A raw listen on LONG_URI; resolves once acknowledged, then pauses reading when `stall`. */
 function listen(port, id, stall) {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'subscriptions/listen',
-    params: {
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': V,
-        'io.modelcontextprotocol/clientCapabilities': {},
-        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
-      },
-      notifications: { resourceSubscriptions: [LONG_URI] },
-    },
-  });
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const state = { socket, received: 0, ended: false, head: '' };
@@ -75,11 +63,7 @@ function listen(port, id, stall) {
     });
     socket.on('close', () => (state.ended = true));
     socket.on('error', (err) => (state.head === null ? (state.ended = true) : reject(err)));
-    socket.write(
-      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
-        `Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: ${V}\r\n` +
-        `Mcp-Method: subscriptions/listen\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+    socket.write(listenRequest(port, id, { resourceSubscriptions: [LONG_URI] }, 'bench'));
   });
 }
 

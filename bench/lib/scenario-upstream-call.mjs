@@ -39,12 +39,14 @@ const LOAD_CORE_PROXIED = UPSTREAM_LAYOUT === 'upstream-alone' ? CORE_TARGET : C
 
 /**
  * Opens a 2025 session on an MCP endpoint the way a client does: initialize, then
- * notifications/initialized. Returns the headers every later request of the session carries.
+ * notifications/initialized, each with `extraHeaders` (e.g. a caller's Authorization). Returns
+ * the headers every later request of the session carries.
  */
-export async function openSession(url) {
+export async function openSession(url, extraHeaders = {}) {
   const headers = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
+    ...extraHeaders,
   };
   const init = await fetch(url, {
     method: 'POST',
