@@ -1,33 +1,43 @@
-import { Logger } from '@nestjs/common';
 import type { Dispatcher } from 'undici';
-import { textDepthExceeds } from '@app/http-body';
 import { Budget } from './budget';
+import { PROBE_METHOD, probeVerdict, type ProbeVerdict } from './era-probe';
 import { exchange, type ExchangeRequest, type ExchangeResult } from './http-exchange';
+import { isResponseTo, type ParsedMessage, type RequestId } from './json-rpc';
 import {
-  answerOf,
-  errorOf,
-  isRecord,
-  isResponse,
-  isResponseTo,
-  parseMessage,
-  parseReply,
-  type ParsedMessage,
-  type RequestId,
-} from './json-rpc';
-import {
-  ACCEPTED_UPSTREAM_LEGACY_VERSIONS,
-  CLIENT_DROPPED_HEADERS,
-  encodeHeaderValue,
   FIRST_MODERN_VERSION,
-  isModernVersion,
   JsonRpcCode,
   LATEST_LEGACY_VERSION,
-  MetaKey,
-  MODERN_PROTOCOL_VERSIONS,
   stringifyMessage,
   withoutRequestEnvelope,
 } from '@app/wire';
 import { mcpNameHeader } from './mcp-headers';
+import {
+  checkAccepted,
+  errorCode,
+  isSuccess,
+  plainOutcome,
+  readAnswerEvent,
+  readReply,
+  readStreamMessage,
+  type Reply,
+} from './reply-reader';
+import {
+  headersFor,
+  legacyHeaders,
+  modernHeaders,
+  resumeHeaders,
+  sessionLevelHeaders,
+  withEnvelope,
+} from './request-shape';
+import { StandaloneStream } from './standalone-stream';
+import { UnownedAnswers } from './unowned-answers';
+import {
+  eraMismatch,
+  initializeBody,
+  sessionFromInitialize,
+  validSessionId,
+  type Session,
+} from './upstream-session';
 import {
   UpstreamFailure,
   type JsonRpcMessage,
@@ -42,9 +52,11 @@ import {
   type UpstreamServerInfo,
   type UpstreamSignal,
 } from './upstream-types';
-import { ListItemCounter, listItemsExceed } from './list-items';
+import { ListItemCounter } from './list-items';
 import { tracedUpstreamRequest } from './upstream-request-span';
 import { tracedHere } from '@app/observability';
+
+export { MAX_MESSAGE_DEPTH } from './reply-reader';
 
 /** 2026 errors that a 2025 server never sends: a 2025 request answered with them met a modern server. */
 const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([
@@ -54,22 +66,6 @@ const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([
 
 /** Bound on the best-effort DELETE at close and on a notifications/cancelled, in ms. */
 const SHORT_DEADLINE_MILLIS = 2000;
-/** Bound on getting the head of the standalone GET stream, in ms. */
-const STREAM_OPEN_MILLIS = 30_000;
-/** Re-opening a dropped GET stream: first and longest wait, in ms; a stream that lived this long resets it. */
-const STREAM_BACKOFF_FIRST_MILLIS = 250;
-const STREAM_BACKOFF_MAX_MILLIS = 30_000;
-const STREAM_HEALTHY_MILLIS = 10_000;
-/**
- * Answers the connection owes to server requests that are no caller's (pings, -32601s), at
- * most in flight at once, and at most waiting: an upstream that packs thousands of requests
- * into one answer gets the first ones answered, and the rest dropped with one log line a
- * minute, not a POST each at once ahead of every caller's call.
- */
-const UNOWNED_ANSWERS_IN_FLIGHT = 8;
-const UNOWNED_ANSWERS_WAITING = 64;
-const DROPPED_LOG_EVERY_MS = 60_000;
-const logger = new Logger('Upstream');
 
 /** Notifications that say one of the upstream's lists changed, wherever they arrive. */
 const LIST_CHANGED: ReadonlySet<string> = new Set([
@@ -77,37 +73,6 @@ const LIST_CHANGED: ReadonlySet<string> = new Set([
   'notifications/resources/list_changed',
   'notifications/prompts/list_changed',
 ]);
-
-/**
- * Deepest nesting of one upstream message: the Tool Service answer limit (MAX_ANSWER_DEPTH,
- * libs/execution/src/map-tool-response.ts) plus the JSON-RPC envelope. A deeper message is
- * refused before it is parsed: serializing it again would overflow the stack.
- */
-export const MAX_MESSAGE_DEPTH = 129;
-
-const SESSION_ID = /^[\x21-\x7e]+$/;
-const DATE_VERSION = /^\d{4}-\d{2}-\d{2}$/;
-
-/** What one connect established; replaced as a whole, never changed. */
-interface Session {
-  readonly era: UpstreamEra;
-  readonly protocolVersion: string;
-  readonly sessionId?: string;
-  readonly capabilities?: Readonly<Record<string, unknown>>;
-  readonly serverInfo?: UpstreamServerInfo;
-  readonly instructions?: string;
-}
-
-/** An upstream answer to a POST, read: the response to our id, if there was one. */
-interface Reply {
-  readonly status: number;
-  readonly sessionId?: string;
-  readonly message?: JsonRpcMessage;
-  /** The text of the message's `result` as the upstream wrote it, when parseReply cut it out. */
-  readonly resultText?: string;
-  /** Why there is no `message`, in words, for a bad-answer failure. */
-  readonly problem?: string;
-}
 
 /** What one send produced, and whether the connection should be renewed and the send repeated. */
 interface SendOutcome {
@@ -124,47 +89,12 @@ interface Relay {
   readonly context: UpstreamMessageContext | 'answer';
 }
 
-type ProbeVerdict =
-  | { readonly kind: 'modern'; readonly session: Session }
-  | { readonly kind: 'retry'; readonly version: string }
-  | { readonly kind: 'legacy' }
-  | { readonly kind: 'unsupported' };
-
-interface StandaloneStream {
-  readonly session: Session;
-  readonly abort: AbortController;
-  lastEventId?: string;
-}
-
 /** A notification that one of the upstream's lists changed. */
 function isListChanged(message: JsonRpcMessage): boolean {
   return (
     message.id === undefined &&
     typeof message.method === 'string' &&
     LIST_CHANGED.has(message.method)
-  );
-}
-
-function isSuccess(status: number): boolean {
-  return status >= 200 && status < 300;
-}
-
-function stringsOf(value: unknown): string[] | undefined {
-  return Array.isArray(value) && value.every((item) => typeof item === 'string')
-    ? value
-    : undefined;
-}
-
-function serverInfoOf(value: unknown): UpstreamServerInfo | undefined {
-  return isRecord(value) && typeof value.name === 'string' && typeof value.version === 'string'
-    ? (value as UpstreamServerInfo)
-    : undefined;
-}
-
-function tooDeep(): UpstreamFailure {
-  return new UpstreamFailure(
-    'too-deep',
-    `the upstream's answer nests deeper than ${MAX_MESSAGE_DEPTH} levels`,
   );
 }
 
@@ -176,27 +106,9 @@ function requestIdOf(message: JsonRpcMessage): string | number | undefined {
     : undefined;
 }
 
-function httpStatusFailure(status: number, what: string): UpstreamFailure {
-  return new UpstreamFailure('http-status', `${what} (HTTP ${status})`, status);
-}
-
-/** A request's `listCap` on the complete text of an answer, before it is parsed. */
-function refuseOverCap(cap: UpstreamListCap | undefined, text: string): void {
-  if (cap !== undefined && listItemsExceed(text, cap.key, cap.limit))
-    throw new UpstreamFailure('refused', cap.refusal);
-}
-
-function eraMismatch(message: string): UpstreamFailure {
-  return new UpstreamFailure('era-mismatch', message);
-}
-
 function reasonText(signal: UpstreamSignal | undefined): string {
   const reason: unknown = signal?.reason;
   return typeof reason === 'string' && reason !== '' ? reason : 'cancelled by the gateway';
-}
-
-function backoffMillis(failures: number): number {
-  return Math.min(STREAM_BACKOFF_MAX_MILLIS, STREAM_BACKOFF_FIRST_MILLIS * 2 ** (failures - 1));
 }
 
 /** A request stream resumed this many times in a row without a new event is given up. */
@@ -205,66 +117,21 @@ const RESUME_FRUITLESS_MAX = 3;
 const RESUME_DEFAULT_WAIT_MILLIS = 1000;
 const RESUME_MAX_WAIT_MILLIS = 10_000;
 
-/** The headers of the GET that resumes a request's stream: the request's own, for a stream. */
-function resumeHeaders(post: Record<string, string>, lastEventId: string): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(post)) {
-    if (name !== 'content-type' && name !== 'mcp-method' && name !== 'mcp-name')
-      headers[name] = value;
-  }
-  headers.accept = 'text/event-stream';
-  headers['last-event-id'] = lastEventId;
-  return headers;
-}
-
 function delay(millis: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, millis).unref());
 }
 
-function sleep(millis: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, millis);
-    timer.unref();
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
-
-/**
- * The outcome of an answer that is not the session or era case: the result or JSON-RPC error
- * as sent (any status), `http-status` for a non-2xx without a JSON-RPC error, `bad-answer`
- * for a 2xx that is not the response.
- */
-function plainOutcome(reply: Reply): UpstreamAnswer | UpstreamFailure {
-  if (reply.message !== undefined) {
-    const answer = answerOf(reply.message, reply.resultText);
-    if (answer === undefined)
-      return new UpstreamFailure('bad-answer', "the upstream's response is not valid JSON-RPC");
-    if (isSuccess(reply.status) || answer.kind === 'error') return answer;
-  }
-  if (!isSuccess(reply.status))
-    return httpStatusFailure(reply.status, 'the upstream answered without a JSON-RPC error');
-  return new UpstreamFailure(
-    'bad-answer',
-    reply.problem ?? "the upstream's answer is not JSON-RPC",
-  );
-}
-
-/** The error code of a reply's JSON-RPC error, if it carries one. */
-function errorCode(reply: Reply): number | undefined {
-  return reply.message === undefined ? undefined : errorOf(reply.message)?.code;
-}
-
 /**
  * The gateway's client towards ONE upstream MCP server, for both eras: it detects the era
- * (or uses the pinned one), keeps the 2025 session (re-initializing on 404), adds the 2026
- * envelope and headers, reads JSON and SSE answers, relays the messages that come with them,
- * and keeps the 2025 standalone GET stream open. Used by the DiscoveryModule (lists) and the
- * ExecutionModule (calls and relaying). Request ids are the connection's own counter.
+ * (or uses the pinned one), keeps the 2025 session (re-initializing on 404), sends each
+ * request in its era's shape, reads JSON and SSE answers, relays the messages that come with
+ * them, and keeps the 2025 standalone GET stream open. Used by the DiscoveryModule (lists) and
+ * the ExecutionModule (calls and relaying). Request ids are the connection's own counter.
+ *
+ * Its parts, each pure but the stream: the era probe's verdicts (era-probe.ts), reading
+ * initialize's answer into a session (upstream-session.ts), the headers and `_meta` envelope
+ * of each era (request-shape.ts), reading an answer (reply-reader.ts), the GET stream
+ * (standalone-stream.ts) and the bounded answers owed to no caller (unowned-answers.ts).
  *
  * Every failure is an UpstreamFailure whose message names no URL, host, port, IP, header value
  * or token. Upstream JSON-RPC errors are answers (`kind: 'error'`), passed on unchanged.
@@ -280,11 +147,7 @@ export class UpstreamConnection {
   private probes = 0;
   private readonly listeners = new Set<UpstreamMessageListener>();
   private stream?: StandaloneStream;
-  /** Answers to unowned server requests in flight, those waiting, and when drops were last logged. */
-  private unownedInFlight = 0;
-  private readonly unownedWaiting: (() => Promise<void>)[] = [];
-  private droppedSince = 0;
-  private droppedLoggedAt = -Infinity;
+  private readonly unowned: UnownedAnswers;
 
   /**
    * @param endpoint the upstream; its url must be http: or https: (else TypeError)
@@ -303,6 +166,7 @@ export class UpstreamConnection {
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new TypeError(`upstream ${endpoint.id}: the endpoint url must be http: or https:`);
     this.url = url;
+    this.unowned = new UnownedAnswers(endpoint.id);
   }
 
   /** The era in use, once known (after connect or the first request); undefined while renewing. */
@@ -460,11 +324,12 @@ export class UpstreamConnection {
     const budget = new Budget(options.deadlineMillis, options.signal);
     if (this.session?.era === '2026')
       throw eraMismatch('the upstream speaks 2026-07-28, where clients never send responses');
-    const headers = this.headersFor(options.headers);
-    headers['mcp-protocol-version'] = this.session?.protocolVersion ?? LATEST_LEGACY_VERSION;
-    if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+    const headers = legacyHeaders(options.headers, {
+      protocolVersion: this.session?.protocolVersion ?? LATEST_LEGACY_VERSION,
+      sessionId,
+    });
     const reply = await this.post(headers, JSON.stringify(response), undefined, budget);
-    this.checkAccepted(reply, sessionId);
+    checkAccepted(reply, sessionId);
   }
 
   /**
@@ -609,84 +474,28 @@ export class UpstreamConnection {
     }
   }
 
-  /**
-   * `server/discover` the 2026 way, classified as the v2 SDK client does: a DiscoverResult
-   * listing our version → modern; -32022 (or a DiscoverResult) naming another version we speak
-   * → retry with it; any other JSON-RPC error, or a 4xx without one → legacy; 401/403, 3xx,
-   * 5xx → failure; a 2xx that is not JSON-RPC → `bad-answer`.
-   */
+  /** One `server/discover` for `version`, with the gateway's own headers; its verdict (era-probe.ts). */
   private async probe(
     version: string,
     budget: Budget,
     headers: Readonly<Record<string, string>> | undefined,
   ): Promise<ProbeVerdict> {
     const id = `server-discover-probe-${++this.probes}`;
-    const method = 'server/discover';
     const body = JSON.stringify({
       jsonrpc: '2.0',
       id,
-      method,
-      params: this.withEnvelope(undefined, version),
+      method: PROBE_METHOD,
+      params: withEnvelope(this.endpoint, undefined, version),
     });
     // the era is not known yet: a request on the answer is answered as a 2025 one, sessionless
     const reply = await this.post(
-      this.modernHeaders(headers, version, method, undefined),
+      modernHeaders(headers, version, PROBE_METHOD, undefined),
       body,
       id,
       budget,
       { context: {} },
     );
-    const { status } = reply;
-    if (status === 401)
-      throw httpStatusFailure(
-        status,
-        "the upstream refused the request as unauthorized: check the upstream's authorization setting",
-      );
-    if (status === 403)
-      throw httpStatusFailure(
-        status,
-        'the upstream refused the request as forbidden: its credential, or a server that checks the Host header it is reached by (the host and port of the configured url)',
-      );
-    if (status >= 500 || (status >= 300 && status < 400))
-      throw httpStatusFailure(status, 'the upstream could not answer server/discover');
-    if (reply.message === undefined) {
-      if (isSuccess(status))
-        throw new UpstreamFailure(
-          'bad-answer',
-          reply.problem ?? "the upstream's answer is not JSON-RPC",
-        );
-      return { kind: 'legacy' };
-    }
-    const error = errorOf(reply.message);
-    if (error !== undefined) {
-      if (error.code !== JsonRpcCode.UnsupportedProtocolVersion) return { kind: 'legacy' };
-      const supported = isRecord(error.data) ? stringsOf(error.data.supported) : undefined;
-      const mutual = MODERN_PROTOCOL_VERSIONS.find((v) => supported?.includes(v) === true);
-      if (mutual !== undefined) return { kind: 'retry', version: mutual };
-      if (supported === undefined || supported.some((v) => !isModernVersion(v)))
-        return { kind: 'legacy' };
-      return { kind: 'unsupported' };
-    }
-    const result = reply.message.result;
-    if (!isSuccess(status) || !isRecord(result)) return { kind: 'legacy' };
-    const supported = stringsOf(result.supportedVersions);
-    if (supported === undefined || !isRecord(result.capabilities)) return { kind: 'legacy' };
-    if (!supported.includes(version)) {
-      // v2 servers list only modern versions even when they also serve 2025 (G-10).
-      const mutual = MODERN_PROTOCOL_VERSIONS.find((v) => supported.includes(v));
-      return mutual === undefined ? { kind: 'legacy' } : { kind: 'retry', version: mutual };
-    }
-    const meta = isRecord(result._meta) ? result._meta : undefined;
-    return {
-      kind: 'modern',
-      session: {
-        era: '2026',
-        protocolVersion: version,
-        capabilities: result.capabilities,
-        serverInfo: serverInfoOf(meta?.[MetaKey.serverInfo]),
-        instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
-      },
-    };
+    return probeVerdict(reply, version);
   }
 
   /** initialize (2025-11-25) then notifications/initialized; the session id may be absent. */
@@ -695,52 +504,16 @@ export class UpstreamConnection {
     headers: Readonly<Record<string, string>> | undefined,
   ): Promise<Session> {
     const id = this.nextId++;
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
+    const reply = await this.post(
+      headersFor(headers),
+      initializeBody(this.endpoint, id),
       id,
-      method: 'initialize',
-      params: {
-        protocolVersion: LATEST_LEGACY_VERSION,
-        capabilities: this.endpoint.clientCapabilities,
-        clientInfo: this.endpoint.clientInfo,
+      budget,
+      {
+        context: 'answer',
       },
-    });
-    const reply = await this.post(this.headersFor(headers), body, id, budget, {
-      context: 'answer',
-    });
-    const answer = plainOutcome(reply);
-    if (answer instanceof UpstreamFailure) throw answer;
-    if (answer.kind === 'error') {
-      const supported = isRecord(answer.data) ? stringsOf(answer.data.supported) : undefined;
-      if (answer.code === JsonRpcCode.UnsupportedProtocolVersion || supported !== undefined)
-        throw eraMismatch(
-          `the upstream refused initialize for protocol version ${LATEST_LEGACY_VERSION}`,
-        );
-      if (!isSuccess(reply.status))
-        throw httpStatusFailure(reply.status, 'the upstream refused initialize');
-      throw new UpstreamFailure(
-        'bad-answer',
-        `the upstream answered initialize with JSON-RPC error ${answer.code}`,
-      );
-    }
-    const { result } = answer;
-    const version = result.protocolVersion;
-    if (typeof version !== 'string' || !ACCEPTED_UPSTREAM_LEGACY_VERSIONS.has(version)) {
-      const named = typeof version === 'string' && DATE_VERSION.test(version) ? ` ${version}` : '';
-      throw eraMismatch(
-        `the upstream answered initialize with a protocol version${named} this gateway does not speak`,
-      );
-    }
-    if (reply.sessionId !== undefined && !SESSION_ID.test(reply.sessionId))
-      throw new UpstreamFailure('bad-answer', 'the upstream sent an invalid Mcp-Session-Id');
-    const session: Session = {
-      era: '2025',
-      protocolVersion: version,
-      sessionId: reply.sessionId,
-      capabilities: isRecord(result.capabilities) ? result.capabilities : undefined,
-      serverInfo: serverInfoOf(result.serverInfo),
-      instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
-    };
+    );
+    const session = sessionFromInitialize(reply);
     await this.sendNotification(session, 'notifications/initialized', undefined, budget, headers);
     return session;
   }
@@ -761,7 +534,7 @@ export class UpstreamConnection {
     const body = stringifyMessage({ jsonrpc: '2.0', id, method, ...(sent && { params: sent }) });
     let reply: Reply;
     try {
-      reply = await this.post(this.legacyHeaders(options.headers, session), body, id, budget, {
+      reply = await this.post(legacyHeaders(options.headers, session), body, id, budget, {
         onMessage: options.onMessage,
         listCap: options.listCap,
         context: { sessionId: session.sessionId },
@@ -797,9 +570,14 @@ export class UpstreamConnection {
       jsonrpc: '2.0',
       id,
       method,
-      params: this.withEnvelope(params, session.protocolVersion, options.clientCapabilities),
+      params: withEnvelope(
+        this.endpoint,
+        params,
+        session.protocolVersion,
+        options.clientCapabilities,
+      ),
     });
-    const headers = this.modernHeaders(
+    const headers = modernHeaders(
       options.headers,
       session.protocolVersion,
       method,
@@ -831,7 +609,7 @@ export class UpstreamConnection {
   ): Promise<void> {
     const modern = session.era === '2026';
     const sentParams = modern
-      ? this.withEnvelope(params, session.protocolVersion)
+      ? withEnvelope(this.endpoint, params, session.protocolVersion)
       : withoutRequestEnvelope(params);
     const body = JSON.stringify({
       jsonrpc: '2.0',
@@ -839,13 +617,13 @@ export class UpstreamConnection {
       ...(sentParams && { params: sentParams }),
     });
     const headers = modern
-      ? this.modernHeaders(extra, session.protocolVersion, method, undefined)
-      : this.legacyHeaders(extra, session);
+      ? modernHeaders(extra, session.protocolVersion, method, undefined)
+      : legacyHeaders(extra, session);
     // nobody waits on a notification's answer: a request on it belongs to no caller
     const reply = await this.post(headers, body, undefined, budget, {
       context: { sessionId: session.sessionId },
     });
-    this.checkAccepted(reply, session.sessionId);
+    checkAccepted(reply, session.sessionId);
   }
 
   private sendCancelled(
@@ -862,13 +640,6 @@ export class UpstreamConnection {
       budget,
       extra,
     ).catch(() => undefined);
-  }
-
-  private checkAccepted(reply: Reply, sessionId: string | undefined): void {
-    if (isSuccess(reply.status)) return;
-    if (reply.status === 404 && sessionId !== undefined)
-      throw new UpstreamFailure('session-lost', 'the upstream no longer knows the session', 404);
-    throw httpStatusFailure(reply.status, 'the upstream did not accept the message');
   }
 
   /**
@@ -895,21 +666,13 @@ export class UpstreamConnection {
           : (event) => {
               // a notification's answer holds no response: a message that cannot be read is
               // dropped, as on the GET stream, and the notification stays accepted
-              if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) return 'more';
-              const message = parseMessage(event.data);
+              const message = readStreamMessage(event.data);
               if (message !== undefined) this.answerMessage(message, relay, context);
               return 'more';
             }
         : (event) => {
             // every message on the answer, the response or not, is refused unparsed
-            if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) throw tooDeep();
-            refuseOverCap(relay?.listCap, event.data);
-            const parsed = parseReply(event.data);
-            if (parsed === undefined)
-              throw new UpstreamFailure(
-                'bad-answer',
-                'the upstream sent a stream event that is not a JSON-RPC message',
-              );
+            const parsed = readAnswerEvent(event.data, relay?.listCap);
             const { message } = parsed;
             if (isResponseTo(message, id)) {
               response = parsed;
@@ -934,8 +697,7 @@ export class UpstreamConnection {
       onHead:
         relay?.context === 'answer'
           ? (head) => {
-              const sid = head.sessionId;
-              context = { sessionId: sid !== undefined && SESSION_ID.test(sid) ? sid : undefined };
+              context = { sessionId: validSessionId(head.sessionId) };
             }
           : undefined,
       onChunk:
@@ -949,7 +711,7 @@ export class UpstreamConnection {
       id !== undefined && response === undefined && onEvent !== undefined
         ? await this.resumeStream(first, headers, budget, onEvent)
         : first;
-    return this.readReply(result, id, response, relay?.listCap);
+    return readReply(result, id, response, relay?.listCap);
   }
 
   /**
@@ -1027,195 +789,29 @@ export class UpstreamConnection {
     }
   }
 
-  private readReply(
-    result: ExchangeResult,
-    id: RequestId | undefined,
-    streamed: ParsedMessage | undefined,
-    listCap?: UpstreamListCap,
-  ): Reply {
-    const { status, sessionId } = result.head;
-    if (result.kind === 'events') {
-      return streamed !== undefined
-        ? { status, sessionId, message: streamed.message, resultText: streamed.resultText }
-        : { status, sessionId, problem: "the upstream's event stream ended without the response" };
-    }
-    const text = result.body.toString('utf8');
-    if (textDepthExceeds(text, MAX_MESSAGE_DEPTH)) throw tooDeep();
-    if (text.trim() === '')
-      return { status, sessionId, problem: 'the upstream answered with an empty body' };
-    if (id !== undefined) refuseOverCap(listCap, text);
-    // A request's answer may carry its result as text to pass on (parseReply); others need not.
-    const parsed = id === undefined ? undefined : parseReply(text);
-    const message = id === undefined ? parseMessage(text) : parsed?.message;
-    if (message === undefined)
-      return { status, sessionId, problem: "the upstream's answer is not JSON-RPC" };
-    if (id !== undefined && isResponseTo(message, id))
-      return { status, sessionId, message, resultText: parsed?.resultText };
-    // A transport-level rejection may not name the request (e.g. a notification's 4xx).
-    if (!isSuccess(status) && isResponse(message) && 'error' in message)
-      return { status, sessionId, message };
-    return {
-      status,
-      sessionId,
-      problem: "the upstream's answer is not the response to the request",
-    };
-  }
-
-  // ---- headers and envelope ---------------------------------------------------------------
-
-  /**
-   * The caller's headers without the dropped ones, plus Accept and (for a body) Content-Type.
-   * Names are lower-cased.
-   */
-  private headersFor(
-    extra: Readonly<Record<string, string>> | undefined,
-    withBody = true,
-  ): Record<string, string> {
-    const headers: Record<string, string> = {};
-    if (extra !== undefined) {
-      for (const [name, value] of Object.entries(extra)) {
-        const lower = name.toLowerCase();
-        if (!CLIENT_DROPPED_HEADERS.has(lower)) headers[lower] = value;
-      }
-    }
-    if (withBody) {
-      headers.accept = 'application/json, text/event-stream';
-      headers['content-type'] = 'application/json';
-    }
-    return headers;
-  }
-
-  private legacyHeaders(
-    extra: Readonly<Record<string, string>> | undefined,
-    session: Session,
-  ): Record<string, string> {
-    const headers = this.headersFor(extra);
-    headers['mcp-protocol-version'] = session.protocolVersion;
-    if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
-    return headers;
-  }
-
-  private modernHeaders(
-    extra: Readonly<Record<string, string>> | undefined,
-    version: string,
-    method: string,
-    name: string | undefined,
-  ): Record<string, string> {
-    const headers = this.headersFor(extra);
-    headers['mcp-protocol-version'] = version;
-    headers['mcp-method'] = encodeHeaderValue(method);
-    if (name !== undefined) headers['mcp-name'] = name;
-    return headers;
-  }
-
-  /**
-   * params with the 2026 `_meta` envelope, the one place it is built: every `_meta` key already
-   * there is kept, the caller's capabilities (when given) win over the params', and the version
-   * is always the one in use.
-   */
-  private withEnvelope(
-    params: Record<string, unknown> | undefined,
-    version: string,
-    clientCapabilities?: Readonly<Record<string, unknown>>,
-  ): Record<string, unknown> {
-    const given = isRecord(params?._meta) ? params._meta : {};
-    return {
-      ...params,
-      _meta: {
-        [MetaKey.clientCapabilities]: this.endpoint.clientCapabilities,
-        [MetaKey.clientInfo]: this.endpoint.clientInfo,
-        ...given,
-        ...(clientCapabilities !== undefined && {
-          [MetaKey.clientCapabilities]: clientCapabilities,
-        }),
-        // Must equal the MCP-Protocol-Version header (G-1).
-        [MetaKey.protocolVersion]: version,
-      },
-    };
-  }
-
   // ---- the 2025 standalone GET stream and DELETE ------------------------------------------
 
   private startStream(session: Session): void {
     this.stopStream();
     if (session.era !== '2025') return;
-    const stream: StandaloneStream = { session, abort: new AbortController() };
+    const stream = new StandaloneStream(session, {
+      url: this.url,
+      dispatcher: this.dispatcher,
+      endpoint: this.endpoint,
+      ownHeaders: () => this.ownHeaders(),
+      // a request here belongs to no caller: answered at once, never emitted
+      deliver: (message, context) => {
+        if (this.stream === stream && !this.answerServerRequest(message, context, false))
+          this.emit(message, context);
+      },
+    });
     this.stream = stream;
-    void this.runStream(stream);
+    stream.start();
   }
 
   private stopStream(): void {
-    this.stream?.abort.abort();
+    this.stream?.stop();
     this.stream = undefined;
-  }
-
-  private live(stream: StandaloneStream): boolean {
-    return this.stream === stream && !stream.abort.signal.aborted;
-  }
-
-  /** Keeps the GET stream open while its session is current; never rejects. */
-  private async runStream(stream: StandaloneStream): Promise<void> {
-    const { session } = stream;
-    const context: UpstreamMessageContext = { sessionId: session.sessionId };
-    let failures = 0;
-    while (this.live(stream)) {
-      const started = performance.now();
-      let streamed = false;
-      try {
-        // the stream is the session's, never a caller's: the gateway's own credential, asked
-        // at each (re)open so that an expiring client-credentials token is renewed
-        const headers = this.headersFor(await this.ownHeaders(), false);
-        headers.accept = 'text/event-stream';
-        headers['mcp-protocol-version'] = session.protocolVersion;
-        if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
-        if (stream.lastEventId !== undefined) headers['last-event-id'] = stream.lastEventId;
-        if (!this.live(stream)) return;
-        const result = await exchange(this.dispatcher, {
-          url: this.url,
-          method: 'GET',
-          headers,
-          timeoutMillis: STREAM_OPEN_MILLIS,
-          timeoutScope: 'head',
-          deadlineMillis: STREAM_OPEN_MILLIS,
-          connectMillis: this.endpoint.connectMillis,
-          maxBytes: this.endpoint.maxAnswerBytes,
-          capScope: 'event',
-          signal: stream.abort.signal,
-          onEvent: (event) => {
-            if (event.id !== undefined) stream.lastEventId = event.id;
-            // a message nested too deep is dropped unparsed; the stream goes on
-            if (textDepthExceeds(event.data, MAX_MESSAGE_DEPTH)) return 'more';
-            const message = parseMessage(event.data);
-            // a request here belongs to no caller: answered at once, never emitted
-            if (
-              message !== undefined &&
-              this.live(stream) &&
-              !this.answerServerRequest(message, context, false)
-            )
-              this.emit(message, context);
-            return 'more';
-          },
-        });
-        const { status } = result.head;
-        // a priming event's id (empty data, never seen by onEvent) counts for the resume too
-        if (result.kind === 'events' && result.lastEventId !== undefined)
-          stream.lastEventId = result.lastEventId;
-        if (result.kind === 'body') {
-          // 405: no stream offered; 404: the session is gone (the next request
-          // re-initializes); other non-5xx: no usable stream. Only 5xx is worth a retry.
-          if (status < 500) return;
-        } else {
-          streamed = true;
-        }
-      } catch {
-        // unreachable, timeout, too-large, cut, no credential: try again below while the
-        // session lives
-      }
-      if (!this.live(stream)) return;
-      failures =
-        streamed && performance.now() - started >= STREAM_HEALTHY_MILLIS ? 1 : failures + 1;
-      await sleep(backoffMillis(failures), stream.abort.signal);
-    }
   }
 
   /**
@@ -1247,7 +843,7 @@ export class UpstreamConnection {
               'Method not found: the gateway serves no client requests outside a call; this request belongs to no caller',
           },
         };
-    this.answerUnowned(() =>
+    this.unowned.send(() =>
       this.ownHeaders().then((headers) =>
         this.respond(response, context.sessionId, {
           deadlineMillis: SHORT_DEADLINE_MILLIS,
@@ -1256,33 +852,6 @@ export class UpstreamConnection {
       ),
     );
     return true;
-  }
-
-  /** Sends one answer within UNOWNED_ANSWERS_IN_FLIGHT, queues it, or drops it (logged). */
-  private answerUnowned(send: () => Promise<void>): void {
-    if (this.unownedInFlight < UNOWNED_ANSWERS_IN_FLIGHT) {
-      this.unownedInFlight += 1;
-      void send()
-        .catch(() => undefined)
-        .finally(() => {
-          this.unownedInFlight -= 1;
-          const next = this.unownedWaiting.shift();
-          if (next !== undefined) this.answerUnowned(next);
-        });
-      return;
-    }
-    if (this.unownedWaiting.length < UNOWNED_ANSWERS_WAITING) {
-      this.unownedWaiting.push(send);
-      return;
-    }
-    this.droppedSince += 1;
-    const now = performance.now();
-    if (now - this.droppedLoggedAt < DROPPED_LOG_EVERY_MS) return;
-    this.droppedLoggedAt = now;
-    logger.warn(
-      `Upstream ${this.endpoint.id}: ${this.droppedSince} server request(s) that belong to no caller left unanswered: more than ${UNOWNED_ANSWERS_IN_FLIGHT + UNOWNED_ANSWERS_WAITING} were owed at once (docs/security.md, "What an upstream can make the gateway do")`,
-    );
-    this.droppedSince = 0;
   }
 
   private emit(message: JsonRpcMessage, context: UpstreamMessageContext): void {
@@ -1299,10 +868,11 @@ export class UpstreamConnection {
   private async deleteSession(session: Session, deadlineMillis: number): Promise<void> {
     if (session.era !== '2025' || session.sessionId === undefined) return;
     try {
-      const headers = this.headersFor(await this.ownHeaders(), false);
-      headers.accept = 'application/json, text/event-stream';
-      headers['mcp-protocol-version'] = session.protocolVersion;
-      headers['mcp-session-id'] = session.sessionId;
+      const headers = sessionLevelHeaders(
+        await this.ownHeaders(),
+        session,
+        'application/json, text/event-stream',
+      );
       await exchange(this.dispatcher, {
         url: this.url,
         method: 'DELETE',

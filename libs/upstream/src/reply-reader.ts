@@ -1,0 +1,161 @@
+import { textDepthExceeds } from '@app/http-body';
+import type { ExchangeResult } from './http-exchange';
+import {
+  answerOf,
+  errorOf,
+  isResponse,
+  isResponseTo,
+  parseMessage,
+  parseReply,
+  type ParsedMessage,
+  type RequestId,
+} from './json-rpc';
+import { listItemsExceed } from './list-items';
+import {
+  UpstreamFailure,
+  type JsonRpcMessage,
+  type UpstreamAnswer,
+  type UpstreamListCap,
+} from './upstream-types';
+
+/**
+ * Reading an upstream's answer to one POST (docs/operations.md §10): the response to the
+ * request's id out of a JSON body or an SSE stream, and what that answer means as an outcome.
+ * Pure: the exchange itself is the connection's (upstream-connection.ts).
+ */
+
+/**
+ * Deepest nesting of one upstream message: the Tool Service answer limit (MAX_ANSWER_DEPTH,
+ * libs/execution/src/map-tool-response.ts) plus the JSON-RPC envelope. A deeper message is
+ * refused before it is parsed: serializing it again would overflow the stack.
+ */
+export const MAX_MESSAGE_DEPTH = 129;
+
+/** An upstream answer to a POST, read: the response to our id, if there was one. */
+export interface Reply {
+  readonly status: number;
+  readonly sessionId?: string;
+  readonly message?: JsonRpcMessage;
+  /** The text of the message's `result` as the upstream wrote it, when parseReply cut it out. */
+  readonly resultText?: string;
+  /** Why there is no `message`, in words, for a bad-answer failure. */
+  readonly problem?: string;
+}
+
+export function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+export function httpStatusFailure(status: number, what: string): UpstreamFailure {
+  return new UpstreamFailure('http-status', `${what} (HTTP ${status})`, status);
+}
+
+export function tooDeep(): UpstreamFailure {
+  return new UpstreamFailure(
+    'too-deep',
+    `the upstream's answer nests deeper than ${MAX_MESSAGE_DEPTH} levels`,
+  );
+}
+
+/** A request's `listCap` on the complete text of an answer, before it is parsed. */
+export function refuseOverCap(cap: UpstreamListCap | undefined, text: string): void {
+  if (cap !== undefined && listItemsExceed(text, cap.key, cap.limit))
+    throw new UpstreamFailure('refused', cap.refusal);
+}
+
+/**
+ * One event of a request's SSE answer: the response to `id` (returned), or another message
+ * (returned too, the caller tells them apart with isResponseTo). Every message on the answer
+ * is refused unparsed when nested too deep or over the list cap.
+ */
+export function readAnswerEvent(data: string, listCap: UpstreamListCap | undefined): ParsedMessage {
+  if (textDepthExceeds(data, MAX_MESSAGE_DEPTH)) throw tooDeep();
+  refuseOverCap(listCap, data);
+  const parsed = parseReply(data);
+  if (parsed === undefined)
+    throw new UpstreamFailure(
+      'bad-answer',
+      'the upstream sent a stream event that is not a JSON-RPC message',
+    );
+  return parsed;
+}
+
+/**
+ * One message on a stream nobody waits a response on (the GET stream, a notification's
+ * answer): undefined when it is nested too deep or not JSON-RPC, dropped unparsed.
+ */
+export function readStreamMessage(data: string): JsonRpcMessage | undefined {
+  return textDepthExceeds(data, MAX_MESSAGE_DEPTH) ? undefined : parseMessage(data);
+}
+
+/**
+ * The answer to one POST as a Reply: the `streamed` response of an SSE answer, or the JSON body
+ * read (for a request: the response to `id`, its result text kept; a transport-level JSON-RPC
+ * error that names no request, on a non-2xx).
+ */
+export function readReply(
+  result: ExchangeResult,
+  id: RequestId | undefined,
+  streamed: ParsedMessage | undefined,
+  listCap?: UpstreamListCap,
+): Reply {
+  const { status, sessionId } = result.head;
+  if (result.kind === 'events') {
+    return streamed !== undefined
+      ? { status, sessionId, message: streamed.message, resultText: streamed.resultText }
+      : { status, sessionId, problem: "the upstream's event stream ended without the response" };
+  }
+  const text = result.body.toString('utf8');
+  if (textDepthExceeds(text, MAX_MESSAGE_DEPTH)) throw tooDeep();
+  if (text.trim() === '')
+    return { status, sessionId, problem: 'the upstream answered with an empty body' };
+  if (id !== undefined) refuseOverCap(listCap, text);
+  // A request's answer may carry its result as text to pass on (parseReply); others need not.
+  const parsed = id === undefined ? undefined : parseReply(text);
+  const message = id === undefined ? parseMessage(text) : parsed?.message;
+  if (message === undefined)
+    return { status, sessionId, problem: "the upstream's answer is not JSON-RPC" };
+  if (id !== undefined && isResponseTo(message, id))
+    return { status, sessionId, message, resultText: parsed?.resultText };
+  // A transport-level rejection may not name the request (e.g. a notification's 4xx).
+  if (!isSuccess(status) && isResponse(message) && 'error' in message)
+    return { status, sessionId, message };
+  return {
+    status,
+    sessionId,
+    problem: "the upstream's answer is not the response to the request",
+  };
+}
+
+/**
+ * The outcome of an answer that is not the session or era case: the result or JSON-RPC error
+ * as sent (any status), `http-status` for a non-2xx without a JSON-RPC error, `bad-answer`
+ * for a 2xx that is not the response.
+ */
+export function plainOutcome(reply: Reply): UpstreamAnswer | UpstreamFailure {
+  if (reply.message !== undefined) {
+    const answer = answerOf(reply.message, reply.resultText);
+    if (answer === undefined)
+      return new UpstreamFailure('bad-answer', "the upstream's response is not valid JSON-RPC");
+    if (isSuccess(reply.status) || answer.kind === 'error') return answer;
+  }
+  if (!isSuccess(reply.status))
+    return httpStatusFailure(reply.status, 'the upstream answered without a JSON-RPC error');
+  return new UpstreamFailure(
+    'bad-answer',
+    reply.problem ?? "the upstream's answer is not JSON-RPC",
+  );
+}
+
+/** The error code of a reply's JSON-RPC error, if it carries one. */
+export function errorCode(reply: Reply): number | undefined {
+  return reply.message === undefined ? undefined : errorOf(reply.message)?.code;
+}
+
+/** A message accepted as a notification or response is (any 2xx); 404 on a session: it is gone. */
+export function checkAccepted(reply: Reply, sessionId: string | undefined): void {
+  if (isSuccess(reply.status)) return;
+  if (reply.status === 404 && sessionId !== undefined)
+    throw new UpstreamFailure('session-lost', 'the upstream no longer knows the session', 404);
+  throw httpStatusFailure(reply.status, 'the upstream did not accept the message');
+}
