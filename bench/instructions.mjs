@@ -122,6 +122,17 @@ function totals(file) {
   return [all, compile, majorGc];
 }
 
+/**
+ * BENCH_INSTR_VALIDATE_ARGUMENTS=0|1: the bench source's `validateArguments` (docs/operations.md
+ * §6 "Argument validation"), to measure what the check costs. Unset: as deployed (a bundle's
+ * calls checked, an upstream's not).
+ */
+const VALIDATE_ARGUMENTS = process.env.BENCH_INSTR_VALIDATE_ARGUMENTS;
+const validateArguments =
+  VALIDATE_ARGUMENTS === undefined || VALIDATE_ARGUMENTS === ''
+    ? {}
+    : { validateArguments: VALIDATE_ARGUMENTS === '1' };
+
 /** The gateway's config and env for this mode; its /mcp and readiness URLs. */
 async function gatewayTarget(source, dir) {
   const registry = { refreshIntervalSeconds: 3600, refreshJitterSeconds: 0 };
@@ -131,7 +142,7 @@ async function gatewayTarget(source, dir) {
           identity: 'bench',
           registry,
           discovery: { enabled: true },
-          upstreams: [{ id: 'up', url: source.url }],
+          upstreams: [{ id: 'up', url: source.url, ...validateArguments }],
         }
       : {
           identity: 'bench',
@@ -143,6 +154,7 @@ async function gatewayTarget(source, dir) {
               manifestUrl: `${source.url}/tool-manifest?catalog=instructions`,
               baseEndpoint: `${source.url}/mcp`,
               namePrefix: 'bench.',
+              ...validateArguments,
             },
           ],
           ...(MODE === 'modern' ? { http: { modernEra: true } } : {}),

@@ -197,11 +197,13 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
       expect(answer.json).toMatchObject({ id: 5, error: { code: -32602 } });
     });
 
-    it('bad arguments → an isError result from the Tool Service 400, not a JSON-RPC error', async () => {
+    it('bad arguments → an isError result naming the path, not a JSON-RPC error (checked against inputSchema before the Tool Service, docs/operations.md §6)', async () => {
+      const calls = service.toolRequests('v.needs_x').length;
       const answer = await rpc(gateway.mcpUrl, 'tools/call', { name: 'v.needs_x', arguments: {} });
       expect(answer.json.error).toBeUndefined();
       expect(answer.json.result.isError).toBe(true);
-      expect(answer.json.result.content[0].text).toContain('x is required');
+      expect(answer.json.result.content[0].text).toContain('- /x: is required');
+      expect(service.toolRequests('v.needs_x')).toHaveLength(calls);
     });
 
     it('a cursor on tools/list → -32602 (the list is one page)', async () => {

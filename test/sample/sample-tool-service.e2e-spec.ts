@@ -97,7 +97,7 @@ describe('the sample Tool Service behind the gateway', () => {
     }
   });
 
-  it('turns the quote tool 400 on bad input and an unknown policy 404 into isError results', async () => {
+  it("turns bad input (refused against the quote tool's inputSchema) and an unknown policy 404 into isError results", async () => {
     const client = await connectV1(gateway.mcpUrl);
     try {
       const bad = await client.callTool({
@@ -105,7 +105,8 @@ describe('the sample Tool Service behind the gateway', () => {
         arguments: { age: 12, coverage: 'basic' },
       });
       expect(bad.isError).toBe(true);
-      expect((bad.content as Array<{ text: string }>)[0]!.text).toMatch(/400.*age must be >= 18/);
+      // the gateway checks arguments before the service (docs/operations.md §6 "Argument validation")
+      expect((bad.content as Array<{ text: string }>)[0]!.text).toContain('- /age: must be >= 18');
       const unknown = await client.callTool({
         name: 'processing.policy.lookup',
         arguments: { policyNumber: 'P-999999' },

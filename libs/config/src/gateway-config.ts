@@ -42,6 +42,11 @@ export interface BundleDefinition {
   /** Whether a 5xx answer's body excerpt reaches the agent (resolved: profile default applied). */
   readonly serverErrorBody: ServerErrorBodyMode;
   /**
+   * Whether calls' arguments are checked against the tool's inputSchema before they are sent
+   * (docs/operations.md §6 "Argument validation"); absent: true, a bundle's default.
+   */
+  readonly validateArguments?: boolean;
+  /**
    * Legacy local fixture only (discovery disabled, local profile): the manifest is read from
    * this absolute path instead of manifestUrl.
    */
@@ -81,6 +86,11 @@ export interface UpstreamDefinition {
   readonly cacheTtlMillis?: number;
   /** The cacheScope its lists contribute when it sends none; absent: private. */
   readonly cacheScope?: 'public' | 'private';
+  /**
+   * Whether calls' arguments are checked against the tool's listed inputSchema before they are
+   * sent (docs/operations.md §6 "Argument validation"); absent: false, an upstream's default.
+   */
+  readonly validateArguments?: boolean;
 }
 
 /** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (docs/operations.md §15). */

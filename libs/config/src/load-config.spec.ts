@@ -412,6 +412,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
         fallbackManifestFile: undefined,
         authorization: { mode: 'none' },
         serverErrorBody: 'show',
+        validateArguments: true,
       },
     ]);
     expect(config.server).toEqual({

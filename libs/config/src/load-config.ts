@@ -288,6 +288,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     authorization: authorizations[i] ?? { mode: 'none' },
     // 5xx bodies often carry stack traces and internal addresses: hidden outside local.
     serverErrorBody: b.serverErrorBody ?? (profile === 'local' ? 'show' : 'hide'),
+    validateArguments: b.validateArguments,
   }));
 
   // contract §3: remote manifests and the legacy local JSON fixture are exclusive.
@@ -370,6 +371,7 @@ export function upstreamDefinitionFrom(
     callMillis: u.timeouts.callMillis ?? mcp.discovery.maxToolTimeoutMillis,
     forwardHeaders: u.forwardHeaders.map((h) => h.toLowerCase()),
     authorization,
+    validateArguments: u.validateArguments,
     ...(u.cacheTtlMillis === undefined ? {} : { cacheTtlMillis: u.cacheTtlMillis }),
     ...(u.cacheScope === undefined ? {} : { cacheScope: u.cacheScope }),
   };

@@ -199,6 +199,14 @@ export class BundleConfig {
   @IsBoolean({ message: 'must be true or false' })
   enabled = true;
 
+  /**
+   * true (default): a call's arguments are checked against the tool's inputSchema before it is
+   * sent, and refused with an isError result naming each violated path (docs/operations.md §6
+   * "Argument validation"; docs/tool-service.md).
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  validateArguments = true;
+
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => BundleAuthorizationConfig)

@@ -84,6 +84,14 @@ export class UpstreamConfig {
   @IsBoolean({ message: 'must be true or false' })
   enabled = true;
 
+  /**
+   * true: a call's arguments are checked against the tool's listed inputSchema before it is
+   * sent, as a bundle's are; false (default): the upstream validates its own, as MCP servers
+   * do (docs/operations.md §6 "Argument validation").
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  validateArguments = false;
+
   /** `auto` probes server/discover and falls back to initialize; a pinned revision skips the probe. */
   @IsIn(UPSTREAM_PROTOCOLS, { message: `must be one of ${UPSTREAM_PROTOCOLS.join(', ')}` })
   protocol: UpstreamProtocolSetting = 'auto';

@@ -65,6 +65,7 @@ describe('mcp.upstreams[] (docs/operations.md §10 "Configuration")', () => {
         callMillis: 30_000,
         forwardHeaders: [],
         authorization: { mode: 'none' },
+        validateArguments: false,
       },
     ]);
     expect(config.bundles).toEqual([]);

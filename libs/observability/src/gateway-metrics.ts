@@ -73,6 +73,7 @@ export class GatewayMetrics {
   private readonly toolCallSeconds: Histogram<'tool'>;
   private readonly toolServiceResponses: Counter<'bundle' | 'status_class'>;
   private readonly notFound: Counter;
+  private readonly argumentsRefused: Counter<'source'>;
   private readonly refreshSeconds: Histogram;
   private readonly upstreamPulls: Counter<'upstream' | 'outcome'>;
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
@@ -137,6 +138,12 @@ export class GatewayMetrics {
     this.notFound = new Counter({
       name: `${PREFIX}tool_not_found_total`,
       help: 'tools/call naming no catalog tool, after the refresh (contract §8)',
+      registers,
+    });
+    this.argumentsRefused = new Counter({
+      name: `${PREFIX}tool_arguments_refused_total`,
+      help: 'tools/call refused by the gateway before sending: the arguments break the tool\'s inputSchema (docs/operations.md §6 "Argument validation")',
+      labelNames: ['source'],
       registers,
     });
     this.refreshSeconds = new Histogram({
@@ -320,7 +327,8 @@ export class GatewayMetrics {
 
   /**
    * Drops every series labelled with this upstream (pulls, calls, their durations, live-list
-   * failures, list changes): an upstream removed at runtime must not stay in the scrape.
+   * failures, list changes, refused arguments): an upstream removed at runtime must not stay in
+   * the scrape.
    */
   async forgetUpstream(upstream: string): Promise<void> {
     const metrics: readonly (Counter<string> | Histogram<string>)[] = [
@@ -342,10 +350,16 @@ export class GatewayMetrics {
       }
       for (const labels of seen.values()) metric.remove(labels);
     }
+    this.argumentsRefused.remove({ source: upstream });
   }
 
   toolNotFound(): void {
     this.notFound.inc();
+  }
+
+  /** A call refused for its arguments (`source`: the bundle or upstream id). */
+  toolArgumentsRefused(source: string): void {
+    this.argumentsRefused.inc({ source });
   }
 
   /**

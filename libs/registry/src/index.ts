@@ -51,6 +51,11 @@ export type {
   OutputValidator,
 } from './catalog/catalog-tool';
 export { OutputValidators } from './catalog/output-validators';
+export {
+  ArgumentValidators,
+  validatesArguments,
+  type ArgumentViolations,
+} from './catalog/argument-validators';
 export type {
   BundleStatus,
   BundleStatusView,

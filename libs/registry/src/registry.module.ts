@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { openRedis, redisUseOptions } from '@app/redis';
+import { ArgumentValidators } from './catalog/argument-validators';
 import { Clock } from './clock';
 import { LAST_GOOD_STORE } from './redis/last-good-store';
 import { RedisLastGoodStore } from './redis/redis-last-good.store';
@@ -27,7 +28,9 @@ import { UpstreamIntake } from './upstream/upstream-intake';
     },
     UpstreamIntake,
     RegistryService,
+    // one cache of compiled inputSchema validators for every call (docs/operations.md §6 "Argument validation")
+    { provide: ArgumentValidators, useFactory: () => new ArgumentValidators() },
   ],
-  exports: [Clock, RegistryService],
+  exports: [Clock, RegistryService, ArgumentValidators],
 })
 export class RegistryModule {}

@@ -35,7 +35,10 @@ const ERAS = { '2025': LATEST_LEGACY_VERSION, '2026': FIRST_MODERN_VERSION } as 
 export function fieldsOf(
   u: UpstreamConfig,
   pull: UpstreamPullState | undefined,
-): Pick<AdminUpstreamView, 'id' | 'url' | 'namePrefix' | 'enabled' | 'protocol' | 'authorization'> {
+): Pick<
+  AdminUpstreamView,
+  'id' | 'url' | 'namePrefix' | 'enabled' | 'protocol' | 'authorization' | 'validateArguments'
+> {
   // a stored record the rules refuse is shown as stored: its defaults may be missing
   const auth = (u.authorization as UpstreamConfig['authorization'] | undefined) ?? { mode: 'none' };
   // references only (env names, endpoint, client id): a secret value is never stored
@@ -52,6 +55,7 @@ export function fieldsOf(
     enabled: u.enabled !== false,
     protocol: u.protocol ?? 'auto',
     authorization: { mode: auth.mode, ...references },
+    validateArguments: u.validateArguments === true,
   };
 }
 

@@ -4,8 +4,10 @@ import { ToolExecutor, type IncomingHeaders } from '@app/execution';
 import { declaresExtension, Extension, isModernVersion, JsonRpcCode, RawJson } from '@app/wire';
 import { allowsTool, type CallerAccess } from '@app/identity';
 import {
+  ArgumentValidators,
   CatalogRefresh,
   RegistryService,
+  type ArgumentViolations,
   type BundleTool,
   type CatalogSnapshot,
   type CatalogTool,
@@ -43,6 +45,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * The answer to arguments that break the tool's inputSchema: a tool execution error naming each
+ * violated path, so the model can correct its call (MCP 2025-11-25, "Error Handling": input
+ * validation errors are tool execution errors, not protocol errors).
+ */
+function invalidArguments(name: string, violations: ArgumentViolations): object {
+  const text = [
+    `Invalid arguments for tool ${name.slice(0, 128)}: they do not match its inputSchema, and the call was not sent.`,
+    ...violations.map((line) => `- ${line}`),
+  ].join('\n');
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/**
  * `tools/call` for catalog tools. A name missing from the snapshot triggers one refresh of
  * every source (joining a refresh already running) before the answer "Tool not found"
  * (contract §8: replicas' snapshots may briefly differ). A failing tool is a result with
@@ -61,6 +76,7 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly mrtr: MrtrCalls,
     private readonly tasks: UpstreamTasks,
     private readonly gatewayTasks: GatewayTasks,
+    private readonly argumentChecks: ArgumentValidators,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
@@ -170,6 +186,13 @@ export class ToolsCallHandler implements MethodHandler {
       );
     }
     const tool = await this.find(name, context, target);
+    // checked before anything is sent, whatever the route (docs/operations.md §6 "Argument
+    // validation"): a model corrects its call from an isError result (MCP 2025-11-25 tools)
+    const violations = this.argumentChecks.check(tool, args ?? {}, context.rawBody.length);
+    if (violations !== undefined) {
+      this.metrics?.toolArgumentsRefused(tool.sourceId);
+      return invalidArguments(name, violations);
+    }
     if (tool.route.kind === 'upstream') {
       const { upstream, originalName } = tool.route;
       // Mcp-Param-* headers for x-mcp-header arguments, sent on to a 2026 upstream

@@ -70,6 +70,15 @@ export class SchemaDialects {
   private draft07?: Ajv;
   private v2019?: Ajv2019;
   private v2020?: Ajv2020;
+  private readonly options: Options;
+
+  /**
+   * @param allErrors report every violation, not the first: for checks whose errors are shown
+   *   to an agent to correct its call (argument validation); manifests stop at the first
+   */
+  constructor({ allErrors = false }: { readonly allErrors?: boolean } = {}) {
+    this.options = allErrors ? { ...OPTIONS, allErrors } : OPTIONS;
+  }
 
   /** The instance that compiles schemas of this dialect. */
   instanceFor(dialect: SchemaDialect): AjvInstance {
@@ -77,20 +86,20 @@ export class SchemaDialects {
       case 'draft-06':
       case 'draft-07':
         if (this.draft07 === undefined) {
-          this.draft07 = new Ajv(OPTIONS);
+          this.draft07 = new Ajv(this.options);
           this.draft07.addMetaSchema(draft06MetaSchema);
           addFormats(this.draft07);
         }
         return this.draft07;
       case '2019-09':
         if (this.v2019 === undefined) {
-          this.v2019 = new Ajv2019(OPTIONS);
+          this.v2019 = new Ajv2019(this.options);
           addFormats(this.v2019);
         }
         return this.v2019;
       case '2020-12':
         if (this.v2020 === undefined) {
-          this.v2020 = new Ajv2020(OPTIONS);
+          this.v2020 = new Ajv2020(this.options);
           addFormats(this.v2020);
         }
         return this.v2020;

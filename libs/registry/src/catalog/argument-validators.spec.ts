@@ -1,0 +1,153 @@
+import type { BundleDefinition, UpstreamDefinition } from '@app/config';
+import {
+  ArgumentValidators,
+  LIST_ALL_VIOLATIONS_UP_TO,
+  validatesArguments,
+} from './argument-validators';
+import type { CatalogTool } from './catalog-tool';
+
+/** The bench's generated tools' shape: a required free-text filter and a bounded limit. */
+const LOOKUP = {
+  type: 'object',
+  properties: {
+    query: { type: 'string', maxLength: 20 },
+    limit: { type: 'integer', minimum: 1, maximum: 100 },
+    filter: {
+      type: 'object',
+      properties: { 'a/b': { type: 'boolean' } },
+      additionalProperties: false,
+    },
+  },
+  required: ['query'],
+};
+
+let fingerprints = 0;
+
+function bundleTool(
+  inputSchema: unknown,
+  bundle: Partial<BundleDefinition> = {},
+  fingerprint = `f${++fingerprints}`,
+): CatalogTool {
+  return {
+    name: 'b.lookup',
+    sourceId: 'b',
+    route: { kind: 'bundle', bundle: { id: 'b', ...bundle } as BundleDefinition },
+    timeoutMillis: 1000,
+    version: '1',
+    publishedJson: JSON.stringify({ name: 'b.lookup', inputSchema }),
+    fingerprint,
+  };
+}
+
+function upstreamTool(inputSchema: unknown, validateArguments?: boolean): CatalogTool {
+  return {
+    name: 'up__lookup',
+    sourceId: 'up',
+    route: {
+      kind: 'upstream',
+      upstream: { id: 'up', validateArguments } as UpstreamDefinition,
+      originalName: 'lookup',
+    },
+    timeoutMillis: 1000,
+    version: '',
+    publishedJson: JSON.stringify({ name: 'up__lookup', inputSchema }),
+    fingerprint: `u${++fingerprints}`,
+  };
+}
+
+describe('ArgumentValidators: arguments checked against inputSchema (docs/operations.md §6 "Argument validation")', () => {
+  it('passes conforming arguments and names every violated path, one line each', () => {
+    const checks = new ArgumentValidators();
+    const tool = bundleTool(LOOKUP);
+    expect(checks.check(tool, { query: 'x', limit: 5 }, 30)).toBeUndefined();
+    expect(checks.check(tool, { limit: 500, filter: { 'a/b': 'yes', extra: 1 } }, 60)).toEqual([
+      '/query: is required',
+      '/limit: must be <= 100',
+      '/filter/extra: is not allowed',
+      '/filter/a~1b: must be boolean',
+    ]);
+    expect(checks.check(tool, 'text', 6)).toEqual(['/: must be object']);
+  });
+
+  it('checks by source: bundles by default and unless turned off, upstreams only when turned on', () => {
+    expect(validatesArguments(bundleTool(LOOKUP))).toBe(true);
+    expect(validatesArguments(bundleTool(LOOKUP, { validateArguments: true }))).toBe(true);
+    expect(validatesArguments(bundleTool(LOOKUP, { validateArguments: false }))).toBe(false);
+    expect(validatesArguments(upstreamTool(LOOKUP))).toBe(false);
+    expect(validatesArguments(upstreamTool(LOOKUP, false))).toBe(false);
+    expect(validatesArguments(upstreamTool(LOOKUP, true))).toBe(true);
+    const checks = new ArgumentValidators();
+    expect(checks.check(bundleTool(LOOKUP, { validateArguments: false }), {}, 2)).toBeUndefined();
+    expect(checks.check(upstreamTool(LOOKUP), {}, 2)).toBeUndefined();
+    expect(checks.check(upstreamTool(LOOKUP, true), {}, 2)).toEqual(['/query: is required']);
+    expect(checks.size).toBe(1);
+  });
+
+  it("compiles in the dialect the schema's $schema declares", () => {
+    const checks = new ArgumentValidators();
+    // draft-07: items as a list is a tuple; 2020-12 has prefixItems for that and ignores it
+    const tuple = { type: 'array', items: [{ type: 'string' }] };
+    const draft07 = bundleTool({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { pair: tuple },
+    });
+    expect(checks.check(draft07, { pair: [1] }, 10)).toEqual(['/pair/0: must be string']);
+  });
+
+  it('checks nothing for a schema it cannot compile or of an unknown dialect (the source judges)', () => {
+    const checks = new ArgumentValidators();
+    const draft04 = upstreamTool(
+      { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', required: ['q'] },
+      true,
+    );
+    expect(checks.check(draft04, {}, 2)).toBeUndefined();
+    const broken = upstreamTool({ type: 'object', properties: { q: { type: 'nope' } } }, true);
+    expect(checks.check(broken, { q: 1 }, 8)).toBeUndefined();
+    const none = upstreamTool(undefined, true);
+    expect(checks.check(none, { q: 1 }, 8)).toBeUndefined();
+    const unknownLive = { ...upstreamTool(LOOKUP, true), publishedJson: '', fingerprint: '' };
+    expect(checks.check(unknownLive, {}, 2)).toBeUndefined();
+  });
+
+  it('names at most 20 violations and counts the rest', () => {
+    const checks = new ArgumentValidators();
+    const tool = bundleTool({ type: 'array', items: { type: 'string' } });
+    const lines = checks.check(
+      tool,
+      Array.from({ length: 25 }, (_, i) => i),
+      100,
+    );
+    expect(lines).toHaveLength(21);
+    expect(lines?.[0]).toBe('/0: must be string');
+    expect(lines?.[20]).toBe('… and 5 more violation(s)');
+  });
+
+  it('names only the first violation of arguments over the listing limit', () => {
+    const checks = new ArgumentValidators();
+    const tool = bundleTool({ type: 'array', items: { type: 'string' } });
+    const many = Array.from({ length: 100_000 }, () => 1);
+    expect(checks.check(tool, many, LIST_ALL_VIOLATIONS_UP_TO + 1)).toEqual([
+      '/0: must be string',
+      '(arguments over 64 KiB: only the first violation is named)',
+    ]);
+    expect(checks.check(tool, ['a'], LIST_ALL_VIOLATIONS_UP_TO + 1)).toBeUndefined();
+  });
+
+  it('keeps the validators used last, at most its capacity, compiling each tool once while kept', () => {
+    const checks = new ArgumentValidators(2);
+    const a = bundleTool(LOOKUP, {}, 'a');
+    const b = bundleTool(LOOKUP, {}, 'b');
+    const c = bundleTool(LOOKUP, {}, 'c');
+    checks.check(a, { query: 'x' }, 10);
+    checks.check(b, { query: 'x' }, 10);
+    checks.check(a, { query: 'x' }, 10); // a is now the most recent
+    checks.check(c, { query: 'x' }, 10); // b, the least recent, leaves
+    expect(checks.size).toBe(2);
+    const kept = (checks as unknown as { kept: Map<string, unknown> }).kept;
+    expect([...kept.keys()]).toEqual(['a', 'c']);
+    const compiledA = kept.get('a');
+    checks.check(a, { query: 'y' }, 10);
+    expect(kept.get('a')).toBe(compiledA);
+  });
+});
