@@ -25,7 +25,7 @@ async function replica(
   calcUrl: string,
   refreshIntervalSeconds: number,
 ): Promise<GatewayProcess> {
-  const gateway = GatewayProcess.spawn({
+  return GatewayProcess.startPatiently({
     mcp: gatewayConfig([], {
       redis: { keyPrefix },
       registry: { refreshIntervalSeconds },
@@ -33,14 +33,6 @@ async function replica(
     }),
     env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: redisUrl },
   });
-  try {
-    await gateway.waitForListening(60_000);
-    await gateway.waitForReady(60_000);
-  } catch (err) {
-    await gateway.stop('SIGKILL');
-    throw err;
-  }
-  return gateway;
 }
 
 /** Which of the servers answered the `tools/call` of `name` through the gateway. */

@@ -100,6 +100,22 @@ export class GatewayProcess {
     return gateway;
   }
 
+  /**
+   * Spawns the gateway and waits generously (60 s each) for its listeners and readiness, as a
+   * loaded CI starting several replicas needs; a gateway that never gets there is killed.
+   */
+  static async startPatiently(options: GatewayOptions): Promise<GatewayProcess> {
+    const gateway = GatewayProcess.spawn(options);
+    try {
+      await gateway.waitForListening(60_000);
+      await gateway.waitForReady(60_000);
+    } catch (err) {
+      await gateway.stop('SIGKILL');
+      throw err;
+    }
+    return gateway;
+  }
+
   async waitForListening(timeoutMs = 15_000): Promise<void> {
     await waitFor(
       () => {

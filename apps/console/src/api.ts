@@ -19,9 +19,32 @@ export interface RedisStatus {
   readonly lastFailureReason: string | null;
 }
 
+/** One held tool of a pinned source (docs/operations.md §6 "Pinned tool definitions"). */
+export interface HeldToolView {
+  readonly name: string;
+  readonly kind: 'new' | 'changed';
+  readonly digest: string;
+  readonly since: string;
+  readonly changes: readonly {
+    readonly member: string;
+    readonly approved?: unknown;
+    readonly pulled?: unknown;
+  }[];
+  readonly approvedAt?: string;
+  readonly approvedBy?: string;
+}
+
+/** A pinned source's tools held for review. */
+export interface SourceReview {
+  readonly heldTools: number;
+  readonly held: readonly HeldToolView[];
+}
+
 export interface BundleView {
   readonly id: string;
   readonly status: string;
+  readonly pinned?: true;
+  readonly review?: SourceReview;
   readonly revision: string | null;
   readonly toolCount: number;
   readonly lastSuccessAt: string | null;
@@ -49,6 +72,8 @@ export interface ToolBundlesAnswer {
 export interface UpstreamView {
   readonly id: string;
   readonly status: string;
+  readonly pinned?: true;
+  readonly review?: SourceReview;
   readonly era: string | null;
   readonly namePrefix: string;
   readonly counts: Readonly<Record<string, number>>;

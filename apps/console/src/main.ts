@@ -82,6 +82,14 @@ const sources = new SourcesView(byId('view-sources'), {
         token: adminToken.get(),
       }),
     ).catch(() => undefined),
+  approve: (sourceId, name, digest) =>
+    void adminAction(`Approving ${name}`, () =>
+      call(`/admin/reviews/${encodeURIComponent(sourceId)}/approve`, {
+        method: 'POST',
+        body: { tools: [{ name, digest }] },
+        token: adminToken.get(),
+      }),
+    ).catch(() => undefined),
   remove: (id) => {
     if (!confirm(`Delete the registered upstream ${id}? Its tools leave the catalog.`)) return;
     void adminAction(`Deleting ${id}`, () =>

@@ -1,17 +1,78 @@
-import type { BundleView, UpstreamRecord, UpstreamView } from './api.js';
-import { age, field, h, when } from './dom.js';
+import type { BundleView, SourceReview, UpstreamRecord, UpstreamView } from './api.js';
+import { age, field, h, prettyJson, when } from './dom.js';
 
-/** Buttons of a registered upstream's card (shown only when the console is writable). */
+/** Buttons of the cards (shown only when the console is writable). */
 export interface CardActions {
   setEnabled(id: string, enabled: boolean): void;
   remove(id: string): void;
+  /** Approves a held tool of a pinned source by the digest shown (docs/operations.md §6). */
+  approve(sourceId: string, name: string, digest: string): void;
+}
+
+function shown(value: unknown): string {
+  return value === undefined ? '(none)' : typeof value === 'string' ? value : prettyJson(value);
+}
+
+/**
+ * A pinned source's held tools (docs/console.md "Sources"; docs/operations.md §6 "Pinned tool
+ * definitions"): each with what changed, approved beside pulled, and an Approve button when
+ * the console is writable.
+ */
+function reviewSection(
+  sourceId: string,
+  review: SourceReview | undefined,
+  actions: CardActions | undefined,
+): HTMLElement | null {
+  if (review === undefined) return null;
+  return h(
+    'section',
+    { class: 'review', 'data-field': 'review', 'aria-label': `Held for review in ${sourceId}` },
+    h('h4', {}, `Held for review: ${review.heldTools} tool${review.heldTools === 1 ? '' : 's'}`),
+    ...review.held.map((tool) =>
+      h(
+        'div',
+        { class: 'held', 'data-tool': tool.name },
+        h(
+          'p',
+          {},
+          h('strong', {}, tool.name),
+          ` — ${tool.kind === 'new' ? 'new, never approved' : `changed since approved by ${tool.approvedBy ?? '?'} ${when(tool.approvedAt ?? null)}`}; held since ${when(tool.since)}`,
+        ),
+        h(
+          'dl',
+          { class: 'diff' },
+          ...tool.changes.flatMap((change) => [
+            h('dt', {}, change.member),
+            h(
+              'dd',
+              {},
+              tool.kind === 'changed'
+                ? h('pre', { class: 'approved', 'data-field': 'approved' }, shown(change.approved))
+                : null,
+              h('pre', { class: 'pulled', 'data-field': 'pulled' }, shown(change.pulled)),
+            ),
+          ]),
+        ),
+        actions === undefined
+          ? null
+          : h(
+              'button',
+              {
+                type: 'button',
+                onclick: () => actions.approve(sourceId, tool.name, tool.digest),
+              },
+              `Approve ${tool.name}`,
+            ),
+      ),
+    ),
+  );
 }
 
 const badge = (text: string, kind: string): HTMLElement =>
   h('span', { class: `badge badge-${kind.toLowerCase()}`, 'data-field': 'status' }, text);
 
 /** A Tool Service bundle: one of the five states of contract §9. */
-export function bundleCard(b: BundleView): HTMLElement {
+export function bundleCard(b: BundleView, actions?: CardActions): HTMLElement {
   return h(
     'article',
     { class: 'card', 'data-source': b.id, 'data-kind': 'bundle', 'aria-labelledby': `src-${b.id}` },
@@ -37,7 +98,9 @@ export function bundleCard(b: BundleView): HTMLElement {
         b.source === null ? 'none' : `${b.source}, ${age(b.ageSeconds)} old`,
         'age',
       ),
+      ...(b.pinned === true ? field('Pinned', 'yes: tools served only as approved', 'pinned') : []),
     ),
+    reviewSection(b.id, b.review, actions),
   );
 }
 
@@ -136,7 +199,11 @@ export function upstreamCard(
       ...(record?.createdBy !== undefined && record.origin === 'registered'
         ? field('Registered by', `${record.createdBy}, ${when(record.createdAt)}`)
         : []),
+      ...(pull?.pinned === true
+        ? field('Pinned', 'yes: tools served only as approved', 'pinned')
+        : []),
     ),
+    reviewSection(id, pull?.review, actions),
     controls,
   );
 }

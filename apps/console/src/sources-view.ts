@@ -111,7 +111,7 @@ export class SourcesView {
     patchKeyed(
       this.cards,
       [
-        ...(data.bundles?.bundles ?? []).map((b) => bundleCard(b)),
+        ...(data.bundles?.bundles ?? []).map((b) => bundleCard(b, cardActions)),
         ...upstreamIds.map((id) => upstreamCard(id, pulls.get(id), records.get(id), cardActions)),
       ],
       'data-source',

@@ -22,7 +22,7 @@ import {
   PinoNestLogger,
   startTracing,
 } from '@app/observability';
-import { RegistryService } from '@app/registry';
+import { Clock, PinnedTools, RegistryService } from '@app/registry';
 import packageJson from '../../../package.json';
 import { AdminAuditLog } from './admin/admin-audit-log';
 import { AdminAuthenticator } from './admin/admin-authenticator';
@@ -212,6 +212,8 @@ async function bootstrap(): Promise<void> {
   const management = await NestFactory.create<NestFastifyApplication>(
     ManagementModule.forRoot({
       registry: app.get(RegistryService),
+      pinned: app.get(PinnedTools),
+      clock: app.get(Clock),
       metrics: app.get(GatewayMetrics),
       sessions: app.get(SessionTokenService),
       config,

@@ -46,6 +46,8 @@ export interface BundleDefinition {
    * (docs/operations.md §6 "Argument validation"); absent: true, a bundle's default.
    */
   readonly validateArguments?: boolean;
+  /** Tools published only as approved (docs/operations.md §6 "Pinned tool definitions"); absent: false. */
+  readonly pinned?: boolean;
   /**
    * Legacy local fixture only (discovery disabled, local profile): the manifest is read from
    * this absolute path instead of manifestUrl.
@@ -91,6 +93,8 @@ export interface UpstreamDefinition {
    * sent (docs/operations.md §6 "Argument validation"); absent: false, an upstream's default.
    */
   readonly validateArguments?: boolean;
+  /** Tools published only as approved (docs/operations.md §6 "Pinned tool definitions"); absent: false. */
+  readonly pinned?: boolean;
 }
 
 /** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (docs/operations.md §15). */

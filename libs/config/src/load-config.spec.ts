@@ -413,6 +413,7 @@ describe('defaults are the contract recommended values (contract §6)', () => {
         authorization: { mode: 'none' },
         serverErrorBody: 'show',
         validateArguments: true,
+        pinned: false,
       },
     ]);
     expect(config.server).toEqual({

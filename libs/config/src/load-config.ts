@@ -289,6 +289,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     // 5xx bodies often carry stack traces and internal addresses: hidden outside local.
     serverErrorBody: b.serverErrorBody ?? (profile === 'local' ? 'show' : 'hide'),
     validateArguments: b.validateArguments,
+    pinned: b.pinned,
   }));
 
   // contract §3: remote manifests and the legacy local JSON fixture are exclusive.
@@ -372,6 +373,7 @@ export function upstreamDefinitionFrom(
     forwardHeaders: u.forwardHeaders.map((h) => h.toLowerCase()),
     authorization,
     validateArguments: u.validateArguments,
+    pinned: u.pinned,
     ...(u.cacheTtlMillis === undefined ? {} : { cacheTtlMillis: u.cacheTtlMillis }),
     ...(u.cacheScope === undefined ? {} : { cacheScope: u.cacheScope }),
   };

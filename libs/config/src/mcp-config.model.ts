@@ -207,6 +207,14 @@ export class BundleConfig {
   @IsBoolean({ message: 'must be true or false' })
   validateArguments = true;
 
+  /**
+   * true: each tool is published only as an operator approved it; a new tool, or a change
+   * beyond the cosmetic rule, is held for review (docs/operations.md §6 "Pinned tool
+   * definitions").
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  pinned = false;
+
   @IsObject({ message: MAPPING })
   @ValidateNested()
   @Type(() => BundleAuthorizationConfig)

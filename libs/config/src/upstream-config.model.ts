@@ -92,6 +92,14 @@ export class UpstreamConfig {
   @IsBoolean({ message: 'must be true or false' })
   validateArguments = false;
 
+  /**
+   * true: each tool is published only as an operator approved it; a new tool, or a change
+   * beyond the cosmetic rule, is held for review (docs/operations.md §6 "Pinned tool
+   * definitions").
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  pinned = false;
+
   /** `auto` probes server/discover and falls back to initialize; a pinned revision skips the probe. */
   @IsIn(UPSTREAM_PROTOCOLS, { message: `must be one of ${UPSTREAM_PROTOCOLS.join(', ')}` })
   protocol: UpstreamProtocolSetting = 'auto';

@@ -66,6 +66,7 @@ describe('mcp.upstreams[] (docs/operations.md §10 "Configuration")', () => {
         forwardHeaders: [],
         authorization: { mode: 'none' },
         validateArguments: false,
+        pinned: false,
       },
     ]);
     expect(config.bundles).toEqual([]);
@@ -77,6 +78,21 @@ describe('mcp.upstreams[] (docs/operations.md §10 "Configuration")', () => {
     );
     expect(() => load({ upstreams: [upstream('a', { lists: 'sometimes' })] })).toThrow(
       /mcp\.upstreams\[0\]\.lists: must be one of snapshot, live/,
+    );
+  });
+
+  it('takes pinned and validateArguments per upstream, and refuses pinned with lists: live (docs/operations.md §6)', () => {
+    const [u] = load({
+      upstreams: [upstream('a', { pinned: true, validateArguments: true })],
+    }).upstreams;
+    expect(u).toMatchObject({ pinned: true, validateArguments: true });
+    expect(problems({ upstreams: [upstream('a', { pinned: true, lists: 'live' })] })).toEqual([
+      expect.stringMatching(
+        /^mcp\.upstreams\[0\]\.pinned: a pinned upstream needs lists "snapshot"/,
+      ),
+    ]);
+    expect(() => load({ upstreams: [upstream('a', { pinned: 'yes' })] })).toThrow(
+      /mcp\.upstreams\[0\]\.pinned: must be true or false/,
     );
   });
 

@@ -125,6 +125,13 @@ export function upstreamProblems(mcp: McpConfig): string[] {
         }
       }
     }
+    // a live list is each caller's, fetched per request: no catalog copy to hold a tool back from
+    if (upstream.pinned === true && upstream.lists === 'live') {
+      problems.push(
+        `${at}.pinned: a pinned upstream needs lists "snapshot" (the default): tools fetched per ` +
+          'request for each caller (lists "live") cannot be held for review (docs/operations.md §6 "Pinned tool definitions")',
+      );
+    }
     const auth = isObject(upstream.authorization) ? upstream.authorization : undefined;
     if (auth?.mode === 'static' && (auth.valueEnv === undefined || auth.valueEnv === '')) {
       problems.push(`${at}.authorization.valueEnv: is required with mode static`);

@@ -74,6 +74,7 @@ export class GatewayMetrics {
   private readonly toolServiceResponses: Counter<'bundle' | 'status_class'>;
   private readonly notFound: Counter;
   private readonly argumentsRefused: Counter<'source'>;
+  private readonly heldForReview: Gauge<'source'>;
   private readonly refreshSeconds: Histogram;
   private readonly upstreamPulls: Counter<'upstream' | 'outcome'>;
   private readonly upstreamCalls: Counter<'upstream' | 'method' | 'outcome'>;
@@ -143,6 +144,12 @@ export class GatewayMetrics {
     this.argumentsRefused = new Counter({
       name: `${PREFIX}tool_arguments_refused_total`,
       help: 'tools/call refused by the gateway before sending: the arguments break the tool\'s inputSchema (docs/operations.md §6 "Argument validation")',
+      labelNames: ['source'],
+      registers,
+    });
+    this.heldForReview = new Gauge({
+      name: `${PREFIX}tools_held_for_review`,
+      help: 'Tools of pinned sources withheld until an operator approves their new or changed definition (docs/operations.md §6 "Pinned tool definitions")',
       labelNames: ['source'],
       registers,
     });
@@ -355,6 +362,12 @@ export class GatewayMetrics {
 
   toolNotFound(): void {
     this.notFound.inc();
+  }
+
+  /** Tools held for review now, per pinned source (sources with none leave the scrape). */
+  toolsHeldForReview(bySource: ReadonlyMap<string, number>): void {
+    this.heldForReview.reset();
+    for (const [source, count] of bySource) this.heldForReview.set({ source }, count);
   }
 
   /** A call refused for its arguments (`source`: the bundle or upstream id). */

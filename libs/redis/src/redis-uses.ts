@@ -5,7 +5,8 @@ import type { RedisUseOptions } from './redis-client';
  * Every connection the gateway opens to Redis, by use, with the options that differ and why
  * (docs/operations.md §5 "Redis: one server, Sentinel or Cluster"). With Redis each replica
  * opens: the last-good store, the rate-limit buckets (with `rateLimits.store: redis`), the
- * request-path state (2025 session log levels, tasks; one each), the registrations, and a
+ * request-path state (2025 session log levels, tasks; one each), the registrations, the
+ * approvals of pinned tools, and a
  * publisher and a subscriber each for the multi round-trip handoff and the resource-update
  * bus.
  */
@@ -14,6 +15,7 @@ export type RedisUse =
   | 'rateBuckets'
   | 'requestPath'
   | 'registrations'
+  | 'pins'
   | 'handoffPublisher'
   | 'handoffSubscriber'
   | 'busPublisher'
@@ -40,8 +42,10 @@ export function redisUseOptions(use: RedisUse, r: RedisConfig): RedisUseOptions 
       };
     // An admin's write must reach the store or fail with an answer: queued while connecting,
     // never retried (a retried script could apply twice), bounded by at least 1 s since a
-    // registration script touches four keys.
+    // registration script touches four keys. Approvals of pinned tools are an operator's
+    // writes too (docs/operations.md §6).
     case 'registrations':
+    case 'pins':
       return {
         enableOfflineQueue: true,
         maxRetriesPerRequest: 0,

@@ -4,6 +4,7 @@ export {
   type UpstreamAnnouncedListener,
   RegistryService,
   type StoredCopy,
+  type Reviewed,
   type ToolBundlesView,
   type UpstreamsView,
 } from './registry.service';
@@ -51,6 +52,9 @@ export type {
   OutputValidator,
 } from './catalog/catalog-tool';
 export { OutputValidators } from './catalog/output-validators';
+export { PinnedTools, type ApprovalOutcome } from './pins/pinned-tools.service';
+export type { HeldTool, HeldToolView, SourceReviewView } from './pins/tool-pins';
+export type { DefinitionChange } from './pins/definition-digest';
 export {
   ArgumentValidators,
   validatesArguments,

@@ -4,6 +4,8 @@ import { GatewayMetrics } from '@app/observability';
 import { openRedis, redisUseOptions } from '@app/redis';
 import { ArgumentValidators } from './catalog/argument-validators';
 import { Clock } from './clock';
+import { PIN_STORE, RedisPinStore } from './pins/pin-store';
+import { PinnedTools } from './pins/pinned-tools.service';
 import { LAST_GOOD_STORE } from './redis/last-good-store';
 import { RedisLastGoodStore } from './redis/redis-last-good.store';
 import { RegistryService } from './registry.service';
@@ -26,11 +28,25 @@ import { UpstreamIntake } from './upstream/upstream-intake';
       },
       inject: [GATEWAY_CONFIG, GatewayMetrics],
     },
+    {
+      // approvals of pinned tools, shared by the replicas through Redis when it is configured
+      provide: PIN_STORE,
+      useFactory: async (config: GatewayConfig) => {
+        if (config.redisServer === undefined) return null;
+        const client = await openRedis(
+          config.redisServer,
+          redisUseOptions('pins', config.mcp.redis),
+        );
+        return new RedisPinStore(client, config);
+      },
+      inject: [GATEWAY_CONFIG],
+    },
+    PinnedTools,
     UpstreamIntake,
     RegistryService,
     // one cache of compiled inputSchema validators for every call (docs/operations.md §6 "Argument validation")
     { provide: ArgumentValidators, useFactory: () => new ArgumentValidators() },
   ],
-  exports: [Clock, RegistryService, ArgumentValidators],
+  exports: [Clock, RegistryService, ArgumentValidators, PinnedTools],
 })
 export class RegistryModule {}

@@ -8,7 +8,7 @@ import { validateManifest } from './manifest/validate-manifest';
 import type { PullErrorType } from './manifest/manifest-errors';
 import type { BundlePullResult } from './pull-result';
 import type { LastGoodStore } from './redis/last-good-store';
-import { RegistryService } from './registry.service';
+import { RegistryService, type Reviewed } from './registry.service';
 import type { BundleStatusView } from './state/bundle-record';
 
 // The service logs every rejection and publish; keep the test output readable.
@@ -124,7 +124,7 @@ function names(service: RegistryService): string[] | undefined {
   return service.current()?.tools.map((t) => t.name);
 }
 
-function status(service: RegistryService, id: string): BundleStatusView {
+function status(service: RegistryService, id: string): Reviewed<BundleStatusView> {
   const view = service.view().bundles.find((b) => b.id === id);
   if (!view) throw new Error(`no status for ${id}`);
   return view;

@@ -13,6 +13,8 @@ import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
 import { OutputValidators } from './catalog/output-validators';
 import { Clock } from './clock';
+import { PinnedTools } from './pins/pinned-tools.service';
+import type { SourceReviewView } from './pins/tool-pins';
 import type { PullErrorType } from './manifest/manifest-errors';
 import type { AcceptedManifest } from './manifest/manifest.types';
 import type { BundlePullResult } from './pull-result';
@@ -44,14 +46,27 @@ export interface ToolBundlesView {
   };
   /** The shared last-good store: configured, reachable, last failure type. */
   readonly redis: StoreStatus;
-  readonly bundles: readonly BundleStatusView[];
+  readonly bundles: readonly Reviewed<BundleStatusView>[];
 }
+
+/**
+ * A source's status view with its review state when it is pinned (docs/operations.md §6
+ * "Pinned tool definitions"): `status` reads `review` while a healthy source has tools held.
+ */
+export type Reviewed<V extends { readonly id: string; readonly status: string }> = Omit<
+  V,
+  'status'
+> & {
+  readonly status: V['status'] | 'review';
+  readonly pinned?: true;
+  readonly review?: SourceReviewView;
+};
 
 /** What /actuator/upstreams returns (docs/operations.md §10 "GET /actuator/upstreams"). */
 export interface UpstreamsView {
   readonly identity: string;
   readonly ready: boolean;
-  readonly upstreams: readonly UpstreamStatusView[];
+  readonly upstreams: readonly Reviewed<UpstreamStatusView>[];
 }
 
 /** Told of each newly published catalog: the one it replaced (undefined for the first) and the new one. */
@@ -125,8 +140,13 @@ export class RegistryService {
     @Optional()
     @Inject(UpstreamIntake)
     private readonly upstreams: UpstreamIntake = new UpstreamIntake(config, metrics, store),
+    @Optional()
+    @Inject(PinnedTools)
+    private readonly pinned: PinnedTools = new PinnedTools(null, metrics),
   ) {
     this.bundles = new BundleIntake(config, clock, store, metrics);
+    // an approval (here or on another replica) publishes the held tools it approves
+    this.pinned.onChanged(() => this.republish());
     store?.onReconnected?.(() => {
       const written = this.bundles.writeBack() + this.upstreams.writeBack();
       if (written > 0)
@@ -300,8 +320,37 @@ export class RegistryService {
         available: null,
         lastFailureReason: null,
       },
-      bundles: this.bundles.views(this.clock.now()),
+      bundles: this.reviewed(
+        this.bundles.views(this.clock.now()),
+        (id) => this.bundles.records.get(id)?.definition.pinned === true,
+      ),
     };
+  }
+
+  private reviewed<V extends { readonly id: string; readonly status: string }>(
+    views: readonly V[],
+    pinned: (id: string) => boolean,
+  ): Reviewed<V>[] {
+    const reviews = this.pinned.reviews();
+    return views.map((view) => {
+      if (!pinned(view.id)) return view;
+      const review = reviews.get(view.id);
+      if (review === undefined) return { ...view, pinned: true };
+      return {
+        ...view,
+        status: view.status === 'healthy' ? 'review' : view.status,
+        pinned: true,
+        review,
+      };
+    });
+  }
+
+  /**
+   * The tool of a pinned source this published name belongs to while it is held for review
+   * (docs/operations.md §6 "Pinned tool definitions"): in no catalog, and no reason to refresh.
+   */
+  heldForReview(name: string): { readonly name: string; readonly sourceId: string } | undefined {
+    return this.pinned.held(name);
   }
 
   /** The last publications and rejections, newest first (GET /actuator/catalog/history). */
@@ -313,7 +362,10 @@ export class RegistryService {
     return {
       identity: this.config.mcp.identity,
       ready: this.isReady(),
-      upstreams: this.upstreams.views(this.clock.now()),
+      upstreams: this.reviewed(
+        this.upstreams.views(this.clock.now()),
+        (id) => this.upstreams.stateOf(id)?.definition.pinned === true,
+      ),
     };
   }
 
@@ -344,6 +396,8 @@ export class RegistryService {
    * shared last-good copies, if a store is configured. Never throws.
    */
   async warmStart(): Promise<void> {
+    // approvals first: a pinned tool approved before this start is not held at the first catalog
+    await this.pinned.start();
     if (this.store === null) return;
     const upstreamRound = await this.upstreams.storedCandidates();
     const ids = this.enabledBundles().map((b) => b.id);
@@ -432,6 +486,18 @@ export class RegistryService {
       } finally {
         this.roundApplied();
       }
+    });
+  }
+
+  /**
+   * Publishes the catalog again from the copies held now (after an approval of pinned tools,
+   * docs/operations.md §6): nothing is pulled, and it does not count as a round.
+   */
+  private republish(): Promise<void> {
+    return this.serialized(async () => {
+      const bundleRound: BundleRound = { candidates: new Map(), failures: new Map() };
+      const upstreamRound: UpstreamRound = { candidates: new Map(), failures: new Map() };
+      await this.publish(bundleRound, upstreamRound);
     });
   }
 
@@ -595,6 +661,8 @@ export class RegistryService {
     const contentKey = [
       ...inputs.map((i) => `${i.bundle.id}:${i.manifest.fingerprint}`),
       ...contributions.map((c) => `${c.upstream.id}:${c.fingerprint}`),
+      // an approval of pinned tools changes what is served from the same copies
+      `pins:${this.pinned.version}`,
     ].join('|');
     if (this.snapshot?.contentKey === contentKey) return true;
     const merged = await mergeCatalog(
@@ -616,8 +684,10 @@ export class RegistryService {
     const extras = CatalogExtras.build(contributions, inputs.length > 0);
     this.logNewConflicts(extras.conflicts);
     this.upstreams.noteResourceConflicts(extras.conflicts);
+    // tools of pinned sources are served only as approved (docs/operations.md §6)
+    const screened = this.pinned.screen(merged.tools, this.clock.now().getTime());
     const next = await CatalogSnapshot.build(
-      merged.tools,
+      screened.tools,
       contentKey,
       this.clock.now(),
       revisions,
@@ -625,6 +695,7 @@ export class RegistryService {
     );
     const previous = this.snapshot;
     this.snapshot = next;
+    this.pinned.commit(screened);
     for (const listener of this.publishedListeners) {
       try {
         listener(previous, next);

@@ -2,7 +2,12 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { AdminActor } from './admin-authenticator';
 
 /** What an admin request tried to do. */
-export type AdminAction = 'upstream.register' | 'upstream.update' | 'upstream.delete';
+export type AdminAction =
+  | 'upstream.register'
+  | 'upstream.update'
+  | 'upstream.delete'
+  /** approvals of pinned tool definitions: `upstreamId` names the source, bundle or upstream */
+  | 'tools.approve';
 
 /** One audit entry: who, what, on which upstream, and how it ended. */
 export interface AdminAuditEntry {

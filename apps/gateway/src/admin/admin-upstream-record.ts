@@ -24,6 +24,8 @@ export interface AdminUpstreamView {
   readonly authorization: { readonly mode: string; readonly valueEnv?: string };
   /** Whether calls' arguments are checked against the tools' inputSchemas (docs/operations.md §6). */
   readonly validateArguments: boolean;
+  /** Whether its tools are published only as approved (docs/operations.md §6). */
+  readonly pinned: boolean;
   readonly origin: UpstreamOrigin;
   readonly state: RegistrationState;
   /** Why it is FAILED (an error type and its detail), or why an ACTIVE one serves an older copy. */

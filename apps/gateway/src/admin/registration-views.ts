@@ -37,7 +37,14 @@ export function fieldsOf(
   pull: UpstreamPullState | undefined,
 ): Pick<
   AdminUpstreamView,
-  'id' | 'url' | 'namePrefix' | 'enabled' | 'protocol' | 'authorization' | 'validateArguments'
+  | 'id'
+  | 'url'
+  | 'namePrefix'
+  | 'enabled'
+  | 'protocol'
+  | 'authorization'
+  | 'validateArguments'
+  | 'pinned'
 > {
   // a stored record the rules refuse is shown as stored: its defaults may be missing
   const auth = (u.authorization as UpstreamConfig['authorization'] | undefined) ?? { mode: 'none' };
@@ -56,6 +63,7 @@ export function fieldsOf(
     protocol: u.protocol ?? 'auto',
     authorization: { mode: auth.mode, ...references },
     validateArguments: u.validateArguments === true,
+    pinned: u.pinned === true,
   };
 }
 

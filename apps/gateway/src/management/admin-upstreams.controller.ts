@@ -1,35 +1,10 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseMediaType } from '@app/http-body';
-import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
-import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
-import type { AdminRefusalReason } from '../admin/registration-views';
-import type { AdminOutcome, IfMatch } from '../admin/upstream-registrations.service';
+import type { AdminAction } from '../admin/admin-audit-log';
+import type { AdminActor } from '../admin/admin-authenticator';
+import type { IfMatch } from '../admin/upstream-registrations.service';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
-
-/** Each reason an admin request is refused for, as HTTP: the one place they meet. */
-const ADMIN_REFUSAL_STATUS: Readonly<Record<AdminRefusalReason, 400 | 404 | 409 | 415 | 503>> = {
-  invalid: 400,
-  notFound: 404,
-  conflict: 409,
-  unsupportedMediaType: 415,
-  unavailable: 503,
-};
-
-/** The HTTP status of an admin outcome: a success's own (200, 202), a refusal's by its reason. */
-function statusOf(outcome: AdminOutcome<unknown>): number {
-  return outcome.ok ? outcome.status : ADMIN_REFUSAL_STATUS[outcome.reason];
-}
-
-const STATUS_TEXT: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  415: 'Unsupported Media Type',
-  503: 'Service Unavailable',
-};
+import { AdminGate } from './admin-gate';
 
 /**
  * The registration API (docs/operations.md §15), on the management port only:
@@ -51,13 +26,12 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
 export class AdminUpstreamsController {
   constructor(
     private readonly registrations: UpstreamRegistrations,
-    private readonly authenticator: AdminAuthenticator,
-    private readonly audit: AdminAuditLog,
+    private readonly gate: AdminGate,
   ) {}
 
   @Get()
   async list(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    if ((await this.admit(req, reply)) === undefined) return;
+    if ((await this.gate.admit(req, reply)) === undefined) return;
     void reply.status(200).send(this.registrations.list());
   }
 
@@ -67,8 +41,8 @@ export class AdminUpstreamsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if ((await this.admit(req, reply)) === undefined) return;
-    this.send(reply, this.registrations.get(id));
+    if ((await this.gate.admit(req, reply)) === undefined) return;
+    this.gate.send(reply, this.registrations.get(id));
   }
 
   @Post()
@@ -78,12 +52,15 @@ export class AdminUpstreamsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const id = idOf(body);
-    const actor = await this.admit(req, reply, { action: 'upstream.register', upstreamId: id });
+    const actor = await this.gate.admit(req, reply, {
+      action: 'upstream.register',
+      upstreamId: id,
+    });
     if (actor === undefined) return;
-    if (!this.isJson(req, reply, 'upstream.register', id, actor)) return;
+    if (!this.gate.isJson(req, reply, 'upstream.register', id, actor)) return;
     const outcome = await this.registrations.register(body, actor);
-    this.logChange('upstream.register', id, actor, outcome, `url ${urlOf(body)}`);
-    this.send(reply, outcome);
+    this.gate.logChange('upstream.register', id, actor, outcome, `url ${urlOf(body)}`);
+    this.gate.send(reply, outcome);
   }
 
   @Patch(':id')
@@ -93,14 +70,14 @@ export class AdminUpstreamsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const actor = await this.admit(req, reply, { action: 'upstream.update', upstreamId: id });
+    const actor = await this.gate.admit(req, reply, { action: 'upstream.update', upstreamId: id });
     if (actor === undefined) return;
-    if (!this.isJson(req, reply, 'upstream.update', id, actor)) return;
+    if (!this.gate.isJson(req, reply, 'upstream.update', id, actor)) return;
     const ifMatch = this.ifMatch(req, reply, 'upstream.update', id, actor);
     if (ifMatch === null) return;
     const outcome = await this.registrations.update(id, body, actor, ifMatch);
-    this.logChange('upstream.update', id, actor, outcome, changeOf(body));
-    this.send(reply, outcome);
+    this.gate.logChange('upstream.update', id, actor, outcome, changeOf(body));
+    this.gate.send(reply, outcome);
   }
 
   @Delete(':id')
@@ -109,90 +86,13 @@ export class AdminUpstreamsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const actor = await this.admit(req, reply, { action: 'upstream.delete', upstreamId: id });
+    const actor = await this.gate.admit(req, reply, { action: 'upstream.delete', upstreamId: id });
     if (actor === undefined) return;
     const ifMatch = this.ifMatch(req, reply, 'upstream.delete', id, actor);
     if (ifMatch === null) return;
     const outcome = await this.registrations.remove(id, ifMatch);
-    this.logChange('upstream.delete', id, actor, outcome);
-    this.send(reply, outcome);
-  }
-
-  /**
-   * The admin check (docs/operations.md §15 "Access"); answers the refusal itself and returns
-   * undefined, or returns who is calling. `write` set: a change, refused when no admin check is
-   * configured.
-   */
-  private async admit(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    write?: { action: AdminAction; upstreamId: string | null },
-  ): Promise<AdminActor | undefined> {
-    const decision = await this.authenticator.authenticate(req.headers.authorization);
-    const deny = (
-      status: 401 | 403 | 503,
-      message: string,
-      actor: AdminActor | null,
-      retryAfterSeconds?: number,
-    ): undefined => {
-      // The id of an unauthenticated request's body is the caller's text: it is not logged.
-      if (write !== undefined)
-        this.audit.record({
-          ...write,
-          upstreamId: status !== 403 && actor === null ? null : write.upstreamId,
-          actor,
-          status,
-          outcome: 'denied',
-          detail: message,
-        });
-      if (status === 401) void reply.header('www-authenticate', 'Bearer realm="mcp-gateway-admin"');
-      if (retryAfterSeconds !== undefined)
-        void reply.header('retry-after', String(retryAfterSeconds));
-      void reply.status(status).send({ statusCode: status, error: STATUS_TEXT[status], message });
-      return undefined;
-    };
-    switch (decision.kind) {
-      case 'admin':
-        return decision.actor;
-      case 'unconfigured':
-        if (write === undefined) return decision.actor;
-        return deny(
-          403,
-          'The /admin API is read-only: no admin credential is configured. Set MCP_ADMIN_TOKEN ' +
-            '(sent as "Authorization: Bearer …"), or use mcp.auth.mode jwt with tokens carrying mcp.admin.scope',
-          null,
-        );
-      case 'unauthenticated':
-        return deny(401, decision.reason, null);
-      case 'forbidden':
-        return deny(403, decision.reason, decision.actor);
-      case 'unavailable':
-        // the token was not found bad: the client keeps it and retries (docs/security.md)
-        return deny(503, decision.reason, null, decision.retryAfterSeconds);
-    }
-  }
-
-  /**
-   * Changes take `application/json` only (a form or text body would be read as something it
-   * is not): otherwise 415, audit-logged as refused, and false.
-   */
-  private isJson(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    action: AdminAction,
-    upstreamId: string | null,
-    actor: AdminActor,
-  ): boolean {
-    if (parseMediaType(req.headers['content-type'] ?? '').essence === 'application/json')
-      return true;
-    const outcome = {
-      ok: false,
-      reason: 'unsupportedMediaType',
-      message: 'Send the body as JSON (Content-Type: application/json)',
-    } as const;
-    this.logChange(action, upstreamId, actor, outcome);
-    this.send(reply, outcome);
-    return false;
+    this.gate.logChange('upstream.delete', id, actor, outcome);
+    this.gate.send(reply, outcome);
   }
 
   /**
@@ -216,41 +116,9 @@ export class AdminUpstreamsController {
       message: 'If-Match is not valid',
       problems: ['If-Match: must be "*" or the ETag of the record (e.g. "12")'],
     } as const;
-    this.logChange(action, upstreamId, actor, outcome);
-    this.send(reply, outcome);
+    this.gate.logChange(action, upstreamId, actor, outcome);
+    this.gate.send(reply, outcome);
     return null;
-  }
-
-  private logChange(
-    action: AdminAction,
-    upstreamId: string | null,
-    actor: AdminActor,
-    outcome: AdminOutcome<unknown>,
-    detail?: string,
-  ): void {
-    this.audit.record({
-      action,
-      upstreamId,
-      actor,
-      status: statusOf(outcome),
-      outcome: outcome.ok ? 'accepted' : 'refused',
-      detail: outcome.ok ? detail : (outcome.problems?.[0] ?? outcome.message),
-    });
-  }
-
-  private send<T>(reply: FastifyReply, outcome: AdminOutcome<T>): void {
-    if (outcome.ok) {
-      if (outcome.version !== undefined) void reply.header('etag', `"${outcome.version}"`);
-      void reply.status(outcome.status).send(outcome.body);
-      return;
-    }
-    const status = statusOf(outcome);
-    void reply.status(status).send({
-      statusCode: status,
-      error: STATUS_TEXT[status],
-      message: outcome.message,
-      ...(outcome.problems === undefined ? {} : { problems: outcome.problems }),
-    });
   }
 }
 

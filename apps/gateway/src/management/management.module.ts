@@ -4,7 +4,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { SessionTokenService } from '@app/mcp';
 import { GatewayMetrics } from '@app/observability';
-import { RegistryService } from '@app/registry';
+import { Clock, PinnedTools, RegistryService } from '@app/registry';
 import { CatalogController } from './catalog.controller';
 import { ConsoleAssets } from './console/console-assets';
 import { ConsoleController } from './console/console.controller';
@@ -14,6 +14,8 @@ import { ManagementErrorFilter } from './management-error.filter';
 import { AdminAuditLog } from '../admin/admin-audit-log';
 import { AdminAuthenticator } from '../admin/admin-authenticator';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
+import { AdminGate } from './admin-gate';
+import { AdminReviewsController } from './admin-reviews.controller';
 import { AdminUpstreamsController } from './admin-upstreams.controller';
 import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
@@ -24,6 +26,9 @@ import { UpstreamsController } from './upstreams.controller';
 /** The instances the management listener shares with the agent-facing application. */
 export interface ManagementDependencies {
   readonly registry: RegistryService;
+  /** Reviews of pinned tool definitions (docs/operations.md §6). */
+  readonly pinned: PinnedTools;
+  readonly clock: Clock;
   readonly metrics: GatewayMetrics;
   readonly sessions: SessionTokenService;
   readonly config: GatewayConfig;
@@ -59,6 +64,7 @@ export class ManagementModule {
         ConsoleController,
         ManagementIndexController,
         AdminUpstreamsController,
+        AdminReviewsController,
       ],
       providers: [
         // every error answer of the port as {statusCode, error, message} (operations §15)
@@ -72,6 +78,9 @@ export class ManagementModule {
         { provide: UpstreamRegistrations, useValue: deps.admin.registrations },
         { provide: AdminAuthenticator, useValue: deps.admin.authenticator },
         { provide: AdminAuditLog, useValue: deps.admin.audit },
+        { provide: AdminGate, useValue: new AdminGate(deps.admin.authenticator, deps.admin.audit) },
+        { provide: PinnedTools, useValue: deps.pinned },
+        { provide: Clock, useValue: deps.clock },
         RegistryHealthIndicator,
       ],
       exports: [RegistryHealthIndicator],

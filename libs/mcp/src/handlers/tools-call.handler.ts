@@ -185,6 +185,9 @@ export class ToolsCallHandler implements MethodHandler {
         'Invalid params: params.arguments must be an object',
       );
     }
+    // a pinned source's tool held for review: no refresh, no call (docs/operations.md §6)
+    const held = target?.tool === undefined ? this.heldForReview(name, context) : undefined;
+    if (held !== undefined) return held;
     const tool = await this.find(name, context, target);
     // checked before anything is sent, whatever the route (docs/operations.md §6 "Argument
     // validation"): a model corrects its call from an isError result (MCP 2025-11-25 tools)
@@ -301,6 +304,24 @@ export class ToolsCallHandler implements MethodHandler {
     const tool = catalog.get(name);
     if (tool === undefined) throw this.notFound(name);
     return this.granted(tool, context, catalog);
+  }
+
+  /**
+   * The answer to a call of a tool held for review (docs/operations.md §6 "Pinned tool
+   * definitions"): an isError result saying so, to a caller granted its source; to any other
+   * caller exactly the unknown tool's answer, without the refresh (it exists). undefined when
+   * the name is not held.
+   */
+  private heldForReview(name: string, context: MethodContext): object | undefined {
+    const held = this.registry.heldForReview(name);
+    if (held === undefined) return undefined;
+    const access = context.access;
+    if (access !== undefined && !allowsTool(access, held.sourceId, held.name)) {
+      this.metrics?.toolNotFound();
+      throw new ToolDeniedError(`Tool not found: ${name.slice(0, 128)}`);
+    }
+    const text = `Tool ${name.slice(0, 128)} is held for review: its definition is new or changed since an operator approved it, so the gateway serves it neither as it was nor as it is now. It is served again once an operator approves the change.`;
+    return { content: [{ type: 'text', text }], isError: true };
   }
 
   /**

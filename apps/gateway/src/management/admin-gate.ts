@@ -1,0 +1,150 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseMediaType } from '@app/http-body';
+import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
+import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
+import type { AdminOutcome, AdminRefusalReason } from '../admin/registration-views';
+
+/** Each reason an admin request is refused for, as HTTP: the one place they meet. */
+const ADMIN_REFUSAL_STATUS: Readonly<Record<AdminRefusalReason, 400 | 404 | 409 | 415 | 503>> = {
+  invalid: 400,
+  notFound: 404,
+  conflict: 409,
+  unsupportedMediaType: 415,
+  unavailable: 503,
+};
+
+/** The HTTP status of an admin outcome: a success's own (200, 202), a refusal's by its reason. */
+export function statusOf(outcome: AdminOutcome<unknown>): number {
+  return outcome.ok ? outcome.status : ADMIN_REFUSAL_STATUS[outcome.reason];
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  415: 'Unsupported Media Type',
+  503: 'Service Unavailable',
+};
+
+/**
+ * What every /admin route does around its work (docs/operations.md §15 "Access"): the admin
+ * check, the JSON-only rule for changes, the audit line of each change attempt, and the answer
+ * of an outcome (a success's body, a refusal as `{statusCode, error, message, problems?}`).
+ */
+export class AdminGate {
+  constructor(
+    private readonly authenticator: AdminAuthenticator,
+    private readonly audit: AdminAuditLog,
+  ) {}
+
+  /**
+   * The admin check (docs/operations.md §15 "Access"); answers the refusal itself and returns
+   * undefined, or returns who is calling. `write` set: a change, refused when no admin check is
+   * configured.
+   */
+  async admit(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    write?: { action: AdminAction; upstreamId: string | null },
+  ): Promise<AdminActor | undefined> {
+    const decision = await this.authenticator.authenticate(req.headers.authorization);
+    const deny = (
+      status: 401 | 403 | 503,
+      message: string,
+      actor: AdminActor | null,
+      retryAfterSeconds?: number,
+    ): undefined => {
+      // The id of an unauthenticated request's body is the caller's text: it is not logged.
+      if (write !== undefined)
+        this.audit.record({
+          ...write,
+          upstreamId: status !== 403 && actor === null ? null : write.upstreamId,
+          actor,
+          status,
+          outcome: 'denied',
+          detail: message,
+        });
+      if (status === 401) void reply.header('www-authenticate', 'Bearer realm="mcp-gateway-admin"');
+      if (retryAfterSeconds !== undefined)
+        void reply.header('retry-after', String(retryAfterSeconds));
+      void reply.status(status).send({ statusCode: status, error: STATUS_TEXT[status], message });
+      return undefined;
+    };
+    switch (decision.kind) {
+      case 'admin':
+        return decision.actor;
+      case 'unconfigured':
+        if (write === undefined) return decision.actor;
+        return deny(
+          403,
+          'The /admin API is read-only: no admin credential is configured. Set MCP_ADMIN_TOKEN ' +
+            '(sent as "Authorization: Bearer …"), or use mcp.auth.mode jwt with tokens carrying mcp.admin.scope',
+          null,
+        );
+      case 'unauthenticated':
+        return deny(401, decision.reason, null);
+      case 'forbidden':
+        return deny(403, decision.reason, decision.actor);
+      case 'unavailable':
+        // the token was not found bad: the client keeps it and retries (docs/security.md)
+        return deny(503, decision.reason, null, decision.retryAfterSeconds);
+    }
+  }
+
+  /**
+   * Changes take `application/json` only (a form or text body would be read as something it
+   * is not): otherwise 415, audit-logged as refused, and false.
+   */
+  isJson(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    action: AdminAction,
+    upstreamId: string | null,
+    actor: AdminActor,
+  ): boolean {
+    if (parseMediaType(req.headers['content-type'] ?? '').essence === 'application/json')
+      return true;
+    const outcome = {
+      ok: false,
+      reason: 'unsupportedMediaType',
+      message: 'Send the body as JSON (Content-Type: application/json)',
+    } as const;
+    this.logChange(action, upstreamId, actor, outcome);
+    this.send(reply, outcome);
+    return false;
+  }
+
+  logChange(
+    action: AdminAction,
+    upstreamId: string | null,
+    actor: AdminActor,
+    outcome: AdminOutcome<unknown>,
+    detail?: string,
+  ): void {
+    this.audit.record({
+      action,
+      upstreamId,
+      actor,
+      status: statusOf(outcome),
+      outcome: outcome.ok ? 'accepted' : 'refused',
+      detail: outcome.ok ? detail : (outcome.problems?.[0] ?? outcome.message),
+    });
+  }
+
+  send<T>(reply: FastifyReply, outcome: AdminOutcome<T>): void {
+    if (outcome.ok) {
+      if (outcome.version !== undefined) void reply.header('etag', `"${outcome.version}"`);
+      void reply.status(outcome.status).send(outcome.body);
+      return;
+    }
+    const status = statusOf(outcome);
+    void reply.status(status).send({
+      statusCode: status,
+      error: STATUS_TEXT[status],
+      message: outcome.message,
+      ...(outcome.problems === undefined ? {} : { problems: outcome.problems }),
+    });
+  }
+}

@@ -1,0 +1,117 @@
+import { Logger } from '@nestjs/common';
+import type { GatewayConfig } from '@app/config';
+import { quitRedis, type RedisClient } from '@app/redis';
+import type { ToolApproval } from './tool-pins';
+
+/**
+ * Where approvals of pinned tools are shared between replicas (docs/operations.md §6 "Pinned
+ * tool definitions"): a Redis hash of every approval and a counter bumped by each operator
+ * approval, both under the gateway identity's hash tag (one Cluster slot). Without Redis the
+ * approvals live as long as the process: after a restart every pinned tool waits for review
+ * again, which serves nothing unreviewed.
+ */
+export interface PinStore {
+  /** Every approval; undefined when the store cannot be read now. */
+  readAll(): Promise<ReadonlyMap<string, ToolApproval> | undefined>;
+  /** The counter of approvals; undefined when the store cannot be read now. */
+  version(): Promise<string | undefined>;
+  /**
+   * Writes approvals; `approvals` (an operator's) bumps the counter so the other replicas read
+   * them, a cosmetic move does not. false when the store did not take them.
+   */
+  write(
+    entries: readonly (readonly [string, ToolApproval])[],
+    approvals: boolean,
+  ): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export const PIN_STORE = Symbol('PIN_STORE');
+
+function isApproval(value: unknown): value is ToolApproval {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.digest === 'string' &&
+    typeof v.definition === 'string' &&
+    typeof v.approvedAt === 'number' &&
+    typeof v.approvedBy === 'string'
+  );
+}
+
+export class RedisPinStore implements PinStore {
+  private readonly logger = new Logger('Redis');
+  private readonly hashKey: string;
+  private readonly versionKey: string;
+  private warned = false;
+
+  /** @param client a connection for the `pins` use (libs/redis) */
+  constructor(
+    private readonly redis: RedisClient,
+    config: GatewayConfig,
+  ) {
+    const tag = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}`;
+    this.hashKey = `${tag}:pins`;
+    this.versionKey = `${tag}:pins-version`;
+    this.redis.on('error', () => undefined);
+  }
+
+  async readAll(): Promise<ReadonlyMap<string, ToolApproval> | undefined> {
+    const all = await this.attempt(() => this.redis.hgetall(this.hashKey));
+    if (all === undefined) return undefined;
+    const approvals = new Map<string, ToolApproval>();
+    for (const [key, text] of Object.entries(all)) {
+      try {
+        const parsed: unknown = JSON.parse(text);
+        // a field another version wrote, or damaged: not an approval, so the tool stays held
+        if (isApproval(parsed)) approvals.set(key, parsed);
+      } catch {
+        // as above
+      }
+    }
+    return approvals;
+  }
+
+  async version(): Promise<string | undefined> {
+    const value = await this.attempt(() => this.redis.get(this.versionKey));
+    return value === undefined ? undefined : (value ?? '0');
+  }
+
+  async write(
+    entries: readonly (readonly [string, ToolApproval])[],
+    approvals: boolean,
+  ): Promise<boolean> {
+    if (entries.length === 0) return true;
+    const fields = entries.flatMap(([key, approval]) => [key, JSON.stringify(approval)]);
+    const done = await this.attempt(async () => {
+      const multi = this.redis.multi().hset(this.hashKey, ...fields);
+      if (approvals) multi.incr(this.versionKey);
+      const results = await multi.exec();
+      return results?.every(([err]) => err === null) === true;
+    });
+    return done === true;
+  }
+
+  async close(): Promise<void> {
+    await quitRedis(this.redis);
+  }
+
+  private async attempt<T>(run: () => Promise<T>): Promise<T | undefined> {
+    try {
+      const value = await run();
+      if (this.warned) {
+        this.warned = false;
+        this.logger.log('The store of pinned tool approvals answers again');
+      }
+      return value;
+    } catch (err) {
+      if (!this.warned) {
+        this.warned = true;
+        this.logger.warn(
+          `The store of pinned tool approvals did not answer (${err instanceof Error ? err.message : 'unknown'}); approvals stay in memory here until it does`,
+        );
+      }
+      return undefined;
+    }
+  }
+}
