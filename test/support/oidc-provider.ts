@@ -259,3 +259,11 @@ export class TestAuthorizationServer {
     return json;
   }
 }
+
+/** `mcp.auth` for a gateway that takes this server's ES256 JWTs for `audience`. */
+export function jwtAuthConfig(
+  as: TestAuthorizationServer,
+  audience: string,
+): Record<string, unknown> {
+  return { mode: 'jwt', issuer: as.issuer, audience, jwksUrl: as.jwksUrl, algorithms: ['ES256'] };
+}

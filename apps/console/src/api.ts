@@ -129,6 +129,20 @@ export interface CatalogToolView {
   readonly source: { readonly kind: 'bundle' | 'upstream'; readonly id: string };
 }
 
+/** GET /actuator/servers (docs/operations.md §16 "Virtual servers"). */
+export interface VirtualServerView {
+  readonly id: string;
+  readonly title: string;
+  readonly path: string;
+  readonly toolCount: number;
+  /** The catalog tools its view holds now. */
+  readonly toolNames: readonly string[];
+}
+
+export interface ServersAnswer {
+  readonly servers: readonly VirtualServerView[];
+}
+
 export interface CatalogToolsAnswer {
   readonly publishedAt: string | null;
   readonly tools: readonly CatalogToolView[];

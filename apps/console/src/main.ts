@@ -6,6 +6,7 @@ import {
   type CatalogToolsAnswer,
   type ConsoleSettings,
   type HistoryAnswer,
+  type ServersAnswer,
   type ToolBundlesAnswer,
   type UpstreamRecord,
   type UpstreamsAnswer,
@@ -44,8 +45,15 @@ function mcpUrl(s: ConsoleSettings): string | undefined {
  * A new /mcp client (a new session) for "Run": it sends the caller token, never the admin
  * token (tokens.ts). Called again whenever the caller token changes.
  */
+/** The virtual server picked under Tools: Run goes through its path (docs/operations.md §16). */
+let server: string | undefined;
+
 function newClient(): void {
-  const url = settings === undefined ? undefined : mcpUrl(settings);
+  const base = settings === undefined ? undefined : mcpUrl(settings);
+  const url =
+    base === undefined || server === undefined
+      ? base
+      : `${base.replace(/\/+$/, '')}/servers/${encodeURIComponent(server)}`;
   client =
     url === undefined
       ? undefined
@@ -104,6 +112,10 @@ const tools = new ToolsView(
   byId('view-tools'),
   () => client,
   callerTokenForm(() => newClient()),
+  (picked) => {
+    server = picked;
+    newClient();
+  },
 );
 const history = new HistoryView(byId('view-history'));
 
@@ -168,18 +180,20 @@ async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstrea
 async function refresh(): Promise<void> {
   window.clearTimeout(timer);
   try {
-    const [bundles, upstreams, admin, catalog, changes] = await Promise.all([
+    const [bundles, upstreams, admin, catalog, changes, servers] = await Promise.all([
       call<ToolBundlesAnswer>('/actuator/toolBundles'),
       call<UpstreamsAnswer>('/actuator/upstreams'),
       adminState(),
       call<CatalogToolsAnswer>('/actuator/catalog/tools'),
       call<HistoryAnswer>('/actuator/catalog/history'),
+      call<ServersAnswer>('/actuator/servers'),
     ]);
     sources.render({ bundles, upstreams, admin: admin.admin, access: admin.access });
     document.body.dataset.access = admin.access.kind;
     byId('access').textContent =
       admin.access.kind === 'writable' ? 'Admin: changes allowed.' : admin.access.reason;
     tools.render(catalog);
+    tools.renderServers(servers.servers);
     history.render(changes);
     problem.hidden = true;
     updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshes every ${POLL_MS / 1000} s.`;

@@ -1,4 +1,4 @@
-import type { CatalogToolView, CatalogToolsAnswer } from './api.js';
+import type { CatalogToolView, CatalogToolsAnswer, VirtualServerView } from './api.js';
 import { h, replace } from './dom.js';
 import { McpCallError, type McpClient } from './mcp-client.js';
 import { failureBlock, resultBlock } from './result-view.js';
@@ -27,21 +27,40 @@ export class ToolsView {
     'aria-controls': 'tool-groups',
   });
   private readonly count = h('p', { id: 'tool-count', role: 'status', 'aria-live': 'polite' });
+  /** The virtual server whose view is shown and whose path Run uses (docs/operations.md §16). */
+  private readonly serverPicker = h('select', { id: 'server-picker' });
+  private readonly serverArea = h('div', { class: 'search', hidden: true });
+  private servers: readonly VirtualServerView[] = [];
+  private serversKey = '';
   private readonly groups = h('div', { id: 'tool-groups' });
   private publishedAt?: string | null;
   /** Names whose schema panel is open, kept across a catalog change. */
   private readonly openSchemas = new Set<string>();
 
-  /** @param credential the "Caller token for Run" form (caller-token-view.ts) */
+  /**
+   * @param credential the "Caller token for Run" form (caller-token-view.ts)
+   * @param onServer told the picked virtual server (undefined: the whole catalog on /mcp)
+   */
   constructor(
     root: HTMLElement,
     private readonly client: () => McpClient | undefined,
     credential: HTMLElement,
+    private readonly onServer: (server: string | undefined) => void,
   ) {
     this.search.addEventListener('input', () => this.filter());
+    this.serverPicker.addEventListener('change', () => {
+      this.onServer(this.picked());
+      this.filter();
+    });
+    replace(
+      this.serverArea,
+      h('label', { for: 'server-picker' }, 'Virtual server'),
+      this.serverPicker,
+    );
     root.append(
       h('h2', {}, 'Tools'),
       credential,
+      this.serverArea,
       h(
         'div',
         { class: 'search' },
@@ -51,6 +70,30 @@ export class ToolsView {
       this.count,
       this.groups,
     );
+  }
+
+  /** The virtual servers to pick from; the picker shows only when there is one. */
+  renderServers(servers: readonly VirtualServerView[]): void {
+    this.servers = servers;
+    const key = servers.map((s) => `${s.id}:${s.title}`).join('|');
+    if (key !== this.serversKey) {
+      this.serversKey = key;
+      const picked = this.picked();
+      replace(
+        this.serverPicker,
+        h('option', { value: '' }, 'All tools (/mcp)'),
+        ...servers.map((s) =>
+          h('option', { value: s.id, selected: s.id === picked }, `${s.title} (${s.path})`),
+        ),
+      );
+      this.serverArea.hidden = servers.length === 0;
+      if (picked !== undefined && !servers.some((s) => s.id === picked)) this.onServer(undefined);
+    }
+    this.filter();
+  }
+
+  private picked(): string | undefined {
+    return this.serverPicker.value === '' ? undefined : this.serverPicker.value;
   }
 
   /** Rebuilds the cards only when another catalog was published. */
@@ -96,11 +139,17 @@ export class ToolsView {
 
   private filter(): void {
     const q = this.search.value.trim().toLowerCase();
+    const server = this.servers.find((s) => s.id === this.picked());
+    const inView = server === undefined ? undefined : new Set(server.toolNames);
     let shown = 0;
     let total = 0;
     for (const group of Array.from(this.groups.querySelectorAll<HTMLElement>('.tool-group'))) {
       let inGroup = 0;
       for (const card of Array.from(group.querySelectorAll<HTMLElement>('.tool'))) {
+        if (inView !== undefined && !inView.has(card.dataset.tool ?? '')) {
+          card.hidden = true;
+          continue;
+        }
         total++;
         const match = q === '' || (card.dataset.search ?? '').includes(q);
         card.hidden = !match;

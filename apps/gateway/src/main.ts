@@ -14,6 +14,7 @@ import {
   mcpFastifyAdapter,
   SessionTokenService,
   GatewayTasks,
+  VirtualServers,
 } from '@app/mcp';
 import {
   createRootLogger,
@@ -214,6 +215,7 @@ async function bootstrap(): Promise<void> {
       registry: app.get(RegistryService),
       pinned: app.get(PinnedTools),
       clock: app.get(Clock),
+      servers: app.get(VirtualServers),
       metrics: app.get(GatewayMetrics),
       sessions: app.get(SessionTokenService),
       config,

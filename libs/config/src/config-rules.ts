@@ -158,5 +158,24 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
       if (p) problems.push(`mcp.localFixture.baseEndpoint: ${p}`);
     }
   }
+
+  // Virtual servers (docs/operations.md §16): one path each, and a view that can hold a tool.
+  const servers = Array.isArray(mcp.virtualServers) ? mcp.virtualServers : [];
+  const serverIds = new Map<string, number>();
+  servers.forEach((server, i) => {
+    if (!isObject(server)) return;
+    const at = `mcp.virtualServers[${i}]`;
+    if (typeof server.id === 'string') {
+      const first = serverIds.get(server.id);
+      if (first !== undefined)
+        problems.push(`${at}.id: "${server.id}" duplicates mcp.virtualServers[${first}].id`);
+      else serverIds.set(server.id, i);
+    }
+    const empty = (list: unknown): boolean => !Array.isArray(list) || list.length === 0;
+    if (empty(server.sources) && empty(server.tools) && empty(server.tags))
+      problems.push(
+        `${at}: names no sources, tools or tags, so it would serve nothing; give at least one`,
+      );
+  });
   return problems;
 }

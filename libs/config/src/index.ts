@@ -93,3 +93,9 @@ export {
   type AddressRefusal,
   type AddressRuleSettings,
 } from './address-rules';
+export {
+  TOOL_PATTERN,
+  ToolTagsConfig,
+  VIRTUAL_SERVER_ID_PATTERN,
+  VirtualServerConfig,
+} from './virtual-servers-config.model';

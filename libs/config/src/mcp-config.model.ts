@@ -5,6 +5,7 @@ import { BundleAuthorizationConfig } from './authorization-config.model';
 import { ConsoleConfig } from './console-config.model';
 import { ManagementConfig } from './management-config.model';
 import { UpstreamConfig } from './upstream-config.model';
+import { ToolTagsConfig, VirtualServerConfig } from './virtual-servers-config.model';
 import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
 import { REDIS_NODE_PATTERN } from './redis-server';
 
@@ -621,6 +622,23 @@ export class McpConfig {
   @ValidateNested({ each: true })
   @Type(() => UpstreamConfig)
   upstreams: UpstreamConfig[] = [];
+
+  /** Named views of the catalog, each on /mcp/servers/{id} (docs/operations.md §16). */
+  @IsArray({ message: 'must be a list of virtual servers' })
+  @IsObject({
+    each: true,
+    message: 'each virtual server must be a mapping (id, sources, tools, tags, …)',
+  })
+  @ValidateNested({ each: true })
+  @Type(() => VirtualServerConfig)
+  virtualServers: VirtualServerConfig[] = [];
+
+  /** Tags given to tools by source and name pattern (docs/operations.md §16). */
+  @IsArray({ message: 'must be a list of {source, tools, tags}' })
+  @IsObject({ each: true, message: 'each entry must be a mapping (source, tools, tags)' })
+  @ValidateNested({ each: true })
+  @Type(() => ToolTagsConfig)
+  toolTags: ToolTagsConfig[] = [];
 
   @IsOptional()
   @IsObject({ message: MAPPING })

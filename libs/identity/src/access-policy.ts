@@ -16,6 +16,11 @@ export type CallerAccess =
       readonly sources: ReadonlySet<string>;
       /** Published tool names granted one by one. */
       readonly tools: ReadonlySet<string>;
+      /**
+       * The virtual server this grant was narrowed to (docs/operations.md §16), so that a
+       * stream's recheck narrows the caller's fresh grant the same way.
+       */
+      readonly server?: string;
     };
 
 export const FULL_ACCESS: CallerAccess = { all: true };

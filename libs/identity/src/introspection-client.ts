@@ -13,8 +13,11 @@ export interface IntrospectionOptions {
   /** A secret: never logged. */
   readonly clientSecret: string;
   readonly issuer?: string;
-  /** The canonical resource URI: an answer whose `aud` is missing or does not include it is refused. */
-  readonly audience: string;
+  /**
+   * The canonical resource URIs: an answer whose `aud` is missing or includes none of them is
+   * refused (the gateway's, and each virtual server's path URL, docs/operations.md §16).
+   */
+  readonly audience: string | readonly string[];
   readonly clockSkewSeconds: number;
   /** Bound of one introspection request, ms. */
   readonly timeoutMs: number;
@@ -102,7 +105,11 @@ export class IntrospectionClient {
     if (typeof answer.iat === 'number' && answer.iat - skew > nowSeconds)
       return { active: false, reason: 'The access token was issued in the future (iat)' };
     const aud = audiences(answer.aud);
-    if (aud === undefined || !aud.includes(this.options.audience))
+    const accepted = this.options.audience;
+    if (
+      aud === undefined ||
+      !aud.some((a) => (typeof accepted === 'string' ? a === accepted : accepted.includes(a)))
+    )
       return { active: false, reason: 'The access token was not issued for this resource' };
     if (
       this.options.issuer !== undefined &&

@@ -32,8 +32,12 @@ export type JwtVerdict = { readonly ok: true; readonly payload: JWTPayload } | J
 export interface JwtVerifierOptions {
   readonly jwksUrl: string;
   readonly issuer: string;
-  /** The canonical resource URI, matched against `aud` (RFC 8707). */
-  readonly audience: string;
+  /**
+   * The canonical resource URIs, matched against `aud` (RFC 8707): the gateway's, and each
+   * virtual server's path URL (docs/operations.md §16); which path a token serves is checked
+   * per request (ResourceServer.servesOn).
+   */
+  readonly audience: string | readonly string[];
   readonly algorithms: readonly string[];
   /** Tolerance for exp/nbf/iat, seconds. */
   readonly clockSkewSeconds: number;
@@ -132,7 +136,10 @@ export class JwtVerifier {
     try {
       const { payload, protectedHeader } = await jose().jwtVerify(token, this.getKey, {
         issuer: this.options.issuer,
-        audience: this.options.audience,
+        audience:
+          typeof this.options.audience === 'string'
+            ? this.options.audience
+            : [...this.options.audience],
         algorithms: [...this.options.algorithms],
         clockTolerance: this.options.clockSkewSeconds,
         requiredClaims: ['exp'],

@@ -52,11 +52,12 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
     claims: Record<string, unknown>,
     expSeconds = 300,
     typ: string | null = 'at+jwt',
+    audience: string | string[] = AUDIENCE,
   ): Promise<string> =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: 'ES256', kid: 'k1', ...(typ === null ? {} : { typ }) })
       .setIssuer(idp.issuer)
-      .setAudience(AUDIENCE)
+      .setAudience(audience)
       .setIssuedAt()
       .setExpirationTime(Math.floor(Date.now() / 1000) + expSeconds)
       .sign(key);
@@ -86,6 +87,7 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
           tokenTypes: ['at+jwt', 'JWT'],
           authorizationServerTimeoutMillis: 2000,
         },
+        virtualServers: [{ id: 'claims' }, { id: 'data' }],
       },
       authSecrets: { introspectionClientSecret: 'secret' },
     } as unknown as GatewayConfig);
@@ -110,6 +112,34 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
       caller: { subject: 'alice', clientId: 'agent', scopes: ['mcp', 'read'], token },
     });
     if (outcome.kind === 'authenticated') expect(outcome.caller.claims.groups).toEqual(['g']);
+  });
+
+  it("a virtual server's path URL is an audience of its own: such a token serves that path only (RFC 8707)", async () => {
+    const claimsUrl = `${AUDIENCE.replace(/\/+$/, '')}/servers/claims`;
+    const forClaims = await rs.authenticate(
+      `Bearer ${await sign({ sub: 'c', scope: 'mcp' }, 300, 'at+jwt', claimsUrl)}`,
+    );
+    if (forClaims.kind !== 'authenticated') throw new Error(JSON.stringify(forClaims));
+    expect(rs.servesOn(forClaims.caller, 'claims')).toBe(true);
+    expect(rs.servesOn(forClaims.caller, 'data')).toBe(false);
+    expect(rs.servesOn(forClaims.caller, undefined)).toBe(false);
+    const forGateway = await rs.authenticate(`Bearer ${await sign({ sub: 'g', scope: 'mcp' })}`);
+    if (forGateway.kind !== 'authenticated') throw new Error(JSON.stringify(forGateway));
+    for (const server of ['claims', 'data', undefined])
+      expect(rs.servesOn(forGateway.caller, server)).toBe(true);
+    const elsewhere = await rs.authenticate(
+      `Bearer ${await sign({ sub: 'x', scope: 'mcp' }, 300, 'at+jwt', `${AUDIENCE}/servers/nope`)}`,
+    );
+    expect(elsewhere).toMatchObject({ kind: 'refused', status: 401, error: 'invalid_token' });
+    // each path's metadata names it as the resource; the refusal points there
+    const path = new URL(claimsUrl).pathname;
+    expect(
+      JSON.parse(rs.metadataDocument(`/.well-known/oauth-protected-resource${path}`) ?? '{}'),
+    ).toMatchObject({ resource: claimsUrl });
+    expect(rs.metadataUrlFor('claims')).toBe(
+      `${new URL(AUDIENCE).origin}/.well-known/oauth-protected-resource${path}`,
+    );
+    expect(rs.metadataUrlFor(undefined)).toBe(rs.metadataUrl);
   });
 
   it('authenticateRemembered decides a header verified before without I/O, as authenticate would', async () => {

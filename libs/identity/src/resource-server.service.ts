@@ -100,6 +100,18 @@ export class ResourceServer implements OnModuleDestroy {
   readonly metadataUrl?: string;
   readonly metadataPaths: ReadonlySet<string>;
   private readonly metadataJson?: string;
+  /** The gateway's audience (its /mcp URL). */
+  private readonly audience?: string;
+  /**
+   * Per virtual server (docs/operations.md §16): its path's URL, the resource a token for it
+   * names, and that resource's metadata URL and document.
+   */
+  private readonly serverResources = new Map<
+    string,
+    { readonly resource: string; readonly metadataUrl: string; readonly metadataJson: string }
+  >();
+  /** Metadata documents by well-known path (the gateway's and each virtual server's). */
+  private readonly metadataByPath = new Map<string, string>();
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     this.auth = config.mcp.auth;
@@ -120,11 +132,32 @@ export class ResourceServer implements OnModuleDestroy {
     }
     // validated at boot (libs/config auth-rules): issuer, audience and a way to check tokens are set
     const audience = this.auth.audience ?? '';
+    this.audience = audience;
+    // each virtual server's path is a resource of its own: clients ask a token for the URL they
+    // connect to (RFC 8707); such a token serves that path only (servesOn)
+    for (const server of config.mcp.virtualServers) {
+      const resource = `${audience.replace(/\/+$/, '')}/servers/${server.id}`;
+      const metadataJson = JSON.stringify({
+        ...protectedResourceMetadata(this.auth),
+        resource,
+      });
+      this.serverResources.set(server.id, {
+        resource,
+        metadataUrl: resourceMetadataUrl(resource),
+        metadataJson,
+      });
+      for (const path of resourceMetadataPaths(resource).slice(1))
+        this.metadataByPath.set(path, metadataJson);
+    }
+    const audiences =
+      this.serverResources.size === 0
+        ? audience
+        : [audience, ...[...this.serverResources.values()].map((s) => s.resource)];
     if (this.auth.jwksUrl !== undefined)
       this.jwt = new JwtVerifier({
         jwksUrl: this.auth.jwksUrl,
         issuer: this.auth.issuer ?? '',
-        audience,
+        audience: audiences,
         algorithms: this.auth.algorithms,
         clockSkewSeconds: this.auth.clockSkewSeconds,
         tokenTypes: this.auth.tokenTypes.map(normalTokenType),
@@ -138,7 +171,7 @@ export class ResourceServer implements OnModuleDestroy {
             clientId: this.auth.introspectionClientId ?? '',
             clientSecret: config.authSecrets?.introspectionClientSecret ?? '',
             issuer: this.auth.issuer,
-            audience,
+            audience: audiences,
             clockSkewSeconds: this.auth.clockSkewSeconds,
             timeoutMs: this.auth.authorizationServerTimeoutMillis,
           },
@@ -151,16 +184,44 @@ export class ResourceServer implements OnModuleDestroy {
         },
       );
     this.metadataUrl = resourceMetadataUrl(audience);
-    this.metadataPaths = new Set(resourceMetadataPaths(audience));
     this.metadataJson = JSON.stringify(protectedResourceMetadata(this.auth));
+    for (const path of resourceMetadataPaths(audience))
+      this.metadataByPath.set(path, this.metadataJson);
+    this.metadataPaths = new Set(this.metadataByPath.keys());
     this.logger.log(
       `mcp.auth: jwt (issuer ${this.auth.issuer ?? ''}, audience ${audience}, ${this.jwt === undefined ? '' : 'JWKS'}${this.jwt !== undefined && this.introspection !== undefined ? ' + ' : ''}${this.introspection === undefined ? '' : 'introspection'}; access rules: ${config.mcp.access?.rules.length ?? 'none'})`,
     );
   }
 
-  /** The protected-resource metadata (RFC 9728) as JSON text, or undefined when auth is off. */
-  metadataDocument(): string | undefined {
-    return this.metadataJson;
+  /**
+   * The protected-resource metadata (RFC 9728) as JSON text: the gateway's, or for a virtual
+   * server's well-known path that server's (its path URL as `resource`); undefined when auth is
+   * off or the path is none of them.
+   */
+  metadataDocument(path?: string): string | undefined {
+    return path === undefined ? this.metadataJson : this.metadataByPath.get(path);
+  }
+
+  /** The metadata URL a refusal points at: the virtual server's on its path, else the gateway's. */
+  metadataUrlFor(server: string | undefined): string {
+    return (
+      (server === undefined ? undefined : this.serverResources.get(server)?.metadataUrl) ??
+      this.metadataUrl ??
+      ''
+    );
+  }
+
+  /**
+   * Whether a verified token serves this path (RFC 8707, docs/operations.md §16): one for the
+   * gateway's audience serves every path; one for a virtual server's path URL only that path.
+   */
+  servesOn(caller: CallerIdentity, server: string | undefined): boolean {
+    if (this.serverResources.size === 0) return true;
+    const aud = caller.claims.aud;
+    const has = (value: string | undefined): boolean =>
+      value !== undefined && (aud === value || (Array.isArray(aud) && aud.includes(value)));
+    if (has(this.audience)) return true;
+    return server !== undefined && has(this.serverResources.get(server)?.resource);
   }
 
   /**

@@ -18,3 +18,8 @@ export { extractRawMember } from './jsonrpc/raw-member';
 export type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
 export { negotiateFormat } from './http/http-answer';
 export { markFilteredForCaller, isFilteredForCaller } from './handlers/caller-filtered';
+export {
+  VirtualServers,
+  type ServedIdentity,
+  type VirtualServerStatus,
+} from './servers/virtual-servers.service';

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { isModernVersion, JsonRpcCode, MetaKey, MODERN_PROTOCOL_VERSIONS } from '@app/wire';
+import { VirtualServers } from './servers/virtual-servers.service';
 import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import type { IncomingHeaders } from '@app/execution';
@@ -75,6 +76,7 @@ export class McpTransport {
     private readonly modern: ModernCodec,
     config: ConfigService<GatewayConfig, true>,
     private readonly resourceServer: ResourceServer,
+    @Optional() @Inject(VirtualServers) private readonly servers: VirtualServers | null = null,
   ) {
     this.modernEra = config.get('mcp.http.modernEra', { infer: true });
   }
@@ -108,16 +110,19 @@ export class McpTransport {
   authenticated(
     headers: IncomingHeaders,
     serve: (caller: CallerIdentity | undefined) => HttpAnswer,
+    server?: string,
   ): Promise<HttpAnswer> {
     if (!this.resourceServer.checksRequests) return Promise.resolve(serve(undefined));
     const decide = (outcome: AuthOutcome): HttpAnswer => {
       switch (outcome.kind) {
         case 'authenticated':
-          return serve(outcome.caller);
+          return this.resourceServer.servesOn(outcome.caller, server)
+            ? serve(outcome.caller)
+            : this.otherPath(server);
         case 'anonymous':
           return serve(undefined);
         case 'refused':
-          return authRefusal(outcome, this.resourceServer.metadataUrl ?? '');
+          return authRefusal(outcome, this.resourceServer.metadataUrlFor(server));
       }
     };
     const remembered = this.resourceServer.authenticateRemembered(headers.authorization);
@@ -147,8 +152,12 @@ export class McpTransport {
     timing?: RequestTiming,
   ): Promise<HttpAnswer> {
     if (outcome.kind === 'refused')
-      return Promise.resolve(authRefusal(outcome, this.resourceServer.metadataUrl ?? ''));
+      return Promise.resolve(
+        authRefusal(outcome, this.resourceServer.metadataUrlFor(exchange.server)),
+      );
     if (outcome.kind === 'anonymous') return this.serve(exchange, timing);
+    if (!this.resourceServer.servesOn(outcome.caller, exchange.server))
+      return Promise.resolve(this.otherPath(exchange.server));
     // every member named (a spread of the exchange costs more on this per-request path)
     return this.serve(
       {
@@ -160,13 +169,35 @@ export class McpTransport {
         caller: outcome.caller,
         access: this.resourceServer.policy.accessFor(outcome.caller),
         credential: exchange.headers.authorization,
+        server: exchange.server,
       },
       timing,
     );
   }
 
+  /**
+   * 401 for a token issued for another path of this gateway: a virtual server's path URL names
+   * that path only (RFC 8707; docs/operations.md §16 "Virtual servers").
+   */
+  private otherPath(server: string | undefined): HttpAnswer {
+    return authRefusal(
+      {
+        kind: 'refused',
+        status: 401,
+        error: 'invalid_token',
+        description: 'The access token was issued for another path of this gateway',
+      },
+      this.resourceServer.metadataUrlFor(server),
+    );
+  }
+
   /** @param timing set when the request is traced (RequestTiming) */
-  private serve(exchange: HttpExchange, timing?: RequestTiming): Promise<HttpAnswer> {
+  private serve(given: HttpExchange, timing?: RequestTiming): Promise<HttpAnswer> {
+    // on a virtual server's path the caller's grant is narrowed to its view (docs/operations.md §16)
+    const exchange =
+      given.server === undefined || this.servers === null
+        ? given
+        : { ...given, access: this.servers.narrow(given.access, given.server) };
     const contentType = header(exchange.headers, 'content-type')
       ?.split(';', 1)[0]
       ?.trim()

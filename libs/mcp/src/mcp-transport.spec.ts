@@ -23,6 +23,7 @@ import type { SubscriptionsListen } from './listen/subscriptions-listen.service'
 import { McpTransport } from './mcp-transport.service';
 import type { LegacyInputBridge } from './mrtr/legacy-input-bridge';
 import { SessionTokenService } from './session/session-token.service';
+import { VirtualServers } from './servers/virtual-servers.service';
 
 /**
  * The front door in process: McpTransport with both real codecs, in front of fake method
@@ -117,6 +118,7 @@ function frontDoor(): McpTransport {
   const dispatcher = new MethodDispatcher([toolsCall]);
   const capabilities = new ServerCapabilities(registry, config);
   const notOurs = { deliverAnswer: () => Promise.resolve('not-ours') };
+  const servers = new VirtualServers(config, registry);
   const legacy = new LegacyCodec(
     service,
     dispatcher,
@@ -125,6 +127,7 @@ function frontDoor(): McpTransport {
     capabilities,
     notOurs as unknown as UpstreamRouter,
     notOurs as unknown as LegacyInputBridge,
+    servers,
   );
   const modern = new ModernCodec(
     service,
@@ -132,9 +135,10 @@ function frontDoor(): McpTransport {
     capabilities,
     new CacheHintsService(config, registry, refresh),
     {} as SubscriptionsListen,
+    servers,
   );
   const resourceServer = { checksRequests: false } as ResourceServer;
-  return new McpTransport(legacy, modern, service, resourceServer);
+  return new McpTransport(legacy, modern, service, resourceServer, servers);
 }
 
 type Headers = Record<string, string>;

@@ -65,6 +65,7 @@ const HANDLERS = [
   TasksUpdateHandler,
   TasksCancelHandler,
 ];
+import { VirtualServers } from './servers/virtual-servers.service';
 import { HttpAccessPolicy } from './http/http-access.policy';
 import { McpController } from './http/mcp.controller';
 import { McpHttpServer } from './http/mcp-http-server';
@@ -111,6 +112,7 @@ import { SessionTokenService } from './session/session-token.service';
     SessionTokenService,
     InFlightRequests,
     McpExchanges,
+    VirtualServers,
     LegacyCodec,
     ModernCodec,
     CacheHintsService,

@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { SessionTokenService } from '@app/mcp';
+import { SessionTokenService, VirtualServers } from '@app/mcp';
 import { GatewayMetrics } from '@app/observability';
 import { Clock, PinnedTools, RegistryService } from '@app/registry';
 import { CatalogController } from './catalog.controller';
@@ -21,6 +21,7 @@ import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
 import { RegistryHealthIndicator } from './registry-health.indicator';
 import { ToolBundlesController } from './tool-bundles.controller';
+import { ServersController } from './servers.controller';
 import { UpstreamsController } from './upstreams.controller';
 
 /** The instances the management listener shares with the agent-facing application. */
@@ -29,6 +30,8 @@ export interface ManagementDependencies {
   /** Reviews of pinned tool definitions (docs/operations.md §6). */
   readonly pinned: PinnedTools;
   readonly clock: Clock;
+  /** Virtual servers (docs/operations.md §16). */
+  readonly servers: VirtualServers;
   readonly metrics: GatewayMetrics;
   readonly sessions: SessionTokenService;
   readonly config: GatewayConfig;
@@ -59,6 +62,7 @@ export class ManagementModule {
         HealthController,
         ToolBundlesController,
         UpstreamsController,
+        ServersController,
         PrometheusController,
         CatalogController,
         ConsoleController,
@@ -81,6 +85,7 @@ export class ManagementModule {
         { provide: AdminGate, useValue: new AdminGate(deps.admin.authenticator, deps.admin.audit) },
         { provide: PinnedTools, useValue: deps.pinned },
         { provide: Clock, useValue: deps.clock },
+        { provide: VirtualServers, useValue: deps.servers },
         RegistryHealthIndicator,
       ],
       exports: [RegistryHealthIndicator],

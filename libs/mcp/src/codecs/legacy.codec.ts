@@ -31,6 +31,7 @@ import {
 import { InFlightRequests } from '../http/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { relayedCapabilities, SessionTokenService } from '../session/session-token.service';
+import { VirtualServers } from '../servers/virtual-servers.service';
 
 /**
  * The 2025 era (2025-11-25, 2025-06-18, 2025-03-26): `initialize` mints a sealed
@@ -43,7 +44,6 @@ import { relayedCapabilities, SessionTokenService } from '../session/session-tok
 @Injectable()
 export class LegacyCodec {
   private readonly logger = new Logger('Mcp');
-  private readonly serverInfo: object;
   /** Relayed messages an SSE answer may hold for a client that does not read (AnswerStream). */
   private readonly maxQueuedBytes: number;
 
@@ -55,11 +55,8 @@ export class LegacyCodec {
     private readonly capabilities: ServerCapabilities,
     private readonly upstreams: UpstreamRouter,
     private readonly bridge: LegacyInputBridge,
+    private readonly servers: VirtualServers,
   ) {
-    this.serverInfo = {
-      name: config.get('mcp.identity', { infer: true }),
-      version: config.get('version', { infer: true }),
-    };
     this.maxQueuedBytes = config.get('mcp.listen.maxQueuedBytes', { infer: true });
   }
 
@@ -284,11 +281,14 @@ export class LegacyCodec {
     const protocolVersion = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
       ? requested
       : LEGACY_PROTOCOL_VERSIONS[0];
+    // the gateway's identity, or the virtual server's of the path (docs/operations.md §16)
+    const identity = this.servers.identityOf(exchange.server);
     const result = {
       protocolVersion,
       // list changes reach a 2025 client on its session's GET stream: only with sealed sessions
       capabilities: this.capabilities.current(exchange.access, this.sessions.sealed),
-      serverInfo: this.serverInfo,
+      serverInfo: identity.serverInfo,
+      ...(identity.instructions === undefined ? {} : { instructions: identity.instructions }),
     };
     return messageAnswer(
       200,

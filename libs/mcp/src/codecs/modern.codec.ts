@@ -40,6 +40,7 @@ import { SubscriptionsListen } from '../listen/subscriptions-listen.service';
 import { CacheHintsService } from './cache-hints';
 import type { HeaderMismatch } from '../handlers/header-params';
 import { streamWhenRelayed } from './relay-answer';
+import { VirtualServers, type ServedIdentity } from '../servers/virtual-servers.service';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -57,9 +58,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 @Injectable()
 export class ModernCodec {
   private readonly logger = new Logger('Mcp');
-  private readonly serverInfo: { name: string; version: string };
-  /** `{"io.modelcontextprotocol/serverInfo":{…}}`, the `_meta` of every result, written once. */
-  private readonly serverInfoMeta: string;
   /** Relayed messages an SSE answer may hold for a client that does not read (AnswerStream). */
   private readonly maxQueuedBytes: number;
 
@@ -69,12 +67,8 @@ export class ModernCodec {
     private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
     private readonly listen: SubscriptionsListen,
+    private readonly servers: VirtualServers,
   ) {
-    this.serverInfo = {
-      name: config.get('mcp.identity', { infer: true }),
-      version: config.get('version', { infer: true }),
-    };
-    this.serverInfoMeta = JSON.stringify({ [MetaKey.serverInfo]: this.serverInfo });
     this.maxQueuedBytes = config.get('mcp.listen.maxQueuedBytes', { infer: true });
   }
 
@@ -177,7 +171,8 @@ export class ModernCodec {
         `Method not found: ${method.slice(0, 128)}`,
         404,
       );
-    if (method === 'server/discover') return this.discover(id, exchange.access);
+    if (method === 'server/discover')
+      return this.discover(id, exchange.access, this.servers.identityOf(exchange.server));
     if (method === 'subscriptions/listen')
       return this.listen.open({
         id,
@@ -186,6 +181,8 @@ export class ModernCodec {
         signal: exchange.call?.controller,
         caller: exchange.caller,
         credential: exchange.credential,
+        access: exchange.access,
+        server: exchange.server,
       });
 
     const call = exchange.call;
@@ -211,7 +208,14 @@ export class ModernCodec {
         // a result that cannot be written (a RangeError of a value nested too deep) is this
         // request's -32603, with its id, never a bare 500
         try {
-          return this.result(id, method, result, clientCapabilities, exchange.access);
+          return this.result(
+            id,
+            method,
+            result,
+            clientCapabilities,
+            exchange.access,
+            this.servers.identityOf(exchange.server),
+          );
         } catch (err) {
           return this.handlerError(id, err);
         }
@@ -289,13 +293,18 @@ export class ModernCodec {
   }
 
   /** server/discover (wire notes §2.1): versions, capabilities merged over the sources, cache hints. */
-  private discover(id: JsonRpcId, access: CallerAccess | undefined): HttpAnswer {
+  private discover(
+    id: JsonRpcId,
+    access: CallerAccess | undefined,
+    identity: ServedIdentity,
+  ): HttpAnswer {
     const result = {
       resultType: 'complete',
       supportedVersions: MODERN_PROTOCOL_VERSIONS,
       capabilities: this.capabilities.current(access, true, true),
+      ...(identity.instructions === undefined ? {} : { instructions: identity.instructions }),
       ...this.cacheHints.forList('server/discover', { filteredForCaller: restricted(access) }),
-      _meta: { [MetaKey.serverInfo]: this.serverInfo },
+      _meta: { [MetaKey.serverInfo]: identity.serverInfo },
     };
     return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), 'json');
   }
@@ -307,6 +316,7 @@ export class ModernCodec {
     result: MethodResult,
     clientCapabilities: Readonly<Record<string, unknown>>,
     access: CallerAccess | undefined,
+    identity: ServedIdentity,
   ): HttpAnswer {
     // a result built for a restricted caller (docs/operations.md §13 "Access") is private
     const filteredForCaller = isFilteredForCaller(result) || restricted(access);
@@ -328,7 +338,7 @@ export class ModernCodec {
         (hints === undefined ? '' : `,"ttlMs":${hints.ttlMs},"cacheScope":"${hints.cacheScope}"`) +
         (parts.some((p) => typeof p === 'string' && p.startsWith(',"_meta":'))
           ? ''
-          : `,"_meta":${this.serverInfoMeta}`);
+          : `,"_meta":${identity.serverInfoMeta}`);
       body = [...parts, extra, last ?? '}'];
     } else {
       // a passed-on upstream result gets the 2026 members too: from its parsed value
@@ -350,12 +360,12 @@ export class ModernCodec {
       const meta = isRecord(r._meta) ? r._meta : {};
       body =
         hints === undefined && r.resultType === undefined && r._meta === undefined
-          ? this.withModernMembers(objectText(result, r))
+          ? this.withModernMembers(objectText(result, r), identity)
           : JSON.stringify({
               ...r,
               resultType: typeof r.resultType === 'string' ? r.resultType : 'complete',
               ...(hints ?? {}),
-              _meta: { ...meta, [MetaKey.serverInfo]: this.serverInfo },
+              _meta: { ...meta, [MetaKey.serverInfo]: identity.serverInfo },
             });
     }
     return messageAnswer(200, resultEnvelope(id, body), 'json');
@@ -367,8 +377,8 @@ export class ModernCodec {
    * `{...result, resultType: 'complete', _meta: {serverInfo}}`, without copying the result.
    * `json` is the text of a JSON object with no whitespace around its braces.
    */
-  private withModernMembers(json: string): string {
-    const members = `"resultType":"complete","_meta":${this.serverInfoMeta}}`;
+  private withModernMembers(json: string, identity: ServedIdentity): string {
+    const members = `"resultType":"complete","_meta":${identity.serverInfoMeta}}`;
     return `${json.slice(0, -1)}${json === '{}' ? '' : ','}${members}`;
   }
 

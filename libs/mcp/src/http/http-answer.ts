@@ -20,6 +20,11 @@ export interface HttpExchange {
   /** What the caller may use (docs/operations.md §13 "Access"); undefined: everything. */
   readonly access?: CallerAccess;
   /**
+   * The virtual server whose path the request came on (`/mcp/servers/{id}`, docs/operations.md
+   * §16); undefined on `/mcp`. McpTransport narrows `access` to its view.
+   */
+  readonly server?: string;
+  /**
    * The Authorization value the caller was authenticated with, for the rechecks of a stream
    * it opens (NotificationHub). Never sent on: `headers` lacks it when the caller's token may
    * not travel to sources (ResourceServer.mayPassOn).

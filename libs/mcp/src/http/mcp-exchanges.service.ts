@@ -8,6 +8,7 @@ import { metadataAnswer } from './auth-answers';
 import { NotificationHub } from '../listen/notification-hub.service';
 import { SessionStreams } from '../listen/session-streams.service';
 import { McpTransport } from '../mcp-transport.service';
+import { VirtualServers } from '../servers/virtual-servers.service';
 import { errorEnvelope } from './http-answer';
 import { notFound, shuttingDown } from './listener-limits';
 import { HttpAccessPolicy } from './http-access.policy';
@@ -44,6 +45,7 @@ export class McpExchanges {
     private readonly resourceServer: ResourceServer,
     private readonly sessionStreams: SessionStreams,
     private readonly hub: NotificationHub,
+    private readonly servers: VirtualServers,
   ) {}
 
   /**
@@ -53,8 +55,9 @@ export class McpExchanges {
    * else 405.
    */
   protectedResourceMetadata(req: IncomingMessage, res: ServerResponse, path: string): boolean {
-    const json = this.resourceServer.metadataDocument();
-    if (json === undefined || !this.resourceServer.metadataPaths.has(path)) return false;
+    // the gateway's document, or a virtual server's on its own well-known path
+    const json = this.resourceServer.metadataDocument(path);
+    if (json === undefined) return false;
     if (req.method === 'GET' || req.method === 'HEAD') {
       write(res, metadataAnswer(json), req);
     } else if (req.method === 'OPTIONS') {
@@ -86,7 +89,8 @@ export class McpExchanges {
       return false;
     }
     const path = (req.url ?? '').split('?', 1)[0] ?? '';
-    if (path !== '/mcp') {
+    // `/mcp`, or a virtual server's `/mcp/servers/{id}` (docs/operations.md §16)
+    if (path !== '/mcp' && this.servers.serverOfPath(path) === undefined) {
       if (!this.protectedResourceMetadata(req, res, path)) {
         write(res, notFound());
         req.resume();
@@ -154,11 +158,15 @@ export class McpExchanges {
     const onClose = (): void => controller.abort('client-closed');
     this.inFlight.add(controller);
     res.once('close', onClose);
+    const url = req.url ?? '';
+    // admitted by `front`: the path is /mcp or a configured virtual server's
+    const server = url.length > 4 ? this.servers.serverOfPath(url.split('?', 1)[0] ?? '') : null;
     this.transport
       .post({
         headers: req.headers,
         body,
         call: { controller, connectionId: this.connectionIdOf(req.socket) },
+        ...(typeof server === 'string' ? { server } : {}),
       })
       .then(async (answer) => {
         if (answer.stream !== undefined) {
@@ -190,11 +198,16 @@ export class McpExchanges {
     const controller = new CallCancellation();
     // wired before the token is checked: a client gone meanwhile gets no stream
     res.once('close', () => controller.abort('client-closed'));
+    // a virtual server's path takes a token for it, and streams its view (docs/operations.md §16)
+    const server = this.servers.serverOfPath((req.url ?? '').split('?', 1)[0] ?? '') ?? undefined;
     this.transport
-      .authenticated(req.headers, (caller) =>
-        req.method === 'GET'
-          ? this.sessionStreams.open(req.headers, controller, caller)
-          : this.transport.methodNotAllowed(),
+      .authenticated(
+        req.headers,
+        (caller) =>
+          req.method === 'GET'
+            ? this.sessionStreams.open(req.headers, controller, caller, server)
+            : this.transport.methodNotAllowed(),
+        server,
       )
       .then((answer) => {
         if (res.destroyed) return;

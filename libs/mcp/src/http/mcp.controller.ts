@@ -31,6 +31,12 @@ export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): void {
 export class McpController {
   constructor(private readonly exchanges: McpExchanges) {}
 
+  /** A virtual server's path (docs/operations.md §16): the same exchange, narrowed to its view. */
+  @Post('servers/:server')
+  postToServer(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
+    this.post(req, reply);
+  }
+
   @Post()
   post(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
     const raw = req.body;

@@ -14,6 +14,7 @@ import { callerKey } from '../session/caller-key';
 import { changedListsFor } from './caller-changes';
 import { changedLists, LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import { NotificationStream } from './notification-stream';
+import { VirtualServers } from '../servers/virtual-servers.service';
 
 /** One open notification stream, whatever its era. */
 export interface OpenStream {
@@ -97,6 +98,9 @@ export class NotificationHub implements OnApplicationShutdown {
     @Optional()
     @Inject(ResourceServer)
     private readonly resourceServer: ResourceServer | null = null,
+    @Optional()
+    @Inject(VirtualServers)
+    private readonly servers: VirtualServers | null = null,
   ) {
     const listen = config.mcp.listen;
     this.maxStreams = listen.maxStreams;
@@ -327,7 +331,9 @@ export class NotificationHub implements OnApplicationShutdown {
         return outcome.status === 403 ? 'grant_changed' : 'token_revoked';
       case 'authenticated': {
         if (callerKey(outcome.caller) !== held.owner) return 'grant_changed';
-        const now = this.resourceServer?.policy.accessFor(outcome.caller) ?? FULL_ACCESS;
+        const fresh = this.resourceServer?.policy.accessFor(outcome.caller) ?? FULL_ACCESS;
+        // a stream on a virtual server's path keeps its view (docs/operations.md §16)
+        const now = this.servers?.narrow(fresh, VirtualServers.serverOf(stream.access)) ?? fresh;
         return grantName(now) === grantName(stream.access ?? FULL_ACCESS)
           ? undefined
           : 'grant_changed';

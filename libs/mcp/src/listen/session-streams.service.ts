@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import { ResourceServer, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { isModernVersion, JsonRpcCode, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
@@ -17,6 +17,7 @@ import { SessionTokenService } from '../session/session-token.service';
 import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
+import { VirtualServers } from '../servers/virtual-servers.service';
 
 function refusal(
   code: GatewayErrorCode,
@@ -82,13 +83,21 @@ export class SessionStreams {
     private readonly hub: NotificationHub,
     private readonly capabilities: ServerCapabilities,
     private readonly resourceServer: ResourceServer,
+    @Optional()
+    @Inject(VirtualServers)
+    private readonly servers: VirtualServers | null = null,
   ) {}
 
   /**
    * @param signal aborted when the client closes the stream
    * @param caller the authenticated caller (undefined when `mcp.auth` is off)
    */
-  open(headers: IncomingHeaders, signal: CallCancellation, caller?: CallerIdentity): HttpAnswer {
+  open(
+    headers: IncomingHeaders,
+    signal: CallCancellation,
+    caller?: CallerIdentity,
+    server?: string,
+  ): HttpAnswer {
     const stated = header(headers, 'mcp-protocol-version');
     const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
@@ -108,8 +117,10 @@ export class SessionStreams {
         GatewayErrorCode.NotAcceptable,
         'Not Acceptable: the GET stream is text/event-stream; the client must accept it',
       );
-    // list changes are told as the caller's grant (`mcp.access`) sees them
-    const access = this.resourceServer.policy.accessFor(caller);
+    // list changes are told as the caller's grant (`mcp.access`) sees them, and on a virtual
+    // server's path as its view does (docs/operations.md §16)
+    const granted = this.resourceServer.policy.accessFor(caller);
+    const access = this.servers?.narrow(granted, server) ?? granted;
     const session = new SessionStream(
       this.hub.newStream(),
       this.capabilities,

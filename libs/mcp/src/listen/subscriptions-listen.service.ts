@@ -41,6 +41,10 @@ export interface ListenRequest {
   readonly caller?: CallerIdentity;
   /** The Authorization value it was authenticated with (HttpExchange.credential): rechecked while open. */
   readonly credential?: string | string[];
+  /** The caller's grant as the request runs (narrowed to a virtual server's view on its path). */
+  readonly access?: CallerAccess;
+  /** The virtual server whose path the listen came on (docs/operations.md §16). */
+  readonly server?: string;
 }
 
 /** Whether the caller may use this upstream's notifications (its source is granted). */
@@ -192,7 +196,9 @@ export class SubscriptionsListen {
     const extras = this.registry.current()?.extras;
     // what the caller may use (`mcp.access`): the honoured filter, the upstream listens and
     // what is relayed are all cut to it
-    const access = this.resourceServer.policy.accessFor(request.caller);
+    const granted = this.resourceServer.policy.accessFor(request.caller);
+    // on a virtual server's path: the view as well (docs/operations.md §16)
+    const access = request.server === undefined ? granted : (request.access ?? granted);
     // a URI is honoured only when its owner is granted to the caller: one outside the grant is
     // dropped from the acknowledgement, exactly as a URI nobody serves (docs/security.md
     // "Listen filters and list changes")

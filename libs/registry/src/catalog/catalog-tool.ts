@@ -41,6 +41,8 @@ export interface CatalogTool {
   readonly fingerprint: string;
   /** Present when the tool declares an outputSchema: its compiled validator (MCP 2025-11-25 tools). */
   readonly validateOutput?: OutputValidator;
+  /** Its `_meta.tags` (a manifest's, or an upstream's list): virtual servers select by them (docs/operations.md §16). */
+  readonly tags?: readonly string[];
 }
 
 /** A catalog tool served by a bundle's Tool Service. */

@@ -73,6 +73,7 @@ export async function mergeCatalog(
         publishedJson: tool.publishedJson,
         fingerprint: tool.fingerprint,
         ...(validateOutput !== undefined ? { validateOutput } : {}),
+        ...(tool.tags !== undefined ? { tags: tool.tags } : {}),
       });
     }
     if (

@@ -32,6 +32,8 @@ export interface ManifestTool {
   readonly timeoutMillis?: number;
   /** `_meta.enabled`, default true; false = kept but neither listed nor callable (contract §7.2). */
   readonly enabled: boolean;
+  /** `_meta.tags`, sorted and unique: the gateway's grouping (docs/operations.md §16), never published. */
+  readonly tags?: readonly string[];
 }
 
 /** A whole manifest that passed validation; the unit of last-good (contract §6, §11). */

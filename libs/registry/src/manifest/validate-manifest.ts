@@ -6,6 +6,7 @@ import type { ManifestProblem, PullErrorType } from './manifest-errors';
 import type { AcceptedManifest, ManifestTool } from './manifest.types';
 import type { SchemaChecker, SchemaProblem } from './schema-checker';
 import { optionalFieldProblems, publishedEntry } from './tool-fields';
+import { MAX_TOOL_TAGS, toolTagsOf } from '@app/wire';
 
 /** contract §5: tool names are `[A-Za-z0-9_./-]{1,64}`. */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_./-]{1,64}$/;
@@ -128,6 +129,7 @@ function validateTool(
   let version = '';
   let timeoutMillis: number | undefined;
   let enabled = true;
+  let tags: string[] | undefined;
   if (!isRecord(meta)) {
     add('ToolVersionError', `${label}: _meta.version is required`);
   } else {
@@ -157,6 +159,16 @@ function validateTool(
         add('ToolMetaError', `${label}: _meta.enabled must be true or false`);
       else enabled = meta.enabled;
     }
+    // the gateway's own grouping (docs/operations.md §16 "Tags"): never published
+    if (meta.tags !== undefined) {
+      const given = toolTagsOf(meta.tags);
+      if (given === undefined)
+        add(
+          'ToolMetaError',
+          `${label}: _meta.tags must be a list of at most ${MAX_TOOL_TAGS} tags of [a-z0-9][a-z0-9._:-]{0,63}`,
+        );
+      else tags = [...given];
+    }
   }
   if (problems.length > 0) return problems;
 
@@ -165,8 +177,17 @@ function validateTool(
   const fingerprint = createHash('sha1')
     .update(publishedJson)
     .update(`\u0000${version}\u0000${timeoutMillis ?? ''}\u0000${enabled}`)
+    .update(tags === undefined ? '' : `\u0000${tags.join(' ')}`)
     .digest('base64url');
-  return { name: published.name, publishedJson, fingerprint, version, timeoutMillis, enabled };
+  return {
+    name: published.name,
+    publishedJson,
+    fingerprint,
+    version,
+    timeoutMillis,
+    enabled,
+    ...(tags === undefined ? {} : { tags }),
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { toolTagsOf } from '@app/wire';
 import { createHash } from 'node:crypto';
 import type { UpstreamDefinition } from '@app/config';
 import type { CatalogTool } from '../catalog/catalog-tool';
@@ -133,6 +134,13 @@ function toolNamesOf(
   );
 }
 
+/** The tool's `_meta.tags` when they are tags (docs/operations.md §16); anything else is ignored. */
+function tagsOf(tool: UpstreamItem): readonly string[] | undefined {
+  const meta = isRecord(tool) && isRecord(tool._meta) ? tool._meta : undefined;
+  const tags = toolTagsOf(meta?.tags);
+  return tags === undefined || tags.length === 0 ? undefined : tags;
+}
+
 /** A tool as the catalog publishes it: the upstream's JSON with only `name` replaced. */
 function catalogToolOf(
   upstream: UpstreamDefinition,
@@ -142,6 +150,7 @@ function catalogToolOf(
   const originalName = tool.name as string;
   const name = toolNames.get(originalName) ?? originalName;
   const publishedJson = JSON.stringify({ ...tool, name });
+  const tags = tagsOf(tool);
   return {
     name,
     sourceId: upstream.id,
@@ -150,6 +159,7 @@ function catalogToolOf(
     version: '',
     publishedJson,
     fingerprint: sha1(publishedJson),
+    ...(tags === undefined ? {} : { tags }),
   };
 }
 

@@ -1,0 +1,223 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig, type VirtualServerConfig } from '@app/config';
+import { allowsTool, type CallerAccess } from '@app/identity';
+import { RegistryService, type CatalogSnapshot, type CatalogTool } from '@app/registry';
+import { MetaKey } from '@app/wire';
+
+/** The path of a virtual server: `/mcp/servers/{id}`. */
+const SERVER_PATH_PREFIX = '/mcp/servers/';
+
+/** What a virtual server's view holds in one catalog: sources whole, and tools by name. */
+export interface ServerView {
+  readonly sources: ReadonlySet<string>;
+  readonly tools: ReadonlySet<string>;
+}
+
+/** Who answers on a path: the gateway's serverInfo (or a virtual server's), written once. */
+export interface ServedIdentity {
+  readonly serverInfo: { readonly name: string; readonly version: string; readonly title?: string };
+  /** `{"io.modelcontextprotocol/serverInfo":{…}}`: the `_meta` of every 2026 result. */
+  readonly serverInfoMeta: string;
+  readonly instructions?: string;
+}
+
+/** One virtual server as the status endpoint shows it. */
+export interface VirtualServerStatus {
+  readonly id: string;
+  readonly title: string;
+  readonly path: string;
+  readonly sources: readonly string[];
+  readonly tools: readonly string[];
+  readonly tags: readonly string[];
+  /** Catalog tools its view holds now, and their names (the console's server picker). */
+  readonly toolCount: number;
+  readonly toolNames: readonly string[];
+}
+
+/** `*` in a tool pattern is any run of characters; everything else stands for itself. */
+function patternOf(pattern: string): RegExp {
+  const escaped = pattern.replace(/[.+?^${}()|[\]\\/-]/g, '\\$&').replace(/\*/g, '.*');
+  return new RegExp(`^${escaped}$`);
+}
+
+interface CompiledServer {
+  readonly config: VirtualServerConfig;
+  readonly sources: ReadonlySet<string>;
+  readonly patterns: readonly RegExp[];
+  readonly tags: ReadonlySet<string>;
+  readonly identity: ServedIdentity;
+}
+
+/**
+ * Virtual servers (docs/operations.md §16): named views of the catalog, each on
+ * `/mcp/servers/{id}` with its own serverInfo and instructions. A view is resolved against each
+ * published catalog once (sources whole; tools by published-name pattern or tag, from
+ * `mcp.toolTags` and the tools' `_meta.tags`), and a request on a server's path runs with the
+ * caller's grant narrowed to the view (`narrow`), so every method that honours `mcp.access`
+ * (lists, calls, prompts, resources, capabilities, relays) honours the view the same way.
+ */
+@Injectable()
+export class VirtualServers {
+  private readonly servers = new Map<string, CompiledServer>();
+  private readonly tagRules: readonly {
+    readonly source: string;
+    readonly match: RegExp;
+    readonly tags: readonly string[];
+  }[];
+  private readonly gateway: ServedIdentity;
+  private readonly views = new WeakMap<CatalogSnapshot, Map<string, ServerView>>();
+  private readonly narrowed = new WeakMap<CatalogSnapshot, Map<string, CallerAccess>>();
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    private readonly registry: RegistryService,
+  ) {
+    const version = config.version;
+    const serverInfo = { name: config.mcp.identity, version };
+    this.gateway = {
+      serverInfo,
+      serverInfoMeta: JSON.stringify({ [MetaKey.serverInfo]: serverInfo }),
+    };
+    this.tagRules = config.mcp.toolTags.map((rule) => ({
+      source: rule.source,
+      match: patternOf(rule.tools),
+      tags: rule.tags,
+    }));
+    for (const server of config.mcp.virtualServers) {
+      const info = {
+        name: `${config.mcp.identity}/${server.id}`,
+        title: server.title ?? server.id,
+        version,
+      };
+      this.servers.set(server.id, {
+        config: server,
+        sources: new Set(server.sources),
+        patterns: server.tools.map(patternOf),
+        tags: new Set(server.tags),
+        identity: {
+          serverInfo: info,
+          serverInfoMeta: JSON.stringify({ [MetaKey.serverInfo]: info }),
+          ...(server.instructions === undefined ? {} : { instructions: server.instructions }),
+        },
+      });
+    }
+  }
+
+  /**
+   * The virtual server a request path names: its id for `/mcp/servers/{id}` of a configured
+   * server, null for `/mcp` itself, undefined for any other path (a 404).
+   */
+  serverOfPath(path: string): string | null | undefined {
+    if (path === '/mcp') return null;
+    if (!path.startsWith(SERVER_PATH_PREFIX)) return undefined;
+    const id = path.slice(SERVER_PATH_PREFIX.length);
+    return this.servers.has(id) ? id : undefined;
+  }
+
+  /** The serverInfo and instructions on a server's path (the gateway's own on `/mcp`). */
+  identityOf(server: string | undefined): ServedIdentity {
+    return (server === undefined ? undefined : this.servers.get(server)?.identity) ?? this.gateway;
+  }
+
+  /**
+   * The caller's grant on a server's path: what it may use and the view holds (the plain grant
+   * on `/mcp`). Built once per catalog, server and grant.
+   */
+  narrow(access: CallerAccess | undefined, server: string | undefined): CallerAccess | undefined {
+    if (server === undefined) return access;
+    const catalog = this.registry.current();
+    const view = this.viewOf(server, catalog);
+    const whole = access === undefined || access.all;
+    const key = whole ? `@${server}` : `${access.key}@${server}`;
+    let byKey = catalog === undefined ? undefined : this.narrowed.get(catalog);
+    const known = byKey?.get(key);
+    if (known !== undefined) return known;
+    let narrowed: CallerAccess;
+    if (whole) {
+      narrowed = { all: false, key, sources: view.sources, tools: view.tools, server };
+    } else {
+      const sources = new Set([...view.sources].filter((s) => access.sources.has(s)));
+      const tools = new Set<string>();
+      for (const tool of catalog?.tools ?? []) {
+        if (sources.has(tool.sourceId)) continue;
+        if (
+          allowsTool(access, tool.sourceId, tool.name) &&
+          (view.sources.has(tool.sourceId) || view.tools.has(tool.name))
+        )
+          tools.add(tool.name);
+      }
+      narrowed = { all: false, key, sources, tools, server };
+    }
+    if (catalog !== undefined) {
+      byKey ??= new Map();
+      this.narrowed.set(catalog, byKey);
+      byKey.set(key, narrowed);
+    }
+    return narrowed;
+  }
+
+  /** The virtual server a grant was narrowed to (undefined: the whole catalog's grant). */
+  static serverOf(access: CallerAccess | undefined): string | undefined {
+    return access === undefined || access.all ? undefined : access.server;
+  }
+
+  /** Every virtual server, with what its view holds in the catalog served now. */
+  statuses(): VirtualServerStatus[] {
+    const catalog = this.registry.current();
+    return [...this.servers.values()].map(({ config }) => {
+      const view = this.viewOf(config.id, catalog);
+      const toolNames = (catalog?.tools ?? [])
+        .filter((t) => view.sources.has(t.sourceId) || view.tools.has(t.name))
+        .map((t) => t.name);
+      return {
+        id: config.id,
+        title: config.title ?? config.id,
+        path: `${SERVER_PATH_PREFIX}${config.id}`,
+        sources: config.sources,
+        tools: config.tools,
+        tags: config.tags,
+        toolCount: toolNames.length,
+        toolNames,
+      };
+    });
+  }
+
+  /** The tags of a catalog tool: its own `_meta.tags` and those `mcp.toolTags` gives it. */
+  tagsOf(tool: CatalogTool): ReadonlySet<string> {
+    const tags = new Set(tool.tags ?? []);
+    for (const rule of this.tagRules)
+      if (rule.source === tool.sourceId && rule.match.test(tool.name))
+        for (const tag of rule.tags) tags.add(tag);
+    return tags;
+  }
+
+  private viewOf(server: string, catalog: CatalogSnapshot | undefined): ServerView {
+    const compiled = this.servers.get(server);
+    if (compiled === undefined) return { sources: new Set(), tools: new Set() };
+    let byServer = catalog === undefined ? undefined : this.views.get(catalog);
+    const known = byServer?.get(server);
+    if (known !== undefined) return known;
+    const tools = new Set<string>();
+    for (const tool of catalog?.tools ?? []) {
+      if (compiled.sources.has(tool.sourceId)) continue;
+      if (compiled.patterns.some((p) => p.test(tool.name))) {
+        tools.add(tool.name);
+        continue;
+      }
+      if (compiled.tags.size > 0) {
+        for (const tag of this.tagsOf(tool))
+          if (compiled.tags.has(tag)) {
+            tools.add(tool.name);
+            break;
+          }
+      }
+    }
+    const view: ServerView = { sources: compiled.sources, tools };
+    if (catalog !== undefined) {
+      byServer ??= new Map();
+      this.views.set(catalog, byServer);
+      byServer.set(server, view);
+    }
+    return view;
+  }
+}

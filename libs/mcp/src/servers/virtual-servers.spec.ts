@@ -1,0 +1,95 @@
+import type { GatewayConfig } from '@app/config';
+import type { CallerAccess } from '@app/identity';
+import type { CatalogSnapshot, CatalogTool, RegistryService } from '@app/registry';
+import { VirtualServers } from './virtual-servers.service';
+
+function tool(name: string, sourceId: string, tags?: string[]): CatalogTool {
+  return { name, sourceId, ...(tags === undefined ? {} : { tags }) } as unknown as CatalogTool;
+}
+
+const catalog = {
+  tools: [
+    tool('processing.claims.open', 'processing', ['claims']),
+    tool('processing.claimsXopen', 'processing'),
+    tool('processing.admin.purge', 'processing'),
+    tool('docs.search', 'docs'),
+    tool('wh__query', 'wh'),
+  ],
+} as unknown as CatalogSnapshot;
+
+function servers(): VirtualServers {
+  return new VirtualServers(
+    {
+      version: '1',
+      mcp: {
+        identity: 'gw',
+        toolTags: [{ source: 'docs', tools: 'docs.*', tags: ['reference'] }],
+        virtualServers: [
+          { id: 'claims', tools: ['processing.claims.*'], sources: ['docs'], tags: [] },
+          { id: 'ref', tools: [], sources: [], tags: ['reference', 'claims'] },
+        ],
+      },
+    } as unknown as GatewayConfig,
+    { current: () => catalog } as unknown as RegistryService,
+  );
+}
+
+const allowed = (access: CallerAccess | undefined): string[] =>
+  catalog.tools
+    .filter(
+      (t) =>
+        access === undefined ||
+        access.all ||
+        access.sources.has(t.sourceId) ||
+        access.tools.has(t.name),
+    )
+    .map((t) => t.name);
+
+describe('VirtualServers: a path names a view; a grant is narrowed to it (docs/operations.md §16)', () => {
+  it('routes /mcp and configured /mcp/servers/{id} only', () => {
+    const s = servers();
+    expect(s.serverOfPath('/mcp')).toBeNull();
+    expect(s.serverOfPath('/mcp/servers/claims')).toBe('claims');
+    for (const path of ['/mcp/servers/nope', '/mcp/servers/', '/mcp/servers/claims/x', '/mcpx'])
+      expect(s.serverOfPath(path)).toBeUndefined();
+  });
+
+  it('matches patterns literally but for *, and selects by manifest and config tags', () => {
+    const s = servers();
+    expect(allowed(s.narrow(undefined, 'claims'))).toEqual([
+      'processing.claims.open',
+      'docs.search',
+    ]);
+    expect(allowed(s.narrow(undefined, 'ref'))).toEqual(['processing.claims.open', 'docs.search']);
+    expect(s.narrow(undefined, undefined)).toBeUndefined();
+  });
+
+  it('a restricted caller keeps what both its grant and the view hold, under a key of both', () => {
+    const s = servers();
+    const grant: CallerAccess = {
+      all: false,
+      key: '0',
+      sources: new Set(['docs', 'wh']),
+      tools: new Set(['processing.admin.purge', 'processing.claims.open']),
+    };
+    const narrowed = s.narrow(grant, 'claims');
+    expect(allowed(narrowed)).toEqual(['processing.claims.open', 'docs.search']);
+    expect(narrowed).toMatchObject({ all: false, key: '0@claims', server: 'claims' });
+    expect(VirtualServers.serverOf(narrowed)).toBe('claims');
+    // built once per catalog and grant
+    expect(s.narrow(grant, 'claims')).toBe(narrowed);
+  });
+
+  it("answers with each server's identity: name, title, instructions", () => {
+    const s = servers();
+    expect(s.identityOf('claims').serverInfo).toEqual({
+      name: 'gw/claims',
+      title: 'claims',
+      version: '1',
+    });
+    expect(s.identityOf(undefined).serverInfo).toEqual({ name: 'gw', version: '1' });
+    expect(JSON.parse(s.identityOf('ref').serverInfoMeta)).toEqual({
+      'io.modelcontextprotocol/serverInfo': { name: 'gw/ref', title: 'ref', version: '1' },
+    });
+  });
+});
