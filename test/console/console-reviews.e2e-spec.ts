@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { DESKTOP, launchChromium, pageErrors, waitForText } from '../support/browser';
+import { openDesktopPage, waitForText } from '../support/browser';
 import { CONSOLE_SHOTS } from '../support/console-shots';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
@@ -31,9 +31,7 @@ describe('console reviews of pinned tools', () => {
       env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN },
       waitReady: true,
     });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: DESKTOP });
-    errors = pageErrors(page);
+    ({ browser, page, errors } = await openDesktopPage());
   });
 
   afterAll(async () => {

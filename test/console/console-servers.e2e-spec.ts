@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { DESKTOP, launchChromium, pageErrors, waitForText } from '../support/browser';
+import { openDesktopPage, waitForText } from '../support/browser';
 import { GatewayProcess } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { TestToolService } from '../support/tool-service';
@@ -28,9 +28,7 @@ describe('console: the virtual server picker under Tools', () => {
       },
       waitReady: true,
     });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: DESKTOP });
-    errors = pageErrors(page);
+    ({ browser, page, errors } = await openDesktopPage());
   });
 
   afterAll(async () => {

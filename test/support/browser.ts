@@ -63,3 +63,16 @@ export function pageErrors(page: Page): string[] {
   page.on('pageerror', (err) => errors.push(err.message));
   return errors;
 }
+
+/** Chromium with one desktop page and the errors that page reports. */
+export interface DesktopPage {
+  readonly browser: Browser;
+  readonly page: Page;
+  readonly errors: string[];
+}
+
+export async function openDesktopPage(): Promise<DesktopPage> {
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: DESKTOP });
+  return { browser, page, errors: pageErrors(page) };
+}
