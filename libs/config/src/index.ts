@@ -94,6 +94,7 @@ export {
   type AddressRuleSettings,
 } from './address-rules';
 export {
+  ToolSearchConfig,
   TOOL_PATTERN,
   ToolTagsConfig,
   VIRTUAL_SERVER_ID_PATTERN,

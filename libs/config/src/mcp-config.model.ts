@@ -5,7 +5,11 @@ import { BundleAuthorizationConfig } from './authorization-config.model';
 import { ConsoleConfig } from './console-config.model';
 import { ManagementConfig } from './management-config.model';
 import { UpstreamConfig } from './upstream-config.model';
-import { ToolTagsConfig, VirtualServerConfig } from './virtual-servers-config.model';
+import {
+  ToolSearchConfig,
+  ToolTagsConfig,
+  VirtualServerConfig,
+} from './virtual-servers-config.model';
 import { AuditConfig, RateLimitsConfig } from './caller-limits-config.model';
 import { REDIS_NODE_PATTERN } from './redis-server';
 
@@ -639,6 +643,12 @@ export class McpConfig {
   @ValidateNested({ each: true })
   @Type(() => ToolTagsConfig)
   toolTags: ToolTagsConfig[] = [];
+
+  /** The gateway's search tools instead of the whole list on /mcp (docs/operations.md §16). */
+  @IsObject({ message: MAPPING })
+  @ValidateNested()
+  @Type(() => ToolSearchConfig)
+  toolSearch: ToolSearchConfig = new ToolSearchConfig();
 
   @IsOptional()
   @IsObject({ message: MAPPING })

@@ -1,4 +1,4 @@
-import { CREDENTIAL_HEADERS, UNFORWARDABLE_HEADERS } from '@app/wire';
+import { CREDENTIAL_HEADERS, GATEWAY_TOOL_PREFIX, UNFORWARDABLE_HEADERS } from '@app/wire';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import { urlProblem } from './config-rules';
 import type { UpstreamConfig } from './upstream-config.model';
@@ -145,6 +145,12 @@ export function upstreamProblems(mcp: McpConfig): string[] {
     }
   });
 
+  // The gateway's own tools keep their names (docs/operations.md §16 "Tool search").
+  for (const { at, prefix } of prefixed)
+    if (prefix.startsWith(GATEWAY_TOOL_PREFIX) || GATEWAY_TOOL_PREFIX.startsWith(prefix))
+      problems.push(
+        `${at}.namePrefix: "${prefix}" overlaps "${GATEWAY_TOOL_PREFIX}", the prefix reserved for the gateway's own tools`,
+      );
   // Bundle against bundle is config-rules' check; here every pair with an upstream in it.
   prefixed.forEach((a, x) => {
     for (const b of prefixed.slice(Math.max(x + 1, bundlePrefixCount))) {

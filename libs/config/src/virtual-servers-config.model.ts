@@ -1,5 +1,13 @@
 import { TAG_PATTERN } from '@app/wire';
-import { IsArray, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 
 /** A virtual server's id: its path `/mcp/servers/{id}` (lower case, digits and `-`). */
 export const VIRTUAL_SERVER_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -47,6 +55,13 @@ export class VirtualServerConfig {
   })
   tools: string[] = [];
 
+  /**
+   * true: `tools/list` on its path gives the gateway's search tools instead of the view's tools
+   * (docs/operations.md §16 "Tool search").
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  toolSearch = false;
+
   /** Tags (from `mcp.toolTags` or a tool's `_meta.tags`) whose tools are in the view. */
   @IsArray({ message: 'must be a list of tags' })
   @Matches(TAG_PATTERN, { each: true, message: 'each entry must match [a-z0-9][a-z0-9._:-]{0,63}' })
@@ -69,4 +84,10 @@ export class ToolTagsConfig {
   @IsArray({ message: 'must be a list of tags' })
   @Matches(TAG_PATTERN, { each: true, message: 'each entry must match [a-z0-9][a-z0-9._:-]{0,63}' })
   tags: string[] = [];
+}
+
+/** `mcp.toolSearch` (docs/operations.md §16 "Tool search"): search instead of the whole list on `/mcp`. */
+export class ToolSearchConfig {
+  @IsBoolean({ message: 'must be true or false' })
+  enabled = false;
 }

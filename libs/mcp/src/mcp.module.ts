@@ -65,6 +65,7 @@ const HANDLERS = [
   TasksUpdateHandler,
   TasksCancelHandler,
 ];
+import { ToolSearch } from './search/tool-search.service';
 import { VirtualServers } from './servers/virtual-servers.service';
 import { HttpAccessPolicy } from './http/http-access.policy';
 import { McpController } from './http/mcp.controller';
@@ -113,6 +114,7 @@ import { SessionTokenService } from './session/session-token.service';
     InFlightRequests,
     McpExchanges,
     VirtualServers,
+    ToolSearch,
     LegacyCodec,
     ModernCodec,
     CacheHintsService,

@@ -29,4 +29,4 @@ export {
   MCP_TRANSPORT_HEADERS,
   UNFORWARDABLE_HEADERS,
 } from './transport-headers';
-export { MAX_TOOL_TAGS, TAG_PATTERN, toolTagsOf } from './tool-tags';
+export { GATEWAY_TOOL_PREFIX, MAX_TOOL_TAGS, TAG_PATTERN, toolTagsOf } from './tool-tags';

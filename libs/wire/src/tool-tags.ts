@@ -12,3 +12,9 @@ export function toolTagsOf(value: unknown): readonly string[] | undefined {
   if (!value.every((t) => typeof t === 'string' && TAG_PATTERN.test(t))) return undefined;
   return [...new Set(value as string[])].sort();
 }
+
+/**
+ * The name prefix of the gateway's own tools (the search tools, docs/operations.md §16 "Tool
+ * search"); no source's namePrefix may start it or start with it.
+ */
+export const GATEWAY_TOOL_PREFIX = 'gateway__';

@@ -1,7 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GatewayMetrics } from '@app/observability';
 import { ToolExecutor, type IncomingHeaders } from '@app/execution';
-import { declaresExtension, Extension, isModernVersion, JsonRpcCode, RawJson } from '@app/wire';
+import {
+  declaresExtension,
+  Extension,
+  GATEWAY_TOOL_PREFIX,
+  isModernVersion,
+  JsonRpcCode,
+  RawJson,
+} from '@app/wire';
 import { allowsTool, type CallerAccess } from '@app/identity';
 import {
   ArgumentValidators,
@@ -37,6 +44,7 @@ import { GatewayTasks } from '../tasks/gateway-tasks';
 import { bundleTaskSupport } from '../tasks/bundle-task-support';
 import { tasksNotDeclared } from '../tasks/task-errors';
 import { UpstreamRouter } from './upstream-router';
+import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL, ToolSearch } from '../search/tool-search.service';
 import { ToolCallAudit } from '../audit/tool-call-audit';
 import { CallerLimits } from '../limits/caller-limits.service';
 
@@ -80,6 +88,7 @@ export class ToolsCallHandler implements MethodHandler {
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
+    @Optional() @Inject(ToolSearch) private readonly search: ToolSearch | null = null,
   ) {}
 
   /**
@@ -132,6 +141,14 @@ export class ToolsCallHandler implements MethodHandler {
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,
   ): Promise<MethodResult> {
+    // the gateway's own search tools where search is on (docs/operations.md §16 "Tool search")
+    if (
+      this.search !== null &&
+      typeof params?.name === 'string' &&
+      params.name.startsWith(GATEWAY_TOOL_PREFIX) &&
+      this.search.enabledFor(context.access)
+    )
+      return this.searchTool(params.name, params.arguments, context);
     const started = performance.now();
     const name = typeof params?.name === 'string' ? params.name : '';
     const prepared = context.prepared?.target;
@@ -144,6 +161,58 @@ export class ToolsCallHandler implements MethodHandler {
     } catch (error) {
       this.audited(name, target, { error }, started, context);
       throw error;
+    }
+  }
+
+  /**
+   * One of the search tools: search and describe answer from the index, call runs the named tool
+   * through `handle` as a direct call would (rate limits, grant, pins, argument checks, audit).
+   */
+  private async searchTool(
+    name: string,
+    args: unknown,
+    context: MethodContext,
+  ): Promise<MethodResult> {
+    const search = this.search as ToolSearch;
+    const given = isRecord(args) ? args : {};
+    const text = (value: unknown): object => ({
+      content: [{ type: 'text', text: JSON.stringify(value) }],
+      structuredContent: value,
+    });
+    switch (name) {
+      case SEARCH_TOOL: {
+        if (typeof given.query !== 'string' || given.query.trim() === '')
+          return invalidArguments(name, ['/query: is required: the task, in words']);
+        const limit = typeof given.limit === 'number' ? given.limit : 10;
+        return text({ tools: search.search(given.query, limit, context.access) });
+      }
+      case DESCRIBE_TOOL: {
+        const names = Array.isArray(given.names)
+          ? given.names.filter((n): n is string => typeof n === 'string')
+          : [];
+        if (names.length === 0)
+          return invalidArguments(name, ['/names: is required: tool names from a search']);
+        return text(search.describe(names, context.access));
+      }
+      case CALL_TOOL: {
+        if (typeof given.name !== 'string' || given.name.startsWith(GATEWAY_TOOL_PREFIX))
+          return invalidArguments(name, ['/name: is required: the name of a tool found by search']);
+        // the inner call's arguments, byte for byte as the client wrote them
+        const raw = extractRawMember(context.rawBody, ['params', 'arguments', 'arguments']);
+        return this.handle(
+          {
+            name: given.name,
+            ...(given.arguments === undefined ? {} : { arguments: given.arguments }),
+          },
+          {
+            ...context,
+            prepared: undefined,
+            rawBody: raw === undefined ? '{}' : `{"params":{"arguments":${raw}}}`,
+          },
+        );
+      }
+      default:
+        throw this.notFound(name);
     }
   }
 

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { isModernVersion } from '@app/wire';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -6,6 +6,7 @@ import { PrecompressedBytes } from '../http/gzip-splice';
 import { callerListJson } from './caller-lists';
 import { markFilteredForCaller } from './caller-filtered';
 import { LiveLists } from './live-lists.service';
+import { ToolSearch } from '../search/tool-search.service';
 import {
   PreSerialized,
   type MethodContext,
@@ -36,6 +37,7 @@ export class ToolsListHandler implements MethodHandler {
   constructor(
     private readonly registry: RegistryService,
     private readonly live: LiveLists,
+    @Optional() @Inject(ToolSearch) private readonly search: ToolSearch | null = null,
   ) {}
 
   handle(
@@ -57,6 +59,9 @@ export class ToolsListHandler implements MethodHandler {
         new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE),
       );
     }
+    // where tool search is on, the gateway's search tools stand for the list (docs/operations.md §16)
+    if (this.search?.enabledFor(context.access) === true)
+      return Promise.resolve(new PreSerialized(['{"tools":', this.search.toolsJson(), '}']));
     // lists: live upstreams: built per request for the caller (docs/operations.md §11 "Live lists")
     if (this.live.active) return this.live.list(this.method, catalog, context);
     const access = context.access;

@@ -114,6 +114,16 @@ export class VirtualServers {
     return this.servers.has(id) ? id : undefined;
   }
 
+  /** Whether any virtual server offers tool search (docs/operations.md §16 "Tool search"). */
+  get anySearch(): boolean {
+    return [...this.servers.values()].some((s) => s.config.toolSearch);
+  }
+
+  /** Whether this virtual server's path gives the search tools instead of its list. */
+  searchOn(server: string): boolean {
+    return this.servers.get(server)?.config.toolSearch === true;
+  }
+
   /** The serverInfo and instructions on a server's path (the gateway's own on `/mcp`). */
   identityOf(server: string | undefined): ServedIdentity {
     return (server === undefined ? undefined : this.servers.get(server)?.identity) ?? this.gateway;

@@ -1,0 +1,243 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import MiniSearch from 'minisearch';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { allowsTool, type CallerAccess } from '@app/identity';
+import { RegistryService, type CatalogSnapshot, type CatalogTool } from '@app/registry';
+import { GATEWAY_TOOL_PREFIX } from '@app/wire';
+import { VirtualServers } from '../servers/virtual-servers.service';
+
+/** The gateway's own tools (docs/operations.md §16 "Tool search"). */
+export const SEARCH_TOOL = `${GATEWAY_TOOL_PREFIX}search_tools`;
+export const DESCRIBE_TOOL = `${GATEWAY_TOOL_PREFIX}describe_tools`;
+export const CALL_TOOL = `${GATEWAY_TOOL_PREFIX}call_tool`;
+
+/** Results of one search at most, and names one describe takes. */
+const MAX_RESULTS = 25;
+const DEFAULT_RESULTS = 10;
+const MAX_DESCRIBED = 25;
+/** A one-line description is cut here. */
+const LINE_CHARS = 200;
+
+/** The three tools `tools/list` gives where search is on, written once. */
+const SEARCH_TOOLS = [
+  {
+    name: SEARCH_TOOL,
+    title: 'Search the tools',
+    description:
+      'Finds the tools for a task among every tool this server offers. Give the task in words; get the best matching tool names with a one-line description each. Then describe the ones to use, and call them.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', minLength: 1, maxLength: 1000, description: 'The task, in words' },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_RESULTS,
+          description: `How many tools at most (default ${DEFAULT_RESULTS})`,
+        },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: DESCRIBE_TOOL,
+    title: 'Describe tools',
+    description:
+      'Gives the full definitions (input and output schemas, annotations) of the named tools.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        names: {
+          type: 'array',
+          items: { type: 'string' },
+          minItems: 1,
+          maxItems: MAX_DESCRIBED,
+          description: 'Tool names from a search',
+        },
+      },
+      required: ['names'],
+      additionalProperties: false,
+    },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: CALL_TOOL,
+    title: 'Call a tool',
+    description:
+      'Calls one tool by name with its arguments, exactly as calling it directly would (the same checks, the same answer).',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, description: 'The tool name' },
+        arguments: { type: 'object', description: "The tool's arguments" },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    },
+  },
+];
+const SEARCH_TOOLS_JSON = `[${SEARCH_TOOLS.map((t) => JSON.stringify(t)).join(',')}]`;
+
+/** One search hit, as `gateway__search_tools` answers it. */
+export interface SearchHit {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+}
+
+interface Indexed {
+  readonly index: MiniSearch;
+  readonly tools: readonly CatalogTool[];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Words of a tool name or text: split on separators and camelCase. */
+function words(text: string): string[] {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+/** The property names of a schema, nested ones included (what an agent's task mentions). */
+function propertyNames(schema: unknown, out: string[] = [], depth = 0): string[] {
+  if (!isRecord(schema) || depth > 6) return out;
+  const properties = schema.properties;
+  if (isRecord(properties))
+    for (const [name, sub] of Object.entries(properties)) {
+      out.push(name);
+      propertyNames(sub, out, depth + 1);
+    }
+  if (isRecord(schema.items)) propertyNames(schema.items, out, depth + 1);
+  return out;
+}
+
+function firstLine(text: unknown): string | undefined {
+  if (typeof text !== 'string') return undefined;
+  const line = text.trim().split('\n', 1)[0] ?? '';
+  return line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS - 1)}…` : line;
+}
+
+/**
+ * Tool search (docs/operations.md §16 "Tool search"): where it is on (`mcp.toolSearch` for `/mcp`,
+ * `toolSearch` of a virtual server for its path), `tools/list` gives three gateway tools instead
+ * of the catalog: search (a task in words → names, titles, one-line descriptions), describe
+ * (names → full definitions) and call (name + arguments, through the same path as a direct
+ * call). Ranked by MiniSearch (BM25 with prefix and fuzzy terms) over names, titles,
+ * descriptions, schema property names and tags, indexed once per catalog when it is published;
+ * every answer holds only tools the caller may use on that path.
+ */
+@Injectable()
+export class ToolSearch implements OnModuleInit {
+  private readonly onMcp: boolean;
+  private readonly indexes = new WeakMap<CatalogSnapshot, Indexed>();
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    private readonly registry: RegistryService,
+    private readonly servers: VirtualServers,
+  ) {
+    this.onMcp = config.mcp.toolSearch.enabled;
+  }
+
+  onModuleInit(): void {
+    if (!this.onMcp && !this.servers.anySearch) return;
+    // indexed after each publication, off the request path
+    this.registry.onPublished((_previous, next) => {
+      setImmediate(() => this.indexOf(next));
+    });
+  }
+
+  /** Whether the gateway's search tools replace the list for this grant's path. */
+  enabledFor(access: CallerAccess | undefined): boolean {
+    const server = VirtualServers.serverOf(access);
+    return server === undefined ? this.onMcp : this.servers.searchOn(server);
+  }
+
+  /** `tools/list` where search is on: the three gateway tools, as JSON text. */
+  toolsJson(): string {
+    return SEARCH_TOOLS_JSON;
+  }
+
+  /** The best matches of `query` among the tools the caller may use. */
+  search(query: string, limit: number, access: CallerAccess | undefined): SearchHit[] {
+    const catalog = this.registry.current();
+    if (catalog === undefined) return [];
+    const { index, tools } = this.indexOf(catalog);
+    const hits = index.search(query, {
+      filter: (r) => {
+        const tool = tools[r.id as number];
+        return (
+          tool !== undefined &&
+          (access === undefined || allowsTool(access, tool.sourceId, tool.name))
+        );
+      },
+    });
+    return hits.slice(0, Math.min(Math.max(1, limit), MAX_RESULTS)).map((hit) => {
+      const tool = tools[hit.id as number] as CatalogTool;
+      const entry = JSON.parse(tool.publishedJson) as Record<string, unknown>;
+      const title = typeof entry.title === 'string' ? entry.title : undefined;
+      const description = firstLine(entry.description);
+      return {
+        name: tool.name,
+        ...(title === undefined ? {} : { title }),
+        ...(description === undefined ? {} : { description }),
+      };
+    });
+  }
+
+  /** The published definitions of the named tools the caller may use, and the names it may not. */
+  describe(
+    names: readonly string[],
+    access: CallerAccess | undefined,
+  ): { readonly tools: readonly unknown[]; readonly unknown: readonly string[] } {
+    const catalog = this.registry.current();
+    const tools: unknown[] = [];
+    const unknown: string[] = [];
+    for (const name of names.slice(0, MAX_DESCRIBED)) {
+      const tool = catalog?.get(name);
+      if (tool === undefined || (access !== undefined && !allowsTool(access, tool.sourceId, name)))
+        unknown.push(name);
+      else tools.push(JSON.parse(tool.publishedJson));
+    }
+    return { tools, unknown };
+  }
+
+  private indexOf(catalog: CatalogSnapshot): Indexed {
+    const known = this.indexes.get(catalog);
+    if (known !== undefined) return known;
+    const index = new MiniSearch({
+      fields: ['name', 'title', 'description', 'properties', 'tags'],
+      tokenize: words,
+      searchOptions: {
+        boost: { name: 2, title: 1.5, tags: 1.5 },
+        prefix: true,
+        fuzzy: 0.2,
+        combineWith: 'OR',
+      },
+    });
+    const tools = catalog.tools;
+    index.addAll(
+      tools.map((tool, id) => {
+        const entry = JSON.parse(tool.publishedJson) as Record<string, unknown>;
+        return {
+          id,
+          name: tool.name,
+          title: typeof entry.title === 'string' ? entry.title : '',
+          description: typeof entry.description === 'string' ? entry.description : '',
+          properties: propertyNames(entry.inputSchema).join(' '),
+          tags: [...this.servers.tagsOf(tool)].join(' '),
+        };
+      }),
+    );
+    const indexed = { index, tools };
+    this.indexes.set(catalog, indexed);
+    return indexed;
+  }
+}
