@@ -126,12 +126,14 @@ describe('AdminAuthenticator (docs/operations.md §15 "Access")', () => {
 
 describe('adminVerifierFrom: the /mcp resource server as the admin bearer check', () => {
   const verifier = new Hs256Verifier(randomBytes(32));
+  /** `aud` "path" stands for a token issued for a virtual server's path only. */
   const server = (enabled: boolean) => ({
     enabled,
     async verifyBearer(header: string) {
       const caller = await verifier.verify(header.replace(/^Bearer /, ''));
       return caller === undefined ? { kind: 'refused' } : { kind: 'authenticated', caller };
     },
+    servesOn: (caller: CallerIdentity) => caller.claims.aud !== 'path',
   });
 
   it('is absent when mcp.auth.mode is not jwt, so the static token applies', async () => {
@@ -152,9 +154,18 @@ describe('adminVerifierFrom: the /mcp resource server as the admin bearer check'
     expect(await auth.authenticate('Bearer tok')).toMatchObject({ kind: 'unauthenticated' });
   });
 
+  it("a token issued for a virtual server's path only is not an admin's, whatever its scope", async () => {
+    const auth = new AdminAuthenticator(config(), adminVerifierFrom(server(true)));
+    const pathOnly = verifier.sign({ sub: 'erin', scope: 'mcp:admin', aud: 'path' });
+    expect(await auth.authenticate(`Bearer ${pathOnly}`)).toMatchObject({
+      kind: 'unauthenticated',
+    });
+  });
+
   it('a token the authorization server could not check (a 503 refusal) is unavailable, not unauthenticated', async () => {
     const down = {
       enabled: true,
+      servesOn: () => true,
       verifyBearer: () =>
         Promise.resolve({
           kind: 'refused',

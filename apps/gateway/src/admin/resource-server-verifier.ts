@@ -8,6 +8,11 @@ import type { AdminBearerVerifier, AuthorizationServerUnavailable } from './admi
  */
 export interface BearerResourceServer {
   readonly enabled: boolean;
+  /**
+   * Whether a verified token names the gateway's own audience (`server` undefined), not only a
+   * virtual server's path URL (docs/operations.md §16): only such a token may be an admin's.
+   */
+  servesOn(caller: CallerIdentity, server: undefined): boolean;
   verifyBearer(authorization: string): Promise<{
     readonly kind: string;
     readonly caller?: CallerIdentity;
@@ -37,7 +42,12 @@ export function adminVerifierFrom(server: BearerResourceServer): AdminBearerVeri
           reason: outcome.description ?? 'the authorization server is unavailable',
           retryAfterSeconds: outcome.retryAfterSeconds ?? 5,
         };
-      return outcome.kind === 'authenticated' ? outcome.caller : undefined;
+      // a token issued for one virtual server's path is that path's, never the admin's
+      return outcome.kind === 'authenticated' &&
+        outcome.caller !== undefined &&
+        server.servesOn(outcome.caller, undefined)
+        ? outcome.caller
+        : undefined;
     },
   };
 }

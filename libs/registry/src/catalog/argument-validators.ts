@@ -89,8 +89,9 @@ export function validatesArguments(tool: CatalogTool): boolean {
  * arguments then (a manifest with one was refused already; an upstream's is the upstream's).
  */
 export class ArgumentValidators {
-  private readonly listing = new SchemaDialects({ allErrors: true });
-  private readonly stopping = new SchemaDialects();
+  // patterns matched in linear time: the input is a caller's (SchemaDialects `linear`)
+  private readonly listing = new SchemaDialects({ allErrors: true, linear: true });
+  private readonly stopping = new SchemaDialects({ linear: true });
   /** By tool fingerprint, least recently used first; null: nothing to check. */
   private readonly kept = new Map<string, Compiled | null>();
 

@@ -1,4 +1,6 @@
 import Ajv, { type Options } from 'ajv';
+import type { RegExpEngine } from 'ajv/dist/types';
+import { RE2JS } from 're2js';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json';
@@ -60,6 +62,19 @@ const OPTIONS: Options = {
   code: { optimize: false },
 };
 
+/** ajv's regular expression engine for `linear` instances: RE2's semantics, linear time. */
+const linearRegExp: RegExpEngine = Object.assign(
+  (pattern: string) => {
+    const compiled = RE2JS.compile(pattern);
+    return {
+      test: (text: string) => compiled.matcher(text).find(),
+      // ajv keys its compiled patterns by this text: each pattern its own
+      toString: () => `re2:${pattern}`,
+    };
+  },
+  { code: 'require("re2js").RE2JS' },
+);
+
 /**
  * One ajv instance per dialect family, each created on first use (compiling meta-schemas is not
  * free and most catalogs need only one dialect). Callers compile one schema, then call
@@ -75,9 +90,24 @@ export class SchemaDialects {
   /**
    * @param allErrors report every violation, not the first: for checks whose errors are shown
    *   to an agent to correct its call (argument validation); manifests stop at the first
+   * @param linear `pattern` and `patternProperties` matched by RE2 (re2js), in time linear in
+   *   the input: for checks of what a caller sends (argument validation), where a backtracking
+   *   pattern such as `^([a-z0-9]+[.-]?)*[a-z0-9]$` would let a 30-character argument stall
+   *   the event loop for seconds. A pattern RE2 cannot take (a back-reference, a lookaround)
+   *   makes the schema fail to compile, and the caller decides what then.
    */
-  constructor({ allErrors = false }: { readonly allErrors?: boolean } = {}) {
-    this.options = allErrors ? { ...OPTIONS, allErrors } : OPTIONS;
+  constructor({
+    allErrors = false,
+    linear = false,
+  }: { readonly allErrors?: boolean; readonly linear?: boolean } = {}) {
+    this.options =
+      allErrors || linear
+        ? {
+            ...OPTIONS,
+            allErrors,
+            ...(linear ? { code: { ...OPTIONS.code, regExp: linearRegExp } } : {}),
+          }
+        : OPTIONS;
   }
 
   /** The instance that compiles schemas of this dialect. */

@@ -35,7 +35,8 @@ function isApproval(value: unknown): value is ToolApproval {
     typeof v.digest === 'string' &&
     typeof v.definition === 'string' &&
     typeof v.approvedAt === 'number' &&
-    typeof v.approvedBy === 'string'
+    typeof v.approvedBy === 'string' &&
+    (v.tags === undefined || (Array.isArray(v.tags) && v.tags.every((t) => typeof t === 'string')))
   );
 }
 

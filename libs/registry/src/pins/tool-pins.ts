@@ -7,6 +7,8 @@ export interface ToolApproval {
   readonly digest: string;
   /** The published entry approved, moved along by cosmetic changes: what a diff compares with. */
   readonly definition: string;
+  /** The tags approved with it (docs/operations.md §16). */
+  readonly tags?: readonly string[];
   /** ms since the epoch. */
   readonly approvedAt: number;
   /** The admin who approved it (`admin-token`, a JWT subject). */
@@ -21,8 +23,9 @@ export interface HeldTool {
   readonly kind: 'new' | 'changed';
   /** What an approval of the pulled definition records; an approval names it. */
   readonly digest: string;
-  /** The pulled entry (what would be published once approved). */
+  /** The pulled entry (what would be published once approved), and its tags. */
   readonly definition: string;
+  readonly tags?: readonly string[];
   readonly approved?: ToolApproval;
   /** ms since the epoch: when this definition was first held. */
   readonly since: number;
@@ -131,14 +134,20 @@ export class ToolPins {
         kept.push(tool);
         continue;
       }
-      const digest = this.digests.get(tool.fingerprint) ?? definitionDigest(tool.publishedJson);
+      const digest =
+        this.digests.get(tool.fingerprint) ??
+        definitionDigest({ publishedJson: tool.publishedJson, tags: tool.tags });
       digests.set(tool.fingerprint, digest);
       const key = approvalKey(tool.sourceId, tool.name);
       const approval = this.approvals.get(key);
       if (approval?.digest === digest) {
         kept.push(tool);
         if (approval.definition !== tool.publishedJson) {
-          const along = { ...approval, definition: tool.publishedJson };
+          const along = {
+            ...approval,
+            definition: tool.publishedJson,
+            ...(tool.tags === undefined ? {} : { tags: tool.tags }),
+          };
           this.approvals.set(key, along);
           moved.push([key, along]);
         }
@@ -151,6 +160,7 @@ export class ToolPins {
         kind: approval === undefined ? 'new' : 'changed',
         digest,
         definition: tool.publishedJson,
+        ...(tool.tags === undefined ? {} : { tags: tool.tags }),
         ...(approval === undefined ? {} : { approved: approval }),
         since: before?.digest === digest ? before.since : now,
       });
@@ -176,7 +186,11 @@ export class ToolPins {
   ): { approved: [string, ToolApproval][]; refused: ApprovalRefusal[] } {
     const approved: [string, ToolApproval][] = [];
     const refused: ApprovalRefusal[] = [];
+    const seen = new Set<string>();
     for (const { name, digest } of tools) {
+      // a name given twice is approved once: the repeat is no new request
+      if (seen.has(name)) continue;
+      seen.add(name);
       const held = this.heldNow.get(name);
       if (held === undefined || held.sourceId !== sourceId) {
         refused.push({
@@ -195,7 +209,13 @@ export class ToolPins {
         continue;
       }
       const key = approvalKey(sourceId, name);
-      const approval = { digest, definition: held.definition, approvedAt: now, approvedBy: actor };
+      const approval = {
+        digest,
+        definition: held.definition,
+        ...(held.tags === undefined ? {} : { tags: held.tags }),
+        approvedAt: now,
+        approvedBy: actor,
+      };
       this.approvals.set(key, approval);
       approved.push([key, approval]);
     }
@@ -226,7 +246,12 @@ export function heldToolView(tool: HeldTool): HeldToolView {
     kind: tool.kind,
     digest: tool.digest,
     since: new Date(tool.since).toISOString(),
-    changes: definitionChanges(tool.approved?.definition, tool.definition),
+    changes: definitionChanges(
+      tool.approved === undefined
+        ? undefined
+        : { publishedJson: tool.approved.definition, tags: tool.approved.tags },
+      { publishedJson: tool.definition, tags: tool.tags },
+    ),
     ...(tool.approved === undefined
       ? {}
       : {
