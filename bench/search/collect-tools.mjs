@@ -25,10 +25,25 @@ const PLACEHOLDER = 'placeholder-not-a-real-credential';
 const SERVERS = [
   ['everything', '@modelcontextprotocol/server-everything', ['stdio'], {}],
   ['filesystem', '@modelcontextprotocol/server-filesystem', [scratch], {}],
-  ['memory', '@modelcontextprotocol/server-memory', [], { MEMORY_FILE_PATH: join(scratch, 'm.json') }],
-  ['github', '@modelcontextprotocol/server-github', [], { GITHUB_PERSONAL_ACCESS_TOKEN: PLACEHOLDER }],
+  [
+    'memory',
+    '@modelcontextprotocol/server-memory',
+    [],
+    { MEMORY_FILE_PATH: join(scratch, 'm.json') },
+  ],
+  [
+    'github',
+    '@modelcontextprotocol/server-github',
+    [],
+    { GITHUB_PERSONAL_ACCESS_TOKEN: PLACEHOLDER },
+  ],
   ['postgres', '@modelcontextprotocol/server-postgres', ['postgresql://127.0.0.1:1/none'], {}],
-  ['slack', '@modelcontextprotocol/server-slack', [], { SLACK_BOT_TOKEN: PLACEHOLDER, SLACK_TEAM_ID: 'T0' }],
+  [
+    'slack',
+    '@modelcontextprotocol/server-slack',
+    [],
+    { SLACK_BOT_TOKEN: PLACEHOLDER, SLACK_TEAM_ID: 'T0' },
+  ],
   ['puppeteer', '@modelcontextprotocol/server-puppeteer', [], {}],
   ['sequential-thinking', '@modelcontextprotocol/server-sequential-thinking', [], {}],
   ['playwright', '@playwright/mcp', ['--headless'], {}],
@@ -48,7 +63,8 @@ function binOf(pkg) {
     try {
       const dir = join(base, pkg);
       const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-      const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
+      const bin =
+        typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
       if (bin !== undefined) return { bin: join(dir, bin), version: manifest.version };
     } catch {
       // not installed there
@@ -99,5 +115,7 @@ writeFileSync(
   join(here, 'real-tools.json'),
   `${JSON.stringify({ collectedAt: new Date().toISOString(), total, servers }, null, 1)}\n`,
 );
-console.log(`${total} tools from ${servers.length} servers written to bench/search/real-tools.json`);
+console.log(
+  `${total} tools from ${servers.length} servers written to bench/search/real-tools.json`,
+);
 process.exit(0);
