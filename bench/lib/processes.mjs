@@ -153,7 +153,7 @@ function readPart(file, max, from) {
  * a pipe would make its speed depend on how fast this process drains it. The file is removed
  * when the process is stopped (BENCH_KEEP_LOGS=1 keeps it).
  */
-function spawnNode(nodeArgs, { core, env, cwd }) {
+export function spawnNode(nodeArgs, { core, env, cwd }) {
   logDir ??= benchTempDir('logs');
   const logFile = join(logDir, `${++logSeq}.log`);
   const fd = openSync(logFile, 'w');

@@ -5,7 +5,7 @@
 //
 //   mkdir -p /tmp/mcpcollect && cd /tmp/mcpcollect && npm init -y && \
 //     npm install --ignore-scripts <the packages of SERVERS below>
-//   node bench/search/collect-tools.mjs /tmp/mcpcollect
+//   node bench/search/collect-tools.mjs /tmp/mcpcollect && npx prettier --write bench/search
 //
 // Each server is started without credentials (a placeholder where one insists on a value at
 // start); one that does not list its tools that way is skipped and named.

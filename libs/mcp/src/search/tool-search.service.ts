@@ -17,6 +17,17 @@ const DEFAULT_RESULTS = 10;
 const MAX_DESCRIBED = 25;
 /** A one-line description is cut here. */
 const LINE_CHARS = 200;
+/**
+ * What of a description is indexed: its start, where a tool says what it does. Some servers
+ * append pages of usage notes, whose every word would otherwise match every query.
+ */
+const INDEXED_DESCRIPTION_CHARS = 400;
+/** Words that say nothing about a tool. */
+const STOP_WORDS = new Set(
+  'a an and are as at be by for from has have i in is it its me my of on or our that the this to was with you your'.split(
+    ' ',
+  ),
+);
 
 /** The three tools `tools/list` gives where search is on, written once. */
 const SEARCH_TOOLS = [
@@ -96,13 +107,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Words of a tool name or text: split on separators and camelCase. */
+/** Words of a tool name or text: split on separators and camelCase, stop words left out. */
 function words(text: string): string[] {
   return text
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .toLowerCase()
     .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0);
+    .filter((w) => w.length > 0 && !STOP_WORDS.has(w));
 }
 
 /** The property names of a schema, nested ones included (what an agent's task mentions). */
@@ -217,8 +228,10 @@ export class ToolSearch implements OnModuleInit {
       tokenize: words,
       searchOptions: {
         boost: { name: 2, title: 1.5, tags: 1.5 },
-        prefix: true,
-        fuzzy: 0.2,
+        // a prefix for words long enough to be one, a typo only in a long word: short words
+        // matched loosely match everything
+        prefix: (term) => term.length >= 4,
+        fuzzy: (term) => (term.length >= 7 ? 0.15 : false),
         combineWith: 'OR',
       },
     });
@@ -230,7 +243,10 @@ export class ToolSearch implements OnModuleInit {
           id,
           name: tool.name,
           title: typeof entry.title === 'string' ? entry.title : '',
-          description: typeof entry.description === 'string' ? entry.description : '',
+          description:
+            typeof entry.description === 'string'
+              ? entry.description.trim().slice(0, INDEXED_DESCRIPTION_CHARS)
+              : '',
           properties: propertyNames(entry.inputSchema).join(' '),
           tags: [...this.servers.tagsOf(tool)].join(' '),
         };
