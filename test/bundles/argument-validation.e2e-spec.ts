@@ -3,7 +3,7 @@ import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { V1Upstream } from '../support/mcp-upstreams';
 import { modernRequest } from '../support/modern-rpc';
-import { callTool } from '../support/rpc';
+import { callTool, postRaw, STANDARD_HEADERS } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
@@ -138,6 +138,19 @@ describe('argument validation through a real gateway, Tool Services and SDK upst
     expect(shop.toolRequests('shop.order')).toHaveLength(0);
   });
 
+  it('arguments giving a member twice are refused naming it: what is checked is what is sent', async () => {
+    const answer = await postRaw(
+      gateway.mcpUrl,
+      '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"shop.order","arguments":{"sku":"A-1","quantity":99,"quantity":1}}}',
+      STANDARD_HEADERS,
+    );
+    expect(answer.json.result.isError).toBe(true);
+    expect(textOf(answer.json.result)).toBe(
+      refusal('shop.order', ['- /quantity: is given more than once; give each member once']),
+    );
+    expect(shop.toolRequests('shop.order')).toHaveLength(0);
+  });
+
   it('conforming arguments reach the Tool Service byte for byte', async () => {
     const answer = await callTool(gateway.mcpUrl, 'shop.order', { sku: 'A-1', quantity: 2 });
     expect(answer.result.isError).toBeFalsy();
@@ -224,7 +237,7 @@ describe('argument validation through a real gateway, Tool Services and SDK upst
           'm',
         ).exec(scrape)?.[1] ?? 0,
       );
-    expect(count('shop')).toBe(4);
+    expect(count('shop')).toBe(5);
     expect(count('vu')).toBe(2);
     expect(count('reg')).toBe(1);
     expect(count('loose')).toBe(0);

@@ -260,7 +260,12 @@ export class ToolsCallHandler implements MethodHandler {
     const tool = await this.find(name, context, target);
     // checked before anything is sent, whatever the route (docs/operations.md §6 "Argument
     // validation"): a model corrects its call from an isError result (MCP 2025-11-25 tools)
-    const violations = this.argumentChecks.check(tool, args ?? {}, context.rawBody.length);
+    // the arguments' text as the client wrote it: checked, and sent on byte for byte
+    const raw =
+      args === undefined || args === null
+        ? undefined
+        : extractRawMember(context.rawBody, ['params', 'arguments']);
+    const violations = this.argumentChecks.check(tool, args ?? {}, raw ?? '{}');
     if (violations !== undefined) {
       this.metrics?.toolArgumentsRefused(tool.sourceId);
       return invalidArguments(name, violations);
@@ -271,7 +276,6 @@ export class ToolsCallHandler implements MethodHandler {
       // (docs/operations.md §11 "Checks")
       const headerParams = paramHeadersFor(tool, args, context.headers);
       // The upstream gets its own name for the tool; everything else as the client sent it.
-      const raw = extractRawMember(context.rawBody, ['params', 'arguments']);
       const result = await this.mrtr.call(
         {
           upstream,
@@ -313,10 +317,7 @@ export class ToolsCallHandler implements MethodHandler {
       // a CreateTaskResult gets the client's id for the task (docs/operations.md §10 "Tasks")
       return this.tasks.handOut(result, upstream, context);
     }
-    const rawArguments =
-      args === undefined || args === null
-        ? '{}'
-        : (extractRawMember(context.rawBody, ['params', 'arguments']) ?? JSON.stringify(args));
+    const rawArguments = args === undefined || args === null ? '{}' : (raw ?? JSON.stringify(args));
     // a task-capable bundle tool for a 2026 request that declared Tasks runs as a task
     // (docs/operations.md §10 "Tasks")
     const taskSupport = isModernVersion(context.protocolVersion)

@@ -1,6 +1,7 @@
 import type { BundleDefinition, UpstreamDefinition } from '@app/config';
 import {
   ArgumentValidators,
+  duplicateMember,
   LIST_ALL_VIOLATIONS_UP_TO,
   validatesArguments,
 } from './argument-validators';
@@ -22,6 +23,9 @@ const LOOKUP = {
 };
 
 let fingerprints = 0;
+
+/** Arguments text of this length (what check reads of the text: its size, and no member twice). */
+const text = (length: number): string => ' '.repeat(length);
 
 function bundleTool(
   inputSchema: unknown,
@@ -59,14 +63,16 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
   it('passes conforming arguments and names every violated path, one line each', () => {
     const checks = new ArgumentValidators();
     const tool = bundleTool(LOOKUP);
-    expect(checks.check(tool, { query: 'x', limit: 5 }, 30)).toBeUndefined();
-    expect(checks.check(tool, { limit: 500, filter: { 'a/b': 'yes', extra: 1 } }, 60)).toEqual([
+    expect(checks.check(tool, { query: 'x', limit: 5 }, text(30))).toBeUndefined();
+    expect(
+      checks.check(tool, { limit: 500, filter: { 'a/b': 'yes', extra: 1 } }, text(60)),
+    ).toEqual([
       '/query: is required',
       '/limit: must be <= 100',
       '/filter/extra: is not allowed',
       '/filter/a~1b: must be boolean',
     ]);
-    expect(checks.check(tool, 'text', 6)).toEqual(['/: must be object']);
+    expect(checks.check(tool, 'text', text(6))).toEqual(['/: must be object']);
   });
 
   it('checks by source: bundles by default and unless turned off, upstreams only when turned on', () => {
@@ -77,9 +83,11 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
     expect(validatesArguments(upstreamTool(LOOKUP, false))).toBe(false);
     expect(validatesArguments(upstreamTool(LOOKUP, true))).toBe(true);
     const checks = new ArgumentValidators();
-    expect(checks.check(bundleTool(LOOKUP, { validateArguments: false }), {}, 2)).toBeUndefined();
-    expect(checks.check(upstreamTool(LOOKUP), {}, 2)).toBeUndefined();
-    expect(checks.check(upstreamTool(LOOKUP, true), {}, 2)).toEqual(['/query: is required']);
+    expect(
+      checks.check(bundleTool(LOOKUP, { validateArguments: false }), {}, text(2)),
+    ).toBeUndefined();
+    expect(checks.check(upstreamTool(LOOKUP), {}, text(2))).toBeUndefined();
+    expect(checks.check(upstreamTool(LOOKUP, true), {}, text(2))).toEqual(['/query: is required']);
     expect(checks.size).toBe(1);
   });
 
@@ -92,7 +100,7 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
       type: 'object',
       properties: { pair: tuple },
     });
-    expect(checks.check(draft07, { pair: [1] }, 10)).toEqual(['/pair/0: must be string']);
+    expect(checks.check(draft07, { pair: [1] }, text(10))).toEqual(['/pair/0: must be string']);
   });
 
   it('checks nothing for a schema it cannot compile or of an unknown dialect (the source judges)', () => {
@@ -101,13 +109,13 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
       { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', required: ['q'] },
       true,
     );
-    expect(checks.check(draft04, {}, 2)).toBeUndefined();
+    expect(checks.check(draft04, {}, text(2))).toBeUndefined();
     const broken = upstreamTool({ type: 'object', properties: { q: { type: 'nope' } } }, true);
-    expect(checks.check(broken, { q: 1 }, 8)).toBeUndefined();
+    expect(checks.check(broken, { q: 1 }, text(8))).toBeUndefined();
     const none = upstreamTool(undefined, true);
-    expect(checks.check(none, { q: 1 }, 8)).toBeUndefined();
+    expect(checks.check(none, { q: 1 }, text(8))).toBeUndefined();
     const unknownLive = { ...upstreamTool(LOOKUP, true), publishedJson: '', fingerprint: '' };
-    expect(checks.check(unknownLive, {}, 2)).toBeUndefined();
+    expect(checks.check(unknownLive, {}, text(2))).toBeUndefined();
   });
 
   it('names at most 20 violations and counts the rest', () => {
@@ -116,7 +124,7 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
     const lines = checks.check(
       tool,
       Array.from({ length: 25 }, (_, i) => i),
-      100,
+      text(100),
     );
     expect(lines).toHaveLength(21);
     expect(lines?.[0]).toBe('/0: must be string');
@@ -127,11 +135,11 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
     const checks = new ArgumentValidators();
     const tool = bundleTool({ type: 'array', items: { type: 'string' } });
     const many = Array.from({ length: 100_000 }, () => 1);
-    expect(checks.check(tool, many, LIST_ALL_VIOLATIONS_UP_TO + 1)).toEqual([
+    expect(checks.check(tool, many, text(LIST_ALL_VIOLATIONS_UP_TO + 1))).toEqual([
       '/0: must be string',
       '(arguments over 64 KiB: only the first violation is named)',
     ]);
-    expect(checks.check(tool, ['a'], LIST_ALL_VIOLATIONS_UP_TO + 1)).toBeUndefined();
+    expect(checks.check(tool, ['a'], text(LIST_ALL_VIOLATIONS_UP_TO + 1))).toBeUndefined();
   });
 
   it('keeps the validators used last, at most its capacity, compiling each tool once while kept', () => {
@@ -139,15 +147,15 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
     const a = bundleTool(LOOKUP, {}, 'a');
     const b = bundleTool(LOOKUP, {}, 'b');
     const c = bundleTool(LOOKUP, {}, 'c');
-    checks.check(a, { query: 'x' }, 10);
-    checks.check(b, { query: 'x' }, 10);
-    checks.check(a, { query: 'x' }, 10); // a is now the most recent
-    checks.check(c, { query: 'x' }, 10); // b, the least recent, leaves
+    checks.check(a, { query: 'x' }, text(10));
+    checks.check(b, { query: 'x' }, text(10));
+    checks.check(a, { query: 'x' }, text(10)); // a is now the most recent
+    checks.check(c, { query: 'x' }, text(10)); // b, the least recent, leaves
     expect(checks.size).toBe(2);
     const kept = (checks as unknown as { kept: Map<string, unknown> }).kept;
     expect([...kept.keys()]).toEqual(['a', 'c']);
     const compiledA = kept.get('a');
-    checks.check(a, { query: 'y' }, 10);
+    checks.check(a, { query: 'y' }, text(10));
     expect(kept.get('a')).toBe(compiledA);
   });
 });
@@ -164,12 +172,12 @@ describe('ArgumentValidators against a hostile pattern', () => {
     });
     const started = performance.now();
     expect(
-      checks.check(tool, { h: `${'a'.repeat(5000)}!`, g: `${'a'.repeat(5000)}!` }, 10_100),
+      checks.check(tool, { h: `${'a'.repeat(5000)}!`, g: `${'a'.repeat(5000)}!` }, text(10_100)),
     ).toEqual([
       '/h: must match pattern "^([a-z0-9]+[.-]?)*[a-z0-9]$"',
       '/g: must match pattern "^(a|aa)+$"',
     ]);
-    expect(checks.check(tool, { h: 'host.example', g: 'aaa' }, 40)).toBeUndefined();
+    expect(checks.check(tool, { h: 'host.example', g: 'aaa' }, text(40))).toBeUndefined();
     // a backtracking engine takes minutes on these inputs; RE2 well under a second even on a
     // loaded machine (a bound that cannot be missed by a correct engine, nor met by a wrong one)
     expect(performance.now() - started).toBeLessThan(10_000);
@@ -182,6 +190,26 @@ describe('ArgumentValidators against a hostile pattern', () => {
       properties: { w: { type: 'string', pattern: '^(a)\\1$' } },
       required: ['w'],
     });
-    expect(checks.check(tool, {}, 2)).toBeUndefined();
+    expect(checks.check(tool, {}, text(2))).toBeUndefined();
+  });
+});
+
+describe('duplicateMember: a name given twice is refused, not checked on one value and sent with two', () => {
+  it('finds the first repeated name of any object, escapes read, strings and arrays skipped', () => {
+    expect(duplicateMember('{"n":99,"n":1}')).toEqual({ path: '/n' });
+    expect(duplicateMember('{"n":1,"\\u006e":2}')).toEqual({ path: '/n' });
+    expect(duplicateMember('{"a":{"x":1,"y":{"x":2},"x":3}}')).toEqual({ path: '/a/x' });
+    expect(duplicateMember('{"a":[{"x":1},{"x":2}],"b":"x,\\"x\\":1"}')).toBeUndefined();
+    expect(duplicateMember('{"s":"{\\"k\\":1,\\"k\\":2}"}')).toBeUndefined();
+    expect(duplicateMember('[1,2,{"k":1},{"k":1}]')).toBeUndefined();
+  });
+
+  it('a checked call with a repeated name is refused naming it', () => {
+    const checks = new ArgumentValidators();
+    const tool = bundleTool(LOOKUP);
+    expect(checks.check(tool, { query: 'x' }, '{"query":"x","query":"y"}')).toEqual([
+      '/query: is given more than once; give each member once',
+    ]);
+    expect(checks.check(tool, { query: 'x' }, '{"query":"x"}')).toBeUndefined();
   });
 });

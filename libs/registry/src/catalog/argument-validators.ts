@@ -30,6 +30,60 @@ interface Compiled {
   readonly dialect: Parameters<SchemaDialects['instanceFor']>[0];
 }
 
+/**
+ * The first member name given twice in one object of a JSON text, as a JSON Pointer; undefined
+ * when none is. A scan of the text (strings skipped, escapes honoured), never recursive.
+ */
+export function duplicateMember(json: string): { readonly path: string } | undefined {
+  const objects: ({ keys: Set<string>; name: string } | null)[] = [];
+  let expectKey = false;
+  let lastKey = '';
+  const pointer = (key: string): string =>
+    `${objects
+      .filter((o): o is { keys: Set<string>; name: string } => o !== null)
+      .map((o) => o.name)
+      .join('')}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 0x22) {
+      let j = i + 1;
+      let escaped = false;
+      for (; j < json.length; j++) {
+        const d = json.charCodeAt(j);
+        if (escaped) escaped = false;
+        else if (d === 0x5c) escaped = true;
+        else if (d === 0x22) break;
+      }
+      const top = objects[objects.length - 1];
+      if (top !== undefined && top !== null && expectKey) {
+        const quoted = json.slice(i, j + 1);
+        const key = quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
+        if (top.keys.has(key)) return { path: pointer(key) };
+        top.keys.add(key);
+        lastKey = key;
+        expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b) {
+      const parent = objects[objects.length - 1];
+      objects.push({
+        keys: new Set(),
+        name: parent === undefined || parent === null ? '' : `/${lastKey}`,
+      });
+      expectKey = true;
+    } else if (c === 0x5b) {
+      objects.push(null);
+    } else if (c === 0x7d || c === 0x5d) {
+      objects.pop();
+      expectKey = false;
+    } else if (c === 0x2c) {
+      const top = objects[objects.length - 1];
+      expectKey = top !== undefined && top !== null;
+    }
+  }
+  return undefined;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -99,12 +153,18 @@ export class ArgumentValidators {
 
   /**
    * undefined when the arguments conform (or the tool's calls are not checked); otherwise what
-   * they violate. `size`: the length of the text they came in (an upper bound will do).
+   * they violate. `text`: the arguments as the client wrote them, the bytes the source gets.
    */
-  check(tool: CatalogTool, args: unknown, size: number): ArgumentViolations | undefined {
+  check(tool: CatalogTool, args: unknown, text: string): ArgumentViolations | undefined {
     if (!validatesArguments(tool)) return undefined;
     const compiled = this.compiledFor(tool);
     if (compiled === null) return undefined;
+    // what is checked is what JSON.parse kept (the last of two equal names); a source that keeps
+    // the first would get what was never checked
+    const duplicate = duplicateMember(text);
+    if (duplicate !== undefined)
+      return [`${duplicate.path}: is given more than once; give each member once`];
+    const size = text.length;
     if (size <= LIST_ALL_VIOLATIONS_UP_TO)
       return compiled.all(args) ? undefined : violationsOf(compiled.all.errors);
     compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect);
