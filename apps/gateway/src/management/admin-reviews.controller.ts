@@ -41,9 +41,10 @@ function toolsOf(
  * the management port with the registration API's access rules: `GET /admin/reviews` lists each
  * pinned source's held tools with the diff of each (approved and pulled members side by side)
  * and its digest; `POST /admin/reviews/{sourceId}/approve` with `{"tools":[{"name","digest"}]}`
- * approves each definition by the digest reviewed (one that changed again since is refused:
- * 409), shares the approval with the other replicas through Redis and publishes the tools.
- * Every approval attempt is audit-logged.
+ * approves each definition by the digest reviewed (one that changed again since is refused),
+ * shares the approvals with the other replicas through Redis and publishes the tools: 200 when
+ * any was approved (the refused ones listed), else 409 for a digest that is not the held one,
+ * 404 for a tool not held. Every approval attempt is audit-logged.
  */
 @Controller('admin/reviews')
 export class AdminReviewsController {

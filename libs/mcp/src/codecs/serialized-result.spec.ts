@@ -15,6 +15,8 @@ const none = {} as never;
 const servers = new VirtualServers(
   {
     version: '1.2.3',
+    bundles: [],
+    upstreams: [],
     mcp: { identity: 'gw', toolTags: [], virtualServers: [] },
   } as unknown as GatewayConfig,
   {} as RegistryService,

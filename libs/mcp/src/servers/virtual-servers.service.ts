@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig, type VirtualServerConfig } from '@app/config';
 import { allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type CatalogSnapshot, type CatalogTool } from '@app/registry';
@@ -83,6 +83,22 @@ export class VirtualServers {
       match: patternOf(rule.tools),
       tags: rule.tags,
     }));
+    // a source not configured may be registered later: accepted, and said once at boot
+    const known = new Set([...config.bundles, ...config.upstreams].map((s) => s.id));
+    const unknown = [
+      ...config.mcp.virtualServers.flatMap((s) =>
+        s.sources
+          .filter((id) => !known.has(id))
+          .map((id) => `mcp.virtualServers "${s.id}" names "${id}"`),
+      ),
+      ...config.mcp.toolTags
+        .filter((t) => !known.has(t.source))
+        .map((t) => `mcp.toolTags names "${t.source}"`),
+    ];
+    if (unknown.length > 0)
+      new Logger('Mcp').warn(
+        `${unknown.join('; ')}: no bundle or upstream is configured with that id (a registration may add one; docs/operations.md §16)`,
+      );
     for (const server of config.mcp.virtualServers) {
       const info = {
         name: `${config.mcp.identity}/${server.id}`,

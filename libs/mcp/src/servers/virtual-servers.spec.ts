@@ -21,6 +21,8 @@ function servers(): VirtualServers {
   return new VirtualServers(
     {
       version: '1',
+      bundles: [{ id: 'processing' }, { id: 'docs' }],
+      upstreams: [{ id: 'wh' }],
       mcp: {
         identity: 'gw',
         toolTags: [{ source: 'docs', tools: 'docs.*', tags: ['reference'] }],

@@ -75,6 +75,17 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
     expect(checks.check(tool, 'text', text(6))).toEqual(['/: must be object']);
   });
 
+  it('names the values an enum allows, for a model to pick one', () => {
+    const checks = new ArgumentValidators();
+    const tool = bundleTool({
+      type: 'object',
+      properties: { tier: { enum: ['basic', 'gold', 3] } },
+    });
+    expect(checks.check(tool, { tier: 'silver' }, text(20))).toEqual([
+      '/tier: must be one of "basic", "gold", 3',
+    ]);
+  });
+
   it('checks by source: bundles by default and unless turned off, upstreams only when turned on', () => {
     expect(validatesArguments(bundleTool(LOOKUP))).toBe(true);
     expect(validatesArguments(bundleTool(LOOKUP, { validateArguments: true }))).toBe(true);

@@ -102,13 +102,23 @@ function pathOf(error: ErrorObject): string {
   return base === '' ? '/' : base;
 }
 
+/** The values an `enum` allows, as a model can copy them (at most 20, each cut at 40). */
+function allowedOf(error: ErrorObject): string {
+  const values = (error.params as { allowedValues?: unknown }).allowedValues;
+  if (!Array.isArray(values)) return error.message ?? 'is invalid';
+  const shown = values.slice(0, 20).map((v) => JSON.stringify(v)?.slice(0, 40) ?? 'null');
+  return `must be one of ${shown.join(', ')}${values.length > 20 ? ', …' : ''}`;
+}
+
 function lineOf(error: ErrorObject): string {
   const what =
     error.keyword === 'required'
       ? 'is required'
       : error.keyword === 'additionalProperties'
         ? 'is not allowed'
-        : (error.message ?? 'is invalid');
+        : error.keyword === 'enum'
+          ? allowedOf(error)
+          : (error.message ?? 'is invalid');
   return `${pathOf(error)}: ${what}`;
 }
 

@@ -204,7 +204,7 @@ export class ToolPins {
         refused.push({
           name,
           code: 'changed',
-          reason: `the definition of "${name}" changed again since it was shown (its digest is now ${held.digest}): review it again`,
+          reason: `the digest given is not the one of the definition of "${name}" held now (${held.digest}): it changed since it was shown, or the digest was mistyped; review it again`,
         });
         continue;
       }
