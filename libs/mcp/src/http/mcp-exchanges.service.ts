@@ -146,6 +146,16 @@ export class McpExchanges {
   }
 
   /**
+   * The virtual server whose path an admitted request came on (docs/operations.md §16);
+   * undefined on `/mcp`, which needs no lookup.
+   */
+  private serverOf(req: IncomingMessage): string | undefined {
+    const url = req.url ?? '';
+    if (url === '/mcp') return undefined;
+    return this.servers.serverOfPath(url.split('?', 1)[0] ?? '') ?? undefined;
+  }
+
+  /**
    * Runs an admitted POST whose body has been read, and writes its answer. The call is
    * aborted when the client's connection closes first
    * (docs/operations.md §2 "Calls nobody waits for"), by a matching notifications/cancelled, or at
@@ -158,15 +168,13 @@ export class McpExchanges {
     const onClose = (): void => controller.abort('client-closed');
     this.inFlight.add(controller);
     res.once('close', onClose);
-    const url = req.url ?? '';
-    // admitted by `front`: the path is /mcp or a configured virtual server's
-    const server = url.length > 4 ? this.servers.serverOfPath(url.split('?', 1)[0] ?? '') : null;
+    const server = this.serverOf(req);
     this.transport
       .post({
         headers: req.headers,
         body,
         call: { controller, connectionId: this.connectionIdOf(req.socket) },
-        ...(typeof server === 'string' ? { server } : {}),
+        ...(server === undefined ? {} : { server }),
       })
       .then(async (answer) => {
         if (answer.stream !== undefined) {
@@ -199,7 +207,7 @@ export class McpExchanges {
     // wired before the token is checked: a client gone meanwhile gets no stream
     res.once('close', () => controller.abort('client-closed'));
     // a virtual server's path takes a token for it, and streams its view (docs/operations.md §16)
-    const server = this.servers.serverOfPath((req.url ?? '').split('?', 1)[0] ?? '') ?? undefined;
+    const server = this.serverOf(req);
     this.transport
       .authenticated(
         req.headers,
