@@ -17,11 +17,18 @@ async function replica(
   shop: TestToolService,
 ): Promise<GatewayProcess> {
   return GatewayProcess.startPatiently({
-    mcp: gatewayConfig([bundle('shop', shop, 'shop.', { pinned: true })], {
-      redis: { keyPrefix },
-      registry: { refreshIntervalSeconds: 1 },
-      upstreams: [upstream('up', upUrl, { pinned: true }), upstream('free', `${upUrl}?free`)],
-    }),
+    mcp: {
+      ...gatewayConfig([bundle('shop', shop, 'shop.', { pinned: true })], {
+        redis: { keyPrefix },
+        registry: { refreshIntervalSeconds: 1 },
+        upstreams: [upstream('up', upUrl, { pinned: true }), upstream('free', `${upUrl}?free`)],
+      }),
+      virtualServers: [
+        { id: 'ups', sources: ['up'] },
+        { id: 'others', sources: ['free'] },
+        { id: 'searching', tools: ['up__se*'] },
+      ],
+    },
     env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: SHARED_REDIS_URL },
   });
 }
@@ -99,6 +106,20 @@ describe('pinned tool definitions across two replicas', () => {
     expect(answer.error).toBeUndefined();
     expect(answer.result.isError).toBe(true);
     expect(answer.result.content[0].text).toContain('Tool up__search is held for review');
+    // on a virtual server's path: held where its view would hold the tool, unknown elsewhere
+    const on = (server: string): string => a.mcpUrl.replace(/\/mcp$/, `/mcp/servers/${server}`);
+    for (const [server, name] of [
+      ['ups', 'up__fetch'],
+      ['searching', 'up__search'],
+    ] as const)
+      expect(JSON.stringify(await callTool(on(server), name, {}))).toContain(
+        `Tool ${name} is held for review`,
+      );
+    for (const [server, name] of [
+      ['others', 'up__search'],
+      ['searching', 'up__fetch'],
+    ] as const)
+      expect((await callTool(on(server), name, {})).error.message).toMatch(/Tool not found/);
     expect(up.calls()).toHaveLength(calls);
     const view = await upstreamView(a, 'up');
     expect(view).toMatchObject({ status: 'review', pinned: true, review: { heldTools: 2 } });

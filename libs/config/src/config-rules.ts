@@ -159,6 +159,11 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
     }
   }
 
+  if (isObject(mcp.toolSearch) && mcp.toolSearch.select === true && mcp.toolSearch.enabled !== true)
+    problems.push(
+      'mcp.toolSearch.select: needs mcp.toolSearch.enabled: true (selection is a part of tool search)',
+    );
+
   // Virtual servers (docs/operations.md §16): one path each, and a view that can hold a tool.
   const servers = Array.isArray(mcp.virtualServers) ? mcp.virtualServers : [];
   const serverIds = new Map<string, number>();
@@ -171,6 +176,10 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
         problems.push(`${at}.id: "${server.id}" duplicates mcp.virtualServers[${first}].id`);
       else serverIds.set(server.id, i);
     }
+    if (server.toolSelect === true && server.toolSearch !== true)
+      problems.push(
+        `${at}.toolSelect: needs toolSearch: true (selection is a part of tool search)`,
+      );
     const empty = (list: unknown): boolean => !Array.isArray(list) || list.length === 0;
     if (empty(server.sources) && empty(server.tools) && empty(server.tags))
       problems.push(

@@ -1113,3 +1113,46 @@ describe('MCP_ADMIN_TOKEN length (docs/operations.md §15 "Access")', () => {
     expect(loadTree(mcpTree(), { MCP_ADMIN_TOKEN: 'x' }).admin?.weakToken).toBe(false);
   });
 });
+
+describe('virtual servers and tool search (docs/operations.md §16)', () => {
+  it('refuses two virtual servers with one id, and one that would serve nothing, naming each', () => {
+    const problems = problemsOf(
+      mcpTree({
+        virtualServers: [
+          { id: 'team', tools: ['alpha.*'] },
+          { id: 'team', sources: ['alpha'] },
+          { id: 'empty' },
+        ],
+      }),
+    );
+    expect(problems).toContain(
+      'mcp.virtualServers[1].id: "team" duplicates mcp.virtualServers[0].id',
+    );
+    expect(problems.some((p) => p.startsWith('mcp.virtualServers[2]: names no sources'))).toBe(
+      true,
+    );
+  });
+
+  it('refuses tool selection without tool search, for /mcp and for a virtual server', () => {
+    const problems = problemsOf(
+      mcpTree({
+        toolSearch: { select: true },
+        virtualServers: [{ id: 'team', tools: ['alpha.*'], toolSelect: true }],
+      }),
+    );
+    expect(problems.map(pathOf)).toEqual(
+      expect.arrayContaining(['mcp.toolSearch.select', 'mcp.virtualServers[0].toolSelect']),
+    );
+  });
+
+  it('accepts tool selection with tool search', () => {
+    const config = loadTree(
+      mcpTree({
+        toolSearch: { enabled: true, select: true },
+        virtualServers: [{ id: 'team', tools: ['alpha.*'], toolSearch: true, toolSelect: true }],
+      }),
+    );
+    expect(config.mcp.toolSearch).toEqual({ enabled: true, select: true });
+    expect(config.mcp.virtualServers[0]?.toolSelect).toBe(true);
+  });
+});

@@ -62,6 +62,13 @@ export class VirtualServerConfig {
   @IsBoolean({ message: 'must be true or false' })
   toolSearch = false;
 
+  /**
+   * true (with `toolSearch`): a 2025 session on its path is also given `gateway__select_tools`,
+   * which makes its `tools/list` the tools it names (docs/operations.md §16 "Tool selection").
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  toolSelect = false;
+
   /** Tags (from `mcp.toolTags` or a tool's `_meta.tags`) whose tools are in the view. */
   @IsArray({ message: 'must be a list of tags' })
   @Matches(TAG_PATTERN, { each: true, message: 'each entry must match [a-z0-9][a-z0-9._:-]{0,63}' })
@@ -90,4 +97,11 @@ export class ToolTagsConfig {
 export class ToolSearchConfig {
   @IsBoolean({ message: 'must be true or false' })
   enabled = false;
+
+  /**
+   * true (with `enabled`): a 2025 session is also given `gateway__select_tools`, which makes its
+   * `tools/list` the tools it names (docs/operations.md §16 "Tool selection").
+   */
+  @IsBoolean({ message: 'must be true or false' })
+  select = false;
 }

@@ -21,6 +21,11 @@ export type CallerAccess =
        * stream's recheck narrows the caller's fresh grant the same way.
        */
       readonly server?: string;
+      /**
+       * With `server`: the caller's grant before it was narrowed (undefined: everything), for a
+       * tool the view cannot list now (one held for review, docs/operations.md §6).
+       */
+      readonly granted?: CallerAccess;
     };
 
 export const FULL_ACCESS: CallerAccess = { all: true };

@@ -38,7 +38,7 @@ import { NotificationHub } from './listen/notification-hub.service';
 import { SessionStreams } from './listen/session-streams.service';
 import { ResourceSubscriptions } from './listen/resource-subscriptions.service';
 import { SessionLogLevels } from './session/session-log-levels';
-import { sharedLevelStoreProvider } from './session/shared-level-store';
+import { sharedSessionStoreProvider } from './session/shared-session-store';
 import { resourceUpdateBusProvider } from './listen/resource-update-bus';
 import { SubscriptionsListen } from './listen/subscriptions-listen.service';
 import { TasksCancelHandler, TasksGetHandler, TasksUpdateHandler } from './tasks/tasks.handlers';
@@ -66,6 +66,8 @@ const HANDLERS = [
   TasksCancelHandler,
 ];
 import { ToolSearch } from './search/tool-search.service';
+import { SelectTool } from './search/select-tool';
+import { ToolSelections } from './search/tool-selections';
 import { VirtualServers } from './servers/virtual-servers.service';
 import { HttpAccessPolicy } from './http/http-access.policy';
 import { McpController } from './http/mcp.controller';
@@ -115,6 +117,8 @@ import { SessionTokenService } from './session/session-token.service';
     McpExchanges,
     VirtualServers,
     ToolSearch,
+    ToolSelections,
+    SelectTool,
     LegacyCodec,
     ModernCodec,
     CacheHintsService,
@@ -126,7 +130,7 @@ import { SessionTokenService } from './session/session-token.service';
     SessionStreams,
     ResourceSubscriptions,
     SessionLogLevels,
-    sharedLevelStoreProvider,
+    sharedSessionStoreProvider,
     resourceUpdateBusProvider,
   ],
   exports: [McpHttpServer, GatewayTasks],

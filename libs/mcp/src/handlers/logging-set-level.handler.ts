@@ -1,12 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import {
-  LOG_LEVELS,
-  SessionLogLevels,
-  SharedLevelNotStoredError,
-  logRank,
-} from '../session/session-log-levels';
+import { LOG_LEVELS, SessionLogLevels, logRank } from '../session/session-log-levels';
+import { SharedValueNotStoredError } from '../session/session-values';
 import { SessionTokenService } from '../session/session-token.service';
 import type { McpLogLevel } from '../session/session-log-levels';
 import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
@@ -43,12 +39,12 @@ export class LoggingSetLevelHandler implements MethodHandler {
       typeof header === 'string' && this.sessions.sealed
         ? this.sessions.openFor(header, context.caller)
         : undefined;
-    let notShared: SharedLevelNotStoredError | undefined;
+    let notShared: SharedValueNotStoredError | undefined;
     if (claims !== undefined && typeof header === 'string')
       await this.levels
         .set(header, level as McpLogLevel, claims.expiresAt * 1000)
         .catch((err: unknown) => {
-          if (!(err instanceof SharedLevelNotStoredError)) throw err;
+          if (!(err instanceof SharedValueNotStoredError)) throw err;
           notShared = err;
         });
     const upstreams = (this.registry.current()?.extras.upstreamsWith('logging') ?? []).filter((u) =>
@@ -59,7 +55,10 @@ export class LoggingSetLevelHandler implements MethodHandler {
     );
     // said, not hidden: the client's calls that reach another replica relay every level
     if (notShared !== undefined)
-      throw new GatewayError(GatewayErrorCode.Internal, `Internal error: ${notShared.message}`);
+      throw new GatewayError(
+        GatewayErrorCode.Internal,
+        `Internal error: the level ${notShared.message}`,
+      );
     return {};
   }
 }

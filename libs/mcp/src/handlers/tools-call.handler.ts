@@ -44,7 +44,15 @@ import { GatewayTasks } from '../tasks/gateway-tasks';
 import { bundleTaskSupport } from '../tasks/bundle-task-support';
 import { tasksNotDeclared } from '../tasks/task-errors';
 import { UpstreamRouter } from './upstream-router';
-import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL, ToolSearch } from '../search/tool-search.service';
+import {
+  CALL_TOOL,
+  DESCRIBE_TOOL,
+  SEARCH_TOOL,
+  SELECT_TOOL,
+  ToolSearch,
+} from '../search/tool-search.service';
+import { SelectTool } from '../search/select-tool';
+import { VirtualServers } from '../servers/virtual-servers.service';
 import { ToolCallAudit } from '../audit/tool-call-audit';
 import { CallerLimits } from '../limits/caller-limits.service';
 
@@ -89,6 +97,8 @@ export class ToolsCallHandler implements MethodHandler {
     @Optional() @Inject(CallerLimits) private readonly limits: CallerLimits | null = null,
     @Optional() @Inject(ToolCallAudit) private readonly audit: ToolCallAudit | null = null,
     @Optional() @Inject(ToolSearch) private readonly search: ToolSearch | null = null,
+    @Optional() @Inject(SelectTool) private readonly selectTool: SelectTool | null = null,
+    @Optional() @Inject(VirtualServers) private readonly servers: VirtualServers | null = null,
   ) {}
 
   /**
@@ -101,6 +111,8 @@ export class ToolsCallHandler implements MethodHandler {
   ): PreparedRequest {
     const name = params?.name;
     if (typeof name !== 'string') return PLAIN_REQUEST;
+    if (this.search !== null && name.startsWith(GATEWAY_TOOL_PREFIX))
+      return this.prepareSearchTool(name, params?.arguments, access);
     const tool = this.registry.current()?.get(name);
     const target: ToolTarget = { name, tool };
     // a live upstream's tool is in no snapshot: its prefix tells
@@ -113,6 +125,19 @@ export class ToolsCallHandler implements MethodHandler {
       mayRelay: tool.route.kind === 'upstream' && !denied,
       target: denied ? { ...target, denied } : target,
     };
+  }
+
+  /**
+   * The search tools (docs/operations.md §16): select tells the session list_changed on its
+   * answer stream; call may relay what the tool it calls relays, as a direct call would.
+   */
+  private prepareSearchTool(name: string, args: unknown, access?: CallerAccess): PreparedRequest {
+    const target: ToolTarget = { name, tool: undefined };
+    if (name === SELECT_TOOL) return { mayRelay: true, target };
+    const inner = isRecord(args) ? args.name : undefined;
+    if (name !== CALL_TOOL || typeof inner !== 'string' || inner.startsWith(GATEWAY_TOOL_PREFIX))
+      return { mayRelay: false, target };
+    return { mayRelay: this.prepare({ name: inner }, access).mayRelay, target };
   }
 
   /**
@@ -211,6 +236,14 @@ export class ToolsCallHandler implements MethodHandler {
           },
         );
       }
+      case SELECT_TOOL:
+        // 2025 sessions only, where selection is on (docs/operations.md §16 "Tool selection")
+        if (
+          this.selectTool === null ||
+          !this.selectTool.offeredTo(context, isModernVersion(context.protocolVersion))
+        )
+          throw this.notFound(name);
+        return this.selectTool.select(given, context);
       default:
         throw this.notFound(name);
     }
@@ -386,7 +419,11 @@ export class ToolsCallHandler implements MethodHandler {
     const held = this.registry.heldForReview(name);
     if (held === undefined) return undefined;
     const access = context.access;
-    if (access !== undefined && !allowsTool(access, held.sourceId, held.name)) {
+    const allowed =
+      this.servers === null
+        ? access === undefined || allowsTool(access, held.sourceId, held.name)
+        : this.servers.mayUseUnlisted(access, held.sourceId, held.name);
+    if (!allowed) {
       this.metrics?.toolNotFound();
       throw new ToolDeniedError(`Tool not found: ${name.slice(0, 128)}`);
     }

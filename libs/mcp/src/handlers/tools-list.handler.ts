@@ -7,6 +7,7 @@ import { callerListJson } from './caller-lists';
 import { markFilteredForCaller } from './caller-filtered';
 import { LiveLists } from './live-lists.service';
 import { ToolSearch } from '../search/tool-search.service';
+import { ToolSelections } from '../search/tool-selections';
 import {
   PreSerialized,
   type MethodContext,
@@ -38,7 +39,23 @@ export class ToolsListHandler implements MethodHandler {
     private readonly registry: RegistryService,
     private readonly live: LiveLists,
     @Optional() @Inject(ToolSearch) private readonly search: ToolSearch | null = null,
+    @Optional() @Inject(ToolSelections) private readonly selections: ToolSelections | null = null,
   ) {}
+
+  /**
+   * The gateway's search tools; where the session may select tools, the select tool and the
+   * session's selection too (docs/operations.md §16 "Tool selection"): a list of this session's,
+   * never to be shared.
+   */
+  private async searchList(search: ToolSearch, context: MethodContext): Promise<MethodResult> {
+    const modern = isModernVersion(context.protocolVersion);
+    if (this.selections === null || !search.selectFor(context.access, context.sessionId, modern))
+      return new PreSerialized(['{"tools":', search.toolsJson(), '}']);
+    const selection = (await this.selections.get(context.sessionId)) ?? [];
+    return markFilteredForCaller(
+      new PreSerialized(['{"tools":', search.toolsJson(selection, context.access), '}']),
+    );
+  }
 
   handle(
     params: Readonly<Record<string, unknown>> | undefined,
@@ -61,7 +78,7 @@ export class ToolsListHandler implements MethodHandler {
     }
     // where tool search is on, the gateway's search tools stand for the list (docs/operations.md §16)
     if (this.search?.enabledFor(context.access) === true)
-      return Promise.resolve(new PreSerialized(['{"tools":', this.search.toolsJson(), '}']));
+      return this.searchList(this.search, context);
     // lists: live upstreams: built per request for the caller (docs/operations.md §11 "Live lists")
     if (this.live.active) return this.live.list(this.method, catalog, context);
     const access = context.access;

@@ -222,6 +222,21 @@ export class NotificationHub implements OnApplicationShutdown {
     return written;
   }
 
+  /**
+   * Writes one message on the GET streams of one 2025 session on this replica (its own tool
+   * selection changed, docs/operations.md §16 "Tool selection").
+   * @returns the streams written to
+   */
+  toSession(sessionId: string, message: string): number {
+    let written = 0;
+    for (const stream of this.streams.keys()) {
+      if (stream.sessionId !== sessionId) continue;
+      stream.stream.push(message);
+      written++;
+    }
+    return written;
+  }
+
   /** Forgets a stream (it closed). */
   remove(stream: OpenStream): void {
     const held = this.streams.get(stream);

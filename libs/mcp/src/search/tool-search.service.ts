@@ -5,11 +5,13 @@ import { allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type CatalogSnapshot, type CatalogTool } from '@app/registry';
 import { GATEWAY_TOOL_PREFIX } from '@app/wire';
 import { VirtualServers } from '../servers/virtual-servers.service';
+import { MAX_SELECTED_TOOLS } from './tool-selections';
 
 /** The gateway's own tools (docs/operations.md §16 "Tool search"). */
 export const SEARCH_TOOL = `${GATEWAY_TOOL_PREFIX}search_tools`;
 export const DESCRIBE_TOOL = `${GATEWAY_TOOL_PREFIX}describe_tools`;
 export const CALL_TOOL = `${GATEWAY_TOOL_PREFIX}call_tool`;
+export const SELECT_TOOL = `${GATEWAY_TOOL_PREFIX}select_tools`;
 
 /** Results of one search at most, and names one describe takes. */
 const MAX_RESULTS = 25;
@@ -89,7 +91,28 @@ const SEARCH_TOOLS = [
     },
   },
 ];
-const SEARCH_TOOLS_JSON = `[${SEARCH_TOOLS.map((t) => JSON.stringify(t)).join(',')}]`;
+/** Offered to 2025 sessions where selection is on (docs/operations.md §16 "Tool selection"). */
+const SELECT_TOOL_DEFINITION = {
+  name: SELECT_TOOL,
+  title: 'Select tools',
+  description:
+    "Makes the named tools (from a search) this session's tool list, replacing the previous selection; the list_changed notification that follows tells the client to list the tools again. An empty list clears the selection.",
+  inputSchema: {
+    type: 'object',
+    properties: {
+      names: {
+        type: 'array',
+        items: { type: 'string' },
+        maxItems: MAX_SELECTED_TOOLS,
+        description: 'Tool names from a search',
+      },
+    },
+    required: ['names'],
+    additionalProperties: false,
+  },
+};
+const SEARCH_TOOLS_JSON = SEARCH_TOOLS.map((t) => JSON.stringify(t)).join(',');
+const SELECT_TOOL_JSON = JSON.stringify(SELECT_TOOL_DEFINITION);
 
 /** One search hit, as `gateway__search_tools` answers it. */
 export interface SearchHit {
@@ -147,6 +170,7 @@ function firstLine(text: unknown): string | undefined {
 @Injectable()
 export class ToolSearch implements OnModuleInit {
   private readonly onMcp: boolean;
+  private readonly selectOnMcp: boolean;
   private readonly indexes = new WeakMap<CatalogSnapshot, Indexed>();
 
   constructor(
@@ -155,6 +179,7 @@ export class ToolSearch implements OnModuleInit {
     private readonly servers: VirtualServers,
   ) {
     this.onMcp = config.mcp.toolSearch.enabled;
+    this.selectOnMcp = this.onMcp && config.mcp.toolSearch.select;
   }
 
   onModuleInit(): void {
@@ -171,9 +196,49 @@ export class ToolSearch implements OnModuleInit {
     return server === undefined ? this.onMcp : this.servers.searchOn(server);
   }
 
-  /** `tools/list` where search is on: the three gateway tools, as JSON text. */
-  toolsJson(): string {
-    return SEARCH_TOOLS_JSON;
+  /**
+   * Whether this request may select tools: selection on for its path, a 2025 session opened
+   * for the caller (a 2026 request carries no session to keep a selection in, so it is not
+   * offered one).
+   */
+  selectFor(
+    access: CallerAccess | undefined,
+    sessionId: string | undefined,
+    modern: boolean,
+  ): boolean {
+    if (sessionId === undefined || modern) return false;
+    const server = VirtualServers.serverOf(access);
+    return server === undefined ? this.selectOnMcp : this.servers.selectOn(server);
+  }
+
+  /**
+   * `tools/list` where search is on, as JSON text: the three gateway tools; where selection is
+   * offered, the select tool too and the session's selected tools the caller may still use.
+   */
+  toolsJson(selection?: readonly string[], access?: CallerAccess): string {
+    if (selection === undefined) return `[${SEARCH_TOOLS_JSON}]`;
+    const catalog = this.registry.current();
+    const selected = selection.flatMap((name) => {
+      const tool = this.usable(catalog, name, access);
+      return tool === undefined ? [] : [tool.publishedJson];
+    });
+    return `[${[SEARCH_TOOLS_JSON, SELECT_TOOL_JSON, ...selected].join(',')}]`;
+  }
+
+  /** The named tools the caller may use (what a selection keeps), and the names it may not. */
+  selectable(
+    names: readonly string[],
+    access: CallerAccess | undefined,
+  ): { readonly selected: readonly string[]; readonly unknown: readonly string[] } {
+    const catalog = this.registry.current();
+    const selected: string[] = [];
+    const unknown: string[] = [];
+    for (const name of new Set(names)) {
+      if (name.startsWith(GATEWAY_TOOL_PREFIX) || this.usable(catalog, name, access) === undefined)
+        unknown.push(name);
+      else selected.push(name);
+    }
+    return { selected, unknown };
   }
 
   /** The best matches of `query` among the tools the caller may use. */
@@ -212,12 +277,23 @@ export class ToolSearch implements OnModuleInit {
     const tools: unknown[] = [];
     const unknown: string[] = [];
     for (const name of names.slice(0, MAX_DESCRIBED)) {
-      const tool = catalog?.get(name);
-      if (tool === undefined || (access !== undefined && !allowsTool(access, tool.sourceId, name)))
-        unknown.push(name);
+      const tool = this.usable(catalog, name, access);
+      if (tool === undefined) unknown.push(name);
       else tools.push(JSON.parse(tool.publishedJson));
     }
     return { tools, unknown };
+  }
+
+  /** A catalog tool the caller may use; undefined for any other name. */
+  private usable(
+    catalog: CatalogSnapshot | undefined,
+    name: string,
+    access: CallerAccess | undefined,
+  ): CatalogTool | undefined {
+    const tool = catalog?.get(name);
+    return tool === undefined || (access !== undefined && !allowsTool(access, tool.sourceId, name))
+      ? undefined
+      : tool;
   }
 
   private indexOf(catalog: CatalogSnapshot): Indexed {

@@ -140,6 +140,12 @@ export class VirtualServers {
     return this.servers.get(server)?.config.toolSearch === true;
   }
 
+  /** Whether this virtual server's path also offers tool selection to 2025 sessions. */
+  selectOn(server: string): boolean {
+    const config = this.servers.get(server)?.config;
+    return config?.toolSearch === true && config.toolSelect;
+  }
+
   /** The serverInfo and instructions on a server's path (the gateway's own on `/mcp`). */
   identityOf(server: string | undefined): ServedIdentity {
     return (server === undefined ? undefined : this.servers.get(server)?.identity) ?? this.gateway;
@@ -172,7 +178,7 @@ export class VirtualServers {
         )
           tools.add(tool.name);
       }
-      narrowed = { all: false, key, sources, tools, server };
+      narrowed = { all: false, key, sources, tools, server, granted: access };
     }
     if (catalog !== undefined) {
       byKey ??= new Map();
@@ -180,6 +186,21 @@ export class VirtualServers {
       byKey.set(key, narrowed);
     }
     return narrowed;
+  }
+
+  /**
+   * Whether the caller may use a tool that is in no catalog now (one held for review,
+   * docs/operations.md §6) on the path its grant was narrowed to: granted, and in the server's
+   * view by its source or a name pattern (its tags are not known until it is published).
+   */
+  mayUseUnlisted(access: CallerAccess | undefined, sourceId: string, name: string): boolean {
+    if (access === undefined || access.all) return true;
+    if (access.server === undefined) return allowsTool(access, sourceId, name);
+    const compiled = this.servers.get(access.server);
+    const inView =
+      compiled !== undefined &&
+      (compiled.sources.has(sourceId) || compiled.patterns.some((p) => p.test(name)));
+    return inView && (access.granted === undefined || allowsTool(access.granted, sourceId, name));
   }
 
   /** The virtual server a grant was narrowed to (undefined: the whole catalog's grant). */

@@ -1,12 +1,9 @@
-import {
-  SessionLogLevels,
-  SHARED_LEVEL_FRESH_MS,
-  SharedLevelNotStoredError,
-} from './session-log-levels';
-import type { SharedLevelStore } from './shared-level-store';
+import { SessionLogLevels } from './session-log-levels';
+import { SHARED_SESSION_FRESH_MS, SharedValueNotStoredError } from './session-values';
+import type { SharedSessionStore } from './shared-session-store';
 
 /** A store in memory, as Redis keeps keys: the tests drive what every replica shares. */
-class MemoryStore implements SharedLevelStore {
+class MemoryStore implements SharedSessionStore {
   readonly values = new Map<string, string>();
   reads = 0;
   down = false;
@@ -43,12 +40,12 @@ describe('SessionLogLevels', () => {
     expect(a.get('s', now)).toBe('error');
     expect(store.reads).toBe(0);
     await expect(b.get('s', now)).resolves.toBe('error');
-    expect(b.get('s', now + SHARED_LEVEL_FRESH_MS - 1)).toBe('error');
+    expect(b.get('s', now + SHARED_SESSION_FRESH_MS - 1)).toBe('error');
     expect(store.reads).toBe(1);
     // a later change on a: b sees it once its entry is stale
     await a.set('s', 'debug', now + 60_000, now + 10);
     expect(b.get('s', now + 10)).toBe('error');
-    await expect(b.get('s', now + SHARED_LEVEL_FRESH_MS + 1)).resolves.toBe('debug');
+    await expect(b.get('s', now + SHARED_SESSION_FRESH_MS + 1)).resolves.toBe('debug');
   });
 
   it('with a shared store: a session that set none is asked about at most once a second', async () => {
@@ -57,7 +54,7 @@ describe('SessionLogLevels', () => {
     await expect(levels.get('none', now)).resolves.toBeUndefined();
     expect(levels.get('none', now + 500)).toBeUndefined();
     expect(store.reads).toBe(1);
-    await expect(levels.get('none', now + SHARED_LEVEL_FRESH_MS + 1)).resolves.toBeUndefined();
+    await expect(levels.get('none', now + SHARED_SESSION_FRESH_MS + 1)).resolves.toBeUndefined();
     expect(store.reads).toBe(2);
   });
 
@@ -67,7 +64,7 @@ describe('SessionLogLevels', () => {
     const levels = new SessionLogLevels(store);
     await expect(levels.get('s', now)).resolves.toBeUndefined();
     await expect(levels.set('s', 'error', now + 60_000, now)).rejects.toBeInstanceOf(
-      SharedLevelNotStoredError,
+      SharedValueNotStoredError,
     );
     expect(levels.get('s', now)).toBe('error');
   });
@@ -77,13 +74,13 @@ describe('SessionLogLevels', () => {
     await new SessionLogLevels(store).set('sealed.session.token', 'info', now + 60_000, now);
     const [key] = [...store.values.keys()];
     expect(key).not.toContain('sealed');
-    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(key).toMatch(/^log-level:[A-Za-z0-9_-]{43}$/);
   });
 });
 
 describe('SessionLogLevels with a slow shared store', () => {
   /** A store whose reads wait until the test lets them answer. */
-  class SlowStore implements SharedLevelStore {
+  class SlowStore implements SharedSessionStore {
     readonly values = new Map<string, string>();
     reads = 0;
     private readonly waiting: (() => void)[] = [];

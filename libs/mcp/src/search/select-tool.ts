@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { GATEWAY_TOOL_PREFIX } from '@app/wire';
+import type { MethodContext } from '../handlers/method-handler';
+import { LIST_CHANGED_METHOD } from '../listen/catalog-changes';
+import { NotificationHub } from '../listen/notification-hub.service';
+import { SessionTokenService } from '../session/session-token.service';
+import { SharedValueNotStoredError } from '../session/session-values';
+import { ToolSearch } from './tool-search.service';
+import { MAX_SELECTED_TOOLS, ToolSelections } from './tool-selections';
+
+const LIST_CHANGED = { jsonrpc: '2.0', method: LIST_CHANGED_METHOD.tools } as const;
+
+function textResult(value: object, isError = false): object {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(value) }],
+    structuredContent: value,
+    ...(isError ? { isError: true } : {}),
+  };
+}
+
+/**
+ * `gateway__select_tools` (docs/operations.md §16 "Tool selection"): the names a 2025 session
+ * gives become its `tools/list` (beside the search tools), replacing its earlier selection;
+ * names the caller may not use are answered back as unknown and not kept. The session is then
+ * told `notifications/tools/list_changed`: on the call's own answer stream when it has one, else
+ * on its GET streams on this replica.
+ */
+@Injectable()
+export class SelectTool {
+  constructor(
+    private readonly search: ToolSearch,
+    private readonly selections: ToolSelections,
+    private readonly sessions: SessionTokenService,
+    private readonly hub: NotificationHub,
+  ) {}
+
+  /** Whether this request is offered the select tool. */
+  offeredTo(context: MethodContext, modern: boolean): boolean {
+    return this.search.selectFor(context.access, context.sessionId, modern);
+  }
+
+  /** Selects; `context` is a request `offeredTo` said yes to. */
+  async select(args: Readonly<Record<string, unknown>>, context: MethodContext): Promise<object> {
+    const given = args.names;
+    if (!Array.isArray(given) || !given.every((n): n is string => typeof n === 'string'))
+      return this.invalid('/names: is required: a list of tool names from a search ([] clears)');
+    if (given.length > MAX_SELECTED_TOOLS)
+      return this.invalid(`/names: at most ${MAX_SELECTED_TOOLS} tools`);
+    const sessionId = context.sessionId as string;
+    const claims = this.sessions.openFor(sessionId, context.caller);
+    if (claims === undefined) return this.invalid('the session has expired: initialize again');
+    const { selected, unknown } = this.search.selectable(given, context.access);
+    let notStored: string | undefined;
+    try {
+      await this.selections.set(sessionId, selected, claims.expiresAt * 1000);
+    } catch (err) {
+      if (!(err instanceof SharedValueNotStoredError)) throw err;
+      notStored = `The selection ${err.message}`;
+    }
+    if (context.relay !== undefined) context.relay(LIST_CHANGED);
+    else this.hub.toSession(sessionId, JSON.stringify(LIST_CHANGED));
+    return textResult(
+      { selected, unknown, ...(notStored === undefined ? {} : { warning: notStored }) },
+      notStored !== undefined,
+    );
+  }
+
+  private invalid(line: string): object {
+    return {
+      content: [
+        {
+          type: 'text',
+          text: `Invalid arguments for tool ${GATEWAY_TOOL_PREFIX}select_tools: ${line}; nothing was selected.`,
+        },
+      ],
+      isError: true,
+    };
+  }
+}

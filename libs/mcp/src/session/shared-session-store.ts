@@ -1,0 +1,88 @@
+import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+
+/** DI token of the store 2025 sessions' own state is shared through; null without Redis. */
+export const SHARED_SESSION_STORE = Symbol('SHARED_SESSION_STORE');
+
+/**
+ * Where 2025 sessions' own state (a log level, docs/operations.md §10 "Logging"; a tool
+ * selection, §16 "Tool search") lives for every replica. Keys are `<kind>:<digest of the id>`.
+ */
+export interface SharedSessionStore {
+  set(key: string, value: string, ttlMillis: number): Promise<void>;
+  /** The stored value; null when none is stored. Rejects when the store cannot be reached. */
+  get(key: string): Promise<string | null>;
+}
+
+/**
+ * Values in Redis under `<keyPrefix>:{<identity>}:<kind>:<digest of the session id>`, with the
+ * session id's expiry; every command bounded by `mcp.redis.commandTimeoutMillis`, none queued
+ * while Redis is away (the caller then reads "none" at once). One warning when Redis goes
+ * away, one line when it is back.
+ */
+export class RedisSessionStore implements SharedSessionStore, OnApplicationShutdown {
+  private readonly logger = new Logger('Sessions');
+  private readonly prefix: string;
+  private healthy = true;
+
+  constructor(
+    private readonly redis: RedisClient,
+    config: GatewayConfig,
+  ) {
+    this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:`;
+    redis.on('error', () => this.unhealthy());
+    redis.on('ready', () => {
+      if (!this.healthy)
+        this.logger.log(
+          "Redis is back: 2025 sessions' log levels and tool selections are shared again",
+        );
+      this.healthy = true;
+    });
+    redis.connect().catch(() => this.unhealthy());
+  }
+
+  async set(key: string, value: string, ttlMillis: number): Promise<void> {
+    try {
+      await this.redis.set(this.prefix + key, value, 'PX', Math.max(1, Math.ceil(ttlMillis)));
+    } catch (err) {
+      this.unhealthy();
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<string | null> {
+    try {
+      return await this.redis.get(this.prefix + key);
+    } catch (err) {
+      this.unhealthy();
+      throw err;
+    }
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return quitRedis(this.redis);
+  }
+
+  private unhealthy(): void {
+    if (!this.healthy) return;
+    this.healthy = false;
+    this.logger.warn(
+      "Redis is unreachable: 2025 sessions' log levels and tool selections apply on the replica that was told only, until it is back",
+    );
+  }
+}
+
+/** The store when the gateway has Redis (ioredis loaded only then), else null: state per replica. */
+export const sharedSessionStoreProvider: Provider = {
+  provide: SHARED_SESSION_STORE,
+  useFactory: async (config: GatewayConfig): Promise<SharedSessionStore | null> => {
+    if (config.redisServer === undefined) return null;
+    const client = await openRedis(
+      config.redisServer,
+      redisUseOptions('requestPath', config.mcp.redis),
+    );
+    return new RedisSessionStore(client, config);
+  },
+  inject: [GATEWAY_CONFIG],
+};
