@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
 
 /** Every way a tools/call ends, as the metrics count it. */
 export const TOOL_CALL_OUTCOMES = [
@@ -74,6 +74,7 @@ export class GatewayMetrics {
   private readonly toolServiceResponses: Counter<'bundle' | 'status_class'>;
   private readonly notFound: Counter;
   private readonly argumentsRefused: Counter<'source'>;
+  private readonly searchSeconds: Summary;
   private readonly heldForReview: Gauge<'source'>;
   private readonly refreshSeconds: Histogram;
   private readonly upstreamPulls: Counter<'upstream' | 'outcome'>;
@@ -145,6 +146,14 @@ export class GatewayMetrics {
       name: `${PREFIX}tool_arguments_refused_total`,
       help: 'tools/call refused by the gateway before sending: the arguments break the tool\'s inputSchema (docs/operations.md §6 "Argument validation")',
       labelNames: ['source'],
+      registers,
+    });
+    this.searchSeconds = new Summary({
+      name: `${PREFIX}tool_search_duration_seconds`,
+      help: 'Time gateway__search_tools spends ranking the catalog, in process (docs/operations.md §16 "Tool search"); quantiles over the last 10 minutes',
+      percentiles: [0.5, 0.9, 0.99],
+      maxAgeSeconds: 600,
+      ageBuckets: 5,
       registers,
     });
     this.heldForReview = new Gauge({
@@ -368,6 +377,11 @@ export class GatewayMetrics {
   toolsHeldForReview(bySource: ReadonlyMap<string, number>): void {
     this.heldForReview.reset();
     for (const [source, count] of bySource) this.heldForReview.set({ source }, count);
+  }
+
+  /** One search of the tool index, in seconds. */
+  toolSearched(seconds: number): void {
+    this.searchSeconds.observe(seconds);
   }
 
   /** A call refused for its arguments (`source`: the bundle or upstream id). */

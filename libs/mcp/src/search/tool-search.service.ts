@@ -1,4 +1,5 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
+import { GatewayMetrics } from '@app/observability';
 import MiniSearch from 'minisearch';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { allowsTool, type CallerAccess } from '@app/identity';
@@ -177,6 +178,7 @@ export class ToolSearch implements OnModuleInit {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly registry: RegistryService,
     private readonly servers: VirtualServers,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {
     this.onMcp = config.mcp.toolSearch.enabled;
     this.selectOnMcp = this.onMcp && config.mcp.toolSearch.select;
@@ -245,6 +247,18 @@ export class ToolSearch implements OnModuleInit {
   search(query: string, limit: number, access: CallerAccess | undefined): SearchHit[] {
     const catalog = this.registry.current();
     if (catalog === undefined) return [];
+    const started = performance.now();
+    const hits = this.ranked(catalog, query, limit, access);
+    this.metrics?.toolSearched((performance.now() - started) / 1000);
+    return hits;
+  }
+
+  private ranked(
+    catalog: CatalogSnapshot,
+    query: string,
+    limit: number,
+    access: CallerAccess | undefined,
+  ): SearchHit[] {
     const { index, tools } = this.indexOf(catalog);
     const hits = index.search(query, {
       filter: (r) => {
