@@ -15,7 +15,7 @@ export interface AdminAnswer {
 /** One request to the registration API of a gateway's management port. */
 export async function admin(
   gateway: GatewayProcess,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   body?: unknown,
   token: string | null = ADMIN_TOKEN,

@@ -15,6 +15,7 @@ import {
   SessionTokenService,
   GatewayTasks,
   VirtualServers,
+  VirtualServerRegistrations,
 } from '@app/mcp';
 import {
   createRootLogger,
@@ -216,6 +217,7 @@ async function bootstrap(): Promise<void> {
       pinned: app.get(PinnedTools),
       clock: app.get(Clock),
       servers: app.get(VirtualServers),
+      serverRegistrations: app.get(VirtualServerRegistrations),
       metrics: app.get(GatewayMetrics),
       sessions: app.get(SessionTokenService),
       config,

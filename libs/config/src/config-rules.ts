@@ -1,5 +1,6 @@
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import type { UpstreamConfig } from './upstream-config.model';
+import type { VirtualServerConfig } from './virtual-servers-config.model';
 
 function isObject<T>(value: T | null | undefined): value is T & object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -176,15 +177,23 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
         problems.push(`${at}.id: "${server.id}" duplicates mcp.virtualServers[${first}].id`);
       else serverIds.set(server.id, i);
     }
-    if (server.toolSelect === true && server.toolSearch !== true)
-      problems.push(
-        `${at}.toolSelect: needs toolSearch: true (selection is a part of tool search)`,
-      );
-    const empty = (list: unknown): boolean => !Array.isArray(list) || list.length === 0;
-    if (empty(server.sources) && empty(server.tools) && empty(server.tags))
-      problems.push(
-        `${at}: names no sources, tools or tags, so it would serve nothing; give at least one`,
-      );
+    for (const problem of virtualServerProblems(server)) problems.push(`${at}${problem}`);
   });
+  return problems;
+}
+
+/**
+ * A virtual server's own rules beyond its field decorators (docs/operations.md §16), for the
+ * boot and for a registration alike; each problem starts with `.field: ` or `: `.
+ */
+export function virtualServerProblems(server: Partial<VirtualServerConfig>): string[] {
+  const problems: string[] = [];
+  if (server.toolSelect === true && server.toolSearch !== true)
+    problems.push('.toolSelect: needs toolSearch: true (selection is a part of tool search)');
+  const empty = (list: unknown): boolean => !Array.isArray(list) || list.length === 0;
+  if (empty(server.sources) && empty(server.tools) && empty(server.tags))
+    problems.push(
+      ': names no sources, tools or tags, so it would serve nothing; give at least one',
+    );
   return problems;
 }

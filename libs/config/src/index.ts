@@ -86,6 +86,7 @@ export {
   type RegisteredUpstreamConfig,
   type RegistrationCheck,
 } from './registration-rules';
+export { checkVirtualServer, type VirtualServerCheck } from './virtual-server-registration';
 export {
   AddressRules,
   NO_ADDRESS_ALLOWANCES,

@@ -142,6 +142,33 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
     expect(rs.metadataUrlFor(undefined)).toBe(rs.metadataUrl);
   });
 
+  it('a server registered at runtime becomes an audience and a metadata path of its own; removed, neither', async () => {
+    const lateUrl = `${AUDIENCE.replace(/\/+$/, '')}/servers/late`;
+    const metadataPath = `/.well-known/oauth-protected-resource${new URL(lateUrl).pathname}`;
+    const token = async (sub: string): Promise<string> =>
+      `Bearer ${await sign({ sub, scope: 'mcp' }, 300, 'at+jwt', lateUrl)}`;
+    expect(await rs.authenticate(await token('l0'))).toMatchObject({
+      kind: 'refused',
+      status: 401,
+    });
+    expect(rs.metadataDocument(metadataPath)).toBeUndefined();
+    rs.addServerResource('late');
+    const forLate = await rs.authenticate(await token('l1'));
+    if (forLate.kind !== 'authenticated') throw new Error(JSON.stringify(forLate));
+    expect(rs.servesOn(forLate.caller, 'late')).toBe(true);
+    expect(rs.servesOn(forLate.caller, 'claims')).toBe(false);
+    expect(JSON.parse(rs.metadataDocument(metadataPath) ?? '{}')).toMatchObject({
+      resource: lateUrl,
+    });
+    rs.removeServerResource('late');
+    expect(rs.servesOn(forLate.caller, 'late')).toBe(false);
+    expect(rs.metadataDocument(metadataPath)).toBeUndefined();
+    expect(await rs.authenticate(await token('l2'))).toMatchObject({
+      kind: 'refused',
+      status: 401,
+    });
+  });
+
   it('authenticateRemembered decides a header verified before without I/O, as authenticate would', async () => {
     const token = await sign({ sub: 'bob', scope: 'mcp' });
     const header = `Bearer ${token}`;

@@ -96,9 +96,10 @@ export class ResourceServer implements OnModuleDestroy {
     string,
     { readonly caller: CallerIdentity; readonly untilMs: number; readonly outcome: AuthOutcome }
   >();
-  /** The metadata document's URL and the paths serving it (mode jwt only). */
+  /** The metadata document's URL (mode jwt only). */
   readonly metadataUrl?: string;
-  readonly metadataPaths: ReadonlySet<string>;
+  /** The audiences a token may name: the gateway's and each virtual server's path URL. */
+  private readonly audiences: string[] = [];
   private readonly metadataJson?: string;
   /** The gateway's audience (its /mcp URL). */
   private readonly audience?: string;
@@ -122,7 +123,6 @@ export class ResourceServer implements OnModuleDestroy {
     this.adminToken = config.admin?.token;
     this.adminTokenDigest = this.adminToken === undefined ? undefined : digest(this.adminToken);
     this.checksRequests = this.enabled || this.adminTokenDigest !== undefined;
-    this.metadataPaths = new Set();
     if (!this.enabled) {
       if (config.profile !== 'local')
         this.logger.warn(
@@ -135,24 +135,10 @@ export class ResourceServer implements OnModuleDestroy {
     this.audience = audience;
     // each virtual server's path is a resource of its own: clients ask a token for the URL they
     // connect to (RFC 8707); such a token serves that path only (servesOn)
-    for (const server of config.mcp.virtualServers) {
-      const resource = `${audience.replace(/\/+$/, '')}/servers/${server.id}`;
-      const metadataJson = JSON.stringify({
-        ...protectedResourceMetadata(this.auth),
-        resource,
-      });
-      this.serverResources.set(server.id, {
-        resource,
-        metadataUrl: resourceMetadataUrl(resource),
-        metadataJson,
-      });
-      for (const path of resourceMetadataPaths(resource).slice(1))
-        this.metadataByPath.set(path, metadataJson);
-    }
-    const audiences =
-      this.serverResources.size === 0
-        ? audience
-        : [audience, ...[...this.serverResources.values()].map((s) => s.resource)];
+    for (const server of config.mcp.virtualServers) this.addServerResource(server.id);
+    // read on every check: a server registered at runtime adds its resource here
+    const audiences = this.audiences;
+    audiences.push(audience, ...[...this.serverResources.values()].map((s) => s.resource));
     if (this.auth.jwksUrl !== undefined)
       this.jwt = new JwtVerifier({
         jwksUrl: this.auth.jwksUrl,
@@ -187,10 +173,41 @@ export class ResourceServer implements OnModuleDestroy {
     this.metadataJson = JSON.stringify(protectedResourceMetadata(this.auth));
     for (const path of resourceMetadataPaths(audience))
       this.metadataByPath.set(path, this.metadataJson);
-    this.metadataPaths = new Set(this.metadataByPath.keys());
     this.logger.log(
       `mcp.auth: jwt (issuer ${this.auth.issuer ?? ''}, audience ${audience}, ${this.jwt === undefined ? '' : 'JWKS'}${this.jwt !== undefined && this.introspection !== undefined ? ' + ' : ''}${this.introspection === undefined ? '' : 'introspection'}; access rules: ${config.mcp.access?.rules.length ?? 'none'})`,
     );
+  }
+
+  /**
+   * A virtual server's path as a resource of its own (docs/operations.md §16 "Tokens per
+   * path"): its protected-resource metadata, and tokens issued for its URL. For a server
+   * registered at runtime too; nothing when auth is off.
+   */
+  addServerResource(id: string): void {
+    if (!this.enabled || this.serverResources.has(id)) return;
+    const resource = `${(this.audience ?? '').replace(/\/+$/, '')}/servers/${id}`;
+    const metadataJson = JSON.stringify({ ...protectedResourceMetadata(this.auth), resource });
+    this.serverResources.set(id, {
+      resource,
+      metadataUrl: resourceMetadataUrl(resource),
+      metadataJson,
+    });
+    for (const path of resourceMetadataPaths(resource).slice(1)) {
+      this.metadataByPath.set(path, metadataJson);
+    }
+    if (this.audiences.length > 0) this.audiences.push(resource);
+  }
+
+  /** A registered server was removed: its path's metadata and its tokens go with it. */
+  removeServerResource(id: string): void {
+    const known = this.serverResources.get(id);
+    if (known === undefined) return;
+    this.serverResources.delete(id);
+    for (const path of resourceMetadataPaths(known.resource).slice(1)) {
+      this.metadataByPath.delete(path);
+    }
+    const at = this.audiences.indexOf(known.resource);
+    if (at >= 0) this.audiences.splice(at, 1);
   }
 
   /**

@@ -23,3 +23,9 @@ export {
   type ServedIdentity,
   type VirtualServerStatus,
 } from './servers/virtual-servers.service';
+export {
+  VirtualServerRegistrations,
+  type RegisteredServerView,
+  type ServerAdminOutcome,
+  type ServerIfMatch,
+} from './servers/server-registrations.service';

@@ -66,6 +66,8 @@ const HANDLERS = [
   TasksCancelHandler,
 ];
 import { ToolSearch } from './search/tool-search.service';
+import { serverStoreProvider } from './servers/server-store';
+import { VirtualServerRegistrations } from './servers/server-registrations.service';
 import { SelectTool } from './search/select-tool';
 import { ToolSelections } from './search/tool-selections';
 import { VirtualServers } from './servers/virtual-servers.service';
@@ -116,6 +118,8 @@ import { SessionTokenService } from './session/session-token.service';
     InFlightRequests,
     McpExchanges,
     VirtualServers,
+    serverStoreProvider,
+    VirtualServerRegistrations,
     ToolSearch,
     ToolSelections,
     SelectTool,

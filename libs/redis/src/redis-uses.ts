@@ -5,8 +5,8 @@ import type { RedisUseOptions } from './redis-client';
  * Every connection the gateway opens to Redis, by use, with the options that differ and why
  * (docs/operations.md §5 "Redis: one server, Sentinel or Cluster"). With Redis each replica
  * opens: the last-good store, the rate-limit buckets (with `rateLimits.store: redis`), the
- * request-path state (2025 session log levels, tasks; one each), the registrations, the
- * approvals of pinned tools, and a
+ * request-path state (2025 session log levels and tool selections, tasks; one each), the
+ * registrations, the approvals of pinned tools, the registered virtual servers, and a
  * publisher and a subscriber each for the multi round-trip handoff and the resource-update
  * bus.
  */
@@ -16,6 +16,7 @@ export type RedisUse =
   | 'requestPath'
   | 'registrations'
   | 'pins'
+  | 'virtualServers'
   | 'handoffPublisher'
   | 'handoffSubscriber'
   | 'busPublisher'
@@ -43,9 +44,10 @@ export function redisUseOptions(use: RedisUse, r: RedisConfig): RedisUseOptions 
     // An admin's write must reach the store or fail with an answer: queued while connecting,
     // never retried (a retried script could apply twice), bounded by at least 1 s since a
     // registration script touches four keys. Approvals of pinned tools are an operator's
-    // writes too (docs/operations.md §6).
+    // writes too (docs/operations.md §6), and registrations of virtual servers (§16).
     case 'registrations':
     case 'pins':
+    case 'virtualServers':
       return {
         enableOfflineQueue: true,
         maxRetriesPerRequest: 0,

@@ -7,7 +7,11 @@ export type AdminAction =
   | 'upstream.update'
   | 'upstream.delete'
   /** approvals of pinned tool definitions: `upstreamId` names the source, bundle or upstream */
-  | 'tools.approve';
+  | 'tools.approve'
+  /** virtual servers registered at runtime: `upstreamId` names the server */
+  | 'server.register'
+  | 'server.replace'
+  | 'server.delete';
 
 /** One audit entry: who, what, on which upstream, and how it ended. */
 export interface AdminAuditEntry {

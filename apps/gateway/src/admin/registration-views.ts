@@ -8,7 +8,7 @@ import type { Known } from './applied-registrations';
 export type AdminOutcome<T> =
   | {
       readonly ok: true;
-      readonly status: 200 | 202;
+      readonly status: 200 | 201 | 202;
       readonly body: T;
       /** The stored record's version: the answer's `ETag`. */
       readonly version?: number;

@@ -94,6 +94,33 @@ export class AdminGate {
   }
 
   /**
+   * The `If-Match` header (RFC 9110 §13.1.1) of a change: undefined when absent, `*`, or the
+   * versions of its strong entity tags (a weak tag never matches). A malformed one is a 400
+   * (answered and logged; null).
+   */
+  ifMatch(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    action: AdminAction,
+    id: string,
+    actor: AdminActor,
+  ): '*' | readonly number[] | undefined | null {
+    const raw = req.headers['if-match'];
+    if (raw === undefined) return undefined;
+    const parsed = parseIfMatch(Array.isArray(raw) ? raw.join(',') : raw);
+    if (parsed !== undefined) return parsed;
+    const outcome = {
+      ok: false,
+      reason: 'invalid',
+      message: 'If-Match is not valid',
+      problems: ['If-Match: must be "*" or the ETag of the record (e.g. "12")'],
+    } as const;
+    this.logChange(action, id, actor, outcome);
+    this.send(reply, outcome);
+    return null;
+  }
+
+  /**
    * Changes take `application/json` only (a form or text body would be read as something it
    * is not): otherwise 415, audit-logged as refused, and false.
    */
@@ -147,4 +174,26 @@ export class AdminGate {
       ...(outcome.problems === undefined ? {} : { problems: outcome.problems }),
     });
   }
+}
+
+/** `*`, or the versions of the strong entity tags of a list; undefined when malformed. */
+export function parseIfMatch(value: string): '*' | readonly number[] | undefined {
+  const text = value.trim();
+  if (text === '*') return '*';
+  const versions: number[] = [];
+  for (const item of text.split(',')) {
+    const tag = item.trim();
+    if (tag === '') continue;
+    const m = /^(W\/)?"([\x21\x23-\x7e]*)"$/.exec(tag);
+    if (m === null) return undefined;
+    // a weak tag never matches (strong comparison); a tag that is not a version matches nothing
+    if (m[1] === undefined && /^[0-9]{1,15}$/.test(m[2] ?? '')) versions.push(Number(m[2]));
+  }
+  return versions.length === 0 && !text.includes('"') ? undefined : versions;
+}
+
+/** The `id` of a change's body, for its audit line (at most 64 characters); null without one. */
+export function idOf(body: unknown): string | null {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id.slice(0, 64) : null;
 }

@@ -1,10 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AdminAction } from '../admin/admin-audit-log';
-import type { AdminActor } from '../admin/admin-authenticator';
-import type { IfMatch } from '../admin/upstream-registrations.service';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
-import { AdminGate } from './admin-gate';
+import { AdminGate, idOf } from './admin-gate';
 
 /**
  * The registration API (docs/operations.md §15), on the management port only:
@@ -73,7 +70,7 @@ export class AdminUpstreamsController {
     const actor = await this.gate.admit(req, reply, { action: 'upstream.update', upstreamId: id });
     if (actor === undefined) return;
     if (!this.gate.isJson(req, reply, 'upstream.update', id, actor)) return;
-    const ifMatch = this.ifMatch(req, reply, 'upstream.update', id, actor);
+    const ifMatch = this.gate.ifMatch(req, reply, 'upstream.update', id, actor);
     if (ifMatch === null) return;
     const outcome = await this.registrations.update(id, body, actor, ifMatch);
     this.gate.logChange('upstream.update', id, actor, outcome, changeOf(body));
@@ -88,59 +85,12 @@ export class AdminUpstreamsController {
   ): Promise<void> {
     const actor = await this.gate.admit(req, reply, { action: 'upstream.delete', upstreamId: id });
     if (actor === undefined) return;
-    const ifMatch = this.ifMatch(req, reply, 'upstream.delete', id, actor);
+    const ifMatch = this.gate.ifMatch(req, reply, 'upstream.delete', id, actor);
     if (ifMatch === null) return;
     const outcome = await this.registrations.remove(id, ifMatch);
     this.gate.logChange('upstream.delete', id, actor, outcome);
     this.gate.send(reply, outcome);
   }
-
-  /**
-   * The `If-Match` header (RFC 9110 §13.1.1): undefined when absent, `*`, or the versions of its
-   * strong entity tags (a weak tag never matches). A malformed one is a 400 (answered; null).
-   */
-  private ifMatch(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    action: AdminAction,
-    upstreamId: string,
-    actor: AdminActor,
-  ): IfMatch | undefined | null {
-    const raw = req.headers['if-match'];
-    if (raw === undefined) return undefined;
-    const parsed = parseIfMatch(Array.isArray(raw) ? raw.join(',') : raw);
-    if (parsed !== undefined) return parsed;
-    const outcome = {
-      ok: false,
-      reason: 'invalid',
-      message: 'If-Match is not valid',
-      problems: ['If-Match: must be "*" or the ETag of the record (e.g. "12")'],
-    } as const;
-    this.gate.logChange(action, upstreamId, actor, outcome);
-    this.gate.send(reply, outcome);
-    return null;
-  }
-}
-
-/** `*`, or the versions of the strong entity tags of a list; undefined when malformed. */
-export function parseIfMatch(value: string): IfMatch | undefined {
-  const text = value.trim();
-  if (text === '*') return '*';
-  const versions: number[] = [];
-  for (const item of text.split(',')) {
-    const tag = item.trim();
-    if (tag === '') continue;
-    const m = /^(W\/)?"([\x21\x23-\x7e]*)"$/.exec(tag);
-    if (m === null) return undefined;
-    // a weak tag never matches (strong comparison); a tag that is not a version matches nothing
-    if (m[1] === undefined && /^[0-9]{1,15}$/.test(m[2] ?? '')) versions.push(Number(m[2]));
-  }
-  return versions.length === 0 && !text.includes('"') ? undefined : versions;
-}
-
-function idOf(body: unknown): string | null {
-  const id = (body as { id?: unknown } | null)?.id;
-  return typeof id === 'string' ? id.slice(0, 64) : null;
 }
 
 /** The URL for the audit line, without credentials or query (never a secret in a log). */
@@ -164,3 +114,5 @@ function changeOf(body: unknown): string {
     return '(not shown)';
   }
 }
+
+export { parseIfMatch } from './admin-gate';

@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { SessionTokenService, VirtualServers } from '@app/mcp';
+import { SessionTokenService, VirtualServerRegistrations, VirtualServers } from '@app/mcp';
 import { GatewayMetrics } from '@app/observability';
 import { Clock, PinnedTools, RegistryService } from '@app/registry';
 import { CatalogController } from './catalog.controller';
@@ -16,6 +16,7 @@ import { AdminAuthenticator } from '../admin/admin-authenticator';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
 import { AdminGate } from './admin-gate';
 import { AdminReviewsController } from './admin-reviews.controller';
+import { AdminVirtualServersController } from './admin-virtual-servers.controller';
 import { AdminUpstreamsController } from './admin-upstreams.controller';
 import { PrometheusController } from './prometheus.controller';
 import { HealthController } from './health.controller';
@@ -32,6 +33,8 @@ export interface ManagementDependencies {
   readonly clock: Clock;
   /** Virtual servers (docs/operations.md §16). */
   readonly servers: VirtualServers;
+  /** Virtual servers registered at runtime (docs/operations.md §16). */
+  readonly serverRegistrations: VirtualServerRegistrations;
   readonly metrics: GatewayMetrics;
   readonly sessions: SessionTokenService;
   readonly config: GatewayConfig;
@@ -69,6 +72,7 @@ export class ManagementModule {
         ManagementIndexController,
         AdminUpstreamsController,
         AdminReviewsController,
+        AdminVirtualServersController,
       ],
       providers: [
         // every error answer of the port as {statusCode, error, message} (operations §15)
@@ -86,6 +90,7 @@ export class ManagementModule {
         { provide: PinnedTools, useValue: deps.pinned },
         { provide: Clock, useValue: deps.clock },
         { provide: VirtualServers, useValue: deps.servers },
+        { provide: VirtualServerRegistrations, useValue: deps.serverRegistrations },
         RegistryHealthIndicator,
       ],
       exports: [RegistryHealthIndicator],

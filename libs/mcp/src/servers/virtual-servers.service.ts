@@ -32,6 +32,11 @@ export interface VirtualServerStatus {
   /** Catalog tools its view holds now, and their names (the console's server picker). */
   readonly toolCount: number;
   readonly toolNames: readonly string[];
+  /** `config` (mcp.virtualServers) or `admin` (registered at runtime, with its record's version). */
+  readonly origin: 'config' | 'admin';
+  readonly version?: number;
+  readonly toolSearch: boolean;
+  readonly toolSelect: boolean;
 }
 
 /** `*` in a tool pattern is any run of characters; everything else stands for itself. */
@@ -42,6 +47,9 @@ function patternOf(pattern: string): RegExp {
 
 interface CompiledServer {
   readonly config: VirtualServerConfig;
+  /** `config`: from `mcp.virtualServers`; `admin`: registered at runtime (version: its record's). */
+  readonly origin: 'config' | 'admin';
+  readonly version?: number;
   readonly sources: ReadonlySet<string>;
   readonly patterns: readonly RegExp[];
   readonly tags: ReadonlySet<string>;
@@ -65,8 +73,13 @@ export class VirtualServers {
     readonly tags: readonly string[];
   }[];
   private readonly gateway: ServedIdentity;
-  private readonly views = new WeakMap<CatalogSnapshot, Map<string, ServerView>>();
-  private readonly narrowed = new WeakMap<CatalogSnapshot, Map<string, CallerAccess>>();
+  private readonly identity: string;
+  private readonly version: string;
+  // replaced whenever the servers change (a registration): views are per catalog and server set
+  private views = new WeakMap<CatalogSnapshot, Map<string, ServerView>>();
+  private narrowed = new WeakMap<CatalogSnapshot, Map<string, CallerAccess>>();
+  /** Bumped by every change of the registered servers. */
+  private generation = 0;
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -99,24 +112,62 @@ export class VirtualServers {
       new Logger('Mcp').warn(
         `${unknown.join('; ')}: no bundle or upstream is configured with that id (a registration may add one; docs/operations.md §16)`,
       );
-    for (const server of config.mcp.virtualServers) {
-      const info = {
-        name: `${config.mcp.identity}/${server.id}`,
-        title: server.title ?? server.id,
-        version,
-      };
-      this.servers.set(server.id, {
-        config: server,
-        sources: new Set(server.sources),
-        patterns: server.tools.map(patternOf),
-        tags: new Set(server.tags),
-        identity: {
-          serverInfo: info,
-          serverInfoMeta: JSON.stringify({ [MetaKey.serverInfo]: info }),
-          ...(server.instructions === undefined ? {} : { instructions: server.instructions }),
-        },
-      });
-    }
+    this.identity = config.mcp.identity;
+    this.version = version;
+    for (const server of config.mcp.virtualServers)
+      this.servers.set(server.id, this.compile(server, 'config'));
+  }
+
+  /**
+   * The servers registered at runtime (docs/operations.md §16 "Registered at runtime") are now
+   * these, by id; a configured server's id is never replaced.
+   */
+  applyRegistered(
+    registered: ReadonlyMap<string, { config: VirtualServerConfig; version: number }>,
+  ): void {
+    for (const [id, server] of this.servers)
+      if (server.origin === 'admin' && registered.get(id)?.version !== server.version)
+        this.servers.delete(id);
+    for (const [id, { config, version }] of registered)
+      if (!this.servers.has(id)) this.servers.set(id, this.compile(config, 'admin', version));
+    this.views = new WeakMap();
+    this.narrowed = new WeakMap();
+    this.generation++;
+  }
+
+  /** Whether `id` is a server of `mcp.virtualServers` (never replaced by a registration). */
+  isConfigured(id: string): boolean {
+    return this.servers.get(id)?.origin === 'config';
+  }
+
+  /** Every server id, configured and registered. */
+  ids(): ReadonlySet<string> {
+    return new Set(this.servers.keys());
+  }
+
+  private compile(
+    server: VirtualServerConfig,
+    origin: 'config' | 'admin',
+    version?: number,
+  ): CompiledServer {
+    const info = {
+      name: `${this.identity}/${server.id}`,
+      title: server.title ?? server.id,
+      version: this.version,
+    };
+    return {
+      config: server,
+      origin,
+      ...(version === undefined ? {} : { version }),
+      sources: new Set(server.sources),
+      patterns: server.tools.map(patternOf),
+      tags: new Set(server.tags),
+      identity: {
+        serverInfo: info,
+        serverInfoMeta: JSON.stringify({ [MetaKey.serverInfo]: info }),
+        ...(server.instructions === undefined ? {} : { instructions: server.instructions }),
+      },
+    };
   }
 
   /**
@@ -160,7 +211,10 @@ export class VirtualServers {
     const catalog = this.registry.current();
     const view = this.viewOf(server, catalog);
     const whole = access === undefined || access.all;
-    const key = whole ? `@${server}` : `${access.key}@${server}`;
+    // the generation in the key: lists built for a grant's key are cached per catalog, and a
+    // registration changes a view without a new catalog
+    const at = `@${server}#${this.generation}`;
+    const key = whole ? at : `${access.key}${at}`;
     let byKey = catalog === undefined ? undefined : this.narrowed.get(catalog);
     const known = byKey?.get(key);
     if (known !== undefined) return known;
@@ -211,7 +265,7 @@ export class VirtualServers {
   /** Every virtual server, with what its view holds in the catalog served now. */
   statuses(): VirtualServerStatus[] {
     const catalog = this.registry.current();
-    return [...this.servers.values()].map(({ config }) => {
+    return [...this.servers.values()].map(({ config, origin, version }) => {
       const view = this.viewOf(config.id, catalog);
       const toolNames = (catalog?.tools ?? [])
         .filter((t) => view.sources.has(t.sourceId) || view.tools.has(t.name))
@@ -225,6 +279,10 @@ export class VirtualServers {
         tags: config.tags,
         toolCount: toolNames.length,
         toolNames,
+        origin,
+        ...(version === undefined ? {} : { version }),
+        toolSearch: config.toolSearch,
+        toolSelect: config.toolSelect,
       };
     });
   }

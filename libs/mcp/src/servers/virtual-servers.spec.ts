@@ -76,7 +76,7 @@ describe('VirtualServers: a path names a view; a grant is narrowed to it (docs/o
     };
     const narrowed = s.narrow(grant, 'claims');
     expect(allowed(narrowed)).toEqual(['processing.claims.open', 'docs.search']);
-    expect(narrowed).toMatchObject({ all: false, key: '0@claims', server: 'claims' });
+    expect(narrowed).toMatchObject({ all: false, key: '0@claims#0', server: 'claims' });
     expect(VirtualServers.serverOf(narrowed)).toBe('claims');
     // built once per catalog and grant
     expect(s.narrow(grant, 'claims')).toBe(narrowed);
@@ -93,5 +93,45 @@ describe('VirtualServers: a path names a view; a grant is narrowed to it (docs/o
     expect(JSON.parse(s.identityOf('ref').serverInfoMeta)).toEqual({
       'io.modelcontextprotocol/serverInfo': { name: 'gw/ref', title: 'ref', version: '1' },
     });
+  });
+});
+
+describe('VirtualServers: servers registered at runtime (docs/operations.md §16 "Registered at runtime")', () => {
+  const registered = (id: string, tools: string[], version: number) =>
+    new Map([
+      [
+        id,
+        {
+          config: { id, tools, sources: [], tags: [], toolSearch: false, toolSelect: false },
+          version,
+        },
+      ],
+    ]) as Parameters<VirtualServers['applyRegistered']>[0];
+
+  it('serves a registered server, replaces it by version, forgets it, and never replaces a configured one', () => {
+    const s = servers();
+    expect(s.serverOfPath('/mcp/servers/late')).toBeUndefined();
+    s.applyRegistered(registered('late', ['docs.*'], 1));
+    expect(s.serverOfPath('/mcp/servers/late')).toBe('late');
+    expect(allowed(s.narrow(undefined, 'late'))).toEqual(['docs.search']);
+    expect(s.statuses().map((x) => [x.id, x.origin, x.version])).toEqual([
+      ['claims', 'config', undefined],
+      ['ref', 'config', undefined],
+      ['late', 'admin', 1],
+    ]);
+    // a new version: a new view, and a new key for the lists cached per grant
+    const before = s.narrow(undefined, 'late');
+    s.applyRegistered(registered('late', ['wh__*'], 2));
+    const after = s.narrow(undefined, 'late');
+    expect(allowed(after)).toEqual(['wh__query']);
+    expect(after?.all === false && before?.all === false && after.key !== before.key).toBe(true);
+    s.applyRegistered(new Map());
+    expect(s.serverOfPath('/mcp/servers/late')).toBeUndefined();
+    s.applyRegistered(registered('claims', ['wh__*'], 3));
+    expect(allowed(s.narrow(undefined, 'claims'))).toEqual([
+      'processing.claims.open',
+      'docs.search',
+    ]);
+    expect(s.isConfigured('claims')).toBe(true);
   });
 });

@@ -1,0 +1,275 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import {
+  checkVirtualServer,
+  GATEWAY_CONFIG,
+  VirtualServerConfig,
+  type GatewayConfig,
+} from '@app/config';
+import { ResourceServer } from '@app/identity';
+import { SERVER_STORE, type ServerStore, type StoredServer } from './server-store';
+import { VirtualServers, type VirtualServerStatus } from './virtual-servers.service';
+
+/** How often a replica reads the store for servers another replica registered, ms. */
+export const SERVER_SYNC_MILLIS = 2_000;
+/** Registered virtual servers at most. */
+export const MAX_REGISTERED_SERVERS = 200;
+
+/** The If-Match of a change: `*`, or the versions it names (parsed by the controller). */
+export type ServerIfMatch = '*' | readonly number[];
+
+/** An admin answer (apps/gateway/src/management/admin-gate.ts maps `reason` to a status). */
+export type ServerAdminOutcome<T> =
+  | { readonly ok: true; readonly status: 200 | 201; readonly body: T; readonly version?: number }
+  | {
+      readonly ok: false;
+      readonly reason: 'invalid' | 'notFound' | 'conflict' | 'unavailable';
+      readonly message: string;
+      readonly problems?: readonly string[];
+    };
+
+/** A registered server as the admin API shows it: its fields and its record. */
+export type RegisteredServerView = VirtualServerStatus & {
+  readonly registeredAt?: string;
+  readonly registeredBy?: string;
+};
+
+const UNAVAILABLE = {
+  ok: false,
+  reason: 'unavailable',
+  message: 'The store of virtual servers (Redis) did not answer; nothing was changed, try again',
+} as const;
+
+/**
+ * Virtual servers registered at runtime (docs/operations.md §16 "Registered at runtime"): checked
+ * with the boot rules, written atomically to the store (Redis with REDIS_URL: shared by every
+ * replica and kept across restarts; memory otherwise), served on `/mcp/servers/{id}` at once on
+ * this replica and within SERVER_SYNC_MILLIS on the others. A configured server's id is never
+ * taken. A store that lost its data (Redis restarted empty, flushed, failed over to an empty
+ * replica) is written back from what this replica serves, with a warning.
+ */
+@Injectable()
+export class VirtualServerRegistrations implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Admin');
+  private applied: ReadonlyMap<string, StoredServer> = new Map();
+  /** The ids and versions the store held at the last read. */
+  private seen = '';
+  private timer?: NodeJS.Timeout;
+  private syncing?: Promise<void>;
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly servers: VirtualServers,
+    @Inject(SERVER_STORE) private readonly store: ServerStore,
+    @Optional() @Inject(ResourceServer) private readonly resources: ResourceServer | null = null,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.sync();
+    this.timer = setInterval(() => void this.sync(), SERVER_SYNC_MILLIS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.store.close();
+  }
+
+  /** Reads the store and serves what it holds; concurrent calls share one read. Never throws. */
+  sync(): Promise<void> {
+    this.syncing ??= this.read().finally(() => (this.syncing = undefined));
+    return this.syncing;
+  }
+
+  /** Every server, configured ones first (`origin: "config"`, not changed here). */
+  list(): { servers: RegisteredServerView[] } {
+    return { servers: this.servers.statuses().map((s) => this.viewOf(s)) };
+  }
+
+  get(id: string): ServerAdminOutcome<RegisteredServerView> {
+    const status = this.servers.statuses().find((s) => s.id === id);
+    if (status === undefined) return this.notFound(id);
+    return { ok: true, status: 200, body: this.viewOf(status), version: status.version };
+  }
+
+  async register(body: unknown, actor: string): Promise<ServerAdminOutcome<RegisteredServerView>> {
+    await this.sync();
+    const check = checkVirtualServer(body, this.config.mcp, this.servers.ids());
+    if (!check.ok) return this.refused(check);
+    if (this.applied.size >= MAX_REGISTERED_SERVERS)
+      return {
+        ok: false,
+        reason: 'conflict',
+        message: `At most ${MAX_REGISTERED_SERVERS} virtual servers may be registered`,
+      };
+    const written = await this.store.create(check.server.id, this.recordOf(check.server, actor));
+    if (written.kind === 'unavailable') return UNAVAILABLE;
+    if (written.kind !== 'written')
+      return {
+        ok: false,
+        reason: 'conflict',
+        message: 'The virtual server is not valid',
+        problems: [`id: "${check.server.id}" is a registered virtual server's`],
+      };
+    await this.sync();
+    return this.answer(check.server.id, 201);
+  }
+
+  async replace(
+    id: string,
+    body: unknown,
+    actor: string,
+    ifMatch: ServerIfMatch | undefined,
+  ): Promise<ServerAdminOutcome<RegisteredServerView>> {
+    await this.sync();
+    const known = this.registered(id);
+    if ('ok' in known) return known;
+    const expected = this.expected(known, ifMatch);
+    if (typeof expected === 'object') return expected;
+    const taken = new Set(this.servers.ids());
+    taken.delete(id);
+    const check = checkVirtualServer(body, this.config.mcp, taken);
+    if (!check.ok) return this.refused(check);
+    if (check.server.id !== id)
+      return {
+        ok: false,
+        reason: 'invalid',
+        message: 'The virtual server is not valid',
+        problems: [`id: must be "${id}", the id in the path (register a new id with POST)`],
+      };
+    const written = await this.store.replace(id, this.recordOf(check.server, actor), expected);
+    const refusal = this.writeRefusal(id, written.kind);
+    if (refusal !== undefined) return refusal;
+    await this.sync();
+    return this.answer(id, 200);
+  }
+
+  async remove(
+    id: string,
+    ifMatch: ServerIfMatch | undefined,
+  ): Promise<ServerAdminOutcome<{ id: string; deleted: true }>> {
+    await this.sync();
+    const known = this.registered(id);
+    if ('ok' in known) return known;
+    const expected = this.expected(known, ifMatch);
+    if (typeof expected === 'object') return expected;
+    const written = await this.store.remove(id, expected);
+    const refusal = this.writeRefusal(id, written.kind);
+    if (refusal !== undefined) return refusal;
+    await this.sync();
+    return { ok: true, status: 200, body: { id, deleted: true } };
+  }
+
+  private async read(): Promise<void> {
+    const snapshot = await this.store.read();
+    // not answering: the servers read last stay served
+    if (snapshot === undefined) return;
+    if (!snapshot.marked && snapshot.servers.size === 0 && this.applied.size > 0) {
+      this.logger.warn(
+        `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${this.applied.size} this replica serves`,
+      );
+      for (const [id, record] of this.applied) await this.store.create(id, record);
+      return;
+    }
+    this.apply(snapshot.servers);
+  }
+
+  private apply(stored: ReadonlyMap<string, StoredServer>): void {
+    // the same records as read last: nothing to do (views and lists stay cached)
+    const seen = [...stored].map(([id, r]) => `${id}:${r.version}`).join(',');
+    if (seen === this.seen) return;
+    this.seen = seen;
+    const registered = new Map<string, { config: VirtualServerConfig; version: number }>();
+    for (const [id, record] of stored) {
+      if (this.servers.isConfigured(id)) continue;
+      // checked when written; read back through the same model, a damaged record is skipped
+      const check = checkVirtualServer(record.server, { virtualServers: [] }, new Set());
+      if (check.ok && check.server.id === id)
+        registered.set(id, { config: check.server, version: record.version });
+    }
+    for (const id of this.applied.keys())
+      if (!registered.has(id)) this.resources?.removeServerResource(id);
+    for (const id of registered.keys()) this.resources?.addServerResource(id);
+    this.servers.applyRegistered(registered);
+    this.applied = new Map([...stored].filter(([id]) => registered.has(id)));
+  }
+
+  private recordOf(server: VirtualServerConfig, actor: string): Omit<StoredServer, 'version'> {
+    // the fields as checked (defaults filled in), never anything else the body held
+    return {
+      server: JSON.parse(JSON.stringify(server)) as Record<string, unknown>,
+      registeredAt: new Date().toISOString(),
+      registeredBy: actor,
+    };
+  }
+
+  private registered(id: string): StoredServer | ServerAdminOutcome<never> {
+    if (this.servers.isConfigured(id))
+      return {
+        ok: false,
+        reason: 'conflict',
+        message: `Virtual server "${id}" is configured (mcp.virtualServers); change it in the configuration`,
+      };
+    return this.applied.get(id) ?? this.notFound(id);
+  }
+
+  /** The version a change expects (undefined: any), or the refusal of an If-Match that fails. */
+  private expected(
+    known: StoredServer,
+    ifMatch: ServerIfMatch | undefined,
+  ): number | undefined | ServerAdminOutcome<never> {
+    if (ifMatch === undefined || ifMatch === '*') return undefined;
+    if (ifMatch.includes(known.version)) return known.version;
+    return this.changed(known.server.id);
+  }
+
+  private writeRefusal(id: string, kind: string): ServerAdminOutcome<never> | undefined {
+    if (kind === 'written') return undefined;
+    if (kind === 'unavailable') return UNAVAILABLE;
+    if (kind === 'missing') return this.notFound(id);
+    return this.changed(id);
+  }
+
+  private changed(id: unknown): ServerAdminOutcome<never> {
+    return {
+      ok: false,
+      reason: 'conflict',
+      message: `Virtual server "${String(id)}" changed since it was read (If-Match); read it again`,
+    };
+  }
+
+  private notFound(id: string): ServerAdminOutcome<never> {
+    return { ok: false, reason: 'notFound', message: `No virtual server "${id.slice(0, 64)}"` };
+  }
+
+  private refused(check: {
+    conflict: boolean;
+    problems: readonly string[];
+  }): ServerAdminOutcome<never> {
+    return {
+      ok: false,
+      reason: check.conflict ? 'conflict' : 'invalid',
+      message: 'The virtual server is not valid',
+      problems: check.problems,
+    };
+  }
+
+  private answer(id: string, status: 200 | 201): ServerAdminOutcome<RegisteredServerView> {
+    const known = this.get(id);
+    return known.ok ? { ...known, status } : known;
+  }
+
+  private viewOf(status: VirtualServerStatus): RegisteredServerView {
+    const record = this.applied.get(status.id);
+    return record === undefined
+      ? status
+      : { ...status, registeredAt: record.registeredAt, registeredBy: record.registeredBy };
+  }
+}

@@ -1,0 +1,258 @@
+import { Logger, type Provider } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+
+/** A virtual server registered at runtime, as stored (docs/operations.md §16). */
+export interface StoredServer {
+  /** The `mcp.virtualServers[]` fields, as the registration gave them (checked). */
+  readonly server: Readonly<Record<string, unknown>>;
+  /** Bumped by every write of the server: what `If-Match` and a replace compare against. */
+  readonly version: number;
+  readonly registeredAt: string;
+  readonly registeredBy: string;
+}
+
+/** What the store holds; `marked`: false for a store that lost its data (or was never used). */
+export interface ServerStoreSnapshot {
+  readonly servers: ReadonlyMap<string, StoredServer>;
+  readonly marked: boolean;
+}
+
+export type ServerWrite =
+  | { readonly kind: 'written'; readonly version: number }
+  /** create: the id is stored already. */
+  | { readonly kind: 'taken' }
+  /** replace, remove: no such id. */
+  | { readonly kind: 'missing' }
+  /** replace, remove: the stored version is not the expected one. */
+  | { readonly kind: 'changed' }
+  /** The store did not answer: nothing was written. */
+  | { readonly kind: 'unavailable' };
+
+/**
+ * Where registered virtual servers live (docs/operations.md §16 "Registered at runtime"): Redis
+ * when it is configured (every replica reads it; kept across restarts), this process's memory
+ * otherwise. Each write is atomic in the store: an id is taken once, and a replace or remove
+ * with an expected version is a compare-and-set.
+ */
+export interface ServerStore {
+  /** undefined: the store did not answer. */
+  read(): Promise<ServerStoreSnapshot | undefined>;
+  create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite>;
+  /** `expected`: the version the writer read (undefined: whatever is stored). */
+  replace(
+    id: string,
+    record: Omit<StoredServer, 'version'>,
+    expected: number | undefined,
+  ): Promise<ServerWrite>;
+  remove(id: string, expected: number | undefined): Promise<ServerWrite>;
+  close(): Promise<void>;
+}
+
+export const SERVER_STORE = Symbol('SERVER_STORE');
+
+/** This process only: registrations end with it. */
+export class MemoryServerStore implements ServerStore {
+  private readonly servers = new Map<string, StoredServer>();
+  private version = 0;
+
+  read(): Promise<ServerStoreSnapshot> {
+    return Promise.resolve({ servers: new Map(this.servers), marked: true });
+  }
+
+  create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
+    if (this.servers.has(id)) return Promise.resolve({ kind: 'taken' });
+    return Promise.resolve(this.put(id, record));
+  }
+
+  replace(
+    id: string,
+    record: Omit<StoredServer, 'version'>,
+    expected: number | undefined,
+  ): Promise<ServerWrite> {
+    const refusal = this.refusal(id, expected);
+    return Promise.resolve(refusal ?? this.put(id, record));
+  }
+
+  remove(id: string, expected: number | undefined): Promise<ServerWrite> {
+    const refusal = this.refusal(id, expected);
+    if (refusal !== undefined) return Promise.resolve(refusal);
+    this.servers.delete(id);
+    return Promise.resolve({ kind: 'written', version: ++this.version });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private refusal(id: string, expected: number | undefined): ServerWrite | undefined {
+    const stored = this.servers.get(id);
+    if (stored === undefined) return { kind: 'missing' };
+    return expected !== undefined && stored.version !== expected ? { kind: 'changed' } : undefined;
+  }
+
+  private put(id: string, record: Omit<StoredServer, 'version'>): ServerWrite {
+    const version = ++this.version;
+    this.servers.set(id, { ...record, version });
+    return { kind: 'written', version };
+  }
+}
+
+/**
+ * KEYS: the servers hash, the counter (every write bumps it; its absence marks a store that lost
+ * its data). ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
+ * version ('' for any). Returns the new version, or 0 taken, -1 missing, -2 changed.
+ */
+const WRITE_SCRIPT = `
+local stored = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[3] == 'create' then
+  if stored then return 0 end
+else
+  if not stored then return -1 end
+  if ARGV[4] ~= '' and tostring(cjson.decode(stored).version) ~= ARGV[4] then return -2 end
+end
+local version = redis.call('INCR', KEYS[2])
+if ARGV[3] == 'remove' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  -- the record as written, its version put first (cjson would turn an empty list into {})
+  redis.call('HSET', KEYS[1], ARGV[1], '{"version":' .. version .. ',' .. string.sub(ARGV[2], 2))
+end
+return version
+`;
+
+function isStored(value: unknown): value is StoredServer {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.server === 'object' &&
+    v.server !== null &&
+    typeof v.version === 'number' &&
+    typeof v.registeredAt === 'string' &&
+    typeof v.registeredBy === 'string'
+  );
+}
+
+/**
+ * The servers in a Redis hash `<keyPrefix>:{<identity>}:virtual-servers` (id → record) and a
+ * counter `…:virtual-servers-version`, both under the identity's hash tag (one Cluster slot);
+ * each write is one script.
+ */
+export class RedisServerStore implements ServerStore {
+  private readonly logger = new Logger('Redis');
+  private readonly hashKey: string;
+  private readonly versionKey: string;
+  private warned = false;
+
+  /** @param redis a connection for the `virtualServers` use (libs/redis) */
+  constructor(
+    private readonly redis: RedisClient,
+    config: GatewayConfig,
+  ) {
+    const tag = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}`;
+    this.hashKey = `${tag}:virtual-servers`;
+    this.versionKey = `${tag}:virtual-servers-version`;
+    this.redis.on('error', () => undefined);
+  }
+
+  async read(): Promise<ServerStoreSnapshot | undefined> {
+    const answer = await this.attempt(async () => {
+      const results = await this.redis.multi().hgetall(this.hashKey).get(this.versionKey).exec();
+      if (results === null || results.some(([err]) => err !== null))
+        throw new Error('MULTI failed');
+      return results.map(([, value]) => value);
+    });
+    if (answer === undefined) return undefined;
+    const [all, version] = answer as [Record<string, string>, string | null];
+    const servers = new Map<string, StoredServer>();
+    for (const [id, text] of Object.entries(all)) {
+      try {
+        const parsed: unknown = JSON.parse(text);
+        // a field another version wrote, or damaged: not served
+        if (isStored(parsed)) servers.set(id, parsed);
+      } catch {
+        // as above
+      }
+    }
+    return { servers, marked: version !== null };
+  }
+
+  create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
+    return this.write(id, record, 'create', undefined);
+  }
+
+  replace(
+    id: string,
+    record: Omit<StoredServer, 'version'>,
+    expected: number | undefined,
+  ): Promise<ServerWrite> {
+    return this.write(id, record, 'replace', expected);
+  }
+
+  remove(id: string, expected: number | undefined): Promise<ServerWrite> {
+    return this.write(id, undefined, 'remove', expected);
+  }
+
+  async close(): Promise<void> {
+    await quitRedis(this.redis);
+  }
+
+  private async write(
+    id: string,
+    record: Omit<StoredServer, 'version'> | undefined,
+    mode: 'create' | 'replace' | 'remove',
+    expected: number | undefined,
+  ): Promise<ServerWrite> {
+    const answer = await this.attempt(
+      () =>
+        this.redis.eval(
+          WRITE_SCRIPT,
+          2,
+          this.hashKey,
+          this.versionKey,
+          id,
+          JSON.stringify(record ?? {}),
+          mode,
+          expected === undefined ? '' : String(expected),
+        ) as Promise<number>,
+    );
+    if (answer === undefined) return { kind: 'unavailable' };
+    if (answer === 0) return { kind: 'taken' };
+    if (answer === -1) return { kind: 'missing' };
+    if (answer === -2) return { kind: 'changed' };
+    return { kind: 'written', version: answer };
+  }
+
+  private async attempt<T>(run: () => Promise<T>): Promise<T | undefined> {
+    try {
+      const value = await run();
+      if (this.warned) {
+        this.warned = false;
+        this.logger.log('The store of registered virtual servers answers again');
+      }
+      return value;
+    } catch (err) {
+      if (!this.warned) {
+        this.warned = true;
+        this.logger.warn(
+          `The store of registered virtual servers did not answer (${err instanceof Error ? err.message : 'unknown'}); this replica serves the ones it read last`,
+        );
+      }
+      return undefined;
+    }
+  }
+}
+
+/** Redis when the gateway has it (every replica reads it), else this process's memory. */
+export const serverStoreProvider: Provider = {
+  provide: SERVER_STORE,
+  useFactory: async (config: GatewayConfig): Promise<ServerStore> => {
+    if (config.redisServer === undefined) return new MemoryServerStore();
+    const client = await openRedis(
+      config.redisServer,
+      redisUseOptions('virtualServers', config.mcp.redis),
+    );
+    return new RedisServerStore(client, config);
+  },
+  inject: [GATEWAY_CONFIG],
+};

@@ -1,0 +1,161 @@
+import type Redis from 'ioredis';
+import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
+import { rpc } from '../support/rpc';
+import { TestToolService } from '../support/tool-service';
+import { ADMIN_TOKEN, admin } from './admin-support';
+
+const TEAM = { id: 'team', title: 'Claims team', tools: ['claims.open*'] };
+
+/**
+ * docs/operations.md §16 "Registered at runtime": a virtual server registered through
+ * /admin/servers is checked with the boot rules, served on its path at once on the replica that
+ * took it and on the others through Redis, replaced and deleted with If-Match, never takes a
+ * configured server's id, and is written back when Redis loses its data.
+ */
+describe('virtual servers registered at runtime, across two replicas', () => {
+  let claims: TestToolService;
+  let redis: Redis;
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+  const keyPrefix = uniqueKeyPrefix();
+
+  const replica = (): Promise<GatewayProcess> =>
+    GatewayProcess.startPatiently({
+      mcp: {
+        ...gatewayConfig([bundle('claims', claims, 'claims.')], { redis: { keyPrefix } }),
+        virtualServers: [{ id: 'configured', tools: ['claims.close_claim'] }],
+      },
+      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: SHARED_REDIS_URL },
+    });
+
+  beforeAll(async () => {
+    redis = redisClient();
+    claims = await TestToolService.start(
+      manifest('claims', [
+        tool({ name: 'claims.open_claim' }),
+        tool({ name: 'claims.open_case' }),
+        tool({ name: 'claims.close_claim' }),
+      ]),
+    );
+    [a, b] = await Promise.all([replica(), replica()]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await claims?.stop();
+    await deleteKeys(redis, keyPrefix);
+    redis.disconnect();
+  });
+
+  const at = (gateway: GatewayProcess, id: string): string =>
+    gateway.mcpUrl.replace(/\/mcp$/, `/mcp/servers/${id}`);
+  const listedOn = async (gateway: GatewayProcess, id: string): Promise<string[] | number> => {
+    const answer = await rpc(at(gateway, id), 'tools/list', {});
+    if (answer.status !== 200) return answer.status;
+    return (answer.json.result.tools as { name: string }[]).map((t) => t.name).sort();
+  };
+
+  it('registers a server: 201 with its view and ETag, served at once here and soon on the other replica', async () => {
+    expect(await listedOn(a, 'team')).toBe(404);
+    const created = await admin(a, 'POST', '/admin/servers', TEAM);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      id: 'team',
+      title: 'Claims team',
+      path: '/mcp/servers/team',
+      origin: 'admin',
+      toolNames: ['claims.open_case', 'claims.open_claim'],
+      registeredBy: 'admin-token',
+    });
+    expect(created.headers.get('etag')).toBe(`"${created.body.version}"`);
+    expect(await listedOn(a, 'team')).toEqual(['claims.open_case', 'claims.open_claim']);
+    await waitFor(async () => Array.isArray(await listedOn(b, 'team')), 10_000);
+    expect(await listedOn(b, 'team')).toEqual(['claims.open_case', 'claims.open_claim']);
+    // its serverInfo is its own, in both eras' discovery
+    const init = await rpc(at(b, 'team'), 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'e2e', version: '1' },
+    });
+    expect(init.json.result.serverInfo).toMatchObject({
+      name: 'mcp-gateway-test/team',
+      title: 'Claims team',
+    });
+    const status = (await (await fetch(`${b.managementUrl}/actuator/servers`)).json()) as {
+      servers: { id: string; origin: string }[];
+    };
+    expect(status.servers.map((s) => [s.id, s.origin])).toEqual([
+      ['configured', 'config'],
+      ['team', 'admin'],
+    ]);
+  });
+
+  it('refuses a body the boot would refuse, naming each field, and ids that are taken', async () => {
+    const bad = await admin(a, 'POST', '/admin/servers', {
+      id: 'Bad Id',
+      toolSelect: true,
+      colour: 'red',
+    });
+    expect(bad.status).toBe(400);
+    const problems = (bad.body.problems as string[]).join('\n');
+    expect(problems).toMatch(/^id: must match/m);
+    expect(problems).toMatch(/^colour: unknown key/m);
+    const empty = await admin(a, 'POST', '/admin/servers', { id: 'empty', toolSelect: true });
+    expect(empty.status).toBe(400);
+    expect(empty.body.problems).toEqual([
+      'toolSelect: needs toolSearch: true (selection is a part of tool search)',
+      'body: names no sources, tools or tags, so it would serve nothing; give at least one',
+    ]);
+    for (const id of ['configured', 'team']) {
+      const taken = await admin(a, 'POST', '/admin/servers', { id, tools: ['claims.*'] });
+      expect(taken.status).toBe(409);
+      expect(taken.body.problems[0]).toMatch(new RegExp(`^id: "${id}" is a`));
+    }
+    const configured = await admin(a, 'DELETE', '/admin/servers/configured');
+    expect(configured.status).toBe(409);
+    expect(await admin(a, 'POST', '/admin/servers', TEAM, null)).toMatchObject({ status: 401 });
+    expect(await admin(a, 'DELETE', '/admin/servers/nope')).toMatchObject({ status: 404 });
+  });
+
+  it('PUT replaces it on both replicas; a stale If-Match is a 409 and changes nothing', async () => {
+    const read = await admin(b, 'GET', '/admin/servers/team');
+    const etag = read.headers.get('etag') as string;
+    const replaced = await admin(
+      b,
+      'PUT',
+      '/admin/servers/team',
+      { ...TEAM, tools: ['claims.close_claim'] },
+      ADMIN_TOKEN,
+      { 'if-match': etag },
+    );
+    expect(replaced.body).toMatchObject({ id: 'team' });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.toolNames).toEqual(['claims.close_claim']);
+    const stale = await admin(a, 'PUT', '/admin/servers/team', TEAM, ADMIN_TOKEN, {
+      'if-match': etag,
+    });
+    expect(stale.status).toBe(409);
+    await waitFor(
+      async () => (await listedOn(a, 'team')).toString() === 'claims.close_claim',
+      10_000,
+    );
+    const renamed = await admin(a, 'PUT', '/admin/servers/team', { ...TEAM, id: 'other' });
+    expect(renamed.status).toBe(400);
+  });
+
+  it('written back when Redis loses its data; DELETE removes it everywhere', async () => {
+    await deleteKeys(redis, keyPrefix);
+    await waitFor(
+      async () =>
+        (await redis.hkeys(`${keyPrefix}:{mcp-gateway-test}:virtual-servers`)).includes('team'),
+      10_000,
+    );
+    expect(await listedOn(b, 'team')).toEqual(['claims.close_claim']);
+    const deleted = await admin(b, 'DELETE', '/admin/servers/team');
+    expect(deleted).toMatchObject({ status: 200, body: { id: 'team', deleted: true } });
+    expect(await listedOn(b, 'team')).toBe(404);
+    await waitFor(async () => (await listedOn(a, 'team')) === 404, 10_000);
+  });
+});
