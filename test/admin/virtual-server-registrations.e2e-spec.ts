@@ -59,6 +59,8 @@ describe('virtual servers registered at runtime, across two replicas', () => {
 
   it('registers a server: 201 with its view and ETag, served at once here and soon on the other replica', async () => {
     expect(await listedOn(a, 'team')).toBe(404);
+    const unknown = await rpc(at(a, 'team'), 'tools/list', {});
+    expect(unknown.json.error.message).toMatch(/^Not Found: no virtual server "team"/);
     const created = await admin(a, 'POST', '/admin/servers', TEAM);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
@@ -108,6 +110,10 @@ describe('virtual servers registered at runtime, across two replicas', () => {
       'toolSelect: needs toolSearch: true (selection is a part of tool search)',
       'body: names no sources, tools or tags, so it would serve nothing; give at least one',
     ]);
+    // fields of the wrong type are named; the rules across fields wait until they are right
+    const typed = await admin(a, 'POST', '/admin/servers', { id: 'typed', tools: 'claims.*' });
+    expect(typed.status).toBe(400);
+    expect(typed.body.problems).toEqual([expect.stringMatching(/^tools: must be a list/)]);
     for (const id of ['configured', 'team']) {
       const taken = await admin(a, 'POST', '/admin/servers', { id, tools: ['claims.*'] });
       expect(taken.status).toBe(409);
@@ -130,8 +136,16 @@ describe('virtual servers registered at runtime, across two replicas', () => {
       ADMIN_TOKEN,
       { 'if-match': etag },
     );
-    expect(replaced.body).toMatchObject({ id: 'team' });
     expect(replaced.status).toBe(200);
+    // registered when it was first; the replace is said apart
+    expect(replaced.body).toMatchObject({
+      id: 'team',
+      registeredAt: read.body.registeredAt,
+      updatedBy: 'admin-token',
+    });
+    expect(Date.parse(replaced.body.updatedAt)).toBeGreaterThanOrEqual(
+      Date.parse(read.body.registeredAt),
+    );
     expect(replaced.body.toolNames).toEqual(['claims.close_claim']);
     const stale = await admin(a, 'PUT', '/admin/servers/team', TEAM, ADMIN_TOKEN, {
       'if-match': etag,

@@ -117,6 +117,43 @@ describe('tool search on /mcp and on a virtual server', () => {
     expect(claims.toolRequests('claims.open_claim')).toHaveLength(1);
   });
 
+  it("the gateway's tools hold their arguments to their own inputSchema: isError naming each path, nothing run", async () => {
+    const cases: [string, object, RegExp][] = [
+      ['gateway__search_tools', { query: 'claim', limit: 99 }, /- \/limit: must be <= 25/],
+      ['gateway__search_tools', { query: 'claim', limit: 0 }, /- \/limit: must be >= 1/],
+      ['gateway__search_tools', { query: 'claim', extra: 1 }, /- \/extra: is not allowed/],
+      ['gateway__search_tools', { query: '   ' }, /- \/query: must say the task in words/],
+      ['gateway__describe_tools', { names: [] }, /- \/names: must NOT have fewer than 1 items/],
+      [
+        'gateway__describe_tools',
+        { names: Array.from({ length: 26 }, (_, i) => `n${i}`) },
+        /- \/names: must NOT have more than 25 items/,
+      ],
+      [
+        'gateway__call_tool',
+        { name: 'claims.open_claim', arguments: 'P-1' },
+        /- \/arguments: must be object/,
+      ],
+      [
+        'gateway__call_tool',
+        { name: 'gateway__search_tools', arguments: { query: 'x' } },
+        /- \/name: names one of the gateway's own tools; call gateway__search_tools directly/,
+      ],
+    ];
+    const before = claims.toolRequests('claims.open_claim').length;
+    for (const [name, args, line] of cases) {
+      const result = await callJson(gateway.mcpUrl, name, args);
+      expect(result.isError).toBe(true);
+      expect((result.content as Block[])[0]?.text).toMatch(line);
+    }
+    expect(claims.toolRequests('claims.open_claim')).toHaveLength(before);
+    // a name given twice is described once
+    const described = await callJson(gateway.mcpUrl, 'gateway__describe_tools', {
+      names: ['claims.close_claim', 'claims.close_claim'],
+    });
+    expect(described.structuredContent.tools).toHaveLength(1);
+  });
+
   it('on a virtual server: search and call stay within its view; a server without search lists its tools', async () => {
     const hits = (
       await callJson(at('closing'), 'gateway__search_tools', { query: 'open a new claim' })

@@ -232,6 +232,18 @@ describe('tool selection for 2025 sessions', () => {
     expect(refused.json.error.message).toMatch(/Tool not found/);
   });
 
+  it('one session on two paths keeps one selection on each', async () => {
+    const session = await openSession(a.mcpUrl);
+    const select = (url: string, names: string[]) =>
+      rpc(url, 'tools/call', { name: 'gateway__select_tools', arguments: { names } }, session);
+    await select(a.mcpUrl, ['claims.open_claim']);
+    await select(at(a, 'closing'), ['claims.close_claim']);
+    const onMcp = await rpc(a.mcpUrl, 'tools/list', {}, session);
+    expect(names(onMcp.json.result.tools)).toEqual([...WITH_SELECT, 'claims.open_claim']);
+    const onClosing = await rpc(at(a, 'closing'), 'tools/list', {}, session);
+    expect(names(onClosing.json.result.tools)).toEqual([...WITH_SELECT, 'claims.close_claim']);
+  });
+
   it('bad names are an isError result that selects nothing', async () => {
     const session = await openSession(a.mcpUrl);
     for (const args of [{}, { names: 'claims.open_claim' }, { names: Array(51).fill('x') }]) {
@@ -244,7 +256,7 @@ describe('tool selection for 2025 sessions', () => {
       const result = answerOf(answer).result;
       expect(result.isError).toBe(true);
       expect(result.content[0].text).toMatch(
-        /^Invalid arguments for tool gateway__select_tools: \/names: /,
+        /^Invalid arguments for tool gateway__select_tools:[\s\S]*\n- \/names[:/]/,
       );
     }
     const listed = await rpc(a.mcpUrl, 'tools/list', {}, session);

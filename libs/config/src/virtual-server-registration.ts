@@ -36,13 +36,15 @@ export function checkVirtualServer(
       problems: ['body: must be a JSON object with the fields of an mcp.virtualServers[] entry'],
     };
   const server = plainToInstance(VirtualServerConfig, body, { exposeDefaultValues: true });
-  const problems = [
-    ...flattenValidationErrors(
-      validateSync(server, { whitelist: true, forbidNonWhitelisted: true }),
-      '',
-    ),
-    ...virtualServerProblems(server).map((p) => (p.startsWith(': ') ? `body${p}` : p.slice(1))),
-  ];
+  const problems = flattenValidationErrors(
+    validateSync(server, { whitelist: true, forbidNonWhitelisted: true }),
+    '',
+  );
+  // the rules across fields read fields of the right types only
+  if (problems.length === 0)
+    problems.push(
+      ...virtualServerProblems(server).map((p) => (p.startsWith(': ') ? `body${p}` : p.slice(1))),
+    );
   if (problems.length > 0) return { ok: false, conflict: false, problems };
   if (takenIds.has(server.id))
     return {

@@ -8,3 +8,4 @@ export {
   type RedisUseOptions,
 } from './redis-client';
 export { redisUseOptions, type RedisUse } from './redis-uses';
+export { StoreAttempts, type StoreLog } from './store-attempts';

@@ -199,6 +199,22 @@ export class ToolsCallHandler implements MethodHandler {
     context: MethodContext,
   ): Promise<MethodResult> {
     const search = this.search as ToolSearch;
+    if (
+      name === SELECT_TOOL &&
+      (this.selectTool === null ||
+        !this.selectTool.offeredTo(context, isModernVersion(context.protocolVersion)))
+    )
+      throw this.notFound(name);
+    const definition = search.definitionJson(name);
+    if (definition === undefined) throw this.notFound(name);
+    // the gateway's own tools hold their callers to their own inputSchema, as a source's are
+    const violations = this.argumentChecks.checkEntry(
+      name,
+      definition,
+      args ?? {},
+      extractRawMember(context.rawBody, ['params', 'arguments']) ?? '{}',
+    );
+    if (violations !== undefined) return invalidArguments(name, violations);
     const given = isRecord(args) ? args : {};
     const text = (value: unknown): object => ({
       content: [{ type: 'text', text: JSON.stringify(value) }],
@@ -207,7 +223,7 @@ export class ToolsCallHandler implements MethodHandler {
     switch (name) {
       case SEARCH_TOOL: {
         if (typeof given.query !== 'string' || given.query.trim() === '')
-          return invalidArguments(name, ['/query: is required: the task, in words']);
+          return invalidArguments(name, ['/query: must say the task in words, not only spaces']);
         const limit = typeof given.limit === 'number' ? given.limit : 10;
         return text({ tools: search.search(given.query, limit, context.access) });
       }
@@ -215,13 +231,13 @@ export class ToolsCallHandler implements MethodHandler {
         const names = Array.isArray(given.names)
           ? given.names.filter((n): n is string => typeof n === 'string')
           : [];
-        if (names.length === 0)
-          return invalidArguments(name, ['/names: is required: tool names from a search']);
-        return text(search.describe(names, context.access));
+        return text(search.describe([...new Set(names)], context.access));
       }
       case CALL_TOOL: {
-        if (typeof given.name !== 'string' || given.name.startsWith(GATEWAY_TOOL_PREFIX))
-          return invalidArguments(name, ['/name: is required: the name of a tool found by search']);
+        if (typeof given.name === 'string' && given.name.startsWith(GATEWAY_TOOL_PREFIX))
+          return invalidArguments(name, [
+            `/name: names one of the gateway's own tools; call ${given.name.slice(0, 128)} directly`,
+          ]);
         // the inner call's arguments, byte for byte as the client wrote them
         const raw = extractRawMember(context.rawBody, ['params', 'arguments', 'arguments']);
         return this.handle(
@@ -237,13 +253,9 @@ export class ToolsCallHandler implements MethodHandler {
         );
       }
       case SELECT_TOOL:
-        // 2025 sessions only, where selection is on (docs/operations.md §16 "Tool selection")
-        if (
-          this.selectTool === null ||
-          !this.selectTool.offeredTo(context, isModernVersion(context.protocolVersion))
-        )
-          throw this.notFound(name);
-        return this.selectTool.select(given, context);
+        // 2025 sessions only, where selection is on (docs/operations.md §16 "Tool selection"):
+        // offered, checked above
+        return (this.selectTool as SelectTool).select(given, context);
       default:
         throw this.notFound(name);
     }

@@ -7,7 +7,8 @@ import { callerListJson } from './caller-lists';
 import { markFilteredForCaller } from './caller-filtered';
 import { LiveLists } from './live-lists.service';
 import { ToolSearch } from '../search/tool-search.service';
-import { ToolSelections } from '../search/tool-selections';
+import { selectionKey, ToolSelections } from '../search/tool-selections';
+import { VirtualServers } from '../servers/virtual-servers.service';
 import {
   PreSerialized,
   type MethodContext,
@@ -51,7 +52,8 @@ export class ToolsListHandler implements MethodHandler {
     const modern = isModernVersion(context.protocolVersion);
     if (this.selections === null || !search.selectFor(context.access, context.sessionId, modern))
       return new PreSerialized(['{"tools":', search.toolsJson(), '}']);
-    const selection = (await this.selections.get(context.sessionId)) ?? [];
+    const key = selectionKey(context.sessionId as string, VirtualServers.serverOf(context.access));
+    const selection = (await this.selections.get(key)) ?? [];
     return markFilteredForCaller(
       new PreSerialized(['{"tools":', search.toolsJson(selection, context.access), '}']),
     );

@@ -24,8 +24,15 @@ export function payloadTooLarge(): HttpAnswer {
 }
 
 /** 404 outside /mcp, on either listener. */
-export function notFound(): HttpAnswer {
-  return plainError(404, 'Not Found: the MCP endpoint is POST /mcp');
+export function notFound(path?: string): HttpAnswer {
+  // a virtual server's path whose id is none (docs/operations.md §16) says so
+  const server = path?.startsWith('/mcp/servers/') === true ? path.slice(13, 77) : undefined;
+  return plainError(
+    404,
+    server === undefined
+      ? 'Not Found: the MCP endpoint is POST /mcp'
+      : `Not Found: no virtual server "${server}" (GET /actuator/servers lists them); the MCP endpoint is POST /mcp or /mcp/servers/{id}`,
+  );
 }
 
 /** 503 for a request that arrives while the listener drains; the connection then closes. */

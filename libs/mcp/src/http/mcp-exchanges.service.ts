@@ -92,7 +92,7 @@ export class McpExchanges {
     // `/mcp`, or a virtual server's `/mcp/servers/{id}` (docs/operations.md §16)
     if (path !== '/mcp' && this.servers.serverOfPath(path) === undefined) {
       if (!this.protectedResourceMetadata(req, res, path)) {
-        write(res, notFound());
+        write(res, notFound(path));
         req.resume();
       }
       return false;

@@ -59,7 +59,7 @@ export class McpTransportExceptionFilter implements ExceptionFilter {
     if (status === 404 && path === '/mcp') {
       sendAnswer(reply, plainError(405, 'Method Not Allowed: use POST', { allow: 'POST' }));
     } else if (status === 404) {
-      sendAnswer(reply, notFound());
+      sendAnswer(reply, notFound(path));
     } else if (status === 413) {
       sendAnswer(reply, payloadTooLarge());
     } else if (clientWentAway(exception)) {

@@ -6,7 +6,8 @@ import { NotificationHub } from '../listen/notification-hub.service';
 import { SessionTokenService } from '../session/session-token.service';
 import { SharedValueNotStoredError } from '../session/session-values';
 import { ToolSearch } from './tool-search.service';
-import { MAX_SELECTED_TOOLS, ToolSelections } from './tool-selections';
+import { MAX_SELECTED_TOOLS, selectionKey, ToolSelections } from './tool-selections';
+import { VirtualServers } from '../servers/virtual-servers.service';
 
 const LIST_CHANGED = { jsonrpc: '2.0', method: LIST_CHANGED_METHOD.tools } as const;
 
@@ -52,7 +53,11 @@ export class SelectTool {
     const { selected, unknown } = this.search.selectable(given, context.access);
     let notStored: string | undefined;
     try {
-      await this.selections.set(sessionId, selected, claims.expiresAt * 1000);
+      await this.selections.set(
+        selectionKey(sessionId, VirtualServers.serverOf(context.access)),
+        selected,
+        claims.expiresAt * 1000,
+      );
     } catch (err) {
       if (!(err instanceof SharedValueNotStoredError)) throw err;
       notStored = `The selection ${err.message}`;

@@ -114,6 +114,10 @@ const SELECT_TOOL_DEFINITION = {
 };
 const SEARCH_TOOLS_JSON = SEARCH_TOOLS.map((t) => JSON.stringify(t)).join(',');
 const SELECT_TOOL_JSON = JSON.stringify(SELECT_TOOL_DEFINITION);
+/** Each gateway tool's definition as JSON, by name: what its arguments are checked against. */
+const DEFINITIONS: ReadonlyMap<string, string> = new Map(
+  [...SEARCH_TOOLS, SELECT_TOOL_DEFINITION].map((t) => [t.name, JSON.stringify(t)]),
+);
 
 /** One search hit, as `gateway__search_tools` answers it. */
 export interface SearchHit {
@@ -190,6 +194,11 @@ export class ToolSearch implements OnModuleInit {
     this.registry.onPublished((_previous, next) => {
       setImmediate(() => this.indexOf(next));
     });
+  }
+
+  /** A gateway tool's definition as JSON; undefined for any other name. */
+  definitionJson(name: string): string | undefined {
+    return DEFINITIONS.get(name);
   }
 
   /** Whether the gateway's search tools replace the list for this grant's path. */

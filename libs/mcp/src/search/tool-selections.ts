@@ -24,6 +24,14 @@ const SELECTION_KIND: SessionValueKind<readonly string[]> = {
 };
 
 /**
+ * Where a session's selection on a path is kept: a session that reaches several paths (a
+ * virtual server's and `/mcp`) has one selection on each, as each path has its own list.
+ */
+export function selectionKey(sessionId: string, server: string | undefined): string {
+  return server === undefined ? sessionId : `${sessionId}\n${server}`;
+}
+
+/**
  * The tools each 2025 session selected with `gateway__select_tools` (docs/operations.md §16
  * "Tool selection"): its `tools/list` is the gateway's search tools and these. Kept until the
  * session id expires, per replica or with Redis for every replica (SessionValues).

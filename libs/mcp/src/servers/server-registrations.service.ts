@@ -38,6 +38,8 @@ export type ServerAdminOutcome<T> =
 export type RegisteredServerView = VirtualServerStatus & {
   readonly registeredAt?: string;
   readonly registeredBy?: string;
+  readonly updatedAt?: string;
+  readonly updatedBy?: string;
 };
 
 const UNAVAILABLE = {
@@ -144,7 +146,13 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
         message: 'The virtual server is not valid',
         problems: [`id: must be "${id}", the id in the path (register a new id with POST)`],
       };
-    const written = await this.store.replace(id, this.recordOf(check.server, actor), expected);
+    const record = {
+      ...this.recordOf(check.server, known.registeredBy),
+      registeredAt: known.registeredAt,
+      updatedAt: new Date().toISOString(),
+      updatedBy: actor,
+    };
+    const written = await this.store.replace(id, record, expected);
     const refusal = this.writeRefusal(id, written.kind);
     if (refusal !== undefined) return refusal;
     await this.sync();
@@ -270,6 +278,13 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     const record = this.applied.get(status.id);
     return record === undefined
       ? status
-      : { ...status, registeredAt: record.registeredAt, registeredBy: record.registeredBy };
+      : {
+          ...status,
+          registeredAt: record.registeredAt,
+          registeredBy: record.registeredBy,
+          ...(record.updatedAt === undefined
+            ? {}
+            : { updatedAt: record.updatedAt, updatedBy: record.updatedBy }),
+        };
   }
 }

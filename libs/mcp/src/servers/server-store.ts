@@ -1,6 +1,6 @@
 import { Logger, type Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+import { openRedis, quitRedis, redisUseOptions, StoreAttempts, type RedisClient } from '@app/redis';
 
 /** A virtual server registered at runtime, as stored (docs/operations.md §16). */
 export interface StoredServer {
@@ -10,6 +10,9 @@ export interface StoredServer {
   readonly version: number;
   readonly registeredAt: string;
   readonly registeredBy: string;
+  /** The last replace, when there was one. */
+  readonly updatedAt?: string;
+  readonly updatedBy?: string;
 }
 
 /** What the store holds; `marked`: false for a store that lost its data (or was never used). */
@@ -142,7 +145,7 @@ export class RedisServerStore implements ServerStore {
   private readonly logger = new Logger('Redis');
   private readonly hashKey: string;
   private readonly versionKey: string;
-  private warned = false;
+  private readonly attempts: StoreAttempts;
 
   /** @param redis a connection for the `virtualServers` use (libs/redis) */
   constructor(
@@ -153,10 +156,15 @@ export class RedisServerStore implements ServerStore {
     this.hashKey = `${tag}:virtual-servers`;
     this.versionKey = `${tag}:virtual-servers-version`;
     this.redis.on('error', () => undefined);
+    this.attempts = new StoreAttempts(
+      this.logger,
+      'registered virtual servers',
+      'this replica serves the ones it read last',
+    );
   }
 
   async read(): Promise<ServerStoreSnapshot | undefined> {
-    const answer = await this.attempt(async () => {
+    const answer = await this.attempts.run(async () => {
       const results = await this.redis.multi().hgetall(this.hashKey).get(this.versionKey).exec();
       if (results === null || results.some(([err]) => err !== null))
         throw new Error('MULTI failed');
@@ -203,7 +211,7 @@ export class RedisServerStore implements ServerStore {
     mode: 'create' | 'replace' | 'remove',
     expected: number | undefined,
   ): Promise<ServerWrite> {
-    const answer = await this.attempt(
+    const answer = await this.attempts.run(
       () =>
         this.redis.eval(
           WRITE_SCRIPT,
@@ -221,25 +229,6 @@ export class RedisServerStore implements ServerStore {
     if (answer === -1) return { kind: 'missing' };
     if (answer === -2) return { kind: 'changed' };
     return { kind: 'written', version: answer };
-  }
-
-  private async attempt<T>(run: () => Promise<T>): Promise<T | undefined> {
-    try {
-      const value = await run();
-      if (this.warned) {
-        this.warned = false;
-        this.logger.log('The store of registered virtual servers answers again');
-      }
-      return value;
-    } catch (err) {
-      if (!this.warned) {
-        this.warned = true;
-        this.logger.warn(
-          `The store of registered virtual servers did not answer (${err instanceof Error ? err.message : 'unknown'}); this replica serves the ones it read last`,
-        );
-      }
-      return undefined;
-    }
   }
 }
 

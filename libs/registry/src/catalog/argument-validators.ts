@@ -167,7 +167,20 @@ export class ArgumentValidators {
    */
   check(tool: CatalogTool, args: unknown, text: string): ArgumentViolations | undefined {
     if (!validatesArguments(tool)) return undefined;
-    const compiled = this.compiledFor(tool);
+    return this.checkEntry(tool.fingerprint, tool.publishedJson, args, text);
+  }
+
+  /**
+   * The same check against a tool entry of the gateway's own (its search tools, whose
+   * definitions are fixed): `key` names the entry among the validators kept.
+   */
+  checkEntry(
+    key: string,
+    entryJson: string,
+    args: unknown,
+    text: string,
+  ): ArgumentViolations | undefined {
+    const compiled = this.compiledFor(key, entryJson);
     if (compiled === null) return undefined;
     // what is checked is what JSON.parse kept (the last of two equal names); a source that keeps
     // the first would get what was never checked
@@ -191,8 +204,7 @@ export class ArgumentValidators {
     return this.kept.size;
   }
 
-  private compiledFor(tool: CatalogTool): Compiled | null {
-    const key = tool.fingerprint;
+  private compiledFor(key: string, entryJson: string): Compiled | null {
     const found = this.kept.get(key);
     if (found !== undefined) {
       // the most recently used go last; moved only when an eviction could reach them
@@ -202,7 +214,7 @@ export class ArgumentValidators {
       }
       return found;
     }
-    const compiled = this.compiledOf(tool.publishedJson);
+    const compiled = this.compiledOf(entryJson);
     if (this.kept.size >= this.capacity) {
       const oldest = this.kept.keys().next();
       if (oldest.done !== true) this.kept.delete(oldest.value);

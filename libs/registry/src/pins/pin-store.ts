@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { GatewayConfig } from '@app/config';
-import { quitRedis, type RedisClient } from '@app/redis';
+import { quitRedis, StoreAttempts, type RedisClient } from '@app/redis';
 import type { ToolApproval } from './tool-pins';
 
 /**
@@ -44,7 +44,7 @@ export class RedisPinStore implements PinStore {
   private readonly logger = new Logger('Redis');
   private readonly hashKey: string;
   private readonly versionKey: string;
-  private warned = false;
+  private readonly attempts: StoreAttempts;
 
   /** @param client a connection for the `pins` use (libs/redis) */
   constructor(
@@ -55,10 +55,15 @@ export class RedisPinStore implements PinStore {
     this.hashKey = `${tag}:pins`;
     this.versionKey = `${tag}:pins-version`;
     this.redis.on('error', () => undefined);
+    this.attempts = new StoreAttempts(
+      this.logger,
+      'pinned tool approvals',
+      'approvals stay in memory here until it does',
+    );
   }
 
   async readAll(): Promise<ReadonlyMap<string, ToolApproval> | undefined> {
-    const all = await this.attempt(() => this.redis.hgetall(this.hashKey));
+    const all = await this.attempts.run(() => this.redis.hgetall(this.hashKey));
     if (all === undefined) return undefined;
     const approvals = new Map<string, ToolApproval>();
     for (const [key, text] of Object.entries(all)) {
@@ -74,7 +79,7 @@ export class RedisPinStore implements PinStore {
   }
 
   async version(): Promise<string | undefined> {
-    const value = await this.attempt(() => this.redis.get(this.versionKey));
+    const value = await this.attempts.run(() => this.redis.get(this.versionKey));
     return value === undefined ? undefined : (value ?? '0');
   }
 
@@ -84,7 +89,7 @@ export class RedisPinStore implements PinStore {
   ): Promise<boolean> {
     if (entries.length === 0) return true;
     const fields = entries.flatMap(([key, approval]) => [key, JSON.stringify(approval)]);
-    const done = await this.attempt(async () => {
+    const done = await this.attempts.run(async () => {
       const multi = this.redis.multi().hset(this.hashKey, ...fields);
       if (approvals) multi.incr(this.versionKey);
       const results = await multi.exec();
@@ -95,24 +100,5 @@ export class RedisPinStore implements PinStore {
 
   async close(): Promise<void> {
     await quitRedis(this.redis);
-  }
-
-  private async attempt<T>(run: () => Promise<T>): Promise<T | undefined> {
-    try {
-      const value = await run();
-      if (this.warned) {
-        this.warned = false;
-        this.logger.log('The store of pinned tool approvals answers again');
-      }
-      return value;
-    } catch (err) {
-      if (!this.warned) {
-        this.warned = true;
-        this.logger.warn(
-          `The store of pinned tool approvals did not answer (${err instanceof Error ? err.message : 'unknown'}); approvals stay in memory here until it does`,
-        );
-      }
-      return undefined;
-    }
   }
 }
