@@ -24,7 +24,7 @@ async function replica(
         upstreams: [upstream('up', upUrl, { pinned: true }), upstream('free', `${upUrl}?free`)],
       }),
       virtualServers: [
-        { id: 'ups', sources: ['up'] },
+        { id: 'ups', sources: ['up'], toolSearch: true },
         { id: 'others', sources: ['free'] },
         { id: 'searching', tools: ['up__se*'] },
       ],
@@ -120,6 +120,15 @@ describe('pinned tool definitions across two replicas', () => {
       ['searching', 'up__fetch'],
     ] as const)
       expect((await callTool(on(server), name, {})).error.message).toMatch(/Tool not found/);
+    // described as held too, where search is on (docs/operations.md §16 "Tool search")
+    const described = await callTool(on('ups'), 'gateway__describe_tools', {
+      names: ['up__search', 'up__nope'],
+    });
+    expect(described.result.structuredContent).toEqual({
+      tools: [],
+      unknown: ['up__nope'],
+      held: ['up__search'],
+    });
     expect(up.calls()).toHaveLength(calls);
     const view = await upstreamView(a, 'up');
     expect(view).toMatchObject({ status: 'review', pinned: true, review: { heldTools: 2 } });

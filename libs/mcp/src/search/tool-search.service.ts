@@ -295,16 +295,31 @@ export class ToolSearch implements OnModuleInit {
   describe(
     names: readonly string[],
     access: CallerAccess | undefined,
-  ): { readonly tools: readonly unknown[]; readonly unknown: readonly string[] } {
+  ): {
+    readonly tools: readonly unknown[];
+    readonly unknown: readonly string[];
+    readonly held?: readonly string[];
+  } {
     const catalog = this.registry.current();
     const tools: unknown[] = [];
     const unknown: string[] = [];
+    const held: string[] = [];
     for (const name of names.slice(0, MAX_DESCRIBED)) {
       const tool = this.usable(catalog, name, access);
-      if (tool === undefined) unknown.push(name);
-      else tools.push(JSON.parse(tool.publishedJson));
+      if (tool !== undefined) tools.push(JSON.parse(tool.publishedJson));
+      else if (this.heldFor(name, access)) held.push(name);
+      else unknown.push(name);
     }
-    return { tools, unknown };
+    return { tools, unknown, ...(held.length > 0 ? { held } : {}) };
+  }
+
+  /**
+   * A tool of a pinned source held for review that the caller could use (docs/operations.md §6):
+   * described as held, as a call of it answers, not as unknown.
+   */
+  private heldFor(name: string, access: CallerAccess | undefined): boolean {
+    const held = this.registry.heldForReview(name);
+    return held !== undefined && this.servers.mayUseUnlisted(access, held.sourceId, held.name);
   }
 
   /** A catalog tool the caller may use; undefined for any other name. */
