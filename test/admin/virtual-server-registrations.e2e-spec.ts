@@ -1,7 +1,9 @@
+import { connect } from 'node:net';
 import type Redis from 'ioredis';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
+import { jwtAuthConfig, TestAuthorizationServer } from '../support/oidc-provider';
 import { rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 import { ADMIN_TOKEN, admin } from './admin-support';
@@ -159,7 +161,9 @@ describe('virtual servers registered at runtime, across two replicas', () => {
     expect(renamed.status).toBe(400);
   });
 
-  it('written back when Redis loses its data; DELETE removes it everywhere', async () => {
+  it('written back when Redis loses its data, its version kept: an If-Match read before still means that version', async () => {
+    const before = await admin(a, 'GET', '/admin/servers/team');
+    const etag = before.headers.get('etag') as string;
     await deleteKeys(redis, keyPrefix);
     await waitFor(
       async () =>
@@ -167,9 +171,156 @@ describe('virtual servers registered at runtime, across two replicas', () => {
       10_000,
     );
     expect(await listedOn(b, 'team')).toEqual(['claims.close_claim']);
+    // the counter is above every version written back: no version is handed out twice
+    const stored = JSON.parse(
+      (await redis.hget(`${keyPrefix}:{mcp-gateway-test}:virtual-servers`, 'team')) as string,
+    ) as { version: number };
+    expect(`"${stored.version}"`).toBe(etag);
+    const bumped = await admin(
+      a,
+      'PUT',
+      '/admin/servers/team',
+      { ...TEAM, tools: ['claims.close_claim'] },
+      ADMIN_TOKEN,
+      { 'if-match': etag },
+    );
+    expect(bumped.status).toBe(200);
+    expect(Number(bumped.body.version)).toBeGreaterThan(stored.version);
+    const stale = await admin(a, 'PUT', '/admin/servers/team', TEAM, ADMIN_TOKEN, {
+      'if-match': etag,
+    });
+    expect(stale.status).toBe(409);
+  });
+
+  it('a deletion wins over a write-back of the deleted server by a replica that had not read it', async () => {
+    const created = await admin(a, 'POST', '/admin/servers', { id: 'brief', tools: ['claims.*'] });
+    expect(created.status).toBe(201);
+    await waitFor(async () => Array.isArray(await listedOn(b, 'brief')), 10_000);
+    // deleted on A and the store emptied at once: B still serves it, and writes it back
+    expect((await admin(a, 'DELETE', '/admin/servers/brief')).status).toBe(200);
+    await deleteKeys(redis, keyPrefix);
+    await waitFor(
+      async () => (await listedOn(a, 'brief')) === 404 && (await listedOn(b, 'brief')) === 404,
+      15_000,
+    );
+    await new Promise((r) => setTimeout(r, 4_500));
+    expect(await listedOn(a, 'brief')).toBe(404);
+    expect(await listedOn(b, 'brief')).toBe(404);
+    expect(await redis.hexists(`${keyPrefix}:{mcp-gateway-test}:virtual-servers`, 'brief')).toBe(0);
+  });
+
+  it('DELETE removes it everywhere', async () => {
     const deleted = await admin(b, 'DELETE', '/admin/servers/team');
     expect(deleted).toMatchObject({ status: 200, body: { id: 'team', deleted: true } });
     expect(await listedOn(b, 'team')).toBe(404);
     await waitFor(async () => (await listedOn(a, 'team')) === 404, 10_000);
+  });
+});
+
+/**
+ * docs/operations.md §16 "Registered at runtime" with `mcp.auth`: a registered server's URL is an
+ * audience of its own while it exists; once it is deleted a token for it serves nothing (not
+ * `/mcp`, not `/admin`), and a request admitted on its path before the deletion is not served
+ * as one to `/mcp`.
+ */
+describe('registered virtual servers with tokens, and deleted under a request', () => {
+  const RESOURCE = 'https://gateway.test/mcp';
+  const LATE = `${RESOURCE}/servers/late`;
+  let as: TestAuthorizationServer;
+  let claims: TestToolService;
+  let gateway: GatewayProcess;
+  let adminToken: string;
+
+  beforeAll(async () => {
+    as = await TestAuthorizationServer.start({
+      resources: {
+        [RESOURCE]: { scope: 'mcp mcp:admin' },
+        [LATE]: { scope: 'mcp mcp:admin' },
+      },
+      defaultResource: RESOURCE,
+    });
+    claims = await TestToolService.start(
+      manifest('claims', [tool({ name: 'claims.open_claim' }), tool({ name: 'claims.secret' })]),
+    );
+    gateway = await GatewayProcess.start({
+      mcp: {
+        ...gatewayConfig([bundle('claims', claims, 'claims.')]),
+        auth: jwtAuthConfig(as, RESOURCE),
+      },
+      waitReady: true,
+    });
+    adminToken = (await as.mint({ subject: 'ops', scope: 'mcp mcp:admin' })).access_token;
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all([as?.stop(), claims?.stop()]);
+  });
+
+  const adminCall = (method: 'POST' | 'DELETE', path: string, body?: unknown) =>
+    admin(gateway, method, path, body, adminToken);
+
+  it("a token for a deleted server's URL is refused everywhere, /admin included", async () => {
+    expect(
+      (await adminCall('POST', '/admin/servers', { id: 'late', tools: ['claims.open*'] })).status,
+    ).toBe(201);
+    const forLate = (await as.mint({ subject: 'x', resource: LATE, scope: 'mcp mcp:admin' }))
+      .access_token;
+    const bearer = { authorization: `Bearer ${forLate}` };
+    const late = gateway.mcpUrl.replace(/\/mcp$/, '/mcp/servers/late');
+    expect((await rpc(late, 'tools/list', {}, bearer)).status).toBe(200);
+    expect((await rpc(gateway.mcpUrl, 'tools/list', {}, bearer)).status).toBe(401);
+    expect((await adminCall('DELETE', '/admin/servers/late')).status).toBe(200);
+    expect((await rpc(gateway.mcpUrl, 'tools/list', {}, bearer)).status).toBe(401);
+    expect((await rpc(late, 'tools/list', {}, bearer)).status).toBe(404);
+    const asAdmin = await admin(
+      gateway,
+      'POST',
+      '/admin/servers',
+      { id: 'evil', tools: ['*'] },
+      forLate,
+    );
+    expect([401, 403]).toContain(asAdmin.status);
+    // the gateway's own audience still serves /mcp
+    expect(
+      (await rpc(gateway.mcpUrl, 'tools/list', {}, { authorization: `Bearer ${adminToken}` }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('a request admitted on a server path that is deleted before its body ends is a 404, never /mcp', async () => {
+    expect(
+      (await adminCall('POST', '/admin/servers', { id: 'brief', tools: ['claims.open*'] })).status,
+    ).toBe(201);
+    const { port } = new URL(gateway.mcpUrl);
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'claims.secret', arguments: {} },
+    });
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.write(
+      [
+        'POST /mcp/servers/brief HTTP/1.1',
+        `Host: 127.0.0.1:${port}`,
+        `Authorization: Bearer ${adminToken}`,
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body.slice(0, 10),
+      ].join('\r\n'),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await adminCall('DELETE', '/admin/servers/brief')).status).toBe(200);
+    socket.write(body.slice(10));
+    await waitFor(() => answer.includes('\r\n\r\n'), 10_000);
+    socket.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 404/);
+    expect(claims.toolRequests('claims.secret')).toHaveLength(0);
   });
 });

@@ -100,6 +100,8 @@ export class ResourceServer implements OnModuleDestroy {
   readonly metadataUrl?: string;
   /** The audiences a token may name: the gateway's and each virtual server's path URL. */
   private readonly audiences: string[] = [];
+  /** A registered server's resource was removed (servesOn then checks every token's audience). */
+  private resourceRemoved = false;
   private readonly metadataJson?: string;
   /** The gateway's audience (its /mcp URL). */
   private readonly audience?: string;
@@ -203,6 +205,10 @@ export class ResourceServer implements OnModuleDestroy {
     const known = this.serverResources.get(id);
     if (known === undefined) return;
     this.serverResources.delete(id);
+    this.resourceRemoved = true;
+    // tokens remembered for that resource are verified again (and refused) on their next use
+    for (const [header, entry] of this.verified)
+      if (!hasAudience(entry.caller, this.audience)) this.verified.delete(header);
     for (const path of resourceMetadataPaths(known.resource).slice(1)) {
       this.metadataByPath.delete(path);
     }
@@ -233,12 +239,11 @@ export class ResourceServer implements OnModuleDestroy {
    * gateway's audience serves every path; one for a virtual server's path URL only that path.
    */
   servesOn(caller: CallerIdentity, server: string | undefined): boolean {
-    if (this.serverResources.size === 0) return true;
-    const aud = caller.claims.aud;
-    const has = (value: string | undefined): boolean =>
-      value !== undefined && (aud === value || (Array.isArray(aud) && aud.includes(value)));
-    if (has(this.audience)) return true;
-    return server !== undefined && has(this.serverResources.get(server)?.resource);
+    // no resource but the gateway's was ever accepted: every verified token names it. Once a
+    // registered server's resource was removed, a token remembered for it must not pass here.
+    if (this.serverResources.size === 0 && !this.resourceRemoved) return true;
+    if (hasAudience(caller, this.audience)) return true;
+    return server !== undefined && hasAudience(caller, this.serverResources.get(server)?.resource);
   }
 
   /**
@@ -410,4 +415,10 @@ export function callerOf(claims: Readonly<Record<string, unknown>>, token: strin
     expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined,
     token,
   };
+}
+
+/** Whether a verified token names this audience (`aud` a string or a list). */
+function hasAudience(caller: CallerIdentity, value: string | undefined): boolean {
+  const aud = caller.claims.aud;
+  return value !== undefined && (aud === value || (Array.isArray(aud) && aud.includes(value)));
 }

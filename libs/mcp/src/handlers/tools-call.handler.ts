@@ -166,14 +166,17 @@ export class ToolsCallHandler implements MethodHandler {
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,
   ): Promise<MethodResult> {
-    // the gateway's own search tools where search is on (docs/operations.md §16 "Tool search")
+    // the gateway's own search tools where search is on (docs/operations.md §16 "Tool search"),
+    // under the caller's rate limits as every call (call_tool's are its tool's: counted there)
     if (
       this.search !== null &&
       typeof params?.name === 'string' &&
       params.name.startsWith(GATEWAY_TOOL_PREFIX) &&
       this.search.enabledFor(context.access)
-    )
+    ) {
+      if (params.name !== CALL_TOOL) await this.limits?.admit(context.caller, params.name);
       return this.searchTool(params.name, params.arguments, context);
+    }
     const started = performance.now();
     const name = typeof params?.name === 'string' ? params.name : '';
     const prepared = context.prepared?.target;
@@ -225,13 +228,13 @@ export class ToolsCallHandler implements MethodHandler {
         if (typeof given.query !== 'string' || given.query.trim() === '')
           return invalidArguments(name, ['/query: must say the task in words, not only spaces']);
         const limit = typeof given.limit === 'number' ? given.limit : 10;
-        return text({ tools: search.search(given.query, limit, context.access) });
+        return text({ tools: search.search(given.query, limit, context) });
       }
       case DESCRIBE_TOOL: {
         const names = Array.isArray(given.names)
           ? given.names.filter((n): n is string => typeof n === 'string')
           : [];
-        return text(search.describe([...new Set(names)], context.access));
+        return text(search.describe([...new Set(names)], context));
       }
       case CALL_TOOL: {
         if (typeof given.name === 'string' && given.name.startsWith(GATEWAY_TOOL_PREFIX))

@@ -55,7 +55,7 @@ export class ToolsListHandler implements MethodHandler {
     const key = selectionKey(context.sessionId as string, VirtualServers.serverOf(context.access));
     const selection = (await this.selections.get(key)) ?? [];
     return markFilteredForCaller(
-      new PreSerialized(['{"tools":', search.toolsJson(selection, context.access), '}']),
+      new PreSerialized(['{"tools":', search.toolsJson(selection, context), '}']),
     );
   }
 

@@ -149,10 +149,18 @@ export class McpExchanges {
    * The virtual server whose path an admitted request came on (docs/operations.md §16);
    * undefined on `/mcp`, which needs no lookup.
    */
-  private serverOf(req: IncomingMessage): string | undefined {
+  private serverOf(req: IncomingMessage): { readonly server?: string } | undefined {
     const url = req.url ?? '';
-    if (url === '/mcp') return undefined;
-    return this.servers.serverOfPath(url.split('?', 1)[0] ?? '') ?? undefined;
+    if (url === '/mcp') return {};
+    const server = this.servers.serverOfPath(url.split('?', 1)[0] ?? '');
+    // a registered server deleted since the request was admitted: its path is gone, and the
+    // request is never served as one to /mcp
+    return server === undefined ? undefined : server === null ? {} : { server };
+  }
+
+  /** The 404 of a request whose virtual server was deleted while its body was read. */
+  private gone(req: IncomingMessage, res: ServerResponse): void {
+    write(res, notFound((req.url ?? '').split('?', 1)[0]));
   }
 
   /**
@@ -163,12 +171,14 @@ export class McpExchanges {
    * @param body the body as strict UTF-8, "" when empty, null when not UTF-8
    */
   serve(req: IncomingMessage, res: ServerResponse, body: string | null): void {
+    const path = this.serverOf(req);
+    if (path === undefined) return this.gone(req, res);
+    const server = path.server;
     const controller = new CallCancellation();
     // closed before the answer was written: the client went away
     const onClose = (): void => controller.abort('client-closed');
     this.inFlight.add(controller);
     res.once('close', onClose);
-    const server = this.serverOf(req);
     this.transport
       .post({
         headers: req.headers,
@@ -203,11 +213,13 @@ export class McpExchanges {
    * request is authenticated. Never throws.
    */
   private serveGetOrDelete(req: IncomingMessage, res: ServerResponse): void {
+    // a virtual server's path takes a token for it, and streams its view (docs/operations.md §16)
+    const path = this.serverOf(req);
+    if (path === undefined) return this.gone(req, res);
+    const server = path.server;
     const controller = new CallCancellation();
     // wired before the token is checked: a client gone meanwhile gets no stream
     res.once('close', () => controller.abort('client-closed'));
-    // a virtual server's path takes a token for it, and streams its view (docs/operations.md §16)
-    const server = this.serverOf(req);
     this.transport
       .authenticated(
         req.headers,

@@ -50,7 +50,7 @@ export class SelectTool {
     const sessionId = context.sessionId as string;
     const claims = this.sessions.openFor(sessionId, context.caller);
     if (claims === undefined) return this.invalid('the session has expired: initialize again');
-    const { selected, unknown } = this.search.selectable(given, context.access);
+    const { selected, unknown } = this.search.selectable(given, context);
     let notStored: string | undefined;
     try {
       await this.selections.set(

@@ -7,6 +7,7 @@ import { RegistryService, type CatalogSnapshot, type CatalogTool } from '@app/re
 import { GATEWAY_TOOL_PREFIX } from '@app/wire';
 import { VirtualServers } from '../servers/virtual-servers.service';
 import { MAX_SELECTED_TOOLS } from './tool-selections';
+import { isHiddenAppTool } from '../handlers/client-extensions';
 
 /** The gateway's own tools (docs/operations.md §16 "Tool search"). */
 export const SEARCH_TOOL = `${GATEWAY_TOOL_PREFIX}search_tools`;
@@ -119,6 +120,15 @@ const DEFINITIONS: ReadonlyMap<string, string> = new Map(
   [...SEARCH_TOOLS, SELECT_TOOL_DEFINITION].map((t) => [t.name, JSON.stringify(t)]),
 );
 
+/**
+ * Who asks (a MethodContext has both): its grant on the path, and the capabilities its client
+ * declared (an MCP Apps app-only tool is not offered to a client without the extension).
+ */
+export interface SearchCaller {
+  readonly access?: CallerAccess;
+  readonly clientCapabilities?: unknown;
+}
+
 /** One search hit, as `gateway__search_tools` answers it. */
 export interface SearchHit {
   readonly name: string;
@@ -142,6 +152,16 @@ function words(text: string): string[] {
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter((w) => w.length > 0 && !STOP_WORDS.has(w));
+}
+
+/** Words of a query that are searched: the first MAX_QUERY_WORDS of at most MAX_WORD_CHARS. */
+const MAX_QUERY_WORDS = 32;
+const MAX_WORD_CHARS = 64;
+
+function queryWords(text: string): string[] {
+  return words(text.slice(0, 4 * MAX_QUERY_WORDS * MAX_WORD_CHARS))
+    .filter((w) => w.length <= MAX_WORD_CHARS)
+    .slice(0, MAX_QUERY_WORDS);
 }
 
 /** The property names of a schema, nested ones included (what an agent's task mentions). */
@@ -226,11 +246,11 @@ export class ToolSearch implements OnModuleInit {
    * `tools/list` where search is on, as JSON text: the three gateway tools; where selection is
    * offered, the select tool too and the session's selected tools the caller may still use.
    */
-  toolsJson(selection?: readonly string[], access?: CallerAccess): string {
+  toolsJson(selection?: readonly string[], who: SearchCaller = {}): string {
     if (selection === undefined) return `[${SEARCH_TOOLS_JSON}]`;
     const catalog = this.registry.current();
     const selected = selection.flatMap((name) => {
-      const tool = this.usable(catalog, name, access);
+      const tool = this.usable(catalog, name, who);
       return tool === undefined ? [] : [tool.publishedJson];
     });
     return `[${[SEARCH_TOOLS_JSON, SELECT_TOOL_JSON, ...selected].join(',')}]`;
@@ -239,13 +259,13 @@ export class ToolSearch implements OnModuleInit {
   /** The named tools the caller may use (what a selection keeps), and the names it may not. */
   selectable(
     names: readonly string[],
-    access: CallerAccess | undefined,
+    who: SearchCaller,
   ): { readonly selected: readonly string[]; readonly unknown: readonly string[] } {
     const catalog = this.registry.current();
     const selected: string[] = [];
     const unknown: string[] = [];
     for (const name of new Set(names)) {
-      if (name.startsWith(GATEWAY_TOOL_PREFIX) || this.usable(catalog, name, access) === undefined)
+      if (name.startsWith(GATEWAY_TOOL_PREFIX) || this.usable(catalog, name, who) === undefined)
         unknown.push(name);
       else selected.push(name);
     }
@@ -253,11 +273,11 @@ export class ToolSearch implements OnModuleInit {
   }
 
   /** The best matches of `query` among the tools the caller may use. */
-  search(query: string, limit: number, access: CallerAccess | undefined): SearchHit[] {
+  search(query: string, limit: number, who: SearchCaller): SearchHit[] {
     const catalog = this.registry.current();
     if (catalog === undefined) return [];
     const started = performance.now();
-    const hits = this.ranked(catalog, query, limit, access);
+    const hits = this.ranked(catalog, query, limit, who);
     this.metrics?.toolSearched((performance.now() - started) / 1000);
     return hits;
   }
@@ -266,16 +286,13 @@ export class ToolSearch implements OnModuleInit {
     catalog: CatalogSnapshot,
     query: string,
     limit: number,
-    access: CallerAccess | undefined,
+    who: SearchCaller,
   ): SearchHit[] {
     const { index, tools } = this.indexOf(catalog);
     const hits = index.search(query, {
       filter: (r) => {
         const tool = tools[r.id as number];
-        return (
-          tool !== undefined &&
-          (access === undefined || allowsTool(access, tool.sourceId, tool.name))
-        );
+        return tool !== undefined && this.offered(catalog, tool, who);
       },
     });
     return hits.slice(0, Math.min(Math.max(1, limit), MAX_RESULTS)).map((hit) => {
@@ -294,7 +311,7 @@ export class ToolSearch implements OnModuleInit {
   /** The published definitions of the named tools the caller may use, and the names it may not. */
   describe(
     names: readonly string[],
-    access: CallerAccess | undefined,
+    who: SearchCaller,
   ): {
     readonly tools: readonly unknown[];
     readonly unknown: readonly string[];
@@ -305,9 +322,9 @@ export class ToolSearch implements OnModuleInit {
     const unknown: string[] = [];
     const held: string[] = [];
     for (const name of names.slice(0, MAX_DESCRIBED)) {
-      const tool = this.usable(catalog, name, access);
+      const tool = this.usable(catalog, name, who);
       if (tool !== undefined) tools.push(JSON.parse(tool.publishedJson));
-      else if (this.heldFor(name, access)) held.push(name);
+      else if (this.heldFor(name, who.access)) held.push(name);
       else unknown.push(name);
     }
     return { tools, unknown, ...(held.length > 0 ? { held } : {}) };
@@ -326,12 +343,22 @@ export class ToolSearch implements OnModuleInit {
   private usable(
     catalog: CatalogSnapshot | undefined,
     name: string,
-    access: CallerAccess | undefined,
+    who: SearchCaller,
   ): CatalogTool | undefined {
     const tool = catalog?.get(name);
-    return tool === undefined || (access !== undefined && !allowsTool(access, tool.sourceId, name))
-      ? undefined
-      : tool;
+    return tool === undefined || !this.offered(catalog, tool, who) ? undefined : tool;
+  }
+
+  /** A catalog tool the caller may use on this path, and its client may be offered. */
+  private offered(
+    catalog: CatalogSnapshot | undefined,
+    tool: CatalogTool,
+    who: SearchCaller,
+  ): boolean {
+    return (
+      (who.access === undefined || allowsTool(who.access, tool.sourceId, tool.name)) &&
+      !isHiddenAppTool(catalog, tool, who.clientCapabilities)
+    );
   }
 
   private indexOf(catalog: CatalogSnapshot): Indexed {
@@ -341,11 +368,15 @@ export class ToolSearch implements OnModuleInit {
       fields: ['name', 'title', 'description', 'properties', 'tags'],
       tokenize: words,
       searchOptions: {
+        // a query's words, bounded: the typo match's cost grows with the square of a word's
+        // length, so an agent's (or an attacker's) text is cut to what a task is
+        tokenize: queryWords,
         boost: { name: 2, title: 1.5, tags: 1.5 },
         // a prefix for words long enough to be one, a typo only in a long word: short words
         // matched loosely match everything
         prefix: (term) => term.length >= 4,
         fuzzy: (term) => (term.length >= 7 ? 0.15 : false),
+        maxFuzzy: 3,
         combineWith: 'OR',
       },
     });

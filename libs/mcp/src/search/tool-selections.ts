@@ -5,7 +5,7 @@ import { SessionValues, type SessionValueKind } from '../session/session-values'
 /** Tools one selection names at most: a list an agent reads every turn stays small. */
 export const MAX_SELECTED_TOOLS = 50;
 /** Sessions whose selection one replica remembers; past it the oldest is forgotten. */
-export const MAX_SESSION_SELECTIONS = 100_000;
+export const MAX_SESSION_SELECTIONS = 10_000;
 
 const SELECTION_KIND: SessionValueKind<readonly string[]> = {
   name: 'tool-selection',

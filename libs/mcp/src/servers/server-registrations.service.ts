@@ -18,6 +18,8 @@ import { VirtualServers, type VirtualServerStatus } from './virtual-servers.serv
 
 /** How often a replica reads the store for servers another replica registered, ms. */
 export const SERVER_SYNC_MILLIS = 2_000;
+/** How long a replica remembers a deletion it made, against a write-back of the server, ms. */
+export const DELETIONS_KEPT_MS = 60 * 60 * 1000;
 /** Registered virtual servers at most. */
 export const MAX_REGISTERED_SERVERS = 200;
 
@@ -62,6 +64,8 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
   private applied: ReadonlyMap<string, StoredServer> = new Map();
   /** The ids and versions the store held at the last read. */
   private seen = '';
+  /** Servers deleted on this replica lately: id → the version deleted, and when. */
+  private readonly deleted = new Map<string, { version: number; atMs: number }>();
   private timer?: NodeJS.Timeout;
   private syncing?: Promise<void>;
 
@@ -171,6 +175,7 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     const written = await this.store.remove(id, expected);
     const refusal = this.writeRefusal(id, written.kind);
     if (refusal !== undefined) return refusal;
+    this.rememberDeleted(id, known.version);
     await this.sync();
     return { ok: true, status: 200, body: { id, deleted: true } };
   }
@@ -183,7 +188,7 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
       this.logger.warn(
         `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${this.applied.size} this replica serves`,
       );
-      for (const [id, record] of this.applied) await this.store.create(id, record);
+      for (const [id, record] of this.applied) await this.store.restore(id, record);
       return;
     }
     this.apply(snapshot.servers);
@@ -197,6 +202,13 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     const registered = new Map<string, { config: VirtualServerConfig; version: number }>();
     for (const [id, record] of stored) {
       if (this.servers.isConfigured(id)) continue;
+      // deleted here, and written back by a replica that had not read the deletion when the
+      // store lost its data: the deletion wins
+      const deleted = this.deleted.get(id);
+      if (deleted !== undefined && record.version <= deleted.version) {
+        void this.store.remove(id, record.version);
+        continue;
+      }
       // checked when written; read back through the same model, a damaged record is skipped
       const check = checkVirtualServer(record.server, { virtualServers: [] }, new Set());
       if (check.ok && check.server.id === id)
@@ -207,6 +219,13 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     for (const id of registered.keys()) this.resources?.addServerResource(id);
     this.servers.applyRegistered(registered);
     this.applied = new Map([...stored].filter(([id]) => registered.has(id)));
+  }
+
+  /** Deletions made here, kept DELETIONS_KEPT_MS: what a write-back must not bring back. */
+  private rememberDeleted(id: string, version: number, nowMs = Date.now()): void {
+    for (const [known, entry] of this.deleted)
+      if (entry.atMs + DELETIONS_KEPT_MS < nowMs) this.deleted.delete(known);
+    this.deleted.set(id, { version, atMs: nowMs });
   }
 
   private recordOf(server: VirtualServerConfig, actor: string): Omit<StoredServer, 'version'> {

@@ -49,6 +49,11 @@ export interface ServerStore {
     expected: number | undefined,
   ): Promise<ServerWrite>;
   remove(id: string, expected: number | undefined): Promise<ServerWrite>;
+  /**
+   * Writes a record back as it was (its version too) unless the id is stored, and keeps the
+   * counter above its version: a store that lost its data never hands out a version again.
+   */
+  restore(id: string, record: StoredServer): Promise<ServerWrite>;
   close(): Promise<void>;
 }
 
@@ -82,6 +87,13 @@ export class MemoryServerStore implements ServerStore {
     if (refusal !== undefined) return Promise.resolve(refusal);
     this.servers.delete(id);
     return Promise.resolve({ kind: 'written', version: ++this.version });
+  }
+
+  restore(id: string, record: StoredServer): Promise<ServerWrite> {
+    if (this.servers.has(id)) return Promise.resolve({ kind: 'taken' });
+    this.servers.set(id, record);
+    this.version = Math.max(this.version, record.version);
+    return Promise.resolve({ kind: 'written', version: record.version });
   }
 
   close(): Promise<void> {
@@ -122,6 +134,15 @@ else
   redis.call('HSET', KEYS[1], ARGV[1], '{"version":' .. version .. ',' .. string.sub(ARGV[2], 2))
 end
 return version
+`;
+
+/** KEYS: the servers hash, the counter. ARGV: id, record JSON (with its version), version. */
+const RESTORE_SCRIPT = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local current = tonumber(redis.call('GET', KEYS[2]) or '0')
+if current < tonumber(ARGV[3]) then redis.call('SET', KEYS[2], ARGV[3]) end
+return tonumber(ARGV[3])
 `;
 
 function isStored(value: unknown): value is StoredServer {
@@ -199,6 +220,23 @@ export class RedisServerStore implements ServerStore {
 
   remove(id: string, expected: number | undefined): Promise<ServerWrite> {
     return this.write(id, undefined, 'remove', expected);
+  }
+
+  async restore(id: string, record: StoredServer): Promise<ServerWrite> {
+    const answer = await this.attempts.run(
+      () =>
+        this.redis.eval(
+          RESTORE_SCRIPT,
+          2,
+          this.hashKey,
+          this.versionKey,
+          id,
+          JSON.stringify(record),
+          String(record.version),
+        ) as Promise<number>,
+    );
+    if (answer === undefined) return { kind: 'unavailable' };
+    return answer === 0 ? { kind: 'taken' } : { kind: 'written', version: answer };
   }
 
   async close(): Promise<void> {

@@ -39,10 +39,40 @@ export interface VirtualServerStatus {
   readonly toolSelect: boolean;
 }
 
-/** `*` in a tool pattern is any run of characters; everything else stands for itself. */
-function patternOf(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+?^${}()|[\]\\/-]/g, '\\$&').replace(/\*/g, '.*');
-  return new RegExp(`^${escaped}$`);
+/**
+ * A tool name pattern: `*` is any run of characters, everything else stands for itself. Matched
+ * without a regular expression, in at most (pattern length × name length) steps: a pattern is an
+ * operator's or a registration's text, and `*a*a*a…b` as a backtracking RegExp takes minutes.
+ */
+export class ToolPattern {
+  constructor(private readonly pattern: string) {}
+
+  test(name: string): boolean {
+    const p = this.pattern;
+    let pi = 0;
+    let ni = 0;
+    // where the last `*` was, and the name position it is matched up to
+    let star = -1;
+    let resume = 0;
+    while (ni < name.length) {
+      if (pi < p.length && p[pi] !== '*' && p[pi] === name[ni]) {
+        pi++;
+        ni++;
+      } else if (pi < p.length && p[pi] === '*') {
+        star = pi++;
+        resume = ni;
+      } else if (star >= 0) {
+        pi = star + 1;
+        ni = ++resume;
+      } else return false;
+    }
+    while (pi < p.length && p[pi] === '*') pi++;
+    return pi === p.length;
+  }
+}
+
+function patternOf(pattern: string): ToolPattern {
+  return new ToolPattern(pattern);
 }
 
 interface CompiledServer {
@@ -51,7 +81,7 @@ interface CompiledServer {
   readonly origin: 'config' | 'admin';
   readonly version?: number;
   readonly sources: ReadonlySet<string>;
-  readonly patterns: readonly RegExp[];
+  readonly patterns: readonly ToolPattern[];
   readonly tags: ReadonlySet<string>;
   readonly identity: ServedIdentity;
 }
@@ -69,7 +99,7 @@ export class VirtualServers {
   private readonly servers = new Map<string, CompiledServer>();
   private readonly tagRules: readonly {
     readonly source: string;
-    readonly match: RegExp;
+    readonly match: ToolPattern;
     readonly tags: readonly string[];
   }[];
   private readonly gateway: ServedIdentity;

@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '@app/config';
 import type { CallerAccess } from '@app/identity';
 import type { CatalogSnapshot, CatalogTool, RegistryService } from '@app/registry';
-import { VirtualServers } from './virtual-servers.service';
+import { ToolPattern, VirtualServers } from './virtual-servers.service';
 
 function tool(name: string, sourceId: string, tags?: string[]): CatalogTool {
   return { name, sourceId, ...(tags === undefined ? {} : { tags }) } as unknown as CatalogTool;
@@ -133,5 +133,35 @@ describe('VirtualServers: servers registered at runtime (docs/operations.md §16
       'docs.search',
     ]);
     expect(s.isConfigured('claims')).toBe(true);
+  });
+});
+
+describe('ToolPattern: * is any run of characters, matched without backtracking', () => {
+  it('matches as a glob would', () => {
+    const cases: [string, string, boolean][] = [
+      ['processing.*', 'processing.claims.open', true],
+      ['processing.*', 'processingXclaims', false],
+      ['*__search', 'wh__search', true],
+      ['*__search', 'wh__searchX', false],
+      ['a*b*c', 'abc', true],
+      ['a*b*c', 'aXXbYYc', true],
+      ['a*b*c', 'aXXbYY', false],
+      ['*', '', true],
+      ['exact.name', 'exact.name', true],
+      ['exact.name', 'exactXname', false],
+      ['**a', 'bba', true],
+    ];
+    for (const [pattern, name, expected] of cases)
+      expect([pattern, name, new ToolPattern(pattern).test(name)]).toEqual([
+        pattern,
+        name,
+        expected,
+      ]);
+  });
+
+  it('answers a pattern that makes a backtracking RegExp run for minutes', () => {
+    const pattern = new ToolPattern(`${'*a'.repeat(10)}*b`);
+    expect(pattern.test(`claims.${'a'.repeat(120)}`)).toBe(false);
+    expect(pattern.test(`claims.${'a'.repeat(120)}b`)).toBe(true);
   });
 });

@@ -67,6 +67,9 @@ describe('SessionLogLevels', () => {
       SharedValueNotStoredError,
     );
     expect(levels.get('s', now)).toBe('error');
+    // while the store stays away, this replica keeps what it was told, second after second
+    await expect(levels.get('s', now + 5 * SHARED_SESSION_FRESH_MS)).resolves.toBe('error');
+    expect(levels.get('s', now + 5 * SHARED_SESSION_FRESH_MS + 1)).toBe('error');
   });
 
   it('keys the store by a digest of the session id, never the id itself', async () => {

@@ -94,7 +94,16 @@ export class SessionValues<V> {
     try {
       stored = (await this.shared?.get(key)) ?? null;
     } catch {
-      // unreachable: as if none was set, asked again in a second
+      // unreachable: what this replica holds stays (a value set while Redis was away is kept
+      // here, as its error said), else as if none was set; asked again in a second
+      if (before?.value !== undefined) {
+        this.remember(key, {
+          value: before.value,
+          expiresAtMs: Math.max(before.expiresAtMs, nowMs + SHARED_SESSION_FRESH_MS),
+          freshUntilMs: this.freshUntil(nowMs),
+        });
+        return before.value;
+      }
     }
     // a set on this replica while Redis was asked is newer than what Redis answered
     const now = this.values.get(key);

@@ -3,6 +3,7 @@ import {
   ArgumentValidators,
   duplicateMember,
   LIST_ALL_VIOLATIONS_UP_TO,
+  MAX_UNIQUE_CHECKED_ITEMS,
   validatesArguments,
 } from './argument-validators';
 import type { CatalogTool } from './catalog-tool';
@@ -206,6 +207,28 @@ describe('ArgumentValidators against a hostile pattern', () => {
 });
 
 describe('duplicateMember: a name given twice is refused, not checked on one value and sent with two', () => {
+  it('refuses an array too long to check pairwise under a uniqueItems schema, and checks one within it', () => {
+    const v = new ArgumentValidators();
+    const tool = bundleTool({
+      type: 'object',
+      properties: {
+        rows: { type: 'array', items: { type: 'object' }, uniqueItems: true },
+      },
+    });
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ i }));
+    expect(v.check(tool, { rows: rows(MAX_UNIQUE_CHECKED_ITEMS) }, text(10))).toBeUndefined();
+    expect(v.check(tool, { rows: [{ i: 1 }, { i: 1 }] }, text(10))).toEqual([
+      expect.stringMatching(/^\/rows: must NOT have duplicate items/),
+    ]);
+    expect(v.check(tool, { rows: rows(26_000) }, text(10))).toEqual([
+      `/rows: has more than ${MAX_UNIQUE_CHECKED_ITEMS} items, too many to check against a schema with uniqueItems; send fewer`,
+    ]);
+    // without uniqueItems a long array is checked as any other
+    expect(
+      v.check(bundleTool({ type: 'object' }), { rows: rows(26_000) }, text(10)),
+    ).toBeUndefined();
+  });
+
   it('finds the first repeated name of any object, escapes read, strings and arrays skipped', () => {
     expect(duplicateMember('{"n":99,"n":1}')).toEqual({ path: '/n' });
     expect(duplicateMember('{"n":1,"\\u006e":2}')).toEqual({ path: '/n' });

@@ -28,6 +28,29 @@ interface Compiled {
   first?: ValidateFunction;
   readonly schema: Record<string, unknown>;
   readonly dialect: Parameters<SchemaDialects['instanceFor']>[0];
+  /** The schema says `uniqueItems` somewhere: ajv compares an array's items pairwise. */
+  readonly uniqueItems: boolean;
+}
+
+/**
+ * Items an array may have where a schema says `uniqueItems`: ajv checks them pairwise (a
+ * deep comparison of every two), so 26,000 objects take seconds of the event loop.
+ */
+export const MAX_UNIQUE_CHECKED_ITEMS = 1000;
+
+/** The path of the first array longer than `limit` in a value (depth-first), if any. */
+function longArray(value: unknown, limit: number): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop() as [unknown, string];
+    if (Array.isArray(node)) {
+      if (node.length > limit) return path === '' ? '/' : path;
+      node.forEach((item, i) => stack.push([item, `${path}/${i}`]));
+    } else if (typeof node === 'object' && node !== null)
+      for (const [key, item] of Object.entries(node))
+        stack.push([item, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+  }
+  return undefined;
 }
 
 /**
@@ -187,6 +210,13 @@ export class ArgumentValidators {
     const duplicate = duplicateMember(text);
     if (duplicate !== undefined)
       return [`${duplicate.path}: is given more than once; give each member once`];
+    if (compiled.uniqueItems) {
+      const long = longArray(args, MAX_UNIQUE_CHECKED_ITEMS);
+      if (long !== undefined)
+        return [
+          `${long}: has more than ${MAX_UNIQUE_CHECKED_ITEMS} items, too many to check against a schema with uniqueItems; send fewer`,
+        ];
+    }
     const size = text.length;
     if (size <= LIST_ALL_VIOLATIONS_UP_TO)
       return compiled.all(args) ? undefined : violationsOf(compiled.all.errors);
@@ -234,7 +264,14 @@ export class ArgumentValidators {
     const dialect = dialectOf(schema);
     if (!dialect.ok) return null;
     const all = this.compile(this.listing, schema, dialect.dialect);
-    return all === undefined ? null : { all, schema, dialect: dialect.dialect };
+    return all === undefined
+      ? null
+      : {
+          all,
+          schema,
+          dialect: dialect.dialect,
+          uniqueItems: JSON.stringify(schema).includes('"uniqueItems":true'),
+        };
   }
 
   private compile(

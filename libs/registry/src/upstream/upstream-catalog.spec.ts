@@ -455,3 +455,25 @@ describe('RegistryService with upstreams (docs/operations.md §10)', () => {
     expect(service.current()?.tools.map((t) => t.name)).toEqual(['a__three', 'b__two']);
   });
 });
+
+describe("an unprefixed upstream's tools in the gateway's reserved prefix", () => {
+  it('are left out, with the reason; a prefixed upstream publishes the same names under its prefix', () => {
+    const l = lists({
+      tools: [
+        { name: 'gateway__call_tool', inputSchema: { type: 'object' } },
+        { name: 'search', inputSchema: { type: 'object' } },
+      ],
+    });
+    const bare = acceptUpstreamLists(upstream('u', ''), l, new SchemaChecker());
+    expect(bare.tools.map((t) => t.name)).toEqual(['search']);
+    expect(bare.leftOut).toEqual([
+      {
+        list: 'tools',
+        name: 'gateway__call_tool',
+        reason: expect.stringContaining('the prefix reserved for the gateway'),
+      },
+    ]);
+    const prefixed = acceptUpstreamLists(upstream('u'), l, new SchemaChecker());
+    expect(prefixed.tools.map((t) => t.name)).toEqual(['u__gateway__call_tool', 'u__search']);
+  });
+});

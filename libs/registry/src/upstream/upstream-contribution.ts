@@ -1,4 +1,4 @@
-import { toolTagsOf } from '@app/wire';
+import { GATEWAY_TOOL_PREFIX, toolTagsOf } from '@app/wire';
 import { createHash } from 'node:crypto';
 import type { UpstreamDefinition } from '@app/config';
 import type { CatalogTool } from '../catalog/catalog-tool';
@@ -92,7 +92,7 @@ export function acceptUpstreamLists(
   lists: UpstreamLists,
   schemas: SchemaChecker,
 ): UpstreamContribution {
-  const tools = new ToolsCheck();
+  const tools = new ToolsCheck(upstream.namePrefix === '');
   for (const tool of lists.tools) tools.check(tool, schemas);
   const names = toolNamesOf(upstream, tools.good);
   const published = tools.good.map((tool) => catalogToolOf(upstream, names, tool));
@@ -110,7 +110,7 @@ export async function acceptUpstreamListsSliced(
   schemas: SchemaChecker,
   slicer = new TimeSlicer(),
 ): Promise<UpstreamContribution> {
-  const tools = new ToolsCheck();
+  const tools = new ToolsCheck(upstream.namePrefix === '');
   for (const tool of lists.tools) {
     await slicer.maybeYield();
     tools.check(tool, schemas);
@@ -169,9 +169,15 @@ class ToolsCheck {
   readonly good: UpstreamItem[] = [];
   private readonly seen = new Set<string>();
 
+  /** @param unprefixed the upstream publishes its tools' own names (namePrefix "") */
+  constructor(private readonly unprefixed: boolean) {}
+
   check(tool: UpstreamItem, schemas: SchemaChecker): void {
     const name = isRecord(tool) ? tool.name : undefined;
-    const reason = toolProblem(tool, schemas);
+    const reason =
+      this.unprefixed && typeof name === 'string' && name.startsWith(GATEWAY_TOOL_PREFIX)
+        ? `the name is in "${GATEWAY_TOOL_PREFIX}", the prefix reserved for the gateway's own tools (docs/operations.md §16 "Tool search")`
+        : toolProblem(tool, schemas);
     if (reason !== undefined) {
       this.leftOut.push({ list: 'tools', name: shown(name), reason });
     } else if (this.seen.has(name as string)) {
