@@ -247,4 +247,18 @@ describe('pinned tool definitions across two replicas', () => {
     expect(answer.result.isError).toBeFalsy();
     expect(shop.toolRequests('shop.order')).toHaveLength(1);
   });
+
+  it('approvals are written back when Redis loses its data: approved tools stay served on every replica', async () => {
+    const before = [...(await listed(a)).keys()].sort();
+    expect(before.length).toBeGreaterThan(2);
+    await deleteKeys(redis, keyPrefix);
+    await waitFor(
+      async () => (await redis.hlen(`${keyPrefix}:{mcp-gateway-test}:pins`)) > 0,
+      15_000,
+    );
+    // the next rounds on both replicas screen with the approvals as before
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect([...(await listed(a)).keys()].sort()).toEqual(before);
+    expect([...(await listed(b)).keys()].sort()).toEqual(before);
+  });
 });

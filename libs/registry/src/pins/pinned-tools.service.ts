@@ -126,6 +126,17 @@ export class PinnedTools implements OnApplicationShutdown {
       if (version === undefined || version === this.seenVersion) return;
       const approvals: ReadonlyMap<string, ToolApproval> | undefined = await this.store.readAll();
       if (approvals === undefined) return;
+      // a store that lost its data (Redis restarted empty, flushed, failed over to an empty
+      // replica) while this replica holds approvals: written back, not forgotten (approvals are
+      // only ever added, so an empty store is never an operator's doing)
+      const held = this.pins.approvalEntries();
+      if (approvals.size === 0 && held.length > 0) {
+        this.logger.warn(
+          `The store of pinned tool approvals lost its data; writing back the ${held.length} approval(s) this replica holds`,
+        );
+        await this.store.write(held, true);
+        return;
+      }
       this.seenVersion = version;
       if (this.pins.replaceApprovals(approvals)) await this.changed();
     } catch (err) {
