@@ -94,6 +94,9 @@ describe('virtual servers registered at runtime, across two replicas', () => {
       ['configured', 'config'],
       ['team', 'admin'],
     ]);
+    // the same API under the config key's name
+    const alias = await admin(b, 'GET', '/admin/virtual-servers/team');
+    expect(alias).toMatchObject({ status: 200, body: { id: 'team', origin: 'admin' } });
   });
 
   it('refuses a body the boot would refuse, naming each field, and ids that are taken', async () => {

@@ -13,7 +13,8 @@ import { AdminGate, idOf } from './admin-gate';
  * DELETE take an optional `If-Match` (409 when it changed since it was read). Every change
  * attempt is audit-logged.
  */
-@Controller('admin/servers')
+// `/admin/virtual-servers` too: the config key's name (mcp.virtualServers), as an operator may guess it
+@Controller(['admin/servers', 'admin/virtual-servers'])
 export class AdminVirtualServersController {
   constructor(
     private readonly registrations: VirtualServerRegistrations,
