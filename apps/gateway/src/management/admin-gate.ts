@@ -3,6 +3,7 @@ import { parseMediaType } from '@app/http-body';
 import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
 import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
 import type { AdminOutcome, AdminRefusalReason } from '../admin/registration-views';
+import type { IfMatch } from '../admin/upstream-registrations.service';
 
 /** Each reason an admin request is refused for, as HTTP: the one place they meet. */
 const ADMIN_REFUSAL_STATUS: Readonly<Record<AdminRefusalReason, 400 | 404 | 409 | 415 | 503>> = {
@@ -104,7 +105,7 @@ export class AdminGate {
     action: AdminAction,
     id: string,
     actor: AdminActor,
-  ): '*' | readonly number[] | undefined | null {
+  ): IfMatch | undefined | null {
     const raw = req.headers['if-match'];
     if (raw === undefined) return undefined;
     const parsed = parseIfMatch(Array.isArray(raw) ? raw.join(',') : raw);
@@ -177,7 +178,7 @@ export class AdminGate {
 }
 
 /** `*`, or the versions of the strong entity tags of a list; undefined when malformed. */
-export function parseIfMatch(value: string): '*' | readonly number[] | undefined {
+export function parseIfMatch(value: string): IfMatch | undefined {
   const text = value.trim();
   if (text === '*') return '*';
   const versions: number[] = [];

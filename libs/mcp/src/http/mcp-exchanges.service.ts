@@ -26,6 +26,9 @@ const ABANDON_WRITE_MS = 1_000;
  * `abandonInFlight` when the shutdown grace period is over. Both listeners hand it the raw
  * node:http request and response, so they cannot drift apart.
  */
+/** A request on `/mcp` itself: no virtual server. */
+const ON_MCP: { readonly server?: string } = Object.freeze({});
+
 @Injectable()
 export class McpExchanges {
   private readonly logger = new Logger('Mcp');
@@ -146,16 +149,16 @@ export class McpExchanges {
   }
 
   /**
-   * The virtual server whose path an admitted request came on (docs/operations.md §16);
-   * undefined on `/mcp`, which needs no lookup.
+   * The virtual server whose path an admitted request came on (docs/operations.md §16): none on
+   * `/mcp` (no lookup, no allocation), undefined for a path whose server is gone.
    */
   private serverOf(req: IncomingMessage): { readonly server?: string } | undefined {
     const url = req.url ?? '';
-    if (url === '/mcp') return {};
+    if (url === '/mcp') return ON_MCP;
     const server = this.servers.serverOfPath(url.split('?', 1)[0] ?? '');
     // a registered server deleted since the request was admitted: its path is gone, and the
     // request is never served as one to /mcp
-    return server === undefined ? undefined : server === null ? {} : { server };
+    return server === undefined ? undefined : server === null ? ON_MCP : { server };
   }
 
   /** The 404 of a request whose virtual server was deleted while its body was read. */

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { GATEWAY_TOOL_PREFIX } from '@app/wire';
 import type { MethodContext } from '../handlers/method-handler';
 import { LIST_CHANGED_METHOD } from '../listen/catalog-changes';
 import { NotificationHub } from '../listen/notification-hub.service';
 import { SessionTokenService } from '../session/session-token.service';
 import { SharedValueNotStoredError } from '../session/session-values';
 import { ToolSearch } from './tool-search.service';
-import { MAX_SELECTED_TOOLS, selectionKey, ToolSelections } from './tool-selections';
+import { selectionKey, ToolSelections } from './tool-selections';
 import { VirtualServers } from '../servers/virtual-servers.service';
 
 const LIST_CHANGED = { jsonrpc: '2.0', method: LIST_CHANGED_METHOD.tools } as const;
@@ -40,16 +39,19 @@ export class SelectTool {
     return this.search.selectFor(context.access, context.sessionId, modern);
   }
 
-  /** Selects; `context` is a request `offeredTo` said yes to. */
+  /**
+   * Selects; `context` is a request `offeredTo` said yes to, and `args` were checked against the
+   * tool's inputSchema (`names`: at most MAX_SELECTED_TOOLS strings).
+   */
   async select(args: Readonly<Record<string, unknown>>, context: MethodContext): Promise<object> {
-    const given = args.names;
-    if (!Array.isArray(given) || !given.every((n): n is string => typeof n === 'string'))
-      return this.invalid('/names: is required: a list of tool names from a search ([] clears)');
-    if (given.length > MAX_SELECTED_TOOLS)
-      return this.invalid(`/names: at most ${MAX_SELECTED_TOOLS} tools`);
+    const given = args.names as readonly string[];
     const sessionId = context.sessionId as string;
     const claims = this.sessions.openFor(sessionId, context.caller);
-    if (claims === undefined) return this.invalid('the session has expired: initialize again');
+    if (claims === undefined)
+      return textResult(
+        { selected: [], unknown: given, warning: 'The session has expired: initialize again' },
+        true,
+      );
     const { selected, unknown } = this.search.selectable(given, context);
     let notStored: string | undefined;
     try {
@@ -68,17 +70,5 @@ export class SelectTool {
       { selected, unknown, ...(notStored === undefined ? {} : { warning: notStored }) },
       notStored !== undefined,
     );
-  }
-
-  private invalid(line: string): object {
-    return {
-      content: [
-        {
-          type: 'text',
-          text: `Invalid arguments for tool ${GATEWAY_TOOL_PREFIX}select_tools: ${line}; nothing was selected.`,
-        },
-      ],
-      isError: true,
-    };
   }
 }

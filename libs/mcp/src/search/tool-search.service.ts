@@ -33,6 +33,17 @@ const STOP_WORDS = new Set(
   ),
 );
 
+/** The `names` argument of describe and select: tool names from a search. */
+function namesSchema(minItems: number, maxItems: number): object {
+  return {
+    type: 'array',
+    items: { type: 'string' },
+    ...(minItems > 0 ? { minItems } : {}),
+    maxItems,
+    description: 'Tool names from a search',
+  };
+}
+
 /** The three tools `tools/list` gives where search is on, written once. */
 const SEARCH_TOOLS = [
   {
@@ -64,13 +75,7 @@ const SEARCH_TOOLS = [
     inputSchema: {
       type: 'object',
       properties: {
-        names: {
-          type: 'array',
-          items: { type: 'string' },
-          minItems: 1,
-          maxItems: MAX_DESCRIBED,
-          description: 'Tool names from a search',
-        },
+        names: namesSchema(1, MAX_DESCRIBED),
       },
       required: ['names'],
       additionalProperties: false,
@@ -102,23 +107,18 @@ const SELECT_TOOL_DEFINITION = {
   inputSchema: {
     type: 'object',
     properties: {
-      names: {
-        type: 'array',
-        items: { type: 'string' },
-        maxItems: MAX_SELECTED_TOOLS,
-        description: 'Tool names from a search',
-      },
+      names: namesSchema(0, MAX_SELECTED_TOOLS),
     },
     required: ['names'],
     additionalProperties: false,
   },
 };
-const SEARCH_TOOLS_JSON = SEARCH_TOOLS.map((t) => JSON.stringify(t)).join(',');
-const SELECT_TOOL_JSON = JSON.stringify(SELECT_TOOL_DEFINITION);
 /** Each gateway tool's definition as JSON, by name: what its arguments are checked against. */
 const DEFINITIONS: ReadonlyMap<string, string> = new Map(
   [...SEARCH_TOOLS, SELECT_TOOL_DEFINITION].map((t) => [t.name, JSON.stringify(t)]),
 );
+const SEARCH_TOOLS_JSON = SEARCH_TOOLS.map((t) => DEFINITIONS.get(t.name) as string).join(',');
+const SELECT_TOOL_JSON = DEFINITIONS.get(SELECT_TOOL) as string;
 
 /**
  * Who asks (a MethodContext has both): its grant on the path, and the capabilities its client
