@@ -36,5 +36,9 @@ const DATED_VERSION = /^\d{4}-\d{2}-\d{2}$/;
  * answer). Anything that is not a date is not modern.
  */
 export function isModernVersion(version: string): boolean {
+  // asked several times a request: the versions the gateway serves are answered without the
+  // regular expression
+  if (version === FIRST_MODERN_VERSION) return true;
+  if (version === LATEST_LEGACY_VERSION) return false;
   return DATED_VERSION.test(version) && version >= FIRST_MODERN_VERSION;
 }
