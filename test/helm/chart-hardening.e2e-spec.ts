@@ -172,7 +172,7 @@ describe('helm/mcp-gateway: values.schema.json, monitors, MANAGEMENT_HOST, heap'
       gateway: { heapPercentOfMemoryLimit: pct },
     });
     const { env } = readRenderedGateway(renderChart([VALUES_OCP, values]));
-    expect(env.NODE_OPTIONS).toBe(`--max-semi-space-size=4 ${flag}`);
+    expect(env.NODE_OPTIONS).toBe(`--max-semi-space-size=2 ${flag}`);
   });
 });
 

@@ -20,9 +20,9 @@ beforeAll(() => {
 afterAll(removeScratchDir);
 
 describe('helm/mcp-gateway: the runtime settings the bench measured', () => {
-  it('are 4 MB semi-spaces and a 128 KiB malloc trim threshold', () => {
+  it('are 2 MB semi-spaces and a 128 KiB malloc trim threshold', () => {
     expect(runtimeEnv()).toEqual({
-      NODE_OPTIONS: '--max-semi-space-size=4',
+      NODE_OPTIONS: '--max-semi-space-size=2',
       MALLOC_TRIM_THRESHOLD_: '131072',
     });
   });
