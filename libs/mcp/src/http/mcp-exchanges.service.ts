@@ -18,6 +18,9 @@ import { repeatedSingleHeader } from './repeated-headers';
 /** After the grace period, how long the "shutting down" answers of abandoned calls may take to write, in ms. */
 const ABANDON_WRITE_MS = 1_000;
 
+/** A request on `/mcp` itself: no virtual server. */
+const ON_MCP: { readonly server?: string } = Object.freeze({});
+
 /**
  * What happens to a request on /mcp, whichever listener received it (McpHttpServer on
  * node:http, or McpController on fastify): `admit` before the body is read (Origin and Host,
@@ -26,9 +29,6 @@ const ABANDON_WRITE_MS = 1_000;
  * `abandonInFlight` when the shutdown grace period is over. Both listeners hand it the raw
  * node:http request and response, so they cannot drift apart.
  */
-/** A request on `/mcp` itself: no virtual server. */
-const ON_MCP: { readonly server?: string } = Object.freeze({});
-
 @Injectable()
 export class McpExchanges {
   private readonly logger = new Logger('Mcp');

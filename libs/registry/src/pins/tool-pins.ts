@@ -106,12 +106,12 @@ export class ToolPins {
     return [...this.heldNow.values()];
   }
 
-  /** Replaces every approval (read from the shared store); true when anything differed. */
   /** Every approval this replica holds, by key (what a store that lost its data gets back). */
   approvalEntries(): (readonly [string, ToolApproval])[] {
     return [...this.approvals];
   }
 
+  /** Replaces every approval (read from the shared store); true when anything differed. */
   replaceApprovals(approvals: ReadonlyMap<string, ToolApproval>): boolean {
     let same = approvals.size === this.approvals.size;
     if (same)
