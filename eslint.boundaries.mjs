@@ -36,6 +36,16 @@ const OTHER_LIB_BY_PATH = {
   message: 'import another lib as @app/<name>, never by a relative path',
 };
 
+/**
+ * Config reaches DI through one door, `@Inject(GATEWAY_CONFIG)` (libs/config/src/config.module.ts):
+ * ConfigService, which that provider is derived from, is libs/config's own business.
+ */
+const ONE_CONFIG_DOOR = {
+  group: ['@nestjs/config'],
+  message:
+    "take the config as @Inject(GATEWAY_CONFIG) config: GatewayConfig; @nestjs/config is libs/config's own",
+};
+
 /** One config object per lib: its allowed libs, no deep imports, no relative paths into another lib. */
 export const boundaries = [
   ...Object.entries(ALLOWED_LIB_IMPORTS).map(([lib, allowed]) => ({
@@ -54,6 +64,7 @@ export const boundaries = [
             ...(lib === 'wire'
               ? [{ group: ['@nestjs/*'], message: 'libs/wire is pure: no Nest, no I/O' }]
               : []),
+            ...(lib === 'config' ? [] : [ONE_CONFIG_DOOR]),
           ],
         },
       ],
@@ -61,7 +72,12 @@ export const boundaries = [
   })),
   {
     files: ['apps/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [DEEP_IMPORT, OTHER_LIB_BY_PATH] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [DEEP_IMPORT, OTHER_LIB_BY_PATH, ONE_CONFIG_DOOR] },
+      ],
+    },
   },
   {
     files: ['libs/*/src/index.ts'],

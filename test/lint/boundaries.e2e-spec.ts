@@ -38,6 +38,12 @@ describe('lint holds the module boundaries (docs/architecture.md)', () => {
     'libs/wire/src/upward.ts':
       "import { GATEWAY_CONFIG } from '@app/config';\nexport const x = GATEWAY_CONFIG;\n",
     'libs/config/src/index.ts': "export * from './gateway-config';\n",
+    'libs/mcp/src/second-door.ts':
+      "import { ConfigService } from '@nestjs/config';\nexport const x = ConfigService;\n",
+    'apps/gateway/src/second-door.ts':
+      "import { ConfigService } from '@nestjs/config';\nexport const x = ConfigService;\n",
+    'libs/config/src/own-door.ts':
+      "import { ConfigService } from '@nestjs/config';\nexport const x = ConfigService;\n",
     'apps/gateway/src/deep.ts':
       "import { McpTransport } from '@app/mcp/src/mcp-transport.service';\nexport const x = McpTransport;\n",
     'libs/mcp/src/allowed.ts':
@@ -80,6 +86,8 @@ describe('lint holds the module boundaries (docs/architecture.md)', () => {
     ['libs/mcp/src/deep.ts', 'through its entry point'],
     ['apps/gateway/src/deep.ts', 'through its entry point'],
     ['libs/mcp/src/handlers/by-path.ts', 'never by a relative path'],
+    ['libs/mcp/src/second-door.ts', '@Inject(GATEWAY_CONFIG)'],
+    ['apps/gateway/src/second-door.ts', '@Inject(GATEWAY_CONFIG)'],
   ])('refuses the import in %s', (file, reason) => {
     const errors = errorsOf(file);
     expect(errors).toHaveLength(1);
@@ -96,5 +104,6 @@ describe('lint holds the module boundaries (docs/architecture.md)', () => {
   it('lets a lib import what lies below it, its own files, and an entry point name its exports', () => {
     expect(errorsOf('libs/mcp/src/allowed.ts')).toEqual([]);
     expect(errorsOf('libs/registry/src/index.ts')).toEqual([]);
+    expect(errorsOf('libs/config/src/own-door.ts')).toEqual([]);
   });
 });

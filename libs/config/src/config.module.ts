@@ -38,9 +38,10 @@ export function gatewayConfigFrom(config: ConfigService<GatewayConfig, true>): G
  * libs/config reads the environment, once). The config is loaded, and a bad one refused with
  * one message, in apps/gateway/src/main.ts before Nest starts, so it never gets as far as DI.
  *
- * `GATEWAY_CONFIG` stays as a provider derived from ConfigService, for the services that take
- * the whole config object (discovery, registry, execution): their constructors and unit tests
- * keep taking a plain GatewayConfig, and ConfigService stays the one source in DI.
+ * Services take the config through one door, `@Inject(GATEWAY_CONFIG)`: a provider derived
+ * from ConfigService (the same objects), so every constructor and unit test takes a plain
+ * GatewayConfig and none reads dotted paths; ConfigService stays the one source it comes from.
+ * Lint keeps it so (eslint.config.mjs: `@nestjs/config` only here).
  */
 @Module({})
 export class GatewayConfigModule {

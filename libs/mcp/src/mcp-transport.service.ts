@@ -1,8 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { isModernVersion, JsonRpcCode, MetaKey, MODERN_PROTOCOL_VERSIONS } from '@app/wire';
 import { VirtualServers } from './servers/virtual-servers.service';
-import { ConfigService } from '@nestjs/config';
-import type { GatewayConfig } from '@app/config';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { IncomingHeaders } from '@app/execution';
 import { ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { sampleRoot, tracingOn } from '@app/observability';
@@ -74,11 +73,11 @@ export class McpTransport {
   constructor(
     private readonly legacy: LegacyCodec,
     private readonly modern: ModernCodec,
-    config: ConfigService<GatewayConfig, true>,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly resourceServer: ResourceServer,
     @Optional() @Inject(VirtualServers) private readonly servers: VirtualServers | null = null,
   ) {
-    this.modernEra = config.get('mcp.http.modernEra', { infer: true });
+    this.modernEra = config.mcp.http.modernEra;
   }
 
   /**

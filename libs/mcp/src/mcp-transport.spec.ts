@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ConfigService } from '@nestjs/config';
 import { stringify } from 'yaml';
 import { loadGatewayConfig, type GatewayConfig } from '@app/config';
 import type { ResourceServer } from '@app/identity';
@@ -72,15 +71,6 @@ function gatewayConfig(): GatewayConfig {
   });
 }
 
-/** ConfigService over a loaded GatewayConfig: dotted paths, as `get(key, {infer})` reads them. */
-function configService(config: GatewayConfig): ConfigService<GatewayConfig, true> {
-  const get = (path: string): unknown =>
-    path
-      .split('.')
-      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], config);
-  return { get } as unknown as ConfigService<GatewayConfig, true>;
-}
-
 /**
  * `tools/call` whose tool name says what to do: `raise:<GatewayErrorCode>` throws that
  * GatewayError, `forward:<code>` an upstream's error with its own code, `crash` a plain Error,
@@ -109,7 +99,6 @@ const toolsCall: MethodHandler = {
 
 function frontDoor(): McpTransport {
   const config = gatewayConfig();
-  const service = configService(config);
   const registry = {
     current: () => undefined,
     onPublished: () => () => undefined,
@@ -120,9 +109,9 @@ function frontDoor(): McpTransport {
   const notOurs = { deliverAnswer: () => Promise.resolve('not-ours') };
   const servers = new VirtualServers(config, registry);
   const legacy = new LegacyCodec(
-    service,
+    config,
     dispatcher,
-    new SessionTokenService(service),
+    new SessionTokenService(config),
     new InFlightRequests(),
     capabilities,
     notOurs as unknown as UpstreamRouter,
@@ -130,7 +119,7 @@ function frontDoor(): McpTransport {
     servers,
   );
   const modern = new ModernCodec(
-    service,
+    config,
     dispatcher,
     capabilities,
     new CacheHintsService(config, registry, refresh),
@@ -138,7 +127,7 @@ function frontDoor(): McpTransport {
     servers,
   );
   const resourceServer = { checksRequests: false } as ResourceServer;
-  return new McpTransport(legacy, modern, service, resourceServer, servers);
+  return new McpTransport(legacy, modern, config, resourceServer, servers);
 }
 
 type Headers = Record<string, string>;

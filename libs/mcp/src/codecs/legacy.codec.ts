@@ -1,7 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DEFAULT_UNSTATED_VERSION, LEGACY_PROTOCOL_VERSIONS, methodRow } from '@app/wire';
-import { ConfigService } from '@nestjs/config';
-import type { GatewayConfig } from '@app/config';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { errorHeaders, legacyWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
@@ -48,7 +47,7 @@ export class LegacyCodec {
   private readonly maxQueuedBytes: number;
 
   constructor(
-    config: ConfigService<GatewayConfig, true>,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly dispatcher: MethodDispatcher,
     private readonly sessions: SessionTokenService,
     private readonly inFlight: InFlightRequests,
@@ -57,7 +56,7 @@ export class LegacyCodec {
     private readonly bridge: LegacyInputBridge,
     private readonly servers: VirtualServers,
   ) {
-    this.maxQueuedBytes = config.get('mcp.listen.maxQueuedBytes', { infer: true });
+    this.maxQueuedBytes = config.mcp.listen.maxQueuedBytes;
   }
 
   async handle(

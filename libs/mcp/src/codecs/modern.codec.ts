@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   decodeHeaderValue,
   JsonRpcCode,
@@ -7,8 +7,7 @@ import {
   missingClientCapabilities,
   MODERN_PROTOCOL_VERSIONS,
 } from '@app/wire';
-import { ConfigService } from '@nestjs/config';
-import type { GatewayConfig } from '@app/config';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { CallerAccess } from '@app/identity';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { errorHeaders, modernWireError } from '../errors/wire-errors';
@@ -62,14 +61,14 @@ export class ModernCodec {
   private readonly maxQueuedBytes: number;
 
   constructor(
-    config: ConfigService<GatewayConfig, true>,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly dispatcher: MethodDispatcher,
     private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
     private readonly listen: SubscriptionsListen,
     private readonly servers: VirtualServers,
   ) {
-    this.maxQueuedBytes = config.get('mcp.listen.maxQueuedBytes', { infer: true });
+    this.maxQueuedBytes = config.mcp.listen.maxQueuedBytes;
   }
 
   /**

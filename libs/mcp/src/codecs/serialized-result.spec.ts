@@ -1,4 +1,3 @@
-import type { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import type { RegistryService } from '@app/registry';
 import { SerializedResult } from '../handlers/method-handler';
@@ -7,9 +6,7 @@ import { LegacyCodec } from './legacy.codec';
 import { ModernCodec } from './modern.codec';
 import { VirtualServers } from '../servers/virtual-servers.service';
 
-const config = {
-  get: (key: string) => (key === 'mcp.identity' ? 'gw' : '1.2.3'),
-} as unknown as ConfigService<GatewayConfig, true>;
+const config = { mcp: { listen: { maxQueuedBytes: 1 << 20 } } } as unknown as GatewayConfig;
 const none = {} as never;
 /** The gateway's own identity (no virtual server): serverInfo {name: gw, version: 1.2.3}. */
 const servers = new VirtualServers(

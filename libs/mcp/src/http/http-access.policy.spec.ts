@@ -1,4 +1,3 @@
-import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import { HttpAccessPolicy } from './http-access.policy';
 
@@ -7,7 +6,7 @@ function policy(http: { allowedOrigins?: string[]; allowedHosts?: string[] }): H
   const config = {
     mcp: { http: { allowedOrigins: [], allowedHosts: [], ...http } },
   } as unknown as GatewayConfig;
-  return new HttpAccessPolicy(new ConfigService<GatewayConfig, true>(config));
+  return new HttpAccessPolicy(config);
 }
 
 const FORBIDDEN_BODY = {

@@ -1,7 +1,7 @@
-import { Injectable } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   compileAccessList,
+  GATEWAY_CONFIG,
   listAllows,
   parseHost,
   parseOrigin,
@@ -75,8 +75,8 @@ export class HttpAccessPolicy {
   /** undefined: Host is not checked (no allowedHosts). */
   private readonly hosts?: AccessList;
 
-  constructor(config: ConfigService<GatewayConfig, true>) {
-    const http = config.get('mcp', { infer: true }).http;
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const http = config.mcp.http;
     // Validated at boot (loadGatewayConfig); compiling again cannot find a problem.
     const ignored: string[] = [];
     this.origins = compileAccessList(http.allowedOrigins, 'origin', '', ignored);

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig } from '@app/config';
 import { CallCancellation } from '@app/execution';
 import type { AuthOutcome, CallerAccess, CallerIdentity, ResourceServer } from '@app/identity';
@@ -235,7 +234,7 @@ describe('NotificationHub: the lifecycle rules of every notification stream', ()
 describe('SessionStreams: a 2025 GET stream keeps the same rules', () => {
   function streams(metrics: GatewayMetrics, listen: Partial<GatewayConfig['mcp']['listen']> = {}) {
     const cfg = config(listen);
-    const sessions = new SessionTokenService(new ConfigService<GatewayConfig, true>(cfg));
+    const sessions = new SessionTokenService(cfg);
     const hub = new NotificationHub(cfg, registry, metrics);
     const capabilities = { current: () => ({ tools: {} }) } as unknown as ServerCapabilities;
     // no mcp.access: every caller's grant is everything

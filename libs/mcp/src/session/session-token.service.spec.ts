@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import type { GatewayConfig, SessionKey } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import { SessionTokenService } from './session-token.service';
@@ -22,7 +21,7 @@ function service(keys: SessionKey[], identity = 'gw-test', ephemeral = false): S
     sessionKeysEphemeral: ephemeral,
     mcp: { identity, session: { ttlSeconds: TTL_SECONDS } },
   } as unknown as GatewayConfig;
-  return new SessionTokenService(new ConfigService<GatewayConfig, true>(config));
+  return new SessionTokenService(config);
 }
 
 /** Replaces one character of the sealed part with a different base64url character. */

@@ -1,7 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
-import type { GatewayConfig, SessionKey } from '@app/config';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig, type SessionKey } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import { Extension } from '@app/wire';
 import { callerDigest } from './caller-key';
@@ -128,9 +127,9 @@ export class SessionTokenService {
   /** What /actuator/toolBundles shows under `sessions`. */
   readonly view: SessionsView;
 
-  constructor(config: ConfigService<GatewayConfig, true>) {
-    const sessionKeys = config.get('sessionKeys', { infer: true });
-    const mcp = config.get('mcp', { infer: true });
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const sessionKeys = config.sessionKeys;
+    const mcp = config.mcp;
     this.sealing = sessionKeys[0];
     this.keys = new Map(sessionKeys.map((k) => [k.kid, k.key]));
     this.aad = Buffer.from(`mcp-gateway-session:${mcp.identity}`);
@@ -139,7 +138,7 @@ export class SessionTokenService {
     if (this.sealing === undefined) {
       this.view = { mode: 'stateless', keySource: 'none', warning: STATELESS_WARNING };
       logger.warn(STATELESS_WARNING);
-    } else if (config.get('sessionKeysEphemeral', { infer: true })) {
+    } else if (config.sessionKeysEphemeral) {
       this.view = { mode: 'sealed', keySource: 'generated' };
       logger.warn(
         'MCP_SESSION_KEYS is not set: sessions are sealed with a random key and end when this process stops',
