@@ -1,3 +1,4 @@
+import { fieldPath, invalid, type ConfigProblem } from './config-problem';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import type { UpstreamConfig } from './upstream-config.model';
 import type { VirtualServerConfig } from './virtual-servers-config.model';
@@ -26,12 +27,12 @@ export function urlProblem(value: string, opts: { allowQuery: boolean }): string
 }
 
 /**
- * The cross-field rules of contract §3 ("기동 시 검증") and the profile rules. Each returned
- * string names the field and the reason. Field-level checks (types, ranges) come from the
- * class-validator decorators of `McpConfig`.
+ * The cross-field rules of contract §3 ("기동 시 검증") and the profile rules, each problem naming
+ * the field and the reason. Field-level checks (types, ranges) come from the class-validator
+ * decorators of `McpConfig`; the prefixes of every source are prefixProblems'.
  */
-export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
-  const problems: string[] = [];
+export function crossFieldProblems(mcp: McpConfig, profile: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   const isLocal = profile === 'local';
   // Sections of the wrong type (null, a string…) were already reported field by field; the
   // cross-field rules look only at what has the right shape.
@@ -49,9 +50,12 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
     execution.maxInFlightAnswerBytes < execution.maxResponseBytes
   ) {
     problems.push(
-      `mcp.execution.maxInFlightAnswerBytes: ${execution.maxInFlightAnswerBytes} is smaller than ` +
-        `execution.maxResponseBytes (${execution.maxResponseBytes}); one answer within the size ` +
-        'limit could never be held',
+      invalid(
+        'mcp.execution.maxInFlightAnswerBytes',
+        `${execution.maxInFlightAnswerBytes} is smaller than ` +
+          `execution.maxResponseBytes (${execution.maxResponseBytes}); one answer within the size ` +
+          'limit could never be held',
+      ),
     );
   }
 
@@ -65,21 +69,33 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
       // not a list: reported as such by the field checks
     } else if (bundles.length === 0 && upstreams.length === 0) {
       problems.push(
-        'mcp.bundles: discovery.enabled is true but no bundle is configured; tools/list would stay empty forever (contract §3)',
+        invalid(
+          'mcp.bundles',
+          'discovery.enabled is true but no bundle is configured; tools/list would stay empty forever (contract §3)',
+        ),
       );
     } else if (!bundles.some((b) => b.enabled) && !upstreams.some((u) => u.enabled !== false)) {
       problems.push(
-        'mcp.bundles: discovery.enabled is true but every bundle has enabled: false; tools/list would stay empty forever (contract §3)',
+        invalid(
+          'mcp.bundles',
+          'discovery.enabled is true but every bundle has enabled: false; tools/list would stay empty forever (contract §3)',
+        ),
       );
     }
   } else if (!isLocal) {
     problems.push(
-      `mcp.discovery.enabled: is false under profile "${profile}"; only the local profile may run without bundle discovery ` +
-        '(the legacy local fixture is for local checks; a deployed gateway needs Tool Service bundles, contract §3)',
+      invalid(
+        'mcp.discovery.enabled',
+        `is false under profile "${profile}"; only the local profile may run without bundle discovery ` +
+          '(the legacy local fixture is for local checks; a deployed gateway needs Tool Service bundles, contract §3)',
+      ),
     );
   } else if (localFixture === undefined) {
     problems.push(
-      'mcp.localFixture: is required when discovery.enabled is false (the legacy local JSON fixture: file and baseEndpoint)',
+      invalid(
+        'mcp.localFixture',
+        'is required when discovery.enabled is false (the legacy local JSON fixture: file and baseEndpoint)',
+      ),
     );
   }
 
@@ -93,22 +109,30 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
     if (typeof bundle.id === 'string') {
       const first = firstById.get(bundle.id);
       if (first !== undefined) {
-        problems.push(`${at}.id: "${bundle.id}" duplicates mcp.bundles[${first}].id (contract §3)`);
+        problems.push({
+          path: `${at}.id`,
+          code: 'duplicate-id',
+          other: `mcp.bundles[${first}]`,
+          message: `"${bundle.id}" duplicates mcp.bundles[${first}].id (contract §3)`,
+        });
       } else {
         firstById.set(bundle.id, i);
       }
     }
     if (typeof bundle.manifestUrl === 'string') {
       const p = urlProblem(bundle.manifestUrl, { allowQuery: true });
-      if (p) problems.push(`${at}.manifestUrl: ${p}`);
+      if (p) problems.push(invalid(`${at}.manifestUrl`, p));
     }
     if (typeof bundle.baseEndpoint === 'string') {
       const p = urlProblem(bundle.baseEndpoint, { allowQuery: false });
-      if (p) problems.push(`${at}.baseEndpoint: ${p}`);
+      if (p) problems.push(invalid(`${at}.baseEndpoint`, p));
     }
     if (bundle.fallbackManifestFile !== undefined && !isLocal) {
       problems.push(
-        `${at}.fallbackManifestFile: is only allowed in the local profile (profile is "${profile}"; contract §3)`,
+        invalid(
+          `${at}.fallbackManifestFile`,
+          `is only allowed in the local profile (profile is "${profile}"; contract §3)`,
+        ),
       );
     }
     if (typeof bundle.namePrefix === 'string') {
@@ -116,53 +140,45 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
       const segments = bundle.namePrefix.split('/');
       if (segments.slice(0, -1).some((seg) => seg === '' || seg === '.' || seg === '..')) {
         problems.push(
-          `${at}.namePrefix: "${bundle.namePrefix}" has an empty, "." or ".." path segment; no tool name could use it`,
+          invalid(
+            `${at}.namePrefix`,
+            `"${bundle.namePrefix}" has an empty, "." or ".." path segment; no tool name could use it`,
+          ),
         );
       }
     }
     const auth = isObject(bundle.authorization) ? bundle.authorization : undefined;
     if (auth?.mode === 'static' && (auth.valueEnv === undefined || auth.valueEnv === '')) {
-      problems.push(`${at}.authorization.valueEnv: is required with mode static`);
-    }
-  });
-
-  const prefixed = bundles.flatMap((b) =>
-    typeof b.namePrefix === 'string' ? [{ i: indexOf.get(b) ?? -1, prefix: b.namePrefix }] : [],
-  );
-  prefixed.forEach((a, x) => {
-    for (const b of prefixed.slice(x + 1)) {
-      if (a.prefix === b.prefix) {
-        problems.push(
-          `mcp.bundles[${b.i}].namePrefix: "${b.prefix}" duplicates mcp.bundles[${a.i}].namePrefix (contract §3)`,
-        );
-      } else if (b.prefix.startsWith(a.prefix) || a.prefix.startsWith(b.prefix)) {
-        const [short, long] = b.prefix.startsWith(a.prefix) ? [a, b] : [b, a];
-        problems.push(
-          `mcp.bundles[${long.i}].namePrefix: "${long.prefix}" starts with mcp.bundles[${short.i}].namePrefix ` +
-            `"${short.prefix}", so a tool name could belong to both (contract §3)`,
-        );
-      }
+      problems.push(invalid(`${at}.authorization.valueEnv`, 'is required with mode static'));
     }
   });
 
   if (localFixture !== undefined) {
     if (discoveryEnabled) {
-      problems.push('mcp.localFixture: is only used when discovery.enabled is false; remove it');
+      problems.push(
+        invalid('mcp.localFixture', 'is only used when discovery.enabled is false; remove it'),
+      );
     }
     if (!isLocal) {
       problems.push(
-        `mcp.localFixture: is only allowed in the local profile (profile is "${profile}")`,
+        invalid(
+          'mcp.localFixture',
+          `is only allowed in the local profile (profile is "${profile}")`,
+        ),
       );
     }
     if (typeof localFixture.baseEndpoint === 'string') {
       const p = urlProblem(localFixture.baseEndpoint, { allowQuery: false });
-      if (p) problems.push(`mcp.localFixture.baseEndpoint: ${p}`);
+      if (p) problems.push(invalid('mcp.localFixture.baseEndpoint', p));
     }
   }
 
   if (isObject(mcp.toolSearch) && mcp.toolSearch.select === true && mcp.toolSearch.enabled !== true)
     problems.push(
-      'mcp.toolSearch.select: needs mcp.toolSearch.enabled: true (selection is a part of tool search)',
+      invalid(
+        'mcp.toolSearch.select',
+        'needs mcp.toolSearch.enabled: true (selection is a part of tool search)',
+      ),
     );
 
   // Virtual servers (docs/operations.md §16): one path each, and a view that can hold a tool.
@@ -174,26 +190,42 @@ export function crossFieldProblems(mcp: McpConfig, profile: string): string[] {
     if (typeof server.id === 'string') {
       const first = serverIds.get(server.id);
       if (first !== undefined)
-        problems.push(`${at}.id: "${server.id}" duplicates mcp.virtualServers[${first}].id`);
+        problems.push({
+          path: `${at}.id`,
+          code: 'duplicate-id',
+          other: `mcp.virtualServers[${first}]`,
+          message: `"${server.id}" duplicates mcp.virtualServers[${first}].id`,
+        });
       else serverIds.set(server.id, i);
     }
-    for (const problem of virtualServerProblems(server)) problems.push(`${at}${problem}`);
+    problems.push(...virtualServerProblems(server, at));
   });
   return problems;
 }
 
 /**
  * A virtual server's own rules beyond its field decorators (docs/operations.md §16), for the
- * boot and for a registration alike; each problem starts with `.field: ` or `: `.
+ * boot (`at`: `mcp.virtualServers[i]`) and for a registration (`at`: '', the body) alike.
  */
-export function virtualServerProblems(server: Partial<VirtualServerConfig>): string[] {
-  const problems: string[] = [];
+export function virtualServerProblems(
+  server: Partial<VirtualServerConfig>,
+  at: string,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   if (server.toolSelect === true && server.toolSearch !== true)
-    problems.push('.toolSelect: needs toolSearch: true (selection is a part of tool search)');
+    problems.push(
+      invalid(
+        fieldPath(at, 'toolSelect'),
+        'needs toolSearch: true (selection is a part of tool search)',
+      ),
+    );
   const empty = (list: unknown): boolean => !Array.isArray(list) || list.length === 0;
   if (empty(server.sources) && empty(server.tools) && empty(server.tags))
     problems.push(
-      ': names no sources, tools or tags, so it would serve nothing; give at least one',
+      invalid(
+        at === '' ? 'body' : at,
+        'names no sources, tools or tags, so it would serve nothing; give at least one',
+      ),
     );
   return problems;
 }

@@ -4,6 +4,8 @@ import { validateSync, type ValidationError } from 'class-validator';
 import { accessProblems, authProblems } from './auth-rules';
 import { ConfigValidationError } from './config-errors';
 import { crossFieldProblems } from './config-rules';
+import { fieldPath, invalid, renderProblem, type ConfigProblem } from './config-problem';
+import { prefixProblems } from './prefix-rules';
 import { readConfigSources } from './config-sources';
 import { defaultMaxConnections, openFileLimit } from './connection-limit';
 import { expandEnvPlaceholders } from './env-placeholders';
@@ -50,46 +52,52 @@ function describeValue(value: unknown): string {
 export function flattenValidationErrors(
   errors: readonly ValidationError[],
   parent: string,
-): string[] {
-  const lines: string[] = [];
+): ConfigProblem[] {
+  const lines: ConfigProblem[] = [];
   for (const error of errors) {
     const path = /^\d+$/.test(error.property)
       ? `${parent}[${error.property}]`
-      : parent === ''
-        ? error.property
-        : `${parent}.${error.property}`;
+      : fieldPath(parent, error.property);
+    const got = describeValue(error.value);
     // One line per distinct reason: several decorators of a field may share a message.
-    const reasons = new Set<string>();
+    const reasons = new Map<string, ConfigProblem>();
+    const add = (problem: ConfigProblem): void => {
+      reasons.set(renderProblem(problem), problem);
+    };
     for (const [kind, message] of Object.entries(error.constraints ?? {})) {
       if (kind === 'whitelistValidation') {
-        reasons.add('unknown key (check its spelling and place in the mcp: tree)');
+        add(invalid(path, 'unknown key (check its spelling and place in the mcp: tree)'));
       } else if (kind === 'nestedValidation') {
-        reasons.add(`must be a mapping (got ${describeValue(error.value)})`);
+        add(invalid(path, 'must be a mapping', got));
       } else {
-        reasons.add(`${message} (got ${describeValue(error.value)})`);
+        add(invalid(path, message, got));
       }
     }
     // Not an integer at all: the range checks add nothing.
     if (error.constraints?.isInt !== undefined) {
       reasons.clear();
-      reasons.add(`${error.constraints.isInt} (got ${describeValue(error.value)})`);
+      add(invalid(path, error.constraints.isInt, got));
     }
     // A list where a list belongs is the only reason worth saying for a non-list.
     if (error.constraints?.isArray !== undefined) {
       reasons.clear();
-      reasons.add(`${error.constraints.isArray} (got ${describeValue(error.value)})`);
+      add(invalid(path, error.constraints.isArray, got));
     }
     // "must be a mapping" once: the mapping check and the nested check say the same.
-    if ([...reasons].filter((r) => r.startsWith('must be a mapping')).length > 1) {
-      for (const reason of [...reasons])
-        if (reason.startsWith('must be a mapping (got')) reasons.delete(reason);
+    const mapping = [...reasons].filter(([, r]) => r.message.startsWith('must be a mapping'));
+    if (mapping.length > 1) {
+      for (const [key, reason] of mapping)
+        if (reason.message === 'must be a mapping') reasons.delete(key);
     }
     // A missing value fails every check of its field; "is required" says it once.
-    if (error.value === undefined && [...reasons].some((r) => r.includes('is required'))) {
-      for (const reason of [...reasons])
-        if (!reason.includes('is required')) reasons.delete(reason);
+    if (
+      error.value === undefined &&
+      [...reasons.values()].some((r) => r.message.includes('is required'))
+    ) {
+      for (const [key, reason] of [...reasons])
+        if (!reason.message.includes('is required')) reasons.delete(key);
     }
-    for (const reason of reasons) lines.push(`${path}: ${reason}`);
+    lines.push(...reasons.values());
     lines.push(...flattenValidationErrors(error.children ?? [], path));
   }
   return lines;
@@ -226,7 +234,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
         forbidUnknownValues: false,
       }),
       '',
-    ),
+    ).map(renderProblem),
   );
   const envSettings = readEnvSettings(env, profile, problems);
   const rawRedis = (root.mcp as Partial<McpConfig> | undefined)?.redis;
@@ -239,10 +247,10 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   if (mcp === undefined || mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) {
     throw new ConfigValidationError(problems, context);
   }
-  problems.push(...crossFieldProblems(mcp, profile));
+  problems.push(...crossFieldProblems(mcp, profile).map(renderProblem));
   problems.push(...httpAccessProblems(mcp.http));
   problems.push(...managementProblems(mcp.management));
-  problems.push(...upstreamProblems(mcp));
+  problems.push(...[...upstreamProblems(mcp), ...prefixProblems(mcp)].map(renderProblem));
   if (mcp.rateLimits?.store === 'redis' && redisServer === undefined)
     problems.push(
       'mcp.rateLimits.store: redis needs Redis (REDIS_URL, mcp.redis.sentinels or mcp.redis.clusterNodes; buckets are shared through it)',

@@ -11,6 +11,8 @@ import { registrationCredentialProblems } from './registration-credentials';
 import { UpstreamConfig } from './upstream-config.model';
 import { UNFORWARDABLE_HEADERS } from '@app/wire';
 import { isRegistrationUnforwardableHeader, upstreamProblems } from './upstream-rules';
+import { isClash, renderProblem } from './config-problem';
+import { prefixProblems } from './prefix-rules';
 
 /**
  * An upstream registered at runtime, as stored: the fields of `mcp.upstreams[]`
@@ -52,7 +54,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Checks an upstream to register at runtime with the boot rules (docs/operations.md §15 "Routes"):
- * the field decorators of UpstreamConfig and `upstreamProblems` over every configured source, the
+ * the field decorators of UpstreamConfig, `upstreamProblems` and `prefixProblems` over every configured source, the
  * upstreams registered already (`registered`) and this one, as if all were in one config file
  * (ids unique, prefixes disjoint, http(s) URL without credentials, forwardable headers); a
  * static authorization's env variable must be set; no `passthrough`, and a tokenExchange
@@ -88,7 +90,11 @@ export function checkRegistration(
       '',
     ).map((problem) =>
       // a misplaced secret must not come back in the answer or the audit line
-      problem.startsWith('authorization') ? problem.replace(/ \(got .*\)$/s, '') : problem,
+      renderProblem(
+        problem.path.startsWith('authorization')
+          ? { path: problem.path, code: problem.code, message: problem.message }
+          : problem,
+      ),
     ),
   );
   // A live upstream is fanned out from the boot configuration only
@@ -132,16 +138,20 @@ export function checkRegistration(
   };
   const conflicts: string[] = [];
   const mcp: McpConfig = { ...config.mcp, upstreams: all };
-  for (const problem of upstreamProblems(mcp)) {
-    // Only this upstream's problems: every other source passed these rules already.
-    if (!problem.includes(`${at}.`) && !problem.includes(`${at} `)) continue;
-    const own = problem.startsWith(`${at}.`);
-    const text = (own ? problem.slice(at.length + 1) : `namePrefix: ${problem}`).replace(
+  for (const problem of [...upstreamProblems(mcp), ...prefixProblems(mcp)]) {
+    // Only this upstream's problems, or a clash another source reports against it: every other
+    // source passed these rules already.
+    const own = problem.path.startsWith(`${at}.`);
+    if (!own && problem.other !== at) continue;
+    // the answer names sources, not paths the registrant never wrote
+    const text = (
+      own ? renderProblem(problem).slice(at.length + 1) : `namePrefix: ${renderProblem(problem)}`
+    ).replace(
       /(mcp\.(?:bundles|upstreams)\[\d+\])\.(id|namePrefix)/g,
       (_m, path: string, field: string) =>
         `the ${field} of ${path === at ? 'this upstream' : nameOf(path)}`,
     );
-    (/ duplicates | starts with /.test(problem) ? conflicts : problems).push(text);
+    (isClash(problem) ? conflicts : problems).push(text);
   }
   // Only the variables the allow-list names may be sent to an upstream (never the gateway's own)
   for (const key of ['valueEnv', 'clientSecretEnv'] as const) {

@@ -1,4 +1,5 @@
-import { CREDENTIAL_HEADERS, GATEWAY_TOOL_PREFIX, UNFORWARDABLE_HEADERS } from '@app/wire';
+import { CREDENTIAL_HEADERS, UNFORWARDABLE_HEADERS } from '@app/wire';
+import { invalid, type ConfigProblem } from './config-problem';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import { urlProblem } from './config-rules';
 import type { UpstreamConfig } from './upstream-config.model';
@@ -57,21 +58,15 @@ export function upstreamNamePrefix(upstream: Pick<UpstreamConfig, 'id' | 'namePr
   return upstream.namePrefix ?? `${upstream.id.replace(/[^A-Za-z0-9_-]/g, '_')}__`;
 }
 
-/** A source's published-name prefix, for the overlap check across bundles and upstreams. */
-interface PrefixedSource {
-  readonly at: string;
-  readonly prefix: string;
-}
-
 /**
  * The rules of `mcp.upstreams[]` that span fields or sources
  * (docs/operations.md §10 "Configuration"): ids unique across bundles and upstreams, http(s) URLs,
- * `""` as namePrefix only for the sole enabled source, header names that may be forwarded, the env
- * variable of a static authorization, and no published-name prefix that is, or starts with, another
- * source's. Field-level checks come from the decorators of UpstreamConfig.
+ * `""` as namePrefix only for the sole enabled source, header names that may be forwarded, and the
+ * env variable of a static authorization. The prefixes of every source are prefixProblems' (one
+ * rule over bundles and upstreams); field-level checks come from the decorators of UpstreamConfig.
  */
-export function upstreamProblems(mcp: McpConfig): string[] {
-  const problems: string[] = [];
+export function upstreamProblems(mcp: McpConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   const bundles: BundleConfig[] = Array.isArray(mcp.bundles) ? mcp.bundles.filter(isObject) : [];
   const rawUpstreams: unknown[] = Array.isArray(mcp.upstreams) ? mcp.upstreams : [];
   const discoveryEnabled = isObject(mcp.discovery) ? mcp.discovery.enabled !== false : true;
@@ -84,13 +79,6 @@ export function upstreamProblems(mcp: McpConfig): string[] {
     (discoveryEnabled ? bundles.filter((b) => b.enabled !== false).length : 1) +
     rawUpstreams.filter((u) => isObject(u) && (u as UpstreamConfig).enabled !== false).length;
 
-  const prefixed: PrefixedSource[] = bundles.flatMap((b) =>
-    typeof b.namePrefix === 'string'
-      ? [{ at: `mcp.bundles[${mcp.bundles.indexOf(b)}]`, prefix: b.namePrefix }]
-      : [],
-  );
-  const bundlePrefixCount = prefixed.length;
-
   rawUpstreams.forEach((raw, i) => {
     if (!isObject(raw)) return;
     const upstream = raw as UpstreamConfig;
@@ -98,29 +86,38 @@ export function upstreamProblems(mcp: McpConfig): string[] {
     if (typeof upstream.id === 'string') {
       const first = ids.get(upstream.id);
       if (first !== undefined) {
-        problems.push(
-          `${at}.id: "${upstream.id}" duplicates ${first}.id (ids are unique across bundles and upstreams)`,
-        );
+        problems.push({
+          path: `${at}.id`,
+          code: 'duplicate-id',
+          other: first,
+          message: `"${upstream.id}" duplicates ${first}.id (ids are unique across bundles and upstreams)`,
+        });
       } else {
         ids.set(upstream.id, at);
       }
     }
     if (typeof upstream.url === 'string') {
       const p = urlProblem(upstream.url, { allowQuery: true });
-      if (p) problems.push(`${at}.url: ${p}`);
+      if (p) problems.push(invalid(`${at}.url`, p));
     }
     if (upstream.namePrefix === '' && enabledSources > 1 && upstream.enabled !== false) {
-      problems.push(
-        `${at}.namePrefix: "" is allowed only when this upstream is the only enabled source ` +
+      problems.push({
+        path: `${at}.namePrefix`,
+        code: 'shared-empty-prefix',
+        message:
+          '"" is allowed only when this upstream is the only enabled source ' +
           `(${enabledSources} sources are enabled); names of two sources could collide`,
-      );
+      });
     }
     if (Array.isArray(upstream.forwardHeaders)) {
       for (const name of upstream.forwardHeaders) {
         if (typeof name === 'string' && UNFORWARDABLE_HEADERS.has(name.toLowerCase())) {
           problems.push(
-            `${at}.forwardHeaders: "${name}" may not be forwarded (a hop-by-hop, framing or MCP transport header, ` +
-              'or Authorization, which the authorization setting controls)',
+            invalid(
+              `${at}.forwardHeaders`,
+              `"${name}" may not be forwarded (a hop-by-hop, framing or MCP transport header, ` +
+                'or Authorization, which the authorization setting controls)',
+            ),
           );
         }
       }
@@ -128,43 +125,16 @@ export function upstreamProblems(mcp: McpConfig): string[] {
     // a live list is each caller's, fetched per request: no catalog copy to hold a tool back from
     if (upstream.pinned === true && upstream.lists === 'live') {
       problems.push(
-        `${at}.pinned: a pinned upstream needs lists "snapshot" (the default): tools fetched per ` +
-          'request for each caller (lists "live") cannot be held for review (docs/operations.md §6 "Pinned tool definitions")',
+        invalid(
+          `${at}.pinned`,
+          'a pinned upstream needs lists "snapshot" (the default): tools fetched per ' +
+            'request for each caller (lists "live") cannot be held for review (docs/operations.md §6 "Pinned tool definitions")',
+        ),
       );
     }
     const auth = isObject(upstream.authorization) ? upstream.authorization : undefined;
     if (auth?.mode === 'static' && (auth.valueEnv === undefined || auth.valueEnv === '')) {
-      problems.push(`${at}.authorization.valueEnv: is required with mode static`);
-    }
-    if (
-      typeof upstream.id === 'string' &&
-      (upstream.namePrefix === undefined || typeof upstream.namePrefix === 'string')
-    ) {
-      const prefix = upstreamNamePrefix(upstream);
-      if (prefix !== '') prefixed.push({ at, prefix });
-    }
-  });
-
-  // The gateway's own tools keep their names (docs/operations.md §16 "Tool search").
-  for (const { at, prefix } of prefixed)
-    if (prefix.startsWith(GATEWAY_TOOL_PREFIX) || GATEWAY_TOOL_PREFIX.startsWith(prefix))
-      problems.push(
-        `${at}.namePrefix: "${prefix}" overlaps "${GATEWAY_TOOL_PREFIX}", the prefix reserved for the gateway's own tools`,
-      );
-  // Bundle against bundle is config-rules' check; here every pair with an upstream in it.
-  prefixed.forEach((a, x) => {
-    for (const b of prefixed.slice(Math.max(x + 1, bundlePrefixCount))) {
-      if (a.prefix === b.prefix) {
-        problems.push(
-          `${b.at}.namePrefix: "${b.prefix}" duplicates ${a.at}.namePrefix (prefixes are unique across bundles and upstreams)`,
-        );
-      } else if (b.prefix.startsWith(a.prefix) || a.prefix.startsWith(b.prefix)) {
-        const [short, long] = b.prefix.startsWith(a.prefix) ? [a, b] : [b, a];
-        problems.push(
-          `${long.at}.namePrefix: "${long.prefix}" starts with ${short.at}.namePrefix "${short.prefix}", ` +
-            'so a published name could belong to both',
-        );
-      }
+      problems.push(invalid(`${at}.authorization.valueEnv`, 'is required with mode static'));
     }
   });
   return problems;

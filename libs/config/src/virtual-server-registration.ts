@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { virtualServerProblems } from './config-rules';
+import { renderProblem } from './config-problem';
 import { flattenValidationErrors } from './load-config';
 import type { McpConfig } from './mcp-config.model';
 import { VirtualServerConfig } from './virtual-servers-config.model';
@@ -39,12 +40,9 @@ export function checkVirtualServer(
   const problems = flattenValidationErrors(
     validateSync(server, { whitelist: true, forbidNonWhitelisted: true }),
     '',
-  );
+  ).map(renderProblem);
   // the rules across fields read fields of the right types only
-  if (problems.length === 0)
-    problems.push(
-      ...virtualServerProblems(server).map((p) => (p.startsWith(': ') ? `body${p}` : p.slice(1))),
-    );
+  if (problems.length === 0) problems.push(...virtualServerProblems(server, '').map(renderProblem));
   if (problems.length > 0) return { ok: false, conflict: false, problems };
   if (takenIds.has(server.id))
     return {
