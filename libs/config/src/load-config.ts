@@ -109,12 +109,17 @@ export function resolveFilePath(value: string, cwd: string): string {
   return isAbsolute(path) ? path : resolve(cwd, path);
 }
 
+/**
+ * A source's authorization with its secret read from the environment; what is missing or
+ * unusable is added to `problems` under `at` (`mcp.bundles[i]`, or '' for a registration body).
+ */
 export function resolveAuthorization(
   bundle: Pick<BundleConfig, 'authorization'>,
   env: Env,
   at: string,
-  problems: string[],
+  problems: ConfigProblem[],
 ): ResolvedAuthorization {
+  const valueEnv = fieldPath(at, 'authorization.valueEnv');
   // A malformed authorization section was reported by validation; resolve it to none.
   const auth =
     typeof bundle.authorization === 'object' && bundle.authorization !== null
@@ -130,19 +135,15 @@ export function resolveAuthorization(
       const value = name === '' ? undefined : env[name];
       if (value !== undefined && !/^[\x20-\x7e\t]*$/.test(value)) {
         // The value itself is a secret: name the variable, never the value.
-        problems.push(
-          `${at}.authorization.valueEnv: ${name} holds characters an HTTP header cannot carry`,
-        );
+        problems.push(invalid(valueEnv, `${name} holds characters an HTTP header cannot carry`));
       }
       if (name !== '' && (value === undefined || value === '')) {
-        problems.push(
-          `${at}.authorization.valueEnv: environment variable ${name} is not set or empty`,
-        );
+        problems.push(invalid(valueEnv, `environment variable ${name} is not set or empty`));
       }
       return { mode: 'static', value: value ?? '' };
     }
     case 'tokenExchange':
-      return resolveTokenExchange(auth, env, `${at}.authorization`, problems);
+      return resolveTokenExchange(auth, env, fieldPath(at, 'authorization'), problems);
   }
 }
 
@@ -163,19 +164,21 @@ function resolveTokenExchange(
   auth: Partial<BundleAuthorizationConfig>,
   env: Env,
   at: string,
-  problems: string[],
+  problems: ConfigProblem[],
 ): ResolvedAuthorization {
   const need = 'is required with mode tokenExchange';
-  if (auth.tokenEndpoint === undefined) problems.push(`${at}.tokenEndpoint: ${need}`);
+  if (auth.tokenEndpoint === undefined) problems.push(invalid(`${at}.tokenEndpoint`, need));
   else if (!isHttpUrl(auth.tokenEndpoint))
-    problems.push(`${at}.tokenEndpoint: must be an http(s) URL`);
-  if (auth.clientId === undefined) problems.push(`${at}.clientId: ${need}`);
-  if (auth.audience === undefined) problems.push(`${at}.audience: ${need}`);
+    problems.push(invalid(`${at}.tokenEndpoint`, 'must be an http(s) URL'));
+  if (auth.clientId === undefined) problems.push(invalid(`${at}.clientId`, need));
+  if (auth.audience === undefined) problems.push(invalid(`${at}.audience`, need));
   const name = auth.clientSecretEnv;
   const secret = name === undefined ? undefined : env[name];
-  if (name === undefined) problems.push(`${at}.clientSecretEnv: ${need}`);
+  if (name === undefined) problems.push(invalid(`${at}.clientSecretEnv`, need));
   else if (secret === undefined || secret === '')
-    problems.push(`${at}.clientSecretEnv: environment variable ${name} is not set or empty`);
+    problems.push(
+      invalid(`${at}.clientSecretEnv`, `environment variable ${name} is not set or empty`),
+    );
   return {
     mode: 'tokenExchange',
     tokenEndpoint: auth.tokenEndpoint ?? '',
@@ -263,19 +266,21 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     problems.push(...adminPatternProblems(mcp.admin));
 
   // Authorization values come from env variables the bundles name: resolved (and checked) now.
+  const authorizationProblems: ConfigProblem[] = [];
   const rawBundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];
   const authorizations = rawBundles.map((b, i) =>
     typeof b === 'object' && b !== null
-      ? resolveAuthorization(b, env, `mcp.bundles[${i}]`, problems)
+      ? resolveAuthorization(b, env, `mcp.bundles[${i}]`, authorizationProblems)
       : ({ mode: 'none' } as const),
   );
 
   const rawUpstreams = Array.isArray(mcp.upstreams) ? mcp.upstreams : [];
   const upstreamAuthorizations = rawUpstreams.map((u, i) =>
     typeof u === 'object' && u !== null
-      ? resolveAuthorization(u, env, `mcp.upstreams[${i}]`, problems)
+      ? resolveAuthorization(u, env, `mcp.upstreams[${i}]`, authorizationProblems)
       : ({ mode: 'none' } as const),
   );
+  problems.push(...authorizationProblems.map(renderProblem));
 
   if (problems.length > 0) throw new ConfigValidationError(problems, context);
 

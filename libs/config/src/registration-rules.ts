@@ -11,7 +11,7 @@ import { registrationCredentialProblems } from './registration-credentials';
 import { UpstreamConfig } from './upstream-config.model';
 import { UNFORWARDABLE_HEADERS } from '@app/wire';
 import { isRegistrationUnforwardableHeader, upstreamProblems } from './upstream-rules';
-import { isClash, renderProblem } from './config-problem';
+import { isClash, renderProblem, type ConfigProblem } from './config-problem';
 import { prefixProblems } from './prefix-rules';
 
 /**
@@ -170,8 +170,9 @@ export function checkRegistration(
   const env: Record<string, string | undefined> = {};
   for (const name of [upstream.authorization.valueEnv, upstream.authorization.clientSecretEnv])
     if (typeof name === 'string') env[name] = config.admin?.secretEnv(name);
-  const authorization = resolveAuthorization(upstream, env, '@', problems);
-  for (let i = 0; i < problems.length; i++) problems[i] = (problems[i] ?? '').replace(/^@\./, '');
+  const authorizationProblems: ConfigProblem[] = [];
+  const authorization = resolveAuthorization(upstream, env, '', authorizationProblems);
+  problems.push(...authorizationProblems.map(renderProblem));
   if (problems.length > 0 || conflicts.length > 0)
     return {
       ok: false,
