@@ -1,3 +1,4 @@
+import { renderProblem } from './config-problem';
 import {
   adminPatternProblems,
   parseAddressRange,
@@ -54,7 +55,7 @@ describe('mcp.admin.allowedUpstreamUrls patterns (docs/operations.md §15 "What 
           'tools.example',
         ],
         allowedAddressRanges: ['10.0.0.0/8', '10.0.0.0/33', 'fd00::/129', 'x', '1.2.3.4/8/9'],
-      }),
+      }).map(renderProblem),
     ).toEqual([
       expect.stringMatching(/^mcp\.admin\.allowedUpstreamUrls\[1\]: must be/),
       expect.stringMatching(/^mcp\.admin\.allowedUpstreamUrls\[2\]: port must be/),

@@ -1,3 +1,4 @@
+import { invalid, type ConfigProblem } from './config-problem';
 import { BlockList, isIP } from 'node:net';
 
 /**
@@ -94,21 +95,21 @@ export function rangeList(ranges: readonly AddressRange[]): BlockList {
 export function adminPatternProblems(admin: {
   readonly allowedUpstreamUrls?: unknown;
   readonly allowedAddressRanges?: unknown;
-}): string[] {
-  const problems: string[] = [];
+}): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   if (Array.isArray(admin.allowedUpstreamUrls))
     admin.allowedUpstreamUrls.forEach((entry, i) => {
       if (typeof entry !== 'string') return;
       const parsed = parseUrlPattern(entry);
       if (typeof parsed === 'string')
-        problems.push(`mcp.admin.allowedUpstreamUrls[${i}]: ${parsed}`);
+        problems.push(invalid(`mcp.admin.allowedUpstreamUrls[${i}]`, `${parsed}`));
     });
   if (Array.isArray(admin.allowedAddressRanges))
     admin.allowedAddressRanges.forEach((entry, i) => {
       if (typeof entry !== 'string') return;
       const parsed = parseAddressRange(entry);
       if (typeof parsed === 'string')
-        problems.push(`mcp.admin.allowedAddressRanges[${i}]: ${parsed}`);
+        problems.push(invalid(`mcp.admin.allowedAddressRanges[${i}]`, `${parsed}`));
     });
   return problems;
 }

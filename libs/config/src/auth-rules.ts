@@ -1,3 +1,4 @@
+import { invalid, type ConfigProblem } from './config-problem';
 import type { AccessConfig, AccessMatchConfig, AuthConfig } from './auth-config.model';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -27,50 +28,70 @@ function httpUrl(value: string): URL | undefined {
 export function authProblems(
   auth: AuthConfig | undefined,
   env: Env,
-): { problems: string[]; introspectionClientSecret?: string } {
-  const problems: string[] = [];
+): { problems: ConfigProblem[]; introspectionClientSecret?: string } {
+  const problems: ConfigProblem[] = [];
   if (!isObject(auth) || auth.mode !== 'jwt') return { problems };
   if (auth.issuer === undefined)
-    problems.push('mcp.auth.issuer: is required with mode jwt (the tokens\u2019 "iss")');
+    problems.push(invalid('mcp.auth.issuer', 'is required with mode jwt (the tokens\u2019 "iss")'));
   if (auth.audience === undefined)
     problems.push(
-      'mcp.auth.audience: is required with mode jwt (the canonical resource URI, e.g. https://gw.example.com/mcp)',
+      invalid(
+        'mcp.auth.audience',
+        'is required with mode jwt (the canonical resource URI, e.g. https://gw.example.com/mcp)',
+      ),
     );
   else if (typeof auth.audience === 'string' && httpUrl(auth.audience) === undefined)
     problems.push(
-      `mcp.auth.audience: must be an absolute http(s) URI without a fragment (RFC 8707) (got ${JSON.stringify(auth.audience)})`,
+      invalid(
+        'mcp.auth.audience',
+        `must be an absolute http(s) URI without a fragment (RFC 8707) (got ${JSON.stringify(auth.audience)})`,
+      ),
     );
   if (auth.jwksUrl === undefined && auth.introspectionUrl === undefined)
     problems.push(
-      'mcp.auth.jwksUrl: is required with mode jwt unless mcp.auth.introspectionUrl is set',
+      invalid(
+        'mcp.auth.jwksUrl',
+        'is required with mode jwt unless mcp.auth.introspectionUrl is set',
+      ),
     );
   for (const key of ['jwksUrl', 'introspectionUrl'] as const) {
     const value = auth[key];
     if (typeof value === 'string' && httpUrl(value) === undefined)
-      problems.push(`mcp.auth.${key}: must be an http(s) URL (got ${JSON.stringify(value)})`);
+      problems.push(
+        invalid(`mcp.auth.${key}`, `must be an http(s) URL (got ${JSON.stringify(value)})`),
+      );
   }
   let introspectionClientSecret: string | undefined;
   if (auth.introspectionUrl !== undefined) {
     if (auth.introspectionClientId === undefined)
       problems.push(
-        'mcp.auth.introspectionClientId: is required with introspectionUrl (RFC 7662 §2.1)',
+        invalid(
+          'mcp.auth.introspectionClientId',
+          'is required with introspectionUrl (RFC 7662 §2.1)',
+        ),
       );
     const name = auth.introspectionClientSecretEnv;
     if (name === undefined)
       problems.push(
-        'mcp.auth.introspectionClientSecretEnv: is required with introspectionUrl (the environment variable holding the client secret)',
+        invalid(
+          'mcp.auth.introspectionClientSecretEnv',
+          'is required with introspectionUrl (the environment variable holding the client secret)',
+        ),
       );
     else if (typeof name === 'string') {
       introspectionClientSecret = env[name];
       // The value is a secret: name the variable, never the value.
       if (introspectionClientSecret === undefined || introspectionClientSecret === '')
         problems.push(
-          `mcp.auth.introspectionClientSecretEnv: environment variable ${name} is not set or empty`,
+          invalid(
+            'mcp.auth.introspectionClientSecretEnv',
+            `environment variable ${name} is not set or empty`,
+          ),
         );
     }
   }
   if (Array.isArray(auth.algorithms) && auth.algorithms.length === 0)
-    problems.push('mcp.auth.algorithms: must name at least one algorithm');
+    problems.push(invalid('mcp.auth.algorithms', 'must name at least one algorithm'));
   return { problems, introspectionClientSecret };
 }
 
@@ -93,22 +114,25 @@ function matchProblem(match: AccessMatchConfig): string | undefined {
 export function accessProblems(
   access: AccessConfig | undefined,
   auth: AuthConfig | undefined,
-): string[] {
+): ConfigProblem[] {
   if (!isObject(access)) return [];
-  const problems: string[] = [];
+  const problems: ConfigProblem[] = [];
   if (isObject(auth) && auth.mode !== 'jwt')
     problems.push(
-      'mcp.access: needs mcp.auth.mode jwt (rules match on the caller\u2019s token; without one nobody would be granted anything)',
+      invalid(
+        'mcp.access',
+        'needs mcp.auth.mode jwt (rules match on the caller\u2019s token; without one nobody would be granted anything)',
+      ),
     );
   const rules = Array.isArray(access.rules) ? access.rules : [];
   rules.forEach((rule, i) => {
     if (!isObject(rule) || !isObject(rule.match)) return; // reported field by field already
     const problem = matchProblem(rule.match);
-    if (problem !== undefined) problems.push(`mcp.access.rules[${i}].match: ${problem}`);
+    if (problem !== undefined) problems.push(invalid(`mcp.access.rules[${i}].match`, problem));
     const sources = Array.isArray(rule.sources) ? rule.sources : [];
     const tools = Array.isArray(rule.tools) ? rule.tools : [];
     if (sources.length === 0 && tools.length === 0)
-      problems.push(`mcp.access.rules[${i}]: grants nothing; list sources and/or tools`);
+      problems.push(invalid(`mcp.access.rules[${i}]`, 'grants nothing; list sources and/or tools'));
   });
   return problems;
 }

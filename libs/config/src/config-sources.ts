@@ -1,3 +1,4 @@
+import { invalid, type ConfigProblem } from './config-problem';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -7,7 +8,7 @@ export interface RawConfigSources {
   readonly raw: Record<string, unknown>;
   readonly sources: readonly string[];
   /** Unreadable or unparseable files, missing profile files: reported with the field problems. */
-  readonly problems: readonly string[];
+  readonly problems: readonly ConfigProblem[];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -22,33 +23,36 @@ export function deepMerge(base: unknown, over: unknown): unknown {
   return out;
 }
 
-function readYamlFile(path: string, problems: string[]): Record<string, unknown> | undefined {
+function readYamlFile(
+  path: string,
+  problems: ConfigProblem[],
+): Record<string, unknown> | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    problems.push(`${path}: cannot be read (${code})`);
+    problems.push(invalid(path, `cannot be read (${code})`));
     return undefined;
   }
   try {
     const parsed: unknown = parseYaml(text);
     if (parsed === null || parsed === undefined) return {};
     if (!isPlainObject(parsed)) {
-      problems.push(`${path}: must hold a YAML mapping with a top-level "mcp:" key`);
+      problems.push(invalid(path, 'must hold a YAML mapping with a top-level "mcp:" key'));
       return undefined;
     }
     try {
       JSON.stringify(parsed);
     } catch {
       // A YAML alias that refers to its own parent (&x { a: *x }) has no finite value.
-      problems.push(`${path}: holds a recursive YAML alias, which has no finite value`);
+      problems.push(invalid(path, 'holds a recursive YAML alias, which has no finite value'));
       return undefined;
     }
     return parsed;
   } catch (err) {
     const first = (err as Error).message.split('\n')[0] ?? '';
-    problems.push(`${path}: is not valid YAML (${first.replace(/:\s*$/, '')})`);
+    problems.push(invalid(path, `is not valid YAML (${first.replace(/:\s*$/, '')})`));
     return undefined;
   }
 }
@@ -62,7 +66,7 @@ export function readConfigSources(
   configFile: string | undefined,
   cwd: string,
 ): RawConfigSources {
-  const problems: string[] = [];
+  const problems: ConfigProblem[] = [];
   if (configFile !== undefined && configFile !== '') {
     const path = resolve(cwd, configFile);
     const raw = readYamlFile(path, problems) ?? {};
@@ -81,7 +85,10 @@ export function readConfigSources(
     .find(existsSync);
   if (profilePath === undefined) {
     problems.push(
-      `APP_PROFILE=${profile}: no profile file config/application-${profile}.yaml (set MCP_CONFIG_FILE or add the file)`,
+      invalid(
+        `APP_PROFILE=${profile}`,
+        `no profile file config/application-${profile}.yaml (set MCP_CONFIG_FILE or add the file)`,
+      ),
     );
   } else {
     merged = deepMerge(merged, readYamlFile(profilePath, problems) ?? {});

@@ -1,8 +1,9 @@
+import { renderProblem, type ConfigProblem } from './config-problem';
 import { expandEnvPlaceholders } from './env-placeholders';
 
 describe('expandEnvPlaceholders: ${NAME} and ${NAME:default} in config strings', () => {
   it('replaces a set variable and keeps the rest of the string', () => {
-    const problems: string[] = [];
+    const problems: ConfigProblem[] = [];
     const out = expandEnvPlaceholders(
       { mcp: { bundles: [{ manifestUrl: 'http://127.0.0.1:${SAMPLE_PORT:8081}/tool-manifest' }] } },
       { SAMPLE_PORT: '18081' },
@@ -15,7 +16,7 @@ describe('expandEnvPlaceholders: ${NAME} and ${NAME:default} in config strings',
   });
 
   it('uses the default when the variable is unset or empty', () => {
-    const problems: string[] = [];
+    const problems: ConfigProblem[] = [];
     expect(expandEnvPlaceholders({ a: '${X:8081}', b: '${Y:}' }, { Y: '' }, problems)).toEqual({
       a: '8081',
       b: '',
@@ -24,20 +25,20 @@ describe('expandEnvPlaceholders: ${NAME} and ${NAME:default} in config strings',
   });
 
   it('names the field of every unset variable without a default', () => {
-    const problems: string[] = [];
+    const problems: ConfigProblem[] = [];
     expandEnvPlaceholders(
       { mcp: { identity: '${GW_ID}', list: ['ok', '${OTHER}'] } },
       {},
       problems,
     );
-    expect(problems).toEqual([
+    expect(problems.map(renderProblem)).toEqual([
       'mcp.identity: ${GW_ID} names an environment variable that is not set',
       'mcp.list[1]: ${OTHER} names an environment variable that is not set',
     ]);
   });
 
   it('keeps $${ as a literal ${ and leaves numbers, booleans and keys alone', () => {
-    const problems: string[] = [];
+    const problems: ConfigProblem[] = [];
     expect(
       expandEnvPlaceholders({ '${K}': 1, b: true, s: 'cost $${PRICE}' }, { K: 'x' }, problems),
     ).toEqual({ '${K}': 1, b: true, s: 'cost ${PRICE}' });
@@ -45,7 +46,7 @@ describe('expandEnvPlaceholders: ${NAME} and ${NAME:default} in config strings',
   });
 
   it('does not expand what a variable expands to (one pass)', () => {
-    const problems: string[] = [];
+    const problems: ConfigProblem[] = [];
     expect(expandEnvPlaceholders({ a: '${A}' }, { A: '${B}', B: 'no' }, problems)).toEqual({
       a: '${B}',
     });

@@ -1,9 +1,11 @@
+import { invalid, type ConfigProblem } from './config-problem';
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** `${NAME}` or `${NAME:default}`; NAME as environment variables are named. `$${` is a literal `${`. */
 const PLACEHOLDER = /\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}/g;
 
-function expandString(value: string, env: Env, path: string, problems: string[]): string {
+function expandString(value: string, env: Env, path: string, problems: ConfigProblem[]): string {
   return value.replace(
     PLACEHOLDER,
     (whole, escaped: string | undefined, name: string, fallback: string | undefined) => {
@@ -11,7 +13,7 @@ function expandString(value: string, env: Env, path: string, problems: string[])
       const set = env[name];
       if (set !== undefined && set !== '') return set;
       if (fallback !== undefined) return fallback;
-      problems.push(`${path}: \${${name}} names an environment variable that is not set`);
+      problems.push(invalid(path, `\${${name}} names an environment variable that is not set`));
       return whole;
     },
   );
@@ -31,7 +33,7 @@ function expandString(value: string, env: Env, path: string, problems: string[])
 export function expandEnvPlaceholders(
   tree: Record<string, unknown>,
   env: Env,
-  problems: string[],
+  problems: ConfigProblem[],
 ): Record<string, unknown> {
   const walk = (value: unknown, path: string): unknown => {
     if (typeof value === 'string') return expandString(value, env, path, problems);

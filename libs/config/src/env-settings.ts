@@ -1,3 +1,4 @@
+import { invalid, type ConfigProblem } from './config-problem';
 import { randomBytes } from 'node:crypto';
 import {
   LOG_LEVELS,
@@ -14,12 +15,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 export type EnvSettings = Omit<GatewayConfig['server'], 'maxMcpConnections'> &
   Pick<GatewayConfig, 'sessionKeys' | 'sessionKeysEphemeral' | 'logLevel'>;
 
-function portFrom(env: Env, name: string, fallback: number, problems: string[]): number {
+function portFrom(env: Env, name: string, fallback: number, problems: ConfigProblem[]): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isInteger(n) || n < 0 || n > 65535) {
-    problems.push(`${name}: must be a TCP port 0..65535 (got "${raw}")`);
+    problems.push(invalid(`${name}`, `must be a TCP port 0..65535 (got "${raw}")`));
     return fallback;
   }
   return n;
@@ -36,7 +37,7 @@ function portFrom(env: Env, name: string, fallback: number, problems: string[]):
 function sessionKeysFrom(
   env: Env,
   profile: string,
-  problems: string[],
+  problems: ConfigProblem[],
 ): { keys: SessionKey[]; ephemeral: boolean } {
   const raw = env.MCP_SESSION_KEYS;
   if (raw === undefined || raw.trim() === '') {
@@ -50,19 +51,25 @@ function sessionKeysFrom(
     const material = entry.slice(sep + 1).trim();
     if (sep <= 0 || !/^[A-Za-z0-9_-]{1,16}$/.test(kid)) {
       problems.push(
-        `MCP_SESSION_KEYS[${i}]: must be "kid:base64key" with a kid of [A-Za-z0-9_-]{1,16}`,
+        invalid(
+          `MCP_SESSION_KEYS[${i}]`,
+          'must be "kid:base64key" with a kid of [A-Za-z0-9_-]{1,16}',
+        ),
       );
       return;
     }
     const key = Buffer.from(material, 'base64');
     if (key.length !== 32) {
       problems.push(
-        `MCP_SESSION_KEYS[${i}] (kid ${kid}): the key must decode from base64 to 32 bytes (got ${key.length})`,
+        invalid(
+          `MCP_SESSION_KEYS[${i}] (kid ${kid})`,
+          `the key must decode from base64 to 32 bytes (got ${key.length})`,
+        ),
       );
       return;
     }
     if (keys.some((k) => k.kid === kid)) {
-      problems.push(`MCP_SESSION_KEYS[${i}]: kid "${kid}" appears twice`);
+      problems.push(invalid(`MCP_SESSION_KEYS[${i}]`, `kid "${kid}" appears twice`));
       return;
     }
     keys.push({ kid, key });
@@ -70,12 +77,15 @@ function sessionKeysFrom(
   return { keys, ephemeral: false };
 }
 
-export function readEnvSettings(env: Env, profile: string, problems: string[]): EnvSettings {
+export function readEnvSettings(env: Env, profile: string, problems: ConfigProblem[]): EnvSettings {
   const port = portFrom(env, 'PORT', 8080, problems);
   const managementPort = portFrom(env, 'MANAGEMENT_PORT', 9090, problems);
   if (port === managementPort && port !== 0) {
     problems.push(
-      `MANAGEMENT_PORT: must differ from PORT (both ${port}); /actuator must not share the /mcp listener`,
+      invalid(
+        'MANAGEMENT_PORT',
+        `must differ from PORT (both ${port}); /actuator must not share the /mcp listener`,
+      ),
     );
   }
   const host = env.HOST !== undefined && env.HOST !== '' ? env.HOST : '0.0.0.0';
@@ -87,7 +97,10 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
   const rawLevel = env.LOG_LEVEL;
   if (rawLevel !== undefined && rawLevel !== '') {
     if ((LOG_LEVELS as readonly string[]).includes(rawLevel)) logLevel = rawLevel as LogLevel;
-    else problems.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')} (got "${rawLevel}")`);
+    else
+      problems.push(
+        invalid('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${rawLevel}")`),
+      );
   }
   let mcpListener: McpListenerKind = 'fastify';
   const rawListener = env.MCP_HTTP_SERVER;
@@ -96,7 +109,10 @@ export function readEnvSettings(env: Env, profile: string, problems: string[]): 
       mcpListener = rawListener as McpListenerKind;
     else
       problems.push(
-        `MCP_HTTP_SERVER: must be one of ${MCP_LISTENER_KINDS.join(', ')} (got "${rawListener}")`,
+        invalid(
+          'MCP_HTTP_SERVER',
+          `must be one of ${MCP_LISTENER_KINDS.join(', ')} (got "${rawListener}")`,
+        ),
       );
   }
   return {

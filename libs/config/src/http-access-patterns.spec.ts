@@ -1,3 +1,4 @@
+import type { ConfigProblem } from './config-problem';
 // class-transformer's @Type needs the metadata polyfill that Nest normally loads first.
 import 'reflect-metadata';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,14 +57,14 @@ function problemsOf(http: unknown): readonly string[] {
 }
 
 function origins(entries: string[]): AccessList {
-  const problems: string[] = [];
+  const problems: ConfigProblem[] = [];
   const list = compileAccessList(entries, 'origin', 'x', problems);
   expect(problems).toEqual([]);
   return list;
 }
 
 function hosts(entries: string[]): AccessList {
-  const problems: string[] = [];
+  const problems: ConfigProblem[] = [];
   const list = compileAccessList(entries, 'host', 'x', problems);
   expect(problems).toEqual([]);
   return list;

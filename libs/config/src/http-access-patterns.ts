@@ -1,3 +1,5 @@
+import { invalid, type ConfigProblem } from './config-problem';
+
 /**
  * The entries of `mcp.http.allowedOrigins` and `mcp.http.allowedHosts` (docs/operations.md §8; MCP
  * Streamable HTTP "Security Warning": servers MUST validate Origin and answer 403 to an
@@ -102,7 +104,7 @@ export function compileAccessList(
   entries: readonly unknown[],
   kind: 'origin' | 'host',
   at: string,
-  problems: string[],
+  problems: ConfigProblem[],
 ): AccessList {
   const exact = new Set<string>();
   const anyPort = new Set<string>();
@@ -117,7 +119,7 @@ export function compileAccessList(
     if (parsed === undefined) {
       const shown = JSON.stringify(entry.length > 80 ? `${entry.slice(0, 77)}...` : entry);
       problems.push(
-        `${at}[${i}]: ${kind === 'origin' ? ORIGIN_SYNTAX : HOST_SYNTAX} (got ${shown})`,
+        invalid(`${at}[${i}]`, `${kind === 'origin' ? ORIGIN_SYNTAX : HOST_SYNTAX} (got ${shown})`),
       );
       return;
     }
@@ -133,8 +135,8 @@ export function listAllows(list: AccessList, address: ParsedAddress): boolean {
 }
 
 /** The problems of `mcp.http` entries (a section of the wrong shape was reported already). */
-export function httpAccessProblems(http: unknown): string[] {
-  const problems: string[] = [];
+export function httpAccessProblems(http: unknown): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   if (typeof http !== 'object' || http === null) return problems;
   const { allowedOrigins, allowedHosts } = http as Record<string, unknown>;
   if (Array.isArray(allowedOrigins)) {

@@ -14,6 +14,7 @@ export {
   type UpstreamDefinition,
 } from './gateway-config';
 export { ConfigValidationError } from './config-errors';
+export type { ConfigProblem, ConfigProblemCode } from './config-problem';
 export { gatewayConfigFrom, GatewayConfigModule } from './config.module';
 export { loadGatewayConfig, resolveFilePath, type LoadConfigOptions } from './load-config';
 export {

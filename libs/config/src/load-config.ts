@@ -203,7 +203,7 @@ export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
     // A shape no rule foresaw still ends in the one-message report, never a stack trace.
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     throw new ConfigValidationError(
-      [`the configuration could not be read (${reason})`],
+      [invalid('the configuration', `could not be read (${reason})`)],
       'unexpected shape',
     );
   }
@@ -218,7 +218,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     sources,
     problems: sourceProblems,
   } = readConfigSources(profile, env.MCP_CONFIG_FILE, cwd);
-  const problems: string[] = [...sourceProblems];
+  const problems: ConfigProblem[] = [...sourceProblems];
   const raw = expandEnvPlaceholders(written, env, problems);
   const context = `profile ${profile}; ${sources.length > 0 ? sources.join(', ') : 'no config file read'}`;
   if (sourceProblems.length > 0) {
@@ -237,7 +237,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
         forbidUnknownValues: false,
       }),
       '',
-    ).map(renderProblem),
+    ),
   );
   const envSettings = readEnvSettings(env, profile, problems);
   const rawRedis = (root.mcp as Partial<McpConfig> | undefined)?.redis;
@@ -250,13 +250,16 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   if (mcp === undefined || mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) {
     throw new ConfigValidationError(problems, context);
   }
-  problems.push(...crossFieldProblems(mcp, profile).map(renderProblem));
+  problems.push(...crossFieldProblems(mcp, profile));
   problems.push(...httpAccessProblems(mcp.http));
   problems.push(...managementProblems(mcp.management));
-  problems.push(...[...upstreamProblems(mcp), ...prefixProblems(mcp)].map(renderProblem));
+  problems.push(...upstreamProblems(mcp), ...prefixProblems(mcp));
   if (mcp.rateLimits?.store === 'redis' && redisServer === undefined)
     problems.push(
-      'mcp.rateLimits.store: redis needs Redis (REDIS_URL, mcp.redis.sentinels or mcp.redis.clusterNodes; buckets are shared through it)',
+      invalid(
+        'mcp.rateLimits.store',
+        'redis needs Redis (REDIS_URL, mcp.redis.sentinels or mcp.redis.clusterNodes; buckets are shared through it)',
+      ),
     );
   // the resource server and the access rules (docs/operations.md §13)
   const auth = authProblems(mcp.auth, env);
@@ -266,21 +269,19 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     problems.push(...adminPatternProblems(mcp.admin));
 
   // Authorization values come from env variables the bundles name: resolved (and checked) now.
-  const authorizationProblems: ConfigProblem[] = [];
   const rawBundles = Array.isArray(mcp.bundles) ? mcp.bundles : [];
   const authorizations = rawBundles.map((b, i) =>
     typeof b === 'object' && b !== null
-      ? resolveAuthorization(b, env, `mcp.bundles[${i}]`, authorizationProblems)
+      ? resolveAuthorization(b, env, `mcp.bundles[${i}]`, problems)
       : ({ mode: 'none' } as const),
   );
 
   const rawUpstreams = Array.isArray(mcp.upstreams) ? mcp.upstreams : [];
   const upstreamAuthorizations = rawUpstreams.map((u, i) =>
     typeof u === 'object' && u !== null
-      ? resolveAuthorization(u, env, `mcp.upstreams[${i}]`, authorizationProblems)
+      ? resolveAuthorization(u, env, `mcp.upstreams[${i}]`, problems)
       : ({ mode: 'none' } as const),
   );
-  problems.push(...authorizationProblems.map(renderProblem));
 
   if (problems.length > 0) throw new ConfigValidationError(problems, context);
 
@@ -410,13 +411,16 @@ export const WEAK_ADMIN_TOKEN_LENGTH = 32;
 /**
  * MCP_ADMIN_TOKEN (docs/operations.md §15 "Access"): unset or empty is "no static admin token".
  */
-function adminTokenFrom(env: Env, problems: string[]): string | undefined {
+function adminTokenFrom(env: Env, problems: ConfigProblem[]): string | undefined {
   const token = env.MCP_ADMIN_TOKEN;
   if (token === undefined || token === '') return undefined;
   // Sent as "Authorization: Bearer <token>": RFC 6750 b64token characters only. Never echo it.
   if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
     problems.push(
-      'MCP_ADMIN_TOKEN: must be a bearer token of letters, digits and -._~+/ (optionally ending in =)',
+      invalid(
+        'MCP_ADMIN_TOKEN',
+        'must be a bearer token of letters, digits and -._~+/ (optionally ending in =)',
+      ),
     );
     return undefined;
   }

@@ -1,3 +1,4 @@
+import { invalid, type ConfigProblem } from './config-problem';
 import { addressKey, anyPortKey, parseHost, type AccessList } from './http-access-patterns';
 
 /**
@@ -17,7 +18,7 @@ export function withoutTrailingDot(host: string): string {
   return host.length > 1 && host.endsWith('.') ? host.slice(0, -1) : host;
 }
 
-/** Whether an entry names a port (`name:…`, `[v6]:…`), as opposed to a bare name. */
+/** Whether an entry names a port (`name:…`, '[v6]:…'), as opposed to a bare name. */
 function hasPort(text: string): boolean {
   return /^(\[[^\]]*\]|[^:]*):/.test(text);
 }
@@ -28,7 +29,7 @@ function hasPort(text: string): boolean {
  */
 export function compileManagementHosts(
   entries: readonly unknown[],
-  problems: string[],
+  problems: ConfigProblem[],
 ): AccessList {
   const exact = new Set<string>();
   const anyPort = new Set<string>();
@@ -38,7 +39,7 @@ export function compileManagementHosts(
     const parsed = parseHost(text, true);
     if (parsed === undefined) {
       const shown = JSON.stringify(entry.length > 80 ? `${entry.slice(0, 77)}...` : entry);
-      problems.push(`mcp.management.allowedHosts[${i}]: ${SYNTAX} (got ${shown})`);
+      problems.push(invalid(`mcp.management.allowedHosts[${i}]`, `${SYNTAX} (got ${shown})`));
       return;
     }
     const address = { ...parsed, host: withoutTrailingDot(parsed.host) };
@@ -49,8 +50,8 @@ export function compileManagementHosts(
 }
 
 /** The boot problems of `mcp.management` (a section of the wrong shape was reported already). */
-export function managementProblems(management: unknown): string[] {
-  const problems: string[] = [];
+export function managementProblems(management: unknown): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   if (typeof management !== 'object' || management === null) return problems;
   const { allowedHosts } = management as Record<string, unknown>;
   if (Array.isArray(allowedHosts)) compileManagementHosts(allowedHosts, problems);

@@ -1,3 +1,4 @@
+import { invalid, type ConfigProblem } from './config-problem';
 import { isIPv6 } from 'node:net';
 import type { RedisConfig } from './mcp-config.model';
 
@@ -61,10 +62,10 @@ export function parseRedisNode(entry: string): RedisNode | undefined {
 const nonEmpty = (value: string | undefined): string | undefined =>
   value === undefined || value === '' ? undefined : value;
 
-function secretsFrom(env: Env, problems: string[]): RedisSecrets {
+function secretsFrom(env: Env, problems: ConfigProblem[]): RedisSecrets {
   const tls = nonEmpty(env.REDIS_TLS);
   if (tls !== undefined && tls !== 'true' && tls !== 'false')
-    problems.push(`REDIS_TLS: must be true or false (got "${tls}")`);
+    problems.push(invalid('REDIS_TLS', `must be true or false (got "${tls}")`));
   return {
     username: nonEmpty(env.REDIS_USERNAME),
     password: nonEmpty(env.REDIS_PASSWORD),
@@ -82,7 +83,7 @@ function secretsFrom(env: Env, problems: string[]): RedisSecrets {
 export function redisServerFrom(
   redis: Partial<Pick<RedisConfig, 'sentinels' | 'masterName' | 'clusterNodes'>> | undefined,
   env: Env,
-  problems: string[],
+  problems: ConfigProblem[],
 ): RedisServer | undefined {
   const secrets = secretsFrom(env, problems);
   const url = nonEmpty(env.REDIS_URL);
@@ -96,18 +97,23 @@ export function redisServerFrom(
   ].filter((n) => n !== undefined);
   if (named.length > 1) {
     problems.push(
-      `${named.join(' and ')}: name one Redis (a server, Sentinel or a Cluster), not ${named.length}`,
+      invalid(
+        `${named.join(' and ')}`,
+        `name one Redis (a server, Sentinel or a Cluster), not ${named.length}`,
+      ),
     );
     return undefined;
   }
   if (masterName !== undefined && sentinels === undefined)
-    problems.push('mcp.redis.masterName: only with mcp.redis.sentinels (the master they watch)');
+    problems.push(
+      invalid('mcp.redis.masterName', 'only with mcp.redis.sentinels (the master they watch)'),
+    );
   if (url !== undefined) {
     try {
       const parsed = new URL(url);
       if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('scheme');
     } catch {
-      problems.push('REDIS_URL: must be a redis:// or rediss:// URL');
+      problems.push(invalid('REDIS_URL', 'must be a redis:// or rediss:// URL'));
       return undefined;
     }
     return { kind: 'standalone', url, secrets };
@@ -116,12 +122,16 @@ export function redisServerFrom(
     entries.flatMap((entry, i) => {
       const node = parseRedisNode(entry);
       if (node === undefined)
-        problems.push(`${key}[${i}]: must be host:port with a port 1..65535 (got "${entry}")`);
+        problems.push(
+          invalid(`${key}[${i}]`, `must be host:port with a port 1..65535 (got "${entry}")`),
+        );
       return node === undefined ? [] : [node];
     });
   if (sentinels !== undefined) {
     if (masterName === undefined)
-      problems.push('mcp.redis.sentinels: needs mcp.redis.masterName (the master they watch)');
+      problems.push(
+        invalid('mcp.redis.sentinels', 'needs mcp.redis.masterName (the master they watch)'),
+      );
     const parsed = nodes(sentinels, 'mcp.redis.sentinels');
     if (masterName === undefined || parsed.length !== sentinels.length) return undefined;
     return { kind: 'sentinel', sentinels: parsed, masterName, secrets };

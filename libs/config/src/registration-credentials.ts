@@ -1,3 +1,4 @@
+import { invalid, type ConfigProblem } from './config-problem';
 import type { McpConfig } from './mcp-config.model';
 import type { UpstreamConfig } from './upstream-config.model';
 
@@ -23,16 +24,19 @@ export function registrationCredentialProblems(
   upstream: Pick<UpstreamConfig, 'authorization'>,
   mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
   adminScope?: string,
-): string[] {
+): ConfigProblem[] {
   const auth = upstream.authorization as Partial<UpstreamConfig['authorization']> | null;
   // a mapping of the wrong shape is named by the field decorators
   if (typeof auth !== 'object' || auth === null) return [];
   if (auth.mode === 'passthrough')
     return [
-      'authorization.mode: passthrough is not accepted for a registered upstream: it would send ' +
-        "every caller's own gateway token to the registered server; use static (valueEnv), " +
-        'tokenExchange (at a token endpoint the configuration names) or none, or configure the ' +
-        'upstream in mcp.upstreams[]',
+      invalid(
+        'authorization.mode',
+        'passthrough is not accepted for a registered upstream: it would send ' +
+          "every caller's own gateway token to the registered server; use static (valueEnv), " +
+          'tokenExchange (at a token endpoint the configuration names) or none, or configure the ' +
+          'upstream in mcp.upstreams[]',
+      ),
     ];
   if (auth.mode !== 'tokenExchange') return [];
   return [...endpointProblems(auth, mcp), ...audienceProblems(auth, mcp, adminScope)];
@@ -41,7 +45,7 @@ export function registrationCredentialProblems(
 function endpointProblems(
   auth: Partial<UpstreamConfig['authorization']>,
   mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
-): string[] {
+): ConfigProblem[] {
   if (typeof auth.tokenEndpoint !== 'string') return [];
   const endpoint = parse(auth.tokenEndpoint);
   // a malformed URL is named by the tokenExchange rules (resolveAuthorization)
@@ -49,10 +53,13 @@ function endpointProblems(
   if (configuredTokenEndpoints(mcp).has(endpoint.href)) return [];
   if (issuerOrigins(mcp).has(endpoint.origin)) return [];
   return [
-    'authorization.tokenEndpoint: is not a token endpoint the configuration trusts; a ' +
-      'registration may name the tokenEndpoint of a configured bundle or upstream, or an ' +
-      'endpoint at the origin of mcp.auth.issuer (or mcp.auth.authorizationServers): every ' +
-      "caller's token is sent there",
+    invalid(
+      'authorization.tokenEndpoint',
+      'is not a token endpoint the configuration trusts; a ' +
+        'registration may name the tokenEndpoint of a configured bundle or upstream, or an ' +
+        'endpoint at the origin of mcp.auth.issuer (or mcp.auth.authorizationServers): every ' +
+        "caller's token is sent there",
+    ),
   ];
 }
 
@@ -64,8 +71,8 @@ function audienceProblems(
   auth: Partial<UpstreamConfig['authorization']>,
   mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
   adminScope: string | undefined,
-): string[] {
-  const problems: string[] = [];
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   if (typeof auth.audience === 'string') {
     const audience = audienceKey(auth.audience);
     const gatewayOrigin = parse(mcp.auth.audience ?? '')?.origin;
@@ -77,14 +84,20 @@ function audienceProblems(
       (gatewayOrigin !== undefined && parse(auth.audience.trim())?.origin === gatewayOrigin)
     )
       problems.push(
-        "authorization.audience: is this gateway's own audience (mcp.auth.audience) or its " +
-          "authorization server's: every caller's token for it would go to the registered " +
-          'server and replay against /mcp',
+        invalid(
+          'authorization.audience',
+          "is this gateway's own audience (mcp.auth.audience) or its " +
+            "authorization server's: every caller's token for it would go to the registered " +
+            'server and replay against /mcp',
+        ),
       );
     else if (sources.some((a) => typeof a === 'string' && audienceKey(a) === audience))
       problems.push(
-        'authorization.audience: is the audience of a configured bundle or upstream: every ' +
-          "caller's token for that source would go to the registered server",
+        invalid(
+          'authorization.audience',
+          'is the audience of a configured bundle or upstream: every ' +
+            "caller's token for that source would go to the registered server",
+        ),
       );
   }
   if (
@@ -93,8 +106,11 @@ function audienceProblems(
     auth.scope.split(/\s+/).includes(adminScope)
   )
     problems.push(
-      `authorization.scope: includes the admin scope (mcp.admin.scope, ${adminScope}): ` +
-        'the registered server would receive admin tokens for every caller who has it',
+      invalid(
+        'authorization.scope',
+        `includes the admin scope (mcp.admin.scope, ${adminScope}): ` +
+          'the registered server would receive admin tokens for every caller who has it',
+      ),
     );
   return problems;
 }

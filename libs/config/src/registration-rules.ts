@@ -109,7 +109,7 @@ export function checkRegistration(
       upstream,
       config.mcp,
       config.admin?.scope ?? config.mcp.admin?.scope,
-    ),
+    ).map(renderProblem),
   );
   // the caller's credentials never go to a URL the registrant chose (docs/security.md)
   for (const name of Array.isArray(upstream.forwardHeaders) ? upstream.forwardHeaders : [])

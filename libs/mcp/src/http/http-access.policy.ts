@@ -6,6 +6,7 @@ import {
   parseHost,
   parseOrigin,
   type AccessList,
+  type ConfigProblem,
   type GatewayConfig,
 } from '@app/config';
 import { FORWARDED_CALLER_HEADERS, type IncomingHeaders } from '@app/execution';
@@ -78,7 +79,7 @@ export class HttpAccessPolicy {
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     const http = config.mcp.http;
     // Validated at boot (loadGatewayConfig); compiling again cannot find a problem.
-    const ignored: string[] = [];
+    const ignored: ConfigProblem[] = [];
     this.origins = compileAccessList(http.allowedOrigins, 'origin', '', ignored);
     if (http.allowedHosts.length > 0) {
       this.hosts = compileAccessList(http.allowedHosts, 'host', '', ignored);
