@@ -7,5 +7,6 @@ export {
   type RedisConstruction,
   type RedisUseOptions,
 } from './redis-client';
+export { onClusterFailover } from './cluster-failover';
 export { redisUseOptions, type RedisUse } from './redis-uses';
 export { StoreAttempts, type StoreLog } from './store-attempts';

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import type { RedisClient } from '@app/redis';
+import { onClusterFailover, type RedisClient } from '@app/redis';
 import type { GatewayConfig } from '@app/config';
 import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
@@ -122,6 +122,10 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
       this.connectedBefore = true;
       if (again) this.reconnected();
       this.markAvailable();
+    });
+    // a Cluster that replaced a lost master stays connected: no `ready` tells it
+    onClusterFailover(client, () => {
+      if (!this.closed && this.available !== false) this.reconnected();
     });
     this.redis.connect().catch((err: unknown) => this.markUnavailable(err));
   }
