@@ -76,13 +76,7 @@ interface ObjectScan {
  * the path is searched as it is crossed, so the text is read once whatever the path's length;
  * a later duplicate replaces what an earlier one found, even with nothing (as JSON.parse).
  */
-function scanObject(
-  json: string,
-  pos: number,
-  path: readonly string[],
-  depth: number,
-  firstWins: boolean,
-): ObjectScan {
+function scanObject(json: string, pos: number, path: readonly string[], depth: number): ObjectScan {
   if (json.charCodeAt(pos) !== OPEN_BRACE) return { end: valueEnd(json, pos), found: undefined };
   const key = path[depth] as string;
   const last = depth === path.length - 1;
@@ -97,36 +91,17 @@ function scanObject(
     pos = skipWs(json, pos) + 1; // ':'
     const start = skipWs(json, pos);
     if (isKey && !last) {
-      const inner = scanObject(json, start, path, depth + 1, firstWins);
+      const inner = scanObject(json, start, path, depth + 1);
       found = inner.found;
       pos = inner.end;
     } else {
       pos = valueEnd(json, start);
       if (isKey) found = [start, pos];
     }
-    // no later duplicate can replace it: the rest of the text need not be crossed
-    if (firstWins && found !== undefined) return { end: pos, found };
     pos = skipWs(json, pos);
     if (json.charCodeAt(pos) === COMMA) pos++;
   }
   return { end: json.length, found };
-}
-
-/**
- * Whether no member named like a key of `path` can occur twice in the text: the text has no
- * backslash (so every member name is written out literally) and each key, quoted, occurs in it
- * at most once (as a member name or anywhere else). Then the first member found on the path is
- * the one JSON.parse keeps, and what follows it (a 2026 request's `_meta` envelope after its
- * `arguments`) need not be crossed. Native scans only.
- */
-function namesOnce(json: string, path: readonly string[]): boolean {
-  if (json.includes('\\')) return false;
-  for (const key of path) {
-    const quoted = `"${key}"`;
-    const at = json.indexOf(quoted);
-    if (at !== -1 && json.indexOf(quoted, at + quoted.length) !== -1) return false;
-  }
-  return true;
 }
 
 /**
@@ -141,6 +116,6 @@ function namesOnce(json: string, path: readonly string[]): boolean {
  */
 export function extractRawMember(json: string, path: readonly string[]): string | undefined {
   if (path.length === 0) return json;
-  const range = scanObject(json, skipWs(json, 0), path, 0, namesOnce(json, path)).found;
+  const range = scanObject(json, skipWs(json, 0), path, 0).found;
   return range === undefined ? undefined : json.slice(range[0], range[1]);
 }
