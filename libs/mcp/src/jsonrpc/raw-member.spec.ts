@@ -154,4 +154,24 @@ describe('extractRawMember: the exact source text of params.arguments (contract 
       }
     }
   });
+
+  it('finds params.arguments of a 2026 request before its _meta envelope', () => {
+    const meta =
+      '{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},' +
+      '"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}';
+    const text = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"r.a","arguments":{"n":7},"_meta":${meta}}}`;
+    expect(extractRawMember(text, ARGS)).toBe('{"n":7}');
+  });
+
+  it('still takes the last duplicate when its name is escaped, or when the name occurs again elsewhere', () => {
+    const escaped = String.raw`{"params":{"arguments":{"v":1},"_meta":{},"\u0061rguments":{"v":2}}}`;
+    expect(JSON.parse(escaped).params.arguments).toEqual({ v: 2 });
+    expect(extractRawMember(escaped, ARGS)).toBe('{"v":2}');
+    const mentioned =
+      '{"params":{"arguments":{"v":1},"_meta":{"note":"arguments"},"arguments":{"v":3}}}';
+    expect(extractRawMember(mentioned, ARGS)).toBe('{"v":3}');
+    // the name as a value only: the first member is the one JSON.parse keeps
+    const valueOnly = '{"params":{"arguments":{"v":1},"_meta":{"k":"arguments"}}}';
+    expect(extractRawMember(valueOnly, ARGS)).toBe('{"v":1}');
+  });
 });
