@@ -53,11 +53,13 @@ export function invalid(path: string, message: string, got?: string): ConfigProb
     : { path, code: 'invalid', message, got };
 }
 
-/** The line the boot prints for a problem: `path: message (got …)`. */
+/**
+ * The line the boot prints for a problem: `path: message (got …)`; a problem of the whole
+ * configuration (path '') is its message alone.
+ */
 export function renderProblem(problem: ConfigProblem): string {
-  return problem.got === undefined
-    ? `${problem.path}: ${problem.message}`
-    : `${problem.path}: ${problem.message} (got ${problem.got})`;
+  const line = problem.path === '' ? problem.message : `${problem.path}: ${problem.message}`;
+  return problem.got === undefined ? line : `${line} (got ${problem.got})`;
 }
 
 /** `at.field`, or `field` alone at the top (a registration's body). */

@@ -203,7 +203,7 @@ export function loadGatewayConfig(options: LoadConfigOptions): GatewayConfig {
     // A shape no rule foresaw still ends in the one-message report, never a stack trace.
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     throw new ConfigValidationError(
-      [invalid('the configuration', `could not be read (${reason})`)],
+      [invalid('', `the configuration could not be read (${reason})`)],
       'unexpected shape',
     );
   }
