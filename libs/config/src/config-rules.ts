@@ -3,7 +3,8 @@ import type { BundleConfig, McpConfig } from './mcp-config.model';
 import type { UpstreamConfig } from './upstream-config.model';
 import type { VirtualServerConfig } from './virtual-servers-config.model';
 
-function isObject<T>(value: T | null | undefined): value is T & object {
+/** A mapping (not null, not a list): the rules across fields read only sections of this shape. */
+export function isObject<T>(value: T | null | undefined): value is T & object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -1,5 +1,6 @@
 import { GATEWAY_TOOL_PREFIX } from '@app/wire';
 import type { ConfigProblem } from './config-problem';
+import { isObject } from './config-rules';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import type { UpstreamConfig } from './upstream-config.model';
 import { upstreamNamePrefix } from './upstream-rules';
@@ -10,10 +11,6 @@ interface PrefixedSource {
   readonly at: string;
   readonly prefix: string;
   readonly bundle: boolean;
-}
-
-function isObject<T>(value: T | null | undefined): value is T & object {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Every source with a prefix to compare, bundles first, each list in config order. */

@@ -1,7 +1,7 @@
 import { CREDENTIAL_HEADERS, UNFORWARDABLE_HEADERS } from '@app/wire';
 import { invalid, type ConfigProblem } from './config-problem';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
-import { urlProblem } from './config-rules';
+import { isObject, urlProblem } from './config-rules';
 import type { UpstreamConfig } from './upstream-config.model';
 
 /**
@@ -44,10 +44,6 @@ export function isRegistrationUnforwardableHeader(name: string): boolean {
     REGISTRATION_UNFORWARDABLE_PREFIXES.some((prefix) => lower.startsWith(prefix)) ||
     REGISTRATION_UNFORWARDABLE_PARTS.some((part) => lower.includes(part))
   );
-}
-
-function isObject<T>(value: T | null | undefined): value is T & object {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
