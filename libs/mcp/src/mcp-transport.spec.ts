@@ -13,20 +13,27 @@ import { LegacyCodec } from './codecs/legacy.codec';
 import { ModernCodec } from './codecs/modern.codec';
 import { ForwardedError, GatewayError, GatewayErrorCode } from './errors/gateway-error';
 import { MethodDispatcher } from './handlers/method-dispatcher';
+import { InitializeHandler } from './handlers/initialize.handler';
 import type { MethodHandler } from './handlers/method-handler';
+import { PingHandler } from './handlers/ping.handler';
 import { ServerCapabilities } from './handlers/server-capabilities';
+import { ServerDiscoverHandler } from './handlers/server-discover.handler';
+import type { CallerLimits } from './limits/caller-limits.service';
 import type { UpstreamRouter } from './handlers/upstream-router';
 import type { HttpAnswer } from './http/http-answer';
 import { InFlightRequests } from './http/in-flight-requests';
-import type { SubscriptionsListen } from './listen/subscriptions-listen.service';
+import { SubscriptionsListenHandler } from './listen/subscriptions-listen.handler';
+import type { ListenRequest, SubscriptionsListen } from './listen/subscriptions-listen.service';
 import { McpTransport } from './mcp-transport.service';
 import type { LegacyInputBridge } from './mrtr/legacy-input-bridge';
 import { SessionTokenService } from './session/session-token.service';
 import { VirtualServers } from './servers/virtual-servers.service';
 
 /**
- * The front door in process: McpTransport with both real codecs, in front of fake method
- * handlers and an empty catalog (no listener, no source, no Redis). It pins, in one table,
+ * The front door in process: McpTransport with both real codecs, in front of a fake `tools/call`
+ * handler, the real lifecycle handlers (`initialize`, `server/discover`, `ping`, and
+ * `subscriptions/listen` over a fake stream service) and an empty catalog (no listener, no
+ * source, no Redis). It pins, in one table,
  * which HTTP status and JSON-RPC code every kind of failure gets in each era: what the
  * transport refuses itself, what each codec refuses, and what each error a handler raises
  * becomes (libs/mcp/src/errors/wire-errors.ts is the one era mapping; wire notes §1.1, §1.2).
@@ -97,33 +104,57 @@ const toolsCall: MethodHandler = {
   },
 };
 
-function frontDoor(): McpTransport {
+/**
+ * `subscriptions/listen` streams as SubscriptionsListen opens them, faked by the filter's first
+ * key: `bad` is refused as a bad filter, `full` finds no room, anything else opens a stream.
+ */
+const listens = {
+  open(request: ListenRequest) {
+    const filter = (request.params?.notifications ?? {}) as Record<string, unknown>;
+    if ('bad' in filter) throw new GatewayError(GatewayErrorCode.InvalidParams, 'Invalid params');
+    if ('full' in filter)
+      throw new GatewayError(GatewayErrorCode.LimitReached, 'Subscription limit reached');
+    return { frames: [] };
+  },
+} as unknown as SubscriptionsListen;
+
+/**
+ * @param limits the callers' rate limits the dispatcher applies (none: unlimited)
+ */
+function frontDoor(limits?: CallerLimits): McpTransport {
   const config = gatewayConfig();
   const registry = {
     current: () => undefined,
     onPublished: () => () => undefined,
   } as unknown as RegistryService;
-  const refresh = {} as CatalogRefresh;
-  const dispatcher = new MethodDispatcher([toolsCall]);
+  // the next scheduled round is unknown: the cache hints use the refresh interval
+  const refresh = { msUntilNextRefresh: () => undefined } as unknown as CatalogRefresh;
   const capabilities = new ServerCapabilities(registry, config);
   const notOurs = { deliverAnswer: () => Promise.resolve('not-ours') };
   const servers = new VirtualServers(config, registry);
+  const sessions = new SessionTokenService(config);
+  const dispatcher = new MethodDispatcher(
+    [
+      toolsCall,
+      new InitializeHandler(sessions, capabilities, servers),
+      new ServerDiscoverHandler(capabilities, servers),
+      new SubscriptionsListenHandler(listens),
+      new PingHandler(),
+    ],
+    limits,
+  );
   const legacy = new LegacyCodec(
     config,
     dispatcher,
-    new SessionTokenService(config),
+    sessions,
     new InFlightRequests(),
-    capabilities,
     notOurs as unknown as UpstreamRouter,
     notOurs as unknown as LegacyInputBridge,
-    servers,
   );
   const modern = new ModernCodec(
     config,
     dispatcher,
-    capabilities,
     new CacheHintsService(config, registry, refresh),
-    {} as SubscriptionsListen,
     servers,
   );
   const resourceServer = { checksRequests: false } as ResourceServer;
@@ -213,6 +244,7 @@ describe('McpTransport: era × failure → (HTTP status, JSON-RPC code), in one 
     [GatewayErrorCode.RegistryUnavailable, [200, -32603], [200, -32603]],
     [GatewayErrorCode.Internal, [500, -32603], [500, -32603]],
     [GatewayErrorCode.RateLimited, [429, -31429], [429, -31429]],
+    [GatewayErrorCode.LimitReached, [200, -32603], [200, -32603]],
   ];
 
   describe.each(raised)(
@@ -558,5 +590,132 @@ describe('McpTransport: era × failure → (HTTP status, JSON-RPC code), in one 
       }),
     });
     expect(modern.status).toBe(202);
+  });
+});
+
+describe('McpTransport: the methods that open a session, a stream or describe the server are handlers', () => {
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 3,
+    method: 'initialize',
+    params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 's', v: '1' } },
+  });
+  const discover = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 4,
+    method: 'server/discover',
+    params: envelope(),
+  });
+  const listen = (notifications: Record<string, unknown>): string =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'subscriptions/listen',
+      params: envelope({ notifications }),
+    });
+  const ping = '{"jsonrpc":"2.0","id":6,"method":"ping"}';
+
+  it('2025 initialize is served before any session check: a stale session id or version header does not stop it', async () => {
+    const transport = frontDoor();
+    const answer = await transport.post({
+      headers: {
+        ...legacyHeaders,
+        'mcp-session-id': 'forged',
+        'mcp-protocol-version': '1999-01-01',
+      },
+      body: initialize,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers?.['mcp-session-id']).toEqual(expect.any(String));
+    expect(answer.headers?.['mcp-session-id']).not.toBe('forged');
+    const result = (JSON.parse(answer.body as string) as { result: Record<string, unknown> })
+      .result;
+    expect(Object.keys(result)).toEqual(['protocolVersion', 'capabilities', 'serverInfo']);
+    expect(result.protocolVersion).toBe(LEGACY);
+  });
+
+  it('2026 server/discover: the members in the order the SDKs write them, cache hints included', async () => {
+    const answer = await frontDoor().post({
+      headers: modernHeaders('server/discover'),
+      body: discover,
+    });
+    expect(answer.status).toBe(200);
+    const result = (JSON.parse(answer.body as string) as { result: Record<string, unknown> })
+      .result;
+    expect(Object.keys(result)).toEqual([
+      'resultType',
+      'supportedVersions',
+      'capabilities',
+      'ttlMs',
+      'cacheScope',
+      '_meta',
+    ]);
+    expect(result.resultType).toBe('complete');
+    expect(result.supportedVersions).toEqual([MODERN]);
+    expect(result._meta).toEqual({
+      'io.modelcontextprotocol/serverInfo': { name: 'gw-spec', version: '9.9.9' },
+    });
+  });
+
+  it('2026 subscriptions/listen is answered as the stream it opened; its refusals keep their codes', async () => {
+    const transport = frontDoor();
+    const opened = await transport.post({
+      headers: modernHeaders('subscriptions/listen'),
+      body: listen({ toolsListChanged: true }),
+    });
+    expect(opened.status).toBe(200);
+    expect(opened.headers?.['content-type']).toMatch(/^text\/event-stream/);
+    expect(opened.stream).toBeDefined();
+    expect(
+      await post(transport, modernHeaders('subscriptions/listen'), listen({ bad: true })),
+    ).toMatchObject({ status: 200, code: -32602 });
+    expect(
+      await post(transport, modernHeaders('subscriptions/listen'), listen({ full: true })),
+    ).toMatchObject({ status: 200, code: -32603 });
+  });
+
+  it('each era serves only its own: discover and listen are unknown to 2025, initialize to 2026', async () => {
+    const transport = frontDoor();
+    for (const method of ['server/discover', 'subscriptions/listen'])
+      expect(
+        await post(
+          transport,
+          legacyHeaders,
+          JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }),
+        ),
+      ).toMatchObject({ status: 200, code: -32601 });
+  });
+
+  it('a caller over its rate limit can still initialize, discover and listen; other methods are 429', async () => {
+    const refused = {
+      enabled: true,
+      admit: () =>
+        Promise.reject(
+          new GatewayError(GatewayErrorCode.RateLimited, 'Rate limit hit', {
+            retryAfterSeconds: 1,
+          }),
+        ),
+    } as unknown as CallerLimits;
+    const transport = frontDoor(refused);
+    expect(await post(transport, legacyHeaders, initialize)).toMatchObject({
+      status: 200,
+      code: undefined,
+    });
+    expect(await post(transport, modernHeaders('server/discover'), discover)).toMatchObject({
+      status: 200,
+      code: undefined,
+    });
+    expect(
+      (
+        await transport.post({
+          headers: modernHeaders('subscriptions/listen'),
+          body: listen({ toolsListChanged: true }),
+        })
+      ).stream,
+    ).toBeDefined();
+    expect(await post(transport, legacyHeaders, ping)).toMatchObject({
+      status: 429,
+      code: -31429,
+    });
   });
 });

@@ -10,6 +10,8 @@ import { ModernCodec } from './codecs/modern.codec';
 import { MethodDispatcher } from './handlers/method-dispatcher';
 import { METHOD_HANDLERS } from './handlers/method-handler';
 import { PingHandler } from './handlers/ping.handler';
+import { InitializeHandler } from './handlers/initialize.handler';
+import { ServerDiscoverHandler } from './handlers/server-discover.handler';
 import { ToolsCallHandler } from './handlers/tools-call.handler';
 import { ToolsListHandler } from './handlers/tools-list.handler';
 import { ServerCapabilities } from './handlers/server-capabilities';
@@ -41,6 +43,7 @@ import { SessionLogLevels } from './session/session-log-levels';
 import { sharedSessionStoreProvider } from './session/shared-session-store';
 import { resourceUpdateBusProvider } from './listen/resource-update-bus';
 import { SubscriptionsListen } from './listen/subscriptions-listen.service';
+import { SubscriptionsListenHandler } from './listen/subscriptions-listen.handler';
 import { TasksCancelHandler, TasksGetHandler, TasksUpdateHandler } from './tasks/tasks.handlers';
 import { TaskIds } from './tasks/task-ids';
 import { UpstreamTasks } from './tasks/upstream-tasks';
@@ -49,6 +52,9 @@ import { taskStoreProvider } from './tasks/task-store';
 import { TaskWatch } from './tasks/task-watch';
 
 const HANDLERS = [
+  InitializeHandler,
+  ServerDiscoverHandler,
+  SubscriptionsListenHandler,
   PingHandler,
   ToolsListHandler,
   ToolsCallHandler,

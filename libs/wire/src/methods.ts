@@ -1,8 +1,9 @@
 /**
  * One table of the MCP methods the gateway knows (wire notes §1.2, §3, §4 in
  * ../shared/reference; docs/operations.md §11): which era's front door serves each, which
- * `params` field `Mcp-Name` mirrors, whether its result is a list with cache hints, and
- * whether it may answer `input_required`. Adding a method is a row here.
+ * `params` field `Mcp-Name` mirrors, whether its 2026 result carries cache hints, whether it
+ * opens a 2025 session, and whether it may answer `input_required`. Adding a method is a row
+ * here and a handler in libs/mcp (docs/architecture.md "The house").
  */
 
 /** Which `params` field the `Mcp-Name` header mirrors. */
@@ -15,23 +16,31 @@ export interface MethodRow {
   readonly modern: boolean;
   /** The `params` field `Mcp-Name` mirrors (the v2 SDK's table), when the method has one. */
   readonly mcpName?: McpNameField;
-  /** A list whose 2026 result carries cache hints (ttlMs, cacheScope). */
-  readonly list?: boolean;
+  /**
+   * Its 2026 result carries cache hints (`ttlMs`, `cacheScope`): the lists, and
+   * `server/discover` (whose hints cover every source).
+   */
+  readonly cacheHints?: boolean;
+  /**
+   * Opens the 2025 session later requests are checked against (`initialize`): served before
+   * the session id and the `MCP-Protocol-Version` header are checked, as there is none yet.
+   */
+  readonly opensSession?: boolean;
   /** May answer `input_required` (multi round-trip; wire notes §4). */
   readonly inputRequired?: boolean;
 }
 
 export const METHODS: Readonly<Record<string, MethodRow>> = {
-  initialize: { legacy: true, modern: false },
+  initialize: { legacy: true, modern: false, opensSession: true },
   ping: { legacy: true, modern: false },
-  'server/discover': { legacy: false, modern: true },
+  'server/discover': { legacy: false, modern: true, cacheHints: true },
   'subscriptions/listen': { legacy: false, modern: true },
-  'tools/list': { legacy: true, modern: true, list: true },
+  'tools/list': { legacy: true, modern: true, cacheHints: true },
   'tools/call': { legacy: true, modern: true, mcpName: 'name', inputRequired: true },
-  'prompts/list': { legacy: true, modern: true, list: true },
+  'prompts/list': { legacy: true, modern: true, cacheHints: true },
   'prompts/get': { legacy: true, modern: true, mcpName: 'name', inputRequired: true },
-  'resources/list': { legacy: true, modern: true, list: true },
-  'resources/templates/list': { legacy: true, modern: true, list: true },
+  'resources/list': { legacy: true, modern: true, cacheHints: true },
+  'resources/templates/list': { legacy: true, modern: true, cacheHints: true },
   'resources/read': { legacy: true, modern: true, mcpName: 'uri', inputRequired: true },
   'resources/subscribe': { legacy: true, modern: false },
   'resources/unsubscribe': { legacy: true, modern: false },

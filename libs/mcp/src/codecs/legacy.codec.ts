@@ -7,13 +7,14 @@ import { MethodDispatcher } from '../handlers/method-dispatcher';
 import {
   PreSerialized,
   SerializedResult,
+  SessionOpened,
+  StreamedResult,
   type MethodContext,
   type MethodResult,
 } from '../handlers/method-handler';
 import { UpstreamRouter } from '../handlers/upstream-router';
 import { LegacyInputBridge } from '../mrtr/legacy-input-bridge';
 import { refusedAnswer } from '../relay/answer-binding';
-import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import { streamWhenRelayed } from './relay-answer';
 import {
@@ -23,14 +24,14 @@ import {
   header,
   messageAnswer,
   resultEnvelope,
+  streamAnswer,
   type HttpAnswer,
   type HttpExchange,
   type ResponseFormat,
 } from '../http/http-answer';
 import { InFlightRequests } from '../http/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
-import { relayedCapabilities, SessionTokenService } from '../session/session-token.service';
-import { VirtualServers } from '../servers/virtual-servers.service';
+import { SessionTokenService } from '../session/session-token.service';
 
 /**
  * The 2025 era (2025-11-25, 2025-06-18, 2025-03-26): `initialize` mints a sealed
@@ -51,10 +52,8 @@ export class LegacyCodec {
     private readonly dispatcher: MethodDispatcher,
     private readonly sessions: SessionTokenService,
     private readonly inFlight: InFlightRequests,
-    private readonly capabilities: ServerCapabilities,
     private readonly upstreams: UpstreamRouter,
     private readonly bridge: LegacyInputBridge,
-    private readonly servers: VirtualServers,
   ) {
     this.maxQueuedBytes = config.mcp.listen.maxQueuedBytes;
   }
@@ -140,44 +139,52 @@ export class LegacyCodec {
     format: ResponseFormat,
   ): Promise<HttpAnswer> {
     const { id, method, params } = message;
-    if (method === 'initialize') return this.initialize(id, params, format, exchange);
-
-    const stated = header(exchange.headers, 'mcp-protocol-version');
-    if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated)) {
-      return this.error(
-        id,
-        new GatewayError(
-          GatewayErrorCode.UnsupportedProtocolVersion,
-          `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
-        ),
-        format,
-      );
-    }
-    let protocolVersion = stated ?? DEFAULT_UNSTATED_VERSION;
-    // Stateless mode issues no session id, so it cannot tell one of its own from any other:
-    // like the SDKs' stateless servers, it ignores the header (and an id a sealed replica
-    // issued before a rollout keeps working) instead of sending clients into a re-initialize.
-    const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
+    const row = methodRow(method);
+    let protocolVersion = DEFAULT_UNSTATED_VERSION;
+    let sessionId: string | undefined;
     let clientCapabilities: Readonly<Record<string, unknown>> | undefined;
-    if (sessionId !== undefined) {
-      // a session sealed for another caller is not this caller's: 404, it initializes its own
-      const claims = this.sessions.openFor(sessionId, exchange.caller);
-      if (claims === undefined) {
+    // initialize opens the session: there is none to check yet, and the version it asks for
+    // is in its params (InitializeHandler)
+    if (row?.opensSession !== true) {
+      const stated = header(exchange.headers, 'mcp-protocol-version');
+      if (
+        stated !== undefined &&
+        !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated)
+      ) {
         return this.error(
           id,
-          new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
+          new GatewayError(
+            GatewayErrorCode.UnsupportedProtocolVersion,
+            `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
+          ),
           format,
         );
       }
-      protocolVersion = stated ?? claims.protocolVersion;
-      clientCapabilities = claims.clientCapabilities;
+      protocolVersion = stated ?? DEFAULT_UNSTATED_VERSION;
+      // Stateless mode issues no session id, so it cannot tell one of its own from any other:
+      // like the SDKs' stateless servers, it ignores the header (and an id a sealed replica
+      // issued before a rollout keeps working) instead of sending clients into a re-initialize.
+      sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
+      if (sessionId !== undefined) {
+        // a session sealed for another caller is not this caller's: 404, it initializes its own
+        const claims = this.sessions.openFor(sessionId, exchange.caller);
+        if (claims === undefined) {
+          return this.error(
+            id,
+            new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
+            format,
+          );
+        }
+        protocolVersion = stated ?? claims.protocolVersion;
+        clientCapabilities = claims.clientCapabilities;
+      }
     }
     const { call } = exchange;
     // A call may relay an upstream's notifications and requests before its result: on an SSE
     // answer that starts with the first of them (docs/operations.md §10 "Relaying"); never for a
     // JSON-only client.
     // a method of the 2026 era only (the Tasks extension's tasks/*: wire notes §1.2) is unknown here
-    if (methodRow(method)?.legacy === false)
+    if (row?.legacy === false)
       return this.error(
         id,
         new GatewayError(
@@ -193,6 +200,7 @@ export class LegacyCodec {
         : undefined;
     const context: MethodContext = {
       protocolVersion,
+      id,
       headers: exchange.headers,
       rawBody: exchange.body ?? '', // a request message implies a decoded body
       signal: call?.controller,
@@ -203,6 +211,8 @@ export class LegacyCodec {
       caller: exchange.caller,
       access: exchange.access,
       prepared,
+      credential: exchange.credential,
+      server: exchange.server,
     };
     const key =
       call === undefined
@@ -228,6 +238,15 @@ export class LegacyCodec {
   }
 
   private resultAnswer(id: JsonRpcId, result: MethodResult, format: ResponseFormat): HttpAnswer {
+    if (result instanceof SessionOpened)
+      return messageAnswer(
+        200,
+        resultEnvelope(id, JSON.stringify(result.result)),
+        format,
+        // Stateless mode: no session id at all (the spec lets a server issue none).
+        result.sessionId === undefined ? {} : { 'mcp-session-id': result.sessionId },
+      );
+    if (result instanceof StreamedResult) return streamAnswer(result.stream);
     const json =
       result instanceof SerializedResult
         ? result.json
@@ -256,54 +275,6 @@ export class LegacyCodec {
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
     this.inFlight.cancel(
       this.inFlight.keyOf(exchange.headers, exchange.call.connectionId, JSON.stringify(requestId)),
-    );
-  }
-
-  /** 2025 lifecycle: echo a supported version, else offer the latest; mint the sealed session. */
-  private initialize(
-    id: JsonRpcId,
-    params: Readonly<Record<string, unknown>> | undefined,
-    format: ResponseFormat,
-    exchange: HttpExchange,
-  ): HttpAnswer {
-    const requested = params?.protocolVersion;
-    if (typeof requested !== 'string') {
-      return this.error(
-        id,
-        new GatewayError(
-          GatewayErrorCode.InvalidParams,
-          'Invalid params: initialize needs params.protocolVersion (a string)',
-        ),
-        format,
-      );
-    }
-    const protocolVersion = (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
-      ? requested
-      : LEGACY_PROTOCOL_VERSIONS[0];
-    // the gateway's identity, or the virtual server's of the path (docs/operations.md §16)
-    const identity = this.servers.identityOf(exchange.server);
-    const result = {
-      protocolVersion,
-      // list changes reach a 2025 client on its session's GET stream: only with sealed sessions
-      capabilities: this.capabilities.current(exchange.access, this.sessions.sealed),
-      serverInfo: identity.serverInfo,
-      ...(identity.instructions === undefined ? {} : { instructions: identity.instructions }),
-    };
-    return messageAnswer(
-      200,
-      resultEnvelope(id, JSON.stringify(result)),
-      format,
-      // Stateless mode: no session id at all (the spec lets a server issue none).
-      this.sessions.sealed
-        ? {
-            'mcp-session-id': this.sessions.issue(
-              protocolVersion,
-              undefined,
-              relayedCapabilities(params?.capabilities),
-              exchange.caller,
-            ),
-          }
-        : {},
     );
   }
 

@@ -15,12 +15,12 @@ import { MethodDispatcher } from '../handlers/method-dispatcher';
 import {
   PreSerialized,
   SerializedResult,
+  StreamedResult,
   type MethodContext,
   type MethodResult,
   type PreparedRequest,
 } from '../handlers/method-handler';
 import { LiveListResult } from '../handlers/live-list-result';
-import { ServerCapabilities } from '../handlers/server-capabilities';
 import { AnswerStream } from '../http/answer-stream';
 import {
   ACCEPTED,
@@ -29,13 +29,13 @@ import {
   header,
   messageAnswer,
   resultEnvelope,
+  streamAnswer,
   type HttpAnswer,
   type HttpExchange,
   type JsonBody,
 } from '../http/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { isFilteredForCaller } from '../handlers/caller-filtered';
-import { SubscriptionsListen } from '../listen/subscriptions-listen.service';
 import { CacheHintsService } from './cache-hints';
 import type { HeaderMismatch } from '../handlers/header-params';
 import { streamWhenRelayed } from './relay-answer';
@@ -49,10 +49,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * The 2026-07-28 era at the front door (docs/operations.md §11): stateless requests that each carry
  * their version and client capabilities in `params._meta`. The codec validates the envelope
  * and the `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name` headers against the body and
- * answers with the spec's status/code pairs (wire notes §1.2), serves `server/discover`, and
- * runs every other method through the same handlers as the 2025 era, adding `resultType`, the
- * gateway's `serverInfo` and, on lists and discover, cache hints. Errors of the handlers are
- * in-band on 200; an unknown tool is -32602.
+ * answers with the spec's status/code pairs (wire notes §1.2), and runs every method of the era
+ * through its handler (the same handlers as the 2025 era's), adding `resultType`, the
+ * gateway's `serverInfo` and, where the method table says so, cache hints. Errors of the
+ * handlers are in-band on 200; an unknown tool is -32602.
  */
 @Injectable()
 export class ModernCodec {
@@ -63,9 +63,7 @@ export class ModernCodec {
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly dispatcher: MethodDispatcher,
-    private readonly capabilities: ServerCapabilities,
     private readonly cacheHints: CacheHintsService,
-    private readonly listen: SubscriptionsListen,
     private readonly servers: VirtualServers,
   ) {
     this.maxQueuedBytes = config.mcp.listen.maxQueuedBytes;
@@ -170,20 +168,6 @@ export class ModernCodec {
         `Method not found: ${method.slice(0, 128)}`,
         404,
       );
-    if (method === 'server/discover')
-      return this.discover(id, exchange.access, this.servers.identityOf(exchange.server));
-    if (method === 'subscriptions/listen')
-      return this.listen.open({
-        id,
-        params,
-        headers,
-        signal: exchange.call?.controller,
-        caller: exchange.caller,
-        credential: exchange.credential,
-        access: exchange.access,
-        server: exchange.server,
-      });
-
     const call = exchange.call;
     // 2026 responses may carry request-scoped notifications, never requests (wire notes §1.2).
     const stream =
@@ -192,6 +176,7 @@ export class ModernCodec {
         : undefined;
     const context: MethodContext = {
       protocolVersion: claim,
+      id,
       headers,
       rawBody: exchange.body ?? '',
       signal: call?.controller,
@@ -201,6 +186,8 @@ export class ModernCodec {
       caller: exchange.caller,
       access: exchange.access,
       prepared,
+      credential: exchange.credential,
+      server: exchange.server,
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
       (result) => {
@@ -291,23 +278,6 @@ export class ModernCodec {
     return this.dispatcher.headerMismatch(method, params, headers, prepared);
   }
 
-  /** server/discover (wire notes §2.1): versions, capabilities merged over the sources, cache hints. */
-  private discover(
-    id: JsonRpcId,
-    access: CallerAccess | undefined,
-    identity: ServedIdentity,
-  ): HttpAnswer {
-    const result = {
-      resultType: 'complete',
-      supportedVersions: MODERN_PROTOCOL_VERSIONS,
-      capabilities: this.capabilities.current(access, true, true),
-      ...(identity.instructions === undefined ? {} : { instructions: identity.instructions }),
-      ...this.cacheHints.forList('server/discover', { filteredForCaller: restricted(access) }),
-      _meta: { [MetaKey.serverInfo]: identity.serverInfo },
-    };
-    return messageAnswer(200, resultEnvelope(id, JSON.stringify(result)), 'json');
-  }
-
   /** A handler's result with the 2026 members: resultType, serverInfo, cache hints on lists. */
   private result(
     id: JsonRpcId,
@@ -317,10 +287,12 @@ export class ModernCodec {
     access: CallerAccess | undefined,
     identity: ServedIdentity,
   ): HttpAnswer {
+    // a stream the handler opened (subscriptions/listen) is the answer as it is
+    if (result instanceof StreamedResult) return streamAnswer(result.stream);
     // a result built for a restricted caller (docs/operations.md §13 "Access") is private
     const filteredForCaller = isFilteredForCaller(result) || restricted(access);
     let hints =
-      methodRow(method)?.list === true
+      methodRow(method)?.cacheHints === true
         ? this.cacheHints.withLive(
             method,
             result instanceof LiveListResult ? result.cacheHints : undefined,

@@ -38,7 +38,7 @@ const passed = () => new SerializedResult(text, JSON.parse(text) as Record<strin
 
 describe('a SerializedResult (an upstream result passed on) in the codecs', () => {
   it('2025 era: written as its text, inside the envelope, JSON and SSE', () => {
-    const codec = new LegacyCodec(config, none, none, none, none, none, none, servers);
+    const codec = new LegacyCodec(config, none, none, none, none, none);
     const answer = (format: 'json' | 'sse'): HttpAnswer =>
       (
         codec as unknown as {
@@ -52,7 +52,7 @@ describe('a SerializedResult (an upstream result passed on) in the codecs', () =
   });
 
   it('2026 era: the parsed value gets resultType and the gateway serverInfo, its _meta kept', () => {
-    const codec = new ModernCodec(config, none, none, none, none, servers);
+    const codec = new ModernCodec(config, none, none, servers);
     const answer = (codec as unknown as ModernResult).result(
       7,
       'tools/call',
@@ -74,7 +74,7 @@ describe('a SerializedResult (an upstream result passed on) in the codecs', () =
   });
 
   it('2026 era: a result without _meta is passed on as its text, the 2026 members appended', () => {
-    const codec = new ModernCodec(config, none, none, none, none, servers);
+    const codec = new ModernCodec(config, none, none, servers);
     const own = '{"content":[{"type":"text","text":"caf\\u00e9"}],"n":1.50}';
     const answer = (codec as unknown as ModernResult).result(
       7,

@@ -25,6 +25,11 @@ export enum GatewayErrorCode {
    * Retry-After; data.retryAfterSeconds.
    */
   RateLimited = 'rate_limited',
+  /**
+   * A capacity of this replica the request needs is taken (the listen streams' caps,
+   * docs/operations.md §11 "Notification streams"): -32603, in-band.
+   */
+  LimitReached = 'limit_reached',
 }
 
 /** Thrown by method handlers and the transport; turned into a wire error by the codec. */

@@ -25,6 +25,7 @@ export function legacyWireError(code: GatewayErrorCode): WireError {
     case GatewayErrorCode.ToolNotFound:
       return { httpStatus: 200, code: JsonRpcCode.NotFound };
     case GatewayErrorCode.RegistryUnavailable:
+    case GatewayErrorCode.LimitReached:
       return { httpStatus: 200, code: JsonRpcCode.InternalError };
     case GatewayErrorCode.SessionNotFound:
       return { httpStatus: 404, code: JsonRpcCode.NotFound };
@@ -67,6 +68,7 @@ export function modernWireError(code: GatewayErrorCode): WireError {
     case GatewayErrorCode.ToolNotFound:
       return { httpStatus: 200, code: JsonRpcCode.InvalidParams };
     case GatewayErrorCode.RegistryUnavailable:
+    case GatewayErrorCode.LimitReached:
     case GatewayErrorCode.Forwarded:
       return { httpStatus: 200, code: JsonRpcCode.InternalError };
     case GatewayErrorCode.SessionNotFound:

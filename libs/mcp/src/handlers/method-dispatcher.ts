@@ -62,9 +62,9 @@ export class MethodDispatcher {
         ),
       );
     }
-    // docs/operations.md §14 "Rate limits per caller": the caller's bucket first; tools/call takes
-    // it itself, with its tool's
-    if (this.limits?.enabled === true && method !== 'tools/call')
+    // docs/operations.md §14 "Rate limits per caller": the caller's bucket first, unless the
+    // handler takes it itself (tools/call, with its tool's) or the method is not counted
+    if (this.limits?.enabled === true && handler.rateLimit === undefined)
       return this.limits.admit(context.caller).then(() => handler.handle(params, context));
     return handler.handle(params, context);
   }

@@ -2,6 +2,8 @@ import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import type { CallerAccess, CallerIdentity } from '@app/identity';
 import type { CatalogTool } from '@app/registry';
 import type { BodyPart } from '../http/gzip-splice';
+import type { FrameSource } from '../http/sse-frame';
+import type { JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import type { HeaderMismatch } from './header-params';
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
@@ -20,6 +22,27 @@ export class SerializedResult {
     readonly json: string,
     readonly value: Record<string, unknown>,
   ) {}
+}
+
+/**
+ * The result of a method that opens the client's 2025 session (`initialize`): the result
+ * object, and the sealed session id the codec sends as `Mcp-Session-Id` (none in stateless
+ * mode, which issues no session id).
+ */
+export class SessionOpened {
+  constructor(
+    readonly result: object,
+    readonly sessionId: string | undefined,
+  ) {}
+}
+
+/**
+ * A result delivered as an event stream the handler opened (`subscriptions/listen`,
+ * docs/operations.md §11 "Notification streams"): its messages first, the result as its last
+ * message; the codec answers with the stream as it is.
+ */
+export class StreamedResult {
+  constructor(readonly stream: FrameSource) {}
 }
 
 /**
@@ -57,6 +80,11 @@ export type MethodResult = object;
 /** What a method handler may know about the request, whatever the protocol era. */
 export interface MethodContext {
   readonly protocolVersion: string;
+  /**
+   * The request's JSON-RPC id (a listen stream's subscription id is its request's id); absent
+   * where a handler is asked outside a request (a relayed answer).
+   */
+  readonly id?: JsonRpcId;
   /** The agent's HTTP request headers, lower-cased. */
   readonly headers: IncomingHeaders;
   /** The POST body as received, for byte-exact forwarding of tool arguments. */
@@ -101,6 +129,13 @@ export interface MethodContext {
   readonly access?: CallerAccess;
   /** What `prepare` found for this request; absent when the request was not prepared. */
   readonly prepared?: PreparedRequest;
+  /**
+   * The Authorization value the caller was authenticated with (HttpExchange.credential): what a
+   * stream that stays open checks again (docs/security.md "Sessions and notification streams").
+   */
+  readonly credential?: string | string[];
+  /** The virtual server whose path the request came on (docs/operations.md §16); undefined: `/mcp`. */
+  readonly server?: string;
 }
 
 /**
@@ -109,6 +144,14 @@ export interface MethodContext {
  */
 export interface MethodHandler {
   readonly method: string;
+  /**
+   * Whose rate-limit bucket a request of this method takes from (docs/operations.md §14 "Rate
+   * limits per caller"): absent, the caller's, taken by the dispatcher before the handler runs;
+   * `'handler'`, the handler takes the caller's and its own itself (tools/call: then the tool's);
+   * `'none'`, not counted (the methods that open a session, a stream or say what the server is,
+   * so that a caller over its budget can still connect and learn when to come back).
+   */
+  readonly rateLimit?: 'handler' | 'none';
   /** Looks up once what the request needs before it runs (PreparedRequest). Absent: PLAIN_REQUEST. */
   prepare?(
     params: Readonly<Record<string, unknown>> | undefined,

@@ -82,6 +82,8 @@ function invalidArguments(name: string, violations: ArgumentViolations): object 
 @Injectable()
 export class ToolsCallHandler implements MethodHandler {
   readonly method = 'tools/call';
+  /** It takes the caller's bucket, then the tool's, itself (docs/operations.md §14). */
+  readonly rateLimit = 'handler';
 
   constructor(
     private readonly registry: RegistryService,

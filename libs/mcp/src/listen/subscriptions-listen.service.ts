@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { declaresExtension, Extension, JsonRpcCode, MetaKey } from '@app/wire';
+import { declaresExtension, Extension, MetaKey } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import {
   UpstreamListener,
@@ -11,7 +11,8 @@ import type { CallerIdentity } from '@app/identity';
 import { ResourceServer, allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { ServerCapabilities } from '../handlers/server-capabilities';
-import { errorEnvelope, messageAnswer, streamAnswer, type HttpAnswer } from '../http/http-answer';
+import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import type { FrameSource } from '../http/sse-frame';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import {
@@ -45,6 +46,11 @@ export interface ListenRequest {
   readonly access?: CallerAccess;
   /** The virtual server whose path the listen came on (docs/operations.md §16). */
   readonly server?: string;
+}
+
+/** No room for another stream, for this caller or on this replica (listen.maxStreams…). */
+function limitReached(): GatewayError {
+  return new GatewayError(GatewayErrorCode.LimitReached, 'Subscription limit reached');
 }
 
 /** Whether the caller may use this upstream's notifications (its source is granted). */
@@ -178,21 +184,17 @@ export class SubscriptionsListen {
     });
   }
 
-  open(request: ListenRequest): HttpAnswer {
+  /**
+   * Opens the stream of one `subscriptions/listen` request: acknowledged at once, then what the
+   * honoured filter lets through. Throws a GatewayError for a bad filter (-32602) and when the
+   * caller's or the replica's streams are all taken (-32603 "Subscription limit reached").
+   */
+  open(request: ListenRequest): FrameSource {
     const { id } = request;
     const parsed = parseListenFilter(request.params);
     if ('problem' in parsed)
-      return messageAnswer(
-        200,
-        errorEnvelope(id, JsonRpcCode.InvalidParams, `Invalid params: ${parsed.problem}`),
-        'json',
-      );
-    if (this.hub.room(request.caller) !== 'open')
-      return messageAnswer(
-        200,
-        errorEnvelope(id, JsonRpcCode.InternalError, 'Subscription limit reached'),
-        'json',
-      );
+      throw new GatewayError(GatewayErrorCode.InvalidParams, `Invalid params: ${parsed.problem}`);
+    if (this.hub.room(request.caller) !== 'open') throw limitReached();
     const extras = this.registry.current()?.extras;
     // what the caller may use (`mcp.access`): the honoured filter, the upstream listens and
     // what is relayed are all cut to it
@@ -238,7 +240,7 @@ export class SubscriptionsListen {
     if (isEmptyFilter(honored)) {
       // nothing to deliver: acknowledged, then closed gracefully at once (as the v2 SDK does)
       stream.end(closingResult);
-      return streamAnswer(stream);
+      return stream;
     }
     const subscription = new ListenSubscription(
       id,
@@ -255,11 +257,7 @@ export class SubscriptionsListen {
     );
     // the Authorization value that opened it is checked again while it is open (NotificationHub)
     if (this.hub.add(subscription, request.caller, request.credential) !== 'open')
-      return messageAnswer(
-        200,
-        errorEnvelope(id, JsonRpcCode.InternalError, 'Subscription limit reached'),
-        'json',
-      );
+      throw limitReached();
     this.subscriptions.add(subscription);
     const { signal } = request;
     if (signal?.aborted === true) subscription.close(false);
@@ -273,7 +271,7 @@ export class SubscriptionsListen {
         signal: subscription.ended.signal,
         push: (params) => subscription.relayTask(params),
       });
-    return streamAnswer(stream);
+    return stream;
   }
 
   /**
