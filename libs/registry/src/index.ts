@@ -4,10 +4,8 @@ export {
   type UpstreamAnnouncedListener,
   RegistryService,
   type StoredCopy,
-  type Reviewed,
-  type ToolBundlesView,
-  type UpstreamsView,
 } from './registry.service';
+export type { Reviewed, ToolBundlesView, UpstreamsView } from './source-views';
 export { Clock } from './clock';
 export { type BundlePullResult } from './pull-result';
 export { TimeSlicer } from './time-slicer';
@@ -84,7 +82,8 @@ export {
   type UpstreamListKey,
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
-export type { PartialSource, UpstreamPullState } from './upstream/upstream-intake';
+export type { UpstreamPullState } from './upstream/upstream-intake';
+export type { PartialSource, SourceKind } from './source-intake';
 export {
   LiveListMerger,
   type LiveListAnswer,

@@ -8,7 +8,8 @@ import { validateManifest } from './manifest/validate-manifest';
 import type { PullErrorType } from './manifest/manifest-errors';
 import type { BundlePullResult } from './pull-result';
 import type { LastGoodStore } from './redis/last-good-store';
-import { RegistryService, type Reviewed } from './registry.service';
+import { RegistryService } from './registry.service';
+import type { Reviewed } from './source-views';
 import type { BundleStatusView } from './state/bundle-record';
 
 // The service logs every rejection and publish; keep the test output readable.

@@ -7,6 +7,8 @@ import {
 } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import { BundleIntake, type BundleRound } from './bundle/bundle-intake';
+import { reviewed, type ToolBundlesView, type UpstreamsView } from './source-views';
+import type { MergeRejectionType, PartialSource, SourceIntake, SourceRound } from './source-intake';
 import { CatalogExtras, type ResourceConflict } from './catalog/catalog-extras';
 import { CatalogHistory, type CatalogHistoryView } from './catalog/catalog-history';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
@@ -14,60 +16,20 @@ import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
 import { OutputValidators } from './catalog/output-validators';
 import { Clock } from './clock';
 import { PinnedTools } from './pins/pinned-tools.service';
-import type { SourceReviewView } from './pins/tool-pins';
 import type { PullErrorType } from './manifest/manifest-errors';
 import type { AcceptedManifest } from './manifest/manifest.types';
 import type { BundlePullResult } from './pull-result';
-import { LAST_GOOD_STORE, type LastGoodStore, type StoreStatus } from './redis/last-good-store';
-import type { BundleStatusView } from './state/bundle-record';
+import { LAST_GOOD_STORE, type LastGoodStore } from './redis/last-good-store';
 import type { UpstreamContribution } from './upstream/upstream-contribution';
 import {
   UpstreamIntake,
-  type PartialSource,
   type UpstreamPullState,
   type UpstreamRound,
 } from './upstream/upstream-intake';
 import type { UpstreamPullResult } from './upstream/upstream-pull-result';
-import type { UpstreamStatusView } from './upstream/upstream-record';
 
 /** How many tool names a catalog-change log line lists per kind of change. */
 const LOGGED_NAMES = 50;
-
-/** What /actuator/toolBundles returns. */
-export interface ToolBundlesView {
-  readonly identity: string;
-  readonly ready: boolean;
-  readonly catalog: {
-    readonly published: boolean;
-    readonly toolCount: number;
-    readonly publishedAt: string | null;
-    /** Why the last merge kept the previous catalog (an error type name), null after a good merge. */
-    readonly lastRejectionReason: PullErrorType | null;
-  };
-  /** The shared last-good store: configured, reachable, last failure type. */
-  readonly redis: StoreStatus;
-  readonly bundles: readonly Reviewed<BundleStatusView>[];
-}
-
-/**
- * A source's status view with its review state when it is pinned (docs/operations.md §6
- * "Pinned tool definitions"): `status` reads `review` while a healthy source has tools held.
- */
-export type Reviewed<V extends { readonly id: string; readonly status: string }> = Omit<
-  V,
-  'status'
-> & {
-  readonly status: V['status'] | 'review';
-  readonly pinned?: true;
-  readonly review?: SourceReviewView;
-};
-
-/** What /actuator/upstreams returns (docs/operations.md §10 "GET /actuator/upstreams"). */
-export interface UpstreamsView {
-  readonly identity: string;
-  readonly ready: boolean;
-  readonly upstreams: readonly Reviewed<UpstreamStatusView>[];
-}
 
 /** Told of each newly published catalog: the one it replaced (undefined for the first) and the new one. */
 export type CatalogPublishedListener = (
@@ -94,7 +56,7 @@ export interface StoredCopy {
 
 /** A merge rejection: the error type, its detail, the sources that took part. */
 interface Rejection {
-  readonly errorType: Extract<PullErrorType, 'ToolNameCollisionError' | 'CatalogTooLargeError'>;
+  readonly errorType: MergeRejectionType;
   readonly detail: string;
   readonly bundleIds: readonly string[];
 }
@@ -111,6 +73,8 @@ interface Rejection {
 export class RegistryService {
   private readonly logger = new Logger('Registry');
   private readonly bundles: BundleIntake;
+  /** Every kind of source, bundles first (docs/architecture.md "The house"). */
+  private readonly intakes: readonly SourceIntake<SourceRound>[];
   private readonly outputValidators = new OutputValidators();
   private snapshot?: CatalogSnapshot;
   private firstRoundDone = false;
@@ -145,25 +109,22 @@ export class RegistryService {
     private readonly pinned: PinnedTools = new PinnedTools(null, metrics),
   ) {
     this.bundles = new BundleIntake(config, clock, store, metrics);
+    this.intakes = [this.bundles, this.upstreams];
     // an approval (here or on another replica) publishes the held tools it approves
     this.pinned.onChanged(() => this.republish());
     store?.onReconnected?.(() => {
-      const written = this.bundles.writeBack() + this.upstreams.writeBack();
+      let written = 0;
+      for (const intake of this.intakes) written += intake.writeBack();
       if (written > 0)
         this.logger.log(
           `Redis connected again: ${written} last good cop${written === 1 ? 'y' : 'ies'} written back (a failover may have lost recent writes)`,
         );
     });
-    metrics?.readSourceStatusesFrom(() => [
-      ...[...this.bundles.records.values()].map((r) => ({
-        kind: 'bundle' as const,
-        source: r.definition.id,
-        status: r.status,
-      })),
-      ...this.upstreams
-        .statuses()
-        .map(({ id, status }) => ({ kind: 'upstream' as const, source: id, status })),
-    ]);
+    metrics?.readSourceStatusesFrom(() =>
+      this.intakes.flatMap((intake) =>
+        intake.statuses().map(({ id, status }) => ({ kind: intake.kind, source: id, status })),
+      ),
+    );
   }
 
   /** The published catalog, or undefined while none can be published (contract §1: all or nothing). */
@@ -320,29 +281,12 @@ export class RegistryService {
         available: null,
         lastFailureReason: null,
       },
-      bundles: this.reviewed(
+      bundles: reviewed(
         this.bundles.views(this.clock.now()),
         (id) => this.bundles.records.get(id)?.definition.pinned === true,
+        this.pinned.reviews(),
       ),
     };
-  }
-
-  private reviewed<V extends { readonly id: string; readonly status: string }>(
-    views: readonly V[],
-    pinned: (id: string) => boolean,
-  ): Reviewed<V>[] {
-    const reviews = this.pinned.reviews();
-    return views.map((view) => {
-      if (!pinned(view.id)) return view;
-      const review = reviews.get(view.id);
-      if (review === undefined) return { ...view, pinned: true };
-      return {
-        ...view,
-        status: view.status === 'healthy' ? 'review' : view.status,
-        pinned: true,
-        review,
-      };
-    });
   }
 
   /**
@@ -362,9 +306,10 @@ export class RegistryService {
     return {
       identity: this.config.mcp.identity,
       ready: this.isReady(),
-      upstreams: this.reviewed(
+      upstreams: reviewed(
         this.upstreams.views(this.clock.now()),
         (id) => this.upstreams.stateOf(id)?.definition.pinned === true,
+        this.pinned.reviews(),
       ),
     };
   }
@@ -376,19 +321,15 @@ export class RegistryService {
    */
   /** The namePrefix of a bundle or upstream (its published tool names start with it); undefined when unknown. */
   namePrefixOf(id: string): string | undefined {
-    return this.bundles.records.get(id)?.definition.namePrefix ?? this.upstreams.namePrefixOf(id);
+    for (const intake of this.intakes) {
+      const prefix = intake.namePrefixOf(id);
+      if (prefix !== undefined) return prefix;
+    }
+    return undefined;
   }
 
   partialSources(): PartialSource[] {
-    const out: PartialSource[] = [];
-    for (const record of this.bundles.records.values()) {
-      const status = record.status;
-      if (status === 'degraded' || status === 'fallback')
-        out.push({ id: record.definition.id, kind: 'bundle', state: 'last-good' });
-      else if (status === 'unreachable')
-        out.push({ id: record.definition.id, kind: 'bundle', state: 'missing' });
-    }
-    return out.concat(this.upstreams.partialSources());
+    return this.intakes.flatMap((intake) => intake.partialSources());
   }
 
   /**
@@ -423,9 +364,9 @@ export class RegistryService {
    */
   async adoptStoredCopies(
     copies: ReadonlyMap<string, StoredCopy>,
-    upstreamRound: UpstreamRound = { candidates: new Map(), failures: new Map() },
+    upstreamRound: UpstreamRound = this.upstreams.emptyRound(),
   ): Promise<void> {
-    const round: BundleRound = { candidates: new Map(), failures: new Map() };
+    const round = this.bundles.emptyRound();
     for (const [bundleId, stored] of copies) {
       const record = this.bundles.records.get(bundleId);
       if (!record?.definition.enabled) continue;
@@ -479,7 +420,7 @@ export class RegistryService {
    */
   async applyUpstreamPull(result: UpstreamPullResult): Promise<void> {
     await this.serialized(async () => {
-      const bundleRound: BundleRound = { candidates: new Map(), failures: new Map() };
+      const bundleRound = this.bundles.emptyRound();
       const upstreamRound = await this.upstreams.intake([result]);
       try {
         await this.publish(bundleRound, upstreamRound);
@@ -495,9 +436,7 @@ export class RegistryService {
    */
   private republish(): Promise<void> {
     return this.serialized(async () => {
-      const bundleRound: BundleRound = { candidates: new Map(), failures: new Map() };
-      const upstreamRound: UpstreamRound = { candidates: new Map(), failures: new Map() };
-      await this.publish(bundleRound, upstreamRound);
+      await this.publish(this.bundles.emptyRound(), this.upstreams.emptyRound());
     });
   }
 
@@ -510,19 +449,22 @@ export class RegistryService {
 
   /** Merges, and commits candidates only as far as the aggregate allows (contract §7.3, §7.6). */
   private async publish(bundleRound: BundleRound, upstreamRound: UpstreamRound): Promise<void> {
-    const { candidates, failures } = bundleRound;
+    // every intake's round, in the order of `intakes`
+    const rounds: readonly SourceRound[] = [bundleRound, upstreamRound];
     const enabled = [...this.bundles.records.values()].filter((r) => r.definition.enabled);
-    const inputsWith = (c: BundleRound['candidates']): MergeInput[] | undefined => {
+    const bundleInputs = (): MergeInput[] | undefined => {
       const inputs: MergeInput[] = [];
       for (const record of enabled) {
-        const manifest = c.get(record.definition.id)?.copy.manifest ?? record.lastGood?.manifest;
+        const manifest =
+          bundleRound.candidates.get(record.definition.id)?.copy.manifest ??
+          record.lastGood?.manifest;
         if (manifest === undefined) return undefined;
         inputs.push({ bundle: record.definition, manifest });
       }
       return inputs;
     };
 
-    let inputs = inputsWith(candidates);
+    let inputs = bundleInputs();
     let outcome: true | Rejection | undefined;
     let rejections = 0;
     while (inputs !== undefined) {
@@ -532,7 +474,7 @@ export class RegistryService {
       );
       if (outcome === true) break;
       rejections += 1;
-      const blamed = this.blame(outcome, bundleRound, upstreamRound);
+      const blamed = this.blame(outcome, rounds);
       this.lastRejectionReason = outcome.errorType;
       this.changes.recordRejected(
         this.clock.now(),
@@ -547,30 +489,22 @@ export class RegistryService {
       );
       if (blamed.length === 0) break;
       for (const id of blamed) {
-        const fingerprint = this.candidateFingerprint(id, bundleRound, upstreamRound);
+        const fingerprint = candidateFingerprint(id, rounds);
         if (fingerprint !== undefined) this.rejectedCopies.set(id, fingerprint);
-        if (candidates.delete(id)) failures.set(id, { errorType: outcome.errorType });
-        if (upstreamRound.candidates.delete(id)) {
-          upstreamRound.failures.set(id, outcome.errorType);
-          this.upstreams.noteRejection(id, outcome.detail);
-        }
+        for (const round of rounds) round.reject(id, outcome.errorType, outcome.detail);
       }
       // Each retry runs without the copies blamed so far: the others' changes may still be
       // published; the rejection reason stays visible until a round merges cleanly.
-      inputs = inputsWith(candidates);
+      inputs = bundleInputs();
     }
     if (outcome === true) {
       if (rejections === 0) this.lastRejectionReason = undefined;
     } else if (outcome !== undefined) {
       // Nothing could be published: a changed copy that is not in the catalog is not adopted.
-      for (const id of [...candidates.keys(), ...upstreamRound.candidates.keys()])
-        if (this.isChanged(id, bundleRound, upstreamRound)) {
-          if (candidates.delete(id)) failures.set(id, { errorType: outcome.errorType });
-          if (upstreamRound.candidates.delete(id))
-            upstreamRound.failures.set(id, outcome.errorType);
-        }
+      for (const id of rounds.flatMap((round) => round.candidateIds()))
+        if (isChanged(id, rounds)) for (const round of rounds) round.reject(id, outcome.errorType);
     }
-    for (const id of [...candidates.keys(), ...upstreamRound.candidates.keys()])
+    for (const id of rounds.flatMap((round) => round.candidateIds()))
       this.rejectedCopies.delete(id);
     this.bundles.commit(bundleRound);
     this.upstreams.commit(upstreamRound);
@@ -585,51 +519,17 @@ export class RegistryService {
    * 3. every candidate the rejection names.
    * Empty when the rejection names no candidate (the last good copies alone conflict).
    */
-  private blame(
-    outcome: Rejection,
-    bundleRound: BundleRound,
-    upstreamRound: UpstreamRound,
-  ): string[] {
-    const involved = outcome.bundleIds.filter(
-      (id) => bundleRound.candidates.has(id) || upstreamRound.candidates.has(id),
+  private blame(outcome: Rejection, rounds: readonly SourceRound[]): string[] {
+    const involved = outcome.bundleIds.filter((id) =>
+      rounds.some((round) => round.hasCandidate(id)),
     );
     const repeated = involved.filter((id) => {
       const rejected = this.rejectedCopies.get(id);
-      return (
-        rejected !== undefined &&
-        rejected === this.candidateFingerprint(id, bundleRound, upstreamRound)
-      );
+      return rejected !== undefined && rejected === candidateFingerprint(id, rounds);
     });
     if (repeated.length > 0) return repeated;
-    const changed = involved.filter((id) => this.isChanged(id, bundleRound, upstreamRound));
+    const changed = involved.filter((id) => isChanged(id, rounds));
     return changed.length > 0 ? changed : involved;
-  }
-
-  /** The content fingerprint of a source's candidate copy in this round; undefined when none. */
-  private candidateFingerprint(
-    id: string,
-    bundleRound: BundleRound,
-    upstreamRound: UpstreamRound,
-  ): string | undefined {
-    return (
-      bundleRound.candidates.get(id)?.copy.manifest.fingerprint ??
-      upstreamRound.candidates.get(id)?.contribution.fingerprint
-    );
-  }
-
-  /** true when a source's candidate differs in content from the copy it serves now. */
-  private isChanged(id: string, bundleRound: BundleRound, upstreamRound: UpstreamRound): boolean {
-    const bundle = bundleRound.candidates.get(id);
-    if (bundle !== undefined)
-      return (
-        bundle.copy.manifest.fingerprint !==
-        this.bundles.records.get(id)?.lastGood?.manifest.fingerprint
-      );
-    const upstream = upstreamRound.candidates.get(id);
-    return (
-      upstream !== undefined &&
-      upstream.contribution.fingerprint !== this.upstreams.lastGoodFingerprint(id)
-    );
   }
 
   /**
@@ -741,4 +641,19 @@ export class RegistryService {
     });
     return true;
   }
+}
+
+/** The content fingerprint of a source's candidate copy in this publication; undefined when none. */
+function candidateFingerprint(id: string, rounds: readonly SourceRound[]): string | undefined {
+  for (const round of rounds) {
+    const fingerprint = round.candidateFingerprint(id);
+    if (fingerprint !== undefined) return fingerprint;
+  }
+  return undefined;
+}
+
+/** true when a source's candidate differs in content from the copy it serves now. */
+function isChanged(id: string, rounds: readonly SourceRound[]): boolean {
+  const round = rounds.find((r) => r.hasCandidate(id));
+  return round !== undefined && round.isChanged(id);
 }

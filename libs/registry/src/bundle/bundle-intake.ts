@@ -18,7 +18,14 @@ import { WORKER_MIN_BYTES, WorkerValidator } from '../manifest/worker-validator'
 import type { BundlePullResult } from '../pull-result';
 import type { LastGoodStore } from '../redis/last-good-store';
 import {
+  MapRound,
+  type MergeRejectionType,
+  type PartialSource,
+  type SourceIntake,
+} from '../source-intake';
+import {
   BundleRecord,
+  type BundleStatus,
   type BundleStatusView,
   type CopySource,
   type LastGoodCopy,
@@ -40,9 +47,15 @@ export interface BundleFailure {
 }
 
 /** One round's bundle outcomes, before the catalog decides which copies it adopts. */
-export interface BundleRound {
-  readonly candidates: Map<string, BundleCandidate>;
-  readonly failures: Map<string, BundleFailure>;
+export class BundleRound extends MapRound<BundleCandidate, BundleFailure> {
+  protected fingerprintOf(candidate: BundleCandidate): string {
+    return candidate.copy.manifest.fingerprint;
+  }
+
+  /** A bundle's status names the error type; the merge's detail is in the registry's log line. */
+  protected failureOf(_id: string, errorType: MergeRejectionType): BundleFailure {
+    return { errorType };
+  }
 }
 
 /**
@@ -51,7 +64,8 @@ export interface BundleRound {
  * and shares adopted copies through the last-good store. Catalog publication is
  * RegistryService's: it asks for the copies of a round and reports back which it adopted.
  */
-export class BundleIntake {
+export class BundleIntake implements SourceIntake<BundleRound> {
+  readonly kind = 'bundle';
   private readonly logger = new Logger('Registry');
   readonly records: ReadonlyMap<string, BundleRecord>;
   private readonly schemas = new SchemaChecker();
@@ -77,6 +91,34 @@ export class BundleIntake {
     return this.config.bundles.filter((b) => b.enabled);
   }
 
+  emptyRound(): BundleRound {
+    return new BundleRound((id) => this.records.get(id)?.lastGood?.manifest.fingerprint);
+  }
+
+  statuses(): { id: string; status: BundleStatus }[] {
+    return [...this.records.values()].map((r) => ({ id: r.definition.id, status: r.status }));
+  }
+
+  namePrefixOf(id: string): string | undefined {
+    return this.records.get(id)?.definition.namePrefix;
+  }
+
+  /**
+   * Enabled bundles served from a last good copy or a fallback file, or not at all
+   * (docs/operations.md §10 "Partial lists").
+   */
+  partialSources(): PartialSource[] {
+    const out: PartialSource[] = [];
+    for (const record of this.records.values()) {
+      const status = record.status;
+      if (status === 'degraded' || status === 'fallback')
+        out.push({ id: record.definition.id, kind: 'bundle', state: 'last-good' });
+      else if (status === 'unreachable')
+        out.push({ id: record.definition.id, kind: 'bundle', state: 'missing' });
+    }
+    return out;
+  }
+
   views(now: Date): BundleStatusView[] {
     return [...this.records.values()].map((r) => r.view(now));
   }
@@ -95,8 +137,8 @@ export class BundleIntake {
 
   /** Checks a round's pull results; nothing is adopted until `commit`. */
   async intake(results: readonly BundlePullResult[]): Promise<BundleRound> {
-    const candidates = new Map<string, BundleCandidate>();
-    const failures = new Map<string, BundleFailure>();
+    const round = this.emptyRound();
+    const { candidates, failures } = round;
     for (const result of results) {
       const record = this.records.get(result.bundleId);
       if (!record?.definition.enabled) continue;
@@ -136,7 +178,7 @@ export class BundleIntake {
     if (results.length >= this.enabled().length && !this.skippedUnchanged)
       this.schemas.retainOnlySeen();
     this.skippedUnchanged = false;
-    return { candidates, failures };
+    return round;
   }
 
   /**

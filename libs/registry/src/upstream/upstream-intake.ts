@@ -28,11 +28,38 @@ import {
   type UpstreamStatusView,
 } from './upstream-record';
 import { leftOutLogLines } from './left-out-log';
+import {
+  MapRound,
+  type MergeRejectionType,
+  type PartialSource,
+  type SourceIntake,
+} from '../source-intake';
 
 /** One round's upstream outcomes, before the catalog decides which copies it adopts. */
-export interface UpstreamRound {
-  readonly candidates: Map<string, UpstreamCopy>;
-  readonly failures: Map<string, UpstreamPullErrorType>;
+export class UpstreamRound extends MapRound<UpstreamCopy, UpstreamPullErrorType> {
+  /**
+   * @param servedFingerprint the content fingerprint of the copy an upstream serves now
+   * @param noteRejection records why the merge refused an upstream's copy (its status shows it)
+   */
+  constructor(
+    servedFingerprint: (id: string) => string | undefined,
+    private readonly noteRejection: (id: string, detail: string) => void,
+  ) {
+    super(servedFingerprint);
+  }
+
+  protected fingerprintOf(copy: UpstreamCopy): string {
+    return copy.contribution.fingerprint;
+  }
+
+  protected failureOf(
+    id: string,
+    errorType: MergeRejectionType,
+    detail?: string,
+  ): UpstreamPullErrorType {
+    if (detail !== undefined) this.noteRejection(id, detail);
+    return errorType;
+  }
 }
 
 /** What the registration API shows of an upstream's pulls (docs/operations.md §15 "Routes"). */
@@ -50,14 +77,6 @@ export interface UpstreamPullState {
   readonly toolCount?: number;
 }
 
-/** A source the catalog serves incompletely: from a last good copy, or not at all. */
-export interface PartialSource {
-  readonly id: string;
-  readonly kind: 'bundle' | 'upstream';
-  /** `last-good`: served from the copy of an earlier pull; `missing`: nothing of it is served. */
-  readonly state: 'last-good' | 'missing';
-}
-
 /**
  * The intake of upstream MCP servers (docs/operations.md §10 "Lists";
  * docs/architecture.md "The house"): turns each pull's lists into a contribution (checked, names
@@ -66,7 +85,8 @@ export interface PartialSource {
  * adopted.
  */
 @Injectable()
-export class UpstreamIntake {
+export class UpstreamIntake implements SourceIntake<UpstreamRound> {
+  readonly kind = 'upstream';
   private readonly logger = new Logger('Registry');
   /**
    * Configured upstreams first (config order), then registered ones (docs/operations.md §15) in order of
@@ -174,10 +194,16 @@ export class UpstreamIntake {
     };
   }
 
-  /** Says why the catalog refused this upstream's copy (a merge rejection's detail). */
-  noteRejection(id: string, detail: string): void {
-    const record = this.records.get(id);
-    if (record !== undefined) record.lastErrorDetail = detail;
+  /** A round in which no upstream was pulled (a publication of the copies held). */
+  emptyRound(): UpstreamRound {
+    return new UpstreamRound(
+      (id) => this.records.get(id)?.lastGood?.contribution.fingerprint,
+      // why the catalog refused this upstream's copy (a merge rejection's detail)
+      (id, detail) => {
+        const record = this.records.get(id);
+        if (record !== undefined) record.lastErrorDetail = detail;
+      },
+    );
   }
 
   /**
@@ -199,11 +225,6 @@ export class UpstreamIntake {
     return this.records.get(id)?.definition.namePrefix;
   }
 
-  /** The content fingerprint of the copy an upstream serves now; undefined when it has none. */
-  lastGoodFingerprint(id: string): string | undefined {
-    return this.records.get(id)?.lastGood?.contribution.fingerprint;
-  }
-
   /** The upstreams to pull: enabled ones, in config order. */
   enabled(): readonly UpstreamDefinition[] {
     return [...this.records.values()].map((r) => r.definition).filter((u) => u.enabled);
@@ -214,8 +235,8 @@ export class UpstreamIntake {
    * `commit`. Never throws.
    */
   async intake(results: readonly UpstreamPullResult[]): Promise<UpstreamRound> {
-    const candidates = new Map<string, UpstreamCopy>();
-    const failures = new Map<string, UpstreamPullErrorType>();
+    const round = this.emptyRound();
+    const { candidates, failures } = round;
     for (const result of results) {
       const record = this.records.get(result.upstreamId);
       if (!record?.definition.enabled) continue;
@@ -267,7 +288,7 @@ export class UpstreamIntake {
         );
       }
     }
-    return { candidates, failures };
+    return round;
   }
 
   /**
@@ -275,7 +296,7 @@ export class UpstreamIntake {
    * pull; adopted when the catalog accepts them (`commit`). Never throws.
    */
   async storedCandidates(): Promise<UpstreamRound> {
-    const round: UpstreamRound = { candidates: new Map(), failures: new Map() };
+    const round = this.emptyRound();
     const ids = this.enabled()
       .map((u) => u.id)
       .filter((id) => this.records.get(id)?.lastGood === undefined);
