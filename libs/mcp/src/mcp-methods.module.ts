@@ -8,7 +8,7 @@ import { InitializeHandler } from './handlers/initialize.handler';
 import { LiveLists } from './handlers/live-lists.service';
 import { LoggingSetLevelHandler } from './handlers/logging-set-level.handler';
 import { MethodDispatcher } from './handlers/method-dispatcher';
-import { METHOD_HANDLERS, type MethodHandler } from './handlers/method-handler';
+import { METHOD_HANDLERS, type MethodHandler } from './methods/method-handler';
 import { PingHandler } from './handlers/ping.handler';
 import { PromptsGetHandler } from './handlers/prompts-get.handler';
 import { PromptsListHandler } from './handlers/prompts-list.handler';

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { ExecutionModule } from '@app/execution';
 import { IdentityModule } from '@app/identity';
 import { RegistryModule } from '@app/registry';
-import { UpstreamRouter } from './handlers/upstream-router';
+import { UpstreamRouter } from './relay/upstream-router';
 import { NotificationHub } from './listen/notification-hub.service';
 import { ResourceSubscriptions } from './listen/resource-subscriptions.service';
 import { resourceUpdateBusProvider } from './listen/resource-update-bus';

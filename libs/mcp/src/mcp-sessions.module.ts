@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { IdentityModule } from '@app/identity';
 import { RegistryModule } from '@app/registry';
-import { ServerCapabilities } from './handlers/server-capabilities';
+import { ServerCapabilities } from './servers/server-capabilities';
 import { serverStoreProvider } from './servers/server-store';
 import { VirtualServerRegistrations } from './servers/server-registrations.service';
 import { VirtualServers } from './servers/virtual-servers.service';

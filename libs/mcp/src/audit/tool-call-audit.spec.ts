@@ -6,7 +6,7 @@ import {
   GatewayErrorCode,
   ToolDeniedError,
 } from '../errors/gateway-error';
-import { SerializedResult } from '../handlers/method-handler';
+import { SerializedResult } from '../methods/method-handler';
 import { ToolCallAudit } from './tool-call-audit';
 
 const config = (enabled: boolean): GatewayConfig =>

@@ -9,7 +9,7 @@ import {
   GatewayErrorCode,
   ToolDeniedError,
 } from '../errors/gateway-error';
-import { SerializedResult } from '../handlers/method-handler';
+import { SerializedResult } from '../methods/method-handler';
 
 /** How a tools/call ended, for the audit: a result, a result with isError, a JSON-RPC error, or refused. */
 export type AuditOutcome = 'ok' | 'isError' | 'error' | 'denied' | 'limited';

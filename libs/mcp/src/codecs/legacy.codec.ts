@@ -11,8 +11,8 @@ import {
   StreamedResult,
   type MethodContext,
   type MethodResult,
-} from '../handlers/method-handler';
-import { UpstreamRouter } from '../handlers/upstream-router';
+} from '../methods/method-handler';
+import { UpstreamRouter } from '../relay/upstream-router';
 import { LegacyInputBridge } from '../mrtr/legacy-input-bridge';
 import { refusedAnswer } from '../relay/answer-binding';
 import { AnswerStream } from '../http/answer-stream';

@@ -19,7 +19,8 @@ import {
   type MethodContext,
   type MethodResult,
   type PreparedRequest,
-} from '../handlers/method-handler';
+  type HeaderMismatch,
+} from '../methods/method-handler';
 import { LiveListResult } from '../handlers/live-list-result';
 import { AnswerStream } from '../http/answer-stream';
 import {
@@ -37,7 +38,6 @@ import {
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { isFilteredForCaller } from '../handlers/caller-filtered';
 import { CacheHintsService } from './cache-hints';
-import type { HeaderMismatch } from '../handlers/header-params';
 import { streamWhenRelayed } from './relay-answer';
 import { VirtualServers, type ServedIdentity } from '../servers/virtual-servers.service';
 

@@ -1,6 +1,6 @@
 import type { GatewayConfig } from '@app/config';
 import type { RegistryService } from '@app/registry';
-import { SerializedResult } from '../handlers/method-handler';
+import { SerializedResult } from '../methods/method-handler';
 import type { HttpAnswer } from '../http/http-answer';
 import { LegacyCodec } from './legacy.codec';
 import { ModernCodec } from './modern.codec';

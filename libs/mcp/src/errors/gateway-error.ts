@@ -32,6 +32,10 @@ export enum GatewayErrorCode {
   LimitReached = 'limit_reached',
 }
 
+/** The message of RegistryUnavailable while no catalog has been published (contract §6). */
+export const REGISTRY_UNAVAILABLE_MESSAGE =
+  'Registry unavailable: no tool catalog has been published yet because a tool source has never answered with a valid manifest; try again shortly';
+
 /** Thrown by method handlers and the transport; turned into a wire error by the codec. */
 export class GatewayError extends Error {
   override readonly name = 'GatewayError';

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService, type CatalogSnapshot } from '@app/registry';
-import { callerListJson } from './caller-lists';
+import { callerListJson } from '../servers/caller-lists';
 import {
   PreSerialized,
   type MethodContext,
   type MethodHandler,
   type MethodResult,
-} from './method-handler';
+} from '../methods/method-handler';
 import { LiveLists } from './live-lists.service';
 import { partialSourcesMember } from './partial-sources';
-import { catalogOf, noCursor, type Params } from './upstream-handler-support';
+import { catalogOf, noCursor, type Params } from '../relay/upstream-handler-support';
 
 /**
  * A list served from the catalog: one page, sorted, serialized once per catalog

@@ -7,9 +7,9 @@ import {
   type MethodHandler,
   type MethodResult,
   type PreparedRequest,
-} from './method-handler';
-import { UpstreamRouter } from './upstream-router';
-import { granted, grantedEntry, type Params } from './upstream-handler-support';
+} from '../methods/method-handler';
+import { UpstreamRouter } from '../relay/upstream-router';
+import { granted, grantedEntry, type Params } from '../relay/upstream-handler-support';
 import { LiveLists } from './live-lists.service';
 
 /**

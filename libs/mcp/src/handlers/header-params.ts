@@ -2,6 +2,7 @@ import type { CatalogTool } from '@app/registry';
 import type { IncomingHeaders } from '@app/execution';
 import { header as headerValue } from '../http/http-answer';
 import { decodeHeaderValue, encodeHeaderValue } from '@app/wire';
+import type { HeaderMismatch } from '../methods/method-handler';
 
 /** A tool argument mirrored into a request header: `"x-mcp-header": "Region"` → `Mcp-Param-Region`. */
 export interface HeaderParam {
@@ -11,13 +12,6 @@ export interface HeaderParam {
   readonly path: readonly string[];
   /** The header name as the schema spells it after `Mcp-Param-` (header names compare case-insensitively). */
   readonly name: string;
-}
-
-/** A -32020 header fault: which header, what the body says, and the reason in words. */
-export interface HeaderMismatch {
-  readonly header: string;
-  readonly body: string;
-  readonly reason: string;
 }
 
 const NONE: readonly HeaderParam[] = [];

@@ -3,8 +3,8 @@ import { LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { VirtualServers } from '../servers/virtual-servers.service';
 import { relayedCapabilities, SessionTokenService } from '../session/session-token.service';
-import { SessionOpened, type MethodContext, type MethodHandler } from './method-handler';
-import { ServerCapabilities } from './server-capabilities';
+import { SessionOpened, type MethodContext, type MethodHandler } from '../methods/method-handler';
+import { ServerCapabilities } from '../servers/server-capabilities';
 
 /**
  * `initialize` (2025 lifecycle): echoes a supported version, else offers the latest, and mints

@@ -1,4 +1,4 @@
-import { PreSerialized } from './method-handler';
+import { PreSerialized } from '../methods/method-handler';
 
 /**
  * Cache hints a list result brings from its live sources (docs/operations.md §11 "Live lists"; wire

@@ -26,9 +26,13 @@ import { ForwardedError } from '../errors/gateway-error';
 import { LiveListCache, type CachedLiveList } from './live-list-cache';
 import { LiveListResult } from './live-list-result';
 import { markFilteredForCaller } from './caller-filtered';
-import type { MethodContext } from './method-handler';
+import type { MethodContext } from '../methods/method-handler';
 import { hearsOfSource, partialSourcesMember } from './partial-sources';
-import { appOnlyNamesAmong, appOnlyToolNames, keepsFromAppTools } from './client-extensions';
+import {
+  appOnlyNamesAmong,
+  appOnlyToolNames,
+  keepsFromAppTools,
+} from '../servers/client-extensions';
 
 /**
  * The list methods, the capability that offers each, and the result member

@@ -5,9 +5,9 @@ import { LOG_LEVELS, SessionLogLevels, logRank } from '../session/session-log-le
 import { SharedValueNotStoredError } from '../session/session-values';
 import { SessionTokenService } from '../session/session-token.service';
 import type { McpLogLevel } from '../session/session-log-levels';
-import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
-import { UpstreamRouter } from './upstream-router';
-import { granted, type Params } from './upstream-handler-support';
+import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
+import { UpstreamRouter } from '../relay/upstream-router';
+import { granted, type Params } from '../relay/upstream-handler-support';
 
 /**
  * `logging/setLevel`: remembered for the client's 2025 session (SessionLogLevels: what the

@@ -3,7 +3,6 @@ import type { IncomingHeaders } from '@app/execution';
 import type { CallerAccess } from '@app/identity';
 import { CallerLimits } from '../limits/caller-limits.service';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import type { HeaderMismatch } from './header-params';
 import {
   METHOD_HANDLERS,
   PLAIN_REQUEST,
@@ -11,7 +10,8 @@ import {
   type MethodContext,
   type MethodHandler,
   type MethodResult,
-} from './method-handler';
+  type HeaderMismatch,
+} from '../methods/method-handler';
 
 /** Routes a method name to its era-neutral handler. */
 @Injectable()

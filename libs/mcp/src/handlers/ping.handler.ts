@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { MethodHandler, MethodResult } from './method-handler';
+import type { MethodHandler, MethodResult } from '../methods/method-handler';
 
 /** `ping`: an empty result (2025 lifecycle). */
 @Injectable()

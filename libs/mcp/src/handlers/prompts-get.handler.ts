@@ -7,9 +7,9 @@ import {
   type MethodHandler,
   type MethodResult,
   type PreparedRequest,
-} from './method-handler';
+} from '../methods/method-handler';
 import { LiveLists } from './live-lists.service';
-import { UpstreamRouter } from './upstream-router';
+import { UpstreamRouter } from '../relay/upstream-router';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import {
   catalogOf,
@@ -17,7 +17,7 @@ import {
   granted,
   stringParam,
   type Params,
-} from './upstream-handler-support';
+} from '../relay/upstream-handler-support';
 
 /**
  * `prompts/get`: to the owning upstream with its own prompt name

@@ -4,9 +4,9 @@ import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { ResourceSubscriptions } from '../listen/resource-subscriptions.service';
 import { SessionTokenService } from '../session/session-token.service';
-import type { MethodContext, MethodHandler, MethodResult } from './method-handler';
-import { UpstreamRouter } from './upstream-router';
-import { catalogOf, granted, stringParam, type Params } from './upstream-handler-support';
+import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
+import { UpstreamRouter } from '../relay/upstream-router';
+import { catalogOf, granted, stringParam, type Params } from '../relay/upstream-handler-support';
 
 /** The 2025 session a request came on, and when its id stops opening; none without one. */
 export interface SubscribingSession {

@@ -7,10 +7,15 @@ import {
   type MethodHandler,
   type MethodResult,
   type PreparedRequest,
-} from './method-handler';
-import { UpstreamRouter } from './upstream-router';
+} from '../methods/method-handler';
+import { UpstreamRouter } from '../relay/upstream-router';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
-import { forwardRounds, grantedEntry, stringParam, type Params } from './upstream-handler-support';
+import {
+  forwardRounds,
+  grantedEntry,
+  stringParam,
+  type Params,
+} from '../relay/upstream-handler-support';
 
 /**
  * `resources/read`: to the upstream that lists the URI or a template matching it

@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
 import { JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
-import type { MethodContext, MethodResult } from './method-handler';
+import type { MethodContext, MethodResult } from '../methods/method-handler';
 import {
   ResourceSubscriptionHandler,
   type SubscribingSession,
 } from './resource-subscription.handler';
-import type { Params } from './upstream-handler-support';
+import type { Params } from '../relay/upstream-handler-support';
 
 /**
  * `resources/subscribe`: to the owner of the URI (docs/operations.md §10 "Routing"), recorded

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
-import type { MethodContext, MethodResult } from './method-handler';
+import type { MethodContext, MethodResult } from '../methods/method-handler';
 import {
   ResourceSubscriptionHandler,
   type SubscribingSession,
 } from './resource-subscription.handler';
-import type { Params } from './upstream-handler-support';
+import type { Params } from '../relay/upstream-handler-support';
 
 /**
  * `resources/unsubscribe`: forgotten for the request's session, and forwarded to the owner of

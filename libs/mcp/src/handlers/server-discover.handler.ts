@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { MODERN_PROTOCOL_VERSIONS } from '@app/wire';
 import { VirtualServers } from '../servers/virtual-servers.service';
-import type { MethodContext, MethodHandler } from './method-handler';
-import { ServerCapabilities } from './server-capabilities';
+import type { MethodContext, MethodHandler } from '../methods/method-handler';
+import { ServerCapabilities } from '../servers/server-capabilities';
 
 /**
  * `server/discover` (2026-07-28; wire notes §2.1): the versions this gateway speaks, the

@@ -23,11 +23,11 @@ import {
   ForwardedError,
   GatewayError,
   GatewayErrorCode,
+  REGISTRY_UNAVAILABLE_MESSAGE,
   ToolDeniedError,
 } from '../errors/gateway-error';
 import { extractRawMember } from '../jsonrpc/raw-member';
-import { paramHeaderMismatch, paramHeadersFor, type HeaderMismatch } from './header-params';
-import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
+import { paramHeaderMismatch, paramHeadersFor } from './header-params';
 import {
   PLAIN_REQUEST,
   type MethodContext,
@@ -35,15 +35,16 @@ import {
   type MethodResult,
   type PreparedRequest,
   type ToolTarget,
-} from './method-handler';
+  type HeaderMismatch,
+} from '../methods/method-handler';
 import { LiveLists } from './live-lists.service';
-import { isHiddenAppTool } from './client-extensions';
+import { isHiddenAppTool } from '../servers/client-extensions';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { UpstreamTasks } from '../tasks/upstream-tasks';
 import { GatewayTasks } from '../tasks/gateway-tasks';
 import { bundleTaskSupport } from '../tasks/bundle-task-support';
 import { tasksNotDeclared } from '../tasks/task-errors';
-import { UpstreamRouter } from './upstream-router';
+import { UpstreamRouter } from '../relay/upstream-router';
 import {
   CALL_TOOL,
   DESCRIBE_TOOL,

@@ -1,9 +1,13 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { isModernVersion } from '@app/wire';
-import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import {
+  GatewayError,
+  GatewayErrorCode,
+  REGISTRY_UNAVAILABLE_MESSAGE,
+} from '../errors/gateway-error';
 import { PrecompressedBytes } from '../http/gzip-splice';
-import { callerListJson } from './caller-lists';
+import { callerListJson } from '../servers/caller-lists';
 import { markFilteredForCaller } from './caller-filtered';
 import { LiveLists } from './live-lists.service';
 import { ToolSearch } from '../search/tool-search.service';
@@ -14,17 +18,18 @@ import {
   type MethodContext,
   type MethodHandler,
   type MethodResult,
-} from './method-handler';
+} from '../methods/method-handler';
 import { partialSourcesMember } from './partial-sources';
 import { modernToolsJson, withoutLegacyToolFields } from './revision-tool-fields';
-import { appOnlyToolNames, keepsFromAppTools, toolsJsonWithoutAppTools } from './client-extensions';
+import {
+  appOnlyToolNames,
+  keepsFromAppTools,
+  toolsJsonWithoutAppTools,
+} from '../servers/client-extensions';
 
 function withoutLegacyToolFieldsFor(modern: boolean, toolsJson: string): string {
   return modern ? withoutLegacyToolFields(toolsJson) : toolsJson;
 }
-
-export const REGISTRY_UNAVAILABLE_MESSAGE =
-  'Registry unavailable: no tool catalog has been published yet because a tool source has never answered with a valid manifest; try again shortly';
 
 /**
  * `tools/list`: the whole published catalog in (bundleId, name) order, each tool exactly as

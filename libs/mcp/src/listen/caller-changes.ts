@@ -1,6 +1,6 @@
 import type { CallerAccess } from '@app/identity';
 import type { CatalogSnapshot } from '@app/registry';
-import { callerListJson } from '../handlers/caller-lists';
+import { callerListJson } from '../servers/caller-lists';
 import type { ListKind } from './catalog-changes';
 
 const EMPTY = '[]';

@@ -6,7 +6,7 @@ import type { AuthOutcome, CallerAccess, CallerIdentity, ResourceServer } from '
 import { GatewayMetrics } from '@app/observability';
 import { CatalogExtras, CatalogSnapshot, type RegistryService } from '@app/registry';
 import type { UpstreamAnnouncedListener } from '@app/registry';
-import type { ServerCapabilities } from '../handlers/server-capabilities';
+import type { ServerCapabilities } from '../servers/server-capabilities';
 import { SessionTokenService } from '../session/session-token.service';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';

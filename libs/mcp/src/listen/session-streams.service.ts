@@ -4,7 +4,7 @@ import { ResourceServer, type CallerAccess, type CallerIdentity } from '@app/ide
 import { isModernVersion, JsonRpcCode, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
 import { GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
-import { ServerCapabilities } from '../handlers/server-capabilities';
+import { ServerCapabilities } from '../servers/server-capabilities';
 import {
   acceptsEventStream,
   errorEnvelope,

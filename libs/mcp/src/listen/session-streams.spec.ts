@@ -2,7 +2,7 @@ import type { GatewayConfig } from '@app/config';
 import { CallCancellation } from '@app/execution';
 import { AccessPolicy, type CallerIdentity, type ResourceServer } from '@app/identity';
 import type { CatalogSnapshot, RegistryService } from '@app/registry';
-import type { ServerCapabilities } from '../handlers/server-capabilities';
+import type { ServerCapabilities } from '../servers/server-capabilities';
 import type { SseFrame } from '../http/sse-frame';
 import type { SessionTokenService } from '../session/session-token.service';
 import { NotificationHub } from './notification-hub.service';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { StreamedResult, type MethodContext, type MethodHandler } from '../handlers/method-handler';
+import { StreamedResult, type MethodContext, type MethodHandler } from '../methods/method-handler';
 import { SubscriptionsListen } from './subscriptions-listen.service';
 
 /**

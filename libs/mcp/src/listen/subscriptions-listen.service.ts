@@ -10,7 +10,7 @@ import {
 import type { CallerIdentity } from '@app/identity';
 import { ResourceServer, allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
-import { ServerCapabilities } from '../handlers/server-capabilities';
+import { ServerCapabilities } from '../servers/server-capabilities';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import type { FrameSource } from '../http/sse-frame';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';

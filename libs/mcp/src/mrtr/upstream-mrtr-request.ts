@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { UpstreamDefinition } from '@app/config';
-import { SerializedResult, type MethodContext } from '../handlers/method-handler';
-import type { UpstreamRequestHook } from '../handlers/upstream-router';
+import { SerializedResult, type MethodContext } from '../methods/method-handler';
+import type { UpstreamRequestHook } from '../relay/upstream-router';
 import type { StateBinding } from './request-state-envelope';
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { MethodContext } from '../handlers/method-handler';
+import type { MethodContext } from '../methods/method-handler';
 import { LIST_CHANGED_METHOD } from '../listen/catalog-changes';
 import { NotificationHub } from '../listen/notification-hub.service';
 import { SessionTokenService } from '../session/session-token.service';

@@ -7,7 +7,7 @@ import { RegistryService, type CatalogSnapshot, type CatalogTool } from '@app/re
 import { GATEWAY_TOOL_PREFIX } from '@app/wire';
 import { VirtualServers } from '../servers/virtual-servers.service';
 import { MAX_SELECTED_TOOLS } from './tool-selections';
-import { isHiddenAppTool } from '../handlers/client-extensions';
+import { isHiddenAppTool } from '../servers/client-extensions';
 
 /** The gateway's own tools (docs/operations.md §16 "Tool search"). */
 export const SEARCH_TOOL = `${GATEWAY_TOOL_PREFIX}search_tools`;

@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '@app/config';
 import type { ToolExecutor } from '@app/execution';
 import type { BundleTool } from '@app/registry';
-import type { MethodContext } from '../handlers/method-handler';
+import type { MethodContext } from '../methods/method-handler';
 import { MrtrSeal } from '../mrtr/mrtr-seal';
 import { GatewayTasks } from './gateway-tasks';
 import { TaskIds } from './task-ids';

@@ -5,7 +5,7 @@ import { CallCancellation, ToolExecutor } from '@app/execution';
 import type { BundleTool } from '@app/registry';
 import { JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
-import type { MethodContext } from '../handlers/method-handler';
+import type { MethodContext } from '../methods/method-handler';
 import { callerDigest } from '../session/caller-key';
 import { TaskIds } from './task-ids';
 import { unknownTask } from './task-errors';

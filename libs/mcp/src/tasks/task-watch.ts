@@ -5,8 +5,8 @@ import { allowsTool, type CallerAccess, type CallerIdentity } from '@app/identit
 import { RegistryService } from '@app/registry';
 import { Extension, JsonRpcCode, MetaKey } from '@app/wire';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import type { MethodContext } from '../handlers/method-handler';
-import { granted } from '../handlers/upstream-handler-support';
+import type { MethodContext } from '../methods/method-handler';
+import { granted } from '../relay/upstream-handler-support';
 import { callerDigest } from '../session/caller-key';
 import { GatewayTasks } from './gateway-tasks';
 import { TaskIds } from './task-ids';

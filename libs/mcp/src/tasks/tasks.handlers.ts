@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { allowsTool } from '@app/identity';
 import { declaresExtension, Extension } from '@app/wire';
-import type { MethodContext, MethodHandler, MethodResult } from '../handlers/method-handler';
-import { stringParam, type Params } from '../handlers/upstream-handler-support';
+import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
+import { stringParam, type Params } from '../relay/upstream-handler-support';
 import { TaskIds } from './task-ids';
 import { UpstreamTasks } from './upstream-tasks';
 import { GatewayTasks } from './gateway-tasks';

@@ -1,8 +1,8 @@
 import type { GatewayConfig, UpstreamDefinition } from '@app/config';
 import type { RegistryService } from '@app/registry';
 import { ForwardedError } from '../errors/gateway-error';
-import { SerializedResult, type MethodContext } from '../handlers/method-handler';
-import type { UpstreamRouter } from '../handlers/upstream-router';
+import { SerializedResult, type MethodContext } from '../methods/method-handler';
+import type { UpstreamRouter } from '../relay/upstream-router';
 import { MrtrSeal } from '../mrtr/mrtr-seal';
 import { TaskIds, urlDigest } from './task-ids';
 import { UpstreamTasks } from './upstream-tasks';

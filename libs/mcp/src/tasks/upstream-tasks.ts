@@ -3,13 +3,9 @@ import type { UpstreamDefinition } from '@app/config';
 import { RegistryService } from '@app/registry';
 import { declaresExtension, Extension, isModernVersion, JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
-import {
-  SerializedResult,
-  type MethodContext,
-  type MethodResult,
-} from '../handlers/method-handler';
-import { granted } from '../handlers/upstream-handler-support';
-import { UpstreamRouter } from '../handlers/upstream-router';
+import { SerializedResult, type MethodContext, type MethodResult } from '../methods/method-handler';
+import { granted } from '../relay/upstream-handler-support';
+import { UpstreamRouter } from '../relay/upstream-router';
 import { TaskIds, urlDigest } from './task-ids';
 
 /** Longest upstream task id taken (a client's id carries it, in headers and listen filters). */

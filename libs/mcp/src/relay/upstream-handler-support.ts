@@ -1,9 +1,12 @@
 import type { UpstreamDefinition } from '@app/config';
 import { allowsSource, type CallerAccess } from '@app/identity';
 import type { CatalogRefresh, CatalogSnapshot, RegistryService } from '@app/registry';
-import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import type { MethodContext, MethodResult } from './method-handler';
-import { REGISTRY_UNAVAILABLE_MESSAGE } from './tools-list.handler';
+import {
+  GatewayError,
+  GatewayErrorCode,
+  REGISTRY_UNAVAILABLE_MESSAGE,
+} from '../errors/gateway-error';
+import type { MethodContext, MethodResult } from '../methods/method-handler';
 import type { UpstreamRouter } from './upstream-router';
 import type { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import type { MrtrMethod } from '../mrtr/upstream-mrtr-request';

@@ -4,7 +4,13 @@ import type { CatalogTool } from '@app/registry';
 import type { BodyPart } from '../http/gzip-splice';
 import type { FrameSource } from '../http/sse-frame';
 import type { JsonRpcId } from '../jsonrpc/jsonrpc.types';
-import type { HeaderMismatch } from './header-params';
+
+/** A -32020 header fault: which header, what the body says, and the reason in words. */
+export interface HeaderMismatch {
+  readonly header: string;
+  readonly body: string;
+  readonly reason: string;
+}
 
 /** A result already serialized as JSON object text, in parts (tools/list serves bytes built once per catalog). */
 export class PreSerialized {

@@ -5,10 +5,10 @@ import { UpstreamExecutor } from '@app/execution';
 import { RegistryService } from '@app/registry';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
-import { answerBinding, type AnswerDelivery } from '../relay/answer-binding';
-import { RelayIds } from '../relay/relay-ids';
+import { answerBinding, type AnswerDelivery } from './answer-binding';
+import { RelayIds } from './relay-ids';
 import { asLegacyResult } from './legacy-result';
-import { SerializedResult, type MethodContext } from './method-handler';
+import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { logRank, SessionLogLevels } from '../session/session-log-levels';
 
 const LOG_MESSAGE = 'notifications/message';

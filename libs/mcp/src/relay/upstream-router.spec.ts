@@ -1,8 +1,8 @@
 import type { UpstreamDefinition } from '@app/config';
 import type { UpstreamExecutor, UpstreamOutcome } from '@app/execution';
 import type { RegistryService } from '@app/registry';
-import type { RelayIds } from '../relay/relay-ids';
-import { SerializedResult, type MethodContext } from './method-handler';
+import type { RelayIds } from './relay-ids';
+import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { UpstreamRouter } from './upstream-router';
 import { SessionLogLevels } from '../session/session-log-levels';
 
