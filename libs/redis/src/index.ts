@@ -8,5 +8,6 @@ export {
   type RedisUseOptions,
 } from './redis-client';
 export { onClusterFailover } from './cluster-failover';
+export { markClosing } from './sentinel-revival';
 export { redisUseOptions, type RedisUse } from './redis-uses';
 export { StoreAttempts, type StoreLog } from './store-attempts';

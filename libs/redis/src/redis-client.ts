@@ -1,5 +1,6 @@
 import type { RedisServer } from '@app/config';
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { markClosing, reviveWhenEnded } from './sentinel-revival';
 
 /** A connection to the gateway's Redis: one server or a Sentinel master (Redis), or a Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -113,7 +114,11 @@ export async function openRedis(server: RedisServer, use: RedisUseOptions): Prom
   const { Redis, Cluster } = await import('ioredis');
   const made = redisConstruction(server, use);
   if (made.kind === 'cluster') return new Cluster([...made.nodes], made.options);
-  return made.url !== undefined ? new Redis(made.url, made.options) : new Redis(made.options);
+  const client =
+    made.url !== undefined ? new Redis(made.url, made.options) : new Redis(made.options);
+  // a failover may end a Sentinel connection for good in ioredis (sentinel-revival.ts)
+  if (server.kind === 'sentinel') reviveWhenEnded(client);
+  return client;
 }
 
 /** How long shutdown waits for Redis to answer QUIT before it drops the connections, ms. */
@@ -124,6 +129,7 @@ export const QUIT_WAIT_MS = 1_000;
  * most QUIT_WAIT_MS (a silent Redis must not hold the shutdown), then disconnect.
  */
 export async function quitRedis(...clients: readonly (RedisClient | undefined)[]): Promise<void> {
+  for (const client of clients) if (client !== undefined) markClosing(client);
   await Promise.race([
     Promise.allSettled(clients.flatMap((client) => (client === undefined ? [] : [client.quit()]))),
     new Promise((resolve) => setTimeout(resolve, QUIT_WAIT_MS).unref()),

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { onClusterFailover, type RedisClient } from '@app/redis';
+import { markClosing, onClusterFailover, type RedisClient } from '@app/redis';
 import type { GatewayConfig } from '@app/config';
 import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
@@ -280,6 +280,8 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
 
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
+    // closed on purpose: never connected again (libs/redis/src/sentinel-revival.ts)
+    markClosing(this.redis);
     try {
       await Promise.race([
         this.redis.quit(),
