@@ -22,10 +22,21 @@ function armConnectTimeout(
   connected: 'connect' | 'secureConnect',
 ): void {
   if (!(socket instanceof Socket) || (!socket.connecting && connected === 'connect')) return;
-  const timer = setTimeout(() => socket.destroy(new ManifestConnectTimeoutError()), millis);
-  const clear = (): void => clearTimeout(timer);
-  socket.once(connected, clear);
-  socket.once('close', clear);
+  let made = false;
+  const timer = setTimeout(() => {
+    // A loop busy past the deadline (a replica still booting) runs this timer before the I/O
+    // of the same turn, where a connection made meanwhile is told: look again after that I/O,
+    // so a connection made within connectTimeoutMillis is not cut for the loop's delay (undici
+    // checks its own connect timeout the same way).
+    setImmediate(() => {
+      if (!made && !socket.destroyed) socket.destroy(new ManifestConnectTimeoutError());
+    });
+  }, millis);
+  socket.once(connected, () => {
+    made = true;
+    clearTimeout(timer);
+  });
+  socket.once('close', () => clearTimeout(timer));
 }
 
 class TimedHttpAgent extends HttpAgent {
