@@ -9,15 +9,8 @@ import {
   type PreparedRequest,
 } from '../methods/method-handler';
 import { LiveLists } from './live-lists.service';
-import { UpstreamRouter } from '../relay/upstream-router';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
-import {
-  catalogOf,
-  forwardRounds,
-  granted,
-  stringParam,
-  type Params,
-} from '../relay/upstream-handler-support';
+import { catalogOf, granted, stringParam, type Params } from '../relay/upstream-handler-support';
 
 /**
  * `prompts/get`: to the owning upstream with its own prompt name
@@ -34,7 +27,6 @@ export class PromptsGetHandler implements MethodHandler {
   constructor(
     private readonly registry: RegistryService,
     private readonly refresh: CatalogRefresh,
-    private readonly router: UpstreamRouter,
     private readonly live: LiveLists,
     private readonly mrtr: MrtrCalls,
   ) {}
@@ -63,13 +55,17 @@ export class PromptsGetHandler implements MethodHandler {
         GatewayErrorCode.InvalidParams,
         `Invalid params: unknown prompt ${name.slice(0, 128)}`,
       );
-    return forwardRounds(
-      this.mrtr,
-      this.router,
-      prompt.upstream,
-      'prompts/get',
-      name,
-      { ...params, name: prompt.originalName },
+    // an upstream's input_required (or a 2025 upstream's request to the client) goes through
+    // the rounds and era bridging of a tool call (docs/operations.md §11 "Multi round-trip and
+    // era bridging"; wire notes §4 "Applies to")
+    return this.mrtr.call(
+      {
+        upstream: prompt.upstream,
+        method: 'prompts/get',
+        target: name,
+        arguments: params?.arguments,
+        params: { ...params, name: prompt.originalName },
+      },
       context,
     );
   }

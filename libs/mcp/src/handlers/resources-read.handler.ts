@@ -8,14 +8,8 @@ import {
   type MethodResult,
   type PreparedRequest,
 } from '../methods/method-handler';
-import { UpstreamRouter } from '../relay/upstream-router';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
-import {
-  forwardRounds,
-  grantedEntry,
-  stringParam,
-  type Params,
-} from '../relay/upstream-handler-support';
+import { grantedEntry, stringParam, type Params } from '../relay/upstream-handler-support';
 
 /**
  * `resources/read`: to the upstream that lists the URI or a template matching it
@@ -32,7 +26,6 @@ export class ResourcesReadHandler implements MethodHandler {
   constructor(
     private readonly registry: RegistryService,
     private readonly refresh: CatalogRefresh,
-    private readonly router: UpstreamRouter,
     private readonly mrtr: MrtrCalls,
   ) {}
 
@@ -52,13 +45,15 @@ export class ResourcesReadHandler implements MethodHandler {
         `Resource not found: ${uri.slice(0, 256)}`,
         { uri },
       );
-    return forwardRounds(
-      this.mrtr,
-      this.router,
-      owner,
-      'resources/read',
-      uri,
-      { ...params },
+    // through the rounds and era bridging of a tool call, as prompts/get
+    return this.mrtr.call(
+      {
+        upstream: owner,
+        method: 'resources/read',
+        target: uri,
+        arguments: undefined,
+        params: { ...params },
+      },
       context,
     );
   }

@@ -327,6 +327,8 @@ export class ToolsCallHandler implements MethodHandler {
       // (docs/operations.md §11 "Checks")
       const headerParams = paramHeadersFor(tool, args, context.headers);
       // The upstream gets its own name for the tool; everything else as the client sent it.
+      // Rounds, input_required and upstream requests are MrtrCalls'
+      // (docs/operations.md §11 "Multi round-trip and era bridging").
       const result = await this.mrtr.call(
         {
           upstream,
@@ -341,27 +343,7 @@ export class ToolsCallHandler implements MethodHandler {
               ? { arguments: new RawJson(raw) }
               : {}),
           },
-          // one round; input_required and upstream requests are the MrtrCalls'
-          // (docs/operations.md §11 "Multi round-trip and era bridging")
-          send: async (sent, roundContext, onRequest) => {
-            try {
-              return await this.upstreams.forward(
-                upstream,
-                'tools/call',
-                sent,
-                roundContext,
-                (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
-                headerParams,
-                onRequest,
-              );
-            } catch (err) {
-              // -32602 from an upstream for a tool it listed: its lists are stale (B23). Refresh,
-              // as for a miss (throttled alike), without holding the error back from the client.
-              if (err instanceof ForwardedError && err.rpcCode === JsonRpcCode.InvalidParams)
-                void this.refresh.refreshForUnknownTool();
-              throw err;
-            }
-          },
+          requestHeaders: headerParams,
         },
         context,
       );

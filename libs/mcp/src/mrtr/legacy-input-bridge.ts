@@ -5,7 +5,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { JsonRpcMessage } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import type { MethodContext, MethodResult } from '../methods/method-handler';
-import { RELAYED_REQUESTS } from '../relay/upstream-router';
+import { RELAYED_REQUESTS, UpstreamRouter } from '../relay/upstream-router';
 import { answerBinding, boundTo, type AnswerDelivery } from '../relay/answer-binding';
 import { InputHandoff } from './input-handoff';
 import { MrtrSeal } from './mrtr-seal';
@@ -68,6 +68,7 @@ export class LegacyInputBridge {
   constructor(
     private readonly seal: MrtrSeal,
     private readonly handoff: InputHandoff,
+    private readonly router: UpstreamRouter,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.pendingMillis = config.mcp.session.pendingInputMillis;
@@ -195,7 +196,9 @@ export class LegacyInputBridge {
     for (let round = 1; ; round++) {
       let result: object;
       try {
-        result = await call.send(params, context);
+        result = await this.router.forward(call.upstream, call.method, params, context, {
+          requestHeaders: call.requestHeaders,
+        });
       } catch (err) {
         // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
         if (err instanceof ForwardedError && err.rpcCode === JsonRpcCode.MissingClientCapability) {

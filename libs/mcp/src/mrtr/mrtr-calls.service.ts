@@ -1,11 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { capabilityNeededBy, isModernVersion, JsonRpcCode, undeclaredBy } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { UpstreamExecutor } from '@app/execution';
 import { inSpan, tracedHere } from '@app/observability';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { type MethodContext, type MethodResult } from '../methods/method-handler';
-import { RELAYED_REQUESTS, type UpstreamRequestHook } from '../relay/upstream-router';
+import {
+  RELAYED_REQUESTS,
+  UpstreamRouter,
+  type UpstreamRequestHook,
+} from '../relay/upstream-router';
 import { InputHandoff } from './input-handoff';
 import { LegacyInputBridge } from './legacy-input-bridge';
 import { SpentStates } from './spent-states';
@@ -53,7 +56,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     private readonly envelope: RequestStateEnvelope,
     private readonly handoff: InputHandoff,
     private readonly bridge: LegacyInputBridge,
-    private readonly executor: UpstreamExecutor,
+    private readonly router: UpstreamRouter,
     private readonly spent: SpentStates,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
@@ -113,15 +116,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     context: MethodContext,
   ): Promise<MethodResult> {
     const parked = new ParkedCall((request, response) => {
-      // the caller's own credential: a tokenExchange upstream takes the answer only with the
-      // token exchanged for this caller, as it takes the call (docs/security.md "Side paths at a glance")
-      void this.executor.respond(
-        call.upstream,
-        request.sessionId,
-        response,
-        context.headers,
-        context.caller,
-      );
+      void this.router.respond(call.upstream, request.sessionId, response, context);
     });
     // The client's cancellation counts while it waits for this round, not once it has its answer.
     context.signal?.onAbort((reason) => parked.cancellation.abort(reason));
@@ -143,8 +138,14 @@ export class MrtrCalls implements OnApplicationShutdown {
       parked.add(message, origin);
       return true;
     };
-    call
-      .send(params, { ...context, signal: parked.cancellation, relay: (m) => relay?.(m) }, hook)
+    this.router
+      .forward(
+        call.upstream,
+        call.method,
+        params,
+        { ...context, signal: parked.cancellation, relay: (m) => relay?.(m) },
+        { requestHeaders: call.requestHeaders, onRequest: hook },
+      )
       .then(
         (result) => parked.settle({ result }),
         (error: unknown) => parked.settle({ error }),

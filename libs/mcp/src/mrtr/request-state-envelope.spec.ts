@@ -143,7 +143,6 @@ describe('the requestState envelope: AEAD, bound to upstream, tool and caller (d
       target: 'reg__deploy',
       arguments: { env: 'staging', n: 1 },
       params: {},
-      send: () => Promise.resolve({}),
       ...over,
     });
 

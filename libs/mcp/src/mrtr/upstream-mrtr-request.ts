@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { UpstreamDefinition } from '@app/config';
-import { SerializedResult, type MethodContext } from '../methods/method-handler';
-import type { UpstreamRequestHook } from '../relay/upstream-router';
+import { SerializedResult } from '../methods/method-handler';
 import type { StateBinding } from './request-state-envelope';
 
 /**
@@ -11,7 +10,10 @@ import type { StateBinding } from './request-state-envelope';
  */
 export type MrtrMethod = 'tools/call' | 'prompts/get' | 'resources/read';
 
-/** One `tools/call`, `prompts/get` or `resources/read` of an upstream's entry, ready to forward. */
+/**
+ * One `tools/call`, `prompts/get` or `resources/read` of an upstream's entry, ready to forward:
+ * each round goes to UpstreamRouter.forward, the one forwarder of upstream requests.
+ */
 export interface UpstreamMrtrRequest {
   readonly upstream: UpstreamDefinition;
   readonly method: MrtrMethod;
@@ -21,12 +23,8 @@ export interface UpstreamMrtrRequest {
   readonly params: Readonly<Record<string, unknown>>;
   /** The client's `params.arguments` as parsed (undefined for resources/read): the envelope binds a digest of them. */
   readonly arguments: unknown;
-  /** Forwards one round; throws GatewayError/ForwardedError as UpstreamRouter.forward. */
-  readonly send: (
-    params: Record<string, unknown>,
-    context: MethodContext,
-    onRequest?: UpstreamRequestHook,
-  ) => Promise<object>;
+  /** Headers of this request only, sent on each round (a 2026 upstream's `Mcp-Param-*`). */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
 }
 
 /** A round's result as a plain object (a passed-on upstream result as its parsed value). */

@@ -1,4 +1,3 @@
-import type { UpstreamDefinition } from '@app/config';
 import { allowsSource, type CallerAccess } from '@app/identity';
 import type { CatalogRefresh, CatalogSnapshot, RegistryService } from '@app/registry';
 import {
@@ -6,10 +5,6 @@ import {
   GatewayErrorCode,
   REGISTRY_UNAVAILABLE_MESSAGE,
 } from '../errors/gateway-error';
-import type { MethodContext, MethodResult } from '../methods/method-handler';
-import type { UpstreamRouter } from './upstream-router';
-import type { MrtrCalls } from '../mrtr/mrtr-calls.service';
-import type { MrtrMethod } from '../mrtr/upstream-mrtr-request';
 
 /** What the handlers of the upstreams' methods (prompts, resources, completion, logging) share. */
 
@@ -50,35 +45,6 @@ export async function grantedEntry<T>(
     entry = find(catalogOf(registry));
   }
   return entry !== undefined && granted(access, ownerOf(entry)) ? entry : undefined;
-}
-
-/**
- * Forwards a `prompts/get` or `resources/read` through MrtrCalls: an upstream's
- * input_required (or a 2025 upstream's request to the client) goes through the same rounds
- * and era bridging as a tool call's (docs/operations.md §11 "Multi round-trip and era bridging";
- * wire notes §4 "Applies to").
- */
-export function forwardRounds(
-  mrtr: MrtrCalls,
-  router: UpstreamRouter,
-  upstream: UpstreamDefinition,
-  method: MrtrMethod,
-  target: string,
-  params: Record<string, unknown>,
-  context: MethodContext,
-): Promise<MethodResult> {
-  return mrtr.call(
-    {
-      upstream,
-      method,
-      target,
-      arguments: params.arguments,
-      params,
-      send: (sent, roundContext, onRequest) =>
-        router.forward(upstream, method, sent, roundContext, undefined, undefined, onRequest),
-    },
-    context,
-  );
 }
 
 export function noCursor(params: Params): void {

@@ -1,6 +1,6 @@
 import type { UpstreamDefinition } from '@app/config';
 import type { UpstreamExecutor, UpstreamOutcome } from '@app/execution';
-import type { RegistryService } from '@app/registry';
+import type { CatalogRefresh, RegistryService } from '@app/registry';
 import type { RelayIds } from './relay-ids';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { UpstreamRouter } from './upstream-router';
@@ -8,6 +8,13 @@ import { SessionLogLevels } from '../session/session-log-levels';
 
 const upstream = { id: 'up' } as UpstreamDefinition;
 const context: MethodContext = { protocolVersion: '2025-11-25', headers: {}, rawBody: '' };
+const refreshes: string[] = [];
+const refresh = {
+  refreshForUnknownTool: () => {
+    refreshes.push('refresh');
+    return Promise.resolve();
+  },
+} as unknown as CatalogRefresh;
 
 function routerAnswering(outcome: UpstreamOutcome): UpstreamRouter {
   const executor = { forward: () => Promise.resolve(outcome) } as unknown as UpstreamExecutor;
@@ -18,6 +25,7 @@ function routerAnswering(outcome: UpstreamOutcome): UpstreamRouter {
       enabledUpstreams: () => [],
     } as unknown as RegistryService,
     new SessionLogLevels(),
+    refresh,
   );
 }
 
@@ -55,6 +63,7 @@ function routerLogging(
     {} as RelayIds,
     { enabledUpstreams: () => [] } as unknown as RegistryService,
     logLevels,
+    refresh,
   );
   return { router, sent };
 }
@@ -159,5 +168,63 @@ describe('UpstreamRouter.forward: the result as the upstream wrote it', () => {
       context,
     );
     expect(answer).toBe(result);
+  });
+});
+
+describe('UpstreamRouter.forward: one mapping of the upstream outcome to the wire (docs/operations.md §10 "Routing")', () => {
+  beforeEach(() => refreshes.splice(0));
+
+  it('a failure of tools/call is an isError result the model can read', async () => {
+    const answer = await routerAnswering({
+      kind: 'failed',
+      message: 'Upstream up timed out',
+    } as UpstreamOutcome).forward(upstream, 'tools/call', {}, context);
+    expect(answer).toEqual({
+      content: [{ type: 'text', text: 'Upstream up timed out' }],
+      isError: true,
+    });
+  });
+
+  it('a failure of any other method is -32603 with its message', async () => {
+    const router = routerAnswering({
+      kind: 'failed',
+      message: 'Upstream up is unreachable',
+    } as UpstreamOutcome);
+    for (const method of ['prompts/get', 'resources/read', 'completion/complete'])
+      await expect(router.forward(upstream, method, {}, context)).rejects.toMatchObject({
+        rpcCode: -32603,
+        message: 'Upstream up is unreachable',
+      });
+  });
+
+  it("an upstream's JSON-RPC error keeps its code, message and data", async () => {
+    const router = routerAnswering({
+      kind: 'error',
+      code: -32001,
+      message: 'quota',
+      data: { left: 0 },
+    });
+    await expect(router.forward(upstream, 'tools/call', {}, context)).rejects.toMatchObject({
+      rpcCode: -32001,
+      message: 'quota',
+      rpcData: { left: 0 },
+    });
+    expect(refreshes).toEqual([]);
+  });
+
+  it('-32602 for a tool the upstream listed asks for one refresh (its lists are stale); other methods do not', async () => {
+    const router = routerAnswering({
+      kind: 'error',
+      code: -32602,
+      message: 'Unknown tool',
+    });
+    await expect(router.forward(upstream, 'tools/call', {}, context)).rejects.toMatchObject({
+      rpcCode: -32602,
+    });
+    expect(refreshes).toEqual(['refresh']);
+    await expect(router.forward(upstream, 'prompts/get', {}, context)).rejects.toMatchObject({
+      rpcCode: -32602,
+    });
+    expect(refreshes).toEqual(['refresh']);
   });
 });

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Extension, isModernVersion, JsonRpcCode, MetaKey, undeclaredBy } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor } from '@app/execution';
-import { RegistryService } from '@app/registry';
+import { CatalogRefresh, RegistryService } from '@app/registry';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { answerBinding, type AnswerDelivery } from './answer-binding';
@@ -55,6 +55,19 @@ export type UpstreamRequestHook = (
   origin: UpstreamMessageContext,
 ) => boolean;
 
+/** What a forward may add to the request beyond its method and params. */
+export interface ForwardOptions {
+  /** Headers of this request only (a 2026 upstream's `Mcp-Param-*`, docs/operations.md §11 "Checks"). */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
+  /** Era bridging's take-over of the upstream's requests to the client (MrtrCalls). */
+  readonly onRequest?: UpstreamRequestHook;
+}
+
+/** A failure (timeout, unreachable, …) of a tool call: a tool execution error the model can read (MCP 2025-11-25 "Error Handling"). */
+function toolFailure(message: string): object {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
 /**
  * Methods an upstream may send to the client mid-request, relayed, and the capability each needs
  * (docs/operations.md §10 "Relaying").
@@ -70,7 +83,9 @@ export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
  * (docs/operations.md §10 "Routing"): a result unchanged but for a 2026 upstream's envelope members
  * (asLegacyResult; a result that keeps all its members is passed on as the upstream's own
  * text, a SerializedResult), a JSON-RPC error with its own code, message and data, a
- * failure (timeout, unreachable, …) as `onFailure` says. While the request runs, the
+ * failure (timeout, unreachable, …) of `tools/call` as an isError result and of any other method
+ * as -32603. This is the one forwarder of upstream requests: the handlers and MrtrCalls' rounds
+ * give it their requests, and the upstream's outcome is mapped to the wire here only. While the request runs, the
  * upstream's notifications go to the client's SSE answer as they are, and its requests to the
  * client go there under a sealed relay id (RelayIds); without an SSE answer, such a request is
  * refused at once so the upstream does not wait for nothing.
@@ -84,21 +99,21 @@ export class UpstreamRouter {
     private readonly relayIds: RelayIds,
     private readonly registry: RegistryService,
     private readonly logLevels: SessionLogLevels,
+    private readonly refresh: CatalogRefresh,
   ) {}
 
   /**
-   * @returns the upstream's result; throws ForwardedError for its JSON-RPC error, and for a
-   *   failure returns `onFailure(message)` (or throws a -32603 ForwardedError without it)
+   * @returns the upstream's result; throws ForwardedError for its JSON-RPC error; a failure is
+   *   a tool call's isError result, for any other method a -32603 ForwardedError
    */
   async forward(
     upstream: UpstreamDefinition,
     method: string,
     params: Record<string, unknown> | undefined,
     context: MethodContext,
-    onFailure?: (message: string) => object,
-    requestHeaders?: Readonly<Record<string, string>>,
-    onRequest?: UpstreamRequestHook,
+    options: ForwardOptions = {},
   ): Promise<object> {
+    const { requestHeaders, onRequest } = options;
     // what the client asked to be logged (docs/operations.md §10 "Logging"): a 2026 request's
     // own logLevel (none: no log messages), a 2025 session's setLevel (none: all), which a 2026
     // upstream gets in the request's _meta
@@ -138,11 +153,30 @@ export class UpstreamRouter {
         return passOn ? new SerializedResult(text, result) : result;
       }
       case 'error':
+        // -32602 from an upstream for a tool it listed: its lists are stale (the shared cases,
+        // B23). Refreshed as for a miss (throttled alike), without holding the error back.
+        if (outcome.code === JsonRpcCode.InvalidParams && method === 'tools/call')
+          void this.refresh.refreshForUnknownTool();
         throw new ForwardedError(outcome.code, outcome.message, outcome.data);
       case 'failed':
-        if (onFailure !== undefined) return onFailure(outcome.message);
+        if (method === 'tools/call') return toolFailure(outcome.message);
         throw new ForwardedError(JsonRpcCode.InternalError, outcome.message);
     }
+  }
+
+  /**
+   * An answer to an upstream's request, from the gateway on the caller's behalf (era bridging,
+   * MrtrCalls): posted to the upstream session that asked, with the caller's own credential — a
+   * tokenExchange upstream takes the answer only with the token exchanged for this caller, as it
+   * takes the call (docs/security.md "Side paths at a glance").
+   */
+  respond(
+    upstream: UpstreamDefinition,
+    sessionId: string | undefined,
+    response: JsonRpcMessage,
+    context: MethodContext,
+  ): Promise<boolean> {
+    return this.executor.respond(upstream, sessionId, response, context.headers, context.caller);
   }
 
   /**
