@@ -49,6 +49,17 @@ describe('lint holds the module boundaries (docs/architecture.md)', () => {
     'libs/mcp/src/allowed.ts':
       "import { RegistryService, CatalogRefresh } from '@app/registry';\nimport { JsonRpcCode } from '@app/wire';\nimport { header } from './http/http-answer';\nexport const x = [RegistryService, CatalogRefresh, JsonRpcCode, header];\n",
     'libs/registry/src/index.ts': "export { RegistryService } from './registry.service';\n",
+    // libs/mcp's folders in layers (eslint.boundaries.mjs MCP_FOLDER_LAYERS)
+    'libs/mcp/src/relay/upward.ts':
+      "import { MrtrCalls } from '../mrtr/mrtr-calls.service';\nexport const x = MrtrCalls;\n",
+    'libs/mcp/src/answers/to-root.ts':
+      "import { McpModule } from '../mcp.module';\nexport const x = McpModule;\n",
+    'libs/mcp/src/listen/to-front-door.ts':
+      "import { McpExchanges } from '../http/mcp-exchanges.service';\nexport const x = McpExchanges;\n",
+    'libs/mcp/src/mrtr/downward.ts':
+      "import { UpstreamRouter } from '../relay/upstream-router';\nimport { MrtrSeal } from '../sealing/mrtr-seal';\nimport { ParkedCall } from './parked-call';\nexport const x = [UpstreamRouter, MrtrSeal, ParkedCall];\n",
+    'libs/mcp/src/mcp-root.ts':
+      "import { McpExchanges } from './http/mcp-exchanges.service';\nimport { GatewayError } from './errors/gateway-error';\nexport const x = [McpExchanges, GatewayError];\n",
   };
   let results: Map<string, LintResult>;
 
@@ -88,6 +99,12 @@ describe('lint holds the module boundaries (docs/architecture.md)', () => {
     ['libs/mcp/src/handlers/by-path.ts', 'never by a relative path'],
     ['libs/mcp/src/second-door.ts', '@Inject(GATEWAY_CONFIG)'],
     ['apps/gateway/src/second-door.ts', '@Inject(GATEWAY_CONFIG)'],
+    ['libs/mcp/src/relay/upward.ts', 'libs/mcp/src/relay may import only the folders below it'],
+    [
+      'libs/mcp/src/answers/to-root.ts',
+      'libs/mcp/src/answers may import only the folders below it',
+    ],
+    ['libs/mcp/src/listen/to-front-door.ts', 'libs/mcp/src/listen may import only'],
   ])('refuses the import in %s', (file, reason) => {
     const errors = errorsOf(file);
     expect(errors).toHaveLength(1);
@@ -105,5 +122,10 @@ describe('lint holds the module boundaries (docs/architecture.md)', () => {
     expect(errorsOf('libs/mcp/src/allowed.ts')).toEqual([]);
     expect(errorsOf('libs/registry/src/index.ts')).toEqual([]);
     expect(errorsOf('libs/config/src/own-door.ts')).toEqual([]);
+  });
+
+  it('lets a folder of libs/mcp import the folders below it and its own files, and the root files every folder', () => {
+    expect(errorsOf('libs/mcp/src/mrtr/downward.ts')).toEqual([]);
+    expect(errorsOf('libs/mcp/src/mcp-root.ts')).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ export { GatewayTasks } from './tasks/gateway-tasks';
 export { MCP_MAX_BODY_BYTES } from './http/listener-limits';
 export { McpController } from './http/mcp.controller';
 export { configureMcpFastify, mcpFastifyAdapter } from './http/mcp-fastify';
-export { McpTransport } from './mcp-transport.service';
+export { McpTransport } from './http/mcp-transport.service';
 export {
   SessionTokenService,
   type SessionClaims,
@@ -16,7 +16,7 @@ export { legacyWireError, type WireError } from './errors/wire-errors';
 export { parseMessage, classifyMessage } from './jsonrpc/parse-message';
 export { extractRawMember } from './jsonrpc/raw-member';
 export type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
-export { negotiateFormat } from './http/http-answer';
+export { negotiateFormat } from './answers/http-answer';
 export { markFilteredForCaller, isFilteredForCaller } from './handlers/caller-filtered';
 export {
   VirtualServers,

@@ -12,7 +12,7 @@ import { McpSessionsModule } from './mcp-sessions.module';
 import { InputHandoff } from './mrtr/input-handoff';
 import { LegacyInputBridge } from './mrtr/legacy-input-bridge';
 import { MrtrCalls } from './mrtr/mrtr-calls.service';
-import { MrtrSeal } from './mrtr/mrtr-seal';
+import { MrtrSeal } from './sealing/mrtr-seal';
 import { RequestStateEnvelope } from './mrtr/request-state-envelope';
 import { SpentStates } from './mrtr/spent-states';
 import { RelayIds } from './relay/relay-ids';

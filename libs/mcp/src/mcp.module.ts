@@ -6,14 +6,14 @@ import { CacheHintsService } from './codecs/cache-hints';
 import { LegacyCodec } from './codecs/legacy.codec';
 import { ModernCodec } from './codecs/modern.codec';
 import { HttpAccessPolicy } from './http/http-access.policy';
-import { InFlightRequests } from './http/in-flight-requests';
+import { InFlightRequests } from './answers/in-flight-requests';
 import { McpExchanges } from './http/mcp-exchanges.service';
 import { McpHttpServer } from './http/mcp-http-server';
 import { McpController } from './http/mcp.controller';
 import { McpMethodsModule } from './mcp-methods.module';
 import { McpRelayModule } from './mcp-relay.module';
 import { McpSessionsModule } from './mcp-sessions.module';
-import { McpTransport } from './mcp-transport.service';
+import { McpTransport } from './http/mcp-transport.service';
 
 /**
  * McpModule: the front door of /mcp over its parts (docs/architecture.md "McpModule's parts").

@@ -15,7 +15,7 @@ import {
 import { UpstreamRouter } from '../relay/upstream-router';
 import { LegacyInputBridge } from '../mrtr/legacy-input-bridge';
 import { refusedAnswer } from '../relay/answer-binding';
-import { AnswerStream } from '../http/answer-stream';
+import { AnswerStream } from '../answers/answer-stream';
 import { streamWhenRelayed } from './relay-answer';
 import {
   ACCEPTED,
@@ -28,8 +28,8 @@ import {
   type HttpAnswer,
   type HttpExchange,
   type ResponseFormat,
-} from '../http/http-answer';
-import { InFlightRequests } from '../http/in-flight-requests';
+} from '../answers/http-answer';
+import { InFlightRequests } from '../answers/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { SessionTokenService } from '../session/session-token.service';
 

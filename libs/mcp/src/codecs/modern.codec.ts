@@ -22,7 +22,7 @@ import {
   type HeaderMismatch,
 } from '../methods/method-handler';
 import { LiveListResult } from '../handlers/live-list-result';
-import { AnswerStream } from '../http/answer-stream';
+import { AnswerStream } from '../answers/answer-stream';
 import {
   ACCEPTED,
   acceptsEventStream,
@@ -34,7 +34,7 @@ import {
   type HttpAnswer,
   type HttpExchange,
   type JsonBody,
-} from '../http/http-answer';
+} from '../answers/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { isFilteredForCaller } from '../handlers/caller-filtered';
 import { CacheHintsService } from './cache-hints';

@@ -1,5 +1,5 @@
-import { AnswerStream } from '../http/answer-stream';
-import { messageAnswer } from '../http/http-answer';
+import { AnswerStream } from '../answers/answer-stream';
+import { messageAnswer } from '../answers/http-answer';
 import { streamWhenRelayed } from './relay-answer';
 
 describe('streamWhenRelayed', () => {

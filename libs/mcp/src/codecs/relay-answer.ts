@@ -1,6 +1,6 @@
-import type { AnswerStream } from '../http/answer-stream';
-import { PrecompressedBytes } from '../http/gzip-splice';
-import { streamAnswer, type HttpAnswer } from '../http/http-answer';
+import type { AnswerStream } from '../answers/answer-stream';
+import { PrecompressedBytes } from '../answers/gzip-splice';
+import { streamAnswer, type HttpAnswer } from '../answers/http-answer';
 
 /**
  * The answer of a request that may relay upstream messages before its result

@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '@app/config';
 import type { RegistryService } from '@app/registry';
 import { SerializedResult } from '../methods/method-handler';
-import type { HttpAnswer } from '../http/http-answer';
+import type { HttpAnswer } from '../answers/http-answer';
 import { LegacyCodec } from './legacy.codec';
 import { ModernCodec } from './modern.codec';
 import { VirtualServers } from '../servers/virtual-servers.service';

@@ -1,6 +1,6 @@
 import type { CatalogTool } from '@app/registry';
 import type { IncomingHeaders } from '@app/execution';
-import { header as headerValue } from '../http/http-answer';
+import { header as headerValue } from '../answers/http-answer';
 import { decodeHeaderValue, encodeHeaderValue } from '@app/wire';
 import type { HeaderMismatch } from '../methods/method-handler';
 

@@ -6,7 +6,7 @@ import {
   GatewayErrorCode,
   REGISTRY_UNAVAILABLE_MESSAGE,
 } from '../errors/gateway-error';
-import { PrecompressedBytes } from '../http/gzip-splice';
+import { PrecompressedBytes } from '../answers/gzip-splice';
 import { callerListJson } from '../servers/caller-lists';
 import { markFilteredForCaller } from './caller-filtered';
 import { LiveLists } from './live-lists.service';

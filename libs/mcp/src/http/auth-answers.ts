@@ -1,5 +1,5 @@
 import { wwwAuthenticate, type AuthOutcome } from '@app/identity';
-import type { HttpAnswer } from './http-answer';
+import type { HttpAnswer } from '../answers/http-answer';
 
 /**
  * The answer to a request the resource server refused (docs/operations.md §13 "Refusals"; RFC 6750

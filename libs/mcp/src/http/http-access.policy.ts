@@ -12,7 +12,7 @@ import {
 import { FORWARDED_CALLER_HEADERS, type IncomingHeaders } from '@app/execution';
 import { GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
-import { errorEnvelope, type HttpAnswer } from './http-answer';
+import { errorEnvelope, type HttpAnswer } from '../answers/http-answer';
 
 /** What the /mcp listener does with a request after the Origin and Host checks. */
 export type AccessDecision =

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { NotificationStream } from '../listen/notification-stream';
-import { streamAnswer } from './http-answer';
+import { streamAnswer } from '../answers/http-answer';
 import { writeStream } from './http-write';
 
 /** A real node:http server whose one response is `stream`, and a raw client that never reads. */

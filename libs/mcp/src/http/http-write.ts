@@ -6,9 +6,9 @@ import {
   hasPrecompressed,
   PrecompressedBytes,
   type BodyPart,
-} from './gzip-splice';
-import { errorEnvelope, type HttpAnswer } from './http-answer';
-import { frameText, type FrameSource } from './sse-frame';
+} from '../answers/gzip-splice';
+import { errorEnvelope, type HttpAnswer } from '../answers/http-answer';
+import { frameText, type FrameSource } from '../answers/sse-frame';
 
 /** Strict UTF-8: invalid bytes are a parse error, never silently replaced (contract §10). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

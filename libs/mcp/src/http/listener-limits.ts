@@ -1,4 +1,4 @@
-import type { HttpAnswer } from './http-answer';
+import type { HttpAnswer } from '../answers/http-answer';
 import { plainError } from './http-write';
 
 /** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */

@@ -1,6 +1,6 @@
 import { Controller, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpAnswer } from './http-answer';
+import type { HttpAnswer } from '../answers/http-answer';
 import { decodeBody, write } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
 

@@ -1,6 +1,6 @@
 import { callerName, callerSubject } from '@app/identity';
 import { callerContext, inSpan, pastSpan, SpanKind, type Attributes } from '@app/observability';
-import type { HttpAnswer, HttpExchange } from './http-answer';
+import type { HttpAnswer, HttpExchange } from '../answers/http-answer';
 import type { InboundMessage } from '../jsonrpc/jsonrpc.types';
 
 /** When a traced request reached the gateway, and when its caller's token was checked. */

@@ -1,4 +1,4 @@
-import type { SseFrame } from '../http/sse-frame';
+import type { SseFrame } from '../answers/sse-frame';
 import { NotificationStream } from './notification-stream';
 
 async function take(stream: NotificationStream, count: number): Promise<SseFrame[]> {

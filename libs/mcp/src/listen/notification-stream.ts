@@ -1,4 +1,4 @@
-import { SseComment, type FrameSource, type SseFrame } from '../http/sse-frame';
+import { SseComment, type FrameSource, type SseFrame } from '../answers/sse-frame';
 
 /** Bytes a frame is counted for in the queue: its text (UTF-16 length, near its UTF-8 size). */
 function frameSize(frame: SseFrame): number {

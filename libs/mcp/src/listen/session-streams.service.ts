@@ -12,7 +12,7 @@ import {
   messageAnswer,
   streamAnswer,
   type HttpAnswer,
-} from '../http/http-answer';
+} from '../answers/http-answer';
 import { SessionTokenService } from '../session/session-token.service';
 import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import { NotificationHub, type OpenStream } from './notification-hub.service';

@@ -3,7 +3,7 @@ import { CallCancellation } from '@app/execution';
 import { AccessPolicy, type CallerIdentity, type ResourceServer } from '@app/identity';
 import type { CatalogSnapshot, RegistryService } from '@app/registry';
 import type { ServerCapabilities } from '../servers/server-capabilities';
-import type { SseFrame } from '../http/sse-frame';
+import type { SseFrame } from '../answers/sse-frame';
 import type { SessionTokenService } from '../session/session-token.service';
 import { NotificationHub } from './notification-hub.service';
 import { SessionStreams } from './session-streams.service';

@@ -12,7 +12,7 @@ import { ResourceServer, allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { ServerCapabilities } from '../servers/server-capabilities';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import type { FrameSource } from '../http/sse-frame';
+import type { FrameSource } from '../answers/sse-frame';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import {

@@ -1,8 +1,8 @@
 import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import type { CallerAccess, CallerIdentity } from '@app/identity';
 import type { CatalogTool } from '@app/registry';
-import type { BodyPart } from '../http/gzip-splice';
-import type { FrameSource } from '../http/sse-frame';
+import type { BodyPart } from '../answers/gzip-splice';
+import type { FrameSource } from '../answers/sse-frame';
 import type { JsonRpcId } from '../jsonrpc/jsonrpc.types';
 
 /** A -32020 header fault: which header, what the body says, and the reason in words. */

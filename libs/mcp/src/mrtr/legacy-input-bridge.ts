@@ -8,7 +8,7 @@ import type { MethodContext, MethodResult } from '../methods/method-handler';
 import { RELAYED_REQUESTS, UpstreamRouter } from '../relay/upstream-router';
 import { answerBinding, boundTo, type AnswerDelivery } from '../relay/answer-binding';
 import { InputHandoff } from './input-handoff';
-import { MrtrSeal } from './mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 import { plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 
 /** A 2026 `inputRequests` entry (wire notes §4): `{method, params}`, no id, no envelope. */

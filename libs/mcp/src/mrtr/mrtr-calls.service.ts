@@ -14,7 +14,8 @@ import { LegacyInputBridge } from './legacy-input-bridge';
 import { SpentStates } from './spent-states';
 import { ParkedCall } from './parked-call';
 import { bindingOf, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
-import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
+import { RequestStateEnvelope, type StateBinding } from './request-state-envelope';
+import { sealedCallerKey } from '../sealing/sealed-caller';
 
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
 const HANDOFF_SLACK_MILLIS = 5_000;
@@ -89,7 +90,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     context: MethodContext,
   ): Promise<MethodResult> {
     if (!isModernVersion(context.protocolVersion)) return this.bridge.run(call, context);
-    const binding = bindingOf(call, callerKey(context.caller));
+    const binding = bindingOf(call, sealedCallerKey(context.caller));
     let params: Record<string, unknown> = { ...call.params };
     if (params.requestState !== undefined) {
       const opened = this.envelope.open(params.requestState, binding);

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { GatewayConfig } from '@app/config';
 import { GatewayError } from '../errors/gateway-error';
-import { MrtrSeal } from './mrtr-seal';
-import { callerKey, RequestStateEnvelope, type StateBinding } from './request-state-envelope';
+import { MrtrSeal } from '../sealing/mrtr-seal';
+import { RequestStateEnvelope, type StateBinding } from './request-state-envelope';
+import { sealedCallerKey } from '../sealing/sealed-caller';
 import { bindingOf, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 import type { UpstreamDefinition } from '@app/config';
 
@@ -101,17 +102,20 @@ describe('the requestState envelope: AEAD, bound to upstream, tool and caller (d
     ['another upstream', { upstream: 'repo' }],
     [
       'another caller',
-      { caller: callerKey({ subject: 'mallory', scopes: [], claims: {}, token: 't' }) },
+      { caller: sealedCallerKey({ subject: 'mallory', scopes: [], claims: {}, token: 't' }) },
     ],
   ])('an envelope presented for %s is -32602 (foreign)', (_kind, change) => {
     const e = envelope();
     const token = e.wrap(
-      { ...binding, caller: callerKey({ subject: 'alice', scopes: [], claims: {}, token: 't' }) },
+      {
+        ...binding,
+        caller: sealedCallerKey({ subject: 'alice', scopes: [], claims: {}, token: 't' }),
+      },
       { kind: 'relayed', state: 's' },
     );
     const expected = {
       ...binding,
-      caller: callerKey({ subject: 'alice', scopes: [], claims: {}, token: 't' }),
+      caller: sealedCallerKey({ subject: 'alice', scopes: [], claims: {}, token: 't' }),
       ...change,
     };
     expect(invalidParams(() => e.unwrap(token, expected)).message).toMatch(/another/);
@@ -125,13 +129,13 @@ describe('the requestState envelope: AEAD, bound to upstream, tool and caller (d
   });
 
   it('binds the caller by subject and client id; no caller (auth off) is null', () => {
-    expect(callerKey(undefined)).toBeNull();
-    const a = callerKey({ subject: 'u', clientId: 'c1', scopes: [], claims: {}, token: 'x' });
-    const b = callerKey({ subject: 'u', clientId: 'c2', scopes: [], claims: {}, token: 'y' });
+    expect(sealedCallerKey(undefined)).toBeNull();
+    const a = sealedCallerKey({ subject: 'u', clientId: 'c1', scopes: [], claims: {}, token: 'x' });
+    const b = sealedCallerKey({ subject: 'u', clientId: 'c2', scopes: [], claims: {}, token: 'y' });
     expect(a).not.toBe(b);
-    expect(callerKey({ subject: 'u', clientId: 'c1', scopes: ['s'], claims: {}, token: 'z' })).toBe(
-      a,
-    );
+    expect(
+      sealedCallerKey({ subject: 'u', clientId: 'c1', scopes: ['s'], claims: {}, token: 'z' }),
+    ).toBe(a);
   });
 
   describe('bindingOf: what a request binds (wire notes §4 "State and security")', () => {

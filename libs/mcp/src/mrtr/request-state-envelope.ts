@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import type { CallerIdentity } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { MrtrSeal } from './mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 
 /** What an envelope is bound to: a retry must come for the same upstream, request and caller. */
 export interface StateBinding {
@@ -11,7 +10,7 @@ export interface StateBinding {
   readonly upstream: string;
   /** The request: method, published name or URI, digest of the client's arguments (bindingOf). */
   readonly tool: string;
-  /** callerKey() of the caller; null when the gateway runs without authentication. */
+  /** sealedCallerKey() of the caller; null when the gateway runs without authentication. */
   readonly caller: string | null;
 }
 
@@ -47,15 +46,6 @@ interface EnvelopePayload {
   readonly s?: string;
   readonly o?: string;
   readonly k?: string;
-}
-
-/**
- * The caller as the envelope binds it: `sub` and `client_id`
- * (docs/operations.md §11 "Multi round-trip and era bridging"); null without auth.
- */
-export function callerKey(caller: CallerIdentity | undefined): string | null {
-  if (caller === undefined) return null;
-  return `${caller.subject ?? ''}\u0000${caller.clientId ?? ''}`;
 }
 
 function invalidState(reason: string): GatewayError {

@@ -1,7 +1,7 @@
 import type { CallerAccess, CallerIdentity } from '@app/identity';
 import { JsonRpcCode } from '@app/wire';
-import { errorEnvelope, messageAnswer, type HttpAnswer } from '../http/http-answer';
-import { callerKey } from '../mrtr/request-state-envelope';
+import { errorEnvelope, messageAnswer, type HttpAnswer } from '../answers/http-answer';
+import { sealedCallerKey } from '../sealing/sealed-caller';
 
 /**
  * Who may answer a request the gateway put to a client (a relayed server→client request, or one
@@ -10,7 +10,7 @@ import { callerKey } from '../mrtr/request-state-envelope';
  * beside the gateway identity (the seal's AAD) and an expiry, as `requestState` envelopes are.
  */
 export interface AnswerBinding {
-  /** callerKey() of the caller; null when the gateway runs without authentication. */
+  /** sealedCallerKey() of the caller; null when the gateway runs without authentication. */
   readonly caller: string | null;
   /** The caller's grant: `*` everything, `g:<rule key>` under `mcp.access`; null without auth. */
   readonly grant: string | null;
@@ -22,7 +22,7 @@ export function answerBinding(
   access: CallerAccess | undefined,
 ): AnswerBinding {
   return {
-    caller: callerKey(caller),
+    caller: sealedCallerKey(caller),
     grant: access === undefined ? null : access.all ? '*' : `g:${access.key}`,
   };
 }

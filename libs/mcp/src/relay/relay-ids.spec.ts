@@ -1,6 +1,6 @@
 import type { GatewayConfig } from '@app/config';
 import type { CallerAccess, CallerIdentity } from '@app/identity';
-import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 import { answerBinding, type AnswerBinding } from './answer-binding';
 import { RelayIds } from './relay-ids';
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 import { boundTo, type AnswerBinding } from './answer-binding';
 
 /** Where a relayed server->client request came from: enough to route the client's answer back. */

@@ -2,7 +2,7 @@ import type { GatewayConfig } from '@app/config';
 import type { ToolExecutor } from '@app/execution';
 import type { BundleTool } from '@app/registry';
 import type { MethodContext } from '../methods/method-handler';
-import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 import { GatewayTasks } from './gateway-tasks';
 import { TaskIds } from './task-ids';
 import { MemoryTaskStore, type TaskRecord } from './task-store';

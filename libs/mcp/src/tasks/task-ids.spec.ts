@@ -1,6 +1,6 @@
 import type { GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
-import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 import { TaskIds, UNBOUNDED_TASK_ID_MILLIS, urlDigest } from './task-ids';
 
 const KEY = Buffer.alloc(32, 7);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CallerIdentity } from '@app/identity';
-import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 import { callerDigest } from '../session/caller-key';
 
 /**

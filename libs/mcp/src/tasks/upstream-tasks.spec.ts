@@ -3,7 +3,7 @@ import type { RegistryService } from '@app/registry';
 import { ForwardedError } from '../errors/gateway-error';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import type { UpstreamRouter } from '../relay/upstream-router';
-import { MrtrSeal } from '../mrtr/mrtr-seal';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 import { TaskIds, urlDigest } from './task-ids';
 import { UpstreamTasks } from './upstream-tasks';
 

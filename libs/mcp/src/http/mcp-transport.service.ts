@@ -1,15 +1,15 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { isModernVersion, JsonRpcCode, MetaKey, MODERN_PROTOCOL_VERSIONS } from '@app/wire';
-import { VirtualServers } from './servers/virtual-servers.service';
+import { VirtualServers } from '../servers/virtual-servers.service';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { IncomingHeaders } from '@app/execution';
 import { ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { sampleRoot, tracingOn } from '@app/observability';
-import { authRefusal } from './http/auth-answers';
-import { LegacyCodec } from './codecs/legacy.codec';
-import { ModernCodec } from './codecs/modern.codec';
-import { GatewayErrorCode } from './errors/gateway-error';
-import { legacyWireError } from './errors/wire-errors';
+import { authRefusal } from './auth-answers';
+import { LegacyCodec } from '../codecs/legacy.codec';
+import { ModernCodec } from '../codecs/modern.codec';
+import { GatewayErrorCode } from '../errors/gateway-error';
+import { legacyWireError } from '../errors/wire-errors';
 import {
   errorEnvelope,
   header,
@@ -17,10 +17,10 @@ import {
   negotiateFormat,
   type HttpAnswer,
   type HttpExchange,
-} from './http/http-answer';
-import type { InboundMessage, JsonRpcId } from './jsonrpc/jsonrpc.types';
-import { parseMessage } from './jsonrpc/parse-message';
-import { epochNow, traceRequest, type RequestTiming } from './http/request-span';
+} from '../answers/http-answer';
+import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { parseMessage } from '../jsonrpc/parse-message';
+import { epochNow, traceRequest, type RequestTiming } from './request-span';
 
 function transportError(
   code: GatewayErrorCode,
