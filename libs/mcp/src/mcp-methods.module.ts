@@ -28,7 +28,9 @@ import { McpSessionsModule } from './mcp-sessions.module';
 import { SelectTool } from './search/select-tool';
 import { ToolSearch } from './search/tool-search.service';
 import { ToolSelections } from './search/tool-selections';
-import { TasksCancelHandler, TasksGetHandler, TasksUpdateHandler } from './tasks/tasks.handlers';
+import { TasksCancelHandler } from './tasks/tasks-cancel.handler';
+import { TasksGetHandler } from './tasks/tasks-get.handler';
+import { TasksUpdateHandler } from './tasks/tasks-update.handler';
 
 /** One handler per method of the method table (libs/wire/src/methods.ts). */
 const HANDLERS: Type<MethodHandler>[] = [

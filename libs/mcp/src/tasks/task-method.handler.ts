@@ -9,12 +9,13 @@ import { GatewayTasks } from './gateway-tasks';
 import { tasksNotDeclared, unknownTask } from './task-errors';
 
 /**
- * `tasks/get`, `tasks/update` and `tasks/cancel` (SEP-2663; docs/operations.md §10 "Tasks"):
- * for a request that declares the extension, the client's task id opened (TaskIds) and the
- * request sent to the task's owner.
+ * What `tasks/get`, `tasks/update` and `tasks/cancel` share (SEP-2663; docs/operations.md §10
+ * "Tasks"): for a request that declares the extension, the client's task id opened (TaskIds)
+ * and the request sent to the task's owner; each method's own file says what it does with a task
+ * the gateway runs.
  */
 @Injectable()
-abstract class TaskMethodHandler implements MethodHandler {
+export abstract class TaskMethodHandler implements MethodHandler {
   abstract readonly method: string;
 
   constructor(
@@ -46,32 +47,5 @@ abstract class TaskMethodHandler implements MethodHandler {
       params,
       context,
     );
-  }
-}
-
-@Injectable()
-export class TasksGetHandler extends TaskMethodHandler {
-  readonly method = 'tasks/get';
-
-  protected own(taskId: string, clientId: string): Promise<MethodResult> {
-    return this.gatewayTasks.get(taskId, clientId);
-  }
-}
-
-@Injectable()
-export class TasksUpdateHandler extends TaskMethodHandler {
-  readonly method = 'tasks/update';
-
-  protected own(taskId: string): Promise<MethodResult> {
-    return this.gatewayTasks.update(taskId);
-  }
-}
-
-@Injectable()
-export class TasksCancelHandler extends TaskMethodHandler {
-  readonly method = 'tasks/cancel';
-
-  protected own(taskId: string): Promise<MethodResult> {
-    return this.gatewayTasks.cancel(taskId);
   }
 }
