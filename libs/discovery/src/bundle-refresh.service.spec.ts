@@ -2,8 +2,15 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import type { GatewayConfig } from '@app/config';
 import { McpConfig } from '@app/config';
-import { Clock, type BundlePullResult, type RegistryService } from '@app/registry';
+import {
+  Clock,
+  type BundlePullResult,
+  type RegistryService,
+  type UpstreamPullResult,
+} from '@app/registry';
+import { BundleManifestPuller } from './bundle-manifest-puller';
 import { BundleRefreshService } from './bundle-refresh.service';
+import type { SourcePuller, SourcePulls } from './source-puller';
 import type { FetchedManifest, ManifestFetcher } from './manifest-fetcher.service';
 
 Logger.overrideLogger(false);
@@ -40,7 +47,11 @@ function setup(minIntervalMs: number) {
       return Promise.resolve();
     }),
   } as unknown as RegistryService;
-  const service = new BundleRefreshService(fetcher, registry, new Clock(), config(minIntervalMs));
+  const service = new BundleRefreshService(
+    registry,
+    [new BundleManifestPuller(fetcher, registry, new Clock())],
+    config(minIntervalMs),
+  );
   /** Finishes every pull started so far and lets the round be applied. */
   const finishPulls = async () => {
     for (const p of pulls.splice(0)) p.finish();
@@ -158,5 +169,62 @@ describe('BundleRefreshService: the contract §8 refresh for an unknown tool nam
     await jest.advanceTimersByTimeAsync(10_000);
     expect(fetcher.fetch).toHaveBeenCalledTimes(1);
     expect(await settled(service.refreshForUnknownTool())).toBe(true);
+  });
+});
+
+describe('BundleRefreshService: a round over the kinds of source (SourcePuller)', () => {
+  const bundleResult = (bundleId: string): BundlePullResult => ({
+    bundleId,
+    kind: 'failed',
+    errorType: 'ManifestConnectError',
+    detail: '',
+    attemptedAt: new Date(0),
+  });
+  const upstreamResult = { upstreamId: 'u1', kind: 'failed' } as unknown as UpstreamPullResult;
+
+  it("pulls every kind's sources at once and applies them in one round, each to its kind", async () => {
+    const started: string[] = [];
+    const finish: Array<() => void> = [];
+    const puller = (pulls: SourcePulls): SourcePuller => ({
+      kind: pulls.kind,
+      pullAll: (traced) => {
+        expect(traced).toBe(false);
+        started.push(pulls.kind);
+        return new Promise((resolve) => finish.push(() => resolve(pulls)));
+      },
+    });
+    const applyRound = jest.fn(() => Promise.resolve());
+    const registry = { applyRound } as unknown as RegistryService;
+    const service = new BundleRefreshService(
+      registry,
+      [
+        puller({ kind: 'bundle', results: [bundleResult('a')] }),
+        puller({ kind: 'upstream', results: [upstreamResult] }),
+        puller({ kind: 'bundle', results: [bundleResult('b')] }),
+      ],
+      config(0),
+    );
+    const round = service.refreshNow();
+    // every puller started before any finished: the kinds are pulled concurrently
+    expect(started).toEqual(['bundle', 'upstream', 'bundle']);
+    expect(applyRound).not.toHaveBeenCalled();
+    for (const f of finish) f();
+    await round;
+    expect(applyRound).toHaveBeenCalledTimes(1);
+    expect(applyRound).toHaveBeenCalledWith(
+      [bundleResult('a'), bundleResult('b')],
+      [upstreamResult],
+    );
+  });
+
+  it('a puller that rejects leaves the catalog unchanged and the round ends (contract §6)', async () => {
+    const applyRound = jest.fn(() => Promise.resolve());
+    const service = new BundleRefreshService(
+      { applyRound } as unknown as RegistryService,
+      [{ kind: 'bundle', pullAll: () => Promise.reject(new Error('boom')) }],
+      config(0),
+    );
+    await expect(service.refreshNow()).resolves.toBeUndefined();
+    expect(applyRound).not.toHaveBeenCalled();
   });
 });

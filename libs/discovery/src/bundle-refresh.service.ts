@@ -1,10 +1,8 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { failSpan, GatewayMetrics, inSpan, tracedHere, tracingOn } from '@app/observability';
-import type { BundleDefinition } from '@app/config';
-import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
-import { ManifestFetcher } from './manifest-fetcher.service';
-import { UpstreamListPuller } from './upstream-list-puller.service';
+import { GatewayMetrics, inSpan, tracedHere, tracingOn } from '@app/observability';
+import { RegistryService, type BundlePullResult, type UpstreamPullResult } from '@app/registry';
+import { SOURCE_PULLERS, type SourcePuller } from './source-puller';
 
 /** A round promised to the misses that arrived since the last round started; not started yet. */
 interface PromisedRound {
@@ -13,9 +11,10 @@ interface PromisedRound {
 }
 
 /**
- * Runs refresh rounds: every enabled bundle and upstream pulled concurrently (contract §6
- * "동시 조회"; docs/operations.md §10 "Lists"),
- * then the results handed to the registry in one piece. One round at a time.
+ * Runs refresh rounds: every enabled source of every kind pulled concurrently by its kind's
+ * puller (SourcePuller: bundles' manifests, upstreams' lists; contract §6 "동시 조회";
+ * docs/operations.md §10 "Lists"), then the results handed to the registry in one piece. One
+ * round at a time.
  *
  * The contract §8 refresh for an unknown tool name is answered from a round that *started
  * after the miss*: a round already running when the miss arrived may have fetched its
@@ -35,14 +34,10 @@ export class BundleRefreshService implements OnApplicationShutdown {
   private readonly minIntervalMs: number;
 
   constructor(
-    private readonly fetcher: ManifestFetcher,
     private readonly registry: RegistryService,
-    private readonly clock: Clock,
+    @Inject(SOURCE_PULLERS) private readonly pullers: readonly SourcePuller[],
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
-    @Optional()
-    @Inject(UpstreamListPuller)
-    private readonly upstreamPuller: UpstreamListPuller | null = null,
   ) {
     // An upstream's list_changed refreshes that upstream alone: ListChangedRefresh.
     this.minIntervalMs = config.mcp.registry.notFoundRefreshMinIntervalMillis;
@@ -135,31 +130,18 @@ export class BundleRefreshService implements OnApplicationShutdown {
   }
 
   private async runRoundUntraced(): Promise<void> {
-    // Second line of defence (contract §6): pullOne never throws, and neither may the round.
+    // Second line of defence (contract §6): a puller never rejects, and neither may the round.
     const started = performance.now();
     try {
-      // Bundles and upstreams are pulled concurrently; the round is applied in one piece.
-      const puller = this.upstreamPuller;
+      // Every kind of source is pulled concurrently; the round is applied in one piece.
       const traced = tracedHere();
-      const [results, upstreamResults] = await Promise.all([
-        Promise.all(
-          this.registry
-            .enabledBundles()
-            .map((b) =>
-              traced ? pullSpan('bundle', b.id, () => this.pullOne(b)) : this.pullOne(b),
-            ),
-        ),
-        puller === null
-          ? []
-          : Promise.all(
-              this.registry
-                .enabledUpstreams()
-                .map((u) =>
-                  traced ? pullSpan('upstream', u.id, () => puller.pull(u)) : puller.pull(u),
-                ),
-            ),
-      ]);
-      await this.registry.applyRound(results, upstreamResults);
+      const pulls = await Promise.all(this.pullers.map((puller) => puller.pullAll(traced)));
+      let bundles: readonly BundlePullResult[] = [];
+      let upstreams: readonly UpstreamPullResult[] = [];
+      for (const pulled of pulls)
+        if (pulled.kind === 'bundle') bundles = bundles.concat(pulled.results);
+        else upstreams = upstreams.concat(pulled.results);
+      await this.registry.applyRound(bundles, upstreams);
       this.metrics?.refreshRound((performance.now() - started) / 1000);
     } catch (err) {
       this.logger.error(
@@ -167,70 +149,4 @@ export class BundleRefreshService implements OnApplicationShutdown {
       );
     }
   }
-
-  /** Pulls one bundle; a failure is a value, never an exception (contract §6). */
-  private async pullOne(bundle: BundleDefinition): Promise<BundlePullResult> {
-    const attemptedAt = this.clock.now();
-    try {
-      const fetched =
-        bundle.manifestFile !== undefined
-          ? await this.fetcher.readFile(bundle.manifestFile)
-          : await this.fetcher.fetch(bundle.manifestUrl);
-      if (fetched.ok)
-        return {
-          bundleId: bundle.id,
-          kind: 'manifest',
-          raw: fetched.bytes,
-          digest: fetched.digest,
-          attemptedAt,
-        };
-      // contract §3: the fallback file is read only when the first remote pull fails.
-      let fallbackRaw: Buffer | undefined;
-      if (
-        bundle.fallbackManifestFile !== undefined &&
-        this.registry.isFirstAttempt(bundle.id) &&
-        this.registry.hasNoCopy(bundle.id)
-      ) {
-        const fallback = await this.fetcher.readFile(bundle.fallbackManifestFile);
-        if (fallback.ok) fallbackRaw = fallback.bytes;
-        else
-          this.logger.error(
-            `Bundle ${bundle.id}: fallbackManifestFile unusable (${fallback.errorType}: ${fallback.detail})`,
-          );
-      }
-      return {
-        bundleId: bundle.id,
-        kind: 'failed',
-        errorType: fetched.errorType,
-        detail: fetched.detail,
-        attemptedAt,
-        fallbackRaw,
-      };
-    } catch (err) {
-      return {
-        bundleId: bundle.id,
-        kind: 'failed',
-        errorType: 'UnexpectedPullError',
-        detail: err instanceof Error ? err.name : typeof err,
-        attemptedAt,
-      };
-    }
-  }
-}
-
-/** One source's pull in a round's trace: which source, and the error type when it failed. */
-function pullSpan<T extends { readonly kind: string; readonly errorType?: string }>(
-  kind: 'bundle' | 'upstream',
-  id: string,
-  pull: () => Promise<T>,
-): Promise<T> {
-  return inSpan(
-    `pull ${kind} ${id}`,
-    { attributes: () => ({ 'mcp_gateway.source.kind': kind, 'mcp_gateway.source.id': id }) },
-    async () => {
-      const result = await pull();
-      if (result.kind === 'failed' && result.errorType !== undefined) failSpan(result.errorType);
-      return result;
-    },
-  );
 }

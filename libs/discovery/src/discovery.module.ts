@@ -5,14 +5,17 @@ import { RegistryModule } from '@app/registry';
 import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { UpstreamListPuller } from './upstream-list-puller.service';
+import { BundleManifestPuller } from './bundle-manifest-puller';
 import { BundleRefreshService } from './bundle-refresh.service';
+import { SOURCE_PULLERS, type SourcePuller } from './source-puller';
 import { ListChangedRefresh } from './list-changed-refresh.service';
 import { ManifestFetcher } from './manifest-fetcher.service';
 import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.service';
 
 /**
- * DiscoveryModule: scheduled manifest pulls (over @nestjs/axios) and upstream list pulls (over
- * UpstreamModule's connections); results handed to the registry as values.
+ * DiscoveryModule: scheduled rounds over the sources' pullers — manifest pulls (over
+ * @nestjs/axios) and upstream list pulls (over UpstreamModule's connections); results handed to
+ * the registry as values.
  */
 @Module({
   // HttpModule: manifest pulls through HttpService (its own axios instance; the agents and
@@ -28,7 +31,17 @@ import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.serv
     ManifestFetcher,
     BundleRefreshService,
     ListChangedRefresh,
+    // the kinds of source a refresh round pulls, one puller each (SourcePuller)
+    BundleManifestPuller,
     UpstreamListPuller,
+    {
+      provide: SOURCE_PULLERS,
+      useFactory: (
+        bundles: BundleManifestPuller,
+        upstreams: UpstreamListPuller,
+      ): SourcePuller[] => [bundles, upstreams],
+      inject: [BundleManifestPuller, UpstreamListPuller],
+    },
     RefreshScheduler,
     { provide: RANDOM, useValue: Math.random },
     { provide: MONOTONIC_MS, useValue: () => performance.now() },

@@ -4,7 +4,9 @@ import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { GATEWAY_CONFIG, McpConfig, type GatewayConfig } from '@app/config';
 import { Clock, RegistryService } from '@app/registry';
+import { BundleManifestPuller } from './bundle-manifest-puller';
 import { BundleRefreshService } from './bundle-refresh.service';
+import { SOURCE_PULLERS } from './source-puller';
 import { ManifestFetcher } from './manifest-fetcher.service';
 import {
   MONOTONIC_MS,
@@ -175,6 +177,12 @@ describe('RefreshScheduler with the real BundleRefreshService: one round at a ti
       providers: [
         RefreshScheduler,
         BundleRefreshService,
+        BundleManifestPuller,
+        {
+          provide: SOURCE_PULLERS,
+          useFactory: (bundles: BundleManifestPuller) => [bundles],
+          inject: [BundleManifestPuller],
+        },
         Clock,
         { provide: ManifestFetcher, useValue: fetcher },
         { provide: GATEWAY_CONFIG, useValue: config(2, 0) },

@@ -7,6 +7,7 @@ import {
 } from '@app/config';
 import {
   Clock,
+  RegistryService,
   type UpstreamItem,
   type UpstreamListHints,
   type UpstreamListKey,
@@ -24,6 +25,7 @@ import {
 } from '@app/upstream';
 import { upstreamRequestHeaders } from '@app/upstream';
 import { SourceCredentialError, SourceCredentials } from '@app/identity';
+import { pullEach, type SourcePuller, type SourcePulls } from './source-puller';
 
 /** The four lists of an upstream, the capability that offers each, and the result key. */
 const LISTS = [
@@ -108,13 +110,27 @@ class PullFailure extends Error {
  * is a failed pull. A failure is a value, never an exception.
  */
 @Injectable()
-export class UpstreamListPuller {
+export class UpstreamListPuller implements SourcePuller {
+  readonly kind = 'upstream';
+
   constructor(
     private readonly connections: UpstreamConnections,
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly credentials: SourceCredentials,
+    private readonly registry: RegistryService,
   ) {}
+
+  /** A refresh round's pull of every enabled upstream, configured or registered. */
+  async pullAll(traced: boolean): Promise<SourcePulls> {
+    const results = await pullEach(
+      'upstream',
+      this.registry.enabledUpstreams(),
+      (upstream) => this.pull(upstream),
+      traced,
+    );
+    return { kind: 'upstream', results };
+  }
 
   /**
    * A pull has no caller: with authorization mode tokenExchange it carries the gateway's own

@@ -1,0 +1,81 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { BundleDefinition } from '@app/config';
+import { Clock, RegistryService, type BundlePullResult } from '@app/registry';
+import { ManifestFetcher } from './manifest-fetcher.service';
+import { pullEach, type SourcePuller, type SourcePulls } from './source-puller';
+
+/**
+ * The bundles' manifests as a refresh round pulls them (contract §6): each enabled bundle's
+ * manifest, from its URL or file, with the contract §3 fallback file when the first remote pull
+ * fails.
+ */
+@Injectable()
+export class BundleManifestPuller implements SourcePuller {
+  readonly kind = 'bundle';
+  private readonly logger = new Logger('Discovery');
+
+  constructor(
+    private readonly fetcher: ManifestFetcher,
+    private readonly registry: RegistryService,
+    private readonly clock: Clock,
+  ) {}
+
+  async pullAll(traced: boolean): Promise<SourcePulls> {
+    const results = await pullEach(
+      'bundle',
+      this.registry.enabledBundles(),
+      (bundle) => this.pullOne(bundle),
+      traced,
+    );
+    return { kind: 'bundle', results };
+  }
+
+  /** Pulls one bundle; a failure is a value, never an exception (contract §6). */
+  private async pullOne(bundle: BundleDefinition): Promise<BundlePullResult> {
+    const attemptedAt = this.clock.now();
+    try {
+      const fetched =
+        bundle.manifestFile !== undefined
+          ? await this.fetcher.readFile(bundle.manifestFile)
+          : await this.fetcher.fetch(bundle.manifestUrl);
+      if (fetched.ok)
+        return {
+          bundleId: bundle.id,
+          kind: 'manifest',
+          raw: fetched.bytes,
+          digest: fetched.digest,
+          attemptedAt,
+        };
+      // contract §3: the fallback file is read only when the first remote pull fails.
+      let fallbackRaw: Buffer | undefined;
+      if (
+        bundle.fallbackManifestFile !== undefined &&
+        this.registry.isFirstAttempt(bundle.id) &&
+        this.registry.hasNoCopy(bundle.id)
+      ) {
+        const fallback = await this.fetcher.readFile(bundle.fallbackManifestFile);
+        if (fallback.ok) fallbackRaw = fallback.bytes;
+        else
+          this.logger.error(
+            `Bundle ${bundle.id}: fallbackManifestFile unusable (${fallback.errorType}: ${fallback.detail})`,
+          );
+      }
+      return {
+        bundleId: bundle.id,
+        kind: 'failed',
+        errorType: fetched.errorType,
+        detail: fetched.detail,
+        attemptedAt,
+        fallbackRaw,
+      };
+    } catch (err) {
+      return {
+        bundleId: bundle.id,
+        kind: 'failed',
+        errorType: 'UnexpectedPullError',
+        detail: err instanceof Error ? err.name : typeof err,
+        attemptedAt,
+      };
+    }
+  }
+}
