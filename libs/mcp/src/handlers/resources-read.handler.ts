@@ -51,7 +51,7 @@ export class ResourcesReadHandler implements MethodHandler {
         upstream: owner,
         method: 'resources/read',
         target: uri,
-        arguments: undefined,
+        arguments: params?.arguments,
         params: { ...params },
       },
       context,

@@ -23,16 +23,15 @@ function handler(): ToolsCallHandler {
   const live = { ownerOf: () => undefined };
   return new ToolsCallHandler(
     registry as unknown as RegistryService,
-    ...([
-      undefined,
-      undefined,
-      undefined,
-      live,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-    ] as unknown as [never, never, never, never, never, never, never, never]),
+    ...([undefined, undefined, live, undefined, undefined, undefined, undefined] as unknown as [
+      never,
+      never,
+      never,
+      never,
+      never,
+      never,
+      never,
+    ]),
   );
 }
 

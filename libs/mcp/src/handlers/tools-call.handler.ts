@@ -44,7 +44,6 @@ import { UpstreamTasks } from '../tasks/upstream-tasks';
 import { GatewayTasks } from '../tasks/gateway-tasks';
 import { bundleTaskSupport } from '../tasks/bundle-task-support';
 import { tasksNotDeclared } from '../tasks/task-errors';
-import { UpstreamRouter } from '../relay/upstream-router';
 import {
   CALL_TOOL,
   DESCRIBE_TOOL,
@@ -90,7 +89,6 @@ export class ToolsCallHandler implements MethodHandler {
     private readonly registry: RegistryService,
     private readonly refresh: CatalogRefresh,
     private readonly executor: ToolExecutor,
-    private readonly upstreams: UpstreamRouter,
     private readonly live: LiveLists,
     private readonly mrtr: MrtrCalls,
     private readonly tasks: UpstreamTasks,

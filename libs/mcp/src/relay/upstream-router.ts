@@ -85,8 +85,8 @@ export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
  * text, a SerializedResult), a JSON-RPC error with its own code, message and data, a
  * failure (timeout, unreachable, …) of `tools/call` as an isError result and of any other method
  * as -32603. This is the one forwarder of upstream requests: the handlers and MrtrCalls' rounds
- * give it their requests, and the upstream's outcome is mapped to the wire here only. While the request runs, the
- * upstream's notifications go to the client's SSE answer as they are, and its requests to the
+ * give it their requests, and the upstream's outcome is mapped to the wire here only. While the
+ * request runs, the upstream's notifications go to the client's SSE answer as they are, and its requests to the
  * client go there under a sealed relay id (RelayIds); without an SSE answer, such a request is
  * refused at once so the upstream does not wait for nothing.
  */
@@ -153,8 +153,9 @@ export class UpstreamRouter {
         return passOn ? new SerializedResult(text, result) : result;
       }
       case 'error':
-        // -32602 from an upstream for a tool it listed: its lists are stale (the shared cases,
-        // B23). Refreshed as for a miss (throttled alike), without holding the error back.
+        // -32602 from an upstream for a tool it listed: its lists are stale
+        // (docs/operations.md §10 "Routing"). Refreshed as for a miss (throttled alike), without
+        // holding the error back.
         if (outcome.code === JsonRpcCode.InvalidParams && method === 'tools/call')
           void this.refresh.refreshForUnknownTool();
         throw new ForwardedError(outcome.code, outcome.message, outcome.data);
