@@ -188,9 +188,11 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
     await rs.authenticate(narrow);
     expect(rs.authenticateRemembered(narrow)).toMatchObject({ status: 403 });
     // a token remembered until its exp: once past it, no longer decided from memory
-    const brief = `Bearer ${await sign({ sub: 'carol', scope: 'mcp' }, 1)}`;
+    // (a minute of life: a loaded machine must not see it expire before it is first verified)
+    const brief = `Bearer ${await sign({ sub: 'carol', scope: 'mcp' }, 60)}`;
     expect(await rs.authenticate(brief)).toMatchObject({ kind: 'authenticated' });
-    jest.useFakeTimers({ now: Date.now() + 2_000, doNotFake: ['nextTick', 'setImmediate'] });
+    expect(rs.authenticateRemembered(brief)).toMatchObject({ kind: 'authenticated' });
+    jest.useFakeTimers({ now: Date.now() + 120_000, doNotFake: ['nextTick', 'setImmediate'] });
     try {
       expect(rs.authenticateRemembered(brief)).toBeUndefined();
     } finally {
