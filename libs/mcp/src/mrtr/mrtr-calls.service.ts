@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { capabilityNeededBy, isModernVersion, JsonRpcCode, undeclaredBy } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { CallCancellation } from '@app/execution';
 import { inSpan, tracedHere } from '@app/observability';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { type MethodContext, type MethodResult } from '../methods/method-handler';
@@ -109,26 +110,42 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   // ---- 2026 client --------------------------------------------------------------------------
 
-  /** A first round (or a 2026 upstream's retry): forwarded with parking for upstream requests. */
+  /**
+   * A first round (or a 2026 upstream's retry), forwarded. Most calls never ask the client
+   * anything: their outcome is the answer, and no ParkedCall is made. The first request the
+   * upstream sends the client parks the call (ParkedCall, under the cancellation the call was
+   * forwarded with), and the round goes on as a parked call's.
+   */
   private async start(
     call: UpstreamMrtrRequest,
     params: Record<string, unknown>,
     binding: StateBinding,
     context: MethodContext,
   ): Promise<MethodResult> {
-    const parked = new ParkedCall((request, response) => {
-      void this.router.respond(call.upstream, request.sessionId, response, context);
-    });
+    const cancellation = new CallCancellation();
     // The client's cancellation counts while it waits for this round, not once it has its answer.
-    context.signal?.onAbort((reason) => parked.cancellation.abort(reason));
+    context.signal?.onAbort((reason) => cancellation.abort(reason));
     let relay = context.relay;
+    let parked: ParkedCall | undefined;
+    let settled: { readonly result?: object; readonly error?: unknown } | undefined;
+    let woken: (() => void) | undefined;
+    const park = (): ParkedCall => {
+      if (parked === undefined) {
+        parked = new ParkedCall((request, response) => {
+          void this.router.respond(call.upstream, request.sessionId, response, context);
+        }, cancellation);
+        if (settled !== undefined) parked.settle(settled);
+        woken?.();
+      }
+      return parked;
+    };
     const declared = context.clientCapabilities;
     const hook: UpstreamRequestHook = (message, origin) => {
       const capability = RELAYED_REQUESTS.get(message.method as string);
       if (capability === undefined) return false;
       const undeclared = declared === undefined ? undefined : undeclaredBy(declared, message);
       if (undeclared !== undefined) {
-        parked.addUndeclared(
+        park().addUndeclared(
           message,
           origin,
           undeclared,
@@ -136,23 +153,39 @@ export class MrtrCalls implements OnApplicationShutdown {
         );
         return true;
       }
-      parked.add(message, origin);
+      park().add(message, origin);
       return true;
     };
-    this.router
+    const forwarded = this.router
       .forward(
         call.upstream,
         call.method,
         params,
-        { ...context, signal: parked.cancellation, relay: (m) => relay?.(m) },
+        { ...context, signal: cancellation, relay: (m) => relay?.(m) },
         { requestHeaders: call.requestHeaders, onRequest: hook },
       )
       .then(
-        (result) => parked.settle({ result }),
-        (error: unknown) => parked.settle({ error }),
+        (result) => {
+          settled = { result };
+          parked?.settle(settled);
+        },
+        (error: unknown) => {
+          settled = { error };
+          parked?.settle(settled);
+        },
       );
     try {
-      const outcome = await this.round(parked, binding);
+      // the call's outcome, or the upstream's first request to the client, whichever comes first
+      await new Promise<void>((resolve) => {
+        woken = resolve;
+        void forwarded.then(resolve);
+      });
+      if (parked === undefined && settled !== undefined) {
+        if (settled.error === undefined) return this.relayedState(settled.result ?? {}, binding);
+        if (settled.error instanceof ForwardedError) throw settled.error;
+        throw this.errorOf(this.transferable(settled.error));
+      }
+      const outcome = await this.round(park(), binding);
       if (outcome.kind === 'result') return outcome.value;
       throw this.errorOf(outcome);
     } finally {
@@ -281,7 +314,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     this.handoff.release(key);
   }
 
-  private transferable(error: unknown): RoundOutcome {
+  private transferable(error: unknown): Extract<RoundOutcome, { kind: 'error' }> {
     if (error instanceof ForwardedError)
       return { kind: 'error', code: error.rpcCode, message: error.message, data: error.rpcData };
     if (error instanceof GatewayError && error.code === GatewayErrorCode.InvalidParams)

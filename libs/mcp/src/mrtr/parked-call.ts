@@ -38,8 +38,6 @@ export type ParkedOutcome =
 export class ParkedCall {
   /** The key the call is held under (InputHandoff). */
   readonly key = randomBytes(12).toString('base64url');
-  /** Aborts the upstream call (abandoned, or its client went away during a round). */
-  readonly cancellation = new CallCancellation();
   /** Serializes retries of this call: one round at a time. */
   queue: Promise<unknown> = Promise.resolve();
   private readonly pending = new Map<string, PendingUpstreamRequest>();
@@ -53,9 +51,14 @@ export class ParkedCall {
   private wake?: () => void;
   private asked = 0;
 
-  /** @param answer posts a JSON-RPC response to the upstream request (best effort) */
+  /**
+   * @param answer posts a JSON-RPC response to the upstream request (best effort)
+   * @param cancellation aborts the upstream call (abandoned, or its client went away during a
+   *   round): the one the call was forwarded with, when it parks after it started
+   */
   constructor(
     private readonly answer: (request: PendingUpstreamRequest, response: JsonRpcMessage) => void,
+    readonly cancellation: CallCancellation = new CallCancellation(),
   ) {}
 
   /** The upstream asked the client something: held until `respond` brings the answer. */
