@@ -27,10 +27,10 @@ export { dialectOf, SUPPORTED_DIALECTS, type SchemaDialect } from './manifest/sc
 export {
   mergeCatalog,
   compareCodeUnits,
-  type MergeInput,
   type MergeLimits,
   type MergeResult,
 } from './catalog/merge-catalog';
+export type { SourceContribution } from './catalog/source-contribution';
 export {
   CatalogHistory,
   CATALOG_HISTORY_CAPACITY,

@@ -12,7 +12,8 @@ import type { MergeRejectionType, PartialSource, SourceIntake, SourceRound } fro
 import { CatalogExtras, type ResourceConflict } from './catalog/catalog-extras';
 import { CatalogHistory, type CatalogHistoryView } from './catalog/catalog-history';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
-import { mergeCatalog, type MergeInput } from './catalog/merge-catalog';
+import { mergeCatalog } from './catalog/merge-catalog';
+import type { SourceContribution } from './catalog/source-contribution';
 import { OutputValidators } from './catalog/output-validators';
 import { Clock } from './clock';
 import { PinnedTools } from './pins/pinned-tools.service';
@@ -20,7 +21,6 @@ import type { PullErrorType } from './manifest/manifest-errors';
 import type { AcceptedManifest } from './manifest/manifest.types';
 import type { BundlePullResult } from './pull-result';
 import { LAST_GOOD_STORE, type LastGoodStore } from './redis/last-good-store';
-import type { UpstreamContribution } from './upstream/upstream-contribution';
 import {
   UpstreamIntake,
   type UpstreamPullState,
@@ -55,6 +55,12 @@ export interface StoredCopy {
 }
 
 /** A merge rejection: the error type, its detail, the sources that took part. */
+/** One intake with its round, in a publication. */
+interface IntakeRound {
+  readonly intake: SourceIntake<SourceRound>;
+  readonly round: SourceRound;
+}
+
 interface Rejection {
   readonly errorType: MergeRejectionType;
   readonly detail: string;
@@ -108,7 +114,9 @@ export class RegistryService {
     @Inject(PinnedTools)
     private readonly pinned: PinnedTools = new PinnedTools(null, metrics),
   ) {
-    this.bundles = new BundleIntake(config, clock, store, metrics);
+    this.bundles = new BundleIntake(config, clock, store, metrics, (tool) =>
+      this.outputValidators.validatorFor(tool),
+    );
     this.intakes = [this.bundles, this.upstreams];
     // an approval (here or on another replica) publishes the held tools it approves
     this.pinned.onChanged(() => this.republish());
@@ -449,29 +457,28 @@ export class RegistryService {
 
   /** Merges, and commits candidates only as far as the aggregate allows (contract §7.3, §7.6). */
   private async publish(bundleRound: BundleRound, upstreamRound: UpstreamRound): Promise<void> {
-    // every intake's round, in the order of `intakes`
-    const rounds: readonly SourceRound[] = [bundleRound, upstreamRound];
-    const enabled = [...this.bundles.records.values()].filter((r) => r.definition.enabled);
-    const bundleInputs = (): MergeInput[] | undefined => {
-      const inputs: MergeInput[] = [];
-      for (const record of enabled) {
-        const manifest =
-          bundleRound.candidates.get(record.definition.id)?.copy.manifest ??
-          record.lastGood?.manifest;
-        if (manifest === undefined) return undefined;
-        inputs.push({ bundle: record.definition, manifest });
+    // every intake with its round, in the order of `intakes`
+    const taken: readonly IntakeRound[] = [
+      { intake: this.bundles, round: bundleRound },
+      { intake: this.upstreams, round: upstreamRound },
+    ];
+    const rounds = taken.map((t) => t.round);
+    // every source's contribution; undefined while a kind holds the catalog back
+    const contributions = (): SourceContribution[] | undefined => {
+      const all: SourceContribution[] = [];
+      for (const { intake, round } of taken) {
+        const own = intake.contributions(round);
+        if (own === undefined) return undefined;
+        all.push(...own);
       }
-      return inputs;
+      return all;
     };
 
-    let inputs = bundleInputs();
+    let current = contributions();
     let outcome: true | Rejection | undefined;
     let rejections = 0;
-    while (inputs !== undefined) {
-      outcome = await this.tryPublish(
-        inputs,
-        this.upstreams.contributionsWith(upstreamRound.candidates),
-      );
+    while (current !== undefined) {
+      outcome = await this.tryPublish(current);
       if (outcome === true) break;
       rejections += 1;
       const blamed = this.blame(outcome, rounds);
@@ -495,7 +502,7 @@ export class RegistryService {
       }
       // Each retry runs without the copies blamed so far: the others' changes may still be
       // published; the rejection reason stays visible until a round merges cleanly.
-      inputs = bundleInputs();
+      current = contributions();
     }
     if (outcome === true) {
       if (rejections === 0) this.lastRejectionReason = undefined;
@@ -506,8 +513,7 @@ export class RegistryService {
     }
     for (const id of rounds.flatMap((round) => round.candidateIds()))
       this.rejectedCopies.delete(id);
-    this.bundles.commit(bundleRound);
-    this.upstreams.commit(upstreamRound);
+    for (const { intake, round } of taken) intake.commit(round);
   }
 
   /**
@@ -555,33 +561,28 @@ export class RegistryService {
 
   /** Builds and swaps in the catalog for these inputs; true, or the merge rejection. */
   private async tryPublish(
-    inputs: readonly MergeInput[],
-    contributions: readonly UpstreamContribution[],
+    contributions: readonly SourceContribution[],
   ): Promise<true | Rejection> {
     const contentKey = [
-      ...inputs.map((i) => `${i.bundle.id}:${i.manifest.fingerprint}`),
-      ...contributions.map((c) => `${c.upstream.id}:${c.fingerprint}`),
+      ...contributions.map((c) => `${c.id}:${c.fingerprint}`),
       // an approval of pinned tools changes what is served from the same copies
       `pins:${this.pinned.version}`,
     ].join('|');
     if (this.snapshot?.contentKey === contentKey) return true;
-    const merged = await mergeCatalog(
-      inputs,
-      {
-        maxToolsTotal: this.config.mcp.discovery.maxToolsTotal,
-        maxToolTimeoutMillis: this.config.mcp.discovery.maxToolTimeoutMillis,
-      },
-      undefined,
-      (tool) => this.outputValidators.validatorFor(tool),
-      contributions,
-    );
+    const merged = await mergeCatalog(contributions, {
+      maxToolsTotal: this.config.mcp.discovery.maxToolsTotal,
+      maxToolTimeoutMillis: this.config.mcp.discovery.maxToolTimeoutMillis,
+    });
     if (!merged.ok) return merged;
     // Validators of tools no longer published are dropped; unchanged ones were reused.
     this.outputValidators.retainUsed();
-    const revisions = Object.fromEntries(
-      inputs.map((i) => [i.bundle.id, i.manifest.revision ?? null]),
+    // the sources with revisions (bundles' manifests), by id
+    const revised = contributions.filter((c) => c.revision !== undefined);
+    const revisions = Object.fromEntries(revised.map((c) => [c.id, c.revision ?? null]));
+    const extras = CatalogExtras.build(
+      contributions.flatMap((c) => (c.upstream === undefined ? [] : [c.upstream])),
+      contributions.some((c) => c.kind === 'bundle'),
     );
-    const extras = CatalogExtras.build(contributions, inputs.length > 0);
     this.logNewConflicts(extras.conflicts);
     this.upstreams.noteResourceConflicts(extras.conflicts);
     // tools of pinned sources are served only as approved (docs/operations.md §6)
@@ -609,9 +610,9 @@ export class RegistryService {
     const diff = await diffCatalogs(previous, next);
     this.metrics?.forgetTools(diff.removed);
     const revisionChanges = Object.fromEntries(
-      inputs.map((i) => [
-        i.bundle.id,
-        { from: previous?.revisions[i.bundle.id] ?? null, to: i.manifest.revision ?? null },
+      revised.map((c) => [
+        c.id,
+        { from: previous?.revisions[c.id] ?? null, to: c.revision ?? null },
       ]),
     );
     this.changes.recordPublished(next.publishedAt, next.toolCount, diff, revisionChanges);

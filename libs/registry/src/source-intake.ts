@@ -1,3 +1,4 @@
+import type { SourceContribution } from './catalog/source-contribution';
 import type { PullErrorType } from './manifest/manifest-errors';
 
 /**
@@ -52,6 +53,12 @@ export interface SourceIntake<R extends SourceRound> {
   readonly kind: SourceKind;
   /** A round in which nothing of this kind was pulled (a publication of the copies held). */
   emptyRound(): R;
+  /**
+   * What the catalog would serve of this kind with the round's candidates (the copies held
+   * otherwise); undefined when the kind holds the catalog back (an enabled bundle without a copy
+   * yet: contract §1, all or nothing).
+   */
+  contributions(round: R): readonly SourceContribution[] | undefined;
   /** Adopts the candidates the merge accepted and records every outcome of the round. */
   commit(round: R): void;
   /** Writes every shared last good copy held here to the store again; how many. */

@@ -4,7 +4,10 @@ import type { BundleDefinition, GatewayConfig } from '@app/config';
 import type { GatewayMetrics } from '@app/observability';
 import type { Clock } from '../clock';
 import { problemText, type PullErrorType } from '../manifest/manifest-errors';
-import type { AcceptedManifest } from '../manifest/manifest.types';
+import type { AcceptedManifest, ManifestTool } from '../manifest/manifest.types';
+import type { OutputValidator } from '../catalog/catalog-tool';
+import type { SourceContribution } from '../catalog/source-contribution';
+import { bundleContribution } from './bundle-contribution';
 import { unpackTools } from '../manifest/manifest-transfer';
 import { SchemaChecker } from '../manifest/schema-checker';
 import { parseJsonSliced } from '../manifest/sliced-json';
@@ -77,11 +80,17 @@ export class BundleIntake implements SourceIntake<BundleRound> {
   private workerGoodSchemas = '';
   private skippedUnchanged = false;
 
+  /**
+   * @param outputValidatorOf the compiled validator of a listed tool's outputSchema, given to the
+   *   catalog entries (OutputValidators: compiled once per catalog, never per call)
+   */
   constructor(
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
     private readonly store: LastGoodStore | null,
     private readonly metrics: GatewayMetrics | null,
+    private readonly outputValidatorOf: (tool: ManifestTool) => OutputValidator | undefined = () =>
+      undefined,
   ) {
     this.records = new Map(config.bundles.map((b) => [b.id, new BundleRecord(b)]));
   }
@@ -93,6 +102,22 @@ export class BundleIntake implements SourceIntake<BundleRound> {
 
   emptyRound(): BundleRound {
     return new BundleRound((id) => this.records.get(id)?.lastGood?.manifest.fingerprint);
+  }
+
+  /**
+   * Every enabled bundle's copy as the catalog would take it with this round's candidates, in
+   * config order; undefined while one of them has no copy (contract §1: all or nothing).
+   */
+  contributions(round: BundleRound): SourceContribution[] | undefined {
+    const out: SourceContribution[] = [];
+    for (const record of this.records.values()) {
+      if (!record.definition.enabled) continue;
+      const manifest =
+        round.candidates.get(record.definition.id)?.copy.manifest ?? record.lastGood?.manifest;
+      if (manifest === undefined) return undefined;
+      out.push(bundleContribution(record.definition, manifest, this.outputValidatorOf));
+    }
+    return out;
   }
 
   statuses(): { id: string; status: BundleStatus }[] {

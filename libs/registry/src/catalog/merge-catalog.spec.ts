@@ -1,6 +1,8 @@
 import type { BundleDefinition } from '@app/config';
 import type { AcceptedManifest, ManifestTool } from '../manifest/manifest.types';
-import { compareCodeUnits, mergeCatalog, type MergeInput, type MergeResult } from './merge-catalog';
+import { bundleContribution } from '../bundle/bundle-contribution';
+import { compareCodeUnits, mergeCatalog, type MergeResult } from './merge-catalog';
+import type { SourceContribution } from './source-contribution';
 
 const LIMITS = { maxToolsTotal: 200, maxToolTimeoutMillis: 30_000 };
 
@@ -34,14 +36,15 @@ function tool(
   };
 }
 
-function input(id: string, tools: ManifestTool[], namePrefix?: string): MergeInput {
+/** A bundle's manifest as the merge takes it (its contribution). */
+function input(id: string, tools: ManifestTool[], namePrefix?: string): SourceContribution {
   const manifest: AcceptedManifest = {
     bundleId: id,
     revision: '1',
     tools,
     fingerprint: `fp-${id}`,
   };
-  return { bundle: bundle(id, namePrefix), manifest };
+  return bundleContribution(bundle(id, namePrefix), manifest);
 }
 
 function merged(result: MergeResult) {
@@ -174,12 +177,19 @@ describe('contract §7.5: timeoutMillis is capped at maxToolTimeoutMillis, which
 
 describe('catalog entries carry the route from config only (contract §1)', () => {
   it('routes each tool to its own bundle definition and keeps version and published entry', async () => {
-    const a = input('a', [tool('a.x', { version: '4' })]);
+    const definition = bundle('a');
+    const listed = tool('a.x', { version: '4' });
+    const a = bundleContribution(definition, {
+      bundleId: 'a',
+      revision: '1',
+      tools: [listed],
+      fingerprint: 'fp-a',
+    });
     const [entry] = merged(await mergeCatalog([a], LIMITS));
-    expect(entry?.route).toEqual({ kind: 'bundle', bundle: a.bundle });
-    expect(entry?.route.kind === 'bundle' && entry.route.bundle).toBe(a.bundle);
+    expect(entry?.route).toEqual({ kind: 'bundle', bundle: definition });
+    expect(entry?.route.kind === 'bundle' && entry.route.bundle).toBe(definition);
     expect(entry?.version).toBe('4');
-    expect(entry?.publishedJson).toBe(a.manifest.tools[0]?.publishedJson);
+    expect(entry?.publishedJson).toBe(listed.publishedJson);
   });
 });
 
@@ -206,9 +216,9 @@ describe('contract §7.3: more than maxToolsTotal listed tools rejects the aggre
 });
 
 describe('contract §7.6: a name published by two bundles rejects the aggregate, never picking a winner', () => {
-  const one = (): MergeInput =>
+  const one = (): SourceContribution =>
     input('one', [tool('shared.search'), tool('shared.one')], 'shared.');
-  const two = (): MergeInput =>
+  const two = (): SourceContribution =>
     input('two', [tool('shared.search'), tool('shared.two')], 'shared.');
 
   it('returns ToolNameCollisionError naming the tool and both bundles', async () => {

@@ -1,19 +1,9 @@
 import { TimeSlicer } from '../time-slicer';
-import type { BundleDefinition } from '@app/config';
 import type { PullErrorType } from '../manifest/manifest-errors';
-import type { AcceptedManifest, ManifestTool } from '../manifest/manifest.types';
-import type { CatalogTool, OutputValidator } from './catalog-tool';
-import type { UpstreamContribution } from '../upstream/upstream-contribution';
+import type { CatalogTool } from './catalog-tool';
+import type { MergeLimits, SourceContribution } from './source-contribution';
 
-export interface MergeInput {
-  readonly bundle: BundleDefinition;
-  readonly manifest: AcceptedManifest;
-}
-
-export interface MergeLimits {
-  readonly maxToolsTotal: number;
-  readonly maxToolTimeoutMillis: number;
-}
+export type { MergeLimits } from './source-contribution';
 
 export type MergeResult =
   | { readonly ok: true; readonly tools: readonly CatalogTool[] }
@@ -31,62 +21,25 @@ export function compareCodeUnits(a: string, b: string): number {
 }
 
 /**
- * Merges every enabled bundle's accepted manifest into one catalog, by contract §7:
- * 2. `_meta.enabled: false` tools are kept in the manifest but left out of the catalog;
+ * Merges every source's contribution into one catalog, by contract §7 (rules 2 and 5, what a
+ * bundle lists and its timeouts, are its contribution's: bundle/bundle-contribution.ts):
  * 3. more than maxToolsTotal listed tools rejects the aggregate;
- * 4. sort by (bundleId, name);
- * 5. cap timeoutMillis at maxToolTimeoutMillis (absent means the cap);
- * 6. a name published by two bundles rejects the aggregate: no winner is picked, and the
+ * 4. sort by (sourceId, name);
+ * 6. a name published by two sources rejects the aggregate: no winner is picked, and the
  *    check runs after sorting so the outcome never depends on response order.
  * Rule 1 (names, per bundle) is validateManifest's. Pure: no I/O, no clock; it yields to the
  * event loop on large catalogs, and its result never depends on timing.
- * `outputValidatorOf` gives each listed tool the compiled validator of its outputSchema
- * (OutputValidators: compiled once per catalog, never per call).
  */
 export async function mergeCatalog(
-  inputs: readonly MergeInput[],
+  contributions: readonly SourceContribution[],
   limits: MergeLimits,
   slicer = new TimeSlicer(),
-  outputValidatorOf: (tool: ManifestTool) => OutputValidator | undefined = () => undefined,
-  upstreams: readonly UpstreamContribution[] = [],
 ): Promise<MergeResult> {
   // Sources in id order, each source's tools in name order: their concatenation is sorted by
-  // (sourceId, name) without sorting thousands of entries at once (manifests arrive name-sorted
-  // from validateManifest; a bundle that is not is sorted on its own; upstream contributions
-  // are sorted when accepted).
+  // (sourceId, name) without sorting thousands of entries at once.
   const perSource: { readonly id: string; readonly tools: readonly CatalogTool[] }[] = [];
-  for (const { bundle, manifest } of inputs) {
-    const own: CatalogTool[] = [];
-    for (const tool of manifest.tools) {
-      await slicer.maybeYield();
-      if (!tool.enabled) continue;
-      const validateOutput = outputValidatorOf(tool);
-      own.push({
-        name: tool.name,
-        sourceId: bundle.id,
-        route: { kind: 'bundle', bundle },
-        timeoutMillis: Math.min(
-          tool.timeoutMillis ?? limits.maxToolTimeoutMillis,
-          limits.maxToolTimeoutMillis,
-        ),
-        version: tool.version,
-        publishedJson: tool.publishedJson,
-        fingerprint: tool.fingerprint,
-        ...(validateOutput !== undefined ? { validateOutput } : {}),
-        ...(tool.tags !== undefined ? { tags: tool.tags } : {}),
-      });
-    }
-    if (
-      !own.every(
-        (t, i) => i === 0 || compareCodeUnits((own[i - 1] as CatalogTool).name, t.name) <= 0,
-      )
-    ) {
-      own.sort((a, b) => compareCodeUnits(a.name, b.name));
-    }
-    perSource.push({ id: bundle.id, tools: own });
-  }
-  for (const contribution of upstreams)
-    perSource.push({ id: contribution.upstream.id, tools: contribution.tools });
+  for (const contribution of contributions)
+    perSource.push({ id: contribution.id, tools: await contribution.entries(limits, slicer) });
   perSource.sort((a, b) => compareCodeUnits(a.id, b.id));
   const tools: CatalogTool[] = [];
   for (const source of perSource) for (const t of source.tools) tools.push(t);
@@ -104,7 +57,7 @@ export async function mergeCatalog(
     return {
       ok: false,
       errorType: 'ToolNameCollisionError',
-      detail: `tool names published by more than one ${upstreams.length === 0 ? 'bundle' : 'source'}: ${collisions.slice(0, 10).join(', ')}`,
+      detail: `tool names published by more than one ${contributions.every((c) => c.kind === 'bundle') ? 'bundle' : 'source'}: ${collisions.slice(0, 10).join(', ')}`,
       bundleIds: [...involved].sort(compareCodeUnits),
     };
   }

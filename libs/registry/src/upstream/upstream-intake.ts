@@ -7,13 +7,14 @@ import {
 } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import type { ResourceConflict } from '../catalog/catalog-extras';
+import type { SourceContribution } from '../catalog/source-contribution';
 import { SchemaChecker } from '../manifest/schema-checker';
 import {
   LAST_GOOD_STORE,
   type LastGoodStore,
   type StoredUpstreamLists,
 } from '../redis/last-good-store';
-import { acceptUpstreamListsSliced, type UpstreamContribution } from './upstream-contribution';
+import { acceptUpstreamListsSliced } from './upstream-contribution';
 import type {
   UpstreamListHints,
   UpstreamListKey,
@@ -329,13 +330,25 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
     return round;
   }
 
-  /** The contributions the catalog would serve with these candidates: enabled upstreams in config order. */
-  contributionsWith(candidates: ReadonlyMap<string, UpstreamCopy>): UpstreamContribution[] {
-    const out: UpstreamContribution[] = [];
+  /**
+   * What the catalog would serve of the upstreams with this round's candidates: the enabled ones
+   * that have a copy, in config order. An upstream without a copy yet does not hold the catalog
+   * back (docs/operations.md §10).
+   */
+  contributions(round: UpstreamRound): SourceContribution[] {
+    const out: SourceContribution[] = [];
     for (const record of this.records.values()) {
       if (!record.definition.enabled) continue;
-      const copy = candidates.get(record.definition.id) ?? record.lastGood;
-      if (copy !== undefined) out.push(copy.contribution);
+      const copy = round.candidates.get(record.definition.id) ?? record.lastGood;
+      if (copy === undefined) continue;
+      const contribution = copy.contribution;
+      out.push({
+        kind: 'upstream',
+        id: contribution.upstream.id,
+        fingerprint: contribution.fingerprint,
+        upstream: contribution,
+        entries: () => Promise.resolve(contribution.tools),
+      });
     }
     return out;
   }
