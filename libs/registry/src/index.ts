@@ -3,8 +3,8 @@ export {
   type CatalogPublishedListener,
   type UpstreamAnnouncedListener,
   RegistryService,
-  type StoredCopy,
 } from './registry.service';
+export type { StoredCopy } from './bundle/bundle-intake';
 export type { Reviewed, ToolBundlesView, UpstreamsView } from './source-views';
 export { Clock } from './clock';
 export { type BundlePullResult } from './pull-result';

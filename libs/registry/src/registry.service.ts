@@ -6,7 +6,7 @@ import {
   type UpstreamDefinition,
 } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
-import { BundleIntake, type BundleRound } from './bundle/bundle-intake';
+import { BundleIntake, type BundleRound, type StoredCopy } from './bundle/bundle-intake';
 import { reviewed, type ToolBundlesView, type UpstreamsView } from './source-views';
 import type { MergeRejectionType, PartialSource, SourceIntake, SourceRound } from './source-intake';
 import { CatalogExtras, type ResourceConflict } from './catalog/catalog-extras';
@@ -18,7 +18,6 @@ import { OutputValidators } from './catalog/output-validators';
 import { Clock } from './clock';
 import { PinnedTools } from './pins/pinned-tools.service';
 import type { PullErrorType } from './manifest/manifest-errors';
-import type { AcceptedManifest } from './manifest/manifest.types';
 import type { BundlePullResult } from './pull-result';
 import { LAST_GOOD_STORE, type LastGoodStore } from './redis/last-good-store';
 import {
@@ -48,19 +47,13 @@ export type UpstreamAnnouncedListener = (
   after: CatalogSnapshot | undefined,
 ) => void;
 
-/** A copy adopted without a pull of this replica: a Redis last-good (warm start). */
-export interface StoredCopy {
-  readonly manifest: AcceptedManifest;
-  readonly fetchedAt: Date;
-}
-
-/** A merge rejection: the error type, its detail, the sources that took part. */
 /** One intake with its round, in a publication. */
 interface IntakeRound {
   readonly intake: SourceIntake<SourceRound>;
   readonly round: SourceRound;
 }
 
+/** A merge rejection: the error type, its detail, the sources that took part. */
 interface Rejection {
   readonly errorType: MergeRejectionType;
   readonly detail: string;
@@ -348,21 +341,9 @@ export class RegistryService {
     // approvals first: a pinned tool approved before this start is not held at the first catalog
     await this.pinned.start();
     if (this.store === null) return;
-    const upstreamRound = await this.upstreams.storedCandidates();
-    const ids = this.enabledBundles().map((b) => b.id);
-    const stored = await this.store.load(ids);
-    const copies = new Map<string, StoredCopy>();
-    for (const [bundleId, entry] of stored) {
-      // A stored copy passes the same validation as a pull: garbage is a miss, never a catalog.
-      const manifest = await this.bundles.checkStored(bundleId, entry.body, entry.fetchedAt);
-      if (manifest === undefined) continue;
-      copies.set(bundleId, { manifest, fetchedAt: entry.fetchedAt });
-      this.logger.log(
-        `Bundle ${bundleId}: warm start from the Redis copy (revision ${manifest.revision ?? 'none'}, ` +
-          `pulled ${entry.fetchedAt.toISOString()} by ${entry.writtenBy})`,
-      );
-    }
-    await this.adoptStoredCopies(copies, upstreamRound);
+    const taken: IntakeRound[] = [];
+    for (const intake of this.intakes) taken.push({ intake, round: await intake.storedRound() });
+    await this.publishStored(taken);
   }
 
   /**
@@ -370,25 +351,16 @@ export class RegistryService {
    * memory, then publishes a catalog if every enabled bundle now has a copy. A stored copy
    * never replaces a copy this replica already holds.
    */
-  async adoptStoredCopies(
-    copies: ReadonlyMap<string, StoredCopy>,
-    upstreamRound: UpstreamRound = this.upstreams.emptyRound(),
-  ): Promise<void> {
-    const round = this.bundles.emptyRound();
-    for (const [bundleId, stored] of copies) {
-      const record = this.bundles.records.get(bundleId);
-      if (!record?.definition.enabled) continue;
-      if (record.lastGood && record.lastGood.fetchedAt >= stored.fetchedAt) continue;
-      if (record.lastGood?.source === 'remote') continue;
-      round.candidates.set(bundleId, {
-        copy: { manifest: stored.manifest, source: 'redis', fetchedAt: stored.fetchedAt },
-        pulled: false,
-      });
-    }
-    if (round.candidates.size === 0 && upstreamRound.candidates.size === 0) return;
+  async adoptStoredCopies(copies: ReadonlyMap<string, StoredCopy>): Promise<void> {
+    await this.publishStored(this.rounds(this.bundles.storedCopiesRound(copies)));
+  }
+
+  /** Publishes stored copies (a warm start's), unless no intake has one to adopt. */
+  private async publishStored(taken: readonly IntakeRound[]): Promise<void> {
+    if (taken.every(({ round }) => round.candidateIds().length === 0)) return;
     await this.serialized(async () => {
       try {
-        await this.publish(round, upstreamRound);
+        await this.publish(taken);
       } finally {
         this.roundApplied();
       }
@@ -410,7 +382,7 @@ export class RegistryService {
       const bundleRound = await this.bundles.intake(results);
       const upstreamRound = await this.upstreams.intake(upstreamResults);
       try {
-        await this.publish(bundleRound, upstreamRound);
+        await this.publish(this.rounds(bundleRound, upstreamRound));
       } finally {
         // The first attempt is over even if publishing failed unexpectedly (readiness, §6).
         this.firstRoundDone = true;
@@ -428,10 +400,9 @@ export class RegistryService {
    */
   async applyUpstreamPull(result: UpstreamPullResult): Promise<void> {
     await this.serialized(async () => {
-      const bundleRound = this.bundles.emptyRound();
       const upstreamRound = await this.upstreams.intake([result]);
       try {
-        await this.publish(bundleRound, upstreamRound);
+        await this.publish(this.rounds(undefined, upstreamRound));
       } finally {
         this.roundApplied();
       }
@@ -444,7 +415,7 @@ export class RegistryService {
    */
   private republish(): Promise<void> {
     return this.serialized(async () => {
-      await this.publish(this.bundles.emptyRound(), this.upstreams.emptyRound());
+      await this.publish(this.rounds());
     });
   }
 
@@ -455,13 +426,19 @@ export class RegistryService {
     return run;
   }
 
-  /** Merges, and commits candidates only as far as the aggregate allows (contract §7.3, §7.6). */
-  private async publish(bundleRound: BundleRound, upstreamRound: UpstreamRound): Promise<void> {
-    // every intake with its round, in the order of `intakes`
-    const taken: readonly IntakeRound[] = [
+  /** Every intake with its round (an empty one where none is given), in the order of `intakes`. */
+  private rounds(
+    bundleRound: BundleRound = this.bundles.emptyRound(),
+    upstreamRound: UpstreamRound = this.upstreams.emptyRound(),
+  ): IntakeRound[] {
+    return [
       { intake: this.bundles, round: bundleRound },
       { intake: this.upstreams, round: upstreamRound },
     ];
+  }
+
+  /** Merges, and commits candidates only as far as the aggregate allows (contract §7.3, §7.6). */
+  private async publish(taken: readonly IntakeRound[]): Promise<void> {
     const rounds = taken.map((t) => t.round);
     // every source's contribution; undefined while a kind holds the catalog back
     const contributions = (): SourceContribution[] | undefined => {

@@ -54,6 +54,11 @@ export interface SourceIntake<R extends SourceRound> {
   /** A round in which nothing of this kind was pulled (a publication of the copies held). */
   emptyRound(): R;
   /**
+   * A round of the copies the shared store holds (warm start, contract §11) for sources that
+   * hold nothing newer, each checked like a pull; empty without a store. Never throws.
+   */
+  storedRound(): Promise<R>;
+  /**
    * What the catalog would serve of this kind with the round's candidates (the copies held
    * otherwise); undefined when the kind holds the catalog back (an enabled bundle without a copy
    * yet: contract §1, all or nothing).

@@ -43,6 +43,12 @@ export interface BundleCandidate {
   readonly pulled: boolean;
 }
 
+/** A copy adopted without a pull of this replica: a Redis last-good (warm start). */
+export interface StoredCopy {
+  readonly manifest: AcceptedManifest;
+  readonly fetchedAt: Date;
+}
+
 /** Why a bundle's copy was not adopted: the type name, and for validation failures the detail. */
 export interface BundleFailure {
   readonly errorType: PullErrorType;
@@ -146,6 +152,45 @@ export class BundleIntake implements SourceIntake<BundleRound> {
 
   views(now: Date): BundleStatusView[] {
     return [...this.records.values()].map((r) => r.view(now));
+  }
+
+  /**
+   * The shared store's copies of the enabled bundles (contract §11 warm start), each checked like
+   * a pull (garbage is a miss, never a catalog), as candidates where nothing newer is held here.
+   */
+  async storedRound(): Promise<BundleRound> {
+    if (this.store === null) return this.emptyRound();
+    const stored = await this.store.load(this.enabled().map((b) => b.id));
+    const copies = new Map<string, StoredCopy>();
+    for (const [bundleId, entry] of stored) {
+      const manifest = await this.checkStored(bundleId, entry.body, entry.fetchedAt);
+      if (manifest === undefined) continue;
+      copies.set(bundleId, { manifest, fetchedAt: entry.fetchedAt });
+      this.logger.log(
+        `Bundle ${bundleId}: warm start from the Redis copy (revision ${manifest.revision ?? 'none'}, ` +
+          `pulled ${entry.fetchedAt.toISOString()} by ${entry.writtenBy})`,
+      );
+    }
+    return this.storedCopiesRound(copies);
+  }
+
+  /**
+   * Copies kept elsewhere (Redis last-good) as candidates for the enabled bundles that hold
+   * nothing newer: a stored copy never replaces a copy this replica pulled or holds newer.
+   */
+  storedCopiesRound(copies: ReadonlyMap<string, StoredCopy>): BundleRound {
+    const round = this.emptyRound();
+    for (const [bundleId, stored] of copies) {
+      const record = this.records.get(bundleId);
+      if (!record?.definition.enabled) continue;
+      if (record.lastGood && record.lastGood.fetchedAt >= stored.fetchedAt) continue;
+      if (record.lastGood?.source === 'remote') continue;
+      round.candidates.set(bundleId, {
+        copy: { manifest: stored.manifest, source: 'redis', fetchedAt: stored.fetchedAt },
+        pulled: false,
+      });
+    }
+    return round;
   }
 
   /** A stored copy (Redis warm start) checked like a pull; undefined when it does not pass. */

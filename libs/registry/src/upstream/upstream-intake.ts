@@ -296,7 +296,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
    * Copies of the shared store (warm start) for upstreams that hold nothing yet, checked like a
    * pull; adopted when the catalog accepts them (`commit`). Never throws.
    */
-  async storedCandidates(): Promise<UpstreamRound> {
+  async storedRound(): Promise<UpstreamRound> {
     const round = this.emptyRound();
     const ids = this.enabled()
       .map((u) => u.id)
