@@ -42,8 +42,8 @@ function setup(minIntervalMs: number) {
   } as unknown as ManifestFetcher;
   const registry = {
     enabledBundles: () => [{ id: 'a', manifestUrl: 'http://127.0.0.1:1/m', enabled: true }],
-    applyRound: jest.fn((results: readonly BundlePullResult[]) => {
-      applied.push(results.length);
+    applyPulls: jest.fn((pulls: readonly SourcePulls[]) => {
+      applied.push(pulls.reduce((n, p) => n + p.results.length, 0));
       return Promise.resolve();
     }),
   } as unknown as RegistryService;
@@ -182,7 +182,7 @@ describe('BundleRefreshService: a round over the kinds of source (SourcePuller)'
   });
   const upstreamResult = { upstreamId: 'u1', kind: 'failed' } as unknown as UpstreamPullResult;
 
-  it("pulls every kind's sources at once and applies them in one round, each to its kind", async () => {
+  it("pulls every kind's sources at once and applies them in one round, each kind's results as pulled", async () => {
     const started: string[] = [];
     const finish: Array<() => void> = [];
     const puller = (pulls: SourcePulls): SourcePuller => ({
@@ -193,8 +193,8 @@ describe('BundleRefreshService: a round over the kinds of source (SourcePuller)'
         return new Promise((resolve) => finish.push(() => resolve(pulls)));
       },
     });
-    const applyRound = jest.fn(() => Promise.resolve());
-    const registry = { applyRound } as unknown as RegistryService;
+    const applyPulls = jest.fn(() => Promise.resolve());
+    const registry = { applyPulls } as unknown as RegistryService;
     const service = new BundleRefreshService(
       registry,
       [
@@ -207,24 +207,26 @@ describe('BundleRefreshService: a round over the kinds of source (SourcePuller)'
     const round = service.refreshNow();
     // every puller started before any finished: the kinds are pulled concurrently
     expect(started).toEqual(['bundle', 'upstream', 'bundle']);
-    expect(applyRound).not.toHaveBeenCalled();
+    expect(applyPulls).not.toHaveBeenCalled();
     for (const f of finish) f();
     await round;
-    expect(applyRound).toHaveBeenCalledTimes(1);
-    expect(applyRound).toHaveBeenCalledWith(
-      [bundleResult('a'), bundleResult('b')],
-      [upstreamResult],
-    );
+    // one round, in the pullers' order; each intake takes its kind (registry.service.spec.ts)
+    expect(applyPulls).toHaveBeenCalledTimes(1);
+    expect(applyPulls).toHaveBeenCalledWith([
+      { kind: 'bundle', results: [bundleResult('a')] },
+      { kind: 'upstream', results: [upstreamResult] },
+      { kind: 'bundle', results: [bundleResult('b')] },
+    ]);
   });
 
   it('a puller that rejects leaves the catalog unchanged and the round ends (contract §6)', async () => {
-    const applyRound = jest.fn(() => Promise.resolve());
+    const applyPulls = jest.fn(() => Promise.resolve());
     const service = new BundleRefreshService(
-      { applyRound } as unknown as RegistryService,
+      { applyPulls } as unknown as RegistryService,
       [{ kind: 'bundle', pullAll: () => Promise.reject(new Error('boom')) }],
       config(0),
     );
     await expect(service.refreshNow()).resolves.toBeUndefined();
-    expect(applyRound).not.toHaveBeenCalled();
+    expect(applyPulls).not.toHaveBeenCalled();
   });
 });

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { GatewayMetrics, inSpan, tracedHere, tracingOn } from '@app/observability';
-import { RegistryService, type BundlePullResult, type UpstreamPullResult } from '@app/registry';
+import { RegistryService } from '@app/registry';
 import { SOURCE_PULLERS, type SourcePuller } from './source-puller';
 
 /** A round promised to the misses that arrived since the last round started; not started yet. */
@@ -136,12 +136,7 @@ export class BundleRefreshService implements OnApplicationShutdown {
       // Every kind of source is pulled concurrently; the round is applied in one piece.
       const traced = tracedHere();
       const pulls = await Promise.all(this.pullers.map((puller) => puller.pullAll(traced)));
-      let bundles: readonly BundlePullResult[] = [];
-      let upstreams: readonly UpstreamPullResult[] = [];
-      for (const pulled of pulls)
-        if (pulled.kind === 'bundle') bundles = bundles.concat(pulled.results);
-        else upstreams = upstreams.concat(pulled.results);
-      await this.registry.applyRound(bundles, upstreams);
+      await this.registry.applyPulls(pulls);
       this.metrics?.refreshRound((performance.now() - started) / 1000);
     } catch (err) {
       this.logger.error(

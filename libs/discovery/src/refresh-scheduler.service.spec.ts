@@ -168,7 +168,7 @@ describe('RefreshScheduler with the real BundleRefreshService: one round at a ti
     const registry = {
       warmStart: jest.fn(() => Promise.resolve()),
       enabledBundles: () => [{ id: 'b', manifestUrl: 'http://127.0.0.1:1/m', enabled: true }],
-      applyRound: jest.fn(() => Promise.resolve()),
+      applyPulls: jest.fn(() => Promise.resolve()),
       isFirstAttempt: () => false,
       hasNoCopy: () => false,
     };
@@ -201,7 +201,7 @@ describe('RefreshScheduler with the real BundleRefreshService: one round at a ti
     release();
     await jest.advanceTimersByTimeAsync(2_000); // due at 10 s: the next round
     expect(fetches).toEqual([0, 2_000, 10_000]);
-    expect(registry.applyRound).toHaveBeenCalledTimes(2);
+    expect(registry.applyPulls).toHaveBeenCalledTimes(2);
     release();
     await moduleRef.close();
   });

@@ -1,10 +1,8 @@
 import { failSpan, inSpan } from '@app/observability';
-import type { BundlePullResult, UpstreamPullResult } from '@app/registry';
+import type { SourcePulls } from '@app/registry';
 
-/** What a refresh round pulled of one kind of source, for RegistryService.applyRound. */
-export type SourcePulls =
-  | { readonly kind: 'bundle'; readonly results: readonly BundlePullResult[] }
-  | { readonly kind: 'upstream'; readonly results: readonly UpstreamPullResult[] };
+/** What a refresh round pulled of one kind of source, for RegistryService.applyPulls. */
+export type { SourcePulls };
 
 /**
  * One kind of source as a refresh round pulls it (docs/architecture.md "Sources as intakes"):

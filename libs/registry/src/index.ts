@@ -83,7 +83,7 @@ export {
 } from './upstream/upstream-pull-result';
 export type { UpstreamStatus, UpstreamStatusView } from './upstream/upstream-record';
 export type { UpstreamPullState } from './upstream/upstream-intake';
-export type { PartialSource, SourceKind } from './source-intake';
+export type { PartialSource, SourceKind, SourcePulls } from './source-intake';
 export {
   LiveListMerger,
   type LiveListAnswer,

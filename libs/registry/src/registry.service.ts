@@ -8,7 +8,13 @@ import {
 import { GatewayMetrics } from '@app/observability';
 import { BundleIntake, type BundleRound, type StoredCopy } from './bundle/bundle-intake';
 import { reviewed, type ToolBundlesView, type UpstreamsView } from './source-views';
-import type { MergeRejectionType, PartialSource, SourceIntake, SourceRound } from './source-intake';
+import type {
+  MergeRejectionType,
+  PartialSource,
+  SourceIntake,
+  SourcePulls,
+  SourceRound,
+} from './source-intake';
 import { CatalogExtras, type ResourceConflict } from './catalog/catalog-extras';
 import { CatalogHistory, type CatalogHistoryView } from './catalog/catalog-history';
 import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
@@ -368,27 +374,36 @@ export class RegistryService {
   }
 
   /**
-   * Applies one refresh round: the intakes check every pulled manifest and upstream list
-   * (contract §5, §7.1; docs/operations.md §10 "Checks") and keep the last good copy of every
-   * source that failed (§6); the merged catalog is published when every enabled bundle has a copy
-   * and the aggregate passes §7.3/§7.6; otherwise the previous catalog stays. An upstream that
-   * never answered does not block the catalog.
+   * Applies one refresh round: each intake checks its kind's pulled results (contract §5, §7.1;
+   * docs/operations.md §10 "Checks") and keeps the last good copy of every source that failed
+   * (§6); the merged catalog is published when every enabled bundle has a copy and the aggregate
+   * passes §7.3/§7.6; otherwise the previous catalog stays. An upstream that never answered does
+   * not block the catalog.
    */
-  async applyRound(
-    results: readonly BundlePullResult[],
-    upstreamResults: readonly UpstreamPullResult[] = [],
-  ): Promise<void> {
+  async applyPulls(pulls: readonly SourcePulls[]): Promise<void> {
     await this.serialized(async () => {
-      const bundleRound = await this.bundles.intake(results);
-      const upstreamRound = await this.upstreams.intake(upstreamResults);
+      const taken: IntakeRound[] = [];
+      for (const intake of this.intakes)
+        taken.push({ intake, round: await intake.intakePulls(pulls) });
       try {
-        await this.publish(this.rounds(bundleRound, upstreamRound));
+        await this.publish(taken);
       } finally {
         // The first attempt is over even if publishing failed unexpectedly (readiness, §6).
         this.firstRoundDone = true;
         this.roundApplied();
       }
     });
+  }
+
+  /** A round of bundle and upstream results (applyPulls with one list of each kind). */
+  applyRound(
+    results: readonly BundlePullResult[],
+    upstreamResults: readonly UpstreamPullResult[] = [],
+  ): Promise<void> {
+    return this.applyPulls([
+      { kind: 'bundle', results },
+      { kind: 'upstream', results: upstreamResults },
+    ]);
   }
 
   /**

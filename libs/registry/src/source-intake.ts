@@ -1,5 +1,7 @@
 import type { SourceContribution } from './catalog/source-contribution';
 import type { PullErrorType } from './manifest/manifest-errors';
+import type { BundlePullResult } from './pull-result';
+import type { UpstreamPullResult } from './upstream/upstream-pull-result';
 
 /**
  * The kinds of source the catalog is merged from (docs/architecture.md "The house"): Tool Service
@@ -7,6 +9,14 @@ import type { PullErrorType } from './manifest/manifest-errors';
  * (docs/operations.md §10, §15).
  */
 export type SourceKind = 'bundle' | 'upstream';
+
+/**
+ * What a refresh round pulled of one kind of source (discovery's pullers each give one): the
+ * registry hands each intake the results of its kind.
+ */
+export type SourcePulls =
+  | { readonly kind: 'bundle'; readonly results: readonly BundlePullResult[] }
+  | { readonly kind: 'upstream'; readonly results: readonly UpstreamPullResult[] };
 
 /** Why a merge did not adopt a source's copy (contract §7.3, §7.6). */
 export type MergeRejectionType = Extract<
@@ -53,6 +63,11 @@ export interface SourceIntake<R extends SourceRound> {
   readonly kind: SourceKind;
   /** A round in which nothing of this kind was pulled (a publication of the copies held). */
   emptyRound(): R;
+  /**
+   * Checks this kind's results among a round's pulls (contract §5, §7.1; docs/operations.md §10
+   * "Checks"); nothing is adopted until `commit`.
+   */
+  intakePulls(pulls: readonly SourcePulls[]): Promise<R>;
   /**
    * A round of the copies the shared store holds (warm start, contract §11) for sources that
    * hold nothing newer, each checked like a pull; empty without a store. Never throws.

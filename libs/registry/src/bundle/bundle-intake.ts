@@ -25,6 +25,7 @@ import {
   type MergeRejectionType,
   type PartialSource,
   type SourceIntake,
+  type SourcePulls,
 } from '../source-intake';
 import {
   BundleRecord,
@@ -203,6 +204,12 @@ export class BundleIntake implements SourceIntake<BundleRound> {
     if (record === undefined) return undefined;
     const checked = await this.validate(record, body, 'redis', fetchedAt);
     return 'errorType' in checked ? undefined : checked.manifest;
+  }
+
+  intakePulls(pulls: readonly SourcePulls[]): Promise<BundleRound> {
+    const results: BundlePullResult[] = [];
+    for (const pulled of pulls) if (pulled.kind === 'bundle') results.push(...pulled.results);
+    return this.intake(results);
   }
 
   /** Checks a round's pull results; nothing is adopted until `commit`. */

@@ -313,6 +313,41 @@ describe('RegistryService with upstreams (docs/operations.md §10)', () => {
     });
   });
 
+  it("applyPulls: a round's pulls in any order, each kind's results to its intake, one catalog", async () => {
+    const { service } = setup([bundle('b', 'b.'), bundle('c', 'c.')], [upstream('u')]);
+    const pull = (id: string) => ({
+      bundleId: id,
+      kind: 'manifest' as const,
+      raw: JSON.stringify({
+        bundleId: id,
+        revision: 'r1',
+        tools: [
+          {
+            name: `${id}.t`,
+            description: 'd',
+            inputSchema: { type: 'object' },
+            _meta: { version: '1' },
+          },
+        ],
+      }),
+      attemptedAt: at(0),
+    });
+    await service.applyPulls([
+      { kind: 'bundle', results: [pull('c')] },
+      { kind: 'upstream', results: [pulledLists('u', { tools: [tool('one')] })] },
+      { kind: 'bundle', results: [pull('b')] },
+    ]);
+    expect(service.current()?.tools.map((t) => t.name)).toEqual(['b.t', 'c.t', 'u__one']);
+    expect(service.isFirstAttempt('b')).toBe(false);
+    // a round without one bundle's pull: that bundle has no copy, so no catalog is published yet
+    const { service: partial } = setup([bundle('b', 'b.'), bundle('c', 'c.')], [upstream('u')]);
+    await partial.applyPulls([
+      { kind: 'upstream', results: [pulledLists('u', { tools: [tool('one')] })] },
+      { kind: 'bundle', results: [pull('b')] },
+    ]);
+    expect(partial.current()).toBeUndefined();
+  });
+
   it('routes prompts by published name and resources by URI or template; the first source in config order keeps a shared URI', async () => {
     const { service } = setup([], [upstream('b'), upstream('a')]);
     await service.applyRound(

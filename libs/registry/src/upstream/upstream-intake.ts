@@ -34,6 +34,7 @@ import {
   type MergeRejectionType,
   type PartialSource,
   type SourceIntake,
+  type SourcePulls,
 } from '../source-intake';
 
 /** One round's upstream outcomes, before the catalog decides which copies it adopts. */
@@ -229,6 +230,12 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
   /** The upstreams to pull: enabled ones, in config order. */
   enabled(): readonly UpstreamDefinition[] {
     return [...this.records.values()].map((r) => r.definition).filter((u) => u.enabled);
+  }
+
+  intakePulls(pulls: readonly SourcePulls[]): Promise<UpstreamRound> {
+    const results: UpstreamPullResult[] = [];
+    for (const pulled of pulls) if (pulled.kind === 'upstream') results.push(...pulled.results);
+    return this.intake(results);
   }
 
   /**
