@@ -22,12 +22,12 @@ export class BundleManifestPuller implements SourcePuller {
 
   async pullAll(traced: boolean): Promise<SourcePulls> {
     const results = await pullEach(
-      'bundle',
+      this.kind,
       this.registry.enabledBundles(),
       (bundle) => this.pullOne(bundle),
       traced,
     );
-    return { kind: 'bundle', results };
+    return { kind: this.kind, results };
   }
 
   /** Pulls one bundle; a failure is a value, never an exception (contract §6). */

@@ -124,12 +124,12 @@ export class UpstreamListPuller implements SourcePuller {
   /** A refresh round's pull of every enabled upstream, configured or registered. */
   async pullAll(traced: boolean): Promise<SourcePulls> {
     const results = await pullEach(
-      'upstream',
+      this.kind,
       this.registry.enabledUpstreams(),
       (upstream) => this.pull(upstream),
       traced,
     );
-    return { kind: 'upstream', results };
+    return { kind: this.kind, results };
   }
 
   /**

@@ -18,6 +18,24 @@ export type SourcePulls =
   | { readonly kind: 'bundle'; readonly results: readonly BundlePullResult[] }
   | { readonly kind: 'upstream'; readonly results: readonly UpstreamPullResult[] };
 
+/** The result of one source's pull, by kind. */
+interface PullResultOf {
+  readonly bundle: BundlePullResult;
+  readonly upstream: UpstreamPullResult;
+}
+
+/** The results of one kind among a round's pulls, in the order they were pulled. */
+export function resultsOf<K extends SourceKind>(
+  pulls: readonly SourcePulls[],
+  kind: K,
+): PullResultOf[K][] {
+  const results: PullResultOf[K][] = [];
+  for (const pulled of pulls)
+    if (pulled.kind === kind)
+      for (const result of pulled.results as readonly PullResultOf[K][]) results.push(result);
+  return results;
+}
+
 /** Why a merge did not adopt a source's copy (contract §7.3, §7.6). */
 export type MergeRejectionType = Extract<
   PullErrorType,

@@ -86,9 +86,9 @@ export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
  * failure (timeout, unreachable, …) of `tools/call` as an isError result and of any other method
  * as -32603. This is the one forwarder of upstream requests: the handlers and MrtrCalls' rounds
  * give it their requests, and the upstream's outcome is mapped to the wire here only. While the
- * request runs, the upstream's notifications go to the client's SSE answer as they are, and its requests to the
- * client go there under a sealed relay id (RelayIds); without an SSE answer, such a request is
- * refused at once so the upstream does not wait for nothing.
+ * request runs, the upstream's notifications go to the client's SSE answer as they are, and its
+ * requests to the client go there under a sealed relay id (RelayIds); without an SSE answer, such
+ * a request is refused at once so the upstream does not wait for nothing.
  */
 @Injectable()
 export class UpstreamRouter {

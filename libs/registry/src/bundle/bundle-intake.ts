@@ -26,6 +26,7 @@ import {
   type PartialSource,
   type SourceIntake,
   type SourcePulls,
+  resultsOf,
 } from '../source-intake';
 import {
   BundleRecord,
@@ -207,9 +208,7 @@ export class BundleIntake implements SourceIntake<BundleRound> {
   }
 
   intakePulls(pulls: readonly SourcePulls[]): Promise<BundleRound> {
-    const results: BundlePullResult[] = [];
-    for (const pulled of pulls) if (pulled.kind === 'bundle') results.push(...pulled.results);
-    return this.intake(results);
+    return this.intake(resultsOf(pulls, this.kind));
   }
 
   /** Checks a round's pull results; nothing is adopted until `commit`. */

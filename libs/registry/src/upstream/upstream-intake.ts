@@ -35,6 +35,7 @@ import {
   type PartialSource,
   type SourceIntake,
   type SourcePulls,
+  resultsOf,
 } from '../source-intake';
 
 /** One round's upstream outcomes, before the catalog decides which copies it adopts. */
@@ -233,9 +234,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
   }
 
   intakePulls(pulls: readonly SourcePulls[]): Promise<UpstreamRound> {
-    const results: UpstreamPullResult[] = [];
-    for (const pulled of pulls) if (pulled.kind === 'upstream') results.push(...pulled.results);
-    return this.intake(results);
+    return this.intake(resultsOf(pulls, this.kind));
   }
 
   /**
