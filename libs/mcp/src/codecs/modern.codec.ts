@@ -36,8 +36,9 @@ import {
   type JsonBody,
 } from '../answers/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { distinctMembers, withMembers } from '../jsonrpc/raw-member';
 import { isFilteredForCaller } from '../handlers/caller-filtered';
-import { CacheHintsService } from './cache-hints';
+import { CacheHintsService, type CacheHints } from './cache-hints';
 import { streamWhenRelayed } from './relay-answer';
 import { VirtualServers, type ServedIdentity } from '../servers/virtual-servers.service';
 
@@ -332,12 +333,13 @@ export class ModernCodec {
       body =
         hints === undefined && r.resultType === undefined && r._meta === undefined
           ? this.withModernMembers(objectText(result, r), identity)
-          : JSON.stringify({
+          : (textWithModernMembers(result, r, hints, identity) ??
+            JSON.stringify({
               ...r,
               resultType: typeof r.resultType === 'string' ? r.resultType : 'complete',
               ...(hints ?? {}),
               _meta: { ...meta, [MetaKey.serverInfo]: identity.serverInfo },
-            });
+            }));
     }
     return messageAnswer(200, resultEnvelope(id, body), 'json');
   }
@@ -405,4 +407,44 @@ function objectText(result: MethodResult, value: Record<string, unknown>): strin
     if (json.startsWith('{') && json.endsWith('}') && Object.keys(value).length > 0) return json;
   }
   return JSON.stringify(value);
+}
+
+/**
+ * An upstream's result text (a SerializedResult) with the 2026 members set as the serialization in
+ * `result` would set them — resultType, the cache hints, the gateway's serverInfo in `_meta` —
+ * and every other member as the upstream wrote it (docs/operations.md §10 "Routing"). Undefined
+ * for any other result, or a text that cannot be cut so (a name written twice, a hint without a
+ * value): the value is serialized then.
+ */
+function textWithModernMembers(
+  result: MethodResult,
+  value: Record<string, unknown>,
+  hints: CacheHints | undefined,
+  identity: ServedIdentity,
+): string | undefined {
+  if (!(result instanceof SerializedResult)) return undefined;
+  const json = result.json;
+  const members = distinctMembers(json);
+  if (members === undefined) return undefined;
+  const updates = new Map<string, string>([
+    [
+      'resultType',
+      JSON.stringify(typeof value.resultType === 'string' ? value.resultType : 'complete'),
+    ],
+  ]);
+  for (const [name, hint] of Object.entries(hints ?? {}) as [string, unknown][]) {
+    if (hint === undefined) return undefined;
+    updates.set(name, JSON.stringify(hint));
+  }
+  const metaMember = isRecord(value._meta) ? members.find((m) => m.name === '_meta') : undefined;
+  const meta =
+    metaMember === undefined
+      ? identity.serverInfoMeta
+      : withMembers(
+          json.slice(metaMember.valueStart, metaMember.end),
+          new Map([[MetaKey.serverInfo, JSON.stringify(identity.serverInfo)]]),
+        );
+  if (meta === undefined) return undefined;
+  updates.set('_meta', meta);
+  return withMembers(json, updates, members);
 }

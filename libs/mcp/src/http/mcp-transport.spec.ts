@@ -14,7 +14,7 @@ import { ModernCodec } from '../codecs/modern.codec';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
 import { InitializeHandler } from '../handlers/initialize.handler';
-import type { MethodHandler } from '../methods/method-handler';
+import { SerializedResult, type MethodHandler } from '../methods/method-handler';
 import { PingHandler } from '../handlers/ping.handler';
 import { ServerCapabilities } from '../servers/server-capabilities';
 import { ServerDiscoverHandler } from '../handlers/server-discover.handler';
@@ -78,6 +78,10 @@ function gatewayConfig(): GatewayConfig {
   });
 }
 
+/** An upstream's result text as a router passes it on: no envelope members, its own _meta. */
+const PASSED_ON = String.raw`{"content":[],"n":12345678901234567890,"_meta":{"x/y":1.0,"s":"\u00e9"}}`;
+const passedOnValue = JSON.parse(PASSED_ON) as Record<string, unknown>;
+
 /**
  * `tools/call` whose tool name says what to do: `raise:<GatewayErrorCode>` throws that
  * GatewayError, `forward:<code>` an upstream's error with its own code, `crash` a plain Error,
@@ -100,6 +104,8 @@ const toolsCall: MethodHandler = {
     if (name.startsWith('forward:'))
       return Promise.reject(new ForwardedError(Number(name.slice('forward:'.length)), 'upstream'));
     if (name === 'crash') return Promise.reject(new Error('a bug'));
+    if (name === 'passed-on')
+      return Promise.resolve(new SerializedResult(PASSED_ON, passedOnValue));
     return Promise.resolve({ content: [{ type: 'text', text: 'ok' }] });
   },
 };
@@ -320,6 +326,42 @@ describe('McpTransport: era × failure → (HTTP status, JSON-RPC code), in one 
     expect(
       await post(transport, modernHeaders('tools/call', 'fine'), modernCall('fine')),
     ).toMatchObject({ status: 200, code: undefined });
+  });
+
+  it('a passed-on upstream result keeps its text in both eras; 2026 sets its members in it', async () => {
+    const answer25 = await transport.post({
+      headers: { ...legacyHeaders, 'mcp-session-id': session },
+      body: legacyCall('passed-on'),
+    });
+    expect(answer25.body).toBe(`{"jsonrpc":"2.0","id":1,"result":${PASSED_ON}}`);
+    const answer26 = await transport.post({
+      headers: modernHeaders('tools/call', 'passed-on'),
+      body: modernCall('passed-on'),
+    });
+    const text = typeof answer26.body === 'string' ? answer26.body : '';
+    // the gateway's serverInfo joins the upstream's _meta in place, resultType after the rest
+    expect(text).toBe(
+      String.raw`{"jsonrpc":"2.0","id":1,"result":{"content":[],"n":12345678901234567890,` +
+        String.raw`"_meta":{"x/y":1.0,"s":"\u00e9","io.modelcontextprotocol/serverInfo":{"name":"gw-spec","version":"9.9.9"}},` +
+        String.raw`"resultType":"complete"}}`,
+    );
+    // the same value the serialization of {...value, resultType, _meta} gives
+    expect(JSON.parse(text)).toEqual(
+      JSON.parse(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          result: {
+            ...passedOnValue,
+            resultType: 'complete',
+            _meta: {
+              ...(passedOnValue._meta as object),
+              'io.modelcontextprotocol/serverInfo': { name: 'gw-spec', version: '9.9.9' },
+            },
+          },
+        }),
+      ),
+    );
   });
 
   // What the transport and the codecs refuse before any handler runs.

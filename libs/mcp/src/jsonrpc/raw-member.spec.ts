@@ -1,4 +1,4 @@
-import { extractRawMember } from './raw-member';
+import { extractRawMember, objectMembers, withMembers } from './raw-member';
 
 const ARGS = ['params', 'arguments'] as const;
 
@@ -173,5 +173,52 @@ describe('extractRawMember: the exact source text of params.arguments (contract 
     // the name as a value only: the first member is the one JSON.parse keeps
     const valueOnly = '{"params":{"arguments":{"v":1},"_meta":{"k":"arguments"}}}';
     expect(extractRawMember(valueOnly, ARGS)).toBe('{"v":1}');
+  });
+});
+
+describe('objectMembers: the members of an object text with their ranges', () => {
+  it('lists every member in order, duplicates included, with its value range', () => {
+    const text = String.raw` { "a" : [1, {"}":"]"}] , "\u0062":"x\"y","a":null } `;
+    const members = objectMembers(text) ?? [];
+    expect(members.map((m) => m.name)).toEqual(['a', 'b', 'a']);
+    expect(members.map((m) => text.slice(m.valueStart, m.end))).toEqual([
+      '[1, {"}":"]"}]',
+      String.raw`"x\"y"`,
+      'null',
+    ]);
+    expect(members.map((m) => text.slice(m.start, m.end))).toEqual([
+      '"a" : [1, {"}":"]"}]',
+      String.raw`"\u0062":"x\"y"`,
+      '"a":null',
+    ]);
+  });
+
+  it('is empty for an empty object and undefined for anything else', () => {
+    expect(objectMembers(' {} ')).toEqual([]);
+    expect(objectMembers('[1]')).toBeUndefined();
+    expect(objectMembers('"x"')).toBeUndefined();
+  });
+});
+
+describe('withMembers: members set in an object text, the rest as written', () => {
+  const set = (json: string, updates: Record<string, string>) =>
+    withMembers(json, new Map(Object.entries(updates)));
+
+  it('replaces a member in its place and appends a missing one, as {...value, ...updates}', () => {
+    const json = '{"a":1.0,"b" : [1, 2],"c":"x"}';
+    const out = set(json, { b: '"new"', d: '{"e":12345678901234567890}' });
+    expect(out).toBe('{"a":1.0,"b" : "new","c":"x","d":{"e":12345678901234567890}}');
+    expect(Object.keys(JSON.parse(out ?? '{}') as object)).toEqual(
+      Object.keys({ ...(JSON.parse(json) as object), b: 0, d: 0 }),
+    );
+  });
+
+  it('sets members of an empty object', () => {
+    expect(set('{}', { a: '1' })).toBe('{"a":1}');
+  });
+
+  it('gives up on a name written twice, or a text that is no object', () => {
+    expect(set('{"a":1,"a":2}', { b: '1' })).toBeUndefined();
+    expect(set('[1]', { b: '1' })).toBeUndefined();
   });
 });

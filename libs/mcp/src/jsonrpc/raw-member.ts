@@ -119,3 +119,82 @@ export function extractRawMember(json: string, path: readonly string[]): string 
   const range = scanObject(json, skipWs(json, 0), path, 0).found;
   return range === undefined ? undefined : json.slice(range[0], range[1]);
 }
+
+/** One member of a JSON object's text: its name, where it starts (the name's quote), and its value's range. */
+export interface RawMemberRange {
+  readonly name: string;
+  /** The position of the member name's opening quote. */
+  readonly start: number;
+  readonly valueStart: number;
+  /** Just past the value. */
+  readonly end: number;
+}
+
+/**
+ * The members of the JSON object text `json` in order, each with its source range, so that a
+ * member can be cut out or kept as written (a result passed on without being serialized again,
+ * docs/operations.md §10 "Routing"). Duplicate names are all listed. Undefined when the text is
+ * not an object. The text must be valid JSON (the result is unspecified otherwise).
+ */
+export function objectMembers(json: string): RawMemberRange[] | undefined {
+  let pos = skipWs(json, 0);
+  if (json.charCodeAt(pos) !== OPEN_BRACE) return undefined;
+  const members: RawMemberRange[] = [];
+  pos++;
+  while (pos < json.length) {
+    pos = skipWs(json, pos);
+    if (json.charCodeAt(pos) === CLOSE_BRACE) return members;
+    const start = pos;
+    pos = stringEnd(json, pos);
+    const quoted = json.slice(start, pos);
+    const name = quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
+    pos = skipWs(json, pos) + 1; // ':'
+    const valueStart = skipWs(json, pos);
+    pos = valueEnd(json, valueStart);
+    members.push({ name, start, valueStart, end: pos });
+    pos = skipWs(json, pos);
+    if (json.charCodeAt(pos) === COMMA) pos++;
+  }
+  return members;
+}
+
+/** objectMembers, or undefined when one name occurs twice (only the last would count). */
+export function distinctMembers(json: string): RawMemberRange[] | undefined {
+  const members = objectMembers(json);
+  if (members === undefined) return undefined;
+  const names = new Set<string>();
+  for (const member of members) {
+    if (names.has(member.name)) return undefined;
+    names.add(member.name);
+  }
+  return members;
+}
+
+/**
+ * The JSON object text `json` with each of `updates` (a name and its value's JSON text) set as
+ * `{...value, ...updates}` orders them: a member of that name gets the new text in its place, a
+ * name it lacks is appended; every other member stays as written. `members` are the text's own
+ * (distinctMembers), when the caller has them already. Undefined when the text is not an object
+ * or a name occurs twice in it.
+ */
+export function withMembers(
+  json: string,
+  updates: ReadonlyMap<string, string>,
+  members: readonly RawMemberRange[] | undefined = distinctMembers(json),
+): string | undefined {
+  if (members === undefined) return undefined;
+  const written: string[] = [];
+  const present = new Set<string>();
+  for (const member of members) {
+    const update = updates.get(member.name);
+    present.add(member.name);
+    written.push(
+      update === undefined
+        ? json.slice(member.start, member.end)
+        : `${json.slice(member.start, member.valueStart)}${update}`,
+    );
+  }
+  for (const [name, update] of updates)
+    if (!present.has(name)) written.push(`${JSON.stringify(name)}:${update}`);
+  return `{${written.join(',')}}`;
+}

@@ -1,4 +1,4 @@
-import { asLegacyResult } from './legacy-result';
+import { asLegacyResult, legacyResultText } from './legacy-result';
 
 describe('asLegacyResult: a 2026 upstream result as a 2025 client sees it', () => {
   it('drops resultType "complete", the cache hints and the upstream serverInfo; keeps the rest', () => {
@@ -43,5 +43,65 @@ describe('asLegacyResult: a 2026 upstream result as a 2025 client sees it', () =
       resultType: 'input_required',
       inputRequests: {},
     });
+  });
+});
+
+describe('legacyResultText: the projection cut out of the upstream text', () => {
+  /** The text legacyResultText gives for `text`, checked to read as asLegacyResult's value. */
+  function cut(text: string, taskFields = false): string | undefined {
+    const result = JSON.parse(text) as Record<string, unknown>;
+    const legacy = asLegacyResult(result, taskFields);
+    const out = legacyResultText(text, result, legacy);
+    if (out !== undefined) expect(JSON.parse(out)).toEqual(legacy);
+    return out;
+  }
+
+  it('cuts resultType "complete", the cache hints and serverInfo, and keeps every other member as written', () => {
+    expect(
+      cut(
+        String.raw`{"resultType":"complete","content":[{"type":"text","text":"caf\u00e9 \"}\""}],"ttlMs":0,` +
+          String.raw`"structuredContent":{"big":12345678901234567890,"f":1.50},"cacheScope":"private",` +
+          String.raw`"_meta":{"a":1,"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"b":[2]}}`,
+      ),
+    ).toBe(
+      String.raw`{"content":[{"type":"text","text":"caf\u00e9 \"}\""}],` +
+        String.raw`"structuredContent":{"big":12345678901234567890,"f":1.50},"_meta":{"a":1,"b":[2]}}`,
+    );
+  });
+
+  it('leaves out a _meta that held only serverInfo, and keeps whitespace inside members', () => {
+    expect(
+      cut(
+        '{ "contents" : [ 1, 2 ] , "_meta" : { "io.modelcontextprotocol/serverInfo" : {} } , "resultType" : "complete" }',
+      ),
+    ).toBe('{"contents" : [ 1, 2 ]}');
+  });
+
+  it('keeps ttlMs of a task and a resultType other than complete', () => {
+    expect(cut('{"resultType":"task","task":{"taskId":"t"},"ttlMs":5}')).toBe(
+      '{"resultType":"task","task":{"taskId":"t"},"ttlMs":5}',
+    );
+    expect(cut('{"tasks":[],"ttlMs":5,"cacheScope":"private"}', true)).toBe(
+      '{"tasks":[],"ttlMs":5}',
+    );
+  });
+
+  it('reads member names written with escapes', () => {
+    expect(cut(String.raw`{"\u0074tlMs":0,"\u0063ontent":[]}`)).toBe(
+      String.raw`{"\u0063ontent":[]}`,
+    );
+  });
+
+  it('gives the text as it is for a result the projection did not change', () => {
+    const text = '{"content":[],"n":1.0}';
+    const result = JSON.parse(text) as Record<string, unknown>;
+    expect(legacyResultText(text, result, asLegacyResult(result))).toBe(text);
+  });
+
+  it('gives up on a name written twice, at the top or in _meta (only the last counts)', () => {
+    expect(cut('{"content":[1],"ttlMs":0,"content":[]}')).toBeUndefined();
+    expect(
+      cut('{"content":[],"_meta":{"a":1,"io.modelcontextprotocol/serverInfo":{},"a":2}}'),
+    ).toBeUndefined();
   });
 });

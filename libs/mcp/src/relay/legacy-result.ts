@@ -1,4 +1,5 @@
 import { MetaKey } from '@app/wire';
+import { distinctMembers } from '../jsonrpc/raw-member';
 
 /** The 2026 `_meta` envelope key that names the server that produced a result (wire notes G-9). */
 const META_SERVER_INFO = MetaKey.serverInfo;
@@ -48,4 +49,39 @@ export function asLegacyResult(
     legacy[key] = value;
   }
   return legacy;
+}
+
+/**
+ * The text of `legacy` (asLegacyResult of the upstream's `result`) cut out of `text`, the
+ * upstream's own text of `result`: the members asLegacyResult left out are cut, a `_meta` it
+ * rewrote loses its serverInfo member, and every other member stays as the upstream wrote it
+ * (numbers beyond double precision, escapes, order), so a 2026 upstream's result is passed on
+ * without a parse-copy-serialize round, as a 2025 upstream's is (docs/operations.md §10
+ * "Routing"). Undefined when the text cannot be cut so (not an object, or a name written twice,
+ * where only the last counts): the caller serializes `legacy` then.
+ */
+export function legacyResultText(
+  text: string,
+  result: Record<string, unknown>,
+  legacy: Record<string, unknown>,
+): string | undefined {
+  if (legacy === result) return text;
+  const members = distinctMembers(text);
+  if (members === undefined) return undefined;
+  const kept: string[] = [];
+  for (const member of members) {
+    if (!Object.hasOwn(legacy, member.name)) continue;
+    if (member.name !== '_meta' || legacy._meta === result._meta) {
+      kept.push(text.slice(member.start, member.end));
+      continue;
+    }
+    const metaText = text.slice(member.valueStart, member.end);
+    const metaMembers = distinctMembers(metaText);
+    if (metaMembers === undefined) return undefined;
+    const metaKept = metaMembers
+      .filter((entry) => entry.name !== META_SERVER_INFO)
+      .map((entry) => metaText.slice(entry.start, entry.end));
+    kept.push(`${text.slice(member.start, member.valueStart)}{${metaKept.join(',')}}`);
+  }
+  return `{${kept.join(',')}}`;
 }

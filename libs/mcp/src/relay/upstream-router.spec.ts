@@ -136,9 +136,27 @@ describe('UpstreamRouter.forward: the result as the upstream wrote it', () => {
     expect((answer as SerializedResult).value).toBe(result);
   });
 
-  it('serializes a 2026 result again once its envelope members are left out', async () => {
+  it('passes a 2026 result on as its own text with the envelope members cut out', async () => {
     const resultText =
-      '{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}';
+      '{"content":[],"n":12345678901234567890,"resultType":"complete","ttlMs":0,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"x/y":1.0}}';
+    const answer = await routerAnswering({
+      kind: 'result',
+      result: JSON.parse(resultText) as Record<string, unknown>,
+      resultText,
+    }).forward(upstream, 'tools/call', {}, context);
+    expect(answer).toBeInstanceOf(SerializedResult);
+    expect((answer as SerializedResult).json).toBe(
+      '{"content":[],"n":12345678901234567890,"_meta":{"x/y":1.0}}',
+    );
+    expect((answer as SerializedResult).value).toEqual({
+      content: [],
+      n: Number('12345678901234567890'),
+      _meta: { 'x/y': 1 },
+    });
+  });
+
+  it('serializes a 2026 result again when a member name is written twice (only the last counts)', async () => {
+    const resultText = '{"content":[1],"resultType":"complete","content":[]}';
     const answer = await routerAnswering({
       kind: 'result',
       result: JSON.parse(resultText) as Record<string, unknown>,

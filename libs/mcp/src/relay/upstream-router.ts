@@ -7,7 +7,7 @@ import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { answerBinding, type AnswerDelivery } from './answer-binding';
 import { RelayIds } from './relay-ids';
-import { asLegacyResult } from './legacy-result';
+import { asLegacyResult, legacyResultText } from './legacy-result';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { logRank, SessionLogLevels } from '../session/session-log-levels';
 
@@ -141,15 +141,15 @@ export class UpstreamRouter {
     switch (outcome.kind) {
       case 'result': {
         const result = asLegacyResult(outcome.result, method.startsWith('tasks/'));
-        // Unchanged by the projection: passed on as the upstream wrote it, not serialized again
-        // (a line break, JSON whitespace, could not go in one SSE data line: serialized then;
-        // `includes`, not a RegExp, which is ~30x slower on a long text).
-        const text = outcome.resultText;
-        const passOn =
-          result === outcome.result &&
-          text !== undefined &&
-          !text.includes('\n') &&
-          !text.includes('\r');
+        // Passed on as the upstream wrote it, not serialized again: as it came, or with the
+        // members the projection left out cut from its text (legacyResultText). A line break,
+        // JSON whitespace, could not go in one SSE data line: serialized then (`includes`, not a
+        // RegExp, which is ~30x slower on a long text).
+        const text =
+          outcome.resultText === undefined
+            ? undefined
+            : legacyResultText(outcome.resultText, outcome.result, result);
+        const passOn = text !== undefined && !text.includes('\n') && !text.includes('\r');
         return passOn ? new SerializedResult(text, result) : result;
       }
       case 'error':

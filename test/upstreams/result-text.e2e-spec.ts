@@ -1,0 +1,102 @@
+/**
+ * A 2026-07-28 upstream's result reaches the client as the upstream wrote it, with only the
+ * members of its era's envelope cut out (docs/operations.md §10 "Routing"): numbers beyond double
+ * precision, number spellings and escapes in `structuredContent` and `_meta` are not serialized
+ * again, for a 2025 client and a 2026 one alike, over a JSON answer and an SSE one.
+ */
+import { GatewayProcess, waitFor } from '../support/gateway-process';
+import { gatewayConfig, upstream } from '../support/fixtures';
+import { postRaw, rpc } from '../support/rpc';
+import { ScriptedUpstream, upTool, type ReceivedRequest } from '../support/scripted-upstream';
+
+const V = '2026-07-28';
+
+/** Written as no JSON.stringify of the parsed value would write it. */
+const KEPT = String.raw`"structuredContent":{"big":12345678901234567890,"f":1.50,"s":"caf\u00e9"}`;
+const RESULT =
+  String.raw`{"content":[{"type":"text","text":"caf\u00e9"}],${KEPT},"resultType":"complete",` +
+  String.raw`"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":` +
+  String.raw`{"name":"scripted-up","version":"9"},"example.com/n":1.0}}`;
+
+function answer(req: ReceivedRequest, sse: boolean) {
+  const text = `{"jsonrpc":"2.0","id":${JSON.stringify(req.id)},"result":${RESULT}}`;
+  return sse
+    ? { headers: { 'content-type': 'text/event-stream' }, raw: `event: message\ndata: ${text}\n\n` }
+    : { headers: { 'content-type': 'application/json' }, raw: text };
+}
+
+function modernCall(url: string, name: string): ReturnType<typeof postRaw> {
+  const params = {
+    name,
+    arguments: {},
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': V,
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+    },
+  };
+  return postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }), {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': V,
+    'mcp-method': 'tools/call',
+    'mcp-name': name,
+  });
+}
+
+describe("a 2026 upstream's result text, passed on", () => {
+  let up: ScriptedUpstream;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    up = await ScriptedUpstream.start({ era: '2026', tools: [upTool('json'), upTool('sse')] });
+    up.onTool('json', (req) => answer(req, false));
+    up.onTool('sse', (req) => answer(req, true));
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([], { upstreams: [upstream('mod', up.url)] }),
+    });
+    await waitFor(async () => {
+      const listed = await rpc(gateway.mcpUrl, 'tools/list', {}, {}, 'tl');
+      return (listed.json?.result?.tools ?? []).length === 2;
+    }, 20_000);
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await up?.stop();
+  });
+
+  it.each(['json', 'sse'])(
+    'a 2025 client gets the members as written, without the envelope (%s answer)',
+    async (tool) => {
+      const called = await rpc(gateway.mcpUrl, 'tools/call', { name: `mod__${tool}` }, {}, 3);
+      expect(called.status).toBe(200);
+      expect(called.text).toContain(KEPT);
+      expect(called.text).toContain('"_meta":{"example.com/n":1.0}');
+      expect(called.json.result).toEqual({
+        content: [{ type: 'text', text: 'café' }],
+        structuredContent: { big: Number('12345678901234567890'), f: 1.5, s: 'café' },
+        _meta: { 'example.com/n': 1 },
+      });
+    },
+  );
+
+  it.each(['json', 'sse'])(
+    "a 2026 client gets them as written, with the gateway's envelope (%s answer)",
+    async (tool) => {
+      const called = await modernCall(gateway.mcpUrl, `mod__${tool}`);
+      expect(called.status).toBe(200);
+      expect(called.text).toContain(KEPT);
+      expect(called.text).not.toContain('scripted-up');
+      const result = called.json.result as Record<string, any>;
+      expect(result.resultType).toBe('complete');
+      expect(result.structuredContent).toEqual({
+        big: Number('12345678901234567890'),
+        f: 1.5,
+        s: 'café',
+      });
+      expect(result._meta['example.com/n']).toBe(1);
+      expect(result._meta['io.modelcontextprotocol/serverInfo'].name).not.toBe('scripted-up');
+    },
+  );
+});
