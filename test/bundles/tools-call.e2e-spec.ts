@@ -110,6 +110,28 @@ describe('tools/call execution against a Tool Service', () => {
     );
   });
 
+  it('sends compact arguments byte for byte too, whichever way each part is written', async () => {
+    // each written compactly (as the SDKs write), one way JSON.stringify would write it and
+    // ways it would not: integer-like keys out of order, a big integer, an escape, -0
+    const cases = [
+      '{"q":"plain","n":[1,2,{"x":null}],"t":true}',
+      '{"b":1,"10":2,"2":3}',
+      '{"big":12345678901234567890,"f":1.50}',
+      String.raw`{"q":"caf\u00e9"}`,
+      '{"z":-0}',
+    ];
+    for (const [i, args] of cases.entries()) {
+      const raw = `{"jsonrpc":"2.0","id":${100 + i},"method":"tools/call","params":{"name":"svc.echo","arguments":${args}}}`;
+      expect((await postRaw(gateway.mcpUrl, raw)).status).toBe(200);
+      expect(service.toolRequests('svc.echo').at(-1)!.body.toString('utf8')).toBe(args);
+    }
+    // the same arguments' value written elsewhere in the body does not stand for them
+    const decoy =
+      '{"jsonrpc":"2.0","id":120,"method":"tools/call","params":{"name":"svc.echo","arguments":{"f":1.0}},"x":{"f":1}}';
+    expect((await postRaw(gateway.mcpUrl, decoy)).status).toBe(200);
+    expect(service.toolRequests('svc.echo').at(-1)!.body.toString('utf8')).toBe('{"f":1.0}');
+  });
+
   it('sends {} when the call has no arguments (B18)', async () => {
     await callTool(gateway.mcpUrl, 'svc.echo');
     expect(service.toolRequests('svc.echo').at(-1)!.body.toString('utf8')).toBe('{}');
