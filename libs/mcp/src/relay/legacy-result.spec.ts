@@ -46,6 +46,23 @@ describe('asLegacyResult: a 2026 upstream result as a 2025 client sees it', () =
   });
 });
 
+describe('asLegacyResult: a member named __proto__', () => {
+  it('stays an own member of the copy, never its prototype', () => {
+    const result = JSON.parse(
+      '{"__proto__":{"isError":true,"_meta":{"k":1}},"content":[],"ttlMs":0}',
+    ) as Record<string, unknown>;
+    const legacy = asLegacyResult(result);
+    expect(legacy).not.toBe(result);
+    expect(Object.getPrototypeOf(legacy)).toBe(Object.prototype);
+    expect(legacy.isError).toBeUndefined();
+    expect(legacy._meta).toBeUndefined();
+    expect(Object.keys(legacy)).toEqual(['__proto__', 'content']);
+    expect(legacyResultText(JSON.stringify(result), result, legacy)).toBe(
+      '{"__proto__":{"isError":true,"_meta":{"k":1}},"content":[]}',
+    );
+  });
+});
+
 describe('legacyResultText: the projection cut out of the upstream text', () => {
   /** The text legacyResultText gives for `text`, checked to read as asLegacyResult's value. */
   function cut(text: string, taskFields = false): string | undefined {

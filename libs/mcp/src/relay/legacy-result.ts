@@ -46,7 +46,14 @@ export function asLegacyResult(
       if (Object.keys(rest).length > 0) legacy._meta = rest;
       continue;
     }
-    legacy[key] = value;
+    // an own member as JSON.parse made it: `legacy["__proto__"] = value` would set the copy's
+    // prototype to an object of the upstream's, whose members the copy would then seem to have
+    Object.defineProperty(legacy, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return legacy;
 }
