@@ -1,4 +1,4 @@
-import { missingClientCapabilities, undeclaredBy } from './client-capabilities';
+import { addRequired, missingClientCapabilities, undeclaredBy } from './client-capabilities';
 
 const inputRequired = (...requests: object[]) => ({
   resultType: 'input_required',
@@ -80,5 +80,18 @@ describe('undeclaredBy', () => {
   it('names the capability when it is not declared at all', () => {
     expect(undeclaredBy({ sampling: {} }, urlElicitation)).toBe('elicitation');
     expect(undeclaredBy({}, { method: 'roots/list' })).toBe('roots');
+  });
+});
+
+describe('addRequired: a capability named __proto__', () => {
+  it('is listed as missing like any, never set as the prototype of the list', () => {
+    const missing: Record<string, Record<string, unknown>> = {};
+    addRequired(
+      missing,
+      JSON.parse('{"__proto__":{"x":{}},"sampling":{}}') as Record<string, unknown>,
+    );
+    expect(Object.getPrototypeOf(missing)).toBe(Object.prototype);
+    expect(Object.keys(missing)).toEqual(['__proto__', 'sampling']);
+    expect(JSON.stringify(missing)).toBe('{"__proto__":{"x":{}},"sampling":{}}');
   });
 });

@@ -1,3 +1,5 @@
+import { setOwnMember } from './own-member';
+
 /** ClientCapabilities as they travel: `{elicitation: {form: {}}, sampling: {}, …}` (wire notes §2.0). */
 export type ClientCapabilities = Readonly<Record<string, unknown>>;
 
@@ -77,6 +79,8 @@ export function addRequired(
   missing: Record<string, Record<string, unknown>>,
   need: Readonly<Record<string, unknown>>,
 ): void {
-  for (const [key, sub] of Object.entries(need))
-    missing[key] = { ...missing[key], ...(isRecord(sub) ? sub : {}) };
+  for (const [key, sub] of Object.entries(need)) {
+    const known = Object.hasOwn(missing, key) ? missing[key] : undefined;
+    setOwnMember(missing, key, { ...known, ...(isRecord(sub) ? sub : {}) });
+  }
 }

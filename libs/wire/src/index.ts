@@ -20,6 +20,7 @@ export { declaresExtension, Extension, isAppOnlyTool, MCP_APP_MIME_TYPE } from '
 export { decodeHeaderValue, encodeHeaderValue } from './header-values';
 export { MetaKey, REQUEST_ENVELOPE_KEYS, withoutRequestEnvelope } from './meta-keys';
 export { METHODS, methodRow, type McpNameField, type MethodRow } from './methods';
+export { setOwnMember } from './own-member';
 export { RawJson, stringifyMessage } from './raw-json';
 export { JsonRpcCode } from './rpc-codes';
 export {

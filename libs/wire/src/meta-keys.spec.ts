@@ -44,3 +44,16 @@ describe('withoutRequestEnvelope: a 2026 request as a 2025 session sends it', ()
     });
   });
 });
+
+describe('withoutRequestEnvelope: a member named __proto__', () => {
+  it("stays the client's own _meta member, sent on as written", () => {
+    const params = JSON.parse(
+      `{"name":"t","_meta":{"${MetaKey.protocolVersion}":"2026-07-28","__proto__":{"x":1},"k":2}}`,
+    ) as Record<string, unknown>;
+    const sent = withoutRequestEnvelope(params);
+    const meta = sent?._meta as Record<string, unknown>;
+    expect(Object.getPrototypeOf(meta)).toBe(Object.prototype);
+    expect(Object.keys(meta)).toEqual(['__proto__', 'k']);
+    expect(JSON.stringify(sent)).toBe('{"name":"t","_meta":{"__proto__":{"x":1},"k":2}}');
+  });
+});

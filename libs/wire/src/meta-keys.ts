@@ -1,3 +1,5 @@
+import { setOwnMember } from './own-member';
+
 /**
  * The `_meta` keys of the 2026-07-28 request envelope and of results (wire notes §2.0 in
  * ../shared/reference; docs/operations.md §11). One spelling for the server side (the front
@@ -43,7 +45,7 @@ export function withoutRequestEnvelope(
   if (!REQUEST_ENVELOPE_KEYS.some((key) => key in meta)) return params;
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(meta))
-    if (!REQUEST_ENVELOPE_KEYS.includes(key)) rest[key] = value;
+    if (!REQUEST_ENVELOPE_KEYS.includes(key)) setOwnMember(rest, key, value);
   const { _meta: _envelope, ...others } = params;
   return Object.keys(rest).length === 0 ? others : { ...others, _meta: rest };
 }

@@ -1,4 +1,4 @@
-import { MetaKey } from '@app/wire';
+import { MetaKey, setOwnMember } from '@app/wire';
 import { distinctMembers } from '../jsonrpc/raw-member';
 
 /** The 2026 `_meta` envelope key that names the server that produced a result (wire notes G-9). */
@@ -46,14 +46,7 @@ export function asLegacyResult(
       if (Object.keys(rest).length > 0) legacy._meta = rest;
       continue;
     }
-    // an own member as JSON.parse made it: `legacy["__proto__"] = value` would set the copy's
-    // prototype to an object of the upstream's, whose members the copy would then seem to have
-    Object.defineProperty(legacy, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwnMember(legacy, key, value);
   }
   return legacy;
 }
