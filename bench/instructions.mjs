@@ -273,7 +273,20 @@ async function measureOnce(source) {
       await sleep(250);
     }
     const run = (last) => Promise.all(Array.from({ length: CONCURRENCY }, () => send(last)));
-    await run(WARMUP);
+    try {
+      await run(WARMUP);
+    } catch (err) {
+      // readiness answered, then the calls' port refused them: the process under valgrind
+      // died (its stderr says why), or another process held the port picked ahead (PortTaken:
+      // measured again on other ports, as when it could not bind it)
+      if (child.exitCode !== null)
+        throw new Error(`${target.script} exited during the warm-up:\n${stderr}`, { cause: err });
+      if (err?.code === 'ECONNREFUSED' || err?.cause?.code === 'ECONNREFUSED')
+        throw new PortTaken(
+          `${target.script}: port ${target.port} refused the calls after readiness`,
+        );
+      throw err;
+    }
     // The per-second work is counted in a quiet window before the calls as well as after them,
     // and the lower rate is subtracted: work that is not per-second (a full GC, deferred work
     // of the warm-up or of the calls) lands in one window now and then, hardly in both.
