@@ -413,8 +413,8 @@ function objectText(result: MethodResult, value: Record<string, unknown>): strin
  * An upstream's result text (a SerializedResult) with the 2026 members set as the serialization in
  * `result` would set them — resultType, the cache hints, the gateway's serverInfo in `_meta` —
  * and every other member as the upstream wrote it (docs/operations.md §10 "Routing"). Undefined
- * for any other result, or a text that cannot be cut so (a name written twice, a hint without a
- * value): the value is serialized then.
+ * for any other result, or a text that cannot be cut so (a name written twice): the value is
+ * serialized then.
  */
 function textWithModernMembers(
   result: MethodResult,
@@ -432,9 +432,9 @@ function textWithModernMembers(
       JSON.stringify(typeof value.resultType === 'string' ? value.resultType : 'complete'),
     ],
   ]);
-  for (const [name, hint] of Object.entries(hints ?? {}) as [string, unknown][]) {
-    if (hint === undefined) return undefined;
-    updates.set(name, JSON.stringify(hint));
+  if (hints !== undefined) {
+    updates.set('ttlMs', JSON.stringify(hints.ttlMs));
+    updates.set('cacheScope', JSON.stringify(hints.cacheScope));
   }
   const metaMember = isRecord(value._meta) ? members.find((m) => m.name === '_meta') : undefined;
   const meta =
