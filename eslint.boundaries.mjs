@@ -13,7 +13,17 @@ export const ALLOWED_LIB_IMPORTS = {
   registry: ['config', 'observability', 'redis', 'wire'],
   upstream: ['config', 'http-body', 'identity', 'observability', 'wire'],
   execution: ['config', 'http-body', 'identity', 'observability', 'upstream', 'wire'],
-  discovery: ['config', 'http-body', 'identity', 'observability', 'registry', 'upstream', 'wire'],
+  registrations: ['config', 'observability', 'redis', 'registry', 'upstream', 'wire'],
+  discovery: [
+    'config',
+    'http-body',
+    'identity',
+    'observability',
+    'registrations',
+    'registry',
+    'upstream',
+    'wire',
+  ],
   mcp: [
     'config',
     'execution',

@@ -18,7 +18,7 @@ const transformIgnorePatterns = [
   '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|uint8array-extras|@tokenizer|jose)/)',
 ];
 const moduleNameMapper = {
-  '^@app/(config|discovery|registry|execution|http-body|mcp|observability|upstream|identity|wire|redis)$':
+  '^@app/(config|discovery|registry|execution|http-body|mcp|observability|upstream|identity|wire|redis|registrations)$':
     '<rootDir>/libs/$1/src',
 };
 

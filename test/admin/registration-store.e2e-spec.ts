@@ -2,12 +2,12 @@ import 'reflect-metadata';
 import Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
 import { redisUseOptions } from '@app/redis';
-import { RedisRegistrationStore } from '../../apps/gateway/src/admin/redis-registration-store';
-import type { NewRegistration } from '../../apps/gateway/src/admin/registration-store';
 import {
   DELETION_MEMORY_MAX,
   DELETION_MEMORY_MS,
-} from '../../apps/gateway/src/admin/registration-tombstones';
+  RedisRegistrationStore,
+  type NewRegistration,
+} from '@app/registrations';
 import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
 
 /**

@@ -1,6 +1,7 @@
 import { HttpModule } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { RegistrationsModule } from '@app/registrations';
 import { RegistryModule } from '@app/registry';
 import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
@@ -11,11 +12,13 @@ import { SOURCE_PULLERS, type SourcePuller } from './source-puller';
 import { ListChangedRefresh } from './list-changed-refresh.service';
 import { ManifestFetcher } from './manifest-fetcher.service';
 import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.service';
+import { RegistrationStorePuller } from './registration-store-puller';
 
 /**
  * DiscoveryModule: scheduled rounds over the sources' pullers — manifest pulls (over
  * @nestjs/axios) and upstream list pulls (over UpstreamModule's connections); results handed to
- * the registry as values.
+ * the registry as values — and the registration store, read on its own timetable
+ * (RegistrationStorePuller), which adds and removes the runtime-registered upstreams.
  */
 @Module({
   // HttpModule: manifest pulls through HttpService (its own axios instance; the agents and
@@ -26,6 +29,7 @@ import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.serv
     RegistryModule,
     UpstreamModule,
     SourceCredentialsModule,
+    RegistrationsModule,
   ],
   providers: [
     ManifestFetcher,
@@ -42,6 +46,8 @@ import { MONOTONIC_MS, RANDOM, RefreshScheduler } from './refresh-scheduler.serv
       ): SourcePuller[] => [bundles, upstreams],
       inject: [BundleManifestPuller, UpstreamListPuller],
     },
+    // the registration store, read on its own timetable (its upstreams are pulled as above)
+    RegistrationStorePuller,
     RefreshScheduler,
     { provide: RANDOM, useValue: Math.random },
     { provide: MONOTONIC_MS, useValue: () => performance.now() },

@@ -43,7 +43,7 @@ const lookupAll: LookupAll = (host, options, callback) =>
  * against `rules`, and gives the socket only what passed: the socket dials one of the
  * addresses checked here, so the check is made at the address connected to, whatever the
  * name answered at registration. One refused address refuses the name, as at registration
- * (apps/gateway/src/admin/upstream-address-guard.ts). A refusal is handed to `onRefused` and
+ * (libs/registrations/src/upstream-address-guard.ts). A refusal is handed to `onRefused` and
  * fails the connect with UpstreamAddressRefusedError; nothing is dialled.
  *
  * @param resolve the resolver (tests give a table; the default is the system's)

@@ -1,8 +1,8 @@
 import { FIRST_MODERN_VERSION, LATEST_LEGACY_VERSION } from '@app/wire';
 import type { RegisteredUpstreamConfig, UpstreamConfig } from '@app/config';
+import type { Known } from '@app/registrations';
 import type { RegistryService, UpstreamPullState } from '@app/registry';
 import type { AdminUpstreamView, RegistrationState } from './admin-upstream-record';
-import type { Known } from './applied-registrations';
 
 /** An answer of the registration API: the body on success, or a status and the problems. */
 export type AdminOutcome<T> =

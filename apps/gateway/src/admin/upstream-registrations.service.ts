@@ -1,11 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  Optional,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import {
   checkRegistration,
   GATEWAY_CONFIG,
@@ -13,14 +6,10 @@ import {
   type GatewayConfig,
   type UpstreamConfig,
 } from '@app/config';
-import { BundleRefreshService } from '@app/discovery';
-import { GatewayMetrics } from '@app/observability';
 import { RegistryService } from '@app/registry';
-import { UpstreamConnections } from '@app/upstream';
+import { RegistrationSync, type Known, type NewRegistration } from '@app/registrations';
 import type { AdminUpstreamList, AdminUpstreamView } from './admin-upstream-record';
 import { AdminAuthenticator, type AdminActor } from './admin-authenticator';
-import { REGISTRATION_STORE, UPSTREAM_ADDRESS_GUARD } from './admin-tokens';
-import type { NewRegistration, RegistrationStore } from './registration-store';
 import {
   changedMeanwhile,
   configuredView,
@@ -32,12 +21,10 @@ import {
   prefixTaken,
   readOnly,
   registeredView,
+  storeUnavailable,
   type AdminOutcome,
   type AdminRefusal,
 } from './registration-views';
-import type { UpstreamAddressGuard } from './upstream-address-guard';
-import { AppliedRegistrations, type Known } from './applied-registrations';
-import { RegistrationStoreReader } from './registration-store-reader';
 
 export type { AdminOutcome } from './registration-views';
 
@@ -45,98 +32,80 @@ export type { AdminOutcome } from './registration-views';
 export type IfMatch = '*' | readonly number[];
 
 /**
- * Upstream MCP servers registered at runtime (operations §15). A registration is checked
- * with the boot rules (checkRegistration) and the address guard, written to the store
- * (Redis when REDIS_URL is set, else memory) in one atomic step that also takes its id and its
- * published-name prefix, then handed to the registry as a source: the next refresh round pulls
- * it, so its state goes PENDING → ACTIVE, or FAILED with the reason.
+ * The admin API of upstream MCP servers registered at runtime (operations §15): a registration
+ * is checked with the boot rules (checkRegistration) and the address guard, written to the
+ * store (Redis when one is configured, else memory) in one atomic step that also takes its id
+ * and its published-name prefix, then applied to the registry as a source: the next refresh
+ * round pulls it, so its state goes PENDING → ACTIVE, or FAILED with the reason.
  *
- * Every replica reads the store at start and again every half refresh interval, and applies
- * what it holds in one order (oldest first, then id) with the boot rules, so every replica
- * takes the same registrations and refuses the same ones (FAILED, naming the other source).
- * A change is a compare-and-set against the version the change was based on (409 when it
- * changed since). A store that lost its data (no generation marker, or another one) is
- * re-seeded from what this replica applied, which it keeps serving. Changes and reads of
- * the store are serialized.
+ * The store and what this replica applied from it are RegistrationsModule's (RegistrationSync);
+ * DiscoveryModule reads the store at start and again every half refresh interval
+ * (RegistrationStorePuller), so every replica takes the same registrations and refuses the
+ * same ones (FAILED, naming the other source). A change is a compare-and-set against the
+ * version the change was based on (409 when it changed since). Changes and reads of the store
+ * are serialized (RegistrationSync.exclusive). What stays here is the API's: validation,
+ * views and the refusals the controller maps to HTTP.
  */
 @Injectable()
-export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdown {
+export class UpstreamRegistrations implements OnApplicationBootstrap {
   private readonly logger = new Logger('Admin');
-  private readonly known: AppliedRegistrations;
   private readonly configuredIds: ReadonlySet<string>;
-  private queue: Promise<unknown> = Promise.resolve();
-  private timer?: NodeJS.Timeout;
   private started = false;
-  private closed = false;
-  private readonly reader: RegistrationStoreReader;
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly registry: RegistryService,
-    private readonly refresh: BundleRefreshService,
-    private readonly connections: UpstreamConnections,
-    @Inject(REGISTRATION_STORE) private readonly store: RegistrationStore,
-    @Inject(UPSTREAM_ADDRESS_GUARD) private readonly guard: UpstreamAddressGuard,
+    private readonly registrations: RegistrationSync,
     private readonly authenticator: AdminAuthenticator,
-    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {
     this.configuredIds = new Set(config.upstreams.map((u) => u.id));
-    this.known = new AppliedRegistrations(config, registry, connections, guard, () =>
-      this.refreshSoon(),
-    );
-    this.reader = new RegistrationStoreReader(store, this.known, metrics);
+  }
+
+  private get known() {
+    return this.registrations.applied;
+  }
+
+  private get reader() {
+    return this.registrations.reader;
   }
 
   /** Where registrations live: `redis` (shared, durable) or `memory` (this process only). */
   get storage(): 'redis' | 'memory' {
-    return this.store.kind;
+    return this.registrations.store.kind;
   }
 
-  /** Loads the stored registrations before the first refresh round, then polls the store. */
-  async onModuleInit(): Promise<void> {
+  /**
+   * Says how /admin/upstreams is reachable and how many registrations the store held: every
+   * module is initialized by now, so RegistrationStorePuller has read it.
+   */
+  onApplicationBootstrap(): void {
     // The management application holds this same instance (useValue) and runs the hooks again.
     if (this.started) return;
     this.started = true;
-    await this.sync();
     const writes =
       this.authenticator.method === 'none'
         ? 'disabled (read-only: set MCP_ADMIN_TOKEN or mcp.auth.mode jwt)'
         : `by ${this.authenticator.method}`;
     this.logger.log(
-      `/admin/upstreams on the management port: writes ${writes}; registrations in ${this.store.kind}` +
+      `/admin/upstreams on the management port: writes ${writes}; registrations in ${this.storage}` +
         ` (${this.known.size} loaded)`,
     );
     if (this.config.admin?.weakToken === true)
       this.logger.warn(
         'MCP_ADMIN_TOKEN has fewer than 32 characters: it opens /admin and can be guessed; use a long random one (e.g. openssl rand -base64 32)',
       );
-    const intervalMs = Math.min(
-      30_000,
-      Math.max(500, (this.config.mcp.registry.refreshIntervalSeconds * 1000) / 2),
-    );
-    this.timer = setInterval(() => void this.sync(), intervalMs);
-    this.timer.unref();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    clearInterval(this.timer);
-    await this.store.close();
   }
 
   /** Applies the store's registrations: new and changed ones put, vanished ones removed. */
   sync(): Promise<void> {
-    return this.exclusive(async () => {
-      await this.reader.sync();
-    });
+    return this.registrations.sync();
   }
 
   list(): AdminUpstreamList {
     const configured = this.config.mcp.upstreams.map((u) => configuredView(this.registry, u));
     const registered = this.known.all().map((k) => registeredView(this.registry, k));
     return {
-      storage: this.store.kind,
+      storage: this.storage,
       store: {
         ...this.reader.status(),
       },
@@ -155,7 +124,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
 
   /** POST /admin/upstreams: checks, stores, applies; 202 with the record PENDING. */
   register(body: unknown, actor: AdminActor): Promise<AdminOutcome<AdminUpstreamView>> {
-    return this.exclusive(async () => {
+    return this.registrations.exclusive(async () => {
       const limit = this.config.mcp.admin.maxRegistrations;
       if (this.known.size >= limit) return full(this.known.size, limit);
       if (nestedDeeperThan(body, MAX_BODY_DEPTH))
@@ -187,8 +156,10 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
         createdBy: actor.name,
         updatedBy: actor.name,
       };
-      const created = await this.reader.write((g) => this.store.create(registration, g, limit));
-      if ('ok' in created) return created;
+      const created = await this.reader.write((g) =>
+        this.registrations.store.create(registration, g, limit),
+      );
+      if (created.kind === 'unavailable') return storeUnavailable(created.detail);
       switch (created.kind) {
         case 'idTaken':
           await this.reader.sync();
@@ -228,7 +199,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
     actor: AdminActor,
     ifMatch?: IfMatch,
   ): Promise<AdminOutcome<AdminUpstreamView>> {
-    return this.exclusive(async () => {
+    return this.registrations.exclusive(async () => {
       if (this.configuredIds.has(id)) return readOnly(id);
       const keys = typeof body === 'object' && body !== null ? Object.keys(body) : [];
       const enabled = (body as { enabled?: unknown } | null)?.enabled;
@@ -268,9 +239,9 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
       };
       const expected = known.stored.version;
       const replaced = await this.reader.write((g) =>
-        this.store.replace(registration, expected, g),
+        this.registrations.store.replace(registration, expected, g),
       );
-      if ('ok' in replaced) return replaced;
+      if (replaced.kind === 'unavailable') return storeUnavailable(replaced.detail);
       switch (replaced.kind) {
         case 'missing':
           await this.reader.sync();
@@ -297,7 +268,7 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
    * `If-Match`, only if the stored record is still that version.
    */
   remove(id: string, ifMatch?: IfMatch): Promise<AdminOutcome<{ id: string; deleted: true }>> {
-    return this.exclusive(async () => {
+    return this.registrations.exclusive(async () => {
       if (this.configuredIds.has(id)) return readOnly(id);
       let expected: number | undefined;
       if (ifMatch !== undefined) {
@@ -305,8 +276,10 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
         if ('ok' in known) return known;
         expected = known.stored.version;
       }
-      const removed = await this.reader.write((g) => this.store.remove(id, expected, g));
-      if ('ok' in removed) return removed;
+      const removed = await this.reader.write((g) =>
+        this.registrations.store.remove(id, expected, g),
+      );
+      if (removed.kind === 'unavailable') return storeUnavailable(removed.detail);
       if (removed.kind === 'changed') {
         await this.reader.sync();
         return changedMeanwhile(id, removed.version);
@@ -347,9 +320,9 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
     const tokenEndpoint = upstream.authorization.tokenEndpoint;
     const problems = (
       await Promise.all([
-        this.guard.problem(upstream.url),
+        this.registrations.guard.problem(upstream.url),
         typeof tokenEndpoint === 'string'
-          ? this.guard.problem(tokenEndpoint, 'authorization.tokenEndpoint')
+          ? this.registrations.guard.problem(tokenEndpoint, 'authorization.tokenEndpoint')
           : undefined,
       ])
     ).filter((p): p is string => p !== undefined);
@@ -361,17 +334,6 @@ export class UpstreamRegistrations implements OnModuleInit, OnApplicationShutdow
           message: 'The upstream URL may not be registered',
           problems,
         };
-  }
-
-  /** A refresh round that starts after now (the contract §8 one: throttled, never dropped). */
-  private refreshSoon(): void {
-    void this.refresh.refreshForUnknownTool();
-  }
-
-  private exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   private answer(status: 200 | 202, known: Known): AdminOutcome<AdminUpstreamView> {

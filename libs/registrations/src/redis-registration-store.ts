@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { quitRedis, type RedisClient } from '@app/redis';
 import { upstreamNamePrefix, type GatewayConfig } from '@app/config';
-import type { StoredRegistration } from './admin-upstream-record';
+import type { StoredRegistration } from './registration-record';
 import {
   parseStored,
   RegistrationStoreUnavailableError,

@@ -1,4 +1,4 @@
-import type { StoredRegistration } from './admin-upstream-record';
+import type { StoredRegistration } from './registration-record';
 import {
   ReplicaTombstones,
   seedEntries,

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { GatewayMetrics } from '@app/observability';
-import type { RegistrationStoreStatus } from './admin-upstream-record';
+import type { RegistrationStoreStatus } from './registration-record';
 import type { AppliedRegistrations } from './applied-registrations';
 import {
   RegistrationStoreUnavailableError,
@@ -8,7 +8,17 @@ import {
   type StoreSnapshot,
 } from './registration-store';
 import { ReplicaTombstones } from './registration-tombstones';
-import { storeUnavailable, type AdminRefusal } from './registration-views';
+
+/** A write that changed nothing because the store did not answer (the admin API's 503). */
+export interface StoreUnavailable {
+  readonly kind: 'unavailable';
+  /** Why, for the refusal's message: never a host, a port or a credential. */
+  readonly detail: string;
+}
+
+function unavailable(detail: string): StoreUnavailable {
+  return { kind: 'unavailable', detail };
+}
 
 /**
  * Reads the registration store for this replica and writes to it under the generation it
@@ -175,18 +185,18 @@ export class RegistrationStoreReader {
    */
   async write<R extends { readonly kind: string }>(
     command: (generation: string) => Promise<R>,
-  ): Promise<Exclude<R, { readonly kind: 'generation' }> | AdminRefusal> {
+  ): Promise<Exclude<R, { readonly kind: 'generation' }> | StoreUnavailable> {
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
         if (attempt > 0 || this.generation === undefined) await this.sync();
-        if (this.generation === undefined) return storeUnavailable('it could not be read');
+        if (this.generation === undefined) return unavailable('it could not be read');
         const result = await command(this.generation);
         if (result.kind !== 'generation') return result as Exclude<R, { kind: 'generation' }>;
       }
-      return storeUnavailable('it was reset while the change was written; try again');
+      return unavailable('it was reset while the change was written; try again');
     } catch (err) {
       if (!(err instanceof RegistrationStoreUnavailableError)) throw err;
-      return storeUnavailable(err.message);
+      return unavailable(err.message);
     }
   }
 }

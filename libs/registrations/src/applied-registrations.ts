@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { checkRegistration, type GatewayConfig, type RegisteredUpstreamConfig } from '@app/config';
 import type { RegistryService } from '@app/registry';
 import type { UpstreamConnections } from '@app/upstream';
-import type { StoredRegistration } from './admin-upstream-record';
+import type { StoredRegistration } from './registration-record';
 import type { UpstreamAddressGuard } from './upstream-address-guard';
 
 /** A registration as this replica applied it. */

@@ -1,4 +1,4 @@
-import type { StoredRegistration } from './admin-upstream-record';
+import type { StoredRegistration } from './registration-record';
 
 /**
  * How long a deletion is remembered, in the store and by every replica, against a re-seed

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { upstreamNamePrefix } from '@app/config';
-import type { StoredRegistration } from './admin-upstream-record';
+import type { StoredRegistration } from './registration-record';
 import type { Tombstone } from './registration-tombstones';
 
 /** The store could not be read or written (Redis down or slow); nothing was changed. */
