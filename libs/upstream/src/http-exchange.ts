@@ -69,11 +69,13 @@ export type ExchangeResult =
    * `lastEventId` is the last `id:` the stream set (a priming event with empty data included)
    * and `retryMillis` its last `retry:`: what a client resumes the stream with (GET with
    * Last-Event-ID after `retry` ms; MCP Streamable HTTP, "Resumability and Redelivery").
+   * `bytes`: the (decoded) bytes of the stream taken so far, what a resumption counts on.
    */
   | {
       readonly kind: 'events';
       readonly head: ExchangeHead;
       readonly done: boolean;
+      readonly bytes: number;
       readonly lastEventId?: string;
       readonly retryMillis?: number;
     };
@@ -229,7 +231,7 @@ export function exchange(
     /** The awaited response arrived: answer now, let the stream end by itself, briefly. */
     const streamDone = (): void => {
       if (head === undefined) return;
-      succeed({ kind: 'events', head, done: true, lastEventId, retryMillis });
+      succeed({ kind: 'events', head, done: true, bytes: length, lastEventId, retryMillis });
       if (!ended) {
         graceTimer = setTimeout(() => {
           if (!ended) cut(new Error('stream done'));
@@ -288,7 +290,8 @@ export function exchange(
       if (settled || head === undefined) return;
       if (parser !== undefined && decoder !== undefined) {
         parser.feed(decoder.end());
-        if (!settled) succeed({ kind: 'events', head, done: false, lastEventId, retryMillis });
+        if (!settled)
+          succeed({ kind: 'events', head, done: false, bytes: length, lastEventId, retryMillis });
         return;
       }
       succeed({ kind: 'body', head, body: Buffer.concat(chunks, length) });

@@ -113,9 +113,22 @@ function reasonText(signal: UpstreamSignal | undefined): string {
 
 /** A request stream resumed this many times in a row without a new event is given up. */
 const RESUME_FRUITLESS_MAX = 3;
-/** Wait before resuming when the stream set no `retry:`; and the most any `retry:` may ask. */
+/**
+ * Wait before resuming when the stream set no `retry:`; the least and the most any `retry:`
+ * may ask (the least as the GET stream's first backoff, standalone-stream.ts: an upstream that
+ * sends `retry: 0` must not turn one call into a GET loop).
+ */
 const RESUME_DEFAULT_WAIT_MILLIS = 1000;
+const RESUME_MIN_WAIT_MILLIS = 250;
 const RESUME_MAX_WAIT_MILLIS = 10_000;
+
+/** An answer over `maxAnswerBytes`, counted across its stream's resumptions. */
+function answerTooLarge(maxBytes: number): UpstreamFailure {
+  return new UpstreamFailure(
+    'too-large',
+    `the upstream's answer exceeded the limit of ${maxBytes} bytes`,
+  );
+}
 
 function delay(millis: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, millis).unref());
@@ -681,6 +694,10 @@ export class UpstreamConnection {
             if (relay !== undefined) this.answerMessage(message, relay, context);
             return 'more';
           };
+    const onChunk: ExchangeRequest['onChunk'] =
+      counter === undefined || cap === undefined
+        ? undefined
+        : (chunk) => (counter.exceeds(chunk) ? cap.refusal : undefined);
     const first = await exchange(this.dispatcher, {
       url: this.url,
       method: 'POST',
@@ -700,16 +717,13 @@ export class UpstreamConnection {
               context = { sessionId: validSessionId(head.sessionId) };
             }
           : undefined,
-      onChunk:
-        counter === undefined || cap === undefined
-          ? undefined
-          : (chunk) => (counter.exceeds(chunk) ? cap.refusal : undefined),
+      onChunk,
       onEvent,
     });
     // a request whose stream ended before its response may be resumed (resumeStream)
     const result =
       id !== undefined && response === undefined && onEvent !== undefined
-        ? await this.resumeStream(first, headers, budget, onEvent)
+        ? await this.resumeStream(first, headers, budget, onEvent, onChunk)
         : first;
     return readReply(result, id, response, relay?.listCap);
   }
@@ -721,16 +735,21 @@ export class UpstreamConnection {
    * after the stream's `retry:` ms. Resumed within the call's deadline, with the call's own
    * headers (it is still that caller's request), as often as each GET brings new events; a
    * GET answered without a stream (405, 404) leaves the answer as it was: ended without the
-   * response.
+   * response. The answer is one answer across its resumptions: `maxAnswerBytes` and a list's
+   * item cap (`onChunk`) count every GET's bytes with the first stream's, and `retry:` is
+   * waited at least RESUME_MIN_WAIT_MILLIS (docs/security.md, "Hostile upstreams").
    */
   private async resumeStream(
     first: ExchangeResult,
     headers: Record<string, string>,
     budget: Budget,
     onEvent: NonNullable<ExchangeRequest['onEvent']>,
+    onChunk: ExchangeRequest['onChunk'],
   ): Promise<ExchangeResult> {
     let result = first;
     let fruitless = 0;
+    const maxBytes = this.endpoint.maxAnswerBytes;
+    let taken = first.kind === 'events' ? first.bytes : 0;
     while (
       result.kind === 'events' &&
       !result.done &&
@@ -739,24 +758,38 @@ export class UpstreamConnection {
       fruitless < RESUME_FRUITLESS_MAX
     ) {
       const { lastEventId, retryMillis } = result;
-      const wait = Math.min(retryMillis ?? RESUME_DEFAULT_WAIT_MILLIS, RESUME_MAX_WAIT_MILLIS);
+      const wait = Math.min(
+        Math.max(retryMillis ?? RESUME_DEFAULT_WAIT_MILLIS, RESUME_MIN_WAIT_MILLIS),
+        RESUME_MAX_WAIT_MILLIS,
+      );
       if (wait >= budget.left()) break;
+      if (taken >= maxBytes) throw answerTooLarge(maxBytes);
       await budget.race(delay(wait));
-      const next = await exchange(this.dispatcher, {
-        url: this.url,
-        method: 'GET',
-        headers: resumeHeaders(headers, lastEventId),
-        timeoutMillis: budget.left(),
-        timeoutScope: 'whole',
-        deadlineMillis: budget.millis,
-        connectMillis: this.endpoint.connectMillis,
-        maxBytes: this.endpoint.maxAnswerBytes,
-        capScope: 'total',
-        signal: budget.signal,
-        // a replayed priming event: the v1 SDK's event stores keep it as `{}` and may replay it
-        onEvent: (event) => (event.data.trim() === '{}' ? 'more' : onEvent(event)),
-      });
+      let next: ExchangeResult;
+      try {
+        next = await exchange(this.dispatcher, {
+          url: this.url,
+          method: 'GET',
+          headers: resumeHeaders(headers, lastEventId),
+          timeoutMillis: budget.left(),
+          timeoutScope: 'whole',
+          deadlineMillis: budget.millis,
+          connectMillis: this.endpoint.connectMillis,
+          maxBytes: maxBytes - taken,
+          capScope: 'total',
+          signal: budget.signal,
+          onChunk,
+          // a replayed priming event: the v1 SDK's event stores keep it as `{}` and may replay it
+          onEvent: (event) => (event.data.trim() === '{}' ? 'more' : onEvent(event)),
+        });
+      } catch (err) {
+        // the cap is the whole answer's, not what was left of it for this GET
+        if (err instanceof UpstreamFailure && err.kind === 'too-large')
+          throw answerTooLarge(maxBytes);
+        throw err;
+      }
       if (next.kind !== 'events') break;
+      taken += next.bytes;
       const moved = next.lastEventId !== undefined && next.lastEventId !== lastEventId;
       fruitless = moved ? 0 : fruitless + 1;
       result = {

@@ -120,9 +120,19 @@ class ListenSubscription implements OpenStream {
       this.stream.push(stamped(LIST_CHANGED_METHOD[kind], undefined, this.id));
   }
 
-  /** A change notification of an upstream listen, passed on when the filter takes it. */
-  relay(method: string, params: Readonly<Record<string, unknown>>): void {
-    if (filterAccepts(this.filter, method, params.uri))
+  /**
+   * A change notification of an upstream listen, passed on when what that upstream's listen
+   * asked for takes it (`asked`: the upstream's share of the honoured filter, its own list
+   * kinds and the URIs it owns). An upstream is trusted for its own resources only: an update
+   * it sends for another source's URI, or a list kind it was not asked for, is dropped
+   * (docs/security.md, "Hostile upstreams").
+   */
+  relay(
+    asked: UpstreamListenFilter,
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+  ): void {
+    if (filterAccepts(asked, method, params.uri) && filterAccepts(this.filter, method, params.uri))
       this.stream.push(stamped(method, params, this.id));
   }
 
@@ -303,7 +313,7 @@ export class SubscriptionsListen {
         headers: subscription.headers,
         caller: subscription.caller,
         signal: end.signal,
-        onNotification: (method, params) => subscription.relay(method, params),
+        onNotification: (method, params) => subscription.relay(filter, method, params),
       });
     }
   }
