@@ -72,7 +72,9 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     });
     unsampled = await GatewayProcess.start({
       mcp: {
-        ...gatewayConfig([bundle('tr', service, 'tr.')]),
+        ...gatewayConfig([bundle('tr', service, 'tr.')], {
+          upstreams: [upstream('calc', calc.url)],
+        }),
         tracing: { endpoint: receiver.url, samplingRatio: 0, serviceName: 'unsampled-gateway' },
       },
       waitReady: true,
@@ -248,6 +250,114 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
       (s) => s.kind === CLIENT && s.attributes['mcp.method.name'] === 'tools/list',
     )!;
     expect(list.parentSpanId).toBe(pull.spanId);
+    // the bundle's manifest GET is a CLIENT span under its pull; the Tool Service gets it
+    const bundlePull = spans.find((s) => s.name === 'pull bundle tr')!;
+    const withGet = await spansOf(round.traceId, (s) =>
+      s.some((x) => x.kind === CLIENT && x.parentSpanId === bundlePull.spanId),
+    );
+    const get = withGet.find((x) => x.kind === CLIENT && x.parentSpanId === bundlePull.spanId)!;
+    expect(get).toMatchObject({
+      name: 'GET',
+      attributes: expect.objectContaining({ 'http.request.method': 'GET' }),
+    });
+    expect(service.manifestRequests().map((r) => r.headers.traceparent)).toContain(
+      `00-${round.traceId}-${get.spanId}-01`,
+    );
+  });
+
+  it('a POST answered before its body is read (refused token, wrong media type) is a SERVER span of its own', async () => {
+    const refused = callerTrace();
+    const answer = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'tr.echo', arguments: {} },
+      { authorization: 'Bearer opaque-mallory', traceparent: refused.traceparent },
+    );
+    expect(answer.status).toBe(401);
+    const spans = await spansOf(refused.traceId, (s) => s.some((x) => x.name === 'authenticate'));
+    const request = spans.find((x) => x.kind === SERVER)!;
+    expect(request).toMatchObject({
+      name: 'POST /mcp',
+      parentSpanId: refused.parentId,
+      attributes: expect.objectContaining({
+        'http.response.status_code': 401,
+        'error.type': '401',
+      }),
+    });
+    expect(spans.find((x) => x.name === 'authenticate')).toMatchObject({
+      parentSpanId: request.spanId,
+      attributes: expect.objectContaining({ 'mcp_gateway.auth.outcome': 'refused' }),
+    });
+    const media = callerTrace();
+    const unsupported = await fetch(gateway.mcpUrl, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'content-type': 'text/plain',
+        accept: 'application/json, text/event-stream',
+        traceparent: media.traceparent,
+      },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
+    expect(unsupported.status).toBe(415);
+    const mediaSpans = await spansOf(media.traceId, (s) => s.some((x) => x.kind === SERVER));
+    expect(mediaSpans.find((x) => x.kind === SERVER)).toMatchObject({
+      name: 'POST /mcp',
+      parentSpanId: media.parentId,
+      attributes: expect.objectContaining({
+        'http.response.status_code': 415,
+        'user.id': 'alice',
+      }),
+    });
+  });
+
+  it("a caller's trace context in _meta never reaches an upstream beside the gateway's: replaced when traced, dropped when not", async () => {
+    const header = callerTrace();
+    const other = callerTrace();
+    // the header's context is the parent; _meta's other traceparent and tracestate go
+    await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      {
+        name: 'calc__add',
+        arguments: { a: 1, b: 2 },
+        _meta: { traceparent: other.traceparent, tracestate: 'evil=fromMeta' },
+      },
+      { ...auth, traceparent: header.traceparent },
+    );
+    let forwarded = calc.requestsFor('tools/call').at(-1)!;
+    let meta = (forwarded.body as { params: { _meta: Record<string, unknown> } }).params._meta;
+    expect(meta.traceparent).toBe(forwarded.headers.traceparent);
+    expect(String(meta.traceparent)).toMatch(new RegExp(`^00-${header.traceId}-`));
+    expect(meta.tracestate).toBeUndefined();
+    // a malformed one: the gateway's own trace instead
+    await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      {
+        name: 'calc__add',
+        arguments: { a: 1, b: 2 },
+        _meta: { traceparent: 'garbage', tracestate: 'evil=1' },
+      },
+      auth,
+    );
+    forwarded = calc.requestsFor('tools/call').at(-1)!;
+    meta = (forwarded.body as { params: { _meta: Record<string, unknown> } }).params._meta;
+    expect(String(meta.traceparent)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(meta.traceparent).toBe(forwarded.headers.traceparent);
+    expect(meta.tracestate).toBeUndefined();
+    // a trace the gateway did not sample: the caller's malformed context is not passed on
+    await rpc(unsampled.mcpUrl, 'tools/call', {
+      name: 'calc__add',
+      arguments: { a: 1, b: 2 },
+      _meta: { traceparent: 'garbage', tracestate: 'evil=1', progressToken: 'kept' },
+    });
+    forwarded = calc.requestsFor('tools/call').at(-1)!;
+    meta = (forwarded.body as { params: { _meta: Record<string, unknown> } }).params._meta;
+    expect(meta).toEqual(expect.objectContaining({ progressToken: 'kept' }));
+    expect(meta.traceparent).toBeUndefined();
+    expect(meta.tracestate).toBeUndefined();
+    expect(forwarded.headers.traceparent).toBeUndefined();
   });
 
   it("sampling 0: a request it starts is not recorded and sends no trace context on; a caller's sampled context is followed", async () => {

@@ -7,6 +7,14 @@ import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { firstValueFrom } from 'rxjs';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { decodingOrder, readBody } from '@app/http-body';
+import {
+  failSpan,
+  inSpan,
+  serverAttributes,
+  SpanKind,
+  traceCarrier,
+  tracedHere,
+} from '@app/observability';
 import { createManifestAgents, type ManifestAgents } from './manifest-agents';
 import { classifyPullError, type PullFailure } from './pull-errors';
 
@@ -83,13 +91,42 @@ export class ManifestFetcher implements OnModuleDestroy {
     };
   }
 
-  /** Never throws: every failure comes back as `{ ok: false }`. */
-  async fetch(url: string): Promise<FetchedManifest> {
+  /**
+   * Never throws: every failure comes back as `{ ok: false }`. In a traced refresh round the
+   * GET is a CLIENT span under the bundle's pull, and the Tool Service gets its `traceparent`
+   * (docs/operations.md §3 "Traces"), as a call of one of its tools does.
+   */
+  fetch(url: string): Promise<FetchedManifest> {
+    if (!tracedHere()) return this.get(url, this.requestConfig);
+    return inSpan(
+      'GET',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: () => {
+          const target = new URL(url);
+          return {
+            'http.request.method': 'GET',
+            // no query: a manifest URL's query may carry what only the Tool Service should read
+            'url.full': `${target.origin}${target.pathname}`,
+            ...serverAttributes(target),
+          };
+        },
+      },
+      async () => {
+        const headers = { ...this.requestConfig.headers, ...traceCarrier() };
+        const fetched = await this.get(url, { ...this.requestConfig, headers });
+        if (!fetched.ok) failSpan(fetched.errorType);
+        return fetched;
+      },
+    );
+  }
+
+  private async get(url: string, config: AxiosRequestConfig): Promise<FetchedManifest> {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), this.deadlineMillis);
     try {
       const res = await firstValueFrom(
-        this.http.get<Readable>(url, { ...this.requestConfig, signal: deadline.signal }),
+        this.http.get<Readable>(url, { ...config, signal: deadline.signal }),
       );
       return await this.readManifest(res, deadline.signal);
     } catch (err) {

@@ -53,7 +53,7 @@ import {
   type UpstreamSignal,
 } from './upstream-types';
 import { ListItemCounter } from './list-items';
-import { tracedUpstreamRequest } from './upstream-request-span';
+import { tracedUpstreamRequest, untracedParams } from './upstream-request-span';
 import { tracedHere } from '@app/observability';
 
 export { MAX_MESSAGE_DEPTH } from './reply-reader';
@@ -257,7 +257,7 @@ export class UpstreamConnection {
     params: Record<string, unknown> | undefined,
     options: UpstreamRequestOptions,
   ): Promise<UpstreamAnswer> {
-    if (!tracedHere()) return this.requestUntraced(method, params, options);
+    if (!tracedHere()) return this.requestUntraced(method, untracedParams(params), options);
     return tracedUpstreamRequest(this.endpoint.id, this.url, method, params, options, (p, o) =>
       this.requestUntraced(method, p, o),
     );

@@ -1,4 +1,12 @@
-import { failSpan, inSpan, serverAttributes, SpanKind, traceCarrier } from '@app/observability';
+import {
+  failSpan,
+  inSpan,
+  serverAttributes,
+  SpanKind,
+  traceCarrier,
+  tracingOn,
+} from '@app/observability';
+import { setOwnMember } from '@app/wire';
 import { isRecord } from './json-rpc';
 import type { UpstreamAnswer, UpstreamRequestOptions } from './upstream-types';
 
@@ -43,7 +51,7 @@ export function tracedUpstreamRequest(
     },
     async () => {
       const carrier = traceCarrier();
-      const meta = isRecord(params?._meta) ? params._meta : {};
+      const meta = isRecord(params?._meta) ? withoutTraceContext(params._meta) : {};
       // a rejection (UpstreamFailure) marks the span with its kind (inSpan)
       const answer = await send(
         { ...params, _meta: { ...meta, ...carrier } },
@@ -53,4 +61,31 @@ export function tracedUpstreamRequest(
       return answer;
     },
   );
+}
+
+/** The W3C trace context keys of `_meta` (SEP-414). */
+const TRACE_KEYS: readonly string[] = ['traceparent', 'tracestate'];
+
+/** `_meta` without a caller's `traceparent` and `tracestate`. */
+function withoutTraceContext(meta: Record<string, unknown>): Record<string, unknown> {
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(meta))
+    if (!TRACE_KEYS.includes(key)) setOwnMember(rest, key, meta[key]);
+  return rest;
+}
+
+/**
+ * The params of a request sent outside any span while traces are on (a trace the gateway did
+ * not sample, or a caller's context it could not read): a caller's trace context in `_meta`
+ * is not passed on as it came (docs/operations.md §3 "Traces": the gateway takes part in the
+ * trace, so what reaches the upstream is its context or none, never a malformed one or one
+ * the gateway did not follow). Traces off: the params as they are.
+ */
+export function untracedParams(
+  params: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (!tracingOn() || !isRecord(params?._meta)) return params;
+  const meta = params._meta;
+  if (!TRACE_KEYS.some((key) => Object.hasOwn(meta, key))) return params;
+  return { ...params, _meta: withoutTraceContext(meta) };
 }

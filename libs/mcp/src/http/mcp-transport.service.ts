@@ -20,7 +20,7 @@ import {
 } from '../answers/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { parseMessage } from '../jsonrpc/parse-message';
-import { epochNow, traceRequest, type RequestTiming } from './request-span';
+import { epochNow, traceRequest, traceUnread, type RequestTiming } from './request-span';
 
 function transportError(
   code: GatewayErrorCode,
@@ -151,12 +151,15 @@ export class McpTransport {
     timing?: RequestTiming,
   ): Promise<HttpAnswer> {
     if (outcome.kind === 'refused')
-      return Promise.resolve(
+      return unread(
+        exchange,
         authRefusal(outcome, this.resourceServer.metadataUrlFor(exchange.server)),
+        timing,
+        true,
       );
     if (outcome.kind === 'anonymous') return this.serve(exchange, timing);
     if (!this.resourceServer.servesOn(outcome.caller, exchange.server))
-      return Promise.resolve(this.otherPath(exchange.server));
+      return unread(exchange, this.otherPath(exchange.server), timing, true);
     // every member named (a spread of the exchange costs more on this per-request path)
     return this.serve(
       {
@@ -202,11 +205,14 @@ export class McpTransport {
       ?.trim()
       .toLowerCase();
     if (contentType !== 'application/json') {
-      return Promise.resolve(
+      return unread(
+        exchange,
         transportError(
           GatewayErrorCode.UnsupportedMediaType,
           'Unsupported Media Type: Content-Type must be application/json',
         ),
+        timing,
+        false,
       );
     }
     const parsed = parseMessage(exchange.body);
@@ -313,6 +319,18 @@ export class McpTransport {
  * Whether the caller may have sent a trace context: the `traceparent` header, or the word in the
  * body (`params._meta.traceparent`, SEP-414; parsed later, with the body).
  */
+/** An answer given before the body was read; in a span of its own when the request is traced. */
+function unread(
+  exchange: HttpExchange,
+  answer: HttpAnswer,
+  timing: RequestTiming | undefined,
+  refused: boolean,
+): Promise<HttpAnswer> {
+  return timing === undefined
+    ? Promise.resolve(answer)
+    : traceUnread(exchange, timing, answer, refused);
+}
+
 function callerTraces(exchange: HttpExchange): boolean {
   return (
     exchange.headers.traceparent !== undefined || exchange.body?.includes('traceparent') === true

@@ -113,3 +113,48 @@ export function traceRequest(
     },
   );
 }
+
+/**
+ * The SERVER span of a POST answered before its body was read (docs/operations.md §3
+ * "Traces"): refused at the token check (401/403, whose body is never read: its method and
+ * id are unknown) or for its media type (415). Named after the route, `POST /mcp`; its parent
+ * is the caller's `traceparent` header; the token check is its child as on any request.
+ */
+export function traceUnread(
+  exchange: HttpExchange,
+  timing: RequestTiming,
+  answer: HttpAnswer,
+  refused: boolean,
+): Promise<HttpAnswer> {
+  const caller = exchange.caller;
+  return inSpan(
+    'POST /mcp',
+    {
+      kind: SpanKind.SERVER,
+      attributes: () => {
+        const user = refused ? undefined : (callerSubject(caller) ?? callerName(caller));
+        return {
+          'http.request.method': 'POST',
+          'network.protocol.name': 'http',
+          'http.response.status_code': answer.status,
+          'error.type': String(answer.status),
+          ...(user !== undefined ? { 'user.id': user } : {}),
+        };
+      },
+      parent: callerContext(exchange.headers, undefined),
+      rootSampled: timing.rootSampled,
+      startTime: timing.started,
+    },
+    (span) => {
+      if (span.isRecording() && timing.authEnded !== undefined)
+        pastSpan('authenticate', timing.started, timing.authEnded, {
+          'mcp_gateway.auth.outcome': refused
+            ? 'refused'
+            : caller === undefined
+              ? 'anonymous'
+              : 'authenticated',
+        });
+      return Promise.resolve(answer);
+    },
+  );
+}
