@@ -29,10 +29,22 @@ describe('GatewayMetrics: series of tools that left the catalog', () => {
     metrics.toolCall('a.t', 'a', 'success', '2xx', 0.01);
     metrics.toolCall('a.t', 'a', 'success', '2xx', 0.01);
     metrics.forgetTools(['a.t']);
+    // a call of the tool back in the catalog starts after it left (one in flight then is
+    // not counted: the next case)
+    await new Promise((resolve) => setTimeout(resolve, 30));
     metrics.toolCall('a.t', 'a', 'success', '2xx', 0.01);
     expect((await metrics.exposition()).body).toMatch(
       /^mcp_gateway_tool_calls_total\{tool="a\.t",outcome="success"\} 1$/m,
     );
+  });
+
+  it('does not count a call that was in flight when the tool left the catalog', async () => {
+    const metrics = new GatewayMetrics();
+    metrics.toolCall('a.t', 'a', 'success', '2xx', 0.01);
+    metrics.forgetTools(['a.t']);
+    // ended just now after 2 s: it started before the tool left
+    metrics.toolCall('a.t', 'a', 'success', '2xx', 2);
+    expect((await metrics.exposition()).body).not.toMatch(/tool="a\.t"/);
   });
 });
 

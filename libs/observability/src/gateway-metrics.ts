@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
+import { RetiredLabels } from './retired-labels';
 
 /** Every way a tools/call ends, as the metrics count it. */
 export const TOOL_CALL_OUTCOMES = [
@@ -39,6 +40,12 @@ export type ToolServiceStatusClass =
 const PREFIX = 'mcp_gateway_';
 
 /**
+ * How long the series of a removed upstream or tool stay refused to calls that were in flight
+ * when they were dropped: longer than any call may last (execution timeouts are minutes at most).
+ */
+const RETIRED_KEEP_MS = 10 * 60_000;
+
+/**
  * Why the gateway ended a notification stream (2026 listen or 2025 GET) on its own:
  * `slow_consumer` its client stopped reading and the stream's queue reached
  * `mcp.listen.maxQueuedBytes`; `token_expired` the caller's access token expired;
@@ -65,6 +72,9 @@ export interface SourceStatus {
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
+  /** Upstreams and tools whose series were dropped (forgetUpstream, forgetTools). */
+  private readonly retiredUpstreams = new RetiredLabels(RETIRED_KEEP_MS);
+  private readonly retiredTools = new RetiredLabels(RETIRED_KEEP_MS);
   private readonly pulls: Counter<'bundle' | 'outcome'>;
   private readonly lastSuccess: Gauge<'bundle'>;
   private readonly catalogTools: Gauge;
@@ -276,6 +286,7 @@ export class GatewayMetrics {
 
   /** `upstream` is a configured or registered id; `outcome` 'refreshed' or 'coalesced'. */
   upstreamListChanged(upstream: string, outcome: 'refreshed' | 'coalesced'): void {
+    if (this.retiredUpstreams.dropped(upstream)) return;
     this.upstreamListChanges.inc({ upstream, outcome });
   }
 
@@ -285,11 +296,13 @@ export class GatewayMetrics {
    * (docs/operations.md §11 "Live lists").
    */
   upstreamLiveFailure(upstream: string, method: string): void {
+    if (this.retiredUpstreams.dropped(upstream)) return;
     this.upstreamLiveFailures.inc({ upstream, method });
   }
 
   /** `upstream` is a configured id; `outcome` 'success' or an UpstreamPullErrorType. */
   upstreamPull(upstream: string, outcome: string): void {
+    if (this.retiredUpstreams.dropped(upstream)) return;
     this.upstreamPulls.inc({ upstream, outcome });
   }
 
@@ -298,6 +311,8 @@ export class GatewayMetrics {
    * of success, error (a JSON-RPC error), tool_error (isError), or an upstream failure kind.
    */
   upstreamCall(upstream: string, method: string, outcome: string, seconds: number): void {
+    // a call in flight when its upstream was removed (forgetUpstream) leaves no series behind
+    if (this.retiredUpstreams.dropped(upstream, Date.now() - seconds * 1000)) return;
     this.upstreamCalls.inc({ upstream, method, outcome });
     this.upstreamCallSeconds.observe({ upstream, method }, seconds);
   }
@@ -324,9 +339,11 @@ export class GatewayMetrics {
     statusClass: ToolServiceStatusClass,
     seconds: number,
   ): void {
+    this.toolServiceResponses.inc({ bundle, status_class: statusClass });
+    // a call in flight when its tool left the catalog (forgetTools) leaves no series behind
+    if (this.retiredTools.dropped(tool, Date.now() - seconds * 1000)) return;
     this.toolCalls.inc({ tool, outcome });
     this.toolCallSeconds.observe({ tool }, seconds);
-    this.toolServiceResponses.inc({ bundle, status_class: statusClass });
   }
 
   /**
@@ -335,6 +352,8 @@ export class GatewayMetrics {
    * of the process, or tools whose names carry a version grow the scrape without end.
    */
   forgetTools(names: readonly string[]): void {
+    if (names.length === 0) return;
+    this.retiredTools.retire(names);
     for (const tool of names) {
       for (const outcome of TOOL_CALL_OUTCOMES) this.toolCalls.remove({ tool, outcome });
       this.toolCallSeconds.remove({ tool });
@@ -347,6 +366,7 @@ export class GatewayMetrics {
    * the scrape.
    */
   async forgetUpstream(upstream: string): Promise<void> {
+    this.retiredUpstreams.retire([upstream]);
     const metrics: readonly (Counter<string> | Histogram<string>)[] = [
       this.upstreamPulls,
       this.upstreamCalls,
@@ -369,6 +389,11 @@ export class GatewayMetrics {
     this.argumentsRefused.remove({ source: upstream });
   }
 
+  /** An upstream id in use again (registered anew after a removal): its series are kept again. */
+  rememberUpstream(upstream: string): void {
+    this.retiredUpstreams.revive(upstream);
+  }
+
   toolNotFound(): void {
     this.notFound.inc();
   }
@@ -386,6 +411,7 @@ export class GatewayMetrics {
 
   /** A call refused for its arguments (`source`: the bundle or upstream id). */
   toolArgumentsRefused(source: string): void {
+    if (this.retiredUpstreams.dropped(source)) return;
     this.argumentsRefused.inc({ source });
   }
 

@@ -241,6 +241,7 @@ export class RegistryService {
     // a replaced upstream starts afresh, its rejected copy included
     if (put) {
       this.rejectedCopies.delete(definition.id);
+      this.metrics?.rememberUpstream(definition.id);
       this.roundApplied();
     }
     return put;
