@@ -108,11 +108,36 @@ process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 // the terminal closed
 process.on('SIGHUP', () => stop(0));
-// `npm start` killed outright (SIGKILL of npm): this process is handed to another parent; stop too
+// `npm start` killed outright (SIGKILL or SIGHUP of npm): this process is handed to another
+// parent, or, where npm ran it through a shell that does not exec (dash's `sh -c`), that shell
+// lives on as its parent while npm is gone; stop in either case
 const parent = process.ppid;
+const npmProcess = process.env.npm_lifecycle_event === undefined ? undefined : parentOf(parent);
 setInterval(() => {
-  if (process.ppid !== parent) stop(0);
+  if (stopping) return;
+  if (process.ppid !== parent || (npmProcess !== undefined && !alive(npmProcess))) stop(0);
 }, 500).unref();
+
+/** The parent of process `pid` (Linux: /proc/<pid>/stat); undefined where it cannot be read. */
+function parentOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name (field 2) is in parentheses and may hold spaces: fields after its `)`
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) && ppid > 1 ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
 
 run('sample-tool-service', 'dist/apps/sample-tool-service/main.js', { PORT: sample, HOST: host });
 run('sample-mcp-server', 'scripts/sample-mcp-server.mjs', { PORT: sampleMcp, HOST: host });
