@@ -223,6 +223,38 @@ describe('helm/mcp-gateway: egress for upstreams, the identity provider and regi
     ).toContain('networkPolicy.egress.identityProvider is empty');
   });
 
+  it('refuses a source whose authorization names a tokenEndpoint without identityProvider, and renders it with one', () => {
+    const exchanging = {
+      ...UPSTREAM,
+      authorization: {
+        mode: 'tokenExchange',
+        tokenEndpoint: 'https://idp.example.com/oauth2/token',
+        clientId: 'gateway',
+        clientSecretEnv: 'GH_EXCHANGE_SECRET',
+      },
+    };
+    const mcp = { identity: 'gw', bundles: [], upstreams: [exchanging] };
+    expect(
+      refusal('no-idp-egress-exchange.yaml', {
+        gateway: { config: { mcp } },
+        networkPolicy: { egress: { toolServices: [], upstreams: only('github', 443) } },
+      }),
+    ).toContain('networkPolicy.egress.identityProvider is empty but a source');
+    const file = writeValuesFile('idp-egress-exchange.yaml', {
+      gateway: { config: { mcp } },
+      networkPolicy: {
+        egress: {
+          toolServices: [],
+          upstreams: only('github', 443),
+          identityProvider: only('idp', 443),
+        },
+      },
+    });
+    expect(egressOf(renderChart([VALUES_OCP, file]))).toEqual(
+      expect.arrayContaining(only('idp', 443)),
+    );
+  });
+
   it('refuses Redis Sentinel or Cluster nodes without a redis egress group, and renders the group given', () => {
     for (const redis of [
       { sentinels: ['redis-sentinel.data:26379'], masterName: 'gw' },
