@@ -127,6 +127,11 @@ const NO_ADMIN_CONFIGURED: AdminAccess = {
 
 /** Whether /admin answered without a token, asked once per admin token entered. */
 let openProbe: { readonly token: string; readonly open: Promise<boolean> } | undefined;
+/**
+ * /admin refused the console without a token (401/403): it is not asked again without one (each
+ * poll would be a 401 in the browser's console) until a token is entered or forgotten.
+ */
+let needsToken = false;
 
 /**
  * GET /admin/upstreams decides what the operator may do (docs/console.md "Access"). With an admin
@@ -136,6 +141,7 @@ let openProbe: { readonly token: string; readonly open: Promise<boolean> } | und
  */
 async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstreamsAnswer }> {
   const token = adminToken.get();
+  if (token === '' && needsToken) return { access: READ_ONLY_NO_TOKEN };
   try {
     const admin = await call<AdminUpstreamsAnswer>('/admin/upstreams', { token });
     if (token === '') return { access: NO_ADMIN_CONFIGURED, admin };
@@ -151,7 +157,8 @@ async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstrea
     return { access: open ? NO_ADMIN_CONFIGURED : { kind: 'writable' }, admin };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    if (err.status === 401 || err.status === 403)
+    if (err.status === 401 || err.status === 403) {
+      if (token === '') needsToken = true;
       return {
         access:
           token === ''
@@ -161,6 +168,7 @@ async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstrea
                 reason: `Read-only: the admin token was refused (HTTP ${err.status}: ${err.message}).`,
               },
       };
+    }
     if (err.status === 404)
       return {
         access: {
@@ -232,10 +240,12 @@ function setUpToken(): void {
       return;
     }
     adminToken.set(value);
+    needsToken = false;
     void refresh();
   });
   byId('forget-token').addEventListener('click', () => {
     adminToken.set('');
+    needsToken = false;
     void refresh();
   });
 }
