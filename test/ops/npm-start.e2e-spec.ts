@@ -20,6 +20,51 @@ function listening(port: number): Promise<boolean> {
  * `npm start` (scripts/start-local.mjs): the sample Tool Service, the sample MCP server and the
  * gateway; when the starter dies, even killed outright, none of them is left on its port.
  */
+/**
+ * Starts `command args` as `npm start` runs, on four free ports, and waits until it prints the
+ * console's URL with all four listening; `detached`: in a process group of its own.
+ */
+async function startLocal(
+  command: string,
+  args: readonly string[],
+  detached: boolean,
+): Promise<{ process: ChildProcess; ports: number[] }> {
+  const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [sample, sampleMcp, mcp, management] = ports;
+  let out = '';
+  const started = spawn(command, args, {
+    cwd: REPO_ROOT,
+    detached,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      SAMPLE_PORT: String(sample),
+      SAMPLE_MCP_PORT: String(sampleMcp),
+      PORT: String(mcp),
+      MANAGEMENT_PORT: String(management),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  started.stderr?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  await waitFor(
+    () => out.includes('[start] console:'),
+    40_000,
+    () => `no console URL:\n${out}`,
+  );
+  for (const port of ports) expect(await listening(port)).toBe(true);
+  return { process: started, ports };
+}
+
+/** Waits until nothing listens on any of the ports any more. */
+async function allStopped(ports: readonly number[], what: string): Promise<void> {
+  await waitFor(
+    async () => (await Promise.all(ports.map(listening))).every((up) => !up),
+    15_000,
+    () => `a process started by npm start still listens after ${what}`,
+  );
+}
+
 describe('npm start leaves nothing running when it is killed', () => {
   let starter: ChildProcess | undefined;
   /** Process groups started by a case (npm's own), cleaned up whatever the case did. */
@@ -37,35 +82,14 @@ describe('npm start leaves nothing running when it is killed', () => {
   });
 
   it('SIGKILL of the starter stops the gateway and both samples', async () => {
-    const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const [sample, sampleMcp, mcp, management] = ports;
-    let out = '';
-    starter = spawn(process.execPath, [join(REPO_ROOT, 'scripts/start-local.mjs'), '--no-build'], {
-      cwd: REPO_ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        SAMPLE_PORT: String(sample),
-        SAMPLE_MCP_PORT: String(sampleMcp),
-        PORT: String(mcp),
-        MANAGEMENT_PORT: String(management),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    starter.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    starter.stderr?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    await waitFor(
-      () => out.includes('[start] console:'),
-      40_000,
-      () => `no console URL:\n${out}`,
+    const started = await startLocal(
+      process.execPath,
+      [join(REPO_ROOT, 'scripts/start-local.mjs'), '--no-build'],
+      false,
     );
-    for (const port of ports) expect(await listening(port)).toBe(true);
+    starter = started.process;
     starter.kill('SIGKILL');
-    await waitFor(
-      async () => (await Promise.all(ports.map(listening))).every((up) => !up),
-      15_000,
-      () => 'a process started by npm start still listens after the starter was killed',
-    );
+    await allStopped(started.ports, 'the starter was killed');
   }, 60_000);
 
   // npm runs the script through `sh -c`; Debian's sh (dash) does not exec, so that shell, not
@@ -73,37 +97,10 @@ describe('npm start leaves nothing running when it is killed', () => {
   it.each(['SIGKILL', 'SIGHUP'] as const)(
     '%s of the npm process of `npm start` stops the gateway and both samples',
     async (signal) => {
-      const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-      const [sample, sampleMcp, mcp, management] = ports;
-      let out = '';
-      const npm = spawn('npm', ['start', '--', '--no-build'], {
-        cwd: REPO_ROOT,
-        detached: true,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '/tmp',
-          SAMPLE_PORT: String(sample),
-          SAMPLE_MCP_PORT: String(sampleMcp),
-          PORT: String(mcp),
-          MANAGEMENT_PORT: String(management),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      groups.push(npm.pid!);
-      npm.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-      npm.stderr?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-      await waitFor(
-        () => out.includes('[start] console:'),
-        40_000,
-        () => `no console URL:\n${out}`,
-      );
-      for (const port of ports) expect(await listening(port)).toBe(true);
-      npm.kill(signal);
-      await waitFor(
-        async () => (await Promise.all(ports.map(listening))).every((up) => !up),
-        15_000,
-        () => `a process started by npm start still listens after npm got ${signal}`,
-      );
+      const npm = await startLocal('npm', ['start', '--', '--no-build'], true);
+      groups.push(npm.process.pid!);
+      npm.process.kill(signal);
+      await allStopped(npm.ports, `npm got ${signal}`);
     },
     60_000,
   );
