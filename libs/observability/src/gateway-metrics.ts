@@ -312,7 +312,7 @@ export class GatewayMetrics {
    */
   upstreamCall(upstream: string, method: string, outcome: string, seconds: number): void {
     // a call in flight when its upstream was removed (forgetUpstream) leaves no series behind
-    if (this.retiredUpstreams.dropped(upstream, Date.now() - seconds * 1000)) return;
+    if (this.retiredUpstreams.dropped(upstream, seconds)) return;
     this.upstreamCalls.inc({ upstream, method, outcome });
     this.upstreamCallSeconds.observe({ upstream, method }, seconds);
   }
@@ -341,7 +341,7 @@ export class GatewayMetrics {
   ): void {
     this.toolServiceResponses.inc({ bundle, status_class: statusClass });
     // a call in flight when its tool left the catalog (forgetTools) leaves no series behind
-    if (this.retiredTools.dropped(tool, Date.now() - seconds * 1000)) return;
+    if (this.retiredTools.dropped(tool, seconds)) return;
     this.toolCalls.inc({ tool, outcome });
     this.toolCallSeconds.observe({ tool }, seconds);
   }

@@ -7,11 +7,11 @@ describe('RetiredLabels', () => {
   it('drops what started before the retirement, keeps what started after it', () => {
     const retired = labels();
     retired.retire(['a']);
-    expect(retired.dropped('a', now - 5_000)).toBe(true);
+    expect(retired.dropped('a', 5)).toBe(true);
     expect(retired.dropped('a')).toBe(true);
-    expect(retired.dropped('b', now - 5_000)).toBe(false);
+    expect(retired.dropped('b', 5)).toBe(false);
     now += 1_000;
-    expect(retired.dropped('a', now - 10)).toBe(false);
+    expect(retired.dropped('a', 0.01)).toBe(false);
   });
 
   it('forgets a retirement after keepMs, and at once when revived', () => {

@@ -25,17 +25,19 @@ export class RetiredLabels {
   }
 
   /**
-   * Whether what happened to `value` since `startedAt` (ms since the epoch; default: at any
-   * time) belongs to series that were dropped after it started: such a record is not kept.
+   * Whether what happened to `value` over the last `lastedSeconds` (a call's duration; default:
+   * at any time) belongs to series that were dropped after it started: such a record is not
+   * kept. Nothing is read of the clock while nothing is retired (every call asks).
    */
-  dropped(value: string, startedAt?: number): boolean {
+  dropped(value: string, lastedSeconds?: number): boolean {
     if (this.since.size === 0) return false;
     const at = this.since.get(value);
     if (at === undefined) return false;
-    if (this.now() - at > this.keepMs) {
+    const now = this.now();
+    if (now - at > this.keepMs) {
       this.since.delete(value);
       return false;
     }
-    return startedAt === undefined || startedAt <= at;
+    return lastedSeconds === undefined || now - lastedSeconds * 1000 <= at;
   }
 }

@@ -80,6 +80,14 @@ export type ExchangeResult =
       readonly retryMillis?: number;
     };
 
+/** An answer over its cap of `maxBytes` (an exchange's, or a stream's across its resumptions). */
+export function answerTooLarge(maxBytes: number): UpstreamFailure {
+  return new UpstreamFailure(
+    'too-large',
+    `the upstream's answer exceeded the limit of ${maxBytes} bytes`,
+  );
+}
+
 /** After the awaited response, how long an SSE stream may take to end before it is cut. */
 const STREAM_END_GRACE_MILLIS = 1000;
 
@@ -258,11 +266,7 @@ export function exchange(
       if (verdict === 'done') streamDone();
     };
 
-    const tooLarge = (): UpstreamFailure =>
-      new UpstreamFailure(
-        'too-large',
-        `the upstream's answer exceeded the limit of ${request.maxBytes} bytes`,
-      );
+    const tooLarge = (): UpstreamFailure => answerTooLarge(request.maxBytes);
 
     /** One chunk of the answer's (decoded) bytes. */
     const take = (chunk: Buffer): void => {

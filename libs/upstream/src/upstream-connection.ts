@@ -1,7 +1,12 @@
 import type { Dispatcher } from 'undici';
 import { Budget } from './budget';
 import { PROBE_METHOD, probeVerdict, type ProbeVerdict } from './era-probe';
-import { exchange, type ExchangeRequest, type ExchangeResult } from './http-exchange';
+import {
+  answerTooLarge,
+  exchange,
+  type ExchangeRequest,
+  type ExchangeResult,
+} from './http-exchange';
 import { isResponseTo, type ParsedMessage, type RequestId } from './json-rpc';
 import {
   FIRST_MODERN_VERSION,
@@ -121,14 +126,6 @@ const RESUME_FRUITLESS_MAX = 3;
 const RESUME_DEFAULT_WAIT_MILLIS = 1000;
 const RESUME_MIN_WAIT_MILLIS = 250;
 const RESUME_MAX_WAIT_MILLIS = 10_000;
-
-/** An answer over `maxAnswerBytes`, counted across its stream's resumptions. */
-function answerTooLarge(maxBytes: number): UpstreamFailure {
-  return new UpstreamFailure(
-    'too-large',
-    `the upstream's answer exceeded the limit of ${maxBytes} bytes`,
-  );
-}
 
 function delay(millis: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, millis).unref());

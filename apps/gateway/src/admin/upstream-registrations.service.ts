@@ -96,11 +96,6 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
       );
   }
 
-  /** Applies the store's registrations: new and changed ones put, vanished ones removed. */
-  sync(): Promise<void> {
-    return this.registrations.sync();
-  }
-
   list(): AdminUpstreamList {
     const configured = this.config.mcp.upstreams.map((u) => configuredView(this.registry, u));
     const registered = this.known.all().map((k) => registeredView(this.registry, k));
