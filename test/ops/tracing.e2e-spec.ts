@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { IntrospectionServer } from '../support/introspection-server';
-import { V2Upstream } from '../support/mcp-upstreams';
+import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
 import { modernRequest } from '../support/modern-rpc';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { rpc } from '../support/rpc';
@@ -32,17 +32,20 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
   let receiver: OtlpReceiver;
   let service: TestToolService;
   let calc: V2Upstream;
+  /** A 2025-11-25 server (v1 SDK): its session is opened by the gateway. */
+  let repo: V1Upstream;
   let idp: IntrospectionServer;
   let gateway: GatewayProcess;
   /** The same, sampling none of the traces it starts itself (mcp.tracing.samplingRatio 0). */
   let unsampled: GatewayProcess;
 
   beforeAll(async () => {
-    [receiver, service, calc, idp] = await Promise.all([
+    [receiver, service, calc, idp, repo] = await Promise.all([
       OtlpReceiver.start(),
       TestToolService.start(manifest('tr', [tool({ name: 'tr.echo' })])),
       V2Upstream.start(),
       IntrospectionServer.start(),
+      V1Upstream.start(),
     ]);
     idp.answers.set('opaque-alice', {
       active: true,
@@ -54,7 +57,7 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([bundle('tr', service, 'tr.')], {
-          upstreams: [upstream('calc', calc.url)],
+          upstreams: [upstream('calc', calc.url), upstream('repo', repo.url)],
         }),
         http: { modernEra: true },
         tracing: { endpoint: receiver.url, samplingRatio: 1 },
@@ -73,7 +76,7 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     unsampled = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([bundle('tr', service, 'tr.')], {
-          upstreams: [upstream('calc', calc.url)],
+          upstreams: [upstream('calc', calc.url), upstream('repo', repo.url)],
         }),
         tracing: { endpoint: receiver.url, samplingRatio: 0, serviceName: 'unsampled-gateway' },
       },
@@ -83,7 +86,7 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
 
   afterAll(async () => {
     await Promise.all([gateway?.stop(), unsampled?.stop()]);
-    await Promise.all([service?.stop(), calc?.stop(), idp?.stop(), receiver?.stop()]);
+    await Promise.all([service?.stop(), calc?.stop(), repo?.stop(), idp?.stop(), receiver?.stop()]);
   });
 
   /** Waits until the receiver holds spans of `traceId` matching every check. */
@@ -188,6 +191,61 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     expect(
       (forwarded.body as { params: { _meta: Record<string, unknown> } }).params._meta.traceparent,
     ).toBe(expected);
+  });
+
+  it("a 2025 upstream's session opened during a traced call: initialize and notifications/initialized are CLIENT spans under the call's upstream request, and the upstream gets each one's context in its header and in _meta", async () => {
+    await repo.expireSessions();
+    const caller = callerTrace();
+    const answer = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'repo__repo_search', arguments: { query: 'trace' } },
+      { ...auth, traceparent: caller.traceparent },
+    );
+    expect(answer.json.result.content[0].text).toContain('"hits":2');
+    const spans = await spansOf(caller.traceId, (s) =>
+      ['initialize', 'notifications/initialized'].every((name) => s.some((x) => x.name === name)),
+    );
+    const call = spans.find((s) => s.kind === CLIENT && s.name === 'tools/call repo.search')!;
+    expect(call).toBeDefined();
+    for (const name of ['initialize', 'notifications/initialized']) {
+      const span = spans.find((s) => s.name === name)!;
+      expect(span).toMatchObject({
+        kind: CLIENT,
+        parentSpanId: call.spanId,
+        attributes: expect.objectContaining({
+          'mcp.method.name': name,
+          'mcp_gateway.source.id': 'repo',
+        }),
+      });
+      const sent = repo.requestsFor(name).at(-1)!;
+      const expected = `00-${caller.traceId}-${span.spanId}-01`;
+      expect(sent.headers.traceparent).toBe(expected);
+      expect((sent.body as { params: { _meta: Record<string, unknown> } }).params._meta).toEqual(
+        expect.objectContaining({ traceparent: expected }),
+      );
+    }
+    // the call itself went on the new session, with the call's own span
+    expect(repo.requestsFor('tools/call').at(-1)!.headers.traceparent).toBe(
+      `00-${caller.traceId}-${call.spanId}-01`,
+    );
+  });
+
+  it("an untraced request's session traffic carries no trace context", async () => {
+    await repo.expireSessions();
+    const before = repo.requestsFor('initialize').length;
+    // the unsampled gateway (ratio 0) starts no trace: nothing to pass on
+    const answer = await rpc(unsampled.mcpUrl, 'tools/call', {
+      name: 'repo__repo_search',
+      arguments: { query: 'quiet' },
+    });
+    expect(answer.json.result.content[0].text).toContain('"hits":2');
+    const opened = repo.requestsFor('initialize').slice(before);
+    expect(opened.length).toBeGreaterThan(0);
+    for (const sent of [...opened, ...repo.requestsFor('notifications/initialized').slice(-1)]) {
+      expect(sent.headers.traceparent).toBeUndefined();
+      expect((sent.body as { params?: { _meta?: unknown } }).params?._meta).toBeUndefined();
+    }
   });
 
   it('a request without a trace context starts a trace; a refused call is marked with its JSON-RPC code', async () => {

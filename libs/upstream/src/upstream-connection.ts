@@ -58,7 +58,12 @@ import {
   type UpstreamSignal,
 } from './upstream-types';
 import { ListItemCounter } from './list-items';
-import { tracedUpstreamRequest, untracedParams } from './upstream-request-span';
+import {
+  metaOf,
+  tracedSessionRequest,
+  tracedUpstreamRequest,
+  untracedParams,
+} from './upstream-request-span';
 import { tracedHere } from '@app/observability';
 
 export { MAX_MESSAGE_DEPTH } from './reply-reader';
@@ -491,20 +496,22 @@ export class UpstreamConnection {
     headers: Readonly<Record<string, string>> | undefined,
   ): Promise<ProbeVerdict> {
     const id = `server-discover-probe-${++this.probes}`;
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method: PROBE_METHOD,
-      params: withEnvelope(this.endpoint, undefined, version),
+    const reply = await tracedSessionRequest(this.endpoint.id, this.url, PROBE_METHOD, (trace) => {
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: PROBE_METHOD,
+        params: withEnvelope(this.endpoint, metaOf(trace), version),
+      });
+      // the era is not known yet: a request on the answer is answered as a 2025 one, sessionless
+      return this.post(
+        modernHeaders({ ...headers, ...trace }, version, PROBE_METHOD, undefined),
+        body,
+        id,
+        budget,
+        { context: {} },
+      );
     });
-    // the era is not known yet: a request on the answer is answered as a 2025 one, sessionless
-    const reply = await this.post(
-      modernHeaders(headers, version, PROBE_METHOD, undefined),
-      body,
-      id,
-      budget,
-      { context: {} },
-    );
     return probeVerdict(reply, version);
   }
 
@@ -514,17 +521,20 @@ export class UpstreamConnection {
     headers: Readonly<Record<string, string>> | undefined,
   ): Promise<Session> {
     const id = this.nextId++;
-    const reply = await this.post(
-      headersFor(headers),
-      initializeBody(this.endpoint, id),
-      id,
-      budget,
-      {
-        context: 'answer',
-      },
+    const reply = await tracedSessionRequest(this.endpoint.id, this.url, 'initialize', (trace) =>
+      this.post(
+        headersFor({ ...headers, ...trace }),
+        initializeBody(this.endpoint, id, trace),
+        id,
+        budget,
+        { context: 'answer' },
+      ),
     );
     const session = sessionFromInitialize(reply);
-    await this.sendNotification(session, 'notifications/initialized', undefined, budget, headers);
+    const initialized = 'notifications/initialized';
+    await tracedSessionRequest(this.endpoint.id, this.url, initialized, (trace) =>
+      this.sendNotification(session, initialized, metaOf(trace), budget, { ...headers, ...trace }),
+    );
     return session;
   }
 

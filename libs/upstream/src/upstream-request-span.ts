@@ -4,6 +4,7 @@ import {
   serverAttributes,
   SpanKind,
   traceCarrier,
+  tracedHere,
   tracingOn,
 } from '@app/observability';
 import { setOwnMember } from '@app/wire';
@@ -61,6 +62,46 @@ export function tracedUpstreamRequest(
       return answer;
     },
   );
+}
+
+/**
+ * A request of the connection's own that a traced request caused (the era probe, initialize
+ * and notifications/initialized of the session it had to open first): a CLIENT span of its
+ * own under that request's, whose context `send` gets as a carrier to put in the headers and
+ * in `_meta`, so the upstream sees its session opened in the trace that waited for it
+ * (docs/operations.md §3 "Traces"). Not traced here: `send` gets an empty carrier.
+ */
+export function tracedSessionRequest<T>(
+  upstreamId: string,
+  url: URL,
+  method: string,
+  send: (carrier: Readonly<Record<string, string>>) => Promise<T>,
+): Promise<T> {
+  if (!tracedHere()) return send(NO_CARRIER);
+  return inSpan(
+    method,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: () => ({
+        'mcp.method.name': method,
+        ...serverAttributes(url),
+        'mcp_gateway.source.id': upstreamId,
+        'mcp_gateway.source.kind': 'upstream',
+      }),
+    },
+    () => send(traceCarrier()),
+  );
+}
+
+const NO_CARRIER: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The params that carry a span's context in `_meta` (SEP-414), or none for an empty carrier. */
+export function metaOf(
+  carrier: Readonly<Record<string, string>>,
+): { _meta: Record<string, string> } | undefined {
+  return carrier === NO_CARRIER || Object.keys(carrier).length === 0
+    ? undefined
+    : { _meta: { ...carrier } };
 }
 
 /** The W3C trace context keys of `_meta` (SEP-414). */
