@@ -1,4 +1,5 @@
 import {
+  type Attributes,
   failSpan,
   inSpan,
   serverAttributes,
@@ -41,10 +42,7 @@ export function tracedUpstreamRequest(
     {
       kind: SpanKind.CLIENT,
       attributes: () => ({
-        'mcp.method.name': method,
-        ...serverAttributes(url),
-        'mcp_gateway.source.id': upstreamId,
-        'mcp_gateway.source.kind': 'upstream',
+        ...requestAttributes(upstreamId, url, method),
         ...(method === 'tools/call' && target !== undefined
           ? { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' }
           : {}),
@@ -82,15 +80,20 @@ export function tracedSessionRequest<T>(
     method,
     {
       kind: SpanKind.CLIENT,
-      attributes: () => ({
-        'mcp.method.name': method,
-        ...serverAttributes(url),
-        'mcp_gateway.source.id': upstreamId,
-        'mcp_gateway.source.kind': 'upstream',
-      }),
+      attributes: () => requestAttributes(upstreamId, url, method),
     },
     () => send(traceCarrier()),
   );
+}
+
+/** What every upstream request's CLIENT span says: the method, the server, the source. */
+function requestAttributes(upstreamId: string, url: URL, method: string): Attributes {
+  return {
+    'mcp.method.name': method,
+    ...serverAttributes(url),
+    'mcp_gateway.source.id': upstreamId,
+    'mcp_gateway.source.kind': 'upstream',
+  };
 }
 
 const NO_CARRIER: Readonly<Record<string, string>> = Object.freeze({});
