@@ -12,6 +12,9 @@ const RESOURCE = 'https://gateway.test/mcp';
 const SERVER = 2;
 const CLIENT = 3;
 
+/** calc's forwardHeaders: the trace context headers among them, and one other as a control. */
+const CALC_FORWARDS = { forwardHeaders: ['traceparent', 'tracestate', 'x-tenant'] };
+
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 
 /** A W3C trace context a caller sends: its trace id and its own span id. */
@@ -57,7 +60,7 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([bundle('tr', service, 'tr.')], {
-          upstreams: [upstream('calc', calc.url), upstream('repo', repo.url)],
+          upstreams: [upstream('calc', calc.url, CALC_FORWARDS), upstream('repo', repo.url)],
         }),
         http: { modernEra: true },
         tracing: { endpoint: receiver.url, samplingRatio: 1 },
@@ -76,7 +79,7 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     unsampled = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([bundle('tr', service, 'tr.')], {
-          upstreams: [upstream('calc', calc.url), upstream('repo', repo.url)],
+          upstreams: [upstream('calc', calc.url, CALC_FORWARDS), upstream('repo', repo.url)],
         }),
         tracing: { endpoint: receiver.url, samplingRatio: 0, serviceName: 'unsampled-gateway' },
       },
@@ -416,6 +419,43 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     expect(meta.traceparent).toBeUndefined();
     expect(meta.tracestate).toBeUndefined();
     expect(forwarded.headers.traceparent).toBeUndefined();
+  });
+
+  it("forwardHeaders naming traceparent and tracestate: the upstream gets the gateway's context (or none), never the caller's headers beside it; other forwarded headers pass", async () => {
+    const caller = callerTrace();
+    const add = { name: 'calc__add', arguments: { a: 1, b: 2 } };
+    // the context from _meta is the parent; the caller's tracestate header stays behind
+    await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { ...add, _meta: { traceparent: caller.traceparent } },
+      { ...auth, tracestate: 'evil=fromheader', 'x-tenant': 't1' },
+    );
+    let forwarded = calc.requestsFor('tools/call').at(-1)!;
+    const meta = (forwarded.body as { params: { _meta: Record<string, unknown> } }).params._meta;
+    expect(String(forwarded.headers.traceparent)).toMatch(new RegExp(`^00-${caller.traceId}-`));
+    expect(forwarded.headers.traceparent).toBe(meta.traceparent);
+    expect(forwarded.headers.tracestate).toBeUndefined();
+    expect(forwarded.headers['x-tenant']).toBe('t1');
+    // a malformed header context: the gateway's own trace, the caller's tracestate gone
+    await rpc(gateway.mcpUrl, 'tools/call', add, {
+      ...auth,
+      traceparent: 'garbage',
+      tracestate: 'evil=2',
+    });
+    forwarded = calc.requestsFor('tools/call').at(-1)!;
+    expect(String(forwarded.headers.traceparent)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(forwarded.headers.tracestate).toBeUndefined();
+    // not traced: no trace context at all
+    await rpc(unsampled.mcpUrl, 'tools/call', add, {
+      traceparent: 'garbage',
+      tracestate: 'evil=3',
+      'x-tenant': 't2',
+    });
+    forwarded = calc.requestsFor('tools/call').at(-1)!;
+    expect(forwarded.headers.traceparent).toBeUndefined();
+    expect(forwarded.headers.tracestate).toBeUndefined();
+    expect(forwarded.headers['x-tenant']).toBe('t2');
   });
 
   it("sampling 0: a request it starts is not recorded and sends no trace context on; a caller's sampled context is followed", async () => {

@@ -1,5 +1,6 @@
 import type { UpstreamDefinition } from '@app/config';
 import { callerAuthorization, gatewayAuthorization } from '@app/identity';
+import { tracingOn } from '@app/observability';
 
 /** Incoming request headers, lower-cased, as node:http gives them. */
 type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -7,6 +8,9 @@ type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
+
+/** The W3C trace context keys, as headers and in `_meta` (SEP-414). */
+export const TRACE_CONTEXT_KEYS: readonly string[] = ['traceparent', 'tracestate'];
 
 /**
  * The extra headers of a request to an upstream (docs/operations.md §10 "Configuration"): its
@@ -23,7 +27,12 @@ export function upstreamRequestHeaders(
   sourceToken?: string,
 ): Record<string, string> {
   const headers: Record<string, string> = {};
+  // With traces on the gateway takes part in the trace: a traced request carries its own
+  // context, any other none, and a caller's never rides beside it, whatever forwardHeaders
+  // names (docs/operations.md §3 "Traces"); traces off: forwarded as configured.
+  const traces = tracingOn();
   for (const name of upstream.forwardHeaders) {
+    if (traces && TRACE_CONTEXT_KEYS.includes(name)) continue;
     const value = firstValue(incoming[name]);
     if (value !== undefined && value !== '') headers[name] = value;
   }

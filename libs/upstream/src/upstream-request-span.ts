@@ -10,6 +10,7 @@ import {
 } from '@app/observability';
 import { setOwnMember } from '@app/wire';
 import { isRecord } from './json-rpc';
+import { TRACE_CONTEXT_KEYS } from './upstream-headers';
 import type { UpstreamAnswer, UpstreamRequestOptions } from './upstream-types';
 
 /**
@@ -107,14 +108,11 @@ export function metaOf(
     : { _meta: { ...carrier } };
 }
 
-/** The W3C trace context keys of `_meta` (SEP-414). */
-const TRACE_KEYS: readonly string[] = ['traceparent', 'tracestate'];
-
 /** `_meta` without a caller's `traceparent` and `tracestate`. */
 function withoutTraceContext(meta: Record<string, unknown>): Record<string, unknown> {
   const rest: Record<string, unknown> = {};
   for (const key of Object.keys(meta))
-    if (!TRACE_KEYS.includes(key)) setOwnMember(rest, key, meta[key]);
+    if (!TRACE_CONTEXT_KEYS.includes(key)) setOwnMember(rest, key, meta[key]);
   return rest;
 }
 
@@ -130,6 +128,6 @@ export function untracedParams(
 ): Record<string, unknown> | undefined {
   if (!tracingOn() || !isRecord(params?._meta)) return params;
   const meta = params._meta;
-  if (!TRACE_KEYS.some((key) => Object.hasOwn(meta, key))) return params;
+  if (!TRACE_CONTEXT_KEYS.some((key) => Object.hasOwn(meta, key))) return params;
   return { ...params, _meta: withoutTraceContext(meta) };
 }
