@@ -290,7 +290,7 @@ export class LiveLists {
       context.caller,
     );
     if (outcome.kind !== 'items') return outcome;
-    const contribution = this.merger.accept(spec.key, {
+    const contribution = await this.merger.accept(spec.key, {
       upstream,
       era: outcome.era,
       capabilities: outcome.capabilities,

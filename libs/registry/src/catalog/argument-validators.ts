@@ -1,4 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { schemaNodes, UPSTREAM_SCHEMA_BOUNDS } from '../manifest/schema-checker';
 import { dialectOf, SchemaDialects } from '../manifest/schema-dialects';
 import type { CatalogTool } from './catalog-tool';
 
@@ -173,7 +174,8 @@ export function validatesArguments(tool: CatalogTool): boolean {
  * declares, as manifests are (SchemaDialects), on a tool's first checked call, and kept by the
  * tool's fingerprint (its published entry) among the ARGUMENT_VALIDATORS_KEPT used last. A schema
  * that does not compile, or of an unknown dialect, checks nothing: the source judges its own
- * arguments then (a manifest with one was refused already; an upstream's is the upstream's).
+ * arguments then (a manifest with one was refused already; an upstream's is the upstream's), and
+ * so does an upstream's schema over UPSTREAM_SCHEMA_BOUNDS.compileNodes.
  */
 export class ArgumentValidators {
   // patterns matched in linear time: the input is a caller's (SchemaDialects `linear`)
@@ -190,7 +192,13 @@ export class ArgumentValidators {
    */
   check(tool: CatalogTool, args: unknown, text: string): ArgumentViolations | undefined {
     if (!validatesArguments(tool)) return undefined;
-    return this.checkEntry(tool.fingerprint, tool.publishedJson, args, text);
+    return this.checkEntry(
+      tool.fingerprint,
+      tool.publishedJson,
+      args,
+      text,
+      tool.route.kind === 'upstream' ? UPSTREAM_SCHEMA_BOUNDS.compileNodes : undefined,
+    );
   }
 
   /**
@@ -202,8 +210,9 @@ export class ArgumentValidators {
     entryJson: string,
     args: unknown,
     text: string,
+    compileNodes?: number,
   ): ArgumentViolations | undefined {
-    const compiled = this.compiledFor(key, entryJson);
+    const compiled = this.compiledFor(key, entryJson, compileNodes);
     if (compiled === null) return undefined;
     // what is checked is what JSON.parse kept (the last of two equal names); a source that keeps
     // the first would get what was never checked
@@ -234,7 +243,11 @@ export class ArgumentValidators {
     return this.kept.size;
   }
 
-  private compiledFor(key: string, entryJson: string): Compiled | null {
+  private compiledFor(
+    key: string,
+    entryJson: string,
+    compileNodes: number | undefined,
+  ): Compiled | null {
     const found = this.kept.get(key);
     if (found !== undefined) {
       // the most recently used go last; moved only when an eviction could reach them
@@ -244,7 +257,7 @@ export class ArgumentValidators {
       }
       return found;
     }
-    const compiled = this.compiledOf(entryJson);
+    const compiled = this.compiledOf(entryJson, compileNodes);
     if (this.kept.size >= this.capacity) {
       const oldest = this.kept.keys().next();
       if (oldest.done !== true) this.kept.delete(oldest.value);
@@ -253,7 +266,7 @@ export class ArgumentValidators {
     return compiled;
   }
 
-  private compiledOf(publishedJson: string): Compiled | null {
+  private compiledOf(publishedJson: string, compileNodes: number | undefined): Compiled | null {
     let schema: unknown;
     try {
       schema = (JSON.parse(publishedJson) as { inputSchema?: unknown }).inputSchema;
@@ -261,6 +274,10 @@ export class ArgumentValidators {
       return null;
     }
     if (!isRecord(schema)) return null;
+    // an upstream's schema too large to compile on the event loop checks nothing, as one too
+    // large for ajv's code generator: the upstream judges its own arguments (SchemaBounds)
+    if (compileNodes !== undefined && schemaNodes(schema, compileNodes) > compileNodes)
+      return null;
     const dialect = dialectOf(schema);
     if (!dialect.ok) return null;
     const all = this.compile(this.listing, schema, dialect.dialect);

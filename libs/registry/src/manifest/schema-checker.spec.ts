@@ -1,4 +1,4 @@
-import { SchemaChecker } from './schema-checker';
+import { SchemaChecker, schemaNodes, UPSTREAM_SCHEMA_BOUNDS } from './schema-checker';
 import type { SchemaDialect, SchemaDialects } from './schema-dialects';
 
 /** The checker's ajv instance of a dialect, to count compilations. */
@@ -233,5 +233,65 @@ describe('SchemaChecker mustCompile: an outputSchema must compile for real', () 
     expect(checker.check({ type: 'object', properties }, { mustCompile: true })?.rule).toBe(
       'does not compile as JSON Schema 2020-12: it is too large to compile',
     );
+  });
+});
+
+describe('SchemaBounds: a schema of a source that may be hostile holds the event loop for no longer than a small compile', () => {
+  const bounds = { compileNodes: 10, maxNodes: 100 };
+  /** `n` string properties, and a `$ref` only a compilation resolves (and fails on). */
+  const withRef = (n: number): Record<string, unknown> => ({
+    type: 'object',
+    properties: {
+      ...Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: 'string' }])),
+      r: { $ref: '#/$defs/nowhere' },
+    },
+  });
+
+  it('counts objects and arrays, and stops past the limit', () => {
+    expect(schemaNodes({ a: [{ b: 1 }, 'x'], c: { d: null } }, 100)).toBe(4);
+    expect(schemaNodes(withRef(1_000), 50)).toBe(51);
+    expect(schemaNodes('text', 5)).toBe(0);
+  });
+
+  it('compiles a schema within compileNodes (its unresolved $ref found), checks a larger one against the meta-schema only', () => {
+    const checker = new SchemaChecker();
+    expect(checker.check(withRef(3), { bounds })?.rule).toMatch(/^does not compile/);
+    expect(checker.check(withRef(30), { bounds })).toBeUndefined();
+    // the meta-schema still refuses what is not a schema
+    expect(
+      checker.check(
+        { type: 'object', properties: { ...(withRef(30).properties as object), bad: { type: 7 } } },
+        { bounds },
+      )?.rule,
+    ).toMatch(/^does not compile/);
+    // without bounds (a bundle's manifest) the same large schema is compiled
+    expect(checker.check(withRef(30))?.rule).toMatch(/^does not compile/);
+  });
+
+  it('refuses a schema over maxNodes unread, and does not cache it', () => {
+    const checker = new SchemaChecker();
+    expect(checker.check(withRef(200), { bounds })).toEqual({
+      rule: 'it is too large to check (more than 100 schema objects and arrays)',
+    });
+    expect(checker.size).toBe(0);
+  });
+
+  it('an output schema (mustCompile) over compileNodes is refused, not left unchecked', () => {
+    const checker = new SchemaChecker();
+    const large = { type: 'object', properties: withRef(30).properties as object };
+    expect(checker.check(large, { bounds, mustCompile: true })?.rule).toMatch(
+      /too large to compile$/,
+    );
+  });
+
+  it("an upstream's schema of 3,000 objects and arrays is not compiled, one of 150 is", () => {
+    const checker = new SchemaChecker();
+    const compile = compileSpy(checker);
+    expect(checker.check(withRef(3_000), { bounds: UPSTREAM_SCHEMA_BOUNDS })).toBeUndefined();
+    expect(compile).not.toHaveBeenCalled();
+    expect(checker.check(withRef(150), { bounds: UPSTREAM_SCHEMA_BOUNDS })?.rule).toMatch(
+      /^does not compile/,
+    );
+    expect(compile).toHaveBeenCalledTimes(1);
   });
 });

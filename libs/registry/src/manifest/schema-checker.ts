@@ -12,6 +12,40 @@ export interface SchemaProblem {
 }
 
 /**
+ * How much of a schema's checking may run on the event loop, for schemas of sources that may
+ * be hostile (upstream MCP servers): ajv compiles about 3 schema objects or arrays per
+ * millisecond, worse than linearly for wide objects (docs/benchmarks.md, "One schema's
+ * compile"), and one compile cannot be sliced. A schema of more than `compileNodes` objects
+ * and arrays is checked against its dialect's meta-schema instead of compiled (as a schema too
+ * large for ajv's code generator is), which is linear and about a hundred times cheaper; one of
+ * more than `maxNodes` is refused without being read further.
+ */
+export interface SchemaBounds {
+  readonly compileNodes: number;
+  readonly maxNodes: number;
+}
+
+/** The bounds of an upstream's tool schemas (docs/operations.md §10 "What is checked"). */
+export const UPSTREAM_SCHEMA_BOUNDS: SchemaBounds = { compileNodes: 200, maxNodes: 20_000 };
+
+/**
+ * The number of objects and arrays in a JSON value, counted up to `limit + 1` (the walk stops
+ * there): what a schema costs ajv to compile and the meta-schema to check grows with it.
+ */
+export function schemaNodes(value: unknown, limit: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= limit) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    count++;
+    for (const item of Array.isArray(node) ? node : Object.values(node))
+      if (typeof item === 'object' && item !== null) stack.push(item);
+  }
+  return count;
+}
+
+/**
  * Checks that a tool schema compiles with ajv in the dialect its `$schema` declares (MCP
  * 2025-11-25: none means 2020-12; see schema-dialects.ts). An unknown `$schema` is a problem
  * naming the declared URI. Remote `$ref`s are never fetched, so they fail as unresolved.
@@ -46,18 +80,29 @@ export class SchemaChecker {
   /** undefined when the schema compiles in its dialect; otherwise the problem. */
   check(
     schema: Readonly<Record<string, unknown>>,
-    options: { readonly mustCompile?: boolean } = {},
+    options: { readonly mustCompile?: boolean; readonly bounds?: SchemaBounds } = {},
   ): SchemaProblem | undefined {
+    const { bounds } = options;
+    const nodes = bounds === undefined ? 0 : schemaNodes(schema, bounds.maxNodes);
+    if (bounds !== undefined && nodes > bounds.maxNodes)
+      return {
+        rule: `it is too large to check (more than ${bounds.maxNodes} schema objects and arrays)`,
+      };
+    const metaOnly = bounds !== undefined && nodes > bounds.compileNodes;
     // A digest, not the text: the cache of a 10,000-tool catalog stays small. Output schemas
-    // have keys of their own: the same schema may pass as input and fail as output.
+    // have keys of their own: the same schema may pass as input and fail as output; so have
+    // schemas checked against the meta-schema only.
     const key = createHash('sha1')
       .update(options.mustCompile === true ? '\u0000out\u0000' : '')
+      .update(metaOnly ? '\u0000meta\u0000' : '')
       .update(JSON.stringify(schema))
       .digest('base64url');
     this.seen.add(key);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached ?? undefined;
-    const problem = this.compile(schema, options.mustCompile === true);
+    const problem = metaOnly
+      ? this.largeSchemaProblem(schema, options.mustCompile === true)
+      : this.compile(schema, options.mustCompile === true);
     this.cache.set(key, problem);
     return problem ?? undefined;
   }
@@ -75,6 +120,22 @@ export class SchemaChecker {
 
   get size(): number {
     return this.cache.size;
+  }
+
+  /** A schema over SchemaBounds.compileNodes: checked against its meta-schema, not compiled. */
+  private largeSchemaProblem(
+    schema: Readonly<Record<string, unknown>>,
+    mustCompile: boolean,
+  ): SchemaProblem | null {
+    const declared = dialectOf(schema);
+    if (!declared.ok) return this.compile(schema, mustCompile);
+    const notCompiling = `does not compile as JSON Schema ${declared.dialect}`;
+    if (mustCompile) return { rule: `${notCompiling}: it is too large to compile` };
+    try {
+      return metaSchemaProblem(this.dialects.instanceFor(declared.dialect), schema, notCompiling);
+    } finally {
+      this.dialects.clear();
+    }
   }
 
   private compile(
@@ -99,17 +160,26 @@ export class SchemaChecker {
       if (mustCompile) return { rule: `${notCompiling}: it is too large to compile`, cause };
       // Too large for ajv's code generator (thousands of properties): it is no less a
       // schema, so fall back to checking it against its dialect's meta-schema.
-      try {
-        return ajv.validateSchema(schema) === true
-          ? null
-          : { rule: notCompiling, cause: ajv.errorsText(ajv.errors) };
-      } catch {
-        return { rule: `${notCompiling}: it is too large or too deep to check` };
-      }
+      return metaSchemaProblem(ajv, schema, notCompiling);
     } finally {
       // Every schema, nested $id's included, leaves ajv: one manifest's ids must not clash
       // with the next one's, or replicas with different histories would disagree.
       this.dialects.clear();
     }
+  }
+}
+
+/** A schema checked against its dialect's meta-schema (linear; nothing is compiled). */
+function metaSchemaProblem(
+  ajv: ReturnType<SchemaDialects['instanceFor']>,
+  schema: Readonly<Record<string, unknown>>,
+  notCompiling: string,
+): SchemaProblem | null {
+  try {
+    return ajv.validateSchema(schema) === true
+      ? null
+      : { rule: notCompiling, cause: ajv.errorsText(ajv.errors) };
+  } catch {
+    return { rule: `${notCompiling}: it is too large or too deep to check` };
   }
 }

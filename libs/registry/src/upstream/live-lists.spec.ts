@@ -62,14 +62,14 @@ describe('live lists merge by the catalog rules (docs/operations.md §11 "Live l
     const m = upstream('m');
     const a = upstream('a');
     const live = [
-      merger.accept(
+      await merger.accept(
         'tools',
         answer(m, [
           { name: 'z.last', inputSchema: schema },
           { name: 'first', inputSchema: schema },
         ]),
       ),
-      merger.accept('tools', answer(a, [{ name: 'only', inputSchema: schema }])),
+      await merger.accept('tools', answer(a, [{ name: 'only', inputSchema: schema }])),
     ];
     const merged = await merger.merge(catalog, 'tools', live, ['a', 'm']);
     expect(names(merged.json)).toEqual([
@@ -82,9 +82,9 @@ describe('live lists merge by the catalog rules (docs/operations.md §11 "Live l
     expect(merged.skipped).toEqual([]);
   });
 
-  it('leaves out a live tool the MCP rules refuse, as a pull would, and keeps the rest', () => {
+  it('leaves out a live tool the MCP rules refuse, as a pull would, and keeps the rest', async () => {
     const merger = new LiveListMerger();
-    const c = merger.accept(
+    const c = await merger.accept(
       'tools',
       answer(upstream('x'), [
         { name: 'bad', inputSchema: { type: 'string' } },
@@ -108,8 +108,8 @@ describe('live lists merge by the catalog rules (docs/operations.md §11 "Live l
       catalog,
       'tools',
       [
-        merger.accept('tools', answer(bare, [{ name: 'pay', inputSchema: schema }])),
-        merger.accept('tools', answer(other, [{ name: 'x', inputSchema: schema }])),
+        await merger.accept('tools', answer(bare, [{ name: 'pay', inputSchema: schema }])),
+        await merger.accept('tools', answer(other, [{ name: 'x', inputSchema: schema }])),
       ],
       ['bare', 'other'],
     );
@@ -141,7 +141,7 @@ describe('live lists merge by the catalog rules (docs/operations.md §11 "Live l
       CatalogExtras.build([snapContribution], false),
     );
     const merger = new LiveListMerger();
-    const live = merger.accept('prompts', answer(upstream('a'), [{ name: 'brief' }]));
+    const live = await merger.accept('prompts', answer(upstream('a'), [{ name: 'brief' }]));
     const merged = await merger.merge(catalog, 'prompts', [live], ['snap', 'a']);
     expect(names(merged.json)).toEqual(['a__brief', 'snap__review']);
   });
@@ -188,7 +188,7 @@ describe('live lists merge by the catalog rules (docs/operations.md §11 "Live l
       CatalogExtras.build([copy, hj, reg], false),
     );
     const merger = new LiveListMerger();
-    const live = merger.accept('resources', {
+    const live = await merger.accept('resources', {
       upstream: tpl,
       era: '2025',
       capabilities: { resources: {} },
@@ -247,10 +247,10 @@ describe('a live list pays for what it holds (docs/operations.md §11 "Live list
     const catalog = await bigCatalog();
     const merger = new LiveListMerger();
     const order = ['tpl', 'res', 'a'];
-    const prompts = merger.accept('prompts', answer(upstream('a'), [{ name: 'brief' }]));
+    const prompts = await merger.accept('prompts', answer(upstream('a'), [{ name: 'brief' }]));
     const merged = await merger.merge(catalog, 'prompts', [prompts], order);
     expect(names(merged.json)).toEqual(['a__brief', 'res__review', 'tpl__review']);
-    const templates = merger.accept('resourceTemplates', {
+    const templates = await merger.accept('resourceTemplates', {
       upstream: upstream('a'),
       era: '2025',
       capabilities: { resources: {} },
@@ -279,22 +279,22 @@ describe('a live list pays for what it holds (docs/operations.md §11 "Live list
       });
     const uris = (json: string): string[] =>
       (JSON.parse(json) as { uri: string }[]).map((r) => r.uri);
-    const first = await merger.merge(catalog, 'resources', [resources('t1://mine')], order);
+    const first = await merger.merge(catalog, 'resources', [await resources('t1://mine')], order);
     // a:// is after tpl in the order: t1://mine is tpl's, by its template t1://{x}
     expect(uris(first.json)).not.toContain('t1://mine');
     const built = merger.coverageTests;
     expect(built).toBeGreaterThan(0);
     // the same answer again, for another caller too: no template tested
     for (let i = 0; i < 10; i++) {
-      await merger.merge(catalog, 'resources', [resources('t1://mine')], order);
-      await merger.merge(catalog, 'resources', [resources('t1://mine')], order, {
+      await merger.merge(catalog, 'resources', [await resources('t1://mine')], order);
+      await merger.merge(catalog, 'resources', [await resources('t1://mine')], order, {
         tool: () => true,
         source: (id) => id === 'a',
       });
     }
     expect(merger.coverageTests).toBe(built);
     // a changed answer is built anew
-    const changed = await merger.merge(catalog, 'resources', [resources('a://mine')], order);
+    const changed = await merger.merge(catalog, 'resources', [await resources('a://mine')], order);
     expect(uris(changed.json)).toContain('a://mine');
     expect(merger.coverageTests).toBeGreaterThan(built);
   });
@@ -303,12 +303,12 @@ describe('a live list pays for what it holds (docs/operations.md §11 "Live list
 describe('an unchanged live answer reuses its accepted contribution (docs/operations.md §11 "Live lists")', () => {
   const good = (name: string): Record<string, unknown> => ({ name, inputSchema: schema });
 
-  it('gives the same contribution, left-out entries included, for an equal answer', () => {
+  it('gives the same contribution, left-out entries included, for an equal answer', async () => {
     const merger = new LiveListMerger();
     const up = upstream('u');
     const items = [good('a'), { name: 'bad', inputSchema: { type: 'string' } }];
-    const first = merger.accept('tools', answer(up, items));
-    const again = merger.accept('tools', answer(up, structuredClone(items)));
+    const first = await merger.accept('tools', answer(up, items));
+    const again = await merger.accept('tools', answer(up, structuredClone(items)));
     expect(again).toBe(first);
     expect(again.leftOut).toEqual([
       { list: 'tools', name: 'bad', reason: 'inputSchema must have type "object" at its root' },
@@ -316,12 +316,12 @@ describe('an unchanged live answer reuses its accepted contribution (docs/operat
     expect(again.tools.map((t) => t.name)).toEqual(['u__a']);
   });
 
-  it('checks a changed answer in full: a schema that stops compiling is left out', () => {
+  it('checks a changed answer in full: a schema that stops compiling is left out', async () => {
     const merger = new LiveListMerger();
     const up = upstream('u');
-    const first = merger.accept('tools', answer(up, [good('a'), good('b')]));
+    const first = await merger.accept('tools', answer(up, [good('a'), good('b')]));
     expect(first.leftOut).toEqual([]);
-    const changed = merger.accept(
+    const changed = await merger.accept(
       'tools',
       answer(up, [good('a'), { name: 'b', inputSchema: { type: 'object', properties: 3 } }]),
     );
@@ -331,41 +331,41 @@ describe('an unchanged live answer reuses its accepted contribution (docs/operat
     expect(changed.leftOut[0]!.name).toBe('b');
     expect(changed.leftOut[0]!.reason).toMatch(/^inputSchema does not compile/);
     // and a fixed answer is accepted again, not served from the first memo entry
-    const fixed = merger.accept('tools', answer(up, [good('a'), good('b')]));
+    const fixed = await merger.accept('tools', answer(up, [good('a'), good('b')]));
     expect(fixed.tools.map((t) => t.name)).toEqual(['u__a', 'u__b']);
     expect(fixed.leftOut).toEqual([]);
   });
 
-  it('re-checks when only the capabilities, the era or the list differ', () => {
+  it('re-checks when only the capabilities, the era or the list differ', async () => {
     const merger = new LiveListMerger();
     const up = upstream('u');
     const items = [good('a')];
-    const first = merger.accept('tools', answer(up, items));
-    const otherCaps = merger.accept('tools', {
+    const first = await merger.accept('tools', answer(up, items));
+    const otherCaps = await merger.accept('tools', {
       ...answer(up, items),
       capabilities: { tools: { listChanged: true } },
     });
     expect(otherCaps).not.toBe(first);
     expect(otherCaps.capabilities).toEqual({ tools: { listChanged: true } });
-    const otherEra = merger.accept('tools', { ...answer(up, items), era: '2025' });
+    const otherEra = await merger.accept('tools', { ...answer(up, items), era: '2025' });
     expect(otherEra.era).toBe('2025');
-    const asPrompts = merger.accept('prompts', answer(up, [{ name: 'a' }]));
+    const asPrompts = await merger.accept('prompts', answer(up, [{ name: 'a' }]));
     expect(asPrompts.tools).toEqual([]);
     expect(asPrompts.prompts.map((p) => p.name)).toEqual(['u__a']);
     // the tools memo is still the era-2025 answer's, the prompts list has its own
-    expect(merger.accept('tools', { ...answer(up, items), era: '2025' })).toBe(otherEra);
+    expect(await merger.accept('tools', { ...answer(up, items), era: '2025' })).toBe(otherEra);
   });
 
-  it('never lends one upstream definition the contribution of another with the same id', () => {
+  it('never lends one upstream definition the contribution of another with the same id', async () => {
     const merger = new LiveListMerger();
     const items = [good('a')];
-    const first = merger.accept('tools', answer(upstream('u', 'one__'), items));
-    const renamed = merger.accept('tools', answer(upstream('u', 'two__'), items));
+    const first = await merger.accept('tools', answer(upstream('u', 'one__'), items));
+    const renamed = await merger.accept('tools', answer(upstream('u', 'two__'), items));
     expect(renamed).not.toBe(first);
     expect(renamed.tools.map((t) => t.name)).toEqual(['two__a']);
   });
 
-  it('keeps the same results as acceptUpstreamLists for every answer', () => {
+  it('keeps the same results as acceptUpstreamLists for every answer', async () => {
     const merger = new LiveListMerger();
     const up = upstream('u');
     const answers = [
@@ -386,7 +386,7 @@ describe('an unchanged live answer reuses its accepted contribution (docs/operat
         },
         new SchemaChecker(),
       );
-      const got = merger.accept('tools', answer(up, items));
+      const got = await merger.accept('tools', answer(up, items));
       expect(got.fingerprint).toBe(expected.fingerprint);
       expect(got.leftOut).toEqual(expected.leftOut);
     }

@@ -5,7 +5,7 @@ import type { CatalogSnapshot } from '../catalog/catalog-snapshot';
 import type { CatalogTool } from '../catalog/catalog-tool';
 import { collisionsOf, compareCodeUnits } from '../catalog/merge-catalog';
 import { SchemaChecker } from '../manifest/schema-checker';
-import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
+import { acceptUpstreamListsSliced, type UpstreamContribution } from './upstream-contribution';
 import type { UpstreamItem } from './upstream-pull-result';
 
 /** The four lists an upstream serves, by their result member (docs/operations.md §10 "Lists"). */
@@ -53,7 +53,7 @@ interface AcceptedAnswer {
 
 /**
  * The catalog rules applied to live lists (docs/operations.md §11 "Live lists"), reused, not
- * copied: a live answer is checked and its names published by acceptUpstreamLists (MCP tool checks,
+ * copied: a live answer is checked and its names published by acceptUpstreamListsSliced (MCP tool checks,
  * prefix, reversible names) exactly as a pulled one, and merged with the snapshot's sources by the
  * catalog's own rules: tools in (sourceId, name) order with a name published twice rejecting the
  * sources involved (contract §7.6, collisionsOf; only live sources can be left out, the
@@ -76,9 +76,9 @@ export class LiveListMerger {
    * The answer as a contribution of its own list only (the other lists empty). An answer
    * equal to the last one accepted for the same upstream definition and list (SHA-256 of its
    * era, capabilities and items as JSON text) gets that same contribution, leftOut included,
-   * so callers log the same left-out entries; anything else is checked by acceptUpstreamLists.
+   * so callers log the same left-out entries; anything else is checked by acceptUpstreamListsSliced.
    */
-  accept(key: LiveListKey, answer: LiveListAnswer): UpstreamContribution {
+  async accept(key: LiveListKey, answer: LiveListAnswer): Promise<UpstreamContribution> {
     const memoKey = `${answer.upstream.id}\u0000${key}`;
     const digest = createHash('sha256')
       .update(answer.era)
@@ -90,7 +90,7 @@ export class LiveListMerger {
     const last = this.accepted.get(memoKey);
     if (last !== undefined && last.digest === digest && last.upstream === answer.upstream)
       return last.contribution;
-    const contribution = this.check(key, answer);
+    const contribution = await this.check(key, answer);
     this.accepted.delete(memoKey);
     this.accepted.set(memoKey, { upstream: answer.upstream, digest, contribution });
     if (this.accepted.size > ACCEPTED_MEMO_LIMIT) {
@@ -100,9 +100,13 @@ export class LiveListMerger {
     return contribution;
   }
 
-  /** The catalog rules on one answer, no memo of answers (acceptUpstreamLists). */
-  private check(key: LiveListKey, answer: LiveListAnswer): UpstreamContribution {
-    const contribution = acceptUpstreamLists(
+  /**
+   * The catalog rules on one answer, no memo of answers, with the event loop given a turn
+   * between items as a pull's are (acceptUpstreamListsSliced): an upstream that changes its
+   * answer every time must not hold every caller's request behind its schemas.
+   */
+  private async check(key: LiveListKey, answer: LiveListAnswer): Promise<UpstreamContribution> {
+    const contribution = await acceptUpstreamListsSliced(
       answer.upstream,
       {
         era: answer.era,

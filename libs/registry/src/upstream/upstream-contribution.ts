@@ -4,7 +4,7 @@ import type { UpstreamDefinition } from '@app/config';
 import type { CatalogTool } from '../catalog/catalog-tool';
 import { compareCodeUnits } from '../catalog/merge-catalog';
 import { MAX_TEMPLATES_ONE_URI_MEETS, templatesBeyondReach } from '../catalog/template-index';
-import type { SchemaChecker } from '../manifest/schema-checker';
+import { type SchemaChecker, UPSTREAM_SCHEMA_BOUNDS } from '../manifest/schema-checker';
 import { TimeSlicer } from '../time-slicer';
 import { publishNames } from './published-names';
 import type {
@@ -276,7 +276,8 @@ function toolProblem(tool: unknown, schemas: SchemaChecker): string | undefined 
   const schema = tool.inputSchema;
   if (!isRecord(schema)) return 'inputSchema must be a JSON Schema object';
   if (schema.type !== 'object') return 'inputSchema must have type "object" at its root';
-  const problem = schemas.check(schema);
+  // an upstream may be hostile: no one schema of it holds the event loop (SchemaBounds)
+  const problem = schemas.check(schema, { bounds: UPSTREAM_SCHEMA_BOUNDS });
   if (problem !== undefined) return `inputSchema does not compile: ${problem.rule}`;
   return undefined;
 }
