@@ -113,6 +113,48 @@ describe('Redis outages are cache misses', () => {
     });
   });
 
+  it('a Redis that hangs while the gateway runs: after one command timed out, calls count their rate limit in memory at once, and the buckets are shared again when it answers', async () => {
+    const service = track(await TestToolService.start(manifest('ins', [tool({ name: 'ins.a' })])));
+    const own = await OwnRedis.start();
+    track({ stop: () => (own.resume(), own.stop()) });
+    const keyPrefix = uniqueKeyPrefix();
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: {
+          ...gatewayConfig([bundle('ins', service, 'ins.')], {
+            redis: { keyPrefix, commandTimeoutMillis: 2_000, connectTimeoutMillis: 400 },
+          }),
+          rateLimits: {
+            perSubject: { capacity: 100_000, refillPerSecond: 10_000 },
+            store: 'redis',
+          },
+        },
+        env: { REDIS_URL: own.url },
+        waitReady: true,
+      }),
+    );
+    const call = async (): Promise<void> => {
+      expect((await callTool(gateway.mcpUrl, 'ins.a')).result.isError).toBeUndefined();
+    };
+    await call();
+    own.pause();
+    // the first take waits its 2 s and counts in memory
+    await call();
+    await gateway.waitForOutput(
+      'Redis is unreachable: rate limits now count per replica in memory',
+    );
+    // the next ones do not ask the hung Redis: ten calls that would wait 2 s each take far less
+    // (the bound is loose so that a loaded CI runner cannot break it)
+    const started = Date.now();
+    for (let i = 0; i < 10; i++) await call();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    own.resume();
+    // a Redis that comes back without a reconnect is noticed by the background PING
+    await gateway.waitForOutput('Redis is back: rate-limit buckets are shared again', 20_000);
+    await call();
+    expect(count(gateway.output, 'Redis is unreachable: rate limits')).toBe(1);
+  });
+
   it('a server that answers garbage instead of RESP is a miss too', async () => {
     const service = track(
       await TestToolService.start(manifest('ins', [tool({ name: 'ins.a' })], 'r1')),

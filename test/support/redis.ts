@@ -79,6 +79,16 @@ export class OwnRedis {
     }
   }
 
+  /** SIGSTOP: a Redis that hangs with its connections open (a paused VM, a black hole). */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after pause. */
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   async stop(): Promise<void> {
     const child = this.child;
     this.child = undefined;

@@ -10,4 +10,5 @@ export {
 export { onClusterFailover } from './cluster-failover';
 export { markClosing } from './sentinel-revival';
 export { redisUseOptions, type RedisUse } from './redis-uses';
+export { BREAKER_FIRST_RETRY_MS, BREAKER_MAX_RETRY_MS, RedisBreaker } from './redis-breaker';
 export { StoreAttempts, type StoreLog } from './store-attempts';

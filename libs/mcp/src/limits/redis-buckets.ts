@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { quitRedis, type RedisClient } from '@app/redis';
+import { quitRedis, RedisBreaker, type RedisClient } from '@app/redis';
 import type { BucketSettings, BucketVerdict } from './token-bucket';
 
 /**
@@ -41,51 +41,40 @@ type RedisWithScript = RedisClient & {
  * Token buckets shared by every replica through Redis (mcp.rateLimits.store: redis;
  * docs/operations.md §14 "Rate limits per caller"). Each take is one atomic script call bounded by
  * mcp.redis.commandTimeoutMillis; when it fails (Redis down, slow, not yet connected) the answer is
- * undefined and the caller counts in memory instead. One warning when Redis goes away, one line
- * when it is back.
+ * undefined and the caller counts in memory instead, and so do the takes after it, at once,
+ * until Redis answers again (RedisBreaker: a Redis that hangs would otherwise cost every call
+ * its timeout). One warning when Redis goes away, one line when it is back.
  */
 export class RedisBuckets {
-  private readonly logger = new Logger('RateLimits');
   private readonly redis: RedisWithScript;
-  private healthy = true;
+  private readonly breaker: RedisBreaker;
 
   /** @param client a connection for the `rateBuckets` use (libs/redis), not yet connected. */
   constructor(client: RedisClient) {
     this.redis = client as RedisWithScript;
     this.redis.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN });
-    this.redis.on('error', () => this.unhealthy());
-    this.redis.on('ready', () => {
-      if (!this.healthy) this.logger.log('Redis is back: rate-limit buckets are shared again');
-      this.healthy = true;
+    this.breaker = new RedisBreaker(this.redis, new Logger('RateLimits'), {
+      away: 'Redis is unreachable: rate limits now count per replica in memory until it is back',
+      back: 'Redis is back: rate-limit buckets are shared again',
     });
-    this.redis.connect().catch(() => this.unhealthy());
+    this.redis.connect().catch(() => this.breaker.failed());
   }
 
   /** The verdict from the shared bucket, or undefined when Redis could not answer. */
   async take(key: string, settings: BucketSettings): Promise<BucketVerdict | undefined> {
     try {
-      const [admitted, wait] = await this.redis.takeToken(
-        key,
-        settings.capacity,
-        settings.refillPerSecond,
+      const [admitted, wait] = await this.breaker.run(() =>
+        this.redis.takeToken(key, settings.capacity, settings.refillPerSecond),
       );
       return admitted === 1 ? { admitted: true } : { admitted: false, retryAfterMs: wait };
     } catch {
-      this.unhealthy();
       return undefined;
     }
   }
 
   /** QUIT, waited for at most 1 s (a silent Redis must not hold the shutdown), then disconnect. */
   close(): Promise<void> {
+    this.breaker.close();
     return quitRedis(this.redis);
-  }
-
-  private unhealthy(): void {
-    if (!this.healthy) return;
-    this.healthy = false;
-    this.logger.warn(
-      'Redis is unreachable: rate limits now count per replica in memory until it is back',
-    );
   }
 }

@@ -1,6 +1,6 @@
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+import { openRedis, quitRedis, RedisBreaker, redisUseOptions, type RedisClient } from '@app/redis';
 
 /** DI token of the store 2025 sessions' own state is shared through; null without Redis. */
 export const SHARED_SESSION_STORE = Symbol('SHARED_SESSION_STORE');
@@ -18,58 +18,38 @@ export interface SharedSessionStore {
 /**
  * Values in Redis under `<keyPrefix>:{<identity>}:<kind>:<digest of the session id>`, with the
  * session id's expiry; every command bounded by `mcp.redis.commandTimeoutMillis`, none queued
- * while Redis is away (the caller then reads "none" at once). One warning when Redis goes
- * away, one line when it is back.
+ * while Redis is away (the caller then reads "none" at once), none sent from a failure until
+ * Redis answers again (RedisBreaker). One warning when Redis goes away, one line when it is back.
  */
 export class RedisSessionStore implements SharedSessionStore, OnApplicationShutdown {
-  private readonly logger = new Logger('Sessions');
   private readonly prefix: string;
-  private healthy = true;
+  private readonly breaker: RedisBreaker;
 
   constructor(
     private readonly redis: RedisClient,
     config: GatewayConfig,
   ) {
     this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:`;
-    redis.on('error', () => this.unhealthy());
-    redis.on('ready', () => {
-      if (!this.healthy)
-        this.logger.log(
-          "Redis is back: 2025 sessions' log levels and tool selections are shared again",
-        );
-      this.healthy = true;
+    this.breaker = new RedisBreaker(redis, new Logger('Sessions'), {
+      away: "Redis is unreachable: 2025 sessions' log levels and tool selections apply on the replica that was told only, until it is back",
+      back: "Redis is back: 2025 sessions' log levels and tool selections are shared again",
     });
-    redis.connect().catch(() => this.unhealthy());
+    redis.connect().catch(() => this.breaker.failed());
   }
 
   async set(key: string, value: string, ttlMillis: number): Promise<void> {
-    try {
-      await this.redis.set(this.prefix + key, value, 'PX', Math.max(1, Math.ceil(ttlMillis)));
-    } catch (err) {
-      this.unhealthy();
-      throw err;
-    }
+    await this.breaker.run(() =>
+      this.redis.set(this.prefix + key, value, 'PX', Math.max(1, Math.ceil(ttlMillis))),
+    );
   }
 
-  async get(key: string): Promise<string | null> {
-    try {
-      return await this.redis.get(this.prefix + key);
-    } catch (err) {
-      this.unhealthy();
-      throw err;
-    }
+  get(key: string): Promise<string | null> {
+    return this.breaker.run(() => this.redis.get(this.prefix + key));
   }
 
   onApplicationShutdown(): Promise<void> {
+    this.breaker.close();
     return quitRedis(this.redis);
-  }
-
-  private unhealthy(): void {
-    if (!this.healthy) return;
-    this.healthy = false;
-    this.logger.warn(
-      "Redis is unreachable: 2025 sessions' log levels and tool selections apply on the replica that was told only, until it is back",
-    );
   }
 }
 

@@ -1,6 +1,6 @@
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+import { openRedis, quitRedis, RedisBreaker, redisUseOptions, type RedisClient } from '@app/redis';
 
 /** A task's status (SEP-2663). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -161,13 +161,12 @@ return 1`;
  * Tasks in Redis under `<keyPrefix>:{<identity>}:task:<taskId>` (JSON, expiring with the task's
  * ttlMs), each caller's ids in `<keyPrefix>:{<identity>}:task:of:<caller digest>` (the per-caller
  * bound), every command bounded by `mcp.redis.commandTimeoutMillis`, none queued while Redis is
- * away: a task cannot then be created (the call runs without one, or -32603 for a tool that
+ * away and none sent from a failure until it answers again (RedisBreaker): a task cannot then be created (the call runs without one, or -32603 for a tool that
  * requires one) or read (-32603).
  */
 export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
-  private readonly logger = new Logger('Tasks');
   private readonly prefix: string;
-  private healthy = true;
+  private readonly breaker: RedisBreaker;
 
   private readonly maxPerCaller: number;
 
@@ -177,12 +176,11 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   ) {
     this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:task:`;
     this.maxPerCaller = config.mcp.tasks.maxTasksPerCaller;
-    redis.on('error', () => this.unhealthy());
-    redis.on('ready', () => {
-      if (!this.healthy) this.logger.log('Redis is back: tasks are kept again');
-      this.healthy = true;
+    this.breaker = new RedisBreaker(redis, new Logger('Tasks'), {
+      away: 'Redis is unreachable: tasks can be neither created nor read until it is back',
+      back: 'Redis is back: tasks are kept again',
     });
-    redis.connect().catch(() => this.unhealthy());
+    redis.connect().catch(() => this.breaker.failed());
   }
 
   async create(record: TaskRecord): Promise<boolean> {
@@ -217,24 +215,12 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   }
 
   onApplicationShutdown(): Promise<void> {
+    this.breaker.close();
     return quitRedis(this.redis);
   }
 
-  private async guard<T>(command: () => Promise<T>): Promise<T> {
-    try {
-      return await command();
-    } catch (err) {
-      this.unhealthy();
-      throw err;
-    }
-  }
-
-  private unhealthy(): void {
-    if (!this.healthy) return;
-    this.healthy = false;
-    this.logger.warn(
-      'Redis is unreachable: tasks can be neither created nor read until it is back',
-    );
+  private guard<T>(command: () => Promise<T>): Promise<T> {
+    return this.breaker.run(command);
   }
 }
 
