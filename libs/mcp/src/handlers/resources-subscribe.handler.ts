@@ -29,7 +29,7 @@ export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
   ): Promise<MethodResult> {
     if (session === undefined)
       return this.router.forward(owner, this.method, { ...params }, context);
-    this.subscriptions.add(session.id, session.expiresAtMs, owner.id, uri);
+    this.subscriptions.add(session.id, session.expiresAtMs, owner.id, uri, context.caller);
     try {
       return await this.router.forward(owner, this.method, { ...params }, context);
     } catch (err) {

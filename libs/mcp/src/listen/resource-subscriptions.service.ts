@@ -3,6 +3,7 @@ import type { UpstreamDefinition } from '@app/config';
 import { UpstreamListener, type IncomingHeaders } from '@app/execution';
 import type { CallerIdentity } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { callerKey } from '../session/caller-key';
 import { NotificationHub } from './notification-hub.service';
 import {
   RESOURCE_UPDATE_BUS,
@@ -21,6 +22,13 @@ const SWEEP_EVERY_MS = 60_000;
 const MAX_URI_LENGTH = 8192;
 /** Upstream listens one replica holds for bridged subscriptions (one per session and upstream). */
 export const MAX_BRIDGED_LISTENS = 1000;
+/**
+ * What one caller may hold of a replica's subscriptions and bridged listens, with `mcp.auth`
+ * on: a tenth of each, so that no caller can lock the others out (docs/security.md, "Streams
+ * and subscriptions"); without auth there is one caller, and only the totals apply.
+ */
+export const MAX_SUBSCRIPTIONS_PER_CALLER = MAX_SUBSCRIPTIONS / 10;
+export const MAX_BRIDGED_LISTENS_PER_CALLER = MAX_BRIDGED_LISTENS / 10;
 
 /** Who subscribes, for a bridged subscription's upstream listen (as for the session's calls). */
 export interface SubscribingCaller {
@@ -31,6 +39,8 @@ export interface SubscribingCaller {
 /** One upstream listen held for a session's bridged subscriptions to one upstream. */
 interface BridgedListen {
   readonly upstream: UpstreamDefinition;
+  /** callerKey of the caller that opened it; undefined without auth. */
+  readonly owner?: string;
   /** The latest subscribing request's credentials: a re-subscribe with a fresh token renews them. */
   who: SubscribingCaller;
   readonly uris: Set<string>;
@@ -47,8 +57,13 @@ interface Subscription {
 }
 
 interface SessionSubscriptions {
-  /** When the session's id stops opening (its `exp`), in ms. */
-  readonly expiresAtMs: number;
+  /**
+   * When they end, in ms: the session id's `exp`, or the subscribing token's expiry when that
+   * comes first (a later subscribe with a fresh token moves it, never past the session's).
+   */
+  expiresAtMs: number;
+  /** callerKey of the session's caller; undefined without auth. */
+  readonly owner?: string;
   readonly entries: Map<string, Subscription>;
 }
 
@@ -58,6 +73,13 @@ function sameCredential(a: SubscribingCaller, b: SubscribingCaller): boolean {
     a.caller?.expiresAt === b.caller?.expiresAt &&
     a.headers.authorization === b.headers.authorization
   );
+}
+
+/** Adds `by` to a per-caller count, forgetting a caller whose count is back to 0. */
+function count(counts: Map<string, number>, owner: string, by: number): void {
+  const next = (counts.get(owner) ?? 0) + by;
+  if (next > 0) counts.set(owner, next);
+  else counts.delete(owner);
 }
 
 function keyOf(upstreamId: string, uri: string): string {
@@ -88,6 +110,9 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private readonly subscribers = new Map<string, Set<string>>();
   /** Bridged subscriptions' upstream listens, by session and upstream (bridgeKey). */
   private readonly bridged = new Map<string, BridgedListen>();
+  /** Subscriptions and bridged listens per callerKey (with auth). */
+  private readonly perCaller = new Map<string, number>();
+  private readonly bridgedPerCaller = new Map<string, number>();
   private total = 0;
   private sweeper?: NodeJS.Timeout;
 
@@ -146,13 +171,23 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     const key = bridgeKey(sessionId, upstream.id);
     let held = this.bridged.get(key);
     if (held === undefined) {
+      const owner = callerKey(who.caller);
+      if (
+        owner !== undefined &&
+        (this.bridgedPerCaller.get(owner) ?? 0) >= MAX_BRIDGED_LISTENS_PER_CALLER
+      )
+        throw new GatewayError(
+          GatewayErrorCode.InvalidParams,
+          `Too many bridged resource subscriptions: a caller may hold ${MAX_BRIDGED_LISTENS_PER_CALLER} on a gateway replica; unsubscribe first`,
+        );
       if (this.bridged.size >= MAX_BRIDGED_LISTENS)
         throw new GatewayError(
           GatewayErrorCode.InvalidParams,
           'Too many bridged resource subscriptions on this gateway replica; try again later',
         );
-      held = { upstream, who, uris: new Set(), end: new AbortController() };
+      held = { upstream, owner, who, uris: new Set(), end: new AbortController() };
       this.bridged.set(key, held);
+      if (owner !== undefined) count(this.bridgedPerCaller, owner, 1);
     } else if (held.uris.has(uri) && held.expired !== true && sameCredential(held.who, who)) {
       return;
     }
@@ -170,6 +205,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       held.end.abort();
       if (held.expiry !== undefined) clearTimeout(held.expiry);
       this.bridged.delete(key);
+      if (held.owner !== undefined) count(this.bridgedPerCaller, held.owner, -1);
     } else {
       this.relisten(sessionId, held);
     }
@@ -228,18 +264,39 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   }
 
   /**
-   * Records that `sessionId` subscribes to `uri` of `upstreamId` until `expiresAtMs`.
-   * @throws GatewayError (invalid params) when the session or the replica holds as many as it may
+   * Records that `sessionId` subscribes to `uri` of `upstreamId` until `expiresAtMs` (the
+   * session id's expiry), or until the subscribing caller's token expires when that is sooner.
+   * @throws GatewayError (invalid params) when the session, its caller or the replica holds as
+   *   many as it may
    */
-  add(sessionId: string, expiresAtMs: number, upstreamId: string, uri: string): void {
-    this.sweep(Date.now());
+  add(
+    sessionId: string,
+    expiresAtMs: number,
+    upstreamId: string,
+    uri: string,
+    caller?: CallerIdentity,
+  ): void {
+    const now = Date.now();
+    this.sweep(now);
     const key = keyOf(upstreamId, uri);
+    // a subscription lasts no longer than the credential it was made with
+    const until =
+      caller?.expiresAt === undefined
+        ? expiresAtMs
+        : Math.min(expiresAtMs, caller.expiresAt * 1000);
     let session = this.bySession.get(sessionId);
+    if (session !== undefined) session.expiresAtMs = Math.max(session.expiresAtMs, until);
     if (session?.entries.has(key) === true) return;
     if ((session?.entries.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SESSION)
       throw new GatewayError(
         GatewayErrorCode.InvalidParams,
         `Too many resource subscriptions: a session may hold ${MAX_SUBSCRIPTIONS_PER_SESSION}; unsubscribe from one first`,
+      );
+    const owner = session?.owner ?? callerKey(caller);
+    if (owner !== undefined && (this.perCaller.get(owner) ?? 0) >= MAX_SUBSCRIPTIONS_PER_CALLER)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        `Too many resource subscriptions: a caller may hold ${MAX_SUBSCRIPTIONS_PER_CALLER} on a gateway replica; unsubscribe from some first`,
       );
     if (this.total >= MAX_SUBSCRIPTIONS)
       throw new GatewayError(
@@ -247,10 +304,11 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         'Too many resource subscriptions on this gateway replica; try again later',
       );
     if (session === undefined) {
-      session = { expiresAtMs, entries: new Map() };
+      session = { expiresAtMs: until, owner, entries: new Map() };
       this.bySession.set(sessionId, session);
     }
     session.entries.set(key, { upstreamId, uri });
+    if (owner !== undefined) count(this.perCaller, owner, 1);
     let sessions = this.subscribers.get(key);
     if (sessions === undefined) {
       sessions = new Set();
@@ -318,6 +376,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     session.entries.delete(key);
     this.unbridge(sessionId, entry.upstreamId, entry.uri);
     this.total--;
+    if (session.owner !== undefined) count(this.perCaller, session.owner, -1);
     if (session.entries.size === 0) this.bySession.delete(sessionId);
     const sessions = this.subscribers.get(key);
     sessions?.delete(sessionId);

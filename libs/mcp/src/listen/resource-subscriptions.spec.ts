@@ -1,7 +1,10 @@
 import type { UpstreamListener } from '@app/execution';
 import { GatewayError } from '../errors/gateway-error';
 import type { NotificationHub } from './notification-hub.service';
+import type { CallerIdentity } from '@app/identity';
 import {
+  MAX_BRIDGED_LISTENS_PER_CALLER,
+  MAX_SUBSCRIPTIONS_PER_CALLER,
   MAX_SUBSCRIPTIONS_PER_SESSION,
   ResourceSubscriptions,
 } from './resource-subscriptions.service';
@@ -88,6 +91,42 @@ describe('ResourceSubscriptions', () => {
     subscriptions.onApplicationShutdown();
   });
 
+  const caller = (subject: string, expiresInSeconds = 3600): CallerIdentity =>
+    ({ subject, expiresAt: Math.floor(Date.now() / 1000) + expiresInSeconds }) as CallerIdentity;
+
+  it('with auth a caller holds at most MAX_SUBSCRIPTIONS_PER_CALLER over all its sessions, and the others are not locked out', () => {
+    const { subscriptions } = setup();
+    const alice = caller('alice');
+    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_CALLER; i++)
+      subscriptions.add(`a${Math.floor(i / 100)}`, later, 'up', `r://${i % 100}`, alice);
+    expect(() => subscriptions.add('a-new', later, 'up', 'r://x', caller('alice'))).toThrow(
+      /a caller may hold 1000/,
+    );
+    expect(() => subscriptions.add('b1', later, 'up', 'r://x', caller('bob'))).not.toThrow();
+    // one given back makes room again
+    subscriptions.remove('a0', 'up', 'r://0');
+    expect(() => subscriptions.add('a-new', later, 'up', 'r://x', caller('alice'))).not.toThrow();
+    subscriptions.onApplicationShutdown();
+  });
+
+  it('without auth only the totals apply', () => {
+    const { subscriptions } = setup();
+    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_CALLER + 1; i++)
+      subscriptions.add(`s${Math.floor(i / 100)}`, later, 'up', `r://${i % 100}`);
+    expect(subscriptions.size).toBe(MAX_SUBSCRIPTIONS_PER_CALLER + 1);
+    subscriptions.onApplicationShutdown();
+  });
+
+  it("a subscription ends with the subscribing token's expiry, sooner than the session's", () => {
+    const { subscriptions, updated, written } = setup();
+    subscriptions.add('s1', later, 'up', 'r://a', caller('alice', -1));
+    subscriptions.add('s2', later, 'up', 'r://b', caller('bob')); // sweeps the expired one
+    updated('up', 'r://a');
+    expect(written).toEqual([]);
+    expect(subscriptions.size).toBe(1);
+    subscriptions.onApplicationShutdown();
+  });
+
   it("an expired session's subscriptions are dropped and get no update", () => {
     const { subscriptions, updated, written } = setup();
     subscriptions.add('old', Date.now() - 1, 'up', 'r://a');
@@ -137,6 +176,20 @@ describe('ResourceSubscriptions: a bridged listen carries a caller credential on
   });
 
   afterEach(() => jest.useRealTimers());
+
+  it('a caller holds at most MAX_BRIDGED_LISTENS_PER_CALLER bridged listens; another caller is not locked out', () => {
+    const { subscriptions } = bridging();
+    for (let i = 0; i < MAX_BRIDGED_LISTENS_PER_CALLER; i++)
+      subscriptions.bridge(`s${i}`, upstream, 'r://a', who('t', 60));
+    expect(() => subscriptions.bridge('s-new', upstream, 'r://a', who('t', 60))).toThrow(
+      /a caller may hold 100/,
+    );
+    const other = { ...who('o', 60), caller: { subject: 'other' } as never };
+    expect(() => subscriptions.bridge('s-other', upstream, 'r://a', other)).not.toThrow();
+    expect(subscriptions.unbridge('s0', 'u26', 'r://a')).toBe(true);
+    expect(() => subscriptions.bridge('s-new', upstream, 'r://a', who('t', 60))).not.toThrow();
+    subscriptions.onApplicationShutdown();
+  });
 
   it('ends the upstream listen when the token expires, and a subscribe with a fresh token opens it again with that token', () => {
     jest.useFakeTimers();
