@@ -5,6 +5,7 @@ import type { CallerIdentity } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { callerKey } from '../session/caller-key';
 import { NotificationHub } from './notification-hub.service';
+import { UpdateCoalescer } from './update-coalescer';
 import {
   RESOURCE_UPDATE_BUS,
   type ResourceBusMessage,
@@ -20,6 +21,26 @@ export const MAX_SUBSCRIPTIONS = 10_000;
 const SWEEP_EVERY_MS = 60_000;
 /** The longest URI an update is relayed for (a subscribed URI is never longer). */
 const MAX_URI_LENGTH = 8192;
+/** The longest `_meta` of an update passed on (as JSON text); a longer one is left out. */
+const MAX_UPDATE_META_CHARS = 1024;
+
+/**
+ * The notification a client gets for an upstream's update of `uri`: the URI, and the
+ * upstream's `_meta` when it is small. Nothing else of what the upstream sent is passed on
+ * (MCP 2025-11-25 `ResourceUpdatedNotification` has no other member), so an upstream cannot
+ * make each relayed copy megabytes long.
+ */
+function updateMessage(uri: string, meta: unknown): string {
+  const metaText =
+    typeof meta === 'object' && meta !== null && !Array.isArray(meta)
+      ? JSON.stringify(meta)
+      : undefined;
+  const params =
+    metaText !== undefined && metaText.length <= MAX_UPDATE_META_CHARS
+      ? `{"uri":${JSON.stringify(uri)},"_meta":${metaText}}`
+      : `{"uri":${JSON.stringify(uri)}}`;
+  return `{"jsonrpc":"2.0","method":"${RESOURCE_UPDATED}","params":${params}}`;
+}
 /** Upstream listens one replica holds for bridged subscriptions (one per session and upstream). */
 export const MAX_BRIDGED_LISTENS = 1000;
 /**
@@ -115,6 +136,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private readonly bridgedPerCaller = new Map<string, number>();
   private total = 0;
   private sweeper?: NodeJS.Timeout;
+  /** Bursts of one resource's updates, coalesced (UpdateCoalescer). */
+  private readonly coalescer = new UpdateCoalescer();
 
   constructor(
     private readonly hub: NotificationHub,
@@ -249,14 +272,12 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         caller: held.who.caller,
         signal: held.end.signal,
         onNotification: (method, params) => {
-          if (method !== RESOURCE_UPDATED || typeof params.uri !== 'string') return;
-          if (!held.uris.has(params.uri)) return;
+          const uri = params.uri;
+          if (method !== RESOURCE_UPDATED || typeof uri !== 'string') return;
+          if (!held.uris.has(uri)) return;
           // the upstream's listen envelope stays there: a 2025 client gets the plain notification
-          const { _meta: _dropped, ...plain } = params;
-          this.deliver(
-            sessions,
-            upstreamId,
-            JSON.stringify({ jsonrpc: '2.0', method: RESOURCE_UPDATED, params: plain }),
+          this.coalescer.offer(`${sessionId}\u0000${upstreamId}\u0000${uri}`, () =>
+            this.deliver(sessions, upstreamId, updateMessage(uri, undefined)),
           );
         },
       },
@@ -345,6 +366,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     clearInterval(this.sweeper);
+    this.coalescer.close();
     for (const held of this.bridged.values()) {
       held.end.abort();
       if (held.expiry !== undefined) clearTimeout(held.expiry);
@@ -360,13 +382,15 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         ? (params as Record<string, unknown>).uri
         : undefined;
     if (typeof uri !== 'string' || uri.length > MAX_URI_LENGTH) return;
-    const sessions = this.subscribers.get(keyOf(upstreamId, uri));
-    if (sessions === undefined || sessions.size === 0) return;
-    this.deliver(
-      sessions,
-      upstreamId,
-      JSON.stringify({ jsonrpc: '2.0', method: RESOURCE_UPDATED, params }),
-    );
+    const key = keyOf(upstreamId, uri);
+    if ((this.subscribers.get(key)?.size ?? 0) === 0) return;
+    const meta = (params as Record<string, unknown>)._meta;
+    // the sessions are read when it is sent: a burst coalesced goes to those subscribed then
+    this.coalescer.offer(key, () => {
+      const sessions = this.subscribers.get(key);
+      if (sessions !== undefined && sessions.size > 0)
+        this.deliver(sessions, upstreamId, updateMessage(uri, meta));
+    });
   }
 
   private drop(sessionId: string, key: string): void {
