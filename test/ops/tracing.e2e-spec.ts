@@ -5,7 +5,7 @@ import { IntrospectionServer } from '../support/introspection-server';
 import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
 import { modernRequest } from '../support/modern-rpc';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
-import { rpc } from '../support/rpc';
+import { postRaw, rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
 const RESOURCE = 'https://gateway.test/mcp';
@@ -110,6 +110,8 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
   }
 
   const auth = { authorization: 'Bearer opaque-alice' };
+  /** Traces of callers the unsampled gateway followed (their spans are exported by it). */
+  const followed = new Set<string>();
 
   it('a 2025 tools/call of a bundle tool: caller → request span → authenticate, POST to the Tool Service, whose traceparent is that POST span', async () => {
     const caller = callerTrace();
@@ -251,6 +253,65 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     }
   });
 
+  it("a tool's own failure (isError) marks the request span and the upstream's span tool_error; a Tool Service's 4xx marks its POST span", async () => {
+    const caller = callerTrace();
+    const flaky = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'repo__flaky', arguments: {} },
+      { ...auth, traceparent: caller.traceparent },
+    );
+    expect(flaky.json.result.isError).toBe(true);
+    const spans = await spansOf(caller.traceId, (s) =>
+      s.some((x) => x.kind === CLIENT && x.name === 'tools/call flaky'),
+    );
+    for (const span of [
+      spans.find((s) => s.kind === SERVER)!,
+      spans.find((s) => s.kind === CLIENT && s.name === 'tools/call flaky')!,
+    ])
+      expect(span).toMatchObject({
+        statusCode: 2,
+        attributes: expect.objectContaining({ 'error.type': 'tool_error' }),
+      });
+
+    service.tools.set('tr.echo', () => ({ status: 422, body: { error: 'bad input' } }));
+    try {
+      const refused = callerTrace();
+      await rpc(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'tr.echo', arguments: {} },
+        { ...auth, traceparent: refused.traceparent },
+      );
+      const posted = await spansOf(refused.traceId, (s) =>
+        s.some((x) => x.kind === CLIENT && x.name === 'POST'),
+      );
+      expect(posted.find((s) => s.kind === CLIENT && s.name === 'POST')).toMatchObject({
+        statusCode: 2,
+        attributes: expect.objectContaining({
+          'http.response.status_code': 422,
+          'error.type': '422',
+        }),
+      });
+    } finally {
+      service.tools.delete('tr.echo');
+    }
+  });
+
+  it('a caller context in _meta behind a \\u escape is followed, as JSON reads it', async () => {
+    const caller = callerTrace();
+    // the unsampled gateway starts no trace itself: only the caller's context makes one
+    const body =
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tr.echo","arguments":{},' +
+      `"_meta":{"trace\\u0070arent":"${caller.traceparent}"}}}`;
+    followed.add(caller.traceId);
+    const answer = await postRaw(unsampled.mcpUrl, body);
+    expect(answer.json.result.isError).toBeFalsy();
+    expect(service.toolRequests('tr.echo').at(-1)!.headers.traceparent).toMatch(
+      new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-01$`),
+    );
+  });
+
   it('a request without a trace context starts a trace; a refused call is marked with its JSON-RPC code', async () => {
     const before = new Set(receiver.spans.map((s) => s.traceId));
     // arguments that are not an object: -32602 from the gateway, nothing sent on
@@ -319,7 +380,10 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     const get = withGet.find((x) => x.kind === CLIENT && x.parentSpanId === bundlePull.spanId)!;
     expect(get).toMatchObject({
       name: 'GET',
-      attributes: expect.objectContaining({ 'http.request.method': 'GET' }),
+      attributes: expect.objectContaining({
+        'http.request.method': 'GET',
+        'http.response.status_code': 200,
+      }),
     });
     expect(service.manifestRequests().map((r) => r.headers.traceparent)).toContain(
       `00-${round.traceId}-${get.spanId}-01`,
@@ -491,7 +555,10 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
     await new Promise((r) => setTimeout(r, 1500));
     expect(
       receiver.spans.filter(
-        (x) => x.service === 'unsampled-gateway' && x.traceId !== caller.traceId,
+        (x) =>
+          x.service === 'unsampled-gateway' &&
+          x.traceId !== caller.traceId &&
+          !followed.has(x.traceId),
       ),
     ).toEqual([]);
   });

@@ -8,6 +8,7 @@ import { firstValueFrom } from 'rxjs';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { decodingOrder, readBody } from '@app/http-body';
 import {
+  annotateSpan,
   failSpan,
   inSpan,
   serverAttributes,
@@ -169,6 +170,8 @@ export class ManifestFetcher implements OnModuleDestroy {
     deadline: AbortSignal,
   ): Promise<FetchedManifest> {
     const body = res.data;
+    // the manifest GET's CLIENT span, when the pull is traced (fetch)
+    annotateSpan({ 'http.response.status_code': res.status });
     if (res.status < 200 || res.status > 299) {
       discard(body);
       return { ok: false, errorType: 'ManifestHttpStatusError', detail: `HTTP ${res.status}` };

@@ -114,7 +114,8 @@ function tracedPost(
       if ('kind' in answer) failSpan(answer.kind);
       else {
         span.setAttribute('http.response.status_code', answer.status);
-        if (answer.status >= 500) failSpan(String(answer.status));
+        // a CLIENT span's 4xx is an error too (OpenTelemetry HTTP semantic conventions)
+        if (answer.status >= 400) failSpan(String(answer.status));
       }
       return answer;
     },

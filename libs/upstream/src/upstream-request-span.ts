@@ -58,6 +58,7 @@ export function tracedUpstreamRequest(
         { ...options, headers: { ...options.headers, ...carrier } },
       );
       if (answer.kind === 'error') failSpan(String(answer.code), answer.message);
+      else if (method === 'tools/call' && answer.result.isError === true) failSpan('tool_error');
       return answer;
     },
   );

@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { callerName, callerSubject, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
-import { annotateSpan, createJsonLineWriter, tracedHere } from '@app/observability';
+import { annotateSpan, createJsonLineWriter, failSpan, tracedHere } from '@app/observability';
 import {
   ForwardedError,
   GatewayError,
@@ -83,12 +83,16 @@ export class ToolCallAudit {
     const [kind, code] =
       'result' in outcome ? classifyResult(outcome.result) : classifyError(outcome.error);
     // the request's span says the same (docs/operations.md §3 "Traces")
-    if (traced)
+    if (traced) {
       annotateSpan({
         ...(tool.sourceId === undefined ? {} : { 'mcp_gateway.source.id': tool.sourceId }),
         'mcp_gateway.tool_call.outcome': kind,
         ...(code === undefined ? {} : { 'error.type': String(code) }),
       });
+      // a tool's own failure is a successful JSON-RPC answer, and an error of the call
+      // (OpenTelemetry MCP conventions: error.type `tool_error`)
+      if (kind === 'isError') failSpan('tool_error');
+    }
     if (!this.enabled) return;
     // `caller` is the namespaced key the rate limits use (sub:… / client:…); `subject` is the
     // token's own `sub` only, so a client id never reads as a user (docs/operations.md §14)

@@ -331,9 +331,16 @@ function unread(
     : traceUnread(exchange, timing, answer, refused);
 }
 
+/**
+ * Whether the caller may have sent a trace context: the header, or `traceparent` in the body
+ * (`_meta`, SEP-414) — as written, or behind a `\u` escape, which JSON reads as the same key.
+ * A body that only looks so takes the traced path, where the parsed `_meta` decides.
+ */
 function callerTraces(exchange: HttpExchange): boolean {
+  const body = exchange.body;
   return (
-    exchange.headers.traceparent !== undefined || exchange.body?.includes('traceparent') === true
+    exchange.headers.traceparent !== undefined ||
+    (typeof body === 'string' && (body.includes('traceparent') || body.includes('\\u')))
   );
 }
 
