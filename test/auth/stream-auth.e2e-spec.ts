@@ -733,6 +733,46 @@ describe.each(['fastify', 'node'])(
       ).toBe(before + 2);
     });
 
+    it("a 2025 session's subscription bridged to a listen on sec carries its token only while a recheck accepts it: revoked, the upstream listen ends", async () => {
+      const t = opaque('dev');
+      const init = await rpc(
+        gateway.mcpUrl,
+        'initialize',
+        {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+        bearer(t),
+      );
+      const session = {
+        ...bearer(t),
+        'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const subscribed = await rpc(
+        gateway.mcpUrl,
+        'resources/subscribe',
+        { uri: SECRET_URI },
+        session,
+      );
+      expect(subscribed.json.result).toEqual({});
+      await waitFor(
+        () => sec.openListens === 1 && sec.authorizations.includes(`Bearer ${t}`),
+        15_000,
+        () => `the gateway holds ${sec.openListens} listen(s) on sec`,
+      );
+      // rechecked and still accepted: the listen stays
+      await asked(t, 2);
+      expect(sec.openListens).toBe(1);
+      idp.answers.set(t, { active: false });
+      await waitFor(
+        () => sec.openListens === 0,
+        15_000,
+        () => 'the bridged listen on sec stayed open',
+      );
+    });
+
     it('a token carrying the admin scope: its listen reaches sec without it (never passed through), and is still rechecked: revoked, the listen ends', async () => {
       serial += 1;
       const t = `tok-${listener}-admin-${serial}`;

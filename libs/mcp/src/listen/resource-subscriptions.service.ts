@@ -1,7 +1,7 @@
-import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import type { UpstreamDefinition } from '@app/config';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { UpstreamListener, type IncomingHeaders } from '@app/execution';
-import type { CallerIdentity } from '@app/identity';
+import { allowsSource, ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { callerKey } from '../session/caller-key';
 import { NotificationHub } from './notification-hub.service';
@@ -70,6 +70,8 @@ interface BridgedListen {
   expiry?: NodeJS.Timeout;
   /** The caller's token expired: no listen is open until a subscribe brings a fresh one. */
   expired?: boolean;
+  /** The next check of the caller's credential (`mcp.listen.recheckSeconds`). */
+  recheck?: NodeJS.Timeout;
 }
 
 interface Subscription {
@@ -139,13 +141,22 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   /** Bursts of one resource's updates, coalesced (UpdateCoalescer). */
   private readonly coalescer = new UpdateCoalescer();
 
+  private readonly logger = new Logger('Listen');
+  private readonly recheckMs: number;
+
   constructor(
     private readonly hub: NotificationHub,
     private readonly listener: UpstreamListener,
     @Optional()
     @Inject(RESOURCE_UPDATE_BUS)
     private readonly bus: ResourceUpdateBus | null = null,
+    @Optional() @Inject(GATEWAY_CONFIG) config: GatewayConfig | null = null,
+    /** Rechecks bridged listens' callers; without it (unit tests) they are not rechecked. */
+    @Optional()
+    @Inject(ResourceServer)
+    private readonly resourceServer: ResourceServer | null = null,
   ) {
+    this.recheckMs = (config?.mcp.listen.recheckSeconds ?? 60) * 1000;
     listener.onSessionMessage((upstreamId, message) => this.updated(upstreamId, message));
     bus?.onMessage((message) => this.fromBus(message));
   }
@@ -227,6 +238,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     if (held.uris.size === 0) {
       held.end.abort();
       if (held.expiry !== undefined) clearTimeout(held.expiry);
+      if (held.recheck !== undefined) clearTimeout(held.recheck);
       this.bridged.delete(key);
       if (held.owner !== undefined) count(this.bridgedPerCaller, held.owner, -1);
     } else {
@@ -245,6 +257,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     held.end = new AbortController();
     if (held.expiry !== undefined) clearTimeout(held.expiry);
     held.expiry = undefined;
+    if (held.recheck !== undefined) clearTimeout(held.recheck);
+    held.recheck = undefined;
     // The listen carries the caller's credential (passthrough: its token) for as long as that
     // credential is valid, never after: no re-open replays an expired token
     // (docs/operations.md §10 "Resource subscriptions").
@@ -262,6 +276,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     } else {
       held.expired = false;
     }
+    this.recheckLater(held);
     const sessions: ReadonlySet<string> = new Set([sessionId]);
     const upstreamId = held.upstream.id;
     void this.listener.hold(
@@ -282,6 +297,52 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         },
       },
     );
+  }
+
+  /**
+   * A bridged listen carries its caller's credential for no longer than a notification stream
+   * would (docs/security.md "Sessions and notification streams"): every `recheckSeconds` the
+   * Authorization value it was opened with is authenticated again, as a request's is, and a
+   * token that is refused (revoked, inactive, no `exp`), another caller, or a grant that no
+   * longer has the upstream ends the listen until a subscribe brings a credential that passes.
+   * An authorization server that cannot answer (503) ends nothing: the next recheck tries again.
+   */
+  private recheckLater(held: BridgedListen): void {
+    const server = this.resourceServer;
+    const authorization = held.who.headers.authorization;
+    if (server?.enabled !== true || authorization === undefined) return;
+    const end = held.end;
+    held.recheck = setTimeout(() => {
+      void server.authenticate(authorization).then((outcome) => {
+        // re-opened with another credential, or ended, meanwhile
+        if (held.end !== end || end.signal.aborted) return;
+        if (this.stillAllowed(outcome, held)) {
+          this.recheckLater(held);
+          return;
+        }
+        this.logger.log(
+          `Ending a bridged subscription listen on upstream ${held.upstream.id}: its caller's recheck refused it`,
+        );
+        held.expired = true;
+        end.abort();
+      });
+    }, this.recheckMs);
+    held.recheck.unref();
+  }
+
+  private stillAllowed(outcome: AuthOutcome, held: BridgedListen): boolean {
+    switch (outcome.kind) {
+      case 'anonymous':
+        return true;
+      case 'refused':
+        return outcome.status === 503;
+      case 'authenticated':
+        return (
+          callerKey(outcome.caller) === held.owner &&
+          this.resourceServer !== null &&
+          allowsSource(this.resourceServer.policy.accessFor(outcome.caller), held.upstream.id)
+        );
+    }
   }
 
   /**
@@ -370,6 +431,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     for (const held of this.bridged.values()) {
       held.end.abort();
       if (held.expiry !== undefined) clearTimeout(held.expiry);
+      if (held.recheck !== undefined) clearTimeout(held.recheck);
     }
     this.bridged.clear();
   }

@@ -1,7 +1,14 @@
 import type { UpstreamListener } from '@app/execution';
 import { GatewayError } from '../errors/gateway-error';
 import type { NotificationHub } from './notification-hub.service';
-import type { CallerIdentity } from '@app/identity';
+import type { GatewayConfig } from '@app/config';
+import {
+  FULL_ACCESS,
+  type AuthOutcome,
+  type CallerAccess,
+  type CallerIdentity,
+  type ResourceServer,
+} from '@app/identity';
 import {
   MAX_BRIDGED_LISTENS_PER_CALLER,
   MAX_SUBSCRIPTIONS_PER_CALLER,
@@ -145,7 +152,10 @@ describe('ResourceSubscriptions: a bridged listen carries a caller credential on
     readonly signal: AbortSignal;
   }
 
-  function bridging(): { subscriptions: ResourceSubscriptions; held: Held[] } {
+  function bridging(
+    recheck?: (authorization: unknown) => Promise<AuthOutcome>,
+    access: CallerAccess = FULL_ACCESS,
+  ): { subscriptions: ResourceSubscriptions; held: Held[] } {
     const held: Held[] = [];
     const hub = { toSessions: () => 0 } as unknown as NotificationHub;
     const upstreams = {
@@ -163,7 +173,19 @@ describe('ResourceSubscriptions: a bridged listen carries a caller credential on
         return new Promise(() => undefined);
       },
     } as unknown as UpstreamListener;
-    return { subscriptions: new ResourceSubscriptions(hub, upstreams), held };
+    const config = { mcp: { listen: { recheckSeconds: 1 } } } as unknown as GatewayConfig;
+    const server =
+      recheck === undefined
+        ? null
+        : ({
+            enabled: true,
+            authenticate: recheck,
+            policy: { accessFor: () => access },
+          } as unknown as ResourceServer);
+    return {
+      subscriptions: new ResourceSubscriptions(hub, upstreams, null, config, server),
+      held,
+    };
   }
 
   const upstream = { id: 'u26', url: 'http://127.0.0.1:1/mcp' } as never;
@@ -206,6 +228,51 @@ describe('ResourceSubscriptions: a bridged listen carries a caller credential on
     expect(held[1]?.headers).toEqual({ authorization: 'Bearer second' });
     expect(held[1]?.signal.aborted).toBe(false);
     subscriptions.onApplicationShutdown();
+  });
+
+  it('a recheck that refuses the token (revoked) ends the listen; one the authorization server cannot answer (503) does not; a fresh subscribe opens it again', async () => {
+    jest.useFakeTimers();
+    const answers: AuthOutcome[] = [];
+    const authenticate = jest.fn(() => Promise.resolve(answers.shift()!));
+    const { subscriptions, held } = bridging(authenticate);
+    const bob = who('bob-token', 3600);
+    const authenticated = (subject: string): AuthOutcome =>
+      ({ kind: 'authenticated', caller: { subject } }) as AuthOutcome;
+    answers.push({ kind: 'refused', status: 503 } as AuthOutcome, authenticated('s'));
+    answers.push({ kind: 'refused', status: 401 } as AuthOutcome);
+    subscriptions.bridge('s1', upstream, 'r://a', bob);
+    await jest.advanceTimersByTimeAsync(1_000);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(held[0]?.signal.aborted).toBe(false);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(authenticate).toHaveBeenCalledTimes(3);
+    expect(authenticate).toHaveBeenLastCalledWith('Bearer bob-token');
+    expect(held[0]?.signal.aborted).toBe(true);
+    // no more rechecks of an ended listen
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(authenticate).toHaveBeenCalledTimes(3);
+    answers.push(authenticated('s'));
+    subscriptions.bridge('s1', upstream, 'r://a', who('fresh', 3600));
+    expect(held).toHaveLength(2);
+    expect(held[1]?.signal.aborted).toBe(false);
+    subscriptions.onApplicationShutdown();
+  });
+
+  it('a recheck that finds another caller, or a grant without the upstream, ends the listen', async () => {
+    jest.useFakeTimers();
+    for (const [outcome, access] of [
+      [{ kind: 'authenticated', caller: { subject: 'mallory' } }, FULL_ACCESS],
+      [
+        { kind: 'authenticated', caller: { subject: 's' } },
+        { all: false, sources: new Set(['other']) },
+      ],
+    ] as [AuthOutcome, CallerAccess][]) {
+      const { subscriptions, held } = bridging(() => Promise.resolve(outcome), access);
+      subscriptions.bridge('s1', upstream, 'r://a', who('t', 3600));
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(held[0]?.signal.aborted).toBe(true);
+      subscriptions.onApplicationShutdown();
+    }
   });
 
   it('never opens a listen with a token that has already expired', () => {
