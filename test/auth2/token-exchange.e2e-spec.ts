@@ -5,6 +5,7 @@ import { ListenUpstream } from '../support/listen-upstream';
 import { V2Upstream } from '../support/mcp-upstreams';
 import { V1AskingUpstream } from '../mrtr/mrtr-upstreams';
 import { TestAuthorizationServer } from '../support/oidc-provider';
+import { OtlpReceiver } from '../support/otlp-receiver';
 import { postRaw, rpc } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { SseReader } from '../support/sse-reader';
@@ -57,6 +58,8 @@ describe('token exchange towards sources (docs/operations.md §14 "Credentials t
   let ask: V1AskingUpstream;
   let ops: TestToolService;
   let gateway: GatewayProcess;
+  /** Where the gateway's spans go (traces on, every request sampled). */
+  let receiver: OtlpReceiver;
   const callerTokens: string[] = [];
 
   async function userToken(subject: string): Promise<string> {
@@ -95,6 +98,7 @@ describe('token exchange towards sources (docs/operations.md §14 "Credentials t
       V1AskingUpstream.start(),
     ]);
     ops = await TestToolService.start(manifest('ops', [tool({ name: 'ops.echo' })]));
+    receiver = await OtlpReceiver.start();
     gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([bundle('ops', ops, 'ops.', { authorization: exchange(OPS_AUD) })], {
@@ -113,6 +117,7 @@ describe('token exchange towards sources (docs/operations.md §14 "Credentials t
           ],
         }),
         auth: { mode: 'jwt', issuer: as.issuer, audience: GATEWAY_AUD, jwksUrl: as.jwksUrl },
+        tracing: { endpoint: receiver.url, samplingRatio: 1 },
       },
       env: {
         LOG_LEVEL: 'info',
@@ -133,8 +138,42 @@ describe('token exchange towards sources (docs/operations.md §14 "Credentials t
       lsn?.stop(),
       ask?.stop(),
       ops?.stop(),
+      receiver?.stop(),
     ]);
     await as?.stop();
+  });
+
+  it('a token exchange in a traced call is a CLIENT span of that trace, under the request', async () => {
+    const traceId = 'ab'.repeat(16);
+    const token = await userToken('traced-user');
+    const call = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'ops.echo', arguments: {} },
+      { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${'cd'.repeat(8)}-01` },
+    );
+    expect(call.json.result.isError).toBeFalsy();
+    await waitFor(
+      () =>
+        receiver.trace(traceId).some((s) => s.attributes['mcp_gateway.auth.request'] !== undefined),
+      15_000,
+      () => JSON.stringify(receiver.trace(traceId), null, 1),
+    );
+    const spans = receiver.trace(traceId);
+    const request = spans.find((s) => s.kind === 2)!;
+    const exchanged = spans.find(
+      (s) => s.attributes['mcp_gateway.auth.request'] === 'token_endpoint',
+    )!;
+    expect(exchanged).toMatchObject({
+      kind: 3,
+      name: 'POST',
+      parentSpanId: request.spanId,
+      attributes: expect.objectContaining({
+        'http.request.method': 'POST',
+        'url.full': as.tokenUrl,
+        'http.response.status_code': 200,
+      }),
+    });
   });
 
   it("list pulls carry the gateway's client-credentials token for the upstream's audience", () => {
@@ -303,6 +342,7 @@ describe('token exchange towards sources (docs/operations.md §14 "Credentials t
               'io.modelcontextprotocol/protocolVersion': '2026-07-28',
               'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
               'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              ...(params._meta as Record<string, unknown> | undefined),
             },
           },
         }),
@@ -318,18 +358,26 @@ describe('token exchange towards sources (docs/operations.md §14 "Credentials t
     const first = await call({});
     expect(first.json.result.resultType).toBe('input_required');
     const [key] = Object.keys(first.json.result.inputRequests as Record<string, unknown>);
+    const traceId = 'ef'.repeat(16);
     const retry = await call({
       inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
       requestState: first.json.result.requestState,
+      // traced: the answer the gateway posts to the upstream is in the retry's trace
+      _meta: { traceparent: `00-${traceId}-${'12'.repeat(8)}-01` },
     });
     expect(retry.json.result.isError).not.toBe(true);
     expect(retry.json.result.resultType).toBe('complete');
     expect(JSON.stringify(retry.json.result.content)).toContain('approve');
     // the answer (a JSON-RPC response, no method) went with the token exchanged for this caller
     const answers = ask.bodies
-      .map((body, i) => ({ body, authorization: ask.authorizations[i] }))
+      .map((body, i) => ({
+        body,
+        authorization: ask.authorizations[i],
+        traceparent: ask.traceparents[i],
+      }))
       .filter(({ body }) => body?.method === undefined && body?.result !== undefined);
     expect(answers).toHaveLength(1);
+    expect(answers[0]!.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     const sent = answers[0]!.authorization?.replace(/^Bearer /, '');
     expect(sent).toBeDefined();
     expect(sent).not.toBe(token);

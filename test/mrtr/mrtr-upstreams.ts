@@ -24,6 +24,8 @@ abstract class Upstream {
   readonly bodies: any[] = [];
   /** The Authorization header of each POST body in `bodies`, at the same index. */
   readonly authorizations: (string | undefined)[] = [];
+  /** The traceparent header of each POST body in `bodies`, at the same index. */
+  readonly traceparents: (string | undefined)[] = [];
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   private boundPort = 0;
@@ -47,6 +49,8 @@ abstract class Upstream {
           try {
             this.bodies.push(JSON.parse(raw.toString('utf8')));
             this.authorizations.push(req.headers.authorization);
+            const traceparent = req.headers.traceparent;
+            this.traceparents.push(typeof traceparent === 'string' ? traceparent : undefined);
           } catch {
             // not JSON: the SDK answers it
           }

@@ -28,6 +28,7 @@ export {
   startTracing,
   traceCarrier,
   tracedHere,
+  tracedHttpRequest,
   tracingOn,
   type TracingSettings,
 } from './tracing';

@@ -231,4 +231,45 @@ export function traceCarrier(): Record<string, string> {
   return carrier;
 }
 
+/**
+ * An HTTP request the gateway sends on behalf of the work in progress, as a CLIENT span named
+ * by its method when that work is traced (OpenTelemetry HTTP client conventions:
+ * `http.request.method`, `url.full` without its query, `server.*`, `http.response.status_code`,
+ * a 4xx or 5xx as an error); `send` gets the span's context as W3C headers (empty when not
+ * traced) and answers the response's status, or undefined when there was none.
+ */
+export function tracedHttpRequest<T>(
+  method: string,
+  url: string,
+  attributes: Attributes,
+  send: (carrier: Record<string, string>) => Promise<T>,
+  statusOf: (value: T) => number | undefined,
+): Promise<T> {
+  if (!tracedHere()) return send({});
+  return inSpan(
+    method,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: () => {
+        const target = new URL(url);
+        return {
+          'http.request.method': method,
+          'url.full': `${target.origin}${target.pathname}`,
+          ...serverAttributes(target),
+          ...attributes,
+        };
+      },
+    },
+    async (span) => {
+      const value = await send(traceCarrier());
+      const status = statusOf(value);
+      if (status !== undefined) {
+        span.setAttribute('http.response.status_code', status);
+        if (status >= 400) failSpan(String(status));
+      }
+      return value;
+    },
+  );
+}
+
 export { SpanKind };

@@ -64,7 +64,7 @@ import {
   tracedUpstreamRequest,
   untracedParams,
 } from './upstream-request-span';
-import { tracedHere } from '@app/observability';
+import { traceCarrier, tracedHere } from '@app/observability';
 
 export { MAX_MESSAGE_DEPTH } from './reply-reader';
 
@@ -339,10 +339,14 @@ export class UpstreamConnection {
     const budget = new Budget(options.deadlineMillis, options.signal);
     if (this.session?.era === '2026')
       throw eraMismatch('the upstream speaks 2026-07-28, where clients never send responses');
-    const headers = legacyHeaders(options.headers, {
-      protocolVersion: this.session?.protocolVersion ?? LATEST_LEGACY_VERSION,
-      sessionId,
-    });
+    // the answer is part of the request that carried it from the client: in its trace
+    const headers = legacyHeaders(
+      tracedHere() ? { ...options.headers, ...traceCarrier() } : options.headers,
+      {
+        protocolVersion: this.session?.protocolVersion ?? LATEST_LEGACY_VERSION,
+        sessionId,
+      },
+    );
     const reply = await this.post(headers, JSON.stringify(response), undefined, budget);
     checkAccepted(reply, sessionId);
   }

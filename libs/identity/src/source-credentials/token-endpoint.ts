@@ -1,5 +1,6 @@
 import { fetch as fetchVia, type Dispatcher } from 'undici';
 import type { TokenExchangeAuthorization } from '@app/config';
+import { tracedHttpRequest } from '@app/observability';
 
 /** RFC 8693 §2.1 grant type and token types. */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -68,6 +69,8 @@ function safeErrorCode(body: unknown): string | undefined {
     : undefined;
 }
 
+const TOKEN_ENDPOINT_SPAN = { 'mcp_gateway.auth.request': 'token_endpoint' };
+
 /**
  * Posts one grant to the token endpoint and reads its answer (RFC 6749 §5.1).
  * @param dispatcher the connection pool to post through: a runtime-registered upstream's
@@ -100,10 +103,19 @@ async function postGrant(
   try {
     // A registered upstream's guarded Agent goes with the undici that built it (one dispatch
     // API, one realm for its errors); every other endpoint keeps the runtime's fetch.
-    response =
-      dispatcher === undefined
-        ? await fetch(auth.tokenEndpoint, init)
-        : await fetchVia(auth.tokenEndpoint, { ...init, dispatcher });
+    // a CLIENT span under the request that needed the token, when it is traced
+    response = await tracedHttpRequest(
+      'POST',
+      auth.tokenEndpoint,
+      TOKEN_ENDPOINT_SPAN,
+      (trace) => {
+        const traced = { ...init, headers: { ...init.headers, ...trace } };
+        return dispatcher === undefined
+          ? fetch(auth.tokenEndpoint, traced)
+          : fetchVia(auth.tokenEndpoint, { ...traced, dispatcher });
+      },
+      (answer) => answer.status,
+    );
   } catch (err) {
     if (isAddressRefusal(err))
       throw new TokenEndpointError(

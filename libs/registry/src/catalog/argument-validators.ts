@@ -276,8 +276,7 @@ export class ArgumentValidators {
     if (!isRecord(schema)) return null;
     // an upstream's schema too large to compile on the event loop checks nothing, as one too
     // large for ajv's code generator: the upstream judges its own arguments (SchemaBounds)
-    if (compileNodes !== undefined && schemaNodes(schema, compileNodes) > compileNodes)
-      return null;
+    if (compileNodes !== undefined && schemaNodes(schema, compileNodes) > compileNodes) return null;
     const dialect = dialectOf(schema);
     if (!dialect.ok) return null;
     const all = this.compile(this.listing, schema, dialect.dialect);
