@@ -4,7 +4,7 @@ import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixt
 import { IntrospectionServer } from '../support/introspection-server';
 import { ListenUpstream } from '../support/listen-upstream';
 import { TestAuthorizationServer } from '../support/oidc-provider';
-import { STANDARD_HEADERS, postRaw, rpc } from '../support/rpc';
+import { STANDARD_HEADERS, openLegacySession, postRaw, rpc } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
 
@@ -735,21 +735,7 @@ describe.each(['fastify', 'node'])(
 
     it("a 2025 session's subscription bridged to a listen on sec carries its token only while a recheck accepts it: revoked, the upstream listen ends", async () => {
       const t = opaque('dev');
-      const init = await rpc(
-        gateway.mcpUrl,
-        'initialize',
-        {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-        bearer(t),
-      );
-      const session = {
-        ...bearer(t),
-        'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
-        'mcp-protocol-version': '2025-11-25',
-      };
+      const session = await openLegacySession(gateway.mcpUrl, bearer(t));
       const subscribed = await rpc(
         gateway.mcpUrl,
         'resources/subscribe',

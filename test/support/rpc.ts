@@ -60,3 +60,24 @@ export async function callTool(
   );
   return answer.json;
 }
+
+/**
+ * Opens a 2025-11-25 session on `url` with `headers` (e.g. a caller's Authorization) and
+ * returns the headers every later request of it carries: those, `Mcp-Session-Id` and
+ * `MCP-Protocol-Version`. Throws when the gateway opens none.
+ */
+export async function openLegacySession(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  const opened = await rpc(
+    url,
+    'initialize',
+    { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    headers,
+  );
+  const sessionId = opened.headers.get('mcp-session-id');
+  if (opened.status !== 200 || sessionId === null)
+    throw new Error(`initialize on ${url}: ${opened.status} ${opened.text.slice(0, 300)}`);
+  return { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
+}

@@ -4,7 +4,7 @@ import { stopAfterEach } from '../support/cleanup';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
-import { rpc } from '../support/rpc';
+import { openLegacySession, rpc } from '../support/rpc';
 import { ScriptedUpstream } from '../support/scripted-upstream';
 import { connectV1 } from '../support/sdk-clients';
 
@@ -59,15 +59,7 @@ describe('bursts of resource updates', () => {
 
     // fifty more sessions subscribed, without streams, as many clients hold them
     for (let i = 0; i < 50; i++) {
-      const opened = await rpc(gateway.mcpUrl, 'initialize', {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 't', version: '1' },
-      });
-      const session = {
-        'mcp-session-id': opened.headers.get('mcp-session-id')!,
-        'mcp-protocol-version': '2025-11-25',
-      };
+      const session = await openLegacySession(gateway.mcpUrl);
       await rpc(gateway.mcpUrl, 'resources/subscribe', { uri: HOT }, session);
     }
     const client = await connectV1(gateway.mcpUrl);

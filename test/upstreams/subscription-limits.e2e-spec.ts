@@ -1,8 +1,8 @@
 import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
-import { TestAuthorizationServer } from '../support/oidc-provider';
-import { rpc } from '../support/rpc';
+import { jwtAuthConfig, TestAuthorizationServer } from '../support/oidc-provider';
+import { openLegacySession, rpc } from '../support/rpc';
 import { ScriptedUpstream } from '../support/scripted-upstream';
 
 /**
@@ -38,36 +38,14 @@ describe('resource subscriptions are bounded per caller', () => {
         env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS },
         mcp: {
           ...gatewayConfig([], { upstreams: [upstream('u', up.url)] }),
-          auth: {
-            mode: 'jwt',
-            issuer: as.issuer,
-            audience: RESOURCE,
-            jwksUrl: as.jwksUrl,
-            algorithms: ['ES256'],
-          },
+          auth: jwtAuthConfig(as, RESOURCE),
         },
       }),
     );
     const alice = (await as.mint({ subject: 'alice' })).access_token;
     const bob = (await as.mint({ subject: 'bob' })).access_token;
-    const session = async (token: string): Promise<Record<string, string>> => {
-      const authorization = `Bearer ${token}`;
-      const opened = await rpc(
-        gateway.mcpUrl,
-        'initialize',
-        {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 't', version: '1' },
-        },
-        { authorization },
-      );
-      return {
-        authorization,
-        'mcp-session-id': opened.headers.get('mcp-session-id')!,
-        'mcp-protocol-version': '2025-11-25',
-      };
-    };
+    const session = (token: string): Promise<Record<string, string>> =>
+      openLegacySession(gateway.mcpUrl, { authorization: `Bearer ${token}` });
     let accepted = 0;
     for (let s = 0; s < 10; s++) {
       const headers = await session(alice);
