@@ -234,6 +234,46 @@ describe('bundle discovery', () => {
     expect(JSON.parse(published).requestId).toBeUndefined();
   });
 
+  it('validates a small manifest holding a large schema in a worker thread too (one compile cannot be sliced), with the same rules', async () => {
+    // 3,000 properties: about 2.5 s of ajv on the event loop, in a manifest of 160 KB
+    const wide = (extra: Record<string, unknown> = {}) => ({
+      type: 'object',
+      properties: {
+        ...Object.fromEntries(
+          Array.from({ length: 3_000 }, (_, i) => [`p${i}`, { type: 'string' }]),
+        ),
+        ...extra,
+      },
+    });
+    const service = track(
+      await TestToolService.start(
+        manifest('wide', [tool({ name: 'wide.form', inputSchema: wide() })], 'w1'),
+      ),
+    );
+    expect(JSON.stringify(wide()).length).toBeLessThan(256 * 1024);
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('wide', service, 'wide.')]),
+        env: { LOG_LEVEL: 'debug' },
+        waitReady: true,
+      }),
+    );
+    await gateway.waitForOutput(/Bundle wide: validating a \d+-byte manifest in a worker thread/);
+    const list = await rpc(gateway.mcpUrl, 'tools/list');
+    expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual(['wide.form']);
+    // the worker applies the same rules: a schema that does not compile rejects the manifest
+    service.setManifest(
+      manifest(
+        'wide',
+        [tool({ name: 'wide.form', inputSchema: wide({ bad: { $ref: '#/$defs/nowhere' } }) })],
+        'w2',
+      ),
+    );
+    await callTool(gateway.mcpUrl, 'wide.nope');
+    await gateway.waitForOutput(/wide revision w2: remote manifest rejected \(InputSchemaError\)/);
+    expect(await gateway.bundleStatus('wide')).toMatchObject({ revision: 'w1' });
+  });
+
   it('validates a large manifest (over 256 KiB) in a worker thread with the same rules and outcome', async () => {
     const many = (n: number, bad?: string) =>
       manifest(

@@ -9,7 +9,11 @@ import type { OutputValidator } from '../catalog/catalog-tool';
 import type { SourceContribution } from '../catalog/source-contribution';
 import { bundleContribution } from './bundle-contribution';
 import { unpackTools } from '../manifest/manifest-transfer';
-import { SchemaChecker } from '../manifest/schema-checker';
+import {
+  EVENT_LOOP_COMPILE_NODES,
+  holdsLargeSchema,
+  SchemaChecker,
+} from '../manifest/schema-checker';
 import { parseJsonSliced } from '../manifest/sliced-json';
 import {
   validateManifest,
@@ -302,6 +306,12 @@ export class BundleIntake implements SourceIntake<BundleRound> {
       body = await parseJsonSliced(text);
     } catch {
       return this.notJson(record, source, 'not valid JSON');
+    }
+    // One schema's compile cannot be sliced: a small manifest with a large schema is
+    // validated in a worker as a large manifest is (operations §2 "Large manifests").
+    if (this.worker.available && holdsLargeSchema(body, EVENT_LOOP_COMPILE_NODES)) {
+      const copy = await this.validateInWorker(record, raw, source, fetchedAt);
+      if (copy !== 'crashed') return copy;
     }
     return this.validate(record, body, source, fetchedAt);
   }

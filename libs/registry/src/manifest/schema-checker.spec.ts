@@ -1,4 +1,9 @@
-import { SchemaChecker, schemaNodes, UPSTREAM_SCHEMA_BOUNDS } from './schema-checker';
+import {
+  holdsLargeSchema,
+  SchemaChecker,
+  schemaNodes,
+  UPSTREAM_SCHEMA_BOUNDS,
+} from './schema-checker';
 import type { SchemaDialect, SchemaDialects } from './schema-dialects';
 
 /** The checker's ajv instance of a dialect, to count compilations. */
@@ -293,5 +298,22 @@ describe('SchemaBounds: a schema of a source that may be hostile holds the event
       /^does not compile/,
     );
     expect(compile).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('holdsLargeSchema: which manifests the event loop should not compile', () => {
+  const props = (n: number) => ({
+    type: 'object',
+    properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, {}])),
+  });
+
+  it('finds a tool whose input or output schema is over the limit, and nothing in a manifest of small ones', () => {
+    expect(holdsLargeSchema({ tools: [{ inputSchema: props(5) }] }, 10)).toBe(false);
+    expect(
+      holdsLargeSchema({ tools: [{}, { inputSchema: props(5), outputSchema: props(20) }] }, 10),
+    ).toBe(true);
+    expect(holdsLargeSchema({ tools: [{ inputSchema: props(20) }] }, 10)).toBe(true);
+    expect(holdsLargeSchema({ tools: 'none' }, 10)).toBe(false);
+    expect(holdsLargeSchema(null, 10)).toBe(false);
   });
 });

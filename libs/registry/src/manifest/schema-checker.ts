@@ -25,8 +25,34 @@ export interface SchemaBounds {
   readonly maxNodes: number;
 }
 
-/** The bounds of an upstream's tool schemas (docs/operations.md §10 "What is checked"). */
-export const UPSTREAM_SCHEMA_BOUNDS: SchemaBounds = { compileNodes: 200, maxNodes: 20_000 };
+/**
+ * The most objects and arrays of a schema compiled on the event loop (about 15–60 ms of ajv,
+ * docs/benchmarks.md "One schema's compile"): a larger one is checked by its meta-schema (an
+ * upstream's) or compiled in a worker thread (a bundle's manifest, contract §6).
+ */
+export const EVENT_LOOP_COMPILE_NODES = 200;
+
+/** The bounds of an upstream's tool schemas (docs/operations.md §10 "Checks"). */
+export const UPSTREAM_SCHEMA_BOUNDS: SchemaBounds = {
+  compileNodes: EVENT_LOOP_COMPILE_NODES,
+  maxNodes: 20_000,
+};
+
+/**
+ * Whether a parsed manifest holds a tool schema of more than `limit` objects and arrays: one
+ * the event loop should not compile (the walk stops at the first).
+ */
+export function holdsLargeSchema(manifest: unknown, limit: number): boolean {
+  const tools = (manifest as { tools?: unknown } | null)?.tools;
+  if (!Array.isArray(tools)) return false;
+  for (const tool of tools) {
+    if (typeof tool !== 'object' || tool === null) continue;
+    const { inputSchema, outputSchema } = tool as Record<string, unknown>;
+    if (schemaNodes(inputSchema, limit) > limit || schemaNodes(outputSchema, limit) > limit)
+      return true;
+  }
+  return false;
+}
 
 /**
  * The number of objects and arrays in a JSON value, counted up to `limit + 1` (the walk stops
