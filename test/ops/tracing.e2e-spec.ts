@@ -230,10 +230,15 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
         expect.objectContaining({ traceparent: expected }),
       );
     }
-    // the call itself went on the new session, with the call's own span
-    expect(repo.requestsFor('tools/call').at(-1)!.headers.traceparent).toBe(
-      `00-${caller.traceId}-${call.spanId}-01`,
-    );
+    // the call itself went on the new session, with the call's own span, which names the
+    // request's id and the session's protocol version
+    const sent = repo.requestsFor('tools/call').at(-1)!;
+    expect(sent.headers.traceparent).toBe(`00-${caller.traceId}-${call.spanId}-01`);
+    expect(call.attributes).toMatchObject({
+      'mcp.protocol.version': '2025-11-25',
+      'jsonrpc.request.id': String((sent.body as { id: number }).id),
+    });
+    expect(call.attributes['mcp.session.id']).toBeUndefined();
   });
 
   it("an untraced request's session traffic carries no trace context", async () => {

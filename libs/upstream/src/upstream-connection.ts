@@ -64,7 +64,7 @@ import {
   tracedUpstreamRequest,
   untracedParams,
 } from './upstream-request-span';
-import { traceCarrier, tracedHere } from '@app/observability';
+import { annotateSpan, traceCarrier, tracedHere } from '@app/observability';
 
 export { MAX_MESSAGE_DEPTH } from './reply-reader';
 
@@ -552,6 +552,7 @@ export class UpstreamConnection {
     budget: Budget,
   ): Promise<SendOutcome> {
     const id = this.nextId++;
+    annotateRequest(id, session);
     // a 2026 caller's envelope stays here: the session settled it at initialize, and a
     // dual-era server would read a request that carries it as a 2026 one (wire notes §2.0)
     const sent = withoutRequestEnvelope(params);
@@ -590,6 +591,7 @@ export class UpstreamConnection {
     budget: Budget,
   ): Promise<SendOutcome> {
     const id = this.nextId++;
+    annotateRequest(id, session);
     const body = stringifyMessage({
       jsonrpc: '2.0',
       id,
@@ -932,4 +934,18 @@ export class UpstreamConnection {
       // Best effort: the upstream expires the session on its own.
     }
   }
+}
+
+/**
+ * The request's id and the session's protocol version on its CLIENT span, when traced (the
+ * OpenTelemetry MCP conventions' `jsonrpc.request.id`, `mcp.protocol.version`; a retry after a
+ * lost session or a changed era writes the ones it was sent with). Not the upstream's session
+ * id: anyone who reads traces could use it.
+ */
+function annotateRequest(id: number, session: Session): void {
+  if (!tracedHere()) return;
+  annotateSpan({
+    'jsonrpc.request.id': String(id),
+    'mcp.protocol.version': session.protocolVersion,
+  });
 }
