@@ -9,13 +9,13 @@ import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
  * (docs/operations.md §10 "What is checked", SchemaBounds in
  * libs/registry/src/manifest/schema-checker.ts): ajv compiles a schema in one synchronous call
  * whose time grows with its size (an `anyOf` of 8,000 objects took 9.6 s on every pull), so a
- * schema of more than 200 objects and arrays is checked against its meta-schema instead of
- * compiled, and one of more than 20,000 is refused unread. Shown without a timing assertion:
+ * schema of more than 300 members (object members and array items of any type) is checked
+ * against its meta-schema instead of compiled, and one of more than 40,000 is refused unread. Shown without a timing assertion:
  * a large schema whose only fault is one compilation finds (an unresolved `$ref`) passes, so
  * it was not compiled, while the same fault in a small schema is still refused.
  */
 
-/** An inputSchema whose `x` is an anyOf of `n` object branches: about 4n objects and arrays. */
+/** An inputSchema whose `x` is an anyOf of `n` object branches: about 7n members. */
 function wideSchema(n: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const anyOf = Array.from({ length: n }, (_, i) => ({
     type: 'object',
@@ -28,14 +28,25 @@ function wideSchema(n: number, extra: Record<string, unknown> = {}): Record<stri
 const missingRef = { y: { $ref: '#/$defs/nowhere' } };
 
 const tools = (): Record<string, unknown>[] => [
-  // about 12,000 objects and arrays: checked by the meta-schema, published
+  // about 21,000 members: checked by the meta-schema, published
   upTool('wide', { inputSchema: wideSchema(3_000) }),
   // large, and only a compilation would find its unresolved $ref: published all the same
   upTool('wideRef', { inputSchema: wideSchema(100, missingRef) }),
   // small: compiled, and refused for its unresolved $ref (the rule is unchanged)
   upTool('smallRef', { inputSchema: wideSchema(2, missingRef) }),
-  // about 24,000: refused without being read further
+  // 42,000 members: refused without being read further
   upTool('huge', { inputSchema: wideSchema(6_000) }),
+  // 2,000 subschemas written as `false` (about 3 s of ajv): members count, whatever their type
+  upTool('patterns', {
+    inputSchema: {
+      type: 'object',
+      patternProperties: Object.fromEntries(
+        Array.from({ length: 2_000 }, (_, i) => [`^p${i}$`, false]),
+      ),
+      additionalProperties: false,
+      properties: missingRef,
+    },
+  }),
   upTool('strict', {
     inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
   }),
@@ -64,14 +75,19 @@ describe("an upstream's schemas cannot hold the event loop", () => {
     const listed = names(await rpc(gateway.mcpUrl, 'tools/list'));
     for (const id of ['pulled', 'live']) {
       expect(listed).toEqual(
-        expect.arrayContaining([`${id}__wide`, `${id}__wideRef`, `${id}__strict`]),
+        expect.arrayContaining([
+          `${id}__wide`,
+          `${id}__wideRef`,
+          `${id}__patterns`,
+          `${id}__strict`,
+        ]),
       );
       expect(listed).not.toContain(`${id}__smallRef`);
       expect(listed).not.toContain(`${id}__huge`);
     }
     // log lines are JSON: the entry's name is quoted with escapes
     const tooLarge =
-      'left out: inputSchema does not compile: it is too large to check (more than 20000 schema objects and arrays)';
+      'left out: inputSchema does not compile: it is too large to check (more than 40000 schema members)';
     await gateway.waitForOutput(tooLarge, 10_000);
     await gateway.waitForOutput('live tools entry \\"huge\\" left out', 10_000);
     await gateway.waitForOutput('live tools entry \\"smallRef\\" left out', 10_000);

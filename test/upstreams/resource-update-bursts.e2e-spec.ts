@@ -101,7 +101,11 @@ describe('bursts of resource updates', () => {
       expect(JSON.stringify(params).length).toBeLessThan(2_000);
     }
     expect(published.length).toBe(seen.length);
-    for (const text of published) expect(text.length).toBeLessThan(20_000);
+    for (const text of published) {
+      expect(text.length).toBeLessThan(20_000);
+      // the subscribed client's stream is on this replica: only the 50 others are shared
+      expect((JSON.parse(text) as { body: { sessions: string[] } }).body.sessions).toHaveLength(50);
+    }
 
     // a later update, after the interval, is delivered at once: nothing is dropped
     const before = seen.length;

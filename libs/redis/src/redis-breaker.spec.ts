@@ -63,11 +63,33 @@ describe('RedisBreaker: a Redis that does not answer costs a request path one ti
     expect(client.pings).toBe(7);
     client.emit('ready');
     expect(breaker.available()).toBe(true);
+    // "back" is said when a command works again, not when the connection does
+    expect(lines).toEqual(['warn away']);
+    await breaker.run(() => Promise.resolve('OK'));
     expect(lines).toEqual(['warn away', 'log back']);
     // a later outage starts from 0.5 s again
     breaker.failed();
     await jest.advanceTimersByTimeAsync(500);
     expect(client.pings).toBe(8);
+  });
+
+  it('an error Redis answers with (READONLY during a failover) costs no wait: commands go on, one warning, no probe, no flapping', async () => {
+    const { client, breaker, lines } = setup();
+    const readonly = Object.assign(
+      new Error("READONLY You can't write against a read only replica."),
+      {
+        name: 'ReplyError',
+      },
+    );
+    for (let i = 0; i < 20; i++) {
+      await expect(breaker.run(() => Promise.reject(readonly))).rejects.toThrow('READONLY');
+      expect(breaker.available()).toBe(true);
+      await jest.advanceTimersByTimeAsync(500);
+    }
+    expect(client.pings).toBe(0);
+    expect(lines).toEqual(['warn away']);
+    await breaker.run(() => Promise.resolve('OK'));
+    expect(lines).toEqual(['warn away', 'log back']);
   });
 
   it('close stops the probes', async () => {

@@ -209,17 +209,22 @@ export class NotificationHub implements OnApplicationShutdown {
   /**
    * Writes one message on the GET streams of these 2025 sessions (a resource update they
    * subscribed to, ResourceSubscriptions), each only while its caller's grant has `sourceId`.
-   * @returns the streams written to
+   * @returns the sessions among them whose GET stream is on this replica (written to, or not
+   *   for its grant): no other replica needs to be told about them
    */
-  toSessions(sessionIds: ReadonlySet<string>, sourceId: string, message: string): number {
-    let written = 0;
+  toSessions(
+    sessionIds: ReadonlySet<string>,
+    sourceId: string,
+    message: string,
+  ): ReadonlySet<string> {
+    const here = new Set<string>();
     for (const stream of this.streams.keys()) {
       if (stream.sessionId === undefined || !sessionIds.has(stream.sessionId)) continue;
+      here.add(stream.sessionId);
       if (stream.access !== undefined && !allowsSource(stream.access, sourceId)) continue;
       stream.stream.push(message);
-      written++;
     }
-    return written;
+    return here;
   }
 
   /**

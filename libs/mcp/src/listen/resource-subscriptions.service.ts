@@ -163,8 +163,12 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
 
   /** Writes an update to the sessions' GET streams here, and with Redis on every replica. */
   private deliver(sessions: ReadonlySet<string>, sourceId: string, message: string): void {
-    this.hub.toSessions(sessions, sourceId, message);
-    this.bus?.publish({ op: 'deliver', sessions: [...sessions], sourceId, message });
+    const here = this.hub.toSessions(sessions, sourceId, message);
+    if (this.bus === null) return;
+    // only the sessions whose GET stream is not here may be held by another replica
+    const elsewhere = [...sessions].filter((session) => !here.has(session));
+    if (elsewhere.length > 0)
+      this.bus.publish({ op: 'deliver', sessions: elsewhere, sourceId, message });
   }
 
   /** What another replica shared: its update for sessions whose stream may be here, or an unsubscribe. */

@@ -28,7 +28,7 @@ function setup(): {
   const hub = {
     toSessions: (sessions: ReadonlySet<string>, sourceId: string, message: string) => {
       written.push({ sessions: [...sessions].sort(), sourceId, message });
-      return sessions.size;
+      return new Set<string>();
     },
   } as unknown as NotificationHub;
   const upstreams = {
@@ -157,7 +157,7 @@ describe('ResourceSubscriptions: a bridged listen carries a caller credential on
     access: CallerAccess = FULL_ACCESS,
   ): { subscriptions: ResourceSubscriptions; held: Held[] } {
     const held: Held[] = [];
-    const hub = { toSessions: () => 0 } as unknown as NotificationHub;
+    const hub = { toSessions: () => new Set<string>() } as unknown as NotificationHub;
     const upstreams = {
       onSessionMessage: () => undefined,
       hold: (
@@ -302,7 +302,7 @@ describe('ResourceSubscriptions: renewing before the token expires', () => {
   it('a subscribe with a fresh token for a URI already bridged re-opens the listen with it, and it outlives the old expiry', () => {
     jest.useFakeTimers();
     const held: { headers: Record<string, unknown>; signal: AbortSignal }[] = [];
-    const hub = { toSessions: () => 0 } as unknown as NotificationHub;
+    const hub = { toSessions: () => new Set<string>() } as unknown as NotificationHub;
     const upstreams = {
       onSessionMessage: () => undefined,
       hold: (
@@ -335,7 +335,7 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
   type Bus = import('./resource-update-bus').ResourceUpdateBus;
   type Message = import('./resource-update-bus').ResourceBusMessage;
 
-  function replica(): {
+  function replica(local: ReadonlySet<string> = new Set()): {
     subscriptions: ResourceSubscriptions;
     published: Message[];
     receive: (m: Message) => void;
@@ -349,7 +349,7 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
     const hub = {
       toSessions: (sessions: ReadonlySet<string>, sourceId: string) => {
         written.push({ sessions: [...sessions], sourceId });
-        return 0;
+        return new Set([...sessions].filter((s) => local.has(s)));
       },
     } as unknown as NotificationHub;
     let listener: ((upstreamId: string, message: Record<string, unknown>) => void) | undefined;
@@ -390,6 +390,22 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
     const b = replica();
     b.receive(a.published[0] as Message);
     expect(b.written).toEqual([{ sessions: ['s1'], sourceId: 'up' }]);
+    expect(b.published).toEqual([]);
+    a.subscriptions.onApplicationShutdown();
+    b.subscriptions.onApplicationShutdown();
+  });
+
+  it('sessions whose GET stream is on this replica are not shared: the others are, and with none elsewhere nothing is published', () => {
+    const a = replica(new Set(['s1']));
+    a.subscriptions.add('s1', later, 'up', 'r://a');
+    a.subscriptions.add('s2', later, 'up', 'r://a');
+    a.updated('up', 'r://a');
+    expect(a.published).toEqual([expect.objectContaining({ op: 'deliver', sessions: ['s2'] })]);
+    const b = replica(new Set(['s1', 's2']));
+    b.subscriptions.add('s1', later, 'up', 'r://b');
+    b.subscriptions.add('s2', later, 'up', 'r://b');
+    b.updated('up', 'r://b');
+    expect(b.written).toHaveLength(1);
     expect(b.published).toEqual([]);
     a.subscriptions.onApplicationShutdown();
     b.subscriptions.onApplicationShutdown();

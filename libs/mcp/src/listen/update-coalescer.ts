@@ -16,16 +16,24 @@ const REMEMBERED_KEYS = 10_000;
  */
 export class UpdateCoalescer {
   private readonly last = new Map<string, number>();
-  private readonly pending = new Map<string, NodeJS.Timeout>();
+  /** What waits per key: its timer, and the newest send offered (the burst's last word). */
+  private readonly pending = new Map<string, { timer: NodeJS.Timeout; send: () => void }>();
 
   constructor(
     private readonly intervalMs = RESOURCE_UPDATE_MIN_INTERVAL_MS,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Runs `send` now, or once when the key's interval is up (with one already waiting: no more). */
+  /**
+   * Runs `send` now, or when the key's interval is up; one already waiting is replaced by it, so
+   * what is sent at the end of a burst is its newest update.
+   */
   offer(key: string, send: () => void): void {
-    if (this.pending.has(key)) return;
+    const waiting = this.pending.get(key);
+    if (waiting !== undefined) {
+      waiting.send = send;
+      return;
+    }
     const now = this.now();
     const last = this.last.get(key);
     if (last === undefined || now - last >= this.intervalMs) {
@@ -34,16 +42,19 @@ export class UpdateCoalescer {
       send();
       return;
     }
-    const timer = setTimeout(
-      () => {
-        this.pending.delete(key);
-        this.last.set(key, this.now());
-        send();
-      },
-      last + this.intervalMs - now,
-    );
-    timer.unref();
-    this.pending.set(key, timer);
+    const entry = {
+      send,
+      timer: setTimeout(
+        () => {
+          this.pending.delete(key);
+          this.last.set(key, this.now());
+          entry.send();
+        },
+        last + this.intervalMs - now,
+      ),
+    };
+    entry.timer.unref();
+    this.pending.set(key, entry);
   }
 
   /** Updates waiting for their interval. */
@@ -53,7 +64,7 @@ export class UpdateCoalescer {
 
   /** Drops what waits (at shutdown). */
   close(): void {
-    for (const timer of this.pending.values()) clearTimeout(timer);
+    for (const { timer } of this.pending.values()) clearTimeout(timer);
     this.pending.clear();
     this.last.clear();
   }

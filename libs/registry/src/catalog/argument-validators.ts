@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { schemaNodes, UPSTREAM_SCHEMA_BOUNDS } from '../manifest/schema-checker';
+import { EVENT_LOOP_COMPILE_NODES, schemaNodes } from '../manifest/schema-checker';
 import { dialectOf, SchemaDialects } from '../manifest/schema-dialects';
 import type { CatalogTool } from './catalog-tool';
 
@@ -175,7 +175,8 @@ export function validatesArguments(tool: CatalogTool): boolean {
  * tool's fingerprint (its published entry) among the ARGUMENT_VALIDATORS_KEPT used last. A schema
  * that does not compile, or of an unknown dialect, checks nothing: the source judges its own
  * arguments then (a manifest with one was refused already; an upstream's is the upstream's), and
- * so does an upstream's schema over UPSTREAM_SCHEMA_BOUNDS.compileNodes.
+ * so does a schema of more than EVENT_LOOP_COMPILE_NODES members: one compile cannot be sliced
+ * (docs/operations.md §6 "Argument validation").
  */
 export class ArgumentValidators {
   // patterns matched in linear time: the input is a caller's (SchemaDialects `linear`)
@@ -197,7 +198,7 @@ export class ArgumentValidators {
       tool.publishedJson,
       args,
       text,
-      tool.route.kind === 'upstream' ? UPSTREAM_SCHEMA_BOUNDS.compileNodes : undefined,
+      EVENT_LOOP_COMPILE_NODES,
     );
   }
 
@@ -274,8 +275,8 @@ export class ArgumentValidators {
       return null;
     }
     if (!isRecord(schema)) return null;
-    // an upstream's schema too large to compile on the event loop checks nothing, as one too
-    // large for ajv's code generator: the upstream judges its own arguments (SchemaBounds)
+    // a schema too large to compile on the event loop checks nothing, as one too large for
+    // ajv's code generator: the source judges its own arguments (SchemaBounds)
     if (compileNodes !== undefined && schemaNodes(schema, compileNodes) > compileNodes) return null;
     const dialect = dialectOf(schema);
     if (!dialect.ok) return null;

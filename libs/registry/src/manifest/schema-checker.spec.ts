@@ -252,15 +252,18 @@ describe('SchemaBounds: a schema of a source that may be hostile holds the event
     },
   });
 
-  it('counts objects and arrays, and stops past the limit', () => {
-    expect(schemaNodes({ a: [{ b: 1 }, 'x'], c: { d: null } }, 100)).toBe(4);
+  it('counts every member, booleans and other primitives included, and stops past the limit', () => {
+    expect(schemaNodes({ a: [{ b: 1 }, 'x'], c: { d: null } }, 100)).toBe(7);
+    // subschemas written as booleans count: ajv compiles each
+    expect(schemaNodes({ patternProperties: { '^a$': false, '^b$': true } }, 100)).toBe(4);
     expect(schemaNodes(withRef(1_000), 50)).toBe(51);
-    expect(schemaNodes('text', 5)).toBe(0);
+    expect(schemaNodes('text', 5)).toBe(1);
+    expect(schemaNodes(undefined, 5)).toBe(0);
   });
 
   it('compiles a schema within compileNodes (its unresolved $ref found), checks a larger one against the meta-schema only', () => {
     const checker = new SchemaChecker();
-    expect(checker.check(withRef(3), { bounds })?.rule).toMatch(/^does not compile/);
+    expect(checker.check(withRef(2), { bounds })?.rule).toMatch(/^does not compile/);
     expect(checker.check(withRef(30), { bounds })).toBeUndefined();
     // the meta-schema still refuses what is not a schema
     expect(
@@ -276,7 +279,7 @@ describe('SchemaBounds: a schema of a source that may be hostile holds the event
   it('refuses a schema over maxNodes unread, and does not cache it', () => {
     const checker = new SchemaChecker();
     expect(checker.check(withRef(200), { bounds })).toEqual({
-      rule: 'it is too large to check (more than 100 schema objects and arrays)',
+      rule: 'it is too large to check (more than 100 schema members)',
     });
     expect(checker.size).toBe(0);
   });
@@ -289,12 +292,12 @@ describe('SchemaBounds: a schema of a source that may be hostile holds the event
     );
   });
 
-  it("an upstream's schema of 3,000 objects and arrays is not compiled, one of 150 is", () => {
+  it("an upstream's schema of 3,000 properties is not compiled, one of 100 is", () => {
     const checker = new SchemaChecker();
     const compile = compileSpy(checker);
     expect(checker.check(withRef(3_000), { bounds: UPSTREAM_SCHEMA_BOUNDS })).toBeUndefined();
     expect(compile).not.toHaveBeenCalled();
-    expect(checker.check(withRef(150), { bounds: UPSTREAM_SCHEMA_BOUNDS })?.rule).toMatch(
+    expect(checker.check(withRef(100), { bounds: UPSTREAM_SCHEMA_BOUNDS })?.rule).toMatch(
       /^does not compile/,
     );
     expect(compile).toHaveBeenCalledTimes(1);

@@ -13,12 +13,14 @@ export interface SchemaProblem {
 
 /**
  * How much of a schema's checking may run on the event loop, for schemas of sources that may
- * be hostile (upstream MCP servers): ajv compiles about 3 schema objects or arrays per
- * millisecond, worse than linearly for wide objects (docs/benchmarks.md, "One schema's
- * compile"), and one compile cannot be sliced. A schema of more than `compileNodes` objects
- * and arrays is checked against its dialect's meta-schema instead of compiled (as a schema too
- * large for ajv's code generator is), which is linear and about a hundred times cheaper; one of
- * more than `maxNodes` is refused without being read further.
+ * be hostile (upstream MCP servers): ajv compiles a schema in one call that cannot be sliced,
+ * and its time grows with the schema's members — each object member and array item, booleans
+ * included (`patternProperties` of 3,000 `false` subschemas took 7.6 s) — about 0.04–0.15 ms
+ * each, worse than linearly for patterns and wide objects (docs/benchmarks.md, "One schema's
+ * compile"). A schema of more than `compileNodes` members is checked against its dialect's
+ * meta-schema instead of compiled (as a schema too large for ajv's code generator is), which
+ * is linear and about a hundred times cheaper; one of more than `maxNodes` is refused without
+ * being read further.
  */
 export interface SchemaBounds {
   readonly compileNodes: number;
@@ -26,21 +28,22 @@ export interface SchemaBounds {
 }
 
 /**
- * The most objects and arrays of a schema compiled on the event loop (about 15–60 ms of ajv,
- * docs/benchmarks.md "One schema's compile"): a larger one is checked by its meta-schema (an
- * upstream's) or compiled in a worker thread (a bundle's manifest, contract §6).
+ * The most members of a schema compiled on the event loop (at most about 40–60 ms of ajv for
+ * the costliest kinds, docs/benchmarks.md "One schema's compile"): a larger one is checked by
+ * its meta-schema (an upstream's) or compiled in a worker thread (a bundle's manifest,
+ * contract §6), and its calls' arguments are left to its source.
  */
-export const EVENT_LOOP_COMPILE_NODES = 200;
+export const EVENT_LOOP_COMPILE_NODES = 300;
 
 /** The bounds of an upstream's tool schemas (docs/operations.md §10 "Checks"). */
 export const UPSTREAM_SCHEMA_BOUNDS: SchemaBounds = {
   compileNodes: EVENT_LOOP_COMPILE_NODES,
-  maxNodes: 20_000,
+  maxNodes: 40_000,
 };
 
 /**
- * Whether a parsed manifest holds a tool schema of more than `limit` objects and arrays: one
- * the event loop should not compile (the walk stops at the first).
+ * Whether a parsed manifest holds a tool schema of more than `limit` members: one the event
+ * loop should not compile (the walk stops at the first).
  */
 export function holdsLargeSchema(manifest: unknown, limit: number): boolean {
   const tools = (manifest as { tools?: unknown } | null)?.tools;
@@ -55,18 +58,19 @@ export function holdsLargeSchema(manifest: unknown, limit: number): boolean {
 }
 
 /**
- * The number of objects and arrays in a JSON value, counted up to `limit + 1` (the walk stops
- * there): what a schema costs ajv to compile and the meta-schema to check grows with it.
+ * The members of a JSON value — every object member and array item, of any type, and the
+ * value itself — counted up to `limit + 1` (the walk stops there): what a schema costs ajv to
+ * compile and the meta-schema to check grows with it.
  */
 export function schemaNodes(value: unknown, limit: number): number {
   let count = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0 && count <= limit) {
     const node = stack.pop();
-    if (typeof node !== 'object' || node === null) continue;
+    if (node === undefined) continue;
     count++;
-    for (const item of Array.isArray(node) ? node : Object.values(node))
-      if (typeof item === 'object' && item !== null) stack.push(item);
+    if (typeof node !== 'object' || node === null) continue;
+    for (const item of Array.isArray(node) ? node : Object.values(node)) stack.push(item);
   }
   return count;
 }
@@ -112,7 +116,7 @@ export class SchemaChecker {
     const nodes = bounds === undefined ? 0 : schemaNodes(schema, bounds.maxNodes);
     if (bounds !== undefined && nodes > bounds.maxNodes)
       return {
-        rule: `it is too large to check (more than ${bounds.maxNodes} schema objects and arrays)`,
+        rule: `it is too large to check (more than ${bounds.maxNodes} schema members)`,
       };
     const metaOnly = bounds !== undefined && nodes > bounds.compileNodes;
     // A digest, not the text: the cache of a 10,000-tool catalog stays small. Output schemas
