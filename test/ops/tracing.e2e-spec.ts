@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { stopAfterEach } from '../support/cleanup';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { IntrospectionServer } from '../support/introspection-server';
@@ -6,6 +7,7 @@ import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
 import { modernRequest } from '../support/modern-rpc';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { postRaw, rpc } from '../support/rpc';
+import { freePort } from '../support/redis';
 import { TestToolService } from '../support/tool-service';
 
 const RESOURCE = 'https://gateway.test/mcp';
@@ -587,5 +589,47 @@ describe('OpenTelemetry traces across the gateway, a Tool Service and an upstrea
 
   it('exports with the OTLP JSON encoding', () => {
     expect(receiver.contentTypes.every((t) => t.startsWith('application/json'))).toBe(true);
+  });
+});
+
+/**
+ * An export that fails — a collector that is down, or an endpoint whose path is wrong and
+ * answers 404 — is said in the gateway's log (docs/operations.md §3 "Traces"): before, the
+ * SDK's errors went nowhere and a gateway exporting to a wrong path looked healthy. One line
+ * first, then at most one a minute.
+ */
+describe('failed trace exports are logged', () => {
+  const track = stopAfterEach();
+
+  it.each([
+    ['a collector that is down', async () => `http://127.0.0.1:${await freePort()}/v1/traces`],
+    [
+      'an endpoint answering 404 (no /v1/traces)',
+      async () => {
+        const service = track(await TestToolService.start(manifest('nf', [])));
+        return `http://127.0.0.1:${new URL(service.url).port}/`;
+      },
+    ],
+  ])('%s', async (_what, endpoint) => {
+    const service = track(await TestToolService.start(manifest('tr', [tool({ name: 'tr.echo' })])));
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: {
+          ...gatewayConfig([bundle('tr', service, 'tr.')]),
+          tracing: { endpoint: await endpoint(), samplingRatio: 1, exportTimeoutMillis: 2_000 },
+        },
+        waitReady: true,
+      }),
+    );
+    for (let i = 0; i < 5; i++) {
+      expect(
+        (await rpc(gateway.mcpUrl, 'tools/call', { name: 'tr.echo', arguments: {} })).json.result
+          .isError,
+      ).toBeFalsy();
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    await gateway.waitForOutput('"msg":"OpenTelemetry SDK: ', 15_000);
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(gateway.output.split('"msg":"OpenTelemetry SDK: ').length - 1).toBe(1);
   });
 });

@@ -194,13 +194,16 @@ async function bootstrap(): Promise<void> {
   const stopTracing =
     config.mcp.tracing.endpoint === undefined
       ? undefined
-      : await startTracing({
-          endpoint: config.mcp.tracing.endpoint,
-          samplingRatio: config.mcp.tracing.samplingRatio,
-          serviceName: config.mcp.tracing.serviceName,
-          serviceVersion: config.version,
-          exportTimeoutMillis: config.mcp.tracing.exportTimeoutMillis,
-        });
+      : await startTracing(
+          {
+            endpoint: config.mcp.tracing.endpoint,
+            samplingRatio: config.mcp.tracing.samplingRatio,
+            serviceName: config.mcp.tracing.serviceName,
+            serviceVersion: config.version,
+            exportTimeoutMillis: config.mcp.tracing.exportTimeoutMillis,
+          },
+          (message) => logger.warn(message),
+        );
   if (stopTracing !== undefined)
     logger.log(
       `Traces: OTLP/HTTP to ${withoutCredentials(config.mcp.tracing.endpoint ?? '')}, sampling ${config.mcp.tracing.samplingRatio}`,

@@ -1,5 +1,7 @@
 import {
   context,
+  diag,
+  DiagLogLevel,
   INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
@@ -54,6 +56,34 @@ export interface TracingSettings {
   readonly exportTimeoutMillis: number;
 }
 
+/** The shortest time between two log lines about failed exports. */
+const EXPORT_FAILURE_LOG_EVERY_MS = 60_000;
+
+/**
+ * Where the SDK's own warnings and errors go — above all a failed export (a collector that is
+ * down, a wrong endpoint path answering 404): to the gateway's log, the first at once and then
+ * at most one line a minute with how many were left out, so an operator sees that no trace
+ * arrives without a line per batch (docs/operations.md §3 "Traces").
+ */
+export function sdkProblemLog(
+  warn: (message: string) => void,
+  now: () => number = Date.now,
+): (message: string) => void {
+  let lastAt: number | undefined;
+  let leftOut = 0;
+  return (message) => {
+    const at = now();
+    if (lastAt !== undefined && at - lastAt < EXPORT_FAILURE_LOG_EVERY_MS) {
+      leftOut++;
+      return;
+    }
+    lastAt = at;
+    const more = leftOut === 0 ? '' : ` (${leftOut} more since the last line)`;
+    leftOut = 0;
+    warn(`OpenTelemetry SDK: ${message.slice(0, 300)}${more}`);
+  };
+}
+
 /** The instrumentation scope of every span the gateway records. */
 const SCOPE = 'mcp-gateway';
 
@@ -63,7 +93,23 @@ const SCOPE = 'mcp-gateway';
  * while a request is served is the parent of what that request causes. Returns the shutdown,
  * which flushes the spans still queued.
  */
-export async function startTracing(settings: TracingSettings): Promise<() => Promise<void>> {
+export async function startTracing(
+  settings: TracingSettings,
+  warn: (message: string) => void = () => undefined,
+): Promise<() => Promise<void>> {
+  const problem = sdkProblemLog(warn);
+  const text = (args: unknown[]): string =>
+    args.map((a) => (a instanceof Error ? a.message : String(a))).join(' ');
+  diag.setLogger(
+    {
+      error: (...args: unknown[]) => problem(text(args)),
+      warn: (...args: unknown[]) => problem(text(args)),
+      info: () => undefined,
+      debug: () => undefined,
+      verbose: () => undefined,
+    },
+    DiagLogLevel.WARN,
+  );
   const { TracerProvider, BatchSpanProcessor, ParentBasedSampler, AlwaysOnSampler } =
     await import('@opentelemetry/sdk-trace');
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
