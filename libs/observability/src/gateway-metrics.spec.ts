@@ -97,3 +97,20 @@ describe('GatewayMetrics: mcp_gateway_source_status', () => {
     expect(second).not.toContain('source="github"');
   });
 });
+
+describe('GatewayMetrics: series an alert needs from the start', () => {
+  it('every catalog rejection reason is a series at 0 before the first rejection, so increase() sees the first', async () => {
+    const metrics = new GatewayMetrics();
+    const body = (await metrics.exposition()).body;
+    expect(body).toMatch(
+      /^mcp_gateway_catalog_rejections_total\{reason="ToolNameCollisionError"\} 0$/m,
+    );
+    expect(body).toMatch(
+      /^mcp_gateway_catalog_rejections_total\{reason="CatalogTooLargeError"\} 0$/m,
+    );
+    metrics.catalogRejected('ToolNameCollisionError');
+    expect((await metrics.exposition()).body).toMatch(
+      /^mcp_gateway_catalog_rejections_total\{reason="ToolNameCollisionError"\} 1$/m,
+    );
+  });
+});

@@ -65,6 +65,9 @@ export interface SourceStatus {
   readonly status: string;
 }
 
+/** Why a merge keeps the previous catalog (contract §7.3 too many tools, §7.6 a name twice). */
+const CATALOG_REJECTION_REASONS = ['CatalogTooLargeError', 'ToolNameCollisionError'] as const;
+
 /**
  * The gateway's Prometheus metrics (prom-client), served on GET /actuator/prometheus. Label
  * values are bounded: bundle ids come from config, tool names from the published catalog,
@@ -128,6 +131,9 @@ export class GatewayMetrics {
       labelNames: ['reason'],
       registers,
     });
+    // every reason a merge can give is a series from the start, at 0: `increase()` over a
+    // series that first appears at 1 misses that first rejection
+    for (const reason of CATALOG_REJECTION_REASONS) this.catalogRejections.inc({ reason }, 0);
     this.toolCalls = new Counter({
       name: `${PREFIX}tool_calls_total`,
       help: 'tools/call of catalog tools by tool and outcome',
