@@ -3,6 +3,7 @@ export {
   QUIT_WAIT_MS,
   quitRedis,
   redisConstruction,
+  redisFailureText,
   type RedisClient,
   type RedisConstruction,
   type RedisUseOptions,

@@ -1,5 +1,5 @@
 import type { RedisConfig, RedisServer } from '@app/config';
-import { redisConstruction } from './redis-client';
+import { redisConstruction, redisFailureText } from './redis-client';
 import { redisUseOptions } from './redis-uses';
 
 const r = { commandTimeoutMillis: 300, connectTimeoutMillis: 1000 } as RedisConfig;
@@ -81,5 +81,27 @@ describe('redisConstruction: one use of one Redis, as ioredis is given it', () =
     expect(redisUseOptions('busSubscriber', r).commandTimeout).toBeUndefined();
     expect(redisUseOptions('handoffPublisher', r).commandTimeout).toBe(1000);
     expect(redisUseOptions('busPublisher', r).commandTimeout).toBe(300);
+  });
+});
+
+describe("redisFailureText: a failed command in an operator's words", () => {
+  it.each([
+    [
+      'Reached the max retries per request limit (which is 0). Refer to "maxRetriesPerRequest" option for details.',
+      'not connected',
+    ],
+    ["Stream isn't writeable and enableOfflineQueue options is false", 'not connected'],
+    ['Command timed out', 'no answer within mcp.redis.commandTimeoutMillis'],
+    ['Connection is closed.', 'connection closed'],
+    [
+      "READONLY You can't write against a read only replica.",
+      "READONLY You can't write against a read only replica.",
+    ],
+  ])('%s', (message, said) => {
+    expect(redisFailureText(new Error(message))).toBe(said);
+  });
+
+  it('says so when what failed is no Error', () => {
+    expect(redisFailureText('x')).toBe('unknown cause');
   });
 });

@@ -136,3 +136,18 @@ export async function quitRedis(...clients: readonly (RedisClient | undefined)[]
   ]);
   for (const client of clients) client?.disconnect();
 }
+
+/**
+ * What a failed Redis command says in a log line, in an operator's words: ioredis' own texts
+ * name its options ("Reached the max retries per request limit (which is 0). Refer to
+ * "maxRetriesPerRequest" option…"), which mean nothing to whoever reads the log.
+ */
+export function redisFailureText(err: unknown): string {
+  if (!(err instanceof Error)) return 'unknown cause';
+  const message = err.message;
+  if (/max retries per request|Stream isn't writeable|enableOfflineQueue/i.test(message))
+    return 'not connected';
+  if (/Command timed out/i.test(message)) return 'no answer within mcp.redis.commandTimeoutMillis';
+  if (/Connection is closed/i.test(message)) return 'connection closed';
+  return message.slice(0, 200);
+}

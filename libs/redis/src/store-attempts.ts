@@ -1,3 +1,5 @@
+import { redisFailureText } from './redis-client';
+
 /** Where a store's warnings go (a Nest Logger). */
 export interface StoreLog {
   log(message: string): void;
@@ -34,7 +36,7 @@ export class StoreAttempts {
       if (!this.warned) {
         this.warned = true;
         this.logger.warn(
-          `The store of ${this.what} did not answer (${err instanceof Error ? err.message : 'unknown'}); ${this.meanwhile}`,
+          `The store of ${this.what} did not answer (${redisFailureText(err)}); ${this.meanwhile}`,
         );
       }
       return undefined;

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { GatewayMetrics } from '@app/observability';
+import { redisFailureText } from '@app/redis';
 import type { RegistrationStoreStatus } from './registration-record';
 import type { AppliedRegistrations } from './applied-registrations';
 import {
@@ -99,7 +100,7 @@ export class RegistrationStoreReader {
     } catch (err) {
       if (!this.storeDown)
         this.logger.warn(
-          `Registered upstreams could not be read (${err instanceof Error ? err.message : typeof err}); keeping the ones applied`,
+          `Registered upstreams could not be read (${redisFailureText(err)}); keeping the ones applied`,
         );
       this.storeDown = true;
       return false;

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+import {
+  openRedis,
+  quitRedis,
+  redisFailureText,
+  redisUseOptions,
+  type RedisClient,
+} from '@app/redis';
 
 /** DI token of the bus resource updates cross replicas on; null without Redis. */
 export const RESOURCE_UPDATE_BUS = Symbol('RESOURCE_UPDATE_BUS');
@@ -77,7 +83,7 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
     // ioredis subscribes again after a reconnect; a Redis that is down must not hold the boot
     subscriber.subscribe(this.channel).catch((err: Error) => {
       this.logger.warn(
-        `Redis is not reachable: resource updates reach only GET streams on the replica that subscribed (${err.message})`,
+        `Redis is not reachable: resource updates reach only GET streams on the replica that subscribed (${redisFailureText(err)})`,
       );
     });
   }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { redisFailureText } from '@app/redis';
 import type { SharedSessionStore } from './shared-session-store';
 
 /**
@@ -62,7 +63,7 @@ export class SessionValues<V> {
       await this.shared.set(key, this.kind.write(value), Math.max(1, expiresAtMs - nowMs));
     } catch (err) {
       throw new SharedValueNotStoredError(
-        `applies on this replica only: Redis could not store it (${(err as Error).message})`,
+        `applies on this replica only: Redis could not store it (${redisFailureText(err)})`,
       );
     }
   }
