@@ -75,3 +75,30 @@ describe('a short MCP_ADMIN_TOKEN outside local (docs/operations.md §1)', () =>
     }
   });
 });
+
+describe('a config file of its own without APP_PROFILE (README "Configuration")', () => {
+  it('boots on the local profile and says so, with what that profile does', async () => {
+    const service = await TestToolService.start(manifest('a', [tool({ name: 'a.t' })]));
+    const unset = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('a', service, 'a.')]),
+      env: { APP_PROFILE: '' },
+      waitReady: true,
+    });
+    const chosen = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('a', service, 'a.')]),
+      env: { APP_PROFILE: 'local' },
+      waitReady: true,
+    });
+    try {
+      await unset.waitForOutput(
+        /APP_PROFILE is not set: the local profile applies to MCP_CONFIG_FILE too/,
+      );
+      expect(unset.output).toContain('profile local');
+      // a profile chosen on purpose, local included, is not warned about
+      expect(chosen.output).not.toContain('APP_PROFILE is not set');
+    } finally {
+      await Promise.all([unset.stop(), chosen.stop()]);
+      await service.stop();
+    }
+  });
+});

@@ -247,6 +247,14 @@ async function bootstrap(): Promise<void> {
     managementHost,
     'MANAGEMENT_PORT',
   );
+  // A config file of one's own does not choose the profile: without APP_PROFILE the local
+  // profile's development defaults apply to it too (README "Configuration")
+  if ((process.env.APP_PROFILE ?? '') === '' && (process.env.MCP_CONFIG_FILE ?? '') !== '')
+    logger.warn(
+      'APP_PROFILE is not set: the local profile applies to MCP_CONFIG_FILE too, with its ' +
+        'development defaults (5xx bodies of Tool Services shown to agents, a random session key, ' +
+        'loopback admin registrations); set APP_PROFILE (e.g. ocp) for a deployment',
+    );
   // The bound ports (PORT=0 picks a free one); tests and operators read them from this line.
   logger.log(
     `mcp-gateway ${config.version} (${config.mcp.identity}, profile ${config.profile}) listening: ` +
