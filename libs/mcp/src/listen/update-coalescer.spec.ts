@@ -33,4 +33,20 @@ describe('UpdateCoalescer: a burst of one key is the first now and one more when
     coalescer.close();
     expect(coalescer.waiting).toBe(0);
   });
+
+  it('remembers at most about 10,000 keys, and walks them at most once an interval', () => {
+    let now = 0;
+    const coalescer = new UpdateCoalescer(500, () => now);
+    const keys = (coalescer as unknown as { last: Map<string, number> }).last;
+    for (let i = 0; i < 10_000; i++) coalescer.offer(`k${i}`, () => undefined);
+    expect(keys.size).toBe(10_000);
+    now = 1_000;
+    coalescer.offer('fresh', () => undefined);
+    // the 10,000 whose interval is over are forgotten, the new one kept
+    expect(keys.size).toBe(1);
+    for (let i = 0; i < 10_000; i++) coalescer.offer(`m${i}`, () => undefined);
+    // within the same interval no second walk: they stay until the next one
+    expect(keys.size).toBe(10_001);
+    coalescer.close();
+  });
 });

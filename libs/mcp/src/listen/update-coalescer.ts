@@ -16,6 +16,7 @@ const REMEMBERED_KEYS = 10_000;
  */
 export class UpdateCoalescer {
   private readonly last = new Map<string, number>();
+  private sweptAt = Number.NEGATIVE_INFINITY;
   /** What waits per key: its timer, and the newest send offered (the burst's last word). */
   private readonly pending = new Map<string, { timer: NodeJS.Timeout; send: () => void }>();
 
@@ -69,8 +70,13 @@ export class UpdateCoalescer {
     this.last.clear();
   }
 
+  /**
+   * Past REMEMBERED_KEYS, forgets the keys whose interval is over — at most once an interval,
+   * so an upstream cycling through many URIs does not make every send walk them all.
+   */
   private forgetOld(now: number): void {
-    if (this.last.size < REMEMBERED_KEYS) return;
+    if (this.last.size < REMEMBERED_KEYS || now - this.sweptAt < this.intervalMs) return;
+    this.sweptAt = now;
     for (const [key, at] of this.last)
       if (now - at >= this.intervalMs && !this.pending.has(key)) this.last.delete(key);
   }
