@@ -8,6 +8,7 @@ import {
 import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
+import { ADMIN_TOKEN, admin } from '../admin/admin-support';
 import { postRaw } from '../support/rpc';
 import { V1AskingUpstream, V2MrtrUpstream } from './mrtr-upstreams';
 
@@ -117,8 +118,10 @@ describe('MRTR and era bridging (docs/operations.md §11 "Multi round-trip and e
         redis: { keyPrefix: uniqueKeyPrefix() },
       }),
       http: { modernEra: true },
+      // a virtual server over v2: answers on its path cross replicas as on /mcp
+      virtualServers: [{ id: 'team', sources: ['v2'] }],
     };
-    const shared = { MCP_SESSION_KEYS: TEST_SESSION_KEYS };
+    const shared = { MCP_SESSION_KEYS: TEST_SESSION_KEYS, MCP_ADMIN_TOKEN: ADMIN_TOKEN };
     // a loaded machine starts a gateway slowly: generous bounds, conditions not sleeps
     const start = async (env: Record<string, string>): Promise<GatewayProcess> => {
       const gateway = GatewayProcess.spawn({ mcp, env });
@@ -479,59 +482,70 @@ describe('MRTR and era bridging (docs/operations.md §11 "Multi round-trip and e
       }
     });
 
-    it('the client’s answer POSTed to the other replica reaches the call waiting on the first (Redis)', async () => {
-      const init = await postRaw(
-        a.mcpUrl,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 0,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: ELICIT_AND_SAMPLE,
-            clientInfo: { name: 'raw', version: '1' },
-          },
-        }),
-      );
-      const session = init.headers.get('mcp-session-id')!;
-      const headers = {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-        'mcp-session-id': session,
-      };
-      const call = await fetch(a.mcpUrl, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 7,
-          method: 'tools/call',
-          params: { name: 'v2__confirm_deploy', arguments: { env: 'ap' } },
-        }),
-      });
-      expect(call.headers.get('content-type')).toMatch(/text\/event-stream/);
-      const events = new EventReader(call.body!.getReader());
-      const request = await events.next();
-      expect(request).toMatchObject({
-        method: 'elicitation/create',
-        params: { message: 'Deploy to ap?' },
-      });
-      expect(typeof request.id).toBe('string');
-      const posted = await fetch(b.mcpUrl, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: request.id,
-          result: { action: 'accept', content: { confirm: true } },
-        }),
-      });
-      expect(posted.status).toBe(202);
-      const final = await events.next();
-      expect(final.id).toBe(7);
-      expect(text(final.result)).toBe('deployed to ap (state=opaque-state-ap)');
-    });
+    it.each(['/mcp', '/mcp/servers/team'])(
+      '%s: the client’s answer POSTed to the other replica reaches the call waiting on the first (Redis), whatever other virtual servers came and went on one replica',
+      async (path) => {
+        // an unrelated server registered and deleted on a: b never saw it, or saw it later
+        expect(
+          (await admin(a, 'POST', '/admin/servers', { id: `tmp${path.length}`, sources: ['v1'] }))
+            .status,
+        ).toBe(201);
+        expect((await admin(a, 'DELETE', `/admin/servers/tmp${path.length}`)).status).toBe(200);
+        const urlA = a.mcpUrl.replace(/\/mcp$/, path);
+        const urlB = b.mcpUrl.replace(/\/mcp$/, path);
+        const init = await postRaw(
+          urlA,
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 0,
+            method: 'initialize',
+            params: {
+              protocolVersion: '2025-11-25',
+              capabilities: ELICIT_AND_SAMPLE,
+              clientInfo: { name: 'raw', version: '1' },
+            },
+          }),
+        );
+        const session = init.headers.get('mcp-session-id')!;
+        const headers = {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          'mcp-session-id': session,
+        };
+        const call = await fetch(urlA, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'tools/call',
+            params: { name: 'v2__confirm_deploy', arguments: { env: 'ap' } },
+          }),
+        });
+        expect(call.headers.get('content-type')).toMatch(/text\/event-stream/);
+        const events = new EventReader(call.body!.getReader());
+        const request = await events.next();
+        expect(request).toMatchObject({
+          method: 'elicitation/create',
+          params: { message: 'Deploy to ap?' },
+        });
+        expect(typeof request.id).toBe('string');
+        const posted = await fetch(urlB, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: request.id,
+            result: { action: 'accept', content: { confirm: true } },
+          }),
+        });
+        expect(posted.status).toBe(202);
+        const final = await events.next();
+        expect(final.id).toBe(7);
+        expect(text(final.result)).toBe('deployed to ap (state=opaque-state-ap)');
+      },
+    );
 
     it('a 2025 client that did not declare elicitation gets an isError result naming it', async () => {
       const client = new V1Client({ name: 'e2e-v1-nocaps', version: '1' }, { capabilities: {} });

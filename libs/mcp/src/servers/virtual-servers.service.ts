@@ -108,8 +108,6 @@ export class VirtualServers {
   // replaced whenever the servers change (a registration): views are per catalog and server set
   private views = new WeakMap<CatalogSnapshot, Map<string, ServerView>>();
   private narrowed = new WeakMap<CatalogSnapshot, Map<string, CallerAccess>>();
-  /** Bumped by every change of the registered servers. */
-  private generation = 0;
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -162,7 +160,6 @@ export class VirtualServers {
       if (!this.servers.has(id)) this.servers.set(id, this.compile(config, 'admin', version));
     this.views = new WeakMap();
     this.narrowed = new WeakMap();
-    this.generation++;
   }
 
   /** Whether `id` is a server of `mcp.virtualServers` (never replaced by a registration). */
@@ -241,9 +238,12 @@ export class VirtualServers {
     const catalog = this.registry.current();
     const view = this.viewOf(server, catalog);
     const whole = access === undefined || access.all;
-    // the generation in the key: lists built for a grant's key are cached per catalog, and a
-    // registration changes a view without a new catalog
-    const at = `@${server}#${this.generation}`;
+    // the server's own version in the key: lists built for a grant's key are cached per
+    // catalog, and a registration changes a view without a new catalog. Not a count of changes
+    // on this replica: the key is sealed into relay and bridge ids and compared when a stream
+    // is rechecked, so it must read the same on every replica and whatever other servers did
+    // (docs/security.md "Answers to relayed requests")
+    const at = `@${server}#${this.servers.get(server)?.version ?? 'config'}`;
     const key = whole ? at : `${access.key}${at}`;
     let byKey = catalog === undefined ? undefined : this.narrowed.get(catalog);
     const known = byKey?.get(key);

@@ -76,7 +76,7 @@ describe('VirtualServers: a path names a view; a grant is narrowed to it (docs/o
     };
     const narrowed = s.narrow(grant, 'claims');
     expect(allowed(narrowed)).toEqual(['processing.claims.open', 'docs.search']);
-    expect(narrowed).toMatchObject({ all: false, key: '0@claims#0', server: 'claims' });
+    expect(narrowed).toMatchObject({ all: false, key: '0@claims#config', server: 'claims' });
     expect(VirtualServers.serverOf(narrowed)).toBe('claims');
     // built once per catalog and grant
     expect(s.narrow(grant, 'claims')).toBe(narrowed);
@@ -133,6 +133,26 @@ describe('VirtualServers: servers registered at runtime (docs/operations.md §16
       'docs.search',
     ]);
     expect(s.isConfigured('claims')).toBe(true);
+  });
+
+  it("a server's grant key reads the same whatever other servers were registered or deleted, and on any replica", () => {
+    const grant = { all: false, key: '0', sources: new Set(['docs']), tools: new Set<string>() };
+    const keyOf = (s: ReturnType<typeof servers>, server: string): string | undefined => {
+      const narrowed = s.narrow(grant, server);
+      return narrowed?.all === false ? narrowed.key : undefined;
+    };
+    const a = servers();
+    const claims = keyOf(a, 'claims');
+    a.applyRegistered(registered('other', ['docs.*'], 7));
+    a.applyRegistered(new Map());
+    // replica b never saw those registrations
+    const b = servers();
+    expect(keyOf(a, 'claims')).toBe(claims);
+    expect(keyOf(b, 'claims')).toBe(claims);
+    a.applyRegistered(registered('late', ['docs.*'], 4));
+    b.applyRegistered(registered('late', ['docs.*'], 4));
+    b.applyRegistered(registered('late', ['docs.*'], 4));
+    expect(keyOf(a, 'late')).toBe(keyOf(b, 'late'));
   });
 });
 
