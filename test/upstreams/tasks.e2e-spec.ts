@@ -30,6 +30,9 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
   let carol: string;
   /** alice again, with a grant that no longer covers the claims bundle */
   let aliceJobsOnly: string;
+  /** dora, granted jobs__slow_compute alone; dora again, granted jobs__greet alone */
+  let doraSlow: string;
+  let doraGreet: string;
 
   beforeAll(async () => {
     as = await TestAuthorizationServer.start({
@@ -60,6 +63,9 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
           { match: { claim: 'groups', value: 'dev' }, sources: ['jobs', 'claims'] },
           { match: { claim: 'groups', value: 'ops' }, sources: ['claims'] },
           { match: { claim: 'groups', value: 'jobs-only' }, sources: ['jobs'] },
+          // single tools of the upstream, not the source (as a tool-pattern virtual server)
+          { match: { claim: 'groups', value: 'slow-tool' }, tools: ['jobs__slow_compute'] },
+          { match: { claim: 'groups', value: 'greet-tool' }, tools: ['jobs__greet'] },
         ],
       },
     };
@@ -72,6 +78,9 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     bob = (await as.mint({ subject: 'bob', claims: { groups: ['dev'] } })).access_token;
     carol = (await as.mint({ subject: 'carol', claims: { groups: ['ops'] } })).access_token;
     aliceJobsOnly = (await as.mint({ subject: 'alice', claims: { groups: ['jobs-only'] } }))
+      .access_token;
+    doraSlow = (await as.mint({ subject: 'dora', claims: { groups: ['slow-tool'] } })).access_token;
+    doraGreet = (await as.mint({ subject: 'dora', claims: { groups: ['greet-tool'] } }))
       .access_token;
   });
 
@@ -106,6 +115,18 @@ describe('Tasks (SEP-2663) routed to the upstream that runs them', () => {
     }
     throw new Error(`task ${taskId} did not settle`);
   }
+
+  it("a caller granted the upstream's tool but not its source reads and cancels the task that tool created; a grant of another of its tools does not", async () => {
+    const taskId = await created(doraSlow, 'jobs__slow_compute', { seconds: 5, label: 'd' });
+    const got = await modern(doraSlow, 'tasks/get', { taskId });
+    expect(got.json.result).toMatchObject({ taskId, status: 'working' });
+    // the same caller whose grant now holds only another tool of the upstream: unknown
+    const other = await modern(doraGreet, 'tasks/get', { taskId });
+    expect(other.json.error).toMatchObject({ code: -32602 });
+    const cancelled = await modern(doraSlow, 'tasks/cancel', { taskId });
+    expect(cancelled.json.error).toBeUndefined();
+    expect((await settled(doraSlow, taskId)).status).toBe('cancelled');
+  });
 
   it('server/discover declares the extension to callers granted the upstream or a task-capable bundle tool only', async () => {
     const granted = (await modern(alice, 'server/discover', {})).json.result;

@@ -346,7 +346,7 @@ export class ToolsCallHandler implements MethodHandler {
         context,
       );
       // a CreateTaskResult gets the client's id for the task (docs/operations.md §10 "Tasks")
-      return this.tasks.handOut(result, upstream, context);
+      return this.tasks.handOut(result, upstream, name, context);
     }
     const rawArguments = args === undefined || args === null ? '{}' : (raw ?? JSON.stringify(args));
     // a task-capable bundle tool for a 2026 request that declared Tasks runs as a task

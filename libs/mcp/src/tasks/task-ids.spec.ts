@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import { MrtrSeal } from '../sealing/mrtr-seal';
-import { TaskIds, UNBOUNDED_TASK_ID_MILLIS, urlDigest } from './task-ids';
+import { mayUseUpstreamTask, TaskIds, UNBOUNDED_TASK_ID_MILLIS, urlDigest } from './task-ids';
 
 const KEY = Buffer.alloc(32, 7);
 const config = (identity = 'gw') =>
@@ -19,7 +19,7 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
 
   it('opens for the caller it was handed to, with the owner and its own id', () => {
     const id = ids.handOut(
-      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp' },
+      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp', tool: 'jobs__slow' },
       'u-1',
       alice,
       60_000,
@@ -27,7 +27,12 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
     expect(id).toMatch(/^gwtk1\.a\./);
     expect(id).not.toContain('u-1');
     expect(ids.open(id, caller('alice'))).toEqual({
-      owner: { kind: 'upstream', id: 'jobs', urlDigest: urlDigest('http://jobs/mcp') },
+      owner: {
+        kind: 'upstream',
+        id: 'jobs',
+        urlDigest: urlDigest('http://jobs/mcp'),
+        tool: 'jobs__slow',
+      },
       taskId: 'u-1',
     });
     const gw = { kind: 'gateway', source: 'jobs', tool: 'jobs.report' } as const;
@@ -37,7 +42,7 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
 
   it('is unknown to another caller, to no caller, to another gateway identity, and once expired', () => {
     const id = ids.handOut(
-      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp' },
+      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp', tool: 'jobs__slow' },
       'u-1',
       alice,
       1_000,
@@ -70,5 +75,28 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
       1_000 + UNBOUNDED_TASK_ID_MILLIS,
       1_000 + UNBOUNDED_TASK_ID_MILLIS,
     ]);
+  });
+});
+
+describe('mayUseUpstreamTask: a task of an upstream is the tool call that created it', () => {
+  const owner = { kind: 'upstream', id: 'jobs', urlDigest: 'd', tool: 'jobs__slow' } as const;
+  const tools = (names: string[]) =>
+    ({ all: false, key: 'k', sources: new Set<string>(), tools: new Set(names) }) as never;
+
+  it('a grant of the tool alone (a tool-pattern virtual server, a tools rule) may use it; one without it may not', () => {
+    expect(mayUseUpstreamTask(tools(['jobs__slow']), owner)).toBe(true);
+    expect(mayUseUpstreamTask(tools(['jobs__fast']), owner)).toBe(false);
+    expect(mayUseUpstreamTask(undefined, owner)).toBe(true);
+  });
+
+  it('an id that names no tool is decided by its source, as before', () => {
+    const { tool: _tool, ...old } = owner;
+    expect(mayUseUpstreamTask(tools(['jobs__slow']), old)).toBe(false);
+    expect(
+      mayUseUpstreamTask(
+        { all: false, key: 'k', sources: new Set(['jobs']), tools: new Set() } as never,
+        old,
+      ),
+    ).toBe(true);
   });
 });

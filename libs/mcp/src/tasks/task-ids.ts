@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { CallerIdentity } from '@app/identity';
+import { allowsSource, allowsTool, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { MrtrSeal } from '../sealing/mrtr-seal';
 import { callerDigest } from '../session/caller-key';
 
@@ -22,7 +22,14 @@ const TTL_SLACK_MILLIS = 60_000;
  * server does not inherit the tasks), or this gateway (a bundle tool's call).
  */
 export type TaskOwner =
-  { readonly kind: 'upstream'; readonly id: string; readonly url: string } | GatewayTaskOwner;
+  | {
+      readonly kind: 'upstream';
+      readonly id: string;
+      readonly url: string;
+      /** The published name of the tool whose call created the task. */
+      readonly tool: string;
+    }
+  | GatewayTaskOwner;
 
 /** A bundle tool's call the gateway runs: the tool and its bundle, what the caller's grant is checked against. */
 export interface GatewayTaskOwner {
@@ -31,11 +38,33 @@ export interface GatewayTaskOwner {
   readonly tool: string;
 }
 
+/** An upstream's task: the upstream by id and URL digest, and the tool that created it. */
+export interface UpstreamTaskOwner {
+  readonly kind: 'upstream';
+  readonly id: string;
+  readonly urlDigest: string;
+  /** The published tool name; undefined in an id sealed before it was (its source decides). */
+  readonly tool?: string;
+}
+
+/**
+ * Whether a grant may still use an upstream's task: the tool that created it, as the call
+ * itself was checked (a grant of single tools, a virtual server of tool patterns), or the
+ * whole source for an id that does not name the tool.
+ */
+export function mayUseUpstreamTask(
+  access: CallerAccess | undefined,
+  owner: UpstreamTaskOwner,
+): boolean {
+  if (access === undefined) return true;
+  return owner.tool === undefined
+    ? allowsSource(access, owner.id)
+    : allowsTool(access, owner.id, owner.tool);
+}
+
 /** What a client's task id stands for: its owner (an upstream by id and URL digest, or the gateway). */
 export interface OpenedTaskId {
-  readonly owner:
-    | { readonly kind: 'upstream'; readonly id: string; readonly urlDigest: string }
-    | GatewayTaskOwner;
+  readonly owner: UpstreamTaskOwner | GatewayTaskOwner;
   /** The owner's own id of the task. */
   readonly taskId: string;
 }
@@ -69,7 +98,7 @@ export class TaskIds {
     return this.seal.seal('task-id', {
       o: owner.kind === 'upstream' ? `u:${owner.id}` : 'g',
       ...(owner.kind === 'upstream'
-        ? { u: urlDigest(owner.url) }
+        ? { u: urlDigest(owner.url), n: owner.tool }
         : { s: owner.source, n: owner.tool }),
       t: taskId,
       c: callerDigest(caller) ?? '',
@@ -88,6 +117,14 @@ export class TaskIds {
         ? { owner: { kind: 'gateway', source: s, tool: n }, taskId: t }
         : undefined;
     if (!o.startsWith('u:') || typeof u !== 'string') return undefined;
-    return { owner: { kind: 'upstream', id: o.slice(2), urlDigest: u }, taskId: t };
+    return {
+      owner: {
+        kind: 'upstream',
+        id: o.slice(2),
+        urlDigest: u,
+        ...(typeof n === 'string' && { tool: n }),
+      },
+      taskId: t,
+    };
   }
 }

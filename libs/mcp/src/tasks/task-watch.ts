@@ -6,10 +6,9 @@ import { RegistryService } from '@app/registry';
 import { Extension, JsonRpcCode, MetaKey } from '@app/wire';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import type { MethodContext } from '../methods/method-handler';
-import { granted } from '../relay/upstream-handler-support';
 import { callerDigest } from '../session/caller-key';
 import { GatewayTasks } from './gateway-tasks';
-import { TaskIds } from './task-ids';
+import { mayUseUpstreamTask, TaskIds } from './task-ids';
 import { TERMINAL, type TaskStatus } from './task-store';
 import { UpstreamTasks } from './upstream-tasks';
 
@@ -141,8 +140,10 @@ export class TaskWatch {
     if (opened === undefined) return false;
     if (opened.owner.kind === 'gateway')
       return access === undefined || allowsTool(access, opened.owner.source, opened.owner.tool);
-    const { id } = opened.owner;
-    return granted(access, id) && this.registry.current()?.extras.upstreams.has(id) === true;
+    return (
+      mayUseUpstreamTask(access, opened.owner) &&
+      this.registry.current()?.extras.upstreams.has(opened.owner.id) === true
+    );
   }
 
   private leave(key: string, watch: Watch, watcher: TaskWatcher): void {

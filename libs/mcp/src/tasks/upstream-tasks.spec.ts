@@ -24,18 +24,24 @@ describe('UpstreamTasks.handOut (docs/operations.md §10 "Tasks")', () => {
     const out = tasks.handOut(
       new SerializedResult(JSON.stringify(created), created),
       jobs,
+      'jobs__slow',
       context('2026-07-28', { extensions: { [TASKS]: {} } }),
     ) as Record<string, unknown>;
     expect(out).toEqual({ ...created, taskId: expect.stringMatching(/^gwtk1\./) });
     expect(ids.open(out.taskId, undefined)).toEqual({
-      owner: { kind: 'upstream', id: 'jobs', urlDigest: urlDigest('http://jobs/mcp') },
+      owner: {
+        kind: 'upstream',
+        id: 'jobs',
+        urlDigest: urlDigest('http://jobs/mcp'),
+        tool: 'jobs__slow',
+      },
       taskId: 'u-1',
     });
   });
 
   it('leaves every other result alone', () => {
     const result = { content: [], resultType: 'complete' };
-    expect(tasks.handOut(result, jobs, context('2026-07-28', {}))).toBe(result);
+    expect(tasks.handOut(result, jobs, 'jobs__slow', context('2026-07-28', {}))).toBe(result);
   });
 
   it('refuses a task for a request that did not declare the extension, in either era, and one without a taskId', () => {
@@ -43,11 +49,12 @@ describe('UpstreamTasks.handOut (docs/operations.md §10 "Tasks")', () => {
       context('2026-07-28', {}),
       context('2025-11-25', { extensions: { [TASKS]: {} } }),
     ])
-      expect(() => tasks.handOut(created, jobs, ctx)).toThrow(ForwardedError);
+      expect(() => tasks.handOut(created, jobs, 'jobs__slow', ctx)).toThrow(ForwardedError);
     expect(() =>
       tasks.handOut(
         { ...created, taskId: undefined },
         jobs,
+        'jobs__slow',
         context('2026-07-28', { extensions: { [TASKS]: {} } }),
       ),
     ).toThrow('without a taskId');
@@ -55,6 +62,7 @@ describe('UpstreamTasks.handOut (docs/operations.md §10 "Tasks")', () => {
       tasks.handOut(
         { ...created, taskId: 'x'.repeat(1025) },
         jobs,
+        'jobs__slow',
         context('2026-07-28', { extensions: { [TASKS]: {} } }),
       ),
     ).toThrow('over 1024 characters');

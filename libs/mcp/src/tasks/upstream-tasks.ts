@@ -4,9 +4,8 @@ import { RegistryService } from '@app/registry';
 import { declaresExtension, Extension, isModernVersion, JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
 import { SerializedResult, type MethodContext, type MethodResult } from '../methods/method-handler';
-import { granted } from '../relay/upstream-handler-support';
 import { UpstreamRouter } from '../relay/upstream-router';
-import { TaskIds, urlDigest } from './task-ids';
+import { mayUseUpstreamTask, TaskIds, urlDigest, type UpstreamTaskOwner } from './task-ids';
 
 /** Longest upstream task id taken (a client's id carries it, in headers and listen filters). */
 export const MAX_UPSTREAM_TASK_ID = 1024;
@@ -38,6 +37,7 @@ export class UpstreamTasks {
   handOut(
     result: MethodResult,
     upstream: UpstreamDefinition,
+    tool: string,
     context: MethodContext,
   ): MethodResult {
     const value = valueOf(result);
@@ -64,7 +64,7 @@ export class UpstreamTasks {
     return {
       ...value,
       taskId: this.ids.handOut(
-        { kind: 'upstream', id: upstream.id, url: upstream.url },
+        { kind: 'upstream', id: upstream.id, url: upstream.url, tool },
         value.taskId,
         context.caller,
         value.ttlMs,
@@ -79,7 +79,7 @@ export class UpstreamTasks {
    */
   async forward(
     method: string,
-    owner: { readonly id: string; readonly urlDigest: string },
+    owner: UpstreamTaskOwner,
     taskId: string,
     clientId: string,
     params: Readonly<Record<string, unknown>> | undefined,
@@ -89,7 +89,7 @@ export class UpstreamTasks {
     if (
       upstream === undefined ||
       urlDigest(upstream.url) !== owner.urlDigest ||
-      !granted(context.access, owner.id)
+      !mayUseUpstreamTask(context.access, owner)
     )
       throw unknownTask();
     const result = valueOf(
