@@ -7,15 +7,7 @@ import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { firstValueFrom } from 'rxjs';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { decodingOrder, readBody } from '@app/http-body';
-import {
-  annotateSpan,
-  failSpan,
-  inSpan,
-  serverAttributes,
-  SpanKind,
-  traceCarrier,
-  tracedHere,
-} from '@app/observability';
+import { annotateSpan, failSpan, tracedHere, tracedHttpRequest } from '@app/observability';
 import { createManifestAgents, type ManifestAgents } from './manifest-agents';
 import { classifyPullError, type PullFailure } from './pull-errors';
 
@@ -99,26 +91,18 @@ export class ManifestFetcher implements OnModuleDestroy {
    */
   fetch(url: string): Promise<FetchedManifest> {
     if (!tracedHere()) return this.get(url, this.requestConfig);
-    return inSpan(
+    // the status code is set where the response is read (readManifest)
+    return tracedHttpRequest(
       'GET',
-      {
-        kind: SpanKind.CLIENT,
-        attributes: () => {
-          const target = new URL(url);
-          return {
-            'http.request.method': 'GET',
-            // no query: a manifest URL's query may carry what only the Tool Service should read
-            'url.full': `${target.origin}${target.pathname}`,
-            ...serverAttributes(target),
-          };
-        },
-      },
-      async () => {
-        const headers = { ...this.requestConfig.headers, ...traceCarrier() };
+      url,
+      {},
+      async (trace) => {
+        const headers = { ...this.requestConfig.headers, ...trace };
         const fetched = await this.get(url, { ...this.requestConfig, headers });
         if (!fetched.ok) failSpan(fetched.errorType);
         return fetched;
       },
+      () => undefined,
     );
   }
 

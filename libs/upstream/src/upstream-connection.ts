@@ -528,7 +528,7 @@ export class UpstreamConnection {
     const reply = await tracedSessionRequest(this.endpoint.id, this.url, 'initialize', (trace) =>
       this.post(
         headersFor({ ...headers, ...trace }),
-        initializeBody(this.endpoint, id, trace),
+        initializeBody(this.endpoint, id, metaOf(trace)),
         id,
         budget,
         { context: 'answer' },

@@ -54,7 +54,8 @@ export function instructionsOf(result: Record<string, unknown>): string | undefi
 export function initializeBody(
   endpoint: Pick<UpstreamEndpoint, 'clientCapabilities' | 'clientInfo'>,
   id: RequestId,
-  trace?: Readonly<Record<string, string>>,
+  /** `{ _meta }` with the span's context (SEP-414) when a traced request opened the session. */
+  traced?: { readonly _meta: Readonly<Record<string, string>> },
 ): string {
   return JSON.stringify({
     jsonrpc: '2.0',
@@ -64,8 +65,7 @@ export function initializeBody(
       protocolVersion: LATEST_LEGACY_VERSION,
       capabilities: endpoint.clientCapabilities,
       clientInfo: endpoint.clientInfo,
-      // the span's context (SEP-414) when a traced request opened the session
-      ...(trace !== undefined && Object.keys(trace).length > 0 && { _meta: { ...trace } }),
+      ...traced,
     },
   });
 }

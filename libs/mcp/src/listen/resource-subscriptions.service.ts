@@ -98,6 +98,14 @@ function sameCredential(a: SubscribingCaller, b: SubscribingCaller): boolean {
   );
 }
 
+/** Stops a bridged listen's expiry and recheck timers. */
+function stopTimers(held: BridgedListen): void {
+  if (held.expiry !== undefined) clearTimeout(held.expiry);
+  if (held.recheck !== undefined) clearTimeout(held.recheck);
+  held.expiry = undefined;
+  held.recheck = undefined;
+}
+
 /** Adds `by` to a per-caller count, forgetting a caller whose count is back to 0. */
 function count(counts: Map<string, number>, owner: string, by: number): void {
   const next = (counts.get(owner) ?? 0) + by;
@@ -241,8 +249,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     if (held?.uris.delete(uri) !== true) return false;
     if (held.uris.size === 0) {
       held.end.abort();
-      if (held.expiry !== undefined) clearTimeout(held.expiry);
-      if (held.recheck !== undefined) clearTimeout(held.recheck);
+      stopTimers(held);
       this.bridged.delete(key);
       if (held.owner !== undefined) count(this.bridgedPerCaller, held.owner, -1);
     } else {
@@ -259,10 +266,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private relisten(sessionId: string, held: BridgedListen): void {
     held.end.abort();
     held.end = new AbortController();
-    if (held.expiry !== undefined) clearTimeout(held.expiry);
-    held.expiry = undefined;
-    if (held.recheck !== undefined) clearTimeout(held.recheck);
-    held.recheck = undefined;
+    stopTimers(held);
     // The listen carries the caller's credential (passthrough: its token) for as long as that
     // credential is valid, never after: no re-open replays an expired token
     // (docs/operations.md §10 "Resource subscriptions").
@@ -434,8 +438,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     this.coalescer.close();
     for (const held of this.bridged.values()) {
       held.end.abort();
-      if (held.expiry !== undefined) clearTimeout(held.expiry);
-      if (held.recheck !== undefined) clearTimeout(held.recheck);
+      stopTimers(held);
     }
     this.bridged.clear();
   }

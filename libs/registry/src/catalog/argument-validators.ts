@@ -193,13 +193,7 @@ export class ArgumentValidators {
    */
   check(tool: CatalogTool, args: unknown, text: string): ArgumentViolations | undefined {
     if (!validatesArguments(tool)) return undefined;
-    return this.checkEntry(
-      tool.fingerprint,
-      tool.publishedJson,
-      args,
-      text,
-      EVENT_LOOP_COMPILE_NODES,
-    );
+    return this.checkEntry(tool.fingerprint, tool.publishedJson, args, text);
   }
 
   /**
@@ -211,9 +205,8 @@ export class ArgumentValidators {
     entryJson: string,
     args: unknown,
     text: string,
-    compileNodes?: number,
   ): ArgumentViolations | undefined {
-    const compiled = this.compiledFor(key, entryJson, compileNodes);
+    const compiled = this.compiledFor(key, entryJson);
     if (compiled === null) return undefined;
     // what is checked is what JSON.parse kept (the last of two equal names); a source that keeps
     // the first would get what was never checked
@@ -244,11 +237,7 @@ export class ArgumentValidators {
     return this.kept.size;
   }
 
-  private compiledFor(
-    key: string,
-    entryJson: string,
-    compileNodes: number | undefined,
-  ): Compiled | null {
+  private compiledFor(key: string, entryJson: string): Compiled | null {
     const found = this.kept.get(key);
     if (found !== undefined) {
       // the most recently used go last; moved only when an eviction could reach them
@@ -258,7 +247,7 @@ export class ArgumentValidators {
       }
       return found;
     }
-    const compiled = this.compiledOf(entryJson, compileNodes);
+    const compiled = this.compiledOf(entryJson);
     if (this.kept.size >= this.capacity) {
       const oldest = this.kept.keys().next();
       if (oldest.done !== true) this.kept.delete(oldest.value);
@@ -267,7 +256,7 @@ export class ArgumentValidators {
     return compiled;
   }
 
-  private compiledOf(publishedJson: string, compileNodes: number | undefined): Compiled | null {
+  private compiledOf(publishedJson: string): Compiled | null {
     let schema: unknown;
     try {
       schema = (JSON.parse(publishedJson) as { inputSchema?: unknown }).inputSchema;
@@ -277,7 +266,7 @@ export class ArgumentValidators {
     if (!isRecord(schema)) return null;
     // a schema too large to compile on the event loop checks nothing, as one too large for
     // ajv's code generator: the source judges its own arguments (SchemaBounds)
-    if (compileNodes !== undefined && schemaNodes(schema, compileNodes) > compileNodes) return null;
+    if (schemaNodes(schema, EVENT_LOOP_COMPILE_NODES) > EVENT_LOOP_COMPILE_NODES) return null;
     const dialect = dialectOf(schema);
     if (!dialect.ok) return null;
     const all = this.compile(this.listing, schema, dialect.dialect);
