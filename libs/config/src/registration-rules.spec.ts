@@ -308,6 +308,19 @@ describe('checkRegistration: a runtime registration passes the boot rules (docs/
       'X-Api-Key',
       'X-ApiKey',
       'Set-Cookie2',
+      // keys by other names, and the other credential words
+      'Ocp-Apim-Subscription-Key',
+      'X-Functions-Key',
+      'X-Master-Key',
+      'DPoP',
+      'X-Bearer',
+      'X-Pwd',
+      'X-Passphrase',
+      'X-Hub-Signature-256',
+      'X-Client-Assertion',
+      'X-Private-Data',
+      'X-CSRF-Header',
+      'X-XSRF-Header',
     ];
     const check = checkRegistration(
       { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: names },

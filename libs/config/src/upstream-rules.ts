@@ -28,12 +28,20 @@ const REGISTRATION_UNFORWARDABLE_PARTS = [
   'auth',
   'cookie',
   'session',
-  'api-key',
-  'apikey',
-  'api_key',
+  // every kind of key: api-key, Ocp-Apim-Subscription-Key, X-Functions-Key, X-Master-Key, …
+  'key',
   'jwt',
   'credential',
-  'password',
+  // password, passwd, passphrase, x-pwd
+  'pass',
+  'pwd',
+  'bearer',
+  'dpop',
+  'signature',
+  'assertion',
+  'private',
+  'csrf',
+  'xsrf',
 ];
 
 /** Whether a runtime registration may not forward this header: it may carry credentials. */
