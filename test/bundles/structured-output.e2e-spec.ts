@@ -135,3 +135,58 @@ describe('structured output through a real gateway and the official SDK clients'
     });
   });
 });
+
+/**
+ * An outputSchema too large to compile on the event loop (docs/operations.md §6 "Structured
+ * output"): the manifest is checked in the validation worker, and answers are checked by an
+ * interpreting validator, never by an ajv compile on the main thread, which held the event
+ * loop for seconds at every merge (an anyOf of 2,000 objects and 3,000 `false` patterns: 2.1 s
+ * of liveness). The compile itself is counted in output-validators.spec.ts.
+ */
+describe('structured output of a tool whose outputSchema is too large to compile on the event loop', () => {
+  let service: TestToolService;
+  let gateway: GatewayProcess;
+  const branches = 2_000;
+
+  beforeAll(async () => {
+    service = await TestToolService.start(
+      manifest('wide', [
+        tool({
+          name: 'wide.pick',
+          outputSchema: {
+            type: 'object',
+            anyOf: Array.from({ length: branches }, (_, i) => ({
+              type: 'object',
+              properties: { [`k${i}`]: { type: 'string', minLength: 1 } },
+              required: [`k${i}`],
+            })),
+          },
+        }),
+      ]),
+    );
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('wide', service, 'wide.')]),
+      waitReady: true,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await service?.stop();
+  });
+
+  it('passes a conforming answer as structuredContent and refuses one that conforms to no branch, with the reason', async () => {
+    service.tools.set('wide.pick', () => ({ body: { [`k${branches - 1}`]: 'x' } }));
+    const good = await callTool(gateway.mcpUrl, 'wide.pick', {});
+    expect(good.result.isError).toBeUndefined();
+    expect(good.result.structuredContent).toEqual({ [`k${branches - 1}`]: 'x' });
+
+    service.tools.set('wide.pick', () => ({ body: { other: 'x' } }));
+    const bad = await callTool(gateway.mcpUrl, 'wide.pick', {});
+    expect(bad.result.isError).toBe(true);
+    expect(bad.result.content[0].text).toMatch(
+      /^Tool wide\.pick failed: the Tool Service's answer does not match the tool's outputSchema: structuredContent: .+\.$/,
+    );
+    expect(bad.result.content[0].text).not.toMatch(/could not compile/);
+  });
+});

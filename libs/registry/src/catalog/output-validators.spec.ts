@@ -132,4 +132,72 @@ describe('OutputValidators: outputSchemas compiled once per catalog (docs/operat
     );
     expect(other?.({})).toBe("structuredContent must have required property 'x'");
   });
+
+  describe('a schema too large to compile on the event loop (more than 300 members)', () => {
+    /** A tool entry as the validation worker hands it over: the schema is not compiled here. */
+    const large = (outputSchema: Record<string, unknown>): ManifestTool =>
+      ({
+        name: 'b.wide',
+        publishedJson: JSON.stringify({ name: 'b.wide', outputSchema }),
+        fingerprint: JSON.stringify(outputSchema).length.toString(36),
+      }) as unknown as ManifestTool;
+    const wide = (extra: Record<string, unknown> = {}) => ({
+      type: 'object',
+      properties: {
+        ...Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`p${i}`, { type: 'string' }])),
+        total: { type: 'number' },
+      },
+      required: ['total'],
+      ...extra,
+    });
+
+    it('is checked without any ajv compile, by the same rules, its reasons naming the path', () => {
+      const validators = new OutputValidators();
+      const spies = compileSpies(validators);
+      const validate = validators.validatorFor(large(wide()));
+      expect(validate?.({ total: 1, p7: 'x' })).toBeUndefined();
+      expect(validate?.({ total: 'x' })).toMatch(/^structuredContent\/total: .*number/);
+      expect(validate?.({ total: 1, p399: 3 })).toMatch(/^structuredContent\/p399: .*string/);
+      expect(validate?.({})).toMatch(/^structuredContent: .*"total"/);
+      expect(calls(spies)).toBe(0);
+    });
+
+    it('reads the dialect its $schema declares (draft-07 and 2019-09 keywords)', () => {
+      const validators = new OutputValidators();
+      const draft07 = validators.validatorFor(
+        large(
+          wide({
+            $schema: 'http://json-schema.org/draft-07/schema#',
+            dependencies: { p1: ['p2'] },
+          }),
+        ),
+      );
+      expect(draft07?.({ total: 1, p1: 'a', p2: 'b' })).toBeUndefined();
+      expect(draft07?.({ total: 1, p1: 'a' })).toMatch(/^structuredContent: .*p2/);
+      const v2019 = validators.validatorFor(
+        large(
+          wide({
+            $schema: 'https://json-schema.org/draft/2019-09/schema',
+            dependentRequired: { p3: ['p4'] },
+          }),
+        ),
+      );
+      expect(v2019?.({ total: 1, p3: 'a' })).toMatch(/^structuredContent: .*p4/);
+    });
+
+    it('works for an anyOf of 2,000 branches, which ajv cannot even compile on the main thread (its stack)', () => {
+      const validate = new OutputValidators().validatorFor(
+        large({
+          type: 'object',
+          anyOf: Array.from({ length: 2_000 }, (_, i) => ({
+            type: 'object',
+            properties: { [`k${i}`]: { type: 'string', minLength: 1 } },
+            required: [`k${i}`],
+          })),
+        }),
+      );
+      expect(validate?.({ k1999: 'a' })).toBeUndefined();
+      expect(validate?.({ k1999: '' })).toMatch(/^structuredContent/);
+    });
+  });
 });

@@ -1,4 +1,6 @@
-import { dialectOf, SchemaDialects } from '../manifest/schema-dialects';
+import { Validator, type SchemaDraft } from '@cfworker/json-schema';
+import { EVENT_LOOP_COMPILE_NODES, schemaNodes } from '../manifest/schema-checker';
+import { dialectOf, SchemaDialects, type SchemaDialect } from '../manifest/schema-dialects';
 import type { ManifestTool } from '../manifest/manifest.types';
 import type { OutputValidator } from './catalog-tool';
 
@@ -11,6 +13,13 @@ const MAY_HAVE_OUTPUT_SCHEMA = '"outputSchema":';
  * that tools/call compiles nothing (DESIGN "The request path stays lean"). Each validator is
  * compiled in the dialect its `$schema` declares, then every schema leaves ajv again: the
  * compiled function keeps what it needs, and no state carries over to the next manifest.
+ *
+ * A schema of more than EVENT_LOOP_COMPILE_NODES members is not compiled here: one ajv compile
+ * cannot be sliced and costs seconds for a few thousand members (docs/benchmarks.md "One
+ * schema's compile"; the manifest itself was checked in the validation worker, contract §6 and
+ * docs/operations.md §2 "Large manifests"). Its answers are checked by an interpreting
+ * validator (@cfworker/json-schema), which reads the schema as it validates: no compile, at the
+ * price of a slower check per answer of such a tool.
  *
  * Validators are cached by the tool's fingerprint (which covers its published entry), so an
  * unchanged tool is not compiled again for the next catalog; `retainUsed` drops what the
@@ -57,6 +66,8 @@ export class OutputValidators {
     try {
       // validateManifest accepted only outputSchemas that compile in a known dialect.
       if (!dialect.ok) throw new Error('unknown dialect');
+      if (schemaNodes(schema, EVENT_LOOP_COMPILE_NODES) > EVENT_LOOP_COMPILE_NODES)
+        return interpreted(schema, dialect.dialect);
       const ajv = this.dialects.instanceFor(dialect.dialect);
       const validate = ajv.compile(schema);
       return (value) =>
@@ -70,4 +81,31 @@ export class OutputValidators {
       this.dialects.clear();
     }
   }
+}
+
+/** cfworker's drafts: draft-06 is read by draft-07's rules (a superset of its keywords). */
+const INTERPRETER_DRAFT: Readonly<Record<SchemaDialect, SchemaDraft>> = {
+  'draft-06': '7',
+  'draft-07': '7',
+  '2019-09': '2019-09',
+  '2020-12': '2020-12',
+};
+
+/**
+ * An interpreting validator of a large outputSchema, its reasons worded as ajv's are
+ * (`structuredContent/total: …`): the deepest violation it reports.
+ */
+function interpreted(schema: Record<string, unknown>, dialect: SchemaDialect): OutputValidator {
+  const validator = new Validator(schema, INTERPRETER_DRAFT[dialect], true);
+  return (value) => {
+    const { valid, errors } = validator.validate(value);
+    if (valid) return undefined;
+    // cfworker reports each failing keyword and every one above it: the deepest is the reason
+    let deepest = errors[0];
+    for (const error of errors)
+      if (error.keywordLocation.length > (deepest?.keywordLocation.length ?? 0)) deepest = error;
+    if (deepest === undefined) return 'structuredContent does not match the outputSchema';
+    const at = deepest.instanceLocation.replace(/^#/, '');
+    return `structuredContent${at}: ${deepest.error.replace(/\.$/, '')}`;
+  };
 }
