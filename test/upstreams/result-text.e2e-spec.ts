@@ -100,3 +100,94 @@ describe("a 2026 upstream's result text, passed on", () => {
     },
   );
 });
+
+/**
+ * docs/operations.md §11 "Cache hints": a 2026 client's `resources/read` carries the hints the
+ * owning upstream put on the result (absent: 0, private), capped by `cache.maxTtlMillis`; a 2025
+ * client's result never has them. The projection for 2025 clients (asLegacyResult) cuts them
+ * from the result, so they travel beside it.
+ */
+describe("a 2026 upstream's cache hints on resources/read", () => {
+  let up: ScriptedUpstream;
+  let gateway: GatewayProcess;
+  const contents = (uri: string) => [{ uri, mimeType: 'text/plain', text: 'r' }];
+
+  beforeAll(async () => {
+    up = await ScriptedUpstream.start({
+      era: '2026',
+      resources: ['r://kept', 'r://long', 'r://bare', 'r://spaced'].map((uri) => ({
+        uri,
+        name: uri,
+      })),
+    });
+    up.on('resources/read', (req) => {
+      const uri = String(req.params?.uri);
+      const base = { contents: contents(uri), resultType: 'complete' };
+      if (uri === 'r://kept') return { result: { ...base, ttlMs: 12_345, cacheScope: 'public' } };
+      if (uri === 'r://long')
+        return { result: { ...base, ttlMs: 900_000, cacheScope: 'public' }, sse: true };
+      if (uri === 'r://bare') return { result: base };
+      // JSON whitespace with a line break: the gateway serializes the result again
+      const text = JSON.stringify(
+        { jsonrpc: '2.0', id: req.id, result: { ...base, ttlMs: 5_000, cacheScope: 'public' } },
+        null,
+        2,
+      );
+      return { headers: { 'content-type': 'application/json' }, raw: text };
+    });
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([], { upstreams: [upstream('mod', up.url)] }),
+    });
+    await waitFor(async () => {
+      const listed = await rpc(gateway.mcpUrl, 'resources/list', {}, {}, 'rl');
+      return (listed.json?.result?.resources ?? []).length === 4;
+    }, 20_000);
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await up?.stop();
+  });
+
+  function modernRead(uri: string): ReturnType<typeof postRaw> {
+    const params = {
+      uri,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': V,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      },
+    };
+    return postRaw(
+      gateway.mcpUrl,
+      JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'resources/read', params }),
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': V,
+        'mcp-method': 'resources/read',
+        'mcp-name': uri,
+      },
+    );
+  }
+
+  it.each([
+    ['r://kept', { ttlMs: 12_345, cacheScope: 'public' }],
+    ['r://long', { ttlMs: 60_000, cacheScope: 'public' }],
+    ['r://bare', { ttlMs: 0, cacheScope: 'private' }],
+    ['r://spaced', { ttlMs: 5_000, cacheScope: 'public' }],
+  ])("a 2026 client reading %s gets the upstream's hints, capped: %j", async (uri, hints) => {
+    const read = await modernRead(uri);
+    expect(read.status).toBe(200);
+    expect(read.json.result).toMatchObject({
+      contents: contents(uri),
+      resultType: 'complete',
+      ...hints,
+    });
+  });
+
+  it('a 2025 client reading the same resource gets no hints', async () => {
+    const read = await rpc(gateway.mcpUrl, 'resources/read', { uri: 'r://kept' }, {}, 4);
+    expect(read.json.result).toEqual({ contents: contents('r://kept') });
+  });
+});

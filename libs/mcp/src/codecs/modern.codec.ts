@@ -328,7 +328,10 @@ export class ModernCodec {
         );
       // resources/read: the owning upstream's own hints, capped; an input_required carries none
       if (method === 'resources/read' && r.resultType !== 'input_required')
-        hints = this.cacheHints.forRead(r, { filteredForCaller });
+        hints = this.cacheHints.forRead(
+          (result instanceof SerializedResult ? result.readHints : undefined) ?? r,
+          { filteredForCaller },
+        );
       const meta = isRecord(r._meta) ? r._meta : {};
       body =
         hints === undefined && r.resultType === undefined && r._meta === undefined

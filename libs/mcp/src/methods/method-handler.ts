@@ -27,6 +27,12 @@ export class SerializedResult {
   constructor(
     readonly json: string,
     readonly value: Record<string, unknown>,
+    /**
+     * A 2026 upstream's cache hints on a `resources/read` result (`ttlMs`, `cacheScope`), which
+     * `value` no longer holds (a 2025 client never sees them): what a 2026 client's answer
+     * carries, capped (docs/operations.md §11 "Cache hints").
+     */
+    readonly readHints?: Readonly<Record<string, unknown>>,
   ) {}
 }
 

@@ -150,7 +150,12 @@ export class UpstreamRouter {
             ? undefined
             : legacyResultText(outcome.resultText, outcome.result, result);
         const passOn = text !== undefined && !text.includes('\n') && !text.includes('\r');
-        return passOn ? new SerializedResult(text, result) : result;
+        // a read's own cache hints, which the projection left out, go on beside it
+        const hints = method === 'resources/read' ? readHintsOf(outcome.result) : undefined;
+        if (passOn) return new SerializedResult(text, result, hints);
+        return hints === undefined
+          ? result
+          : new SerializedResult(JSON.stringify(result), result, hints);
       }
       case 'error':
         // -32602 from an upstream for a tool it listed: its lists are stale
@@ -280,4 +285,10 @@ export class UpstreamRouter {
       context.caller,
     );
   }
+}
+
+/** The cache hints a 2026 upstream put on a result: undefined when it put none. */
+function readHintsOf(result: Record<string, unknown>): Record<string, unknown> | undefined {
+  const { ttlMs, cacheScope } = result;
+  return ttlMs === undefined && cacheScope === undefined ? undefined : { ttlMs, cacheScope };
 }
