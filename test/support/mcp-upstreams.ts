@@ -166,6 +166,8 @@ export class V1Upstream extends HttpUpstream {
   /** Every session id this server ever issued, in order. */
   readonly issuedSessions: string[] = [];
   readonly seen: V1Observations = { searches: [], elicitations: [] };
+  /** Servers of forgotten sessions (forgetSessions), closed at stop. */
+  private readonly forgotten: { close(): Promise<void> }[] = [];
 
   /**
    * Resumable (`resumable: true`): sessions keep their events in the SDK's in-memory event
@@ -216,8 +218,19 @@ export class V1Upstream extends HttpUpstream {
     await Promise.all(live.map(({ server }) => server.close()));
   }
 
+  /**
+   * Forgets every session without closing anything: a request that carries one of their ids is
+   * answered 404 from now on, while the streams already open (a call waiting on its client's
+   * answer) stay open, as on a second upstream replica that never had the session.
+   */
+  forgetSessions(): void {
+    for (const session of this.sessions.values()) this.forgotten.push(session.server);
+    this.sessions.clear();
+  }
+
   override async stop(): Promise<void> {
     await this.expireSessions();
+    await Promise.all(this.forgotten.splice(0).map((server) => server.close()));
     await super.stop();
   }
 

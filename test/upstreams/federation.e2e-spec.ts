@@ -353,6 +353,57 @@ describe('federation: a bundle, a v1 SDK upstream and a v2 SDK upstream behind o
       });
     });
 
+    it("ends the call at once when the upstream does not take the client's answer (its session is gone), not at the upstream's timeout", async () => {
+      const result = await withV1(
+        gateway.mcpUrl,
+        async (client) => {
+          client.setRequestHandler(ElicitRequestSchema, () => {
+            // the upstream loses the session while its call waits on this answer
+            repo.forgetSessions();
+            return { action: 'accept', content: { approve: true } };
+          });
+          return client.callTool(
+            { name: 'repo__confirm', arguments: { question: 'Deploy?' } },
+            undefined,
+            { timeout: 20_000 },
+          );
+        },
+        { elicitation: { form: {} } },
+      );
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain(
+        "Upstream repo did not take the client's answer to its request",
+      );
+      await gateway.waitForOutput(
+        /Upstream repo: the client's answer could not be delivered; the call that asked for it was ended/,
+      );
+    });
+
+    it("variant: a 2026 client's retry whose answer the 2025 upstream does not take ends with the same isError result", async () => {
+      const first = await modernCall(gateway.mcpUrl, 'repo__confirm', { question: 'Ship?' });
+      const asked = first.result as {
+        resultType: string;
+        inputRequests: Record<string, unknown>;
+        requestState: string;
+      };
+      expect(asked.resultType).toBe('input_required');
+      const [key] = Object.keys(asked.inputRequests);
+      repo.forgetSessions();
+      const retry = await modernCall(
+        gateway.mcpUrl,
+        'repo__confirm',
+        { question: 'Ship?' },
+        {
+          inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
+          requestState: asked.requestState,
+        },
+      );
+      expect(retry.result).toMatchObject({ resultType: 'complete', isError: true });
+      expect(JSON.stringify(retry.result)).toContain(
+        "Upstream repo did not take the client's answer to its request",
+      );
+    });
+
     it('refuses, without asking, an elicitation the client did not declare (the gateway declares a superset upstream)', async () => {
       // no elicitation capability declared at initialize (and so no handler: the SDK forbids one)
       const result = await withV1(gateway.mcpUrl, (client) =>
@@ -716,3 +767,38 @@ describe('federation: the gateway refuses a bad upstream config at boot', () => 
     expect(gateway.stderr).toContain(reason);
   });
 });
+
+/** A raw 2026-07-28 tools/call (elicitation declared), its JSON-RPC answer. */
+async function modernCall(
+  url: string,
+  name: string,
+  args: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<{ result?: unknown; error?: unknown }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        ...extra,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        },
+      },
+    }),
+  });
+  return (await res.json()) as { result?: unknown; error?: unknown };
+}

@@ -1,5 +1,10 @@
-/** Why a call was cancelled: its client went away or cancelled it, or the gateway shut down. */
-export type CancelReason = 'client-closed' | 'cancelled' | 'shutdown';
+/**
+ * Why a call was cancelled: its client went away or cancelled it, the gateway shut down, or
+ * (`answer-undelivered`) the upstream did not take the client's answer to the request it sent
+ * during the call, so the call could only wait for the upstream to give up
+ * (docs/operations.md §10 "Relaying").
+ */
+export type CancelReason = 'client-closed' | 'cancelled' | 'shutdown' | 'answer-undelivered';
 
 /**
  * The cancellation of one call in flight: one per request on the hot path, so a plain object

@@ -113,9 +113,14 @@ class CancellationSignal implements UpstreamSignal {
 }
 
 function cancelledMessage(reason: string | undefined, upstream: UpstreamDefinition): string {
-  return reason === 'shutdown'
-    ? `The gateway is shutting down; the request to upstream ${upstream.id} was cut. Retry it.`
-    : `The request to upstream ${upstream.id} was cancelled`;
+  if (reason === 'shutdown')
+    return `The gateway is shutting down; the request to upstream ${upstream.id} was cut. Retry it.`;
+  if (reason === 'answer-undelivered')
+    return (
+      `Upstream ${upstream.id} did not take the client's answer to its request (its session ` +
+      'may have ended), so the request could not go on; it was ended. Retry it.'
+    );
+  return `The request to upstream ${upstream.id} was cancelled`;
 }
 
 /**

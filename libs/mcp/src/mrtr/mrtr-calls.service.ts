@@ -133,7 +133,12 @@ export class MrtrCalls implements OnApplicationShutdown {
     const park = (): ParkedCall => {
       if (parked === undefined) {
         parked = new ParkedCall((request, response) => {
-          void this.router.respond(call.upstream, request.sessionId, response, context);
+          // an answer the upstream does not take: it waits for it in vain, so the call ends now
+          void this.router
+            .respond(call.upstream, request.sessionId, response, context)
+            .then((delivered) => {
+              if (!delivered) cancellation.abort('answer-undelivered');
+            });
         }, cancellation);
         if (settled !== undefined) parked.settle(settled);
         woken?.();

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Extension, isModernVersion, JsonRpcCode, MetaKey, undeclaredBy } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
-import { UpstreamExecutor } from '@app/execution';
+import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@app/execution';
 import { CatalogRefresh, RegistryService } from '@app/registry';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
@@ -93,6 +93,11 @@ export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
 @Injectable()
 export class UpstreamRouter {
   private readonly logger = new Logger('Mcp');
+  /**
+   * The calls in flight whose upstream asked their client something, by the request asked
+   * (awaitingKey): a client's answer the upstream does not take ends the call at once.
+   */
+  private readonly awaitingAnswers = new Map<string, CallCancellation>();
 
   constructor(
     private readonly executor: UpstreamExecutor,
@@ -128,16 +133,22 @@ export class UpstreamRouter {
       sessionLevel === undefined
         ? params
         : { ...params, _meta: { ...metaOf(params), [MetaKey.logLevel]: sessionLevel } };
-    const outcome = await this.executor.forward(upstream, method, sent, {
-      headers: context.headers,
-      requestHeaders,
-      signal: context.signal,
-      clientCapabilities: forwardedCapabilities(context.clientCapabilities, modern),
-      caller: context.caller,
-      clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
-      onMessage: (message, origin) =>
-        this.relay(upstream, message, origin, context, onRequest, logFloor),
-    });
+    const relayed: string[] = [];
+    let outcome: UpstreamOutcome;
+    try {
+      outcome = await this.executor.forward(upstream, method, sent, {
+        headers: context.headers,
+        requestHeaders,
+        signal: context.signal,
+        clientCapabilities: forwardedCapabilities(context.clientCapabilities, modern),
+        caller: context.caller,
+        clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
+        onMessage: (message, origin) =>
+          this.relay(upstream, message, origin, context, onRequest, logFloor, relayed),
+      });
+    } finally {
+      for (const key of relayed) this.awaitingAnswers.delete(key);
+    }
     switch (outcome.kind) {
       case 'result': {
         const result = asLegacyResult(outcome.result, method.startsWith('tasks/'));
@@ -218,8 +229,16 @@ export class UpstreamRouter {
       context.headers,
       context.caller,
     );
-    if (!delivered)
-      this.logger.warn(`Upstream ${upstream.id}: the client's answer could not be delivered`);
+    if (!delivered) {
+      // the upstream waits for this answer and never gets it: the call it belongs to ends now
+      // (here, on the replica that relayed the request) instead of at the upstream's timeout
+      const call = this.awaitingAnswers.get(awaitingKey(upstream.id, origin.session, origin.id));
+      this.logger.warn(
+        `Upstream ${upstream.id}: the client's answer could not be delivered` +
+          (call === undefined ? '' : '; the call that asked for it was ended'),
+      );
+      call?.abort('answer-undelivered');
+    }
     return 'delivered';
   }
 
@@ -230,6 +249,7 @@ export class UpstreamRouter {
     context: MethodContext,
     onRequest: UpstreamRequestHook | undefined,
     logFloor: number,
+    relayed: string[],
   ): void {
     const isRequest = message.id !== undefined && typeof message.method === 'string';
     if (!isRequest) {
@@ -252,6 +272,11 @@ export class UpstreamRouter {
         : undeclaredBy(context.clientCapabilities, message);
     const declared = capability !== undefined && undeclared === undefined;
     if (context.relay !== undefined && declared && context.relayRequests !== false) {
+      if (context.signal !== undefined) {
+        const key = awaitingKey(upstream.id, origin.sessionId, id);
+        this.awaitingAnswers.set(key, context.signal);
+        relayed.push(key);
+      }
       context.relay({
         ...message,
         // bound to this caller and grant: only its own answer reaches the upstream
@@ -291,4 +316,9 @@ export class UpstreamRouter {
 function readHintsOf(result: Record<string, unknown>): Record<string, unknown> | undefined {
   const { ttlMs, cacheScope } = result;
   return ttlMs === undefined && cacheScope === undefined ? undefined : { ttlMs, cacheScope };
+}
+
+/** The key of an upstream's request to a client: its upstream, session and own id. */
+function awaitingKey(upstream: string, session: string | undefined, id: string | number): string {
+  return `${upstream}\u0000${session ?? ''}\u0000${typeof id}:${id}`;
 }
