@@ -3,7 +3,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
-import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
+import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
 import { STANDARD_HEADERS } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
@@ -112,10 +113,72 @@ describe('cancelled and abandoned calls', () => {
     expect(service.openRequests).toBeGreaterThan(0);
     stranger.destroy();
 
-    // The same connection (pipelined after the call) cancels it.
+    // The same connection (pipelined after the call) cancels it: the call's event stream ends
+    // without a response (MCP 2025-11-25 "Cancellation"), then the notification's 202 follows.
     owner.write(post(cancel(5)));
-    await waitFor(() => answer.includes('was cancelled'), 5000);
+    await waitFor(() => answer.includes('HTTP/1.1 202'), 5000);
     await waitFor(() => service.openRequests === 0, 5000);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*content-type: text\/event-stream/i);
+    expect(answer).not.toContain('"id":5');
     owner.destroy();
   });
+
+  it('sends no response to a cancelled call (bundle or upstream tool) on an event stream; a JSON-only client still gets its isError result', async () => {
+    const { service, gateway } = await start();
+    const up = track(await ScriptedUpstream.start({ tools: [upTool('wait')] }));
+    up.onTool('wait', () => ({ hang: true }));
+    const withUpstream = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig([bundle('ins', service, 'ins.')], {
+          discovery: { maxToolTimeoutMillis: 30_000 },
+          upstreams: [upstream('up', up.url, { timeouts: { callMillis: 30_000 } })],
+        }),
+        waitReady: true,
+      }),
+    );
+    for (const [url, name, accept] of [
+      [gateway.mcpUrl, 'ins.slow', 'application/json, text/event-stream'],
+      [withUpstream.mcpUrl, 'up__wait', 'application/json, text/event-stream'],
+      [gateway.mcpUrl, 'ins.slow', 'application/json'],
+    ] as const) {
+      const seen = name === 'ins.slow' ? () => service.openRequests : () => up.calls('wait').length;
+      const before = seen();
+      const owner = await rawConnection(url);
+      owner.send(callBody(8, name), accept);
+      await waitFor(() => seen() > before, 5000);
+      owner.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 8, reason: 'gave up' },
+        }),
+        accept,
+      );
+      await waitFor(() => owner.text().includes('HTTP/1.1 202'), 5000);
+      if (accept.includes('text/event-stream')) expect(owner.text()).not.toContain('"id":8');
+      else expect(owner.text()).toContain('was cancelled');
+      owner.close();
+    }
+    // the upstream was told too
+    await waitFor(() => up.rpcs('notifications/cancelled').length === 1, 5000);
+  });
 });
+
+/** One keep-alive connection to the gateway that pipelines raw POSTs; what came back as text. */
+async function rawConnection(
+  url: string,
+): Promise<{ send(body: string, accept: string): void; text(): string; close(): void }> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  let received = '';
+  socket.on('data', (d: Buffer) => (received += d.toString()));
+  return {
+    send: (body, accept) =>
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `Accept: ${accept}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      ),
+    text: () => received,
+    close: () => socket.destroy(),
+  };
+}

@@ -38,6 +38,16 @@ export class AnswerStream implements AsyncIterable<string> {
     this.wake?.();
   }
 
+  /**
+   * Closes the stream without a last message: a request its client cancelled gets no response
+   * (MCP 2025-11-25 "Cancellation": the receiver should not send one).
+   */
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.wake?.();
+  }
+
   /** Runs `listener` when the stream is cut (at once when it already was). */
   onCut(listener: () => void): void {
     if (this.wasCut) listener();

@@ -194,10 +194,9 @@ export class LegacyCodec {
         format,
       );
     const prepared = this.dispatcher.prepare(method, params, exchange.access);
+    const eventStream = acceptsEventStream(header(exchange.headers, 'accept'));
     const stream =
-      prepared.mayRelay && acceptsEventStream(header(exchange.headers, 'accept'))
-        ? new AnswerStream(this.maxQueuedBytes)
-        : undefined;
+      prepared.mayRelay && eventStream ? new AnswerStream(this.maxQueuedBytes) : undefined;
     const context: MethodContext = {
       protocolVersion,
       id,
@@ -234,7 +233,13 @@ export class LegacyCodec {
       },
       (err: unknown) => this.error(id, err, format, exchange.headers),
     );
-    return streamWhenRelayed(answer, stream, unregister);
+    // a request the client cancelled gets no response where an event stream can end without one
+    return streamWhenRelayed(
+      answer,
+      stream,
+      unregister,
+      () => eventStream && call?.controller.reason === 'cancelled',
+    );
   }
 
   private resultAnswer(id: JsonRpcId, result: MethodResult, format: ResponseFormat): HttpAnswer {

@@ -1,4 +1,4 @@
-import type { AnswerStream } from '../answers/answer-stream';
+import { AnswerStream } from '../answers/answer-stream';
 import { PrecompressedBytes } from '../answers/gzip-splice';
 import { streamAnswer, type HttpAnswer } from '../answers/http-answer';
 
@@ -6,24 +6,44 @@ import { streamAnswer, type HttpAnswer } from '../answers/http-answer';
  * The answer of a request that may relay upstream messages before its result
  * (docs/operations.md §10 "Relaying"): the plain answer when the result comes first; otherwise an
  * SSE answer that starts with the first relayed message and ends with the result. `done` runs once
- * the result is known.
+ * the result is known. A request its client cancelled (`cancelled()` true when the result is
+ * known: the client takes an event stream and cancelled it) gets an SSE answer that ends
+ * without a response (MCP 2025-11-25 "Cancellation": the receiver should not send one).
  */
 export async function streamWhenRelayed(
   answer: Promise<HttpAnswer>,
   stream: AnswerStream | undefined,
   done: () => void,
+  cancelled: () => boolean = () => false,
 ): Promise<HttpAnswer> {
-  if (stream === undefined) return answer.finally(done);
+  if (stream === undefined)
+    return answer.then(
+      (result) => {
+        done();
+        return cancelled() ? withoutResponse(new AnswerStream()) : result;
+      },
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
   const first = await Promise.race([answer, stream.first.then(() => undefined)]);
   if (first !== undefined) {
     done();
-    return first;
+    return cancelled() ? withoutResponse(stream) : first;
   }
   // Messages came first: answer with the stream; the result is its last message.
   void answer.then((result) => {
     done();
-    stream.end(unframe(bodyText(result.body)));
+    if (cancelled()) stream.close();
+    else stream.end(unframe(bodyText(result.body)));
   });
+  return streamAnswer(stream);
+}
+
+/** An SSE answer that ends without a message: the response to a cancelled request, not sent. */
+function withoutResponse(stream: AnswerStream): HttpAnswer {
+  stream.close();
   return streamAnswer(stream);
 }
 
