@@ -399,5 +399,57 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
         expect(up.calls('fine')).toHaveLength(1);
       },
     );
+
+    it("a flood of requests for the client's input on a 2026 client's call ends the call at the cap, and none is kept or answered past it", async () => {
+      const flood = `flood-${listener}`;
+      asker.onTool('ask', () => ({
+        events: Array.from({ length: 200 }, (_, i) => ({
+          jsonrpc: '2.0',
+          id: `${flood}-${i}`,
+          method: 'elicitation/create',
+          params: { message: `question ${i}`, requestedSchema: { type: 'object', properties: {} } },
+        })),
+        result: { content: [{ type: 'text', text: 'never reached' }] },
+      }));
+      const posted = (): number =>
+        asker.requests.filter(
+          (r) => r.method === undefined && String(r.message?.id).startsWith(flood),
+        ).length;
+      const call = await postRaw(
+        gateway.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'f1',
+          method: 'tools/call',
+          params: {
+            name: 'ask__ask',
+            arguments: {},
+            _meta: {
+              ...envelope,
+              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+            },
+          },
+        }),
+        {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': V,
+          'mcp-method': 'tools/call',
+          'mcp-name': 'ask__ask',
+        },
+      );
+      expect(call.status).toBe(200);
+      // the call ended: the cap's reason, not 200 open questions
+      expect(call.json.result.resultType).toBe('complete');
+      expect(call.json.result.isError).toBe(true);
+      expect(call.json.result.content[0].text).toContain(
+        "sent more requests for the client's input than one call may hold",
+      );
+      // the upstream was told to stop, and got no answers to the questions past the cap
+      await waitFor(() => asker.rpcs('notifications/cancelled').length > 0, 10_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(posted()).toBeLessThanOrEqual(32);
+      asker.off('tools/call');
+    });
   });
 });

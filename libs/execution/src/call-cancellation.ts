@@ -2,9 +2,15 @@
  * Why a call was cancelled: its client went away or cancelled it, the gateway shut down, or
  * (`answer-undelivered`) the upstream did not take the client's answer to the request it sent
  * during the call, so the call could only wait for the upstream to give up
- * (docs/operations.md §10 "Relaying").
+ * (docs/operations.md §10 "Relaying"), or (`input-overflow`) the upstream sent more requests for
+ * the client's input than one held call may keep (docs/operations.md §11 "Multi round-trip").
  */
-export type CancelReason = 'client-closed' | 'cancelled' | 'shutdown' | 'answer-undelivered';
+export type CancelReason =
+  | 'client-closed'
+  | 'cancelled'
+  | 'shutdown'
+  | 'answer-undelivered'
+  | 'input-overflow';
 
 /**
  * The cancellation of one call in flight: one per request on the hot path, so a plain object

@@ -120,6 +120,11 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
       `Upstream ${upstream.id} did not take the client's answer to its request (its session ` +
       'may have ended), so the request could not go on; it was ended. Retry it.'
     );
+  if (reason === 'input-overflow')
+    return (
+      `Upstream ${upstream.id} sent more requests for the client's input than one call may ` +
+      'hold; the request was ended'
+    );
   return `The request to upstream ${upstream.id} was cancelled`;
 }
 

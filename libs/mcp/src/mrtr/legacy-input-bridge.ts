@@ -8,6 +8,7 @@ import type { MethodContext, MethodResult } from '../methods/method-handler';
 import { RELAYED_REQUESTS, UpstreamRouter } from '../relay/upstream-router';
 import { answerBinding, boundTo, type AnswerDelivery } from '../relay/answer-binding';
 import { InputHandoff } from './input-handoff';
+import { MAX_PENDING_INPUTS } from './parked-call';
 import { MrtrSeal } from '../sealing/mrtr-seal';
 import { plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 
@@ -87,6 +88,11 @@ export class LegacyInputBridge {
     what = 'tool',
   ): Promise<BridgedAnswers> {
     const entries = Object.entries(inputRequests);
+    // as many as a held call keeps (parked-call.ts): each one waits on the client, and on memory
+    if (entries.length > MAX_PENDING_INPUTS)
+      return refused(
+        `The ${what} asked the client for ${entries.length} inputs at once, more than one call may hold (${MAX_PENDING_INPUTS})`,
+      );
     const requests: [string, InputRequest][] = [];
     for (const [inputKey, entry] of entries) {
       const method = isRecord(entry) && typeof entry.method === 'string' ? entry.method : '';

@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from '@app/upstream';
-import { ParkedCall, type PendingUpstreamRequest } from './parked-call';
+import { MAX_PENDING_INPUTS, ParkedCall, type PendingUpstreamRequest } from './parked-call';
 
 function setup(): { call: ParkedCall; answered: [PendingUpstreamRequest, JsonRpcMessage][] } {
   const answered: [PendingUpstreamRequest, JsonRpcMessage][] = [];
@@ -24,6 +24,18 @@ describe('a parked 2025 upstream call (docs/operations.md §11 "Multi round-trip
         'elicitation-1': { method: 'elicitation/create', params: { message: 'Deploy?' } },
       },
     });
+  });
+
+  it(`keeps at most ${MAX_PENDING_INPUTS} requests: one more ends the call (input-overflow) and nothing past it is kept or answered`, async () => {
+    const { call, answered } = setup();
+    for (let i = 0; i < MAX_PENDING_INPUTS; i++) call.add(elicit(i, `q${i}`), {});
+    expect(call.cancellation.aborted).toBe(false);
+    for (let i = 0; i < 100; i++) call.add(elicit(1000 + i, 'more'), {});
+    call.addUndeclared(elicit(5000, 'x'), {}, 'sampling', { sampling: {} });
+    expect(call.cancellation.reason).toBe('input-overflow');
+    call.refuseAll('abandoned');
+    expect(answered).toHaveLength(MAX_PENDING_INPUTS);
+    expect(answered.every(([request]) => Number(request.id) < MAX_PENDING_INPUTS)).toBe(true);
   });
 
   it('requests that arrive together are asked together', async () => {

@@ -3,6 +3,14 @@ import { addRequired, JsonRpcCode } from '@app/wire';
 import { CallCancellation } from '@app/execution';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 
+/**
+ * The most requests for the client's input one held call keeps (asked and refused-to-be-asked
+ * together): an upstream that sends more is hostile or broken, and its call is ended at once
+ * (docs/operations.md §11 "Multi round-trip"). Each one costs memory until the client answers,
+ * and an answer to the upstream when the call is abandoned.
+ */
+export const MAX_PENDING_INPUTS = 32;
+
 /** A request a 2025 upstream sent to the client during the call, not answered yet. */
 export interface PendingUpstreamRequest {
   /** The upstream's own request id. */
@@ -50,6 +58,7 @@ export class ParkedCall {
   private settled?: Extract<ParkedOutcome, { kind: 'settled' }>;
   private wake?: () => void;
   private asked = 0;
+  private overflowed = false;
 
   /**
    * @param answer posts a JSON-RPC response to the upstream request (best effort)
@@ -63,6 +72,7 @@ export class ParkedCall {
 
   /** The upstream asked the client something: held until `respond` brings the answer. */
   add(message: JsonRpcMessage, origin: UpstreamMessageContext): void {
+    if (this.overflows()) return;
     const method = message.method as string;
     const inputKey = `${method.split('/')[0] ?? 'input'}-${++this.asked}`;
     this.pending.set(inputKey, {
@@ -86,6 +96,7 @@ export class ParkedCall {
     capability: string,
     required: Record<string, unknown>,
   ): void {
+    if (this.overflows()) return;
     this.undeclared.push({
       request: {
         id: message.id as string | number,
@@ -152,6 +163,19 @@ export class ParkedCall {
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
     }
+  }
+
+  /**
+   * Whether one more request would pass MAX_PENDING_INPUTS: then the call is ended (its upstream
+   * request aborted, its outcome the failure that says why) and this and later requests are
+   * dropped unanswered, with the request they came on.
+   */
+  private overflows(): boolean {
+    if (this.overflowed) return true;
+    if (this.pending.size + this.undeclared.length < MAX_PENDING_INPUTS) return false;
+    this.overflowed = true;
+    this.cancellation.abort('input-overflow');
+    return true;
   }
 
   private missingCapabilities(): Record<string, unknown> {

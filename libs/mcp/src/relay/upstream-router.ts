@@ -12,6 +12,8 @@ import { SerializedResult, type MethodContext } from '../methods/method-handler'
 import { logRank, SessionLogLevels } from '../session/session-log-levels';
 
 const LOG_MESSAGE = 'notifications/message';
+/** Requests relayed per call whose answer's failure ends the call (bounds awaitingAnswers). */
+const MAX_TRACKED_REQUESTS = 32;
 /** Log floors: every message passes; none does (above emergency). */
 const ALL_LOGS = 0;
 const NO_LOGS = Number.POSITIVE_INFINITY;
@@ -272,7 +274,8 @@ export class UpstreamRouter {
         : undeclaredBy(context.clientCapabilities, message);
     const declared = capability !== undefined && undeclared === undefined;
     if (context.relay !== undefined && declared && context.relayRequests !== false) {
-      if (context.signal !== undefined) {
+      // the first requests of a call are enough to end it when one of their answers fails
+      if (context.signal !== undefined && relayed.length < MAX_TRACKED_REQUESTS) {
         const key = awaitingKey(upstream.id, origin.sessionId, id);
         this.awaitingAnswers.set(key, context.signal);
         relayed.push(key);
