@@ -6,11 +6,7 @@
  * the client's input than one held call may keep (docs/operations.md §11 "Multi round-trip").
  */
 export type CancelReason =
-  | 'client-closed'
-  | 'cancelled'
-  | 'shutdown'
-  | 'answer-undelivered'
-  | 'input-overflow';
+  'client-closed' | 'cancelled' | 'shutdown' | 'answer-undelivered' | 'input-overflow';
 
 /**
  * The cancellation of one call in flight: one per request on the hot path, so a plain object
