@@ -26,7 +26,7 @@ describe('a parked 2025 upstream call (docs/operations.md §11 "Multi round-trip
     });
   });
 
-  it(`keeps at most ${MAX_PENDING_INPUTS} requests: one more ends the call (input-overflow) and nothing past it is kept or answered`, async () => {
+  it(`keeps at most ${MAX_PENDING_INPUTS} requests: one more ends the call (input-overflow) and nothing past it is kept or answered`, () => {
     const { call, answered } = setup();
     for (let i = 0; i < MAX_PENDING_INPUTS; i++) call.add(elicit(i, `q${i}`), {});
     expect(call.cancellation.aborted).toBe(false);
