@@ -2,7 +2,13 @@ import { waitFor } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { V1Upstream, V2Upstream } from '../support/mcp-upstreams';
 import { stopAfterEach } from '../support/cleanup';
-import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
+import {
+  OwnRedis,
+  SHARED_REDIS_URL,
+  deleteKeys,
+  redisClient,
+  uniqueKeyPrefix,
+} from '../support/redis';
 import {
   ADMIN_TOKEN,
   admin,
@@ -167,5 +173,49 @@ describe('/admin/upstreams shared through Redis', () => {
     expect(list.body).toMatchObject({ storage: 'redis' });
     expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc']);
     expect(await toolNames(gateway)).toEqual(['calc__add', 'calc__shout']);
+  });
+
+  it('with Redis hanging (SIGSTOP), a write it times out on says the change may still be applied, and it is once Redis wakes; upstreams and virtual servers alike', async () => {
+    const own = await OwnRedis.start();
+    track({ stop: () => (own.resume(), own.stop()) });
+    const gateway = await startGateway(
+      {
+        mcp: gatewayConfig([], {
+          redis: { keyPrefix: newPrefix(), commandTimeoutMillis: 500 },
+          registry: { refreshIntervalSeconds: 2 },
+          upstreams: [upstream('calc', calc.url)],
+        }),
+        env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: own.url },
+        waitReady: true,
+      },
+      track,
+    );
+    // read once, so that the write goes straight to the store
+    expect((await admin(gateway, 'GET', '/admin/upstreams')).status).toBe(200);
+    own.pause();
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'late',
+      url: other.url,
+    });
+    const server = await admin(gateway, 'POST', '/admin/servers', {
+      id: 'lateserver',
+      tools: ['calc__*'],
+    });
+    expect(posted.status).toBe(503);
+    expect(posted.body.message).toMatch(
+      /^The registration store \(Redis\) did not answer in time; the change may still be applied when it does/,
+    );
+    expect(posted.body.message).not.toContain('nothing was changed');
+    expect(server.status).toBe(503);
+    expect(server.body.message).toMatch(
+      /^The store of virtual servers \(Redis\) did not answer in time; the change may still be applied/,
+    );
+    own.resume();
+    // the commands Redis held ran when it woke: the refusals said they might
+    await waitForState(gateway, 'late', 'ACTIVE');
+    await waitFor(async () => {
+      const servers = await admin(gateway, 'GET', '/admin/servers');
+      return JSON.stringify(servers.body).includes('lateserver');
+    }, 15_000);
   });
 });

@@ -4,6 +4,7 @@ export {
   quitRedis,
   redisConstruction,
   redisFailureText,
+  redisOutcomeUnknown,
   type RedisClient,
   type RedisConstruction,
   type RedisUseOptions,

@@ -1,5 +1,5 @@
 import type { RedisConfig, RedisServer } from '@app/config';
-import { redisConstruction, redisFailureText } from './redis-client';
+import { redisConstruction, redisFailureText, redisOutcomeUnknown } from './redis-client';
 import { redisUseOptions } from './redis-uses';
 
 const r = { commandTimeoutMillis: 300, connectTimeoutMillis: 1000 } as RedisConfig;
@@ -103,5 +103,17 @@ describe("redisFailureText: a failed command in an operator's words", () => {
 
   it('says so when what failed is no Error', () => {
     expect(redisFailureText('x')).toBe('unknown cause');
+  });
+});
+
+describe('redisOutcomeUnknown: whether a failed command may still run in Redis', () => {
+  it.each([
+    ['Reached the max retries per request limit (which is 0).', false],
+    ["Stream isn't writeable and enableOfflineQueue options is false", false],
+    ["READONLY You can't write against a read only replica.", false],
+    ['Command timed out', true],
+    ['Connection is closed.', true],
+  ])('%s: %s', (message, unknown) => {
+    expect(redisOutcomeUnknown(new Error(message))).toBe(unknown);
   });
 });

@@ -142,6 +142,16 @@ export async function quitRedis(...clients: readonly (RedisClient | undefined)[]
  * name its options ("Reached the max retries per request limit (which is 0). Refer to
  * "maxRetriesPerRequest" option…"), which mean nothing to whoever reads the log.
  */
+/**
+ * Whether a command that failed may still have reached Redis and run there: it timed out
+ * (`commandTimeoutMillis`: a Redis that hangs runs it when it wakes), or its connection closed
+ * while it waited. A command refused before it was sent (not connected, the offline queue off)
+ * or answered with an error did not run. What a write's refusal may promise depends on it.
+ */
+export function redisOutcomeUnknown(err: unknown): boolean {
+  return err instanceof Error && /Command timed out|Connection is closed/i.test(err.message);
+}
+
 export function redisFailureText(err: unknown): string {
   if (!(err instanceof Error)) return 'unknown cause';
   const message = err.message;

@@ -1,4 +1,4 @@
-import { redisFailureText } from './redis-client';
+import { redisFailureText, redisOutcomeUnknown } from './redis-client';
 
 /** Where a store's warnings go (a Nest Logger). */
 export interface StoreLog {
@@ -24,6 +24,12 @@ export class StoreAttempts {
     private readonly meanwhile: string,
   ) {}
 
+  /**
+   * Whether the last command that failed may still have run in Redis (redisOutcomeUnknown):
+   * what a write that read undefined may tell its caller.
+   */
+  lastOutcomeUnknown = false;
+
   async run<T>(work: () => Promise<T>): Promise<T | undefined> {
     try {
       const value = await work();
@@ -33,6 +39,7 @@ export class StoreAttempts {
       }
       return value;
     } catch (err) {
+      this.lastOutcomeUnknown = redisOutcomeUnknown(err);
       if (!this.warned) {
         this.warned = true;
         this.logger.warn(

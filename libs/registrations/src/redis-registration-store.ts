@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { quitRedis, type RedisClient } from '@app/redis';
+import { quitRedis, redisOutcomeUnknown, type RedisClient } from '@app/redis';
 import { upstreamNamePrefix, type GatewayConfig } from '@app/config';
 import type { StoredRegistration } from './registration-record';
 import {
@@ -244,6 +244,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       if (err instanceof RegistrationStoreUnavailableError) throw err;
       throw new RegistrationStoreUnavailableError(
         `Redis did not answer (${err instanceof Error ? err.name : typeof err})`,
+        redisOutcomeUnknown(err),
       );
     }
   }

@@ -15,10 +15,12 @@ export interface StoreUnavailable {
   readonly kind: 'unavailable';
   /** Why, for the refusal's message: never a host, a port or a credential. */
   readonly detail: string;
+  /** The write was sent and not answered: it may still be applied when Redis wakes. */
+  readonly outcomeUnknown: boolean;
 }
 
-function unavailable(detail: string): StoreUnavailable {
-  return { kind: 'unavailable', detail };
+function unavailable(detail: string, outcomeUnknown = false): StoreUnavailable {
+  return { kind: 'unavailable', detail, outcomeUnknown };
 }
 
 /**
@@ -182,7 +184,8 @@ export class RegistrationStoreReader {
   /**
    * Runs one store write under the generation this replica read. A store that was reset or
    * re-seeded since answers `generation`: it is read (and re-seeded) and the write tried once
-   * more. Redis not answering is a 503: nothing was changed.
+   * more. Redis not answering is a 503: nothing was changed, or (`outcomeUnknown`) the write was
+   * sent and may still be applied when Redis wakes.
    */
   async write<R extends { readonly kind: string }>(
     command: (generation: string) => Promise<R>,
@@ -197,7 +200,7 @@ export class RegistrationStoreReader {
       return unavailable('it was reset while the change was written; try again');
     } catch (err) {
       if (!(err instanceof RegistrationStoreUnavailableError)) throw err;
-      return unavailable(err.message);
+      return unavailable(err.message, err.outcomeUnknown);
     }
   }
 }

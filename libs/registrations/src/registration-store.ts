@@ -3,9 +3,20 @@ import { upstreamNamePrefix } from '@app/config';
 import type { StoredRegistration } from './registration-record';
 import type { Tombstone } from './registration-tombstones';
 
-/** The store could not be read or written (Redis down or slow); nothing was changed. */
+/**
+ * The store could not be read or written (Redis down or slow). `outcomeUnknown`: a write was
+ * sent and not answered in time, so it may still run when Redis wakes (redisOutcomeUnknown);
+ * otherwise nothing was changed.
+ */
 export class RegistrationStoreUnavailableError extends Error {
   override readonly name = 'RegistrationStoreUnavailableError';
+
+  constructor(
+    message: string,
+    readonly outcomeUnknown = false,
+  ) {
+    super(message);
+  }
 }
 
 /**

@@ -135,11 +135,21 @@ export function prefixTaken(mine: string, id: string, theirs: string): AdminRefu
   };
 }
 
-export function storeUnavailable(detail: string): AdminRefusal {
+/**
+ * The store did not answer: nothing was changed, or, for a write sent and not answered in time
+ * (`outcomeUnknown`), the change may still be applied when Redis wakes: the refusal says so
+ * instead of promising what it cannot know.
+ */
+export function storeUnavailable(unavailable: {
+  readonly detail: string;
+  readonly outcomeUnknown: boolean;
+}): AdminRefusal {
   return {
     ok: false,
     reason: 'unavailable',
-    message: `The registration store (Redis) is unavailable; nothing was changed (${detail})`,
+    message: unavailable.outcomeUnknown
+      ? `The registration store (Redis) did not answer in time; the change may still be applied when it does: read the registration back (GET /admin/upstreams) before trying again (${unavailable.detail})`
+      : `The registration store (Redis) is unavailable; nothing was changed (${unavailable.detail})`,
   };
 }
 

@@ -154,7 +154,7 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
       const created = await this.reader.write((g) =>
         this.registrations.store.create(registration, g, limit),
       );
-      if (created.kind === 'unavailable') return storeUnavailable(created.detail);
+      if (created.kind === 'unavailable') return storeUnavailable(created);
       switch (created.kind) {
         case 'idTaken':
           await this.reader.sync();
@@ -236,7 +236,7 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
       const replaced = await this.reader.write((g) =>
         this.registrations.store.replace(registration, expected, g),
       );
-      if (replaced.kind === 'unavailable') return storeUnavailable(replaced.detail);
+      if (replaced.kind === 'unavailable') return storeUnavailable(replaced);
       switch (replaced.kind) {
         case 'missing':
           await this.reader.sync();
@@ -274,7 +274,7 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
       const removed = await this.reader.write((g) =>
         this.registrations.store.remove(id, expected, g),
       );
-      if (removed.kind === 'unavailable') return storeUnavailable(removed.detail);
+      if (removed.kind === 'unavailable') return storeUnavailable(removed);
       if (removed.kind === 'changed') {
         await this.reader.sync();
         return changedMeanwhile(id, removed.version);

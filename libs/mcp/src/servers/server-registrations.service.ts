@@ -13,7 +13,7 @@ import {
   type GatewayConfig,
 } from '@app/config';
 import { ResourceServer } from '@app/identity';
-import { SERVER_STORE, type ServerStore, type StoredServer } from './server-store';
+import { SERVER_STORE, type ServerStore, type ServerWrite, type StoredServer } from './server-store';
 import { VirtualServers, type VirtualServerStatus } from './virtual-servers.service';
 
 /** How often a replica reads the store for servers another replica registered, ms. */
@@ -44,11 +44,19 @@ export type RegisteredServerView = VirtualServerStatus & {
   readonly updatedBy?: string;
 };
 
-const UNAVAILABLE = {
-  ok: false,
-  reason: 'unavailable',
-  message: 'The store of virtual servers (Redis) did not answer; nothing was changed, try again',
-} as const;
+/**
+ * The store did not answer. A write sent before Redis stopped answering may still run when it
+ * wakes (`outcomeUnknown`): then the refusal cannot promise that nothing changed.
+ */
+function unavailable(outcomeUnknown: boolean) {
+  return {
+    ok: false,
+    reason: 'unavailable',
+    message: outcomeUnknown
+      ? 'The store of virtual servers (Redis) did not answer in time; the change may still be applied when it does: read the server back (GET /admin/servers) before trying again'
+      : 'The store of virtual servers (Redis) did not answer; nothing was changed, try again',
+  } as const;
+}
 
 /**
  * Virtual servers registered at runtime (docs/operations.md §16 "Registered at runtime"): checked
@@ -116,7 +124,7 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
         message: `At most ${MAX_REGISTERED_SERVERS} virtual servers may be registered`,
       };
     const written = await this.store.create(check.server.id, this.recordOf(check.server, actor));
-    if (written.kind === 'unavailable') return UNAVAILABLE;
+    if (written.kind === 'unavailable') return unavailable(written.outcomeUnknown);
     if (written.kind !== 'written')
       return {
         ok: false,
@@ -157,7 +165,7 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
       updatedBy: actor,
     };
     const written = await this.store.replace(id, record, expected);
-    const refusal = this.writeRefusal(id, written.kind);
+    const refusal = this.writeRefusal(id, written);
     if (refusal !== undefined) return refusal;
     await this.sync();
     return this.answer(id, 200);
@@ -173,7 +181,7 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     const expected = this.expected(known, ifMatch);
     if (typeof expected === 'object') return expected;
     const written = await this.store.remove(id, expected);
-    const refusal = this.writeRefusal(id, written.kind);
+    const refusal = this.writeRefusal(id, written);
     if (refusal !== undefined) return refusal;
     this.rememberDeleted(id, known.version);
     await this.sync();
@@ -257,10 +265,10 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     return this.changed(known.server.id);
   }
 
-  private writeRefusal(id: string, kind: string): ServerAdminOutcome<never> | undefined {
-    if (kind === 'written') return undefined;
-    if (kind === 'unavailable') return UNAVAILABLE;
-    if (kind === 'missing') return this.notFound(id);
+  private writeRefusal(id: string, written: ServerWrite): ServerAdminOutcome<never> | undefined {
+    if (written.kind === 'written') return undefined;
+    if (written.kind === 'unavailable') return unavailable(written.outcomeUnknown);
+    if (written.kind === 'missing') return this.notFound(id);
     return this.changed(id);
   }
 

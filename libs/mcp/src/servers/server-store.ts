@@ -30,7 +30,11 @@ export type ServerWrite =
   /** replace, remove: the stored version is not the expected one. */
   | { readonly kind: 'changed' }
   /** The store did not answer: nothing was written. */
-  | { readonly kind: 'unavailable' };
+  /**
+   * The store did not answer; `outcomeUnknown`: the write may still run when Redis wakes (it
+   * timed out after it was sent), so it cannot be called unchanged.
+   */
+  | { readonly kind: 'unavailable'; readonly outcomeUnknown: boolean };
 
 /**
  * Where registered virtual servers live (docs/operations.md §16 "Registered at runtime"): Redis
@@ -235,12 +239,16 @@ export class RedisServerStore implements ServerStore {
           String(record.version),
         ) as Promise<number>,
     );
-    if (answer === undefined) return { kind: 'unavailable' };
+    if (answer === undefined) return this.unavailable();
     return answer === 0 ? { kind: 'taken' } : { kind: 'written', version: answer };
   }
 
   async close(): Promise<void> {
     await quitRedis(this.redis);
+  }
+
+  private unavailable(): ServerWrite {
+    return { kind: 'unavailable', outcomeUnknown: this.attempts.lastOutcomeUnknown };
   }
 
   private async write(
@@ -262,7 +270,7 @@ export class RedisServerStore implements ServerStore {
           expected === undefined ? '' : String(expected),
         ) as Promise<number>,
     );
-    if (answer === undefined) return { kind: 'unavailable' };
+    if (answer === undefined) return this.unavailable();
     if (answer === 0) return { kind: 'taken' };
     if (answer === -1) return { kind: 'missing' };
     if (answer === -2) return { kind: 'changed' };
