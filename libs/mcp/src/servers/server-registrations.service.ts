@@ -13,7 +13,12 @@ import {
   type GatewayConfig,
 } from '@app/config';
 import { ResourceServer } from '@app/identity';
-import { SERVER_STORE, type ServerStore, type ServerWrite, type StoredServer } from './server-store';
+import {
+  SERVER_STORE,
+  type ServerStore,
+  type ServerWrite,
+  type StoredServer,
+} from './server-store';
 import { VirtualServers, type VirtualServerStatus } from './virtual-servers.service';
 
 /** How often a replica reads the store for servers another replica registered, ms. */
