@@ -287,6 +287,27 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       expect(read26.json).toMatchObject({ id: 7, error: { code: -32603 } });
     });
 
+    it('a completion of more than 100 values is cut to the first 100 with hasMore and the total, in both eras', async () => {
+      const values = Array.from({ length: 250 }, (_, i) => `v${i}`);
+      legacy.on('completion/complete', () => ({ result: { completion: { values } } }));
+      try {
+        const params = {
+          ref: { type: 'ref/prompt', name: 'leg__p' },
+          argument: { name: 'x', value: '' },
+        };
+        const legacyAnswer = await rpc(gateway.mcpUrl, 'completion/complete', params, {}, 'c1');
+        const modernAnswer = await modern(gateway.mcpUrl, 'completion/complete', params, 'c2');
+        for (const answer of [legacyAnswer, modernAnswer])
+          expect(answer.json.result.completion).toEqual({
+            values: values.slice(0, 100),
+            total: 250,
+            hasMore: true,
+          });
+      } finally {
+        scriptDeep(legacy, false);
+      }
+    });
+
     it('a list pull whose tools/list nests too deep (2025 JSON, 2026 SSE) fails as UpstreamTooDeepError, not UnexpectedPullError', async () => {
       const view = (await (await fetch(`${gateway.managementUrl}/actuator/upstreams`)).json()) as {
         upstreams: Array<Record<string, any>>;

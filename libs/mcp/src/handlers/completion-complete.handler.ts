@@ -3,6 +3,7 @@ import { CatalogRefresh, RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import {
   RELAYING_REQUEST,
+  SerializedResult,
   type MethodContext,
   type MethodHandler,
   type MethodResult,
@@ -12,9 +13,43 @@ import { UpstreamRouter } from '../relay/upstream-router';
 import { granted, grantedEntry, type Params } from '../relay/upstream-handler-support';
 import { LiveLists } from './live-lists.service';
 
+/** MCP 2025-11-25 "Completion": a result holds at most 100 values. */
+export const MAX_COMPLETION_VALUES = 100;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An upstream's completion with more values than a result may hold, cut to the first
+ * MAX_COMPLETION_VALUES with `hasMore: true` and its `total` (the upstream's, or the number it
+ * sent); any other result as it came.
+ */
+function capped(result: object): object {
+  const value =
+    result instanceof SerializedResult ? result.value : (result as Record<string, unknown>);
+  const completion = value.completion;
+  if (
+    !isRecord(completion) ||
+    !Array.isArray(completion.values) ||
+    completion.values.length <= MAX_COMPLETION_VALUES
+  )
+    return result;
+  return {
+    ...value,
+    completion: {
+      ...completion,
+      values: completion.values.slice(0, MAX_COMPLETION_VALUES),
+      total: typeof completion.total === 'number' ? completion.total : completion.values.length,
+      hasMore: true,
+    },
+  };
+}
+
 /**
  * `completion/complete`: a `ref/prompt` goes to the prompt's upstream with its own name, a
- * `ref/resource` to the owner of the URI or template (docs/operations.md §10 "Routing").
+ * `ref/resource` to the owner of the URI or template (docs/operations.md §10 "Routing"). An
+ * answer of more than 100 values is cut to 100 (`hasMore`), as the spec bounds a result.
  */
 @Injectable()
 export class CompletionCompleteHandler implements MethodHandler {
@@ -53,11 +88,13 @@ export class CompletionCompleteHandler implements MethodHandler {
               context.access,
             );
       if (prompt !== undefined)
-        return this.router.forward(
-          prompt.upstream,
-          this.method,
-          { ...params, ref: { ...ref, name: prompt.originalName } },
-          context,
+        return capped(
+          await this.router.forward(
+            prompt.upstream,
+            this.method,
+            { ...params, ref: { ...ref, name: prompt.originalName } },
+            context,
+          ),
         );
     } else if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
       const uri = ref.uri;
@@ -69,7 +106,7 @@ export class CompletionCompleteHandler implements MethodHandler {
         context.access,
       );
       if (owner !== undefined)
-        return this.router.forward(owner, this.method, { ...params }, context);
+        return capped(await this.router.forward(owner, this.method, { ...params }, context));
     } else {
       throw new GatewayError(
         GatewayErrorCode.InvalidParams,
