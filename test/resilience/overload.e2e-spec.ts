@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
-import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
+import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
 import { callTool } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
@@ -89,6 +90,64 @@ describe('overload limits', () => {
     expect(later.result.isError).toBeUndefined();
     const scrape = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
     expect(scrape).toMatch(/tool_calls_total\{tool="big\.report",outcome="busy"\} [1-9]/);
+  });
+
+  it('variant: upstream answers take from the same budget: with a Tool Service answer held, an upstream call whose answer would pass it ends "busy", and a later one is served', async () => {
+    const up = track(await ScriptedUpstream.start({ tools: [upTool('report')] }));
+    // 600 KiB of text in two halves, 1.5 s apart: the first half is held meanwhile
+    up.onTool('report', (req) => {
+      const head = `{"jsonrpc":"2.0","id":${JSON.stringify(req.id)},"result":{"content":[{"type":"text","text":"`;
+      const half = 'a'.repeat(300 * 1024);
+      return {
+        headers: { 'content-type': 'application/json' },
+        raw: [head + half, `${half}"}]}}`],
+        chunkGapMs: 1500,
+      };
+    });
+    const answers = await slowBigAnswers(600 * 1024, 1500);
+    track({ stop: answers.stop });
+    const manifests = track(
+      await TestToolService.start(manifest('big', [tool({ name: 'big.report' })])),
+    );
+    const gateway = track(
+      await GatewayProcess.start({
+        mcp: gatewayConfig(
+          [
+            bundle(
+              'big',
+              { manifestUrl: manifests.manifestUrl, baseEndpoint: answers.baseEndpoint },
+              'big.',
+            ),
+          ],
+          {
+            execution: { maxResponseBytes: 1024 * 1024, maxInFlightAnswerBytes: 1024 * 1024 },
+            upstreams: [upstream('up', up.url)],
+          },
+        ),
+        waitReady: true,
+      }),
+    );
+    await waitFor(
+      async () =>
+        (await callTool(gateway.mcpUrl, 'up__report', {})).result?.content?.[0]?.text?.length ===
+        600 * 1024,
+      15_000,
+    );
+    const [bundled, first, second] = await Promise.all([
+      callTool(gateway.mcpUrl, 'big.report', {}),
+      new Promise((r) => setTimeout(r, 200)).then(() => callTool(gateway.mcpUrl, 'up__report', {})),
+      new Promise((r) => setTimeout(r, 400)).then(() => callTool(gateway.mcpUrl, 'up__report', {})),
+    ]);
+    // 300 KiB of each held at once, then their second halves: together they pass 1 MiB, which
+    // the bundle's 600 KiB alone never does (without the upstreams' bytes no call is busy)
+    const results = [bundled, first, second].map((a) => a.result);
+    const busy = results.filter((r) => r.isError === true);
+    expect(busy.length).toBeGreaterThanOrEqual(1);
+    for (const r of busy) expect(r.content[0].text).toContain('the gateway is busy');
+    expect(results.filter((r) => r.isError === undefined).length).toBeGreaterThanOrEqual(1);
+    // given back: a later upstream call is served whole
+    const later = await callTool(gateway.mcpUrl, 'up__report', {});
+    expect(later.result.content[0].text).toHaveLength(600 * 1024);
   });
 
   it('answers a call over maxConcurrentCallsPerBundle at once with "busy", without calling the Tool Service', async () => {

@@ -1,6 +1,8 @@
+import type { GatewayConfig } from '@app/config';
+
 /**
- * A byte budget shared by every call in flight: the bytes of Tool Service answers the
- * gateway holds at once (docs/operations.md §1, `execution.maxInFlightAnswerBytes`). A call takes
+ * A byte budget shared by every call in flight: the bytes of Tool Service and upstream answers
+ * the gateway holds at once (docs/operations.md §1, `execution.maxInFlightAnswerBytes`). A call takes
  * bytes as its answer arrives and gives them all back when its result is built; a call that cannot
  * take what its next chunk needs is ended as "busy" instead of pushing the process past its memory
  * limit.
@@ -10,6 +12,11 @@ export class AnswerBudget {
 
   /** @param maxBytes execution.maxInFlightAnswerBytes */
   constructor(readonly maxBytes: number) {}
+
+  /** The process's one budget, for the executors of both kinds of source. */
+  static of(config: GatewayConfig): AnswerBudget {
+    return new AnswerBudget(config.mcp.execution.maxInFlightAnswerBytes);
+  }
 
   /** Bytes currently held by calls in flight. */
   get heldBytes(): number {

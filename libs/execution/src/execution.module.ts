@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { AnswerBudget } from './answer-budget';
 import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { ToolExecutor } from './tool-executor.service';
@@ -11,6 +13,12 @@ import { CallerRequestHeaders } from './caller-request-headers';
 @Module({
   imports: [UpstreamModule, SourceCredentialsModule],
   providers: [
+    // one budget of answer bytes for Tool Service and upstream answers (operations §1)
+    {
+      provide: AnswerBudget,
+      useFactory: (config: GatewayConfig) => AnswerBudget.of(config),
+      inject: [GATEWAY_CONFIG],
+    },
     ToolExecutor,
     UpstreamExecutor,
     LiveListFetcher,

@@ -191,13 +191,14 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     @Optional()
     @Inject(SourceCredentials)
     private readonly credentials: SourceCredentials | null = null,
+    @Optional() @Inject(AnswerBudget) budget: AnswerBudget | null = null,
   ) {
     const { execution } = config.mcp;
     this.client = new ToolServiceClient(
       config.mcp.discovery.connectTimeoutMillis,
       execution.maxConnectionsPerOrigin,
     );
-    this.budget = new AnswerBudget(execution.maxInFlightAnswerBytes);
+    this.budget = budget ?? AnswerBudget.of(config);
     this.maxCallsPerBundle = execution.maxConcurrentCallsPerBundle;
     this.maxResponseBytes = config.mcp.execution.maxResponseBytes;
     this.maxErrorChars = config.mcp.execution.maxErrorTextChars;

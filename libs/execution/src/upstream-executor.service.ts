@@ -10,6 +10,7 @@ import {
   type UpstreamMessageContext,
   type UpstreamSignal,
 } from '@app/upstream';
+import { AnswerBudget, type BudgetClaim } from './answer-budget';
 import type { CallCancellation } from './call-cancellation';
 import { CallerRequestHeaders } from './caller-request-headers';
 import type { IncomingHeaders } from './call-tool-result';
@@ -140,6 +141,8 @@ export class UpstreamExecutor {
     private readonly connections: UpstreamConnections,
     private readonly callerHeaders: CallerRequestHeaders,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
+    /** The answer bytes held at once, shared with Tool Service calls (operations §1). */
+    @Optional() @Inject(AnswerBudget) private readonly budget: AnswerBudget | null = null,
   ) {}
 
   /**
@@ -155,6 +158,8 @@ export class UpstreamExecutor {
   ): Promise<UpstreamOutcome> {
     const started = performance.now();
     const { signal } = context;
+    const { budget } = this;
+    const claim: BudgetClaim = { bytes: 0 };
     let outcome: UpstreamOutcome;
     try {
       const chosen = this.connections.forClientEra(
@@ -176,6 +181,7 @@ export class UpstreamExecutor {
             : { ...headers, ...context.requestHeaders },
         onMessage: context.onMessage,
         clientCapabilities: context.clientCapabilities,
+        takeBytes: budget === null ? undefined : (bytes) => budget.take(claim, bytes),
       });
       outcome = answer;
     } catch (err) {
@@ -202,6 +208,7 @@ export class UpstreamExecutor {
               };
     } finally {
       signal?.onAbort(undefined);
+      budget?.release(claim);
     }
     this.metrics?.upstreamCall(
       upstream.id,

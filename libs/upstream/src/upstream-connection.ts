@@ -44,6 +44,7 @@ import {
   type Session,
 } from './upstream-session';
 import {
+  ANSWER_BUDGET_REFUSAL,
   UpstreamFailure,
   type JsonRpcMessage,
   type UpstreamAnswer,
@@ -95,6 +96,7 @@ interface Relay {
   /** Absent: a server request on the answer belongs to no caller and is answered -32601. */
   readonly onMessage?: UpstreamRequestOptions['onMessage'];
   readonly listCap?: UpstreamListCap;
+  readonly takeBytes?: UpstreamRequestOptions['takeBytes'];
   /** The session the messages came on; `answer`: the one the answer's head opens (initialize). */
   readonly context: UpstreamMessageContext | 'answer';
 }
@@ -562,6 +564,7 @@ export class UpstreamConnection {
       reply = await this.post(legacyHeaders(options.headers, session), body, id, budget, {
         onMessage: options.onMessage,
         listCap: options.listCap,
+        takeBytes: options.takeBytes,
         context: { sessionId: session.sessionId },
       });
     } catch (err) {
@@ -613,6 +616,7 @@ export class UpstreamConnection {
     const reply = await this.post(headers, body, id, budget, {
       onMessage: options.onMessage,
       listCap: options.listCap,
+      takeBytes: options.takeBytes,
       context: {},
     });
     const code = errorCode(reply);
@@ -707,10 +711,16 @@ export class UpstreamConnection {
             if (relay !== undefined) this.answerMessage(message, relay, context);
             return 'more';
           };
+    const take = relay?.takeBytes;
     const onChunk: ExchangeRequest['onChunk'] =
-      counter === undefined || cap === undefined
+      take === undefined && (counter === undefined || cap === undefined)
         ? undefined
-        : (chunk) => (counter.exceeds(chunk) ? cap.refusal : undefined);
+        : (chunk) => {
+            if (take !== undefined && !take(chunk.length)) return ANSWER_BUDGET_REFUSAL;
+            return counter !== undefined && cap !== undefined && counter.exceeds(chunk)
+              ? cap.refusal
+              : undefined;
+          };
     const first = await exchange(this.dispatcher, {
       url: this.url,
       method: 'POST',

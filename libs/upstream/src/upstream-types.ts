@@ -124,7 +124,17 @@ export interface UpstreamRequestOptions {
    * list over the cap is never parsed whole (list-items.ts).
    */
   readonly listCap?: UpstreamListCap;
+  /**
+   * Takes the answer's bytes, as they arrive, from the gateway's budget of answer bytes held at
+   * once (`execution.maxInFlightAnswerBytes`, shared with Tool Service answers): false = the
+   * budget is spent, and the request ends at once as failure `refused` ("the gateway is busy").
+   */
+  readonly takeBytes?: (bytes: number) => boolean;
 }
+
+/** The words of a request refused by UpstreamRequestOptions.takeBytes. */
+export const ANSWER_BUDGET_REFUSAL =
+  'the gateway is busy: the answers of the calls in flight hold all the memory it sets aside for them (execution.maxInFlightAnswerBytes); retry shortly';
 
 /** See UpstreamRequestOptions.listCap. */
 export interface UpstreamListCap {
