@@ -194,9 +194,10 @@ export class LegacyCodec {
         format,
       );
     const prepared = this.dispatcher.prepare(method, params, exchange.access);
-    const eventStream = acceptsEventStream(header(exchange.headers, 'accept'));
     const stream =
-      prepared.mayRelay && eventStream ? new AnswerStream(this.maxQueuedBytes) : undefined;
+      prepared.mayRelay && acceptsEventStream(header(exchange.headers, 'accept'))
+        ? new AnswerStream(this.maxQueuedBytes)
+        : undefined;
     const context: MethodContext = {
       protocolVersion,
       id,
@@ -234,12 +235,7 @@ export class LegacyCodec {
       (err: unknown) => this.error(id, err, format, exchange.headers),
     );
     // a request the client cancelled gets no response where an event stream can end without one
-    return streamWhenRelayed(
-      answer,
-      stream,
-      unregister,
-      () => eventStream && call?.controller.reason === 'cancelled',
-    );
+    return streamWhenRelayed(answer, stream, unregister, call?.controller, exchange.headers);
   }
 
   private resultAnswer(id: JsonRpcId, result: MethodResult, format: ResponseFormat): HttpAnswer {

@@ -1,26 +1,29 @@
 import { AnswerStream } from '../answers/answer-stream';
 import { PrecompressedBytes } from '../answers/gzip-splice';
-import { streamAnswer, type HttpAnswer } from '../answers/http-answer';
+import type { CallCancellation, IncomingHeaders } from '@app/execution';
+import { acceptsEventStream, header, streamAnswer, type HttpAnswer } from '../answers/http-answer';
 
 /**
  * The answer of a request that may relay upstream messages before its result
  * (docs/operations.md §10 "Relaying"): the plain answer when the result comes first; otherwise an
  * SSE answer that starts with the first relayed message and ends with the result. `done` runs once
- * the result is known. A request its client cancelled (`cancelled()` true when the result is
- * known: the client takes an event stream and cancelled it) gets an SSE answer that ends
- * without a response (MCP 2025-11-25 "Cancellation": the receiver should not send one).
+ * the result is known. A request its client cancelled (`call` aborted with reason `cancelled`,
+ * a notifications/cancelled) gets, when the client takes an event stream (`headers`' Accept),
+ * an SSE answer that ends without a response (MCP 2025-11-25 "Cancellation": the receiver
+ * should not send one).
  */
 export async function streamWhenRelayed(
   answer: Promise<HttpAnswer>,
   stream: AnswerStream | undefined,
   done: () => void,
-  cancelled: () => boolean = () => false,
+  call?: CallCancellation,
+  headers?: IncomingHeaders,
 ): Promise<HttpAnswer> {
   if (stream === undefined)
     return answer.then(
       (result) => {
         done();
-        return cancelled() ? withoutResponse(new AnswerStream()) : result;
+        return unanswered(call, headers) ? withoutResponse(new AnswerStream()) : result;
       },
       (err: unknown) => {
         done();
@@ -30,15 +33,30 @@ export async function streamWhenRelayed(
   const first = await Promise.race([answer, stream.first.then(() => undefined)]);
   if (first !== undefined) {
     done();
-    return cancelled() ? withoutResponse(stream) : first;
+    return unanswered(call, headers) ? withoutResponse(stream) : first;
   }
   // Messages came first: answer with the stream; the result is its last message.
   void answer.then((result) => {
     done();
-    if (cancelled()) stream.close();
+    if (unanswered(call, headers)) stream.close();
     else stream.end(unframe(bodyText(result.body)));
   });
   return streamAnswer(stream);
+}
+
+/**
+ * Whether a call's response is not sent: its client cancelled it and takes an event stream.
+ * Read once the result is known, the Accept header only for a cancelled call.
+ */
+function unanswered(
+  call: CallCancellation | undefined,
+  headers: IncomingHeaders | undefined,
+): boolean {
+  return (
+    call?.reason === 'cancelled' &&
+    headers !== undefined &&
+    acceptsEventStream(header(headers, 'accept'))
+  );
 }
 
 /** An SSE answer that ends without a message: the response to a cancelled request, not sent. */

@@ -135,7 +135,8 @@ export class UpstreamRouter {
       sessionLevel === undefined
         ? params
         : { ...params, _meta: { ...metaOf(params), [MetaKey.logLevel]: sessionLevel } };
-    const relayed: string[] = [];
+    // the requests this call relayed whose answers may end it (awaitingAnswers), when any
+    let relayed: string[] | undefined;
     let outcome: UpstreamOutcome;
     try {
       outcome = await this.executor.forward(upstream, method, sent, {
@@ -145,11 +146,18 @@ export class UpstreamRouter {
         clientCapabilities: forwardedCapabilities(context.clientCapabilities, modern),
         caller: context.caller,
         clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
-        onMessage: (message, origin) =>
-          this.relay(upstream, message, origin, context, onRequest, logFloor, relayed),
+        onMessage: (message, origin) => {
+          const key = this.relay(upstream, message, origin, context, onRequest, logFloor);
+          const call = context.signal;
+          if (key !== undefined && call !== undefined) {
+            if ((relayed ??= []).length >= MAX_TRACKED_REQUESTS) return;
+            relayed.push(key);
+            this.awaitingAnswers.set(key, call);
+          }
+        },
       });
     } finally {
-      for (const key of relayed) this.awaitingAnswers.delete(key);
+      if (relayed !== undefined) for (const key of relayed) this.awaitingAnswers.delete(key);
     }
     switch (outcome.kind) {
       case 'result': {
@@ -251,19 +259,19 @@ export class UpstreamRouter {
     context: MethodContext,
     onRequest: UpstreamRequestHook | undefined,
     logFloor: number,
-    relayed: string[],
-  ): void {
+  ): string | undefined {
     const isRequest = message.id !== undefined && typeof message.method === 'string';
     if (!isRequest) {
       // notifications/progress (the client's own token), and notifications/message at or above
       // the level this client asked for: the upstream's session may be another client's level
-      if (message.method === LOG_MESSAGE && (logRank(levelOf(message)) ?? 0) < logFloor) return;
+      if (message.method === LOG_MESSAGE && (logRank(levelOf(message)) ?? 0) < logFloor)
+        return undefined;
       context.relay?.(message);
-      return;
+      return undefined;
     }
     // era bridging (docs/operations.md §11 "Multi round-trip and era bridging") takes the request
     // over: a 2026 client is asked by input_required
-    if (onRequest?.(message, origin) === true) return;
+    if (onRequest?.(message, origin) === true) return undefined;
     const id = message.id as string | number;
     const capability = RELAYED_REQUESTS.get(message.method as string);
     // The upstream asks what this client declared it can do: the gateway declares a superset
@@ -274,12 +282,6 @@ export class UpstreamRouter {
         : undeclaredBy(context.clientCapabilities, message);
     const declared = capability !== undefined && undeclared === undefined;
     if (context.relay !== undefined && declared && context.relayRequests !== false) {
-      // the first requests of a call are enough to end it when one of their answers fails
-      if (context.signal !== undefined && relayed.length < MAX_TRACKED_REQUESTS) {
-        const key = awaitingKey(upstream.id, origin.sessionId, id);
-        this.awaitingAnswers.set(key, context.signal);
-        relayed.push(key);
-      }
       context.relay({
         ...message,
         // bound to this caller and grant: only its own answer reaches the upstream
@@ -288,7 +290,8 @@ export class UpstreamRouter {
           answerBinding(context.caller, context.access),
         ),
       });
-      return;
+      // the client's answer, should the upstream not take it, ends the call (deliverAnswer)
+      return awaitingKey(upstream.id, origin.sessionId, id);
     }
     // The client cannot be asked (no event stream) or the method is not one a client serves.
     void this.executor.respond(
@@ -312,6 +315,7 @@ export class UpstreamRouter {
       context.headers,
       context.caller,
     );
+    return undefined;
   }
 }
 
