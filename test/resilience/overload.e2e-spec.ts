@@ -46,7 +46,10 @@ async function slowBigAnswers(
 describe('overload limits', () => {
   const track = stopAfterEach();
 
-  async function gatewayFor(execution: Record<string, unknown>): Promise<GatewayProcess> {
+  async function gatewayFor(
+    execution: Record<string, unknown>,
+    upstreams: readonly Record<string, unknown>[] = [],
+  ): Promise<GatewayProcess> {
     const answers = await slowBigAnswers(600 * 1024, 1500);
     track({ stop: answers.stop });
     const manifests = track(
@@ -62,7 +65,7 @@ describe('overload limits', () => {
               'big.',
             ),
           ],
-          { execution: { maxResponseBytes: 8 * 1024 * 1024, ...execution } },
+          { execution: { maxResponseBytes: 8 * 1024 * 1024, ...execution }, upstreams },
         ),
         waitReady: true,
       }),
@@ -104,28 +107,9 @@ describe('overload limits', () => {
         chunkGapMs: 1500,
       };
     });
-    const answers = await slowBigAnswers(600 * 1024, 1500);
-    track({ stop: answers.stop });
-    const manifests = track(
-      await TestToolService.start(manifest('big', [tool({ name: 'big.report' })])),
-    );
-    const gateway = track(
-      await GatewayProcess.start({
-        mcp: gatewayConfig(
-          [
-            bundle(
-              'big',
-              { manifestUrl: manifests.manifestUrl, baseEndpoint: answers.baseEndpoint },
-              'big.',
-            ),
-          ],
-          {
-            execution: { maxResponseBytes: 1024 * 1024, maxInFlightAnswerBytes: 1024 * 1024 },
-            upstreams: [upstream('up', up.url)],
-          },
-        ),
-        waitReady: true,
-      }),
+    const gateway = await gatewayFor(
+      { maxResponseBytes: 1024 * 1024, maxInFlightAnswerBytes: 1024 * 1024 },
+      [upstream('up', up.url)],
     );
     await waitFor(
       async () =>

@@ -25,24 +25,30 @@ function answer(req: ReceivedRequest, sse: boolean) {
     : { headers: { 'content-type': 'application/json' }, raw: text };
 }
 
-function modernCall(url: string, name: string): ReturnType<typeof postRaw> {
+/** A raw 2026-07-28 request: `tools/call` of `name`, or `resources/read` of a URI. */
+function modernRequest(
+  url: string,
+  method: 'tools/call' | 'resources/read',
+  name: string,
+): ReturnType<typeof postRaw> {
   const params = {
-    name,
-    arguments: {},
+    ...(method === 'tools/call' ? { name, arguments: {} } : { uri: name }),
     _meta: {
       'io.modelcontextprotocol/protocolVersion': V,
       'io.modelcontextprotocol/clientCapabilities': {},
       'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
     },
   };
-  return postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }), {
+  return postRaw(url, JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }), {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
     'mcp-protocol-version': V,
-    'mcp-method': 'tools/call',
+    'mcp-method': method,
     'mcp-name': name,
   });
 }
+
+const modernCall = (url: string, name: string) => modernRequest(url, 'tools/call', name);
 
 describe("a 2026 upstream's result text, passed on", () => {
   let up: ScriptedUpstream;
@@ -149,27 +155,7 @@ describe("a 2026 upstream's cache hints on resources/read", () => {
     await up?.stop();
   });
 
-  function modernRead(uri: string): ReturnType<typeof postRaw> {
-    const params = {
-      uri,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': V,
-        'io.modelcontextprotocol/clientCapabilities': {},
-        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-      },
-    };
-    return postRaw(
-      gateway.mcpUrl,
-      JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'resources/read', params }),
-      {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': V,
-        'mcp-method': 'resources/read',
-        'mcp-name': uri,
-      },
-    );
-  }
+  const modernRead = (uri: string) => modernRequest(gateway.mcpUrl, 'resources/read', uri);
 
   it.each([
     ['r://kept', { ttlMs: 12_345, cacheScope: 'public' }],
