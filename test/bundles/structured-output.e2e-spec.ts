@@ -162,6 +162,13 @@ describe('structured output of a tool whose outputSchema is too large to compile
             })),
           },
         }),
+        tool({
+          name: 'wide.re',
+          outputSchema: {
+            type: 'object',
+            properties: { x: { type: 'string', pattern: '^(a|a)*$' } },
+          },
+        }),
       ]),
     );
     gateway = await GatewayProcess.start({
@@ -188,5 +195,16 @@ describe('structured output of a tool whose outputSchema is too large to compile
       /^Tool wide\.pick failed: the Tool Service's answer does not match the tool's outputSchema: structuredContent: .+\.$/,
     );
     expect(bad.result.content[0].text).not.toMatch(/could not compile/);
+  });
+
+  it('matches an outputSchema pattern in linear time (RE2): ^(a|a)*$ against 40 a and a !, which a backtracking engine would take hours for, is refused at once', async () => {
+    service.tools.set('wide.re', () => ({ body: { x: `${'a'.repeat(40)}!` } }));
+    const bad = await callTool(gateway.mcpUrl, 'wide.re', {});
+    expect(bad.result.isError).toBe(true);
+    expect(bad.result.content[0].text).toContain('structuredContent/x must match pattern');
+    service.tools.set('wide.re', () => ({ body: { x: 'aaaa' } }));
+    expect((await callTool(gateway.mcpUrl, 'wide.re', {})).result.structuredContent).toEqual({
+      x: 'aaaa',
+    });
   });
 });

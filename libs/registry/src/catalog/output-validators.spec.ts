@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import { SchemaChecker } from '../manifest/schema-checker';
 import type { SchemaDialects } from '../manifest/schema-dialects';
 import { validateManifest } from '../manifest/validate-manifest';
@@ -133,6 +134,24 @@ describe('OutputValidators: outputSchemas compiled once per catalog (docs/operat
     expect(other?.({})).toBe("structuredContent must have required property 'x'");
   });
 
+  it('matches patterns with RE2, in linear time: ^(a|a)*$ backtracks exponentially in RegExp and passes the nesting check', async () => {
+    const re2 = jest.spyOn(RE2JS, 'compile');
+    const validate = new OutputValidators().validatorFor(
+      await accepted({
+        outputSchema: {
+          type: 'object',
+          properties: { x: { type: 'string', pattern: '^(a|a)*$' } },
+        },
+      }),
+    );
+    expect(re2).toHaveBeenCalledWith('^(a|a)*$');
+    re2.mockRestore();
+    expect(validate?.({ x: `${'a'.repeat(24)}!` })).toMatch(
+      /^structuredContent\/x must match pattern/,
+    );
+    expect(validate?.({ x: 'aaaa' })).toBeUndefined();
+  });
+
   describe('a schema too large to compile on the event loop (more than 300 members)', () => {
     /** A tool entry as the validation worker hands it over: the schema is not compiled here. */
     const large = (outputSchema: Record<string, unknown>): ManifestTool =>
@@ -183,6 +202,19 @@ describe('OutputValidators: outputSchemas compiled once per catalog (docs/operat
         ),
       );
       expect(v2019?.({ total: 1, p3: 'a' })).toMatch(/^structuredContent: .*p4/);
+    });
+
+    it('holding a pattern, is compiled after all (RE2: the interpreter would backtrack)', () => {
+      const validators = new OutputValidators();
+      const spies = compileSpies(validators);
+      const validate = validators.validatorFor(
+        large({
+          ...wide(),
+          properties: { ...wide().properties, x: { type: 'string', pattern: '^(a|a)*$' } },
+        }),
+      );
+      expect(calls(spies)).toBe(1);
+      expect(validate?.({ total: 1, x: `${'a'.repeat(24)}!` })).toMatch(/must match pattern/);
     });
 
     it('works for an anyOf of 2,000 branches, which ajv cannot even compile on the main thread (its stack)', () => {

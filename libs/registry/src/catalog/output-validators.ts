@@ -19,14 +19,17 @@ const MAY_HAVE_OUTPUT_SCHEMA = '"outputSchema":';
  * schema's compile"; the manifest itself was checked in the validation worker, contract §6 and
  * docs/operations.md §2 "Large manifests"). Its answers are checked by an interpreting
  * validator (@cfworker/json-schema), which reads the schema as it validates: no compile, at the
- * price of a slower check per answer of such a tool.
+ * price of a slower check per answer of such a tool. Patterns are matched by RE2 (linear time,
+ * an answer cannot make one backtrack), so a large schema that holds `pattern` or
+ * `patternProperties` is compiled after all (the interpreter would match them with RegExp).
  *
  * Validators are cached by the tool's fingerprint (which covers its published entry), so an
  * unchanged tool is not compiled again for the next catalog; `retainUsed` drops what the
  * last merge did not ask for.
  */
 export class OutputValidators {
-  private readonly dialects = new SchemaDialects();
+  /** Patterns matched by RE2, in linear time: an answer cannot make one backtrack. */
+  private readonly dialects = new SchemaDialects({ linear: true });
   private cache = new Map<string, OutputValidator | null>();
   private used = new Set<string>();
 
@@ -66,7 +69,12 @@ export class OutputValidators {
     try {
       // validateManifest accepted only outputSchemas that compile in a known dialect.
       if (!dialect.ok) throw new Error('unknown dialect');
-      if (schemaNodes(schema, EVENT_LOOP_COMPILE_NODES) > EVENT_LOOP_COMPILE_NODES)
+      // the interpreter matches patterns with RegExp, which may backtrack: a large schema with
+      // patterns is compiled (RE2) instead
+      if (
+        schemaNodes(schema, EVENT_LOOP_COMPILE_NODES) > EVENT_LOOP_COMPILE_NODES &&
+        !holdsPatterns(schema)
+      )
         return interpreted(schema, dialect.dialect);
       const ajv = this.dialects.instanceFor(dialect.dialect);
       const validate = ajv.compile(schema);
@@ -81,6 +89,22 @@ export class OutputValidators {
       this.dialects.clear();
     }
   }
+}
+
+/** Whether a schema uses `pattern` or `patternProperties` anywhere (an iterative walk). */
+function holdsPatterns(schema: unknown): boolean {
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (
+      !Array.isArray(node) &&
+      (typeof (node as Record<string, unknown>).pattern === 'string' || 'patternProperties' in node)
+    )
+      return true;
+    for (const item of Array.isArray(node) ? node : Object.values(node)) stack.push(item);
+  }
+  return false;
 }
 
 /** cfworker's drafts: draft-06 is read by draft-07's rules (a superset of its keywords). */

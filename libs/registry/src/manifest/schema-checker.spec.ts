@@ -239,6 +239,17 @@ describe('SchemaChecker mustCompile: an outputSchema must compile for real', () 
       'does not compile as JSON Schema 2020-12: it is too large to compile',
     );
   });
+
+  it('refuses an output schema whose pattern RE2 cannot match in linear time (look-around, back-reference); an input schema keeps it', () => {
+    const checker = new SchemaChecker();
+    for (const pattern of ['^(?=a)b', '(a)\\1']) {
+      const schema = { type: 'object', properties: { x: { type: 'string', pattern } } };
+      expect(checker.check(schema)).toBeUndefined();
+      expect(checker.check(schema, { mustCompile: true })?.rule).toBe(
+        'does not compile as JSON Schema 2020-12: a pattern is not one RE2 matches in linear time (no look-around or back-references)',
+      );
+    }
+  });
 });
 
 describe('SchemaBounds: a schema of a source that may be hostile holds the event loop for no longer than a small compile', () => {

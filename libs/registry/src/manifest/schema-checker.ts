@@ -90,6 +90,12 @@ export function schemaNodes(value: unknown, limit: number): number {
  */
 export class SchemaChecker {
   private readonly dialects = new SchemaDialects();
+  /**
+   * An outputSchema is compiled as OutputValidators compiles it: its patterns matched by RE2, in
+   * time linear in the answer, so a pattern that backtracks (`^(a|a)*$`, which no nesting check
+   * catches) cannot hold the event loop on a Tool Service's answer.
+   */
+  private readonly linearDialects = new SchemaDialects({ linear: true });
   private cache = new Map<string, SchemaProblem | null>();
   private seen = new Set<string>();
 
@@ -180,12 +186,17 @@ export class SchemaChecker {
       };
     }
     const notCompiling = `does not compile as JSON Schema ${declared.dialect}`;
-    const ajv = this.dialects.instanceFor(declared.dialect);
+    const ajv = (mustCompile ? this.linearDialects : this.dialects).instanceFor(declared.dialect);
     try {
       ajv.compile(schema);
       return null;
     } catch (err) {
       const cause = err instanceof Error ? err.message : String(err);
+      if (err instanceof Error && err.name === 'RE2JSSyntaxException')
+        return {
+          rule: `${notCompiling}: a pattern is not one RE2 matches in linear time (no look-around or back-references)`,
+          cause,
+        };
       if (!(err instanceof RangeError)) return { rule: notCompiling, cause };
       if (mustCompile) return { rule: `${notCompiling}: it is too large to compile`, cause };
       // Too large for ajv's code generator (thousands of properties): it is no less a
@@ -195,6 +206,7 @@ export class SchemaChecker {
       // Every schema, nested $id's included, leaves ajv: one manifest's ids must not clash
       // with the next one's, or replicas with different histories would disagree.
       this.dialects.clear();
+      this.linearDialects.clear();
     }
   }
 }
