@@ -162,6 +162,8 @@ describe('structured output of a tool whose outputSchema is too large to compile
             })),
           },
         }),
+        tool({ name: 'wide.selfin', inputSchema: { $ref: '#', type: 'object' } }),
+        tool({ name: 'wide.selfout', outputSchema: { $ref: '#', type: 'object' } }),
         tool({
           name: 'wide.re',
           outputSchema: {
@@ -206,5 +208,19 @@ describe('structured output of a tool whose outputSchema is too large to compile
     expect((await callTool(gateway.mcpUrl, 'wide.re', {})).result.structuredContent).toEqual({
       x: 'aaaa',
     });
+  });
+
+  it('a schema that refers to itself without end: its inputSchema checks nothing (the call reaches the Tool Service), its outputSchema refuses answers with the reason; never -32603', async () => {
+    service.tools.set('wide.selfin', () => ({ body: { ok: true } }));
+    const input = await callTool(gateway.mcpUrl, 'wide.selfin', { any: 1 });
+    expect(input.error).toBeUndefined();
+    expect(input.result.content[0].text).toBe('{"ok":true}');
+    service.tools.set('wide.selfout', () => ({ body: { a: 1 } }));
+    const output = await callTool(gateway.mcpUrl, 'wide.selfout', {});
+    expect(output.error).toBeUndefined();
+    expect(output.result.isError).toBe(true);
+    expect(output.result.content[0].text).toContain(
+      "the tool's outputSchema refers to itself without end",
+    );
   });
 });

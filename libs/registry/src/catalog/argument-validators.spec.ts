@@ -76,6 +76,19 @@ describe('ArgumentValidators: arguments checked against inputSchema (docs/operat
     expect(checks.check(tool, 'text', text(6))).toEqual(['/: must be object']);
   });
 
+  it('checks nothing with a schema that refers to itself without end ({"$ref": "#"}, a $defs loop): the source judges the arguments', () => {
+    const checks = new ArgumentValidators();
+    for (const schema of [
+      { $ref: '#', type: 'object' },
+      { type: 'object', allOf: [{ $ref: '#/$defs/a' }], $defs: { a: { anyOf: [{ $ref: '#' }] } } },
+    ]) {
+      const tool = bundleTool(schema);
+      expect(checks.check(tool, { query: 'x' }, text(20))).toBeUndefined();
+      // remembered: not recursed again
+      expect(checks.check(tool, { query: 'y' }, text(20))).toBeUndefined();
+    }
+  });
+
   it('names the values an enum allows, for a model to pick one', () => {
     const checks = new ArgumentValidators();
     const tool = bundleTool({

@@ -221,11 +221,20 @@ export class ArgumentValidators {
         ];
     }
     const size = text.length;
-    if (size <= LIST_ALL_VIOLATIONS_UP_TO)
-      return compiled.all(args) ? undefined : violationsOf(compiled.all.errors);
-    compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect);
+    try {
+      if (size <= LIST_ALL_VIOLATIONS_UP_TO)
+        return compiled.all(args) ? undefined : violationsOf(compiled.all.errors);
+      compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect);
+      if (compiled.first === undefined || compiled.first(args)) return undefined;
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      // a schema that refers to itself without reading deeper into the arguments
+      // (`{"$ref": "#"}`) recurses without end: like one that does not compile, it checks
+      // nothing, and the source judges its own arguments
+      this.kept.set(key, null);
+      return undefined;
+    }
     const first = compiled.first;
-    if (first === undefined || first(args)) return undefined;
     return [
       ...violationsOf(first.errors),
       `(arguments over ${LIST_ALL_VIOLATIONS_UP_TO / 1024} KiB: only the first violation is named)`,

@@ -152,6 +152,15 @@ describe('OutputValidators: outputSchemas compiled once per catalog (docs/operat
     expect(validate?.({ x: 'aaaa' })).toBeUndefined();
   });
 
+  it('refuses, with the reason, every answer to a schema that refers to itself without end', async () => {
+    const validate = new OutputValidators().validatorFor(
+      await accepted({ outputSchema: { $ref: '#', type: 'object' } }),
+    );
+    expect(validate?.({ a: 1 })).toBe(
+      "the tool's outputSchema refers to itself without end, so no answer can be checked against it",
+    );
+  });
+
   describe('a schema too large to compile on the event loop (more than 300 members)', () => {
     /** A tool entry as the validation worker hands it over: the schema is not compiled here. */
     const large = (outputSchema: Record<string, unknown>): ManifestTool =>

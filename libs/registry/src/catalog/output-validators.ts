@@ -78,10 +78,11 @@ export class OutputValidators {
         return interpreted(schema, dialect.dialect);
       const ajv = this.dialects.instanceFor(dialect.dialect);
       const validate = ajv.compile(schema);
-      return (value) =>
+      return guarded((value) =>
         validate(value) === true
           ? undefined
-          : ajv.errorsText(validate.errors, { dataVar: 'structuredContent' });
+          : ajv.errorsText(validate.errors, { dataVar: 'structuredContent' }),
+      );
     } catch {
       // Not reached for an accepted manifest; were it, every answer is refused, never passed unchecked.
       return () => "the gateway could not compile the tool's outputSchema";
@@ -121,7 +122,7 @@ const INTERPRETER_DRAFT: Readonly<Record<SchemaDialect, SchemaDraft>> = {
  */
 function interpreted(schema: Record<string, unknown>, dialect: SchemaDialect): OutputValidator {
   const validator = new Validator(schema, INTERPRETER_DRAFT[dialect], true);
-  return (value) => {
+  return guarded((value) => {
     const { valid, errors } = validator.validate(value);
     if (valid) return undefined;
     // cfworker reports each failing keyword and every one above it: the deepest is the reason
@@ -131,5 +132,21 @@ function interpreted(schema: Record<string, unknown>, dialect: SchemaDialect): O
     if (deepest === undefined) return 'structuredContent does not match the outputSchema';
     const at = deepest.instanceLocation.replace(/^#/, '');
     return `structuredContent${at}: ${deepest.error.replace(/\.$/, '')}`;
+  });
+}
+
+/**
+ * A validator that refuses, with the reason, an answer it cannot check: an outputSchema that
+ * refers to itself without reading deeper into the answer (`{"$ref": "#"}`) recurses without
+ * end (a RangeError), and an answer is never passed unchecked.
+ */
+function guarded(validate: OutputValidator): OutputValidator {
+  return (value) => {
+    try {
+      return validate(value);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      return "the tool's outputSchema refers to itself without end, so no answer can be checked against it";
+    }
   };
 }
