@@ -148,6 +148,28 @@ describe('/admin/upstreams shared through Redis', () => {
     await waitForTool(second, 'repo__flaky');
   });
 
+  it("a registration deleted and posted again under the same id with another URL never warm-starts from the first one's stored lists", async () => {
+    const keyPrefix = newPrefix();
+    const first = await replica(keyPrefix);
+    expect(
+      (await admin(first, 'POST', '/admin/upstreams', { id: 'z', url: other.url })).status,
+    ).toBe(202);
+    await waitForTool(first, 'z__add', true, 10_000);
+    expect((await admin(first, 'DELETE', '/admin/upstreams/z')).status).toBe(200);
+    // the same id, a server that does not answer
+    const down = `http://127.0.0.1:${await closedPort()}/mcp`;
+    expect((await admin(first, 'POST', '/admin/upstreams', { id: 'z', url: down })).status).toBe(
+      202,
+    );
+    await first.stop();
+
+    const second = await replica(keyPrefix);
+    await second.waitForOutput(/Upstream z: the Redis copy was pulled from another URL/);
+    expect(await toolNames(second)).toEqual(['calc__add', 'calc__shout']);
+    const view = await admin(second, 'GET', '/admin/upstreams/z');
+    expect(view.body.state).not.toBe('ACTIVE');
+  });
+
   it('with Redis down the gateway still starts; a registration answers 503 and nothing is registered', async () => {
     const port = await closedPort();
     const gateway = await startGateway(

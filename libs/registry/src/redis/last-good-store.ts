@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { LastGoodCopy } from '../state/bundle-record';
 import type { UpstreamLists } from '../upstream/upstream-pull-result';
 
@@ -5,6 +6,11 @@ import type { UpstreamLists } from '../upstream/upstream-pull-result';
 export interface StoredUpstreamLists {
   /** The lists as pulled (UpstreamLists shape), checked again before they are adopted. */
   readonly lists: unknown;
+  /**
+   * Which endpoint they were pulled from (upstreamUrlDigest of its URL); absent in copies
+   * written before it was recorded. A copy of another URL is another server's lists.
+   */
+  readonly urlDigest?: string;
   readonly fetchedAt: Date;
   readonly writtenBy: string;
 }
@@ -43,7 +49,7 @@ export interface LastGoodStore {
    */
   loadUpstreams?(upstreamIds: readonly string[]): Promise<ReadonlyMap<string, StoredUpstreamLists>>;
   /** Writes an upstream's adopted lists unless newer ones are stored already; fire and forget. */
-  saveUpstream?(upstreamId: string, lists: UpstreamLists, fetchedAt: Date): void;
+  saveUpstream?(upstreamId: string, url: string, lists: UpstreamLists, fetchedAt: Date): void;
   status(): StoreStatus;
   /**
    * Calls `listener` each time the store connects again after it was lost (a restart, a
@@ -55,3 +61,11 @@ export interface LastGoodStore {
 }
 
 export const LAST_GOOD_STORE = Symbol('LAST_GOOD_STORE');
+
+/**
+ * What a stored copy records of the endpoint its lists came from: a digest, not the URL (the
+ * store is read by every replica's operators; an upstream URL is never shown, docs/security.md).
+ */
+export function upstreamUrlDigest(url: string): string {
+  return createHash('sha256').update(url).digest('base64url');
+}

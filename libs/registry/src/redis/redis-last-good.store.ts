@@ -6,11 +6,12 @@ import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
 import type { LastGoodCopy } from '../state/bundle-record';
 import type { UpstreamLists } from '../upstream/upstream-pull-result';
-import type {
-  LastGoodStore,
-  StoredManifest,
-  StoredUpstreamLists,
-  StoreStatus,
+import {
+  upstreamUrlDigest,
+  type LastGoodStore,
+  type StoredManifest,
+  type StoredUpstreamLists,
+  type StoreStatus,
 } from './last-good-store';
 
 /** What one Redis value holds (JSON). */
@@ -169,6 +170,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
             lists: record.lists,
             fetchedAt: new Date(record.fetchedAtMs),
             writtenBy: typeof record.writtenBy === 'string' ? record.writtenBy : 'unknown',
+            ...(typeof record.urlDigest === 'string' && { urlDigest: record.urlDigest }),
           });
           return;
         }
@@ -182,12 +184,13 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     return found;
   }
 
-  saveUpstream(upstreamId: string, lists: UpstreamLists, fetchedAt: Date): void {
+  saveUpstream(upstreamId: string, url: string, lists: UpstreamLists, fetchedAt: Date): void {
     if (this.closed || this.redis.status !== 'ready') return;
     const fetchedAtMs = fetchedAt.getTime();
     const payload = JSON.stringify({
       v: 1,
       upstreamId,
+      urlDigest: upstreamUrlDigest(url),
       fetchedAtMs,
       writtenBy: this.writtenBy,
       lists,

@@ -13,6 +13,7 @@ import {
   LAST_GOOD_STORE,
   type LastGoodStore,
   type StoredUpstreamLists,
+  upstreamUrlDigest,
 } from '../redis/last-good-store';
 import { acceptUpstreamListsSliced } from './upstream-contribution';
 import type {
@@ -314,6 +315,17 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       const lists = asLists(entry.lists);
       if (record === undefined || lists === undefined || this.overCap(lists) !== undefined)
         continue;
+      // lists pulled from another URL are another server's: an earlier registration under the
+      // same id (deleted, then posted again), or a configured URL since changed
+      if (
+        entry.urlDigest !== undefined &&
+        entry.urlDigest !== upstreamUrlDigest(record.definition.url)
+      ) {
+        this.logger.log(
+          `Upstream ${id}: the Redis copy was pulled from another URL (an earlier registration or configuration); not used`,
+        );
+        continue;
+      }
       try {
         const contribution = await acceptUpstreamListsSliced(
           record.definition,
@@ -365,7 +377,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
     for (const [id, record] of this.records) {
       const copy = record.lastGood;
       if (copy === undefined) continue;
-      this.store?.saveUpstream?.(id, copy.lists, copy.fetchedAt);
+      this.store?.saveUpstream?.(id, record.definition.url, copy.lists, copy.fetchedAt);
       written += 1;
     }
     return written;
@@ -380,7 +392,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       if (copy.source === 'redis') continue;
       // Shared with the other replicas and with this one's next start
       // (docs/operations.md §10 "Lists").
-      this.store?.saveUpstream?.(id, copy.lists, copy.fetchedAt);
+      this.store?.saveUpstream?.(id, record.definition.url, copy.lists, copy.fetchedAt);
       const ended = record.recordSuccess(copy.fetchedAt);
       this.metrics?.upstreamPull(id, 'success');
       if (ended > 0)
