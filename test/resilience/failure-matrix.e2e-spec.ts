@@ -112,6 +112,58 @@ describe('never lose a tool: the failure matrix', () => {
     await gateway.waitForOutput('warm start from the Redis copy');
   });
 
+  it('a stored copy over twice maxManifestBytes is not read, and one holding a large schema is checked in the validation worker', async () => {
+    const prefix = keyPrefix();
+    const wide = {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 2_000 }, (_, i) => [`p${i}`, { type: 'string' }]),
+      ),
+    };
+    const service = track(
+      await TestToolService.start(
+        manifest('ins', [tool({ name: 'ins.a', inputSchema: wide })], 'r8'),
+      ),
+    );
+    const mcp = gatewayConfig([bundle('ins', service, 'ins.')], { redis: { keyPrefix: prefix } });
+    const earlier = await GatewayProcess.start({
+      mcp,
+      env: { REDIS_URL: SHARED_REDIS_URL },
+      waitReady: true,
+    });
+    await waitFor(async () => (await bundleCopyKeys(redis, prefix)).length === 2);
+    await earlier.stop();
+    await service.stop();
+
+    // the copy as written: its large schema is checked off the event loop
+    const checked = track(
+      await GatewayProcess.start({
+        mcp,
+        env: { REDIS_URL: SHARED_REDIS_URL, LOG_LEVEL: 'debug' },
+        waitReady: true,
+      }),
+    );
+    expect(await toolNames(checked)).toEqual(['ins.a']);
+    await checked.waitForOutput(/Bundle ins: validating a \d+-byte manifest in a worker thread/);
+    await checked.stop();
+
+    // a copy grown past twice the limit (1 MiB by default) is not even parsed
+    const [manifestKey] = (await bundleCopyKeys(redis, prefix)).filter((k) =>
+      k.endsWith(':manifest'),
+    );
+    const stored = JSON.parse((await redis.get(manifestKey!)) ?? '{}');
+    stored.manifest.tools[0].description = 'x'.repeat(3 * 1024 * 1024);
+    await redis.set(manifestKey!, JSON.stringify(stored));
+    // the Tool Service is down and no copy is taken: not ready
+    const gateway = track(
+      await GatewayProcess.start({ mcp, env: { REDIS_URL: SHARED_REDIS_URL } }),
+    );
+    await gateway.waitForOutput(
+      /Stored last-good copy of bundle ins is \d+ characters, more than twice discovery.maxManifestBytes; treated as absent/,
+    );
+    expect(gateway.output).not.toContain('warm start from the Redis copy');
+  });
+
   it('Tool Service comes up later (mid-deploy): healthy on the next cycle, no restart needed', async () => {
     const service = await downService(manifest('ins', [tool({ name: 'ins.a' })]));
     const gateway = track(

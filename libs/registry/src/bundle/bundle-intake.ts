@@ -207,7 +207,13 @@ export class BundleIntake implements SourceIntake<BundleRound> {
   ): Promise<AcceptedManifest | undefined> {
     const record = this.records.get(bundleId);
     if (record === undefined) return undefined;
-    const checked = await this.validate(record, body, 'redis', fetchedAt);
+    // a schema too large to compile on the event loop is checked in a worker, as a pull's is
+    const inWorker =
+      this.worker.available && holdsLargeSchema(body, EVENT_LOOP_COMPILE_NODES)
+        ? await this.validateInWorker(record, JSON.stringify(body), 'redis', fetchedAt)
+        : 'crashed';
+    const checked =
+      inWorker === 'crashed' ? await this.validate(record, body, 'redis', fetchedAt) : inWorker;
     return 'errorType' in checked ? undefined : checked.manifest;
   }
 

@@ -95,6 +95,12 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
   private readonly ttlSeconds: number;
   private readonly connectTimeoutMillis: number;
   private readonly writtenBy: string;
+  /**
+   * The longest stored copy of a manifest read back: twice `discovery.maxManifestBytes` and room
+   * for the record around it. A longer one is no copy this gateway wrote from a manifest it
+   * accepted, and is not parsed (its JSON.parse alone would hold the event loop).
+   */
+  private readonly maxCopyChars: number;
   private available: boolean | null = null;
   private lastFailureReason: string | null = null;
   private closed = false;
@@ -113,6 +119,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.ttlSeconds = r.ttlSeconds;
     this.connectTimeoutMillis = r.connectTimeoutMillis;
     this.writtenBy = `${config.mcp.identity}/${hostname()}/${process.pid}`;
+    this.maxCopyChars = 2 * config.mcp.discovery.maxManifestBytes + 65_536;
     this.redis = client as RedisWithScript;
     this.redis.defineCommand('writeLastGood', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
     this.redis.on('error', (err: unknown) => this.markUnavailable(err));
@@ -231,6 +238,12 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     bundleIds.forEach((id, i) => {
       const raw = values[i];
       if (raw === null || raw === undefined) return;
+      if (raw.length > this.maxCopyChars) {
+        this.logger.warn(
+          `Stored last-good copy of bundle ${id} is ${raw.length} characters, more than twice discovery.maxManifestBytes; treated as absent`,
+        );
+        return;
+      }
       const record = this.parse(raw, id);
       if (record === undefined) {
         this.logger.warn(`Stored last-good copy of bundle ${id} is unreadable; treated as absent`);
