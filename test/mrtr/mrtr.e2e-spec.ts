@@ -7,7 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
-import { SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
+import { OwnRedis, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
 import { ADMIN_TOKEN, admin } from '../admin/admin-support';
 import { postRaw } from '../support/rpc';
 import { V1AskingUpstream, V2MrtrUpstream } from './mrtr-upstreams';
@@ -757,5 +757,86 @@ describe('MRTR and era bridging (docs/operations.md §11 "Multi round-trip and e
         await client.close();
       }
     });
+  });
+});
+
+/**
+ * docs/operations.md §11 "One-time use": a retry that cannot reach the replica holding its call
+ * (Redis does not answer: a failover, a hang) is told so with -32603, and its envelope is not
+ * spent: the same retry reaches the call once Redis answers again, on any replica. It used to be
+ * told the call was finished (-32602), the envelope spent on that replica only, while the call
+ * stayed parked on the other.
+ */
+describe('a 2026 retry whose holder cannot be reached (Redis hangs)', () => {
+  let own: OwnRedis;
+  let asker: V1AskingUpstream;
+  let holder: GatewayProcess;
+  let other: GatewayProcess;
+
+  beforeAll(async () => {
+    [own, asker] = await Promise.all([OwnRedis.start(), V1AskingUpstream.start()]);
+    const mcp = {
+      ...gatewayConfig([], {
+        upstreams: [upstream('v1', asker.url, { timeouts: { callMillis: 30_000 } })],
+        redis: { keyPrefix: uniqueKeyPrefix(), commandTimeoutMillis: 300 },
+      }),
+      http: { modernEra: true },
+    };
+    const start = async (): Promise<GatewayProcess> => {
+      const gateway = GatewayProcess.spawn({
+        mcp,
+        env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS, REDIS_URL: own.url },
+      });
+      await gateway.waitForListening(90_000);
+      await gateway.waitForReady(90_000);
+      return gateway;
+    };
+    [holder, other] = await Promise.all([start(), start()]);
+  }, 200_000);
+
+  afterAll(async () => {
+    own?.resume();
+    await Promise.all([holder?.stop(), other?.stop()]);
+    await asker?.stop();
+    await own?.stop();
+  });
+
+  it('is a -32603 that spends nothing; the same retry completes once Redis answers', async () => {
+    const first = await modernCall(holder.mcpUrl, 'v1__approve', {
+      arguments: { question: 'Held?' },
+    });
+    const asked = first.json.result;
+    expect(asked.resultType).toBe('input_required');
+    const [key] = Object.keys(asked.inputRequests as Record<string, unknown>);
+    const retry = () =>
+      modernCall(
+        other.mcpUrl,
+        'v1__approve',
+        {
+          arguments: { question: 'Held?' },
+          inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
+          requestState: asked.requestState,
+        },
+        ELICIT_AND_SAMPLE,
+        2,
+      );
+    own.pause();
+    let during;
+    try {
+      during = await retry();
+    } finally {
+      own.resume();
+    }
+    expect(during.json.error).toMatchObject({ code: -32603 });
+    expect(during.json.error.message).toContain('cannot be reached now');
+    // the same envelope, once Redis answers: it reaches the parked call (a retry that still
+    // could not reach it spends nothing either)
+    let after = await retry();
+    for (let i = 0; i < 20 && after.json.error?.message?.includes('cannot be reached now'); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      after = await retry();
+    }
+    expect(after.json).toMatchObject({ result: { resultType: "complete" } });
+    expect(text(after.json.result)).toBe('approve={"action":"accept","content":{"approve":true}}');
   });
 });

@@ -15,9 +15,15 @@ import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/re
  */
 export type HandoffHandler = (input: unknown) => Promise<unknown>;
 
-/** What `resume` got: the handler's value, or nothing because no replica holds the key. */
+/**
+ * What `resume` got: the handler's value, nothing because no replica holds the key, or
+ * (`unreachable`) nothing because the shared store did not take the message: the holder may
+ * still have the call (a Redis failover, an outage), and a later retry may reach it.
+ */
 export type HandoffOutcome =
-  { readonly kind: 'ok'; readonly value: unknown } | { readonly kind: 'gone' };
+  | { readonly kind: 'ok'; readonly value: unknown }
+  | { readonly kind: 'gone' }
+  | { readonly kind: 'unreachable' };
 
 interface ResumeMessage {
   readonly op: 'resume';
@@ -25,12 +31,25 @@ interface ResumeMessage {
   readonly input: unknown;
   readonly replyTo: string;
   readonly corr: string;
+  /** When it was sent (the sender's clock, ms since the epoch): a stale one is not acted on. */
+  readonly sentAtMs?: number;
 }
+
+/**
+ * A resume whose publish failed (Redis did not answer: it may deliver it later) is waited on this
+ * long more for a reply before the retry is told the holder cannot be reached; the holder drops a
+ * resume older than STALE_RESUME_MILLIS, well inside it (clocks of replicas within a second), so
+ * a call is never consumed by a retry that was told to come again.
+ */
+const UNREACHABLE_GRACE_MILLIS = 3000;
+const STALE_RESUME_MILLIS = 1500;
 
 interface ReplyMessage {
   readonly op: 'reply';
   readonly corr: string;
   readonly gone?: boolean;
+  /** Set here only, never sent: the message could not be published. */
+  readonly unreachable?: boolean;
   readonly value?: unknown;
 }
 
@@ -152,10 +171,30 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       timer.unref();
       this.waiting.set(corr, { resolve, timer });
     });
-    const message: ResumeMessage = { op: 'resume', key, input, replyTo: this.replicaId, corr };
+    const message: ResumeMessage = {
+      op: 'resume',
+      key,
+      input,
+      replyTo: this.replicaId,
+      corr,
+      sentAtMs: Date.now(),
+    };
     const receivers = await publisher
       .publish(this.channel(owner), JSON.stringify(message))
-      .catch(() => 0);
+      .catch((err: unknown) => {
+        this.unhealthy(err instanceof Error ? err.message : String(err));
+        return undefined;
+      });
+    if (receivers === undefined) {
+      // it may still arrive (a Redis that hangs delivers it when it wakes): a reply within the
+      // grace wins; none, and the holder will not act on it any more
+      const grace = setTimeout(
+        () => this.settle({ op: 'reply', corr, unreachable: true }),
+        UNREACHABLE_GRACE_MILLIS,
+      );
+      grace.unref();
+      return reply.finally(() => clearTimeout(grace));
+    }
     // No subscriber: no replica holds the call. A Cluster counts only the subscribers on the
     // node the publish reached, so there 0 proves nothing and the reply or the timeout decides.
     if (receivers === 0 && !publisher.isCluster) this.settle({ op: 'reply', corr, gone: true });
@@ -182,6 +221,14 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /**
+   * Gives back what `takeOnce` took for `key` (best effort): a retry that could not reach the
+   * replica holding its call was never used, and may come again.
+   */
+  async giveBack(key: string): Promise<void> {
+    await this.publisher?.del(`${this.channelPrefix}spent:${key}`).catch(() => 0);
+  }
+
   private unhealthy(reason: string): void {
     if (!this.healthy) return;
     this.healthy = false;
@@ -206,6 +253,17 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     if (message.op !== 'resume' || typeof message.key !== 'string') return;
+    if (
+      typeof message.sentAtMs === 'number' &&
+      Date.now() - message.sentAtMs > STALE_RESUME_MILLIS
+    ) {
+      // its sender was told the call could not be reached, and its client may retry: the call
+      // stays parked for that retry
+      this.logger.warn(
+        `A retry for a parked call arrived ${Date.now() - message.sentAtMs} ms after it was sent (Redis held it); not acted on`,
+      );
+      return;
+    }
     const handler = this.handlers.get(message.key);
     const answer = (reply: ReplyMessage): void => {
       void this.publisher
@@ -227,6 +285,12 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     if (waiting === undefined) return;
     this.waiting.delete(reply.corr);
     clearTimeout(waiting.timer);
-    waiting.resolve(reply.gone === true ? { kind: 'gone' } : { kind: 'ok', value: reply.value });
+    waiting.resolve(
+      reply.unreachable === true
+        ? { kind: 'unreachable' }
+        : reply.gone === true
+          ? { kind: 'gone' }
+          : { kind: 'ok', value: reply.value },
+    );
   }
 }

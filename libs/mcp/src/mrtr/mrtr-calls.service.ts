@@ -103,7 +103,8 @@ export class MrtrCalls implements OnApplicationShutdown {
           'Invalid params: requestState was already used; a retry carries the requestState of the latest input_required',
         );
       const content = opened.content;
-      if (content.kind === 'parked') return this.resume(call, content, params.inputResponses);
+      if (content.kind === 'parked')
+        return this.resume(call, content, params.inputResponses, opened.nonce);
       params = { ...params, requestState: content.state };
     }
     return this.start(call, params, binding, context);
@@ -261,6 +262,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     call: UpstreamMrtrRequest,
     content: { readonly owner: string; readonly key: string },
     inputResponses: unknown,
+    nonce: string | undefined,
   ): Promise<MethodResult> {
     const handed = await this.handoff.resume(
       content.owner,
@@ -268,6 +270,14 @@ export class MrtrCalls implements OnApplicationShutdown {
       { inputResponses },
       call.upstream.callMillis + this.pendingMillis + HANDOFF_SLACK_MILLIS,
     );
+    if (handed.kind === 'unreachable') {
+      // the call may still be held: the retry was never used, and may come again
+      if (nonce !== undefined) await this.spent.refund(nonce);
+      throw new GatewayError(
+        GatewayErrorCode.Internal,
+        'The replica holding this call cannot be reached now (the shared store, Redis, does not answer); retry with the same requestState shortly',
+      );
+    }
     const outcome =
       handed.kind === 'ok' ? (handed.value as RoundOutcome | { kind: 'gone' }) : handed;
     if (outcome.kind === 'gone')

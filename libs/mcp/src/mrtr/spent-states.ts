@@ -58,6 +58,15 @@ export class SpentStates implements OnModuleDestroy {
     return (await this.handoff.takeOnce(nonce, expiresAt - Date.now())) !== false;
   }
 
+  /**
+   * Un-spends `nonce`: its retry never reached the call it belongs to (the replica holding it
+   * could not be reached), so the same envelope may be retried, on any replica.
+   */
+  async refund(nonce: string): Promise<void> {
+    this.remembered.delete(nonce);
+    await this.handoff.giveBack(nonce);
+  }
+
   private sweep(now: number): void {
     for (const [nonce, expiresAt] of this.remembered)
       if (expiresAt <= now) this.remembered.delete(nonce);
