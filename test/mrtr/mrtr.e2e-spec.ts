@@ -836,7 +836,7 @@ describe('a 2026 retry whose holder cannot be reached (Redis hangs)', () => {
       await new Promise((r) => setTimeout(r, 500));
       after = await retry();
     }
-    expect(after.json).toMatchObject({ result: { resultType: "complete" } });
+    expect(after.json).toMatchObject({ result: { resultType: 'complete' } });
     expect(text(after.json.result)).toBe('approve={"action":"accept","content":{"approve":true}}');
   });
 });
