@@ -82,6 +82,12 @@ describe('Redis outages are cache misses', () => {
     await waitFor(async () => (await gateway.toolBundles()).redis.available === true, 8000);
     await gateway.waitForOutput('Redis is reachable again');
     expect(count(gateway.output, 'Redis is reachable again')).toBe(1);
+    // the failure is over: the status no longer names one
+    expect((await gateway.toolBundles()).redis).toEqual({
+      configured: true,
+      available: true,
+      lastFailureReason: null,
+    });
     const probe = redisClient(redis.url);
     try {
       await waitFor(async () => (await probe.keys('*:manifest')).length === 1, 5000);

@@ -356,6 +356,8 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.metrics?.redisAvailable(true);
     const wasLost = this.available === false;
     this.available = true;
+    // the status names the failure while it lasts (as a bundle's lastFailureReason), not after
+    this.lastFailureReason = null;
     if (!wasLost) {
       this.logger.log('Redis connected; last-good copies are shared');
       return;
