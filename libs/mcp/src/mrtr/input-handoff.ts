@@ -37,18 +37,20 @@ interface ResumeMessage {
 
 /**
  * A resume whose publish failed (Redis did not answer: it may deliver it later) is waited on this
- * long more for a reply before the retry is told the holder cannot be reached; the holder drops a
- * resume older than STALE_RESUME_MILLIS, well inside it (clocks of replicas within a second), so
- * a call is never consumed by a retry that was told to come again.
+ * long more for a reply before the retry is told the holder cannot be reached; the holder does not
+ * act on a resume older than STALE_RESUME_MILLIS, well inside it (replica clocks a few seconds
+ * apart at most), so a call is never consumed by a retry that was told to come again. A stale
+ * resume is answered `unreachable`, so a sender still waiting (the holder's event loop was held)
+ * tells its client to retry at once instead of waiting for the handoff's timeout.
  */
-const UNREACHABLE_GRACE_MILLIS = 3000;
-const STALE_RESUME_MILLIS = 1500;
+const UNREACHABLE_GRACE_MILLIS = 8000;
+const STALE_RESUME_MILLIS = 5000;
 
 interface ReplyMessage {
   readonly op: 'reply';
   readonly corr: string;
   readonly gone?: boolean;
-  /** Set here only, never sent: the message could not be published. */
+  /** The resume was not acted on (it came too late), or could not be published. */
   readonly unreachable?: boolean;
   readonly value?: unknown;
 }
@@ -253,23 +255,23 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     if (message.op !== 'resume' || typeof message.key !== 'string') return;
-    if (
-      typeof message.sentAtMs === 'number' &&
-      Date.now() - message.sentAtMs > STALE_RESUME_MILLIS
-    ) {
-      // its sender was told the call could not be reached, and its client may retry: the call
-      // stays parked for that retry
+    const stale =
+      typeof message.sentAtMs === 'number' && Date.now() - message.sentAtMs > STALE_RESUME_MILLIS;
+    if (stale)
+      // its sender may have told its client to retry: the call stays parked for that retry
       this.logger.warn(
-        `A retry for a parked call arrived ${Date.now() - message.sentAtMs} ms after it was sent (Redis held it); not acted on`,
+        `A retry for a parked call arrived ${Date.now() - (message.sentAtMs ?? 0)} ms after it was sent; not acted on`,
       );
-      return;
-    }
     const handler = this.handlers.get(message.key);
     const answer = (reply: ReplyMessage): void => {
       void this.publisher
         ?.publish(this.channel(message.replyTo), JSON.stringify(reply))
         .catch(() => 0);
     };
+    if (stale) {
+      answer({ op: 'reply', corr: message.corr, unreachable: true });
+      return;
+    }
     if (handler === undefined) {
       answer({ op: 'reply', corr: message.corr, gone: true });
       return;

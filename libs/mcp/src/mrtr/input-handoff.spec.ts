@@ -1,0 +1,59 @@
+import type { GatewayConfig } from '@app/config';
+import { InputHandoff } from './input-handoff';
+
+/**
+ * Two replicas' InputHandoffs over an in-process stand-in for Redis pub/sub (the real one is
+ * exercised by test/mrtr/mrtr.e2e-spec.ts): what a holder does with a resume that reaches it late.
+ */
+function replicas(): { sender: InputHandoff; holder: InputHandoff } {
+  const config = { mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' } } as unknown as GatewayConfig;
+  const all: InputHandoff[] = [];
+  const bus = {
+    isCluster: false,
+    publish: (channel: string, text: string): Promise<number> => {
+      const to = all.filter((h) => channel === `k:{gw}:mrtr:${h.replicaId}`);
+      for (const h of to)
+        setImmediate(() => (h as unknown as { receive(t: string): void }).receive(text));
+      return Promise.resolve(to.length);
+    },
+  };
+  const make = (): InputHandoff => {
+    const handoff = new InputHandoff(config);
+    (handoff as unknown as { publisher: unknown }).publisher = bus;
+    all.push(handoff);
+    return handoff;
+  };
+  return { sender: make(), holder: make() };
+}
+
+describe('InputHandoff: a resume that reaches the holder late (docs/operations.md §11 "Parked calls")', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('runs the held call for a resume that arrives at once', async () => {
+    const { sender, holder } = replicas();
+    holder.hold('call-1', (input) => Promise.resolve({ got: input }));
+    await expect(sender.resume(holder.replicaId, 'call-1', 'answer', 5000)).resolves.toEqual({
+      kind: 'ok',
+      value: { got: 'answer' },
+    });
+  });
+
+  it('does not act on a resume more than 5 s old, and answers unreachable so its sender is not left waiting', async () => {
+    const { sender, holder } = replicas();
+    const ran: unknown[] = [];
+    holder.hold('call-2', (input) => {
+      ran.push(input);
+      return Promise.resolve('done');
+    });
+    const now = Date.now();
+    // the message is stamped now and read 6 s later (a held event loop, a Redis that held it)
+    jest
+      .spyOn(Date, 'now')
+      .mockReturnValueOnce(now)
+      .mockReturnValue(now + 6000);
+    await expect(sender.resume(holder.replicaId, 'call-2', 'late', 60_000)).resolves.toEqual({
+      kind: 'unreachable',
+    });
+    expect(ran).toEqual([]);
+  });
+});
