@@ -226,6 +226,17 @@ describe('OutputValidators: outputSchemas compiled once per catalog (docs/operat
       expect(validate?.({ total: 1, x: `${'a'.repeat(24)}!` })).toMatch(/must match pattern/);
     });
 
+    it('refuses, never throws, when the interpreter cannot follow a reference', () => {
+      const validate = new OutputValidators().validatorFor(
+        large({
+          ...wide(),
+          properties: { ...wide().properties, ref: { $ref: 'urn:nowhere#/x' } },
+        }),
+      );
+      expect(() => validate?.({ total: 1, ref: 1 })).not.toThrow();
+      expect(validate?.({ total: 1, ref: 1 })).toMatch(/could not (check|compile)/);
+    });
+
     it('works for an anyOf of 2,000 branches, which ajv cannot even compile on the main thread (its stack)', () => {
       const validate = new OutputValidators().validatorFor(
         large({

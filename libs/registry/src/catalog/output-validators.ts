@@ -138,15 +138,17 @@ function interpreted(schema: Record<string, unknown>, dialect: SchemaDialect): O
 /**
  * A validator that refuses, with the reason, an answer it cannot check: an outputSchema that
  * refers to itself without reading deeper into the answer (`{"$ref": "#"}`) recurses without
- * end (a RangeError), and an answer is never passed unchecked.
+ * end (a RangeError), and the interpreter may fail on a reference ajv resolved; an answer is
+ * never passed unchecked, and never turns into a -32603.
  */
 function guarded(validate: OutputValidator): OutputValidator {
   return (value) => {
     try {
       return validate(value);
     } catch (err) {
-      if (!(err instanceof RangeError)) throw err;
-      return "the tool's outputSchema refers to itself without end, so no answer can be checked against it";
+      return err instanceof RangeError
+        ? "the tool's outputSchema refers to itself without end, so no answer can be checked against it"
+        : "the gateway could not check the answer against the tool's outputSchema";
     }
   };
 }
