@@ -255,20 +255,20 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     if (message.op !== 'resume' || typeof message.key !== 'string') return;
-    const stale =
-      typeof message.sentAtMs === 'number' && Date.now() - message.sentAtMs > STALE_RESUME_MILLIS;
-    if (stale)
-      // its sender may have told its client to retry: the call stays parked for that retry
-      this.logger.warn(
-        `A retry for a parked call arrived ${Date.now() - (message.sentAtMs ?? 0)} ms after it was sent; not acted on`,
-      );
     const handler = this.handlers.get(message.key);
     const answer = (reply: ReplyMessage): void => {
       void this.publisher
         ?.publish(this.channel(message.replyTo), JSON.stringify(reply))
         .catch(() => 0);
     };
-    if (stale) {
+    if (
+      typeof message.sentAtMs === 'number' &&
+      Date.now() - message.sentAtMs > STALE_RESUME_MILLIS
+    ) {
+      // its sender may have told its client to retry: the call stays parked for that retry
+      this.logger.warn(
+        `A retry for a parked call arrived ${Date.now() - message.sentAtMs} ms after it was sent; not acted on`,
+      );
       answer({ op: 'reply', corr: message.corr, unreachable: true });
       return;
     }
