@@ -2,9 +2,10 @@
 // `npm run bench:gate`: fails when a tools/call costs more instructions than its baseline.
 //
 // Runs `npm run bench:instructions` (bench/instructions.mjs) for the legacy, modern and upstream
-// modes and the bare proxy, two at a time (BENCH_GATE_PARALLEL, default 2: the measure does not
-// depend on the machine's load any more, docs/benchmarks.md "Counts that do not depend on
-// load", and two at a time take 4 minutes instead of 6.5), and compares each mode's steady
+// modes and the bare proxy, two at a time (BENCH_GATE_PARALLEL, default 2: timers and V8's
+// heuristics no longer move the count, docs/benchmarks.md "Counts that do not depend on load",
+// and two at a time take 4 minutes instead of 6.5; other work beside the gate still can, "The
+// gate runs alone"), and compares each mode's steady
 // state with bench/baselines/instructions-node<major>.json for the Node major running it. A
 // gated mode that grew by more than BENCH_GATE_TOLERANCE (0.05; a share above 0, at most 0.2)
 // is measured twice more and the median of its three runs judged: a real regression repeats, a
