@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
+import { PendingCounts } from './pending-counts';
 import { RetiredLabels } from './retired-labels';
 
 /** Every way a tools/call ends, as the metrics count it. */
@@ -100,6 +101,17 @@ export class GatewayMetrics {
   private readonly validationWorkerCrashes: Counter<'bundle' | 'then' | 'reason'>;
   private readonly registrationStoreResets: Counter;
   private readonly upstreamListChanges: Counter<'upstream' | 'outcome'>;
+  /** The counters a call adds to, counted here and handed over at each scrape (PendingCounts). */
+  private readonly toolCallCounts = new PendingCounts<'tool' | 'outcome'>(['tool', 'outcome']);
+  private readonly toolServiceResponseCounts = new PendingCounts<'bundle' | 'status_class'>([
+    'bundle',
+    'status_class',
+  ]);
+  private readonly upstreamCallCounts = new PendingCounts<'upstream' | 'method' | 'outcome'>([
+    'upstream',
+    'method',
+    'outcome',
+  ]);
   /** Registered on the first report, so a gateway without REDIS_URL exports no redis_up at all. */
   private redisUp?: Gauge;
   /** Read at each scrape: the sources and their statuses as the registry holds them now. */
@@ -139,7 +151,9 @@ export class GatewayMetrics {
       help: 'tools/call of catalog tools by tool and outcome',
       labelNames: ['tool', 'outcome'],
       registers,
+      collect: () => this.toolCallCounts.flush(),
     });
+    this.toolCallCounts.attach(this.toolCalls);
     this.toolCallSeconds = new Histogram({
       name: `${PREFIX}tool_call_duration_seconds`,
       help: 'Duration of tools/call of catalog tools, by tool',
@@ -152,7 +166,9 @@ export class GatewayMetrics {
       help: 'Tool Service answers to tool calls by bundle and HTTP status class (or timeout, connect_error)',
       labelNames: ['bundle', 'status_class'],
       registers,
+      collect: () => this.toolServiceResponseCounts.flush(),
     });
+    this.toolServiceResponseCounts.attach(this.toolServiceResponses);
     this.notFound = new Counter({
       name: `${PREFIX}tool_not_found_total`,
       help: 'tools/call naming no catalog tool, after the refresh (contract §8)',
@@ -195,7 +211,9 @@ export class GatewayMetrics {
       help: 'Requests routed to upstream MCP servers by upstream, method and outcome',
       labelNames: ['upstream', 'method', 'outcome'],
       registers,
+      collect: () => this.upstreamCallCounts.flush(),
     });
+    this.upstreamCallCounts.attach(this.upstreamCalls);
     this.upstreamCallSeconds = new Histogram({
       name: `${PREFIX}upstream_call_duration_seconds`,
       help: 'Duration of requests routed to upstream MCP servers, by upstream and method',
@@ -319,7 +337,7 @@ export class GatewayMetrics {
   upstreamCall(upstream: string, method: string, outcome: string, seconds: number): void {
     // a call in flight when its upstream was removed (forgetUpstream) leaves no series behind
     if (this.retiredUpstreams.dropped(upstream, seconds)) return;
-    this.upstreamCalls.inc({ upstream, method, outcome });
+    this.upstreamCallCounts.add([upstream, method, outcome]);
     this.upstreamCallSeconds.observe({ upstream, method }, seconds);
   }
 
@@ -345,10 +363,10 @@ export class GatewayMetrics {
     statusClass: ToolServiceStatusClass,
     seconds: number,
   ): void {
-    this.toolServiceResponses.inc({ bundle, status_class: statusClass });
+    this.toolServiceResponseCounts.add([bundle, statusClass]);
     // a call in flight when its tool left the catalog (forgetTools) leaves no series behind
     if (this.retiredTools.dropped(tool, seconds)) return;
-    this.toolCalls.inc({ tool, outcome });
+    this.toolCallCounts.add([tool, outcome]);
     this.toolCallSeconds.observe({ tool }, seconds);
   }
 
@@ -361,6 +379,7 @@ export class GatewayMetrics {
     if (names.length === 0) return;
     this.retiredTools.retire(names);
     for (const tool of names) {
+      this.toolCallCounts.forget(tool);
       for (const outcome of TOOL_CALL_OUTCOMES) this.toolCalls.remove({ tool, outcome });
       this.toolCallSeconds.remove({ tool });
     }
@@ -373,6 +392,7 @@ export class GatewayMetrics {
    */
   async forgetUpstream(upstream: string): Promise<void> {
     this.retiredUpstreams.retire([upstream]);
+    this.upstreamCallCounts.forget(upstream);
     const metrics: readonly (Counter<string> | Histogram<string>)[] = [
       this.upstreamPulls,
       this.upstreamCalls,

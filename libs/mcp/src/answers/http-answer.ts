@@ -56,12 +56,7 @@ export interface HttpAnswer {
 
 /** Whether the client accepts an event stream (so a call may answer with one). */
 export function acceptsEventStream(accept: string | undefined): boolean {
-  return (
-    accept !== undefined &&
-    accept
-      .split(',')
-      .some((part) => part.split(';', 1)[0]?.trim().toLowerCase() === 'text/event-stream')
-  );
+  return accept !== undefined && readAccept(accept).eventStream;
 }
 
 /** An SSE answer whose messages come from `stream` (see HttpAnswer.stream). */
@@ -96,15 +91,45 @@ const SSE_TYPE = 'text/event-stream; charset=utf-8';
  * neither (406). A missing Accept is taken as JSON: lenient, like most servers (B09 policy).
  */
 export function negotiateFormat(accept: string | undefined): ResponseFormat | undefined {
-  if (accept === undefined || accept.trim() === '') return 'json';
+  return accept === undefined ? 'json' : readAccept(accept).format;
+}
+
+/** What one Accept value allows: the answer format of a 2025 POST, and event streams at all. */
+interface AcceptReading {
+  readonly format: ResponseFormat | undefined;
+  readonly eventStream: boolean;
+}
+
+/**
+ * A client sends the same Accept on every request, so its reading is remembered per value (at
+ * most READINGS_REMEMBERED values, forgotten all at once when full: a client that varies it
+ * costs a parse per request, never memory); splitting and lowering it on each request was
+ * about 5k instructions of a tools/call (docs/benchmarks.md, "Where a bundle call's
+ * instructions go").
+ */
+const READINGS_REMEMBERED = 64;
+const rememberedReadings = new Map<string, AcceptReading>();
+
+function readAccept(accept: string): AcceptReading {
+  const known = rememberedReadings.get(accept);
+  if (known !== undefined) return known;
   const types = accept
     .split(',')
     .map((part) => part.split(';', 1)[0]?.trim().toLowerCase() ?? '')
     .filter((t) => t !== '');
-  if (types.some((t) => t === 'application/json' || t === '*/*' || t === 'application/*'))
-    return 'json';
-  if (types.some((t) => t === 'text/event-stream' || t === 'text/*')) return 'sse';
-  return undefined;
+  const reading: AcceptReading = {
+    format:
+      accept.trim() === '' ||
+      types.some((t) => t === 'application/json' || t === '*/*' || t === 'application/*')
+        ? 'json'
+        : types.some((t) => t === 'text/event-stream' || t === 'text/*')
+          ? 'sse'
+          : undefined,
+    eventStream: types.includes('text/event-stream'),
+  };
+  if (rememberedReadings.size >= READINGS_REMEMBERED) rememberedReadings.clear();
+  rememberedReadings.set(accept, reading);
+  return reading;
 }
 
 export function header(headers: IncomingHeaders, name: string): string | undefined {
