@@ -124,7 +124,7 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
     [ub, sec, repo, mr] = await Promise.all([
       ListenUpstream.start(['echo'], [UB_URI]),
       ListenUpstream.start(['open'], [SECRET_URI]),
-      V1Upstream.start(),
+      V1Upstream.start({}, { subscribable: true }),
       V2MrtrUpstream.start(),
     ]);
     const auth = {
@@ -312,6 +312,109 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
       expect(answers[2]!.json.error.message).toBe('Resource not found: nothing://here');
       expect(repo.requestsFor('resources/subscribe').length).toBe(subscribesBefore);
       expect(sec.authorizations.slice(secCalls)).not.toContain(`Bearer ${tokenB}`);
+    });
+  });
+
+  describe('2025 resource subscriptions live in their session, and end with its subscribing token', () => {
+    /** A's GET stream of a session with this token, and the headers of that session. */
+    const subscriber = async (
+      token: string,
+    ): Promise<{ headers: Record<string, string>; get: SseReader }> => {
+      const headers = await session(g1.mcpUrl, token);
+      const get = await SseReader.open(g1.mcpUrl, 'GET', {
+        accept: 'text/event-stream',
+        'mcp-protocol-version': headers['mcp-protocol-version']!,
+        'mcp-session-id': headers['mcp-session-id']!,
+        authorization: headers.authorization!,
+      });
+      expect(get.status).toBe(200);
+      return { headers, get };
+    };
+    const updatesOf = (get: SseReader, uri: string): number =>
+      get.messages.filter(
+        (m) =>
+          m.method === 'notifications/resources/updated' &&
+          (m.params as { uri?: unknown } | undefined)?.uri === uri,
+      ).length;
+    const upstreamHolds = (uri: string): boolean =>
+      [...repo.subscriptions.values()].some((uris) => uris.has(uri));
+
+    it('a resources/subscribe or unsubscribe without a session is refused (400, -32600) and never forwarded: another caller cannot end what A holds', async () => {
+      const uri = 'repo://files/sessionless';
+      const a = await subscriber(tokenA);
+      try {
+        const subscribed = await rpc(g1.mcpUrl, 'resources/subscribe', { uri }, a.headers);
+        expect(subscribed.json.result).toEqual({});
+        expect(upstreamHolds(uri)).toBe(true);
+        // C has A's grant, another sub, and sends no Mcp-Session-Id
+        const tokenC = (await as.mint({ subject: 'carol', claims: { groups: ['dev'] } }))
+          .access_token;
+        const sessionless = {
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          authorization: `Bearer ${tokenC}`,
+        };
+        const before = {
+          subscribe: repo.requestsFor('resources/subscribe').length,
+          unsubscribe: repo.requestsFor('resources/unsubscribe').length,
+        };
+        for (const method of ['resources/unsubscribe', 'resources/subscribe']) {
+          const answer = await rpc(g1.mcpUrl, method, { uri }, sessionless);
+          // an invalid request, as the era maps -32600 (HTTP 400)
+          expect([answer.status, answer.json.error.code]).toEqual([400, -32600]);
+          expect(answer.json.error.message).toBe(
+            `${method} needs a session: a subscription's updates are written on its session's GET stream; send the Mcp-Session-Id that initialize gave`,
+          );
+        }
+        expect(repo.requestsFor('resources/subscribe').length).toBe(before.subscribe);
+        expect(repo.requestsFor('resources/unsubscribe').length).toBe(before.unsubscribe);
+        expect(upstreamHolds(uri)).toBe(true);
+        await repo.notifyResourceUpdated(uri);
+        await a.get.waitForMessage(
+          (m) =>
+            m.method === 'notifications/resources/updated' &&
+            (m.params as { uri?: unknown } | undefined)?.uri === uri,
+          10_000,
+        );
+        const unsubscribed = await rpc(g1.mcpUrl, 'resources/unsubscribe', { uri }, a.headers);
+        expect(unsubscribed.json.result).toEqual({});
+        expect(upstreamHolds(uri)).toBe(false);
+      } finally {
+        a.get.close();
+      }
+    });
+
+    it("after the subscribing token's expiry no update reaches the session (not even on a GET stream opened with a fresh token), and the upstream is told resources/unsubscribe", async () => {
+      const uri = 'repo://files/expiring';
+      const short = (
+        await as.mint({ subject: 'alice', ttlSeconds: 2, claims: { groups: ['dev'] } })
+      ).access_token;
+      const headers = await session(g1.mcpUrl, short);
+      const subscribed = await rpc(g1.mcpUrl, 'resources/subscribe', { uri }, headers);
+      expect(subscribed.json.result).toEqual({});
+      expect(upstreamHolds(uri)).toBe(true);
+      const unsubscribes = repo.requestsFor('resources/unsubscribe').length;
+      await new Promise((r) => setTimeout(r, 3000));
+      // the same session, a fresh token of the same caller, no new subscribe
+      const get = await SseReader.open(g1.mcpUrl, 'GET', {
+        accept: 'text/event-stream',
+        'mcp-protocol-version': headers['mcp-protocol-version']!,
+        'mcp-session-id': headers['mcp-session-id']!,
+        authorization: `Bearer ${tokenA}`,
+      });
+      try {
+        expect(get.status).toBe(200);
+        await repo.notifyResourceUpdated(uri);
+        // told at the update, not at the next minute's sweep
+        await waitFor(() => !upstreamHolds(uri), 10_000);
+        expect(repo.requestsFor('resources/unsubscribe').length).toBe(unsubscribes + 1);
+        // keep-alive comments written after the update: the stream had its chance to carry it
+        const comments = get.comments.length;
+        await waitFor(() => get.comments.length >= comments + 2, 10_000);
+        expect(updatesOf(get, uri)).toBe(0);
+      } finally {
+        get.close();
+      }
     });
   });
 

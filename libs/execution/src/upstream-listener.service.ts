@@ -34,6 +34,8 @@ export interface UpstreamListenContext {
   readonly onNotification: (method: string, params: Readonly<Record<string, unknown>>) => void;
 }
 
+/** How long the gateway waits for an upstream to take its own resources/unsubscribe. */
+const UNSUBSCRIBE_DEADLINE_MS = 10_000;
 /** A listen is one long request: its deadline is the longest a timer allows (~24.8 days), then it is re-opened. */
 const LISTEN_DEADLINE_MS = 2 ** 31 - 1;
 /** Re-opening a listen that ended while wanted: first and longest wait, in ms. */
@@ -168,6 +170,33 @@ export class UpstreamListener {
       );
       await pause(wait, signal);
       wait = Math.min(wait * 2, REOPEN_MAX_MS);
+    }
+  }
+
+  /**
+   * Tells a 2025 upstream that no client on this replica subscribes to `uri` any more (their
+   * subscriptions expired or were dropped elsewhere; docs/operations.md §10 "Resource
+   * subscriptions"): `resources/unsubscribe` on the gateway's own session with it, with the
+   * gateway's own credential. Best effort: a failure is logged, and the upstream's later
+   * updates of the URI are dropped here anyway.
+   */
+  async unsubscribe(upstream: UpstreamDefinition, uri: string): Promise<void> {
+    const connection = this.connections.get(upstream);
+    if (connection.era === '2026') return;
+    try {
+      const answer = await connection.requestAsGateway(
+        'resources/unsubscribe',
+        { uri },
+        { deadlineMillis: UNSUBSCRIBE_DEADLINE_MS },
+      );
+      if (answer.kind === 'error')
+        this.logger.log(
+          `Upstream ${upstream.id}: resources/unsubscribe of a subscription no client holds any more answered error ${answer.code}`,
+        );
+    } catch (err) {
+      this.logger.log(
+        `Upstream ${upstream.id}: resources/unsubscribe of a subscription no client holds any more failed (${err instanceof Error ? err.message : 'unknown cause'})`,
+      );
     }
   }
 

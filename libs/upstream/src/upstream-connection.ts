@@ -267,6 +267,19 @@ export class UpstreamConnection {
     );
   }
 
+  /**
+   * A request the gateway makes for itself, no caller's (session-level traffic: the
+   * `resources/unsubscribe` of a subscription whose last client left): it carries the
+   * gateway's own credential (endpoint.sessionHeaders), as the session's initialize does.
+   */
+  async requestAsGateway(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: Omit<UpstreamRequestOptions, 'headers'>,
+  ): Promise<UpstreamAnswer> {
+    return this.request(method, params, { ...options, headers: await this.ownHeaders() });
+  }
+
   private async requestUntraced(
     method: string,
     params: Record<string, unknown> | undefined,

@@ -33,6 +33,17 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const uri = stringParam(params, 'uri');
+    // A subscription lives in its 2025 session (its updates go on the session's GET stream).
+    // Without one it would subscribe the gateway's shared upstream session for no client, and
+    // an unsubscribe would end what other clients' sessions hold there: both are refused.
+    const session = this.sessionOf(context);
+    if (session === undefined)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidRequest,
+        this.sessions.sealed
+          ? `${this.method} needs a session: a subscription's updates are written on its session's GET stream; send the Mcp-Session-Id that initialize gave`
+          : `${this.method} needs a session, and this gateway issues none (MCP_SESSION_KEYS is not set): resource updates cannot be delivered`,
+      );
     const owner = catalogOf(this.registry).extras.resourceOwner(uri);
     if (owner === undefined || !granted(context.access, owner.id))
       throw new GatewayError(
@@ -40,7 +51,7 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
         `Resource not found: ${uri.slice(0, 256)}`,
         { uri },
       );
-    return this.route(owner, uri, params, context, this.sessionOf(context));
+    return this.route(owner, uri, params, context, session);
   }
 
   /** Forwards (or answers) the request for this owner, recording it for `session`. */
@@ -49,7 +60,7 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
     uri: string,
     params: Params,
     context: MethodContext,
-    session: SubscribingSession | undefined,
+    session: SubscribingSession,
   ): Promise<MethodResult>;
 
   private sessionOf(context: MethodContext): SubscribingSession | undefined {

@@ -25,11 +25,9 @@ export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
     uri: string,
     params: Params,
     context: MethodContext,
-    session: SubscribingSession | undefined,
+    session: SubscribingSession,
   ): Promise<MethodResult> {
-    if (session === undefined)
-      return this.router.forward(owner, this.method, { ...params }, context);
-    this.subscriptions.add(session.id, session.expiresAtMs, owner.id, uri, context.caller);
+    this.subscriptions.add(session.id, session.expiresAtMs, owner, uri, context.caller);
     try {
       return await this.router.forward(owner, this.method, { ...params }, context);
     } catch (err) {

@@ -77,6 +77,8 @@ interface BridgedListen {
 interface Subscription {
   readonly upstreamId: string;
   readonly uri: string;
+  /** Whom to tell `resources/unsubscribe` when the last subscriber here leaves without asking. */
+  readonly upstream: UpstreamDefinition;
 }
 
 interface SessionSubscriptions {
@@ -189,7 +191,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     // the session left through another replica: no more relays from here (the upstream keeps
     // the gateway session's subscription until this replica's last subscriber leaves or the
     // session ends; what it then sends is dropped)
-    this.drop(message.session, keyOf(message.upstreamId, message.uri));
+    this.drop(message.session, keyOf(message.upstreamId, message.uri), true);
   }
 
   /**
@@ -354,7 +356,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   }
 
   /**
-   * Records that `sessionId` subscribes to `uri` of `upstreamId` until `expiresAtMs` (the
+   * Records that `sessionId` subscribes to `uri` of `upstream` until `expiresAtMs` (the
    * session id's expiry), or until the subscribing caller's token expires when that is sooner.
    * @throws GatewayError (invalid params) when the session, its caller or the replica holds as
    *   many as it may
@@ -362,10 +364,11 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   add(
     sessionId: string,
     expiresAtMs: number,
-    upstreamId: string,
+    upstream: UpstreamDefinition,
     uri: string,
     caller?: CallerIdentity,
   ): void {
+    const upstreamId = upstream.id;
     const now = Date.now();
     this.sweep(now);
     const key = keyOf(upstreamId, uri);
@@ -397,7 +400,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       session = { expiresAtMs: until, owner, entries: new Map() };
       this.bySession.set(sessionId, session);
     }
-    session.entries.set(key, { upstreamId, uri });
+    session.entries.set(key, { upstreamId, uri, upstream });
     if (owner !== undefined) count(this.perCaller, owner, 1);
     let sessions = this.subscribers.get(key);
     if (sessions === undefined) {
@@ -422,7 +425,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   ): { readonly othersRemain: boolean; readonly bridged: boolean } {
     const key = keyOf(upstreamId, uri);
     const bridged = this.bridged.get(bridgeKey(sessionId, upstreamId))?.uris.has(uri) === true;
-    this.drop(sessionId, key);
+    // the caller's unsubscribe goes to the upstream from its handler when no one else holds it
+    this.drop(sessionId, key, false);
     // the replica the session subscribed through may be another one
     this.bus?.publish({ op: 'forget', session: sessionId, upstreamId, uri });
     return { othersRemain: (this.subscribers.get(key)?.size ?? 0) > 0, bridged };
@@ -454,32 +458,58 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     const key = keyOf(upstreamId, uri);
     if ((this.subscribers.get(key)?.size ?? 0) === 0) return;
     const meta = (params as Record<string, unknown>)._meta;
-    // the sessions are read when it is sent: a burst coalesced goes to those subscribed then
+    // the sessions are read when it is sent: a burst coalesced goes to those subscribed then,
+    // and not to one whose subscription expired since the last sweep
     this.coalescer.offer(key, () => {
-      const sessions = this.subscribers.get(key);
+      const sessions = this.unexpired(key, Date.now());
       if (sessions !== undefined && sessions.size > 0)
         this.deliver(sessions, upstreamId, updateMessage(uri, meta));
     });
   }
 
-  private drop(sessionId: string, key: string): void {
+  /**
+   * The sessions subscribed to `key` whose subscriptions have not ended by `nowMs`; those that
+   * have are dropped first (the sweep runs once a minute, a subscription ends on the second).
+   */
+  private unexpired(key: string, nowMs: number): ReadonlySet<string> | undefined {
+    const sessions = this.subscribers.get(key);
+    if (sessions === undefined) return undefined;
+    let ended: string[] | undefined;
+    for (const sessionId of sessions)
+      if ((this.bySession.get(sessionId)?.expiresAtMs ?? 0) <= nowMs)
+        (ended ??= []).push(sessionId);
+    if (ended === undefined) return sessions;
+    for (const sessionId of ended) this.drop(sessionId, key, true);
+    return this.subscribers.get(key);
+  }
+
+  /**
+   * Forgets one subscription of a session. When it was the last on this replica for its URI
+   * and not bridged, `tellUpstream` sends the upstream `resources/unsubscribe` on the
+   * gateway's session (its subscription ended without a client's unsubscribe: expiry, or an
+   * unsubscribe another replica received), so the upstream does not keep a subscription that
+   * nobody here holds for as long as the session lives.
+   */
+  private drop(sessionId: string, key: string, tellUpstream: boolean): void {
     const session = this.bySession.get(sessionId);
     const entry = session?.entries.get(key);
     if (session === undefined || entry === undefined) return;
     session.entries.delete(key);
-    this.unbridge(sessionId, entry.upstreamId, entry.uri);
+    const bridged = this.unbridge(sessionId, entry.upstreamId, entry.uri);
     this.total--;
     if (session.owner !== undefined) count(this.perCaller, session.owner, -1);
     if (session.entries.size === 0) this.bySession.delete(sessionId);
     const sessions = this.subscribers.get(key);
     sessions?.delete(sessionId);
-    if (sessions?.size === 0) this.subscribers.delete(key);
+    if (sessions?.size !== 0) return;
+    this.subscribers.delete(key);
+    if (tellUpstream && !bridged) void this.listener.unsubscribe(entry.upstream, entry.uri);
   }
 
   private sweep(nowMs: number): void {
     for (const [sessionId, session] of this.bySession) {
       if (session.expiresAtMs > nowMs) continue;
-      for (const key of [...session.entries.keys()]) this.drop(sessionId, key);
+      for (const key of [...session.entries.keys()]) this.drop(sessionId, key, true);
     }
     if (this.total === 0 && this.sweeper !== undefined) {
       clearInterval(this.sweeper);

@@ -1,7 +1,7 @@
 import type { UpstreamListener } from '@app/execution';
 import { GatewayError } from '../errors/gateway-error';
 import type { NotificationHub } from './notification-hub.service';
-import type { GatewayConfig } from '@app/config';
+import type { GatewayConfig, UpstreamDefinition } from '@app/config';
 import {
   FULL_ACCESS,
   type AuthOutcome,
@@ -15,13 +15,19 @@ import {
   MAX_SUBSCRIPTIONS_PER_SESSION,
   ResourceSubscriptions,
 } from './resource-subscriptions.service';
+import type { ResourceBusMessage, ResourceUpdateBus } from './resource-update-bus';
 
 type SessionListener = (upstreamId: string, message: Record<string, unknown>) => void;
+
+const def = (id: string): UpstreamDefinition =>
+  ({ id, url: 'http://127.0.0.1:1/mcp' }) as UpstreamDefinition;
 
 function setup(): {
   subscriptions: ResourceSubscriptions;
   updated: (upstreamId: string, uri: unknown) => void;
   written: { sessions: string[]; sourceId: string; message: string }[];
+  /** The resources/unsubscribe the gateway sent upstream on its own: [upstream id, uri]. */
+  unsubscribed: [string, string][];
 } {
   let listener: SessionListener | undefined;
   const written: { sessions: string[]; sourceId: string; message: string }[] = [];
@@ -31,8 +37,13 @@ function setup(): {
       return new Set<string>();
     },
   } as unknown as NotificationHub;
+  const unsubscribed: [string, string][] = [];
   const upstreams = {
     onSessionMessage: (l: SessionListener) => (listener = l),
+    unsubscribe: (upstream: UpstreamDefinition, uri: string) => {
+      unsubscribed.push([upstream.id, uri]);
+      return Promise.resolve();
+    },
   } as unknown as UpstreamListener;
   const subscriptions = new ResourceSubscriptions(hub, upstreams);
   const updated = (upstreamId: string, uri: unknown): void =>
@@ -41,7 +52,7 @@ function setup(): {
       method: 'notifications/resources/updated',
       params: { uri },
     });
-  return { subscriptions, updated, written };
+  return { subscriptions, updated, written, unsubscribed };
 }
 
 describe('ResourceSubscriptions', () => {
@@ -49,10 +60,10 @@ describe('ResourceSubscriptions', () => {
 
   it('relays an update to the sessions subscribed to that upstream and URI only', () => {
     const { subscriptions, updated, written } = setup();
-    subscriptions.add('s1', later, 'up', 'r://a');
-    subscriptions.add('s2', later, 'up', 'r://a');
-    subscriptions.add('s3', later, 'up', 'r://b');
-    subscriptions.add('s4', later, 'other', 'r://a');
+    subscriptions.add('s1', later, def('up'), 'r://a');
+    subscriptions.add('s2', later, def('up'), 'r://a');
+    subscriptions.add('s3', later, def('up'), 'r://b');
+    subscriptions.add('s4', later, def('other'), 'r://a');
     updated('up', 'r://a');
     updated('up', 'r://none');
     updated('up', 42);
@@ -69,9 +80,9 @@ describe('ResourceSubscriptions', () => {
 
   it('remove says whether another session still subscribes', () => {
     const { subscriptions } = setup();
-    subscriptions.add('s1', later, 'up', 'r://a');
-    subscriptions.add('s2', later, 'up', 'r://a');
-    subscriptions.add('s2', later, 'up', 'r://a'); // twice: one subscription
+    subscriptions.add('s1', later, def('up'), 'r://a');
+    subscriptions.add('s2', later, def('up'), 'r://a');
+    subscriptions.add('s2', later, def('up'), 'r://a'); // twice: one subscription
     expect(subscriptions.size).toBe(2);
     expect(subscriptions.remove('s1', 'up', 'r://a')).toEqual({
       othersRemain: true,
@@ -92,9 +103,9 @@ describe('ResourceSubscriptions', () => {
   it('a session holds at most MAX_SUBSCRIPTIONS_PER_SESSION', () => {
     const { subscriptions } = setup();
     for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_SESSION; i++)
-      subscriptions.add('s1', later, 'up', `r://${i}`);
-    expect(() => subscriptions.add('s1', later, 'up', 'r://one-more')).toThrow(GatewayError);
-    expect(() => subscriptions.add('s2', later, 'up', 'r://one-more')).not.toThrow();
+      subscriptions.add('s1', later, def('up'), `r://${i}`);
+    expect(() => subscriptions.add('s1', later, def('up'), 'r://one-more')).toThrow(GatewayError);
+    expect(() => subscriptions.add('s2', later, def('up'), 'r://one-more')).not.toThrow();
     subscriptions.onApplicationShutdown();
   });
 
@@ -105,39 +116,105 @@ describe('ResourceSubscriptions', () => {
     const { subscriptions } = setup();
     const alice = caller('alice');
     for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_CALLER; i++)
-      subscriptions.add(`a${Math.floor(i / 100)}`, later, 'up', `r://${i % 100}`, alice);
-    expect(() => subscriptions.add('a-new', later, 'up', 'r://x', caller('alice'))).toThrow(
+      subscriptions.add(`a${Math.floor(i / 100)}`, later, def('up'), `r://${i % 100}`, alice);
+    expect(() => subscriptions.add('a-new', later, def('up'), 'r://x', caller('alice'))).toThrow(
       /a caller may hold 1000/,
     );
-    expect(() => subscriptions.add('b1', later, 'up', 'r://x', caller('bob'))).not.toThrow();
+    expect(() => subscriptions.add('b1', later, def('up'), 'r://x', caller('bob'))).not.toThrow();
     // one given back makes room again
     subscriptions.remove('a0', 'up', 'r://0');
-    expect(() => subscriptions.add('a-new', later, 'up', 'r://x', caller('alice'))).not.toThrow();
+    expect(() =>
+      subscriptions.add('a-new', later, def('up'), 'r://x', caller('alice')),
+    ).not.toThrow();
     subscriptions.onApplicationShutdown();
   });
 
   it('without auth only the totals apply', () => {
     const { subscriptions } = setup();
     for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_CALLER + 1; i++)
-      subscriptions.add(`s${Math.floor(i / 100)}`, later, 'up', `r://${i % 100}`);
+      subscriptions.add(`s${Math.floor(i / 100)}`, later, def('up'), `r://${i % 100}`);
     expect(subscriptions.size).toBe(MAX_SUBSCRIPTIONS_PER_CALLER + 1);
     subscriptions.onApplicationShutdown();
   });
 
   it("a subscription ends with the subscribing token's expiry, sooner than the session's", () => {
     const { subscriptions, updated, written } = setup();
-    subscriptions.add('s1', later, 'up', 'r://a', caller('alice', -1));
-    subscriptions.add('s2', later, 'up', 'r://b', caller('bob')); // sweeps the expired one
+    subscriptions.add('s1', later, def('up'), 'r://a', caller('alice', -1));
+    subscriptions.add('s2', later, def('up'), 'r://b', caller('bob')); // sweeps the expired one
     updated('up', 'r://a');
     expect(written).toEqual([]);
     expect(subscriptions.size).toBe(1);
     subscriptions.onApplicationShutdown();
   });
 
+  it("an update after the subscribing token's expiry reaches no one, before any sweep, and the upstream is told to unsubscribe", () => {
+    jest.useFakeTimers({ now: Date.now() });
+    try {
+      const { subscriptions, updated, written, unsubscribed } = setup();
+      subscriptions.add('s1', later, def('up'), 'r://a', caller('alice', 2));
+      jest.setSystemTime(Date.now() + 3000);
+      updated('up', 'r://a');
+      expect(written).toEqual([]);
+      expect(subscriptions.size).toBe(0);
+      expect(unsubscribed).toEqual([['up', 'r://a']]);
+      subscriptions.onApplicationShutdown();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('the upstream is told to unsubscribe when the last subscription here ends without a client unsubscribe, not before', () => {
+    const { subscriptions, unsubscribed } = setup();
+    subscriptions.add('kept', later, def('up'), 'r://shared');
+    subscriptions.add('gone1', Date.now() - 1, def('up'), 'r://shared');
+    subscriptions.add('gone2', Date.now() - 1, def('up'), 'r://alone');
+    subscriptions.add('new', later, def('other'), 'r://x'); // sweeps the expired ones
+    // r://shared is still held by `kept`; r://alone had no one else
+    expect(unsubscribed).toEqual([['up', 'r://alone']]);
+    subscriptions.onApplicationShutdown();
+  });
+
+  it("a client's own unsubscribe sends nothing from here: its handler forwards it when no one else holds the URI", () => {
+    const { subscriptions, unsubscribed } = setup();
+    subscriptions.add('s1', later, def('up'), 'r://a');
+    expect(subscriptions.remove('s1', 'up', 'r://a')).toEqual({
+      othersRemain: false,
+      bridged: false,
+    });
+    expect(unsubscribed).toEqual([]);
+    subscriptions.onApplicationShutdown();
+  });
+
+  it("an unsubscribe another replica received ends the last subscription here and tells this replica's upstream session", () => {
+    let fromBus: ((message: ResourceBusMessage) => void) | undefined;
+    const bus: ResourceUpdateBus = {
+      publish: () => undefined,
+      onMessage: (handler) => (fromBus = handler),
+    };
+    const unsubscribed: [string, string][] = [];
+    const upstreams = {
+      onSessionMessage: () => undefined,
+      unsubscribe: (upstream: UpstreamDefinition, uri: string) => {
+        unsubscribed.push([upstream.id, uri]);
+        return Promise.resolve();
+      },
+    } as unknown as UpstreamListener;
+    const hub = { toSessions: () => new Set<string>() } as unknown as NotificationHub;
+    const subscriptions = new ResourceSubscriptions(hub, upstreams, bus);
+    subscriptions.add('s1', later, def('up'), 'r://a');
+    subscriptions.add('s2', later, def('up'), 'r://a');
+    fromBus?.({ op: 'forget', session: 's1', upstreamId: 'up', uri: 'r://a' });
+    expect(unsubscribed).toEqual([]);
+    fromBus?.({ op: 'forget', session: 's2', upstreamId: 'up', uri: 'r://a' });
+    expect(unsubscribed).toEqual([['up', 'r://a']]);
+    expect(subscriptions.size).toBe(0);
+    subscriptions.onApplicationShutdown();
+  });
+
   it("an expired session's subscriptions are dropped and get no update", () => {
     const { subscriptions, updated, written } = setup();
-    subscriptions.add('old', Date.now() - 1, 'up', 'r://a');
-    subscriptions.add('new', later, 'up', 'r://b'); // sweeps the expired one
+    subscriptions.add('old', Date.now() - 1, def('up'), 'r://a');
+    subscriptions.add('new', later, def('up'), 'r://b'); // sweeps the expired one
     updated('up', 'r://a');
     expect(written).toEqual([]);
     expect(subscriptions.size).toBe(1);
@@ -355,6 +432,7 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
     let listener: ((upstreamId: string, message: Record<string, unknown>) => void) | undefined;
     const upstreams = {
       onSessionMessage: (l: typeof listener) => (listener = l),
+      unsubscribe: () => Promise.resolve(),
     } as unknown as UpstreamListener;
     const subscriptions = new ResourceSubscriptions(hub, upstreams, bus);
     return {
@@ -375,7 +453,7 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
 
   it('an update is written here and shared; one shared by another replica is written here only', () => {
     const a = replica();
-    a.subscriptions.add('s1', later, 'up', 'r://a');
+    a.subscriptions.add('s1', later, def('up'), 'r://a');
     a.updated('up', 'r://a');
     expect(a.written).toEqual([{ sessions: ['s1'], sourceId: 'up' }]);
     expect(a.published).toEqual([
@@ -397,13 +475,13 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
 
   it('sessions whose GET stream is on this replica are not shared: the others are, and with none elsewhere nothing is published', () => {
     const a = replica(new Set(['s1']));
-    a.subscriptions.add('s1', later, 'up', 'r://a');
-    a.subscriptions.add('s2', later, 'up', 'r://a');
+    a.subscriptions.add('s1', later, def('up'), 'r://a');
+    a.subscriptions.add('s2', later, def('up'), 'r://a');
     a.updated('up', 'r://a');
     expect(a.published).toEqual([expect.objectContaining({ op: 'deliver', sessions: ['s2'] })]);
     const b = replica(new Set(['s1', 's2']));
-    b.subscriptions.add('s1', later, 'up', 'r://b');
-    b.subscriptions.add('s2', later, 'up', 'r://b');
+    b.subscriptions.add('s1', later, def('up'), 'r://b');
+    b.subscriptions.add('s2', later, def('up'), 'r://b');
     b.updated('up', 'r://b');
     expect(b.written).toHaveLength(1);
     expect(b.published).toEqual([]);
@@ -414,7 +492,7 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
   it('an unsubscribe is shared, and one from another replica ends the relay here', () => {
     const a = replica();
     const b = replica();
-    a.subscriptions.add('s1', later, 'up', 'r://a');
+    a.subscriptions.add('s1', later, def('up'), 'r://a');
     b.subscriptions.remove('s1', 'up', 'r://a');
     expect(b.published).toEqual([{ op: 'forget', session: 's1', upstreamId: 'up', uri: 'r://a' }]);
     a.receive(b.published[0] as Message);
