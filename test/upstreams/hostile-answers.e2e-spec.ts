@@ -109,6 +109,9 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
   /** A 2025 upstream that asks inside its initialize answer; a 2026 one inside server/discover's. */
   let initAsker: ScriptedUpstream;
   let discoverAsker: ScriptedUpstream;
+  /** Upstreams (2025, 2026) that answer prompts/get, resources/read and completions with a task. */
+  let taskLegacy: ScriptedUpstream;
+  let taskModern: ScriptedUpstream;
   let gateway: GatewayProcess;
   /** Ids of the requests `asker` sent inside its tools/list answers. */
   const pullAsks: string[] = [];
@@ -129,6 +132,31 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       ScriptedUpstream.start({ tools: [upTool('fine')], sessionId: `init-asker-${listener}` }),
       ScriptedUpstream.start({ era: '2026', tools: [upTool('fine')] }),
     ]);
+    const answeringWithTasks = (era: '2025' | '2026'): Promise<ScriptedUpstream> =>
+      ScriptedUpstream.start({
+        era,
+        tools: [upTool('fine')],
+        prompts: [{ name: 'p' }],
+        resources: [{ uri: `task${era}://r`, name: 'r' }],
+        capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
+      });
+    [taskLegacy, taskModern] = await Promise.all([
+      answeringWithTasks('2025'),
+      answeringWithTasks('2026'),
+    ]);
+    for (const up of [taskLegacy, taskModern])
+      for (const method of ['prompts/get', 'resources/read', 'completion/complete'])
+        up.on(method, () => ({
+          result: {
+            resultType: 'task',
+            taskId: 'RAW-UPSTREAM-TASK',
+            status: 'working',
+            ttlMs: 60_000,
+            pollIntervalMs: 1000,
+            createdAt: new Date().toISOString(),
+            lastUpdatedAt: new Date().toISOString(),
+          },
+        }));
     scriptDeep(legacy, false);
     scriptDeep(stateless, true);
     deepList.on('tools/list', (req) => rawResponse(req, DEEP_LIST, false));
@@ -189,6 +217,8 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
           upstream('ask', asker.url),
           upstream('ia', initAsker.url, own),
           upstream('da', discoverAsker.url, own),
+          upstream('tkl', taskLegacy.url),
+          upstream('tkm', taskModern.url),
         ],
       }),
       env: { MCP_HTTP_SERVER: listener, HOSTILE_OWN_AUTH: OWN_AUTH },
@@ -204,9 +234,17 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
   afterAll(async () => {
     await gateway?.stop();
     await Promise.all(
-      [legacy, stateless, deepList, deepList26, asker, initAsker, discoverAsker].map((u) =>
-        u?.stop(),
-      ),
+      [
+        legacy,
+        stateless,
+        deepList,
+        deepList26,
+        asker,
+        initAsker,
+        discoverAsker,
+        taskLegacy,
+        taskModern,
+      ].map((u) => u?.stop()),
     );
   });
 
@@ -285,6 +323,62 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
         'deep://r',
       );
       expect(read26.json).toMatchObject({ id: 7, error: { code: -32603 } });
+    });
+
+    it("a task answered to prompts/get, resources/read or completion/complete is -32603 naming it, in both eras, whatever the client declared: the upstream's own task id never reaches the client", async () => {
+      const expected = (id: string, method: string) => ({
+        id,
+        error: {
+          code: -32603,
+          message: `Upstream ${id.startsWith('l') ? 'tkl' : 'tkm'} answered ${method} with a task: the gateway relays an upstream's tasks for tools/call only`,
+        },
+      });
+      const tasksDeclared = {
+        ...envelope,
+        'io.modelcontextprotocol/clientCapabilities': {
+          extensions: { 'io.modelcontextprotocol/tasks': {} },
+        },
+      };
+      for (const [prefix, era] of [
+        ['l', '2025'],
+        ['m', '2026'],
+      ] as const) {
+        const up = prefix === 'l' ? 'tkl' : 'tkm';
+        const requests: [string, Record<string, unknown>, string | undefined][] = [
+          ['prompts/get', { name: `${up}__p` }, `${up}__p`],
+          ['resources/read', { uri: `task${era}://r` }, `task${era}://r`],
+          [
+            'completion/complete',
+            { ref: { type: 'ref/prompt', name: `${up}__p` }, argument: { name: 'x', value: '' } },
+            undefined,
+          ],
+        ];
+        for (const [method, params, name] of requests) {
+          const id = `${prefix}-${method}`;
+          const legacyAnswer = await rpc(gateway.mcpUrl, method, params, {}, id);
+          expect(legacyAnswer.json).toEqual({ jsonrpc: '2.0', ...expected(id, method) });
+          const modernAnswer = await modern(gateway.mcpUrl, method, params, id, name);
+          expect(modernAnswer.json).toEqual({ jsonrpc: '2.0', ...expected(id, method) });
+          const declared = await postRaw(
+            gateway.mcpUrl,
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id,
+              method,
+              params: { ...params, _meta: tasksDeclared },
+            }),
+            {
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'mcp-protocol-version': V,
+              'mcp-method': method,
+              ...(name === undefined ? {} : { 'mcp-name': name }),
+            },
+          );
+          expect(declared.json).toEqual({ jsonrpc: '2.0', ...expected(id, method) });
+          expect(declared.text).not.toContain('RAW-UPSTREAM-TASK');
+        }
+      }
     });
 
     it('a completion of more than 100 values is cut to the first 100 with hasMore and the total, in both eras', async () => {

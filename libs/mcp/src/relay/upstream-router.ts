@@ -161,6 +161,18 @@ export class UpstreamRouter {
     }
     switch (outcome.kind) {
       case 'result': {
+        // A task is handed out for a tools/call only (UpstreamTasks.handOut, with the client's
+        // id; docs/operations.md §10 "Tasks"): one answered to any other request would reach
+        // the client with the upstream's own id, which no tasks/get here can follow.
+        if (
+          outcome.result.resultType === 'task' &&
+          method !== 'tools/call' &&
+          !method.startsWith('tasks/')
+        )
+          throw new ForwardedError(
+            JsonRpcCode.InternalError,
+            `Upstream ${upstream.id} answered ${method} with a task: the gateway relays an upstream's tasks for tools/call only`,
+          );
         const result = asLegacyResult(outcome.result, method.startsWith('tasks/'));
         // Passed on as the upstream wrote it, not serialized again: as it came, or with the
         // members the projection left out cut from its text (legacyResultText). A line break,
