@@ -34,8 +34,18 @@ export class CallCancellation {
     listener?.(reason);
   }
 
-  /** Sets the one listener (a later call replaces it); `undefined` removes it. */
+  /**
+   * Sets the one listener (a later call replaces it); `undefined` removes it. On a cancellation
+   * already aborted the listener runs at once, with the reason: a call cancelled before a part
+   * of it set its listener (a client gone while its request was being authenticated) ends that
+   * part too, instead of leaving it to wait for an abort that already happened.
+   */
   onAbort(listener: ((reason: CancelReason) => void) | undefined): void {
+    const reason = this.abortReason;
+    if (reason !== undefined) {
+      listener?.(reason);
+      return;
+    }
     this.listener = listener;
   }
 }

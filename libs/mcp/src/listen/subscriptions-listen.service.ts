@@ -273,7 +273,8 @@ export class SubscriptionsListen {
     if (signal?.aborted === true) subscription.close(false);
     else signal?.onAbort((reason) => subscription.close(reason === 'shutdown'));
     this.syncUpstreamListens(subscription);
-    if (honored.taskIds !== undefined)
+    // a listen whose client left before it opened watches nothing (TaskWatch.watch too)
+    if (honored.taskIds !== undefined && !subscription.isClosed)
       this.taskWatch.watch(honored.taskIds, {
         caller: request.caller,
         access,

@@ -111,8 +111,13 @@ export class TaskWatch {
     });
   }
 
-  /** Watches these ids (as honoured) for one listen, until its signal aborts. */
+  /**
+   * Watches these ids (as honoured) for one listen, until its signal aborts. A signal that has
+   * already aborted watches nothing: its 'abort' event will not come again, so a watch it joined
+   * would never be left and would poll the upstream for good, holding the caller's watch slots.
+   */
   watch(clientIds: readonly string[], watcher: TaskWatcher): void {
+    if (watcher.signal.aborted) return;
     const who = callerDigest(watcher.caller) ?? '';
     for (const clientId of clientIds) {
       const key = `${who}\u0000${clientId}`;
