@@ -353,6 +353,53 @@ describe('federation: a bundle, a v1 SDK upstream and a v2 SDK upstream behind o
       });
     });
 
+    it('a request relayed to a client whose call then ends is answered to the upstream with an error, so a later answer of the client is not taken for the cancelled call', async () => {
+      const seenBefore = repo.seen.elicitations.length;
+      const requestsBefore = repo.requests.length;
+      const toldEnded = (): boolean =>
+        repo.requests.slice(requestsBefore).some((r) => {
+          const error = (r.body as { error?: { message?: unknown } } | undefined)?.error;
+          return (
+            r.rpcMethod === undefined &&
+            typeof error?.message === 'string' &&
+            error.message.includes('ended (cancelled, timed out or answered) before its client')
+          );
+        });
+      let answerLate: (answer: { action: string; content: object }) => void = () => undefined;
+      const ended = await withV1(
+        gateway.mcpUrl,
+        async (client) => {
+          const asked = new Promise<void>((resolveAsked) => {
+            client.setRequestHandler(ElicitRequestSchema, () => {
+              resolveAsked();
+              return new Promise((resolve) => (answerLate = resolve));
+            });
+          });
+          const abort = new AbortController();
+          const call = client
+            .callTool({ name: 'repo__confirm', arguments: { question: 'Later?' } }, undefined, {
+              signal: abort.signal,
+            })
+            .then(
+              () => 'answered',
+              () => 'aborted',
+            );
+          await asked;
+          abort.abort();
+          const outcome = await call;
+          // the upstream is told: notifications/cancelled for its call, an error for its request
+          await waitFor(toldEnded, 10_000);
+          answerLate({ action: 'accept', content: { approve: true } });
+          await new Promise((r) => setTimeout(r, 500));
+          return outcome;
+        },
+        { elicitation: { form: {} } },
+      );
+      expect(ended).toBe('aborted');
+      expect(repo.requestsFor('notifications/cancelled').length).toBeGreaterThan(0);
+      expect(repo.seen.elicitations.length).toBe(seenBefore);
+    });
+
     it("ends the call at once when the upstream does not take the client's answer (its session is gone), not at the upstream's timeout", async () => {
       const result = await withV1(
         gateway.mcpUrl,

@@ -136,7 +136,7 @@ export class UpstreamRouter {
         ? params
         : { ...params, _meta: { ...metaOf(params), [MetaKey.logLevel]: sessionLevel } };
     // the requests this call relayed whose answers may end it (awaitingAnswers), when any
-    let relayed: string[] | undefined;
+    let relayed: RelayedRequest[] | undefined;
     let outcome: UpstreamOutcome;
     try {
       outcome = await this.executor.forward(upstream, method, sent, {
@@ -147,17 +147,17 @@ export class UpstreamRouter {
         caller: context.caller,
         clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
         onMessage: (message, origin) => {
-          const key = this.relay(upstream, message, origin, context, onRequest, logFloor);
+          const request = this.relay(upstream, message, origin, context, onRequest, logFloor);
           const call = context.signal;
-          if (key !== undefined && call !== undefined) {
+          if (request !== undefined && call !== undefined) {
             if ((relayed ??= []).length >= MAX_TRACKED_REQUESTS) return;
-            relayed.push(key);
-            this.awaitingAnswers.set(key, call);
+            relayed.push(request);
+            this.awaitingAnswers.set(request.key, call);
           }
         },
       });
     } finally {
-      if (relayed !== undefined) for (const key of relayed) this.awaitingAnswers.delete(key);
+      if (relayed !== undefined) this.endRelayed(upstream, relayed, context);
     }
     switch (outcome.kind) {
       case 'result': {
@@ -244,6 +244,7 @@ export class UpstreamRouter {
       );
       return 'delivered';
     }
+    const key = awaitingKey(upstream.id, origin.session, origin.id);
     const delivered = await this.executor.respond(
       upstream,
       origin.session,
@@ -251,10 +252,12 @@ export class UpstreamRouter {
       context.headers,
       context.caller,
     );
-    if (!delivered) {
+    // answered: the call's end has nothing to tell the upstream about it (endRelayed)
+    if (delivered) this.awaitingAnswers.delete(key);
+    else {
       // the upstream waits for this answer and never gets it: the call it belongs to ends now
       // (here, on the replica that relayed the request) instead of at the upstream's timeout
-      const call = this.awaitingAnswers.get(awaitingKey(upstream.id, origin.session, origin.id));
+      const call = this.awaitingAnswers.get(key);
       this.logger.warn(
         `Upstream ${upstream.id}: the client's answer could not be delivered` +
           (call === undefined ? '' : '; the call that asked for it was ended'),
@@ -264,6 +267,39 @@ export class UpstreamRouter {
     return 'delivered';
   }
 
+  /**
+   * The call is over: each request it relayed to the client that no answer reached yet is
+   * answered to the upstream with an error, with the call's credential, so the upstream stops
+   * waiting for it and does not take a client's answer that comes later (its relay id lives
+   * `session.pendingInputMillis`) for a call that was cancelled or timed out
+   * (docs/operations.md §10 "Relaying"). An answer delivered by another replica is not known
+   * here: the upstream then gets this error after it and drops it as an id it has answered.
+   */
+  private endRelayed(
+    upstream: UpstreamDefinition,
+    relayed: readonly RelayedRequest[],
+    context: MethodContext,
+  ): void {
+    for (const { key, session, id } of relayed) {
+      if (!this.awaitingAnswers.delete(key)) continue;
+      void this.executor.respond(
+        upstream,
+        session,
+        {
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: JsonRpcCode.InternalError,
+            message:
+              'The call that sent this request ended (cancelled, timed out or answered) before its client answered it',
+          },
+        },
+        context.headers,
+        context.caller,
+      );
+    }
+  }
+
   private relay(
     upstream: UpstreamDefinition,
     message: JsonRpcMessage,
@@ -271,7 +307,7 @@ export class UpstreamRouter {
     context: MethodContext,
     onRequest: UpstreamRequestHook | undefined,
     logFloor: number,
-  ): string | undefined {
+  ): RelayedRequest | undefined {
     const isRequest = message.id !== undefined && typeof message.method === 'string';
     if (!isRequest) {
       // notifications/progress (the client's own token), and notifications/message at or above
@@ -303,7 +339,7 @@ export class UpstreamRouter {
         ),
       });
       // the client's answer, should the upstream not take it, ends the call (deliverAnswer)
-      return awaitingKey(upstream.id, origin.sessionId, id);
+      return { key: awaitingKey(upstream.id, origin.sessionId, id), session: origin.sessionId, id };
     }
     // The client cannot be asked (no event stream) or the method is not one a client serves.
     void this.executor.respond(
@@ -335,6 +371,13 @@ export class UpstreamRouter {
 function readHintsOf(result: Record<string, unknown>): Record<string, unknown> | undefined {
   const { ttlMs, cacheScope } = result;
   return ttlMs === undefined && cacheScope === undefined ? undefined : { ttlMs, cacheScope };
+}
+
+/** A request of the upstream relayed to the client during a call, and its awaitingAnswers key. */
+interface RelayedRequest {
+  readonly key: string;
+  readonly session: string | undefined;
+  readonly id: string | number;
 }
 
 /** The key of an upstream's request to a client: its upstream, session and own id. */
