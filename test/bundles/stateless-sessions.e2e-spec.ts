@@ -1,5 +1,6 @@
 import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
-import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
+import { V1Upstream } from '../support/mcp-upstreams';
 import { rpc } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
@@ -98,6 +99,44 @@ describe('stateless legacy mode: APP_PROFILE=staging without MCP_SESSION_KEYS', 
         200,
         1,
       ]);
+    }
+  });
+});
+
+describe('stateless legacy mode and resource subscriptions', () => {
+  it('offers no resources.subscribe (with sealed sessions it does) and refuses resources/subscribe and unsubscribe (400 -32600) without forwarding them', async () => {
+    const repo = await V1Upstream.start({}, { subscribable: true });
+    const start = (keys: string | undefined) =>
+      GatewayProcess.start({
+        mcp: gatewayConfig([], { upstreams: [upstream('repo', repo.url)] }),
+        env: { APP_PROFILE: 'staging', MCP_SESSION_KEYS: keys },
+        waitReady: true,
+      });
+    const [stateless, sealed] = await Promise.all([start(undefined), start(TEST_SESSION_KEYS)]);
+    try {
+      const offered = async (gateway: GatewayProcess) =>
+        (await rpc(gateway.mcpUrl, 'initialize', INITIALIZE_PARAMS)).json.result.capabilities
+          .resources;
+      expect(await offered(stateless)).toEqual({ listChanged: false });
+      expect(await offered(sealed)).toEqual({ listChanged: true, subscribe: true });
+      for (const method of ['resources/subscribe', 'resources/unsubscribe']) {
+        const answer = await rpc(
+          stateless.mcpUrl,
+          method,
+          { uri: 'repo://readme' },
+          { 'mcp-protocol-version': '2025-11-25' },
+        );
+        expect([answer.status, answer.json.error.code, answer.json.error.message]).toEqual([
+          400,
+          -32600,
+          `${method} needs a session, and this gateway issues none (MCP_SESSION_KEYS is not set): resource updates cannot be delivered`,
+        ]);
+      }
+      expect(repo.requestsFor('resources/subscribe')).toHaveLength(0);
+      expect(repo.requestsFor('resources/unsubscribe')).toHaveLength(0);
+    } finally {
+      await Promise.all([stateless.stop(), sealed.stop()]);
+      await repo.stop();
     }
   });
 });

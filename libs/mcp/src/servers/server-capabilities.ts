@@ -58,10 +58,12 @@ export class ServerCapabilities {
       )
     )
       capabilities.tools = { listChanged };
+    // a resource's updates are pushed as list changes are: a stateless 2025 gateway, which
+    // refuses resources/subscribe (no session to hold it), offers neither
     if (features.resources)
       capabilities.resources = {
         listChanged,
-        ...(features.resourcesSubscribe ? { subscribe: true } : {}),
+        ...(features.resourcesSubscribe && listChanged ? { subscribe: true } : {}),
       };
     if (features.prompts) capabilities.prompts = { listChanged };
     if (features.completions) capabilities.completions = {};
