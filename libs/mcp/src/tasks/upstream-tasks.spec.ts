@@ -68,3 +68,49 @@ describe('UpstreamTasks.handOut (docs/operations.md §10 "Tasks")', () => {
     ).toThrow('over 1024 characters');
   });
 });
+
+describe('UpstreamTasks.forward (docs/operations.md §10 "Tasks")', () => {
+  const answering = (answer: object) => {
+    const registry = {
+      current: () => ({ extras: { upstreams: new Map([['jobs', { upstream: jobs }]]) } }),
+    } as unknown as RegistryService;
+    const router = { forward: () => Promise.resolve(answer) } as unknown as UpstreamRouter;
+    return new UpstreamTasks(ids, router, registry);
+  };
+  const owner = { kind: 'upstream', id: 'jobs', urlDigest: urlDigest(jobs.url) } as const;
+  const ctx = context('2026-07-28', { extensions: { [TASKS]: {} } });
+
+  it("gives the client's id back on the upstream's DetailedTask; an empty acknowledgement passes", async () => {
+    const detailed = await answering({ taskId: 'u-1', status: 'working' }).forward(
+      'tasks/get',
+      owner,
+      'u-1',
+      'gwtk1.client',
+      {},
+      ctx,
+    );
+    expect(detailed).toEqual({ taskId: 'gwtk1.client', status: 'working' });
+    for (const method of ['tasks/cancel', 'tasks/update'])
+      expect(await answering({}).forward(method, owner, 'u-1', 'gwtk1.client', {}, ctx)).toEqual(
+        {},
+      );
+  });
+
+  it("refuses a tasks/get answer without a taskId, or with another task's, as a broken answer (-32603)", async () => {
+    await expect(
+      answering({ status: 'working' }).forward('tasks/get', owner, 'u-1', 'gwtk1.c', {}, ctx),
+    ).rejects.toThrow(
+      new ForwardedError(-32603, "Upstream jobs answered tasks/get without the task's id"),
+    );
+    await expect(
+      answering({ taskId: 'u-2', status: 'working' }).forward(
+        'tasks/get',
+        owner,
+        'u-1',
+        'gwtk1.c',
+        {},
+        ctx,
+      ),
+    ).rejects.toThrow("Upstream jobs answered tasks/get with another task's id");
+  });
+});

@@ -95,7 +95,15 @@ export class UpstreamTasks {
     const result = valueOf(
       await this.router.forward(upstream, method, { ...params, taskId }, context),
     );
-    if (!('taskId' in result)) return result;
+    if (!('taskId' in result)) {
+      // tasks/update and tasks/cancel acknowledge with an empty result; a tasks/get answer is
+      // the DetailedTask, which names its task: one without would reach the client unnamed
+      if (method !== 'tasks/get') return result;
+      throw new ForwardedError(
+        JsonRpcCode.InternalError,
+        `Upstream ${upstream.id} answered ${method} without the task's id`,
+      );
+    }
     // a DetailedTask of another task than the one asked is a broken answer
     if (result.taskId !== taskId)
       throw new ForwardedError(
