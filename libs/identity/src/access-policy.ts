@@ -26,6 +26,12 @@ export type CallerAccess =
        * tool the view cannot list now (one held for review, docs/operations.md §6).
        */
       readonly granted?: CallerAccess;
+      /**
+       * With `server`: the catalog `tools` was resolved against (a view by tags or name patterns
+       * is resolved per catalog, docs/operations.md §16); a list is built from this grant and
+       * kept under `key` for that catalog only. Opaque here.
+       */
+      readonly resolvedFor?: object;
     };
 
 export const FULL_ACCESS: CallerAccess = { all: true };

@@ -115,13 +115,25 @@ export class NotificationHub implements OnApplicationShutdown {
       this.logger.log(
         `Catalog lists changed (${kinds.join(', ')}): notifying ${this.streams.size} stream(s)`,
       );
-      for (const stream of [...this.streams.keys()])
-        for (const kind of changedListsFor(kinds, previous, next, stream.access))
+      for (const stream of [...this.streams.keys()]) {
+        // a stream on a virtual server's path: its view as each catalog resolves it
+        const before = this.servers?.narrowFor(stream.access, previous) ?? stream.access;
+        const after = this.servers?.narrowFor(stream.access, next) ?? stream.access;
+        for (const kind of changedListsFor(kinds, previous, next, before, after))
           stream.listChanged(kind);
+      }
     });
     registry.onUpstreamAnnounced((upstreamId, methods, before, after) =>
       this.announced(upstreamId, methods, before, after),
     );
+    // a registered server deleted or replaced: its path is a 404 or another view now, so what
+    // was opened there ends (a 2026 listen with its closing result; docs/operations.md §16)
+    servers?.onServersGone((gone) => {
+      for (const stream of [...this.streams.keys()]) {
+        const server = VirtualServers.serverOf(stream.access);
+        if (server !== undefined && gone.has(server)) stream.close(true);
+      }
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { declaresExtension, Extension, MetaKey } from '@app/wire';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import type { UpstreamDefinition } from '@app/config';
 import {
   UpstreamListener,
   type CallCancellation,
@@ -11,6 +11,7 @@ import type { CallerIdentity } from '@app/identity';
 import { ResourceServer, allowsSource, type CallerAccess } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { ServerCapabilities } from '../servers/server-capabilities';
+import { VirtualServers } from '../servers/virtual-servers.service';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import type { FrameSource } from '../answers/sse-frame';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
@@ -172,20 +173,18 @@ class ListenSubscription implements OpenStream {
  */
 @Injectable()
 export class SubscriptionsListen {
-  private readonly serverInfo: { name: string; version: string };
   /** The listen streams open on this replica. */
   private readonly subscriptions = new Set<ListenSubscription>();
 
   constructor(
-    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly hub: NotificationHub,
     private readonly capabilities: ServerCapabilities,
     private readonly registry: RegistryService,
     private readonly upstreamListener: UpstreamListener,
     private readonly resourceServer: ResourceServer,
     private readonly taskWatch: TaskWatch,
+    private readonly servers: VirtualServers,
   ) {
-    this.serverInfo = { name: config.mcp.identity, version: config.version };
     // upstreams registered, replaced or removed at runtime (docs/operations.md §15), and upstreams
     // whose listen support became known: the open streams follow them after every round (which
     // covers every publication; a change may leave the published catalog as it was)
@@ -245,7 +244,11 @@ export class SubscriptionsListen {
     );
     const closingResult = `{"jsonrpc":"2.0","id":${idJson(id)},"result":${JSON.stringify({
       resultType: 'complete',
-      _meta: { [MetaKey.subscriptionId]: id, [MetaKey.serverInfo]: this.serverInfo },
+      // on a virtual server's path, that server's serverInfo, as in every result there
+      _meta: {
+        [MetaKey.subscriptionId]: id,
+        [MetaKey.serverInfo]: this.servers.identityOf(request.server).serverInfo,
+      },
     })}}`;
     if (isEmptyFilter(honored)) {
       // nothing to deliver: acknowledged, then closed gracefully at once (as the v2 SDK does)

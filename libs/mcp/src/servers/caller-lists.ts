@@ -44,6 +44,10 @@ export function callerListJson(
   list: ListName,
   access: Restricted,
 ): string {
+  // a grant narrowed to a view for another catalog lists what that catalog's view held: built,
+  // not kept under its key for this one (VirtualServers.narrowFor resolves it again)
+  if (access.resolvedFor !== undefined && access.resolvedFor !== catalog)
+    return join(visible(catalog, list, access));
   let byKey = built.get(catalog);
   if (byKey === undefined) {
     byKey = new Map();

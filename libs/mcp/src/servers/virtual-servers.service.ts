@@ -108,6 +108,7 @@ export class VirtualServers {
   // replaced whenever the servers change (a registration): views are per catalog and server set
   private views = new WeakMap<CatalogSnapshot, Map<string, ServerView>>();
   private narrowed = new WeakMap<CatalogSnapshot, Map<string, CallerAccess>>();
+  private readonly goneListeners: ((servers: ReadonlySet<string>) => void)[] = [];
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -153,13 +154,26 @@ export class VirtualServers {
   applyRegistered(
     registered: ReadonlyMap<string, { config: VirtualServerConfig; version: number }>,
   ): void {
+    const gone = new Set<string>();
     for (const [id, server] of this.servers)
-      if (server.origin === 'admin' && registered.get(id)?.version !== server.version)
+      if (server.origin === 'admin' && registered.get(id)?.version !== server.version) {
         this.servers.delete(id);
+        gone.add(id);
+      }
     for (const [id, { config, version }] of registered)
       if (!this.servers.has(id)) this.servers.set(id, this.compile(config, 'admin', version));
     this.views = new WeakMap();
     this.narrowed = new WeakMap();
+    if (gone.size > 0) for (const listener of this.goneListeners) listener(gone);
+  }
+
+  /**
+   * Tells `listener` the ids of registered servers deleted or replaced (a new version): what
+   * was opened on their paths was granted by a view that is no more (NotificationHub closes
+   * those streams). The listener must not throw.
+   */
+  onServersGone(listener: (servers: ReadonlySet<string>) => void): void {
+    this.goneListeners.push(listener);
   }
 
   /** Whether `id` is a server of `mcp.virtualServers` (never replaced by a registration). */
@@ -233,9 +247,12 @@ export class VirtualServers {
    * The caller's grant on a server's path: what it may use and the view holds (the plain grant
    * on `/mcp`). Built once per catalog, server and grant.
    */
-  narrow(access: CallerAccess | undefined, server: string | undefined): CallerAccess | undefined {
+  narrow(
+    access: CallerAccess | undefined,
+    server: string | undefined,
+    catalog: CatalogSnapshot | undefined = this.registry.current(),
+  ): CallerAccess | undefined {
     if (server === undefined) return access;
-    const catalog = this.registry.current();
     const view = this.viewOf(server, catalog);
     const whole = access === undefined || access.all;
     // the server's own version in the key: lists built for a grant's key are cached per
@@ -250,7 +267,14 @@ export class VirtualServers {
     if (known !== undefined) return known;
     let narrowed: CallerAccess;
     if (whole) {
-      narrowed = { all: false, key, sources: view.sources, tools: view.tools, server };
+      narrowed = {
+        all: false,
+        key,
+        sources: view.sources,
+        tools: view.tools,
+        server,
+        resolvedFor: catalog,
+      };
     } else {
       const sources = new Set([...view.sources].filter((s) => access.sources.has(s)));
       const tools = new Set<string>();
@@ -262,7 +286,7 @@ export class VirtualServers {
         )
           tools.add(tool.name);
       }
-      narrowed = { all: false, key, sources, tools, server, granted: access };
+      narrowed = { all: false, key, sources, tools, server, granted: access, resolvedFor: catalog };
     }
     if (catalog !== undefined) {
       byKey ??= new Map();
@@ -270,6 +294,20 @@ export class VirtualServers {
       byKey.set(key, narrowed);
     }
     return narrowed;
+  }
+
+  /**
+   * A grant narrowed to a server's view (a stream's, resolved against the catalog of its
+   * opening) resolved again against `catalog`: the view's tools by tag or name pattern are
+   * that catalog's. Any other grant as it is.
+   */
+  narrowFor(
+    access: CallerAccess | undefined,
+    catalog: CatalogSnapshot | undefined,
+  ): CallerAccess | undefined {
+    if (access === undefined || access.all || access.server === undefined) return access;
+    if (access.resolvedFor === catalog) return access;
+    return this.narrow(access.granted, access.server, catalog);
   }
 
   /**
