@@ -45,6 +45,8 @@ interface ResumeMessage {
  */
 const UNREACHABLE_GRACE_MILLIS = 8000;
 const STALE_RESUME_MILLIS = 5000;
+/** How often the store's epoch is looked at (a store emptied under a live connection), ms. */
+const EPOCH_CHECK_MS = 10_000;
 
 interface ReplyMessage {
   readonly op: 'reply';
@@ -82,6 +84,11 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
   private readonly channelPrefix: string;
   /** false from the publisher's first failure until it is ready again (logged once each way). */
   private healthy = true;
+  /** Told when Redis may have lost what this replica spent (StoreRenewed). */
+  private readonly renewedListeners: (() => void)[] = [];
+  /** The store's epoch this replica last saw (EPOCH_KEY); undefined before the first look. */
+  private epoch?: string;
+  private epochTimer?: NodeJS.Timeout;
 
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
     this.channelPrefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:mrtr:`;
@@ -110,7 +117,13 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
           'Redis is back: spent requestState envelopes and retries held by other replicas are shared again',
         );
       this.healthy = true;
+      // what was spent here while it was away, or before it restarted empty, is shared again
+      this.renewed();
     });
+    // a store emptied without a reconnect (FLUSHDB, a failover to an empty replica that kept
+    // the address) is told by its epoch key going missing
+    this.epochTimer = setInterval(() => void this.checkEpoch(), EPOCH_CHECK_MS);
+    this.epochTimer.unref();
     this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
     // Bounded: a Redis that is down must not hold the boot; ioredis re-subscribes on reconnect.
     const subscribed = this.subscriber.subscribe(this.channel(this.replicaId)).then(
@@ -127,9 +140,61 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(
         'Redis is not reachable yet: retries of multi-round-trip calls held by this replica reach it only once it is',
       );
+    // the epoch this replica starts in, so that the first change seen is an emptied store
+    else await this.checkEpoch();
+  }
+
+  /**
+   * `listener` runs when Redis may not hold what this replica spent: it came back after being
+   * unreachable, it reconnected (a restart without its data), or its epoch key is gone (emptied
+   * under a live connection). SpentStates then writes its spent nonces back (restoreSpent).
+   */
+  onStoreRenewed(listener: () => void): void {
+    this.renewedListeners.push(listener);
+  }
+
+  private renewed(): void {
+    for (const listener of this.renewedListeners) listener();
+  }
+
+  /** Sees the store's epoch: a new one (the key was gone and is set anew) means it was emptied. */
+  private async checkEpoch(): Promise<void> {
+    const publisher = this.publisher;
+    if (publisher === undefined || !this.healthy) return;
+    const key = `${this.channelPrefix}epoch`;
+    try {
+      await publisher.set(key, randomBytes(9).toString('base64url'), 'NX');
+      const epoch = await publisher.get(key);
+      if (epoch === null || epoch === this.epoch) return;
+      const first = this.epoch === undefined;
+      this.epoch = epoch;
+      if (!first) this.renewed();
+    } catch {
+      // unreachable: the publisher's own events say so, and 'ready' writes back
+    }
+  }
+
+  /**
+   * Writes spent nonces back (each with what is left of its time), keeping any already there:
+   * one pipeline, best effort.
+   */
+  async restoreSpent(entries: readonly (readonly [string, number])[]): Promise<void> {
+    const publisher = this.publisher;
+    if (publisher === undefined || entries.length === 0) return;
+    const pipeline = publisher.pipeline();
+    for (const [key, ttlMillis] of entries)
+      pipeline.set(
+        `${this.channelPrefix}spent:${key}`,
+        '1',
+        'PX',
+        Math.max(1, Math.ceil(ttlMillis)),
+        'NX',
+      );
+    await pipeline.exec().catch(() => undefined);
   }
 
   async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.epochTimer);
     for (const [corr, waiting] of this.waiting) {
       clearTimeout(waiting.timer);
       waiting.resolve({ kind: 'gone' });

@@ -1,11 +1,25 @@
 import type { InputHandoff } from './input-handoff';
 import { SpentStates } from './spent-states';
 
-/** InputHandoff without Redis (undefined), or with a Redis that already took some keys. */
-function handoff(takenElsewhere: ReadonlySet<string> = new Set(), shared = false): InputHandoff {
+/**
+ * InputHandoff without Redis (undefined), or with a Redis that already took some keys; what is
+ * written back lands in `restored`, and `renew()` says Redis may have lost what was spent.
+ */
+function handoff(
+  takenElsewhere: ReadonlySet<string> = new Set(),
+  shared = false,
+  restored: [string, number][] = [],
+): InputHandoff & { renew(): void } {
+  let renewed: () => void = () => undefined;
   return {
     takeOnce: (key: string) => Promise.resolve(shared ? !takenElsewhere.has(key) : undefined),
-  } as unknown as InputHandoff;
+    onStoreRenewed: (listener: () => void) => (renewed = listener),
+    restoreSpent: (entries: [string, number][]) => {
+      restored.push(...entries);
+      return Promise.resolve();
+    },
+    renew: () => renewed(),
+  } as unknown as InputHandoff & { renew(): void };
 }
 
 describe('SpentStates (one-time requestState envelopes)', () => {
@@ -58,6 +72,27 @@ describe('SpentStates (one-time requestState envelopes)', () => {
       // one expiring later is not
       expect(await spent.spend('fresh-late', t0 + 10)).toBe(true);
       expect(await spent.spend('n4', t0 + 4)).toBe(false);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
+
+  it('writes back what it still remembers (not the expired, not the refunded) when Redis may have lost it', async () => {
+    const restored: [string, number][] = [];
+    const bus = handoff(new Set(), true, restored);
+    const spent = new SpentStates(bus);
+    try {
+      expect(await spent.spend('kept', later())).toBe(true);
+      expect(await spent.spend('refunded', later())).toBe(true);
+      (bus as unknown as { giveBack: () => Promise<void> }).giveBack = () => Promise.resolve();
+      await spent.refund('refunded');
+      expect(await spent.spend('expiring', Date.now() + 50)).toBe(true);
+      await new Promise((r) => setTimeout(r, 80));
+      bus.renew();
+      await new Promise((r) => setImmediate(r));
+      expect(restored.map(([nonce]) => nonce)).toEqual(['kept']);
+      expect(restored[0]![1]).toBeGreaterThan(50_000);
+      expect(restored[0]![1]).toBeLessThanOrEqual(60_000);
     } finally {
       spent.onModuleDestroy();
     }

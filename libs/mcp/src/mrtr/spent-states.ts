@@ -33,6 +33,17 @@ export class SpentStates implements OnModuleDestroy {
   constructor(private readonly handoff: InputHandoff) {
     this.sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_EVERY_MS);
     this.sweeper.unref();
+    // Redis may have lost what was spent here (an outage, a restart or flush without its data):
+    // every nonce still remembered goes back, so a replay on another replica is refused again
+    handoff.onStoreRenewed(() => void this.writeBack());
+  }
+
+  private async writeBack(): Promise<void> {
+    const now = Date.now();
+    const entries: [string, number][] = [];
+    for (const [nonce, expiresAt] of this.remembered)
+      if (expiresAt > now) entries.push([nonce, expiresAt - now]);
+    await this.handoff.restoreSpent(entries);
   }
 
   onModuleDestroy(): void {
