@@ -2,7 +2,8 @@ import Redis from 'ioredis';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { OwnRedis, uniqueKeyPrefix } from '../support/redis';
-import { postRaw, type RawAnswer } from '../support/rpc';
+import { postRaw, rpc, type RawAnswer } from '../support/rpc';
+import { SseReader } from '../support/sse-reader';
 import { V2MrtrUpstream } from './mrtr-upstreams';
 
 const V = '2026-07-28';
@@ -144,4 +145,55 @@ describe('spent requestState envelopes survive Redis losing them', () => {
     await writtenBack(3);
     await expectReplayRefusedOnB(params);
   }, 60_000);
+
+  it("a 2025 client's answer to a bridged request that cannot reach the call's replica is 503 with Retry-After, taken when sent again, and refused (400) once answered", async () => {
+    const init = await rpc(a.mcpUrl, 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: { elicitation: { form: {} } },
+      clientInfo: { name: 'raw', version: '1' },
+    });
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      'mcp-session-id': init.headers.get('mcp-session-id')!,
+    };
+    const stream = await SseReader.open(
+      a.mcpUrl,
+      'POST',
+      headers,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'v2__confirm_deploy', arguments: { env: 'bridged' } },
+      }),
+    );
+    try {
+      const asked = await stream.waitForMessage((m) => m.method === 'elicitation/create');
+      const answer = JSON.stringify({
+        jsonrpc: '2.0',
+        id: asked.id,
+        result: { action: 'accept', content: { confirm: true } },
+      });
+      await own.stop();
+      const during = await postRaw(b.mcpUrl, answer, headers);
+      expect([during.status, during.headers.get('retry-after')]).toEqual([503, '2']);
+      expect(during.json.error.message).toContain('send the same answer again');
+      await own.restart();
+      let again = await postRaw(b.mcpUrl, answer, headers);
+      await waitFor(async () => {
+        if (again.status === 503) again = await postRaw(b.mcpUrl, answer, headers);
+        return again.status !== 503;
+      }, 20_000);
+      expect(again.status).toBe(202);
+      const done = await stream.waitForMessage((m) => m.id === 9, 20_000);
+      expect(done.result.content[0].text).toBe('deployed to bridged (state=opaque-state-bridged)');
+      const late = await postRaw(b.mcpUrl, answer, headers);
+      expect([late.status, late.json.error.code]).toEqual([400, -32600]);
+      expect(late.json.error.message).toContain('no call waits for this answer any more');
+    } finally {
+      stream.close();
+    }
+  }, 90_000);
 });

@@ -23,6 +23,11 @@ export type BridgedAnswers =
   | { readonly kind: 'answers'; readonly inputResponses: Record<string, unknown> }
   | { readonly kind: 'refused'; readonly message: string };
 
+/**
+ * How long a 2025 client's answer to a bridged request waits for the replica holding its call, ms:
+ * past InputHandoff's grace for a publish Redis did not take (8 s), so that one is told apart.
+ */
+const ANSWER_WAIT_MILLIS = 10_000;
 /** How many input_required rounds a 2025 client's call may go through (the v2 client's own bound). */
 const MAX_BRIDGED_ROUNDS = 10;
 
@@ -186,7 +191,11 @@ export class LegacyInputBridge {
         ? { error: isRecord(message.error) ? message.error : {} }
         : { result: message.result }),
     };
-    await this.handoff.resume(origin.o, origin.k, answer, 5_000);
+    // waited on longer than a failed publish's grace, so that Redis not answering reads as
+    // `unreachable` (the client sends it again) and not as a call that is gone
+    const outcome = await this.handoff.resume(origin.o, origin.k, answer, ANSWER_WAIT_MILLIS);
+    if (outcome.kind === 'unreachable') return 'unreachable';
+    if (outcome.kind === 'gone' || outcome.value !== true) return 'not-waited';
     return 'delivered';
   }
 

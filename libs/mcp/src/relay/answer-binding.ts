@@ -41,12 +41,22 @@ export function boundTo(
  * (`foreign`: forged, or sealed by another gateway identity), was issued to another caller or
  * grant (`other-caller`), or came too late (`expired`).
  */
-export type AnswerDelivery = 'not-ours' | 'delivered' | 'foreign' | 'other-caller' | 'expired';
+export type AnswerDelivery =
+  | 'not-ours'
+  | 'delivered'
+  | 'foreign'
+  | 'other-caller'
+  | 'expired'
+  /** No call waits for it any more (ended), or its request was answered already. */
+  | 'not-waited'
+  /** The replica holding the call could not be reached now (Redis did not answer). */
+  | 'unreachable';
 
 /**
  * The HTTP answer to a response that was not taken (Streamable HTTP: a response the server
  * cannot accept gets an error status, its body a JSON-RPC error without id): 403 for another
- * caller's id, 400 for an expired or foreign one; undefined for the others (202).
+ * caller's id, 400 for an expired or foreign one or one no call waits for, 503 (with
+ * Retry-After) for one whose call could not be reached now; undefined for the others (202).
  */
 export function refusedAnswer(delivery: AnswerDelivery): HttpAnswer | undefined {
   switch (delivery) {
@@ -79,6 +89,27 @@ export function refusedAnswer(delivery: AnswerDelivery): HttpAnswer | undefined 
           'Invalid Request: the id of this answer was not issued by this gateway (altered, or sealed by another gateway or with a retired key); it was not delivered',
         ),
         'json',
+      );
+    case 'not-waited':
+      return messageAnswer(
+        400,
+        errorEnvelope(
+          null,
+          JsonRpcCode.InvalidRequest,
+          'Invalid Request: no call waits for this answer any more (it ended, or this request was answered already); it was not delivered',
+        ),
+        'json',
+      );
+    case 'unreachable':
+      return messageAnswer(
+        503,
+        errorEnvelope(
+          null,
+          JsonRpcCode.InternalError,
+          'The call waiting for this answer cannot be reached now (the gateway replicas share it through Redis, which did not answer); it was not delivered: send the same answer again',
+        ),
+        'json',
+        { 'retry-after': '2' },
       );
     case 'not-ours':
     case 'delivered':
