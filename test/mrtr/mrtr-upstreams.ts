@@ -311,6 +311,18 @@ export class V1AskingUpstream extends Upstream {
       },
     );
     server.registerTool(
+      'slow_approve',
+      { description: 'Asks the user, then works 4 s', inputSchema: { question: z.string() } },
+      async ({ question }, extra) => {
+        const answer = await server.server.elicitInput(
+          { mode: 'form', message: question, requestedSchema: approveSchema },
+          { relatedRequestId: extra.requestId },
+        );
+        await new Promise((resolve) => setTimeout(resolve, 4000));
+        return { content: [{ type: 'text', text: `slow approve=${JSON.stringify(answer)}` }] };
+      },
+    );
+    server.registerTool(
       'summarize',
       { description: 'Asks the model', inputSchema: { text: z.string() } },
       async ({ text }, extra) => {

@@ -5,7 +5,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
+import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { OwnRedis, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
 import { ADMIN_TOKEN, admin } from '../admin/admin-support';
@@ -839,4 +839,42 @@ describe('a 2026 retry whose holder cannot be reached (Redis hangs)', () => {
     expect(after.json).toMatchObject({ result: { resultType: 'complete' } });
     expect(text(after.json.result)).toBe('approve={"action":"accept","content":{"approve":true}}');
   });
+
+  it("a retry whose holder took its input just before Redis went away is told so within the grace, not after the call's whole time", async () => {
+    const first = await modernCall(holder.mcpUrl, 'v1__slow_approve', {
+      arguments: { question: 'Lost?' },
+    });
+    const asked = first.json.result;
+    expect(asked.resultType).toBe('input_required');
+    const [key] = Object.keys(asked.inputRequests as Record<string, unknown>);
+    const started = Date.now();
+    const retry = modernCall(
+      other.mcpUrl,
+      'v1__slow_approve',
+      {
+        arguments: { question: 'Lost?' },
+        inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
+        requestState: asked.requestState,
+      },
+      ELICIT_AND_SAMPLE,
+      3,
+    );
+    // the holder has the input and works 4 s; its reply would be published into a Redis that is gone
+    const answered = (): boolean =>
+      asker.bodies.some(
+        (b) =>
+          b?.method === undefined && JSON.stringify(b?.result ?? null).includes('"approve":true'),
+      );
+    await waitFor(answered, 10_000);
+    await own.stop();
+    try {
+      const during = await retry;
+      expect(during.json.error).toMatchObject({ code: -32603 });
+      expect(during.json.error.message).toContain('cannot be reached now');
+      // the holder's 8 s grace after the subscriber lost Redis, not callMillis (30 s) and more
+      expect(Date.now() - started).toBeLessThan(25_000);
+    } finally {
+      await own.restart();
+    }
+  }, 60_000);
 });

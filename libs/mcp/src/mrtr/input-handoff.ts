@@ -125,6 +125,8 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     this.epochTimer = setInterval(() => void this.checkEpoch(), EPOCH_CHECK_MS);
     this.epochTimer.unref();
     this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
+    // a reply published while the subscriber is away is lost for good (pub/sub keeps nothing)
+    this.subscriber.on('close', () => this.repliesAtRisk());
     // Bounded: a Redis that is down must not hold the boot; ioredis re-subscribes on reconnect.
     const subscribed = this.subscriber.subscribe(this.channel(this.replicaId)).then(
       () => true,
@@ -345,6 +347,22 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       (value) => answer({ op: 'reply', corr: message.corr, value }),
       () => answer({ op: 'reply', corr: message.corr, gone: true }),
     );
+  }
+
+  /**
+   * The subscriber lost Redis: a reply the holder publishes meanwhile never arrives, so each
+   * resume waited on ends `unreachable` unless its reply comes within the grace (the subscriber
+   * back, the holder slower than the outage). Without this a retry whose holder had taken its
+   * input waited the whole handoff timeout (the call's time and more) for a reply that was lost.
+   */
+  private repliesAtRisk(): void {
+    for (const corr of this.waiting.keys()) {
+      const grace = setTimeout(
+        () => this.settle({ op: 'reply', corr, unreachable: true }),
+        UNREACHABLE_GRACE_MILLIS,
+      );
+      grace.unref();
+    }
   }
 
   private settle(reply: ReplyMessage): void {
