@@ -170,6 +170,25 @@ describe('RedisRegistrationStore on a real Redis', () => {
     expect(z.kind === 'created' && z.version > y.version).toBe(true);
   });
 
+  it('a store that lost everything never hands out a version drawn before the loss, even one the re-seeding replica never saw', async () => {
+    const [a, b] = pair();
+    const { generation } = await a.seed(undefined, []);
+    const x = await a.create(record('x'), generation, 100);
+    const y = await a.create(record('y'), generation, 100);
+    if (x.kind !== 'created' || y.kind !== 'created') throw new Error('not created');
+    await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
+    // b had read none of a's registrations: it re-seeds with nothing, then registers x anew
+    const seeded = await b.seed(generation, []);
+    const again = await b.create(record('x'), seeded.generation, 100);
+    if (again.kind !== 'created') throw new Error(`not created: ${again.kind}`);
+    // an If-Match of a's x (or y) can never match b's x
+    expect(again.version).toBeGreaterThan(y.version);
+    expect(await a.remove('x', x.version, seeded.generation)).toEqual({
+      kind: 'changed',
+      version: again.version,
+    });
+  });
+
   it('restore (same marker, another master): writes back the writes the store lost, keeps its deletions, never re-seeds', async () => {
     const [a, b] = pair();
     const { generation } = await a.seed(undefined, []);
@@ -295,8 +314,12 @@ describe('RedisRegistrationStore on a real Redis', () => {
       const posted = await b.create(record('again', { enabled: false }), fresh.generation, 100);
       const other = await b.create(record('other'), fresh.generation, 100);
       if (posted.kind !== 'created' || other.kind !== 'created') throw new Error('not created');
-      expect(posted.version).toBeLessThan(high.version);
-      const late = await a.seed(generation, view, [
+      // versions drawn after the loss are above every one drawn before (the counter counts on
+      // from now); the late seed's view of `again` is given a higher version still, so that
+      // what is checked is the rule itself: a record written since the reset beats any seed
+      expect(posted.version).toBeGreaterThan(high.version);
+      const lateView = view.map((r) => ({ ...r, version: posted.version + 5 }));
+      const late = await a.seed(generation, lateView, [
         { id: 'other', version: other.version + 10, deletedAt: Date.now() },
       ]);
       expect(late).toMatchObject({ written: 0, removed: 0 });
