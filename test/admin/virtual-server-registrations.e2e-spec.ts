@@ -195,6 +195,32 @@ describe('virtual servers registered at runtime, across two replicas', () => {
     expect(stale.status).toBe(409);
   });
 
+  it('after Redis loses its data a server registered anew never gets a version handed out before: an If-Match read before is 409', async () => {
+    expect(
+      (await admin(a, 'POST', '/admin/servers', { id: 'kept', tools: ['claims.*'] })).status,
+    ).toBe(201);
+    const first = await admin(a, 'POST', '/admin/servers', { id: 'anew', tools: ['claims.*'] });
+    expect(first.status).toBe(201);
+    const etag = first.headers.get('etag') as string;
+    expect((await admin(a, 'DELETE', '/admin/servers/anew')).status).toBe(200);
+    await deleteKeys(redis, keyPrefix);
+    // the replicas write back what they serve (kept), not the deleted server's version
+    await waitFor(
+      async () =>
+        (await redis.hkeys(`${keyPrefix}:{mcp-gateway-test}:virtual-servers`)).includes('kept'),
+      10_000,
+    );
+    const again = await admin(b, 'POST', '/admin/servers', { id: 'anew', tools: ['claims.*'] });
+    expect(again.status).toBe(201);
+    expect(Number(again.body.version)).toBeGreaterThan(Number(etag.replace(/"/g, '')));
+    const stale = await admin(a, 'DELETE', '/admin/servers/anew', undefined, ADMIN_TOKEN, {
+      'if-match': etag,
+    });
+    expect(stale.status).toBe(409);
+    expect((await admin(b, 'DELETE', '/admin/servers/anew')).status).toBe(200);
+    expect((await admin(b, 'DELETE', '/admin/servers/kept')).status).toBe(200);
+  });
+
   it('a deletion wins over a write-back of the deleted server by a replica that had not read it', async () => {
     const created = await admin(a, 'POST', '/admin/servers', { id: 'brief', tools: ['claims.*'] });
     expect(created.status).toBe(201);

@@ -120,7 +120,10 @@ export class MemoryServerStore implements ServerStore {
 /**
  * KEYS: the servers hash, the counter (every write bumps it; its absence marks a store that lost
  * its data). ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
- * version ('' for any). Returns the new version, or 0 taken, -1 missing, -2 changed.
+ * version ('' for any), now in ms. Returns the new version, or 0 taken, -1 missing, -2 changed.
+ * A missing counter starts from now in ms: a store that lost its data lost the counter with it,
+ * and a replica that has not written back what another replica handed out just before must not
+ * hand out those versions again (an If-Match read before the loss would match another server).
  */
 const WRITE_SCRIPT = `
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
@@ -130,6 +133,7 @@ else
   if not stored then return -1 end
   if ARGV[4] ~= '' and tostring(cjson.decode(stored).version) ~= ARGV[4] then return -2 end
 end
+if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[5]) end
 local version = redis.call('INCR', KEYS[2])
 if ARGV[3] == 'remove' then
   redis.call('HDEL', KEYS[1], ARGV[1])
@@ -140,10 +144,14 @@ end
 return version
 `;
 
-/** KEYS: the servers hash, the counter. ARGV: id, record JSON (with its version), version. */
+/**
+ * KEYS: the servers hash, the counter. ARGV: id, record JSON (with its version), version, now in
+ * ms (a missing counter starts there, as in WRITE_SCRIPT).
+ */
 const RESTORE_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[4]) end
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')
 if current < tonumber(ARGV[3]) then redis.call('SET', KEYS[2], ARGV[3]) end
 return tonumber(ARGV[3])
@@ -237,6 +245,7 @@ export class RedisServerStore implements ServerStore {
           id,
           JSON.stringify(record),
           String(record.version),
+          Date.now(),
         ) as Promise<number>,
     );
     if (answer === undefined) return this.unavailable();
@@ -268,6 +277,7 @@ export class RedisServerStore implements ServerStore {
           JSON.stringify(record ?? {}),
           mode,
           expected === undefined ? '' : String(expected),
+          Date.now(),
         ) as Promise<number>,
     );
     if (answer === undefined) return this.unavailable();
