@@ -11,6 +11,7 @@ import { Client as V2Client, StreamableHTTPClientTransport } from '@modelcontext
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { PIXEL_PNG_BASE64, V1Upstream, V2Upstream } from '../support/mcp-upstreams';
+import { postRaw } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
 
@@ -366,15 +367,19 @@ describe('federation: a bundle, a v1 SDK upstream and a v2 SDK upstream behind o
           );
         });
       let answerLate: (answer: { action: string; content: object }) => void = () => undefined;
+      let relayId: string | number | undefined;
+      let sessionId: string | undefined;
       const ended = await withV1(
         gateway.mcpUrl,
         async (client) => {
           const asked = new Promise<void>((resolveAsked) => {
-            client.setRequestHandler(ElicitRequestSchema, () => {
+            client.setRequestHandler(ElicitRequestSchema, (_request, extra) => {
+              relayId = extra.requestId;
               resolveAsked();
               return new Promise((resolve) => (answerLate = resolve));
             });
           });
+          sessionId = (client.transport as { sessionId?: string } | undefined)?.sessionId;
           const abort = new AbortController();
           const call = client
             .callTool({ name: 'repo__confirm', arguments: { question: 'Later?' } }, undefined, {
@@ -397,6 +402,24 @@ describe('federation: a bundle, a v1 SDK upstream and a v2 SDK upstream behind o
       );
       expect(ended).toBe('aborted');
       expect(repo.requestsFor('notifications/cancelled').length).toBeGreaterThan(0);
+      expect(repo.seen.elicitations.length).toBe(seenBefore);
+      // the same late answer, as any client would post it: refused, as no call waits for it
+      const late = await postRaw(
+        gateway.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: relayId,
+          result: { action: 'accept', content: { approve: true } },
+        }),
+        {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
+        },
+      );
+      expect([late.status, late.json.error.code]).toEqual([400, -32600]);
+      expect(late.json.error.message).toContain('no call waits for this answer any more');
       expect(repo.seen.elicitations.length).toBe(seenBefore);
     });
 

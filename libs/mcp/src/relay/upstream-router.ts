@@ -12,6 +12,8 @@ import { SerializedResult, type MethodContext } from '../methods/method-handler'
 import { logRank, SessionLogLevels } from '../session/session-log-levels';
 
 const LOG_MESSAGE = 'notifications/message';
+/** Requests whose call ended unanswered that one replica remembers (UpstreamRouter.endedUnanswered). */
+const ENDED_REMEMBERED = 10_000;
 /** Requests relayed per call whose answer's failure ends the call (bounds awaitingAnswers). */
 const MAX_TRACKED_REQUESTS = 32;
 /** Log floors: every message passes; none does (above emergency). */
@@ -100,6 +102,12 @@ export class UpstreamRouter {
    * (awaitingKey): a client's answer the upstream does not take ends the call at once.
    */
   private readonly awaitingAnswers = new Map<string, CallCancellation>();
+  /**
+   * Requests whose call ended here before the client answered (endRelayed answered them to the
+   * upstream): a client's answer that comes later is refused (400), at most ENDED_REMEMBERED of
+   * them, the oldest forgotten first (its relay id expires anyway).
+   */
+  private readonly endedUnanswered = new Set<string>();
 
   constructor(
     private readonly executor: UpstreamExecutor,
@@ -245,6 +253,8 @@ export class UpstreamRouter {
       return 'delivered';
     }
     const key = awaitingKey(upstream.id, origin.session, origin.id);
+    // its call ended here first, and the upstream was told (endRelayed): nothing to deliver
+    if (this.endedUnanswered.has(key)) return 'not-waited';
     const delivered = await this.executor.respond(
       upstream,
       origin.session,
@@ -282,6 +292,12 @@ export class UpstreamRouter {
   ): void {
     for (const { key, session, id } of relayed) {
       if (!this.awaitingAnswers.delete(key)) continue;
+      this.endedUnanswered.add(key);
+      if (this.endedUnanswered.size > ENDED_REMEMBERED)
+        for (const oldest of this.endedUnanswered) {
+          this.endedUnanswered.delete(oldest);
+          break;
+        }
       void this.executor.respond(
         upstream,
         session,
