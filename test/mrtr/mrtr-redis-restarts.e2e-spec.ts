@@ -62,16 +62,11 @@ describe('spent requestState envelopes survive Redis losing them', () => {
       }),
       http: { modernEra: true },
     };
-    const start = async (): Promise<GatewayProcess> => {
-      const gateway = GatewayProcess.spawn({
-        mcp,
-        env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS, REDIS_URL: own.url },
-      });
-      await gateway.waitForListening(90_000);
-      await gateway.waitForReady(90_000);
-      return gateway;
-    };
-    [a, b] = await Promise.all([start(), start()]);
+    const env = { MCP_SESSION_KEYS: TEST_SESSION_KEYS, REDIS_URL: own.url };
+    [a, b] = await Promise.all([
+      GatewayProcess.startPatiently({ mcp, env }),
+      GatewayProcess.startPatiently({ mcp, env }),
+    ]);
   }, 200_000);
 
   afterAll(async () => {

@@ -21,14 +21,11 @@ interface Cell<L extends string> {
 export class PendingCounts<L extends string> {
   private readonly cells = new Map<string, unknown>();
 
-  /**
-   * @param labelNames the counter's label names, in the order `add` gets their values
-   * @param counter set after construction, once the counter exists (its `collect` calls `flush`)
-   */
-  constructor(
-    private readonly labelNames: readonly L[],
-    private counter?: Counter<L>,
-  ) {}
+  /** The counter the cells are handed to (attach): made after the cells, as its `collect` uses them. */
+  private counter?: Counter<L>;
+
+  /** @param labelNames the counter's label names, in the order `add` gets their values */
+  constructor(private readonly labelNames: readonly L[]) {}
 
   /** The counter the cells are handed to; its `collect` must call `flush`. */
   attach(counter: Counter<L>): void {

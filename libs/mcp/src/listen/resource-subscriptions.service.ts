@@ -75,10 +75,9 @@ interface BridgedListen {
 }
 
 interface Subscription {
-  readonly upstreamId: string;
-  readonly uri: string;
   /** Whom to tell `resources/unsubscribe` when the last subscriber here leaves without asking. */
   readonly upstream: UpstreamDefinition;
+  readonly uri: string;
 }
 
 interface SessionSubscriptions {
@@ -400,7 +399,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       session = { expiresAtMs: until, owner, entries: new Map() };
       this.bySession.set(sessionId, session);
     }
-    session.entries.set(key, { upstreamId, uri, upstream });
+    session.entries.set(key, { upstream, uri });
     if (owner !== undefined) count(this.perCaller, owner, 1);
     let sessions = this.subscribers.get(key);
     if (sessions === undefined) {
@@ -495,7 +494,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     const entry = session?.entries.get(key);
     if (session === undefined || entry === undefined) return;
     session.entries.delete(key);
-    const bridged = this.unbridge(sessionId, entry.upstreamId, entry.uri);
+    const bridged = this.unbridge(sessionId, entry.upstream.id, entry.uri);
     this.total--;
     if (session.owner !== undefined) count(this.perCaller, session.owner, -1);
     if (session.entries.size === 0) this.bySession.delete(sessionId);

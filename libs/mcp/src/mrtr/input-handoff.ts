@@ -257,11 +257,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     if (receivers === undefined) {
       // it may still arrive (a Redis that hangs delivers it when it wakes): a reply within the
       // grace wins; none, and the holder will not act on it any more
-      const grace = setTimeout(
-        () => this.settle({ op: 'reply', corr, unreachable: true }),
-        UNREACHABLE_GRACE_MILLIS,
-      );
-      grace.unref();
+      const grace = this.unreachableAfterGrace(corr);
       return reply.finally(() => clearTimeout(grace));
     }
     // No subscriber: no replica holds the call. A Cluster counts only the subscribers on the
@@ -356,13 +352,17 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
    * input waited the whole handoff timeout (the call's time and more) for a reply that was lost.
    */
   private repliesAtRisk(): void {
-    for (const corr of this.waiting.keys()) {
-      const grace = setTimeout(
-        () => this.settle({ op: 'reply', corr, unreachable: true }),
-        UNREACHABLE_GRACE_MILLIS,
-      );
-      grace.unref();
-    }
+    for (const corr of this.waiting.keys()) this.unreachableAfterGrace(corr);
+  }
+
+  /** Settles the resume waited on as `corr` unreachable unless its reply comes within the grace. */
+  private unreachableAfterGrace(corr: string): NodeJS.Timeout {
+    const grace = setTimeout(
+      () => this.settle({ op: 'reply', corr, unreachable: true }),
+      UNREACHABLE_GRACE_MILLIS,
+    );
+    grace.unref();
+    return grace;
   }
 
   private settle(reply: ReplyMessage): void {

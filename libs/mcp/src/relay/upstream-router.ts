@@ -294,10 +294,7 @@ export class UpstreamRouter {
       if (!this.awaitingAnswers.delete(key)) continue;
       this.endedUnanswered.add(key);
       if (this.endedUnanswered.size > ENDED_REMEMBERED)
-        for (const oldest of this.endedUnanswered) {
-          this.endedUnanswered.delete(oldest);
-          break;
-        }
+        this.endedUnanswered.delete(this.endedUnanswered.values().next().value as string);
       void this.executor.respond(
         upstream,
         session,
