@@ -5,13 +5,21 @@ import { InputHandoff } from './input-handoff';
  * Two replicas' InputHandoffs over an in-process stand-in for Redis pub/sub (the real one is
  * exercised by test/mrtr/mrtr.e2e-spec.ts): what a holder does with a resume that reaches it late.
  */
-function replicas(): { sender: InputHandoff; holder: InputHandoff } {
+function replicas(): {
+  sender: InputHandoff;
+  holder: InputHandoff;
+  unsubscribed: Set<InputHandoff>;
+} {
   const config = { mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' } } as unknown as GatewayConfig;
   const all: InputHandoff[] = [];
+  /** Replicas whose subscriber is not subscribed (Redis just came back): they receive nothing. */
+  const unsubscribed = new Set<InputHandoff>();
   const bus = {
     isCluster: false,
     publish: (channel: string, text: string): Promise<number> => {
-      const to = all.filter((h) => channel === `k:{gw}:mrtr:${h.replicaId}`);
+      const to = all.filter(
+        (h) => channel === `k:{gw}:mrtr:${h.replicaId}` && !unsubscribed.has(h),
+      );
       for (const h of to)
         setImmediate(() => (h as unknown as { receive(t: string): void }).receive(text));
       return Promise.resolve(to.length);
@@ -23,7 +31,7 @@ function replicas(): { sender: InputHandoff; holder: InputHandoff } {
     all.push(handoff);
     return handoff;
   };
-  return { sender: make(), holder: make() };
+  return { sender: make(), holder: make(), unsubscribed };
 }
 
 describe('InputHandoff: a resume that reaches the holder late (docs/operations.md §11 "Parked calls")', () => {
@@ -56,4 +64,26 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
     });
     expect(ran).toEqual([]);
   });
+
+  it("reaches a holder whose subscriber subscribes again a moment after the sender's publish (Redis just came back)", async () => {
+    const { sender, holder, unsubscribed } = replicas();
+    holder.hold('call-3', (input) => Promise.resolve({ got: input }));
+    unsubscribed.add(holder);
+    setTimeout(() => unsubscribed.delete(holder), 700);
+    await expect(sender.resume(holder.replicaId, 'call-3', 'answer', 30_000)).resolves.toEqual({
+      kind: 'ok',
+      value: { got: 'answer' },
+    });
+  });
+
+  it('a holder that never subscribes holds no call: gone after the grace, long before the timeout', async () => {
+    const { sender, holder, unsubscribed } = replicas();
+    holder.hold('call-4', () => Promise.resolve('never'));
+    unsubscribed.add(holder);
+    const started = Date.now();
+    await expect(sender.resume(holder.replicaId, 'call-4', 'answer', 60_000)).resolves.toEqual({
+      kind: 'gone',
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 40_000);
 });

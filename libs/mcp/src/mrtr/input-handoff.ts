@@ -45,6 +45,13 @@ interface ResumeMessage {
  */
 const UNREACHABLE_GRACE_MILLIS = 8000;
 const STALE_RESUME_MILLIS = 5000;
+/**
+ * A resume no replica received is published again every REPUBLISH_MILLIS for this long before
+ * the call counts as held by no replica: after Redis comes back each replica's subscriber
+ * subscribes again within ioredis' reconnect backoff (2 s at most) and its connect.
+ */
+const NO_SUBSCRIBER_GRACE_MILLIS = 4000;
+const REPUBLISH_MILLIS = 200;
 /** How often the store's epoch is looked at (a store emptied under a live connection), ms. */
 const EPOCH_CHECK_MS = 10_000;
 
@@ -260,10 +267,37 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       const grace = this.unreachableAfterGrace(corr);
       return reply.finally(() => clearTimeout(grace));
     }
-    // No subscriber: no replica holds the call. A Cluster counts only the subscribers on the
-    // node the publish reached, so there 0 proves nothing and the reply or the timeout decides.
-    if (receivers === 0 && !publisher.isCluster) this.settle({ op: 'reply', corr, gone: true });
+    // No subscriber: no replica holds the call, or the holder's subscriber has not subscribed
+    // again yet after Redis came back (this publisher may reconnect first). A Cluster counts
+    // only the subscribers on the node the publish reached, so there 0 proves nothing and the
+    // reply or the timeout decides.
+    if (receivers === 0 && !publisher.isCluster) void this.republish(owner, message);
     return reply;
+  }
+
+  /**
+   * Publishes a resume nobody received again until a replica receives it, for at most
+   * NO_SUBSCRIBER_GRACE_MILLIS: then no replica holds the call (`gone`). A publish that fails
+   * leaves the resume to the unreachable grace.
+   */
+  private async republish(owner: string, message: ResumeMessage): Promise<void> {
+    const until = Date.now() + NO_SUBSCRIBER_GRACE_MILLIS;
+    while (this.waiting.has(message.corr)) {
+      if (Date.now() >= until) {
+        this.settle({ op: 'reply', corr: message.corr, gone: true });
+        return;
+      }
+      await new Promise((r) => setTimeout(r, REPUBLISH_MILLIS).unref());
+      if (!this.waiting.has(message.corr)) return;
+      const receivers = await this.publisher
+        ?.publish(this.channel(owner), JSON.stringify(message))
+        .catch(() => undefined);
+      if (receivers === undefined) {
+        this.unreachableAfterGrace(message.corr);
+        return;
+      }
+      if (receivers > 0) return;
+    }
   }
 
   /**
