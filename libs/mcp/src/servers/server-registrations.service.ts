@@ -77,6 +77,8 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
   private applied: ReadonlyMap<string, StoredServer> = new Map();
   /** The ids and versions the store held at the last read. */
   private seen = '';
+  /** The store's generation at the last read (ServerStoreSnapshot.generation). */
+  private generation?: string;
   /** Servers deleted on this replica lately: id → the version deleted, and when. */
   private readonly deleted = new Map<string, { version: number; atMs: number }>();
   private timer?: NodeJS.Timeout;
@@ -194,16 +196,31 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
   }
 
   private async read(): Promise<void> {
-    const snapshot = await this.store.read();
+    let snapshot = await this.store.read();
     // not answering: the servers read last stay served
     if (snapshot === undefined) return;
-    if (!snapshot.marked && snapshot.servers.size === 0 && this.applied.size > 0) {
-      this.logger.warn(
-        `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${this.applied.size} this replica serves`,
-      );
-      for (const [id, record] of this.applied) await this.store.restore(id, record);
-      return;
+    // Lost its data: no generation, or another one than read last (another replica wrote back
+    // what it served, which need not be all: it may not have read a registration made here).
+    // Every replica writes back what it serves, once per generation; restore never overwrites.
+    const lost =
+      snapshot.generation === undefined ||
+      (this.generation !== undefined && snapshot.generation !== this.generation);
+    if (lost && this.applied.size > 0) {
+      const missing = [...this.applied].filter(([id]) => !snapshot?.servers.has(id));
+      if (missing.length > 0) {
+        this.logger.warn(
+          `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${missing.length} this replica serves and the store lacks`,
+        );
+        for (const [id, record] of missing) {
+          const written = await this.store.restore(id, record);
+          // not written back: the next sync tries again, the servers read last stay served
+          if (written.kind === 'unavailable') return;
+        }
+        snapshot = await this.store.read();
+        if (snapshot === undefined) return;
+      }
     }
+    this.generation = snapshot.generation;
     this.apply(snapshot.servers);
   }
 

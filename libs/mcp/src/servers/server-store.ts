@@ -15,10 +15,15 @@ export interface StoredServer {
   readonly updatedBy?: string;
 }
 
-/** What the store holds; `marked`: false for a store that lost its data (or was never used). */
+/**
+ * What the store holds. `generation`: set when the store's first write after it was empty
+ * created its counter; undefined for a store that lost its data (or was never used). A
+ * generation that changed since a replica read it means the store lost its data and another
+ * replica wrote back what it served: this replica writes back its own as well.
+ */
 export interface ServerStoreSnapshot {
   readonly servers: ReadonlyMap<string, StoredServer>;
-  readonly marked: boolean;
+  readonly generation: string | undefined;
 }
 
 export type ServerWrite =
@@ -69,7 +74,7 @@ export class MemoryServerStore implements ServerStore {
   private version = 0;
 
   read(): Promise<ServerStoreSnapshot> {
-    return Promise.resolve({ servers: new Map(this.servers), marked: true });
+    return Promise.resolve({ servers: new Map(this.servers), generation: 'memory' });
   }
 
   create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
@@ -119,7 +124,7 @@ export class MemoryServerStore implements ServerStore {
 
 /**
  * KEYS: the servers hash, the counter (every write bumps it; its absence marks a store that lost
- * its data). ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
+ * its data), the generation (set with the counter). ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
  * version ('' for any), now in ms. Returns the new version, or 0 taken, -1 missing, -2 changed.
  * A missing counter starts from now in ms: a store that lost its data lost the counter with it,
  * and a replica that has not written back what another replica handed out just before must not
@@ -133,7 +138,10 @@ else
   if not stored then return -1 end
   if ARGV[4] ~= '' and tostring(cjson.decode(stored).version) ~= ARGV[4] then return -2 end
 end
-if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[5]) end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[2], ARGV[5])
+  redis.call('SET', KEYS[3], ARGV[5])
+end
 local version = redis.call('INCR', KEYS[2])
 if ARGV[3] == 'remove' then
   redis.call('HDEL', KEYS[1], ARGV[1])
@@ -145,13 +153,16 @@ return version
 `;
 
 /**
- * KEYS: the servers hash, the counter. ARGV: id, record JSON (with its version), version, now in
- * ms (a missing counter starts there, as in WRITE_SCRIPT).
+ * KEYS: the servers hash, the counter, the generation. ARGV: id, record JSON (with its version),
+ * version, now in ms (a missing counter and generation start there, as in WRITE_SCRIPT).
  */
 const RESTORE_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[4]) end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[2], ARGV[4])
+  redis.call('SET', KEYS[3], ARGV[4])
+end
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')
 if current < tonumber(ARGV[3]) then redis.call('SET', KEYS[2], ARGV[3]) end
 return tonumber(ARGV[3])
@@ -170,14 +181,15 @@ function isStored(value: unknown): value is StoredServer {
 }
 
 /**
- * The servers in a Redis hash `<keyPrefix>:{<identity>}:virtual-servers` (id → record) and a
- * counter `…:virtual-servers-version`, both under the identity's hash tag (one Cluster slot);
- * each write is one script.
+ * The servers in a Redis hash `<keyPrefix>:{<identity>}:virtual-servers` (id → record), a
+ * counter `…:virtual-servers-version` and the store's generation `…:virtual-servers-generation`,
+ * all under the identity's hash tag (one Cluster slot); each write is one script.
  */
 export class RedisServerStore implements ServerStore {
   private readonly logger = new Logger('Redis');
   private readonly hashKey: string;
   private readonly versionKey: string;
+  private readonly generationKey: string;
   private readonly attempts: StoreAttempts;
 
   /** @param redis a connection for the `virtualServers` use (libs/redis) */
@@ -188,6 +200,7 @@ export class RedisServerStore implements ServerStore {
     const tag = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}`;
     this.hashKey = `${tag}:virtual-servers`;
     this.versionKey = `${tag}:virtual-servers-version`;
+    this.generationKey = `${tag}:virtual-servers-generation`;
     this.redis.on('error', () => undefined);
     this.attempts = new StoreAttempts(
       this.logger,
@@ -198,13 +211,22 @@ export class RedisServerStore implements ServerStore {
 
   async read(): Promise<ServerStoreSnapshot | undefined> {
     const answer = await this.attempts.run(async () => {
-      const results = await this.redis.multi().hgetall(this.hashKey).get(this.versionKey).exec();
+      const results = await this.redis
+        .multi()
+        .hgetall(this.hashKey)
+        .get(this.versionKey)
+        .get(this.generationKey)
+        .exec();
       if (results === null || results.some(([err]) => err !== null))
         throw new Error('MULTI failed');
       return results.map(([, value]) => value);
     });
     if (answer === undefined) return undefined;
-    const [all, version] = answer as [Record<string, string>, string | null];
+    const [all, version, generation] = answer as [
+      Record<string, string>,
+      string | null,
+      string | null,
+    ];
     const servers = new Map<string, StoredServer>();
     for (const [id, text] of Object.entries(all)) {
       try {
@@ -215,7 +237,8 @@ export class RedisServerStore implements ServerStore {
         // as above
       }
     }
-    return { servers, marked: version !== null };
+    // a counter without a generation: written by a gateway before generations (one of its own)
+    return { servers, generation: generation ?? (version === null ? undefined : 'unnamed') };
   }
 
   create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
@@ -239,9 +262,10 @@ export class RedisServerStore implements ServerStore {
       () =>
         this.redis.eval(
           RESTORE_SCRIPT,
-          2,
+          3,
           this.hashKey,
           this.versionKey,
+          this.generationKey,
           id,
           JSON.stringify(record),
           String(record.version),
@@ -270,9 +294,10 @@ export class RedisServerStore implements ServerStore {
       () =>
         this.redis.eval(
           WRITE_SCRIPT,
-          2,
+          3,
           this.hashKey,
           this.versionKey,
+          this.generationKey,
           id,
           JSON.stringify(record ?? {}),
           mode,

@@ -1,0 +1,113 @@
+import 'reflect-metadata';
+import Redis from 'ioredis';
+import type { GatewayConfig } from '@app/config';
+import { VirtualServerRegistrations, VirtualServers } from '@app/mcp';
+import { redisUseOptions } from '@app/redis';
+import type { RegistryService } from '@app/registry';
+import { RedisServerStore } from '../../libs/mcp/src/servers/server-store';
+import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
+
+/**
+ * Two replicas' registered virtual servers on one real Redis, each sync called in the order a
+ * test needs (docs/operations.md §16 "Registered at runtime"): when the store loses its data,
+ * every replica writes back what it serves, not only the first to notice, so a registration
+ * another replica had not read yet is not lost.
+ */
+describe('registered virtual servers written back by every replica after Redis loses them', () => {
+  const redis = redisClient();
+  const prefixes: string[] = [];
+  const replicas: VirtualServerRegistrations[] = [];
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.onApplicationShutdown()));
+    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  /** Two replicas on one key prefix; each sync is the test's. */
+  async function pair(): Promise<[VirtualServerRegistrations, VirtualServerRegistrations]> {
+    const keyPrefix = uniqueKeyPrefix();
+    prefixes.push(keyPrefix);
+    const config = {
+      version: '1',
+      bundles: [],
+      upstreams: [],
+      mcp: {
+        identity: 'gw',
+        toolTags: [],
+        virtualServers: [],
+        redis: { keyPrefix, commandTimeoutMillis: 2000, connectTimeoutMillis: 2000 },
+      },
+    } as unknown as GatewayConfig;
+    const registry = {
+      current: () => ({ tools: [] }),
+    } as unknown as RegistryService;
+    const make = async (): Promise<VirtualServerRegistrations> => {
+      const store = new RedisServerStore(
+        new Redis(SHARED_REDIS_URL, redisUseOptions('virtualServers', config.mcp.redis)),
+        config,
+      );
+      const made = new VirtualServerRegistrations(
+        config,
+        new VirtualServers(config, registry),
+        store,
+        null,
+      );
+      // no onModuleInit (its timer): a test calls sync() itself, in the order it needs
+      await made.sync();
+      replicas.push(made);
+      return made;
+    };
+    return [await make(), await make()];
+  }
+
+  const ids = (r: VirtualServerRegistrations): string[] =>
+    r
+      .list()
+      .servers.map((s) => s.id)
+      .sort();
+
+  it('the replica that had not read the newest registration writes back first: the other writes back the rest', async () => {
+    const [a, b] = await pair();
+    expect((await a.register({ id: 'old', tools: ['x.*'] }, 'op')).ok).toBe(true);
+    await b.sync();
+    // registered on a after b's last read: b does not serve it yet
+    expect((await a.register({ id: 'newest', tools: ['x.*'] }, 'op')).ok).toBe(true);
+    expect(ids(b)).toEqual(['old']);
+    await deleteKeys(redis, prefixes.at(-1) as string);
+    await b.sync();
+    await a.sync();
+    await b.sync();
+    expect(ids(a)).toEqual(['newest', 'old']);
+    expect(ids(b)).toEqual(['newest', 'old']);
+    // each kept the version it had: an If-Match read before the loss still matches it
+    const newest = a.get('newest');
+    const stored = await redis.hget(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'newest');
+    expect(newest.ok && JSON.parse(stored as string).version).toBe(newest.ok && newest.version);
+  });
+
+  it('a deletion made on one replica after the other wrote back still wins', async () => {
+    const [a, b] = await pair();
+    expect((await a.register({ id: 'kept', tools: ['x.*'] }, 'op')).ok).toBe(true);
+    expect((await a.register({ id: 'gone', tools: ['x.*'] }, 'op')).ok).toBe(true);
+    await b.sync();
+    await deleteKeys(redis, prefixes.at(-1) as string);
+    // b writes back both; a deletes one (its sync first reads b's write-back)
+    await b.sync();
+    expect((await a.remove('gone', undefined)).ok).toBe(true);
+    await b.sync();
+    await a.sync();
+    expect(ids(a)).toEqual(['kept']);
+    expect(ids(b)).toEqual(['kept']);
+  });
+
+  it('a store whose generation stays the same: a server deleted on another replica is not written back', async () => {
+    const [a, b] = await pair();
+    expect((await a.register({ id: 'brief', tools: ['x.*'] }, 'op')).ok).toBe(true);
+    await b.sync();
+    expect((await a.remove('brief', undefined)).ok).toBe(true);
+    await b.sync();
+    expect(ids(b)).toEqual([]);
+    expect(await redis.hexists(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'brief')).toBe(0);
+  });
+});
