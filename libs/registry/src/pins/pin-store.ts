@@ -91,7 +91,9 @@ export class RedisPinStore implements PinStore {
     const fields = entries.flatMap(([key, approval]) => [key, JSON.stringify(approval)]);
     const done = await this.attempts.run(async () => {
       const multi = this.redis.multi().hset(this.hashKey, ...fields);
-      if (approvals) multi.incr(this.versionKey);
+      // a lost counter starts again from now in ms, not from 1: a replica that read version n
+      // before the loss must not take the write-back's n for the store it read
+      if (approvals) multi.set(this.versionKey, String(Date.now()), 'NX').incr(this.versionKey);
       const results = await multi.exec();
       return results?.every(([err]) => err === null) === true;
     });

@@ -126,15 +126,19 @@ export class PinnedTools implements OnApplicationShutdown {
       if (version === undefined || version === this.seenVersion) return;
       const approvals: ReadonlyMap<string, ToolApproval> | undefined = await this.store.readAll();
       if (approvals === undefined) return;
-      // a store that lost its data (Redis restarted empty, flushed, failed over to an empty
-      // replica) while this replica holds approvals: written back, not forgotten (approvals are
-      // only ever added, so an empty store is never an operator's doing)
-      const held = this.pins.approvalEntries();
-      if (approvals.size === 0 && held.length > 0) {
+      // A store that lost its data (Redis restarted empty, flushed, failed over to an empty
+      // replica) lacks approvals this replica holds: written back, not forgotten. Approvals are
+      // only ever added, so a missing one is never an operator's doing; and another replica may
+      // have written back first without one it had not read yet, so every replica checks.
+      const lacking = this.pins
+        .approvalEntries()
+        .filter(([key, mine]) => (approvals.get(key)?.approvedAt ?? -1) < mine.approvedAt);
+      if (lacking.length > 0) {
         this.logger.warn(
-          `The store of pinned tool approvals lost its data; writing back the ${held.length} approval(s) this replica holds`,
+          `The store of pinned tool approvals lacks ${lacking.length} approval(s) this replica holds (it lost its data: Redis restarted empty, was flushed or failed over); writing them back`,
         );
-        await this.store.write(held, true);
+        // not written: the next sync tries again; written: the next sync reads the merged store
+        await this.store.write(lacking, true);
         return;
       }
       this.seenVersion = version;
