@@ -42,7 +42,8 @@ interface RelayPayload {
  */
 @Injectable()
 export class RelayIds {
-  private readonly ttlMillis: number;
+  /** How long a relay id may be answered: `session.pendingInputMillis`. */
+  readonly ttlMillis: number;
 
   constructor(
     private readonly sealer: MrtrSeal,

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Extension, isModernVersion, JsonRpcCode, MetaKey, undeclaredBy } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@app/execution';
@@ -10,6 +11,7 @@ import { RelayIds } from './relay-ids';
 import { asLegacyResult, legacyResultText } from './legacy-result';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { logRank, SessionLogLevels } from '../session/session-log-levels';
+import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared-session-store';
 
 const LOG_MESSAGE = 'notifications/message';
 /** Requests whose call ended unanswered that one replica remembers (UpstreamRouter.endedUnanswered). */
@@ -115,6 +117,9 @@ export class UpstreamRouter {
     private readonly registry: RegistryService,
     private readonly logLevels: SessionLogLevels,
     private readonly refresh: CatalogRefresh,
+    @Optional()
+    @Inject(SHARED_SESSION_STORE)
+    private readonly shared: SharedSessionStore | null = null,
   ) {}
 
   /**
@@ -253,8 +258,9 @@ export class UpstreamRouter {
       return 'delivered';
     }
     const key = awaitingKey(upstream.id, origin.session, origin.id);
-    // its call ended here first, and the upstream was told (endRelayed): nothing to deliver
-    if (this.endedUnanswered.has(key)) return 'not-waited';
+    // its call ended first, here or on the replica that relayed it (shared through Redis), and
+    // the upstream was told (endRelayed): nothing to deliver
+    if (this.endedUnanswered.has(key) || (await this.endedElsewhere(key))) return 'not-waited';
     const delivered = await this.executor.respond(
       upstream,
       origin.session,
@@ -295,6 +301,8 @@ export class UpstreamRouter {
       this.endedUnanswered.add(key);
       if (this.endedUnanswered.size > ENDED_REMEMBERED)
         this.endedUnanswered.delete(this.endedUnanswered.values().next().value as string);
+      // for the client's late answer on another replica; as long as the relay id may be answered
+      void this.shared?.set(endedKey(key), '1', this.relayIds.ttlMillis).catch(() => undefined);
       void this.executor.respond(
         upstream,
         session,
@@ -311,6 +319,13 @@ export class UpstreamRouter {
         context.caller,
       );
     }
+  }
+
+  /** Whether the call of a relayed request ended unanswered on another replica (with Redis). */
+  private async endedElsewhere(key: string): Promise<boolean> {
+    if (this.shared === null) return false;
+    // Redis not answering: the answer goes on to the upstream, as without Redis
+    return (await this.shared.get(endedKey(key)).catch(() => null)) !== null;
   }
 
   private relay(
@@ -394,6 +409,11 @@ interface RelayedRequest {
 }
 
 /** The key of an upstream's request to a client: its upstream, session and own id. */
+/** The shared store's key of an ended relayed request: a digest (the upstream's session id is a credential). */
+function endedKey(key: string): string {
+  return `relay-ended:${createHash('sha256').update(key).digest('base64url')}`;
+}
+
 function awaitingKey(upstream: string, session: string | undefined, id: string | number): string {
   return `${upstream}\u0000${session ?? ''}\u0000${typeof id}:${id}`;
 }
