@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { CallCancellation, IncomingHeaders } from '@app/execution';
-import { header } from './http-answer';
+import type { CallCancellation } from '@app/execution';
+import type { CallerIdentity } from '@app/identity';
+import { callerKey } from '../session/caller-key';
 
 /** What the /mcp listener knows about one request in flight. */
 export interface InFlightCall {
@@ -12,21 +13,32 @@ export interface InFlightCall {
 
 /**
  * The requests in flight that a `notifications/cancelled` may name (MCP lifecycle,
- * cancellation): matched by the sender's session (Mcp-Session-Id) and request id, or, without
- * a session, by the connection and request id, so one client can never cancel another's call.
- * A cancellation that reaches another replica finds nothing here and is ignored (the spec
- * allows it: the call may have finished already).
+ * cancellation): matched by the sender's session and request id, or, without a session, by the
+ * connection and request id, and always by the caller, so one client can never cancel another's
+ * call — not by naming its session id in stateless mode (where the header is no session and
+ * nobody's), nor over a connection a proxy in front shares between clients. A cancellation that
+ * reaches another replica finds nothing here and is ignored (the spec allows it: the call may
+ * have finished already).
  */
 @Injectable()
 export class InFlightRequests {
   private readonly byKey = new Map<string, CallCancellation>();
 
-  /** The key of request `idText` (its id as JSON text) of this client. */
-  keyOf(headers: IncomingHeaders, connectionId: number, idText: string): string {
-    const session = header(headers, 'mcp-session-id');
-    return session === undefined
-      ? `c\u0000${connectionId}\u0000${idText}`
-      : `s\u0000${session}\u0000${idText}`;
+  /**
+   * The key of request `idText` (its id as JSON text) of this client.
+   * @param sessionId the sealed session the request was opened for this caller (undefined in
+   *   stateless mode, or without one)
+   */
+  keyOf(
+    sessionId: string | undefined,
+    caller: CallerIdentity | undefined,
+    connectionId: number,
+    idText: string,
+  ): string {
+    const who = callerKey(caller) ?? '';
+    return sessionId === undefined
+      ? `c\u0000${who}\u0000${connectionId}\u0000${idText}`
+      : `s\u0000${who}\u0000${sessionId}\u0000${idText}`;
   }
 
   register(key: string, controller: CallCancellation): void {

@@ -217,7 +217,7 @@ export class LegacyCodec {
     const key =
       call === undefined
         ? undefined
-        : this.inFlight.keyOf(exchange.headers, call.connectionId, idJson(id));
+        : this.inFlight.keyOf(sessionId, exchange.caller, call.connectionId, idJson(id));
     if (key !== undefined && call !== undefined) this.inFlight.register(key, call.controller);
     const unregister = (): void => {
       if (key !== undefined && call !== undefined) this.inFlight.unregister(key, call.controller);
@@ -274,8 +274,15 @@ export class LegacyCodec {
     if (exchange.call === undefined || typeof params !== 'object' || params === null) return;
     const requestId = (params as { requestId?: unknown }).requestId;
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    // the session is this caller's (sessionOpensFor); in stateless mode the header names none
+    const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
     this.inFlight.cancel(
-      this.inFlight.keyOf(exchange.headers, exchange.call.connectionId, JSON.stringify(requestId)),
+      this.inFlight.keyOf(
+        sessionId,
+        exchange.caller,
+        exchange.call.connectionId,
+        JSON.stringify(requestId),
+      ),
     );
   }
 
