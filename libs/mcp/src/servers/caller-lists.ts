@@ -38,6 +38,15 @@ function* visible(catalog: CatalogSnapshot, list: ListName, access: Restricted):
   }
 }
 
+/**
+ * Whether what is built for `access` from `catalog` may be kept under the grant's key for that
+ * catalog: not for a grant narrowed to a virtual server's view of another catalog (its key
+ * names the view of that one; VirtualServers.narrowFor resolves it again).
+ */
+export function keptFor(catalog: object, access: { readonly resolvedFor?: object }): boolean {
+  return access.resolvedFor === undefined || access.resolvedFor === catalog;
+}
+
 /** The JSON array of `list` that this caller may see. */
 export function callerListJson(
   catalog: CatalogSnapshot,
@@ -46,8 +55,7 @@ export function callerListJson(
 ): string {
   // a grant narrowed to a view for another catalog lists what that catalog's view held: built,
   // not kept under its key for this one (VirtualServers.narrowFor resolves it again)
-  if (access.resolvedFor !== undefined && access.resolvedFor !== catalog)
-    return join(visible(catalog, list, access));
+  if (!keptFor(catalog, access)) return join(visible(catalog, list, access));
   let byKey = built.get(catalog);
   if (byKey === undefined) {
     byKey = new Map();

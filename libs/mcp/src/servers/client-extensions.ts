@@ -2,6 +2,7 @@ import { allowsSource, allowsTool, type CallerAccess } from '@app/identity';
 import type { CatalogSnapshot } from '@app/registry';
 import { declaresExtension, Extension, isAppOnlyTool } from '@app/wire';
 import { bundleTaskSupport } from '../tasks/bundle-task-support';
+import { keptFor } from './caller-lists';
 
 /**
  * Extensions between the agents and the sources (docs/operations.md §10 "Extensions"): which
@@ -73,27 +74,38 @@ export function toolsJsonWithoutAppTools(
   catalog: CatalogSnapshot,
   access: CallerAccess | undefined,
 ): string {
+  const restricted = access !== undefined && !access.all ? access : undefined;
+  // a grant narrowed to a view of another catalog: built, not kept (caller-lists.ts keptFor)
+  if (restricted !== undefined && !keptFor(catalog, restricted))
+    return appToolsLeftOut(catalog, restricted);
   let byKey = withoutAppTools.get(catalog);
   if (byKey === undefined) {
     byKey = new Map();
     withoutAppTools.set(catalog, byKey);
   }
-  const restricted = access !== undefined && !access.all ? access : undefined;
   const key = restricted?.key ?? '';
   let json = byKey.get(key);
   if (json === undefined) {
-    const hidden = appOnlyToolNames(catalog);
-    const kept: string[] = [];
-    for (const tool of catalog.tools)
-      if (
-        !hidden.has(tool.name) &&
-        (restricted === undefined || allowsTool(restricted, tool.sourceId, tool.name))
-      )
-        kept.push(tool.publishedJson);
-    json = `[${kept.join(',')}]`;
+    json = appToolsLeftOut(catalog, restricted);
     byKey.set(key, json);
   }
   return json;
+}
+
+/** The JSON array of the catalog's tools the caller may see, app-only tools left out. */
+function appToolsLeftOut(
+  catalog: CatalogSnapshot,
+  restricted: Extract<CallerAccess, { all: false }> | undefined,
+): string {
+  const hidden = appOnlyToolNames(catalog);
+  const kept: string[] = [];
+  for (const tool of catalog.tools)
+    if (
+      !hidden.has(tool.name) &&
+      (restricted === undefined || allowsTool(restricted, tool.sourceId, tool.name))
+    )
+      kept.push(tool.publishedJson);
+  return `[${kept.join(',')}]`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { allowsSource, allowsTool, type CallerAccess } from '@app/identity';
 import { RegistryService, type CatalogSnapshot } from '@app/registry';
+import { keptFor } from './caller-lists';
 import { mergedExtensions } from './client-extensions';
 
 /**
@@ -83,6 +84,8 @@ function callerFeatures(
   catalog: CatalogSnapshot,
   access: Extract<CallerAccess, { all: false }>,
 ): Features {
+  // a grant narrowed to a view of another catalog: built, not kept (caller-lists.ts keptFor)
+  if (!keptFor(catalog, access)) return featuresOf(catalog, access);
   let byKey = callerFeatureCache.get(catalog);
   if (byKey === undefined) {
     byKey = new Map();
@@ -90,27 +93,34 @@ function callerFeatures(
   }
   let features = byKey.get(access.key);
   if (features === undefined) {
-    const granted = [...catalog.extras.upstreams.values()].filter((c) =>
-      allowsSource(access, c.upstream.id),
-    );
-    const has = (key: string): boolean => granted.some((c) => c.capabilities[key] !== undefined);
-    const resources = granted.find((c) => c.capabilities.resources !== undefined);
-    features = {
-      tools:
-        catalog.tools.some((t) => allowsTool(access, t.sourceId, t.name)) ||
-        grantsLiveTool(catalog, access),
-      resources: resources !== undefined,
-      resourcesSubscribe: granted.some(
-        (c) =>
-          (c.capabilities.resources as { subscribe?: unknown } | undefined)?.subscribe === true,
-      ),
-      prompts: has('prompts'),
-      completions: has('completions'),
-      logging: has('logging'),
-    };
+    features = featuresOf(catalog, access);
     byKey.set(access.key, features);
   }
   return features;
+}
+
+/** What the caller's granted part of the catalog offers. */
+function featuresOf(
+  catalog: CatalogSnapshot,
+  access: Extract<CallerAccess, { all: false }>,
+): Features {
+  const granted = [...catalog.extras.upstreams.values()].filter((c) =>
+    allowsSource(access, c.upstream.id),
+  );
+  const has = (key: string): boolean => granted.some((c) => c.capabilities[key] !== undefined);
+  const resources = granted.find((c) => c.capabilities.resources !== undefined);
+  return {
+    tools:
+      catalog.tools.some((t) => allowsTool(access, t.sourceId, t.name)) ||
+      grantsLiveTool(catalog, access),
+    resources: resources !== undefined,
+    resourcesSubscribe: granted.some(
+      (c) => (c.capabilities.resources as { subscribe?: unknown } | undefined)?.subscribe === true,
+    ),
+    prompts: has('prompts'),
+    completions: has('completions'),
+    logging: has('logging'),
+  };
 }
 
 /**
