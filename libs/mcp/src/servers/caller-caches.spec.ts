@@ -1,7 +1,7 @@
 import type { CallerAccess } from '@app/identity';
 import type { CatalogSnapshot, CatalogTool } from '@app/registry';
 import { callerListJson } from './caller-lists';
-import { toolsJsonWithoutAppTools } from './client-extensions';
+import { mergedExtensions, toolsJsonWithoutAppTools } from './client-extensions';
 
 type Restricted = Extract<CallerAccess, { all: false }>;
 
@@ -54,4 +54,19 @@ describe('per-grant caches and views narrowed for another catalog', () => {
       expect(names(build(after, stale))).toEqual(['docs.b']);
       expect(names(build(after, fresh))).toEqual(['docs.a']);
     });
+
+  it('mergedExtensions: a stale view does not fill the cache of the new catalog', () => {
+    const upstreams = (): Map<string, object> =>
+      new Map([
+        ['ua', { upstream: { id: 'ua' }, capabilities: { extensions: { 'x/a': {} } } }],
+        ['ub', { upstream: { id: 'ub' }, capabilities: { extensions: { 'x/b': {} } } }],
+      ]);
+    const at = (): CatalogSnapshot =>
+      ({ tools: [], extras: { upstreams: upstreams() } }) as unknown as CatalogSnapshot;
+    const [before, after] = [at(), at()];
+    const sourced = (source: string, resolvedFor: CatalogSnapshot): Restricted =>
+      ({ ...view([], resolvedFor), sources: new Set([source]) }) as Restricted;
+    expect(Object.keys(mergedExtensions(after, sourced('ub', before)) ?? {})).toEqual(['x/b']);
+    expect(Object.keys(mergedExtensions(after, sourced('ua', after)) ?? {})).toEqual(['x/a']);
+  });
 });

@@ -125,37 +125,49 @@ export function mergedExtensions(
   access: CallerAccess | undefined,
   modern = false,
 ): Record<string, object> | undefined {
+  const restricted = access !== undefined && !access.all ? access : undefined;
+  // a grant narrowed to a view of another catalog: built, not kept (caller-lists.ts keptFor)
+  if (restricted !== undefined && !keptFor(catalog, restricted))
+    return extensionsOf(catalog, restricted, modern) ?? undefined;
   let byKey = mergedByCatalog.get(catalog);
   if (byKey === undefined) {
     byKey = new Map();
     mergedByCatalog.set(catalog, byKey);
   }
-  const restricted = access !== undefined && !access.all ? access : undefined;
   const key = `${modern ? 'm' : 'l'}${restricted?.key ?? ''}`;
   let merged = byKey.get(key);
   if (merged === undefined) {
-    const found: Record<string, object> = {};
-    for (const { upstream, capabilities } of catalog.extras.upstreams.values()) {
-      if (restricted !== undefined && !allowsSource(restricted, upstream.id)) continue;
-      if (!isRecord(capabilities.extensions)) continue;
-      for (const [id, settings] of Object.entries(capabilities.extensions))
-        if (!(id in found) && isRecord(settings)) found[id] = settings;
-    }
-    // Tasks (docs/operations.md §10 "Tasks") are a 2026-07-28 extension: never offered to a 2025
-    // client (no tasks/* there); offered to a 2026 one by the gateway itself when it may call a
-    // bundle tool that can run as a task
-    if (!modern) delete found[Extension.tasks];
-    else if (
-      !(Extension.tasks in found) &&
-      catalog.tools.some(
-        (t) =>
-          bundleTaskSupport(t) !== undefined &&
-          (restricted === undefined || allowsTool(restricted, t.sourceId, t.name)),
-      )
-    )
-      found[Extension.tasks] = {};
-    merged = Object.keys(found).length === 0 ? null : found;
+    merged = extensionsOf(catalog, restricted, modern);
     byKey.set(key, merged);
   }
   return merged ?? undefined;
+}
+
+/** The extensions of the caller's granted sources, merged; null when none. */
+function extensionsOf(
+  catalog: CatalogSnapshot,
+  restricted: Extract<CallerAccess, { all: false }> | undefined,
+  modern: boolean,
+): Record<string, object> | null {
+  const found: Record<string, object> = {};
+  for (const { upstream, capabilities } of catalog.extras.upstreams.values()) {
+    if (restricted !== undefined && !allowsSource(restricted, upstream.id)) continue;
+    if (!isRecord(capabilities.extensions)) continue;
+    for (const [id, settings] of Object.entries(capabilities.extensions))
+      if (!(id in found) && isRecord(settings)) found[id] = settings;
+  }
+  // Tasks (docs/operations.md §10 "Tasks") are a 2026-07-28 extension: never offered to a 2025
+  // client (no tasks/* there); offered to a 2026 one by the gateway itself when it may call a
+  // bundle tool that can run as a task
+  if (!modern) delete found[Extension.tasks];
+  else if (
+    !(Extension.tasks in found) &&
+    catalog.tools.some(
+      (t) =>
+        bundleTaskSupport(t) !== undefined &&
+        (restricted === undefined || allowsTool(restricted, t.sourceId, t.name)),
+    )
+  )
+    found[Extension.tasks] = {};
+  return Object.keys(found).length === 0 ? null : found;
 }
