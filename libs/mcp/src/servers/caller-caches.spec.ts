@@ -64,8 +64,10 @@ describe('per-grant caches and views narrowed for another catalog', () => {
     const at = (): CatalogSnapshot =>
       ({ tools: [], extras: { upstreams: upstreams() } }) as unknown as CatalogSnapshot;
     const [before, after] = [at(), at()];
-    const sourced = (source: string, resolvedFor: CatalogSnapshot): Restricted =>
-      ({ ...view([], resolvedFor), sources: new Set([source]) }) as Restricted;
+    const sourced = (source: string, resolvedFor: CatalogSnapshot): Restricted => ({
+      ...view([], resolvedFor),
+      sources: new Set([source]),
+    });
     expect(Object.keys(mergedExtensions(after, sourced('ub', before)) ?? {})).toEqual(['x/b']);
     expect(Object.keys(mergedExtensions(after, sourced('ua', after)) ?? {})).toEqual(['x/a']);
   });
