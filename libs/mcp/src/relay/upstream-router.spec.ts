@@ -51,10 +51,20 @@ function routerLogging(
           { jsonrpc: '2.0', method: 'notifications/message', params: { level, data: level } },
           {},
         );
-      call.onMessage(
-        { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } },
-        {},
-      );
+      // the client's own progress, another's, a response and other notifications: only the
+      // first is this call's (docs/operations.md §10 "Relaying")
+      for (const progressToken of ['p', 'other'])
+        call.onMessage(
+          {
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken, progress: 1 },
+          },
+          {},
+        );
+      call.onMessage({ jsonrpc: '2.0', id: 0, result: { content: [] } }, {});
+      for (const method of ['notifications/tools/list_changed', 'notifications/cancelled'])
+        call.onMessage({ jsonrpc: '2.0', method, params: {} }, {});
       return Promise.resolve({ kind: 'result', result: {} });
     },
   } as unknown as UpstreamExecutor;
@@ -77,13 +87,28 @@ describe('UpstreamRouter.forward: log messages as the client asked (docs/operati
   ): Promise<unknown[]> => {
     const relayed: any[] = [];
     await router.forward(upstream, 'tools/call', params, { ...ctx, relay: (m) => relayed.push(m) });
-    return relayed.map((m) => (m.method === 'notifications/message' ? m.params.level : m.method));
+    return relayed.map((m) =>
+      m.method === 'notifications/message'
+        ? m.params.level
+        : m.method === 'notifications/progress'
+          ? `progress:${m.params.progressToken}`
+          : (m.method ?? 'a response'),
+    );
   };
+  const token = { progressToken: 'p' };
+  const PROGRESS = 'progress:p';
 
-  it('a 2026 request without logLevel gets no log message (progress still)', async () => {
+  it('a 2026 request without logLevel gets no log message (its own progress still)', async () => {
     const { router } = routerLogging(ALL);
     const modern: MethodContext = { protocolVersion: '2026-07-28', headers: {}, rawBody: '' };
-    expect(await relayedOf(router, modern, { name: 't' })).toEqual(['notifications/progress']);
+    expect(await relayedOf(router, modern, { name: 't', _meta: token })).toEqual([PROGRESS]);
+  });
+
+  it('a request without a progressToken gets no progress; nobody gets a response or another notification', async () => {
+    const { router } = routerLogging([]);
+    const modern: MethodContext = { protocolVersion: '2026-07-28', headers: {}, rawBody: '' };
+    expect(await relayedOf(router, modern, { name: 't' })).toEqual([]);
+    expect(await relayedOf(router, context, { name: 't' })).toEqual([]);
   });
 
   it('a 2026 request with logLevel warning gets warning and error only', async () => {
@@ -92,14 +117,17 @@ describe('UpstreamRouter.forward: log messages as the client asked (docs/operati
     expect(
       await relayedOf(router, modern, {
         name: 't',
-        _meta: { 'io.modelcontextprotocol/logLevel': 'warning' },
+        _meta: { ...token, 'io.modelcontextprotocol/logLevel': 'warning' },
       }),
-    ).toEqual(['warning', 'error', 'notifications/progress']);
+    ).toEqual(['warning', 'error', PROGRESS]);
   });
 
   it('a 2025 session that set no level gets every message', async () => {
     const { router } = routerLogging(ALL);
-    expect(await relayedOf(router, context)).toEqual([...ALL, 'notifications/progress']);
+    expect(await relayedOf(router, context, { name: 't', _meta: token })).toEqual([
+      ...ALL,
+      PROGRESS,
+    ]);
   });
 
   it("a 2025 session's setLevel filters what it gets and goes to the upstream in _meta", async () => {
@@ -107,9 +135,9 @@ describe('UpstreamRouter.forward: log messages as the client asked (docs/operati
     await levels.set('sid-1', 'error', Date.now() + 60_000);
     const { router, sent } = routerLogging(ALL, levels);
     const session: MethodContext = { ...context, sessionId: 'sid-1' };
-    expect(await relayedOf(router, session, { name: 't', _meta: { progressToken: 'p' } })).toEqual([
+    expect(await relayedOf(router, session, { name: 't', _meta: token })).toEqual([
       'error',
-      'notifications/progress',
+      PROGRESS,
     ]);
     expect(sent[0]).toEqual({
       name: 't',
@@ -117,7 +145,7 @@ describe('UpstreamRouter.forward: log messages as the client asked (docs/operati
     });
     // another session is not filtered by it
     const other: MethodContext = { ...context, sessionId: 'sid-2' };
-    expect(await relayedOf(router, other)).toEqual([...ALL, 'notifications/progress']);
+    expect(await relayedOf(router, other, { name: 't', _meta: token })).toEqual([...ALL, PROGRESS]);
   });
 });
 

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { Extension, isModernVersion, JsonRpcCode, MetaKey, undeclaredBy } from '@app/wire';
+import {
+  Extension,
+  isModernVersion,
+  JsonRpcCode,
+  MetaKey,
+  methodRow,
+  undeclaredBy,
+} from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@app/execution';
 import { CatalogRefresh, RegistryService } from '@app/registry';
@@ -14,6 +21,7 @@ import { logRank, SessionLogLevels } from '../session/session-log-levels';
 import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared-session-store';
 
 const LOG_MESSAGE = 'notifications/message';
+const PROGRESS = 'notifications/progress';
 /** Requests whose call ended unanswered that one replica remembers (UpstreamRouter.endedUnanswered). */
 const ENDED_REMEMBERED = 10_000;
 /** Requests relayed per call whose answer's failure ends the call (bounds awaitingAnswers). */
@@ -28,6 +36,31 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> {
   return isRecord(params?._meta) ? params._meta : {};
+}
+
+/**
+ * Whether an upstream's message other than a request on a call's answer goes on to the client
+ * (docs/operations.md §10 "Relaying"): `notifications/progress` with the client's own token, and
+ * `notifications/message` at or above the level this client asked for (the upstream's session
+ * may be another client's level). Nothing else: a response there answers no request of this
+ * client (a client matches responses by id, whatever stream they come on, so one would answer
+ * another of its calls, to another upstream, with this upstream's words), and any other
+ * notification (a list change, an update, a cancellation) is not this call's.
+ */
+function relayable(message: JsonRpcMessage, progressToken: unknown, logFloor: number): boolean {
+  switch (message.method) {
+    case PROGRESS:
+      return (
+        progressToken !== undefined &&
+        typeof message.params === 'object' &&
+        message.params !== null &&
+        (message.params as { progressToken?: unknown }).progressToken === progressToken
+      );
+    case LOG_MESSAGE:
+      return (logRank(levelOf(message)) ?? 0) >= logFloor;
+    default:
+      return false;
+  }
 }
 
 function levelOf(message: JsonRpcMessage): unknown {
@@ -148,6 +181,8 @@ export class UpstreamRouter {
       sessionLevel === undefined
         ? params
         : { ...params, _meta: { ...metaOf(params), [MetaKey.logLevel]: sessionLevel } };
+    // the client's own token: the only progress relayed to it (relayable)
+    const progressToken = metaOf(params).progressToken;
     // the requests this call relayed whose answers may end it (awaitingAnswers), when any
     let relayed: RelayedRequest[] | undefined;
     let outcome: UpstreamOutcome;
@@ -160,11 +195,19 @@ export class UpstreamRouter {
         caller: context.caller,
         clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
         onMessage: (message, origin) => {
-          const request = this.relay(upstream, message, origin, context, onRequest, logFloor);
+          const request = this.relay(
+            upstream,
+            message,
+            origin,
+            context,
+            onRequest,
+            logFloor,
+            progressToken,
+            (relayed?.length ?? 0) >= MAX_TRACKED_REQUESTS,
+          );
           const call = context.signal;
           if (request !== undefined && call !== undefined) {
-            if ((relayed ??= []).length >= MAX_TRACKED_REQUESTS) return;
-            relayed.push(request);
+            (relayed ??= []).push(request);
             this.awaitingAnswers.set(request.key, call);
           }
         },
@@ -185,6 +228,17 @@ export class UpstreamRouter {
           throw new ForwardedError(
             JsonRpcCode.InternalError,
             `Upstream ${upstream.id} answered ${method} with a task: the gateway relays an upstream's tasks for tools/call only`,
+          );
+        // input_required is an answer of tools/call, prompts/get and resources/read only (MCP
+        // 2026-07-28 multi round-trip requests; MrtrCalls and LegacyInputBridge take it there):
+        // another method's would reach the client with the upstream's own requestState unsealed
+        if (
+          outcome.result.resultType === 'input_required' &&
+          methodRow(method)?.inputRequired !== true
+        )
+          throw new ForwardedError(
+            JsonRpcCode.InternalError,
+            `Upstream ${upstream.id} answered ${method} with input_required, which only tools/call, prompts/get and resources/read may answer`,
           );
         const result = asLegacyResult(outcome.result, method.startsWith('tasks/'));
         // Passed on as the upstream wrote it, not serialized again: as it came, or with the
@@ -335,14 +389,12 @@ export class UpstreamRouter {
     context: MethodContext,
     onRequest: UpstreamRequestHook | undefined,
     logFloor: number,
+    progressToken: unknown,
+    full: boolean,
   ): RelayedRequest | undefined {
     const isRequest = message.id !== undefined && typeof message.method === 'string';
     if (!isRequest) {
-      // notifications/progress (the client's own token), and notifications/message at or above
-      // the level this client asked for: the upstream's session may be another client's level
-      if (message.method === LOG_MESSAGE && (logRank(levelOf(message)) ?? 0) < logFloor)
-        return undefined;
-      context.relay?.(message);
+      if (relayable(message, progressToken, logFloor)) context.relay?.(message);
       return undefined;
     }
     // era bridging (docs/operations.md §11 "Multi round-trip and era bridging") takes the request
@@ -357,7 +409,9 @@ export class UpstreamRouter {
         ? undefined
         : undeclaredBy(context.clientCapabilities, message);
     const declared = capability !== undefined && undeclared === undefined;
-    if (context.relay !== undefined && declared && context.relayRequests !== false) {
+    // past MAX_TRACKED_REQUESTS on one call a request is refused, never relayed untracked: the
+    // call's end answers every request it relayed (endRelayed)
+    if (context.relay !== undefined && declared && context.relayRequests !== false && !full) {
       context.relay({
         ...message,
         // bound to this caller and grant: only its own answer reaches the upstream
@@ -369,7 +423,9 @@ export class UpstreamRouter {
       // the client's answer, should the upstream not take it, ends the call (deliverAnswer)
       return { key: awaitingKey(upstream.id, origin.sessionId, id), session: origin.sessionId, id };
     }
-    // The client cannot be asked (no event stream) or the method is not one a client serves.
+    // Too many asked on this call already, the client cannot be asked (no event stream), or the
+    // method is not one a client serves.
+    const tooMany = full && context.relay !== undefined && declared;
     void this.executor.respond(
       upstream,
       origin.sessionId,
@@ -377,15 +433,17 @@ export class UpstreamRouter {
         jsonrpc: '2.0',
         id,
         error: {
-          code: JsonRpcCode.MethodNotFound,
+          code: tooMany ? JsonRpcCode.InternalError : JsonRpcCode.MethodNotFound,
           message:
             capability === undefined
               ? 'Method not found'
-              : context.relayRequests === false
-                ? 'The client speaks MCP 2026-07-28, whose answers cannot carry requests; it cannot be asked mid-call'
-                : context.relay === undefined
-                  ? 'The client of this request takes no event stream; it cannot be asked'
-                  : `The client did not declare the ${undeclared ?? capability} capability`,
+              : tooMany
+                ? `The call has ${MAX_TRACKED_REQUESTS} requests to its client already; no more are relayed`
+                : context.relayRequests === false
+                  ? 'The client speaks MCP 2026-07-28, whose answers cannot carry requests; it cannot be asked mid-call'
+                  : context.relay === undefined
+                    ? 'The client of this request takes no event stream; it cannot be asked'
+                    : `The client did not declare the ${undeclared ?? capability} capability`,
         },
       },
       context.headers,
