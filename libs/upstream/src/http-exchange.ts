@@ -267,6 +267,8 @@ export function exchange(
     };
 
     const tooLarge = (): UpstreamFailure => answerTooLarge(request.maxBytes);
+    /** Whether the last byte fed to the event parser was a CR. */
+    let endsWithCr = false;
 
     /** One chunk of the answer's (decoded) bytes. */
     const take = (chunk: Buffer): void => {
@@ -283,6 +285,7 @@ export function exchange(
         return;
       }
       if (parser !== undefined && decoder !== undefined) {
+        endsWithCr = chunk[chunk.length - 1] === 0x0d;
         parser.feed(decoder.write(chunk));
       } else {
         chunks.push(chunk);
@@ -294,6 +297,9 @@ export function exchange(
       if (settled || head === undefined) return;
       if (parser !== undefined && decoder !== undefined) {
         parser.feed(decoder.end());
+        // a lone CR ends a line (WHATWG SSE): the parser holds a last one back for an LF that
+        // may follow, and at the end none will
+        if (endsWithCr && !settled) parser.feed('\n');
         if (!settled)
           succeed({ kind: 'events', head, done: false, bytes: length, lastEventId, retryMillis });
         return;
@@ -352,6 +358,12 @@ export function exchange(
           decoder = new StringDecoder('utf8');
           parser = createParser({
             onEvent,
+            // one event's lines, however they come (keep-alive comments between its data lines
+            // included), are bounded as the answer is
+            maxBufferSize: request.maxBytes,
+            onError: (error) => {
+              if (error.type === 'max-buffer-size-exceeded') fail(tooLarge());
+            },
             // A keep-alive comment ends a unit too: per-event caps must not add them up.
             onComment: () => {
               if (request.capScope === 'event') counted = 0;
