@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { UpstreamConnection } from './upstream-connection';
 import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
@@ -125,12 +126,14 @@ export async function readListPages(
     if (next === undefined || next === null) break;
     if (typeof next !== 'string')
       throw new ListPagesFault('bad-answer', `${request.method} nextCursor is not a string`);
-    if (seen.has(next))
+    // kept as a digest: an upstream's cursors may be megabytes each, page after page
+    const digest = createHash('sha256').update(next).digest('base64');
+    if (seen.has(digest))
       throw new ListPagesFault(
         'pagination',
         `${request.method} repeated the cursor of an earlier page`,
       );
-    seen.add(next);
+    seen.add(digest);
     cursor = next;
   }
   return { items, ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope };
