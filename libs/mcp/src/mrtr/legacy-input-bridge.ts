@@ -123,7 +123,8 @@ export class LegacyInputBridge {
     if (requests.length === 0) return { kind: 'answers', inputResponses: {} };
 
     const waitKey = randomBytes(12).toString('base64url');
-    const inputResponses: Record<string, unknown> = {};
+    // a Map: the input keys are the upstream's (`__proto__` is one like any other)
+    const inputResponses = new Map<string, unknown>();
     let finish: (outcome: BridgedAnswers) => void = () => undefined;
     const done = new Promise<BridgedAnswers>((resolve) => (finish = resolve));
     const timer = setTimeout(
@@ -135,17 +136,16 @@ export class LegacyInputBridge {
     this.handoff.hold(waitKey, (input) => {
       const answer = input as BridgedAnswer;
       const request = requests.find(([k]) => k === answer.i);
-      if (request === undefined || Object.hasOwn(inputResponses, answer.i))
-        return Promise.resolve(false);
+      if (request === undefined || inputResponses.has(answer.i)) return Promise.resolve(false);
       if (answer.error !== undefined) {
         const message = typeof answer.error.message === 'string' ? answer.error.message : '';
         finish(
           refused(`The client could not answer ${request[1].method}: ${message.slice(0, 200)}`),
         );
       } else {
-        inputResponses[answer.i] = answer.result ?? {};
-        if (Object.keys(inputResponses).length === requests.length)
-          finish({ kind: 'answers', inputResponses });
+        inputResponses.set(answer.i, answer.result ?? {});
+        if (inputResponses.size === requests.length)
+          finish({ kind: 'answers', inputResponses: Object.fromEntries(inputResponses) });
       }
       return Promise.resolve(true);
     });

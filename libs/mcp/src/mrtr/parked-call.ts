@@ -155,9 +155,14 @@ export class ParkedCall {
         const missing = this.pending.size === 0 ? this.missingCapabilities() : undefined;
         this.refuseUndeclared();
         if (missing !== undefined) return { kind: 'missing', requiredCapabilities: missing };
-        const inputRequests: Record<string, { method: string; params: unknown }> = {};
-        for (const [inputKey, request] of this.pending)
-          inputRequests[inputKey] = { method: request.method, params: request.params };
+        // own properties whatever the keys (Object.fromEntries defines, never sets `__proto__`)
+        const inputRequests: Record<string, { method: string; params: unknown }> =
+          Object.fromEntries(
+            [...this.pending].map(([inputKey, request]) => [
+              inputKey,
+              { method: request.method, params: request.params },
+            ]),
+          );
         return { kind: 'input', inputRequests };
       }
       await new Promise<void>((resolve) => (this.wake = resolve));
