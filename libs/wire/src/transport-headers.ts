@@ -60,3 +60,6 @@ export const CLIENT_DROPPED_HEADERS: ReadonlySet<string> = new Set([
   ...MCP_TRANSPORT_HEADERS,
   'expect',
 ]);
+
+/** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
+export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;

@@ -1,8 +1,9 @@
+import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { HttpAnswer } from '../answers/http-answer';
 import { plainError } from './http-write';
 
-/** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
-export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+export { MCP_MAX_BODY_BYTES };
+
 /**
  * node:http options of both /mcp listeners: a client has 30 s to send its whole request
  * (headers included; a body dripped byte by byte is cut with 408), checked every second

@@ -1,5 +1,11 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { capabilityNeededBy, isModernVersion, JsonRpcCode, undeclaredBy } from '@app/wire';
+import {
+  capabilityNeededBy,
+  isModernVersion,
+  JsonRpcCode,
+  MCP_MAX_BODY_BYTES,
+  undeclaredBy,
+} from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { CallCancellation } from '@app/execution';
 import { inSpan, tracedHere } from '@app/observability';
@@ -17,6 +23,9 @@ import { ParkedCall } from './parked-call';
 import { bindingOf, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 import { RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 import { sealedCallerKey } from '../sealing/sealed-caller';
+
+/** The longest sealed requestState handed to a client: its retry leaves a quarter for the rest. */
+const MAX_ENVELOPE_CHARS = Math.floor(MCP_MAX_BODY_BYTES * 0.75);
 
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
 const HANDOFF_SLACK_MILLIS = 5_000;
@@ -296,10 +305,19 @@ export class MrtrCalls implements OnApplicationShutdown {
     const value = plain(result);
     if (value.resultType !== 'input_required' || typeof value.requestState !== 'string')
       return result;
-    return {
-      ...value,
-      requestState: this.envelope.wrap(binding, { kind: 'relayed', state: value.requestState }),
-    };
+    const requestState = this.envelope.wrap(binding, {
+      kind: 'relayed',
+      state: value.requestState,
+    });
+    // The client sends it back in a request body, which the gateway takes up to
+    // MCP_MAX_BODY_BYTES: a state it could not take back is refused now, saying why, instead of
+    // handed out for a retry that would be 413 (the arguments and answers need room beside it)
+    if (requestState.length > MAX_ENVELOPE_CHARS)
+      throw new ForwardedError(
+        JsonRpcCode.InternalError,
+        `The upstream's requestState is too large to hand to the client (${value.requestState.length} characters, ${requestState.length} sealed): its retry could not fit the gateway's ${MCP_MAX_BODY_BYTES}-byte request limit`,
+      );
+    return { ...value, requestState };
   }
 
   private arm(key: string): void {
