@@ -50,9 +50,14 @@ export class GatewayTasks implements BeforeApplicationShutdown {
   /** Largest result a task keeps (`mcp.tasks.maxResultBytes`), bytes of JSON. */
   private readonly maxResultBytes: number;
   /** Calls running here, by task id. */
+  /** Calls running here as tasks, with the record as created (what a store that lost it gets back). */
   private readonly running = new Map<
     string,
-    { readonly cancellation: CallCancellation; readonly lease: NodeJS.Timeout }
+    {
+      readonly cancellation: CallCancellation;
+      readonly lease: NodeJS.Timeout;
+      readonly record: TaskRecord;
+    }
   >();
 
   constructor(
@@ -116,10 +121,17 @@ export class GatewayTasks implements BeforeApplicationShutdown {
   /** `tasks/get`: the DetailedTask, its result or error inlined once it ended. */
   async get(taskId: string, clientId: string): Promise<object> {
     let record = await this.read(taskId);
-    // nobody vouches for it any more: its replica stopped before the call ended
-    if (record.status === 'working' && record.leaseUntil < Date.now()) {
-      record = stopped(record);
-      await this.store.update(record).catch(() => false);
+    const now = Date.now();
+    if (record.status === 'working' && record.leaseUntil < now) {
+      // running here: the store was away while the lease was due (renewed now, not failed)
+      if (this.running.has(taskId)) void this.renew(taskId);
+      // nobody vouches for it any more: its replica stopped before the call ended. Two leases
+      // more first: the replica running it renews every third of a lease once the store
+      // answers again, so a store away for less than that leaves its tasks running.
+      else if (record.leaseUntil + 2 * this.leaseMillis < now) {
+        record = stopped(record);
+        await this.store.update(record).catch(() => false);
+      }
     }
     return {
       taskId: clientId,
@@ -192,7 +204,7 @@ export class GatewayTasks implements BeforeApplicationShutdown {
     const cancellation = new CallCancellation();
     const lease = setInterval(() => void this.renew(record.taskId), this.leaseMillis / 3);
     lease.unref();
-    this.running.set(record.taskId, { cancellation, lease });
+    this.running.set(record.taskId, { cancellation, lease, record });
     // the call is the client's (its headers and credential), no longer its connection's
     this.executor
       .call(tool, rawArguments, context.headers, tool.validateOutput, cancellation, context.caller)
@@ -239,12 +251,15 @@ export class GatewayTasks implements BeforeApplicationShutdown {
         if (!this.running.has(taskId)) return;
         try {
           const current = await this.store.get(taskId);
-          if (current === undefined || TERMINAL.has(current.status)) return;
-          await this.store.update({
-            ...current,
+          if (current !== undefined && TERMINAL.has(current.status)) return;
+          const written = {
+            ...(current ?? this.running.get(taskId)?.record),
             ...outcome,
             lastUpdatedAt: new Date().toISOString(),
-          });
+          } as TaskRecord;
+          // the store lost it (restarted without its data): written back with its outcome
+          if (current === undefined) await this.store.restore(written);
+          else await this.store.update(written);
           return;
         } catch (err) {
           if (Date.now() >= deadline) throw err;
@@ -256,14 +271,29 @@ export class GatewayTasks implements BeforeApplicationShutdown {
     }
   }
 
-  /** Renews the lease of a task running here; cuts the call when it was cancelled elsewhere. */
+  /**
+   * Renews the lease of a task running here; cuts the call when it was cancelled elsewhere. A
+   * task the store lost (Redis restarted without its data, was flushed, failed over) is written
+   * back as this replica holds it, not taken for a cancellation; one whose ttlMs passed ends.
+   */
   private async renew(taskId: string): Promise<void> {
     try {
       const current = await this.store.get(taskId);
-      const renewed =
-        current !== undefined &&
-        !TERMINAL.has(current.status) &&
-        (await this.store.update({ ...current, leaseUntil: Date.now() + this.leaseMillis }));
+      const leaseUntil = Date.now() + this.leaseMillis;
+      let renewed: boolean;
+      if (current !== undefined)
+        renewed =
+          !TERMINAL.has(current.status) && (await this.store.update({ ...current, leaseUntil }));
+      else {
+        const held = this.running.get(taskId)?.record;
+        renewed =
+          held !== undefined &&
+          ((await this.store.restore({ ...held, leaseUntil })) ||
+            // written back meanwhile by this replica's own earlier renewal: kept
+            (await this.store.get(taskId)) !== undefined);
+        if (renewed)
+          this.logger.warn(`Task ${taskId.slice(0, 12)}…: its store lost it; written back`);
+      }
       if (!renewed) this.end(taskId)?.abort('cancelled');
     } catch {
       // the store is away: try again at the next renewal

@@ -55,6 +55,13 @@ export interface TaskStore {
    * gone. Rejects when the store cannot be reached.
    */
   update(record: TaskRecord): Promise<boolean>;
+  /**
+   * Writes back a task the store lost (Redis restarted without its data, was flushed, failed
+   * over to a replica that had not got it) as the replica running its call holds it, unless one
+   * is stored, until its ttlMs passes; false when one is stored or its ttlMs passed. Rejects
+   * when the store cannot be reached.
+   */
+  restore(record: TaskRecord): Promise<boolean>;
 }
 
 function expiresAt(record: TaskRecord): number {
@@ -113,6 +120,14 @@ export class MemoryTaskStore implements TaskStore {
     return Promise.resolve(true);
   }
 
+  restore(record: TaskRecord): Promise<boolean> {
+    // this store loses nothing while its replica runs: only a task dropped for room is missing
+    if (this.records.has(record.taskId) || expiresAt(record) <= Date.now())
+      return Promise.resolve(false);
+    this.records.set(record.taskId, record);
+    return Promise.resolve(true);
+  }
+
   /** Drops the first ended task of `records`; false when none ended. */
   private dropOldestEnded(records: Iterable<TaskRecord>): boolean {
     for (const r of records)
@@ -155,6 +170,16 @@ if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1`;
+
+/**
+ * Writes back a lost task unless one is stored: KEYS as CREATE_SCRIPT, ARGV: the record, the ms
+ * left of its ttl, its expiry (ms), its id. No per-caller bound: it was counted when created.
+ */
+const RESTORE_SCRIPT = `
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') == false then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
 return 1`;
 
 /**
@@ -210,6 +235,24 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   async update(record: TaskRecord): Promise<boolean> {
     const written = await this.guard(() =>
       this.redis.eval(UPDATE_SCRIPT, 1, this.prefix + record.taskId, JSON.stringify(record)),
+    );
+    return written === 1;
+  }
+
+  async restore(record: TaskRecord): Promise<boolean> {
+    const left = expiresAt(record) - Date.now();
+    if (left <= 0) return false;
+    const written = await this.guard(() =>
+      this.redis.eval(
+        RESTORE_SCRIPT,
+        2,
+        this.prefix + record.taskId,
+        `${this.prefix}of:${record.owner}`,
+        JSON.stringify(record),
+        String(left),
+        String(expiresAt(record)),
+        record.taskId,
+      ),
     );
     return written === 1;
   }
