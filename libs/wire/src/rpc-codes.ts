@@ -22,6 +22,11 @@ export const JsonRpcCode = {
   /** 2026: the protocol version is not one the server speaks (data: supported, requested). */
   UnsupportedProtocolVersion: -32022,
   /**
+   * 2025-11-25 only: the request needs the client to open a URL first (data: `elicitations`, URL
+   * mode `elicitation/create` params). A 2026 client is asked by input_required instead.
+   */
+  UrlElicitationRequired: -32042,
+  /**
    * A mcp.rateLimits bucket is empty (HTTP 429 + Retry-After). Outside -32768…-32000, which is
    * JSON-RPC's and MCP's: application errors belong outside it.
    */

@@ -27,6 +27,9 @@ import { sealedCallerKey } from '../sealing/sealed-caller';
 /** The longest sealed requestState handed to a client: its retry leaves a quarter for the rest. */
 const MAX_ENVELOPE_CHARS = Math.floor(MCP_MAX_BODY_BYTES * 0.75);
 
+/** The most URLs one -32042 may ask a client to open (each an inputRequests entry). */
+const MAX_URL_ELICITATIONS = 16;
+
 /** Slack, in ms, over an upstream's callMillis for a retry that waits on another replica. */
 const HANDOFF_SLACK_MILLIS = 5_000;
 
@@ -114,7 +117,11 @@ export class MrtrCalls implements OnApplicationShutdown {
       const content = opened.content;
       if (content.kind === 'parked')
         return this.resume(call, content, params.inputResponses, opened.nonce);
-      params = { ...params, requestState: content.state };
+      // the URL was to be opened first: the request goes again as it came (no retry fields)
+      if (content.kind === 'reissue') {
+        const { requestState: _s, inputResponses: _r, ...again } = params;
+        params = again;
+      } else params = { ...params, requestState: content.state };
     }
     return this.start(call, params, binding, context);
   }
@@ -198,6 +205,8 @@ export class MrtrCalls implements OnApplicationShutdown {
       });
       if (parked === undefined && settled !== undefined) {
         if (settled.error === undefined) return this.relayedState(settled.result ?? {}, binding);
+        const asked = this.urlElicitations(settled.error, binding, context);
+        if (asked !== undefined) return asked;
         if (settled.error instanceof ForwardedError) throw settled.error;
         throw this.errorOf(this.transferable(settled.error));
       }
@@ -208,6 +217,58 @@ export class MrtrCalls implements OnApplicationShutdown {
       context.signal?.onAbort(undefined);
       relay = undefined;
     }
+  }
+
+  /**
+   * A 2025 upstream's -32042 (URL elicitation required; wire notes §4 "Era bridging"): a 2026
+   * client, which has no such code, is asked to open each URL by input_required (URL-mode
+   * `elicitation/create`, without the 2025-only `elicitationId`), and its retry sends the request
+   * again; one that did not declare `elicitation.url` gets -32021 naming it. undefined for any
+   * other error.
+   */
+  private urlElicitations(
+    error: unknown,
+    binding: StateBinding,
+    context: MethodContext,
+  ): MethodResult | undefined {
+    if (!(error instanceof ForwardedError) || error.rpcCode !== JsonRpcCode.UrlElicitationRequired)
+      return undefined;
+    const listed = isRecord(error.rpcData) ? error.rpcData.elicitations : undefined;
+    const elicitations = Array.isArray(listed)
+      ? listed.filter((e): e is Record<string, unknown> => isRecord(e) && typeof e.url === 'string')
+      : [];
+    if (elicitations.length === 0 || elicitations.length > MAX_URL_ELICITATIONS)
+      throw new ForwardedError(
+        JsonRpcCode.InternalError,
+        `The upstream asked the client to open a URL first (-32042) without ${elicitations.length === 0 ? 'a URL' : `at most ${MAX_URL_ELICITATIONS} URLs`}`,
+      );
+    const inputRequests = Object.fromEntries(
+      elicitations.map((e, i) => {
+        const { elicitationId: _id, ...params } = e;
+        return [
+          `url-${i + 1}`,
+          { method: 'elicitation/create', params: { ...params, mode: 'url' } },
+        ];
+      }),
+    );
+    const undeclared = Object.values(inputRequests)
+      .map((r) =>
+        context.clientCapabilities === undefined
+          ? undefined
+          : undeclaredBy(context.clientCapabilities, r),
+      )
+      .find((u) => u !== undefined);
+    if (undeclared !== undefined)
+      throw new ForwardedError(
+        JsonRpcCode.MissingClientCapability,
+        `Missing required client capability: ${undeclared}`,
+        { requiredCapabilities: { elicitation: { url: {} } } },
+      );
+    return {
+      resultType: 'input_required',
+      inputRequests,
+      requestState: this.envelope.wrap(binding, { kind: 'reissue' }),
+    };
   }
 
   /** The next outcome of a parked call; an open question parks it (held, abandonment timer). */

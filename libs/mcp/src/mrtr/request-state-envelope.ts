@@ -20,11 +20,14 @@ export interface StateBinding {
  *   requestState-less round never produces), unwrapped before the retry is forwarded;
  * - `parked`: a 2025 upstream's call held by replica `owner` under `key`, waiting for the
  *   answers to its requests to the client (era bridging,
- *   docs/operations.md §11 "Multi round-trip and era bridging").
+ *   docs/operations.md §11 "Multi round-trip and era bridging");
+ * - `reissue`: a 2025 upstream's -32042 (URL elicitation required) asked as input_required: the
+ *   retry sends the request again, as a 2025 client would once the URL was opened.
  */
 export type EnvelopeContent =
   | { readonly kind: 'relayed'; readonly state: string }
-  | { readonly kind: 'parked'; readonly owner: string; readonly key: string };
+  | { readonly kind: 'parked'; readonly owner: string; readonly key: string }
+  | { readonly kind: 'reissue' };
 
 /** An opened envelope: its content, and what one-time use is tracked by (SpentStates). */
 export interface OpenedState {
@@ -46,6 +49,8 @@ interface EnvelopePayload {
   readonly s?: string;
   readonly o?: string;
   readonly k?: string;
+  /** reissue */
+  readonly r?: 1;
 }
 
 function invalidState(reason: string): GatewayError {
@@ -83,7 +88,11 @@ export class RequestStateEnvelope {
       u: binding.upstream,
       t: binding.tool,
       c: binding.caller,
-      ...(content.kind === 'relayed' ? { s: content.state } : { o: content.owner, k: content.key }),
+      ...(content.kind === 'relayed'
+        ? { s: content.state }
+        : content.kind === 'parked'
+          ? { o: content.owner, k: content.key }
+          : { r: 1 as const }),
     };
     return this.seal.seal('request-state', payload);
   }
@@ -114,6 +123,7 @@ export class RequestStateEnvelope {
     if (typeof p.s === 'string') return { content: { kind: 'relayed', state: p.s }, ...use };
     if (typeof p.o === 'string' && typeof p.k === 'string')
       return { content: { kind: 'parked', owner: p.o, key: p.k }, ...use };
+    if (p.r === 1) return { content: { kind: 'reissue' }, ...use };
     throw invalidState('is not valid');
   }
 }

@@ -1,0 +1,125 @@
+import { GatewayProcess, waitFor } from '../../support/gateway-process';
+import { gatewayConfig, upstream } from '../../support/fixtures';
+import { rpc } from '../../support/rpc';
+import { modernRequest } from '../../support/modern-rpc';
+import { ScriptedUpstream, upTool } from '../../support/scripted-upstream';
+
+jest.setTimeout(60_000);
+
+/**
+ * Wire notes §4 "Era bridging (hard cases)", 2025 backend → 2026 client: "2025-11-25 -32042
+ * URLElicitationRequired maps to a URL-mode elicitation/create in inputRequests". Wire notes §5:
+ * -32042 is a 2025-11-25-only code, and "-32020 … -32099 are reserved for the MCP spec.
+ * Implementations MUST NOT emit undefined codes in that range" — 2026-07-28 defines no -32042.
+ *
+ * The gateway forwards the 2025 upstream's -32042 error to the 2026 client unchanged
+ * (UpstreamRouter.forward, case 'error'), an undefined reserved code for that revision, and the
+ * client is never asked to open the URL. A 2025 client keeps the -32042 (same era).
+ */
+const ELICITATION = {
+  mode: 'url',
+  elicitationId: 'el-1',
+  url: 'https://auth.example.com/connect?x=1',
+  message: 'Authorize access to the drive',
+};
+
+describe('a 2025 upstream answering -32042 URLElicitationRequired', () => {
+  let opened = false;
+  let leg: ScriptedUpstream;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    leg = await ScriptedUpstream.start({ tools: [upTool('drive')], sessionId: 'L1' });
+    // the user opens the URL out of band: the upstream then answers the same request
+    leg.onTool('drive', (req) =>
+      req.params?.arguments?.authorized === true || opened
+        ? { result: { content: [{ type: 'text', text: 'files' }] } }
+        : {
+            error: {
+              code: -32042,
+              message: 'This request requires more information.',
+              data: { elicitations: [ELICITATION] },
+            },
+          },
+    );
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([], { upstreams: [upstream('leg', leg.url)] }),
+    });
+    await waitFor(async () => {
+      const view = (await (
+        await fetch(`${gateway.managementUrl}/actuator/upstreams`)
+      ).json()) as any;
+      return view.upstreams.every((u: any) => u.lastAttemptAt !== null);
+    }, 20_000);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await leg?.stop();
+  });
+
+  it('a 2025 client keeps the -32042 error as the upstream sent it (same era)', async () => {
+    const answer = await rpc(gateway.mcpUrl, 'tools/call', { name: 'leg__drive', arguments: {} });
+    expect(answer.json.error).toMatchObject({
+      code: -32042,
+      data: { elicitations: [ELICITATION] },
+    });
+  });
+
+  it('a 2026 client that declared elicitation.url gets input_required with a URL-mode elicitation/create, not the 2025-only code -32042', async () => {
+    const answer = await modernRequest(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'leg__drive', arguments: {} },
+      { elicitation: { form: {}, url: {} } },
+    );
+    // never a code 2026-07-28 does not define in the spec's reserved range
+    expect(answer.json?.error?.code).not.toBe(-32042);
+    expect(answer.json.result).toMatchObject({ resultType: 'input_required' });
+    const requests: unknown[] = Object.values(answer.json.result.inputRequests ?? {});
+    expect(requests).toContainEqual(
+      expect.objectContaining({
+        method: 'elicitation/create',
+        params: expect.objectContaining({ mode: 'url', url: ELICITATION.url }),
+      }),
+    );
+  });
+
+  it("the 2026 client's retry sends the request again as it came, and gets the upstream's answer; one that did not declare elicitation.url gets -32021", async () => {
+    const caps = { elicitation: { form: {}, url: {} } };
+    const first = await modernRequest(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'leg__drive', arguments: {} },
+      caps,
+    );
+    const [key] = Object.keys(first.json.result.inputRequests as object);
+    opened = true;
+    const before = leg.requests.length;
+    const retry = await modernRequest(
+      gateway.mcpUrl,
+      'tools/call',
+      {
+        name: 'leg__drive',
+        arguments: {},
+        inputResponses: { [key as string]: { action: 'accept' } },
+        requestState: first.json.result.requestState,
+      },
+      caps,
+    );
+    opened = false;
+    expect(retry.json.result.content).toEqual([{ type: 'text', text: 'files' }]);
+    const sent = leg.requests.slice(before).find((r) => r.method === 'tools/call');
+    expect(sent?.message?.params).not.toHaveProperty('requestState');
+    expect(sent?.message?.params).not.toHaveProperty('inputResponses');
+    const formOnly = await modernRequest(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'leg__drive', arguments: {} },
+      { elicitation: { form: {} } },
+    );
+    expect(formOnly.json.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { elicitation: { url: {} } } },
+    });
+  });
+});
