@@ -9,11 +9,14 @@ function replicas(): {
   sender: InputHandoff;
   holder: InputHandoff;
   unsubscribed: Set<InputHandoff>;
+  hung: Set<InputHandoff>;
 } {
   const config = { mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' } } as unknown as GatewayConfig;
   const all: InputHandoff[] = [];
   /** Replicas whose subscriber is not subscribed (Redis just came back): they receive nothing. */
   const unsubscribed = new Set<InputHandoff>();
+  /** Replicas whose subscription sits on a node that hangs: counted as receivers, given nothing. */
+  const hung = new Set<InputHandoff>();
   const bus = {
     isCluster: false,
     publish: (channel: string, text: string): Promise<number> => {
@@ -21,7 +24,8 @@ function replicas(): {
         (h) => channel === `k:{gw}:mrtr:${h.replicaId}` && !unsubscribed.has(h),
       );
       for (const h of to)
-        setImmediate(() => (h as unknown as { receive(t: string): void }).receive(text));
+        if (!hung.has(h))
+          setImmediate(() => (h as unknown as { receive(t: string): void }).receive(text));
       return Promise.resolve(to.length);
     },
   };
@@ -31,7 +35,7 @@ function replicas(): {
     all.push(handoff);
     return handoff;
   };
-  return { sender: make(), holder: make(), unsubscribed };
+  return { sender: make(), holder: make(), unsubscribed, hung };
 }
 
 describe('InputHandoff: a resume that reaches the holder late (docs/operations.md §11 "Parked calls")', () => {
@@ -86,4 +90,30 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
     });
     expect(Date.now() - started).toBeLessThan(30_000);
   }, 40_000);
+
+  it('a holder whose subscription hangs (counted, never given the message): unreachable, not waited on to the timeout and called gone', async () => {
+    const { sender, holder, hung } = replicas();
+    const ran: unknown[] = [];
+    holder.hold('call-5', (input) => {
+      ran.push(input);
+      return Promise.resolve('done');
+    });
+    hung.add(holder);
+    await expect(sender.resume(holder.replicaId, 'call-5', 'answer', 120_000)).resolves.toEqual({
+      kind: 'unreachable',
+    });
+    expect(ran).toEqual([]);
+  }, 30_000);
+
+  it('a holder that acknowledges but takes long to answer is waited on (no unreachable)', async () => {
+    const { sender, holder } = replicas();
+    holder.hold(
+      'call-6',
+      (input) => new Promise((resolve) => setTimeout(() => resolve({ got: input }), 7000)),
+    );
+    await expect(sender.resume(holder.replicaId, 'call-6', 'answer', 60_000)).resolves.toEqual({
+      kind: 'ok',
+      value: { got: 'answer' },
+    });
+  }, 30_000);
 });

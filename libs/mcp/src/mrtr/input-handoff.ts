@@ -51,6 +51,14 @@ const STALE_RESUME_MILLIS = 5000;
  * subscribes again within ioredis' reconnect backoff (2 s at most) and its connect.
  */
 const NO_SUBSCRIBER_GRACE_MILLIS = 4000;
+/**
+ * A resume the holder has not acknowledged within this is `unreachable` (its client told to
+ * retry, the retry given back), not waited on to the timeout and then taken for `gone`: the
+ * holder's subscription may sit on a node that hangs (a Cluster, where a publish's receiver
+ * count proves nothing). Longer than STALE_RESUME_MILLIS, so a resume acknowledged late is one
+ * the holder does not act on.
+ */
+const NO_ACK_MILLIS = 6000;
 const REPUBLISH_MILLIS = 200;
 /** How often the store's epoch is looked at (a store emptied under a live connection), ms. */
 const EPOCH_CHECK_MS = 10_000;
@@ -64,9 +72,19 @@ interface ReplyMessage {
   readonly value?: unknown;
 }
 
+/** The holder got a resume (sent before it acts on it): its sender stops waiting for this. */
+interface AckMessage {
+  readonly op: 'ack';
+  readonly corr: string;
+}
+
 interface WaitingReply {
   readonly resolve: (outcome: HandoffOutcome) => void;
   readonly timer: NodeJS.Timeout;
+  /** Settles the resume `unreachable` unless the holder acknowledges it first. */
+  ackTimer?: NodeJS.Timeout;
+  /** The holder acknowledged it (perhaps before the publish's own answer came). */
+  acked?: boolean;
 }
 
 /**
@@ -267,6 +285,14 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       const grace = this.unreachableAfterGrace(corr);
       return reply.finally(() => clearTimeout(grace));
     }
+    const waiting = this.waiting.get(corr);
+    if (waiting !== undefined && waiting.acked !== true) {
+      waiting.ackTimer = setTimeout(
+        () => this.settle({ op: 'reply', corr, unreachable: true }),
+        NO_ACK_MILLIS,
+      );
+      waiting.ackTimer.unref();
+    }
     // No subscriber: no replica holds the call, or the holder's subscriber has not subscribed
     // again yet after Redis came back (this publisher may reconnect first). A Cluster counts
     // only the subscribers on the node the publish reached, so there 0 proves nothing and the
@@ -341,9 +367,9 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
   }
 
   private receive(text: string): void {
-    let message: ResumeMessage | ReplyMessage;
+    let message: ResumeMessage | ReplyMessage | AckMessage;
     try {
-      message = JSON.parse(text) as ResumeMessage | ReplyMessage;
+      message = JSON.parse(text) as ResumeMessage | ReplyMessage | AckMessage;
     } catch {
       return;
     }
@@ -351,13 +377,21 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       this.settle(message);
       return;
     }
+    if (message.op === 'ack') {
+      const waiting = this.waiting.get(message.corr);
+      if (waiting === undefined) return;
+      waiting.acked = true;
+      if (waiting.ackTimer !== undefined) clearTimeout(waiting.ackTimer);
+      return;
+    }
     if (message.op !== 'resume' || typeof message.key !== 'string') return;
     const handler = this.handlers.get(message.key);
-    const answer = (reply: ReplyMessage): void => {
+    const answer = (reply: ReplyMessage | AckMessage): void => {
       void this.publisher
         ?.publish(this.channel(message.replyTo), JSON.stringify(reply))
         .catch(() => 0);
     };
+    answer({ op: 'ack', corr: message.corr });
     if (
       typeof message.sentAtMs === 'number' &&
       Date.now() - message.sentAtMs > STALE_RESUME_MILLIS
@@ -404,6 +438,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     if (waiting === undefined) return;
     this.waiting.delete(reply.corr);
     clearTimeout(waiting.timer);
+    if (waiting.ackTimer !== undefined) clearTimeout(waiting.ackTimer);
     waiting.resolve(
       reply.unreachable === true
         ? { kind: 'unreachable' }
