@@ -274,3 +274,31 @@ describe('UpstreamRouter.forward: one mapping of the upstream outcome to the wir
     expect(refreshes).toEqual(['refresh']);
   });
 });
+
+describe("UpstreamRouter.forward: a 2025 upstream's -32042 (URL elicitation required)", () => {
+  const outcome = {
+    kind: 'error',
+    code: -32042,
+    message: 'Open the URL first',
+    data: { elicitations: [{ mode: 'url', url: 'https://auth.example.com/x' }] },
+  } as unknown as UpstreamOutcome;
+  const modern: MethodContext = { protocolVersion: '2026-07-28', headers: {}, rawBody: '' };
+
+  it('reaches a 2025 client as it came, and a 2026 one as it came where input_required can ask it (MrtrCalls maps it)', async () => {
+    await expect(
+      routerAnswering(outcome).forward(upstream, 'completion/complete', {}, context),
+    ).rejects.toMatchObject({ rpcCode: -32042 });
+    await expect(
+      routerAnswering(outcome).forward(upstream, 'tools/call', { name: 't' }, modern),
+    ).rejects.toMatchObject({ rpcCode: -32042 });
+  });
+
+  it('is -32603 saying why to a 2026 client on a method that cannot ask (a code 2026-07-28 does not define)', async () => {
+    await expect(
+      routerAnswering(outcome).forward(upstream, 'completion/complete', {}, modern),
+    ).rejects.toMatchObject({
+      rpcCode: -32603,
+      message: expect.stringContaining('needs the client to open a URL first'),
+    });
+  });
+});

@@ -263,6 +263,17 @@ export class UpstreamRouter {
         // holding the error back.
         if (outcome.code === JsonRpcCode.InvalidParams && method === 'tools/call')
           void this.refresh.refreshForUnknownTool();
+        // -32042 is a 2025-only code: a 2026 client is asked to open the URL by input_required
+        // where the method allows one (MrtrCalls); elsewhere it learns why in words
+        if (
+          outcome.code === JsonRpcCode.UrlElicitationRequired &&
+          modern &&
+          methodRow(method)?.inputRequired !== true
+        )
+          throw new ForwardedError(
+            JsonRpcCode.InternalError,
+            `Upstream ${upstream.id} needs the client to open a URL first (${outcome.message.slice(0, 200)}), which ${method} cannot ask a 2026-07-28 client`,
+          );
         throw new ForwardedError(outcome.code, outcome.message, outcome.data);
       case 'failed':
         if (method === 'tools/call') return toolFailure(outcome.message);
