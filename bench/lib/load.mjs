@@ -45,7 +45,8 @@ function runWrk({ url, mode, connections, seconds, core, tool, headers = {} }) {
     child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
     // Hard bound: wrk stops itself after `seconds`; this is the safety net.
     const killer = setTimeout(() => child.kill('SIGKILL'), (seconds + 20) * 1000);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': stdout may still hold the figures when the process has exited
+    child.on('close', (code) => {
       clearTimeout(killer);
       const line = out.split('\n').find((l) => l.startsWith('BENCHJSON '));
       if (!line) {
