@@ -24,7 +24,9 @@ export interface ConfigProblem {
  * - `duplicate-prefix`, `overlapping-prefix`: the published-name prefix of another source, or
  *   one that starts with it or that it starts with (a published name could belong to both);
  * - `reserved-prefix`: overlaps the prefix of the gateway's own tools;
- * - `shared-empty-prefix`: `""` while other sources are enabled.
+ * - `shared-empty-prefix`: `""` while other sources are enabled;
+ * - `duplicate-audience`: a registration's tokenExchange audience is another registered
+ *   upstream's (registration-credentials.ts).
  */
 export type ConfigProblemCode =
   | 'invalid'
@@ -32,13 +34,15 @@ export type ConfigProblemCode =
   | 'duplicate-prefix'
   | 'overlapping-prefix'
   | 'reserved-prefix'
-  | 'shared-empty-prefix';
+  | 'shared-empty-prefix'
+  | 'duplicate-audience';
 
 /** The codes of a clash with another source: what another source holds, not what is wrong here. */
 const CLASHES: ReadonlySet<ConfigProblemCode> = new Set<ConfigProblemCode>([
   'duplicate-id',
   'duplicate-prefix',
   'overlapping-prefix',
+  'duplicate-audience',
 ]);
 
 /** Whether the problem is a clash with another source (a registration's 409). */

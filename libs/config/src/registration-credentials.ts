@@ -16,6 +16,7 @@ import type { UpstreamConfig } from './upstream-config.model';
  * - the token asked there is for the registration's `audience` and `scope`: never this
  *   gateway's audience (the token would replay against `/mcp`) or an authorization server's,
  *   never a configured source's (the registrant would collect tokens meant for that source),
+ *   never an upstream's registered before it (a clash, 409: the first registration keeps it),
  *   and never with the admin scope (it would be an admin token).
  *
  * Returns the problems, each naming the field. Field shapes are the decorators' job.
@@ -24,6 +25,7 @@ export function registrationCredentialProblems(
   upstream: Pick<UpstreamConfig, 'authorization'>,
   mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
   adminScope?: string,
+  registered: readonly Pick<UpstreamConfig, 'id' | 'authorization'>[] = [],
 ): ConfigProblem[] {
   const auth = upstream.authorization as Partial<UpstreamConfig['authorization']> | null;
   // a mapping of the wrong shape is named by the field decorators
@@ -39,7 +41,7 @@ export function registrationCredentialProblems(
       ),
     ];
   if (auth.mode !== 'tokenExchange') return [];
-  return [...endpointProblems(auth, mcp), ...audienceProblems(auth, mcp, adminScope)];
+  return [...endpointProblems(auth, mcp), ...audienceProblems(auth, mcp, adminScope, registered)];
 }
 
 function endpointProblems(
@@ -65,12 +67,14 @@ function endpointProblems(
 
 /**
  * The audience and scope of the tokens issued for the registered server: never ones the
- * gateway or a configured source accepts, since the registrant receives them.
+ * gateway, a configured source or an earlier registration accepts, since the registrant
+ * receives them.
  */
 function audienceProblems(
   auth: Partial<UpstreamConfig['authorization']>,
   mcp: Pick<McpConfig, 'auth' | 'bundles' | 'upstreams'>,
   adminScope: string | undefined,
+  registered: readonly Pick<UpstreamConfig, 'id' | 'authorization'>[],
 ): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (typeof auth.audience === 'string') {
@@ -99,6 +103,22 @@ function audienceProblems(
             "caller's token for that source would go to the registered server",
         ),
       );
+    else {
+      const other = registered.find(
+        (r) =>
+          typeof r.authorization?.audience === 'string' &&
+          audienceKey(r.authorization.audience) === audience,
+      );
+      if (other !== undefined)
+        problems.push({
+          path: 'authorization.audience',
+          code: 'duplicate-audience',
+          message:
+            `is the audience of registered upstream "${other.id}": every caller's token ` +
+            'for that upstream would go to this server too',
+          other: other.id,
+        });
+    }
   }
   if (
     adminScope !== undefined &&

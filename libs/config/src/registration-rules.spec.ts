@@ -546,6 +546,39 @@ describe('checkRegistration: a runtime registration passes the boot rules (docs/
       ).toMatchObject({ ok: true });
     });
 
+    it('the audience of an upstream registered before it is a clash (409) naming that upstream', () => {
+      const first = checkRegistration(
+        withAudience('https://payments.example/mcp'),
+        config(env, gatewayAuth),
+        [],
+      );
+      expect(first).toMatchObject({ ok: true });
+      if (!first.ok) return;
+      const second = (audience: string) => ({
+        ...withAudience(audience),
+        id: 'harvest',
+        url: 'http://10.0.0.9/mcp',
+        namePrefix: 'harvest__',
+      });
+      for (const audience of ['https://PAYMENTS.example:443/mcp/', 'https://payments.example/mcp'])
+        expect(
+          checkRegistration(second(audience), config(env, gatewayAuth), [first.upstream]),
+        ).toEqual({
+          ok: false,
+          conflict: true,
+          problems: [
+            `authorization.audience: is the audience of registered upstream "${first.upstream.id}": ` +
+              "every caller's token for that upstream would go to this server too",
+          ],
+        });
+      // another audience is accepted beside it
+      expect(
+        checkRegistration(second('https://harvest.example/mcp'), config(env, gatewayAuth), [
+          first.upstream,
+        ]),
+      ).toMatchObject({ ok: true });
+    });
+
     it('a scope including the admin scope is refused naming authorization.scope', () => {
       expect(
         checkRegistration(

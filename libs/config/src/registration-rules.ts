@@ -104,13 +104,15 @@ export function checkRegistration(
       'lists: "live" is available for upstreams in mcp.upstreams[] only; register it with ' +
         'lists "snapshot" (the default) or configure it',
     );
-  problems.push(
-    ...registrationCredentialProblems(
-      upstream,
-      config.mcp,
-      config.admin?.scope ?? config.mcp.admin?.scope,
-    ).map(renderProblem),
-  );
+  // an earlier registration's audience is a clash (409), like its id or prefix
+  const audienceClashes: string[] = [];
+  for (const problem of registrationCredentialProblems(
+    upstream,
+    config.mcp,
+    config.admin?.scope ?? config.mcp.admin?.scope,
+    registered,
+  ))
+    (isClash(problem) ? audienceClashes : problems).push(renderProblem(problem));
   // the caller's credentials never go to a URL the registrant chose (docs/security.md)
   for (const name of Array.isArray(upstream.forwardHeaders) ? upstream.forwardHeaders : [])
     if (
@@ -123,7 +125,8 @@ export function checkRegistration(
           'session or API key, as auth proxies set them) and is never forwarded to a registered ' +
           'upstream; configure the upstream in mcp.upstreams[] to forward it',
       );
-  if (problems.length > 0) return { ok: false, conflict: false, problems };
+  if (problems.length > 0)
+    return { ok: false, conflict: false, problems: [...audienceClashes, ...problems] };
 
   const configured = config.mcp.upstreams;
   const all = [...configured, ...registered, upstream];
@@ -136,7 +139,7 @@ export function checkRegistration(
     const other = all[i];
     return `${i < configured.length ? 'configured' : 'registered'} upstream "${other?.id ?? i}"`;
   };
-  const conflicts: string[] = [];
+  const conflicts: string[] = [...audienceClashes];
   const mcp: McpConfig = { ...config.mcp, upstreams: all };
   for (const problem of [...upstreamProblems(mcp), ...prefixProblems(mcp)]) {
     // Only this upstream's problems, or a clash another source reports against it: every other
