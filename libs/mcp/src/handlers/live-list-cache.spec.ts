@@ -18,9 +18,9 @@ describe('live answers are cached per caller scope for their ttlMs (docs/operati
     expect(cache.size).toBe(0);
   });
 
-  it('separates callers by name and by every header the upstream is sent, and holds no token in the key', () => {
-    const key = (caller: string | undefined, headers: Record<string, string>) =>
-      LiveListCache.key('u', 'tools/list', caller, headers);
+  it('separates callers by access token and by every header the upstream is sent, and holds no token in the key', () => {
+    const key = (token: string | undefined, headers: Record<string, string>) =>
+      LiveListCache.key('u', 'tools/list', token, headers);
     const anonymous = key(undefined, {});
     expect(key('alice', {})).not.toBe(anonymous);
     expect(key('alice', {})).not.toBe(key('bob', {}));
@@ -32,5 +32,8 @@ describe('live answers are cached per caller scope for their ttlMs (docs/operati
     expect(key('a', { x: '1', y: '2' })).toBe(key('a', { y: '2', x: '1' }));
     expect(LiveListCache.key('u', 'prompts/list', 'a', {})).not.toBe(key('a', {}));
     expect(key(undefined, { authorization: 'Bearer secret-token' })).not.toContain('secret');
+    // two tokens of one subject (another scope, an exchange for another audience) ask again
+    expect(key('eyJ.alice-read', {})).not.toBe(key('eyJ.alice-admin', {}));
+    expect(key('eyJ.alice-secret', {})).not.toContain('alice');
   });
 });

@@ -18,14 +18,14 @@ interface Entry extends CachedLiveList {
 const MAX_ENTRIES = 10_000;
 
 /**
- * Live list answers cached per (upstream, method, caller scope) for their own `ttlMs` (issue
- * 11 §4; wire notes §3: a private result is reused only within the same authorization
- * context). The scope is a SHA-256 digest of the caller's name (MethodContext.caller's
- * subject, else client id; one anonymous scope without one) and the exact headers the
- * upstream is sent for this caller (forwarded headers, Authorization), so two callers that
- * the upstream could tell apart never share an entry, and no token is kept in a key. An
- * answer with ttlMs 0 (or none) is not kept. In this process only: a replica's cache is a
- * latency saving, never shared state.
+ * Live list answers cached per (upstream, method, authorization context) for their own `ttlMs`
+ * (docs/operations.md §11 "Live lists"; wire notes §3: a private result is reused only within
+ * the same authorization context). The context is a SHA-256 digest of the caller's access token
+ * (one anonymous context without one) and the exact headers the upstream is sent for this
+ * caller (forwarded headers, Authorization): a token exchanged for another scope, or a new token
+ * of the same subject with other grants, asks again, two callers that the upstream could tell
+ * apart never share an entry, and no token is kept in a key. An answer with ttlMs 0 (or none) is
+ * not kept. In this process only: a replica's cache is a latency saving, never shared state.
  */
 export class LiveListCache {
   private readonly entries = new Map<string, Entry>();
@@ -34,12 +34,12 @@ export class LiveListCache {
   static key(
     upstreamId: string,
     method: string,
-    callerName: string | undefined,
+    callerToken: string | undefined,
     sentHeaders: Readonly<Record<string, string>>,
   ): string {
     const headers = Object.entries(sentHeaders).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const scope = createHash('sha256')
-      .update(JSON.stringify([callerName ?? null, headers]))
+      .update(JSON.stringify([callerToken ?? null, headers]))
       .digest('base64url');
     return `${upstreamId}\u0000${method}\u0000${scope}`;
   }

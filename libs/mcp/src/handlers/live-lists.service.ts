@@ -5,7 +5,6 @@ import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
 import {
   allowsSource,
   allowsTool,
-  callerName,
   type CallerAccess,
   type CallerIdentity,
 } from '@app/identity';
@@ -278,7 +277,7 @@ export class LiveLists {
     const key = LiveListCache.key(
       upstream.id,
       method,
-      callerName(context.caller),
+      context.caller?.token,
       upstreamRequestHeaders(upstream, context.headers),
     );
     const cached = this.cache.get(key);
