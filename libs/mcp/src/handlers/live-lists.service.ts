@@ -2,12 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { JsonRpcCode } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
-import {
-  allowsSource,
-  allowsTool,
-  type CallerAccess,
-  type CallerIdentity,
-} from '@app/identity';
+import { allowsSource, allowsTool, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
   leftOutLogLines,
