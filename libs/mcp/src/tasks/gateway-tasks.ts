@@ -49,7 +49,6 @@ export class GatewayTasks implements BeforeApplicationShutdown {
   private readonly leaseMillis: number;
   /** Largest result a task keeps (`mcp.tasks.maxResultBytes`), bytes of JSON. */
   private readonly maxResultBytes: number;
-  /** Calls running here, by task id. */
   /** Calls running here as tasks, with the record as created (what a store that lost it gets back). */
   private readonly running = new Map<
     string,
@@ -252,11 +251,14 @@ export class GatewayTasks implements BeforeApplicationShutdown {
         try {
           const current = await this.store.get(taskId);
           if (current !== undefined && TERMINAL.has(current.status)) return;
-          const written = {
-            ...(current ?? this.running.get(taskId)?.record),
+          // the store's copy, or (lost there) this replica's; neither: nothing to write to
+          const base = current ?? this.running.get(taskId)?.record;
+          if (base === undefined) return;
+          const written: TaskRecord = {
+            ...base,
             ...outcome,
             lastUpdatedAt: new Date().toISOString(),
-          } as TaskRecord;
+          };
           // the store lost it (restarted without its data): written back with its outcome
           if (current === undefined) await this.store.restore(written);
           else await this.store.update(written);
