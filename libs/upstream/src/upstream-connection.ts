@@ -69,7 +69,13 @@ import { annotateSpan, traceCarrier, tracedHere } from '@app/observability';
 
 export { MAX_MESSAGE_DEPTH } from './reply-reader';
 
-/** 2026 errors that a 2025 server never sends: a 2025 request answered with them met a modern server. */
+/**
+ * 2026 errors that a 2025 server never sends as a transport rejection: a 2025 request answered
+ * with them and a non-2xx status met a modern server (a 2026 server sends them with HTTP 400,
+ * wire notes §5). With a 2xx they are the answer of a request that ran (in 2025 the range is
+ * implementation-defined, a tool may use it): passed on, never a reason to send the request
+ * again (wire notes G-30: only an idempotent call may run twice).
+ */
 const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([
   JsonRpcCode.HeaderMismatch,
   JsonRpcCode.UnsupportedProtocolVersion,
@@ -248,8 +254,9 @@ export class UpstreamConnection {
    * Repeats the request once (new id) after re-initializing when a 2025 session is gone (404),
    * and once after re-detecting the era when the answer is from the other era (protocol
    * `auto` only; a pinned protocol fails with `era-mismatch`): a 2026 request answered 405,
-   * 400/404 with -32000/-32001 (legacy transport errors) or -32022; a 2025 request answered
-   * -32020 or -32022. Concurrent callers share one re-initialize or re-detection.
+   * 400/404 with -32000/-32001 (legacy transport errors) or a non-2xx -32022; a 2025 request
+   * answered -32020 or -32022 with a non-2xx status (with a 2xx they are the answer of a request
+   * that ran, passed on as sent). Concurrent callers share one re-initialize or re-detection.
    *
    * Rejects with UpstreamFailure: `timeout`, `cancelled` (the HTTP request is aborted; in 2025
    * notifications/cancelled is also sent, best effort, as it is on timeout), `unreachable`,
@@ -594,7 +601,7 @@ export class UpstreamConnection {
     if (reply.status === 404 && session.sessionId !== undefined)
       return { outcome: plainOutcome(reply), renew: 'session-lost' };
     const code = errorCode(reply);
-    if (code !== undefined && MODERN_ONLY_CODES.has(code))
+    if (code !== undefined && MODERN_ONLY_CODES.has(code) && !isSuccess(reply.status))
       return { outcome: plainOutcome(reply), renew: 'wrong-era' };
     return { outcome: plainOutcome(reply) };
   }
@@ -637,7 +644,8 @@ export class UpstreamConnection {
       reply.status === 405 ||
       ((reply.status === 400 || reply.status === 404) &&
         (code === JsonRpcCode.ServerError || code === JsonRpcCode.NotFound)) ||
-      code === JsonRpcCode.UnsupportedProtocolVersion;
+      // a transport rejection (HTTP 400), not the answer of a request that ran (see above)
+      (code === JsonRpcCode.UnsupportedProtocolVersion && !isSuccess(reply.status));
     return legacyAnswer
       ? { outcome: plainOutcome(reply), renew: 'wrong-era' }
       : { outcome: plainOutcome(reply) };

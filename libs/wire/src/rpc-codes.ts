@@ -15,6 +15,11 @@ export const JsonRpcCode = {
   ServerError: -32000,
   /** 2025: "Tool not found" (contract §8) and, with HTTP 404, "Session not found". */
   NotFound: -32001,
+  /**
+   * 2025 and earlier: a resource that does not exist (`resources/read`). 2026-07-28 must not emit
+   * it and says -32602 (wire notes §5, G-17).
+   */
+  ResourceNotFound: -32002,
   /** 2026: an `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` or `Mcp-Param-*` header disagrees with the body. */
   HeaderMismatch: -32020,
   /** 2026: the request needs a client capability the client did not declare. */

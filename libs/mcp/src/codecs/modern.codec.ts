@@ -10,7 +10,7 @@ import {
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { CallerAccess } from '@app/identity';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { errorHeaders, modernWireError } from '../errors/wire-errors';
+import { errorHeaders, modernForwardedError, modernWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
 import {
   PreSerialized,
@@ -359,15 +359,10 @@ export class ModernCodec {
   }
 
   private handlerError(id: JsonRpcId, err: unknown): HttpAnswer {
-    if (err instanceof ForwardedError)
-      // -32021 (a capability the request did not declare) is always 400 (wire notes §1.2)
-      return this.error(
-        id,
-        err.rpcCode,
-        err.message,
-        err.rpcCode === JsonRpcCode.MissingClientCapability ? 400 : 200,
-        err.rpcData,
-      );
+    if (err instanceof ForwardedError) {
+      const wire = modernForwardedError(err.rpcCode, err.message);
+      return this.error(id, wire.code, wire.message, wire.httpStatus, err.rpcData);
+    }
     if (err instanceof GatewayError) {
       const wire = modernWireError(err.code);
       return this.error(id, wire.code, err.message, wire.httpStatus, err.data, errorHeaders(err));

@@ -89,6 +89,38 @@ export function modernWireError(code: GatewayErrorCode): WireError {
   }
 }
 
+/** The first and last code of the range 2026-07-28 reserves for the MCP spec (wire notes §5). */
+const RESERVED_FIRST = -32099;
+const RESERVED_LAST = -32020;
+
+/**
+ * An upstream's JSON-RPC error (ForwardedError) as a 2026-07-28 client gets it (wire notes §5,
+ * G-17, G-19). An upstream of either era may answer with a code this revision does not let a
+ * server send, and a 2025 upstream's codes in -32020…-32099 are its own (implementation-defined
+ * there) while a 2026 client reads -32020 and -32022 as faults of its own request:
+ * - -32002 (resource not found, 2025) is -32602, message and data as sent;
+ * - -32601 is HTTP 404, -32021 (a capability the client did not declare) HTTP 400;
+ * - any other code in -32020…-32099 is -32603 naming the upstream's code in the message;
+ * - every other code is passed on as sent, in-band (HTTP 200).
+ * A 2025 client gets the upstream's code as sent: in that era the range is the server's.
+ */
+export function modernForwardedError(
+  code: number,
+  message: string,
+): WireError & { message: string } {
+  if (code === JsonRpcCode.ResourceNotFound)
+    return { httpStatus: 200, code: JsonRpcCode.InvalidParams, message };
+  if (code === JsonRpcCode.MethodNotFound) return { httpStatus: 404, code, message };
+  if (code === JsonRpcCode.MissingClientCapability) return { httpStatus: 400, code, message };
+  if (code >= RESERVED_FIRST && code <= RESERVED_LAST)
+    return {
+      httpStatus: 200,
+      code: JsonRpcCode.InternalError,
+      message: `Internal error: the upstream answered with error ${code}, a code the 2026-07-28 revision reserves (${message})`,
+    };
+  return { httpStatus: 200, code, message };
+}
+
 /**
  * Extra HTTP headers of an error answer: `Retry-After` (seconds) for a rate-limited request
  * (docs/operations.md §14 "Rate limits per caller").

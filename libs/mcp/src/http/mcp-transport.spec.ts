@@ -284,19 +284,22 @@ describe('McpTransport: era × failure → (HTTP status, JSON-RPC code), in one 
     expect(modern.headers['retry-after']).toBe('3');
   });
 
-  it("an upstream's error keeps its own code on 200 in both eras; -32021 is 400 in 2026", async () => {
+  it("an upstream's error keeps its own code on 200 in 2025; in 2026 outside the reserved range, -32021 is 400, -32601 404, -32002 -32602, the rest of -32020…-32099 -32603", async () => {
     const session25 = { ...legacyHeaders, 'mcp-session-id': session };
     expect(await post(transport, session25, legacyCall('forward:-32042'))).toMatchObject({
       status: 200,
       code: -32042,
     });
-    expect(
-      await post(
+    const modern = (code: number) =>
+      post(
         transport,
-        modernHeaders('tools/call', 'forward:-32042'),
-        modernCall('forward:-32042'),
-      ),
-    ).toMatchObject({ status: 200, code: -32042 });
+        modernHeaders('tools/call', `forward:${code}`),
+        modernCall(`forward:${code}`),
+      );
+    expect(await modern(-31000)).toMatchObject({ status: 200, code: -31000 });
+    expect(await modern(-32042)).toMatchObject({ status: 200, code: -32603 });
+    expect(await modern(-32002)).toMatchObject({ status: 200, code: -32602 });
+    expect(await modern(-32601)).toMatchObject({ status: 404, code: -32601 });
     expect(
       await post(
         transport,
