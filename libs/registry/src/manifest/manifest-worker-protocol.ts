@@ -4,7 +4,7 @@ import type { ManifestExpectations, ManifestValidation } from './validate-manife
 /** What the registry sends the validation worker: one manifest's bytes. */
 export interface WorkerRequest {
   /** Transferred, not copied: a multi-megabyte string would cost the sender tens of ms to clone. */
-  readonly bytes: Buffer;
+  readonly bytes: Uint8Array;
   readonly expect: ManifestExpectations;
   /** Digests of schemas already known to compile (not compiled again), newline-separated. */
   readonly knownGoodSchemas: string;

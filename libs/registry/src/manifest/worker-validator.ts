@@ -57,13 +57,18 @@ export class WorkerValidator {
           message: `the worker exited with code ${code} before it answered`,
         }),
       );
-      // The manifest bytes move to the worker; a Buffer that shares a pooled ArrayBuffer is copied first.
-      const own =
-        request.bytes.byteOffset === 0 &&
-        request.bytes.byteLength === request.bytes.buffer.byteLength
-          ? request.bytes
-          : Buffer.from(request.bytes);
-      worker.postMessage({ ...request, bytes: own }, [own.buffer as ArrayBuffer]);
+      // The manifest bytes move to the worker in an ArrayBuffer of their own: a Buffer's may be
+      // shared (a slice of a larger one, or of Node's pool, which is never transferable, and
+      // Buffer.from copies small ones into the pool again), so they are copied into a fresh one.
+      // A handoff that fails anyway is a crash (retried, then validated here in slices), never
+      // an error out of the refresh round.
+      const own = new Uint8Array(request.bytes.byteLength);
+      own.set(request.bytes);
+      try {
+        worker.postMessage({ ...request, bytes: own }, [own.buffer]);
+      } catch (err) {
+        finish(crashOf(err));
+      }
     });
   }
 }
