@@ -2,7 +2,7 @@ import type { ManifestTool } from './manifest.types';
 import { packTools, unpackTools } from './manifest-transfer';
 
 describe('packTools / unpackTools: tools between threads as one transferable buffer', () => {
-  it('round-trips every field, multibyte text and an absent timeout included', async () => {
+  it('round-trips every field, multibyte text, tags (none, an empty list, some) and an absent timeout included', async () => {
     const tools: ManifestTool[] = [
       {
         name: 'p.a',
@@ -11,6 +11,7 @@ describe('packTools / unpackTools: tools between threads as one transferable buf
         version: '1.0',
         timeoutMillis: 500,
         enabled: true,
+        tags: ['billing', 'reference:v2'],
       },
       {
         name: 'p.b',
@@ -18,6 +19,7 @@ describe('packTools / unpackTools: tools between threads as one transferable buf
         fingerprint: 'fp2',
         version: 'v\u0000nul',
         enabled: false,
+        tags: [],
       },
       { name: 'p.c', publishedJson: '{}', fingerprint: '', version: '', enabled: true },
     ];

@@ -9,7 +9,19 @@ export interface PackedTools {
   readonly count: number;
 }
 
-const FIELDS = 6; // name, publishedJson, fingerprint, version, timeoutMillis, enabled
+const FIELDS = 7; // name, publishedJson, fingerprint, version, timeoutMillis, enabled, tags
+
+/**
+ * `_meta.tags` as one field: '' for none, else a NUL then the tags joined by spaces (a tag is
+ * [a-z0-9._:-], validate-manifest.ts), so an empty list stays apart from none.
+ */
+function tagsField(tags: readonly string[] | undefined): string {
+  return tags === undefined ? '' : `\u0000${tags.join(' ')}`;
+}
+
+function tagsOf(field: string): string[] | undefined {
+  return field === '' ? undefined : field.slice(1).split(' ').filter(Boolean);
+}
 
 /**
  * Packs validated tools into one byte buffer. Cloning thousands of objects, or one
@@ -26,6 +38,7 @@ export function packTools(tools: readonly ManifestTool[]): PackedTools {
       t.version,
       t.timeoutMillis === undefined ? '' : String(t.timeoutMillis),
       t.enabled ? '1' : '0',
+      tagsField(t.tags),
     );
   }
   const encoded = fields.map((f) => Buffer.from(f, 'utf8'));
@@ -56,6 +69,7 @@ export async function unpackTools(
     await slicer.maybeYield();
     const base = t * FIELDS;
     const timeout = field(base + 4);
+    const tags = tagsOf(field(base + 6));
     tools.push({
       name: field(base),
       publishedJson: field(base + 1),
@@ -63,6 +77,7 @@ export async function unpackTools(
       version: field(base + 3),
       timeoutMillis: timeout === '' ? undefined : Number(timeout),
       enabled: field(base + 5) === '1',
+      ...(tags === undefined ? {} : { tags }),
     });
   }
   return tools;

@@ -72,6 +72,8 @@ function manifestText(manifest: AcceptedManifest): string {
       version: t.version,
       ...(t.timeoutMillis !== undefined ? { timeoutMillis: t.timeoutMillis } : {}),
       enabled: t.enabled,
+      // the gateway's grouping: virtual servers select by it on the replica that reads this copy
+      ...(t.tags !== undefined ? { tags: t.tags } : {}),
     });
     return `${t.publishedJson.slice(0, -1)},"_meta":${meta}}`;
   });
