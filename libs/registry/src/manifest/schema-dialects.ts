@@ -60,7 +60,17 @@ const OPTIONS: Options = {
   validateFormats: true,
   logger: false,
   code: { optimize: false },
+  // a decimal multipleOf (0.01: cents) divides in binary floating point with a remainder of
+  // ~1e-13 (19.99 / 0.01 = 1998.9999999999998): JSON Schema counts 19.99 a multiple of 0.01
+  multipleOfPrecision: 9,
 };
+
+/**
+ * draft-06 and draft-07 patterns are ECMA-262 without the `u` flag (ajv adds it by default):
+ * under it an identity escape such as `\-` outside a class, valid in those drafts and common in
+ * schemas generated from Java or Python, fails to compile.
+ */
+const DRAFT07_OPTIONS: Partial<Options> = { unicodeRegExp: false };
 
 /** ajv's regular expression engine for `linear` instances: RE2's semantics, linear time. */
 const linearRegExp: RegExpEngine = Object.assign(
@@ -116,7 +126,7 @@ export class SchemaDialects {
       case 'draft-06':
       case 'draft-07':
         if (this.draft07 === undefined) {
-          this.draft07 = new Ajv(this.options);
+          this.draft07 = new Ajv({ ...this.options, ...DRAFT07_OPTIONS });
           this.draft07.addMetaSchema(draft06MetaSchema);
           addFormats(this.draft07);
         }
