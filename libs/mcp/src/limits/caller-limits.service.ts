@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { callerName, type CallerIdentity } from '@app/identity';
@@ -69,7 +70,7 @@ export class CallerLimits implements OnApplicationShutdown {
       if (!verdict.admitted) throw rateLimitedError('subject', verdict.retryAfterMs);
     }
     if (tool !== undefined && this.perTool !== undefined) {
-      const key = `t:${encodeURIComponent(subject)}:${encodeURIComponent(tool)}`;
+      const key = `t:${encodeURIComponent(subject)}:${toolKey(tool)}`;
       const verdict = await this.take(key, this.perTool);
       if (!verdict.admitted) throw rateLimitedError('tool', verdict.retryAfterMs);
     }
@@ -86,4 +87,18 @@ export class CallerLimits implements OnApplicationShutdown {
     }
     return this.memory.take(key, settings);
   }
+}
+
+/** Longest tool name kept as written in a bucket's key (a tool name has at most 128, SEP-986). */
+const MAX_KEYED_NAME = 256;
+
+/**
+ * A tool name as a bucket's key part: as written (encoded), or its SHA-256 for a longer one, so
+ * that names the catalog never held, however long, cost a bucket of a few bytes, in memory and
+ * in Redis alike.
+ */
+export function toolKey(tool: string): string {
+  return tool.length <= MAX_KEYED_NAME
+    ? encodeURIComponent(tool)
+    : `#${createHash('sha256').update(tool).digest('base64url')}`;
 }

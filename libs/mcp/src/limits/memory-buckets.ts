@@ -6,12 +6,20 @@ import {
   type BucketVerdict,
 } from './token-bucket';
 
+/** A bucket, and how long it takes to be full again untouched (its own settings'). */
+interface Entry {
+  readonly state: BucketState;
+  readonly fullMillis: number;
+}
+
 /**
  * Token buckets in this process (one replica's own count). A bucket left alone until it is
- * full again is the same as no bucket: such entries are swept once the map grows.
+ * full again is the same as no bucket: such entries are swept once the map grows, each by its
+ * own settings (a per-subject bucket may refill in a second while a per-tool one takes an hour:
+ * swept by the other's time, an empty bucket would be full again at once).
  */
 export class MemoryBuckets {
-  private readonly buckets = new Map<string, BucketState>();
+  private readonly buckets = new Map<string, Entry>();
   private nextSweepAt = 0;
 
   /** @param now monotonic ms */
@@ -22,9 +30,9 @@ export class MemoryBuckets {
 
   take(key: string, settings: BucketSettings): BucketVerdict {
     const now = this.now();
-    const { state, verdict } = takeToken(this.buckets.get(key), settings, now);
-    this.buckets.set(key, state);
-    if (this.buckets.size > this.sweepAbove && now >= this.nextSweepAt) this.sweep(now, settings);
+    const { state, verdict } = takeToken(this.buckets.get(key)?.state, settings, now);
+    this.buckets.set(key, { state, fullMillis: refillMillis(settings) });
+    if (this.buckets.size > this.sweepAbove && now >= this.nextSweepAt) this.sweep(now);
     return verdict;
   }
 
@@ -32,10 +40,11 @@ export class MemoryBuckets {
     return this.buckets.size;
   }
 
-  private sweep(now: number, settings: BucketSettings): void {
-    const full = refillMillis(settings);
-    for (const [key, state] of this.buckets)
-      if (now - state.updatedAt >= full) this.buckets.delete(key);
-    this.nextSweepAt = now + Math.min(full, 10_000);
+  private sweep(now: number): void {
+    let soonest = 10_000;
+    for (const [key, { state, fullMillis }] of this.buckets)
+      if (now - state.updatedAt >= fullMillis) this.buckets.delete(key);
+      else soonest = Math.min(soonest, fullMillis);
+    this.nextSweepAt = now + soonest;
   }
 }

@@ -1,0 +1,39 @@
+import { MemoryBuckets } from './memory-buckets';
+import { toolKey } from './caller-limits.service';
+
+describe('MemoryBuckets: in-process token buckets', () => {
+  it('sweeps each bucket by its own settings: an empty slow bucket survives a sweep started by a fast one', () => {
+    let now = 0;
+    const buckets = new MemoryBuckets(() => now, 2);
+    const slow = { capacity: 1, refillPerSecond: 0.001 }; // full again after 1,000 s
+    const fast = { capacity: 100, refillPerSecond: 100 }; // full again after 1 s
+    expect(buckets.take('t:alice:calc__add', slow).admitted).toBe(true);
+    expect(buckets.take('t:alice:calc__add', slow).admitted).toBe(false);
+    now = 11_000;
+    // three fast buckets pass the sweep threshold; the sweep runs with the fast settings
+    for (const key of ['s:a', 's:b', 's:c']) buckets.take(key, fast);
+    now = 22_000;
+    buckets.take('s:d', fast);
+    expect(buckets.take('t:alice:calc__add', slow).admitted).toBe(false);
+  });
+
+  it('forgets a bucket once it is full again', () => {
+    let now = 0;
+    const buckets = new MemoryBuckets(() => now, 1);
+    const fast = { capacity: 1, refillPerSecond: 1 };
+    buckets.take('a', fast);
+    now = 5_000;
+    buckets.take('b', fast);
+    expect(buckets.size).toBe(1);
+  });
+});
+
+describe('toolKey: a tool name as a bucket key part', () => {
+  it('keeps a tool name as written, and a name past 256 characters as its digest (a few bytes, however long)', () => {
+    expect(toolKey('calc__add')).toBe('calc__add');
+    expect(toolKey('a/b c')).toBe('a%2Fb%20c');
+    const long = toolKey('x'.repeat(1024 * 1024));
+    expect(long.length).toBeLessThan(64);
+    expect(long).not.toBe(toolKey(`${'x'.repeat(1024 * 1024 - 1)}y`));
+  });
+});
