@@ -22,7 +22,7 @@ import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared
 
 const LOG_MESSAGE = 'notifications/message';
 const PROGRESS = 'notifications/progress';
-/** Requests whose call ended unanswered that one replica remembers (UpstreamRouter.endedUnanswered). */
+/** Requests whose call ended unanswered that one replica remembers (UpstreamRouter.settledRequests). */
 const ENDED_REMEMBERED = 10_000;
 /** Requests relayed per call whose answer's failure ends the call (bounds awaitingAnswers). */
 const MAX_TRACKED_REQUESTS = 32;
@@ -138,11 +138,11 @@ export class UpstreamRouter {
    */
   private readonly awaitingAnswers = new Map<string, CallCancellation>();
   /**
-   * Requests whose call ended here before the client answered (endRelayed answered them to the
-   * upstream): a client's answer that comes later is refused (400), at most ENDED_REMEMBERED of
+   * Requests answered here, or whose call ended here before the client answered (endRelayed
+   * answered them to the upstream): a client's answer that comes later is refused (400), at most ENDED_REMEMBERED of
    * them, the oldest forgotten first (its relay id expires anyway).
    */
-  private readonly endedUnanswered = new Set<string>();
+  private readonly settledRequests = new Set<string>();
 
   constructor(
     private readonly executor: UpstreamExecutor,
@@ -325,7 +325,11 @@ export class UpstreamRouter {
     const key = awaitingKey(upstream.id, origin.session, origin.id);
     // its call ended first, here or on the replica that relayed it (shared through Redis), and
     // the upstream was told (endRelayed): nothing to deliver
-    if (this.endedUnanswered.has(key) || (await this.endedElsewhere(key))) return 'not-waited';
+    if (this.settledRequests.has(key) || (await this.endedElsewhere(key))) return 'not-waited';
+    // one answer per request: a repeat of it (a client retrying, a replay) is refused as one
+    // whose call has ended, here and on every replica, never posted to the upstream again
+    if (this.settledRequests.has(key)) return 'not-waited';
+    this.rememberEnded(key);
     const delivered = await this.executor.respond(
       upstream,
       origin.session,
@@ -349,6 +353,18 @@ export class UpstreamRouter {
   }
 
   /**
+   * A relayed request that needs no answer any more (answered, or its call ended): a client's
+   * answer to it that comes later is refused, here and, through the shared store for as long
+   * as its relay id opens, on the other replicas.
+   */
+  private rememberEnded(key: string): void {
+    this.settledRequests.add(key);
+    if (this.settledRequests.size > ENDED_REMEMBERED)
+      this.settledRequests.delete(this.settledRequests.values().next().value as string);
+    void this.shared?.set(endedKey(key), '1', this.relayIds.ttlMillis).catch(() => undefined);
+  }
+
+  /**
    * The call is over: each request it relayed to the client that no answer reached yet is
    * answered to the upstream with an error, with the call's credential, so the upstream stops
    * waiting for it and does not take a client's answer that comes later (its relay id lives
@@ -363,11 +379,7 @@ export class UpstreamRouter {
   ): void {
     for (const { key, session, id } of relayed) {
       if (!this.awaitingAnswers.delete(key)) continue;
-      this.endedUnanswered.add(key);
-      if (this.endedUnanswered.size > ENDED_REMEMBERED)
-        this.endedUnanswered.delete(this.endedUnanswered.values().next().value as string);
-      // for the client's late answer on another replica; as long as the relay id may be answered
-      void this.shared?.set(endedKey(key), '1', this.relayIds.ttlMillis).catch(() => undefined);
+      this.rememberEnded(key);
       void this.executor.respond(
         upstream,
         session,
