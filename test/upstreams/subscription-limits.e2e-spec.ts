@@ -77,4 +77,32 @@ describe('resource subscriptions are bounded per caller', () => {
     // the refused one never reached the upstream
     expect(up.rpcs('resources/subscribe')).toHaveLength(1001);
   });
+
+  it('a URI longer than 8,192 characters is refused with -32602 before it reaches the upstream (subscriptions are counted, not weighed)', async () => {
+    const up = track(
+      await ScriptedUpstream.start({
+        resourceTemplates: [{ uriTemplate: 'res://files/{path}', name: 'files' }],
+        capabilities: { tools: {}, resources: { subscribe: true } },
+      }),
+    );
+    up.on('resources/subscribe', () => ({ result: {} }));
+    const gateway = track(
+      await GatewayProcess.start({
+        waitReady: true,
+        env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS },
+        mcp: gatewayConfig([], { upstreams: [upstream('u', up.url)] }),
+      }),
+    );
+    const headers = await openLegacySession(gateway.mcpUrl);
+    const fits = `res://files/${'a'.repeat(8192 - 'res://files/'.length)}`;
+    const long = `${fits}b`;
+    const refused = await rpc(gateway.mcpUrl, 'resources/subscribe', { uri: long }, headers, 1);
+    expect(refused.json.error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('at most 8192 characters'),
+    });
+    const accepted = await rpc(gateway.mcpUrl, 'resources/subscribe', { uri: fits }, headers, 2);
+    expect(accepted.json.result).toEqual({});
+    expect(up.rpcs('resources/subscribe')).toHaveLength(1);
+  });
 });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { ResourceSubscriptions } from '../listen/resource-subscriptions.service';
+import { MAX_URI_LENGTH, ResourceSubscriptions } from '../listen/resource-subscriptions.service';
 import { SessionTokenService } from '../session/session-token.service';
 import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
 import { UpstreamRouter } from '../relay/upstream-router';
@@ -33,6 +33,12 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const uri = stringParam(params, 'uri');
+    // a session holds up to 100 subscriptions on this replica, each with its URI: bounded
+    if (uri.length > MAX_URI_LENGTH)
+      throw new GatewayError(
+        GatewayErrorCode.InvalidParams,
+        `Invalid params: a subscribed resource URI may have at most ${MAX_URI_LENGTH} characters (got ${uri.length})`,
+      );
     // A subscription lives in its 2025 session (its updates go on the session's GET stream).
     // Without one it would subscribe the gateway's shared upstream session for no client, and
     // an unsubscribe would end what other clients' sessions hold there: both are refused.

@@ -19,8 +19,11 @@ export const MAX_SUBSCRIPTIONS_PER_SESSION = 100;
 export const MAX_SUBSCRIPTIONS = 10_000;
 /** How often expired sessions' subscriptions are dropped. */
 const SWEEP_EVERY_MS = 60_000;
-/** The longest URI an update is relayed for (a subscribed URI is never longer). */
-const MAX_URI_LENGTH = 8192;
+/**
+ * The longest URI a session may subscribe to, and an update is relayed for: subscriptions are
+ * counted, not weighed, so their URIs are bounded (resource-subscription.handler.ts).
+ */
+export const MAX_URI_LENGTH = 8192;
 /** The longest `_meta` of an update passed on (as JSON text); a longer one is left out. */
 const MAX_UPDATE_META_CHARS = 1024;
 
