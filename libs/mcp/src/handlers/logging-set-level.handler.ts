@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { callerName } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { LOG_LEVELS, SessionLogLevels, logRank } from '../session/session-log-levels';
@@ -42,7 +43,13 @@ export class LoggingSetLevelHandler implements MethodHandler {
     let notShared: SharedValueNotStoredError | undefined;
     if (claims !== undefined && typeof header === 'string')
       await this.levels
-        .set(header, level as McpLogLevel, claims.expiresAt * 1000)
+        .set(
+          header,
+          level as McpLogLevel,
+          claims.expiresAt * 1000,
+          Date.now(),
+          callerName(context.caller),
+        )
         .catch((err: unknown) => {
           if (!(err instanceof SharedValueNotStoredError)) throw err;
           notShared = err;

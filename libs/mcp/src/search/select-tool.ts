@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { callerName } from '@app/identity';
 import type { MethodContext } from '../methods/method-handler';
 import { LIST_CHANGED_METHOD } from '../listen/catalog-changes';
 import { NotificationHub } from '../listen/notification-hub.service';
@@ -59,6 +60,8 @@ export class SelectTool {
         selectionKey(sessionId, VirtualServers.serverOf(context.access)),
         selected,
         claims.expiresAt * 1000,
+        Date.now(),
+        callerName(context.caller),
       );
     } catch (err) {
       if (!(err instanceof SharedValueNotStoredError)) throw err;

@@ -45,6 +45,13 @@ export class SessionValues<V> {
   private readonly values = new Map<string, Entry<V>>();
   /** Reads of the shared store in flight, by digest: concurrent calls of a session share one. */
   private readonly reading = new Map<string, Promise<V | undefined>>();
+  /**
+   * With `mcp.auth` on, the keys each caller set, oldest first, and whose each key is: one caller
+   * holds at most a tenth of `maxSessions` on this replica, so its sessions push out its own
+   * oldest value, never another caller's (as streams and subscriptions are shared out).
+   */
+  private readonly byOwner = new Map<string, Set<string>>();
+  private readonly ownerOf = new Map<string, string>();
 
   constructor(
     private readonly kind: SessionValueKind<V>,
@@ -55,9 +62,15 @@ export class SessionValues<V> {
    * Remembers the session's value until `expiresAtMs`; with Redis, for every replica.
    * @throws SharedValueNotStoredError when Redis could not store it (this replica keeps it)
    */
-  async set(sessionId: string, value: V, expiresAtMs: number, nowMs = Date.now()): Promise<void> {
+  async set(
+    sessionId: string,
+    value: V,
+    expiresAtMs: number,
+    nowMs = Date.now(),
+    owner?: string,
+  ): Promise<void> {
     const key = this.keyOf(sessionId);
-    this.remember(key, { value, expiresAtMs, freshUntilMs: this.freshUntil(nowMs) });
+    this.remember(key, { value, expiresAtMs, freshUntilMs: this.freshUntil(nowMs) }, owner);
     if (this.shared === null) return;
     try {
       await this.shared.set(key, this.kind.write(value), Math.max(1, expiresAtMs - nowMs));
@@ -78,7 +91,7 @@ export class SessionValues<V> {
     if (this.shared === null && this.values.size === 0) return undefined;
     const key = this.keyOf(sessionId);
     const entry = this.values.get(key);
-    if (entry !== undefined && entry.expiresAtMs <= nowMs) this.values.delete(key);
+    if (entry !== undefined && entry.expiresAtMs <= nowMs) this.forget(key);
     else if (entry !== undefined && entry.freshUntilMs > nowMs) return entry.value;
     if (this.shared === null) return undefined;
     let pending = this.reading.get(key);
@@ -123,13 +136,38 @@ export class SessionValues<V> {
     return this.shared === null ? Number.POSITIVE_INFINITY : nowMs + SHARED_SESSION_FRESH_MS;
   }
 
-  private remember(key: string, entry: Entry<V>): void {
-    this.values.delete(key);
+  /** Keeps `entry` for `key`, set by `owner` (a caller with `mcp.auth` on) or read back (none). */
+  private remember(key: string, entry: Entry<V>, owner?: string): void {
+    const previousOwner = this.ownerOf.get(key);
+    this.forget(key);
+    // a value read back from the shared store stays its setter's on this replica
+    const by = owner ?? previousOwner;
+    if (by !== undefined) {
+      const own = this.byOwner.get(by);
+      const share = Math.max(1, Math.floor(this.kind.maxSessions / 10));
+      if (own !== undefined && own.size >= share) this.forget(own.values().next().value as string);
+    }
     if (this.values.size >= this.kind.maxSessions) {
       const oldest = this.values.keys().next();
-      if (oldest.done !== true) this.values.delete(oldest.value);
+      if (oldest.done !== true) this.forget(oldest.value);
     }
     this.values.set(key, entry);
+    if (by !== undefined) {
+      let own = this.byOwner.get(by);
+      if (own === undefined) this.byOwner.set(by, (own = new Set()));
+      own.add(key);
+      this.ownerOf.set(key, by);
+    }
+  }
+
+  private forget(key: string): void {
+    this.values.delete(key);
+    const owner = this.ownerOf.get(key);
+    if (owner === undefined) return;
+    this.ownerOf.delete(key);
+    const own = this.byOwner.get(owner);
+    own?.delete(key);
+    if (own?.size === 0) this.byOwner.delete(owner);
   }
 
   /** The store's key of a session: a digest (a session id is a sealed token, never stored). */
