@@ -299,6 +299,10 @@ export class UpstreamConnection {
     let reinitialized = false;
     let redetected = false;
     for (;;) {
+      // 2026-07-28 removed logging/setLevel (wire notes G-28: a 2025-only method is never sent
+      // to a 2026 server): the level goes in each request's _meta instead (UpstreamRouter)
+      if (session.era === '2026' && method === 'logging/setLevel')
+        return { kind: 'result', result: {} };
       const sent =
         session.era === '2026'
           ? await this.send2026(session, method, params, options, budget)
