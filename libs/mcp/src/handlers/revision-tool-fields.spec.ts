@@ -1,4 +1,9 @@
-import { withoutLegacyToolFields } from './revision-tool-fields';
+import {
+  legacyOutputSchema,
+  withLegacyOutputSchemas,
+  withoutLegacyToolFields,
+} from './revision-tool-fields';
+import { legacyStructuredResult } from '../relay/legacy-result';
 
 describe('withoutLegacyToolFields: a tools array as 2026-07-28 has its Tool fields', () => {
   it('drops execution and keeps everything else as it was', () => {
@@ -15,5 +20,72 @@ describe('withoutLegacyToolFields: a tools array as 2026-07-28 has its Tool fiel
   it('returns a list without execution unchanged, the same string', () => {
     const json = '[{"name":"a","inputSchema":{"type":"object"}}]';
     expect(withoutLegacyToolFields(json)).toBe(json);
+  });
+});
+
+describe('2025 clients get object output schemas (wire notes §2.4, G-26)', () => {
+  it('wraps a non-object outputSchema as the required property result, $refs moved, $schema kept at the root', () => {
+    expect(
+      legacyOutputSchema({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'array',
+        items: { $ref: '#/$defs/n' },
+        $defs: { n: { type: 'number' } },
+      }),
+    ).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        result: {
+          type: 'array',
+          items: { $ref: '#/properties/result/$defs/n' },
+          $defs: { n: { type: 'number' } },
+        },
+      },
+      required: ['result'],
+    });
+    const object = { type: 'object', properties: { a: { type: 'string' } } };
+    expect(legacyOutputSchema(object)).toBe(object);
+  });
+
+  it('rewrites a tools array only where an output schema is not an object, else returns it as it is', () => {
+    const plain = JSON.stringify([
+      { name: 'a', outputSchema: { type: 'object' } },
+      { name: 'b', outputSchema: { $schema: 'x', type: 'object', properties: {} } },
+      { name: 'c', inputSchema: { type: 'object' } },
+    ]);
+    expect(withLegacyOutputSchemas(plain)).toBe(plain);
+    const mixed = JSON.stringify([
+      { name: 'a', outputSchema: { type: 'object' } },
+      { name: 'b', outputSchema: { properties: {}, type: 'object' } },
+      { name: 'c', outputSchema: { type: 'string' } },
+    ]);
+    expect(JSON.parse(withLegacyOutputSchemas(mixed))).toEqual([
+      { name: 'a', outputSchema: { type: 'object' } },
+      { name: 'b', outputSchema: { properties: {}, type: 'object' } },
+      {
+        name: 'c',
+        outputSchema: {
+          type: 'object',
+          properties: { result: { type: 'string' } },
+          required: ['result'],
+        },
+      },
+    ]);
+  });
+
+  it("wraps a call's non-object structuredContent and adds its text when the content has none", () => {
+    expect(legacyStructuredResult({ content: [], structuredContent: [2, 3, 5] })).toEqual({
+      content: [{ type: 'text', text: '[2,3,5]' }],
+      structuredContent: { result: [2, 3, 5] },
+    });
+    expect(
+      legacyStructuredResult({
+        content: [{ type: 'text', text: 'primes' }],
+        structuredContent: null,
+      }),
+    ).toEqual({ content: [{ type: 'text', text: 'primes' }], structuredContent: { result: null } });
+    expect(legacyStructuredResult({ content: [], structuredContent: { a: 1 } })).toBeUndefined();
+    expect(legacyStructuredResult({ content: [] })).toBeUndefined();
   });
 });

@@ -20,16 +20,12 @@ import {
   type MethodResult,
 } from '../methods/method-handler';
 import { partialSourcesMember } from './partial-sources';
-import { modernToolsJson, withoutLegacyToolFields } from './revision-tool-fields';
+import { legacyToolsJson, modernToolsJson, toolsJsonFor } from './revision-tool-fields';
 import {
   appOnlyToolNames,
   keepsFromAppTools,
   toolsJsonWithoutAppTools,
 } from '../servers/client-extensions';
-
-function withoutLegacyToolFieldsFor(modern: boolean, toolsJson: string): string {
-  return modern ? withoutLegacyToolFields(toolsJson) : toolsJson;
-}
 
 /**
  * `tools/list`: the whole published catalog in (bundleId, name) order, each tool exactly as
@@ -98,13 +94,11 @@ export class ToolsListHandler implements MethodHandler {
     const hasAppTools = appOnlyToolNames(catalog).size > 0;
     const hideAppTools = hasAppTools && keepsFromAppTools(context.clientCapabilities);
     const tools = hideAppTools
-      ? withoutLegacyToolFieldsFor(modern, toolsJsonWithoutAppTools(catalog, access))
+      ? toolsJsonFor(modern, toolsJsonWithoutAppTools(catalog, access))
       : access === undefined || access.all
-        ? ((modern ? modernToolsJson(catalog) : undefined) ??
+        ? ((modern ? modernToolsJson(catalog) : legacyToolsJson(catalog)) ??
           new PrecompressedBytes(catalog.toolsJsonBytes, catalog.toolsJsonDeflated))
-        : modern
-          ? withoutLegacyToolFields(callerListJson(catalog, 'tools', access))
-          : callerListJson(catalog, 'tools', access);
+        : toolsJsonFor(modern, callerListJson(catalog, 'tools', access));
     const result = new PreSerialized([
       '{"tools":',
       tools,

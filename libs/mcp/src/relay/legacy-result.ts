@@ -85,3 +85,23 @@ export function legacyResultText(
   }
   return `{${kept.join(',')}}`;
 }
+
+/**
+ * A tool call's result for a 2025 client (wire notes §2.4, G-26): a `structuredContent` that is
+ * not an object (a 2026 tool may answer an array, a primitive or null) becomes `{result: …}`,
+ * as its outputSchema was wrapped (legacyOutputSchema, libs/mcp/src/handlers/revision-tool-fields.ts), and a text block with its JSON is added when the content has
+ * no text. undefined when the result needs no change.
+ */
+export function legacyStructuredResult(
+  result: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  if (!('structuredContent' in result) || isRecord(result.structuredContent)) return undefined;
+  const value = result.structuredContent;
+  const content: readonly unknown[] = Array.isArray(result.content) ? result.content : [];
+  const hasText = content.some((block) => isRecord(block) && block.type === 'text');
+  return {
+    ...result,
+    content: hasText ? content : [...content, { type: 'text', text: JSON.stringify(value) }],
+    structuredContent: { result: value },
+  };
+}
