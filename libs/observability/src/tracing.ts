@@ -259,9 +259,8 @@ export function annotateSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);
 }
 
-/** Marks the span in progress as failed, with `error.type`. */
-export function failSpan(errorType: string, message?: string): void {
-  const span = trace.getActiveSpan();
+/** Marks the span in progress (or `span`) as failed, with `error.type`. */
+export function failSpan(errorType: string, message?: string, span = trace.getActiveSpan()): void {
   if (span === undefined) return;
   span.setAttribute('error.type', errorType);
   span.setStatus({ code: SpanStatusCode.ERROR, message: message?.slice(0, 256) });

@@ -1,5 +1,12 @@
 import { callerName, callerSubject } from '@app/identity';
-import { callerContext, inSpan, pastSpan, SpanKind, type Attributes } from '@app/observability';
+import {
+  callerContext,
+  failSpan,
+  inSpan,
+  pastSpan,
+  SpanKind,
+  type Attributes,
+} from '@app/observability';
 import type { HttpAnswer, HttpExchange } from '../answers/http-answer';
 import type { InboundMessage } from '../jsonrpc/jsonrpc.types';
 
@@ -26,9 +33,11 @@ const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value.slice(0, 200) : undefined;
 
 /** The JSON-RPC error code of an answer written whole, read from its first bytes. */
-function errorCodeOf(answer: HttpAnswer): number | undefined {
+function errorCodeOf(answer: HttpAnswer, idLength: number): number | undefined {
   if (typeof answer.body !== 'string') return undefined;
-  const match = /"error":\{"code":(-?\d+)/.exec(answer.body.slice(0, 256));
+  // the gateway writes {"jsonrpc":"2.0","id":…,"error":{"code":…: the error follows the id,
+  // however long the caller's id is
+  const match = /"error":\{"code":(-?\d+)/.exec(answer.body.slice(0, 256 + idLength));
   return match === null ? undefined : Number(match[1]);
 }
 
@@ -104,10 +113,12 @@ export function traceRequest(
         });
       const answer = await run();
       span.setAttribute('http.response.status_code', answer.status);
-      const code = errorCodeOf(answer);
+      const id = 'id' in message ? message.id : undefined;
+      const code = errorCodeOf(answer, typeof id === 'string' ? id.length * 6 + 2 : 32);
       if (code !== undefined) {
         span.setAttribute('rpc.response.status_code', String(code));
-        span.setAttribute('error.type', String(code));
+        // a JSON-RPC error is an error of the request (OpenTelemetry JSON-RPC conventions)
+        failSpan(String(code), undefined, span);
       }
       return answer;
     },
