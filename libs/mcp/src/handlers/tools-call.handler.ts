@@ -65,12 +65,20 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * violated path, so the model can correct its call (MCP 2025-11-25, "Error Handling": input
  * validation errors are tool execution errors, not protocol errors).
  */
-function invalidArguments(name: string, violations: ArgumentViolations): object {
+function invalidArguments(
+  name: string,
+  violations: ArgumentViolations,
+  searchTime?: number,
+): object {
   const text = [
     `Invalid arguments for tool ${name.slice(0, 128)}: they do not match its inputSchema, and the call was not sent.`,
     ...violations.map((line) => `- ${line}`),
   ].join('\n');
-  return { content: [{ type: 'text', text }], isError: true };
+  const block =
+    searchTime === undefined
+      ? { type: 'text', text }
+      : { type: 'text', text, _meta: { searchTime } };
+  return { content: [block], isError: true };
 }
 
 /**
@@ -184,7 +192,7 @@ export class ToolsCallHandler implements MethodHandler {
     const target = prepared?.name === name ? prepared : undefined;
     try {
       await this.limits?.admit(context.caller, name);
-      const result = await this.call(params, context, target);
+      const result = await this.call(params, context, target, started);
       this.audited(name, target, { result }, started, context);
       return result;
     } catch (error) {
@@ -288,6 +296,7 @@ export class ToolsCallHandler implements MethodHandler {
     params: Readonly<Record<string, unknown>> | undefined,
     context: MethodContext,
     target: ToolTarget | undefined,
+    started: number,
   ): Promise<MethodResult> {
     const name = params?.name;
     if (typeof name !== 'string' || name === '') {
@@ -317,7 +326,12 @@ export class ToolsCallHandler implements MethodHandler {
     const violations = this.argumentChecks.check(tool, args ?? {}, raw ?? '{}');
     if (violations !== undefined) {
       this.metrics?.toolArgumentsRefused(tool.sourceId);
-      return invalidArguments(name, violations);
+      // a bundle tool's result carries the call's duration, refused here or not (contract §10)
+      return invalidArguments(
+        name,
+        violations,
+        tool.route.kind === 'upstream' ? undefined : Math.round(performance.now() - started),
+      );
     }
     if (tool.route.kind === 'upstream') {
       const { upstream, originalName } = tool.route;
