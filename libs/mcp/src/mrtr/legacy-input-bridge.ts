@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { declaresExtension, Extension, JsonRpcCode, undeclaredBy } from '@app/wire';
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
@@ -36,6 +36,23 @@ interface BridgedAnswer {
   readonly i: string;
   readonly result?: unknown;
   readonly error?: { readonly message?: unknown };
+}
+
+/**
+ * An input request's params as a 2025 client is sent them: a URL-mode `elicitation/create`
+ * carries an `elicitationId` in 2025-11-25 (required there; 2026-07-28 removed it, wire notes
+ * G-18), so one is made for it when the upstream gave none.
+ */
+function legacyParams(method: unknown, entry: unknown): unknown {
+  const params = isRecord(entry) ? (entry.params ?? {}) : {};
+  if (
+    method !== 'elicitation/create' ||
+    !isRecord(params) ||
+    params.mode !== 'url' ||
+    typeof params.elicitationId === 'string'
+  )
+    return params;
+  return { ...params, elicitationId: randomUUID() };
 }
 
 function withoutRetryFields(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -118,7 +135,7 @@ export class LegacyInputBridge {
         return refused(
           `The ${what} needs input from the client (${method}), but the client did not declare the ${undeclared} capability`,
         );
-      requests.push([inputKey, { method, params: isRecord(entry) ? (entry.params ?? {}) : {} }]);
+      requests.push([inputKey, { method, params: legacyParams(method, entry) }]);
     }
     if (requests.length === 0) return { kind: 'answers', inputResponses: {} };
 
