@@ -195,6 +195,8 @@ export class UpstreamRouter {
         caller: context.caller,
         clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
         onMessage: (message, origin) => {
+          if (relayed !== undefined && this.relayFollowUp(message, origin, relayed, context))
+            return;
           const request = this.relay(
             upstream,
             message,
@@ -411,6 +413,55 @@ export class UpstreamRouter {
     return (await this.shared.get(endedKey(key)).catch(() => null)) !== null;
   }
 
+  /**
+   * An upstream's notification about a request this call relayed to its client (MCP
+   * 2025-11-25): `notifications/cancelled` of it (the upstream stopped waiting) reaches the
+   * client under the id the client was given, and the request needs no answer any more;
+   * `notifications/elicitation/complete` of a URL-mode elicitation it relayed reaches the client
+   * as sent. true when it was one of those; any other message goes on to `relay`, which drops
+   * a notification that is not the call's (a cancellation of anything else among them).
+   */
+  private relayFollowUp(
+    message: JsonRpcMessage,
+    origin: UpstreamMessageContext,
+    relayed: readonly RelayedRequest[],
+    context: MethodContext,
+  ): boolean {
+    if (message.id !== undefined) return false;
+    const params = isRecord(message.params) ? message.params : undefined;
+    if (params === undefined) return false;
+    if (message.method === 'notifications/cancelled') {
+      const request = relayed.find(
+        (r) => r.session === origin.sessionId && r.id === params.requestId,
+      );
+      if (request === undefined) return false;
+      if (this.awaitingAnswers.delete(request.key)) this.rememberEnded(request.key);
+      const reason = typeof params.reason === 'string' ? params.reason.slice(0, 1024) : undefined;
+      context.relay?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: request.relayId, ...(reason === undefined ? {} : { reason }) },
+      });
+      return true;
+    }
+    if (message.method === 'notifications/elicitation/complete') {
+      const request = relayed.find(
+        (r) =>
+          r.elicitationId !== undefined &&
+          r.session === origin.sessionId &&
+          r.elicitationId === params.elicitationId,
+      );
+      if (request === undefined) return false;
+      context.relay?.({
+        jsonrpc: '2.0',
+        method: 'notifications/elicitation/complete',
+        params: { elicitationId: request.elicitationId },
+      });
+      return true;
+    }
+    return false;
+  }
+
   private relay(
     upstream: UpstreamDefinition,
     message: JsonRpcMessage,
@@ -441,16 +492,25 @@ export class UpstreamRouter {
     // past MAX_TRACKED_REQUESTS on one call a request is refused, never relayed untracked: the
     // call's end answers every request it relayed (endRelayed)
     if (context.relay !== undefined && declared && context.relayRequests !== false && !full) {
-      context.relay({
-        ...message,
-        // bound to this caller and grant: only its own answer reaches the upstream
-        id: this.relayIds.seal(
-          { upstream: upstream.id, session: origin.sessionId, id },
-          answerBinding(context.caller, context.access),
-        ),
-      });
+      // bound to this caller and grant: only its own answer reaches the upstream
+      const relayId = this.relayIds.seal(
+        { upstream: upstream.id, session: origin.sessionId, id },
+        answerBinding(context.caller, context.access),
+      );
+      context.relay({ ...message, id: relayId });
+      const params = isRecord(message.params) ? message.params : undefined;
+      const elicitationId =
+        message.method === 'elicitation/create' && typeof params?.elicitationId === 'string'
+          ? params.elicitationId
+          : undefined;
       // the client's answer, should the upstream not take it, ends the call (deliverAnswer)
-      return { key: awaitingKey(upstream.id, origin.sessionId, id), session: origin.sessionId, id };
+      return {
+        key: awaitingKey(upstream.id, origin.sessionId, id),
+        session: origin.sessionId,
+        id,
+        relayId,
+        ...(elicitationId === undefined ? {} : { elicitationId }),
+      };
     }
     // Too many asked on this call already, the client cannot be asked (no event stream), or the
     // method is not one a client serves.
@@ -493,6 +553,10 @@ interface RelayedRequest {
   readonly key: string;
   readonly session: string | undefined;
   readonly id: string | number;
+  /** The id the client was given for it (sealed). */
+  readonly relayId: string;
+  /** A URL-mode elicitation's `elicitationId` (2025-11-25), which its completion names. */
+  readonly elicitationId?: string;
 }
 
 /** The key of an upstream's request to a client: its upstream, session and own id. */
