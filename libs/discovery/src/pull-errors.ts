@@ -20,6 +20,15 @@ const NETWORK_ERROR_CODES = new Set([
   'EPIPE',
 ]);
 
+/**
+ * A connection that never became an HTTP exchange with the Tool Service: TLS refused (an
+ * untrusted or expired certificate, a protocol mismatch) or a peer that does not speak HTTP
+ * (Node's parser codes, HPE_*). A reachability or configuration fault of that bundle, shown as
+ * ManifestConnectError with the code as its detail, never as a gateway bug.
+ */
+const NO_HTTP_CODE =
+  /^(?:ERR_TLS_|ERR_SSL_|HPE_|CERT_|UNABLE_TO_)|^(?:EPROTO|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)$/;
+
 /** Timeouts as axios and node report them (axios: ETIMEDOUT with clarifyTimeoutError). */
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNABORTED']);
 
@@ -87,7 +96,9 @@ export function classifyPullError(
       detail: 'the response headers are too large',
     };
   }
-  const network = codes.find((c) => c !== undefined && NETWORK_ERROR_CODES.has(c));
+  const network = codes.find(
+    (c) => c !== undefined && (NETWORK_ERROR_CODES.has(c) || NO_HTTP_CODE.test(c)),
+  );
   if (network !== undefined)
     return { ok: false, errorType: 'ManifestConnectError', detail: network };
   return {
