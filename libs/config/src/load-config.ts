@@ -41,10 +41,13 @@ export interface LoadConfigOptions {
   readonly version: string;
 }
 
+/** `//user:password@` of a URL anywhere in a described value: credentials are never echoed. */
+const URL_USERINFO = /\/\/[^/@\s"]*@/g;
+
 function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
-  const text = JSON.stringify(value);
+  const text = JSON.stringify(value)?.replace(URL_USERINFO, '//…@');
   return text === undefined ? typeof value : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
