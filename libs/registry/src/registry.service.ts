@@ -347,6 +347,11 @@ export class RegistryService {
   async warmStart(): Promise<void> {
     // approvals first: a pinned tool approved before this start is not held at the first catalog
     await this.pinned.start();
+    await this.adoptFromStore();
+  }
+
+  /** The shared store's copies of the sources that have none here, published when they complete the catalog. */
+  private async adoptFromStore(): Promise<void> {
     if (this.store === null) return;
     const taken: IntakeRound[] = [];
     for (const intake of this.intakes) taken.push({ intake, round: await intake.storedRound() });
@@ -394,6 +399,10 @@ export class RegistryService {
         this.roundApplied();
       }
     });
+    // contract §6: readiness stays DOWN only while neither memory nor Redis holds a good copy.
+    // A replica whose own pulls of a bundle keep failing takes the copy another replica wrote
+    // since this one started (the warm start read the store only once), never over its own.
+    if (this.current() === undefined) await this.adoptFromStore();
   }
 
   /** A round of bundle and upstream results (applyPulls with one list of each kind). */
