@@ -5,6 +5,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json';
 import addFormats from 'ajv-formats';
+import { ecmaPatternForRe2 } from './ecma-pattern';
 
 /**
  * The JSON Schema dialects a tool schema may declare with `$schema`. MCP 2025-11-25: a schema
@@ -72,10 +73,13 @@ const OPTIONS: Options = {
  */
 const DRAFT07_OPTIONS: Partial<Options> = { unicodeRegExp: false };
 
-/** ajv's regular expression engine for `linear` instances: RE2's semantics, linear time. */
+/**
+ * ajv's regular expression engine for `linear` instances: linear time, with the pattern's ECMA-262
+ * meaning (ecma-pattern.ts: `.`, `\s`, `\S` and `\u` as ECMA reads them).
+ */
 const linearRegExp: RegExpEngine = Object.assign(
   (pattern: string) => {
-    const compiled = RE2JS.compile(pattern);
+    const compiled = RE2JS.compile(ecmaPatternForRe2(pattern));
     return {
       test: (text: string) => compiled.matcher(text).find(),
       // ajv keys its compiled patterns by this text: each pattern its own
