@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import { REPO_ROOT, waitFor } from '../support/gateway-process';
+import { freePort } from '../support/redis';
+
+/** Whether something accepts connections on 127.0.0.1:port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * `npm start` (scripts/start-local.mjs): the sample Tool Service, the sample MCP server and the
+ * gateway; when the starter dies, even killed outright, none of them is left on its port.
+ */
+/**
+ * Starts `command args` as `npm start` runs, on four free ports, and waits until it prints the
+ * console's URL with all four listening; `detached`: in a process group of its own.
+ */
+async function startLocal(
+  command: string,
+  args: readonly string[],
+  detached: boolean,
+): Promise<{ process: ChildProcess; ports: number[] }> {
+  const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [sample, sampleMcp, mcp, management] = ports;
+  let out = '';
+  const started = spawn(command, args, {
+    cwd: REPO_ROOT,
+    detached,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      SAMPLE_PORT: String(sample),
+      SAMPLE_MCP_PORT: String(sampleMcp),
+      PORT: String(mcp),
+      MANAGEMENT_PORT: String(management),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  started.stderr?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  await waitFor(
+    () => out.includes('[start] console:'),
+    40_000,
+    () => `no console URL:\n${out}`,
+  );
+  for (const port of ports) expect(await listening(port)).toBe(true);
+  return { process: started, ports };
+}
+
+/** Waits until nothing listens on any of the ports any more. */
+async function allStopped(ports: readonly number[], what: string): Promise<void> {
+  await waitFor(
+    async () => (await Promise.all(ports.map(listening))).every((up) => !up),
+    15_000,
+    () => `a process started by npm start still listens after ${what}`,
+  );
+}
+
+/**
+ * Issue 26 "What to build" 5: "`npm start` stops its children when it gets SIGTERM, SIGINT or
+ * SIGHUP". SIGINT sent to the npm process alone (not to its whole process group as a terminal's
+ * Ctrl-C does) stops nothing: npm forwards it to the `sh -c` it runs the script through, and that
+ * shell (dash) holds it while it waits for its child; npm, the shell, the starter, the gateway and
+ * both samples all keep running on their ports. (SIGTERM and SIGHUP of npm, and every signal to
+ * the starter itself, do stop everything.) E.g. `exec` in the start script, or the starter
+ * not depending on the shell, would let the starter see it.
+ */
+describe('npm start stops its children on each signal', () => {
+  const groups: number[] = [];
+  afterAll(() => {
+    for (const group of groups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  });
+
+  it.each(['SIGINT'] as const)(
+    '%s of the npm process only (kill -INT <pid>, a process manager, an IDE stop button)',
+    async (signal) => {
+      const npm = await startLocal('npm', ['start', '--', '--no-build'], true);
+      groups.push(npm.process.pid!);
+      npm.process.kill(signal);
+      await allStopped(npm.ports, `npm got ${signal}`);
+    },
+    60_000,
+  );
+});
