@@ -109,14 +109,28 @@ process.on('SIGTERM', () => stop(0));
 // the terminal closed
 process.on('SIGHUP', () => stop(0));
 // `npm start` killed outright (SIGKILL or SIGHUP of npm): this process is handed to another
-// parent, or, where npm ran it through a shell that does not exec (dash's `sh -c`), that shell
-// lives on as its parent while npm is gone; stop in either case
+// parent, or, where npm ran it through a shell that did not exec it (the script says `exec`;
+// run another way, dash's `sh -c` may not), that shell lives on as its parent while npm is
+// gone; stop in either case. Only a shell parent's parent is watched: npm's own parent (the
+// terminal, a script that started npm in the background and went on) is none of ours.
 const parent = process.ppid;
-const npmProcess = process.env.npm_lifecycle_event === undefined ? undefined : parentOf(parent);
+const npmProcess =
+  process.env.npm_lifecycle_event === undefined || !isShell(parent) ? undefined : parentOf(parent);
 setInterval(() => {
   if (stopping) return;
   if (process.ppid !== parent || (npmProcess !== undefined && !alive(npmProcess))) stop(0);
 }, 500).unref();
+
+/** Whether process `pid` is a POSIX shell (Linux: /proc/<pid>/comm). */
+function isShell(pid) {
+  try {
+    return ['sh', 'dash', 'bash', 'ash', 'zsh'].includes(
+      readFileSync(`/proc/${pid}/comm`, 'utf8').trim(),
+    );
+  } catch {
+    return false;
+  }
+}
 
 /** The parent of process `pid` (Linux: /proc/<pid>/stat); undefined where it cannot be read. */
 function parentOf(pid) {
