@@ -113,14 +113,20 @@ export async function startTracing(
   const { TracerProvider, BatchSpanProcessor, ParentBasedSampler, AlwaysOnSampler } =
     await import('@opentelemetry/sdk-trace');
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const { detectResources, envDetector, hostDetector, resourceFromAttributes } =
+    await import('@opentelemetry/resources');
   const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': settings.serviceName,
-      'service.version': settings.serviceVersion,
-    }),
+    // what the deployment says of itself (OTEL_RESOURCE_ATTRIBUTES, e.g. k8s.pod.name, as the
+    // SDK specification has every SDK read it) and the host's name, so spans tell replicas
+    // apart; the service's name and version are the configuration's
+    resource: detectResources({ detectors: [envDetector, hostDetector] }).merge(
+      resourceFromAttributes({
+        'service.name': settings.serviceName,
+        'service.version': settings.serviceVersion,
+      }),
+    ),
     // a trace the gateway starts is sampled before any span exists (sampleRoot); a caller's
     // trace context keeps the caller's decision
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
