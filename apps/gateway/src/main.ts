@@ -208,6 +208,15 @@ async function bootstrap(): Promise<void> {
     logger.log(
       `Traces: OTLP/HTTP to ${withoutCredentials(config.mcp.tracing.endpoint ?? '')}, sampling ${config.mcp.tracing.samplingRatio}`,
     );
+  // settings of traces that none are sent with: said, not silently ignored
+  else if (
+    config.mcp.tracing.samplingRatio !== 1 ||
+    config.mcp.tracing.serviceName !== 'mcp-gateway' ||
+    config.mcp.tracing.exportTimeoutMillis !== 10_000
+  )
+    logger.warn(
+      'mcp.tracing is set without mcp.tracing.endpoint: traces are off (the gateway sends them only to the endpoint its configuration names; OTEL_EXPORTER_OTLP_ENDPOINT is not read)',
+    );
   // where the shared state lives (docs/operations.md §5), without a credential
   if (config.redisServer !== undefined)
     logger.log(`Redis: ${describeRedisServer(config.redisServer)}`);
