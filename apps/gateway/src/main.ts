@@ -60,11 +60,13 @@ It takes no other arguments: settings come from the environment and the YAML con
   REDIS_TLS                true: TLS to the sentinels and data nodes (default false)
   MCP_SESSION_KEYS         kid:base64key,...: seals session ids, requestState and task ids so
                            every replica opens them (local: one random key)
-  LOG_LEVEL                fatal, error, warn, info, debug, trace (default info)
+  LOG_LEVEL                fatal, error, warn, info, debug, trace, silent (default info)
   MCP_HTTP_SERVER          fastify (default) or node: the /mcp listener
   NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_
                            memory settings (the chart and npm start set both)
   MCP_ADMIN_TOKEN          bearer token of /admin writes and the console (default: read-only)
+  OTEL_EXPORTER_OTLP_HEADERS
+                           headers of the OTLP/HTTP trace exports (key=value,...)
   the valueEnv of a bundle's authorization
                            its static Authorization header
 Every setting, its default and what it accepts: docs/operations.md (section 1).

@@ -148,7 +148,7 @@ export class GatewayMetrics {
     for (const reason of CATALOG_REJECTION_REASONS) this.catalogRejections.inc({ reason }, 0);
     this.toolCalls = new Counter({
       name: `${PREFIX}tool_calls_total`,
-      help: 'tools/call of catalog tools by tool and outcome',
+      help: 'tools/call of bundle tools by tool and outcome (upstream tools: upstream_calls_total)',
       labelNames: ['tool', 'outcome'],
       registers,
       collect: () => this.toolCallCounts.flush(),
@@ -156,7 +156,7 @@ export class GatewayMetrics {
     this.toolCallCounts.attach(this.toolCalls);
     this.toolCallSeconds = new Histogram({
       name: `${PREFIX}tool_call_duration_seconds`,
-      help: 'Duration of tools/call of catalog tools, by tool',
+      help: 'Duration of tools/call of bundle tools, by tool',
       labelNames: ['tool'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
