@@ -90,7 +90,12 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
       `/admin/upstreams on the management port: writes ${writes}; registrations in ${this.storage}` +
         ` (${this.known.size} loaded)`,
     );
-    if (this.config.admin?.weakToken === true)
+    // with mcp.auth jwt /admin takes JWTs with the admin scope only (operations §15 "Access")
+    if (this.authenticator.method === 'jwt' && this.config.admin?.token !== undefined)
+      this.logger.warn(
+        'MCP_ADMIN_TOKEN is set and ignored: with mcp.auth.mode jwt, /admin takes JWTs with the admin scope (mcp.admin.scope) only',
+      );
+    else if (this.config.admin?.weakToken === true)
       this.logger.warn(
         'MCP_ADMIN_TOKEN has fewer than 32 characters: it opens /admin and can be guessed; use a long random one (e.g. openssl rand -base64 32)',
       );
