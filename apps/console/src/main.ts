@@ -132,6 +132,11 @@ let openProbe: { readonly token: string; readonly open: Promise<boolean> } | und
  * poll would be a 401 in the browser's console) until a token is entered or forgotten.
  */
 let needsToken = false;
+/**
+ * An admin token /admin refused, with what the console showed for it: not sent again at every
+ * poll (each a 401 in the browser's console) until another token is entered.
+ */
+let refused: { readonly token: string; readonly access: AdminAccess } | undefined;
 
 /**
  * GET /admin/upstreams decides what the operator may do (docs/console.md "Access"). With an admin
@@ -142,6 +147,7 @@ let needsToken = false;
 async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstreamsAnswer }> {
   const token = adminToken.get();
   if (token === '' && needsToken) return { access: READ_ONLY_NO_TOKEN };
+  if (token !== '' && refused?.token === token) return { access: refused.access };
   try {
     const admin = await call<AdminUpstreamsAnswer>('/admin/upstreams', { token });
     if (token === '') return { access: NO_ADMIN_CONFIGURED, admin };
@@ -158,16 +164,16 @@ async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstrea
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     if (err.status === 401 || err.status === 403) {
-      if (token === '') needsToken = true;
-      return {
-        access:
-          token === ''
-            ? READ_ONLY_NO_TOKEN
-            : {
-                kind: 'read-only',
-                reason: `Read-only: the admin token was refused (HTTP ${err.status}: ${err.message}).`,
-              },
+      if (token === '') {
+        needsToken = true;
+        return { access: READ_ONLY_NO_TOKEN };
+      }
+      const access: AdminAccess = {
+        kind: 'read-only',
+        reason: `Read-only: the admin token was refused (HTTP ${err.status}: ${err.message}). Enter another one to try again.`,
       };
+      refused = { token, access };
+      return { access };
     }
     if (err.status === 404)
       return {
@@ -241,6 +247,7 @@ function setUpToken(): void {
     }
     adminToken.set(value);
     needsToken = false;
+    refused = undefined;
     void refresh();
   });
   byId('forget-token').addEventListener('click', () => {
