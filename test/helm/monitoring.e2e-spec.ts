@@ -94,7 +94,8 @@ describe('helm/mcp-gateway: dashboard and alerts', () => {
     const at = `namespace="${RELEASE_NAMESPACE}",pod="${podName}"`;
     const elsewhere = `namespace="another-team",pod="${podName}"`;
     const expected = (alert: string, labels: Record<string, string>) => ({
-      exp_labels: { severity: 'warning', ...labels },
+      // every alert keeps the namespace of the gateway it is about (Alertmanager routes by it)
+      exp_labels: { severity: 'warning', namespace: RELEASE_NAMESPACE, ...labels },
       exp_annotations: Object.fromEntries(
         Object.entries(rules.get(alert)!.annotations).map(([k, v]) => [k, rendered(v, labels)]),
       ),
