@@ -60,6 +60,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A 2025 request's params without its `task` (a task-augmented call), the same object when it has none. */
+function withoutLegacyTask(
+  params: Readonly<Record<string, unknown>> | undefined,
+): Readonly<Record<string, unknown>> | undefined {
+  if (params === undefined || !('task' in params)) return params;
+  const { task: _task, ...rest } = params;
+  return rest;
+}
+
 /**
  * The answer to arguments that break the tool's inputSchema: a tool execution error naming each
  * violated path, so the model can correct its call (MCP 2025-11-25, "Error Handling": input
@@ -348,7 +357,10 @@ export class ToolsCallHandler implements MethodHandler {
           target: name,
           arguments: args,
           params: {
-            ...params,
+            // a 2025 client's task-augmented call runs synchronously: this gateway serves no
+            // 2025 tasks/*, so the upstream's own task id would reach the client with nothing
+            // to follow it (docs/operations.md §10 "Tasks")
+            ...(isModernVersion(context.protocolVersion) ? params : withoutLegacyTask(params)),
             name: originalName,
             // arguments byte for byte, as the client wrote them (docs/operations.md §10 "Routing")
             ...(raw !== undefined && args !== undefined && args !== null
