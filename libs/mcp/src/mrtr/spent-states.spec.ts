@@ -12,6 +12,7 @@ function handoff(
 ): InputHandoff & { renew(): void } {
   let renewed: () => void = () => undefined;
   return {
+    shared,
     takeOnce: (key: string) => Promise.resolve(shared ? !takenElsewhere.has(key) : undefined),
     onStoreRenewed: (listener: () => void) => (renewed = listener),
     restoreSpent: (entries: [string, number][]) => {
@@ -72,6 +73,25 @@ describe('SpentStates (one-time requestState envelopes)', () => {
       // one expiring later is not
       expect(await spent.spend('fresh-late', t0 + 10)).toBe(true);
       expect(await spent.spend('n4', t0 + 4)).toBe(false);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
+
+  it('past its memory cap with Redis, Redis decides for what it forgot: a spent one is refused, an unseen one spends', async () => {
+    class SmallSpentStates extends SpentStates {
+      protected override readonly maxRemembered = 3;
+    }
+    // Redis holds n1 as spent (this replica spent it, then forgot it)
+    const spent = new SmallSpentStates(handoff(new Set(['n1']), true));
+    const t0 = Date.now() + 60_000;
+    try {
+      for (let i = 2; i <= 4; i++) expect(await spent.spend(`n${i}`, t0 + i)).toBe(true);
+      expect(await spent.spend('n5', t0 + 5)).toBe(true);
+      // n2 forgotten here; n1, which Redis holds as spent, is refused by Redis
+      expect(await spent.spend('n1', t0 + 1)).toBe(false);
+      // another caller's envelope expiring before what was forgotten is not refused for it
+      expect(await spent.spend('fresh-early', t0)).toBe(true);
     } finally {
       spent.onModuleDestroy();
     }

@@ -13,8 +13,9 @@ const SWEEP_EVERY_MS = 30_000;
  * first retry that carries it: on every replica through Redis (InputHandoff.takeOnce) when
  * REDIS_URL is set, else on this replica only (docs/operations.md). A nonce is remembered until its
  * envelope expires, so memory is bounded by the retries of one `requestStateTtlSeconds` and by
- * MAX_REMEMBERED; past it the oldest are forgotten and every envelope expiring no later than one of
- * them is refused as spent (fail closed).
+ * MAX_REMEMBERED; past it the oldest are forgotten and, without Redis (or with Redis not answering),
+ * every envelope expiring no later than one of them is refused as spent (fail closed); with Redis,
+ * Redis decides for those.
  */
 @Injectable()
 export class SpentStates implements OnModuleDestroy {
@@ -55,7 +56,14 @@ export class SpentStates implements OnModuleDestroy {
    * @returns false when it was spent before (here, or on another replica through Redis)
    */
   async spend(nonce: string, expiresAt: number): Promise<boolean> {
-    if (this.remembered.has(nonce) || expiresAt <= this.forgottenUntil) return false;
+    if (this.remembered.has(nonce)) return false;
+    // forgotten here (past MAX_REMEMBERED): Redis, where every spent nonce is kept until its
+    // envelope expires, decides; without it, or when it cannot answer, refused (fail closed)
+    if (expiresAt <= this.forgottenUntil) {
+      if (!this.handoff.shared) return false;
+      const taken = await this.handoff.takeOnce(nonce, expiresAt - Date.now());
+      return taken === true;
+    }
     // remembered before Redis answers: a second retry racing this one on this replica loses
     this.remembered.set(nonce, expiresAt);
     if (this.remembered.size > this.maxRemembered) {
