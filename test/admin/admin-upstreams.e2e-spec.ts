@@ -477,7 +477,7 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     expect(gateway.output).not.toContain('exchange-secret-77');
     // tokenExchange: every caller's token goes to the token endpoint, so a registration names
     // one the configuration trusts (and it passes the address rules of the URL as well)
-    const exchange = (tokenEndpoint: string) =>
+    const exchange = (tokenEndpoint: string, audience = 'https://x2.example/mcp') =>
       admin(gateway, 'POST', '/admin/upstreams', {
         id: 'x2',
         url: other.url,
@@ -486,9 +486,17 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
           tokenEndpoint,
           clientId: 'gw',
           clientSecretEnv: 'MCP_UPSTREAM_SECRET_EXCHANGE_13',
-          audience: 'https://x.example/mcp',
+          audience,
         },
       });
+    // the audience of the upstream registered before it: its callers' tokens would come here
+    const sameAudience = await exchange('http://10.0.0.7/token', 'https://x.example/mcp');
+    expect(sameAudience.status).toBe(409);
+    expect(sameAudience.body.problems).toEqual([
+      expect.stringMatching(
+        /^authorization\.audience: is the audience of registered upstream "other"/,
+      ),
+    ]);
     for (const endpoint of [
       'http://169.254.169.254/latest/api/token',
       `${other.url.replace(/\/mcp$/, '')}/token`,

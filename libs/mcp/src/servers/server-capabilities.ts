@@ -64,7 +64,11 @@ export class ServerCapabilities {
     if (features.resources)
       capabilities.resources = {
         listChanged,
-        ...(features.resourcesSubscribe && listChanged ? { subscribe: true } : {}),
+        // a 2026 client subscribes by subscriptions/listen, honoured for 2026 upstreams only
+        ...((modern ? features.resourcesSubscribeModern : features.resourcesSubscribe) &&
+        listChanged
+          ? { subscribe: true }
+          : {}),
       };
     if (features.prompts) capabilities.prompts = { listChanged };
     if (features.completions) capabilities.completions = {};
@@ -99,6 +103,10 @@ function callerFeatures(
   return features;
 }
 
+function subscribable(c: { readonly capabilities: Record<string, unknown> }): boolean {
+  return (c.capabilities.resources as { subscribe?: unknown } | undefined)?.subscribe === true;
+}
+
 /** What the caller's granted part of the catalog offers. */
 function featuresOf(
   catalog: CatalogSnapshot,
@@ -114,9 +122,8 @@ function featuresOf(
       catalog.tools.some((t) => allowsTool(access, t.sourceId, t.name)) ||
       grantsLiveTool(catalog, access),
     resources: resources !== undefined,
-    resourcesSubscribe: granted.some(
-      (c) => (c.capabilities.resources as { subscribe?: unknown } | undefined)?.subscribe === true,
-    ),
+    resourcesSubscribe: granted.some(subscribable),
+    resourcesSubscribeModern: granted.some((c) => c.era === '2026' && subscribable(c)),
     prompts: has('prompts'),
     completions: has('completions'),
     logging: has('logging'),

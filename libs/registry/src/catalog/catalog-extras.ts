@@ -27,6 +27,12 @@ export interface CatalogFeatures {
   readonly tools: boolean;
   readonly resources: boolean;
   readonly resourcesSubscribe: boolean;
+  /**
+   * A 2026-07-28 upstream offers resource subscriptions: what a 2026 client's
+   * `subscriptions/listen` can honour (a 2025 upstream's are for 2025 sessions only,
+   * docs/operations.md §11 "Notification streams").
+   */
+  readonly resourcesSubscribeModern: boolean;
   readonly prompts: boolean;
   readonly completions: boolean;
   readonly logging: boolean;
@@ -177,6 +183,9 @@ export class CatalogExtras {
       tools: hasBundleTools || contributions.some((c) => caps(c, 'tools') !== undefined),
       resources: contributions.some((c) => caps(c, 'resources') !== undefined),
       resourcesSubscribe: contributions.some((c) => caps(c, 'resources')?.subscribe === true),
+      resourcesSubscribeModern: contributions.some(
+        (c) => c.era === '2026' && caps(c, 'resources')?.subscribe === true,
+      ),
       prompts: contributions.some((c) => caps(c, 'prompts') !== undefined),
       completions: contributions.some((c) => caps(c, 'completions') !== undefined),
       logging: contributions.some((c) => caps(c, 'logging') !== undefined),

@@ -377,6 +377,7 @@ describe('RegistryService with upstreams (docs/operations.md §10)', () => {
       tools: false,
       resources: true,
       resourcesSubscribe: true,
+      resourcesSubscribeModern: false,
       prompts: true,
       completions: true,
       logging: false,
