@@ -61,7 +61,18 @@ export function flattenValidationErrors(
     const path = /^\d+$/.test(error.property)
       ? `${parent}[${error.property}]`
       : fieldPath(parent, error.property);
-    const got = describeValue(error.value);
+    // a list where a mapping belongs: said once; its entries were read as that mapping's
+    // fields (defaults filled in, every key "unknown"), which is nothing the operator wrote
+    const listForMapping =
+      Array.isArray(error.value) &&
+      Object.entries(error.constraints ?? {}).some(
+        ([kind, message]) => kind === 'isObject' || message.startsWith('must be a mapping'),
+      );
+    const entries = listForMapping ? (error.value as unknown[]).length : 0;
+    const got =
+      entries > 0
+        ? `a list of ${entries} entr${entries === 1 ? 'y' : 'ies'}`
+        : describeValue(error.value);
     // One line per distinct reason: several decorators of a field may share a message.
     const reasons = new Map<string, ConfigProblem>();
     const add = (problem: ConfigProblem): void => {
@@ -101,7 +112,7 @@ export function flattenValidationErrors(
         if (!reason.message.includes('is required')) reasons.delete(key);
     }
     lines.push(...reasons.values());
-    lines.push(...flattenValidationErrors(error.children ?? [], path));
+    if (!listForMapping) lines.push(...flattenValidationErrors(error.children ?? [], path));
   }
   return lines;
 }
