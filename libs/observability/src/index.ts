@@ -32,4 +32,4 @@ export {
   tracingOn,
   type TracingSettings,
 } from './tracing';
-export type { Attributes } from '@opentelemetry/api';
+export type { Attributes, Span } from '@opentelemetry/api';

@@ -204,6 +204,11 @@ export async function inSpan<T>(
     /** The root sampling decision was taken already (sampleRoot), and it was yes. */
     rootSampled?: boolean;
     startTime?: number;
+    /**
+     * The span outlives `work`: when it resolves the span is left open and `work` (or what it
+     * handed on) ends it; on a rejection it is ended here as always.
+     */
+    endsLater?: boolean;
   },
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
@@ -223,9 +228,11 @@ export async function inSpan<T>(
   // runs in it, so what it sends on carries the caller's decision (traceparent flags 00)
   if (!span.isRecording()) return context.with(trace.setSpan(parent, span), () => work(span));
   if (options.attributes !== undefined) span.setAttributes(options.attributes());
+  let ended = options.endsLater !== true;
   try {
     return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (err) {
+    ended = true;
     span.setStatus({
       code: SpanStatusCode.ERROR,
       message: err instanceof Error ? err.message.slice(0, 256) : undefined,
@@ -238,7 +245,7 @@ export async function inSpan<T>(
     );
     throw err;
   } finally {
-    span.end();
+    if (ended) span.end();
   }
 }
 

@@ -6,8 +6,10 @@ import {
   pastSpan,
   SpanKind,
   type Attributes,
+  type Span,
 } from '@app/observability';
 import type { HttpAnswer, HttpExchange } from '../answers/http-answer';
+import type { FrameSource } from '../answers/sse-frame';
 import type { InboundMessage } from '../jsonrpc/jsonrpc.types';
 
 /** When a traced request reached the gateway, and when its caller's token was checked. */
@@ -103,6 +105,9 @@ export function traceRequest(
       parent: callerContext(exchange.headers, params?._meta),
       rootSampled: timing.rootSampled,
       startTime: timing.started,
+      // a call's SSE answer: the span lasts until its last frame (the audit's outcome and a
+      // streamed error belong to it); a listen's stream is long-lived, its span ends at once
+      endsLater: method !== 'subscriptions/listen',
     },
     async (span) => {
       // not sampled: nothing of this request is recorded
@@ -113,6 +118,8 @@ export function traceRequest(
         });
       const answer = await run();
       span.setAttribute('http.response.status_code', answer.status);
+      if (answer.stream !== undefined && method !== 'subscriptions/listen')
+        return { ...answer, stream: endingWith(answer.stream, span) };
       const id = 'id' in message ? message.id : undefined;
       const code = errorCodeOf(answer, typeof id === 'string' ? id.length * 6 + 2 : 32);
       if (code !== undefined) {
@@ -120,6 +127,7 @@ export function traceRequest(
         // a JSON-RPC error is an error of the request (OpenTelemetry JSON-RPC conventions)
         failSpan(String(code), undefined, span);
       }
+      span.end();
       return answer;
     },
   );
@@ -168,4 +176,35 @@ export function traceUnread(
       return Promise.resolve(answer);
     },
   );
+}
+
+/** The answer's own JSON-RPC error at the start of a frame: `{"jsonrpc":"2.0","id":…,"error":{"code":…`. */
+const RESPONSE_ERROR =
+  /^\{"jsonrpc":"2\.0","id":(?:"(?:[^"\\]|\\.)*"|[^,]*),"error":\{"code":(-?\d+)/;
+
+/**
+ * A call's SSE answer whose request span ends with its last frame, marked with the answer's own
+ * JSON-RPC error when the stream ends with one (the relayed messages before it are not answers).
+ */
+function endingWith(stream: FrameSource, span: Span): FrameSource {
+  const frames: FrameSource = {
+    async *[Symbol.asyncIterator]() {
+      try {
+        for await (const frame of stream) {
+          if (typeof frame === 'string') {
+            const code = RESPONSE_ERROR.exec(frame)?.[1];
+            if (code !== undefined) {
+              span.setAttribute('rpc.response.status_code', code);
+              failSpan(code, undefined, span);
+            }
+          }
+          yield frame;
+        }
+      } finally {
+        span.end();
+      }
+    },
+  };
+  if (stream.onCut !== undefined) frames.onCut = (listener) => stream.onCut?.(listener);
+  return frames;
 }
