@@ -7,8 +7,8 @@ import { TestToolService } from '../support/tool-service';
 const ADMIN_TOKEN = 'console-attack-admin-token-0123456789abcdef';
 
 /**
- * Issue 26 ("Small things a new operator hit"): "the console asks `/admin` without a token every
- * 3 s even after one is entered (a 401 each time in the browser's console)". The fix stops the
+ * The console once asked `/admin` without a token every 3 s even after one was entered (a 401
+ * each time in the browser's console; docs/console.md "Access"). The fix stops the
  * token-less polls (apps/console/src/main.ts `needsToken`), but a token /admin refused is sent
  * again at every 3-second poll: the same 401 in the browser's console every 3 s, forever, while
  * the page already says "the admin token was refused". Expected: like a missing token, a refused

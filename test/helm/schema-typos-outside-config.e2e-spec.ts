@@ -7,9 +7,9 @@ beforeAll(() => {
 afterAll(removeScratchDir);
 
 /**
- * Issue 26 ("The chart"): values.schema.json "refuses typos elsewhere" and must refuse them inside
- * gateway.config.mcp too. Inside gateway.config it now does; elsewhere most keys are open, so a
- * misspelt value is dropped without a word and the chart renders its default instead:
+ * values.schema.json refuses typos inside gateway.config.mcp and outside it (helm/mcp-gateway
+ * README, "values.schema.json"). Outside gateway.config most keys were once open, so a misspelt
+ * value was dropped without a word and the chart rendered its default instead:
  *
  * - `gateway.secretenv` for `gateway.secretEnv`: the bundle's `valueEnv` variable is never set,
  *   and the gateway refuses to boot (docs/operations.md §1: "the valueEnv of a bundle's

@@ -37,12 +37,12 @@ async function resourceReceiver() {
 }
 
 /**
- * Issue 26: traces are for "a platform team running this gateway for hundreds of agents … to see
- * a slow call across every hop". With several replicas the spans must say which one served the
- * call. The gateway builds its TracerProvider with a resource of `service.name` and
+ * Traces are for seeing a slow call across every hop (docs/operations.md §3 "Traces"). With
+ * several replicas the spans must say which one served the
+ * call. The gateway once built its TracerProvider with a resource of `service.name` and
  * `service.version` only (libs/observability/src/tracing.ts): no instance (`service.instance.id`,
  * `host.name`), and `OTEL_RESOURCE_ATTRIBUTES` — the OpenTelemetry way to add `k8s.pod.name`
- * from the downward API, which the SDK specification says an SDK MUST read — is ignored
+ * from the downward API, which the SDK specification says an SDK MUST read — was ignored
  * (OTEL_EXPORTER_OTLP_HEADERS, which docs/operations.md names, is read by the exporter).
  */
 describe('the resource of exported spans', () => {
