@@ -37,8 +37,9 @@ export function plain(result: object): Record<string, unknown> {
  * (docs/operations.md §11 "Multi round-trip and era bridging"; wire notes §4 "State and security":
  * bind the method and a digest of the salient params): the upstream as registered (its id and URL,
  * so a state never reaches another server registered later under the same id), the method, the
- * published name or URI and a SHA-256 digest of the client's arguments (as JSON.stringify writes
- * them: a retry must re-send the same arguments), and the caller. The name and digest are computed
+ * published name or URI and a SHA-256 digest of the client's arguments (canonical JSON: members in
+ * sorted order, so a retry must re-send the same arguments but may write them in another order,
+ * as JSON objects are unordered), and the caller. The name and digest are computed
  * when first read: only rounds that wrap or open an envelope pay for them.
  */
 export function bindingOf(request: UpstreamMrtrRequest, caller: string | null): StateBinding {
@@ -47,11 +48,22 @@ export function bindingOf(request: UpstreamMrtrRequest, caller: string | null): 
     upstream: `${request.upstream.id} ${request.upstream.url}`,
     get tool(): string {
       bound ??= `${request.method} ${request.target} ${createHash('sha256')
-        .update(JSON.stringify(request.arguments ?? {}))
+        .update(canonicalJson(request.arguments ?? {}))
         .digest('base64url')
         .slice(0, 22)}`;
       return bound;
     },
     caller,
   };
+}
+
+/** JSON text with every object's members sorted by name: one text for equal JSON values. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null)
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
 }
