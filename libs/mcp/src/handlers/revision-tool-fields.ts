@@ -83,9 +83,7 @@ export function toolsJsonFor(modern: boolean, toolsJson: string): string {
 export function legacyToolsJson(catalog: CatalogSnapshot): string | undefined {
   let json = legacyLists.get(catalog);
   if (json === undefined) {
-    const wrapped = MAYBE_NON_OBJECT_OUTPUT.test(catalog.toolsJson)
-      ? withLegacyOutputSchemas(catalog.toolsJson)
-      : catalog.toolsJson;
+    const wrapped = withLegacyOutputSchemas(catalog.toolsJson);
     json = wrapped === catalog.toolsJson ? null : wrapped;
     legacyLists.set(catalog, json);
   }

@@ -6,10 +6,10 @@ import {
   type BucketVerdict,
 } from './token-bucket';
 
-/** A bucket, and how long it takes to be full again untouched (its own settings'). */
+/** A bucket, and the settings it is kept by (how long it takes to be full again untouched). */
 interface Entry {
   readonly state: BucketState;
-  readonly fullMillis: number;
+  readonly settings: BucketSettings;
 }
 
 /**
@@ -31,7 +31,7 @@ export class MemoryBuckets {
   take(key: string, settings: BucketSettings): BucketVerdict {
     const now = this.now();
     const { state, verdict } = takeToken(this.buckets.get(key)?.state, settings, now);
-    this.buckets.set(key, { state, fullMillis: refillMillis(settings) });
+    this.buckets.set(key, { state, settings });
     if (this.buckets.size > this.sweepAbove && now >= this.nextSweepAt) this.sweep(now);
     return verdict;
   }
@@ -42,9 +42,11 @@ export class MemoryBuckets {
 
   private sweep(now: number): void {
     let soonest = 10_000;
-    for (const [key, { state, fullMillis }] of this.buckets)
-      if (now - state.updatedAt >= fullMillis) this.buckets.delete(key);
-      else soonest = Math.min(soonest, fullMillis);
+    for (const [key, { state, settings }] of this.buckets) {
+      const full = refillMillis(settings);
+      if (now - state.updatedAt >= full) this.buckets.delete(key);
+      else soonest = Math.min(soonest, full);
+    }
     this.nextSweepAt = now + soonest;
   }
 }

@@ -59,11 +59,9 @@ export class SpentStates implements OnModuleDestroy {
     if (this.remembered.has(nonce)) return false;
     // forgotten here (past MAX_REMEMBERED): Redis, where every spent nonce is kept until its
     // envelope expires, decides; without it, or when it cannot answer, refused (fail closed)
-    if (expiresAt <= this.forgottenUntil) {
-      if (!this.handoff.shared) return false;
-      const taken = await this.handoff.takeOnce(nonce, expiresAt - Date.now());
-      return taken === true;
-    }
+    // (takeOnce answers undefined for both)
+    if (expiresAt <= this.forgottenUntil)
+      return (await this.handoff.takeOnce(nonce, expiresAt - Date.now())) === true;
     // remembered before Redis answers: a second retry racing this one on this replica loses
     this.remembered.set(nonce, expiresAt);
     if (this.remembered.size > this.maxRemembered) {

@@ -22,7 +22,7 @@ import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared
 
 const LOG_MESSAGE = 'notifications/message';
 const PROGRESS = 'notifications/progress';
-/** Requests whose call ended unanswered that one replica remembers (UpstreamRouter.settledRequests). */
+/** Relayed requests answered or ended that one replica remembers (UpstreamRouter.settledRequests). */
 const ENDED_REMEMBERED = 10_000;
 /** Requests relayed per call whose answer's failure ends the call (bounds awaitingAnswers). */
 const MAX_TRACKED_REQUESTS = 32;
@@ -139,8 +139,8 @@ export class UpstreamRouter {
   private readonly awaitingAnswers = new Map<string, CallCancellation>();
   /**
    * Requests answered here, or whose call ended here before the client answered (endRelayed
-   * answered them to the upstream): a client's answer that comes later is refused (400), at most ENDED_REMEMBERED of
-   * them, the oldest forgotten first (its relay id expires anyway).
+   * answered them to the upstream): a client's answer that comes later is refused (400), at most
+   * ENDED_REMEMBERED of them, the oldest forgotten first (its relay id expires anyway).
    */
   private readonly settledRequests = new Set<string>();
 
@@ -242,13 +242,13 @@ export class UpstreamRouter {
             JsonRpcCode.InternalError,
             `Upstream ${upstream.id} answered ${method} with input_required, which only tools/call, prompts/get and resources/read may answer`,
           );
-        const projected = asLegacyResult(outcome.result, method.startsWith('tasks/'));
+        const result = asLegacyResult(outcome.result, method.startsWith('tasks/'));
         // a 2026 tool's non-object structuredContent, wrapped for a 2025 client (its
         // outputSchema was, in tools/list): serialized, not passed on as text
-        const wrapped =
-          !modern && method === 'tools/call' ? legacyStructuredResult(projected) : undefined;
-        if (wrapped !== undefined) return wrapped;
-        const result = projected;
+        if (!modern && method === 'tools/call') {
+          const wrapped = legacyStructuredResult(result);
+          if (wrapped !== undefined) return wrapped;
+        }
         // Passed on as the upstream wrote it, not serialized again: as it came, or with the
         // members the projection left out cut from its text (legacyResultText). A line break,
         // JSON whitespace, could not go in one SSE data line: serialized then (`includes`, not a
@@ -335,7 +335,8 @@ export class UpstreamRouter {
     // the upstream was told (endRelayed): nothing to deliver
     if (this.settledRequests.has(key) || (await this.endedElsewhere(key))) return 'not-waited';
     // one answer per request: a repeat of it (a client retrying, a replay) is refused as one
-    // whose call has ended, here and on every replica, never posted to the upstream again
+    // whose call has ended, here and on every replica, never posted to the upstream again;
+    // asked again after the await above, which a repeat racing this answer may have passed too
     if (this.settledRequests.has(key)) return 'not-waited';
     this.rememberEnded(key);
     const delivered = await this.executor.respond(
