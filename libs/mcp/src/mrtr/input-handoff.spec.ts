@@ -32,6 +32,8 @@ function replicas(): {
   const make = (): InputHandoff => {
     const handoff = new InputHandoff(config);
     (handoff as unknown as { publisher: unknown }).publisher = bus;
+    // subscribed to its channel (the stand-in delivers to every replica not in `unsubscribed`)
+    (handoff as unknown as { listening: boolean }).listening = true;
     all.push(handoff);
     return handoff;
   };

@@ -109,6 +109,11 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
   private readonly channelPrefix: string;
   /** false from the publisher's first failure until it is ready again (logged once each way). */
   private healthy = true;
+  /**
+   * true while this replica's subscriber is subscribed to its channel (SUBSCRIBE answered since
+   * its last connect): only then can the holder's acknowledgement and reply to a resume reach it.
+   */
+  private listening = false;
   /** Told when Redis may have lost what this replica spent (StoreRenewed). */
   private readonly renewedListeners: (() => void)[] = [];
   /** The store's epoch this replica last saw (EPOCH_KEY); undefined before the first look. */
@@ -151,12 +156,15 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     this.epochTimer.unref();
     this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
     // a reply published while the subscriber is away is lost for good (pub/sub keeps nothing)
-    this.subscriber.on('close', () => this.repliesAtRisk());
-    // Bounded: a Redis that is down must not hold the boot; ioredis re-subscribes on reconnect.
-    const subscribed = this.subscriber.subscribe(this.channel(this.replicaId)).then(
-      () => true,
-      () => false,
-    );
+    this.subscriber.on('close', () => {
+      this.listening = false;
+      this.repliesAtRisk();
+    });
+    // ioredis sends SUBSCRIBE again on reconnect but does not say when it is answered: asked
+    // here as well (subscribing twice to a channel is one subscription), to know when it is
+    this.subscriber.on('ready', () => void this.subscribe());
+    // Bounded: a Redis that is down must not hold the boot.
+    const subscribed = this.subscribe();
     const ok = await Promise.race([
       subscribed,
       new Promise<boolean>((resolve) =>
@@ -169,6 +177,20 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       );
     // the epoch this replica starts in, so that the first change seen is an emptied store
     else await this.checkEpoch();
+  }
+
+  /** Subscribes to this replica's channel; true once Redis answered (then `listening`). */
+  private async subscribe(): Promise<boolean> {
+    const subscriber = this.subscriber;
+    if (subscriber === undefined) return false;
+    try {
+      await subscriber.subscribe(this.channel(this.replicaId));
+    } catch {
+      return false;
+    }
+    // a close that came while SUBSCRIBE was answered leaves it unsubscribed
+    this.listening = subscriber.status === 'ready';
+    return this.listening;
   }
 
   /**
@@ -256,6 +278,10 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     }
     const publisher = this.publisher;
     if (publisher === undefined) return { kind: 'gone' };
+    // the holder's acknowledgement and reply come on this replica's channel: published while it
+    // is not subscribed (Redis just came back), the holder would act on the resume and its
+    // reply be lost, the client told to send again an input that was taken
+    if (!this.listening || this.subscriber?.status !== 'ready') return { kind: 'unreachable' };
     const corr = randomBytes(12).toString('base64url');
     const reply = new Promise<HandoffOutcome>((resolve) => {
       const timer = setTimeout(() => {
@@ -385,13 +411,28 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     if (message.op !== 'resume' || typeof message.key !== 'string') return;
-    const handler = this.handlers.get(message.key);
-    const answer = (reply: ReplyMessage | AckMessage): void => {
-      void this.publisher
-        ?.publish(this.channel(message.replyTo), JSON.stringify(reply))
-        .catch(() => 0);
-    };
-    answer({ op: 'ack', corr: message.corr });
+    void this.act(message);
+  }
+
+  /** Runs a resume that reached this replica, once its sender is told it arrived. */
+  private async act(message: ResumeMessage): Promise<void> {
+    const publisher = this.publisher;
+    if (publisher === undefined) return;
+    const answer = (reply: ReplyMessage | AckMessage): Promise<number | undefined> =>
+      publisher
+        .publish(this.channel(message.replyTo), JSON.stringify(reply))
+        .catch(() => undefined);
+    // Acted on only when the acknowledgement reached its sender (a Cluster's count proves
+    // nothing, as in resume): one that cannot (Redis failing this replica's publish, the
+    // sender's subscriber away) would leave the input taken while its client is told to send
+    // it again, and the second sending refused as answered already.
+    const acked = await answer({ op: 'ack', corr: message.corr });
+    if (acked === undefined || (acked === 0 && !publisher.isCluster)) {
+      this.logger.warn(
+        'A retry for a parked call could not be acknowledged to its sender; not acted on',
+      );
+      return;
+    }
     if (
       typeof message.sentAtMs === 'number' &&
       Date.now() - message.sentAtMs > STALE_RESUME_MILLIS
@@ -400,17 +441,19 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(
         `A retry for a parked call arrived ${Date.now() - message.sentAtMs} ms after it was sent; not acted on`,
       );
-      answer({ op: 'reply', corr: message.corr, unreachable: true });
+      await answer({ op: 'reply', corr: message.corr, unreachable: true });
       return;
     }
+    const handler = this.handlers.get(message.key);
     if (handler === undefined) {
-      answer({ op: 'reply', corr: message.corr, gone: true });
+      await answer({ op: 'reply', corr: message.corr, gone: true });
       return;
     }
-    void handler(message.input).then(
-      (value) => answer({ op: 'reply', corr: message.corr, value }),
-      () => answer({ op: 'reply', corr: message.corr, gone: true }),
+    const reply = await handler(message.input).then(
+      (value): ReplyMessage => ({ op: 'reply', corr: message.corr, value }),
+      (): ReplyMessage => ({ op: 'reply', corr: message.corr, gone: true }),
     );
+    await answer(reply);
   }
 
   /**
