@@ -1,4 +1,4 @@
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from './redis-client';
 
 function nodeKey(node: Redis): string {
@@ -16,7 +16,9 @@ function nodeKey(node: Redis): string {
  * one, nothing is called.
  */
 export function onClusterFailover(client: RedisClient, listener: () => void): void {
-  if (!(client instanceof Cluster)) return;
+  // asked of the client, not by `instanceof`: ioredis is loaded by the first connection only
+  // (openRedis), never by a gateway without Redis
+  if (!isCluster(client)) return;
   const left = new Set<string>();
   client.on('-node', (node: Redis) => left.add(nodeKey(node)));
   client.on('refresh', () => {
@@ -27,4 +29,8 @@ export function onClusterFailover(client: RedisClient, listener: () => void): vo
       listener();
     }
   });
+}
+
+function isCluster(client: RedisClient): client is Cluster {
+  return client.isCluster;
 }
