@@ -958,6 +958,21 @@ describe('environment placeholders in config files (${NAME} / ${NAME:default})',
     );
   });
 
+  it('names a field whose variable is unset once, for the variable, not again for the placeholder text it was left with', () => {
+    const problems = problemsOf(
+      mcpTree({
+        bundles: [bundle('alpha', 'alpha.', { manifestUrl: 'http://127.0.0.1:${NO_PORT}/m' })],
+        upstreams: [{ id: 'u', url: '${NO_URL}', namePrefix: 'u__' }],
+      }),
+    );
+    expect(problems.filter((p) => pathOf(p) === 'mcp.bundles[0].manifestUrl')).toEqual([
+      'mcp.bundles[0].manifestUrl: ${NO_PORT} names an environment variable that is not set',
+    ]);
+    expect(problems.filter((p) => pathOf(p) === 'mcp.upstreams[0].url')).toEqual([
+      'mcp.upstreams[0].url: ${NO_URL} names an environment variable that is not set',
+    ]);
+  });
+
   it('validates what the variable holds like any written value', () => {
     const problems = problemsOf(withPort(), { SAMPLE_PORT: 'x y' });
     expect(problems.map(pathOf)).toEqual(

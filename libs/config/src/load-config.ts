@@ -233,13 +233,25 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
     problems: sourceProblems,
   } = readConfigSources(profile, env.MCP_CONFIG_FILE, cwd);
   const problems: ConfigProblem[] = [...sourceProblems];
-  const raw = expandEnvPlaceholders(written, env, problems);
+  const unsetVariables: ConfigProblem[] = [];
+  const raw = expandEnvPlaceholders(written, env, unsetVariables);
+  problems.push(...unsetVariables);
   const context = `profile ${profile}; ${sources.length > 0 ? sources.join(', ') : 'no config file read'}`;
+  // a field whose variable is unset keeps its placeholder text, which its own checks refuse
+  // too: it is named once, for the variable
+  const unsetPaths = new Set(unsetVariables.map((problem) => problem.path));
+  const failure = (): ConfigValidationError =>
+    new ConfigValidationError(
+      problems.filter(
+        (problem) => !unsetPaths.has(problem.path) || unsetVariables.includes(problem),
+      ),
+      context,
+    );
   if (sourceProblems.length > 0) {
     // An unreadable or missing file explains every missing field: report the file, and the
     // environment, not the consequences.
     readEnvSettings(env, profile, problems);
-    throw new ConfigValidationError(problems, context);
+    throw failure();
   }
 
   const root = plainToInstance(ConfigFileRoot, raw, { exposeDefaultValues: true });
@@ -262,7 +274,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
   );
   const mcp = root.mcp;
   if (mcp === undefined || mcp === null || typeof mcp !== 'object' || Array.isArray(mcp)) {
-    throw new ConfigValidationError(problems, context);
+    throw failure();
   }
   problems.push(...crossFieldProblems(mcp, profile));
   problems.push(...httpAccessProblems(mcp.http));
@@ -297,7 +309,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       : ({ mode: 'none' } as const),
   );
 
-  if (problems.length > 0) throw new ConfigValidationError(problems, context);
+  if (problems.length > 0) throw failure();
 
   const upstreams: UpstreamDefinition[] = rawUpstreams.map((u, i) =>
     upstreamDefinitionFrom(u, upstreamAuthorizations[i] ?? { mode: 'none' }, mcp),
