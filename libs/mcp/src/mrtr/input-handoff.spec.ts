@@ -34,6 +34,7 @@ function replicas(): {
     (handoff as unknown as { publisher: unknown }).publisher = bus;
     // subscribed to its channel (the stand-in delivers to every replica not in `unsubscribed`)
     (handoff as unknown as { listening: boolean }).listening = true;
+    (handoff as unknown as { subscriber: unknown }).subscriber = { status: 'ready' };
     all.push(handoff);
     return handoff;
   };
