@@ -157,6 +157,38 @@ export class V2MrtrUpstream extends Upstream {
         return { content: [{ type: 'text', text }] };
       },
     );
+    // progress 1 of 2 in every round, 2 of 2 with the result: each round counts from its start
+    server.registerTool(
+      'progress_deploy',
+      {
+        description: 'Deploys after a confirmation, reporting progress',
+        inputSchema: z.object({ env: z.string() }),
+      },
+      async ({ env }, ctx) => {
+        const token = ctx.mcpReq._meta?.progressToken;
+        const progress = (value: number): Promise<void> =>
+          token === undefined
+            ? Promise.resolve()
+            : ctx.mcpReq.notify({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress: value, total: 2 },
+              });
+        await progress(1);
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, 'confirm', confirm);
+        if (answer === undefined)
+          return inputRequired({
+            inputRequests: {
+              confirm: inputRequired.elicit({
+                message: `Deploy to ${env}?`,
+                requestedSchema: confirm,
+              }),
+            },
+            requestState: `progress-state-${env}`,
+          });
+        await progress(2);
+        return { content: [{ type: 'text', text: `progress deployed to ${env}` }] };
+      },
+    );
     const publish = z.object({ publish: z.boolean() });
     server.registerTool(
       'write_poem',
@@ -293,7 +325,10 @@ export class V1AskingUpstream extends Upstream {
   }
 
   private buildServer(): V1McpServer {
-    const server = new V1McpServer({ name: 'asking-upstream-v1', version: '1.0.0' });
+    const server = new V1McpServer(
+      { name: 'asking-upstream-v1', version: '1.0.0' },
+      { capabilities: { logging: {} } },
+    );
     const approveSchema = {
       type: 'object' as const,
       properties: { approve: { type: 'boolean' as const } },
@@ -308,6 +343,34 @@ export class V1AskingUpstream extends Upstream {
           { relatedRequestId: extra.requestId },
         );
         return { content: [{ type: 'text', text: `approve=${JSON.stringify(answer)}` }] };
+      },
+    );
+    server.registerTool(
+      'progress_approve',
+      {
+        description: 'Reports progress 1 of 2, asks the user, reports 2 of 2 and logs',
+        inputSchema: { question: z.string() },
+      },
+      async ({ question }, extra) => {
+        const token = extra._meta?.progressToken;
+        const progress = (value: number): Promise<void> =>
+          token === undefined
+            ? Promise.resolve()
+            : extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress: value, total: 2 },
+              });
+        await progress(1);
+        const answer = await server.server.elicitInput(
+          { mode: 'form', message: question, requestedSchema: approveSchema },
+          { relatedRequestId: extra.requestId },
+        );
+        await progress(2);
+        await extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: 'warning', data: 'answered' },
+        });
+        return { content: [{ type: 'text', text: `progress approve=${answer.action}` }] };
       },
     );
     server.registerTool(

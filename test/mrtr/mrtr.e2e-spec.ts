@@ -317,6 +317,64 @@ describe('MRTR and era bridging (docs/operations.md §11 "Multi round-trip and e
       );
     });
 
+    it("the call's progress and log messages go to the stream of the request whose round it is: a retry's under its own token and level", async () => {
+      const call = (id: number, meta: Record<string, unknown>, retry: object = {}) =>
+        postRaw(
+          a.mcpUrl,
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id,
+            method: 'tools/call',
+            params: {
+              name: 'v1__progress_approve',
+              arguments: { question: 'Go?' },
+              ...retry,
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': V,
+                'io.modelcontextprotocol/clientCapabilities': ELICIT_AND_SAMPLE,
+                'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+                'io.modelcontextprotocol/logLevel': 'info',
+                ...meta,
+              },
+            },
+          }),
+          {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': V,
+            'mcp-method': 'tools/call',
+            'mcp-name': 'v1__progress_approve',
+          },
+        );
+      const messages = (answer: { text: string }): any[] =>
+        [...answer.text.matchAll(/^data: ?(.*)$/gm)].map((m) => JSON.parse(m[1]!));
+      const of = (all: any[], method: string): any[] =>
+        all.filter((m) => m.method === method).map((m) => m.params);
+
+      const first = messages(await call(1, { progressToken: 'first' }));
+      expect(of(first, 'notifications/progress')).toEqual([
+        { progressToken: 'first', progress: 1, total: 2 },
+      ]);
+      const asked = first.at(-1).result;
+      expect(asked.resultType).toBe('input_required');
+      const [key] = Object.keys(asked.inputRequests);
+      const retry = messages(
+        await call(
+          2,
+          { progressToken: 'second' },
+          {
+            inputResponses: { [key!]: { action: 'accept', content: { approve: true } } },
+            requestState: asked.requestState,
+          },
+        ),
+      );
+      expect(of(retry, 'notifications/progress')).toEqual([
+        { progressToken: 'second', progress: 2, total: 2 },
+      ]);
+      expect(of(retry, 'notifications/message')).toEqual([{ level: 'warning', data: 'answered' }]);
+      expect(text(retry.at(-1).result)).toBe('progress approve=accept');
+    });
+
     it('asks again, round after round, until the upstream call completes', async () => {
       let answer = await modernCall(b.mcpUrl, 'v1__double_check', {
         arguments: { question: 'Drop?' },
@@ -546,6 +604,31 @@ describe('MRTR and era bridging (docs/operations.md §11 "Multi round-trip and e
         expect(text(final.result)).toBe('deployed to ap (state=opaque-state-ap)');
       },
     );
+
+    it('sees the progress of the rounds only while it increases: a later round counting from its start again is not relayed', async () => {
+      const client = new V1Client(
+        { name: 'e2e-v1-progress', version: '1' },
+        { capabilities: ELICIT_AND_SAMPLE },
+      );
+      client.setRequestHandler(ElicitRequestSchema, () => ({
+        action: 'accept',
+        content: { confirm: true },
+      }));
+      await client.connect(new V1Transport(new URL(b.mcpUrl)));
+      try {
+        const progress: number[] = [];
+        const result = await client.callTool(
+          { name: 'v2__progress_deploy', arguments: { env: 'eu' } },
+          undefined,
+          { onprogress: (p) => progress.push(p.progress) },
+        );
+        expect(text(result)).toBe('progress deployed to eu');
+        // round 1 reported 1 of 2; round 2 reported 1 of 2 again, then 2 of 2
+        expect(progress).toEqual([1, 2]);
+      } finally {
+        await client.close();
+      }
+    });
 
     it('a 2025 client that did not declare elicitation gets an isError result naming it', async () => {
       const client = new V1Client({ name: 'e2e-v1-nocaps', version: '1' }, { capabilities: {} });

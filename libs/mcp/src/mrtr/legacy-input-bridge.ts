@@ -6,6 +6,7 @@ import type { JsonRpcMessage } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import type { MethodContext, MethodResult } from '../methods/method-handler';
 import { RELAYED_REQUESTS, UpstreamRouter } from '../relay/upstream-router';
+import { increasingProgress } from '../relay/increasing-progress';
 import { answerBinding, boundTo, type AnswerDelivery } from '../relay/answer-binding';
 import { InputHandoff } from './input-handoff';
 import { MAX_PENDING_INPUTS } from './parked-call';
@@ -225,10 +226,16 @@ export class LegacyInputBridge {
   async run(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
     const base = withoutRetryFields(call.params);
     let params = base;
+    // every round is a new upstream request under the client's one progress token, each
+    // counting from its start again: the client sees the progress only while it increases
+    const forwarded =
+      context.relay === undefined
+        ? context
+        : { ...context, relay: increasingProgress(context.relay) };
     for (let round = 1; ; round++) {
       let result: object;
       try {
-        result = await this.router.forward(call.upstream, call.method, params, context, {
+        result = await this.router.forward(call.upstream, call.method, params, forwarded, {
           requestHeaders: call.requestHeaders,
         });
       } catch (err) {

@@ -11,8 +11,10 @@ import { CallCancellation } from '@app/execution';
 import { inSpan, tracedHere } from '@app/observability';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { type MethodContext, type MethodResult } from '../methods/method-handler';
+import type { JsonRpcMessage } from '@app/upstream';
 import {
   RELAYED_REQUESTS,
+  resumingRequestRelay,
   UpstreamRouter,
   type UpstreamRequestHook,
 } from '../relay/upstream-router';
@@ -116,7 +118,7 @@ export class MrtrCalls implements OnApplicationShutdown {
         );
       const content = opened.content;
       if (content.kind === 'parked')
-        return this.resume(call, content, params.inputResponses, opened.nonce);
+        return this.resume(call, content, params.inputResponses, opened.nonce, context);
       // the URL was to be opened first: the request goes again as it came (no retry fields)
       if (content.kind === 'reissue') {
         const { requestState: _s, inputResponses: _r, ...again } = params;
@@ -143,7 +145,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     const cancellation = new CallCancellation();
     // The client's cancellation counts while it waits for this round, not once it has its answer.
     context.signal?.onAbort((reason) => cancellation.abort(reason));
-    let relay = context.relay;
+    const relay = context.relay;
     let parked: ParkedCall | undefined;
     let settled: { readonly result?: object; readonly error?: unknown } | undefined;
     let woken: (() => void) | undefined;
@@ -157,6 +159,7 @@ export class MrtrCalls implements OnApplicationShutdown {
               if (!delivered) cancellation.abort('answer-undelivered');
             });
         }, cancellation);
+        parked.relay = relay;
         if (settled !== undefined) parked.settle(settled);
         woken?.();
       }
@@ -184,7 +187,13 @@ export class MrtrCalls implements OnApplicationShutdown {
         call.upstream,
         call.method,
         params,
-        { ...context, signal: cancellation, relay: (m) => relay?.(m) },
+        {
+          ...context,
+          signal: cancellation,
+          // this request's stream until the call parks, then the stream of the request whose
+          // round it is (ParkedCall.relay)
+          relay: (m) => (parked === undefined ? relay : parked.relay)?.(m as JsonRpcMessage),
+        },
         { requestHeaders: call.requestHeaders, onRequest: hook },
       )
       .then(
@@ -215,7 +224,8 @@ export class MrtrCalls implements OnApplicationShutdown {
       throw this.errorOf(outcome);
     } finally {
       context.signal?.onAbort(undefined);
-      relay = undefined;
+      // this request has its answer: what the call sends later is not for its stream
+      if (parked !== undefined && parked.relay === relay) parked.relay = undefined;
     }
   }
 
@@ -312,14 +322,22 @@ export class MrtrCalls implements OnApplicationShutdown {
     };
   }
 
-  /** A retry's answers for a call parked on this replica (run by InputHandoff). */
+  /**
+   * A retry's answers for a call parked on this replica (run by InputHandoff). A retry that
+   * arrived here brings its stream (`input.relay`, a function: it does not survive the JSON of
+   * a resume from another replica), which gets the call's messages during its round.
+   */
   private resumeHere(parked: ParkedCall, binding: StateBinding, input: unknown): Promise<unknown> {
     const next = parked.queue.then(async () => {
       const held = this.parked.get(parked.key);
       if (held === undefined) return { kind: 'gone' };
       if (held.timer !== undefined) clearTimeout(held.timer);
+      const relay = isRecord(input) && typeof input.relay === 'function' ? input.relay : undefined;
+      parked.relay = relay as ParkedCall['relay'];
       parked.respond(isRecord(input) ? input.inputResponses : undefined);
-      const outcome = await this.round(parked, binding);
+      const outcome = await this.round(parked, binding).finally(() => {
+        if (parked.relay === relay) parked.relay = undefined;
+      });
       // it may cross to another replica as JSON: a passed-on result as its value
       return outcome.kind === 'result' ? { kind: 'result', value: plain(outcome.value) } : outcome;
     });
@@ -333,11 +351,14 @@ export class MrtrCalls implements OnApplicationShutdown {
     content: { readonly owner: string; readonly key: string },
     inputResponses: unknown,
     nonce: string | undefined,
+    context: MethodContext,
   ): Promise<MethodResult> {
+    const relay =
+      context.relay === undefined ? undefined : resumingRequestRelay(context.relay, call.params);
     const handed = await this.handoff.resume(
       content.owner,
       content.key,
-      { inputResponses },
+      { inputResponses, relay },
       call.upstream.callMillis + this.pendingMillis + HANDOFF_SLACK_MILLIS,
     );
     if (handed.kind === 'unreachable') {

@@ -48,6 +48,12 @@ export class ParkedCall {
   readonly key = randomBytes(12).toString('base64url');
   /** Serializes retries of this call: one round at a time. */
   queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Where the progress and log messages the upstream sends go now: the stream of the request
+   * whose round this is (the first request's, then each retry's on this replica); none
+   * between rounds, or for a retry that reached this call from another replica.
+   */
+  relay?: (message: JsonRpcMessage) => void;
   private readonly pending = new Map<string, PendingUpstreamRequest>();
   /** Requests for a capability the client did not declare, with what each needs. */
   private readonly undeclared: {

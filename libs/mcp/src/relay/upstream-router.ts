@@ -63,6 +63,30 @@ function relayable(message: JsonRpcMessage, progressToken: unknown, logFloor: nu
   }
 }
 
+/**
+ * What a later request of a 2026 client gets of the messages a call it resumes sends (a parked
+ * call's retry, docs/operations.md §11 "Multi round-trip and era bridging"): the call's
+ * progress under this request's own token (none without one), its log messages at this
+ * request's own level. What the request that started the call was relayed passed its checks
+ * already (relayable).
+ */
+export function resumingRequestRelay(
+  relay: (message: object) => void,
+  params: Record<string, unknown>,
+): (message: JsonRpcMessage) => void {
+  const meta = metaOf(params);
+  const progressToken = meta.progressToken;
+  const logFloor = logRank(meta[MetaKey.logLevel]) ?? NO_LOGS;
+  return (message) => {
+    if (message.method === PROGRESS) {
+      if (progressToken !== undefined && isRecord(message.params))
+        relay({ ...message, params: { ...message.params, progressToken } });
+    } else if (message.method === LOG_MESSAGE) {
+      if ((logRank(levelOf(message)) ?? 0) >= logFloor) relay(message);
+    }
+  };
+}
+
 function levelOf(message: JsonRpcMessage): unknown {
   return isRecord(message.params) ? message.params.level : undefined;
 }
