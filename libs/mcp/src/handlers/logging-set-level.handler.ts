@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { callerName } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { LOG_LEVELS, SessionLogLevels, logRank } from '../session/session-log-levels';
 import { SharedValueNotStoredError } from '../session/session-values';
+import { callerKey } from '../session/caller-key';
 import { SessionTokenService } from '../session/session-token.service';
 import type { McpLogLevel } from '../session/session-log-levels';
 import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
@@ -48,7 +48,7 @@ export class LoggingSetLevelHandler implements MethodHandler {
           level as McpLogLevel,
           claims.expiresAt * 1000,
           Date.now(),
-          callerName(context.caller),
+          callerKey(context.caller),
         )
         .catch((err: unknown) => {
           if (!(err instanceof SharedValueNotStoredError)) throw err;

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { callerName } from '@app/identity';
 import type { MethodContext } from '../methods/method-handler';
 import { LIST_CHANGED_METHOD } from '../listen/catalog-changes';
 import { NotificationHub } from '../listen/notification-hub.service';
+import { callerKey } from '../session/caller-key';
 import { SessionTokenService } from '../session/session-token.service';
 import { SharedValueNotStoredError } from '../session/session-values';
 import { ToolSearch } from './tool-search.service';
@@ -61,7 +61,7 @@ export class SelectTool {
         selected,
         claims.expiresAt * 1000,
         Date.now(),
-        callerName(context.caller),
+        callerKey(context.caller),
       );
     } catch (err) {
       if (!(err instanceof SharedValueNotStoredError)) throw err;

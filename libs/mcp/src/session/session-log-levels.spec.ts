@@ -19,6 +19,11 @@ class MemoryStore implements SharedSessionStore {
     if (this.down) return Promise.reject(new Error('connection refused'));
     return Promise.resolve(this.values.get(key) ?? null);
   }
+
+  delete(key: string): Promise<void> {
+    this.values.delete(key);
+    return Promise.resolve();
+  }
 }
 
 describe('SessionLogLevels', () => {
@@ -97,6 +102,11 @@ describe('SessionLogLevels with a slow shared store', () => {
       this.reads++;
       const value = this.values.get(key) ?? null;
       return new Promise((resolve) => this.waiting.push(() => resolve(value)));
+    }
+
+    delete(key: string): Promise<void> {
+      this.values.delete(key);
+      return Promise.resolve();
     }
 
     answer(): void {

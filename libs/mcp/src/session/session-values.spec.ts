@@ -1,4 +1,5 @@
 import { SessionValues, type SessionValueKind } from './session-values';
+import type { SharedSessionStore } from './shared-session-store';
 
 const KIND: SessionValueKind<string> = {
   name: 'test',
@@ -35,5 +36,27 @@ describe('SessionValues in memory: one caller holds at most a tenth of a replica
     for (let i = 0; i < 150; i++) await values.set(`s${i}`, `v${i}`, LATER);
     expect(values.get('s49')).toBeUndefined();
     expect(values.get('s50')).toBe('v50');
+  });
+});
+
+describe('SessionValues with a shared store: the share bounds what a caller keeps there too', () => {
+  const LATER = Date.now() + 3_600_000;
+  /** What Redis holds, by key. */
+  const stored = new Map<string, string>();
+  const store: SharedSessionStore = {
+    set: (key, value) => Promise.resolve(void stored.set(key, value)),
+    get: (key) => Promise.resolve(stored.get(key) ?? null),
+    delete: (key) => Promise.resolve(void stored.delete(key)),
+  };
+
+  it("a caller's values pushed out of its share are removed from the store; another caller's stay", async () => {
+    const values = new SessionValues(KIND, store);
+    await values.set('victim-session', 'mine', LATER, Date.now(), 'sub:victim');
+    for (let i = 0; i < 500; i++)
+      await values.set(`mallory-${i}`, `m${i}`, LATER, Date.now(), 'sub:mallory');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([...stored.values()].filter((v) => /^m\d+$/.test(v))).toHaveLength(10);
+    expect([...stored.values()]).toContain('mine');
+    expect([...stored.values()]).toContain('m499');
   });
 });

@@ -48,7 +48,9 @@ export class SessionValues<V> {
   /**
    * With `mcp.auth` on, the keys each caller set, oldest first, and whose each key is: one caller
    * holds at most a tenth of `maxSessions` on this replica, so its sessions push out its own
-   * oldest value, never another caller's (as streams and subscriptions are shared out).
+   * oldest value, never another caller's (as streams and subscriptions are shared out). The
+   * value pushed out goes from the shared store too: what a caller sets through a replica is
+   * bounded in Redis as in memory (sessions cost nothing to open, and their values live a day).
    */
   private readonly byOwner = new Map<string, Set<string>>();
   private readonly ownerOf = new Map<string, string>();
@@ -145,7 +147,11 @@ export class SessionValues<V> {
     if (by !== undefined) {
       const own = this.byOwner.get(by);
       const share = Math.max(1, Math.floor(this.kind.maxSessions / 10));
-      if (own !== undefined && own.size >= share) this.forget(own.values().next().value as string);
+      if (own !== undefined && own.size >= share) {
+        const pushedOut = own.values().next().value as string;
+        this.forget(pushedOut);
+        void this.shared?.delete(pushedOut).catch(() => undefined);
+      }
     }
     if (this.values.size >= this.kind.maxSessions) {
       const oldest = this.values.keys().next();

@@ -13,6 +13,8 @@ export interface SharedSessionStore {
   set(key: string, value: string, ttlMillis: number): Promise<void>;
   /** The stored value; null when none is stored. Rejects when the store cannot be reached. */
   get(key: string): Promise<string | null>;
+  /** Removes the key (a value its setter's share no longer holds). */
+  delete(key: string): Promise<void>;
 }
 
 /**
@@ -45,6 +47,10 @@ export class RedisSessionStore implements SharedSessionStore, OnApplicationShutd
 
   get(key: string): Promise<string | null> {
     return this.breaker.run(() => this.redis.get(this.prefix + key));
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.breaker.run(() => this.redis.del(this.prefix + key));
   }
 
   onApplicationShutdown(): Promise<void> {
