@@ -118,17 +118,25 @@ describe('mcp.access over upstream prompts, resources and capabilities', () => {
     }
   });
 
-  it('prompts/get and resources/read outside the grant answer exactly as unknown ones, with no upstream call', async () => {
+  it('prompts/get and resources/read outside the grant answer exactly as unknown ones, with no upstream call of them and the same refresh', async () => {
     const prompts = (await call(withRepo, 'prompts/list')).json.result.prompts as {
       name: string;
     }[];
     const promptName = prompts[0]!.name;
-    const before = repo.requests.length;
+    const listPulls = (): number => repo.requestsFor('prompts/list').length;
+    const asked = (): number =>
+      repo.requestsFor('prompts/get').length + repo.requestsFor('resources/read').length;
+    const askedBefore = asked();
+    const before = listPulls();
     const denied = await call(bundleOnly, 'prompts/get', { name: promptName, arguments: {} });
     const read = await call(bundleOnly, 'resources/read', { uri: 'repo://readme' });
-    // neither called the upstream nor refreshed its lists (an unknown prompt name would)
-    expect(repo.requests.length).toBe(before);
+    const deniedPulls = listPulls() - before;
+    // neither reached the upstream as a request of the caller's
+    expect(asked()).toBe(askedBefore);
+    const beforeUnknown = listPulls();
     const unknown = await call(bundleOnly, 'prompts/get', { name: 'repo__nope', arguments: {} });
+    // ...and waited for the refresh an unknown name waits for (one round per miss: two, one)
+    expect([deniedPulls, listPulls() - beforeUnknown]).toEqual([2, 1]);
     expect(denied.status).toBe(unknown.status);
     expect(denied.json.error.code).toBe(unknown.json.error.code);
     expect(denied.json.error.message.replace(promptName, 'N')).toBe(

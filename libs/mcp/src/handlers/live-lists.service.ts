@@ -221,7 +221,7 @@ export class LiveLists {
     if (upstream === undefined) return undefined;
     // a tool the caller may not use: its owner is not asked (the caller's credentials stay
     // here); the tool below, under its owner, is then denied by the caller's grant exactly
-    // like an unknown tool, without a refresh (docs/security.md, access rules)
+    // like an unknown tool (docs/security.md, access rules)
     if (
       context.access === undefined ||
       context.access.all ||

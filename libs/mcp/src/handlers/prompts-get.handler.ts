@@ -41,13 +41,12 @@ export class PromptsGetHandler implements MethodHandler {
     const liveDenied = liveOwner !== undefined && !granted(context.access, liveOwner.id);
     if (prompt === undefined && this.live.active && !liveDenied)
       prompt = await this.live.promptFor(name, context);
-    // a prompt the caller may not use: answered as unknown, without a refresh
-    // (docs/operations.md §13 "Access")
-    if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
-    else if (prompt === undefined && !liveDenied) {
-      // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8).
+    if (prompt === undefined || !granted(context.access, prompt.upstream.id)) {
+      // Replicas' catalogs may briefly differ: one refresh before "unknown" (contract §8); a
+      // prompt the caller may not use is answered as unknown after the same wait
+      // (docs/operations.md §13 "Access"), so the two cannot be told apart
       await this.refresh.refreshForUnknownTool();
-      prompt = catalogOf(this.registry).extras.prompt(name);
+      prompt = liveDenied ? undefined : catalogOf(this.registry).extras.prompt(name);
       if (prompt !== undefined && !granted(context.access, prompt.upstream.id)) prompt = undefined;
     }
     if (prompt === undefined)

@@ -321,8 +321,8 @@ export class ToolsCallHandler implements MethodHandler {
         'Invalid params: params.arguments must be an object',
       );
     }
-    // a pinned source's tool held for review: no refresh, no call (docs/operations.md §6)
-    const held = target?.tool === undefined ? this.heldForReview(name, context) : undefined;
+    // a pinned source's tool held for review: no call (docs/operations.md §6)
+    const held = target?.tool === undefined ? await this.heldForReview(name, context) : undefined;
     if (held !== undefined) return held;
     const tool = await this.find(name, context, target);
     // checked before anything is sent, whatever the route (docs/operations.md §6 "Argument
@@ -404,9 +404,10 @@ export class ToolsCallHandler implements MethodHandler {
 
   /**
    * The tool, or the "Tool not found" answer. A tool the caller may not use
-   * (docs/operations.md §13 "Access") gets that same answer, without the refresh: the tool exists,
-   * so a refresh would find nothing new, and a caller must not be able to make the gateway pull
-   * every source by guessing names.
+   * (docs/operations.md §13 "Access") gets that same answer after the same wait for a refresh
+   * as an unknown name (refreshForUnknownTool: shared, at most one per
+   * `notFoundRefreshMinIntervalMillis`, so it costs the sources nothing a guessed name does
+   * not): the caller cannot tell it from a tool that does not exist, by the answer or its time.
    */
   private async find(
     name: string,
@@ -415,14 +416,14 @@ export class ToolsCallHandler implements MethodHandler {
   ): Promise<CatalogTool> {
     const current = this.registry.current();
     const found = target === undefined ? current?.get(name) : target.tool;
-    if (found !== undefined) return this.granted(found, context, current);
+    if (found !== undefined) return this.granted(found, context, current, false);
     // A live upstream's tools are listed per caller, never in the snapshot: routed by the
     // prefix of the published name, resolved through the caller's live list
     // (docs/operations.md §11 "Live lists").
     if (this.live.active) {
       const live = await this.live.toolFor(name, context);
       // in no catalog: judged by its own listed JSON
-      if (live !== undefined) return this.granted(live, context, undefined);
+      if (live !== undefined) return this.granted(live, context, undefined, false);
     }
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
@@ -430,16 +431,16 @@ export class ToolsCallHandler implements MethodHandler {
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
     const tool = catalog.get(name);
     if (tool === undefined) throw this.notFound(name);
-    return this.granted(tool, context, catalog);
+    return this.granted(tool, context, catalog, true);
   }
 
   /**
    * The answer to a call of a tool held for review (docs/operations.md §6 "Pinned tool
    * definitions"): an isError result saying so, to a caller granted its source; to any other
-   * caller exactly the unknown tool's answer, without the refresh (it exists). undefined when
-   * the name is not held.
+   * caller exactly the unknown tool's answer, after the same wait (find). undefined when the
+   * name is not held.
    */
-  private heldForReview(name: string, context: MethodContext): object | undefined {
+  private async heldForReview(name: string, context: MethodContext): Promise<object | undefined> {
     const held = this.registry.heldForReview(name);
     if (held === undefined) return undefined;
     const access = context.access;
@@ -449,6 +450,7 @@ export class ToolsCallHandler implements MethodHandler {
         : this.servers.mayUseUnlisted(access, held.sourceId, held.name);
     if (!allowed) {
       this.metrics?.toolNotFound();
+      await this.refresh.refreshForUnknownTool();
       throw new ToolDeniedError(`Tool not found: ${name.slice(0, 128)}`);
     }
     const text = `Tool ${name.slice(0, 128)} is held for review: its definition is new or changed since an operator approved it, so the gateway serves it neither as it was nor as it is now. It is served again once an operator approves the change.`;
@@ -459,20 +461,22 @@ export class ToolsCallHandler implements MethodHandler {
    * The tool when this caller may use it: granted (docs/operations.md §13 "Access") and, for an
    * app-only tool, a client that declared MCP Apps (docs/operations.md §10 "Extensions").
    */
-  private granted(
+  private async granted(
     tool: CatalogTool,
     context: MethodContext,
     catalog: CatalogSnapshot | undefined,
-  ): CatalogTool {
+    refreshed: boolean,
+  ): Promise<CatalogTool> {
     const access = context.access;
     if (
       (access === undefined || allowsTool(access, tool.sourceId, tool.name)) &&
       !isHiddenAppTool(catalog, tool, context.clientCapabilities)
     )
       return tool;
-    // on the wire exactly the unknown tool's answer; the audit line says denied
-    // (docs/operations.md §14 "Audit")
+    // on the wire exactly the unknown tool's answer, after the same wait (find); the audit
+    // line says denied (docs/operations.md §14 "Audit")
     this.metrics?.toolNotFound();
+    if (!refreshed) await this.refresh.refreshForUnknownTool();
     throw new ToolDeniedError(`Tool not found: ${tool.name.slice(0, 128)}`);
   }
 

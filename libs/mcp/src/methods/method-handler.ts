@@ -136,7 +136,7 @@ export interface MethodContext {
   /**
    * What the caller may use (docs/operations.md §13 "Access"), from its token on this request;
    * undefined means everything (no `mcp.access`, or auth off). Lists show only this; a call outside
-   * it is answered as for an unknown name, without a refresh.
+   * it is answered as for an unknown name, after the same wait for a refresh.
    */
   readonly access?: CallerAccess;
   /** What `prepare` found for this request; absent when the request was not prepared. */

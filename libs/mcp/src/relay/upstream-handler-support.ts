@@ -28,9 +28,9 @@ export function granted(access: CallerAccess | undefined, upstreamId: string): b
  * An entry of this replica's catalog that the caller may use, found with one refresh of the
  * sources on a miss (replicas' catalogs may briefly differ, and an upstream may have added it
  * since the last pull: contract §8, as for tools). An entry found outside the caller's grant is
- * undefined at once, without a refresh: it exists, so a refresh would find nothing new, and a
- * caller must not make the gateway pull every source by guessing (docs/operations.md §13
- * "Access").
+ * undefined after the same wait (docs/operations.md §13 "Access"): the caller cannot tell it from
+ * an entry that does not exist, by the answer or its time, and the refresh is the one a guessed
+ * name gets (shared, at most one per `notFoundRefreshMinIntervalMillis`).
  */
 export async function grantedEntry<T>(
   registry: RegistryService,
@@ -40,7 +40,7 @@ export async function grantedEntry<T>(
   access: CallerAccess | undefined,
 ): Promise<T | undefined> {
   let entry = find(catalogOf(registry));
-  if (entry === undefined) {
+  if (entry === undefined || !granted(access, ownerOf(entry))) {
     await refresh.refreshForUnknownTool();
     entry = find(catalogOf(registry));
   }
