@@ -590,6 +590,13 @@ function endedKey(key: string): string {
   return `relay-ended:${createHash('sha256').update(key).digest('base64url')}`;
 }
 
+/**
+ * The key of a relayed request: a digest of its upstream, session and id, so what one replica
+ * remembers of ended requests (settledRequests, ENDED_REMEMBERED of them) is bounded in bytes
+ * too, whatever the length of the ids an upstream chooses.
+ */
 function awaitingKey(upstream: string, session: string | undefined, id: string | number): string {
-  return `${upstream}\u0000${session ?? ''}\u0000${typeof id}:${id}`;
+  return createHash('sha256')
+    .update(`${upstream}\u0000${session ?? ''}\u0000${typeof id}:${id}`)
+    .digest('base64url');
 }
