@@ -31,6 +31,8 @@ export type LiveListOutcome =
       /** The smallest ttlMs of the pages, ms (0: do not reuse; a 2025 upstream says nothing: 0). */
       readonly ttlMs: number;
       readonly cacheScope: 'public' | 'private';
+      /** The length of the pages' results together (ListPages.bytes). */
+      readonly bytes: number;
     }
   /** The upstream's capabilities do not offer this list: it is no source of it. */
   | { readonly kind: 'not-offered' }
@@ -102,6 +104,7 @@ export class LiveListFetcher {
         items: pages.items,
         ttlMs: pages.ttlMs,
         cacheScope: pages.cacheScope,
+        bytes: pages.bytes,
       };
     } catch (err) {
       const reason =

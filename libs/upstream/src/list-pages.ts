@@ -31,6 +31,8 @@ export interface ListPages {
   readonly ttlMs: number;
   /** `public` only when every page said `public` (absent = private, wire notes §3). */
   readonly cacheScope: 'public' | 'private';
+  /** The length of the pages' results together (characters of their JSON text). */
+  readonly bytes: number;
 }
 
 /** How to read one list. */
@@ -59,7 +61,10 @@ export interface ListPagesRequest {
  * Reads one list of a connected upstream to its end, following `nextCursor` (wire notes
  * §2.10), each page after the one before. Throws ListPagesFault for a JSON-RPC error, a
  * result without the list, a non-string cursor, a cursor seen before, more than `maxPages`
- * pages or more than `maxItems` items; UpstreamFailure (from the connection) when a page gets no answer. Shared by the
+ * pages or more than `maxItems` items; UpstreamFailure when a page gets no answer (from the
+ * connection) or the pages together pass the connection's `maxAnswerBytes` (`too-large`: a
+ * list is one answer across its pages, as a resumed stream is, so no upstream can make the
+ * catalog hold its one-answer limit times its page count). Shared by the
  * catalog's list pulls (DiscoveryModule) and live list fetches (ExecutionModule,
  * docs/operations.md §11 "Live lists").
  */
@@ -72,6 +77,7 @@ export async function readListPages(
   let ttlMs = Number.POSITIVE_INFINITY;
   let cacheScope: 'public' | 'private' = 'public';
   let cursor: string | undefined;
+  let bytes = 0;
   for (let page = 1; ; page++) {
     if (page > request.maxPages)
       throw new ListPagesFault(
@@ -109,6 +115,12 @@ export async function readListPages(
         `${request.method} answered JSON-RPC error ${answer.code}`,
       );
     const { result } = answer;
+    bytes += answer.resultText?.length ?? JSON.stringify(result).length;
+    if (bytes > connection.maxAnswerBytes)
+      throw new UpstreamFailure(
+        'too-large',
+        `${request.method}'s pages together pass ${connection.maxAnswerBytes} bytes (mcp.execution.maxResponseBytes, one answer across its pages)`,
+      );
     const pageItems = result[request.key];
     if (!Array.isArray(pageItems))
       throw new ListPagesFault(
@@ -136,5 +148,5 @@ export async function readListPages(
     seen.add(digest);
     cursor = next;
   }
-  return { items, ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope };
+  return { items, ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope, bytes };
 }

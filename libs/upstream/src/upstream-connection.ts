@@ -206,6 +206,14 @@ export class UpstreamConnection {
   }
 
   /** Server capabilities from initialize (2025) or server/discover (2026). */
+  /**
+   * The most bytes one answer may have (`mcp.execution.maxResponseBytes`); a list's pages count
+   * together (readListPages).
+   */
+  get maxAnswerBytes(): number {
+    return this.endpoint.maxAnswerBytes;
+  }
+
   get serverCapabilities(): Readonly<Record<string, unknown>> | undefined {
     return this.session?.capabilities;
   }

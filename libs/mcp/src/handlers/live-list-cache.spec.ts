@@ -6,14 +6,14 @@ const contribution = { fingerprint: 'f' } as unknown as UpstreamContribution;
 describe('live answers are cached per caller scope for their ttlMs (docs/operations.md §11 "Live lists")', () => {
   it('keeps an answer for its ttlMs and not a millisecond longer', () => {
     const cache = new LiveListCache();
-    cache.set('k', { contribution, ttlMs: 1000, cacheScope: 'private' }, 5000);
+    cache.set('k', { contribution, ttlMs: 1000, cacheScope: 'private' }, 100, 5000);
     expect(cache.get('k', 5999)?.contribution).toBe(contribution);
     expect(cache.get('k', 6000)).toBeUndefined();
   });
 
   it('keeps nothing for ttlMs 0 (or absent, read as 0)', () => {
     const cache = new LiveListCache();
-    cache.set('k', { contribution, ttlMs: 0, cacheScope: 'public' }, 0);
+    cache.set('k', { contribution, ttlMs: 0, cacheScope: 'public' }, 100, 0);
     expect(cache.get('k', 0)).toBeUndefined();
     expect(cache.size).toBe(0);
   });
@@ -35,5 +35,20 @@ describe('live answers are cached per caller scope for their ttlMs (docs/operati
     // two tokens of one subject (another scope, an exchange for another audience) ask again
     expect(key('eyJ.alice-read', {})).not.toBe(key('eyJ.alice-admin', {}));
     expect(key('eyJ.alice-secret', {})).not.toContain('alice');
+  });
+
+  it('is bounded in bytes: the oldest answers go first past it, and one over a quarter of it is not kept', () => {
+    const cache = new LiveListCache(1000);
+    const hint = { contribution, ttlMs: 60_000, cacheScope: 'private' as const };
+    for (let i = 0; i < 10; i++) cache.set(`k${i}`, hint, 200, 0);
+    // 2,000 bytes offered, 1,000 kept: the newest five
+    expect(cache.size).toBe(5);
+    expect(cache.get('k4', 1)).toBeUndefined();
+    expect(cache.get('k5', 1)?.contribution).toBe(contribution);
+    cache.set('big', hint, 251, 0);
+    expect(cache.get('big', 1)).toBeUndefined();
+    // an entry set again is counted once
+    for (let i = 0; i < 10; i++) cache.set('k9', hint, 200, 0);
+    expect(cache.size).toBe(5);
   });
 });

@@ -12,10 +12,18 @@ export interface CachedLiveList {
 interface Entry extends CachedLiveList {
   /** performance.now() after which the entry is stale. */
   readonly expiresAt: number;
+  /** What the entry weighs: the length of the list's answer (its pages' results together). */
+  readonly bytes: number;
 }
 
-/** Entries kept at most; the oldest go first beyond it (a bound on memory, not a policy). */
+/**
+ * Entries kept at most, and the bytes of their answers together; the oldest go first beyond
+ * either (a bound on memory, not a policy: each caller context has its own entry, and an
+ * upstream answers each up to `mcp.execution.maxResponseBytes`). An answer over a quarter of
+ * the bytes is not kept.
+ */
 const MAX_ENTRIES = 10_000;
+export const MAX_CACHED_BYTES = 64 * 1024 * 1024;
 
 /**
  * Live list answers cached per (upstream, method, authorization context) for their own `ttlMs`
@@ -29,6 +37,9 @@ const MAX_ENTRIES = 10_000;
  */
 export class LiveListCache {
   private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = MAX_CACHED_BYTES) {}
 
   /** The cache key of one caller's view of one upstream list. */
   static key(
@@ -48,21 +59,34 @@ export class LiveListCache {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     if (now >= entry.expiresAt) {
-      this.entries.delete(key);
+      this.delete(key);
       return undefined;
     }
     return entry;
   }
 
-  /** Keeps the answer for its ttlMs; ttlMs 0 keeps nothing. */
-  set(key: string, value: CachedLiveList, now = performance.now()): void {
-    if (!(value.ttlMs > 0)) return;
-    this.entries.delete(key);
-    this.entries.set(key, { ...value, expiresAt: now + value.ttlMs });
-    if (this.entries.size > MAX_ENTRIES) {
+  /**
+   * Keeps the answer for its ttlMs; ttlMs 0, or an answer over a quarter of the cache's bytes,
+   * keeps nothing.
+   * @param bytes the answer's length (LiveListOutcome.bytes)
+   */
+  set(key: string, value: CachedLiveList, bytes: number, now = performance.now()): void {
+    this.delete(key);
+    if (!(value.ttlMs > 0) || bytes > this.maxBytes / 4) return;
+    this.entries.set(key, { ...value, expiresAt: now + value.ttlMs, bytes });
+    this.bytes += bytes;
+    while (this.entries.size > MAX_ENTRIES || this.bytes > this.maxBytes) {
       const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.entries.delete(oldest.value);
+      if (oldest.done === true) break;
+      this.delete(oldest.value);
     }
+  }
+
+  private delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
   }
 
   get size(): number {

@@ -294,7 +294,7 @@ export class LiveLists {
       this.logger.warn(line);
     const ttlMs = Math.min(outcome.ttlMs, this.config.mcp.cache.maxTtlMillis);
     const entry: CachedLiveList = { contribution, ttlMs, cacheScope: outcome.cacheScope };
-    this.cache.set(key, entry);
+    this.cache.set(key, entry, outcome.bytes);
     return { kind: 'ok', ...entry };
   }
 
