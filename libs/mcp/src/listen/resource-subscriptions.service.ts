@@ -6,14 +6,13 @@ import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { callerKey } from '../session/caller-key';
 import { NotificationHub } from './notification-hub.service';
 import { UpdateCoalescer } from './update-coalescer';
+import { RESOURCE_UPDATED, smallMetaText } from './update-params';
 import {
   RESOURCE_UPDATE_BUS,
   type ResourceBusMessage,
   type ResourceUpdateBus,
 } from './resource-update-bus';
 
-/** The method an upstream tells a resource change with (MCP 2025-11-25, "Subscriptions"). */
-const RESOURCE_UPDATED = 'notifications/resources/updated';
 /** Subscriptions one 2025 session may hold on this replica, and all sessions together. */
 export const MAX_SUBSCRIPTIONS_PER_SESSION = 100;
 export const MAX_SUBSCRIPTIONS = 10_000;
@@ -24,8 +23,6 @@ const SWEEP_EVERY_MS = 60_000;
  * counted, not weighed, so their URIs are bounded (resource-subscription.handler.ts).
  */
 export const MAX_URI_LENGTH = 8192;
-/** The longest `_meta` of an update passed on (as JSON text); a longer one is left out. */
-const MAX_UPDATE_META_CHARS = 1024;
 
 /**
  * The notification a client gets for an upstream's update of `uri`: the URI, and the
@@ -34,12 +31,9 @@ const MAX_UPDATE_META_CHARS = 1024;
  * make each relayed copy megabytes long.
  */
 function updateMessage(uri: string, meta: unknown): string {
-  const metaText =
-    typeof meta === 'object' && meta !== null && !Array.isArray(meta)
-      ? JSON.stringify(meta)
-      : undefined;
+  const metaText = smallMetaText(meta);
   const params =
-    metaText !== undefined && metaText.length <= MAX_UPDATE_META_CHARS
+    metaText !== undefined
       ? `{"uri":${JSON.stringify(uri)},"_meta":${metaText}}`
       : `{"uri":${JSON.stringify(uri)}}`;
   return `{"jsonrpc":"2.0","method":"${RESOURCE_UPDATED}","params":${params}}`;
