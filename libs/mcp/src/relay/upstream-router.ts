@@ -26,6 +26,13 @@ const PROGRESS = 'notifications/progress';
 const ENDED_REMEMBERED = 10_000;
 /** Requests relayed per call whose answer's failure ends the call (bounds awaitingAnswers). */
 const MAX_TRACKED_REQUESTS = 32;
+/**
+ * Requests of one call the gateway refuses to the upstream (past MAX_TRACKED_REQUESTS, a method
+ * no client serves, a client that cannot be asked), each refusal a POST to the upstream: past
+ * this many the call is ended (`input-overflow`) and later ones are not answered, so one call
+ * cannot make the gateway send thousands of POSTs through the pool every caller shares.
+ */
+const MAX_REFUSED_REQUESTS = 32;
 /** Log floors: every message passes; none does (above emergency). */
 const ALL_LOGS = 0;
 const NO_LOGS = Number.POSITIVE_INFINITY;
@@ -209,6 +216,7 @@ export class UpstreamRouter {
     const progressToken = metaOf(params).progressToken;
     // the requests this call relayed whose answers may end it (awaitingAnswers), when any
     let relayed: RelayedRequest[] | undefined;
+    const refusals = { count: 0 };
     let outcome: UpstreamOutcome;
     try {
       outcome = await this.executor.forward(upstream, method, sent, {
@@ -230,6 +238,7 @@ export class UpstreamRouter {
             logFloor,
             progressToken,
             (relayed?.length ?? 0) >= MAX_TRACKED_REQUESTS,
+            refusals,
           );
           const call = context.signal;
           if (request !== undefined && call !== undefined) {
@@ -496,6 +505,7 @@ export class UpstreamRouter {
     logFloor: number,
     progressToken: unknown,
     full: boolean,
+    refusals: { count: number },
   ): RelayedRequest | undefined {
     const isRequest = message.id !== undefined && typeof message.method === 'string';
     if (!isRequest) {
@@ -539,6 +549,10 @@ export class UpstreamRouter {
     }
     // Too many asked on this call already, the client cannot be asked (no event stream), or the
     // method is not one a client serves.
+    if (++refusals.count > MAX_REFUSED_REQUESTS) {
+      context.signal?.abort('input-overflow');
+      return undefined;
+    }
     const tooMany = full && context.relay !== undefined && declared;
     void this.executor.respond(
       upstream,
@@ -584,7 +598,6 @@ interface RelayedRequest {
   readonly elicitationId?: string;
 }
 
-/** The key of an upstream's request to a client: its upstream, session and own id. */
 /** The shared store's key of an ended relayed request: a digest (the upstream's session id is a credential). */
 function endedKey(key: string): string {
   return `relay-ended:${createHash('sha256').update(key).digest('base64url')}`;
