@@ -143,31 +143,49 @@ export function mergedExtensions(
   return merged ?? undefined;
 }
 
+/**
+ * What the gateway declares of upstreams' extensions (docs/operations.md §10 "Extensions"): at
+ * most this many identifiers from one upstream and in all, each at most MAX_EXTENSION_ID_CHARS
+ * long with settings of at most MAX_EXTENSION_SETTINGS_CHARS of JSON; the rest is left out, so
+ * one upstream cannot make every client's initialize and server/discover megabytes long.
+ */
+const MAX_EXTENSIONS_PER_UPSTREAM = 16;
+const MAX_EXTENSIONS = 64;
+const MAX_EXTENSION_ID_CHARS = 128;
+const MAX_EXTENSION_SETTINGS_CHARS = 4096;
+
 /** The extensions of the caller's granted sources, merged; null when none. */
 function extensionsOf(
   catalog: CatalogSnapshot,
   restricted: Extract<CallerAccess, { all: false }> | undefined,
   modern: boolean,
 ): Record<string, object> | null {
-  const found: Record<string, object> = {};
+  // a Map: the identifiers are the upstreams' (`__proto__` is one like any other)
+  const found = new Map<string, object>();
   for (const { upstream, capabilities } of catalog.extras.upstreams.values()) {
     if (restricted !== undefined && !allowsSource(restricted, upstream.id)) continue;
     if (!isRecord(capabilities.extensions)) continue;
-    for (const [id, settings] of Object.entries(capabilities.extensions))
-      if (!(id in found) && isRecord(settings)) found[id] = settings;
+    let taken = 0;
+    for (const [id, settings] of Object.entries(capabilities.extensions)) {
+      if (taken >= MAX_EXTENSIONS_PER_UPSTREAM || found.size >= MAX_EXTENSIONS) break;
+      if (found.has(id) || !isRecord(settings) || id.length > MAX_EXTENSION_ID_CHARS) continue;
+      if (JSON.stringify(settings).length > MAX_EXTENSION_SETTINGS_CHARS) continue;
+      found.set(id, settings);
+      taken++;
+    }
   }
   // Tasks (docs/operations.md §10 "Tasks") are a 2026-07-28 extension: never offered to a 2025
   // client (no tasks/* there); offered to a 2026 one by the gateway itself when it may call a
   // bundle tool that can run as a task
-  if (!modern) delete found[Extension.tasks];
+  if (!modern) found.delete(Extension.tasks);
   else if (
-    !(Extension.tasks in found) &&
+    !found.has(Extension.tasks) &&
     catalog.tools.some(
       (t) =>
         bundleTaskSupport(t) !== undefined &&
         (restricted === undefined || allowsTool(restricted, t.sourceId, t.name)),
     )
   )
-    found[Extension.tasks] = {};
-  return Object.keys(found).length === 0 ? null : found;
+    found.set(Extension.tasks, {});
+  return found.size === 0 ? null : Object.fromEntries(found);
 }
