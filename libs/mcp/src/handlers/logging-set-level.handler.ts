@@ -17,6 +17,9 @@ import { granted, type Params } from '../relay/upstream-handler-support';
  * "Logging"); `{}` once they have all answered, whatever they answered (a level is a wish, not
  * a contract). A level that is not one of the eight is -32602.
  */
+/** How long a setLevel waits for the upstreams it forwards to, ms, before it is answered. */
+const SET_LEVEL_WAIT_MS = 2000;
+
 @Injectable()
 export class LoggingSetLevelHandler implements MethodHandler {
   readonly method = 'logging/setLevel';
@@ -57,9 +60,18 @@ export class LoggingSetLevelHandler implements MethodHandler {
     const upstreams = (this.registry.current()?.extras.upstreamsWith('logging') ?? []).filter((u) =>
       granted(context.access, u.id),
     );
-    await Promise.allSettled(
+    // the answer does not depend on the upstreams': each is waited on at most a short while, so
+    // one that never answers cannot hold every client's setLevel for its callMillis (the
+    // forward goes on, bounded by it)
+    const forwards = Promise.allSettled(
       upstreams.map((u) => this.router.forward(u, this.method, { ...params }, context)),
     );
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([
+      forwards,
+      new Promise((resolve) => (waited = setTimeout(resolve, SET_LEVEL_WAIT_MS))),
+    ]);
+    clearTimeout(waited);
     // said, not hidden: the client's calls that reach another replica relay every level
     if (notShared !== undefined)
       throw new GatewayError(
