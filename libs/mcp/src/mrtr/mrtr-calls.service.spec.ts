@@ -30,6 +30,7 @@ const config = {
     identity: 'gw',
     redis: { keyPrefix: 'mcpgw' },
     session: { requestStateTtlSeconds: 600, pendingInputMillis: 60_000 },
+    execution: { maxConnectionsPerOrigin: 256 },
   },
 } as unknown as GatewayConfig;
 

@@ -25,6 +25,7 @@ import { ParkedCall } from './parked-call';
 import { bindingOf, plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
 import { RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 import { sealedCallerKey } from '../sealing/sealed-caller';
+import { callerKey } from '../session/caller-key';
 
 /** The longest sealed requestState handed to a client: its retry leaves a quarter for the rest. */
 const MAX_ENVELOPE_CHARS = Math.floor(MCP_MAX_BODY_BYTES * 0.75);
@@ -44,6 +45,25 @@ type RoundOutcome =
       readonly message: string;
       readonly data?: unknown;
     };
+
+/** Whose a parked call is: its caller (callerKey; none without `mcp.auth`) and upstream. */
+interface ParkedBy {
+  readonly owner?: string;
+  readonly upstream: string;
+}
+
+/** A call parked on this replica. */
+interface HeldCall extends ParkedBy {
+  readonly call: ParkedCall;
+  timer?: NodeJS.Timeout;
+}
+
+/** Adds `by` to the count of `key`, forgetting a count that reaches 0. */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -66,7 +86,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export class MrtrCalls implements OnApplicationShutdown {
   private readonly logger = new Logger('Mrtr');
   private readonly pendingMillis: number;
-  private readonly parked = new Map<string, { call: ParkedCall; timer?: NodeJS.Timeout }>();
+  private readonly parked = new Map<string, HeldCall>();
+  /** Calls parked here per caller (callerKey; with `mcp.auth` on) and per upstream. */
+  private readonly parkedBy = new Map<string, number>();
+  private readonly parkedOn = new Map<string, number>();
+  /**
+   * Each parked call holds its upstream's answer stream, one of the upstream's connections
+   * (`execution.maxConnectionsPerOrigin`), while it waits for the client: at most half of them
+   * are held by parked calls, so calls that do not park always have the rest, and one caller
+   * holds at most an eighth of that half (docs/operations.md §11 "Multi round-trip").
+   */
+  private readonly maxParkedPerUpstream: number;
+  private readonly maxParkedPerCaller: number;
 
   constructor(
     private readonly envelope: RequestStateEnvelope,
@@ -77,6 +108,11 @@ export class MrtrCalls implements OnApplicationShutdown {
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
   ) {
     this.pendingMillis = config.mcp.session.pendingInputMillis;
+    this.maxParkedPerUpstream = Math.max(
+      1,
+      Math.floor(config.mcp.execution.maxConnectionsPerOrigin / 2),
+    );
+    this.maxParkedPerCaller = Math.max(1, Math.floor(this.maxParkedPerUpstream / 8));
   }
 
   onApplicationShutdown(): void {
@@ -219,7 +255,10 @@ export class MrtrCalls implements OnApplicationShutdown {
         if (settled.error instanceof ForwardedError) throw settled.error;
         throw this.errorOf(this.transferable(settled.error));
       }
-      const outcome = await this.round(park(), binding);
+      const outcome = await this.round(park(), binding, {
+        owner: callerKey(context.caller),
+        upstream: call.upstream.id,
+      });
       if (outcome.kind === 'result') return outcome.value;
       throw this.errorOf(outcome);
     } finally {
@@ -281,8 +320,16 @@ export class MrtrCalls implements OnApplicationShutdown {
     };
   }
 
-  /** The next outcome of a parked call; an open question parks it (held, abandonment timer). */
-  private async round(parked: ParkedCall, binding: StateBinding): Promise<RoundOutcome> {
+  /**
+   * The next outcome of a parked call; an open question parks it (held, abandonment timer), for
+   * `who` when it is not held yet — or ends it, when `who` already holds as many parked calls as
+   * it may (maxParkedPerCaller, maxParkedPerUpstream).
+   */
+  private async round(
+    parked: ParkedCall,
+    binding: StateBinding,
+    who: ParkedBy,
+  ): Promise<RoundOutcome> {
     const outcome = await parked.next();
     if (outcome.kind === 'missing') {
       // nothing the client can answer: the call cannot go on (400 -32021, wire notes §1.2, §4)
@@ -304,7 +351,15 @@ export class MrtrCalls implements OnApplicationShutdown {
     }
     const held = this.parked.get(parked.key);
     if (held === undefined) {
-      this.parked.set(parked.key, { call: parked });
+      const refusal = this.parkingRefusal(who);
+      if (refusal !== undefined) {
+        parked.refuseAll(refusal);
+        parked.cancellation.abort('cancelled');
+        return { kind: 'error', code: JsonRpcCode.InternalError, message: refusal };
+      }
+      this.parked.set(parked.key, { call: parked, ...who });
+      count(this.parkedOn, who.upstream, 1);
+      if (who.owner !== undefined) count(this.parkedBy, who.owner, 1);
       this.handoff.hold(parked.key, (input) => this.resumeHere(parked, binding, input));
     }
     this.arm(parked.key);
@@ -335,7 +390,7 @@ export class MrtrCalls implements OnApplicationShutdown {
       const relay = isRecord(input) && typeof input.relay === 'function' ? input.relay : undefined;
       parked.relay = relay as ParkedCall['relay'];
       parked.respond(isRecord(input) ? input.inputResponses : undefined);
-      const outcome = await this.round(parked, binding).finally(() => {
+      const outcome = await this.round(parked, binding, held).finally(() => {
         if (parked.relay === relay) parked.relay = undefined;
       });
       // it may cross to another replica as JSON: a passed-on result as its value
@@ -423,9 +478,22 @@ export class MrtrCalls implements OnApplicationShutdown {
     held.call.cancellation.abort('cancelled');
   }
 
+  /** Why `who` may not park one more call; undefined when it may. */
+  private parkingRefusal(who: ParkedBy): string | undefined {
+    if ((this.parkedOn.get(who.upstream) ?? 0) >= this.maxParkedPerUpstream)
+      return `Upstream ${who.upstream} has ${this.maxParkedPerUpstream} calls waiting for their clients' input already (half its connections, execution.maxConnectionsPerOrigin); this call was ended. Retry it later.`;
+    if (who.owner !== undefined && (this.parkedBy.get(who.owner) ?? 0) >= this.maxParkedPerCaller)
+      return `This caller has ${this.maxParkedPerCaller} calls waiting for its input already; this call was ended. Answer or cancel those first.`;
+    return undefined;
+  }
+
   private release(key: string): void {
     const held = this.parked.get(key);
     if (held?.timer !== undefined) clearTimeout(held.timer);
+    if (held !== undefined) {
+      count(this.parkedOn, held.upstream, -1);
+      if (held.owner !== undefined) count(this.parkedBy, held.owner, -1);
+    }
     this.parked.delete(key);
     this.handoff.release(key);
   }
