@@ -147,7 +147,10 @@ export class MrtrCalls implements OnApplicationShutdown {
     if (params.requestState !== undefined) {
       const opened = this.envelope.open(params.requestState, binding);
       // one-time use (wire notes §4): a replayed envelope never reaches the upstream again
-      if (opened.nonce !== undefined && !(await this.spent.spend(opened.nonce, opened.expiresAt)))
+      if (
+        opened.nonce !== undefined &&
+        !(await this.spent.spend(opened.nonce, opened.expiresAt, callerKey(context.caller)))
+      )
         throw new GatewayError(
           GatewayErrorCode.InvalidParams,
           'Invalid params: requestState was already used; a retry carries the requestState of the latest input_required',
@@ -418,7 +421,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     );
     if (handed.kind === 'unreachable') {
       // the call may still be held: the retry was never used, and may come again
-      if (nonce !== undefined) await this.spent.refund(nonce);
+      if (nonce !== undefined) await this.spent.refund(nonce, callerKey(context.caller));
       throw new GatewayError(
         GatewayErrorCode.Internal,
         'The replica holding this call cannot be reached now (the shared store, Redis, does not answer); retry with the same requestState shortly',

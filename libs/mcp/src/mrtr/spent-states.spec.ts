@@ -117,4 +117,51 @@ describe('SpentStates (one-time requestState envelopes)', () => {
       spent.onModuleDestroy();
     }
   });
+
+  it('with callers, one past its share (a tenth) makes only its own envelopes fail closed', async () => {
+    class SmallSpentStates extends SpentStates {
+      protected override readonly maxRemembered = 30;
+    }
+    const spent = new SmallSpentStates(handoff());
+    const t0 = Date.now() + 60_000;
+    try {
+      // bob holds an envelope issued first (expiring first), not yet retried
+      expect(await spent.spend('bob-1', t0, 'sub:bob')).toBe(true);
+      for (let i = 1; i <= 50; i++)
+        expect(await spent.spend(`a${i}`, t0 + i, 'sub:alice')).toBe(true);
+      // alice's share is 3: her oldest are forgotten, and her envelopes expiring no later refused
+      expect(await spent.spend('a1', t0 + 1, 'sub:alice')).toBe(false);
+      expect(await spent.spend('alice-unseen', t0 + 2, 'sub:alice')).toBe(false);
+      // bob's are his: his first retry of an unseen envelope expiring as early still spends
+      expect(await spent.spend('bob-2', t0, 'sub:bob')).toBe(true);
+      expect(await spent.spend('bob-1', t0, 'sub:bob')).toBe(false);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
+
+  it('with callers, past the total the caller that holds the most forgets first', async () => {
+    class SmallSpentStates extends SpentStates {
+      protected override readonly maxRemembered = 20;
+    }
+    const spent = new SmallSpentStates(handoff());
+    const t0 = Date.now() + 60_000;
+    try {
+      // ten callers at their share of 2 each: 20 remembered
+      for (let c = 0; c < 10; c++)
+        for (let i = 0; i < 2; i++)
+          expect(await spent.spend(`c${c}-${i}`, t0 + c * 10 + i, `sub:c${c}`)).toBe(true);
+      // an eleventh caller's first nonce passes the total: one of the heaviest forgets its oldest
+      expect(await spent.spend('new-0', t0 + 500, 'sub:new')).toBe(true);
+      // the new caller keeps what it spent
+      expect(await spent.spend('new-0', t0 + 500, 'sub:new')).toBe(false);
+      // c0 (the first of the heaviest) forgot its oldest: refused as spent, fail closed
+      expect(await spent.spend('c0-0', t0, 'sub:c0')).toBe(false);
+      // the others kept theirs
+      expect(await spent.spend('c5-0', t0 + 50, 'sub:c5')).toBe(false);
+      expect(await spent.spend('c5-unseen', t0 + 55, 'sub:c5')).toBe(true);
+    } finally {
+      spent.onModuleDestroy();
+    }
+  });
 });
