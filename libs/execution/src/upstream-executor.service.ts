@@ -161,11 +161,16 @@ export class UpstreamExecutor {
     const { budget } = this;
     const claim: BudgetClaim = { bytes: 0 };
     let outcome: UpstreamOutcome;
+    // one deadline for the whole request, the connection it waits for included
+    const left = (): number =>
+      Math.max(1, Math.round(started + upstream.callMillis - performance.now()));
+    const cancellation = signal === undefined ? undefined : new CancellationSignal(signal);
     try {
       const chosen = this.connections.forClientEra(
         upstream,
         context.clientEra,
         upstream.callMillis,
+        cancellation,
       );
       const connection = chosen instanceof Promise ? await chosen : chosen;
       const headers =
@@ -173,8 +178,8 @@ export class UpstreamExecutor {
           ? await this.callerHeaders.for(upstream, context.headers, context.caller)
           : upstreamRequestHeaders(upstream, context.headers);
       const answer = await connection.request(method, params, {
-        deadlineMillis: upstream.callMillis,
-        signal: signal === undefined ? undefined : new CancellationSignal(signal),
+        deadlineMillis: chosen instanceof Promise ? left() : upstream.callMillis,
+        signal: cancellation,
         headers:
           context.requestHeaders === undefined
             ? headers

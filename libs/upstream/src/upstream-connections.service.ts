@@ -12,10 +12,24 @@ import { Extension, MCP_APP_MIME_TYPE } from '@app/wire';
 import { guardedConnector, type UpstreamAddressRefusedError } from './connect-guard';
 import { UpstreamConnection } from './upstream-connection';
 import { gatewayRequestHeaders } from './upstream-headers';
-import { UpstreamFailure, type JsonRpcMessage, type UpstreamProtocol } from './upstream-types';
+import {
+  UpstreamFailure,
+  type JsonRpcMessage,
+  type UpstreamProtocol,
+  type UpstreamSignal,
+} from './upstream-types';
 
 /** How an upstream refuses a 2025 session (not a passing failure): it speaks 2026 only. */
 const LEGACY_REFUSALS: ReadonlySet<string> = new Set(['era-mismatch', 'http-status', 'bad-answer']);
+/**
+ * The longest a 2025 client's request waits for a dual-era upstream's 2025 session to open, ms
+ * (at most the request's own time): a handshake a healthy server answers at once. One that did
+ * not open (no answer in time, unreachable) is not asked again for LEGACY_RETRY_MS, its 2025
+ * clients' requests bridged meanwhile, so a server that hangs its 2025 initialize cannot hold
+ * every 2025 client's request, request after request (docs/operations.md §10 "Eras").
+ */
+const LEGACY_HANDSHAKE_MILLIS = 5_000;
+const LEGACY_RETRY_MS = 30_000;
 
 /**
  * What the gateway declares towards every upstream as its client capabilities
@@ -65,6 +79,8 @@ export class UpstreamConnections implements OnApplicationShutdown {
    * 'none' once the upstream refused 2025.
    */
   private readonly legacySessions = new Map<string, UpstreamConnection | 'none'>();
+  /** When a dual-era upstream whose 2025 session did not open is asked for one again (ms). */
+  private readonly legacyRetryAt = new Map<string, number>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -143,23 +159,26 @@ export class UpstreamConnections implements OnApplicationShutdown {
     upstream: UpstreamDefinition,
     clientEra: '2025' | '2026' | undefined,
     deadlineMillis: number,
+    signal?: UpstreamSignal,
   ): UpstreamConnection | Promise<UpstreamConnection> {
     const main = this.get(upstream);
     if (clientEra !== '2025' || upstream.protocol !== 'auto' || main.era === '2025') return main;
     const known = this.legacySessions.get(upstream.id);
     if (known === 'none') return main;
     if (main.era === '2026' && known?.era === '2025') return known;
-    return this.legacyFor(upstream, main, deadlineMillis);
+    if (main.era === '2026' && (this.legacyRetryAt.get(upstream.id) ?? 0) > Date.now()) return main;
+    return this.legacyFor(upstream, main, deadlineMillis, signal);
   }
 
   private async legacyFor(
     upstream: UpstreamDefinition,
     main: UpstreamConnection,
     deadlineMillis: number,
+    signal: UpstreamSignal | undefined,
   ): Promise<UpstreamConnection> {
     if (main.era === undefined) {
       try {
-        await main.connect({ deadlineMillis });
+        await main.connect({ deadlineMillis, signal });
       } catch {
         return main; // its own request says why
       }
@@ -172,9 +191,17 @@ export class UpstreamConnections implements OnApplicationShutdown {
       this.legacySessions.set(upstream.id, legacy);
     }
     try {
-      await legacy.connect({ deadlineMillis });
+      await legacy.connect({
+        deadlineMillis: Math.min(deadlineMillis, LEGACY_HANDSHAKE_MILLIS),
+        signal,
+      });
+      this.legacyRetryAt.delete(upstream.id);
       return legacy;
     } catch (err) {
+      // bridged this time, and for LEGACY_RETRY_MS unless it refused 2025 (then for good);
+      // the caller's own cancellation says nothing of the upstream
+      if (!(err instanceof UpstreamFailure && err.kind === 'cancelled'))
+        this.legacyRetryAt.set(upstream.id, Date.now() + LEGACY_RETRY_MS);
       if (err instanceof UpstreamFailure && LEGACY_REFUSALS.has(err.kind)) {
         if (this.legacySessions.get(upstream.id) === legacy) {
           this.legacySessions.set(upstream.id, 'none');
