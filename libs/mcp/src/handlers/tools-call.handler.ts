@@ -416,14 +416,16 @@ export class ToolsCallHandler implements MethodHandler {
   ): Promise<CatalogTool> {
     const current = this.registry.current();
     const found = target === undefined ? current?.get(name) : target.tool;
-    if (found !== undefined) return this.granted(found, context, current, false);
+    if (found !== undefined)
+      return this.granted(found, context, current) ?? this.denied(found, false);
     // A live upstream's tools are listed per caller, never in the snapshot: routed by the
     // prefix of the published name, resolved through the caller's live list
     // (docs/operations.md §11 "Live lists").
     if (this.live.active) {
       const live = await this.live.toolFor(name, context);
       // in no catalog: judged by its own listed JSON
-      if (live !== undefined) return this.granted(live, context, undefined, false);
+      if (live !== undefined)
+        return this.granted(live, context, undefined) ?? this.denied(live, false);
     }
     await this.refresh.refreshForUnknownTool();
     const catalog = this.registry.current();
@@ -431,7 +433,7 @@ export class ToolsCallHandler implements MethodHandler {
       throw new GatewayError(GatewayErrorCode.RegistryUnavailable, REGISTRY_UNAVAILABLE_MESSAGE);
     const tool = catalog.get(name);
     if (tool === undefined) throw this.notFound(name);
-    return this.granted(tool, context, catalog, true);
+    return this.granted(tool, context, catalog) ?? this.denied(tool, true);
   }
 
   /**
@@ -459,22 +461,27 @@ export class ToolsCallHandler implements MethodHandler {
 
   /**
    * The tool when this caller may use it: granted (docs/operations.md §13 "Access") and, for an
-   * app-only tool, a client that declared MCP Apps (docs/operations.md §10 "Extensions").
+   * app-only tool, a client that declared MCP Apps (docs/operations.md §10 "Extensions");
+   * undefined when not (denied).
    */
-  private async granted(
+  private granted(
     tool: CatalogTool,
     context: MethodContext,
     catalog: CatalogSnapshot | undefined,
-    refreshed: boolean,
-  ): Promise<CatalogTool> {
+  ): CatalogTool | undefined {
     const access = context.access;
-    if (
-      (access === undefined || allowsTool(access, tool.sourceId, tool.name)) &&
+    return (access === undefined || allowsTool(access, tool.sourceId, tool.name)) &&
       !isHiddenAppTool(catalog, tool, context.clientCapabilities)
-    )
-      return tool;
-    // on the wire exactly the unknown tool's answer, after the same wait (find); the audit
-    // line says denied (docs/operations.md §14 "Audit")
+      ? tool
+      : undefined;
+  }
+
+  /**
+   * A tool the caller may not use: on the wire exactly the unknown tool's answer, after the same
+   * wait (find) unless it was waited for already; the audit line says denied
+   * (docs/operations.md §14 "Audit").
+   */
+  private async denied(tool: CatalogTool, refreshed: boolean): Promise<never> {
     this.metrics?.toolNotFound();
     if (!refreshed) await this.refresh.refreshForUnknownTool();
     throw new ToolDeniedError(`Tool not found: ${tool.name.slice(0, 128)}`);
