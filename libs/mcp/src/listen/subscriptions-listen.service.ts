@@ -28,7 +28,6 @@ import {
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
 import { TaskWatch } from '../tasks/task-watch';
-import { UpdateCoalescer } from './update-coalescer';
 import { relayedChangeParams } from './update-params';
 
 /** `_meta` keys of a listen stream (wire notes §2.8). */
@@ -93,8 +92,6 @@ class ListenSubscription implements OpenStream {
   >();
   /** Aborted when the stream closes: what watches tasks for it stops. */
   readonly ended = new AbortController();
-  /** Bursts of one upstream change, coalesced per method and URI. */
-  private readonly updates = new UpdateCoalescer();
   private closed = false;
 
   relaysFrom(upstreamId: string): boolean {
@@ -131,8 +128,9 @@ class ListenSubscription implements OpenStream {
    * kinds and the URIs it owns). An upstream is trusted for its own resources only: an update
    * it sends for another source's URI, or a list kind it was not asked for, is dropped
    * (docs/security.md, "Hostile upstreams"). What is passed on is what the notification type
-   * holds (relayedChangeParams), and a burst of one change comes as at most two deliveries per
-   * interval, as on a 2025 session's stream (UpdateCoalescer).
+   * holds (relayedChangeParams); each one is, in order: a client that cannot keep up is closed
+   * past `listen.maxQueuedBytes` (NotificationStream), as the notifications it missed are its
+   * to learn of again.
    */
   relay(
     asked: UpstreamListenFilter,
@@ -144,11 +142,7 @@ class ListenSubscription implements OpenStream {
       !filterAccepts(this.filter, method, params.uri)
     )
       return;
-    const relayed = relayedChangeParams(method, params);
-    const uri = typeof params.uri === 'string' ? params.uri : '';
-    this.updates.offer(`${method}\u0000${uri}`, () =>
-      this.stream.push(stamped(method, relayed, this.id)),
-    );
+    this.stream.push(stamped(method, relayedChangeParams(method, params), this.id));
   }
 
   /** A task's status, passed on when the filter names its id (TaskWatch). */
@@ -165,7 +159,6 @@ class ListenSubscription implements OpenStream {
     if (this.closed) return;
     this.closed = true;
     this.ended.abort();
-    this.updates.close();
     for (const held of this.upstreamListens.values()) held.end.abort();
     this.upstreamListens.clear();
     this.stream.end(graceful ? this.closingResult : undefined);
