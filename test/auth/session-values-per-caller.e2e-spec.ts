@@ -7,8 +7,7 @@ import { TestToolService } from '../support/tool-service';
 
 const RESOURCE = 'https://gateway.test/mcp';
 /** MAX_SESSION_SELECTIONS (libs/mcp/src/search/tool-selections.ts), and a caller's tenth. */
-const SELECTIONS_PER_REPLICA = 10_000;
-const CALLER_SHARE = SELECTIONS_PER_REPLICA / 10;
+const CALLER_SHARE = 10_000 / 10;
 const now = (): number => Math.floor(Date.now() / 1000);
 
 function answerOf(answer: RawAnswer): any {
@@ -122,7 +121,7 @@ describe('session values are shared out per caller', () => {
     await Promise.all(Array.from({ length: 32 }, worker));
   }
 
-  it("an unnamed caller's sessions push out only its own share, never another caller's selection", async () => {
+  it("an unnamed caller's sessions push out only its own oldest values past its share, never another caller's", async () => {
     const alice = await session(inMemory, (await as.mint({ subject: 'alice' })).access_token);
     const chosen = await select(inMemory, alice, ['claims.open_claim']);
     expect(chosen.result.structuredContent.selected).toEqual(['claims.open_claim']);
@@ -134,13 +133,18 @@ describe('session values are shared out per caller', () => {
       iat: now(),
       exp: now() + 3600,
     });
-    await flood(inMemory, unnamed, SELECTIONS_PER_REPLICA);
+    const first = await session(inMemory, unnamed);
+    await select(inMemory, first, ['claims.open_claim']);
+    expect(await listed(inMemory, first)).toContain('claims.open_claim');
+    // past its share (a tenth of the replica's), its own oldest goes: it is one caller
+    await flood(inMemory, unnamed, CALLER_SHARE);
+    expect(await listed(inMemory, first)).not.toContain('claims.open_claim');
     expect(await listed(inMemory, alice)).toContain('claims.open_claim');
   }, 300_000);
 
   it('one caller with many sessions keeps at most its share of selections in Redis', async () => {
     const mallory = (await as.mint({ subject: 'mallory' })).access_token;
-    await flood(withRedis, mallory, 3 * CALLER_SHARE);
+    await flood(withRedis, mallory, CALLER_SHARE + 200);
     const redis = redisClient();
     try {
       // the removal of a value pushed out is best effort, after the answer: polled

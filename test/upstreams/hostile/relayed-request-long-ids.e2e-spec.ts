@@ -5,17 +5,17 @@ import { ScriptedUpstream } from '../../support/scripted-upstream';
 
 jest.setTimeout(180_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const CALLS = 25;
+const CALLS = 20;
 
 /**
  * The gateway remembers each relayed request that was answered or whose call ended, so that a
  * client's answer coming later is refused (UpstreamRouter.settledRequests, 10,000 of them): by a
  * digest of the upstream, session and id, so that an upstream choosing long ids (here 32
- * requests of 200 KB ids per call, the per-call cap) leaves nothing of them behind once the call
+ * requests of 100 KB ids per call, the per-call cap) leaves nothing of them behind once the call
  * is over (docs/security.md, "Hostile upstreams").
  *
  * Calls on a gateway whose V8 old space is capped: what it does not keep is collected, what it
- * keeps accumulates (25 calls would keep 160 MB of ids). Returns how many calls were answered
+ * keeps accumulates (20 calls would keep 64 MB of ids). Returns how many calls were answered
  * and whether the gateway process is still alive.
  */
 async function callsServed(bigIds: boolean): Promise<{ served: number; alive: boolean }> {
@@ -24,7 +24,7 @@ async function callsServed(bigIds: boolean): Promise<{ served: number; alive: bo
     sessionId: 'S1',
   });
   let call = 0;
-  const filler = 'i'.repeat(200_000);
+  const filler = 'i'.repeat(100_000);
   up.onTool('ask', () => {
     call++;
     return {
@@ -43,7 +43,7 @@ async function callsServed(bigIds: boolean): Promise<{ served: number; alive: bo
   });
   const gateway = await GatewayProcess.start({
     mcp: gatewayConfig([], { upstreams: [upstream('u', up.url)] }),
-    env: { NODE_OPTIONS: '--max-old-space-size=128' },
+    env: { NODE_OPTIONS: '--max-old-space-size=96' },
     waitReady: true,
   });
   try {
@@ -80,7 +80,7 @@ async function callsServed(bigIds: boolean): Promise<{ served: number; alive: bo
 }
 
 describe('an upstream that relays requests with huge ids on every call', () => {
-  it('calls that ended leave nothing of their relayed ids behind: 25 calls of 32 relayed 200 KB ids are all served by a 128 MB heap', async () => {
+  it('calls that ended leave nothing of their relayed ids behind: 20 calls of 32 relayed 100 KB ids are all served by a 96 MB heap', async () => {
     expect(await callsServed(true)).toEqual({ served: CALLS, alive: true });
   });
 });
