@@ -95,6 +95,14 @@ export interface UpstreamDefinition {
   readonly validateArguments?: boolean;
   /** Tools published only as approved (docs/operations.md §6 "Pinned tool definitions"); absent: false. */
   readonly pinned?: boolean;
+  /**
+   * The runtime registration this definition was applied from (its stored createdAt, updatedAt
+   * and version, the same on every replica); absent for a configured upstream. A registration
+   * deleted, changed or posted again under the same id is another one: the connections, relay
+   * ids and bridged rounds of the earlier one are bound to this and never reach the next
+   * (docs/operations.md §15 "Deleted means gone").
+   */
+  readonly registration?: string;
 }
 
 /** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (docs/operations.md §15). */

@@ -50,6 +50,8 @@ const FAILURE_TYPES: Readonly<Record<UpstreamFailureKind, UpstreamPullErrorType>
   refused: 'UpstreamBadAnswerError',
   // a registered upstream's host resolved to a refused address at connect (docs/security.md)
   'address-refused': 'UpstreamAddressRefusedError',
+  // a pull of a registration deleted or replaced while it ran: its result is not applied
+  removed: 'UpstreamUnreachableError',
 };
 
 /**

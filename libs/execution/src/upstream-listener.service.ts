@@ -2,7 +2,12 @@ import { Injectable, Logger } from '@nestjs/common';
 import { JsonRpcCode } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { SourceCredentialError, type CallerIdentity } from '@app/identity';
-import { UpstreamConnections, UpstreamFailure, type JsonRpcMessage } from '@app/upstream';
+import {
+  UpstreamConnections,
+  UpstreamFailure,
+  type JsonRpcMessage,
+  type UpstreamConnection,
+} from '@app/upstream';
 import type { IncomingHeaders } from './call-tool-result';
 import { CallerRequestHeaders } from './caller-request-headers';
 
@@ -99,13 +104,26 @@ export class UpstreamListener {
   }
 
   /**
+   * The upstream's connection; undefined for a runtime registration deleted or replaced since
+   * `upstream` was read (UpstreamConnections.get: its definition gets none).
+   */
+  private connectionOf(upstream: UpstreamDefinition): UpstreamConnection | undefined {
+    try {
+      return this.connections.get(upstream);
+    } catch (err) {
+      if (err instanceof UpstreamFailure) return undefined;
+      throw err;
+    }
+  }
+
+  /**
    * What this upstream can deliver on a listen; undefined when it is not (yet) known to speak
    * 2026-07-28 (2025 upstreams have no listen; their list changes reach the catalog through
    * their GET stream instead).
    */
   support(upstream: UpstreamDefinition): UpstreamListenSupport | undefined {
-    const connection = this.connections.get(upstream);
-    if (connection.era !== '2026') return undefined;
+    const connection = this.connectionOf(upstream);
+    if (connection?.era !== '2026') return undefined;
     const capabilities = connection.serverCapabilities ?? {};
     return {
       toolsListChanged: flag(capabilities, 'tools', 'listChanged'),
@@ -127,7 +145,9 @@ export class UpstreamListener {
     context: UpstreamListenContext,
   ): Promise<void> {
     const { signal } = context;
-    const connection = this.connections.get(upstream);
+    // a registration deleted or replaced since the listen began: nothing to hold on it
+    const connection = this.connectionOf(upstream);
+    if (connection === undefined) return;
     let wait = REOPEN_FIRST_MS;
     while (!signal.aborted) {
       const started = performance.now();
@@ -181,8 +201,8 @@ export class UpstreamListener {
    * updates of the URI are dropped here anyway.
    */
   async unsubscribe(upstream: UpstreamDefinition, uri: string): Promise<void> {
-    const connection = this.connections.get(upstream);
-    if (connection.era === '2026') return;
+    const connection = this.connectionOf(upstream);
+    if (connection === undefined || connection.era === '2026') return;
     try {
       const answer = await connection.requestAsGateway(
         'resources/unsubscribe',

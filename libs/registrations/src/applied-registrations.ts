@@ -40,6 +40,14 @@ function signatureOf(registration: StoredRegistration): string {
   return JSON.stringify([registration.createdAt, registration.upstream]);
 }
 
+/**
+ * Which registration a record is, the same on every replica: createdAt tells one posted again
+ * under an id from the earlier one, updatedAt and version a PATCH of it.
+ */
+function registrationOf(registration: StoredRegistration): string {
+  return `${registration.createdAt}.${registration.updatedAt}.${registration.version}`;
+}
+
 export class AppliedRegistrations {
   private readonly logger = new Logger('Admin');
   private readonly known = new Map<string, Known>();
@@ -181,9 +189,14 @@ export class AppliedRegistrations {
       this.logger.warn(`Registered upstream ${id} is not applied: ${invalid}`);
       return previous !== undefined && previous.invalid === undefined;
     }
+    // the definition names the record it was applied from, and the connections take it as the
+    // one of its id from now on: nothing of an earlier registration of the id reaches it
+    // (docs/operations.md §15 "Deleted means gone")
+    const definition = { ...check.definition, registration: registrationOf(registration) };
+    this.connections.admit(definition);
     // registration time orders the registered sources alike on every replica (the order in
     // which sources claim resource URIs, docs/operations.md §10 "Routing")
-    this.registry.putUpstream(check.definition, registration.createdAt);
+    this.registry.putUpstream(definition, registration.createdAt);
     this.known.set(id, { stored: registration, upstream: check.upstream, signature });
     return true;
   }

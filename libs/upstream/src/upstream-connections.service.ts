@@ -81,6 +81,14 @@ export class UpstreamConnections implements OnApplicationShutdown {
   private readonly legacySessions = new Map<string, UpstreamConnection | 'none'>();
   /** When a dual-era upstream whose 2025 session did not open is asked for one again (ms). */
   private readonly legacyRetryAt = new Map<string, number>();
+  /**
+   * The registration each runtime-registered upstream is applied from now (`admit`), by id: a
+   * definition of an earlier registration of the id (a call that started before a DELETE, a
+   * PATCH or a re-registration) gets no connection (`get`), so nothing of it (its requests,
+   * retries, answers, credential) reaches the registration that holds the id since, nor does
+   * the new one inherit its connection (docs/operations.md §15 "Deleted means gone").
+   */
+  private readonly admitted = new Map<string, string>();
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -134,8 +142,28 @@ export class UpstreamConnections implements OnApplicationShutdown {
     );
   }
 
-  /** The connection of this upstream, created on first use. */
+  /**
+   * The registration `upstream` (a runtime-registered one's definition) is applied from, from
+   * now on: before it is put in the registry, after the previous one of its id was released.
+   */
+  admit(upstream: UpstreamDefinition): void {
+    if (upstream.registration !== undefined) this.admitted.set(upstream.id, upstream.registration);
+  }
+
+  /**
+   * The connection of this upstream, created on first use.
+   * @throws UpstreamFailure `removed` for a definition of a registration that is not the one
+   *   applied now (deleted, changed or registered again since): nothing is sent.
+   */
   get(upstream: UpstreamDefinition): UpstreamConnection {
+    if (
+      upstream.registration !== undefined &&
+      this.admitted.get(upstream.id) !== upstream.registration
+    )
+      throw new UpstreamFailure(
+        'removed',
+        'the registration this request was made for was deleted or replaced since; nothing was sent',
+      );
     let connection = this.connections.get(upstream.id);
     if (connection === undefined) {
       connection = this.create(upstream, upstream.protocol);
@@ -266,13 +294,20 @@ export class UpstreamConnections implements OnApplicationShutdown {
     const connection = this.connections.get(upstreamId);
     const legacy = this.legacySessions.get(upstreamId);
     const agent = this.guarded.get(upstreamId);
+    // all forgotten at once, before anything is awaited: a connection made meanwhile (the next
+    // registration of the id) starts afresh, on an Agent of its own, and no definition of the
+    // released registration gets one (`get`)
     this.connections.delete(upstreamId);
     this.legacySessions.delete(upstreamId);
-    if (legacy !== undefined && legacy !== 'none') await legacy.close().catch(() => undefined);
+    this.legacyRetryAt.delete(upstreamId);
     this.guarded.delete(upstreamId);
     this.lastRefusal.delete(upstreamId);
-    // the DELETE of the session goes through the upstream's own Agent: closed after it
-    await connection?.close().catch(() => undefined);
+    this.admitted.delete(upstreamId);
+    // the DELETEs of the sessions go through the upstream's own Agent: closed after them
+    await Promise.all([
+      legacy !== undefined && legacy !== 'none' ? legacy.close().catch(() => undefined) : undefined,
+      connection?.close().catch(() => undefined),
+    ]);
     await agent?.close().catch(() => undefined);
   }
 

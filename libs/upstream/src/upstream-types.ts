@@ -197,7 +197,9 @@ export interface UpstreamServerInfo {
  * - `credential`: the gateway's own credential for session-level traffic could not be had;
  * - `refused`: the answer passed the request's own `listCap`; it was not parsed;
  * - `address-refused`: a runtime-registered upstream's host resolved, at connect, to an
- *   address the registration rules refuse (connect-guard.ts); no connection was made.
+ *   address the registration rules refuse (connect-guard.ts); no connection was made;
+ * - `removed`: the request was made for a runtime registration that was deleted, changed or
+ *   registered again since (UpstreamConnections.get); nothing was sent.
  */
 export type UpstreamFailureKind =
   | 'unreachable'
@@ -211,7 +213,8 @@ export type UpstreamFailureKind =
   | 'too-deep'
   | 'credential'
   | 'refused'
-  | 'address-refused';
+  | 'address-refused'
+  | 'removed';
 
 /**
  * A request to the upstream that produced no answer. The message says what happened in

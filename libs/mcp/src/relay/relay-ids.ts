@@ -7,6 +7,8 @@ import { boundTo, type AnswerBinding } from './answer-binding';
 export interface RelayOrigin {
   /** The upstream id. */
   readonly upstream: string;
+  /** The runtime registration of the upstream that asked (UpstreamDefinition.registration). */
+  readonly registration?: string;
   /** The upstream session the request arrived on (2025), if any. */
   readonly session?: string;
   /** The upstream's own request id. */
@@ -24,6 +26,7 @@ export type OpenedRelayId =
 interface RelayPayload {
   readonly exp: number;
   readonly u: string;
+  readonly r?: string;
   readonly s?: string;
   readonly i: string | number;
   readonly c: string | null;
@@ -34,7 +37,7 @@ interface RelayPayload {
  * The ids of server->client requests relayed to an agent (docs/operations.md §10 "Relaying"): the
  * upstream's `sampling/createMessage`, `elicitation/create` or `roots/list` goes to the agent under
  * an id that carries, sealed (MrtrSeal `relay-id`: AES-256-GCM, keys from MCP_SESSION_KEYS with
- * rotation, the gateway identity authenticated), the upstream, its session and its request
+ * rotation, the gateway identity authenticated), the upstream (its runtime registration too), its session and its request
  * id, bound to the caller whose call asked and its grant, expiring after
  * `session.pendingInputMillis` (docs/security.md "Answers to relayed requests"). The agent's
  * answer may reach any replica: each opens the id, checks that the answering caller is the
@@ -56,6 +59,7 @@ export class RelayIds {
     const payload: RelayPayload = {
       exp: Date.now() + this.ttlMillis,
       u: origin.upstream,
+      ...(origin.registration === undefined ? {} : { r: origin.registration }),
       ...(origin.session === undefined ? {} : { s: origin.session }),
       i: origin.id,
       c: binding.caller,
@@ -78,7 +82,12 @@ export class RelayIds {
     if (!boundTo(content.payload, binding)) return { kind: 'other-caller' };
     return {
       kind: 'origin',
-      origin: { upstream: p.u, ...(typeof p.s === 'string' ? { session: p.s } : {}), id: p.i },
+      origin: {
+        upstream: p.u,
+        ...(typeof p.r === 'string' ? { registration: p.r } : {}),
+        ...(typeof p.s === 'string' ? { session: p.s } : {}),
+        id: p.i,
+      },
     };
   }
 }

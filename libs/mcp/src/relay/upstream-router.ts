@@ -356,14 +356,18 @@ export class UpstreamRouter {
       return opened.kind;
     }
     const { origin } = opened;
-    const upstream = this.registry.enabledUpstreams().find((u) => u.id === origin.upstream);
+    // the upstream that asked: the same registration (docs/operations.md §15 "Deleted means
+    // gone"), never one registered under its id since
+    const upstream = this.registry
+      .enabledUpstreams()
+      .find((u) => u.id === origin.upstream && u.registration === origin.registration);
     if (upstream === undefined) {
       this.logger.warn(
-        `Upstream ${origin.upstream}: the client's answer arrived after the upstream was removed or disabled; dropped`,
+        `Upstream ${origin.upstream}: the client's answer arrived after the upstream was removed, replaced or disabled; dropped`,
       );
       return 'delivered';
     }
-    const key = awaitingKey(upstream.id, origin.session, origin.id);
+    const key = awaitingKey(upstream, origin.session, origin.id);
     // its call ended first, here or on the replica that relayed it (shared through Redis), and
     // the upstream was told (endRelayed): nothing to deliver
     if (this.settledRequests.has(key) || (await this.endedElsewhere(key))) return 'not-waited';
@@ -529,7 +533,12 @@ export class UpstreamRouter {
     if (context.relay !== undefined && declared && context.relayRequests !== false && !full) {
       // bound to this caller and grant: only its own answer reaches the upstream
       const relayId = this.relayIds.seal(
-        { upstream: upstream.id, session: origin.sessionId, id },
+        {
+          upstream: upstream.id,
+          ...(upstream.registration === undefined ? {} : { registration: upstream.registration }),
+          session: origin.sessionId,
+          id,
+        },
         answerBinding(context.caller, context.access),
       );
       context.relay({ ...message, id: relayId });
@@ -540,7 +549,7 @@ export class UpstreamRouter {
           : undefined;
       // the client's answer, should the upstream not take it, ends the call (deliverAnswer)
       return {
-        key: awaitingKey(upstream.id, origin.sessionId, id),
+        key: awaitingKey(upstream, origin.sessionId, id),
         session: origin.sessionId,
         id,
         relayId,
@@ -608,8 +617,15 @@ function endedKey(key: string): string {
  * remembers of ended requests (settledRequests, ENDED_REMEMBERED of them) is bounded in bytes
  * too, whatever the length of the ids an upstream chooses.
  */
-function awaitingKey(upstream: string, session: string | undefined, id: string | number): string {
+function awaitingKey(
+  upstream: Pick<UpstreamDefinition, 'id' | 'registration'>,
+  session: string | undefined,
+  id: string | number,
+): string {
+  // the registration too: a server registered again under the id may reuse session and ids
   return createHash('sha256')
-    .update(`${upstream}\u0000${session ?? ''}\u0000${typeof id}:${id}`)
+    .update(
+      `${upstream.id}\u0000${upstream.registration ?? ''}\u0000${session ?? ''}\u0000${typeof id}:${id}`,
+    )
     .digest('base64url');
 }
