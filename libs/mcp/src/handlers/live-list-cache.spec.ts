@@ -20,7 +20,7 @@ describe('live answers are cached per caller scope for their ttlMs (docs/operati
 
   it('separates callers by access token and by every header the upstream is sent, and holds no token in the key', () => {
     const key = (token: string | undefined, headers: Record<string, string>) =>
-      LiveListCache.key('u', 'tools/list', token, headers);
+      LiveListCache.key({ id: 'u' }, 'tools/list', token, headers);
     const anonymous = key(undefined, {});
     expect(key('alice', {})).not.toBe(anonymous);
     expect(key('alice', {})).not.toBe(key('bob', {}));
@@ -30,7 +30,14 @@ describe('live answers are cached per caller scope for their ttlMs (docs/operati
     );
     // header order does not matter; the method and upstream do
     expect(key('a', { x: '1', y: '2' })).toBe(key('a', { y: '2', x: '1' }));
-    expect(LiveListCache.key('u', 'prompts/list', 'a', {})).not.toBe(key('a', {}));
+    expect(LiveListCache.key({ id: 'u' }, 'prompts/list', 'a', {})).not.toBe(key('a', {}));
+    // a server registered again under the id (docs/operations.md §15) is another source
+    expect(LiveListCache.key({ id: 'u', registration: '1.1.1' }, 'tools/list', 'a', {})).not.toBe(
+      LiveListCache.key({ id: 'u', registration: '9.9.2' }, 'tools/list', 'a', {}),
+    );
+    expect(LiveListCache.key({ id: 'u', registration: '1.1.1' }, 'tools/list', 'a', {})).not.toBe(
+      key('a', {}),
+    );
     expect(key(undefined, { authorization: 'Bearer secret-token' })).not.toContain('secret');
     // two tokens of one subject (another scope, an exchange for another audience) ask again
     expect(key('eyJ.alice-read', {})).not.toBe(key('eyJ.alice-admin', {}));

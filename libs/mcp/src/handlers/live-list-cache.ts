@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { UpstreamDefinition } from '@app/config';
 import type { UpstreamContribution } from '@app/registry';
 
 /** A live answer kept for reuse, with the hints it came with. */
@@ -41,18 +42,22 @@ export class LiveListCache {
 
   constructor(private readonly maxBytes = MAX_CACHED_BYTES) {}
 
-  /** The cache key of one caller's view of one upstream list. */
+  /**
+   * The cache key of one caller's view of one upstream list: of one registration of the id
+   * (a server registered again under it never gets the earlier one's lists, docs/operations.md
+   * §15 "Deleted means gone").
+   */
   static key(
-    upstreamId: string,
+    upstream: Pick<UpstreamDefinition, 'id' | 'registration'>,
     method: string,
     callerToken: string | undefined,
     sentHeaders: Readonly<Record<string, string>>,
   ): string {
     const headers = Object.entries(sentHeaders).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const scope = createHash('sha256')
-      .update(JSON.stringify([callerToken ?? null, headers]))
+      .update(JSON.stringify([upstream.registration ?? null, callerToken ?? null, headers]))
       .digest('base64url');
-    return `${upstreamId}\u0000${method}\u0000${scope}`;
+    return `${upstream.id}\u0000${method}\u0000${scope}`;
   }
 
   get(key: string, now = performance.now()): CachedLiveList | undefined {

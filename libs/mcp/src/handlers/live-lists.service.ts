@@ -270,7 +270,7 @@ export class LiveLists {
     const spec = LISTS[method];
     if (spec === undefined) return { kind: 'not-offered' };
     const key = LiveListCache.key(
-      upstream.id,
+      upstream,
       method,
       context.caller?.token,
       upstreamRequestHeaders(upstream, context.headers),
