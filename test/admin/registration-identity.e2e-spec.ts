@@ -7,6 +7,7 @@ import { gatewayConfig, upstream } from '../support/fixtures';
 import { V2Upstream } from '../support/mcp-upstreams';
 import { V2MrtrUpstream } from '../mrtr/mrtr-upstreams';
 import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
+import { TasksUpstream } from '../support/tasks-upstream-process';
 import { stopAfterEach } from '../support/cleanup';
 import { waitFor, type GatewayProcess } from '../support/gateway-process';
 import { callTool, openLegacySession } from '../support/rpc';
@@ -410,6 +411,137 @@ describe('a registration deleted and registered again under its id is a new one'
         await sleep(500);
       }
       expect(outcomes).toEqual(['echoed', 'echoed', 'echoed']);
+    }, 60_000);
+  });
+
+  describe('kept state bound to the registration, the same URL registered again with another credential', () => {
+    const TENANTS = {
+      MCP_UPSTREAM_SECRET_TENANT_A: 'Bearer tenant-a',
+      MCP_UPSTREAM_SECRET_TENANT_B: 'Bearer tenant-b',
+    };
+    const asTenant = (tenant: 'A' | 'B') => ({
+      authorization: { mode: 'static', valueEnv: `MCP_UPSTREAM_SECRET_TENANT_${tenant}` },
+    });
+    let mrtr: V2MrtrUpstream;
+    let jobs: TasksUpstream;
+    beforeAll(async () => {
+      [mrtr, jobs] = await Promise.all([V2MrtrUpstream.start(), TasksUpstream.start()]);
+    });
+    afterAll(async () => {
+      await Promise.all([mrtr?.stop(), jobs?.stop()]);
+    });
+
+    it("a 2026 client's retry with the first registration's requestState is refused, nothing of it sent under the new credential", async () => {
+      const gw = await gateway(TENANTS);
+      await register(gw, { id: 'flip', url: mrtr.url, ...asTenant('A') });
+      const elicit = { elicitation: { form: {} }, sampling: {} };
+      const first = await modernRequest(
+        gw.mcpUrl,
+        'tools/call',
+        { name: 'flip__confirm_deploy', arguments: { env: 'prod' } },
+        elicit,
+      );
+      expect(first.json?.result?.resultType).toBe('input_required');
+      const requestState = first.json.result.requestState;
+
+      expect((await admin(gw, 'DELETE', '/admin/upstreams/flip')).status).toBe(200);
+      await register(gw, { id: 'flip', url: mrtr.url, ...asTenant('B') });
+      const before = mrtr.bodies.length;
+      const retry = await modernRequest(
+        gw.mcpUrl,
+        'tools/call',
+        {
+          name: 'flip__confirm_deploy',
+          arguments: { env: 'prod' },
+          inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+          requestState,
+        },
+        elicit,
+      );
+      // the envelope binds the registration (upstreamSource): the retry is refused, and the
+      // first registration's state and the user's answer never go out as tenant B's
+      const leaked = mrtr.bodies
+        .slice(before)
+        .filter((b) => b?.method === 'tools/call' && b.params?.requestState !== undefined);
+      expect(leaked).toEqual([]);
+      expect(retry.json?.error ?? retry.json?.result?.isError).toBeTruthy();
+    }, 60_000);
+
+    it("the first registration's task id is unknown to the one registered since; tasks/get is not forwarded", async () => {
+      const gw = await gateway(TENANTS);
+      const withTasks = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+      await register(gw, { id: 'jobs', url: jobs.url, ...asTenant('A') });
+      const created = await modernRequest(
+        gw.mcpUrl,
+        'tools/call',
+        { name: 'jobs__slow_compute', arguments: { seconds: 30, label: 'a' } },
+        withTasks,
+      );
+      expect(created.json?.result).toMatchObject({ resultType: 'task' });
+      const taskId = created.json.result.taskId as string;
+      // the task id works while its registration holds the id
+      expect(
+        (await modernRequest(gw.mcpUrl, 'tasks/get', { taskId }, withTasks)).json?.error,
+      ).toBeUndefined();
+
+      expect((await admin(gw, 'DELETE', '/admin/upstreams/jobs')).status).toBe(200);
+      await register(gw, { id: 'jobs', url: jobs.url, ...asTenant('B') });
+      const before = (await jobs.received()).length;
+      const got = await modernRequest(gw.mcpUrl, 'tasks/get', { taskId }, withTasks);
+      const sent = (await jobs.received())
+        .slice(before)
+        .filter((r) => r.method.startsWith('tasks/'));
+      expect(sent).toEqual([]);
+      expect(got.json?.error?.code).toBe(-32602);
+    }, 60_000);
+  });
+
+  describe('approvals of a pinned registration', () => {
+    let first: V2Upstream;
+    let second: V2Upstream;
+    beforeAll(async () => {
+      [first, second] = await Promise.all([V2Upstream.start(), V2Upstream.start()]);
+    });
+    afterAll(async () => {
+      await Promise.all([first?.stop(), second?.stop()]);
+    });
+
+    /** The tools of `id` held for review now (GET /admin/reviews), once there are some. */
+    async function heldOf(gw: GatewayProcess, id: string): Promise<any[]> {
+      let held: any[] = [];
+      await waitFor(
+        async () => {
+          const reviews = (await admin(gw, 'GET', '/admin/reviews')).body;
+          held = reviews?.sources?.find((s: any) => s.id === id)?.held ?? [];
+          return held.length > 0;
+        },
+        20_000,
+        () => `nothing of ${id} held for review`,
+      );
+      return held;
+    }
+
+    it("the tools of a server registered again under the id are held for review, although the earlier one's identical tools were approved", async () => {
+      const gw = await gateway();
+      await register(gw, { id: 'shop', url: first.url, pinned: true });
+      const add = (await heldOf(gw, 'shop')).find((h: any) => h.name === 'shop__add');
+      expect(add).toBeDefined();
+      expect(
+        (
+          await admin(gw, 'POST', '/admin/reviews/shop/approve', {
+            tools: [{ name: add.name, digest: add.digest }],
+          })
+        ).status,
+      ).toBe(200);
+      await waitForTool(gw, 'shop__add');
+
+      expect((await admin(gw, 'DELETE', '/admin/upstreams/shop')).status).toBe(200);
+      await waitForTool(gw, 'shop__add', false);
+      await register(gw, { id: 'shop', url: second.url, pinned: true });
+      // held again, as every tool of a newly pinned source (docs/operations.md §6), and not served
+      const heldAgain = await heldOf(gw, 'shop');
+      expect(heldAgain.map((h: any) => h.name)).toContain('shop__add');
+      expect((await toolNames(gw)).filter((n) => n.startsWith('shop__'))).toEqual([]);
     }, 60_000);
   });
 });

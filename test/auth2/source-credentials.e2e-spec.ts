@@ -144,4 +144,21 @@ describe('SourceCredentials: token exchange towards a source (docs/operations.md
       'client credentials: the authorization server could not be reached',
     );
   });
+
+  // docs/operations.md §15 "Deleted means gone": the cache is keyed by every field the token
+  // request sends, the client secret as a digest. A configuration whose secret the authorization
+  // server refuses (a registration posted again under its id with another secret, a rotated
+  // one) never gets the token another configuration of the same audience was issued.
+  it('a configuration with a secret the authorization server refuses gets no token, even after one of the same audience got one', async () => {
+    const credentials = new SourceCredentials();
+    const user = await as.mint({ subject: 'alice' });
+    expect(typeof (await credentials.forCaller(auth, callerOf(user.access_token)))).toBe('string');
+    const wrong = { ...auth, clientSecret: 'not-the-secret' };
+    await expect(credentials.forCaller(wrong, callerOf(user.access_token))).rejects.toThrow(
+      SourceCredentialError,
+    );
+    // the gateway's own token (list pulls) likewise
+    await credentials.forGateway(auth);
+    await expect(credentials.forGateway(wrong)).rejects.toThrow(SourceCredentialError);
+  });
 });

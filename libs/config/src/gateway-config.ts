@@ -96,13 +96,25 @@ export interface UpstreamDefinition {
   /** Tools published only as approved (docs/operations.md §6 "Pinned tool definitions"); absent: false. */
   readonly pinned?: boolean;
   /**
-   * The runtime registration this definition was applied from (its stored createdAt, updatedAt
-   * and version, the same on every replica); absent for a configured upstream. A registration
+   * The runtime registration this definition was applied from (its stored createdAt and a
+   * digest of its fields, the same on every replica); absent for a configured upstream. A registration
    * deleted, changed or posted again under the same id is another one: the connections, relay
    * ids and bridged rounds of the earlier one are bound to this and never reach the next
    * (docs/operations.md §15 "Deleted means gone").
    */
   readonly registration?: string;
+}
+
+/**
+ * What an upstream's kept state is bound to besides its id (2026 requestState envelopes, task
+ * ids, the last good lists in Redis): the server it was had from (its URL) and, for a runtime
+ * registration, which registration (docs/operations.md §15 "Deleted means gone"). For a
+ * configured upstream it is the URL alone. Never shown: it is digested where it is kept.
+ */
+export function upstreamSource(upstream: Pick<UpstreamDefinition, 'url' | 'registration'>): string {
+  return upstream.registration === undefined
+    ? upstream.url
+    : `${upstream.url}\u0000${upstream.registration}`;
 }
 
 /** The resolved `mcp.admin` section and `MCP_ADMIN_TOKEN` (docs/operations.md §15). */

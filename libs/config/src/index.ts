@@ -12,6 +12,7 @@ export {
   type SessionKey,
   type TokenExchangeAuthorization,
   type UpstreamDefinition,
+  upstreamSource,
 } from './gateway-config';
 export { ConfigValidationError } from './config-errors';
 export type { ConfigProblem, ConfigProblemCode } from './config-problem';

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { checkRegistration, type GatewayConfig, type RegisteredUpstreamConfig } from '@app/config';
 import type { RegistryService } from '@app/registry';
@@ -41,11 +42,14 @@ function signatureOf(registration: StoredRegistration): string {
 }
 
 /**
- * Which registration a record is, the same on every replica: createdAt tells one posted again
- * under an id from the earlier one, updatedAt and version a PATCH of it.
+ * Which registration a record is, the same on every replica and from what the replicas apply
+ * (signatureOf): createdAt tells one posted again under an id from the earlier one, the
+ * digest of its fields a change of it. A write that changes nothing (a PATCH to the state it
+ * has) keeps it, as it keeps what each replica applied.
  */
 function registrationOf(registration: StoredRegistration): string {
-  return `${registration.createdAt}.${registration.updatedAt}.${registration.version}`;
+  const digest = createHash('sha256').update(signatureOf(registration)).digest('base64url');
+  return `${registration.createdAt}.${digest.slice(0, 22)}`;
 }
 
 export class AppliedRegistrations {

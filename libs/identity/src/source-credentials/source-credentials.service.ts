@@ -36,13 +36,24 @@ export class SourceCredentialError extends Error {
 }
 
 /**
- * Which exchange configuration a cached token belongs to (one per source in practice). A
- * request through a registered upstream's guarded dispatcher is its own key: its refusal must
+ * Which exchange configuration a cached token belongs to (one per source in practice): every
+ * field the token request sends, the client secret as a digest (a configuration whose secret the
+ * authorization server refuses never gets the token another one was issued, e.g. a registration
+ * posted again under its id with another secret, docs/operations.md §15 "Deleted means gone").
+ * A request through a registered upstream's guarded dispatcher is its own key: its refusal must
  * not fail a configured source's token, nor a configured source's answer spare it the check.
  */
 function configKey(auth: TokenExchangeAuthorization, guarded: boolean): string {
-  return `${auth.tokenEndpoint}\n${auth.clientId}\n${auth.audience}\n${auth.scope ?? ''}${guarded ? '\nguarded' : ''}`;
+  let key = configKeys.get(auth);
+  if (key === undefined) {
+    const secret = createHash('sha256').update(auth.clientSecret).digest('base64url');
+    key = `${auth.tokenEndpoint}\n${auth.clientId}\n${secret}\n${auth.audience}\n${auth.scope ?? ''}`;
+    configKeys.set(auth, key);
+  }
+  return guarded ? `${key}\nguarded` : key;
 }
+/** configKey's text per settings object (they live as long as their source): one digest each. */
+const configKeys = new WeakMap<TokenExchangeAuthorization, string>();
 
 /** The caller's token hashed: cache keys never hold a token. */
 function tokenKey(token: string): string {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { UpstreamDefinition } from '@app/config';
+import { upstreamSource, type UpstreamDefinition } from '@app/config';
 import { SerializedResult } from '../methods/method-handler';
 import type { StateBinding } from './request-state-envelope';
 
@@ -35,8 +35,9 @@ export function plain(result: object): Record<string, unknown> {
 /**
  * The envelope's binding of this request
  * (docs/operations.md §11 "Multi round-trip and era bridging"; wire notes §4 "State and security":
- * bind the method and a digest of the salient params): the upstream as registered (its id and URL,
- * so a state never reaches another server registered later under the same id), the method, the
+ * bind the method and a digest of the salient params): the upstream as registered (its id, URL
+ * and registration, so a state never reaches another server or registration that holds the id
+ * later, docs/operations.md §15 "Deleted means gone"), the method, the
  * published name or URI and a SHA-256 digest of the client's arguments (canonical JSON: members in
  * sorted order, so a retry must re-send the same arguments but may write them in another order,
  * as JSON objects are unordered), and the caller. The name and digest are computed
@@ -45,7 +46,7 @@ export function plain(result: object): Record<string, unknown> {
 export function bindingOf(request: UpstreamMrtrRequest, caller: string | null): StateBinding {
   let bound: string | undefined;
   return {
-    upstream: `${request.upstream.id} ${request.upstream.url}`,
+    upstream: `${request.upstream.id} ${upstreamSource(request.upstream)}`,
     get tool(): string {
       bound ??= `${request.method} ${request.target} ${createHash('sha256')
         .update(canonicalJson(request.arguments ?? {}))

@@ -19,7 +19,7 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
 
   it('opens for the caller it was handed to, with the owner and its own id', () => {
     const id = ids.handOut(
-      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp', tool: 'jobs__slow' },
+      { kind: 'upstream', id: 'jobs', source: 'http://jobs/mcp', tool: 'jobs__slow' },
       'u-1',
       alice,
       60_000,
@@ -42,7 +42,7 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
 
   it('is unknown to another caller, to no caller, to another gateway identity, and once expired', () => {
     const id = ids.handOut(
-      { kind: 'upstream', id: 'jobs', url: 'http://jobs/mcp', tool: 'jobs__slow' },
+      { kind: 'upstream', id: 'jobs', source: 'http://jobs/mcp', tool: 'jobs__slow' },
       'u-1',
       alice,
       1_000,

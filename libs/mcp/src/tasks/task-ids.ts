@@ -9,23 +9,28 @@ import { callerDigest } from '../session/caller-key';
  * The owner may keep such a task longer; the client's id for it then reads as unknown.
  */
 export const UNBOUNDED_TASK_ID_MILLIS = 7 * 24 * 3600 * 1000;
-/** A short digest of an upstream's URL, what a task id binds besides the upstream's id. */
-export function urlDigest(url: string): string {
-  return createHash('sha256').update(url).digest('base64url').slice(0, 16);
+/**
+ * A short digest of where an upstream's task lives (its URL and registration, upstreamSource),
+ * what a task id binds besides the upstream's id.
+ */
+export function urlDigest(source: string): string {
+  return createHash('sha256').update(source).digest('base64url').slice(0, 16);
 }
 
 /** Slack over a task's `ttlMs` (clocks, the time the answer takes to reach the client). */
 const TTL_SLACK_MILLIS = 60_000;
 
 /**
- * Who runs a task: an upstream MCP server (its id and URL: an id registered again for another
- * server does not inherit the tasks), or this gateway (a bundle tool's call).
+ * Who runs a task: an upstream MCP server (its id and upstreamSource: an id registered again,
+ * for another server or the same one, does not inherit the tasks), or this gateway (a bundle
+ * tool's call).
  */
 export type TaskOwner =
   | {
       readonly kind: 'upstream';
       readonly id: string;
-      readonly url: string;
+      /** upstreamSource of the upstream: its URL, and its registration for a registered one. */
+      readonly source: string;
       /** The published name of the tool whose call created the task. */
       readonly tool: string;
     }
@@ -98,7 +103,7 @@ export class TaskIds {
     return this.seal.seal('task-id', {
       o: owner.kind === 'upstream' ? `u:${owner.id}` : 'g',
       ...(owner.kind === 'upstream'
-        ? { u: urlDigest(owner.url), n: owner.tool }
+        ? { u: urlDigest(owner.source), n: owner.tool }
         : { s: owner.source, n: owner.tool }),
       t: taskId,
       c: callerDigest(caller) ?? '',

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { UpstreamDefinition } from '@app/config';
+import { upstreamSource, type UpstreamDefinition } from '@app/config';
 import { RegistryService } from '@app/registry';
 import { declaresExtension, Extension, isModernVersion, JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
@@ -64,7 +64,7 @@ export class UpstreamTasks {
     return {
       ...value,
       taskId: this.ids.handOut(
-        { kind: 'upstream', id: upstream.id, url: upstream.url, tool },
+        { kind: 'upstream', id: upstream.id, source: upstreamSource(upstream), tool },
         value.taskId,
         context.caller,
         value.ttlMs,
@@ -88,7 +88,7 @@ export class UpstreamTasks {
     const upstream = this.registry.current()?.extras.upstreams.get(owner.id)?.upstream;
     if (
       upstream === undefined ||
-      urlDigest(upstream.url) !== owner.urlDigest ||
+      urlDigest(upstreamSource(upstream)) !== owner.urlDigest ||
       !mayUseUpstreamTask(context.access, owner)
     )
       throw unknownTask();

@@ -98,19 +98,17 @@ export class PinnedTools implements OnApplicationShutdown {
     actor: string,
     now: number,
   ): Promise<ApprovalOutcome> {
-    const { approved, refused } = this.pins.approve(sourceId, tools, actor, now);
+    const { approved, names, refused } = this.pins.approve(sourceId, tools, actor, now);
     let shared = true;
     if (approved.length > 0) {
       shared = this.store === null ? false : await this.store.write(approved, true);
       this.logger.log(
-        `${approved.length} pinned tool definition(s) of ${sourceId} approved by ${actor}: ${approved
-          .map(([key]) => key.slice(sourceId.length + 1))
-          .join(', ')}`,
+        `${approved.length} pinned tool definition(s) of ${sourceId} approved by ${actor}: ${names.join(', ')}`,
       );
       // published here before the answer: the approver sees the tool served when it returns
       await this.changed();
     }
-    return { approved: approved.map(([key]) => key.slice(sourceId.length + 1)), refused, shared };
+    return { approved: names, refused, shared };
   }
 
   private async changed(): Promise<void> {

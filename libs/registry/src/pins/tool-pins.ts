@@ -29,6 +29,8 @@ export interface HeldTool {
   readonly approved?: ToolApproval;
   /** ms since the epoch: when this definition was first held. */
   readonly since: number;
+  /** The key an approval of it is kept under (approvalKeyOf). */
+  readonly approvalKey: string;
 }
 
 /** One held tool as the status endpoints and the admin API show it. */
@@ -67,6 +69,18 @@ export interface ApprovalRefusal {
 /** The approval key of a source's tool (published names are unique per catalog). */
 export function approvalKey(sourceId: string, name: string): string {
   return `${sourceId}\n${name}`;
+}
+
+/**
+ * The approval key of a tool as the catalog holds it: a runtime-registered upstream's approvals
+ * belong to that registration, so a server registered again under the id (or the same one, by
+ * another registration) has every tool reviewed again (docs/operations.md §15 "Deleted means
+ * gone"); a configured source's are its id's.
+ */
+export function approvalKeyOf(tool: CatalogTool): string {
+  const key = approvalKey(tool.sourceId, tool.name);
+  const registration = tool.route.kind === 'bundle' ? undefined : tool.route.upstream.registration;
+  return registration === undefined ? key : `${key}\n${registration}`;
 }
 
 /** Whether a tool's source is pinned (config or registration). */
@@ -143,7 +157,7 @@ export class ToolPins {
         this.digests.get(tool.fingerprint) ??
         definitionDigest({ publishedJson: tool.publishedJson, tags: tool.tags });
       digests.set(tool.fingerprint, digest);
-      const key = approvalKey(tool.sourceId, tool.name);
+      const key = approvalKeyOf(tool);
       const approval = this.approvals.get(key);
       if (approval?.digest === digest) {
         kept.push(tool);
@@ -168,6 +182,7 @@ export class ToolPins {
         ...(tool.tags === undefined ? {} : { tags: tool.tags }),
         ...(approval === undefined ? {} : { approved: approval }),
         since: before?.digest === digest ? before.since : now,
+        approvalKey: key,
       });
     }
     this.digests = digests;
@@ -188,8 +203,9 @@ export class ToolPins {
     tools: readonly { readonly name: string; readonly digest: string }[],
     actor: string,
     now: number,
-  ): { approved: [string, ToolApproval][]; refused: ApprovalRefusal[] } {
+  ): { approved: [string, ToolApproval][]; names: string[]; refused: ApprovalRefusal[] } {
     const approved: [string, ToolApproval][] = [];
+    const names: string[] = [];
     const refused: ApprovalRefusal[] = [];
     const seen = new Set<string>();
     for (const { name, digest } of tools) {
@@ -213,7 +229,7 @@ export class ToolPins {
         });
         continue;
       }
-      const key = approvalKey(sourceId, name);
+      const key = held.approvalKey;
       const approval = {
         digest,
         definition: held.definition,
@@ -223,9 +239,10 @@ export class ToolPins {
       };
       this.approvals.set(key, approval);
       approved.push([key, approval]);
+      names.push(name);
     }
     if (approved.length > 0) this.changeCount += 1;
-    return { approved, refused };
+    return { approved, names, refused };
   }
 
   /** Review state of each pinned source with held tools, by source id. */

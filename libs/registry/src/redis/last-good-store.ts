@@ -48,8 +48,11 @@ export interface LastGoodStore {
    * absent.
    */
   loadUpstreams?(upstreamIds: readonly string[]): Promise<ReadonlyMap<string, StoredUpstreamLists>>;
-  /** Writes an upstream's adopted lists unless newer ones are stored already; fire and forget. */
-  saveUpstream?(upstreamId: string, url: string, lists: UpstreamLists, fetchedAt: Date): void;
+  /**
+   * Writes an upstream's adopted lists unless newer ones are stored already; fire and forget.
+   * `source`: where they came from (upstreamSource: the URL and, for a registration, which).
+   */
+  saveUpstream?(upstreamId: string, source: string, lists: UpstreamLists, fetchedAt: Date): void;
   status(): StoreStatus;
   /**
    * Calls `listener` each time the store connects again after it was lost (a restart, a
@@ -63,9 +66,10 @@ export interface LastGoodStore {
 export const LAST_GOOD_STORE = Symbol('LAST_GOOD_STORE');
 
 /**
- * What a stored copy records of the endpoint its lists came from: a digest, not the URL (the
- * store is read by every replica's operators; an upstream URL is never shown, docs/security.md).
+ * What a stored copy records of the source its lists came from (upstreamSource: the URL and,
+ * for a runtime registration, which one): a digest, not the URL (the store is read by every
+ * replica's operators; an upstream URL is never shown, docs/security.md).
  */
-export function upstreamUrlDigest(url: string): string {
-  return createHash('sha256').update(url).digest('base64url');
+export function upstreamUrlDigest(source: string): string {
+  return createHash('sha256').update(source).digest('base64url');
 }

@@ -193,13 +193,13 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     return found;
   }
 
-  saveUpstream(upstreamId: string, url: string, lists: UpstreamLists, fetchedAt: Date): void {
+  saveUpstream(upstreamId: string, source: string, lists: UpstreamLists, fetchedAt: Date): void {
     if (this.closed || this.redis.status !== 'ready') return;
     const fetchedAtMs = fetchedAt.getTime();
     const payload = JSON.stringify({
       v: 1,
       upstreamId,
-      urlDigest: upstreamUrlDigest(url),
+      urlDigest: upstreamUrlDigest(source),
       fetchedAtMs,
       writtenBy: this.writtenBy,
       lists,

@@ -4,6 +4,7 @@ import {
   toolsCapPerUpstream,
   type GatewayConfig,
   type UpstreamDefinition,
+  upstreamSource,
 } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import type { ResourceConflict } from '../catalog/catalog-extras';
@@ -315,14 +316,15 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       const lists = asLists(entry.lists);
       if (record === undefined || lists === undefined || this.overCap(lists) !== undefined)
         continue;
-      // lists pulled from another URL are another server's: an earlier registration under the
-      // same id (deleted, then posted again), or a configured URL since changed
+      // lists pulled from another URL or registration are another source's: an earlier
+      // registration under the same id (deleted, then posted again, at any URL; docs/operations.md
+      // §15 "Deleted means gone"), or a configured URL since changed
       if (
         entry.urlDigest !== undefined &&
-        entry.urlDigest !== upstreamUrlDigest(record.definition.url)
+        entry.urlDigest !== upstreamUrlDigest(upstreamSource(record.definition))
       ) {
         this.logger.log(
-          `Upstream ${id}: the Redis copy was pulled from another URL (an earlier registration or configuration); not used`,
+          `Upstream ${id}: the Redis copy was pulled from another URL or registration (an earlier registration or configuration); not used`,
         );
         continue;
       }
@@ -377,7 +379,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
     for (const [id, record] of this.records) {
       const copy = record.lastGood;
       if (copy === undefined) continue;
-      this.store?.saveUpstream?.(id, record.definition.url, copy.lists, copy.fetchedAt);
+      this.store?.saveUpstream?.(id, upstreamSource(record.definition), copy.lists, copy.fetchedAt);
       written += 1;
     }
     return written;
@@ -392,7 +394,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       if (copy.source === 'redis') continue;
       // Shared with the other replicas and with this one's next start
       // (docs/operations.md §10 "Lists").
-      this.store?.saveUpstream?.(id, record.definition.url, copy.lists, copy.fetchedAt);
+      this.store?.saveUpstream?.(id, upstreamSource(record.definition), copy.lists, copy.fetchedAt);
       const ended = record.recordSuccess(copy.fetchedAt);
       this.metrics?.upstreamPull(id, 'success');
       if (ended > 0)
