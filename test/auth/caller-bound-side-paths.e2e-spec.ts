@@ -384,8 +384,9 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
       }
     });
 
-    it("after the subscribing token's expiry no update reaches the session (not even on a GET stream opened with a fresh token), and the upstream is told resources/unsubscribe", async () => {
+    it("after the subscribing token's expiry no update reaches the session (not even on a GET stream opened with a fresh token, nor after another URI was subscribed with one), and the upstream is told resources/unsubscribe", async () => {
       const uri = 'repo://files/expiring';
+      const later = 'repo://files/subscribed-later';
       const short = (
         await as.mint({ subject: 'alice', ttlSeconds: 2, claims: { groups: ['dev'] } })
       ).access_token;
@@ -393,6 +394,12 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
       const subscribed = await rpc(g1.mcpUrl, 'resources/subscribe', { uri }, headers);
       expect(subscribed.json.result).toEqual({});
       expect(upstreamHolds(uri)).toBe(true);
+      // another URI, the same session, a fresh token: its subscription is its own, and does
+      // not make the first one last as long as it does
+      const fresh = { ...headers, authorization: `Bearer ${tokenA}` };
+      expect(
+        (await rpc(g1.mcpUrl, 'resources/subscribe', { uri: later }, fresh)).json.result,
+      ).toEqual({});
       const unsubscribes = repo.requestsFor('resources/unsubscribe').length;
       await new Promise((r) => setTimeout(r, 3000));
       // the same session, a fresh token of the same caller, no new subscribe
@@ -404,6 +411,14 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
       });
       try {
         expect(get.status).toBe(200);
+        // the later subscription is served on the stream
+        await repo.notifyResourceUpdated(later);
+        await get.waitForMessage(
+          (m) =>
+            m.method === 'notifications/resources/updated' &&
+            (m.params as { uri?: unknown } | undefined)?.uri === later,
+          10_000,
+        );
         await repo.notifyResourceUpdated(uri);
         // told at the update, not at the next minute's sweep
         await waitFor(() => !upstreamHolds(uri), 10_000);
@@ -412,6 +427,9 @@ describe('side paths bound to the caller: subscriptions/listen, resources/subscr
         const comments = get.comments.length;
         await waitFor(() => get.comments.length >= comments + 2, 10_000);
         expect(updatesOf(get, uri)).toBe(0);
+        expect(
+          (await rpc(g1.mcpUrl, 'resources/unsubscribe', { uri: later }, fresh)).json.result,
+        ).toEqual({});
       } finally {
         get.close();
       }

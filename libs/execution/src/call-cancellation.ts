@@ -3,10 +3,17 @@
  * (`answer-undelivered`) the upstream did not take the client's answer to the request it sent
  * during the call, so the call could only wait for the upstream to give up
  * (docs/operations.md §10 "Relaying"), or (`input-overflow`) the upstream sent more requests for
- * the client's input than one held call may keep (docs/operations.md §11 "Multi round-trip").
+ * the client's input than one held call may keep (docs/operations.md §11 "Multi round-trip"), or
+ * (`credential-expired`) the caller's token expired while the call waited for the client's
+ * input, and no fresher one came with the answer (docs/security.md "Answers to relayed requests").
  */
 export type CancelReason =
-  'client-closed' | 'cancelled' | 'shutdown' | 'answer-undelivered' | 'input-overflow';
+  | 'client-closed'
+  | 'cancelled'
+  | 'shutdown'
+  | 'answer-undelivered'
+  | 'input-overflow'
+  | 'credential-expired';
 
 /**
  * The cancellation of one call in flight: one per request on the hot path, so a plain object

@@ -121,6 +121,11 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
       `Upstream ${upstream.id} did not take the client's answer to its request (its session ` +
       'may have ended), so the request could not go on; it was ended. Retry it.'
     );
+  if (reason === 'credential-expired')
+    return (
+      `The caller's token expired while the request to upstream ${upstream.id} waited for the ` +
+      "client's input; the gateway sends no expired credential upstream. Call again with a fresh token"
+    );
   if (reason === 'input-overflow')
     return (
       `Upstream ${upstream.id} sent more requests for the client's input than one call may ` +

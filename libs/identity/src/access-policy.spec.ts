@@ -30,6 +30,14 @@ describe('mcp.access rules (docs/operations.md §13 "Access")', () => {
     expect(policy.accessFor(undefined)).toBe(FULL_ACCESS);
   });
 
+  it('a subject rule matches a user\'s sub, never a client\'s own token whose sub is its client_id (docs/security.md "Who is a caller")', () => {
+    expect(allowsTool(policy.accessFor(caller({ sub: 'bob' })), 'billing', 'billing.invoice')).toBe(
+      true,
+    );
+    const client = { ...caller({ sub: 'bob', client_id: 'bob' }), clientId: 'bob' };
+    expect(allowsTool(policy.accessFor(client), 'billing', 'billing.invoice')).toBe(false);
+  });
+
   it('a claim rule matches an array claim containing the value and a string claim equal to it', () => {
     const inArray = policy.accessFor(caller({ groups: ['a', 'claims-team'] }));
     const asString = policy.accessFor(caller({ groups: 'claims-team' }));

@@ -1,5 +1,5 @@
 import type { AccessConfig, AccessMatchConfig } from '@app/config';
-import type { CallerIdentity } from './caller-identity';
+import { callerSubject, type CallerIdentity } from './caller-identity';
 
 /**
  * What one caller may use (docs/operations.md §13 "Access"), computed from its token alone on every
@@ -51,7 +51,10 @@ type Matcher = (caller: CallerIdentity) => boolean;
 function compileMatch(match: AccessMatchConfig): Matcher {
   if (match.subject !== undefined) {
     const subject = match.subject;
-    return (caller) => caller.subject === subject;
+    // a user's subject: a client's own token (client credentials, whose `sub` a provider may set
+    // to its client_id) is another caller, matched by `{claim: client_id}` (docs/security.md
+    // "Who is a caller")
+    return (caller) => callerSubject(caller) === subject;
   }
   if (match.scope !== undefined) {
     const scope = match.scope;

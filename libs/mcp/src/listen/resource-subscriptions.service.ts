@@ -75,14 +75,16 @@ interface Subscription {
   /** Whom to tell `resources/unsubscribe` when the last subscriber here leaves without asking. */
   readonly upstream: UpstreamDefinition;
   readonly uri: string;
+  /**
+   * When it ends, in ms: the session id's `exp`, or the subscribing token's expiry when that
+   * comes first. A subscribe of the same URI with a fresh token moves it (never past the
+   * session's); a subscribe of another URI does not: each subscription lasts as long as the
+   * credential it was made with.
+   */
+  expiresAtMs: number;
 }
 
 interface SessionSubscriptions {
-  /**
-   * When they end, in ms: the session id's `exp`, or the subscribing token's expiry when that
-   * comes first (a later subscribe with a fresh token moves it, never past the session's).
-   */
-  expiresAtMs: number;
   /** callerKey of the session's caller; undefined without auth. */
   readonly owner?: string;
   readonly entries: Map<string, Subscription>;
@@ -374,8 +376,11 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         ? expiresAtMs
         : Math.min(expiresAtMs, caller.expiresAt * 1000);
     let session = this.bySession.get(sessionId);
-    if (session !== undefined) session.expiresAtMs = Math.max(session.expiresAtMs, until);
-    if (session?.entries.has(key) === true) return;
+    const held = session?.entries.get(key);
+    if (held !== undefined) {
+      held.expiresAtMs = Math.max(held.expiresAtMs, until);
+      return;
+    }
     if ((session?.entries.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SESSION)
       throw new GatewayError(
         GatewayErrorCode.InvalidParams,
@@ -393,10 +398,10 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         'Too many resource subscriptions on this gateway replica; try again later',
       );
     if (session === undefined) {
-      session = { expiresAtMs: until, owner, entries: new Map() };
+      session = { owner, entries: new Map() };
       this.bySession.set(sessionId, session);
     }
-    session.entries.set(key, { upstream, uri });
+    session.entries.set(key, { upstream, uri, expiresAtMs: until });
     if (owner !== undefined) count(this.perCaller, owner, 1);
     let sessions = this.subscribers.get(key);
     if (sessions === undefined) {
@@ -472,7 +477,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     if (sessions === undefined) return undefined;
     let ended: string[] | undefined;
     for (const sessionId of sessions)
-      if ((this.bySession.get(sessionId)?.expiresAtMs ?? 0) <= nowMs)
+      if ((this.bySession.get(sessionId)?.entries.get(key)?.expiresAtMs ?? 0) <= nowMs)
         (ended ??= []).push(sessionId);
     if (ended === undefined) return sessions;
     for (const sessionId of ended) this.drop(sessionId, key, true);
@@ -503,10 +508,9 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   }
 
   private sweep(nowMs: number): void {
-    for (const [sessionId, session] of this.bySession) {
-      if (session.expiresAtMs > nowMs) continue;
-      for (const key of [...session.entries.keys()]) this.drop(sessionId, key, true);
-    }
+    for (const [sessionId, session] of this.bySession)
+      for (const [key, entry] of [...session.entries])
+        if (entry.expiresAtMs <= nowMs) this.drop(sessionId, key, true);
     if (this.total === 0 && this.sweeper !== undefined) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;

@@ -12,6 +12,12 @@ import { InputHandoff } from './input-handoff';
 import { MAX_PENDING_INPUTS } from './parked-call';
 import { MrtrSeal } from '../sealing/mrtr-seal';
 import { plain, type UpstreamMrtrRequest } from './upstream-mrtr-request';
+import {
+  answeringCredential,
+  continuationContext,
+  CREDENTIAL_EXPIRED_TEXT,
+  type AnsweringCredential,
+} from './answering-credential';
 
 /** A 2026 `inputRequests` entry (wire notes §4): `{method, params}`, no id, no envelope. */
 export interface InputRequest {
@@ -21,7 +27,12 @@ export interface InputRequest {
 
 /** The client's answers keyed as the upstream keyed its questions, or why there are none. */
 export type BridgedAnswers =
-  | { readonly kind: 'answers'; readonly inputResponses: Record<string, unknown> }
+  | {
+      readonly kind: 'answers';
+      readonly inputResponses: Record<string, unknown>;
+      /** The credential of the last answer that reached this replica (none: from another one). */
+      readonly answering?: AnsweringCredential;
+    }
   | { readonly kind: 'refused'; readonly message: string };
 
 /**
@@ -37,6 +48,8 @@ interface BridgedAnswer {
   readonly i: string;
   readonly result?: unknown;
   readonly error?: { readonly message?: unknown };
+  /** The answering request's credential: a function, so it never crosses to another replica. */
+  readonly answering?: AnsweringCredential;
 }
 
 /**
@@ -143,6 +156,7 @@ export class LegacyInputBridge {
     const waitKey = randomBytes(12).toString('base64url');
     // a Map: the input keys are the upstream's (`__proto__` is one like any other)
     const inputResponses = new Map<string, unknown>();
+    let answering: AnsweringCredential | undefined;
     let finish: (outcome: BridgedAnswers) => void = () => undefined;
     const done = new Promise<BridgedAnswers>((resolve) => (finish = resolve));
     const timer = setTimeout(
@@ -162,8 +176,13 @@ export class LegacyInputBridge {
         );
       } else {
         inputResponses.set(answer.i, answer.result ?? {});
+        answering = typeof answer.answering === 'function' ? answer.answering : undefined;
         if (inputResponses.size === requests.length)
-          finish({ kind: 'answers', inputResponses: Object.fromEntries(inputResponses) });
+          finish({
+            kind: 'answers',
+            inputResponses: Object.fromEntries(inputResponses),
+            ...(answering === undefined ? {} : { answering }),
+          });
       }
       return Promise.resolve(true);
     });
@@ -208,6 +227,7 @@ export class LegacyInputBridge {
       ...('error' in message
         ? { error: isRecord(message.error) ? message.error : {} }
         : { result: message.result }),
+      answering: answeringCredential(context),
     };
     // waited on longer than a failed publish's grace, so that Redis not answering reads as
     // `unreachable` (the client sends it again) and not as a call that is gone
@@ -228,7 +248,7 @@ export class LegacyInputBridge {
     let params = base;
     // every round is a new upstream request under the client's one progress token, each
     // counting from its start again: the client sees the progress only while it increases
-    const forwarded =
+    let forwarded =
       context.relay === undefined
         ? context
         : { ...context, relay: increasingProgress(context.relay) };
@@ -266,6 +286,11 @@ export class LegacyInputBridge {
       const asked = isRecord(value.inputRequests) ? value.inputRequests : {};
       const answers = await this.ask(asked, context, noun(call));
       if (answers.kind === 'refused') return refusal(call, answers.message);
+      // the retry goes with the answering request's credential, never an expired one
+      // (docs/security.md "Answers to relayed requests")
+      const next = continuationContext(forwarded, answers.answering);
+      if (next === undefined) return refusal(call, CREDENTIAL_EXPIRED_TEXT);
+      forwarded = next;
       params = {
         ...base,
         ...(Object.keys(answers.inputResponses).length > 0

@@ -26,6 +26,11 @@ import { bindingOf, plain, type UpstreamMrtrRequest } from './upstream-mrtr-requ
 import { RequestStateEnvelope, type StateBinding } from './request-state-envelope';
 import { sealedCallerKey } from '../sealing/sealed-caller';
 import { callerKey } from '../session/caller-key';
+import {
+  answeringCredential,
+  continuationContext,
+  type AnsweringCredential,
+} from './answering-credential';
 
 /** The longest sealed requestState handed to a client: its retry leaves a quarter for the rest. */
 const MAX_ENVELOPE_CHARS = Math.floor(MCP_MAX_BODY_BYTES * 0.75);
@@ -191,9 +196,12 @@ export class MrtrCalls implements OnApplicationShutdown {
     const park = (): ParkedCall => {
       if (parked === undefined) {
         parked = new ParkedCall((request, response) => {
+          // with the answering retry's credential, never an expired one: none left, the call ends
+          const answering = continuationContext(context, parked?.answering);
+          if (answering === undefined) return cancellation.abort('credential-expired');
           // an answer the upstream does not take: it waits for it in vain, so the call ends now
           void this.router
-            .respond(call.upstream, request.sessionId, response, context)
+            .respond(call.upstream, request.sessionId, response, answering)
             .then((delivered) => {
               if (!delivered) cancellation.abort('answer-undelivered');
             });
@@ -392,6 +400,10 @@ export class MrtrCalls implements OnApplicationShutdown {
       if (held.timer !== undefined) clearTimeout(held.timer);
       const relay = isRecord(input) && typeof input.relay === 'function' ? input.relay : undefined;
       parked.relay = relay as ParkedCall['relay'];
+      parked.answering =
+        isRecord(input) && typeof input.answering === 'function'
+          ? (input.answering as AnsweringCredential)
+          : undefined;
       parked.respond(isRecord(input) ? input.inputResponses : undefined);
       const outcome = await this.round(parked, binding, held).finally(() => {
         if (parked.relay === relay) parked.relay = undefined;
@@ -416,7 +428,8 @@ export class MrtrCalls implements OnApplicationShutdown {
     const handed = await this.handoff.resume(
       content.owner,
       content.key,
-      { inputResponses, relay },
+      // the credential as a function: on this replica only, never through Redis
+      { inputResponses, relay, answering: answeringCredential(context) },
       call.upstream.callMillis + this.pendingMillis + HANDOFF_SLACK_MILLIS,
     );
     if (handed.kind === 'unreachable') {

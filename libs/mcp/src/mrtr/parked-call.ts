@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { addRequired, JsonRpcCode } from '@app/wire';
 import { CallCancellation } from '@app/execution';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
+import type { AnsweringCredential } from './answering-credential';
 
 /**
  * The most requests for the client's input one held call keeps (asked and refused-to-be-asked
@@ -54,6 +55,11 @@ export class ParkedCall {
    * between rounds, or for a retry that reached this call from another replica.
    */
   relay?: (message: JsonRpcMessage) => void;
+  /**
+   * The credential of the retry whose answers are being given (a retry on this replica), which
+   * the answers go to the upstream with (continuationContext); none for one from another replica.
+   */
+  answering?: AnsweringCredential;
   private readonly pending = new Map<string, PendingUpstreamRequest>();
   /** Requests for a capability the client did not declare, with what each needs. */
   private readonly undeclared: {
