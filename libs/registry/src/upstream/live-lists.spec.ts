@@ -4,7 +4,7 @@ import { CatalogSnapshot } from '../catalog/catalog-snapshot';
 import type { CatalogTool } from '../catalog/catalog-tool';
 import { SchemaChecker } from '../manifest/schema-checker';
 import { LiveListMerger, type LiveListAnswer } from './live-lists';
-import { acceptUpstreamLists } from './upstream-contribution';
+import { acceptUpstreamLists, type UpstreamContribution } from './upstream-contribution';
 
 function upstream(
   id: string,
@@ -225,7 +225,7 @@ describe('a live list pays for what it holds (docs/operations.md §11 "Live list
   });
 
   /** A catalog whose sources have 2,000 templates and 2,000 resources for coverage to test. */
-  async function bigCatalog() {
+  async function bigCatalog(more: readonly UpstreamContribution[] = []) {
     const n = 2000;
     const tpl = acceptUpstreamLists(
       upstream('tpl', 'tpl__', 'snapshot'),
@@ -240,7 +240,13 @@ describe('a live list pays for what it holds (docs/operations.md §11 "Live list
       lists(Array.from({ length: n }, (_, i) => ({ uri: `t${i}://item`, name: 'r' }))),
       schemas,
     );
-    return CatalogSnapshot.build([], 'k', new Date(0), {}, CatalogExtras.build([tpl, res], false));
+    return CatalogSnapshot.build(
+      [],
+      'k',
+      new Date(0),
+      {},
+      CatalogExtras.build([tpl, res, ...more], false),
+    );
   }
 
   it('prompts/list and resources/templates/list run no resource coverage', async () => {
@@ -265,11 +271,14 @@ describe('a live list pays for what it holds (docs/operations.md §11 "Live list
   });
 
   it('resources/list builds its claims once per catalog and set of live answers', async () => {
-    const catalog = await bigCatalog();
-    const merger = new LiveListMerger();
-    const order = ['tpl', 'res', 'a'];
     // one definition, as a running gateway has (a new one would be another upstream)
     const a = upstream('a');
+    // its catalog copy (the gateway's own pull) lists a://mine: reads of it route to a
+    const catalog = await bigCatalog([
+      acceptUpstreamLists(a, lists([{ uri: 'a://mine', name: 'a' }]), schemas),
+    ]);
+    const merger = new LiveListMerger();
+    const order = ['tpl', 'res', 'a'];
     const resources = (uri: string) =>
       merger.accept('resources', {
         upstream: a,

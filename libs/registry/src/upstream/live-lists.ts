@@ -160,7 +160,7 @@ export class LiveListMerger {
       // Every source claims its URIs, seen by this caller or not, so the list holds what
       // resources/read routes to (docs/operations.md §10 "Routing"); the caller then sees
       // the entries of its sources.
-      const extras = this.resourceClaims(catalog, contributions, liveById);
+      const extras = this.resourceClaims(catalog, contributions, routedAnswers(catalog, liveById));
       if (visible === undefined) return { json: extras.resourcesJson, skipped: [] };
       for (const r of extras.listed().resources)
         if (shown(r.sourceId)) entries.push(r.publishedJson);
@@ -260,4 +260,25 @@ function interleave(
   }
   while (next < sources.length) out.push(...sources[next++]!.tools);
   return out;
+}
+
+/**
+ * The live answers with only the resources `resources/read` routes to their upstream: routing
+ * follows the catalog (a live upstream's catalog copy claims in its place), so a URI a live
+ * upstream lists only to some callers — another source's, or one nothing routes to it — is not
+ * listed from its answer (docs/operations.md §11 "Live lists": the list holds only what
+ * `resources/read` routes to), and cannot hide the entry of the source that serves it.
+ */
+function routedAnswers(
+  catalog: CatalogSnapshot,
+  liveById: ReadonlyMap<string, UpstreamContribution>,
+): ReadonlyMap<string, UpstreamContribution> {
+  let out: Map<string, UpstreamContribution> | undefined;
+  for (const [id, answer] of liveById) {
+    const routed = answer.resources.filter((r) => catalog.extras.resourceOwner(r.key)?.id === id);
+    if (routed.length === answer.resources.length) continue;
+    out ??= new Map(liveById);
+    out.set(id, { ...answer, resources: routed });
+  }
+  return out ?? liveById;
 }

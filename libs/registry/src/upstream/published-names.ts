@@ -16,11 +16,19 @@ function shortHash(original: string): string {
  * SHA-256 of its original name instead (stable across replicas and restarts); a name already safe
  * keeps its plain form. Returns original → published, for every name given (duplicates collapse).
  */
+/**
+ * The name an upstream's entry is published under before collisions and the length bound are
+ * settled (publishNames): the prefix, then the name with every character outside
+ * `[A-Za-z0-9_-]` as `_`. What a published name starts with is this one's start.
+ */
+export function publishedForm(prefix: string, original: string): string {
+  return prefix + original.replace(OUTSIDE_SAFE, '_');
+}
+
 export function publishNames(prefix: string, originals: readonly string[]): Map<string, string> {
   const rewritten = new Map<string, string>();
   for (const original of originals) {
-    if (!rewritten.has(original))
-      rewritten.set(original, prefix + original.replace(OUTSIDE_SAFE, '_'));
+    if (!rewritten.has(original)) rewritten.set(original, publishedForm(prefix, original));
   }
   const claimants = new Map<string, string[]>();
   for (const [original, name] of rewritten) {

@@ -512,4 +512,18 @@ describe("an unprefixed upstream's tools in the gateway's reserved prefix", () =
     const prefixed = acceptUpstreamLists(upstream('u'), l, new SchemaChecker());
     expect(prefixed.tools.map((t) => t.name)).toEqual(['u__gateway__call_tool', 'u__search']);
   });
+  it('are left out also when only their published form is in it (gateway..search_tools is published gateway__search_tools)', () => {
+    const l = lists({
+      tools: [
+        { name: 'gateway..search_tools', inputSchema: { type: 'object' } },
+        { name: 'gateway.-x', inputSchema: { type: 'object' } },
+        { name: 'gateway_x', inputSchema: { type: 'object' } },
+      ],
+    });
+    const bare = acceptUpstreamLists(upstream('u', ''), l, new SchemaChecker());
+    expect(bare.tools.map((t) => t.name)).toEqual(
+      ['gateway.-x', 'gateway_x'].map((n) => n.replace('.', '_')),
+    );
+    expect(bare.leftOut.map((i) => i.name)).toEqual(['gateway..search_tools']);
+  });
 });

@@ -6,7 +6,7 @@ import { compareCodeUnits } from '../catalog/merge-catalog';
 import { MAX_TEMPLATES_ONE_URI_MEETS, templatesBeyondReach } from '../catalog/template-index';
 import { type SchemaChecker, UPSTREAM_SCHEMA_BOUNDS } from '../manifest/schema-checker';
 import { TimeSlicer } from '../time-slicer';
-import { publishNames } from './published-names';
+import { publishedForm, publishNames } from './published-names';
 import type {
   UpstreamItem,
   UpstreamListHints,
@@ -174,8 +174,11 @@ class ToolsCheck {
 
   check(tool: UpstreamItem, schemas: SchemaChecker): void {
     const name = isRecord(tool) ? tool.name : undefined;
+    // the name as it would be published (`gateway..x` is published `gateway__x`)
     const reason =
-      this.unprefixed && typeof name === 'string' && name.startsWith(GATEWAY_TOOL_PREFIX)
+      this.unprefixed &&
+      typeof name === 'string' &&
+      publishedForm('', name).startsWith(GATEWAY_TOOL_PREFIX)
         ? `the name is in "${GATEWAY_TOOL_PREFIX}", the prefix reserved for the gateway's own tools (docs/operations.md §16 "Tool search")`
         : toolProblem(tool, schemas);
     if (reason !== undefined) {
