@@ -28,6 +28,23 @@ describe('MemoryBuckets: in-process token buckets', () => {
   });
 });
 
+describe('MemoryBuckets: bounded', () => {
+  it('keeps at most maxBuckets: past it the least recently used goes, the buckets in use stay', () => {
+    let now = 0;
+    const buckets = new MemoryBuckets(() => now, 10, 100);
+    const slow = { capacity: 1, refillPerSecond: 0.0001 }; // full again after hours
+    expect(buckets.take('t:alice:calc__add', slow).admitted).toBe(true);
+    // a caller naming a new tool on every call
+    for (let i = 0; i < 10_000; i++) {
+      now += 1;
+      buckets.take(`t:mallory:x${i}`, slow);
+      // alice keeps using hers: it is never the least recently used
+      if (i % 50 === 0) expect(buckets.take('t:alice:calc__add', slow).admitted).toBe(false);
+    }
+    expect(buckets.size).toBeLessThanOrEqual(100);
+  });
+});
+
 describe('toolKey: a tool name as a bucket key part', () => {
   it('keeps a tool name as written, and a name past 256 characters as its digest (a few bytes, however long)', () => {
     expect(toolKey('calc__add')).toBe('calc__add');
