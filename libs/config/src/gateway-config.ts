@@ -111,6 +111,17 @@ export interface UpstreamDefinition {
  * registration, which registration (docs/operations.md §15 "Deleted means gone"). For a
  * configured upstream it is the URL alone. Never shown: it is digested where it is kept.
  */
+/**
+ * When the runtime registration `upstream` was applied from was created (ms since the epoch,
+ * the same on every replica); undefined for a configured upstream.
+ */
+export function registeredAt(
+  upstream: Pick<UpstreamDefinition, 'registration'>,
+): number | undefined {
+  const createdAt = Number(upstream.registration?.split('.', 1)[0]);
+  return Number.isFinite(createdAt) ? createdAt : undefined;
+}
+
 export function upstreamSource(upstream: Pick<UpstreamDefinition, 'url' | 'registration'>): string {
   return upstream.registration === undefined
     ? upstream.url

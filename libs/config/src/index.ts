@@ -12,6 +12,7 @@ export {
   type SessionKey,
   type TokenExchangeAuthorization,
   type UpstreamDefinition,
+  registeredAt,
   upstreamSource,
 } from './gateway-config';
 export { ConfigValidationError } from './config-errors';

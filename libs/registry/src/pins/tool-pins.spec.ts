@@ -244,3 +244,37 @@ describe('ToolPins: pinned tools served only as approved', () => {
     expect(pins.screen([upstreamTool(entry())], 6).tools).toHaveLength(1);
   });
 });
+
+describe("approvals of a registered upstream's tools are its registration's (docs/operations.md §15)", () => {
+  function registeredTool(registration: string): CatalogTool {
+    const tool = upstreamTool(entry());
+    return {
+      ...tool,
+      route: {
+        kind: 'upstream',
+        upstream: { id: 'up', pinned: true, registration } as UpstreamDefinition,
+        originalName: 'search',
+      },
+    };
+  }
+  const approval = (approvedAt: number) => ({
+    digest: digestOf(entry()),
+    definition: entry(),
+    approvedAt,
+    approvedBy: 'admin-token',
+  });
+
+  it("an approval made for one registration does not serve another registration's tool of the same id", () => {
+    const pins = new ToolPins();
+    pins.replaceApprovals(new Map([['up\nup__search\n1000.aaaa', approval(1500)]]));
+    expect(pins.screen([registeredTool('1000.aaaa')], 0).tools).toHaveLength(1);
+    expect(pins.screen([registeredTool('3000.bbbb')], 0).held.has('up__search')).toBe(true);
+  });
+
+  it('an approval kept under the id alone (made before approvals were a registration’s) counts only when made after the registration was created', () => {
+    const pins = new ToolPins();
+    pins.replaceApprovals(new Map([['up\nup__search', approval(2000)]]));
+    expect(pins.screen([registeredTool('1000.aaaa')], 0).tools).toHaveLength(1);
+    expect(pins.screen([registeredTool('3000.bbbb')], 0).held.has('up__search')).toBe(true);
+  });
+});

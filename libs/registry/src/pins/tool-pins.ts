@@ -1,3 +1,4 @@
+import { registeredAt } from '@app/config';
 import type { CatalogTool } from '../catalog/catalog-tool';
 import { definitionChanges, definitionDigest, type DefinitionChange } from './definition-digest';
 
@@ -158,7 +159,7 @@ export class ToolPins {
         definitionDigest({ publishedJson: tool.publishedJson, tags: tool.tags });
       digests.set(tool.fingerprint, digest);
       const key = approvalKeyOf(tool);
-      const approval = this.approvals.get(key);
+      const approval = this.approvals.get(key) ?? this.earlierApproval(tool, key);
       if (approval?.digest === digest) {
         kept.push(tool);
         if (approval.definition !== tool.publishedJson) {
@@ -187,6 +188,22 @@ export class ToolPins {
     }
     this.digests = digests;
     return { tools: kept, held, moved };
+  }
+
+  /**
+   * An approval of a registered upstream's tool kept under its id alone (written before
+   * approvals were a registration's): it is this registration's when it was made after the
+   * registration was created (an id holds one registration at a time), an earlier one's
+   * otherwise, and then not taken.
+   */
+  private earlierApproval(tool: CatalogTool, key: string): ToolApproval | undefined {
+    const plain = approvalKey(tool.sourceId, tool.name);
+    if (plain === key || tool.route.kind === 'bundle') return undefined;
+    const approval = this.approvals.get(plain);
+    const since = registeredAt(tool.route.upstream);
+    return approval !== undefined && since !== undefined && approval.approvedAt >= since
+      ? approval
+      : undefined;
   }
 
   /** The held tools of the catalog just published. */
