@@ -158,4 +158,70 @@ describe("a call's continuation after the client's answer goes with the answerin
       call.close();
     }
   });
+
+  it('a 2025 call cancelled with a fresh token after the first expired: nothing upstream carries the expired one', async () => {
+    const t1 = (await as.mint({ subject: 'alice', ttlSeconds: 3 })).access_token;
+    const t2 = (await as.mint({ subject: 'alice' })).access_token;
+    const init = await rpc(
+      g.mcpUrl,
+      'initialize',
+      {
+        protocolVersion: '2025-11-25',
+        capabilities: { elicitation: { form: {} } },
+        clientInfo: { name: 'raw', version: '1' },
+      },
+      { authorization: `Bearer ${t1}` },
+    );
+    const sid = init.headers.get('mcp-session-id')!;
+    const h = (token: string) => ({
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      'mcp-session-id': sid,
+      authorization: `Bearer ${token}`,
+    });
+    await postRaw(
+      g.mcpUrl,
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      h(t1),
+    );
+    const call = await SseReader.open(
+      g.mcpUrl,
+      'POST',
+      h(t1),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'repo__confirm', arguments: { question: 'Ship it?' } },
+      }),
+    );
+    try {
+      await call.waitForMessage((m) => m.method === 'elicitation/create');
+      // T1 expires while the call waits for the client's answer
+      await new Promise((r) => setTimeout(r, 4500));
+      const mark = repo.requests.length;
+      const cancelled = await postRaw(
+        g.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 7, reason: 'user gave up' },
+        }),
+        h(t2),
+      );
+      expect(cancelled.status).toBe(202);
+      await new Promise((r) => setTimeout(r, 2000));
+      const after = repo.requests.slice(mark);
+      const sent = after.map((r) => ({
+        m: r.rpcMethod ?? (r.httpMethod === 'POST' ? 'response' : r.httpMethod),
+        auth: r.headers.authorization,
+      }));
+      // the upstream is still told the call was cancelled, and the expired T1 reaches it in nothing
+      expect(sent.map((s) => s.m)).toContain('notifications/cancelled');
+      expect(sent.filter((s) => s.auth === `Bearer ${t1}`)).toEqual([]);
+    } finally {
+      call.close();
+    }
+  });
 });

@@ -191,6 +191,9 @@ export class UpstreamExecutor {
             : { ...headers, ...context.requestHeaders },
         onMessage: context.onMessage,
         clientCapabilities: context.clientCapabilities,
+        ...(context.caller?.expiresAt === undefined
+          ? {}
+          : { credentialExpiresAtMs: context.caller.expiresAt * 1000 }),
         takeBytes: budget === null ? undefined : (bytes) => budget.take(claim, bytes),
       });
       outcome = answer;
@@ -247,10 +250,14 @@ export class UpstreamExecutor {
     headers: IncomingHeaders,
     caller?: CallerIdentity,
   ): Promise<boolean> {
+    // a caller's credential that has expired is never sent: the answer (the gateway's own
+    // error answer at a call's end, a refusal) goes without it (docs/security.md "Answers to
+    // relayed requests")
+    const expired = caller?.expiresAt !== undefined && caller.expiresAt * 1000 <= Date.now();
     try {
       await this.connections.forAnswer(upstream).respond(response, sessionId, {
         deadlineMillis: Math.max(upstream.connectMillis, 5_000),
-        headers: await this.callerHeaders.for(upstream, headers, caller),
+        headers: expired ? undefined : await this.callerHeaders.for(upstream, headers, caller),
       });
       return true;
     } catch {

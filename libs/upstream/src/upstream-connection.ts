@@ -606,7 +606,12 @@ export class UpstreamConnection {
           err.kind === 'cancelled'
             ? reasonText(options.signal)
             : 'the gateway stopped waiting (deadline passed)';
-        this.sendCancelled(session, id, reason, options.headers);
+        // never with a caller's credential that has expired since (docs/security.md
+        // "Answers to relayed requests")
+        const expired =
+          options.credentialExpiresAtMs !== undefined &&
+          Date.now() >= options.credentialExpiresAtMs;
+        this.sendCancelled(session, id, reason, expired ? undefined : options.headers);
       }
       throw err;
     }

@@ -105,6 +105,11 @@ export interface UpstreamRequestOptions {
    */
   readonly headers?: Readonly<Record<string, string>>;
   /**
+   * When the caller's credential in `headers` expires, ms since the epoch: a
+   * notifications/cancelled sent after it goes without `headers` (no expired token is sent).
+   */
+  readonly credentialExpiresAtMs?: number;
+  /**
    * The capabilities of the caller this request is sent for: a 2026 request carries them in
    * its `_meta` envelope (over any the params hold); a 2025 session declared the gateway's own
    * at initialize, so a 2025 request carries none.

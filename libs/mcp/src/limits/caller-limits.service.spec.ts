@@ -93,3 +93,22 @@ describe('CallerLimits (docs/operations.md §14 "Rate limits per caller")', () =
     expect(errorHeaders(new GatewayError(GatewayErrorCode.InvalidParams, 'x'))).toEqual({});
   });
 });
+
+describe('CallerLimits under a flood of made-up tool names (memory bounded, nothing reset)', () => {
+  it("20,000 tools/call of names nobody publishes reset neither the caller's own exhausted (caller, tool) bucket nor another's", async () => {
+    const limits = new CallerLimits(
+      configWith({ store: 'memory', perTool: { capacity: 1, refillPerSecond: 1 / 3600 } }),
+    );
+    const admitted = (p: Promise<void>): Promise<boolean> =>
+      p.then(
+        () => true,
+        () => false,
+      );
+    const [mallory, bob] = [caller('mallory'), caller('bob')];
+    expect(await admitted(limits.admit(mallory, 'up__costly'))).toBe(true);
+    expect(await admitted(limits.admit(bob, 'up__costly'))).toBe(true);
+    for (let i = 0; i < 20_000; i++) await admitted(limits.admit(mallory, `x${i}`));
+    expect(await admitted(limits.admit(mallory, 'up__costly'))).toBe(false);
+    expect(await admitted(limits.admit(bob, 'up__costly'))).toBe(false);
+  });
+});

@@ -66,12 +66,12 @@ export class CallerLimits implements OnApplicationShutdown {
     if (!this.enabled) return;
     const subject = callerName(caller) ?? ANONYMOUS_SUBJECT;
     if (this.perSubject !== undefined) {
-      const verdict = await this.take(`s:${encodeURIComponent(subject)}`, this.perSubject);
+      const verdict = await this.take(`s:${encodeURIComponent(subject)}`, this.perSubject, subject);
       if (!verdict.admitted) throw rateLimitedError('subject', verdict.retryAfterMs);
     }
     if (tool !== undefined && this.perTool !== undefined) {
       const key = `t:${encodeURIComponent(subject)}:${toolKey(tool)}`;
-      const verdict = await this.take(key, this.perTool);
+      const verdict = await this.take(key, this.perTool, subject);
       if (!verdict.admitted) throw rateLimitedError('tool', verdict.retryAfterMs);
     }
   }
@@ -80,12 +80,12 @@ export class CallerLimits implements OnApplicationShutdown {
     await this.redis?.close();
   }
 
-  private async take(key: string, settings: BucketSettings): Promise<BucketVerdict> {
+  private async take(key: string, settings: BucketSettings, owner: string): Promise<BucketVerdict> {
     if (this.redis !== null) {
       const shared = await this.redis.take(`${this.keyPrefix}:${key}`, settings);
       if (shared !== undefined) return shared;
     }
-    return this.memory.take(key, settings);
+    return this.memory.take(key, settings, owner);
   }
 }
 

@@ -29,17 +29,35 @@ describe('MemoryBuckets: in-process token buckets', () => {
 });
 
 describe('MemoryBuckets: bounded', () => {
-  it('keeps at most maxBuckets: past it the least recently used goes, the buckets in use stay', () => {
+  const slow = { capacity: 1, refillPerSecond: 0.0001 }; // full again after hours
+
+  it("a caller naming a new tool on every call holds its share at most, and never resets another caller's bucket", () => {
     let now = 0;
-    const buckets = new MemoryBuckets(() => now, 10, 100);
-    const slow = { capacity: 1, refillPerSecond: 0.0001 }; // full again after hours
-    expect(buckets.take('t:alice:calc__add', slow).admitted).toBe(true);
-    // a caller naming a new tool on every call
+    const buckets = new MemoryBuckets(() => now, 10, 1000, 100);
+    expect(buckets.take('t:bob:calc__add', slow, 'bob').admitted).toBe(true);
+    expect(buckets.take('t:mallory:calc__add', slow, 'mallory').admitted).toBe(true);
     for (let i = 0; i < 10_000; i++) {
       now += 1;
-      buckets.take(`t:mallory:x${i}`, slow);
+      buckets.take(`t:mallory:x${i}`, slow, 'mallory');
+    }
+    expect(buckets.size).toBeLessThanOrEqual(102);
+    // the flood gave back nothing that was taken: bob's bucket and mallory's own stay empty
+    expect(buckets.take('t:bob:calc__add', slow, 'bob').admitted).toBe(false);
+    expect(buckets.take('t:mallory:calc__add', slow, 'mallory').admitted).toBe(false);
+    // past her share, her new names share one bucket: limited as one
+    expect(buckets.take('t:mallory:another', slow, 'mallory').admitted).toBe(false);
+  });
+
+  it('keeps at most maxBuckets in all (very many callers): the least recently used go, the buckets in use stay', () => {
+    let now = 0;
+    const buckets = new MemoryBuckets(() => now, 10, 100, 100);
+    expect(buckets.take('t:alice:calc__add', slow, 'alice').admitted).toBe(true);
+    for (let i = 0; i < 10_000; i++) {
+      now += 1;
+      buckets.take(`t:caller${i}:x`, slow, `caller${i}`);
       // alice keeps using hers: it is never the least recently used
-      if (i % 50 === 0) expect(buckets.take('t:alice:calc__add', slow).admitted).toBe(false);
+      if (i % 50 === 0)
+        expect(buckets.take('t:alice:calc__add', slow, 'alice').admitted).toBe(false);
     }
     expect(buckets.size).toBeLessThanOrEqual(100);
   });

@@ -8,11 +8,15 @@ import {
 
 /** The most buckets one replica keeps in memory (about 200 bytes each). */
 const MAX_BUCKETS = 100_000;
+/** The most one caller holds (its per-tool buckets and its own). */
+const MAX_BUCKETS_PER_OWNER = 10_000;
 
 /** A bucket, and the settings it is kept by (how long it takes to be full again untouched). */
 interface Entry {
   readonly state: BucketState;
   readonly settings: BucketSettings;
+  /** Whose bucket it is (the caller), what its share is counted by. */
+  readonly owner: string;
 }
 
 /**
@@ -21,12 +25,17 @@ interface Entry {
  * own settings (a per-subject bucket may refill in a second while a per-tool one takes an hour:
  * swept by the other's time, an empty bucket would be full again at once). Bounded: a caller
  * naming a new tool on every call (names the catalog never held make buckets too, as the
- * limit is taken before the name is looked up) makes a bucket each, kept until full again, so
- * past `maxBuckets` the least recently used bucket goes: memory stays bounded
- * under such a flood, at the price of that bucket starting full again.
+ * limit is taken before the name is looked up) makes a bucket each, kept until full again. So
+ * a caller holds at most `maxPerOwner`: past it, every new key of that caller shares one
+ * overflow bucket, and no bucket it holds is given back before it refills (a flood resets
+ * nothing, its own or another's); past `maxBuckets` in all (very many callers at once), the
+ * least recently used of any goes.
  */
 export class MemoryBuckets {
+  /** In the order of use: the least recently used first. */
   private readonly buckets = new Map<string, Entry>();
+  /** Each owner's keys, in the order of use. */
+  private readonly byOwner = new Map<string, Set<string>>();
   private nextSweepAt = 0;
 
   /** @param now monotonic ms */
@@ -34,23 +43,44 @@ export class MemoryBuckets {
     private readonly now: () => number = () => performance.now(),
     private readonly sweepAbove = 10_000,
     private readonly maxBuckets = MAX_BUCKETS,
+    private readonly maxPerOwner = MAX_BUCKETS_PER_OWNER,
   ) {}
 
-  take(key: string, settings: BucketSettings): BucketVerdict {
+  /** @param owner whose bucket it is (the caller's key): what its share counts */
+  take(wanted: string, settings: BucketSettings, owner = ''): BucketVerdict {
     const now = this.now();
+    const share = this.byOwner.get(owner);
+    const key =
+      share !== undefined && share.size >= this.maxPerOwner && !this.buckets.has(wanted)
+        ? `\u0000overflow:${owner}`
+        : wanted;
     const held = this.buckets.get(key);
     const { state, verdict } = takeToken(held?.state, settings, now);
-    // the Map's order is the order of use: the least recently used bucket comes first
-    if (held !== undefined) this.buckets.delete(key);
-    this.buckets.set(key, { state, settings });
+    if (held !== undefined) this.forget(key);
+    this.buckets.set(key, { state, settings, owner });
+    let keys = this.byOwner.get(owner);
+    if (keys === undefined) {
+      keys = new Set();
+      this.byOwner.set(owner, keys);
+    }
+    keys.add(key);
     if (this.buckets.size > this.sweepAbove && now >= this.nextSweepAt) this.sweep(now);
     // (the sweep above runs on its own schedule: a flood must not cost a sweep per call)
     if (this.buckets.size > this.maxBuckets)
       for (const oldest of this.buckets.keys()) {
         if (this.buckets.size <= this.maxBuckets) break;
-        this.buckets.delete(oldest);
+        this.forget(oldest);
       }
     return verdict;
+  }
+
+  private forget(key: string): void {
+    const entry = this.buckets.get(key);
+    if (entry === undefined) return;
+    this.buckets.delete(key);
+    const keys = this.byOwner.get(entry.owner);
+    keys?.delete(key);
+    if (keys?.size === 0) this.byOwner.delete(entry.owner);
   }
 
   get size(): number {
@@ -61,7 +91,7 @@ export class MemoryBuckets {
     let soonest = 10_000;
     for (const [key, { state, settings }] of this.buckets) {
       const full = refillMillis(settings);
-      if (now - state.updatedAt >= full) this.buckets.delete(key);
+      if (now - state.updatedAt >= full) this.forget(key);
       else soonest = Math.min(soonest, full);
     }
     this.nextSweepAt = now + soonest;
