@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
-import { SourceCredentialError, type CallerIdentity } from '@app/identity';
+import { callerExpired, SourceCredentialError, type CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
   UpstreamConnections,
@@ -253,7 +253,7 @@ export class UpstreamExecutor {
     // a caller's credential that has expired is never sent: the answer (the gateway's own
     // error answer at a call's end, a refusal) goes without it (docs/security.md "Answers to
     // relayed requests")
-    const expired = caller?.expiresAt !== undefined && caller.expiresAt * 1000 <= Date.now();
+    const expired = callerExpired(caller);
     try {
       await this.connections.forAnswer(upstream).respond(response, sessionId, {
         deadlineMillis: Math.max(upstream.connectMillis, 5_000),

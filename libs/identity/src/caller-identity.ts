@@ -42,3 +42,12 @@ export function callerSubject(caller: CallerIdentity | undefined): string | unde
     ? caller.subject
     : undefined;
 }
+
+/**
+ * Whether the caller's token has expired by `nowMs`: what a call that outlived it may no longer
+ * send upstream (docs/security.md "Answers to relayed requests"). A caller without an expiry
+ * (auth off, an introspected token without `exp`) never has.
+ */
+export function callerExpired(caller: CallerIdentity | undefined, nowMs = Date.now()): boolean {
+  return caller?.expiresAt !== undefined && caller.expiresAt * 1000 <= nowMs;
+}

@@ -1,4 +1,4 @@
-export { type CallerIdentity, callerName, callerSubject } from './caller-identity';
+export { type CallerIdentity, callerExpired, callerName, callerSubject } from './caller-identity';
 export {
   callerAuthorization,
   gatewayAuthorization,

@@ -49,20 +49,23 @@ export class MemoryBuckets {
   /** @param owner whose bucket it is (the caller's key): what its share counts */
   take(wanted: string, settings: BucketSettings, owner = ''): BucketVerdict {
     const now = this.now();
-    const share = this.byOwner.get(owner);
-    const key =
-      share !== undefined && share.size >= this.maxPerOwner && !this.buckets.has(wanted)
-        ? `\u0000overflow:${owner}`
-        : wanted;
-    const held = this.buckets.get(key);
-    const { state, verdict } = takeToken(held?.state, settings, now);
-    if (held !== undefined) this.forget(key);
-    this.buckets.set(key, { state, settings, owner });
     let keys = this.byOwner.get(owner);
     if (keys === undefined) {
       keys = new Set();
       this.byOwner.set(owner, keys);
     }
+    const key =
+      keys.size >= this.maxPerOwner && !this.buckets.has(wanted)
+        ? `\u0000overflow:${owner}`
+        : wanted;
+    const held = this.buckets.get(key);
+    const { state, verdict } = takeToken(held?.state, settings, now);
+    // moved to the end of both orders of use (the owner's set kept, however small)
+    if (held !== undefined) {
+      this.buckets.delete(key);
+      this.byOwner.get(held.owner)?.delete(key);
+    }
+    this.buckets.set(key, { state, settings, owner });
     keys.add(key);
     if (this.buckets.size > this.sweepAbove && now >= this.nextSweepAt) this.sweep(now);
     // (the sweep above runs on its own schedule: a flood must not cost a sweep per call)

@@ -1,3 +1,4 @@
+import { callerExpired } from '@app/identity';
 import type { MethodContext } from '../methods/method-handler';
 
 /**
@@ -26,8 +27,7 @@ export function continuationContext(
   nowMs = Date.now(),
 ): MethodContext | undefined {
   const context = answering === undefined ? call : { ...call, ...answering() };
-  const expiresAt = context.caller?.expiresAt;
-  return expiresAt !== undefined && expiresAt * 1000 <= nowMs ? undefined : context;
+  return callerExpired(context.caller, nowMs) ? undefined : context;
 }
 
 /** What a client is told when its call ended because no credential that may be sent was left. */

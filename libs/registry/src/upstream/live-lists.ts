@@ -160,7 +160,7 @@ export class LiveListMerger {
       // Every source claims its URIs, seen by this caller or not, so the list holds what
       // resources/read routes to (docs/operations.md §10 "Routing"); the caller then sees
       // the entries of its sources.
-      const extras = this.resourceClaims(catalog, contributions, routedAnswers(catalog, liveById));
+      const extras = this.resourceClaims(catalog, contributions, liveById);
       if (visible === undefined) return { json: extras.resourcesJson, skipped: [] };
       for (const r of extras.listed().resources)
         if (shown(r.sourceId)) entries.push(r.publishedJson);
@@ -195,7 +195,9 @@ export class LiveListMerger {
       [...liveById.values()].every((c) => built.upstreams.get(c.upstream.id) === c.upstream)
     )
       return built.extras;
-    const extras = CatalogExtras.build(contributions, false, liveById);
+    // what the answers list of what routes elsewhere is left out: decided once per build, with
+    // the catalog it is cached for (a repeated list tests no URI again)
+    const extras = CatalogExtras.build(contributions, false, routedAnswers(catalog, liveById));
     this.coverageTests += extras.coverageTests;
     builds.delete(key);
     builds.set(key, {
