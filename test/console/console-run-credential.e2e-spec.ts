@@ -140,6 +140,16 @@ async function expectAdminRefusedOnMcp(mcpUrl: string, admin: string): Promise<v
   }
 }
 
+/**
+ * Waits (up to 20 s) until the upstream has received `count` tools/call requests; `shown` (the
+ * card's text) is in the failure, so a run that never reached the upstream says what it showed.
+ */
+async function waitForCalls(up: V1Upstream, count: number, shown?: string): Promise<void> {
+  for (let i = 0; i < 200 && up.requestsFor('tools/call').length < count; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  expect({ calls: up.requestsFor('tools/call').length, shown }).toEqual({ calls: count, shown });
+}
+
 describe('console Run with MCP_ADMIN_TOKEN (mcp.auth none): the admin token never reaches /mcp', () => {
   let v1: V1Upstream;
   let v2: V2Upstream;
@@ -206,7 +216,8 @@ describe('console Run with MCP_ADMIN_TOKEN (mcp.auth none): the admin token neve
     );
     const before = await card('pt__flaky').locator('[data-field=result]').textContent();
     await run(card('pt__flaky'), 'pt__flaky');
-    await outcome(card('pt__flaky'), before);
+    // the card's text alone cannot tell this run's result from a re-render: wait for the call
+    await waitForCalls(v1, 2, await outcome(card('pt__flaky'), before));
     await run(card('pt2__shout'), 'pt2__shout', () =>
       card('pt2__shout').getByLabel('text').fill('again'),
     );
@@ -236,7 +247,7 @@ describe('console Run with MCP_ADMIN_TOKEN (mcp.auth none): the admin token neve
     expect(await page.locator('#caller-token-status').textContent()).toBe('Run sends no token.');
     const before = await card('pt__flaky').locator('[data-field=result]').textContent();
     await run(card('pt__flaky'), 'pt__flaky');
-    await outcome(card('pt__flaky'), before);
+    await waitForCalls(v1, 4, await outcome(card('pt__flaky'), before));
     expect(callAuthorizations(v1).at(-1)).toBe('');
   });
 
@@ -266,13 +277,6 @@ describe('console Run with MCP_ADMIN_TOKEN (mcp.auth none): the admin token neve
     expect(errors).toEqual([]);
   });
 });
-
-/** Waits (up to 20 s) until the upstream has received `count` tools/call requests. */
-async function waitForCalls(up: V1Upstream, count: number): Promise<void> {
-  for (let i = 0; i < 200 && up.requestsFor('tools/call').length < count; i++)
-    await new Promise((r) => setTimeout(r, 100));
-  expect(up.requestsFor('tools/call').length).toBe(count);
-}
 
 describe('console Run with mcp.auth jwt (and the node:http /mcp listener): the admin JWT never reaches /mcp or an upstream', () => {
   let as: TestAuthorizationServer;
@@ -345,6 +349,7 @@ describe('console Run with mcp.auth jwt (and the node:http /mcp listener): the a
     const before = await card().locator('[data-field=result]').textContent();
     await run(card(), 'pt__flaky');
     expect(await outcome(card(), before)).toMatch(/isError\s*true/);
+    await waitForCalls(v1, 1);
     expect(callAuthorizations(v1)).toEqual([`Bearer ${callerJwt}`]);
     expect(authorizations(v1).join('\n')).not.toContain(adminJwt);
 
@@ -355,7 +360,7 @@ describe('console Run with mcp.auth jwt (and the node:http /mcp listener): the a
     );
     const again = await card().locator('[data-field=result]').textContent();
     await run(card(), 'pt__flaky');
-    await outcome(card(), again);
+    await waitForCalls(v1, 2, await outcome(card(), again));
     expect(callAuthorizations(v1)).toEqual([`Bearer ${callerJwt}`, `Bearer ${callerJwt}`]);
     expect(authorizations(v1).join('\n')).not.toContain(adminJwt);
 
