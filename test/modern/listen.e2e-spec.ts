@@ -11,12 +11,6 @@ import { TestToolService } from '../support/tool-service';
 import { ADMIN_TOKEN, admin, waitForState } from '../admin/admin-support';
 
 const V = '2026-07-28';
-/**
- * The v2 SDK client's fetch pool may leave a connection open on which it never sent a request;
- * node's closeIdleConnections does not close those, so the drain would wait out its grace
- * period for them: a short one keeps `stop()` within its bound.
- */
-const SHORT_GRACE = { gracePeriodSeconds: 3 };
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 const envelope = {
   'io.modelcontextprotocol/protocolVersion': V,
@@ -88,7 +82,6 @@ describe('notification streams: subscriptions/listen (2026) and the session GET 
     const mcp = gatewayConfig([bundle('ins', service, 'ins.')], {
       registry: { refreshIntervalSeconds: 1 },
       upstreams: [upstream('calc', calc.url)],
-      shutdown: SHORT_GRACE,
     });
     gateway = await GatewayProcess.start({
       mcp: { ...mcp, http: { modernEra: true }, listen: { keepAliveMillis: 300 } },
@@ -400,7 +393,7 @@ describe('notification streams: the cap (mcp.listen.maxStreams)', () => {
     service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })]));
     gateway = await GatewayProcess.start({
       mcp: {
-        ...gatewayConfig([bundle('ins', service, 'ins.')], { shutdown: SHORT_GRACE }),
+        ...gatewayConfig([bundle('ins', service, 'ins.')]),
         http: { modernEra: true },
         listen: { maxStreams: 2 },
       },
@@ -463,7 +456,6 @@ describe('notification streams across two replicas sharing Redis', () => {
       ...gatewayConfig([bundle('ins', service, 'ins.')], {
         registry: { refreshIntervalSeconds: 2 },
         redis: { keyPrefix },
-        shutdown: SHORT_GRACE,
       }),
       http: { modernEra: true },
     };
@@ -546,7 +538,6 @@ describe('notification streams follow runtime registrations (/admin/upstreams)',
     const mcp = gatewayConfig([], {
       registry: { refreshIntervalSeconds: 1 },
       upstreams: [upstream('calc', calc.url)],
-      shutdown: SHORT_GRACE,
     });
     gateway = await GatewayProcess.start({
       mcp: { ...mcp, http: { modernEra: true } },

@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { callTool, rpc } from '../support/rpc';
@@ -76,4 +77,33 @@ describe('graceful shutdown', () => {
     expect(gateway.output).toMatch(/"outcome":"shutdown"/);
     expect(gateway.output).not.toMatch(/"outcome":"unreachable"/);
   });
+
+  it('does not wait out the grace period for connections that serve no request: never used (a pre-opened socket) or idle, on either port', async () => {
+    const gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('ins', service, 'ins.')]),
+      waitReady: true,
+    });
+    /** A TCP connection that sends nothing, and whether the gateway closed it. */
+    const unused = async (url: string): Promise<{ socket: Socket; closed: Promise<void> }> => {
+      const { hostname, port } = new URL(url);
+      const socket = connect(Number(port), hostname);
+      await new Promise<void>((resolve, reject) =>
+        socket.once('connect', resolve).once('error', reject),
+      );
+      socket.on('error', () => undefined);
+      return { socket, closed: new Promise<void>((resolve) => socket.once('close', resolve)) };
+    };
+    const opened = [await unused(gateway.mcpUrl), await unused(gateway.managementUrl)];
+    // and a keep-alive connection of each port that served a request
+    expect((await callTool(gateway.mcpUrl, 'ins.fast')).result.isError).toBeUndefined();
+    expect((await gateway.readiness()).status).toBe(200);
+
+    gateway.child.kill('SIGTERM');
+    // the default grace period is 30 s: an exit well within it did not wait it out
+    expect(await gateway.waitForExit(20_000)).toBe(0);
+    await Promise.all(opened.map((o) => o.closed));
+    expect(gateway.output).toContain('Stopped');
+    expect(gateway.output).not.toContain('Grace period of');
+    expect(gateway.output).not.toContain('Management requests still open');
+  }, 40_000);
 });

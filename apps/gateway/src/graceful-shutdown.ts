@@ -1,5 +1,6 @@
 import type { INestApplicationContext, Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { closeIdleAndUnused } from '@app/mcp';
 
 export interface ShutdownTargets {
   /** The gateway's application context (modules, schedule, HTTP clients, Redis). */
@@ -44,7 +45,8 @@ export async function drainAndClose(targets: ShutdownTargets): Promise<void> {
 
 /**
  * Closes the management listener, waiting for its open requests only for what is left of the
- * grace period: a slow client on the management port cannot hold the shutdown.
+ * grace period: a slow client on the management port cannot hold the shutdown, nor a connection
+ * that serves no request (idle, or never used: a probe's or a browser's pre-opened socket).
  */
 async function closeWithin(
   management: NestFastifyApplication,
@@ -54,7 +56,8 @@ async function closeWithin(
   const server = management.getHttpServer();
   let timer: NodeJS.Timeout | undefined;
   const closed = management.close();
-  server.closeIdleConnections();
+  const sweeper = setInterval(() => closeIdleAndUnused(server), 50);
+  closeIdleAndUnused(server);
   const inTime = await Promise.race([
     closed.then(() => true),
     new Promise<boolean>((resolve) => {
@@ -62,6 +65,7 @@ async function closeWithin(
     }),
   ]);
   clearTimeout(timer);
+  clearInterval(sweeper);
   if (!inTime) {
     logger.warn('Management requests still open after the grace period; cut');
     server.closeAllConnections();

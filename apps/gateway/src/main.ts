@@ -16,6 +16,7 @@ import {
   GatewayTasks,
   VirtualServers,
   VirtualServerRegistrations,
+  trackConnections,
 } from '@app/mcp';
 import {
   createRootLogger,
@@ -245,6 +246,8 @@ async function bootstrap(): Promise<void> {
     managementAdapter(new ManagementHostPolicy(config.mcp.management.allowedHosts)),
     { logger: nestLogger },
   );
+  // the drain closes its idle and never-used connections (graceful-shutdown.ts)
+  trackConnections(management.getHttpServer());
 
   const { port, managementPort, host, managementHost } = config.server;
   const mcpPort = await listenOrExit(() => mcp.listen(port, host), port, host, 'PORT');

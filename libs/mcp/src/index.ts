@@ -4,6 +4,7 @@ export { GatewayTasks } from './tasks/gateway-tasks';
 export { MCP_MAX_BODY_BYTES } from './http/listener-limits';
 export { McpController } from './http/mcp.controller';
 export { configureMcpFastify, mcpFastifyAdapter } from './http/mcp-fastify';
+export { closeIdleAndUnused, trackConnections } from './http/drain-listener';
 export { McpTransport } from './http/mcp-transport.service';
 export {
   SessionTokenService,

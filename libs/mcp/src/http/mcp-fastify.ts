@@ -9,7 +9,7 @@ import {
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendAnswer } from './mcp.controller';
-import { drainListener } from './drain-listener';
+import { drainListener, trackConnections } from './drain-listener';
 import { plainError } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
 import {
@@ -87,6 +87,7 @@ export function configureMcpFastify(
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   const exchanges = app.get(McpExchanges);
+  trackConnections(app.getHttpServer());
   let draining = false;
   instance.addHook('onRequest', (req, reply, done) => {
     // The same routing, drain and admission as on the node:http listener, before the body is

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Injectable } from '@nestjs/common';
-import { drainListener } from './drain-listener';
+import { drainListener, trackConnections } from './drain-listener';
 import { decodeBody, write } from './http-write';
 import { MCP_MAX_BODY_BYTES, MCP_SERVER_OPTIONS, payloadTooLarge } from './listener-limits';
 import { McpExchanges } from './mcp-exchanges.service';
@@ -28,6 +28,7 @@ export class McpHttpServer {
     // http.maxConnections (docs/operations.md §1): past this, node:http closes new connections as
     // they arrive
     if (maxConnections !== undefined) server.maxConnections = maxConnections;
+    trackConnections(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
