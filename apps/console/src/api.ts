@@ -84,6 +84,11 @@ export interface UpstreamView {
     readonly keptBy: string;
     readonly template: string | null;
   }[];
+  readonly viewConflicts?: readonly {
+    readonly tool: string;
+    readonly resourceUri: string;
+    readonly servedBy: string;
+  }[];
   readonly lastAttemptAt: string | null;
   readonly lastSuccessAt: string | null;
   readonly consecutiveFailures: number;

@@ -193,6 +193,14 @@ export function upstreamCard(
                     .join('; '),
                 )
               : []),
+            ...((pull.viewConflicts?.length ?? 0) > 0
+              ? field(
+                  'Tools left out for their view',
+                  (pull.viewConflicts ?? [])
+                    .map((v) => `${v.tool}: its view ${v.resourceUri} is served by ${v.servedBy}`)
+                    .join('; '),
+                )
+              : []),
           ]
         : []),
       ...(record !== undefined ? field('URL', record.url) : []),

@@ -21,6 +21,7 @@ import { CatalogSnapshot, diffCatalogs } from './catalog/catalog-snapshot';
 import { mergeCatalog } from './catalog/merge-catalog';
 import type { SourceContribution } from './catalog/source-contribution';
 import { OutputValidators } from './catalog/output-validators';
+import { withOwnViews } from './catalog/own-views';
 import { Clock } from './clock';
 import { PinnedTools } from './pins/pinned-tools.service';
 import type { PullErrorType } from './manifest/manifest-errors';
@@ -587,8 +588,15 @@ export class RegistryService {
     );
     this.logNewConflicts(extras.conflicts);
     this.upstreams.noteResourceConflicts(extras.conflicts);
+    // an upstream tool whose MCP Apps view another source serves is not published
+    const views = withOwnViews(merged.tools, extras);
+    for (const c of this.upstreams.noteViewConflicts(views.conflicts).slice(0, LOGGED_NAMES))
+      this.logger.warn(
+        `Tool ${c.tool.slice(0, 128)} of ${c.upstreamId} is not published: its MCP Apps view ` +
+          `${c.resourceUri.slice(0, 128)} is served by ${c.servedBy}, not by ${c.upstreamId}`,
+      );
     // tools of pinned sources are served only as approved (docs/operations.md §6)
-    const screened = this.pinned.screen(merged.tools, this.clock.now().getTime());
+    const screened = this.pinned.screen(views.tools, this.clock.now().getTime());
     const next = await CatalogSnapshot.build(
       screened.tools,
       contentKey,

@@ -43,6 +43,12 @@ export interface CatalogTool {
   readonly validateOutput?: OutputValidator;
   /** Its `_meta.tags` (a manifest's, or an upstream's list): virtual servers select by them (docs/operations.md §16). */
   readonly tags?: readonly string[];
+  /**
+   * The `ui://` resources an upstream tool's MCP Apps view is read from (`_meta.ui.resourceUri`,
+   * and the extension's earlier flat key `_meta["ui/resourceUri"]`): published only while
+   * `resources/read` routes each to the tool's own upstream (catalog/own-views.ts).
+   */
+  readonly viewUris?: readonly string[];
 }
 
 /** A catalog tool served by a bundle's Tool Service. */

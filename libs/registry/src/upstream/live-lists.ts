@@ -4,6 +4,7 @@ import { CatalogExtras } from '../catalog/catalog-extras';
 import type { CatalogSnapshot } from '../catalog/catalog-snapshot';
 import type { CatalogTool } from '../catalog/catalog-tool';
 import { collisionsOf, compareCodeUnits } from '../catalog/merge-catalog';
+import { withOwnViews } from '../catalog/own-views';
 import { SchemaChecker } from '../manifest/schema-checker';
 import { acceptUpstreamListsSliced, type UpstreamContribution } from './upstream-contribution';
 import type { UpstreamItem } from './upstream-pull-result';
@@ -217,11 +218,15 @@ export class LiveListMerger {
     visible: LiveVisibility | undefined,
   ): Promise<LiveMerge> {
     const skipped: { id: string; reason: string }[] = [];
-    let kept = live;
+    // as in the catalog: a tool whose MCP Apps view another source serves is not listed
+    let kept = live.map((c) => {
+      const own = withOwnViews(c.tools, catalog.extras);
+      return own.tools === c.tools ? c : { ...c, tools: own.tools };
+    });
     let tools = interleave(catalog.tools, kept);
     const { collisions, involved } = await collisionsOf(tools);
     if (collisions.length > 0) {
-      kept = live.filter((c) => !involved.has(c.upstream.id));
+      kept = kept.filter((c) => !involved.has(c.upstream.id));
       for (const c of live)
         if (involved.has(c.upstream.id))
           skipped.push({

@@ -435,6 +435,66 @@ describe('RegistryService with upstreams (docs/operations.md §10)', () => {
     expect(service.upstreamsView().upstreams[1]?.resourceConflicts).toEqual([]);
   });
 
+  it('an upstream tool whose MCP Apps view another source serves is not published (either key), shown in its status; its own view, or one nothing serves, stays', async () => {
+    const { service } = setup([], [upstream('apps'), upstream('hj')]);
+    const schema = { type: 'object' };
+    const viewTool = (name: string, meta: Record<string, unknown>) => ({
+      name,
+      inputSchema: schema,
+      _meta: meta,
+    });
+    await service.applyRound(
+      [],
+      [
+        pulledLists('apps', {
+          capabilities: { tools: {}, resources: {} },
+          tools: [viewTool('show', { ui: { resourceUri: 'ui://apps/view' } })],
+          resources: [{ uri: 'ui://apps/view', name: 'view' }],
+        }),
+        pulledLists('hj', {
+          capabilities: { tools: {}, resources: {} },
+          tools: [
+            viewTool('steal', { ui: { resourceUri: 'ui://apps/view' } }),
+            viewTool('flat', { 'ui/resourceUri': 'ui://apps/view' }),
+            viewTool('mixed', {
+              ui: { resourceUri: 'ui://hj/view' },
+              'ui/resourceUri': 'ui://apps/view',
+            }),
+            viewTool('own', { ui: { resourceUri: 'ui://hj/view' } }),
+            viewTool('nowhere', { ui: { resourceUri: 'ui://nobody/view' } }),
+            { name: 'plain', inputSchema: schema },
+          ],
+          resources: [{ uri: 'ui://hj/view', name: 'view' }],
+        }),
+      ],
+    );
+    expect(service.current()?.tools.map((t) => t.name)).toEqual([
+      'apps__show',
+      'hj__nowhere',
+      'hj__own',
+      'hj__plain',
+    ]);
+    const servedByApps = (tool: string) => ({
+      tool,
+      resourceUri: 'ui://apps/view',
+      servedBy: 'apps',
+    });
+    const [appsView, hjView] = service.upstreamsView().upstreams;
+    expect(appsView?.viewConflicts).toEqual([]);
+    expect(hjView?.viewConflicts).toEqual([
+      servedByApps('hj__flat'),
+      servedByApps('hj__mixed'),
+      servedByApps('hj__steal'),
+    ]);
+    // the upstream that serves the view goes away: the tools are published, the status follows
+    await service.applyRound(
+      [],
+      [pulledLists('apps', { capabilities: { tools: {} }, tools: [] }, 1)],
+    );
+    expect(service.current()?.tools.map((t) => t.name)).toContain('hj__steal');
+    expect(service.upstreamsView().upstreams[1]?.viewConflicts).toEqual([]);
+  });
+
   it('an earlier source that lists a URI keeps it against a later template, and a source may list URIs its own template covers', async () => {
     const { service } = setup([], [upstream('lister'), upstream('late')]);
     await service.applyRound(

@@ -141,6 +141,16 @@ function tagsOf(tool: UpstreamItem): readonly string[] | undefined {
   return tags === undefined || tags.length === 0 ? undefined : tags;
 }
 
+/** The resource URIs of the tool's MCP Apps view, both keys the extension has used; undefined for none. */
+function viewUrisOf(tool: UpstreamItem): readonly string[] | undefined {
+  const meta = isRecord(tool) && isRecord(tool._meta) ? tool._meta : undefined;
+  if (meta === undefined) return undefined;
+  const uris = [isRecord(meta.ui) ? meta.ui.resourceUri : undefined, meta['ui/resourceUri']].filter(
+    (u): u is string => typeof u === 'string',
+  );
+  return uris.length === 0 ? undefined : uris;
+}
+
 /** A tool as the catalog publishes it: the upstream's JSON with only `name` replaced. */
 function catalogToolOf(
   upstream: UpstreamDefinition,
@@ -151,6 +161,7 @@ function catalogToolOf(
   const name = toolNames.get(originalName) ?? originalName;
   const publishedJson = JSON.stringify({ ...tool, name });
   const tags = tagsOf(tool);
+  const viewUris = viewUrisOf(tool);
   return {
     name,
     sourceId: upstream.id,
@@ -160,6 +171,7 @@ function catalogToolOf(
     publishedJson,
     fingerprint: sha1(publishedJson),
     ...(tags === undefined ? {} : { tags }),
+    ...(viewUris === undefined ? {} : { viewUris }),
   };
 }
 

@@ -8,6 +8,7 @@ import {
 } from '@app/config';
 import { GatewayMetrics } from '@app/observability';
 import type { ResourceConflict } from '../catalog/catalog-extras';
+import type { ViewConflict } from '../catalog/own-views';
 import type { SourceContribution } from '../catalog/source-contribution';
 import { SchemaChecker } from '../manifest/schema-checker';
 import {
@@ -223,6 +224,25 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       byUpstream.set(c.droppedFrom, list);
     }
     for (const [id, record] of this.records) record.resourceConflicts = byUpstream.get(id) ?? [];
+  }
+
+  /**
+   * The view conflicts of the catalog just published (catalog/own-views.ts): each upstream's
+   * status shows its tools left out for them. Returns those no status showed before (to be
+   * logged once, not at every publication).
+   */
+  noteViewConflicts(conflicts: readonly ViewConflict[]): readonly ViewConflict[] {
+    const key = (c: ViewConflict): string =>
+      `${c.upstreamId}\u0000${c.tool}\u0000${c.resourceUri}\u0000${c.servedBy}`;
+    const known = new Set([...this.records.values()].flatMap((r) => r.viewConflicts.map(key)));
+    const byUpstream = new Map<string, ViewConflict[]>();
+    for (const c of conflicts) {
+      const list = byUpstream.get(c.upstreamId) ?? [];
+      list.push(c);
+      byUpstream.set(c.upstreamId, list);
+    }
+    for (const [id, record] of this.records) record.viewConflicts = byUpstream.get(id) ?? [];
+    return conflicts.filter((c) => !known.has(key(c)));
   }
 
   /** An upstream's namePrefix; undefined for an unknown id. */

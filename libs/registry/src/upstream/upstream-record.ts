@@ -1,5 +1,6 @@
 import type { UpstreamDefinition } from '@app/config';
 import type { ResourceConflict } from '../catalog/catalog-extras';
+import type { ViewConflict } from '../catalog/own-views';
 import type { LeftOutItem, UpstreamContribution } from './upstream-contribution';
 import type { UpstreamLists, UpstreamPullErrorType } from './upstream-pull-result';
 
@@ -41,6 +42,15 @@ export interface UpstreamStatusView {
     readonly keptBy: string;
     readonly template: string | null;
   }[];
+  /**
+   * Its tools not published because their MCP Apps view (`_meta.ui.resourceUri`) is a resource
+   * another source serves (docs/operations.md §10 "Extensions"); the first RESOURCE_CONFLICTS_SHOWN.
+   */
+  readonly viewConflicts: readonly {
+    readonly tool: string;
+    readonly resourceUri: string;
+    readonly servedBy: string;
+  }[];
   readonly lastAttemptAt: string | null;
   readonly lastSuccessAt: string | null;
   readonly consecutiveFailures: number;
@@ -76,6 +86,8 @@ export class UpstreamRecord {
   lastErrorDetail?: string;
   /** URIs it lists that an earlier source keeps, as of the last published catalog. */
   resourceConflicts: readonly ResourceConflict[] = [];
+  /** Its tools left out of the last published catalog for their views (catalog/own-views.ts). */
+  viewConflicts: readonly ViewConflict[] = [];
 
   constructor(readonly definition: UpstreamDefinition) {}
 
@@ -122,6 +134,11 @@ export class UpstreamRecord {
         uri: r.uri.slice(0, 128),
         keptBy: r.keptBy,
         template: r.template?.slice(0, 128) ?? null,
+      })),
+      viewConflicts: this.viewConflicts.slice(0, RESOURCE_CONFLICTS_SHOWN).map((v) => ({
+        tool: v.tool.slice(0, 128),
+        resourceUri: v.resourceUri.slice(0, 128),
+        servedBy: v.servedBy,
       })),
       lastAttemptAt: this.lastAttemptAt?.toISOString() ?? null,
       lastSuccessAt: this.lastSuccessAt?.toISOString() ?? null,
