@@ -192,6 +192,16 @@ async function bootstrap(): Promise<void> {
   const nestLogger = new PinoNestLogger(createRootLogger(config.logLevel));
   Logger.overrideLogger(nestLogger);
   const logger = new Logger('Gateway');
+  // A promise rejected with nobody awaiting it must not end every call and stream of this
+  // replica: a library can leave one (ioredis re-sends SUBSCRIBE and SELECT after a reconnect
+  // without a handler, and rejects them when Redis goes away before answering; the gateway's
+  // subscribers subscribe themselves for that, libs/redis/src/redis-uses.ts). Logged as the
+  // fault it is, with its stack; the process goes on (docs/operations.md §1).
+  process.on('unhandledRejection', (reason: unknown) => {
+    logger.error(
+      `Unhandled promise rejection, ignored (please report it): ${reason instanceof Error ? (reason.stack ?? `${reason.name}: ${reason.message}`) : typeof reason}`,
+    );
+  });
 
   // before the modules are built: their clients (HTTP, Redis) start under the provider
   const stopTracing =

@@ -17,6 +17,13 @@ export interface RedisUseOptions {
   readonly connectTimeout: number;
   /** ms before the next reconnect; undefined: ioredis' own backoff. */
   readonly retryStrategy?: (attempt: number) => number;
+  /**
+   * false for a subscriber: ioredis' own re-SUBSCRIBE after a reconnect has no rejection
+   * handler, so a connection lost before Redis answers it (flushed with
+   * MaxRetriesPerRequestError) is an unhandled rejection that ends the process; the subscriber's
+   * owner subscribes again on 'ready' itself, with a catch.
+   */
+  readonly autoResubscribe?: boolean;
 }
 
 /** How often a Cluster connection reads the slot map again, ms. */
@@ -50,6 +57,7 @@ export function redisConstruction(server: RedisServer, use: RedisUseOptions): Re
     ...(use.commandTimeout !== undefined ? { commandTimeout: use.commandTimeout } : {}),
     connectTimeout: use.connectTimeout,
     ...(use.retryStrategy !== undefined ? { retryStrategy: use.retryStrategy } : {}),
+    ...(use.autoResubscribe !== undefined ? { autoResubscribe: use.autoResubscribe } : {}),
   };
   switch (server.kind) {
     case 'standalone':

@@ -65,7 +65,11 @@ export function redisUseOptions(use: RedisUse, r: RedisConfig): RedisUseOptions 
       };
     // A subscriber's SUBSCRIBE stays pending until Redis answers: no command bound.
     case 'handoffSubscriber':
-      return { maxRetriesPerRequest: 1, connectTimeout: r.connectTimeoutMillis };
+      return {
+        maxRetriesPerRequest: 1,
+        connectTimeout: r.connectTimeoutMillis,
+        autoResubscribe: false,
+      };
     // A resource update is published best-effort within the command bound.
     case 'busPublisher':
       return {
@@ -79,6 +83,7 @@ export function redisUseOptions(use: RedisUse, r: RedisConfig): RedisUseOptions 
         maxRetriesPerRequest: 1,
         connectTimeout: r.connectTimeoutMillis,
         retryStrategy: backoff,
+        autoResubscribe: false,
       };
   }
 }

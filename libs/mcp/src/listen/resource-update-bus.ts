@@ -80,12 +80,20 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
     for (const client of [publisher, subscriber])
       client.on('error', (err: Error) => this.logger.debug(`Redis: ${err.message}`));
     subscriber.on('message', (_channel: string, text: string) => this.receive(text));
-    // ioredis subscribes again after a reconnect; a Redis that is down must not hold the boot
-    subscriber.subscribe(this.channel).catch((err: Error) => {
+    // subscribed here on every connect (ioredis' own resubscribe is off: redis-uses.ts); a
+    // Redis that is down must not hold the boot
+    subscriber.on('ready', () => void this.subscribe());
+    void this.subscribe();
+  }
+
+  private async subscribe(): Promise<void> {
+    try {
+      await this.subscriber.subscribe(this.channel);
+    } catch (err) {
       this.logger.warn(
         `Redis is not reachable: resource updates reach only GET streams on the replica that subscribed (${redisFailureText(err)})`,
       );
-    });
+    }
   }
 
   publish(message: ResourceBusMessage): void {
