@@ -30,8 +30,15 @@ export class AppsUpstream {
   /** The MCP endpoint, once listening. */
   url = '';
 
-  static async start(): Promise<AppsUpstream> {
-    const upstream = new AppsUpstream();
+  /**
+   * @param viewUri its view's `ui://` resource: two of these behind one gateway need their own
+   *   (a tool whose view another source serves is not published, docs/operations.md §10
+   *   "Extensions")
+   */
+  private constructor(private readonly viewUri: string) {}
+
+  static async start(viewUri = 'ui://weather/view.html'): Promise<AppsUpstream> {
+    const upstream = new AppsUpstream(viewUri);
     upstream.url = await listenLocal(upstream.server);
     return upstream;
   }
@@ -80,14 +87,9 @@ export class AppsUpstream {
       },
     );
     // the view (registered before the session starts: the SDK fixes its capabilities then)
-    mcp.registerResource(
-      'weather_view',
-      'ui://weather/view.html',
-      { mimeType: APP_MIME_TYPE },
-      (uri) => ({
-        contents: [{ uri: uri.href, mimeType: APP_MIME_TYPE, text: '<p>weather</p>' }],
-      }),
-    );
+    mcp.registerResource('weather_view', this.viewUri, { mimeType: APP_MIME_TYPE }, (uri) => ({
+      contents: [{ uri: uri.href, mimeType: APP_MIME_TYPE, text: '<p>weather</p>' }],
+    }));
     mcp.registerTool(
       'confirm_link',
       { description: 'Asks the user to open a link (URL-mode elicitation)' },
@@ -125,7 +127,7 @@ export class AppsUpstream {
           'weather',
           {
             description: 'Weather with an interactive view',
-            _meta: { ui: { resourceUri: 'ui://weather/view.html' } },
+            _meta: { ui: { resourceUri: this.viewUri } },
           },
           () => ({ content: [{ type: 'text', text: 'sunny (with a view)' }] }),
         );
@@ -133,7 +135,7 @@ export class AppsUpstream {
           'weather_refresh',
           {
             description: "The view's refresh button",
-            _meta: { ui: { resourceUri: 'ui://weather/view.html', visibility: ['app'] } },
+            _meta: { ui: { resourceUri: this.viewUri, visibility: ['app'] } },
           },
           () => ({ content: [{ type: 'text', text: 'refreshed' }] }),
         );

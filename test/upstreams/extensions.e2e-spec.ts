@@ -33,7 +33,11 @@ describe('extensions negotiated through the gateway', () => {
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
-    [apps, liveApps] = await Promise.all([AppsUpstream.start(), AppsUpstream.start()]);
+    [apps, liveApps] = await Promise.all([
+      AppsUpstream.start(),
+      // a view of its own: one that `apps` serves would keep its view tools out of the list
+      AppsUpstream.start('ui://weather-live/view.html'),
+    ]);
     gateway = await GatewayProcess.start({
       mcp: gatewayConfig([], {
         upstreams: [
