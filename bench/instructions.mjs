@@ -29,11 +29,11 @@
 // writes the figures there as JSON (what `npm run bench:gate` reads). Needs valgrind.
 import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { annotatedFrame, instructionNodeFlags } from './lib/instructions-gate.mjs';
 import { haveCommand } from './lib/load.mjs';
+import { tracingSink } from './lib/tracing-sink.mjs';
 import {
   REPO_ROOT,
   benchTempDir,
@@ -78,17 +78,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * (docs/benchmarks.md, "Traces"). Unset: no tracing, as deployed by default.
  */
 const TRACING_RATIO = process.env.BENCH_INSTR_TRACING_RATIO;
-let tracingSink;
-async function tracingEndpoint() {
-  tracingSink ??= await new Promise((resolve) => {
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-    });
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-  return `http://127.0.0.1:${tracingSink.address().port}/v1/traces`;
-}
+const sink = tracingSink();
 
 /**
  * callgrind_control finds the process by a file named after USER and HOST as each process sees
@@ -160,7 +150,7 @@ async function gatewayTarget(source, dir) {
           ...(MODE === 'modern' ? { http: { modernEra: true } } : {}),
         };
   if (TRACING_RATIO !== undefined && TRACING_RATIO !== '')
-    mcp.tracing = { endpoint: await tracingEndpoint(), samplingRatio: Number(TRACING_RATIO) };
+    mcp.tracing = { endpoint: await sink.endpoint(), samplingRatio: Number(TRACING_RATIO) };
   const { port, managementPort, env } = await gatewayLaunch(mcp, join(dir, 'gateway.yaml'));
   return {
     script: build.runFrom,
@@ -361,7 +351,7 @@ try {
   }
 } finally {
   await source.stop();
-  tracingSink?.close();
+  sink.close();
   if (!PERF_MAP) cleanupTemp();
 }
 if (JSON_OUT !== undefined)

@@ -22,6 +22,7 @@
 //            docs/operations.md §11 "Live lists")
 // BENCH_PROFILE_ERA=2026 (mode call): the client is a 2026-07-28 one (the modern scenario's
 // wrk mode modern-call against a gateway with mcp.http.modernEra on).
+// BENCH_PROFILE_TRACING_RATIO=<0..1> (mode call): tracing on, exported to a sink in the bench.
 // BENCH_PROFILE_AUTH=jwt (mode call): the gateway verifies a Bearer JWT on every call
 // (mcp.auth.mode jwt against a local JWKS, the auth scenario's setup).
 // BENCH_PROFILE_TARGET=proxy profiles the bare proxy (bench/lib/bare-proxy.mjs) instead, for
@@ -48,12 +49,22 @@ import {
 } from './lib/processes.mjs';
 import { AUDIENCE, startIssuer } from './lib/scenario-auth.mjs';
 import { openSession } from './lib/scenario-upstream-call.mjs';
+import { tracingSink } from './lib/tracing-sink.mjs';
 
 const PROXY = process.env.BENCH_PROFILE_TARGET === 'proxy';
 const UPSTREAM = process.env.BENCH_PROFILE_MODE === 'upstream';
 const LIVE = !PROXY && process.env.BENCH_PROFILE_MODE === 'live';
 /** BENCH_PROFILE_ERA=2026 (mode call): a 2026-07-28 client (wrk modern-call, modernEra on). */
 const MODERN = !PROXY && !UPSTREAM && !LIVE && process.env.BENCH_PROFILE_ERA === '2026';
+/**
+ * BENCH_PROFILE_TRACING_RATIO=<0..1> (mode call): the gateway traces with this sampling ratio,
+ * exporting to a sink in this process (what a sampled call costs, docs/benchmarks.md "Traces").
+ */
+const TRACING_RATIO =
+  (process.env.BENCH_PROFILE_TRACING_RATIO ?? '') === ''
+    ? undefined
+    : Number(process.env.BENCH_PROFILE_TRACING_RATIO);
+const sink = tracingSink();
 const KIND =
   PROXY && UPSTREAM
     ? 'proxy-upstream'
@@ -158,6 +169,9 @@ try {
       nodeArgs,
       mcpExtra: {
         ...(MODERN ? { http: { modernEra: true } } : {}),
+        ...(TRACING_RATIO === undefined
+          ? {}
+          : { tracing: { endpoint: await sink.endpoint(), samplingRatio: TRACING_RATIO } }),
         ...(issuer === undefined
           ? {}
           : {
@@ -272,6 +286,7 @@ try {
   if (target) await target.stop();
   await ts.stop();
   await issuer?.stop();
+  sink.close();
   cleanupTemp();
   if (process.exitCode) rmSync(dir, { recursive: true, force: true });
 }

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import type { Stoppable } from '../support/cleanup';
 import { GatewayProcess, waitFor, type GatewayOptions } from '../support/gateway-process';
 import { rpc } from '../support/rpc';
+import { stablePort } from '../support/ports';
 
 /** The static admin token the suites run with (MCP_ADMIN_TOKEN). */
 export const ADMIN_TOKEN = 'admin-e2e-9f2c41d7b0';
@@ -76,14 +76,8 @@ export async function waitForTool(
   );
 }
 
-/** A port on 127.0.0.1 that nothing listens on (bound once, then closed). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A port on 127.0.0.1 that nothing listens on, and no other process is handed meanwhile (support/ports.ts). */
+export const closedPort = stablePort;
 
 /** The audit lines a gateway printed so far. */
 export function auditLines(gateway: GatewayProcess): any[] {

@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { waitFor } from './gateway-process';
+import { stablePort } from './ports';
 
 /** The shared Redis the suites use (started by .ci/run when it is not running). */
 export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -23,13 +24,8 @@ export async function deleteKeys(client: Redis, prefix: string): Promise<void> {
   if (keys.length > 0) await client.del(...keys);
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+/** A free port that stays free while a server of the test is down on it (support/ports.ts). */
+export const freePort = stablePort;
 
 /** A redis-server of the test's own on a free port, for outages and recoveries. */
 export class OwnRedis {

@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { listenOnStablePort } from './ports';
 
 /**
  * A small upstream MCP server on raw node:http whose answers each test scripts
@@ -196,7 +197,12 @@ export class ScriptedUpstream {
     return this.streams.size;
   }
 
+  /** Listens again on its port; the first time, on a port that stays its own (support/ports.ts). */
   async listen(port = this.boundPort): Promise<void> {
+    if (port === 0) {
+      await listenOnStablePort((p) => this.listen(p));
+      return;
+    }
     const server = createServer((req, res) => void this.handle(req, res));
     server.on('connection', (socket) => {
       this.sockets.add(socket);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { listenOnStablePort } from './ports';
 
 /** One HTTP request a test Tool Service received, as it arrived. */
 export interface RecordedRequest {
@@ -95,7 +96,12 @@ export class TestToolService {
     );
   }
 
+  /** Listens again on its port; the first time, on a port that stays its own (support/ports.ts). */
   async listen(port = this.boundPort): Promise<void> {
+    if (port === 0) {
+      await listenOnStablePort((p) => this.listen(p));
+      return;
+    }
     const server = createServer((req, res) => void this.handle(req, res));
     server.on('connection', (socket) => {
       this.sockets.add(socket);

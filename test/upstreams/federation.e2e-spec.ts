@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   ElicitRequestSchema,
@@ -14,6 +13,7 @@ import { PIXEL_PNG_BASE64, V1Upstream, V2Upstream } from '../support/mcp-upstrea
 import { postRaw } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
+import { stablePort } from '../support/ports';
 
 const PARTIAL_SOURCES = 'io.github.mcp-gateway/partialSources';
 /** The static Authorization of the repo upstream, from the env only. */
@@ -23,13 +23,6 @@ const REPO_SECRET = 'Bearer repo-secret-7f3a9c';
 const DIRECT = 'x-test-direct';
 
 /** A port on 127.0.0.1 that nothing listens on (bound once, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The v2 SDK client pinned to 2026-07-28, talking to an upstream directly (the reference). */
 async function connectModern(url: string): Promise<V2Client> {
@@ -96,7 +89,7 @@ describe('federation: a bundle, a v1 SDK upstream and a v2 SDK upstream behind o
     service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.quote' })]));
     repo = await V1Upstream.start();
     calc = await V2Upstream.start();
-    ghostPort = await closedPort();
+    ghostPort = await stablePort();
     gateway = await GatewayProcess.start({
       mcp: gatewayConfig([bundle('ins', service, 'ins.')], {
         upstreams: [
