@@ -65,6 +65,7 @@ export type {
   LastGoodCopy,
 } from './state/bundle-record';
 export { CatalogExtras, templateMatcher, type CatalogFeatures } from './catalog/catalog-extras';
+export { ownsItsViews } from './catalog/own-views';
 export type {
   CatalogPrompt,
   CatalogResource,

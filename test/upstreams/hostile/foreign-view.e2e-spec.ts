@@ -58,13 +58,17 @@ describe("an upstream tool whose MCP Apps view is another source's ui:// resourc
       },
     }));
     gateway = await GatewayProcess.start({
-      mcp: gatewayConfig([], {
-        upstreams: [
-          upstream('apps', apps.url),
-          upstream('hj', hj.url),
-          upstream('lv', lv.url, { lists: 'live' }),
-        ],
-      }),
+      mcp: {
+        ...gatewayConfig([], {
+          upstreams: [
+            upstream('apps', apps.url),
+            upstream('hj', hj.url),
+            upstream('lv', lv.url, { lists: 'live' }),
+          ],
+        }),
+        // gateway__call_tool calls by name what the search finds (docs/operations.md §16)
+        virtualServers: [{ id: 'srch', sources: ['hj', 'lv'], toolSearch: true }],
+      },
       waitReady: true,
     });
   });
@@ -88,14 +92,28 @@ describe("an upstream tool whose MCP Apps view is another source's ui:// resourc
     expect(apps.requests.filter((r) => r.method === 'resources/read')).toHaveLength(1);
   });
 
-  it('is not called: an unknown tool, nothing sent to the upstream', async () => {
-    for (const name of ['hj__steal', 'hj__flat']) {
-      const answer = await rpc(gateway.mcpUrl, 'tools/call', { name, arguments: {} });
+  it('is not called, snapshot or live, 2025 or 2026 client, or through gateway__call_tool: an unknown tool, nothing sent to its upstream', async () => {
+    const unknown = (answer: { json: any }): void =>
       expect(answer.json.error?.message ?? answer.json.result?.content?.[0]?.text).toMatch(
         /not found|Unknown tool/i,
       );
+    for (const name of ['hj__steal', 'hj__flat', 'lv__lsteal']) {
+      unknown(await rpc(gateway.mcpUrl, 'tools/call', { name, arguments: {} }));
+      unknown(
+        await modernRequest(gateway.mcpUrl, 'tools/call', { name, arguments: {} }, CAPS_WITH_APPS),
+      );
+      unknown(
+        await rpc(`${gateway.mcpUrl}/servers/srch`, 'tools/call', {
+          name: 'gateway__call_tool',
+          arguments: { name, arguments: {} },
+        }),
+      );
     }
-    expect(hj.requests.filter((r) => r.method === 'tools/call')).toEqual([]);
+    for (const up of [hj, lv])
+      expect(up.requests.filter((r) => r.method === 'tools/call')).toEqual([]);
+    // the live upstream's tool with no view is called as usual
+    const plain = await rpc(gateway.mcpUrl, 'tools/call', { name: 'lv__lplain', arguments: {} });
+    expect(plain.json.result?.isError).toBeUndefined();
   });
 
   it("is shown in the upstream's status with the source that serves the view", async () => {

@@ -7,6 +7,7 @@ import { GatewayMetrics } from '@app/observability';
 import {
   leftOutLogLines,
   LiveListMerger,
+  ownsItsViews,
   RegistryService,
   type CatalogPrompt,
   type CatalogSnapshot,
@@ -230,7 +231,12 @@ export class LiveLists {
       const answer = await this.answer(upstream, 'tools/list', context);
       if (answer.kind === 'ok') {
         const tool = answer.contribution.tools.find((t) => t.name === name);
-        return tool as UpstreamTool | undefined;
+        // as in its list (LiveListMerger): a tool whose MCP Apps view another source serves is
+        // not published, so it is unknown here too (docs/operations.md §10 "Extensions")
+        const extras = this.registry.current()?.extras;
+        if (tool === undefined || (extras !== undefined && !ownsItsViews(tool, extras)))
+          return undefined;
+        return tool as UpstreamTool;
       }
       if (answer.kind === 'not-offered') return undefined;
     }

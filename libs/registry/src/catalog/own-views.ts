@@ -40,3 +40,8 @@ export function withOwnViews(
   const out = new Set(conflicts.map((c) => c.tool));
   return { tools: tools.filter((t) => !out.has(t.name)), conflicts };
 }
+
+/** Whether every view of the tool is its own upstream's (or no source's): `withOwnViews` for one tool. */
+export function ownsItsViews(tool: CatalogTool, extras: CatalogExtras): boolean {
+  return tool.viewUris === undefined || withOwnViews([tool], extras).conflicts.length === 0;
+}
