@@ -217,12 +217,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
    * status shows the URIs it lists that an earlier source keeps, and which source.
    */
   noteResourceConflicts(conflicts: readonly ResourceConflict[]): void {
-    const byUpstream = new Map<string, ResourceConflict[]>();
-    for (const c of conflicts) {
-      const list = byUpstream.get(c.droppedFrom) ?? [];
-      list.push(c);
-      byUpstream.set(c.droppedFrom, list);
-    }
+    const byUpstream = groupedBy(conflicts, (c) => c.droppedFrom);
     for (const [id, record] of this.records) record.resourceConflicts = byUpstream.get(id) ?? [];
   }
 
@@ -235,12 +230,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
     const key = (c: ViewConflict): string =>
       `${c.upstreamId}\u0000${c.tool}\u0000${c.resourceUri}\u0000${c.servedBy}`;
     const known = new Set([...this.records.values()].flatMap((r) => r.viewConflicts.map(key)));
-    const byUpstream = new Map<string, ViewConflict[]>();
-    for (const c of conflicts) {
-      const list = byUpstream.get(c.upstreamId) ?? [];
-      list.push(c);
-      byUpstream.set(c.upstreamId, list);
-    }
+    const byUpstream = groupedBy(conflicts, (c) => c.upstreamId);
     for (const [id, record] of this.records) record.viewConflicts = byUpstream.get(id) ?? [];
     return conflicts.filter((c) => !known.has(key(c)));
   }
@@ -501,4 +491,16 @@ function asLists(value: unknown): UpstreamLists | undefined {
     prompts: v.prompts,
     hints: asHints(v.hints),
   };
+}
+
+/** The items by the upstream each names, in their order. */
+function groupedBy<T>(items: readonly T[], upstreamOf: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const id = upstreamOf(item);
+    const list = out.get(id);
+    if (list === undefined) out.set(id, [item]);
+    else list.push(item);
+  }
+  return out;
 }
