@@ -44,7 +44,9 @@ export class OwnRedis {
     return own;
   }
 
+  /** Starts the server again (one still running is stopped first: never two, never one left behind). */
   async restart(): Promise<void> {
+    await this.stop();
     this.child = spawn(
       'redis-server',
       ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
