@@ -10,6 +10,7 @@ import {
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamAddressRefusedError } from './connect-guard';
+import { SseLineEnds } from './sse-line-ends';
 import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
 /** One HTTP exchange with the upstream. */
@@ -267,8 +268,8 @@ export function exchange(
     };
 
     const tooLarge = (): UpstreamFailure => answerTooLarge(request.maxBytes);
-    /** Whether the last byte fed to the event parser was a CR. */
-    let endsWithCr = false;
+    /** Line ends made LF before the parser, which is quadratic on CRs (sse-line-ends.ts). */
+    const lineEnds = new SseLineEnds();
 
     /** One chunk of the answer's (decoded) bytes. */
     const take = (chunk: Buffer): void => {
@@ -285,8 +286,7 @@ export function exchange(
         return;
       }
       if (parser !== undefined && decoder !== undefined) {
-        endsWithCr = chunk[chunk.length - 1] === 0x0d;
-        parser.feed(decoder.write(chunk));
+        parser.feed(lineEnds.normalize(decoder.write(chunk)));
       } else {
         chunks.push(chunk);
       }
@@ -296,10 +296,8 @@ export function exchange(
     const finish = (): void => {
       if (settled || head === undefined) return;
       if (parser !== undefined && decoder !== undefined) {
-        parser.feed(decoder.end());
-        // a lone CR ends a line (WHATWG SSE): the parser holds a last one back for an LF that
-        // may follow, and at the end none will
-        if (endsWithCr && !settled) parser.feed('\n');
+        // no CR reaches the parser (a last lone CR is an LF already), so it holds no line back
+        parser.feed(lineEnds.normalize(decoder.end()));
         if (!settled)
           succeed({ kind: 'events', head, done: false, bytes: length, lastEventId, retryMillis });
         return;
