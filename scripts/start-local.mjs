@@ -11,6 +11,34 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+const USAGE = `npm start [-- --no-build]   (node scripts/start-local.mjs [--no-build])
+
+Builds both apps (skipped with --no-build), then runs the sample Tool Service, the sample
+upstream MCP server and the gateway (local profile); Ctrl-C stops all three.
+
+Environment (defaults):
+  PORT              8080   the gateway's /mcp listener
+  MANAGEMENT_PORT   9090   the gateway's management port (/actuator, /admin, /console)
+  SAMPLE_PORT       8081   the sample Tool Service
+  SAMPLE_MCP_PORT   8082   the sample upstream MCP server
+  HOST              127.0.0.1
+  MCP_ADMIN_TOKEN          enables /admin writes (runtime registrations) and the console's changes
+  MCP_CONFIG_FILE          a configuration file of your own (README "Configuration")
+
+The gateway's own options and variables: node dist/apps/gateway/main.js --help`;
+
+// only the options this script knows: `--help`, or a typo, must not start three processes
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const unknown = args.filter((a) => a !== '--no-build');
+if (unknown.length > 0) {
+  console.error(`[start] unknown option ${unknown.join(' ')}; see --help`);
+  process.exit(2);
+}
+
 const host = process.env.HOST ?? '127.0.0.1';
 const ports = [
   { name: 'SAMPLE_PORT', what: 'the sample Tool Service', port: process.env.SAMPLE_PORT || '8081' },
@@ -108,6 +136,12 @@ process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 // the terminal closed
 process.on('SIGHUP', () => stop(0));
+// what reads this process's output went away (a closed pipe: `npm start | head`): as when the
+// terminal closes, everything stops (an unhandled EPIPE would end this process alone)
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', () => {
+    if (!stopping) stop(0);
+  });
 // `npm start` killed outright (SIGKILL or SIGHUP of npm): this process is handed to another
 // parent, or, where npm ran it through a shell that did not exec it (the script says `exec`;
 // run another way, dash's `sh -c` may not), that shell lives on as its parent while npm is

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { REPO_ROOT, waitFor } from '../support/gateway-process';
@@ -106,4 +107,58 @@ describe('npm start leaves nothing running when it is killed', () => {
     },
     60_000,
   );
+
+  it('SIGKILL of the starter while the gateway is still booting leaves nothing behind either', async () => {
+    const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const [sample, sampleMcp, mcp, management] = ports;
+    const started = spawn(
+      process.execPath,
+      [join(REPO_ROOT, 'scripts/start-local.mjs'), '--no-build'],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          SAMPLE_PORT: String(sample),
+          SAMPLE_MCP_PORT: String(sampleMcp),
+          PORT: String(mcp),
+          MANAGEMENT_PORT: String(management),
+        },
+        stdio: 'ignore',
+      },
+    );
+    starter = started;
+    /** The starter's child running the gateway, once it is spawned. */
+    const gatewayChild = (): boolean => {
+      for (const task of readdirSync(`/proc/${started.pid}/task`)) {
+        const children = readFileSync(`/proc/${started.pid}/task/${task}/children`, 'utf8');
+        for (const pid of children.split(' ').filter(Boolean)) {
+          try {
+            if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dist/apps/gateway/main.js'))
+              return true;
+          } catch {
+            // gone meanwhile
+          }
+        }
+      }
+      return false;
+    };
+    await waitFor(gatewayChild, 40_000, () => 'the starter never started the gateway');
+    // the gateway is booting (its ports are not open yet): the starter dies now
+    started.kill('SIGKILL');
+    // the gateway's ports must open (if the boot goes on) only to close again, or never
+    await new Promise((r) => setTimeout(r, 3000));
+    await allStopped(ports, 'the starter was killed during the boot');
+  }, 60_000);
+
+  it('--help prints the usage and starts nothing; an unknown option is refused', () => {
+    const script = join(REPO_ROOT, 'scripts/start-local.mjs');
+    const help = spawnSync(process.execPath, [script, '--help'], { encoding: 'utf8' });
+    expect([help.status, help.stdout]).toEqual([0, expect.stringMatching(/MANAGEMENT_PORT/)]);
+    const typo = spawnSync(process.execPath, [script, '--no-buld'], { encoding: 'utf8' });
+    expect([typo.status, typo.stderr]).toEqual([
+      2,
+      expect.stringMatching(/unknown option --no-buld/),
+    ]);
+  });
 });

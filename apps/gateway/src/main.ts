@@ -187,6 +187,12 @@ function boundPort(app: NestFastifyApplication): number {
  */
 async function bootstrap(): Promise<void> {
   handleArgumentsOrExit(process.argv.slice(2));
+  // started by a supervisor with an IPC channel (scripts/start-local.mjs): when the channel
+  // closes the supervisor is gone, even killed outright, and nobody would stop this process.
+  // Watched from the first line: a supervisor gone during the boot ends it at once (nothing is
+  // served yet); once listening, the drain runs (`stop` below).
+  let parentGone: () => void = () => process.exit(0);
+  if (process.channel !== undefined) process.once('disconnect', () => parentGone());
   const config = loadConfigOrExit();
   // JSON lines through pino for Nest's own lines and ours alike.
   const nestLogger = new PinoNestLogger(createRootLogger(config.logLevel));
@@ -318,9 +324,7 @@ async function bootstrap(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // started by a supervisor with an IPC channel (scripts/start-local.mjs): when the channel
-  // closes the supervisor is gone, even killed outright, and nobody would stop this process
-  if (process.channel !== undefined) process.on('disconnect', () => stop('parent exited'));
+  parentGone = () => stop('parent exited');
 }
 
 /** A URL as a log line may show it: no user, no password, no query. */

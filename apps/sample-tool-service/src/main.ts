@@ -6,6 +6,10 @@ import { SampleToolServiceModule } from './sample-tool-service.module';
 
 /** The sample Tool Service used by `npm start`, demos and tests. PORT (default 8081), HOST (default 127.0.0.1). */
 async function bootstrap(): Promise<void> {
+  // started by scripts/start-local.mjs with an IPC channel: its end (the starter died) stops this
+  // too — watched from the first line, so a starter gone during the boot leaves nothing running
+  let parentGone: () => void = () => process.exit(0);
+  if (process.channel !== undefined) process.once('disconnect', () => parentGone());
   const app = await NestFactory.create<NestFastifyApplication>(
     SampleToolServiceModule,
     new FastifyAdapter(),
@@ -20,9 +24,7 @@ async function bootstrap(): Promise<void> {
   new Logger('SampleToolService').log(
     `Sample Tool Service on http://${host}:${bound} (GET /tool-manifest, POST /mcp/{toolName})`,
   );
-  // started by scripts/start-local.mjs with an IPC channel: its end (the starter died) stops this too
-  if (process.channel !== undefined)
-    process.on('disconnect', () => void app.close().finally(() => process.exit(0)));
+  parentGone = () => void app.close().finally(() => process.exit(0));
 }
 
 bootstrap().catch((err: unknown) => {
