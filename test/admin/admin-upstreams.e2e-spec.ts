@@ -270,10 +270,13 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
       forwardHeaders: ['Cookie'],
     });
     expect(bad.status).toBe(400);
+    // every broken field at once, as the boot names them: the URL and header rules too
     expect(bad.body.problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^id: /),
         expect.stringMatching(/^protocol: /),
+        expect.stringMatching(/^url: must be an http\(s\) URL/),
+        expect.stringMatching(/^forwardHeaders: "Cookie" may not be forwarded/),
       ]),
     );
     const url = await admin(gateway, 'POST', '/admin/upstreams', {

@@ -96,6 +96,35 @@ describe('checkRegistration: a runtime registration passes the boot rules (docs/
     );
   });
 
+  it('every rule runs on one body: field, URL, credential, header and prefix problems come back together', () => {
+    const check = checkRegistration(
+      {
+        id: 'calc',
+        url: 'ftp://10.0.0.3/mcp',
+        namePrefix: 'orders.x',
+        timeouts: { callMillis: -1 },
+        forwardHeaders: ['X-Api-Key'],
+        authorization: { mode: 'passthrough' },
+      },
+      config(),
+      [],
+    );
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    // the clashes (id, prefix) are there too, but the body is invalid: a 400, not a 409
+    expect(check.conflict).toBe(false);
+    expect(check.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^timeouts\.callMillis: /),
+        expect.stringMatching(/^url: .*ftp/),
+        expect.stringMatching(/^authorization\.mode: passthrough/),
+        expect.stringMatching(/^forwardHeaders: "X-Api-Key"/),
+        expect.stringMatching(/^id: .*calc/),
+        expect.stringMatching(/^namePrefix: .*orders/),
+      ]),
+    );
+  });
+
   it('unknown fields are refused, and a secret value is refused with the way to reference one', () => {
     const unknown = checkRegistration(
       { id: 'a', url: 'http://10.0.0.3/', headers: {} },

@@ -84,11 +84,15 @@ export function checkRegistration(
   if (problems.length > 0) return { ok: false, conflict: false, problems };
 
   const upstream = plainToInstance(UpstreamConfig, body, { exposeDefaultValues: true });
+  const fieldProblems = flattenValidationErrors(
+    validateSync(upstream, { whitelist: true, forbidNonWhitelisted: true }),
+    '',
+  );
+  // the checks that read authorization's values run only on well-formed ones: a misplaced secret
+  // in valueEnv must not be quoted back by them
+  const authorizationWellFormed = !fieldProblems.some((p) => p.path.startsWith('authorization'));
   problems.push(
-    ...flattenValidationErrors(
-      validateSync(upstream, { whitelist: true, forbidNonWhitelisted: true }),
-      '',
-    ).map((problem) =>
+    ...fieldProblems.map((problem) =>
       // a misplaced secret must not come back in the answer or the audit line
       renderProblem(
         problem.path.startsWith('authorization')
@@ -125,9 +129,8 @@ export function checkRegistration(
           'session or API key, as auth proxies set them) and is never forwarded to a registered ' +
           'upstream; configure the upstream in mcp.upstreams[] to forward it',
       );
-  if (problems.length > 0)
-    return { ok: false, conflict: false, problems: [...audienceClashes, ...problems] };
-
+  // Every rule runs on what was sent, as the boot's checks do (load-config.ts): the answer names
+  // every broken field at once, not the first stage's.
   const configured = config.mcp.upstreams;
   const all = [...configured, ...registered, upstream];
   const at = `mcp.upstreams[${all.length - 1}]`;
@@ -157,8 +160,10 @@ export function checkRegistration(
     (isClash(problem) ? conflicts : problems).push(text);
   }
   // Only the variables the allow-list names may be sent to an upstream (never the gateway's own)
+  const authorizationSent: Partial<UpstreamConfig['authorization']> =
+    authorizationWellFormed && isRecord(upstream.authorization) ? upstream.authorization : {};
   for (const key of ['valueEnv', 'clientSecretEnv'] as const) {
-    const name = upstream.authorization[key];
+    const name = authorizationSent[key];
     if (
       typeof name === 'string' &&
       config.admin !== undefined &&
@@ -171,12 +176,14 @@ export function checkRegistration(
   }
   // the variables this registration names (static valueEnv, tokenExchange clientSecretEnv)
   const env: Record<string, string | undefined> = {};
-  for (const name of [upstream.authorization.valueEnv, upstream.authorization.clientSecretEnv])
+  for (const name of [authorizationSent.valueEnv, authorizationSent.clientSecretEnv])
     if (typeof name === 'string') env[name] = config.admin?.secretEnv(name);
   const authorizationProblems: ConfigProblem[] = [];
-  const authorization = resolveAuthorization(upstream, env, '', authorizationProblems);
+  const authorization = authorizationWellFormed
+    ? resolveAuthorization(upstream, env, '', authorizationProblems)
+    : undefined;
   problems.push(...authorizationProblems.map(renderProblem));
-  if (problems.length > 0 || conflicts.length > 0)
+  if (problems.length > 0 || conflicts.length > 0 || authorization === undefined)
     return {
       ok: false,
       conflict: problems.length === 0,
