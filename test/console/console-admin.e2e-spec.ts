@@ -183,6 +183,19 @@ describe('console registration (docs/console.md "Sources"): register an upstream
     expect(Number(await card('fresh').locator('[data-field=tools]').textContent())).toBeGreaterThan(
       0,
     );
+    // a page without the admin token (a context of its own) still tells registered from
+    // configured: /actuator/upstreams names each one's origin
+    const reader = await browser.newPage({ viewport: DESKTOP });
+    try {
+      await reader.goto(`${gateway.managementUrl}/console#sources`);
+      const kind = (id: string) => reader.locator(`[data-source="${id}"] .kind`);
+      expect(await waitForText(kind('fresh'), /registered/)).toBe(
+        'upstream MCP server (registered)',
+      );
+      expect(await kind('repo').textContent()).toBe('upstream MCP server (configured, read-only)');
+    } finally {
+      await reader.close();
+    }
     await page.goto(`${gateway.managementUrl}/console#tools`);
     await page.locator('[data-tool^="fresh__"]').first().waitFor();
     await page.goto(`${gateway.managementUrl}/console#sources`);

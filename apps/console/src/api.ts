@@ -71,6 +71,8 @@ export interface ToolBundlesAnswer {
 
 export interface UpstreamView {
   readonly id: string;
+  /** Configured (read-only) or registered through /admin/upstreams. */
+  readonly origin?: 'config' | 'registered';
   readonly status: string;
   readonly pinned?: true;
   readonly review?: SourceReview;

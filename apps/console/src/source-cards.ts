@@ -115,7 +115,8 @@ export function upstreamCard(
   record: UpstreamRecord | undefined,
   actions: CardActions | undefined,
 ): HTMLElement {
-  const origin = record?.origin ?? 'config';
+  // /actuator/upstreams says it too: the card is right without the admin token's records
+  const origin = record?.origin ?? pull?.origin ?? 'config';
   const era = pull?.era ?? record?.era ?? null;
   const tools = pull?.counts.tools ?? record?.toolCount;
   const enabled = record?.enabled ?? pull?.status !== 'disabled';

@@ -426,7 +426,9 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
   }
 
   views(now: Date): UpstreamStatusView[] {
-    return [...this.records.values()].map((r) => r.view(now));
+    return [...this.records.values()].map((r) =>
+      r.view(now, this.configured.has(r.definition.id) ? 'config' : 'registered'),
+    );
   }
 
   /**

@@ -20,6 +20,8 @@ export type UpstreamCopySource = 'remote' | 'redis';
 /** What /actuator/upstreams shows for one upstream: never a URL, header or token. */
 export interface UpstreamStatusView {
   readonly id: string;
+  /** Configured in mcp.upstreams[] (read-only at runtime) or registered through /admin/upstreams. */
+  readonly origin: 'config' | 'registered';
   readonly status: UpstreamStatus;
   /** The MCP era the upstream speaks ("2025" sessions, "2026" stateless); null before it answered. */
   readonly era: '2025' | '2026' | null;
@@ -116,10 +118,11 @@ export class UpstreamRecord {
     this.lastErrorType = errorType;
   }
 
-  view(now: Date): UpstreamStatusView {
+  view(now: Date, origin: UpstreamStatusView['origin']): UpstreamStatusView {
     const c = this.lastGood?.contribution;
     return {
       id: this.definition.id,
+      origin,
       status: this.status,
       era: c?.era ?? null,
       namePrefix: this.definition.namePrefix,
