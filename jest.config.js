@@ -22,6 +22,23 @@ const moduleNameMapper = {
     '<rootDir>/libs/$1/src',
 };
 
+/**
+ * The suites that must answer alike on the opt-in node:http /mcp listener (MCP_HTTP_SERVER=node):
+ * run a second time in the e2e-node-listener project, in the same run and worker pool as the rest.
+ */
+const nodeListenerSuites = [
+  'bundles/jsonrpc-wire',
+  'bundles/origin-and-host',
+  'bundles/repeated-headers',
+  'bundles/tools-list-gzip',
+  'bundles/sdk-clients',
+  'bundles/mcp-listeners',
+  'resilience/cancellation',
+  'resilience/graceful-shutdown',
+  'resilience/connection-limit',
+  'resilience/mcp-slow-client',
+];
+
 module.exports = {
   // e2e suites start real processes; a unit test never comes near this.
   testTimeout: 60000,
@@ -49,6 +66,20 @@ module.exports = {
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.e2e-spec.ts'],
       setupFiles: ['<rootDir>/test/jest/e2e-setup.ts'],
+      transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': esmToCjs },
+      transformIgnorePatterns,
+      moduleNameMapper,
+    },
+    {
+      displayName: 'e2e-node-listener',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/test'],
+      testMatch: nodeListenerSuites.map((suite) => `<rootDir>/test/${suite}.e2e-spec.ts`),
+      setupFiles: [
+        '<rootDir>/test/jest/e2e-setup.ts',
+        '<rootDir>/test/jest/node-listener-setup.ts',
+      ],
       transform: { '^.+\\.ts$': swc, '^.+\\.m?js$': esmToCjs },
       transformIgnorePatterns,
       moduleNameMapper,
