@@ -261,7 +261,9 @@ export class VirtualServers {
     // is rechecked, so it must read the same on every replica and whatever other servers did
     // (docs/security.md "Answers to relayed requests")
     const at = `@${server}#${this.servers.get(server)?.version ?? 'config'}`;
-    const key = whole ? at : `${access.key}${at}`;
+    // `*` for the whole view: a grant's key is its matching rules ("" when none match), which
+    // must never name the whole view's cache entry
+    const key = whole ? `*${at}` : `${access.key}${at}`;
     let byKey = catalog === undefined ? undefined : this.narrowed.get(catalog);
     const known = byKey?.get(key);
     if (known !== undefined) return known;

@@ -66,6 +66,21 @@ describe('VirtualServers: a path names a view; a grant is narrowed to it (docs/o
     expect(s.narrow(undefined, undefined)).toBeUndefined();
   });
 
+  it('a caller no access rule matches gets nothing of the view, never the whole view cached under the same key', () => {
+    const s = servers();
+    // the whole view first: it is cached per catalog under its key
+    expect(allowed(s.narrow(undefined, 'claims'))).toEqual([
+      'processing.claims.open',
+      'docs.search',
+    ]);
+    // the key of a grant that no rule matched is "" (AccessPolicy.accessFor)
+    const none: CallerAccess = { all: false, key: '', sources: new Set(), tools: new Set() };
+    const narrowed = s.narrow(none, 'claims');
+    expect(allowed(narrowed)).toEqual([]);
+    expect(narrowed).toMatchObject({ all: false, key: '@claims#config' });
+    expect(s.narrow(undefined, 'claims')).toMatchObject({ key: '*@claims#config' });
+  });
+
   it('a restricted caller keeps what both its grant and the view hold, under a key of both', () => {
     const s = servers();
     const grant: CallerAccess = {
