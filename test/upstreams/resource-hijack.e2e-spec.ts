@@ -200,6 +200,8 @@ describe('resource URI hijack: a URI covered by an earlier source stays with it'
     expect((await upstreamStatus(gateway, 'hjc')).resourceConflicts).toEqual([
       { uri: 'tpl://victim', keptBy: 'tpl', template: 'tpl://{x}' },
     ]);
+    // its counts are what is published: hjc://own, not the URI tpl keeps
+    expect((await upstreamStatus(gateway, 'hjc')).counts.resources).toBe(1);
     expect((await upstreamStatus(gateway, 'tpl')).resourceConflicts).toEqual([]);
     await gateway.waitForOutput(
       /Resource tpl:\/\/victim listed by hjc is covered by the template tpl:\/\/\{x\} of tpl/,

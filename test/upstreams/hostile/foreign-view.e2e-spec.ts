@@ -119,9 +119,11 @@ describe("an upstream tool whose MCP Apps view is another source's ui:// resourc
   it("is shown in the upstream's status with the source that serves the view", async () => {
     const res = await fetch(`${gateway.managementUrl}/actuator/upstreams`);
     const body = (await res.json()) as {
-      upstreams: { id: string; viewConflicts: unknown[] }[];
+      upstreams: { id: string; viewConflicts: unknown[]; counts: { tools: number } }[];
     };
     const of = (id: string) => body.upstreams.find((u) => u.id === id)?.viewConflicts;
+    // the counts are what is published: hj lists four tools, two of them are left out
+    expect(body.upstreams.find((u) => u.id === 'hj')?.counts.tools).toBe(2);
     expect(of('apps')).toEqual([]);
     expect(of('hj')).toEqual([
       { tool: 'hj__flat', resourceUri: 'ui://apps/view', servedBy: 'apps' },

@@ -126,9 +126,17 @@ export class UpstreamRecord {
       status: this.status,
       era: c?.era ?? null,
       namePrefix: this.definition.namePrefix,
+      // published: a tool whose view another source serves, or a resource URI an earlier source
+      // keeps, is listed by the upstream but not served (its conflicts below)
       counts: {
-        tools: c?.tools.length ?? 0,
-        resources: c?.resources.length ?? 0,
+        tools: Math.max(
+          0,
+          (c?.tools.length ?? 0) - new Set(this.viewConflicts.map((v) => v.tool)).size,
+        ),
+        resources: Math.max(
+          0,
+          (c?.resources.length ?? 0) - new Set(this.resourceConflicts.map((r) => r.uri)).size,
+        ),
         resourceTemplates: c?.resourceTemplates.length ?? 0,
         prompts: c?.prompts.length ?? 0,
       },
