@@ -8,9 +8,10 @@
 // gate runs alone"), and compares each mode's steady
 // state with bench/baselines/instructions-node<major>.json for the Node major running it. A
 // gated mode that grew by more than BENCH_GATE_TOLERANCE (0.05; a share above 0, at most 0.2)
-// is measured twice more and the median of its three runs judged: a real regression repeats, a
-// rare outlier does not (the same build repeats to about 2-3 %; one run was seen 45 % high, which
-// a mean of two fails, while the lower of two lets a +6 % regression pass). A gated mode whose work in V8's
+// is measured again, up to BENCH_GATE_RETRIES (4) more times, until one run is within the limit,
+// and judged on its lowest run: what disturbs a count (a GC, a compile or a timer landing in the
+// measured window, a neighbour's load) only adds instructions, while a regression raises every
+// run, the lowest too (docs/benchmarks.md, "The instructions gate"). A gated mode whose work in V8's
 // compilers grew by more than 25 % fails too. The measuring parameters (BENCH_INSTR_CALLS,
 // _WARMUP, _IDLE_MS, _RUNS) are never passed on: the baseline's are used; other V8 flags than
 // the baseline's, or modes measured on different builds, fail the gate. Exit 1 when a mode still
@@ -61,6 +62,8 @@ const MEASURE_PARAMETERS = [
   'BENCH_INSTR_RUNS',
 ];
 const PARALLEL = Math.max(1, Number(process.env.BENCH_GATE_PARALLEL) || 2);
+/** More runs of a mode over the limit before it fails: one disturbed run must not fail CI. */
+const RETRIES = Math.min(8, Math.max(0, Math.floor(Number(process.env.BENCH_GATE_RETRIES ?? 4))));
 
 /** One `bench/instructions.mjs` run of `mode`: { steady, compile, build } per call. */
 function measure(mode, dir) {
@@ -147,32 +150,40 @@ if (RECORD) {
     );
   let figures;
   let compile;
+  let builds = new Set();
   if (FIGURES !== undefined) figures = JSON.parse(readFileSync(FIGURES, 'utf8'));
   else {
     const measured = await measureAll(ALL_MODES, dir);
     if (measured.builds.size !== 1) refuse('dist/ changed while the modes were measured');
-    ({ figures, compile } = measured);
+    ({ figures, compile, builds } = measured);
   }
   let verdict = judge(baseline, figures, TOLERANCE, compile);
-  const over = verdict.rows.filter((r) => !r.ok).map((r) => r.mode);
-  if (FIGURES === undefined && over.length > 0) {
-    // a real regression repeats; one high run does not: the median of three runs is judged
-    process.stdout.write(`over the limit: ${over.join(', ')}; measuring them twice more\n`);
-    const second = await measureAll(over, dir);
-    const third = await measureAll(over, dir);
-    for (const mode of over) {
-      const runs = [
-        { steady: figures[mode], compile: compile[mode] },
-        { steady: second.figures[mode], compile: second.compile[mode] },
-        { steady: third.figures[mode], compile: third.compile[mode] },
-      ].sort((a, b) => a.steady - b.steady);
+  if (FIGURES === undefined) {
+    // Disturbances only add instructions and a regression raises every run: a mode over the
+    // limit is measured again until a run is within it (or the retries are spent), one mode at
+    // a time, and its lowest run is judged.
+    const runs = Object.fromEntries(
+      verdict.rows
+        .filter((r) => !r.ok)
+        .map((r) => [r.mode, [{ steady: figures[r.mode], compile: compile[r.mode] }]]),
+    );
+    for (const mode of Object.keys(runs)) {
+      process.stdout.write(`over the limit: ${mode}; measuring it again (up to ${RETRIES} runs)\n`);
+      for (let i = 0; i < RETRIES; i += 1) {
+        const again = await measureAll([mode], dir);
+        if (!builds.has([...again.builds][0]))
+          refuse('dist/ changed while the modes were measured');
+        runs[mode].push({ steady: again.figures[mode], compile: again.compile[mode] });
+        const lowest = runs[mode].reduce((a, b) => (b.steady < a.steady ? b : a));
+        figures[mode] = lowest.steady;
+        compile[mode] = lowest.compile;
+        verdict = judge(baseline, figures, TOLERANCE, compile);
+        if (verdict.rows.find((r) => r.mode === mode)?.ok) break;
+      }
       process.stdout.write(
-        `${mode}: ${runs.map((r) => `${(r.steady / 1000).toFixed(1)}k`).join(', ')}; judged on the median\n`,
+        `${mode}: ${runs[mode].map((r) => `${(r.steady / 1000).toFixed(1)}k`).join(', ')}; judged on the lowest\n`,
       );
-      figures[mode] = runs[1].steady;
-      compile[mode] = runs[1].compile;
     }
-    verdict = judge(baseline, figures, TOLERANCE, compile);
   }
   process.stdout.write(`${formatVerdict(verdict, name)}\n`);
   if (!verdict.ok) process.exitCode = 1;
