@@ -72,6 +72,11 @@ export interface UpstreamCallContext {
    * session (UpstreamConnections.forClientEra). Undefined: the upstream's own era.
    */
   readonly clientEra?: '2025' | '2026';
+  /**
+   * When the call this request is a round of must end (`performance.now()` time), if before
+   * its own `callMillis` is out: a bridged call's rounds share one deadline.
+   */
+  readonly deadlineAt?: number;
 }
 
 /**
@@ -167,14 +172,14 @@ export class UpstreamExecutor {
     const claim: BudgetClaim = { bytes: 0 };
     let outcome: UpstreamOutcome;
     // one deadline for the whole request, the connection it waits for included
-    const left = (): number =>
-      Math.max(1, Math.round(started + upstream.callMillis - performance.now()));
+    const end = Math.min(started + upstream.callMillis, context.deadlineAt ?? Infinity);
+    const left = (): number => Math.max(1, Math.round(end - performance.now()));
     const cancellation = signal === undefined ? undefined : new CancellationSignal(signal);
     try {
       const chosen = this.connections.forClientEra(
         upstream,
         context.clientEra,
-        upstream.callMillis,
+        context.deadlineAt === undefined ? upstream.callMillis : left(),
         cancellation,
       );
       const connection = chosen instanceof Promise ? await chosen : chosen;
@@ -183,7 +188,10 @@ export class UpstreamExecutor {
           ? await this.callerHeaders.for(upstream, context.headers, context.caller)
           : upstreamRequestHeaders(upstream, context.headers);
       const answer = await connection.request(method, params, {
-        deadlineMillis: chosen instanceof Promise ? left() : upstream.callMillis,
+        deadlineMillis:
+          chosen instanceof Promise || context.deadlineAt !== undefined
+            ? left()
+            : upstream.callMillis,
         signal: cancellation,
         headers:
           context.requestHeaders === undefined

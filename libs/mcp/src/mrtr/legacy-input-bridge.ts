@@ -122,6 +122,7 @@ export class LegacyInputBridge {
     inputRequests: Readonly<Record<string, unknown>>,
     context: MethodContext,
     what = 'tool',
+    waitMillis = this.pendingMillis,
   ): Promise<BridgedAnswers> {
     const entries = Object.entries(inputRequests);
     // as many as a held call keeps (parked-call.ts): each one waits on the client, and on memory
@@ -159,9 +160,17 @@ export class LegacyInputBridge {
     let answering: AnsweringCredential | undefined;
     let finish: (outcome: BridgedAnswers) => void = () => undefined;
     const done = new Promise<BridgedAnswers>((resolve) => (finish = resolve));
+    const wait = Math.min(waitMillis, this.pendingMillis);
     const timer = setTimeout(
-      () => finish(refused(`The client did not answer within ${this.pendingMillis} ms`)),
-      this.pendingMillis,
+      () =>
+        finish(
+          refused(
+            wait < this.pendingMillis
+              ? `The client did not answer within the ${what}'s call deadline (callMillis)`
+              : `The client did not answer within ${this.pendingMillis} ms`,
+          ),
+        ),
+      Math.max(1, wait),
     );
     timer.unref();
     context.signal?.onAbort(() => finish(refused('The call was cancelled')));
@@ -246,6 +255,14 @@ export class LegacyInputBridge {
   async run(call: UpstreamMrtrRequest, context: MethodContext): Promise<MethodResult> {
     const base = withoutRetryFields(call.params);
     let params = base;
+    // the upstream's callMillis bounds the whole call, every round and every wait on the client
+    // (docs/operations.md §11 "Multi round-trip and era bridging"), as it bounds a parked 2025 upstream's one request
+    const deadlineAt = performance.now() + call.upstream.callMillis;
+    const late = (): object =>
+      refusal(
+        call,
+        `The ${noun(call)} did not finish within its upstream's callMillis (${call.upstream.callMillis} ms) over its input rounds`,
+      );
     // every round is a new upstream request under the client's one progress token, each
     // counting from its start again: the client sees the progress only while it increases
     let forwarded =
@@ -257,6 +274,7 @@ export class LegacyInputBridge {
       try {
         result = await this.router.forward(call.upstream, call.method, params, forwarded, {
           requestHeaders: call.requestHeaders,
+          deadlineAt,
         });
       } catch (err) {
         // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
@@ -283,9 +301,12 @@ export class LegacyInputBridge {
           call,
           `The ${noun(call)} kept asking for input (more than ${MAX_BRIDGED_ROUNDS} rounds); giving up`,
         );
+      const remaining = deadlineAt - performance.now();
+      if (remaining <= 0) return late();
       const asked = isRecord(value.inputRequests) ? value.inputRequests : {};
-      const answers = await this.ask(asked, context, noun(call));
+      const answers = await this.ask(asked, context, noun(call), remaining);
       if (answers.kind === 'refused') return refusal(call, answers.message);
+      if (performance.now() >= deadlineAt) return late();
       // the retry goes with the answering request's credential, never an expired one
       // (docs/security.md "Answers to relayed requests")
       const next = continuationContext(forwarded, answers.answering);

@@ -131,6 +131,11 @@ export interface ForwardOptions {
   readonly requestHeaders?: Readonly<Record<string, string>>;
   /** Era bridging's take-over of the upstream's requests to the client (MrtrCalls). */
   readonly onRequest?: UpstreamRequestHook;
+  /**
+   * The end of the call this request is one round of (`performance.now()` time): a bridged call's
+   * rounds share the upstream's one `callMillis` (docs/operations.md §11 "Multi round-trip and era bridging").
+   */
+  readonly deadlineAt?: number;
 }
 
 /** A failure (timeout, unreachable, …) of a tool call: a tool execution error the model can read (MCP 2025-11-25 "Error Handling"). */
@@ -197,7 +202,7 @@ export class UpstreamRouter {
     context: MethodContext,
     options: ForwardOptions = {},
   ): Promise<object> {
-    const { requestHeaders, onRequest } = options;
+    const { requestHeaders, onRequest, deadlineAt } = options;
     // what the client asked to be logged (docs/operations.md §10 "Logging"): a 2026 request's
     // own logLevel (none: no log messages), a 2025 session's setLevel (none: all), which a 2026
     // upstream gets in the request's _meta
@@ -226,6 +231,7 @@ export class UpstreamRouter {
         clientCapabilities: forwardedCapabilities(context.clientCapabilities, modern),
         caller: context.caller,
         clientEra: isModernVersion(context.protocolVersion) ? '2026' : '2025',
+        deadlineAt,
         onMessage: (message, origin) => {
           if (relayed !== undefined && this.relayFollowUp(message, origin, relayed, context))
             return;
