@@ -24,11 +24,27 @@ describe("a call's SSE answer holds at most maxQueuedBytes of relayed messages f
     stream.end('r'.repeat(10_000));
     expect(await drain(stream)).toEqual(['a'.repeat(60), 'r'.repeat(10_000)]);
     const early = new AnswerStream(10);
-    early.push('x'.repeat(11));
+    early.push('x'.repeat(6));
+    early.push('x'.repeat(6));
     const late = jest.fn();
     early.onCut(late);
     expect(late).toHaveBeenCalledTimes(1);
     await early.first; // settled by the cut: the answer is written (and destroyed) at once
+  });
+
+  it('one message larger than the cap reaches a client that keeps up; one more behind it, unread, cuts', async () => {
+    const stream = new AnswerStream(100);
+    const it = stream[Symbol.asyncIterator]();
+    const cut = jest.fn();
+    stream.onCut(cut);
+    // nothing queued: the writer takes it as it takes any other
+    stream.push('b'.repeat(1_000));
+    expect((await it.next()).value).toBe('b'.repeat(1_000));
+    stream.push('c'.repeat(1_000));
+    expect(cut).not.toHaveBeenCalled();
+    // the client has not read that one yet: another message goes past the cap
+    stream.push('d'.repeat(10));
+    expect(cut).toHaveBeenCalledTimes(1);
   });
 
   it('what the writer took no longer counts', async () => {

@@ -5,7 +5,8 @@
  * taken yet, and the writer takes a message only once the socket drained (writeStream): relayed
  * messages a client does not read may hold at most `maxQueuedBytes` (`mcp.listen.maxQueuedBytes`),
  * past which the answer is cut, its response destroyed, and so the call cancelled as for a client
- * that went away. The last message (the result, bounded by the answer caps) always fits.
+ * that went away. The last message (the result, bounded by the answer caps) always fits, and so
+ * does one message larger than the cap when nothing is queued: a client that reads gets it.
  */
 export class AnswerStream implements AsyncIterable<string> {
   private readonly queue: string[] = [];
@@ -23,7 +24,9 @@ export class AnswerStream implements AsyncIterable<string> {
   /** Adds one JSON-RPC message (JSON text). Ignored after `end`. */
   push(json: string): void {
     if (this.ended) return;
-    if (this.queuedBytes + json.length > this.maxQueuedBytes) {
+    // an empty queue is a client that keeps up (the writer took everything): one message larger
+    // than the cap goes (it is bounded by the answer caps), the next one waits behind it
+    if (this.queuedBytes > 0 && this.queuedBytes + json.length > this.maxQueuedBytes) {
       this.cut();
       return;
     }

@@ -43,6 +43,19 @@ describe('a notification stream holds at most maxQueuedBytes for a client that d
     expect(await take(stream, 5)).toEqual([]);
   });
 
+  it('one frame larger than the bound reaches a client that keeps up; one more behind it, unread, cuts', async () => {
+    const overflow = jest.fn();
+    const stream = new NotificationStream(100, overflow);
+    stream.push('a'.repeat(500));
+    expect(stream.isEnded).toBe(false);
+    expect(await take(stream, 1)).toEqual(['a'.repeat(500)]);
+    stream.push('b'.repeat(500));
+    expect(stream.isEnded).toBe(false);
+    stream.push('c');
+    expect(stream.isEnded).toBe(true);
+    expect(overflow).toHaveBeenCalledTimes(1);
+  });
+
   it('a writer waiting for the next frame is woken by a cut and stops', async () => {
     const stream = new NotificationStream(10);
     const pending = take(stream, 1);

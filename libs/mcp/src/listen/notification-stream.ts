@@ -95,7 +95,9 @@ export class NotificationStream implements FrameSource {
   private enqueue(frame: SseFrame): void {
     if (this.ended) return;
     const size = frameSize(frame);
-    if (this.queuedBytes + size > this.maxQueuedBytes) {
+    // an empty queue is a client that keeps up: one frame larger than the cap goes (each is
+    // bounded where it is made: an upstream's message by its answer cap), the next waits behind it
+    if (this.queuedBytes > 0 && this.queuedBytes + size > this.maxQueuedBytes) {
       this.cut();
       this.onOverflow?.();
       return;

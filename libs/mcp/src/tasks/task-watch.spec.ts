@@ -1,19 +1,20 @@
 import type { RegistryService } from '@app/registry';
 import type { GatewayTasks } from './gateway-tasks';
 import type { TaskIds } from './task-ids';
-import { TaskWatch, type TaskWatcher } from './task-watch';
+import { MAX_INLINED_CHARS, TaskWatch, type TaskWatcher } from './task-watch';
 import type { UpstreamTasks } from './upstream-tasks';
 
 /** A TaskWatch over gateway-run tasks that stay `working`; counts the reads of each task. */
-function setup() {
+function setup(detail: Record<string, unknown> = {}) {
   const reads: string[] = [];
+  const pushed: Record<string, unknown>[] = [];
   const ids = {
     open: (clientId: string) => ({ owner: { kind: 'gateway' }, taskId: `own-${clientId}` }),
   } as unknown as TaskIds;
   const gatewayTasks = {
     get: (taskId: string) => {
       reads.push(taskId);
-      return Promise.resolve({ taskId, status: 'working', pollIntervalMs: 1000 });
+      return Promise.resolve({ taskId, status: 'working', pollIntervalMs: 1000, ...detail });
     },
   } as unknown as GatewayTasks;
   const watch = new TaskWatch(ids, gatewayTasks, {} as UpstreamTasks, {} as RegistryService);
@@ -22,12 +23,53 @@ function setup() {
     access: undefined,
     headers: {},
     signal,
-    push: () => undefined,
+    push: (params) => pushed.push(params),
   });
-  return { watch, watcher, reads };
+  return { watch, watcher, reads, pushed };
 }
 
 describe('TaskWatch', () => {
+  it('a task whose details are huge is notified by its state alone, every notification within MAX_INLINED_CHARS', async () => {
+    const huge = 'x'.repeat(2_000_000);
+    const { watch, watcher, pushed } = setup({
+      statusMessage: huge,
+      inputRequests: { a: { method: 'elicitation/create', params: { message: huge } } },
+      _meta: { big: huge },
+      unknownMember: huge,
+      createdAt: '2026-12-05T00:00:00Z',
+    });
+    const open = new AbortController();
+    watch.watch(['gwtk1.big'], watcher(open.signal));
+    await new Promise((r) => setImmediate(r));
+    open.abort();
+    expect(pushed).toHaveLength(1);
+    expect(JSON.stringify(pushed[0]).length).toBeLessThanOrEqual(MAX_INLINED_CHARS);
+    expect(pushed[0]).toEqual({
+      taskId: 'own-gwtk1.big',
+      status: 'working',
+      statusMessage: 'x'.repeat(1024),
+      createdAt: '2026-12-05T00:00:00Z',
+      pollIntervalMs: 1000,
+    });
+  });
+
+  it('a task of ordinary size is notified whole', async () => {
+    const { watch, watcher, pushed } = setup({ statusMessage: 'halfway', _meta: { k: 1 } });
+    const open = new AbortController();
+    watch.watch(['gwtk1.small'], watcher(open.signal));
+    await new Promise((r) => setImmediate(r));
+    open.abort();
+    expect(pushed).toEqual([
+      {
+        taskId: 'own-gwtk1.small',
+        status: 'working',
+        pollIntervalMs: 1000,
+        statusMessage: 'halfway',
+        _meta: { k: 1 },
+      },
+    ]);
+  });
+
   it('a listen whose signal aborted before it was watched watches nothing: no read, no slot held', async () => {
     const { watch, watcher, reads } = setup();
     const gone = new AbortController();

@@ -48,8 +48,42 @@ interface Watch {
   last?: Record<string, unknown>;
 }
 
-/** The notification params of a DetailedTask: no envelope members; a large result left out. */
+/** The members of a DetailedTask a notification always keeps: the task's state in a few scalars. */
+const TASK_STATE_KEYS = [
+  'taskId',
+  'status',
+  'statusMessage',
+  'createdAt',
+  'lastUpdatedAt',
+  'ttlMs',
+  'pollIntervalMs',
+] as const;
+
+/** Largest `statusMessage` (characters) a notification cut to the task's state keeps. */
+const MAX_STATUS_MESSAGE_CHARS = 1_024;
+
+/**
+ * The notification params of a DetailedTask: no envelope members; a large result left out, and a
+ * notification still over MAX_INLINED_CHARS (a huge status message, input requests or `_meta`)
+ * cut to the task's state, which the client completes with tasks/get: what an upstream says of
+ * a task cannot push a listen past `listen.maxQueuedBytes` and close it.
+ */
 function notificationParams(task: Record<string, unknown>): Record<string, unknown> {
+  const full = fullNotificationParams(task);
+  if (JSON.stringify(full).length <= MAX_INLINED_CHARS) return full;
+  const state: Record<string, unknown> = {};
+  for (const key of TASK_STATE_KEYS) {
+    const value = full[key];
+    if (value === undefined || (typeof value === 'object' && value !== null)) continue;
+    state[key] =
+      key === 'statusMessage' && typeof value === 'string'
+        ? value.slice(0, MAX_STATUS_MESSAGE_CHARS)
+        : value;
+  }
+  return state;
+}
+
+function fullNotificationParams(task: Record<string, unknown>): Record<string, unknown> {
   const { resultType: _resultType, _meta: meta, ...params } = task;
   const rest = { ...(meta as Record<string, unknown> | undefined) };
   delete rest[MetaKey.serverInfo];
