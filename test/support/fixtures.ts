@@ -55,7 +55,9 @@ export function gatewayConfig(
     discovery: {
       enabled: true,
       connectTimeoutMillis: 500,
-      readTimeoutMillis: 1500,
+      // a first pull that times out leaves the gateway unready until the next round, 60 s away
+      // (contract §7 readiness): 1500 ms failed it on a 2-core machine busy with other suites
+      readTimeoutMillis: 5000,
       maxToolsPerBundle: 100,
       maxToolsTotal: 200,
       maxManifestBytes: 1048576,

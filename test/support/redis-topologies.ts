@@ -214,13 +214,33 @@ export class RedisClusterSet {
   static async start(replicas = 0): Promise<RedisClusterSet> {
     const dir = mkdtempSync(join(tmpdir(), 'mcpgw-cluster-'));
     const nodes: RedisProcess[] = [];
+    try {
+      return await RedisClusterSet.create(dir, nodes, replicas);
+    } catch (err) {
+      // a set that did not come up leaves no node behind
+      await Promise.all(nodes.map((n) => n.kill()));
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  private static async create(
+    dir: string,
+    nodes: RedisProcess[],
+    replicas: number,
+  ): Promise<RedisClusterSet> {
     for (let i = 0; i < 3 * (1 + replicas); i++) {
       const port = await freePort();
+      // the cluster bus is port + 10000 unless named: that is in the kernel's ephemeral range,
+      // where a busy machine's outgoing connection can hold it and the node does not start
+      const busPort = await freePort();
       nodes.push(
         await startProcess(
           [
             '--port',
             String(port),
+            '--cluster-port',
+            String(busPort),
             ...BASE,
             '--cluster-enabled',
             'yes',
