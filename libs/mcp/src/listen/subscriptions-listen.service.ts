@@ -29,6 +29,7 @@ import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
 import { TaskWatch } from '../tasks/task-watch';
 import { relayedChangeParams } from './update-params';
+import { UpdateCoalescer } from './update-coalescer';
 
 /** `_meta` keys of a listen stream (wire notes §2.8). */
 
@@ -93,6 +94,14 @@ class ListenSubscription implements OpenStream {
   /** Aborted when the stream closes: what watches tasks for it stops. */
   readonly ended = new AbortController();
   private closed = false;
+  /**
+   * Upstreams' `list_changed` notifications, at most one per list each interval (the first at
+   * once, a burst's last when the interval is up, never dropped): one says only that a list
+   * changed, and an upstream that sends thousands a second must not make the client list again
+   * thousands of times (docs/operations.md §11 "Notification streams"). A resource's updates
+   * go one by one, bounded by the stream's queue like everything else on it.
+   */
+  private readonly listChanges = new UpdateCoalescer();
 
   relaysFrom(upstreamId: string): boolean {
     return this.upstreamListens.has(upstreamId);
@@ -142,7 +151,12 @@ class ListenSubscription implements OpenStream {
       !filterAccepts(this.filter, method, params.uri)
     )
       return;
-    this.stream.push(stamped(method, relayedChangeParams(method, params), this.id));
+    const push = () => {
+      if (!this.closed)
+        this.stream.push(stamped(method, relayedChangeParams(method, params), this.id));
+    };
+    if (method.endsWith('/list_changed')) this.listChanges.offer(method, push);
+    else push();
   }
 
   /** A task's status, passed on when the filter names its id (TaskWatch). */
@@ -158,6 +172,7 @@ class ListenSubscription implements OpenStream {
   close(graceful: boolean): void {
     if (this.closed) return;
     this.closed = true;
+    this.listChanges.close();
     this.ended.abort();
     for (const held of this.upstreamListens.values()) held.end.abort();
     this.upstreamListens.clear();
