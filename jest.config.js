@@ -48,6 +48,8 @@ module.exports = {
   // The e2e suites mostly wait on real processes (a serial run keeps a 2-core machine a quarter
   // busy): three workers there run them in a third of the time.
   maxWorkers: Math.ceil(availableParallelism() * 1.5),
+  // the longest e2e suites first, so none starts last and holds the run's end
+  testSequencer: '<rootDir>/test/jest/slow-first-sequencer.js',
   projects: [
     {
       displayName: 'unit',
