@@ -105,6 +105,17 @@ interface Relay {
   readonly takeBytes?: UpstreamRequestOptions['takeBytes'];
   /** The session the messages came on; `answer`: the one the answer's head opens (initialize). */
   readonly context: UpstreamMessageContext | 'answer';
+  /** When the caller's credential in the request's headers expires (ms since the epoch). */
+  readonly credentialExpiresAtMs?: number;
+}
+
+/**
+ * Whether the caller's credential has expired: what is sent again for the request (a resumed
+ * stream's GET, the repeat after a renewed session) never goes with it (docs/security.md
+ * "Answers to relayed requests").
+ */
+function credentialExpired(expiresAtMs: number | undefined): boolean {
+  return expiresAtMs !== undefined && Date.now() >= expiresAtMs;
 }
 
 /** A notification that one of the upstream's lists changed. */
@@ -315,6 +326,15 @@ export class UpstreamConnection {
         session.era === '2026'
           ? await this.send2026(session, method, params, options, budget)
           : await this.send2025(session, method, params, options, budget);
+      // the repeat carries the caller's headers: not once its credential has expired
+      const repeats =
+        (sent.renew === 'session-lost' && !reinitialized) ||
+        (sent.renew === 'wrong-era' && !redetected && this.endpoint.protocol === 'auto');
+      if (repeats && credentialExpired(options.credentialExpiresAtMs))
+        throw new UpstreamFailure(
+          'session-lost',
+          "the upstream's session had to be renewed and the caller's credential has expired since; not sent again",
+        );
       if (sent.renew === 'session-lost') {
         if (reinitialized)
           throw new UpstreamFailure(
@@ -598,6 +618,7 @@ export class UpstreamConnection {
         listCap: options.listCap,
         takeBytes: options.takeBytes,
         context: { sessionId: session.sessionId },
+        credentialExpiresAtMs: options.credentialExpiresAtMs,
       });
     } catch (err) {
       // A 2025 server goes on working after a disconnect: tell it to stop (best effort).
@@ -655,6 +676,7 @@ export class UpstreamConnection {
       listCap: options.listCap,
       takeBytes: options.takeBytes,
       context: {},
+      credentialExpiresAtMs: options.credentialExpiresAtMs,
     });
     const code = errorCode(reply);
     const legacyAnswer =
@@ -784,7 +806,14 @@ export class UpstreamConnection {
     // a request whose stream ended before its response may be resumed (resumeStream)
     const result =
       id !== undefined && response === undefined && onEvent !== undefined
-        ? await this.resumeStream(first, headers, budget, onEvent, onChunk)
+        ? await this.resumeStream(
+            first,
+            headers,
+            budget,
+            onEvent,
+            onChunk,
+            relay?.credentialExpiresAtMs,
+          )
         : first;
     return readReply(result, id, response, relay?.listCap);
   }
@@ -806,6 +835,7 @@ export class UpstreamConnection {
     budget: Budget,
     onEvent: NonNullable<ExchangeRequest['onEvent']>,
     onChunk: ExchangeRequest['onChunk'],
+    credentialExpiresAtMs: number | undefined,
   ): Promise<ExchangeResult> {
     let result = first;
     let fruitless = 0;
@@ -826,6 +856,9 @@ export class UpstreamConnection {
       if (wait >= budget.left()) break;
       if (taken >= maxBytes) throw answerTooLarge(maxBytes);
       await budget.race(delay(wait));
+      // the GET carries the caller's headers: not once its credential has expired (the answer
+      // then ends without the response, as when the upstream cannot resume)
+      if (credentialExpired(credentialExpiresAtMs)) break;
       let next: ExchangeResult;
       try {
         next = await exchange(this.dispatcher, {
