@@ -629,9 +629,7 @@ export class UpstreamConnection {
             : 'the gateway stopped waiting (deadline passed)';
         // never with a caller's credential that has expired since (docs/security.md
         // "Answers to relayed requests")
-        const expired =
-          options.credentialExpiresAtMs !== undefined &&
-          Date.now() >= options.credentialExpiresAtMs;
+        const expired = credentialExpired(options.credentialExpiresAtMs);
         this.sendCancelled(session, id, reason, expired ? undefined : options.headers);
       }
       throw err;
