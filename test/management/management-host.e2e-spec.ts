@@ -60,17 +60,22 @@ function send(
   );
 }
 
-/** An HTTP/1.0 request without any Host header, over a plain socket. */
-function withoutHost(port: number, path: string): Promise<string> {
+/** `text` written as it is on a plain socket; what came back until the server closed. */
+function rawText(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
-    let text = '';
+    let answer = '';
     socket.setEncoding('utf8');
-    socket.on('data', (d: string) => (text += d));
-    socket.on('end', () => resolve(text));
+    socket.on('data', (d: string) => (answer += d));
+    socket.on('end', () => resolve(answer));
     socket.on('error', reject);
-    socket.write(`GET ${path} HTTP/1.0\r\n\r\n`);
+    socket.write(text);
   });
+}
+
+/** An HTTP/1.0 request without any Host header, over a plain socket. */
+function withoutHost(port: number, path: string): Promise<string> {
+  return rawText(port, `GET ${path} HTTP/1.0\r\n\r\n`);
 }
 
 function expectRefusal(answer: RawHttpAnswer, what: string): void {
@@ -166,8 +171,77 @@ describe('management port without an admin credential or allowedHosts: IP litera
     );
   });
 
+  it('refuses a target in absolute form whose authority is not served, whatever Host says (RFC 9112 §3.2.2), and serves one whose authority and Host both are', async () => {
+    const served: string[] = [];
+    for (const path of [
+      '/actuator/catalog/tools',
+      '/actuator/upstreams',
+      '/admin/upstreams',
+      '/console',
+    ]) {
+      for (const head of [
+        `GET http://attacker.example${path} HTTP/1.1\r\nHost: 127.0.0.1`,
+        `GET http://attacker.example:9090${path} HTTP/1.1\r\nHost: localhost`,
+        `GET https://ATTACKER.example${path} HTTP/1.1\r\nHost: 127.0.0.1`,
+        `GET http://attacker.example${path} HTTP/1.0`,
+        // the other way round: a served authority does not carry a foreign Host
+        `GET http://127.0.0.1${path} HTTP/1.1\r\nHost: attacker.example`,
+      ]) {
+        const text = await rawText(gateway.managementPort, `${head}\r\nConnection: close\r\n\r\n`);
+        if (!/^HTTP\/1\.[01] 421 /.test(text) || text.includes('shop'))
+          served.push(`${head}: ${text.slice(0, 12)}`);
+      }
+    }
+    expect(served).toEqual([]);
+    for (const head of [
+      `GET ftp://127.0.0.1/actuator/toolBundles HTTP/1.1\r\nHost: 127.0.0.1`,
+      `GET http://user@127.0.0.1/actuator/toolBundles HTTP/1.1\r\nHost: 127.0.0.1`,
+      `GET http:///actuator/toolBundles HTTP/1.1\r\nHost: 127.0.0.1`,
+    ]) {
+      const text = await rawText(gateway.managementPort, `${head}\r\nConnection: close\r\n\r\n`);
+      expect([head, text.slice(0, 12), text.includes('shop')]).toEqual([
+        head,
+        'HTTP/1.1 400',
+        false,
+      ]);
+    }
+    const ok = await rawText(
+      gateway.managementPort,
+      `GET http://localhost:${gateway.managementPort}/actuator/toolBundles HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+    );
+    expect(ok).toMatch(/^HTTP\/1\.1 200 /);
+    expect(ok).toContain('shop');
+  });
+
+  it('refuses two Host lines, or two Authorization lines, with 400 whichever comes first: only the first would be read', async () => {
+    for (const headers of [
+      ['Host: 127.0.0.1', 'Host: attacker.example'],
+      ['Host: attacker.example', 'Host: 127.0.0.1'],
+      ['Host: localhost', 'host: attacker.example'],
+      ['Host: 127.0.0.1', 'Authorization: Bearer a', 'Authorization: Bearer b'],
+    ]) {
+      const text = await rawText(
+        gateway.managementPort,
+        `GET /actuator/catalog/tools HTTP/1.1\r\n${headers.join('\r\n')}\r\nConnection: close\r\n\r\n`,
+      );
+      expect([headers, text.slice(0, 12), text.includes('shop.secret-tool')]).toEqual([
+        headers,
+        'HTTP/1.1 400',
+        false,
+      ]);
+    }
+  });
+
   it('refuses a malformed Host', async () => {
-    for (const host of ['a b', 'user@127.0.0.1', '127.0.0.1:99999', '[::1']) {
+    for (const host of [
+      'a b',
+      'user@127.0.0.1',
+      '127.0.0.1:99999',
+      '[::1',
+      '.localhost',
+      'a..localhost',
+      '.',
+    ]) {
       const answer = await send(gateway.managementPort, 'GET', '/actuator/toolBundles', host);
       // node:http itself may answer 400 to a Host it cannot read; never 200
       expect([host, answer.status === 421 || answer.status === 400]).toEqual([host, true]);

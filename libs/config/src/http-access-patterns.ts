@@ -33,8 +33,12 @@ const ORIGIN_RE =
   /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(\[[0-9A-Fa-f:.]+\]|[^/:?#@[\]\s]+)(?::(\d{1,5}|\*))?\/?$/;
 /** host[:port] as a Host header or a host entry carries it. */
 const HOST_RE = /^(\[[0-9A-Fa-f:.]+\]|[^/:?#@[\]\s]+)(?::(\d{1,5}|\*))?$/;
-/** What a host name may hold after lowercasing (RFC 3986 reg-name without percent-encoding). */
-const HOST_NAME_RE = /^(\[[0-9a-f:.]+\]|[a-z0-9._~!$&'()+,;=-]+)$/;
+/**
+ * What a host name may hold after lowercasing (RFC 3986 reg-name without percent-encoding), in
+ * labels that are not empty (`.localhost` or `a..b` names no host; one trailing dot is the fully
+ * qualified spelling of a name).
+ */
+const HOST_NAME_RE = /^(\[[0-9a-f:.]+\]|[a-z0-9_~!$&'()+,;=-]+(\.[a-z0-9_~!$&'()+,;=-]+)*\.?)$/;
 
 /** One parsed origin or host: the port is a number, or '*' for any port (entries only). */
 export interface ParsedAddress {

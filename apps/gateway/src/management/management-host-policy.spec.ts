@@ -47,6 +47,11 @@ describe('ManagementHostPolicy: which Host names the management port serves', ()
     'a b',
     'user@127.0.0.1',
     '127.0.0.1:99999',
+    '.localhost',
+    '.localhost:9090',
+    'a..localhost',
+    '.',
+    '..',
   ])('refuses the name or malformed Host %j when nothing is listed', (host) => {
     expect(none.admits(host)).toBe(false);
   });

@@ -23,6 +23,48 @@ const REFUSAL_BODY = JSON.stringify({
     'addresses are always served; list other names in mcp.management.allowedHosts.',
 });
 
+const REPEATED_BODY = JSON.stringify({
+  statusCode: 400,
+  error: 'Bad Request',
+  message:
+    'A request carries at most one Host and one Authorization header (RFC 9112 §3.2); this one repeats one.',
+});
+
+const TARGET_BODY = JSON.stringify({
+  statusCode: 400,
+  error: 'Bad Request',
+  message: 'The request target is neither a path nor an http(s) URL with a host.',
+});
+
+/**
+ * Headers the port reads one value of: node:http keeps the first of two `Host` lines (the
+ * second would never be checked) and of two `Authorization` lines (/admin's credential).
+ */
+const SINGLE_HEADERS: ReadonlySet<string> = new Set(['host', 'authorization']);
+
+/** Whether node:http's `rawHeaders` (name, value, …) carry one of SINGLE_HEADERS twice. */
+function repeatsSingleHeader(rawHeaders: readonly string[]): boolean {
+  let seen = '';
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]?.toLowerCase() ?? '';
+    if (!SINGLE_HEADERS.has(name)) continue;
+    if (seen.includes(`|${name}|`)) return true;
+    seen += `|${name}|`;
+  }
+  return false;
+}
+
+/**
+ * The authority of an absolute-form request target (`GET http://name:port/path`, RFC 9112
+ * §3.2.2), which names the host the request is for in place of `Host`; undefined for the
+ * origin form (`/path`); null for a target that is neither.
+ */
+function absoluteAuthority(target: string): string | undefined | null {
+  if (target.startsWith('/')) return undefined;
+  const m = /^https?:\/\/([^/?#]*)/i.exec(target);
+  return m === null || m[1] === '' || m[1]?.includes('@') ? null : m[1];
+}
+
 /**
  * The management port's `Host` check (DNS rebinding, docs/security.md "The management
  * port"): a page in an operator's browser that makes a name of its own resolve to the
@@ -36,7 +78,11 @@ const REFUSAL_BODY = JSON.stringify({
  * - the names of `mcp.management.allowedHosts`;
  * - no `Host` at all (HTTP/1.0 only: every browser sends one).
  *
- * Anything else, or a `Host` that is not `host[:port]`, is refused before any route runs.
+ * Anything else, or a `Host` that is not `host[:port]`, is refused before any route runs. A
+ * target in absolute form (`GET http://name/…`, which only proxies are sent) names its host
+ * in place of `Host` (RFC 9112 §3.2.2): that name must pass as well, and so must a `Host` sent
+ * with it. A request with two `Host` (or two `Authorization`) lines is refused with 400: only
+ * the first would be read.
  */
 export class ManagementHostPolicy {
   private readonly names: AccessList;
@@ -66,19 +112,30 @@ export class ManagementHostPolicy {
     handler: (req: IncomingMessage, res: ServerResponse) => void,
   ): (req: IncomingMessage, res: ServerResponse) => void {
     return (req, res) => {
-      if (this.admits(req.headers.host)) {
+      const authority = absoluteAuthority(req.url ?? '/');
+      if (authority === null || repeatsSingleHeader(req.rawHeaders)) {
+        refuse(res, 400, authority === null ? TARGET_BODY : REPEATED_BODY);
+      } else if (
+        this.admits(req.headers.host) &&
+        (authority === undefined || this.admits(authority))
+      ) {
         handler(req, res);
-        return;
+      } else {
+        refuse(res, HOST_REFUSED_STATUS, REFUSAL_BODY);
       }
-      res.writeHead(HOST_REFUSED_STATUS, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(REFUSAL_BODY),
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-        // the body (if any) is never read: the connection ends with this answer
-        connection: 'close',
-      });
-      res.end(REFUSAL_BODY);
     };
   }
+}
+
+/** The port's `{statusCode, error, message}` answer, before any route runs. */
+function refuse(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    // the body (if any) is never read: the connection ends with this answer
+    connection: 'close',
+  });
+  res.end(body);
 }
