@@ -238,6 +238,68 @@ describe('two replicas on one Redis, each with a stale view (prefix uniqueness, 
       /^url: host "169\.254\.169\.254" resolves to .*cloud metadata/,
     );
   });
+
+  it('If-Match compares entity tags strongly, as text: "0<version>" is another tag than the ETag "<version>" (409, PATCH and DELETE)', async () => {
+    const created = await admin(a, 'POST', '/admin/upstreams', { id: 'tagged', url: s2.url });
+    expect(created.status).toBe(202);
+    const version = created.body.version as number;
+    expect(created.headers.get('etag')).toBe(`"${version}"`);
+    const patched = await admin(
+      a,
+      'PATCH',
+      '/admin/upstreams/tagged',
+      { enabled: false },
+      ADMIN_TOKEN,
+      {
+        'if-match': `"0${version}"`,
+      },
+    );
+    const deleted = await admin(a, 'DELETE', '/admin/upstreams/tagged', undefined, ADMIN_TOKEN, {
+      'if-match': `"00${version}"`,
+    });
+    expect({ patch: patched.status, delete: deleted.status }).toEqual({ patch: 409, delete: 409 });
+    expect((await admin(a, 'GET', '/admin/upstreams/tagged')).body).toMatchObject({
+      enabled: true,
+      version,
+    });
+  });
+
+  // last in this describe: it empties the store
+  it('the store emptied and a replica started on it: the versions it hands out are new, and a stale PATCH of a replica that read the old store is 409, never writing the old URL back', async () => {
+    const first = await admin(a, 'POST', '/admin/upstreams', { id: 'x', url: s1.url });
+    expect(first.status).toBe(202);
+    const oldTag = first.headers.get('etag');
+    // Redis comes back empty (for this gateway identity's keys)
+    await deleteKeys(redis, keyPrefix);
+    const c = await replica(SHARED_REDIS_URL, keyPrefix, calc.url, 60);
+    try {
+      // c never read a generation marker: it cannot tell this store from a new one. Were its
+      // counter to start again from 0, its x would get the version a's x had: c draws that many
+      // versions first
+      const drawnBefore = first.body.version as number;
+      for (let i = 1; i < Math.min(drawnBefore, 50); i++) {
+        const filler = await admin(c, 'POST', '/admin/upstreams', { id: `f${i}`, url: s2.url });
+        expect(filler.status).toBe(202);
+      }
+      const again = await admin(c, 'POST', '/admin/upstreams', { id: 'x', url: s2.url });
+      expect(again.status).toBe(202);
+      expect(again.headers.get('etag')).not.toBe(oldTag);
+      // a, which has not read the store since, disables x on its pre-reset copy
+      const patched = await admin(a, 'PATCH', '/admin/upstreams/x', { enabled: false });
+      const stale = await admin(c, 'PATCH', '/admin/upstreams/x', { enabled: false }, ADMIN_TOKEN, {
+        'if-match': oldTag ?? '',
+      });
+      const stored = JSON.parse((await redis.hget(hashOf(keyPrefix), 'x')) ?? '{}');
+      expect({
+        patch: patched.status,
+        ifMatchReadBeforeTheReset: stale.status,
+        url: stored.upstream?.url,
+        disabled: stored.upstream?.enabled === false,
+      }).toEqual({ patch: 409, ifMatchReadBeforeTheReset: 409, url: s2.url, disabled: false });
+    } finally {
+      await c.stop();
+    }
+  });
 });
 
 /**

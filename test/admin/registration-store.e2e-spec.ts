@@ -132,6 +132,27 @@ describe('RedisRegistrationStore on a real Redis', () => {
     expect((await b.read()).registrations[0]?.upstream.forwardHeaders).toEqual([]);
   });
 
+  it('a store without a marker, seeded by a replica that never read one, still never hands out a version drawn before: a replica cannot tell a new store from one that lost its data', async () => {
+    const [a, b] = pair();
+    const { generation } = await a.seed(undefined, []);
+    const x = await a.create(record('x'), generation, 100);
+    if (x.kind !== 'created') throw new Error(x.kind);
+    await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
+    // b starts now: it has read no marker, so it seeds as a first replica would
+    const fresh = await b.seed(undefined, []);
+    const again = await b.create(
+      record('x', { url: 'http://127.0.0.1:1/other' }),
+      fresh.generation,
+      100,
+    );
+    expect(again.kind === 'created' && again.version > x.version).toBe(true);
+    // a's compare-and-set on the version it had is refused, whichever generation it retries under
+    expect(await a.replace(record('x', { enabled: false }), x.version, fresh.generation)).toEqual({
+      kind: 'changed',
+      version: again.kind === 'created' ? again.version : -1,
+    });
+  });
+
   it('a store that lost its data answers writes "generation" and is re-seeded, deletions since are not brought back', async () => {
     const [a, b] = pair();
     const { generation } = await a.seed(undefined, []);
@@ -286,6 +307,7 @@ describe('RedisRegistrationStore on a real Redis', () => {
     });
 
     it('the higher version of a record wins; a record written since the reset beats any seed', async () => {
+      const newest: number[] = [];
       const results = await bothOrders(async (a, generation) => {
         const made = await a.create(record('pat'), generation, 100);
         if (made.kind !== 'created') throw new Error(made.kind);
@@ -296,10 +318,11 @@ describe('RedisRegistrationStore on a real Redis', () => {
           generation,
         );
         if (patched.kind !== 'replaced') throw new Error(patched.kind);
+        newest.push(patched.version);
         const newer = (await a.read()).registrations;
         return [(s, known) => s.seed(known, newer), (s, known) => s.seed(known, older)];
       });
-      for (const result of results) expect(Object.values(result.live)).toEqual([2]);
+      expect(results.map((result) => Object.values(result.live))).toEqual(newest.map((v) => [v]));
 
       // after the first seed a replica writes under the new generation: a late seed of an
       // older view (a higher version of the same id, a deletion of it) does not undo that

@@ -119,10 +119,9 @@ return {'removed', current}`;
  * entry that supersedes what the store holds is written, and one it lacks only when its
  * version is above the store's counter (a lost write; one at or below was deleted, its
  * tombstone perhaps expired); nothing else changes.
- * The version counter is raised above every version given, and a store that lost everything
- * (no marker, where the entries were read under one: its counter is gone too) counts on from now
- * in ms, above any version another replica may have drawn before the loss: versions are never
- * reused.
+ * The version counter is raised above every version given, and a store without a marker (new,
+ * or one that lost everything, counter included: a replica cannot tell them apart) counts on from
+ * now in ms, above any version another replica may have drawn before: versions are never reused.
  * → {generation, records written, records removed}.
  */
 export const SEED = `${PREFIX_OF}${TOMBSTONES}
@@ -130,18 +129,21 @@ local gen = redis.call('HGET', KEYS[2], 'generation')
 local restore = ARGV[6] == 'restore'
 if restore and gen ~= ARGV[1] then return {gen or '', 0, 0} end
 if gen and gen == ARGV[1] and not restore then return {gen, 0, 0} end
--- lost: no marker, where the seeding replica had read one (a first seed of a new store is not)
-local lost = not gen and ARGV[1] ~= ''
+-- lost: no marker. A replica that never read one cannot tell a new store from one that lost its
+-- data (another replica may have drawn versions from it before), so a missing marker is a loss
+local lost = not gen
 if not gen then
   gen = ARGV[2]
   redis.call('HSET', KEYS[2], 'generation', gen)
 end
 local ttl = tonumber(ARGV[3])
 local top = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
--- a store that lost everything lost its counter too, and this replica knows only the versions it
--- applied: another replica may have handed out higher ones just before. The counter starts again
--- from the time in ms, above any version drawn before (one a write), so an If-Match read before
--- the loss never matches a registration made after it
+-- a store that lost everything lost its counter too, and the seeding replica knows only the
+-- versions it applied: another replica may have handed out higher ones just before (or all of
+-- them, to a replica started since). The counter starts again from the time in ms, above any
+-- version drawn before (one a write), so a version read before the loss — an If-Match, or the
+-- compare-and-set of a write retried after its replica re-seeded — never matches a registration
+-- made after it
 if lost and tonumber(ARGV[5]) > top then top = tonumber(ARGV[5]) end
 -- a write a failover lost drew a version above the counter the new master holds (the counter
 -- replicates with each write); an id at or below it that the store lacks was deleted

@@ -187,8 +187,11 @@ export function parseIfMatch(value: string): IfMatch | undefined {
     if (tag === '') continue;
     const m = /^(W\/)?"([\x21\x23-\x7e]*)"$/.exec(tag);
     if (m === null) return undefined;
-    // a weak tag never matches (strong comparison); a tag that is not a version matches nothing
-    if (m[1] === undefined && /^[0-9]{1,15}$/.test(m[2] ?? '')) versions.push(Number(m[2]));
+    // a weak tag never matches (strong comparison), and neither does a tag that is not a
+    // version as the port writes one: strong comparison is of the characters (RFC 9110 §8.8.3.2),
+    // so "07" is not "7"
+    if (m[1] === undefined && /^(0|[1-9][0-9]{0,14})$/.test(m[2] ?? ''))
+      versions.push(Number(m[2]));
   }
   return versions.length === 0 && !text.includes('"') ? undefined : versions;
 }

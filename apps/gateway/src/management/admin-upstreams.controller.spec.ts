@@ -13,6 +13,12 @@ describe('If-Match of PATCH and DELETE /admin/upstreams/{id} (RFC 9110 §13.1.1)
     expect(parseIfMatch('"abc"')).toEqual([]);
   });
 
+  it('compares tags as text: "07" or "7.0" is not the tag "7" the port writes', () => {
+    expect(parseIfMatch('"07"')).toEqual([]);
+    expect(parseIfMatch('"7.0", "0"')).toEqual([0]);
+    expect(parseIfMatch('"1764950000000"')).toEqual([1764950000000]);
+  });
+
   it('anything that is no entity tag is malformed', () => {
     for (const value of ['7', 'v1', '"7', '', '*, "7"'])
       expect(parseIfMatch(value)).toBeUndefined();
