@@ -213,7 +213,9 @@ describe("a Cluster node hanging under the holder's subscription", () => {
             if (again.status === 503) again = await postRaw(b!.mcpUrl, answer, headers);
             return again.status !== 503;
           }, 20_000);
-          expect(again.status).toBe(202);
+          // 202; or 400 when the answer of the 503 reached the call after all (the hung node
+          // woke with it): then no call waits for it, and the call ends with that answer below
+          expect([202, 400]).toContain(again.status);
         }
         const done = await stream.waitForMessage((m) => m.id === 9, 20_000);
         expect(done.result.content[0].text).toBe(`deployed to ${env} (state=opaque-state-${env})`);
