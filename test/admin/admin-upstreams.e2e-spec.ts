@@ -5,6 +5,7 @@ import { connectV1 } from '../support/sdk-clients';
 import { V1AskingUpstream } from '../mrtr/mrtr-upstreams';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { stopAfterEach } from '../support/cleanup';
+import { waitFor } from '../support/gateway-process';
 import {
   ADMIN_TOKEN,
   admin,
@@ -328,6 +329,19 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as { problems?: string[] } }));
     expect(nested.status).toBe(400);
     expect(nested.body.problems).toEqual([expect.stringMatching(/nested deeper than 16 levels/)]);
+    // a URL is bounded (every record is kept, stored in Redis, listed and audited); the answer
+    // and the audit line do not carry it back whole
+    const before = auditLines(gateway).length;
+    const longUrl = `${other.url}/${'p'.repeat(500_000)}`;
+    const long = await admin(gateway, 'POST', '/admin/upstreams', { id: 'hugeurl', url: longUrl });
+    expect(long.status).toBe(400);
+    expect(long.body.problems).toEqual([
+      expect.stringMatching(/^url: must be at most 2048 characters \(got "http:/),
+    ]);
+    expect(JSON.stringify(long.body).length).toBeLessThan(4096);
+    await waitFor(() => auditLines(gateway).length > before, 5000);
+    expect(JSON.stringify(auditLines(gateway).at(-1)).length).toBeLessThan(2048);
+    expect(gateway.output).not.toContain('p'.repeat(600));
     // nothing was registered by any of these
     const list = await admin(gateway, 'GET', '/admin/upstreams');
     expect(list.body.upstreams.map((u: { id: string }) => u.id)).toEqual(['calc']);

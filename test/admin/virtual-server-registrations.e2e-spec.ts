@@ -6,7 +6,7 @@ import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../s
 import { jwtAuthConfig, TestAuthorizationServer } from '../support/oidc-provider';
 import { rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
-import { ADMIN_TOKEN, admin } from './admin-support';
+import { ADMIN_TOKEN, admin, auditLines } from './admin-support';
 
 const TEAM = { id: 'team', title: 'Claims team', tools: ['claims.open*'] };
 
@@ -123,6 +123,29 @@ describe('virtual servers registered at runtime, across two replicas', () => {
       const taken = await admin(a, 'POST', '/admin/servers', { id, tools: ['claims.*'] });
       expect(taken.status).toBe(409);
       expect(taken.body.problems[0]).toMatch(new RegExp(`^id: "${id}" is a`));
+    }
+    // a body nested past any server's shape: 400 before any validation walks it, and audited
+    for (const [method, path, body] of [
+      ['POST', '/admin/servers', `{"id":"deep","x":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`],
+      ['POST', '/admin/servers', `{"id":"deep","tools":${'['.repeat(5000)}${']'.repeat(5000)}}`],
+      [
+        'PUT',
+        '/admin/servers/team',
+        `{"id":"team","tools":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+      ],
+    ] as const) {
+      const before = auditLines(a).length;
+      const deep = await fetch(`${a.managementUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body,
+      });
+      expect([method, path, deep.status]).toEqual([method, path, 400]);
+      expect(((await deep.json()) as { problems: string[] }).problems).toEqual([
+        'the body is nested deeper than 16 levels',
+      ]);
+      await waitFor(() => auditLines(a).length > before, 5000);
+      expect(auditLines(a).at(-1)).toMatchObject({ status: 400, outcome: 'refused' });
     }
     const configured = await admin(a, 'DELETE', '/admin/servers/configured');
     expect(configured.status).toBe(409);

@@ -157,6 +157,23 @@ describe('metrics and logs', () => {
     );
   });
 
+  it("copies at most 128 characters of a caller's request id and guid into a line: no caller sets a line's size", async () => {
+    const requestId = `long-${randomBytes(4).toString('hex')}-${'r'.repeat(10_000)}`;
+    const guid = `g-${'g'.repeat(4_000)}`;
+    await callTool(gateway.mcpUrl, 'ins.bad', {}, { 'x-request-id': requestId, guid });
+    const cut = requestId.slice(0, 128);
+    await waitFor(() => gateway.stdout.includes(cut), 3000);
+    const lines = gateway.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes(cut));
+    expect(lines.map((l) => JSON.parse(l).msg)).toContain('tools/call');
+    for (const line of lines) {
+      expect(JSON.parse(line)).toMatchObject({ requestId: cut, guid: guid.slice(0, 128) });
+      expect(line.length).toBeLessThan(1024);
+    }
+  });
+
   it('logs catalog changes as a diff summary with old and new revision', async () => {
     service.setManifest(
       manifest(

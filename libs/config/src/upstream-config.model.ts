@@ -10,6 +10,7 @@ import {
   IsString,
   Matches,
   Max,
+  MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
@@ -58,6 +59,9 @@ export class UpstreamTimeoutsConfig {
   callMillis?: number;
 }
 
+/** The longest upstream URL: what browsers and most servers take in a request line. */
+export const MAX_UPSTREAM_URL_LENGTH = 2048;
+
 /**
  * One upstream MCP server under `mcp.upstreams[]` (docs/operations.md §10 "Configuration"): its
  * tools, resources and prompts join the catalog beside the bundles'. `namePrefix` defaults to
@@ -68,8 +72,14 @@ export class UpstreamConfig {
   @Matches(UPSTREAM_ID_PATTERN, { message: 'must match [A-Za-z0-9._-]{1,64}' })
   id!: string;
 
-  /** The upstream's MCP endpoint (Streamable HTTP), http or https. */
+  /**
+   * The upstream's MCP endpoint (Streamable HTTP), http or https; bounded, as every registered
+   * record is kept in memory and Redis and shown by /admin and in audit lines.
+   */
   @IsString({ message: 'is required: the http(s) URL of the MCP endpoint' })
+  @MaxLength(MAX_UPSTREAM_URL_LENGTH, {
+    message: `must be at most ${MAX_UPSTREAM_URL_LENGTH} characters`,
+  })
   url!: string;
 
   /** Prepended to every tool and prompt name; absent: `<id>__`; "" only for a sole source. */

@@ -11,6 +11,7 @@ import {
   failSpan,
   GatewayMetrics,
   inSpan,
+  loggedCallerText,
   serverAttributes,
   SpanKind,
   traceCarrier,
@@ -352,8 +353,8 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     );
     this.logger.warn({
       msg: 'tools/call',
-      requestId: firstValue(incoming['x-request-id']),
-      guid: firstValue(incoming.guid),
+      requestId: loggedCallerText(incoming['x-request-id']),
+      guid: loggedCallerText(incoming.guid),
       tool: tool.name,
       bundle: tool.sourceId,
       outcome: 'credential_error',
@@ -423,8 +424,8 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     if (outcome === 'success' && !this.logSuccess) return;
     const line = {
       msg: 'tools/call',
-      requestId: firstValue(incoming['x-request-id']),
-      guid: firstValue(incoming.guid),
+      requestId: loggedCallerText(incoming['x-request-id']),
+      guid: loggedCallerText(incoming.guid),
       tool: tool.name,
       bundle: tool.sourceId,
       outcome,

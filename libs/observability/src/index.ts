@@ -12,6 +12,8 @@ export {
   createJsonLineWriter,
   createRootLogger,
   flushLogs,
+  loggedCallerText,
+  MAX_LOGGED_CALLER_TEXT,
   PinoNestLogger,
   REDACTED_HEADERS,
 } from './logger';

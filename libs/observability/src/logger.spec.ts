@@ -1,5 +1,5 @@
 import type pino from 'pino';
-import { BatchedStdout, createJsonLineWriter } from './logger';
+import { BatchedStdout, createJsonLineWriter, loggedCallerText } from './logger';
 
 /** A destination that keeps what it is given. */
 function collector(): { lines: string[]; write: (text: string) => void } {
@@ -86,5 +86,15 @@ describe('BatchedStdout (the shared stdout of every logger)', () => {
     out.flushSync();
     expect(s.writes).toEqual(['a\nb\n']);
     expect(s.syncs).toBe(1);
+  });
+});
+
+describe("loggedCallerText (a caller's header or claim in a log line)", () => {
+  it('keeps a short value, takes the first of repeated ones, cuts a long one to 128 characters', () => {
+    expect(loggedCallerText('req-1')).toBe('req-1');
+    expect(loggedCallerText(undefined)).toBeUndefined();
+    expect(loggedCallerText(['first', 'second'])).toBe('first');
+    expect(loggedCallerText('r'.repeat(10_000))).toBe('r'.repeat(128));
+    expect(loggedCallerText(['g'.repeat(129)])).toBe('g'.repeat(128));
   });
 });

@@ -120,6 +120,23 @@ function isoTime(): string {
   return stamp;
 }
 
+/** The longest text of a caller's (a header, a token claim) a log or audit line copies. */
+export const MAX_LOGGED_CALLER_TEXT = 128;
+
+/**
+ * A caller's header (its first value) or claim as a log line copies it: at most
+ * MAX_LOGGED_CALLER_TEXT characters, so no caller sets the size of the lines about its calls
+ * (docs/operations.md §4 "Calls", §14 "Audit"). undefined when absent.
+ */
+export function loggedCallerText(
+  value: string | readonly string[] | undefined,
+): string | undefined {
+  const first = typeof value === 'string' ? value : value?.[0];
+  return first === undefined || first.length <= MAX_LOGGED_CALLER_TEXT
+    ? first
+    : first.slice(0, MAX_LOGGED_CALLER_TEXT);
+}
+
 /**
  * The process logger: JSON lines on stdout (pino), level from LOG_LEVEL (default info). Lines
  * about an agent's call carry its `requestId` and `guid` as fields, passed explicitly: no

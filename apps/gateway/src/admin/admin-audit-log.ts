@@ -25,6 +25,13 @@ export interface AdminAuditEntry {
   readonly detail?: string;
 }
 
+/** The longest `detail` an audit line carries: a request's text must not set a line's size. */
+const MAX_DETAIL_LENGTH = 512;
+
+function bounded(detail: string): string {
+  return detail.length <= MAX_DETAIL_LENGTH ? detail : `${detail.slice(0, MAX_DETAIL_LENGTH)}…`;
+}
+
 /**
  * The audit trail of /admin (docs/operations.md §15 "Access"): one JSON log line per change
  * attempt, written through the gateway's pino logger with `event: "admin_audit"`, naming who made
@@ -46,7 +53,7 @@ export class AdminAuditLog {
       actorVia: entry.actor?.via ?? null,
       status: entry.status,
       outcome: entry.outcome,
-      ...(entry.detail === undefined ? {} : { detail: entry.detail }),
+      ...(entry.detail === undefined ? {} : { detail: bounded(entry.detail) }),
     });
   }
 }

@@ -153,7 +153,10 @@ export function storeUnavailable(unavailable: {
   };
 }
 
-/** Deepest nesting of arrays and objects a registration body may have (its fields need 3). */
+/**
+ * Deepest nesting of arrays and objects the body of an /admin change may have (a registration's
+ * fields need 3, a virtual server's 2, an approval's 2).
+ */
 export const MAX_BODY_DEPTH = 16;
 
 /** Whether a parsed JSON value nests arrays or objects deeper than `limit` (iterative). */

@@ -14,8 +14,6 @@ import {
   changedMeanwhile,
   configuredView,
   full,
-  MAX_BODY_DEPTH,
-  nestedDeeperThan,
   notFound,
   plain,
   prefixTaken,
@@ -127,13 +125,7 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
     return this.registrations.exclusive(async () => {
       const limit = this.config.mcp.admin.maxRegistrations;
       if (this.known.size >= limit) return full(this.known.size, limit);
-      if (nestedDeeperThan(body, MAX_BODY_DEPTH))
-        return {
-          ok: false,
-          reason: 'invalid',
-          message: 'The upstream is not valid',
-          problems: [`the body is nested deeper than ${MAX_BODY_DEPTH} levels`],
-        } as const;
+      // the body's media type and depth were checked at the door (AdminGate.takesBody)
       const check = checkRegistration(body, this.config, this.known.valid());
       if (!check.ok)
         return {

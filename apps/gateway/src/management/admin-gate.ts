@@ -2,7 +2,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseMediaType } from '@app/http-body';
 import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
 import { AdminAuthenticator, type AdminActor } from '../admin/admin-authenticator';
-import type { AdminOutcome, AdminRefusalReason } from '../admin/registration-views';
+import {
+  MAX_BODY_DEPTH,
+  nestedDeeperThan,
+  type AdminOutcome,
+  type AdminRefusalReason,
+} from '../admin/registration-views';
 import type { IfMatch } from '../admin/upstream-registrations.service';
 
 /** Each reason an admin request is refused for, as HTTP: the one place they meet. */
@@ -122,23 +127,32 @@ export class AdminGate {
   }
 
   /**
-   * Changes take `application/json` only (a form or text body would be read as something it
-   * is not): otherwise 415, audit-logged as refused, and false.
+   * The rules of every change's body (docs/operations.md §15 "Access"): JSON (415 otherwise),
+   * nested at most MAX_BODY_DEPTH levels (400 otherwise: no route's validation walks a body
+   * deeper than its fields go). A refusal is answered and audit-logged; false.
    */
-  isJson(
+  takesBody(
     req: FastifyRequest,
     reply: FastifyReply,
     action: AdminAction,
     upstreamId: string | null,
     actor: AdminActor,
   ): boolean {
-    if (parseMediaType(req.headers['content-type'] ?? '').essence === 'application/json')
-      return true;
-    const outcome = {
-      ok: false,
-      reason: 'unsupportedMediaType',
-      message: 'Send the body as JSON (Content-Type: application/json)',
-    } as const;
+    const outcome = !isJson(req)
+      ? ({
+          ok: false,
+          reason: 'unsupportedMediaType',
+          message: 'Send the body as JSON (Content-Type: application/json)',
+        } as const)
+      : nestedDeeperThan(req.body, MAX_BODY_DEPTH)
+        ? ({
+            ok: false,
+            reason: 'invalid',
+            message: 'The body is not valid',
+            problems: [`the body is nested deeper than ${MAX_BODY_DEPTH} levels`],
+          } as const)
+        : undefined;
+    if (outcome === undefined) return true;
     this.logChange(action, upstreamId, actor, outcome);
     this.send(reply, outcome);
     return false;
@@ -175,6 +189,10 @@ export class AdminGate {
       ...(outcome.problems === undefined ? {} : { problems: outcome.problems }),
     });
   }
+}
+
+function isJson(req: FastifyRequest): boolean {
+  return parseMediaType(req.headers['content-type'] ?? '').essence === 'application/json';
 }
 
 /** `*`, or the versions of the strong entity tags of a list; undefined when malformed. */

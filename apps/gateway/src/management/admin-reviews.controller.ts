@@ -75,7 +75,7 @@ export class AdminReviewsController {
     const id = sourceId.slice(0, 64);
     const actor = await this.gate.admit(req, reply, { action: 'tools.approve', upstreamId: id });
     if (actor === undefined) return;
-    if (!this.gate.isJson(req, reply, 'tools.approve', id, actor)) return;
+    if (!this.gate.takesBody(req, reply, 'tools.approve', id, actor)) return;
     const tools = toolsOf(body);
     let outcome: AdminOutcome<ApprovalOutcome>;
     if (tools.length > 0 && typeof tools[0] === 'string') {

@@ -54,7 +54,7 @@ export class AdminUpstreamsController {
       upstreamId: id,
     });
     if (actor === undefined) return;
-    if (!this.gate.isJson(req, reply, 'upstream.register', id, actor)) return;
+    if (!this.gate.takesBody(req, reply, 'upstream.register', id, actor)) return;
     const outcome = await this.registrations.register(body, actor);
     this.gate.logChange('upstream.register', id, actor, outcome, `url ${urlOf(body)}`);
     this.gate.send(reply, outcome);
@@ -69,7 +69,7 @@ export class AdminUpstreamsController {
   ): Promise<void> {
     const actor = await this.gate.admit(req, reply, { action: 'upstream.update', upstreamId: id });
     if (actor === undefined) return;
-    if (!this.gate.isJson(req, reply, 'upstream.update', id, actor)) return;
+    if (!this.gate.takesBody(req, reply, 'upstream.update', id, actor)) return;
     const ifMatch = this.gate.ifMatch(req, reply, 'upstream.update', id, actor);
     if (ifMatch === null) return;
     const outcome = await this.registrations.update(id, body, actor, ifMatch);

@@ -46,7 +46,7 @@ export class AdminVirtualServersController {
     const id = idOf(body);
     const actor = await this.gate.admit(req, reply, { action: 'server.register', upstreamId: id });
     if (actor === undefined) return;
-    if (!this.gate.isJson(req, reply, 'server.register', id, actor)) return;
+    if (!this.gate.takesBody(req, reply, 'server.register', id, actor)) return;
     const outcome = await this.registrations.register(body, actor.name);
     this.gate.logChange('server.register', id, actor, outcome);
     this.gate.send(reply, outcome);
@@ -61,7 +61,7 @@ export class AdminVirtualServersController {
   ): Promise<void> {
     const actor = await this.gate.admit(req, reply, { action: 'server.replace', upstreamId: id });
     if (actor === undefined) return;
-    if (!this.gate.isJson(req, reply, 'server.replace', id, actor)) return;
+    if (!this.gate.takesBody(req, reply, 'server.replace', id, actor)) return;
     const ifMatch = this.gate.ifMatch(req, reply, 'server.replace', id, actor);
     if (ifMatch === null) return;
     const outcome = await this.registrations.replace(id, body, actor.name, ifMatch);

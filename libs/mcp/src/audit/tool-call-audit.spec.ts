@@ -95,6 +95,30 @@ describe('ToolCallAudit (docs/operations.md §14 "Audit")', () => {
     ]);
   });
 
+  it("cuts every caller's text it copies to 128 characters: request id, guid, subject, client id, tool name", () => {
+    const long = (c: string): string => c.repeat(10_000);
+    const caller: CallerIdentity = {
+      subject: long('s'),
+      clientId: long('c'),
+      scopes: [],
+      claims: {},
+      token: 't',
+    };
+    new ToolCallAudit(config(true), sink).record(caller, { name: long('n') }, { result: {} }, 1, {
+      'x-request-id': long('r'),
+      guid: [long('g'), 'second'],
+    });
+    expect(lines[0]).toMatchObject({
+      caller: `sub:${'s'.repeat(124)}`,
+      subject: 's'.repeat(128),
+      clientId: 'c'.repeat(128),
+      tool: 'n'.repeat(128),
+      requestId: 'r'.repeat(128),
+      guid: 'g'.repeat(128),
+    });
+    expect(JSON.stringify(lines[0]).length).toBeLessThan(1200);
+  });
+
   it('writes nothing when mcp.audit.enabled is false', () => {
     new ToolCallAudit(config(false), sink).record(ALICE, { name: 'x' }, { result: {} }, 1, {});
     expect(lines).toEqual([]);

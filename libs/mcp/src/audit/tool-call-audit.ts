@@ -2,7 +2,14 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { callerName, callerSubject, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from '@app/execution';
-import { annotateSpan, createJsonLineWriter, failSpan, tracedHere } from '@app/observability';
+import {
+  annotateSpan,
+  createJsonLineWriter,
+  failSpan,
+  loggedCallerText,
+  MAX_LOGGED_CALLER_TEXT,
+  tracedHere,
+} from '@app/observability';
 import {
   ForwardedError,
   GatewayError,
@@ -22,10 +29,6 @@ export interface AuditedTool {
   readonly sourceId?: string;
 }
 
-function firstValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
 function isErrorResult(result: object): boolean {
   const value = result instanceof SerializedResult ? result.value : result;
   return (value as { isError?: unknown }).isError === true;
@@ -40,6 +43,10 @@ export type AuditSink = (members: string) => void;
 
 /** Injection token for an AuditSink; default: stdout through createJsonLineWriter at LOG_LEVEL. */
 export const AUDIT_SINK = Symbol('AUDIT_SINK');
+
+/** A caller's text as the line copies it (cut, logger.ts); null when absent. */
+const bounded = (value: string | readonly string[] | undefined): string | null =>
+  loggedCallerText(value) ?? null;
 
 /** A string or null as JSON. */
 const json = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
@@ -96,14 +103,14 @@ export class ToolCallAudit {
     if (!this.enabled) return;
     // `caller` is the namespaced key the rate limits use (sub:… / client:…); `subject` is the
     // token's own `sub` only, so a client id never reads as a user (docs/operations.md §14)
-    const who = callerName(caller) ?? null;
-    const subject = callerSubject(caller) ?? null;
-    const clientId = caller?.clientId ?? null;
-    const name = tool.name.slice(0, 128);
+    const who = bounded(callerName(caller));
+    const subject = bounded(callerSubject(caller));
+    const clientId = bounded(caller?.clientId);
+    const name = tool.name.slice(0, MAX_LOGGED_CALLER_TEXT);
     const source = tool.sourceId ?? null;
     const duration = Math.round(durationMs * 10) / 10;
-    const requestId = firstValue(headers['x-request-id']) ?? null;
-    const guid = firstValue(headers.guid) ?? null;
+    const requestId = bounded(headers['x-request-id']);
+    const guid = bounded(headers.guid);
     this.write(
       `"msg":"audit tools/call","audit":"tools/call","caller":${json(who)},"subject":${json(subject)},"clientId":${json(clientId)},` +
         `"tool":${json(name)},"source":${json(source)},"outcome":"${kind}",` +

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DEFAULT_UNSTATED_VERSION, LEGACY_PROTOCOL_VERSIONS, methodRow } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { loggedCallerText } from '@app/observability';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { errorHeaders, legacyWireError } from '../errors/wire-errors';
 import { MethodDispatcher } from '../handlers/method-dispatcher';
@@ -299,8 +300,9 @@ export class LegacyCodec {
     if (!(err instanceof GatewayError)) {
       this.logger.error({
         msg: `Unexpected failure while handling a request: ${err instanceof Error ? (err.stack ?? err.name) : typeof err}`,
-        requestId: headers === undefined ? undefined : header(headers, 'x-request-id'),
-        guid: headers === undefined ? undefined : header(headers, 'guid'),
+        requestId:
+          headers === undefined ? undefined : loggedCallerText(header(headers, 'x-request-id')),
+        guid: headers === undefined ? undefined : loggedCallerText(header(headers, 'guid')),
       });
     }
     if (gatewayError instanceof ForwardedError)
