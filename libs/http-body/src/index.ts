@@ -5,3 +5,4 @@ export { decodeBuffer } from './decode-buffer';
 export { decodeText } from './charset';
 export { JsonDepthScanner, textDepthExceeds } from './json-depth';
 export { parseMediaType, isJsonEssence, isJsonContentType, type MediaType } from './media-type';
+export { ChunkList } from './chunk-list';

@@ -2,6 +2,7 @@ import { Transform, Writable, type Readable, type TransformCallback } from 'node
 import { pipeline } from 'node:stream/promises';
 import { createBrotliDecompress, createGunzip, createInflate, type Zlib } from 'node:zlib';
 import { BodyDecodeError, BodyTooLargeError, type BodyStage } from './body-errors';
+import { ChunkList } from './chunk-list';
 import type { ContentCoding } from './content-encoding';
 
 /** How to read one body. */
@@ -51,11 +52,13 @@ class ByteCap extends Transform {
 
 /**
  * Joins chunks into one buffer. With an exact size hint the chunks are copied into one buffer
- * as they arrive, so a large body costs no single long copy at the end.
+ * as they arrive, so a large body costs no single long copy at the end; without one (or past
+ * it) they are kept in a ChunkList, whose cost stays bounded by the bytes however small the
+ * chunks.
  */
 class Collector {
   private sized: Buffer | undefined;
-  private readonly chunks: Buffer[] = [];
+  private readonly chunks = new ChunkList();
   private total = 0;
 
   constructor(sizeHint: number | undefined) {
@@ -71,19 +74,17 @@ class Collector {
   add(chunk: Buffer): void {
     if (this.sized !== undefined && this.total + chunk.length > this.sized.length) {
       // more than declared: keep what was copied and collect the rest as chunks
-      this.chunks.push(this.sized.subarray(0, this.total));
+      this.chunks.add(this.sized.subarray(0, this.total));
       this.sized = undefined;
     }
     if (this.sized !== undefined) chunk.copy(this.sized, this.total);
-    else this.chunks.push(chunk);
+    else this.chunks.add(chunk);
     this.total += chunk.length;
   }
 
   bytes(): Buffer {
     if (this.sized !== undefined) return this.sized.subarray(0, this.total);
-    return this.chunks.length === 1
-      ? (this.chunks[0] as Buffer)
-      : Buffer.concat(this.chunks, this.total);
+    return this.chunks.bytes();
   }
 }
 

@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Transform } from 'node:stream';
 import {
   BodyDecodeError,
+  ChunkList,
   contentDecoder,
   decodingOrder,
   isZlibError,
@@ -188,7 +189,8 @@ export function exchange(
     let head: ExchangeHead | undefined;
     let parser: EventSourceParser | undefined;
     let decoder: StringDecoder | undefined;
-    const chunks: Buffer[] = [];
+    // kept so that one-byte chunks cost about what their bytes do (chunk-list.ts)
+    const chunks = new ChunkList();
     let length = 0;
     let counted = 0;
     /** The content codingStages of a coded answer, in the order they run; undefined when unencoded. */
@@ -288,7 +290,7 @@ export function exchange(
       if (parser !== undefined && decoder !== undefined) {
         parser.feed(lineEnds.normalize(decoder.write(chunk)));
       } else {
-        chunks.push(chunk);
+        chunks.add(chunk);
       }
     };
 
@@ -302,7 +304,7 @@ export function exchange(
           succeed({ kind: 'events', head, done: false, bytes: length, lastEventId, retryMillis });
         return;
       }
-      succeed({ kind: 'body', head, body: Buffer.concat(chunks, length) });
+      succeed({ kind: 'body', head, body: chunks.bytes() });
     };
 
     /**

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Injectable } from '@nestjs/common';
+import { ChunkList } from '@app/http-body';
 import { drainListener, trackConnections } from './drain-listener';
 import { decodeBody, write } from './http-write';
 import { MCP_MAX_BODY_BYTES, MCP_SERVER_OPTIONS, payloadTooLarge } from './listener-limits';
@@ -60,7 +61,8 @@ export class McpHttpServer {
       this.tooLarge(req, res);
       return;
     }
-    const chunks: Buffer[] = [];
+    // kept so that one-byte chunks cost about what their bytes do (chunk-list.ts)
+    const chunks = new ChunkList();
     let length = 0;
     req.on('data', (chunk: Buffer) => {
       length += chunk.length;
@@ -69,11 +71,11 @@ export class McpHttpServer {
         this.tooLarge(req, res);
         return;
       }
-      chunks.push(chunk);
+      chunks.add(chunk);
     });
     req.on('end', () => {
       if (length > MCP_MAX_BODY_BYTES) return;
-      this.exchanges.serve(req, res, length === 0 ? '' : decodeBody(chunks, length));
+      this.exchanges.serve(req, res, length === 0 ? '' : decodeBody([chunks.bytes()], length));
     });
   }
 
