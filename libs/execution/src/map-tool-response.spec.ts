@@ -212,6 +212,19 @@ describe('calls without a usable answer become isError results without internal 
     noAddress(textOf(result));
   });
 
+  it('a connection that broke before any answer says the tool may have run, never "try again"', () => {
+    const result = mapToolFailure(
+      'reports.quick',
+      { kind: 'connect', code: 'UND_ERR_SOCKET', mayHaveRun: true },
+      3,
+    );
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Tool reports.quick failed: its Tool Service closed the connection without answering (UND_ERR_SOCKET). ' +
+        'It may still have run; check before retrying a tool that changes data.',
+    );
+  });
+
   it('an oversized answer names the byte limit', () => {
     const result = mapToolFailure('reports.quick', { kind: 'too-large', maxBytes: 8_388_608 }, 40);
     expect(result.isError).toBe(true);

@@ -27,7 +27,11 @@ export interface ToolHttpResponse {
 /** Why a call produced no usable HTTP answer. */
 export type ToolCallFailure =
   | { readonly kind: 'timeout'; readonly timeoutMillis: number }
-  | { readonly kind: 'connect'; readonly code: string }
+  /**
+   * No answer came. `mayHaveRun`: a connection was open when it broke (reset, closed by the
+   * service), so the request may have reached the service; otherwise it was never reached.
+   */
+  | { readonly kind: 'connect'; readonly code: string; readonly mayHaveRun?: boolean }
   | { readonly kind: 'too-large'; readonly maxBytes: number; readonly decoded?: boolean }
   /** The Tool Service answered with bytes that are not valid HTTP (a parser error code). */
   | { readonly kind: 'invalid-answer'; readonly code: string }
@@ -173,7 +177,10 @@ export function mapToolFailure(
       );
     case 'connect':
       return textResult(
-        `Tool ${toolName} failed: its Tool Service could not be reached (${failure.code}). Try again later.`,
+        failure.mayHaveRun === true
+          ? `Tool ${toolName} failed: its Tool Service closed the connection without answering (${failure.code}). ` +
+              'It may still have run; check before retrying a tool that changes data.'
+          : `Tool ${toolName} failed: its Tool Service could not be reached (${failure.code}). Try again later.`,
         elapsedMs,
         true,
       );

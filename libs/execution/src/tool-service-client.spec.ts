@@ -74,6 +74,77 @@ describe('ToolServiceClient: answers nested too deep (docs/operations.md §2 "Ca
   });
 });
 
+describe('ToolServiceClient: what a broken connection is said to be', () => {
+  it('a service that takes the request and closes without answering may have run it; a closed port was never reached', async () => {
+    const server: Server = createServer((req) => {
+      req.resume();
+      req.on('end', () => req.socket.destroy());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const client = new ToolServiceClient(1000, 8);
+    const request = (origin: string): ToolServiceRequest => ({
+      origin,
+      path: '/tool',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      timeoutMillis: 5000,
+      maxResponseBytes: 1024,
+    });
+    try {
+      expect(await client.post(request(`http://127.0.0.1:${port}`))).toEqual({
+        kind: 'connect',
+        code: 'UND_ERR_SOCKET',
+        mayHaveRun: true,
+      });
+      await new Promise<void>((r) => server.close(() => r()));
+      expect(await client.post(request(`http://127.0.0.1:${port}`))).toEqual({
+        kind: 'connect',
+        code: 'ECONNREFUSED',
+      });
+    } finally {
+      server.close();
+      await client.destroy();
+    }
+  });
+
+  it('small chunks of an answer are joined byte for byte', async () => {
+    const text = JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(20_000) }] });
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        let at = 0;
+        const next = (): void => {
+          if (at >= text.length) {
+            res.end();
+            return;
+          }
+          res.write(text.slice(at, at + 7), () => setImmediate(next));
+          at += 7;
+        };
+        next();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const client = new ToolServiceClient(1000, 8);
+    try {
+      const answer = await client.post({
+        origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        path: '/tool',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        timeoutMillis: 20_000,
+        maxResponseBytes: 1024 * 1024,
+      });
+      expect('body' in answer && answer.body.toString()).toBe(text);
+    } finally {
+      server.close();
+      await client.destroy();
+    }
+  });
+});
+
 describe('warmUpToolServiceClient', () => {
   it('runs its calls on a loopback server of its own, then closes it', async () => {
     const report = await warmUpToolServiceClient({ calls: 6 });

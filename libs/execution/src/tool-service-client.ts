@@ -1,4 +1,4 @@
-import { isJsonContentType, JsonDepthScanner } from '@app/http-body';
+import { ChunkList, isJsonContentType, JsonDepthScanner } from '@app/http-body';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AnswerBudget, BudgetClaim } from './answer-budget';
 import type { CallCancellation } from './call-cancellation';
@@ -50,13 +50,21 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** Network errors named in a failure: the service was not reached. */
 const CONNECT_ERROR_CODES = new Set([
   'ECONNREFUSED',
-  'ECONNRESET',
   'ENOTFOUND',
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
+]);
+/**
+ * Network errors of a connection that was open: the request may have reached the service (a
+ * reset, a close without an answer, an interim 1xx undici cannot read), so "not reached, try
+ * again" would invite a second run of a tool that changes data.
+ */
+const BROKEN_CONNECTION_CODES = new Set([
+  'ECONNRESET',
   'EPIPE',
   'UND_ERR_SOCKET',
   'UND_ERR_CLOSED',
@@ -109,6 +117,8 @@ function failureOf(err: unknown, request: ToolServiceRequest): ToolCallFailure {
   const invalid = invalidAnswerCode(err);
   if (invalid !== undefined) return { kind: 'invalid-answer', code: invalid };
   const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && BROKEN_CONNECTION_CODES.has(code))
+    return { kind: 'connect', code, mayHaveRun: true };
   return {
     kind: 'connect',
     code: typeof code === 'string' && CONNECT_ERROR_CODES.has(code) ? code : 'network error',
@@ -141,7 +151,8 @@ export class ToolServiceClient {
   /** Never rejects: an answer of any status, or the reason there is none. */
   post(request: ToolServiceRequest): Promise<ToolServiceAnswer | ToolCallFailure> {
     return new Promise((resolve) => {
-      const chunks: Buffer[] = [];
+      // kept so that one-byte chunks cost about what their bytes do (chunk-list.ts)
+      const chunks = new ChunkList();
       let length = 0;
       let status = 0;
       let contentType = '';
@@ -212,7 +223,7 @@ export class ToolServiceClient {
               fail(new OverBudget());
               return;
             }
-            chunks.push(chunk);
+            chunks.add(chunk);
           },
           onResponseEnd() {
             finish({
@@ -220,7 +231,7 @@ export class ToolServiceClient {
               contentType,
               contentEncoding,
               retryAfter,
-              body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length),
+              body: chunks.bytes(),
             });
           },
           onResponseError(_c, err) {

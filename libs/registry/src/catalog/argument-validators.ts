@@ -40,7 +40,7 @@ interface Compiled {
 export const MAX_UNIQUE_CHECKED_ITEMS = 1000;
 
 /** The path of the first array longer than `limit` in a value (depth-first), if any. */
-function longArray(value: unknown, limit: number): string | undefined {
+export function longArray(value: unknown, limit: number): string | undefined {
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length > 0) {
     const [node, path] = stack.pop() as [unknown, string];

@@ -161,6 +161,25 @@ describe('OutputValidators: outputSchemas compiled once per catalog (docs/operat
     );
   });
 
+  it('refuses an answer whose array is too long to check against uniqueItems, before comparing its items pairwise', async () => {
+    const validate = new OutputValidators().validatorFor(
+      await accepted({
+        outputSchema: {
+          type: 'object',
+          properties: { a: { type: 'array', uniqueItems: true } },
+        },
+      }),
+    );
+    const items = (n: number): { i: number }[] => Array.from({ length: n }, (_, i) => ({ i }));
+    expect(validate?.({ a: items(1000) })).toBeUndefined();
+    expect(validate?.({ a: [{ i: 1 }, { i: 1 }] })).toBe(
+      'structuredContent/a must NOT have duplicate items (items ## 0 and 1 are identical)',
+    );
+    expect(validate?.({ a: items(20_000) })).toBe(
+      'structuredContent/a: has more than 1000 items, too many to check against an outputSchema with uniqueItems',
+    );
+  });
+
   describe('a schema too large to compile on the event loop (more than 300 members)', () => {
     /** A tool entry as the validation worker hands it over: the schema is not compiled here. */
     const large = (outputSchema: Record<string, unknown>): ManifestTool =>

@@ -2,6 +2,7 @@ import { Validator, type SchemaDraft } from '@cfworker/json-schema';
 import { EVENT_LOOP_COMPILE_NODES, schemaNodes } from '../manifest/schema-checker';
 import { dialectOf, SchemaDialects, type SchemaDialect } from '../manifest/schema-dialects';
 import type { ManifestTool } from '../manifest/manifest.types';
+import { longArray, MAX_UNIQUE_CHECKED_ITEMS } from './argument-validators';
 import type { OutputValidator } from './catalog-tool';
 
 /** A published entry that names an outputSchema somewhere; the parse below decides. */
@@ -75,13 +76,16 @@ export class OutputValidators {
         schemaNodes(schema, EVENT_LOOP_COMPILE_NODES) > EVENT_LOOP_COMPILE_NODES &&
         !holdsPatterns(schema)
       )
-        return interpreted(schema, dialect.dialect);
+        return boundedUnique(schema, interpreted(schema, dialect.dialect));
       const ajv = this.dialects.instanceFor(dialect.dialect);
       const validate = ajv.compile(schema);
-      return guarded((value) =>
-        validate(value) === true
-          ? undefined
-          : ajv.errorsText(validate.errors, { dataVar: 'structuredContent' }),
+      return boundedUnique(
+        schema,
+        guarded((value) =>
+          validate(value) === true
+            ? undefined
+            : ajv.errorsText(validate.errors, { dataVar: 'structuredContent' }),
+        ),
       );
     } catch {
       // Not reached for an accepted manifest; were it, every answer is refused, never passed unchecked.
@@ -90,6 +94,25 @@ export class OutputValidators {
       this.dialects.clear();
     }
   }
+}
+
+/**
+ * A validator of a schema that says `uniqueItems` somewhere refuses an answer with an array of
+ * more than MAX_UNIQUE_CHECKED_ITEMS items before checking it: both validators compare such an
+ * array's items pairwise, and 20,000 objects held the event loop for seconds (every other
+ * call with it), as arguments would (argument-validators.ts).
+ */
+function boundedUnique(
+  schema: Record<string, unknown>,
+  validate: OutputValidator,
+): OutputValidator {
+  if (!JSON.stringify(schema).includes('"uniqueItems":true')) return validate;
+  return (value) => {
+    const long = longArray(value, MAX_UNIQUE_CHECKED_ITEMS);
+    return long === undefined
+      ? validate(value)
+      : `structuredContent${long === '/' ? '' : long}: has more than ${MAX_UNIQUE_CHECKED_ITEMS} items, too many to check against an outputSchema with uniqueItems`;
+  };
 }
 
 /** Whether a schema uses `pattern` or `patternProperties` anywhere (an iterative walk). */
