@@ -39,6 +39,11 @@ interface Compiled {
  */
 export const MAX_UNIQUE_CHECKED_ITEMS = 1000;
 
+/** Whether a schema says `uniqueItems: true` anywhere (arguments and answers alike). */
+export function saysUniqueItems(schema: Record<string, unknown>): boolean {
+  return JSON.stringify(schema).includes('"uniqueItems":true');
+}
+
 /** The path of the first array longer than `limit` in a value (depth-first), if any. */
 export function longArray(value: unknown, limit: number): string | undefined {
   const stack: [unknown, string][] = [[value, '']];
@@ -285,7 +290,7 @@ export class ArgumentValidators {
           all,
           schema,
           dialect: dialect.dialect,
-          uniqueItems: JSON.stringify(schema).includes('"uniqueItems":true'),
+          uniqueItems: saysUniqueItems(schema),
         };
   }
 

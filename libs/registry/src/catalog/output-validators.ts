@@ -2,7 +2,7 @@ import { Validator, type SchemaDraft } from '@cfworker/json-schema';
 import { EVENT_LOOP_COMPILE_NODES, schemaNodes } from '../manifest/schema-checker';
 import { dialectOf, SchemaDialects, type SchemaDialect } from '../manifest/schema-dialects';
 import type { ManifestTool } from '../manifest/manifest.types';
-import { longArray, MAX_UNIQUE_CHECKED_ITEMS } from './argument-validators';
+import { longArray, MAX_UNIQUE_CHECKED_ITEMS, saysUniqueItems } from './argument-validators';
 import type { OutputValidator } from './catalog-tool';
 
 /** A published entry that names an outputSchema somewhere; the parse below decides. */
@@ -106,7 +106,7 @@ function boundedUnique(
   schema: Record<string, unknown>,
   validate: OutputValidator,
 ): OutputValidator {
-  if (!JSON.stringify(schema).includes('"uniqueItems":true')) return validate;
+  if (!saysUniqueItems(schema)) return validate;
   return (value) => {
     const long = longArray(value, MAX_UNIQUE_CHECKED_ITEMS);
     return long === undefined
