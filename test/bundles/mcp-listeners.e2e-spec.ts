@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { GatewayProcess } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { postRaw, STANDARD_HEADERS } from '../support/rpc';
@@ -44,6 +45,51 @@ function send(
     req.on('error', reject);
     if (body === undefined && headers['content-length'] !== undefined) req.flushHeaders();
     else req.end(body);
+  });
+}
+
+/** The gateway's resident memory in MB, as its metrics report it. */
+async function residentMb(gateway: GatewayProcess): Promise<number> {
+  const text = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
+  const match = /^mcp_gateway_process_resident_memory_bytes (\d+)/m.exec(text);
+  if (match === null) throw new Error('no mcp_gateway_process_resident_memory_bytes');
+  return Number(match[1]) / 1024 / 1024;
+}
+
+/**
+ * POSTs `body` with Transfer-Encoding: chunked, one byte per HTTP chunk (the listener gets a
+ * Buffer per byte however the bytes arrive), on a connection of its own; the raw answer.
+ */
+function sendByteChunks(url: string, body: string): Promise<string> {
+  const { hostname, port, pathname } = new URL(url);
+  const chunked = (text: string): Buffer =>
+    Buffer.from(
+      Array.from(text, (c) => `${Buffer.byteLength(c).toString(16)}\r\n${c}\r\n`).join(''),
+    );
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.on('data', (data: Buffer) => (answer += data.toString('utf8')));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+    socket.write(
+      `POST ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
+        'Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n' +
+        'Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+    );
+    let at = 0;
+    const more = (): void => {
+      while (at < body.length) {
+        const part = chunked(body.slice(at, at + 4096));
+        at += 4096;
+        if (!socket.write(part)) {
+          socket.once('drain', more);
+          return;
+        }
+      }
+      socket.write('0\r\n\r\n');
+    };
+    more();
   });
 }
 
@@ -155,6 +201,61 @@ describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind)
     );
     expect(answer.status).toBe(404);
     expect(JSON.parse(answer.body).error.message).toBe('Not Found: the MCP endpoint is POST /mcp');
+  });
+
+  it('reads a 2 MiB body sent one byte per HTTP chunk whole, at about what its bytes cost', async () => {
+    // each 1-byte chunk reaches the listener as a Buffer of its own: kept one by one they cost
+    // ~100 bytes a byte (about 1.3 GB of RSS for 3 MiB), joined as they come a few MB
+    const args = `{"pad":"${'x'.repeat(2 * 1024 * 1024)}","n":1}`;
+    const raw = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"svc.echo","arguments":${args}}}`;
+    const before = await residentMb(gateway);
+    const answer = await sendByteChunks(gateway.mcpUrl, raw);
+    expect(answer.split('\r\n', 1)[0]).toBe('HTTP/1.1 200 OK');
+    expect(service.toolRequests('svc.echo').at(-1)!.body.toString('utf8')).toBe(args);
+    expect((await residentMb(gateway)) - before).toBeLessThan(250);
+  });
+
+  it('refuses a chunked body that grows over 4 MiB with 413, and closes the connection', async () => {
+    const piece = Buffer.alloc(64 * 1024, 0x20);
+    const answer = await new Promise<Plain>((resolve, reject) => {
+      const req = request(
+        gateway.mcpUrl,
+        { method: 'POST', headers: { ...STANDARD_HEADERS, 'transfer-encoding': 'chunked' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers as Record<string, string>,
+              body: Buffer.concat(chunks).toString('utf8'),
+            });
+            req.destroy();
+          });
+        },
+      );
+      // the gateway answers and closes while this side still writes: not a failure here
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+      });
+      req.write('{"jsonrpc":"2.0","id":9,"method":"ping","params":{"_meta":{"pad":"');
+      let sent = 0;
+      const more = (): void => {
+        while (sent < 5 * 1024 * 1024 && !req.destroyed) {
+          sent += piece.length;
+          if (!req.write(piece)) {
+            req.once('drain', more);
+            return;
+          }
+        }
+      };
+      more();
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.headers.connection).toBe('close');
+    expect(JSON.parse(answer.body).error.message).toBe(
+      'Payload Too Large: the body exceeds 4194304 bytes',
+    );
   });
 
   it('refuses a declared body over 4 MiB with 413 before reading it, and closes the connection', async () => {

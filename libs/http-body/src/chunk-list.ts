@@ -1,7 +1,12 @@
 /** Chunks under this many bytes are copied together instead of being kept one by one. */
 const SMALL_CHUNK_BYTES = 4096;
-/** The buffer small chunks are copied into. */
-const STAGING_BYTES = 64 * 1024;
+/**
+ * The buffers small chunks are copied into: the first is small (a body of two or three small
+ * chunks — a status line's write, then the rest — is most of what arrives in pieces), each next
+ * one twice the last, up to 64 KiB, so bookkeeping stays under 3 % of the bytes from the first.
+ */
+const FIRST_STAGING_BYTES = 4096;
+const MAX_STAGING_BYTES = 64 * 1024;
 
 /**
  * The chunks of one body, joined at its end. Each kept chunk costs a Buffer object and an
@@ -15,6 +20,7 @@ export class ChunkList {
   private readonly parts: Buffer[] = [];
   private staging: Buffer | undefined;
   private staged = 0;
+  private nextStaging = FIRST_STAGING_BYTES;
   /** The bytes added so far. */
   length = 0;
 
@@ -30,7 +36,8 @@ export class ChunkList {
     }
     if (this.staging === undefined || this.staged + chunk.length > this.staging.length) {
       this.flush();
-      this.staging = Buffer.allocUnsafe(STAGING_BYTES);
+      this.staging = Buffer.allocUnsafe(Math.max(this.nextStaging, chunk.length));
+      this.nextStaging = Math.min(this.nextStaging * 2, MAX_STAGING_BYTES);
     }
     chunk.copy(this.staging, this.staged);
     this.staged += chunk.length;
