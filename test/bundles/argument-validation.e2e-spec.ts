@@ -2,7 +2,7 @@ import { ADMIN_TOKEN, admin, waitForState } from '../admin/admin-support';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { V1Upstream } from '../support/mcp-upstreams';
-import { modernRequest } from '../support/modern-rpc';
+import { envelopeMeta, MODERN, modernRequest } from '../support/modern-rpc';
 import { callTool, postRaw, STANDARD_HEADERS } from '../support/rpc';
 import { connectV1, connectV2 } from '../support/sdk-clients';
 import { TestToolService } from '../support/tool-service';
@@ -151,6 +151,52 @@ describe('argument validation through a real gateway, Tool Services and SDK upst
     expect(shop.toolRequests('shop.order')).toHaveLength(0);
   });
 
+  it('a number with more digits than a double holds is refused where the schema checks it, in both eras: the source gets the text', async () => {
+    // JSON.parse reads 0.99999999999999999999 as 1, which passes {type: integer, minimum: 1};
+    // the Tool Service gets the text, a fraction under the minimum
+    const legacy = await postRaw(
+      gateway.mcpUrl,
+      '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"shop.order","arguments":{"sku":"A-1","quantity":0.99999999999999999999}}}',
+      STANDARD_HEADERS,
+    );
+    expect(legacy.json.result.isError).toBe(true);
+    expect(textOf(legacy.json.result)).toBe(
+      refusal('shop.order', [
+        "- /quantity: 0.99999999999999999999 has more digits than a double holds and the schema's check depends on them (it reads as 1); send at most 15 significant digits",
+      ]),
+    );
+    expect(shop.toolRequests('shop.order')).toHaveLength(0);
+    // the 2026 era, to an upstream checked by the gateway: 50.00000000000000000001 reads as 50
+    const before = checked.requestsFor('tools/call').length;
+    const modern = await postRaw(
+      gateway.mcpUrl,
+      `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"vu__repo_search","arguments":{"query":"g","limit":50.00000000000000000001},"_meta":${JSON.stringify(envelopeMeta({}))}}}`,
+      {
+        ...STANDARD_HEADERS,
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'vu__repo_search',
+      },
+    );
+    expect(modern.json.result).toMatchObject({ isError: true, resultType: 'complete' });
+    expect(textOf(modern.json.result)).toContain(
+      '- /limit: 50.00000000000000000001 has more digits than a double holds',
+    );
+    expect(checked.requestsFor('tools/call')).toHaveLength(before);
+    // a long number the schema does not check goes on as written
+    const id = await postRaw(
+      gateway.mcpUrl,
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"shop.order","arguments":{"sku":"A-1","ref":12345678901234567890}}}',
+      STANDARD_HEADERS,
+    );
+    expect(id.json.result.isError).toBeFalsy();
+    expect(shop.toolRequests('shop.order').at(-1)?.body.toString('utf8')).toBe(
+      '{"sku":"A-1","ref":12345678901234567890}',
+    );
+    // the next cases count what reached the Tool Service from here
+    shop.requests.length = 0;
+  });
+
   it('conforming arguments reach the Tool Service byte for byte', async () => {
     const answer = await callTool(gateway.mcpUrl, 'shop.order', { sku: 'A-1', quantity: 2 });
     expect(answer.result.isError).toBeFalsy();
@@ -237,8 +283,8 @@ describe('argument validation through a real gateway, Tool Services and SDK upst
           'm',
         ).exec(scrape)?.[1] ?? 0,
       );
-    expect(count('shop')).toBe(5);
-    expect(count('vu')).toBe(2);
+    expect(count('shop')).toBe(6);
+    expect(count('vu')).toBe(3);
     expect(count('reg')).toBe(1);
     expect(count('loose')).toBe(0);
     expect(count('pu')).toBe(0);

@@ -219,6 +219,61 @@ describe('ArgumentValidators against a hostile pattern', () => {
   });
 });
 
+describe('numbers with more digits than a double holds (the source gets the text, the check the double)', () => {
+  const bounded = {
+    type: 'object',
+    properties: {
+      n: { type: 'integer', maximum: 1 },
+      ratio: { type: 'number', minimum: 0, maximum: 1 },
+      id: { type: 'integer' },
+      tag: {},
+      level: { enum: [1, 2] },
+    },
+  };
+  const check = (json: string): readonly string[] | undefined =>
+    new ArgumentValidators().check(bundleTool(bounded), JSON.parse(json), json);
+
+  it('refuses one whose check depends on the digits dropped, naming it', () => {
+    for (const [json, where] of [
+      ['{"n":1.00000000000000000001}', '/n'], // not an integer, and over the maximum
+      ['{"n":0.99999999999999999999}', '/n'], // not an integer (JSON.parse: 1)
+      ['{"ratio":1.00000000000000000001}', '/ratio'], // over the maximum (JSON.parse: 1)
+      ['{"ratio":-1e-400}', '/ratio'], // under the minimum (JSON.parse: -0)
+      ['{"level":1.00000000000000000001}', '/level'], // not in the enum
+      ['{"id":9007199254740993.5}', '/id'], // a fraction no double there holds
+    ] as const) {
+      const refused = check(json);
+      expect(refused).toHaveLength(1);
+      expect(refused?.[0]).toMatch(
+        new RegExp(
+          `^${where}: .* has more digits than a double holds and the schema's check depends on them`,
+        ),
+      );
+    }
+  });
+
+  it('passes one the schema does not constrain, as written (a 19-digit id, a free value)', () => {
+    expect(check('{"id":12345678901234567890}')).toBeUndefined();
+    expect(check('{"tag":1.00000000000000000001,"ratio":0.5}')).toBeUndefined();
+    expect(check('{"ratio":0.50000000000000000001}')).toBeUndefined();
+  });
+
+  it('refuses a number beyond the range of a double, and too many imprecise numbers to probe', () => {
+    expect(check('{"tag":1e400}')?.[0]).toBe(
+      '/tag: 1e400 is beyond the range of a double, so it cannot be checked; send a smaller number',
+    );
+    const many = `{"tag":[${Array.from({ length: 17 }, () => '0.12345678901234567891').join(',')}]}`;
+    expect(check(many)?.[0]).toMatch(/^\/: has more than 16 numbers with more digits/);
+  });
+
+  it('leaves the parsed arguments as they were', () => {
+    const json = '{"ratio":0.50000000000000000001,"id":12345678901234567890}';
+    const args = JSON.parse(json) as Record<string, unknown>;
+    new ArgumentValidators().check(bundleTool(bounded), args, json);
+    expect(args).toEqual(JSON.parse(json));
+  });
+});
+
 describe('duplicateMember: a name given twice is refused, not checked on one value and sent with two', () => {
   it('refuses an array too long to check pairwise under a uniqueItems schema, and checks one within it', () => {
     const v = new ArgumentValidators();

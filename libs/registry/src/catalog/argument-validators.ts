@@ -2,6 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { EVENT_LOOP_COMPILE_NODES, schemaNodes } from '../manifest/schema-checker';
 import { dialectOf, SchemaDialects } from '../manifest/schema-dialects';
 import type { CatalogTool } from './catalog-tool';
+import { type ImpreciseNumber, impreciseNumbers, neighbours } from './imprecise-numbers';
 
 /**
  * Compiled inputSchema validators kept at once. A validator costs about 1 ms to compile and
@@ -38,6 +39,18 @@ interface Compiled {
  * deep comparison of every two), so 26,000 objects take seconds of the event loop.
  */
 export const MAX_UNIQUE_CHECKED_ITEMS = 1000;
+
+/**
+ * Numbers a double does not hold exactly that one call may carry and still be checked: each is
+ * checked again at the doubles beside it (a few validations each).
+ */
+export const MAX_PROBED_NUMBERS = 16;
+
+/** JSON Pointer of a path of member names and array indices. */
+function pointerOf(path: readonly (string | number)[]): string {
+  if (path.length === 0) return '/';
+  return path.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
 
 /** Whether a schema says `uniqueItems: true` anywhere (arguments and answers alike). */
 export function saysUniqueItems(schema: Record<string, unknown>): boolean {
@@ -111,6 +124,37 @@ export function duplicateMember(json: string): { readonly path: string } | undef
     }
   }
   return undefined;
+}
+
+/**
+ * `args` with the value at `path` replaced: the containers on the path are copied (shallowly),
+ * the arguments themselves are left as parsed.
+ */
+function withValueAt(
+  args: unknown,
+  path: readonly (string | number)[],
+  value: number,
+): { readonly args: unknown } {
+  const step = (node: unknown, at: number): unknown => {
+    if (at === path.length) return value;
+    const key = path[at] as string | number;
+    if (Array.isArray(node)) {
+      const copy = [...(node as unknown[])];
+      copy[key as number] = step(node[key as number], at + 1);
+      return copy;
+    }
+    if (typeof node !== 'object' || node === null) return node;
+    const copy = { ...(node as Record<string, unknown>) };
+    // a member named __proto__ is an own property of a parsed object: defined, not assigned
+    Object.defineProperty(copy, key, {
+      value: step((node as Record<string, unknown>)[key], at + 1),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+    return copy;
+  };
+  return { args: step(args, 0) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -227,6 +271,11 @@ export class ArgumentValidators {
     }
     const size = text.length;
     try {
+      const imprecise = impreciseNumbers(text, MAX_PROBED_NUMBERS);
+      if (imprecise.length > 0) {
+        const refused = this.dependsOnDroppedDigits(compiled, args, imprecise, size);
+        if (refused !== undefined) return [refused];
+      }
       if (size <= LIST_ALL_VIOLATIONS_UP_TO)
         return compiled.all(args) ? undefined : violationsOf(compiled.all.errors);
       compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect);
@@ -244,6 +293,42 @@ export class ArgumentValidators {
       ...violationsOf(first.errors),
       `(arguments over ${LIST_ALL_VIOLATIONS_UP_TO / 1024} KiB: only the first violation is named)`,
     ];
+  }
+
+  /**
+   * A number the text writes with digits a double drops is checked as JSON.parse read it, but
+   * the source gets the text: it is refused when the schema's verdict could differ for the
+   * written value, that is when the arguments fail with that number set to either double beside
+   * the one read (the written value lies between them), or, for a written fraction the doubles
+   * there cannot hold, to a fraction. A number the schema does not constrain (a 19-digit id)
+   * passes as written.
+   */
+  private dependsOnDroppedDigits(
+    compiled: Compiled,
+    args: unknown,
+    imprecise: readonly ImpreciseNumber[],
+    size: number,
+  ): string | undefined {
+    if (imprecise.length > MAX_PROBED_NUMBERS)
+      return `/: has more than ${MAX_PROBED_NUMBERS} numbers with more digits than a double holds, too many to check; send at most 15 significant digits`;
+    const validate =
+      size <= LIST_ALL_VIOLATIONS_UP_TO
+        ? compiled.all
+        : (compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect));
+    for (const number of imprecise) {
+      const where = pointerOf(number.path);
+      if (!Number.isFinite(number.value))
+        return `${where}: ${number.text} is beyond the range of a double, so it cannot be checked; send a smaller number`;
+      const probes: number[] = neighbours(number.value);
+      if (number.fractional && probes.every(Number.isInteger)) probes.push(0.5);
+      const fails = (probe: number): boolean => {
+        const probed = withValueAt(args, number.path, probe);
+        return validate !== undefined && !validate(probed.args);
+      };
+      if (probes.some(fails))
+        return `${where}: ${number.text} has more digits than a double holds and the schema's check depends on them (it reads as ${number.value}); send at most 15 significant digits`;
+    }
+    return undefined;
   }
 
   /** Validators compiled and kept now. */
