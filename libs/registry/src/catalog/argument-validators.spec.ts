@@ -266,6 +266,22 @@ describe('numbers with more digits than a double holds (the source gets the text
     expect(check(many)?.[0]).toMatch(/^\/: has more than 16 numbers with more digits/);
   });
 
+  it('names the one whose digits matter among several, and other violations first', () => {
+    expect(
+      check(
+        '{"id":12345678901234567890,"tag":0.12345678901234567891,"n":0.99999999999999999999}',
+      )?.[0],
+    ).toMatch(/^\/n: 0\.99999999999999999999 has more digits/);
+    expect(check('{"n":0.99999999999999999999,"ratio":2}')).toEqual(['/ratio: must be <= 1']);
+  });
+
+  it('refuses in arguments over the listing limit too, with the checks of the arguments bounded to three', () => {
+    const json = `{"tag":"${'x'.repeat(LIST_ALL_VIOLATIONS_UP_TO)}","id":12345678901234567890,"n":0.99999999999999999999}`;
+    expect(check(json)).toEqual([
+      "/id, /n: have more digits than a double holds and the schema's check depends on at least one of them; send at most 15 significant digits",
+    ]);
+  });
+
   it('leaves the parsed arguments as they were', () => {
     const json = '{"ratio":0.50000000000000000001,"id":12345678901234567890}';
     const args = JSON.parse(json) as Record<string, unknown>;

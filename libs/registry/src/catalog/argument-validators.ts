@@ -126,35 +126,52 @@ export function duplicateMember(json: string): { readonly path: string } | undef
   return undefined;
 }
 
+type Container = Record<string | number, unknown>;
+
 /**
- * `args` with the value at `path` replaced: the containers on the path are copied (shallowly),
- * the arguments themselves are left as parsed.
+ * `args` with the numbers at these paths replaced: each container on a path is copied
+ * (shallowly, once), the arguments themselves are left as parsed.
  */
-function withValueAt(
+function withNumbersAt(
   args: unknown,
-  path: readonly (string | number)[],
-  value: number,
-): { readonly args: unknown } {
-  const step = (node: unknown, at: number): unknown => {
-    if (at === path.length) return value;
-    const key = path[at] as string | number;
-    if (Array.isArray(node)) {
-      const copy = [...(node as unknown[])];
-      copy[key as number] = step(node[key as number], at + 1);
-      return copy;
+  changes: readonly (readonly [readonly (string | number)[], number])[],
+): unknown {
+  const copies = new Map<object, Container>();
+  const copyOf = (node: object): Container => {
+    let copy = copies.get(node);
+    if (copy === undefined) {
+      // a spread defines each own member, __proto__ included (a parsed object's own property)
+      copy = (Array.isArray(node) ? [...(node as unknown[])] : { ...node }) as Container;
+      copies.set(node, copy);
     }
-    if (typeof node !== 'object' || node === null) return node;
-    const copy = { ...(node as Record<string, unknown>) };
-    // a member named __proto__ is an own property of a parsed object: defined, not assigned
-    Object.defineProperty(copy, key, {
-      value: step((node as Record<string, unknown>)[key], at + 1),
+    return copy;
+  };
+  const put = (target: Container, key: string | number, value: unknown): void => {
+    Object.defineProperty(target, key, {
+      value,
       writable: true,
       enumerable: true,
       configurable: true,
     });
-    return copy;
   };
-  return { args: step(args, 0) };
+  let result = args;
+  for (const [path, value] of changes) {
+    if (path.length === 0 || typeof args !== 'object' || args === null) {
+      result = value;
+      continue;
+    }
+    let original = args as Container;
+    let target = copyOf(original);
+    result = target;
+    for (const key of path.slice(0, -1)) {
+      original = original[key] as Container;
+      const child = copyOf(original);
+      put(target, key, child);
+      target = child;
+    }
+    put(target, path[path.length - 1] as string | number, value);
+  }
+  return result;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -271,15 +288,21 @@ export class ArgumentValidators {
     }
     const size = text.length;
     try {
-      const imprecise = impreciseNumbers(text, MAX_PROBED_NUMBERS);
-      if (imprecise.length > 0) {
-        const refused = this.dependsOnDroppedDigits(compiled, args, imprecise, size);
-        if (refused !== undefined) return [refused];
+      if (size <= LIST_ALL_VIOLATIONS_UP_TO) {
+        if (!compiled.all(args)) return violationsOf(compiled.all.errors);
+      } else {
+        compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect);
+        if (compiled.first !== undefined && !compiled.first(args))
+          return [
+            ...violationsOf(compiled.first.errors),
+            `(arguments over ${LIST_ALL_VIOLATIONS_UP_TO / 1024} KiB: only the first violation is named)`,
+          ];
       }
-      if (size <= LIST_ALL_VIOLATIONS_UP_TO)
-        return compiled.all(args) ? undefined : violationsOf(compiled.all.errors);
-      compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect);
-      if (compiled.first === undefined || compiled.first(args)) return undefined;
+      // conforming as parsed: conforming as written too, unless digits a double drops matter
+      const imprecise = impreciseNumbers(text, MAX_PROBED_NUMBERS);
+      if (imprecise.length === 0) return undefined;
+      const refused = this.dependsOnDroppedDigits(compiled, args, imprecise, size);
+      return refused === undefined ? undefined : [refused];
     } catch (err) {
       if (!(err instanceof RangeError)) throw err;
       // a schema that refers to itself without reading deeper into the arguments
@@ -288,11 +311,6 @@ export class ArgumentValidators {
       this.kept.set(key, null);
       return undefined;
     }
-    const first = compiled.first;
-    return [
-      ...violationsOf(first.errors),
-      `(arguments over ${LIST_ALL_VIOLATIONS_UP_TO / 1024} KiB: only the first violation is named)`,
-    ];
   }
 
   /**
@@ -311,24 +329,39 @@ export class ArgumentValidators {
   ): string | undefined {
     if (imprecise.length > MAX_PROBED_NUMBERS)
       return `/: has more than ${MAX_PROBED_NUMBERS} numbers with more digits than a double holds, too many to check; send at most 15 significant digits`;
-    const validate =
-      size <= LIST_ALL_VIOLATIONS_UP_TO
-        ? compiled.all
-        : (compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect));
-    for (const number of imprecise) {
-      const where = pointerOf(number.path);
-      if (!Number.isFinite(number.value))
-        return `${where}: ${number.text} is beyond the range of a double, so it cannot be checked; send a smaller number`;
-      const probes: number[] = neighbours(number.value);
-      if (number.fractional && probes.every(Number.isInteger)) probes.push(0.5);
-      const fails = (probe: number): boolean => {
-        const probed = withValueAt(args, number.path, probe);
-        return validate !== undefined && !validate(probed.args);
-      };
-      if (probes.some(fails))
-        return `${where}: ${number.text} has more digits than a double holds and the schema's check depends on them (it reads as ${number.value}); send at most 15 significant digits`;
-    }
-    return undefined;
+    const beyond = imprecise.find((n) => !Number.isFinite(n.value));
+    if (beyond !== undefined)
+      return `${pointerOf(beyond.path)}: ${beyond.text} is beyond the range of a double, so it cannot be checked; send a smaller number`;
+    const small = size <= LIST_ALL_VIOLATIONS_UP_TO;
+    const validate = small
+      ? compiled.all
+      : (compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect));
+    if (validate === undefined) return undefined;
+    const probesOf = (n: ImpreciseNumber): number[] => {
+      const probes: number[] = neighbours(n.value);
+      if (n.fractional && probes.every(Number.isInteger)) probes.push(0.5);
+      return probes;
+    };
+    // every number at once, to the double below, above, and a fraction where one is written:
+    // at most three checks of the arguments whatever their size
+    const fails = (numbers: readonly ImpreciseNumber[], probe: number): boolean =>
+      !validate(
+        withNumbersAt(
+          args,
+          numbers.map((n) => [n.path, probesOf(n)[probe] ?? n.value] as const),
+        ),
+      );
+    if (![0, 1, 2].some((probe) => fails(imprecise, probe))) return undefined;
+    // which one: each alone, for arguments small enough to check a few times more
+    const named =
+      imprecise.length === 1
+        ? imprecise[0]
+        : small
+          ? imprecise.find((n) => [0, 1, 2].some((probe) => fails([n], probe)))
+          : undefined;
+    if (named === undefined)
+      return `${imprecise.map((n) => pointerOf(n.path)).join(', ')}: have more digits than a double holds and the schema's check depends on at least one of them; send at most 15 significant digits`;
+    return `${pointerOf(named.path)}: ${named.text} has more digits than a double holds and the schema's check depends on them (it reads as ${named.value}); send at most 15 significant digits`;
   }
 
   /** Validators compiled and kept now. */
