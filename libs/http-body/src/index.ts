@@ -6,3 +6,4 @@ export { decodeText } from './charset';
 export { JsonDepthScanner, textDepthExceeds } from './json-depth';
 export { parseMediaType, isJsonEssence, isJsonContentType, type MediaType } from './media-type';
 export { ChunkList } from './chunk-list';
+export { SingleHeaders } from './single-headers';

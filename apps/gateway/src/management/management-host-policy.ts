@@ -7,6 +7,7 @@ import {
   withoutTrailingDot,
   type AccessList,
 } from '@app/config';
+import { SingleHeaders } from '@app/http-body';
 
 /**
  * The status of a refused `Host`: 421 Misdirected Request (RFC 9110 §15.5.20: "not able to
@@ -40,19 +41,7 @@ const TARGET_BODY = JSON.stringify({
  * Headers the port reads one value of: node:http keeps the first of two `Host` lines (the
  * second would never be checked) and of two `Authorization` lines (/admin's credential).
  */
-const SINGLE_HEADERS: ReadonlySet<string> = new Set(['host', 'authorization']);
-
-/** Whether node:http's `rawHeaders` (name, value, …) carry one of SINGLE_HEADERS twice. */
-function repeatsSingleHeader(rawHeaders: readonly string[]): boolean {
-  let seen = '';
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]?.toLowerCase() ?? '';
-    if (!SINGLE_HEADERS.has(name)) continue;
-    if (seen.includes(`|${name}|`)) return true;
-    seen += `|${name}|`;
-  }
-  return false;
-}
+const SINGLE_HEADERS = new SingleHeaders(['host', 'authorization']);
 
 /**
  * The authority of an absolute-form request target (`GET http://name:port/path`, RFC 9112
@@ -113,7 +102,7 @@ export class ManagementHostPolicy {
   ): (req: IncomingMessage, res: ServerResponse) => void {
     return (req, res) => {
       const authority = absoluteAuthority(req.url ?? '/');
-      if (authority === null || repeatsSingleHeader(req.rawHeaders)) {
+      if (authority === null || SINGLE_HEADERS.repeatedIn(req.rawHeaders) !== undefined) {
         refuse(res, 400, authority === null ? TARGET_BODY : REPEATED_BODY);
       } else if (
         this.admits(req.headers.host) &&
