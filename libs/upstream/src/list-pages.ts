@@ -121,6 +121,12 @@ export async function readListPages(
         'too-large',
         `${request.method}'s pages together pass ${connection.maxAnswerBytes} bytes (mcp.execution.maxResponseBytes, one answer across its pages)`,
       );
+    // a list's result is complete (MCP 2026-07-28 "ResultType"): any other value is invalid
+    if ('resultType' in result && result.resultType !== 'complete')
+      throw new ListPagesFault(
+        'bad-answer',
+        `${request.method} answered resultType ${(JSON.stringify(result.resultType) ?? '').slice(0, 40)}, not "complete"`,
+      );
     const pageItems = result[request.key];
     if (!Array.isArray(pageItems))
       throw new ListPagesFault(

@@ -7,6 +7,7 @@ import {
   MetaKey,
   methodRow,
   undeclaredBy,
+  unknownResultType,
 } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@app/execution';
@@ -258,6 +259,14 @@ export class UpstreamRouter {
     }
     switch (outcome.kind) {
       case 'result': {
+        // MCP 2026-07-28 "ResultType": a value the client does not recognise makes the answer
+        // invalid (RESULT_TYPES); passed on, a 2025 client would take it for a success
+        const unknown = unknownResultType(outcome.result);
+        if (unknown !== undefined)
+          throw new ForwardedError(
+            JsonRpcCode.InternalError,
+            `Upstream ${upstream.id} answered ${method} with resultType ${unknown}, which the gateway does not know: the answer is invalid`,
+          );
         // A task is handed out for a tools/call only (UpstreamTasks.handOut, with the client's
         // id; docs/operations.md §10 "Tasks"): one answered to any other request would reach
         // the client with the upstream's own id, which no tasks/get here can follow.
