@@ -266,13 +266,66 @@ describe('numbers with more digits than a double holds (the source gets the text
     expect(check(many)?.[0]).toMatch(/^\/: has more than 16 numbers with more digits/);
   });
 
-  it('names the one whose digits matter among several, and other violations first', () => {
+  it('names every such number when several are probed together, and other violations first', () => {
     expect(
-      check(
-        '{"id":12345678901234567890,"tag":0.12345678901234567891,"n":0.99999999999999999999}',
-      )?.[0],
-    ).toMatch(/^\/n: 0\.99999999999999999999 has more digits/);
+      check('{"id":12345678901234567890,"tag":0.12345678901234567891,"n":0.99999999999999999999}'),
+    ).toEqual([
+      "/id, /tag, /n: have more digits than a double holds and the schema's check depends on at least one of them; send at most 15 significant digits",
+    ]);
     expect(check('{"n":0.99999999999999999999,"ratio":2}')).toEqual(['/ratio: must be <= 1']);
+  });
+
+  const refuses = (schema: object, json: string): void => {
+    const refused = new ArgumentValidators().check(bundleTool(schema), JSON.parse(json), json);
+    expect(refused?.[0]).toMatch(/more digits than a double holds/);
+  };
+  const passes = (schema: object, json: string): void =>
+    expect(
+      new ArgumentValidators().check(bundleTool(schema), JSON.parse(json), json),
+    ).toBeUndefined();
+
+  it('sees a gap narrower than one double, and a multipleOf past 2^53', () => {
+    const hole = {
+      properties: {
+        n: { type: 'number', not: { exclusiveMinimum: 1, exclusiveMaximum: 1.0000000000000002 } },
+      },
+    };
+    refuses(hole, '{"n":1.00000000000000000001}');
+    passes(hole, '{"n":1}');
+    refuses({ properties: { n: { multipleOf: 2 } } }, '{"n":9007199254740993}');
+  });
+
+  it('probes numbers in every combination: one read low, another high', () => {
+    const schema = {
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      if: { properties: { a: { exclusiveMinimum: 1 } }, required: ['a'] },
+      then: { properties: { b: { minimum: 5 } } },
+    };
+    // as written a > 1, so b must be at least 5: it is not
+    refuses(schema, '{"a":1.00000000000000000001,"b":4.99999999999999999999}');
+    passes(schema, '{"a":1,"b":4.99999999999999999999}');
+  });
+
+  it('passes a number written as the exact value of a double', () => {
+    passes({ properties: { n: { maximum: 18446744073709551616 } } }, '{"n":18446744073709551616}');
+    passes(
+      { properties: { n: { maximum: 0.1 } } },
+      '{"n":0.1000000000000000055511151231257827021181583404541015625}',
+    );
+  });
+
+  it('refuses more such numbers than it can probe together where the schema reads values', () => {
+    const json = `{"tag":[${Array.from({ length: 5 }, () => '0.12345678901234567891').join(',')}]}`;
+    refuses(bounded, json);
+    passes({ properties: { tag: {} } }, json);
+  });
+
+  it('refuses a member named __proto__, which ajv leaves unchecked', () => {
+    const schema = { properties: { __proto__: { type: 'number', maximum: 1 } } };
+    const json = '{"a":{"\\u005f_proto__":5}}';
+    expect(new ArgumentValidators().check(bundleTool(schema), JSON.parse(json), json)).toEqual([
+      '/a/__proto__: a member named __proto__ cannot be checked; rename it',
+    ]);
   });
 
   it('refuses in arguments over the listing limit too, with the checks of the arguments bounded to three', () => {

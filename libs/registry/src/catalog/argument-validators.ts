@@ -32,6 +32,37 @@ interface Compiled {
   readonly dialect: Parameters<SchemaDialects['instanceFor']>[0];
   /** The schema says `uniqueItems` somewhere: ajv compares an array's items pairwise. */
   readonly uniqueItems: boolean;
+  /** What the schema says of numbers' values (imprecise numbers are probed against it). */
+  readonly numeric: SchemaNumerics;
+}
+
+/**
+ * What a schema can say about a number's value: nothing at all (no keyword that reads a value:
+ * a number's digits cannot change its verdict), `multipleOf` somewhere, and every number it
+ * holds (bounds, consts, enums).
+ */
+interface SchemaNumerics {
+  readonly readsValues: boolean;
+  readonly multipleOf: boolean;
+  readonly numbers: ReadonlySet<number>;
+}
+
+/** Keywords whose verdict can depend on a number's value (and `format`: int32, float, …). */
+const VALUE_KEYWORDS =
+  /"(?:minimum|maximum|exclusiveMinimum|exclusiveMaximum|multipleOf|const|enum|format)"|"integer"/;
+
+function numericsOf(schema: Record<string, unknown>): SchemaNumerics {
+  const text = JSON.stringify(schema);
+  const numbers = new Set<number>();
+  JSON.parse(text, (_key, value: unknown) => {
+    if (typeof value === 'number') numbers.add(value);
+    return value;
+  });
+  return {
+    readsValues: VALUE_KEYWORDS.test(text),
+    multipleOf: text.includes('"multipleOf"'),
+    numbers,
+  };
 }
 
 /**
@@ -41,10 +72,16 @@ interface Compiled {
 export const MAX_UNIQUE_CHECKED_ITEMS = 1000;
 
 /**
- * Numbers a double does not hold exactly that one call may carry and still be checked: each is
- * checked again at the doubles beside it (a few validations each).
+ * Numbers a double does not hold exactly that one call may carry where the schema reads values;
+ * how many are probed together is bounded by MAX_PROBES_SMALL and MAX_PROBES_LARGE.
  */
 export const MAX_PROBED_NUMBERS = 16;
+/**
+ * Checks of the arguments the probes of imprecise numbers may make: every combination of their
+ * neighbours (2, or 3 with a fraction, each): four numbers for arguments up to 64 KiB, two above.
+ */
+const MAX_PROBES_SMALL = 16;
+const MAX_PROBES_LARGE = 4;
 
 /** JSON Pointer of a path of member names and array indices. */
 function pointerOf(path: readonly (string | number)[]): string {
@@ -73,10 +110,14 @@ export function longArray(value: unknown, limit: number): string | undefined {
 }
 
 /**
- * The first member name given twice in one object of a JSON text, as a JSON Pointer; undefined
- * when none is. A scan of the text (strings skipped, escapes honoured), never recursive.
+ * The first member name given twice in one object of a JSON text, as a JSON Pointer, or a member
+ * named `__proto__` (`proto`: ajv leaves that name out of `properties` and `required`, so no
+ * schema checks it, while the source gets it); undefined when there is neither. A scan of the
+ * text (strings skipped, escapes honoured), never recursive.
  */
-export function duplicateMember(json: string): { readonly path: string } | undefined {
+export function duplicateMember(
+  json: string,
+): { readonly path: string; readonly proto?: true } | undefined {
   const objects: ({ keys: Set<string>; name: string } | null)[] = [];
   let expectKey = false;
   let lastKey = '';
@@ -100,6 +141,7 @@ export function duplicateMember(json: string): { readonly path: string } | undef
       if (top !== undefined && top !== null && expectKey) {
         const quoted = json.slice(i, j + 1);
         const key = quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
+        if (key === '__proto__') return { path: pointer(key), proto: true };
         if (top.keys.has(key)) return { path: pointer(key) };
         top.keys.add(key);
         lastKey = key;
@@ -277,6 +319,8 @@ export class ArgumentValidators {
     // what is checked is what JSON.parse kept (the last of two equal names); a source that keeps
     // the first would get what was never checked
     const duplicate = duplicateMember(text);
+    if (duplicate?.proto === true)
+      return [`${duplicate.path}: a member named __proto__ cannot be checked; rename it`];
     if (duplicate !== undefined)
       return [`${duplicate.path}: is given more than once; give each member once`];
     if (compiled.uniqueItems) {
@@ -315,11 +359,16 @@ export class ArgumentValidators {
 
   /**
    * A number the text writes with digits a double drops is checked as JSON.parse read it, but
-   * the source gets the text: it is refused when the schema's verdict could differ for the
-   * written value, that is when the arguments fail with that number set to either double beside
-   * the one read (the written value lies between them), or, for a written fraction the doubles
-   * there cannot hold, to a fraction. A number the schema does not constrain (a 19-digit id)
-   * passes as written.
+   * the source gets the text. The written value lies between the double read and one beside
+   * it, and compares with every other double as one of the two neighbours does: with a bound
+   * (or const, enum value) at the double read, as the neighbour on its side; at that neighbour,
+   * as the double read, and so as the other neighbour. So the arguments are checked with each
+   * such number set to each of its two neighbours, in every combination (and to a fraction where
+   * the written value has one and the doubles there have none); a failure in any refuses the
+   * call. What those probes cannot see is refused outright: a schema holding two of the three
+   * doubles (a gap narrower than one double, where the written value may fall), and `multipleOf`
+   * on a number past 2^53 (its neighbours are even). A schema with no keyword that reads a value
+   * passes every such number as written (a 19-digit id).
    */
   private dependsOnDroppedDigits(
     compiled: Compiled,
@@ -327,41 +376,48 @@ export class ArgumentValidators {
     imprecise: readonly ImpreciseNumber[],
     size: number,
   ): string | undefined {
+    const { numeric } = compiled;
+    if (!numeric.readsValues) return undefined;
+    const advice = 'send at most 15 significant digits';
+    const named = (n: ImpreciseNumber): string =>
+      `${pointerOf(n.path)}: ${n.text} has more digits than a double holds and the schema's check depends on them (it reads as ${n.value}); ${advice}`;
     if (imprecise.length > MAX_PROBED_NUMBERS)
-      return `/: has more than ${MAX_PROBED_NUMBERS} numbers with more digits than a double holds, too many to check; send at most 15 significant digits`;
-    const beyond = imprecise.find((n) => !Number.isFinite(n.value));
-    if (beyond !== undefined)
-      return `${pointerOf(beyond.path)}: ${beyond.text} is beyond the range of a double, so it cannot be checked; send a smaller number`;
+      return `/: has more than ${MAX_PROBED_NUMBERS} numbers with more digits than a double holds, too many to check; ${advice}`;
+    const probeSets: number[][] = [];
+    for (const n of imprecise) {
+      if (!Number.isFinite(n.value))
+        return `${pointerOf(n.path)}: ${n.text} is beyond the range of a double, so it cannot be checked; send a smaller number`;
+      const [below, above] = neighbours(n.value);
+      const coarse = Number.isInteger(below) && Number.isInteger(above);
+      if (
+        [below, n.value, above].filter((x) => numeric.numbers.has(x)).length >= 2 ||
+        (coarse && numeric.multipleOf)
+      )
+        return named(n);
+      probeSets.push(n.fractional && coarse ? [below, above, 0.5] : [below, above]);
+    }
+    const combinations = probeSets.reduce((product, set) => product * set.length, 1);
     const small = size <= LIST_ALL_VIOLATIONS_UP_TO;
+    if (combinations > (small ? MAX_PROBES_SMALL : MAX_PROBES_LARGE))
+      return `${imprecise.map((n) => pointerOf(n.path)).join(', ')}: have more digits than a double holds, too many to check together against this schema; ${advice}`;
     const validate = small
       ? compiled.all
       : (compiled.first ??= this.compile(this.stopping, compiled.schema, compiled.dialect));
     if (validate === undefined) return undefined;
-    const probesOf = (n: ImpreciseNumber): number[] => {
-      const probes: number[] = neighbours(n.value);
-      if (n.fractional && probes.every(Number.isInteger)) probes.push(0.5);
-      return probes;
-    };
-    // every number at once, to the double below, above, and a fraction where one is written:
-    // at most three checks of the arguments whatever their size
-    const fails = (numbers: readonly ImpreciseNumber[], probe: number): boolean =>
-      !validate(
-        withNumbersAt(
-          args,
-          numbers.map((n) => [n.path, probesOf(n)[probe] ?? n.value] as const),
-        ),
-      );
-    if (![0, 1, 2].some((probe) => fails(imprecise, probe))) return undefined;
-    // which one: each alone, for arguments small enough to check a few times more
-    const named =
-      imprecise.length === 1
-        ? imprecise[0]
-        : small
-          ? imprecise.find((n) => [0, 1, 2].some((probe) => fails([n], probe)))
-          : undefined;
-    if (named === undefined)
-      return `${imprecise.map((n) => pointerOf(n.path)).join(', ')}: have more digits than a double holds and the schema's check depends on at least one of them; send at most 15 significant digits`;
-    return `${pointerOf(named.path)}: ${named.text} has more digits than a double holds and the schema's check depends on them (it reads as ${named.value}); send at most 15 significant digits`;
+    for (let combination = 0; combination < combinations; combination++) {
+      let rest = combination;
+      const changes = imprecise.map((n, i) => {
+        const set = probeSets[i] as number[];
+        const probe = set[rest % set.length] as number;
+        rest = Math.floor(rest / set.length);
+        return [n.path, probe] as const;
+      });
+      if (!validate(withNumbersAt(args, changes)))
+        return imprecise.length === 1
+          ? named(imprecise[0] as ImpreciseNumber)
+          : `${imprecise.map((n) => pointerOf(n.path)).join(', ')}: have more digits than a double holds and the schema's check depends on at least one of them; ${advice}`;
+    }
+    return undefined;
   }
 
   /** Validators compiled and kept now. */
@@ -409,6 +465,7 @@ export class ArgumentValidators {
           schema,
           dialect: dialect.dialect,
           uniqueItems: saysUniqueItems(schema),
+          numeric: numericsOf(schema),
         };
   }
 

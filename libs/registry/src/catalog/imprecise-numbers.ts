@@ -25,6 +25,9 @@ export interface ImpreciseNumber {
  */
 const MAYBE_IMPRECISE = /(?:\d\.?){16}|[eE][+-]?\d{3}/;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+/** A double's bits, read and written through one shared buffer. */
+const bits = new Float64Array(1);
+const ints = new BigInt64Array(bits.buffer);
 
 /** Significant digits and the position of the decimal point among them (0.12 → "12", 0). */
 function decimalOf(text: string): { readonly digits: string; readonly point: number } {
@@ -43,12 +46,34 @@ function decimalOf(text: string): { readonly digits: string; readonly point: num
   return { digits: whole.slice(start, end), point: end === start ? 0 : point };
 }
 
-/** Whether the double `value` is the number `text` writes (its shortest form has the same digits). */
+/** The exact decimal value of a finite double, as significant digits and point position. */
+function exactDecimalOf(value: number): { readonly digits: string; readonly point: number } {
+  bits[0] = Math.abs(value);
+  const raw = ints[0] as bigint;
+  const biased = Number((raw >> 52n) & 0x7ffn);
+  const fraction = raw & 0xfffffffffffffn;
+  // value = mantissa × 2^exponent, exactly
+  const mantissa = biased === 0 ? fraction : fraction | (1n << 52n);
+  const exponent = (biased === 0 ? 1 : biased) - 1075;
+  if (mantissa === 0n) return { digits: '', point: 0 };
+  if (exponent >= 0) return decimalOf((mantissa << BigInt(exponent)).toString());
+  // mantissa / 2^-exponent = mantissa × 5^-exponent / 10^-exponent
+  const scaled = (mantissa * 5n ** BigInt(-exponent)).toString();
+  return decimalOf(`${scaled}e${exponent}`);
+}
+
+/**
+ * Whether `value` (what JSON.parse made of `text`) is the number `text` writes: the double's
+ * shortest form (`0.1`, what a decimal reader reads the same) or its exact value (2^64 written
+ * out, `0.1000000000000000055511151231257827021181583404541015625`).
+ */
 function heldExactly(text: string, value: number): boolean {
   if (!Number.isFinite(value)) return false;
   const written = decimalOf(text);
-  const held = decimalOf(String(Math.abs(value)));
-  return written.digits === held.digits && written.point === held.point;
+  const shortest = decimalOf(String(Math.abs(value)));
+  if (written.digits === shortest.digits && written.point === shortest.point) return true;
+  const exact = exactDecimalOf(value);
+  return written.digits === exact.digits && written.point === exact.point;
 }
 
 type Frame = { readonly object: true; key: string } | { readonly object: false; index: number };
@@ -109,9 +134,6 @@ export function impreciseNumbers(json: string, limit: number): ImpreciseNumber[]
   }
   return found;
 }
-
-const bits = new Float64Array(1);
-const ints = new BigInt64Array(bits.buffer);
 
 /** The doubles next to `value` on either side (finite `value`). */
 export function neighbours(value: number): [number, number] {
