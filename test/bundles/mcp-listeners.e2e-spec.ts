@@ -258,6 +258,34 @@ describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind)
     );
   });
 
+  it.each([
+    [
+      'Content-Length beside Transfer-Encoding',
+      'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      'HTTP/1.1 400 Bad Request',
+    ],
+    [
+      'a header section over 16 KiB',
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`,
+      'HTTP/1.1 431 Request Header Fields Too Large',
+    ],
+    ['a request line of no HTTP version', 'POST /mcp HTTP/9\r\n\r\n', 'HTTP/1.1 400 Bad Request'],
+  ])(
+    'answers a request the HTTP parser refuses (%s) with the status line alone, then closes',
+    async (_what, request, status) => {
+      const { port } = new URL(gateway.mcpUrl);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        let text = '';
+        socket.on('data', (data: Buffer) => (text += data.toString('latin1')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+        socket.write(request);
+      });
+      expect(answer).toBe(`${status}\r\nConnection: close\r\n\r\n`);
+    },
+  );
+
   it('refuses a declared body over 4 MiB with 413 before reading it, and closes the connection', async () => {
     const answer = await send(gateway.mcpUrl, 'POST', {
       ...STANDARD_HEADERS,

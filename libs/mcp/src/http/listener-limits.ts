@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { HttpAnswer } from '../answers/http-answer';
 import { plainError } from './http-write';
@@ -41,4 +43,27 @@ export function shuttingDown(): HttpAnswer {
   return plainError(503, 'Service Unavailable: the gateway is shutting down', {
     connection: 'close',
   });
+}
+
+/** The status of a request node's HTTP parser refuses, by its error code (as node:http answers). */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
+/**
+ * Both listeners' answer to a request node's HTTP parser refuses (a malformed request line,
+ * Content-Length beside Transfer-Encoding, headers over 16 KiB, a request that took over 30 s):
+ * the status line alone with `Connection: close`, then the connection ends — what node:http
+ * answers on its own, which fastify would replace with a JSON body of its own. Nothing is
+ * written once an answer on this connection has begun.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && inFlight?.headersSent !== true) {
+    const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? 400;
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
+  }
+  socket.destroy();
 }

@@ -14,6 +14,7 @@ import { drainListener, trackConnections } from './drain-listener';
 import { plainError } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
 import {
+  answerClientError,
   MCP_MAX_BODY_BYTES,
   MCP_SERVER_OPTIONS,
   notFound,
@@ -27,6 +28,8 @@ export function mcpFastifyAdapter(): FastifyAdapter {
     requestTimeout: MCP_SERVER_OPTIONS.requestTimeout,
     keepAliveTimeout: MCP_SERVER_OPTIONS.keepAliveTimeout,
     serverFactory: (handler: RequestListener) => createServer(MCP_SERVER_OPTIONS, handler),
+    // as the node:http listener answers them (fastify's own answer has a JSON body of its own)
+    clientErrorHandler: answerClientError,
   });
 }
 

@@ -4,7 +4,12 @@ import { Injectable } from '@nestjs/common';
 import { ChunkList } from '@app/http-body';
 import { drainListener, trackConnections } from './drain-listener';
 import { decodeBody, write } from './http-write';
-import { MCP_MAX_BODY_BYTES, MCP_SERVER_OPTIONS, payloadTooLarge } from './listener-limits';
+import {
+  answerClientError,
+  MCP_MAX_BODY_BYTES,
+  MCP_SERVER_OPTIONS,
+  payloadTooLarge,
+} from './listener-limits';
 import { McpExchanges } from './mcp-exchanges.service';
 
 /**
@@ -26,6 +31,7 @@ export class McpHttpServer {
    */
   async listen(port: number, host: string, maxConnections?: number): Promise<number> {
     const server = createServer(MCP_SERVER_OPTIONS, (req, res) => this.handle(req, res));
+    server.on('clientError', answerClientError);
     // http.maxConnections (docs/operations.md §1): past this, node:http closes new connections as
     // they arrive
     if (maxConnections !== undefined) server.maxConnections = maxConnections;
