@@ -171,6 +171,14 @@ describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind)
       'Unsupported Media Type: Content-Type must be application/json',
     ],
     [
+      'a body with Content-Encoding gzip',
+      { ...STANDARD_HEADERS, 'content-encoding': 'gzip' },
+      '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      415,
+      -32000,
+      'Unsupported Media Type: Content-Encoding gzip is not accepted; send the body without a content coding',
+    ],
+    [
       'Accept text/html',
       { 'content-type': 'application/json', accept: 'text/html' },
       '{}',

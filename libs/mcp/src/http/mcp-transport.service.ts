@@ -215,6 +215,21 @@ export class McpTransport {
         false,
       );
     }
+    // the body is read as it came: a content coding would be taken for the JSON itself
+    // (RFC 9110 §15.5.16: 415, naming the codings accepted)
+    const coding = header(exchange.headers, 'content-encoding');
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+      return unread(
+        exchange,
+        transportError(
+          GatewayErrorCode.UnsupportedMediaType,
+          `Unsupported Media Type: Content-Encoding ${coding.slice(0, 40)} is not accepted; send the body without a content coding`,
+          { 'accept-encoding': 'identity' },
+        ),
+        timing,
+        false,
+      );
+    }
     const parsed = parseMessage(exchange.body);
     if (timing === undefined) return this.dispatch(exchange, parsed.message, parsed.value);
     const claim = claimOf(parsed.value);
