@@ -320,6 +320,14 @@ describe('numbers with more digits than a double holds (the source gets the text
     passes({ properties: { tag: {} } }, json);
   });
 
+  it('probes one such number at most where the schema says uniqueItems (each check compares items pairwise)', () => {
+    const schema = {
+      properties: { rows: { type: 'array', uniqueItems: true }, a: { maximum: 9 }, b: {} },
+    };
+    passes(schema, '{"rows":[1,2],"a":0.12345678901234567891}');
+    refuses(schema, '{"rows":[1,2],"a":0.12345678901234567891,"b":0.12345678901234567891}');
+  });
+
   it('refuses a member named __proto__, which ajv leaves unchecked', () => {
     const schema = { properties: { __proto__: { type: 'number', maximum: 1 } } };
     const json = '{"a":{"\\u005f_proto__":5}}';
