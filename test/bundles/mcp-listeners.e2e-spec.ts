@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { GatewayProcess } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
@@ -22,6 +22,22 @@ interface Plain {
  * One request with full control over the headers; with a declared content-length and no
  * `body`, only the headers are sent (the body never follows).
  */
+/** A response read to its end. */
+function plainOf(res: IncomingMessage): Promise<Plain> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('error', reject);
+    res.on('end', () =>
+      resolve({
+        status: res.statusCode ?? 0,
+        headers: res.headers as Record<string, string>,
+        body: Buffer.concat(chunks).toString('utf8'),
+      }),
+    );
+  });
+}
+
 function send(
   url: string,
   method: string,
@@ -30,17 +46,11 @@ function send(
 ): Promise<Plain> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers as Record<string, string>,
-          body: Buffer.concat(chunks).toString('utf8'),
-        });
+      plainOf(res).then((plain) => {
+        resolve(plain);
         // a body declared but never sent: drop the connection, it is not reusable
         req.destroy();
-      });
+      }, reject);
     });
     req.on('error', reject);
     if (body === undefined && headers['content-length'] !== undefined) req.flushHeaders();
@@ -230,16 +240,10 @@ describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind)
         gateway.mcpUrl,
         { method: 'POST', headers: { ...STANDARD_HEADERS, 'transfer-encoding': 'chunked' } },
         (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            resolve({
-              status: res.statusCode ?? 0,
-              headers: res.headers as Record<string, string>,
-              body: Buffer.concat(chunks).toString('utf8'),
-            });
+          plainOf(res).then((plain) => {
+            resolve(plain);
             req.destroy();
-          });
+          }, reject);
         },
       );
       // the gateway answers and closes while this side still writes: not a failure here
