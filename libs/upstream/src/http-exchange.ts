@@ -11,6 +11,7 @@ import {
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamAddressRefusedError } from './connect-guard';
+import { SseHeldBytes } from './sse-held-bytes';
 import { SseLineEnds } from './sse-line-ends';
 import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
@@ -272,6 +273,12 @@ export function exchange(
     const tooLarge = (): UpstreamFailure => answerTooLarge(request.maxBytes);
     /** Line ends made LF before the parser, which is quadratic on CRs (sse-line-ends.ts). */
     const lineEnds = new SseLineEnds();
+    /** Small chunks of an unfinished line, fed together (sse-held-bytes.ts). */
+    const held = new SseHeldBytes();
+    const feed = (bytes: Buffer): void => {
+      if (!settled && parser !== undefined && decoder !== undefined)
+        parser.feed(lineEnds.normalize(decoder.write(bytes)));
+    };
 
     /** One chunk of the answer's (decoded) bytes. */
     const take = (chunk: Buffer): void => {
@@ -288,7 +295,7 @@ export function exchange(
         return;
       }
       if (parser !== undefined && decoder !== undefined) {
-        parser.feed(lineEnds.normalize(decoder.write(chunk)));
+        held.push(chunk, feed);
       } else {
         chunks.add(chunk);
       }
@@ -298,6 +305,8 @@ export function exchange(
     const finish = (): void => {
       if (settled || head === undefined) return;
       if (parser !== undefined && decoder !== undefined) {
+        held.flush(feed);
+        if (settled) return;
         // no CR reaches the parser (a last lone CR is an LF already), so it holds no line back
         parser.feed(lineEnds.normalize(decoder.end()));
         if (!settled)
