@@ -38,6 +38,8 @@ export class BundleManifestPuller implements SourcePuller {
         bundle.manifestFile !== undefined
           ? await this.fetcher.readFile(bundle.manifestFile)
           : await this.fetcher.fetch(bundle.manifestUrl);
+      if (fetched.ok && 'notModified' in fetched)
+        return { bundleId: bundle.id, kind: 'not-modified', attemptedAt };
       if (fetched.ok)
         return {
           bundleId: bundle.id,

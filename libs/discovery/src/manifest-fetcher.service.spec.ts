@@ -80,6 +80,14 @@ describe('ManifestFetcher: manifest pulls through @nestjs/axios (contract §4, �
     expect(requests[0]?.headers['accept-encoding']).toBe('gzip, deflate, br');
   });
 
+  it('says a 304 Not Modified is one: the copy held is current (contract §6)', async () => {
+    handler = (_req, res) => {
+      res.writeHead(304, { etag: '"r1"' });
+      res.end();
+    };
+    expect(await fetcher.fetch(url)).toEqual({ ok: true, notModified: true });
+  });
+
   it('accepts a gzip manifest, giving the decoded bytes and their digest', async () => {
     handler = answer(gzipSync(MANIFEST), { 'content-encoding': 'gzip' });
     expect(await fetcher.fetch(url)).toEqual({ ok: true, bytes: MANIFEST, digest: sha1(MANIFEST) });

@@ -14,8 +14,12 @@ import { classifyPullError, type PullFailure } from './pull-errors';
 export { classifyPullError } from './pull-errors';
 
 /** A pulled manifest's bytes (decoded, parsed and validated by the registry); or why there is none. */
-export type FetchedManifest =
-  { readonly ok: true; readonly bytes: Buffer; readonly digest?: string } | PullFailure;
+export type ManifestBytes =
+  | { readonly ok: true; readonly bytes: Buffer; readonly digest?: string }
+  | PullFailure;
+
+/** A pull's outcome: the bytes, why there are none, or 304 Not Modified (contract §6). */
+export type FetchedManifest = ManifestBytes | { readonly ok: true; readonly notModified: true };
 
 /**
  * The codings a manifest may arrive in; advertised so a Tool Service may compress
@@ -122,7 +126,7 @@ export class ManifestFetcher implements OnModuleDestroy {
   }
 
   /** Reads a manifest file (legacy fixture or fallbackManifestFile). Never throws. */
-  async readFile(path: string): Promise<FetchedManifest> {
+  async readFile(path: string): Promise<ManifestBytes> {
     try {
       const info = await stat(path);
       if (info.size > this.maxBytes) return this.tooLarge(`file of ${info.size} bytes`);
@@ -156,6 +160,10 @@ export class ManifestFetcher implements OnModuleDestroy {
     const body = res.data;
     // the manifest GET's CLIENT span, when the pull is traced (fetch)
     annotateSpan({ 'http.response.status_code': res.status });
+    if (res.status === 304) {
+      discard(body);
+      return { ok: true, notModified: true };
+    }
     if (res.status < 200 || res.status > 299) {
       discard(body);
       return { ok: false, errorType: 'ManifestHttpStatusError', detail: `HTTP ${res.status}` };
@@ -184,7 +192,7 @@ export class ManifestFetcher implements OnModuleDestroy {
     return { ok: true, bytes, digest: hash.digest('base64url') };
   }
 
-  private tooLarge(detail: string): FetchedManifest {
+  private tooLarge(detail: string): ManifestBytes {
     return {
       ok: false,
       errorType: 'ManifestTooLargeError',

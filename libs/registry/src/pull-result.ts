@@ -16,6 +16,15 @@ export type BundlePullResult =
       readonly attemptedAt: Date;
     }
   | {
+      /**
+       * The Tool Service answered 304 Not Modified (contract §6: the last good copy stays and
+       * the failure count starts over); with no copy to keep it is a failed pull.
+       */
+      readonly bundleId: string;
+      readonly kind: 'not-modified';
+      readonly attemptedAt: Date;
+    }
+  | {
       readonly bundleId: string;
       readonly kind: 'failed';
       readonly errorType: PullErrorType;

@@ -242,6 +242,26 @@ export class BundleIntake implements SourceIntake<BundleRound> {
         else candidates.set(record.definition.id, { copy, pulled: true });
         continue;
       }
+      if (result.kind === 'not-modified') {
+        // contract §6: 304 keeps the last good copy and starts the failure count over
+        const last = record.lastGood;
+        if (last !== undefined) {
+          this.skippedUnchanged = true;
+          candidates.set(record.definition.id, {
+            copy: { ...last, fetchedAt: result.attemptedAt },
+            pulled: true,
+          });
+        } else {
+          failures.set(record.definition.id, {
+            errorType: 'ManifestHttpStatusError',
+            detail: 'HTTP 304 Not Modified with no copy to keep',
+          });
+          this.logger.warn(
+            `Bundle ${record.definition.id}: manifest pull answered 304 Not Modified, but there is no copy to keep yet`,
+          );
+        }
+        continue;
+      }
       failures.set(record.definition.id, { errorType: result.errorType });
       this.logger.warn(
         `Bundle ${record.definition.id}: manifest pull failed (${result.errorType}: ${result.detail}); ` +
