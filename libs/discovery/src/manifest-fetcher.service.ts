@@ -15,8 +15,7 @@ export { classifyPullError } from './pull-errors';
 
 /** A pulled manifest's bytes (decoded, parsed and validated by the registry); or why there is none. */
 export type ManifestBytes =
-  | { readonly ok: true; readonly bytes: Buffer; readonly digest?: string }
-  | PullFailure;
+  { readonly ok: true; readonly bytes: Buffer; readonly digest?: string } | PullFailure;
 
 /** A pull's outcome: the bytes, why there are none, or 304 Not Modified (contract §6). */
 export type FetchedManifest = ManifestBytes | { readonly ok: true; readonly notModified: true };
