@@ -13,12 +13,8 @@ describe('a Tool Service that answers the manifest pull with 304 Not Modified', 
   let service: TestToolService;
   let gateway: GatewayProcess;
 
-  const view = async (): Promise<BundleView> => {
-    const all = (await (await fetch(`${gateway.managementUrl}/actuator/toolBundles`)).json()) as {
-      bundles: BundleView[];
-    };
-    return all.bundles.find((b) => b.id === 'ins') as BundleView;
-  };
+  const view = (): Promise<{ status: string; consecutiveFailures: number }> =>
+    gateway.bundleStatus('ins');
 
   beforeAll(async () => {
     service = await TestToolService.start(manifest('ins', [tool({ name: 'ins.a' })]));
