@@ -21,6 +21,7 @@ describe('tools/call execution against a Tool Service', () => {
     'svc.t_502',
     'svc.t_401',
     'svc.t_302',
+    'svc.t_untyped',
     'svc.ns/sub',
   ];
 
@@ -62,6 +63,10 @@ describe('tools/call execution against a Tool Service', () => {
       body: 'OK done',
     }));
     service.tools.set('svc.t_204', () => ({ status: 204 }));
+    // JSON written with no Content-Type (a framework that leaves the header out)
+    service.tools.set('svc.t_untyped', () => ({
+      body: '{ "b" : 1,  "big" : 12345678901234567890 }',
+    }));
     service.tools.set('svc.t_trunc', () => ({
       headers: { 'content-type': 'application/json' },
       body: '{"a":',
@@ -208,6 +213,10 @@ describe('tools/call execution against a Tool Service', () => {
     );
     expect(textOf(await callTool(gateway.mcpUrl, 'svc.t_array'))).toBe('[1,"x"]');
     expect(textOf(await callTool(gateway.mcpUrl, 'svc.t_string'))).toBe('"done"');
+    // contract §10: "응답이 JSON object/array면" compact JSON, with no Content-Type named too
+    expect(textOf(await callTool(gateway.mcpUrl, 'svc.t_untyped'))).toBe(
+      '{"b":1,"big":12345678901234567890}',
+    );
   });
 
   it('passes a non-JSON 2xx body through as text and a 204 as empty text (B18 t_text, t_204)', async () => {

@@ -72,6 +72,14 @@ describe('2xx answers become the tool result (contract §10, B18)', () => {
     expectSuccess(call(200, 'text/plain', '{ "a" : 1 }'), '{ "a" : 1 }');
   });
 
+  it('compacts a JSON object or array sent with no Content-Type at all (contract §10), and only such', () => {
+    expectSuccess(call(200, '', '{ "a" : [1, 2] }'), '{"a":[1,2]}');
+    expectSuccess(call(200, '', ' [ 1, "x" ]'), '[1,"x"]');
+    expectSuccess(call(200, '', '{ "a" :'), '{ "a" :');
+    expectSuccess(call(200, '', '"done"'), '"done"');
+    expectSuccess(call(200, '', 'OK done'), 'OK done');
+  });
+
   it('carries the elapsed time in content[0]._meta.searchTime', () => {
     expect(call(200, 'application/json', '{}', 4321).content[0]._meta).toEqual({
       searchTime: 4321,

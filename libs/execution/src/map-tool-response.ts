@@ -96,10 +96,32 @@ function errorExcerpt(response: ToolHttpResponse, maxChars: number): string {
 }
 
 /**
+ * The compact text of an answer that names no Content-Type but is a JSON object or array
+ * (contract §10: such an answer goes on as compact JSON; a framework that writes JSON without
+ * the header is common); undefined for anything else, which goes on as it is. An answer that
+ * names another type (text/plain) is the Tool Service's text, kept as sent; one over
+ * PARSED_ANSWER_MAX_CHARS is not parsed to find out.
+ */
+export function untypedJson(response: ToolHttpResponse): string | undefined {
+  const { body } = response;
+  if (response.contentType.trim() !== '' || body.length > PARSED_ANSWER_MAX_CHARS) return undefined;
+  const first = body.trimStart().charCodeAt(0);
+  if (first !== 0x7b && first !== 0x5b) return undefined;
+  if (textDepthExceeds(body, MAX_ANSWER_DEPTH)) return undefined;
+  try {
+    JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  return compactJson(body);
+}
+
+/**
  * Turns a Tool Service answer into a CallToolResult (contract §10, cases B18):
  * - 2xx JSON → compact JSON text; a 2xx JSON body of up to 1 MiB that does not parse, or one
  *   nested deeper than 128 levels → isError (larger bodies are not parsed, only compacted);
- * - other 2xx → the body text as is ("" for 204);
+ * - other 2xx → the body text as is ("" for 204), but a JSON object or array with no
+ *   Content-Type at all → compact JSON text (untypedJson);
  * - 3xx (never followed), 4xx, 5xx → isError with the status and the service's short error
  *   text, masked; a 5xx body is left out when the bundle's `serverErrorBody` is `hide`; on
  *   4xx/5xx a valid Retry-After is added to the text and to `content[0]._meta`.
@@ -114,7 +136,7 @@ export function mapToolResponse(
   const { status } = response;
   if (status >= 200 && status <= 299) {
     if (!isJsonContentType(response.contentType) || response.body === '') {
-      return textResult(response.body, elapsedMs, false);
+      return textResult(untypedJson(response) ?? response.body, elapsedMs, false);
     }
     if (textDepthExceeds(response.body, MAX_ANSWER_DEPTH)) {
       // Refused before JSON.parse: megabytes of nested brackets would stall every caller.

@@ -72,11 +72,16 @@ describe('applyOutputSchema: MCP 2025-11-25 structured output (docs/operations.m
     );
   });
 
-  it('refuses an answer without a Content-Type and an empty JSON answer', () => {
-    expect(call(200, '', '{"total":1}')).toEqual(
-      refusal(`${MUST_BE_OBJECT} without a Content-Type.`),
-    );
+  it('refuses an answer without a Content-Type that is not JSON, and an empty JSON answer', () => {
+    expect(call(200, '', 'total: 1')).toEqual(refusal(`${MUST_BE_OBJECT} without a Content-Type.`));
     expect(call(204, 'application/json', '')).toEqual(refusal(`${MUST_BE_OBJECT} an empty body.`));
+  });
+
+  it('takes a JSON object sent without a Content-Type as JSON (contract §10)', () => {
+    expect(call(200, '', '{ "total" : 1 }')).toMatchObject({
+      content: [{ type: 'text', text: '{"total":1}' }],
+      structuredContent: { total: 1 },
+    });
   });
 
   it('leaves an isError result as it is (the schema speaks of successful answers)', () => {

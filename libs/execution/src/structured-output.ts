@@ -1,6 +1,6 @@
 import { isJsonEssence } from '@app/http-body';
 import type { CallToolResult } from './call-tool-result';
-import type { ToolHttpResponse } from './map-tool-response';
+import { untypedJson, type ToolHttpResponse } from './map-tool-response';
 
 /**
  * A tool's compiled outputSchema, as the catalog carries it (registry's OutputValidator; the
@@ -48,7 +48,8 @@ export function applyOutputSchema(
 ): CallToolResult {
   if (result.isError === true) return result;
   const mime = mediaTypeOf(response.contentType);
-  if (!isJsonEssence(mime)) {
+  // an answer with no Content-Type that is a JSON object or array is JSON (contract §10)
+  if (!isJsonEssence(mime) && !(mime === '' && untypedJson(response) !== undefined)) {
     return refused(
       toolName,
       result,
