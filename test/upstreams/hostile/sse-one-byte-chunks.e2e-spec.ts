@@ -19,13 +19,19 @@ function dripServer(): Server {
       for (;;) {
         const head = pending.indexOf('\r\n\r\n');
         if (head < 0) return;
-        const length = Number(/content-length: *(\d+)/i.exec(pending.slice(0, head))?.[1] ?? 0);
+        const headText = pending.slice(0, head);
+        const length = Number(/content-length: *(\d+)/i.exec(headText)?.[1] ?? 0);
         if (pending.length < head + 4 + length) return;
-        const message = JSON.parse(pending.slice(head + 4, head + 4 + length)) as {
-          id?: number;
-          method: string;
-        };
+        const body = pending.slice(head + 4, head + 4 + length);
         pending = pending.slice(head + 4 + length);
+        // the GET stream and the DELETE at shutdown carry no message: not offered, no content
+        if (!headText.startsWith('POST ')) {
+          socket.write(
+            `HTTP/1.1 ${headText.startsWith('GET ') ? '405 Method Not Allowed' : '200 OK'}\r\nContent-Length: 0\r\n\r\n`,
+          );
+          continue;
+        }
+        const message = JSON.parse(body) as { id?: number; method: string };
         answer(socket, message);
       }
     });
