@@ -84,6 +84,15 @@ describe('applyOutputSchema: MCP 2025-11-25 structured output (docs/operations.m
     });
   });
 
+  it('refuses an answer of more values than it parses, before parsing it', () => {
+    const wide = `{"total":1,"rows":[${Array.from({ length: 300_000 }, () => '{}').join(',')}]}`;
+    expect(call(200, 'application/json', wide)).toEqual(
+      refusal(
+        "the Tool Service answered more than 250000 JSON values, too many to check against the tool's outputSchema.",
+      ),
+    );
+  });
+
   it('leaves an isError result as it is (the schema speaks of successful answers)', () => {
     const response: ToolHttpResponse = {
       status: 500,

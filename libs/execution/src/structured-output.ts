@@ -1,4 +1,4 @@
-import { isJsonEssence } from '@app/http-body';
+import { isJsonEssence, MAX_PARSED_VALUES, textValuesExceed } from '@app/http-body';
 import type { CallToolResult } from './call-tool-result';
 import { untypedJson, type ToolHttpResponse } from './map-tool-response';
 
@@ -63,6 +63,12 @@ export function applyOutputSchema(
       'the tool declares an outputSchema, so its answer must be a JSON object, but the Tool Service answered an empty body.',
     );
   }
+  if (textValuesExceed(response.body))
+    return refused(
+      toolName,
+      result,
+      `the Tool Service answered more than ${MAX_PARSED_VALUES} JSON values, too many to check against the tool's outputSchema.`,
+    );
   let value: unknown;
   try {
     value = JSON.parse(response.body);

@@ -3,7 +3,12 @@ export { decodingOrder, type ContentCoding } from './content-encoding';
 export { readBody, contentDecoder, isZlibError, type ReadBodyOptions } from './read-body';
 export { decodeBuffer } from './decode-buffer';
 export { decodeText } from './charset';
-export { JsonDepthScanner, textDepthExceeds } from './json-depth';
+export {
+  JsonDepthScanner,
+  MAX_PARSED_VALUES,
+  textDepthExceeds,
+  textValuesExceed,
+} from './json-depth';
 export { parseMediaType, isJsonEssence, isJsonContentType, type MediaType } from './media-type';
 export { ChunkList } from './chunk-list';
 export { SingleHeaders } from './single-headers';

@@ -1,4 +1,9 @@
-import { JsonDepthScanner, textDepthExceeds } from './json-depth';
+import {
+  JsonDepthScanner,
+  MAX_PARSED_VALUES,
+  textDepthExceeds,
+  textValuesExceed,
+} from './json-depth';
 
 describe('JsonDepthScanner: nesting of JSON bytes fed in chunks', () => {
   const chunksOf = (text: string, size: number): Buffer[] => {
@@ -55,5 +60,23 @@ describe('textDepthExceeds: nesting of a whole text', () => {
     expect(textDepthExceeds(inString, 128)).toBe(false);
     const afterBackslash = `{"s":"\\\\","v":${'['.repeat(200)}${']'.repeat(200)}}`;
     expect(textDepthExceeds(afterBackslash, 128)).toBe(true);
+  });
+});
+
+describe('textValuesExceed: how many values a JSON text holds, before it is parsed', () => {
+  const array = (n: number, item: string): string =>
+    `[${Array.from({ length: n }, () => item).join(',')}]`;
+
+  it('counts commas and openings outside strings', () => {
+    expect(textValuesExceed(array(1000, '{}'), 1000)).toBe(true); // 999 commas, 1001 openings
+    expect(textValuesExceed(array(400, '1'), 1000)).toBe(false);
+    expect(textValuesExceed(`["${','.repeat(5000)}"]`, 1000)).toBe(false);
+    expect(textValuesExceed(`["\\"${','.repeat(5000)}"]`, 1000)).toBe(false);
+  });
+
+  it('does not scan a text too short to hold that many', () => {
+    expect(textValuesExceed(',,,', 2)).toBe(false);
+    expect(textValuesExceed(array(MAX_PARSED_VALUES + 1, '{}'))).toBe(true);
+    expect(textValuesExceed(array(200_000, '0'))).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { textDepthExceeds } from '@app/http-body';
+import { MAX_PARSED_VALUES, textDepthExceeds, textValuesExceed } from '@app/http-body';
 import type { ExchangeResult } from './http-exchange';
 import {
   answerOf,
@@ -50,6 +50,26 @@ export function httpStatusFailure(status: number, what: string): UpstreamFailure
   return new UpstreamFailure('http-status', `${what} (HTTP ${status})`, status);
 }
 
+/**
+ * Most JSON values one upstream message may hold where no list cap counts its items (answers
+ * routed to a client, messages on a call's stream or the GET stream): MAX_PARSED_VALUES.
+ */
+export const MAX_MESSAGE_VALUES = MAX_PARSED_VALUES;
+
+function tooManyValues(): UpstreamFailure {
+  return new UpstreamFailure(
+    'too-large',
+    `the upstream's answer holds more than ${MAX_MESSAGE_VALUES} JSON values`,
+  );
+}
+
+/** Refuses a message too deep, or over the list cap when one counts its items, else too wide. */
+function refuseShape(text: string, cap: UpstreamListCap | undefined): void {
+  if (textDepthExceeds(text, MAX_MESSAGE_DEPTH)) throw tooDeep();
+  if (cap !== undefined) refuseOverCap(cap, text);
+  else if (textValuesExceed(text, MAX_MESSAGE_VALUES)) throw tooManyValues();
+}
+
 export function tooDeep(): UpstreamFailure {
   return new UpstreamFailure(
     'too-deep',
@@ -69,8 +89,7 @@ export function refuseOverCap(cap: UpstreamListCap | undefined, text: string): v
  * is refused unparsed when nested too deep or over the list cap.
  */
 export function readAnswerEvent(data: string, listCap: UpstreamListCap | undefined): ParsedMessage {
-  if (textDepthExceeds(data, MAX_MESSAGE_DEPTH)) throw tooDeep();
-  refuseOverCap(listCap, data);
+  refuseShape(data, listCap);
   const parsed = parseReply(data);
   if (parsed === undefined)
     throw new UpstreamFailure(
@@ -82,10 +101,13 @@ export function readAnswerEvent(data: string, listCap: UpstreamListCap | undefin
 
 /**
  * One message on a stream nobody waits a response on (the GET stream, a notification's
- * answer): undefined when it is nested too deep or not JSON-RPC, dropped unparsed.
+ * answer): undefined when it is nested too deep, holds too many values or is not JSON-RPC,
+ * dropped unparsed.
  */
 export function readStreamMessage(data: string): JsonRpcMessage | undefined {
-  return textDepthExceeds(data, MAX_MESSAGE_DEPTH) ? undefined : parseMessage(data);
+  return textDepthExceeds(data, MAX_MESSAGE_DEPTH) || textValuesExceed(data, MAX_MESSAGE_VALUES)
+    ? undefined
+    : parseMessage(data);
 }
 
 /**
@@ -106,10 +128,9 @@ export function readReply(
       : { status, sessionId, problem: "the upstream's event stream ended without the response" };
   }
   const text = result.body.toString('utf8');
-  if (textDepthExceeds(text, MAX_MESSAGE_DEPTH)) throw tooDeep();
+  refuseShape(text, id === undefined ? undefined : listCap);
   if (text.trim() === '')
     return { status, sessionId, problem: 'the upstream answered with an empty body' };
-  if (id !== undefined) refuseOverCap(listCap, text);
   // A request's answer may carry its result as text to pass on (parseReply); others need not.
   const parsed = id === undefined ? undefined : parseReply(text);
   const message = id === undefined ? parseMessage(text) : parsed?.message;
