@@ -172,6 +172,47 @@ function failureBeforeHead(err: Error, request: ExchangeRequest): UpstreamFailur
  * arrive, and an abort of the HTTP request the moment any of them fires. SSE answers are
  * parsed with eventsource-parser while they stream. Rejects only with UpstreamFailure.
  */
+/** Each dispatcher's connections per origin (its undici `connections`), as its owner registered it. */
+const poolSizes = new WeakMap<Dispatcher, number>();
+/** Exchanges dispatched and not yet ended, per dispatcher and origin. */
+const inFlight = new WeakMap<Dispatcher, Map<string, number>>();
+
+/**
+ * Tells `exchange` how many connections `dispatcher` opens per origin: a request dispatched
+ * past them waits in the pool for one to free, within its own deadline (docs/operations.md §1
+ * `execution.maxConnectionsPerOrigin`), and is not bound by `connectMillis`, which is for
+ * getting a connection made.
+ */
+export function registerPoolSize(dispatcher: Dispatcher, connections: number): void {
+  poolSizes.set(dispatcher, connections);
+}
+
+/** Counts an exchange in flight to an origin; the function it returns ends the count, once. */
+function countInFlight(
+  dispatcher: Dispatcher,
+  origin: string,
+): { ahead: number; release: () => void } {
+  let counts = inFlight.get(dispatcher);
+  if (counts === undefined) {
+    counts = new Map();
+    inFlight.set(dispatcher, counts);
+  }
+  const held = counts;
+  const ahead = held.get(origin) ?? 0;
+  held.set(origin, ahead + 1);
+  let released = false;
+  return {
+    ahead,
+    release: () => {
+      if (released) return;
+      released = true;
+      const left = (held.get(origin) ?? 1) - 1;
+      if (left <= 0) held.delete(origin);
+      else held.set(origin, left);
+    },
+  };
+}
+
 export function exchange(
   dispatcher: Dispatcher,
   request: ExchangeRequest,
@@ -182,6 +223,10 @@ export function exchange(
       reject(cancelledFailure());
       return;
     }
+    const { ahead, release } = countInFlight(dispatcher, request.url.origin);
+    const poolSize = poolSizes.get(dispatcher);
+    // past the pool's connections the request waits for a free one, bound by its deadline only
+    const waitsForPool = poolSize !== undefined && ahead >= poolSize;
     let settled = false;
     let ended = false;
     /** Cuts a stream that goes on after the awaited response; cleared when the stream ends. */
@@ -228,16 +273,18 @@ export function exchange(
       () => fail(timeoutFailure(request.deadlineMillis)),
       Math.max(0, request.timeoutMillis),
     );
-    const connectTimer = setTimeout(
-      () =>
-        fail(
-          new UpstreamFailure(
-            'unreachable',
-            `could not connect to the upstream within ${request.connectMillis} ms`,
-          ),
-        ),
-      request.connectMillis,
-    );
+    const connectTimer = waitsForPool
+      ? undefined
+      : setTimeout(
+          () =>
+            fail(
+              new UpstreamFailure(
+                'unreachable',
+                `could not connect to the upstream within ${request.connectMillis} ms`,
+              ),
+            ),
+          request.connectMillis,
+        );
     signal?.addEventListener('abort', onAbort, { once: true });
 
     /** The awaited response arrived: answer now, let the stream end by itself, briefly. */
@@ -412,6 +459,7 @@ export function exchange(
       },
       onResponseEnd() {
         ended = true;
+        release();
         // The usual case: the stream ends right after the response. Without this the timer,
         // and everything this exchange's closures hold, would live on for the grace period.
         clearTimeout(graceTimer);
@@ -420,6 +468,7 @@ export function exchange(
       },
       onResponseError(_c, err) {
         ended = true;
+        release();
         clearTimeout(graceTimer);
         for (const stage of codingStages ?? []) stage.destroy();
         if (settled) return;
@@ -450,6 +499,7 @@ export function exchange(
         handler,
       );
     } catch (err) {
+      release();
       fail(failureBeforeHead(err instanceof Error ? err : new Error('dispatch'), request));
     }
   });

@@ -9,6 +9,7 @@ import {
 } from '@app/config';
 import { SourceCredentials } from '@app/identity';
 import { Extension, MCP_APP_MIME_TYPE } from '@app/wire';
+import { registerPoolSize } from './http-exchange';
 import { guardedConnector, type UpstreamAddressRefusedError } from './connect-guard';
 import { UpstreamConnection } from './upstream-connection';
 import { gatewayRequestHeaders } from './upstream-headers';
@@ -97,6 +98,7 @@ export class UpstreamConnections implements OnApplicationShutdown {
     private readonly credentials: SourceCredentials | null = null,
   ) {
     this.agent = new Agent(this.agentOptions());
+    registerPoolSize(this.agent, config.mcp.execution.maxConnectionsPerOrigin);
     this.configuredIds = new Set(config.upstreams.map((u) => u.id));
     this.rules = new AddressRules(config.admin ?? NO_ADDRESS_ALLOWANCES);
   }
@@ -125,6 +127,7 @@ export class UpstreamConnections implements OnApplicationShutdown {
         ...this.agentOptions(),
         connect: guardedConnector(this.rules, (err) => this.refused(id, err)),
       });
+      registerPoolSize(agent, this.config.mcp.execution.maxConnectionsPerOrigin);
       this.guarded.set(id, agent);
     }
     return agent;
