@@ -165,6 +165,14 @@ describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind)
       'Parse error: the body is not valid JSON',
     ],
     [
+      'a body of more than 250,000 JSON values',
+      { ...STANDARD_HEADERS },
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"svc.echo","arguments":{"rows":[${'0,'.repeat(250_000)}0]}}}`,
+      400,
+      -32600,
+      'Invalid Request: the body holds more than 250000 JSON values',
+    ],
+    [
       'a body that is not UTF-8',
       { ...STANDARD_HEADERS },
       Buffer.from([0x7b, 0xff, 0x7d]),

@@ -196,6 +196,17 @@ describe('parseMessage against hostile bodies (adversarial findings)', () => {
     });
   });
 
+  it('refuses a body of more than 250,000 JSON values before parsing it, and takes one of fewer', () => {
+    const wide = (n: number): string =>
+      `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"rows":[${Array.from({ length: n }, () => '0').join(',')}]}}`;
+    expect(parseMessage(wide(250_001)).message).toEqual({
+      kind: 'invalid-request',
+      id: null,
+      reason: 'the body holds more than 250000 JSON values',
+    });
+    expect(parseMessage(wide(200_000)).message).toMatchObject({ kind: 'request', method: 'ping' });
+  });
+
   it('accepts brackets inside strings, whatever their number', () => {
     const text = JSON.stringify({
       jsonrpc: '2.0',

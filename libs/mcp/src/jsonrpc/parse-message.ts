@@ -1,4 +1,4 @@
-import { textDepthExceeds } from '@app/http-body';
+import { MAX_PARSED_VALUES, textDepthExceeds, textValuesExceed } from '@app/http-body';
 import { extractRawMember } from './raw-member';
 import { RawNumberId, type InboundMessage, type JsonRpcId } from './jsonrpc.types';
 
@@ -33,6 +33,18 @@ export function parseMessage(text: string | null): { message: InboundMessage; va
         kind: 'invalid-request',
         id: null,
         reason: `the body nests deeper than ${MAX_REQUEST_DEPTH} levels`,
+      },
+      value: undefined,
+    };
+  }
+  if (textValuesExceed(text, MAX_PARSED_VALUES)) {
+    // Refused before JSON.parse too: 1.9 million values in 3.6 MB held the event loop 0.2 s
+    // (1.2 s on a multi round-trip retry), within the 4 MiB body limit.
+    return {
+      message: {
+        kind: 'invalid-request',
+        id: null,
+        reason: `the body holds more than ${MAX_PARSED_VALUES} JSON values`,
       },
       value: undefined,
     };
