@@ -58,14 +58,6 @@ function send(
   });
 }
 
-/** The gateway's resident memory in MB, as its metrics report it. */
-async function residentMb(gateway: GatewayProcess): Promise<number> {
-  const text = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
-  const match = /^mcp_gateway_process_resident_memory_bytes (\d+)/m.exec(text);
-  if (match === null) throw new Error('no mcp_gateway_process_resident_memory_bytes');
-  return Number(match[1]) / 1024 / 1024;
-}
-
 /**
  * POSTs `body` with Transfer-Encoding: chunked, one byte per HTTP chunk (the listener gets a
  * Buffer per byte however the bytes arrive), on a connection of its own; the raw answer.
@@ -234,11 +226,11 @@ describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind)
     // ~100 bytes a byte (about 1.3 GB of RSS for 3 MiB), joined as they come a few MB
     const args = `{"pad":"${'x'.repeat(2 * 1024 * 1024)}","n":1}`;
     const raw = `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"svc.echo","arguments":${args}}}`;
-    const before = await residentMb(gateway);
+    const before = await gateway.residentMb();
     const answer = await sendByteChunks(gateway.mcpUrl, raw);
     expect(answer.split('\r\n', 1)[0]).toBe('HTTP/1.1 200 OK');
     expect(service.toolRequests('svc.echo').at(-1)!.body.toString('utf8')).toBe(args);
-    expect((await residentMb(gateway)) - before).toBeLessThan(250);
+    expect((await gateway.residentMb()) - before).toBeLessThan(250);
   });
 
   it('refuses a chunked body that grows over 4 MiB with 413, and closes the connection', async () => {

@@ -162,6 +162,14 @@ export class GatewayProcess {
     );
   }
 
+  /** The gateway's resident memory in MB, as its metrics report it. */
+  async residentMb(): Promise<number> {
+    const text = await (await fetch(`${this.managementUrl}/actuator/prometheus`)).text();
+    const match = /^mcp_gateway_process_resident_memory_bytes (\d+)/m.exec(text);
+    if (match === null) throw new Error('no mcp_gateway_process_resident_memory_bytes');
+    return Number(match[1]) / 1024 / 1024;
+  }
+
   /** GET /actuator/toolBundles. */
   async toolBundles(): Promise<any> {
     const res = await fetch(`${this.managementUrl}/actuator/toolBundles`);

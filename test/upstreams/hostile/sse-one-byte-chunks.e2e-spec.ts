@@ -83,13 +83,6 @@ function answer(socket: Socket, message: { id?: number; method: string }): void 
   }
 }
 
-async function residentMb(gateway: GatewayProcess): Promise<number> {
-  const text = await (await fetch(`${gateway.managementUrl}/actuator/prometheus`)).text();
-  const match = /^mcp_gateway_process_resident_memory_bytes (\d+)/m.exec(text);
-  if (match === null) throw new Error('no mcp_gateway_process_resident_memory_bytes');
-  return Number(match[1]) / 1024 / 1024;
-}
-
 describe('an upstream that sends its SSE answer one byte per chunk', () => {
   let server: Server;
   let gateway: GatewayProcess;
@@ -114,11 +107,11 @@ describe('an upstream that sends its SSE answer one byte per chunk', () => {
   });
 
   it('is read whole at about what its bytes cost: the parser is fed lines, not one string per byte', async () => {
-    const before = await residentMb(gateway);
+    const before = await gateway.residentMb();
     const call = await rpc(gateway.mcpUrl, 'tools/call', { name: 'drip__big', arguments: {} });
     expect(call.json.result.content[0].text).toHaveLength(TEXT_BYTES);
     // one string per chunk took about 50 bytes a byte (~260 MB here); held and fed by the line,
     // the answer costs what its copies do
-    expect((await residentMb(gateway)) - before).toBeLessThan(160);
+    expect((await gateway.residentMb()) - before).toBeLessThan(160);
   });
 });
