@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { shownResultType } from '@app/wire';
 import type { UpstreamConnection } from './upstream-connection';
 import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
@@ -125,7 +126,7 @@ export async function readListPages(
     if ('resultType' in result && result.resultType !== 'complete')
       throw new ListPagesFault(
         'bad-answer',
-        `${request.method} answered resultType ${(JSON.stringify(result.resultType) ?? '').slice(0, 40)}, not "complete"`,
+        `${request.method} answered resultType ${shownResultType(result.resultType)}, not "complete"`,
       );
     const pageItems = result[request.key];
     if (!Array.isArray(pageItems))

@@ -32,4 +32,4 @@ export {
   UNFORWARDABLE_HEADERS,
 } from './transport-headers';
 export { GATEWAY_TOOL_PREFIX, MAX_TOOL_TAGS, TAG_PATTERN, toolTagsOf } from './tool-tags';
-export { RESULT_TYPES, unknownResultType } from './result-types';
+export { RESULT_TYPES, shownResultType, unknownResultType } from './result-types';

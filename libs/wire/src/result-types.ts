@@ -14,5 +14,10 @@ export function unknownResultType(result: Readonly<Record<string, unknown>>): st
   if (!('resultType' in result)) return undefined;
   const value = result.resultType;
   if (typeof value === 'string' && RESULT_TYPES.has(value)) return undefined;
+  return shownResultType(value);
+}
+
+/** A `resultType` value as an error message names it: its JSON, cut to 40 characters. */
+export function shownResultType(value: unknown): string {
   return (JSON.stringify(value) ?? String(value)).slice(0, 40);
 }
