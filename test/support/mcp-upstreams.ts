@@ -11,6 +11,7 @@ import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/in
 import {
   ErrorCode,
   McpError,
+  SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   isInitializeRequest,
@@ -157,6 +158,18 @@ export interface V1Observations {
  * `repo://files/{path}` with completion, prompt `review` (file: completable, focus: optional).
  * Capabilities: tools, resources, prompts, completions, logging.
  */
+/** MCP's log levels, least severe first (MCP 2025-11-25 "Logging"). */
+const LOG_SEVERITY = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
+
 export class V1Upstream extends HttpUpstream {
   /** Live sessions by Mcp-Session-Id. */
   private readonly sessions = new Map<
@@ -183,16 +196,32 @@ export class V1Upstream extends HttpUpstream {
    * to the URI.
    */
   private subscribable = false;
+  /**
+   * Leveled (`leveled: true`): logging/setLevel is remembered per session (`logLevels`,
+   * `setLevels`), and the tool `log-levels` sends a notifications/message at debug, info and
+   * error on its own stream, those at or above its session's level (as the SDK's
+   * sendLoggingMessage filters; none set: all).
+   */
+  private leveled = false;
   /** Per session id, the URIs it is subscribed to (subscribable). */
   readonly subscriptions = new Map<string, Set<string>>();
+  /** Per session id, the level its last logging/setLevel set (the tool `log-levels` honours it). */
+  readonly logLevels = new Map<string, string>();
+  /** Every logging/setLevel received, in order: its level and the Authorization it carried. */
+  readonly setLevels: { readonly level: string; readonly authorization?: string }[] = [];
 
   static async start(
     bind: UpstreamBind = {},
-    options: { readonly resumable?: boolean; readonly subscribable?: boolean } = {},
+    options: {
+      readonly resumable?: boolean;
+      readonly subscribable?: boolean;
+      readonly leveled?: boolean;
+    } = {},
   ): Promise<V1Upstream> {
     const upstream = new V1Upstream();
     upstream.resumable = options.resumable === true;
     upstream.subscribable = options.subscribable === true;
+    upstream.leveled = options.leveled === true;
     await upstream.listen(bind);
     return upstream;
   }
@@ -290,6 +319,38 @@ export class V1Upstream extends HttpUpstream {
     );
   }
 
+  /** `leveled`: logging/setLevel remembered per session, and the tool `log-levels`. */
+  private addLogLevels(server: V1McpServer): void {
+    // as the SDK's own handler, but remembered where the tests (and `log-levels`) can read it
+    server.server.setRequestHandler(SetLevelRequestSchema, (request, extra) => {
+      this.logLevels.set(extra.sessionId ?? '', request.params.level);
+      const authorization = extra.requestInfo?.headers.authorization;
+      this.setLevels.push({
+        level: request.params.level,
+        ...(typeof authorization === 'string' && { authorization }),
+      });
+      return {};
+    });
+    server.registerTool(
+      'log-levels',
+      {
+        description:
+          'Sends notifications/message at debug, info and error on its own stream, those its session asked for (logging/setLevel; none set: all)',
+        inputSchema: {},
+      },
+      async (_args, extra) => {
+        const floor = LOG_SEVERITY.indexOf(this.logLevels.get(extra.sessionId ?? '') ?? 'debug');
+        for (const level of ['debug', 'info', 'error'] as const)
+          if (LOG_SEVERITY.indexOf(level) >= floor)
+            await extra.sendNotification({
+              method: 'notifications/message',
+              params: { level, logger: 'log-levels', data: `a ${level} line` },
+            });
+        return { content: [{ type: 'text', text: 'logged' }] };
+      },
+    );
+  }
+
   private buildServer(): V1McpServer {
     const server = new V1McpServer(
       { name: 'repo-upstream-v1', version: '1.0.0' },
@@ -314,6 +375,8 @@ export class V1Upstream extends HttpUpstream {
         };
       },
     );
+
+    if (this.leveled) this.addLogLevels(server);
 
     if (this.subscribable) {
       server.server.registerCapabilities({ resources: { subscribe: true } });

@@ -12,7 +12,11 @@ import {
   FIRST_MODERN_VERSION,
   JsonRpcCode,
   LATEST_LEGACY_VERSION,
+  logRank,
+  MetaKey,
+  moreVerboseLevel,
   stringifyMessage,
+  type McpLogLevel,
   withoutRequestEnvelope,
 } from '@app/wire';
 import { mcpNameHeader } from './mcp-headers';
@@ -119,6 +123,24 @@ function credentialExpired(expiresAtMs: number | undefined): boolean {
 }
 
 /** A notification that one of the upstream's lists changed. */
+/** The MCP log level a request's `_meta` asks for (io.modelcontextprotocol/logLevel), if any. */
+function requestLogLevel(params: Record<string, unknown> | undefined): McpLogLevel | undefined {
+  const meta = params?._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const level = (meta as Record<string, unknown>)[MetaKey.logLevel];
+  return logRank(level) === undefined ? undefined : (level as McpLogLevel);
+}
+
+/** Whether the session's server declared `logging` (only then does it take logging/setLevel). */
+function offersLogging(session: Session): boolean {
+  const logging = session.capabilities?.logging;
+  return typeof logging === 'object' && logging !== null;
+}
+
+function isResultOutcome(outcome: UpstreamAnswer | UpstreamFailure): boolean {
+  return !(outcome instanceof UpstreamFailure) && outcome.kind === 'result';
+}
+
 function isListChanged(message: JsonRpcMessage): boolean {
   return (
     message.id === undefined &&
@@ -182,6 +204,11 @@ export class UpstreamConnection {
   private readonly listeners = new Set<UpstreamMessageListener>();
   private stream?: StandaloneStream;
   private readonly unowned: UnownedAnswers;
+  /**
+   * 2025: the level the shared session logs at, the most verbose any client has asked for
+   * (sharedLogLevel); kept across re-initializing, where the new session is told it again.
+   */
+  private logLevel?: McpLogLevel;
 
   /**
    * @param endpoint the upstream; its url must be http: or https: (else TypeError)
@@ -322,10 +349,21 @@ export class UpstreamConnection {
       // to a 2026 server): the level goes in each request's _meta instead (UpstreamRouter)
       if (session.era === '2026' && method === 'logging/setLevel')
         return { kind: 'result', result: {} };
+      const level = method === 'logging/setLevel' ? this.sharedLogLevel(params) : undefined;
+      if (session.era === '2025' && level === undefined)
+        await this.widenLogLevel(session, requestLogLevel(params), budget);
       const sent =
         session.era === '2026'
           ? await this.send2026(session, method, params, options, budget)
-          : await this.send2025(session, method, params, options, budget);
+          : await this.send2025(
+              session,
+              method,
+              level === undefined ? params : { ...params, level },
+              options,
+              budget,
+            );
+      if (level !== undefined && sent.renew === undefined && isResultOutcome(sent.outcome))
+        this.logLevel = level;
       // the repeat carries the caller's headers: not once its credential has expired
       const repeats =
         (sent.renew === 'session-lost' && !reinitialized) ||
@@ -356,6 +394,78 @@ export class UpstreamConnection {
       }
       if (sent.outcome instanceof UpstreamFailure) throw sent.outcome;
       return sent.outcome;
+    }
+  }
+
+  /**
+   * The level a client's `logging/setLevel` sets on the shared 2025 session: the more verbose
+   * of the one asked and the one set before, so that one client asking for less never takes
+   * another's messages away (the gateway filters what it relays by each client's own level;
+   * docs/operations.md §10 "Logging"). Undefined for a level that is not one of MCP's eight
+   * (sent as asked: the upstream answers it).
+   */
+  private sharedLogLevel(params: Record<string, unknown> | undefined): McpLogLevel | undefined {
+    const asked = params?.level;
+    if (logRank(asked) === undefined) return undefined;
+    return moreVerboseLevel(this.logLevel, asked as McpLogLevel);
+  }
+
+  /**
+   * Sets the shared 2025 session to `wanted` first when that is more verbose than its level (a
+   * 2026 client's request, or a 2025 client's whose level was set on another replica, carries
+   * it in `_meta`; docs/operations.md §10 "Logging"), so that the upstream sends what the
+   * client asked for. Session-level traffic: the gateway's own credential, at most
+   * SHORT_DEADLINE_MILLIS of the request's time; best effort (the request goes on either way,
+   * and the level is not sent again to this session).
+   */
+  private async widenLogLevel(
+    session: Session,
+    wanted: McpLogLevel | undefined,
+    budget: Budget,
+  ): Promise<void> {
+    if (wanted === undefined || !offersLogging(session)) return;
+    const level = moreVerboseLevel(this.logLevel, wanted);
+    if (level === this.logLevel) return;
+    // set before it is sent: concurrent requests that want the same do not send it again, and
+    // an upstream that refuses it or never answers costs one wait, not one per request
+    this.logLevel = level;
+    await this.setSessionLogLevel(session, level, budget);
+  }
+
+  /**
+   * Tells a new 2025 session the level the one it replaces was set to, before the session is
+   * used (session-level traffic: the gateway's own credential). Best effort: a failure leaves
+   * the upstream's default.
+   */
+  private async restoreLogLevel(session: Session, budget: Budget): Promise<void> {
+    const level = this.logLevel;
+    if (level === undefined || session.era !== '2025' || !offersLogging(session)) return;
+    await this.setSessionLogLevel(session, level, budget);
+  }
+
+  /**
+   * `logging/setLevel` on this session only (a session lost meanwhile is renewed by the next
+   * request, not here), with the gateway's own credential, at most SHORT_DEADLINE_MILLIS.
+   * @returns whether the upstream took it (answered a result)
+   */
+  private async setSessionLogLevel(
+    session: Session,
+    level: McpLogLevel,
+    budget: Budget,
+  ): Promise<boolean> {
+    const millis = Math.min(SHORT_DEADLINE_MILLIS, Math.max(0, budget.left()));
+    try {
+      const headers = await this.ownHeaders();
+      const sent = await this.send2025(
+        session,
+        'logging/setLevel',
+        { level },
+        { deadlineMillis: millis, headers },
+        new Budget(millis, budget.signal),
+      );
+      return sent.renew === undefined && isResultOutcome(sent.outcome);
+    } catch {
+      return false;
     }
   }
 
@@ -496,7 +606,8 @@ export class UpstreamConnection {
         .then((headers) =>
           how === 'detect' ? this.detect(shared, headers) : this.initialize(shared, headers),
         )
-        .then((session) => {
+        .then(async (session) => {
+          await this.restoreLogLevel(session, shared);
           if (this.epoch === epoch) {
             this.session = session;
             this.startStream(session);

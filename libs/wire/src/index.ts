@@ -33,3 +33,4 @@ export {
 } from './transport-headers';
 export { GATEWAY_TOOL_PREFIX, MAX_TOOL_TAGS, TAG_PATTERN, toolTagsOf } from './tool-tags';
 export { RESULT_TYPES, shownResultType, unknownResultType } from './result-types';
+export { logRank, MCP_LOG_LEVELS, moreVerboseLevel, type McpLogLevel } from './log-levels';

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
-import { LOG_LEVELS, SessionLogLevels, logRank } from '../session/session-log-levels';
+import { logRank, MCP_LOG_LEVELS, type McpLogLevel } from '@app/wire';
+import { SessionLogLevels } from '../session/session-log-levels';
 import { SharedValueNotStoredError } from '../session/session-values';
 import { callerKey } from '../session/caller-key';
 import { SessionTokenService } from '../session/session-token.service';
-import type { McpLogLevel } from '../session/session-log-levels';
 import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
 import { UpstreamRouter } from '../relay/upstream-router';
 import { granted, type Params } from '../relay/upstream-handler-support';
@@ -36,7 +36,7 @@ export class LoggingSetLevelHandler implements MethodHandler {
     if (logRank(level) === undefined)
       throw new GatewayError(
         GatewayErrorCode.InvalidParams,
-        `Invalid params: params.level must be one of ${LOG_LEVELS.join(', ')}`,
+        `Invalid params: params.level must be one of ${MCP_LOG_LEVELS.join(', ')}`,
       );
     const header = context.headers['mcp-session-id'];
     const claims =

@@ -4,6 +4,7 @@ import {
   Extension,
   isModernVersion,
   JsonRpcCode,
+  logRank,
   MetaKey,
   methodRow,
   undeclaredBy,
@@ -18,7 +19,7 @@ import { answerBinding, type AnswerDelivery } from './answer-binding';
 import { RelayIds } from './relay-ids';
 import { asLegacyResult, legacyStructuredResult, legacyResultText } from './legacy-result';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
-import { logRank, SessionLogLevels } from '../session/session-log-levels';
+import { SessionLogLevels } from '../session/session-log-levels';
 import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared-session-store';
 
 const LOG_MESSAGE = 'notifications/message';
