@@ -20,9 +20,9 @@ function answerOf(answer: RawAnswer): any {
 /**
  * 2025 sessions' own values (tool selections, docs/operations.md §16 "Tool selection"; log
  * levels, §10 "Logging") with `mcp.auth` on: one caller holds at most a tenth of a replica's,
- * its own oldest forgotten first — in memory and, with Redis, in Redis too — and a token that
- * names no one (no `sub`, no `client_id`) is one caller, `unnamed` (docs/security.md "Who is a
- * caller"), with its share like any other. Sessions cost nothing to open, so without the share
+ * its own oldest forgotten first — in memory and, with Redis, in Redis too; a token that names
+ * no one (no `sub`, no `client_id`) opens no session at all (docs/security.md "Who is a
+ * caller"), so no such tokens share a share. Sessions cost nothing to open, so without the share
  * one caller could push every other caller's selection out, or fill the Redis all replicas
  * share with keys that live a day.
  */
@@ -121,11 +121,11 @@ describe('session values are shared out per caller', () => {
     await Promise.all(Array.from({ length: 32 }, worker));
   }
 
-  it("an unnamed caller's sessions push out only its own oldest values past its share, never another caller's", async () => {
+  it("a caller's sessions push out only its own oldest values past its share, never another caller's; a token naming no one opens no session", async () => {
     const alice = await session(inMemory, (await as.mint({ subject: 'alice' })).access_token);
     const chosen = await select(inMemory, alice, ['claims.open_claim']);
     expect(chosen.result.structuredContent.selected).toEqual(['claims.open_claim']);
-    // a token the gateway serves whose identity it cannot name: no sub, no client_id
+    // a correctly signed token whose identity the gateway cannot name: no sub, no client_id
     const unnamed = await as.sign({
       iss: as.issuer,
       aud: RESOURCE,
@@ -133,11 +133,13 @@ describe('session values are shared out per caller', () => {
       iat: now(),
       exp: now() + 3600,
     });
-    const first = await session(inMemory, unnamed);
+    await expect(session(inMemory, unnamed)).rejects.toThrow(/no session: 401/);
+    const flooder = (await as.mint({ subject: 'flooder' })).access_token;
+    const first = await session(inMemory, flooder);
     await select(inMemory, first, ['claims.open_claim']);
     expect(await listed(inMemory, first)).toContain('claims.open_claim');
-    // past its share (a tenth of the replica's), its own oldest goes: it is one caller
-    await flood(inMemory, unnamed, CALLER_SHARE);
+    // past its share (a tenth of the replica's), its own oldest goes
+    await flood(inMemory, flooder, CALLER_SHARE);
     expect(await listed(inMemory, first)).not.toContain('claims.open_claim');
     expect(await listed(inMemory, alice)).toContain('claims.open_claim');
   }, 300_000);

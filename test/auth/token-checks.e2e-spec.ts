@@ -215,6 +215,35 @@ describe('token checks (mcp.auth jwt): exp, iat, typ, ID tokens, introspection a
     expect((await modern('tools/list', {}, 'opaque-aud')).status).toBe(200);
   });
 
+  it('a token that names no caller (no sub, no client_id or azp, or only empty ones) is 401 on both paths and both eras; one that names a client is served', async () => {
+    const reason =
+      'The access token names no caller: it has neither a "sub" nor a "client_id" (or "azp") claim';
+    const nameless = await as.sign(claims({ groups: ['dev'] }), { typ: 'JWT' });
+    const empty = await as.sign(claims({ sub: '', client_id: '' }), { typ: 'JWT' });
+    for (const token of [nameless, empty]) {
+      expectInvalidToken(await legacy('tools/list', {}, token), reason);
+      expectInvalidToken(await modern('tools/call', echo, token), reason);
+    }
+    const base = { active: true, scope: 'mcp', aud: RESOURCE, exp: now() + 600 };
+    introspection.answers.set('opaque-nameless', base);
+    introspection.answers.set('opaque-azp', { ...base, azp: 'a-client' });
+    expectInvalidToken(
+      await legacy(
+        'initialize',
+        {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'nameless', version: '1' },
+        },
+        'opaque-nameless',
+      ),
+      reason,
+    );
+    expectInvalidToken(await modern('tools/list', {}, 'opaque-nameless'), reason);
+    expect((await modern('tools/list', {}, 'opaque-azp')).status).toBe(200);
+    expect(service.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+  });
+
   it("a token whose client_id is a victim's sub drains only its own bucket, and is audited as client:<id>, never as the victim", async () => {
     // JWT path: the victim's token from the provider, the other one signed by it with no sub
     const victim = (await as.mint({ subject: 'victim-1' })).access_token;

@@ -4,7 +4,7 @@ import { GATEWAY_CONFIG, type AuthConfig, type GatewayConfig } from '@app/config
 import { AccessPolicy } from './access-policy';
 import { AUTH_RETRY_AFTER_SECONDS, type AuthOutcome } from './auth-outcome';
 import { bearerToken, looksLikeJwt, scopesOf } from './bearer-token';
-import type { CallerIdentity } from './caller-identity';
+import { callerName, type CallerIdentity } from './caller-identity';
 import { IntrospectionClient, type IntrospectionFailure } from './introspection-client';
 import { IntrospectionGate } from './introspection-gate';
 import { JwtVerifier, normalTokenType } from './jwt-verifier';
@@ -353,6 +353,7 @@ export class ResourceServer implements OnModuleDestroy {
         return unavailable(verdict.reason);
       }
       const caller = callerOf(verdict.payload, token);
+      if (callerName(caller) === undefined) return refused(NAMES_NO_CALLER);
       this.remember(header, caller, now);
       return { kind: 'authenticated', caller };
     }
@@ -362,6 +363,7 @@ export class ResourceServer implements OnModuleDestroy {
     if (!result.active)
       return result.unavailable === true ? unavailable(result.reason) : refused(result.reason);
     const caller = callerOf(result.claims, token);
+    if (callerName(caller) === undefined) return refused(NAMES_NO_CALLER);
     const cacheMs = (this.auth.introspectionCacheSeconds ?? 0) * 1000;
     if (cacheMs > 0) this.remember(header, caller, now, cacheMs);
     return { kind: 'authenticated', caller };
@@ -399,16 +401,24 @@ export class ResourceServer implements OnModuleDestroy {
   }
 }
 
+/**
+ * A token that names neither a subject nor a client cannot be told from another such token:
+ * sessions, cancellations, rate limits and relayed requests are bound to the caller it names
+ * (docs/security.md, "Who is a caller"), so it is refused (RFC 9068 §2.2 requires both).
+ */
+const NAMES_NO_CALLER =
+  'The access token names no caller: it has neither a "sub" nor a "client_id" (or "azp") claim';
+
+/** A claim that names someone: a non-empty string. */
+function nameClaim(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 /** The CallerIdentity of verified claims (a JWT payload or an introspection answer). */
 export function callerOf(claims: Readonly<Record<string, unknown>>, token: string): CallerIdentity {
-  const clientId =
-    typeof claims.client_id === 'string'
-      ? claims.client_id
-      : typeof claims.azp === 'string'
-        ? claims.azp
-        : undefined;
+  const clientId = nameClaim(claims.client_id) ?? nameClaim(claims.azp);
   return {
-    subject: typeof claims.sub === 'string' ? claims.sub : undefined,
+    subject: nameClaim(claims.sub),
     clientId,
     scopes: scopesOf(claims),
     claims,

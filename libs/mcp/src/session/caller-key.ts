@@ -4,7 +4,8 @@ import { callerName, type CallerIdentity } from '@app/identity';
 /**
  * Who owns a stream or a session, as one string: the token's `sub`, else its `client_id`,
  * each in its own namespace (a client whose `client_id` equals someone's `sub` is another
- * caller), `unnamed:` for a token with neither. undefined without a caller (auth off).
+ * caller). A token with neither is refused before any request is served (ResourceServer), so
+ * `unnamed:` is never a caller's key in practice. undefined without a caller (auth off).
  */
 export function callerKey(caller: CallerIdentity | undefined): string | undefined {
   if (caller === undefined) return undefined;
