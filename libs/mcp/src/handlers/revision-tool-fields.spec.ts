@@ -1,5 +1,7 @@
+import type { CatalogTool } from '@app/registry';
 import {
   legacyOutputSchema,
+  outputWrappedForLegacy,
   withLegacyOutputSchemas,
   withoutLegacyToolFields,
 } from './revision-tool-fields';
@@ -75,17 +77,45 @@ describe('2025 clients get object output schemas (wire notes §2.4, G-26)', () =
   });
 
   it("wraps a call's non-object structuredContent and adds its text when the content has none", () => {
-    expect(legacyStructuredResult({ content: [], structuredContent: [2, 3, 5] })).toEqual({
+    expect(legacyStructuredResult({ content: [], structuredContent: [2, 3, 5] }, true)).toEqual({
       content: [{ type: 'text', text: '[2,3,5]' }],
       structuredContent: { result: [2, 3, 5] },
     });
     expect(
-      legacyStructuredResult({
-        content: [{ type: 'text', text: 'primes' }],
-        structuredContent: null,
-      }),
+      legacyStructuredResult(
+        {
+          content: [{ type: 'text', text: 'primes' }],
+          structuredContent: null,
+        },
+        false,
+      ),
     ).toEqual({ content: [{ type: 'text', text: 'primes' }], structuredContent: { result: null } });
-    expect(legacyStructuredResult({ content: [], structuredContent: { a: 1 } })).toBeUndefined();
-    expect(legacyStructuredResult({ content: [] })).toBeUndefined();
+    expect(
+      legacyStructuredResult({ content: [], structuredContent: { a: 1 } }, false),
+    ).toBeUndefined();
+    expect(legacyStructuredResult({ content: [] }, true)).toBeUndefined();
+  });
+
+  it("wraps an object structuredContent too when the tool's schema was wrapped (a $ref or anyOf root), as the official dual-era server does", () => {
+    const text = [{ type: 'text', text: '{"a":1}' }];
+    expect(legacyStructuredResult({ content: text, structuredContent: { a: 1 } }, true)).toEqual({
+      content: text,
+      structuredContent: { result: { a: 1 } },
+    });
+  });
+
+  it('tells a tool whose listed outputSchema 2025 clients get wrapped, once per tool', () => {
+    const toolWith = (outputSchema?: object) =>
+      ({
+        publishedJson: JSON.stringify({ name: 't', inputSchema: { type: 'object' }, outputSchema }),
+      }) as unknown as CatalogTool;
+    expect(outputWrappedForLegacy(toolWith({ type: 'object', properties: {} }))).toBe(false);
+    expect(outputWrappedForLegacy(toolWith({ properties: {}, type: 'object' }))).toBe(false);
+    expect(outputWrappedForLegacy(toolWith())).toBe(false);
+    expect(
+      outputWrappedForLegacy(toolWith({ $ref: '#/$defs/o', $defs: { o: { type: 'object' } } })),
+    ).toBe(true);
+    expect(outputWrappedForLegacy(toolWith({ anyOf: [{ type: 'object' }] }))).toBe(true);
+    expect(outputWrappedForLegacy(toolWith({ type: 'array' }))).toBe(true);
   });
 });

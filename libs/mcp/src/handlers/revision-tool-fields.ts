@@ -1,4 +1,4 @@
-import type { CatalogSnapshot } from '@app/registry';
+import type { CatalogSnapshot, CatalogTool } from '@app/registry';
 
 /**
  * The Tool fields of 2025-11-25 that 2026-07-28 does not have: `execution` (its `taskSupport`
@@ -55,6 +55,28 @@ export function legacyOutputSchema(schema: Record<string, unknown>): Record<stri
     properties: { result: movedRefs(inner) },
     required: ['result'],
   };
+}
+
+/** Per tool, whether its outputSchema is wrapped for 2025 clients (outputWrappedForLegacy). */
+const wrappedOutputs = new WeakMap<CatalogTool, boolean>();
+
+/**
+ * Whether the tool's `outputSchema` is listed to 2025 clients wrapped (legacyOutputSchema: its
+ * root is not `type: "object"`), so that its call's `structuredContent` is wrapped alike
+ * (legacyStructuredResult). Read from its listed JSON once per tool.
+ */
+export function outputWrappedForLegacy(tool: CatalogTool): boolean {
+  let wrapped = wrappedOutputs.get(tool);
+  if (wrapped === undefined) {
+    const json = tool.publishedJson;
+    wrapped = false;
+    if (json.includes('"outputSchema"') && MAYBE_NON_OBJECT_OUTPUT.test(json)) {
+      const schema = (JSON.parse(json) as Record<string, unknown>).outputSchema;
+      wrapped = isRecord(schema) && schema.type !== 'object';
+    }
+    wrappedOutputs.set(tool, wrapped);
+  }
+  return wrapped;
 }
 
 /** A `tools` array's JSON for 2025 clients: non-object output schemas wrapped (legacyOutputSchema). */

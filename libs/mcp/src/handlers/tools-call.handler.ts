@@ -40,6 +40,9 @@ import {
 import { LiveLists } from './live-lists.service';
 import { isHiddenAppTool } from '../servers/client-extensions';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
+import { plain } from '../mrtr/upstream-mrtr-request';
+import { legacyStructuredResult } from '../relay/legacy-result';
+import { outputWrappedForLegacy } from './revision-tool-fields';
 import { UpstreamTasks } from '../tasks/upstream-tasks';
 import { GatewayTasks } from '../tasks/gateway-tasks';
 import { bundleTaskSupport } from '../tasks/bundle-task-support';
@@ -372,7 +375,7 @@ export class ToolsCallHandler implements MethodHandler {
         context,
       );
       // a CreateTaskResult gets the client's id for the task (docs/operations.md §10 "Tasks")
-      return this.tasks.handOut(result, upstream, name, context);
+      return forClientEra(await this.tasks.handOut(result, upstream, name, context), tool, context);
     }
     const rawArguments = args === undefined || args === null ? '{}' : (raw ?? JSON.stringify(args));
     // a task-capable bundle tool for a 2026 request that declared Tasks runs as a task
@@ -392,7 +395,7 @@ export class ToolsCallHandler implements MethodHandler {
       } else if (taskSupport === 'required') throw tasksNotDeclared();
     }
     // The catalog compiled the tool's outputSchema once; the call only applies it.
-    return this.executor.call(
+    const result = await this.executor.call(
       tool as BundleTool,
       rawArguments,
       context.headers,
@@ -400,6 +403,7 @@ export class ToolsCallHandler implements MethodHandler {
       context.signal,
       context.caller,
     );
+    return forClientEra(result, tool, context);
   }
 
   /**
@@ -491,4 +495,18 @@ export class ToolsCallHandler implements MethodHandler {
     this.metrics?.toolNotFound();
     return new GatewayError(GatewayErrorCode.ToolNotFound, `Tool not found: ${name.slice(0, 128)}`);
   }
+}
+
+/**
+ * A tool's result as the client's era has it: for a 2025 client, `structuredContent` wrapped
+ * as its outputSchema was in tools/list (legacyStructuredResult, wire notes §2.4, G-26); a
+ * result that needs no change is returned as it is (a passed-on upstream text stays one).
+ */
+function forClientEra(
+  result: MethodResult,
+  tool: CatalogTool,
+  context: MethodContext,
+): MethodResult {
+  if (isModernVersion(context.protocolVersion)) return result;
+  return legacyStructuredResult(plain(result), outputWrappedForLegacy(tool)) ?? result;
 }

@@ -87,18 +87,24 @@ export function legacyResultText(
 }
 
 /**
- * A tool call's result for a 2025 client (wire notes §2.4, G-26): a `structuredContent` that is
- * not an object (a 2026 tool may answer an array, a primitive or null) becomes `{result: …}`,
- * as its outputSchema was wrapped (legacyOutputSchema, libs/mcp/src/handlers/revision-tool-fields.ts), and a text block with its JSON is added when the content has
- * no text. undefined when the result needs no change.
+ * A tool call's result for a 2025 client (wire notes §2.4, G-26), as the official dual-era
+ * server (v2 SDK) gives it: `structuredContent` becomes `{result: …}` when it is not an object
+ * (a 2026 tool may answer an array, a primitive or null) or when the tool's outputSchema was
+ * wrapped for 2025 clients (`schemaWrapped`: its root is not `type: "object"`, legacyOutputSchema
+ * in libs/mcp/src/handlers/revision-tool-fields.ts), so that it conforms to the schema the client
+ * was listed; a value that is not an object also gets a text block with its JSON when the
+ * content has none. undefined when the result needs no change.
  */
 export function legacyStructuredResult(
   result: Record<string, unknown>,
+  schemaWrapped: boolean,
 ): Record<string, unknown> | undefined {
-  if (!('structuredContent' in result) || isRecord(result.structuredContent)) return undefined;
+  if (!('structuredContent' in result)) return undefined;
   const value = result.structuredContent;
+  const object = isRecord(value);
+  if (object && !schemaWrapped) return undefined;
   const content: readonly unknown[] = Array.isArray(result.content) ? result.content : [];
-  const hasText = content.some((block) => isRecord(block) && block.type === 'text');
+  const hasText = object || content.some((block) => isRecord(block) && block.type === 'text');
   return {
     ...result,
     content: hasText ? content : [...content, { type: 'text', text: JSON.stringify(value) }],

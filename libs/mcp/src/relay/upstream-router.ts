@@ -17,7 +17,7 @@ import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { answerBinding, type AnswerDelivery } from './answer-binding';
 import { RelayIds } from './relay-ids';
-import { asLegacyResult, legacyStructuredResult, legacyResultText } from './legacy-result';
+import { asLegacyResult, legacyResultText } from './legacy-result';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { SessionLogLevels } from '../session/session-log-levels';
 import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared-session-store';
@@ -292,12 +292,6 @@ export class UpstreamRouter {
             `Upstream ${upstream.id} answered ${method} with input_required, which only tools/call, prompts/get and resources/read may answer`,
           );
         const result = asLegacyResult(outcome.result, method.startsWith('tasks/'));
-        // a 2026 tool's non-object structuredContent, wrapped for a 2025 client (its
-        // outputSchema was, in tools/list): serialized, not passed on as text
-        if (!modern && method === 'tools/call') {
-          const wrapped = legacyStructuredResult(result);
-          if (wrapped !== undefined) return wrapped;
-        }
         // Passed on as the upstream wrote it, not serialized again: as it came, or with the
         // members the projection left out cut from its text (legacyResultText). A line break,
         // JSON whitespace, could not go in one SSE data line: serialized then (`includes`, not a
