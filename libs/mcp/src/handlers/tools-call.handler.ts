@@ -375,7 +375,7 @@ export class ToolsCallHandler implements MethodHandler {
         context,
       );
       // a CreateTaskResult gets the client's id for the task (docs/operations.md §10 "Tasks")
-      return forClientEra(await this.tasks.handOut(result, upstream, name, context), tool, context);
+      return forClientEra(this.tasks.handOut(result, upstream, name, context), tool, context);
     }
     const rawArguments = args === undefined || args === null ? '{}' : (raw ?? JSON.stringify(args));
     // a task-capable bundle tool for a 2026 request that declared Tasks runs as a task
