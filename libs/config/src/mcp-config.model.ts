@@ -281,6 +281,17 @@ export class ExecutionConfig {
   @Min(1, { message: 'must be a positive integer (connections)' })
   @Max(100_000, { message: 'must be at most 100000 (connections)' })
   maxConnectionsPerOrigin = 256;
+
+  /**
+   * Requests one caller may have running on one source at once (with mcp.auth on); more are
+   * refused at once as busy. Unset: a quarter of the smaller of maxConnectionsPerOrigin and
+   * maxConcurrentCallsPerBundle (docs/operations.md §1).
+   */
+  @IsOptional()
+  @IsInt({ message: 'must be a positive integer (calls)' })
+  @Min(1, { message: 'must be a positive integer (calls)' })
+  @Max(100_000, { message: 'must be at most 100000 (calls)' })
+  maxConcurrentCallsPerCaller?: number;
 }
 
 export class SessionConfig {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { AnswerBudget } from './answer-budget';
+import { CallerShares } from './caller-shares';
 import { SourceCredentialsModule } from '@app/identity';
 import { UpstreamModule } from '@app/upstream';
 import { ToolExecutor } from './tool-executor.service';
@@ -17,6 +18,12 @@ import { CallerRequestHeaders } from './caller-request-headers';
     {
       provide: AnswerBudget,
       useFactory: (config: GatewayConfig) => AnswerBudget.of(config),
+      inject: [GATEWAY_CONFIG],
+    },
+    // one count of each caller's requests per source, bundles and upstreams (operations §1)
+    {
+      provide: CallerShares,
+      useFactory: (config: GatewayConfig) => CallerShares.of(config),
       inject: [GATEWAY_CONFIG],
     },
     ToolExecutor,

@@ -43,6 +43,8 @@ export type ToolCallFailure =
    * execution.maxConcurrentCallsPerBundle calls running.
    */
   | { readonly kind: 'busy'; readonly limit: 'answers' | 'calls' }
+  /** The caller has `share` calls to this bundle running already (CallerShares). */
+  | { readonly kind: 'busy'; readonly limit: 'caller'; readonly share: number }
   /** The client cancelled (notifications/cancelled) or went away; nobody waits for the result. */
   | { readonly kind: 'cancelled' }
   /** The gateway's shutdown grace period ended while the call ran. */
@@ -222,7 +224,9 @@ export function mapToolFailure(
       return textResult(
         failure.limit === 'answers'
           ? `Tool ${toolName} failed: the gateway is busy (too many large answers in flight); try again shortly.`
-          : `Tool ${toolName} failed: the gateway is busy (too many calls to its Tool Service in flight); try again shortly.`,
+          : failure.limit === 'caller'
+            ? `Tool ${toolName} failed: this caller has ${failure.share} calls to its Tool Service running already, its share (execution.maxConcurrentCallsPerCaller); try again when one has ended.`
+            : `Tool ${toolName} failed: the gateway is busy (too many calls to its Tool Service in flight); try again shortly.`,
         elapsedMs,
         true,
       );

@@ -42,6 +42,7 @@ import {
 } from './map-tool-response';
 import { parseRetryAfter } from './retry-after';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
+import { CallerShares } from './caller-shares';
 import type { CallCancellation } from './call-cancellation';
 import { warmUpToolServiceClient } from './client-warm-up';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
@@ -181,6 +182,8 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
   private readonly maxCallsPerBundle: number;
   /** Calls running per bundle id (execution.maxConcurrentCallsPerBundle). */
   private readonly running = new Map<string, number>();
+  /** Calls running per bundle and caller (execution.maxConcurrentCallsPerCaller). */
+  private readonly shares: CallerShares;
   /** The start-up warm-up of the client (onModuleInit), awaited before the listeners open. */
   private warmedUp?: Promise<void>;
   /** Successful calls are logged at debug level only: an info line per call would double its cost. */
@@ -193,8 +196,10 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     @Inject(SourceCredentials)
     private readonly credentials: SourceCredentials | null = null,
     @Optional() @Inject(AnswerBudget) budget: AnswerBudget | null = null,
+    @Optional() @Inject(CallerShares) shares: CallerShares | null = null,
   ) {
     const { execution } = config.mcp;
+    this.shares = shares ?? CallerShares.of(config);
     this.client = new ToolServiceClient(
       config.mcp.discovery.connectTimeoutMillis,
       execution.maxConnectionsPerOrigin,
@@ -217,7 +222,8 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
    *   the Tool Service request is cut and the result says why
    * @returns the result; never throws for anything the Tool Service or the network does. Over
    *   execution.maxConcurrentCallsPerBundle or maxInFlightAnswerBytes it is a prompt isError
-   *   "the gateway is busy".
+   *   "the gateway is busy", and so it is past the caller's own share of the bundle's calls
+   *   (maxConcurrentCallsPerCaller, CallerShares).
    * @param caller the authenticated caller (docs/operations.md §13): its token is what a bundle
    *   with authorization mode tokenExchange gets exchanged; when that fails, an isError result
    *   says so
@@ -238,11 +244,20 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
       this.record(tool, result, undefined, failure, 0, incoming);
       return result;
     }
+    // one caller's calls take at most its share of the bundle's slots and connections
+    const share = this.shares.take(bundle.id, caller);
+    if (share === undefined) {
+      const failure = { kind: 'busy', limit: 'caller', share: this.shares.perCaller } as const;
+      const result = mapToolFailure(tool.name, failure, 0);
+      this.record(tool, result, undefined, failure, 0, incoming);
+      return result;
+    }
     this.running.set(bundle.id, running + 1);
     const claim = { bytes: 0 };
     try {
       return await this.execute(tool, rawArguments, incoming, outputCheck, signal, claim, caller);
     } finally {
+      share();
       this.budget.release(claim);
       const left = (this.running.get(bundle.id) ?? 1) - 1;
       if (left === 0) this.running.delete(bundle.id);

@@ -11,6 +11,7 @@ import {
   type UpstreamSignal,
 } from '@app/upstream';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
+import { CallerShares } from './caller-shares';
 import type { CallCancellation } from './call-cancellation';
 import { CallerRequestHeaders } from './caller-request-headers';
 import type { IncomingHeaders } from './call-tool-result';
@@ -145,6 +146,16 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
  * bounded by the upstream's `callMillis` and cancelled with the caller. Results and JSON-RPC errors
  * come back unchanged; a failure is described by upstream id, never by address.
  */
+const NO_SHARE = (): void => undefined;
+
+/**
+ * Why a caller's request was not sent (CallerShares): it has its share of the upstream's
+ * requests running already. Names the upstream by id only.
+ */
+export function callerShareRefusal(upstreamId: string, share: number): string {
+  return `Upstream ${upstreamId}: this caller has ${share} requests to it running already, its share (execution.maxConcurrentCallsPerCaller); try again when one has ended`;
+}
+
 @Injectable()
 export class UpstreamExecutor {
   constructor(
@@ -153,6 +164,8 @@ export class UpstreamExecutor {
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     /** The answer bytes held at once, shared with Tool Service calls (operations §1). */
     @Optional() @Inject(AnswerBudget) private readonly budget: AnswerBudget | null = null,
+    /** Each caller's requests running per upstream (operations §1), shared with its listens. */
+    @Optional() @Inject(CallerShares) private readonly shares: CallerShares | null = null,
   ) {}
 
   /**
@@ -175,6 +188,17 @@ export class UpstreamExecutor {
     const end = Math.min(started + upstream.callMillis, context.deadlineAt ?? Infinity);
     const left = (): number => Math.max(1, Math.round(end - performance.now()));
     const cancellation = signal === undefined ? undefined : new CancellationSignal(signal);
+    // one caller's requests hold at most its share of the upstream's connections
+    const share = this.shares === null ? NO_SHARE : this.shares.take(upstream.id, context.caller);
+    if (share === undefined) {
+      const outcome: UpstreamOutcome = {
+        kind: 'failed',
+        failureKind: 'refused',
+        message: callerShareRefusal(upstream.id, this.shares?.perCaller ?? 0),
+      };
+      this.metrics?.upstreamCall(upstream.id, method, outcome.failureKind, 0);
+      return outcome;
+    }
     try {
       const chosen = this.connections.forClientEra(
         upstream,
@@ -228,6 +252,7 @@ export class UpstreamExecutor {
                 message: `Upstream ${upstream.id}: the request failed unexpectedly`,
               };
     } finally {
+      share();
       signal?.onAbort(undefined);
       budget?.release(claim);
     }

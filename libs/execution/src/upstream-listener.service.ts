@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { JsonRpcCode } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { SourceCredentialError, type CallerIdentity } from '@app/identity';
@@ -10,6 +10,7 @@ import {
 } from '@app/upstream';
 import type { IncomingHeaders } from './call-tool-result';
 import { CallerRequestHeaders } from './caller-request-headers';
+import { CallerShares } from './caller-shares';
 
 /** The `notifications` filter sent on an upstream's `subscriptions/listen` (MCP 2026-07-28). */
 export interface UpstreamListenFilter {
@@ -50,6 +51,8 @@ const REOPEN_MAX_MS = 30_000;
 const HEALTHY_LISTEN_MS = 60_000;
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+
+const NO_SHARE = (): void => undefined;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -92,6 +95,8 @@ export class UpstreamListener {
   constructor(
     private readonly connections: UpstreamConnections,
     private readonly callerHeaders: CallerRequestHeaders,
+    /** A listen held for a caller is one of its requests on the upstream (CallerShares). */
+    @Optional() @Inject(CallerShares) private readonly shares: CallerShares | null = null,
   ) {}
 
   /**
@@ -152,7 +157,14 @@ export class UpstreamListener {
     while (!signal.aborted) {
       const started = performance.now();
       let ended: string;
+      // it holds a connection for as long as it is open: one of the caller's share of them
+      const share = this.shares === null ? NO_SHARE : this.shares.take(upstream.id, context.caller);
       try {
+        if (share === undefined)
+          throw new UpstreamFailure(
+            'refused',
+            `this caller has ${this.shares?.perCaller ?? 0} requests to it running already, its share (execution.maxConcurrentCallsPerCaller)`,
+          );
         const answer = await connection.request(
           'subscriptions/listen',
           { notifications: filter },
@@ -182,6 +194,8 @@ export class UpstreamListener {
             : err instanceof SourceCredentialError
               ? 'its credential for this caller could not be had'
               : 'failed unexpectedly';
+      } finally {
+        share?.();
       }
       if (signal.aborted) return;
       if (performance.now() - started >= HEALTHY_LISTEN_MS) wait = REOPEN_FIRST_MS;
