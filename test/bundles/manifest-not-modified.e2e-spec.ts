@@ -1,5 +1,6 @@
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
+import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
 import { rpc } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
@@ -41,6 +42,39 @@ describe('a Tool Service that answers the manifest pull with 304 Not Modified', 
     expect(await view()).toMatchObject({ status: 'healthy', consecutiveFailures: 0 });
     const list = await rpc(gateway.mcpUrl, 'tools/list');
     expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual(['ins.a']);
+  });
+
+  it("after a warm start from Redis: healthy, the copy now the Tool Service's (contract §9: the last pull succeeded)", async () => {
+    const keyPrefix = uniqueKeyPrefix();
+    const redis = redisClient();
+    const warm = await TestToolService.start(manifest('warm', [tool({ name: 'warm.a' })], 'rev-1'));
+    const config = gatewayConfig([bundle('warm', warm, 'warm.')], {
+      registry: { refreshIntervalSeconds: 1 },
+      redis: { keyPrefix },
+    });
+    const env = { REDIS_URL: SHARED_REDIS_URL };
+    let second: GatewayProcess | undefined;
+    try {
+      const first = await GatewayProcess.start({ mcp: config, env, waitReady: true });
+      await waitFor(async () => (await redis.keys(`${keyPrefix}:*`)).length > 0, 10_000);
+      await first.stop();
+      warm.manifest = () => ({ status: 304 });
+      second = await GatewayProcess.start({ mcp: config, env });
+      const started = warm.manifestRequests().length;
+      await waitFor(() => warm.manifestRequests().length >= started + 2, 10_000);
+      expect(await second.bundleStatus('warm')).toMatchObject({
+        status: 'healthy',
+        revision: 'rev-1',
+        consecutiveFailures: 0,
+        lastFailureReason: null,
+        source: 'remote',
+      });
+    } finally {
+      await second?.stop();
+      await warm.stop();
+      await deleteKeys(redis, keyPrefix);
+      redis.disconnect();
+    }
   });
 
   it('is a failed pull for a bundle with no copy to keep', async () => {

@@ -243,12 +243,18 @@ export class BundleIntake implements SourceIntake<BundleRound> {
         continue;
       }
       if (result.kind === 'not-modified') {
-        // contract §6: 304 keeps the last good copy and starts the failure count over
+        // contract §6: 304 keeps the last good copy and starts the failure count over; a copy
+        // read from Redis is then the Tool Service's current one, so the bundle is healthy
+        // (§9: the last pull succeeded), as after a pull of the same manifest
         const last = record.lastGood;
         if (last !== undefined) {
           this.skippedUnchanged = true;
           candidates.set(record.definition.id, {
-            copy: { ...last, fetchedAt: result.attemptedAt },
+            copy: {
+              ...last,
+              fetchedAt: result.attemptedAt,
+              ...(last.source === 'redis' && { source: 'remote' as const }),
+            },
             pulled: true,
           });
         } else {
