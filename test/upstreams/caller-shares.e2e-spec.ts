@@ -1,9 +1,9 @@
 import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixtures';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
-import { ListenUpstream } from '../support/listen-upstream';
+import { ListenUpstream, STATUS_URI } from '../support/listen-upstream';
 import { modernListen } from '../support/modern-rpc';
 import { TestAuthorizationServer } from '../support/oidc-provider';
-import { rpc, type RawAnswer } from '../support/rpc';
+import { openLegacySession, rpc, type RawAnswer } from '../support/rpc';
 import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
 import type { SseReader } from '../support/sse-reader';
 import { TestToolService } from '../support/tool-service';
@@ -172,5 +172,34 @@ describe('a caller takes at most its share of a source (mcp.auth on)', () => {
       8,
     );
     expect(answer.text).toContain('echo:hi');
+  }, 30_000);
+
+  it("a 2025 subscription bridged to the 2026 upstream's listen past the caller's share is refused, saying so", async () => {
+    // B's share is held by its 2026 listen above: each subscribe is refused, saying why, and
+    // none opens another listen on the upstream
+    expect(listens.openListens).toBe(1);
+    for (let i = 0; i < 3; i += 1) {
+      const session = await openLegacySession(gateway.mcpUrl, bob);
+      const subscribed = await rpc(
+        gateway.mcpUrl,
+        'resources/subscribe',
+        { uri: STATUS_URI },
+        session,
+      );
+      expect(subscribed.json.error).toMatchObject({ code: -32603 });
+      expect(subscribed.json.error.message).toMatch(
+        /^Upstream ub: this caller has 1 requests to it running already, its share/,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(listens.openListens).toBe(1);
+    const answer = await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'ub__echo', arguments: { text: 'again' } },
+      alice,
+      11,
+    );
+    expect(answer.text).toContain('echo:again');
   }, 30_000);
 });
