@@ -1,27 +1,47 @@
 import { callerName, type CallerIdentity } from '@app/identity';
 import type { GatewayConfig } from '@app/config';
 
+/** Gives a taken request back (once; later calls do nothing). */
+export type ShareRelease = () => void;
+
+/** One caller's requests on one source: how many run, and who waits for one to end. */
+interface Slot {
+  running: number;
+  readonly waiting: ((release: ShareRelease) => void)[];
+}
+
+const NOTHING_TAKEN: ShareRelease = () => undefined;
+
+/** What ends a wait for a share early: the call's cancellation (an AbortSignal's shape). */
+export interface ShareWaitSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /**
  * The requests one caller may have running on one source at once (docs/operations.md §1,
  * `execution.maxConcurrentCallsPerCaller`): its bundle calls, and its requests to an upstream
  * (calls, reads, parked calls and the listens held for it). Each holds one of the source's
  * connections, so without a share one caller's slow calls or long listens could take every
  * connection (`execution.maxConnectionsPerOrigin`) and every call slot
- * (`maxConcurrentCallsPerBundle`), and the other callers' calls would wait or be refused.
+ * (`maxConcurrentCallsPerBundle`), and the other callers' calls would wait or be refused. A
+ * request past the share waits for one of the caller's own to end, within its own deadline,
+ * holding no connection meanwhile (a listen, which would hold one for good, does not wait).
  * Counted per replica, only with `mcp.auth` on (a caller is who its token names); the gateway's
  * own traffic (pulls, session upkeep) is not a caller's.
  */
 export class CallerShares {
-  /** Running requests per source and caller, `<sourceId>\n<caller>`; an entry at 0 is removed. */
-  private readonly running = new Map<string, number>();
+  /** Per `<sourceId>\n<caller>`; an entry with nothing running or waiting is removed. */
+  private readonly slots = new Map<string, Slot>();
 
   /** @param perCaller the most requests one caller may have running on one source */
   constructor(readonly perCaller: number) {}
 
   /**
    * The process's shares: `execution.maxConcurrentCallsPerCaller`, or else a quarter of the
-   * smaller of a source's connections and call slots (at least 1), so that four callers at
-   * their share still leave none of the others without a connection.
+   * smaller of a source's connections and call slots (at least 1), so that callers at their
+   * share leave the others connections.
    */
   static of(config: GatewayConfig): CallerShares {
     const execution = config.mcp.execution;
@@ -37,27 +57,88 @@ export class CallerShares {
   }
 
   /**
-   * Takes one of the caller's requests on `sourceId`.
-   * @returns the function that gives it back (once; later calls do nothing), or undefined when
-   *   the caller already has `perCaller` running there; without a caller (auth off, the
-   *   gateway's own traffic) always a function, nothing counted
+   * Takes one of the caller's requests on `sourceId` now.
+   * @returns its release, or undefined when the caller already has `perCaller` running there;
+   *   without a caller (auth off, the gateway's own traffic) always a release, nothing counted
    */
-  take(sourceId: string, caller: CallerIdentity | undefined): (() => void) | undefined {
-    const name = callerName(caller);
-    if (name === undefined) return NOTHING_TAKEN;
-    const key = `${sourceId}\n${name}`;
-    const running = this.running.get(key) ?? 0;
-    if (running >= this.perCaller) return undefined;
-    this.running.set(key, running + 1);
+  take(sourceId: string, caller: CallerIdentity | undefined): ShareRelease | undefined {
+    const key = keyOf(sourceId, caller);
+    if (key === undefined) return NOTHING_TAKEN;
+    const slot = this.slotOf(key);
+    if (slot.running >= this.perCaller) {
+      this.dropIfIdle(key, slot);
+      return undefined;
+    }
+    slot.running += 1;
+    return this.releaseOf(key, slot);
+  }
+
+  /**
+   * Takes one of the caller's requests on `sourceId`, waiting (first come, first served) for
+   * one of its own to end when it has `perCaller` running.
+   * @returns its release, or undefined when `waitMillis` passed or `signal` aborted first
+   */
+  acquire(
+    sourceId: string,
+    caller: CallerIdentity | undefined,
+    waitMillis: number,
+    signal?: ShareWaitSignal,
+  ): ShareRelease | undefined | Promise<ShareRelease | undefined> {
+    const taken = this.take(sourceId, caller);
+    if (taken !== undefined || waitMillis <= 0 || signal?.aborted === true) return taken;
+    const key = keyOf(sourceId, caller) as string;
+    const slot = this.slotOf(key);
+    return new Promise((resolve) => {
+      const done = (release: ShareRelease | undefined): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', gaveUp);
+        resolve(release);
+      };
+      const waiter = (release: ShareRelease): void => done(release);
+      const gaveUp = (): void => {
+        const at = slot.waiting.indexOf(waiter);
+        if (at >= 0) slot.waiting.splice(at, 1);
+        this.dropIfIdle(key, slot);
+        done(undefined);
+      };
+      const timer = setTimeout(gaveUp, waitMillis);
+      slot.waiting.push(waiter);
+      signal?.addEventListener('abort', gaveUp);
+    });
+  }
+
+  private slotOf(key: string): Slot {
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = { running: 0, waiting: [] };
+      this.slots.set(key, slot);
+    }
+    return slot;
+  }
+
+  private dropIfIdle(key: string, slot: Slot): void {
+    if (slot.running === 0 && slot.waiting.length === 0 && this.slots.get(key) === slot)
+      this.slots.delete(key);
+  }
+
+  /** The release of one running request: handed to the first waiter, else counted down. */
+  private releaseOf(key: string, slot: Slot): ShareRelease {
     let given = false;
     return () => {
       if (given) return;
       given = true;
-      const left = (this.running.get(key) ?? 1) - 1;
-      if (left <= 0) this.running.delete(key);
-      else this.running.set(key, left);
+      const next = slot.waiting.shift();
+      if (next !== undefined) {
+        next(this.releaseOf(key, slot));
+        return;
+      }
+      slot.running -= 1;
+      this.dropIfIdle(key, slot);
     };
   }
 }
 
-const NOTHING_TAKEN = (): void => undefined;
+function keyOf(sourceId: string, caller: CallerIdentity | undefined): string | undefined {
+  const name = callerName(caller);
+  return name === undefined ? undefined : `${sourceId}\n${name}`;
+}

@@ -43,8 +43,13 @@ export type ToolCallFailure =
    * execution.maxConcurrentCallsPerBundle calls running.
    */
   | { readonly kind: 'busy'; readonly limit: 'answers' | 'calls' }
-  /** The caller has `share` calls to this bundle running already (CallerShares). */
-  | { readonly kind: 'busy'; readonly limit: 'caller'; readonly share: number }
+  /** For `waitedMs` (its timeout) the caller had `share` other calls to this bundle running (CallerShares). */
+  | {
+      readonly kind: 'busy';
+      readonly limit: 'caller';
+      readonly share: number;
+      readonly waitedMs: number;
+    }
   /** The client cancelled (notifications/cancelled) or went away; nobody waits for the result. */
   | { readonly kind: 'cancelled' }
   /** The gateway's shutdown grace period ended while the call ran. */
@@ -225,7 +230,7 @@ export function mapToolFailure(
         failure.limit === 'answers'
           ? `Tool ${toolName} failed: the gateway is busy (too many large answers in flight); try again shortly.`
           : failure.limit === 'caller'
-            ? `Tool ${toolName} failed: this caller has ${failure.share} calls to its Tool Service running already, its share (execution.maxConcurrentCallsPerCaller); try again when one has ended.`
+            ? `Tool ${toolName} failed: not sent: for ${failure.waitedMs} ms this caller had ${failure.share} other calls to its Tool Service running, its share (execution.maxConcurrentCallsPerCaller).`
             : `Tool ${toolName} failed: the gateway is busy (too many calls to its Tool Service in flight); try again shortly.`,
         elapsedMs,
         true,

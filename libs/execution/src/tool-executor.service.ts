@@ -42,7 +42,7 @@ import {
 } from './map-tool-response';
 import { parseRetryAfter } from './retry-after';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
-import { CallerShares } from './caller-shares';
+import { CallerShares, type ShareWaitSignal } from './caller-shares';
 import type { CallCancellation } from './call-cancellation';
 import { warmUpToolServiceClient } from './client-warm-up';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
@@ -237,25 +237,48 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     caller?: CallerIdentity,
   ): Promise<CallToolResult> {
     const { bundle } = tool.route;
-    const running = this.running.get(bundle.id) ?? 0;
-    if (running >= this.maxCallsPerBundle) {
-      const failure = { kind: 'busy', limit: 'calls' } as const;
+    const refuse = (failure: ToolCallFailure): CallToolResult => {
       const result = mapToolFailure(tool.name, failure, 0);
       this.record(tool, result, undefined, failure, 0, incoming);
       return result;
+    };
+    if ((this.running.get(bundle.id) ?? 0) >= this.maxCallsPerBundle) return refuse(CALLS_BUSY);
+    // one caller's calls take at most its share of the bundle's slots and connections: past it
+    // this one waits for one of the caller's own to end, within the tool's timeout
+    const started = performance.now();
+    const taken = this.shares.acquire(bundle.id, caller, tool.timeoutMillis, waitSignal(signal));
+    const waited = taken instanceof Promise;
+    const share = waited ? await taken : taken;
+    if (share === undefined)
+      return refuse(
+        signal?.aborted === true
+          ? { kind: 'cancelled' }
+          : {
+              kind: 'busy',
+              limit: 'caller',
+              share: this.shares.perCaller,
+              waitedMs: Math.round(performance.now() - started),
+            },
+      );
+    // read again after a wait: others may have started meanwhile
+    if (waited && (this.running.get(bundle.id) ?? 0) >= this.maxCallsPerBundle) {
+      share();
+      return refuse(CALLS_BUSY);
     }
-    // one caller's calls take at most its share of the bundle's slots and connections
-    const share = this.shares.take(bundle.id, caller);
-    if (share === undefined) {
-      const failure = { kind: 'busy', limit: 'caller', share: this.shares.perCaller } as const;
-      const result = mapToolFailure(tool.name, failure, 0);
-      this.record(tool, result, undefined, failure, 0, incoming);
-      return result;
-    }
-    this.running.set(bundle.id, running + 1);
+    this.running.set(bundle.id, (this.running.get(bundle.id) ?? 0) + 1);
+    // the wait was part of the call's time
+    const target = waited
+      ? {
+          ...tool,
+          timeoutMillis: Math.max(
+            1,
+            Math.round(tool.timeoutMillis - (performance.now() - started)),
+          ),
+        }
+      : tool;
     const claim = { bytes: 0 };
     try {
-      return await this.execute(tool, rawArguments, incoming, outputCheck, signal, claim, caller);
+      return await this.execute(target, rawArguments, incoming, outputCheck, signal, claim, caller);
     } finally {
       share();
       this.budget.release(claim);
@@ -450,4 +473,18 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     if (outcome === 'success') this.logger.debug(line);
     else this.logger.warn(line);
   }
+}
+
+const CALLS_BUSY: ToolCallFailure = { kind: 'busy', limit: 'calls' };
+
+/** The call's cancellation as a wait for a share sees it (its one listener, until execute sets its own). */
+function waitSignal(signal: CallCancellation | undefined): ShareWaitSignal | undefined {
+  if (signal === undefined) return undefined;
+  return {
+    get aborted() {
+      return signal.aborted;
+    },
+    addEventListener: (_type, listener) => signal.onAbort(listener),
+    removeEventListener: () => signal.onAbort(undefined),
+  };
 }

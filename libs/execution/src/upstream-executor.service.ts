@@ -149,11 +149,11 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
 const NO_SHARE = (): void => undefined;
 
 /**
- * Why a caller's request was not sent (CallerShares): it has its share of the upstream's
- * requests running already. Names the upstream by id only.
+ * Why a caller's request was not sent (CallerShares): for its whole deadline the caller had its
+ * share of the upstream's requests running. Names the upstream by id only.
  */
-export function callerShareRefusal(upstreamId: string, share: number): string {
-  return `Upstream ${upstreamId}: this caller has ${share} requests to it running already, its share (execution.maxConcurrentCallsPerCaller); try again when one has ended`;
+export function callerShareWait(upstreamId: string, share: number, waitedMillis: number): string {
+  return `Upstream ${upstreamId}: not sent: for ${Math.round(waitedMillis)} ms this caller had ${share} other requests to it running, its share of its connections (execution.maxConcurrentCallsPerCaller)`;
 }
 
 @Injectable()
@@ -188,13 +188,22 @@ export class UpstreamExecutor {
     const end = Math.min(started + upstream.callMillis, context.deadlineAt ?? Infinity);
     const left = (): number => Math.max(1, Math.round(end - performance.now()));
     const cancellation = signal === undefined ? undefined : new CancellationSignal(signal);
-    // one caller's requests hold at most its share of the upstream's connections
-    const share = this.shares === null ? NO_SHARE : this.shares.take(upstream.id, context.caller);
+    // one caller's requests hold at most its share of the upstream's connections: past it this
+    // one waits for one of the caller's own to end, within its deadline
+    const taken =
+      this.shares === null
+        ? NO_SHARE
+        : this.shares.acquire(upstream.id, context.caller, left(), cancellation);
+    const waited = taken instanceof Promise;
+    const share = waited ? await taken : taken;
     if (share === undefined) {
       const outcome: UpstreamOutcome = {
         kind: 'failed',
-        failureKind: 'refused',
-        message: callerShareRefusal(upstream.id, this.shares?.perCaller ?? 0),
+        failureKind: signal?.aborted === true ? 'cancelled' : 'timeout',
+        message:
+          signal?.aborted === true
+            ? cancelledMessage(signal.reason, upstream)
+            : callerShareWait(upstream.id, this.shares?.perCaller ?? 0, end - started),
       };
       this.metrics?.upstreamCall(upstream.id, method, outcome.failureKind, 0);
       return outcome;
@@ -203,7 +212,7 @@ export class UpstreamExecutor {
       const chosen = this.connections.forClientEra(
         upstream,
         context.clientEra,
-        context.deadlineAt === undefined ? upstream.callMillis : left(),
+        context.deadlineAt === undefined && !waited ? upstream.callMillis : left(),
         cancellation,
       );
       const connection = chosen instanceof Promise ? await chosen : chosen;
@@ -213,7 +222,7 @@ export class UpstreamExecutor {
           : upstreamRequestHeaders(upstream, context.headers);
       const answer = await connection.request(method, params, {
         deadlineMillis:
-          chosen instanceof Promise || context.deadlineAt !== undefined
+          chosen instanceof Promise || context.deadlineAt !== undefined || waited
             ? left()
             : upstream.callMillis,
         signal: cancellation,
