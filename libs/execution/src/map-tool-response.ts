@@ -228,7 +228,7 @@ export function mapToolFailure(
     case 'busy':
       return textResult(
         failure.limit === 'answers'
-          ? `Tool ${toolName} failed: the gateway is busy (too many large answers in flight); try again shortly.`
+          ? `Tool ${toolName} failed: the gateway is busy (too many large answers in flight, or too many of this caller's); try again shortly.`
           : failure.limit === 'caller'
             ? `Tool ${toolName} failed: not sent: for ${failure.waitedMs} ms this caller had ${failure.share} other calls to its Tool Service running, its share (execution.maxConcurrentCallsPerCaller).`
             : `Tool ${toolName} failed: the gateway is busy (too many calls to its Tool Service in flight); try again shortly.`,

@@ -22,6 +22,7 @@ import {
 import { GATEWAY_CONFIG, type GatewayConfig, type ResolvedAuthorization } from '@app/config';
 import {
   callerAuthorization,
+  callerName,
   SourceCredentialError,
   SourceCredentials,
   type CallerIdentity,
@@ -276,7 +277,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
           ),
         }
       : tool;
-    const claim = { bytes: 0 };
+    const claim: BudgetClaim = { bytes: 0, caller: callerName(caller) };
     try {
       return await this.execute(target, rawArguments, incoming, outputCheck, signal, claim, caller);
     } finally {

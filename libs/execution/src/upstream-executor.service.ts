@@ -1,6 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
-import { callerExpired, SourceCredentialError, type CallerIdentity } from '@app/identity';
+import {
+  callerExpired,
+  callerName,
+  SourceCredentialError,
+  type CallerIdentity,
+} from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
 import {
   UpstreamConnections,
@@ -182,7 +187,7 @@ export class UpstreamExecutor {
     const started = performance.now();
     const { signal } = context;
     const { budget } = this;
-    const claim: BudgetClaim = { bytes: 0 };
+    const claim: BudgetClaim = { bytes: 0, caller: callerName(context.caller) };
     let outcome: UpstreamOutcome;
     // one deadline for the whole request, the connection it waits for included
     const end = Math.min(started + upstream.callMillis, context.deadlineAt ?? Infinity);

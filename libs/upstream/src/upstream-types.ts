@@ -139,7 +139,7 @@ export interface UpstreamRequestOptions {
 
 /** The words of a request refused by UpstreamRequestOptions.takeBytes. */
 export const ANSWER_BUDGET_REFUSAL =
-  'the gateway is busy: the answers of the calls in flight hold all the memory it sets aside for them (execution.maxInFlightAnswerBytes); retry shortly';
+  "the gateway is busy: the answers of the calls in flight hold all the memory it sets aside for them, or this caller's share of it (execution.maxInFlightAnswerBytes); retry shortly";
 
 /** See UpstreamRequestOptions.listCap. */
 export interface UpstreamListCap {
