@@ -279,4 +279,28 @@ describe('rate limits per caller (docs/operations.md §14 "Rate limits per calle
       redis.disconnect();
     }
   });
+
+  it('perTool in Redis: only tools the caller may call get a bucket; made-up names leave no key and are never limited as a tool', async () => {
+    const keyPrefix = uniqueKeyPrefix();
+    const redis = redisClient();
+    try {
+      const g = await start(
+        { perTool: { capacity: 2, refillPerSecond: 0.001 }, store: 'redis' },
+        { REDIS_URL: SHARED_REDIS_URL },
+        { keyPrefix },
+      );
+      const call = (name: string) => rpc(g.mcpUrl, 'tools/call', { name, arguments: {} });
+      const madeUp = await Promise.all(Array.from({ length: 50 }, (_, i) => call(`ops.nope-${i}`)));
+      for (const answer of madeUp) expect(answer.json.error?.message).toMatch(/^Tool not found/);
+      // the same made-up name past the capacity: still "not found", never 429
+      for (let i = 0; i < 3; i++)
+        expect((await call('ops.nope-0')).json.error.message).toMatch(/^Tool not found/);
+      expect(await redis.keys(`${keyPrefix}:*ratelimit*`)).toEqual([]);
+      expect((await call('ops.echo')).status).toBe(200);
+      expect(await redis.keys(`${keyPrefix}:*ratelimit*`)).toHaveLength(1);
+    } finally {
+      await deleteKeys(redis, keyPrefix);
+      redis.disconnect();
+    }
+  });
 });

@@ -203,7 +203,8 @@ export class ToolsCallHandler implements MethodHandler {
     const prepared = context.prepared?.target;
     const target = prepared?.name === name ? prepared : undefined;
     try {
-      await this.limits?.admit(context.caller, name);
+      // the caller's bucket now; the (caller, tool) one once the tool is one it may call (call)
+      await this.limits?.admit(context.caller);
       const result = await this.call(params, context, target, started);
       this.audited(name, target, { result }, started, context);
       return result;
@@ -328,6 +329,7 @@ export class ToolsCallHandler implements MethodHandler {
     const held = target?.tool === undefined ? await this.heldForReview(name, context) : undefined;
     if (held !== undefined) return held;
     const tool = await this.find(name, context, target);
+    await this.limits?.admitTool(context.caller, tool.name);
     // checked before anything is sent, whatever the route (docs/operations.md §6 "Argument
     // validation"): a model corrects its call from an isError result (MCP 2025-11-25 tools)
     // the arguments' text as the client wrote it: checked, and sent on byte for byte

@@ -69,11 +69,22 @@ export class CallerLimits implements OnApplicationShutdown {
       const verdict = await this.take(`s:${encodeURIComponent(subject)}`, this.perSubject, subject);
       if (!verdict.admitted) throw rateLimitedError('subject', verdict.retryAfterMs);
     }
-    if (tool !== undefined && this.perTool !== undefined) {
-      const key = `t:${encodeURIComponent(subject)}:${toolKey(tool)}`;
-      const verdict = await this.take(key, this.perTool, subject);
-      if (!verdict.admitted) throw rateLimitedError('tool', verdict.retryAfterMs);
-    }
+    if (tool !== undefined) await this.admitTool(caller, tool);
+  }
+
+  /**
+   * Takes a token from the (caller, tool) bucket only. Called once the tool is known to be one
+   * the caller may call: a name that is unknown or outside the grant gets no bucket, so made-up
+   * names cannot fill the store (Redis keys live as long as a bucket takes to refill), and an
+   * ungranted tool is limited exactly as an unknown one (docs/operations.md §13 "Access").
+   * @throws GatewayError RateLimited when the bucket is empty
+   */
+  async admitTool(caller: CallerIdentity | undefined, tool: string): Promise<void> {
+    if (this.perTool === undefined) return;
+    const subject = callerName(caller) ?? ANONYMOUS_SUBJECT;
+    const key = `t:${encodeURIComponent(subject)}:${toolKey(tool)}`;
+    const verdict = await this.take(key, this.perTool, subject);
+    if (!verdict.admitted) throw rateLimitedError('tool', verdict.retryAfterMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
