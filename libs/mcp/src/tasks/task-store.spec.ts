@@ -26,12 +26,47 @@ describe('MemoryTaskStore (docs/operations.md §10 "Tasks")', () => {
   it('at maxTasks the oldest ended task makes room; with none ended a new one is refused', async () => {
     const store = new MemoryTaskStore(2, 10, 1 << 20);
     expect(await store.create(record('a'))).toBe(true);
-    expect(await store.create(record('b'))).toBe(true);
-    expect(await store.create(record('c'))).toBe(false);
-    await store.update(record('b', { status: 'completed' }));
-    expect(await store.create(record('c'))).toBe(true);
+    expect(await store.create(record('b', { owner: 'bob' }))).toBe(true);
+    expect(await store.create(record('c', { owner: 'carol' }))).toBe(false);
+    await store.update(record('b', { owner: 'bob', status: 'completed' }));
+    expect(await store.create(record('c', { owner: 'carol' }))).toBe(true);
     expect(await store.get('b')).toBeUndefined();
     expect(await store.get('a')).toBeDefined();
+  });
+
+  it('at maxTasks the caller holding the most ended tasks makes room, not the one whose ended task is oldest', async () => {
+    const store = new MemoryTaskStore(4, 10, 1 << 20);
+    await store.create(record('alice-1'));
+    await store.update(record('alice-1', { status: 'completed' }));
+    for (const id of ['bob-1', 'bob-2', 'bob-3']) {
+      await store.create(record(id, { owner: 'bob' }));
+      await store.update(record(id, { owner: 'bob', status: 'completed' }));
+    }
+    expect(await store.create(record('carol-1', { owner: 'carol' }))).toBe(true);
+    expect(await store.get('alice-1')).toBeDefined();
+    expect(await store.get('bob-1')).toBeUndefined();
+  });
+
+  it('one caller holds at most a quarter of maxTasks, so its running tasks never fill the replica', async () => {
+    const store = new MemoryTaskStore(8, 100, 1 << 20);
+    expect(await store.create(record('b1', { owner: 'bob' }))).toBe(true);
+    expect(await store.create(record('b2', { owner: 'bob' }))).toBe(true);
+    expect(await store.create(record('b3', { owner: 'bob' }))).toBe(false);
+    expect(await store.create(record('a1'))).toBe(true);
+  });
+
+  it("past maxBytes the caller whose results hold the most loses its oldest, never another caller's unread result", async () => {
+    const store = new MemoryTaskStore(100, 100, 3000);
+    const big = { content: [{ type: 'text', text: 'x'.repeat(1000) }] };
+    await store.create(record('alice-1'));
+    await store.update(record('alice-1', { status: 'completed', result: { content: [] } }));
+    for (const id of ['bob-1', 'bob-2', 'bob-3', 'bob-4']) {
+      await store.create(record(id, { owner: 'bob' }));
+      await store.update(record(id, { owner: 'bob', status: 'completed', result: big }));
+    }
+    expect(await store.get('alice-1')).toBeDefined();
+    expect(await store.get('bob-1')).toBeUndefined();
+    expect(await store.get('bob-4')).toBeDefined();
   });
 
   it('a task is gone once its ttlMs has passed', async () => {

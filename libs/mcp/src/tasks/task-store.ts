@@ -70,28 +70,34 @@ function expiresAt(record: TaskRecord): number {
 
 /**
  * Tasks in this replica's memory, dropped once their ttlMs has passed, bounded three ways: at
- * most `maxTasks` (then the oldest ended one makes room), at most `maxPerCaller` per caller
- * (then that caller's oldest ended one), and at most `maxBytes` of results (then the oldest
- * ended ones go).
+ * most `maxTasks` (then an ended one of the caller that holds the most makes room), at most
+ * `maxPerCaller` per caller (then that caller's oldest ended one; never more than a quarter of
+ * `maxTasks`, so that one caller's running tasks cannot fill the replica), and at most
+ * `maxBytes` of results (then the oldest ended ones of the caller whose results hold the most
+ * go). So one caller's tasks never push out another's unread results while it holds more than
+ * they do.
  */
 export class MemoryTaskStore implements TaskStore {
   /** In creation order: the first ended one found is the oldest. */
   private readonly records = new Map<string, TaskRecord>();
   private readonly sizes = new Map<string, number>();
   private bytes = 0;
+  private readonly maxPerCaller: number;
 
   constructor(
     private readonly maxTasks: number,
-    private readonly maxPerCaller: number,
+    maxPerCaller: number,
     private readonly maxBytes: number,
-  ) {}
+  ) {
+    this.maxPerCaller = Math.min(maxPerCaller, Math.max(1, Math.ceil(maxTasks / 4)));
+  }
 
   create(record: TaskRecord): Promise<boolean> {
     this.sweep();
     const own = [...this.records.values()].filter((r) => r.owner === record.owner);
     if (own.length >= this.maxPerCaller && !this.dropOldestEnded(own))
       return Promise.resolve(false);
-    if (this.records.size >= this.maxTasks && !this.dropOldestEnded(this.records.values()))
+    if (this.records.size >= this.maxTasks && !this.dropFromHeaviest(() => 1))
       return Promise.resolve(false);
     this.records.set(record.taskId, record);
     return Promise.resolve(true);
@@ -114,8 +120,9 @@ export class MemoryTaskStore implements TaskStore {
     this.bytes += size - (this.sizes.get(record.taskId) ?? 0);
     this.sizes.set(record.taskId, size);
     while (this.bytes > this.maxBytes) {
-      const others = [...this.records.values()].filter((r) => r.taskId !== record.taskId);
-      if (!this.dropOldestEnded(others)) break;
+      const size = (r: TaskRecord): number =>
+        r.taskId === record.taskId ? 0 : (this.sizes.get(r.taskId) ?? 0);
+      if (!this.dropFromHeaviest(size)) break;
     }
     return Promise.resolve(true);
   }
@@ -126,6 +133,28 @@ export class MemoryTaskStore implements TaskStore {
       return Promise.resolve(false);
     this.records.set(record.taskId, record);
     return Promise.resolve(true);
+  }
+
+  /**
+   * Drops the oldest ended task of the caller whose ended tasks weigh the most (`weight` of
+   * each: 1 to count tasks, its result's bytes to count those); false when none ended.
+   */
+  private dropFromHeaviest(weight: (record: TaskRecord) => number): boolean {
+    const held = new Map<string | undefined, number>();
+    for (const r of this.records.values())
+      if (TERMINAL.has(r.status) && weight(r) > 0)
+        held.set(r.owner, (held.get(r.owner) ?? 0) + weight(r));
+    let heaviest: string | undefined;
+    let most = 0;
+    for (const [owner, amount] of held)
+      if (amount > most) {
+        most = amount;
+        heaviest = owner;
+      }
+    if (most === 0) return false;
+    return this.dropOldestEnded(
+      [...this.records.values()].filter((r) => r.owner === heaviest && weight(r) > 0),
+    );
   }
 
   /** Drops the first ended task of `records`; false when none ended. */
