@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
-import { TestAuthorizationServer } from '../support/oidc-provider';
+import { jwtAuthConfig, TestAuthorizationServer } from '../support/oidc-provider';
 import { rpc, type RawAnswer } from '../support/rpc';
 import { TestToolService } from '../support/tool-service';
 
@@ -66,13 +66,7 @@ describe("a caller's share of the answer bytes in flight", () => {
             execution: { maxInFlightAnswerBytes: 4 * 1_048_576, maxResponseBytes: 1_048_576 },
           },
         ),
-        auth: {
-          mode: 'jwt',
-          issuer: as.issuer,
-          audience: RESOURCE,
-          jwksUrl: as.jwksUrl,
-          algorithms: ['ES256'],
-        },
+        auth: jwtAuthConfig(as, RESOURCE),
         access: {
           rules: [
             { match: { claim: 'groups', value: 'dev' }, tools: ['w.report'] },

@@ -2,7 +2,7 @@ import { bundle, gatewayConfig, manifest, tool, upstream } from '../support/fixt
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { ListenUpstream, STATUS_URI } from '../support/listen-upstream';
 import { modernListen } from '../support/modern-rpc';
-import { TestAuthorizationServer } from '../support/oidc-provider';
+import { jwtAuthConfig, TestAuthorizationServer } from '../support/oidc-provider';
 import { openLegacySession, rpc, type RawAnswer } from '../support/rpc';
 import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
 import type { SseReader } from '../support/sse-reader';
@@ -58,17 +58,15 @@ describe('a caller takes at most its share of a source (mcp.auth on)', () => {
           execution: { maxConnectionsPerOrigin: 4 },
           upstreams: [
             upstream('u', up.url, { timeouts: { callMillis: 3000 } }),
+            // three more names for the same server: one origin, one pool of connections
+            ...['v', 'w', 'x'].map((id) =>
+              upstream(id, up.url, { timeouts: { callMillis: 3000 } }),
+            ),
             upstream('ub', listens.url, { timeouts: { callMillis: 3000 } }),
           ],
         }),
         http: { modernEra: true },
-        auth: {
-          mode: 'jwt',
-          issuer: as.issuer,
-          audience: RESOURCE,
-          jwksUrl: as.jwksUrl,
-          algorithms: ['ES256'],
-        },
+        auth: jwtAuthConfig(as, RESOURCE),
         access: {
           rules: [
             {
@@ -77,7 +75,7 @@ describe('a caller takes at most its share of a source (mcp.auth on)', () => {
             },
             {
               match: { claim: 'groups', value: 'ops' },
-              tools: ['u__slow', 'ops.slow'],
+              tools: ['u__slow', 'v__slow', 'w__slow', 'x__slow', 'ops.slow'],
               sources: ['ub'],
             },
           ],
@@ -140,7 +138,9 @@ describe('a caller takes at most its share of a source (mcp.auth on)', () => {
       const waited = await Promise.all(more);
       for (const answer of waited) {
         expect(answer.json.result.isError).toBe(true);
-        expect(textOf(answer)).toMatch(new RegExp(`${refusal.source}|did not answer|no answer within`));
+        expect(textOf(answer)).toMatch(
+          new RegExp(`${refusal.source}|did not answer|no answer within`),
+        );
       }
       expect(waited.some((answer) => refusal.test(textOf(answer)))).toBe(true);
       // B's own call ends by its deadline; its share is given back then
@@ -151,6 +151,18 @@ describe('a caller takes at most its share of a source (mcp.auth on)', () => {
     },
     30_000,
   );
+
+  it("the share is of the origin's connections: requests to several upstreams at one origin count together", async () => {
+    const before = up.calls('slow').length;
+    const bobs = ['u', 'v', 'w', 'x'].map((id, i) => call(bob, `${id}__slow`, 20 + i));
+    await waitFor(() => up.calls('slow').length > before, 10_000);
+    const other = await call(alice, 'u__fast', 30);
+    expect(textOf(other)).toContain('fast-ok');
+    expect(other.json.result.isError).not.toBe(true);
+    // one of B's four ran (and timed out); the others waited for it
+    const done = await Promise.all(bobs);
+    expect(done.some((answer) => /its share of its connections/.test(textOf(answer)))).toBe(true);
+  }, 30_000);
 
   it("2026 listens held for a caller count in its share: past it none is opened on the upstream, and another caller's call is answered", async () => {
     for (let i = 0; i < 3; i += 1) {

@@ -1,5 +1,5 @@
 import type { CallerIdentity } from '@app/identity';
-import { CallerShares } from './caller-shares';
+import { CallerShares, poolOf } from './caller-shares';
 
 const caller = (subject: string): CallerIdentity => ({
   subject,
@@ -78,5 +78,17 @@ describe('CallerShares: one caller runs at most its share of a source', () => {
         maxConcurrentCallsPerCaller: 7,
       }),
     ).toBe(7);
+  });
+
+  it('counts per pool of connections: the kind of source and its URL origin', () => {
+    expect(poolOf('upstream', 'http://10.0.0.1:8080/mcp')).toBe(
+      poolOf('upstream', 'http://10.0.0.1:8080/other'),
+    );
+    expect(poolOf('upstream', 'http://10.0.0.1:8080/mcp')).not.toBe(
+      poolOf('upstream', 'http://10.0.0.1:8081/mcp'),
+    );
+    expect(poolOf('bundle', 'http://10.0.0.1:8080/mcp')).not.toBe(
+      poolOf('upstream', 'http://10.0.0.1:8080/mcp'),
+    );
   });
 });

@@ -20,10 +20,10 @@ export interface ShareWaitSignal {
 }
 
 /**
- * The requests one caller may have running on one source at once (docs/operations.md §1,
- * `execution.maxConcurrentCallsPerCaller`): its bundle calls, and its requests to an upstream
- * (calls, reads, parked calls and the listens held for it). Each holds one of the source's
- * connections, so without a share one caller's slow calls or long listens could take every
+ * The requests one caller may have running at once on one pool of connections, an origin's
+ * (docs/operations.md §1, `execution.maxConcurrentCallsPerCaller`; poolOf): its bundle calls,
+ * and its requests to upstreams (calls, reads, parked calls and the listens held for it). Each
+ * holds one of the pool's connections, so without a share one caller's slow calls or long listens could take every
  * connection (`execution.maxConnectionsPerOrigin`) and every call slot
  * (`maxConcurrentCallsPerBundle`), and the other callers' calls would wait or be refused. A
  * request past the share waits for one of the caller's own to end, within its own deadline,
@@ -32,7 +32,7 @@ export interface ShareWaitSignal {
  * own traffic (pulls, session upkeep) is not a caller's.
  */
 export class CallerShares {
-  /** Per `<sourceId>\n<caller>`; an entry with nothing running or waiting is removed. */
+  /** Per `<pool>\n<caller>` (poolOf); an entry with nothing running or waiting is removed. */
   private readonly slots = new Map<string, Slot>();
 
   /** @param perCaller the most requests one caller may have running on one source */
@@ -57,12 +57,12 @@ export class CallerShares {
   }
 
   /**
-   * Takes one of the caller's requests on `sourceId` now.
+   * Takes one of the caller's requests on `pool` (poolOf) now.
    * @returns its release, or undefined when the caller already has `perCaller` running there;
    *   without a caller (auth off, the gateway's own traffic) always a release, nothing counted
    */
-  take(sourceId: string, caller: CallerIdentity | undefined): ShareRelease | undefined {
-    const key = keyOf(sourceId, caller);
+  take(pool: string, caller: CallerIdentity | undefined): ShareRelease | undefined {
+    const key = keyOf(pool, caller);
     if (key === undefined) return NOTHING_TAKEN;
     const slot = this.slotOf(key);
     if (slot.running >= this.perCaller) {
@@ -74,19 +74,19 @@ export class CallerShares {
   }
 
   /**
-   * Takes one of the caller's requests on `sourceId`, waiting (first come, first served) for
+   * Takes one of the caller's requests on `pool`, waiting (first come, first served) for
    * one of its own to end when it has `perCaller` running.
    * @returns its release, or undefined when `waitMillis` passed or `signal` aborted first
    */
   acquire(
-    sourceId: string,
+    pool: string,
     caller: CallerIdentity | undefined,
     waitMillis: number,
     signal?: ShareWaitSignal,
   ): ShareRelease | undefined | Promise<ShareRelease | undefined> {
-    const taken = this.take(sourceId, caller);
+    const taken = this.take(pool, caller);
     if (taken !== undefined || waitMillis <= 0 || signal?.aborted === true) return taken;
-    const key = keyOf(sourceId, caller) as string;
+    const key = keyOf(pool, caller) as string;
     const slot = this.slotOf(key);
     return new Promise((resolve) => {
       const done = (release: ShareRelease | undefined): void => {
@@ -138,7 +138,30 @@ export class CallerShares {
   }
 }
 
-function keyOf(sourceId: string, caller: CallerIdentity | undefined): string | undefined {
+/** Origins by URL, for poolOf; bounded by the sources configured and registered. */
+const origins = new Map<string, string>();
+const MAX_REMEMBERED_ORIGINS = 10_000;
+
+/**
+ * The connection pool a source's requests use: its kind and its URL's origin. Connections are
+ * pooled per origin (`execution.maxConnectionsPerOrigin`), so shares are counted per pool, not
+ * per source: several sources at one origin are one share. A URL that does not parse is its own.
+ */
+export function poolOf(kind: 'bundle' | 'upstream', url: string): string {
+  let origin = origins.get(url);
+  if (origin === undefined) {
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      origin = url;
+    }
+    if (origins.size >= MAX_REMEMBERED_ORIGINS) origins.clear();
+    origins.set(url, origin);
+  }
+  return `${kind} ${origin}`;
+}
+
+function keyOf(pool: string, caller: CallerIdentity | undefined): string | undefined {
   const name = callerName(caller);
-  return name === undefined ? undefined : `${sourceId}\n${name}`;
+  return name === undefined ? undefined : `${pool}\n${name}`;
 }

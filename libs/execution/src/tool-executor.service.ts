@@ -43,7 +43,7 @@ import {
 } from './map-tool-response';
 import { parseRetryAfter } from './retry-after';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
-import { CallerShares, type ShareWaitSignal } from './caller-shares';
+import { CallerShares, poolOf, type ShareWaitSignal } from './caller-shares';
 import type { CallCancellation } from './call-cancellation';
 import { warmUpToolServiceClient } from './client-warm-up';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
@@ -247,7 +247,12 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     // one caller's calls take at most its share of the bundle's slots and connections: past it
     // this one waits for one of the caller's own to end, within the tool's timeout
     const started = performance.now();
-    const taken = this.shares.acquire(bundle.id, caller, tool.timeoutMillis, waitSignal(signal));
+    const taken = this.shares.acquire(
+      poolOf('bundle', bundle.baseEndpoint),
+      caller,
+      tool.timeoutMillis,
+      waitSignal(signal),
+    );
     const waited = taken instanceof Promise;
     const share = waited ? await taken : taken;
     if (share === undefined)

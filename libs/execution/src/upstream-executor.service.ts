@@ -16,7 +16,7 @@ import {
   type UpstreamSignal,
 } from '@app/upstream';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
-import { CallerShares } from './caller-shares';
+import { CallerShares, poolOf } from './caller-shares';
 import type { CallCancellation } from './call-cancellation';
 import { CallerRequestHeaders } from './caller-request-headers';
 import type { IncomingHeaders } from './call-tool-result';
@@ -198,7 +198,12 @@ export class UpstreamExecutor {
     const taken =
       this.shares === null
         ? NO_SHARE
-        : this.shares.acquire(upstream.id, context.caller, left(), cancellation);
+        : this.shares.acquire(
+            poolOf('upstream', upstream.url),
+            context.caller,
+            left(),
+            cancellation,
+          );
     const waited = taken instanceof Promise;
     const share = waited ? await taken : taken;
     if (share === undefined) {

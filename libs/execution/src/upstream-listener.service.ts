@@ -10,7 +10,7 @@ import {
 } from '@app/upstream';
 import type { IncomingHeaders } from './call-tool-result';
 import { CallerRequestHeaders } from './caller-request-headers';
-import { CallerShares } from './caller-shares';
+import { CallerShares, poolOf } from './caller-shares';
 
 /** The `notifications` filter sent on an upstream's `subscriptions/listen` (MCP 2026-07-28). */
 export interface UpstreamListenFilter {
@@ -158,7 +158,10 @@ export class UpstreamListener {
       const started = performance.now();
       let ended: string;
       // it holds a connection for as long as it is open: one of the caller's share of them
-      const share = this.shares === null ? NO_SHARE : this.shares.take(upstream.id, context.caller);
+      const share =
+        this.shares === null
+          ? NO_SHARE
+          : this.shares.take(poolOf('upstream', upstream.url), context.caller);
       try {
         if (share === undefined)
           throw new UpstreamFailure(

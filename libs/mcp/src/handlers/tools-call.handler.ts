@@ -195,7 +195,7 @@ export class ToolsCallHandler implements MethodHandler {
       params.name.startsWith(GATEWAY_TOOL_PREFIX) &&
       this.search.enabledFor(context.access)
     ) {
-      if (params.name !== CALL_TOOL) await this.limits?.admit(context.caller, params.name);
+      if (params.name !== CALL_TOOL) await this.limits?.admit(context.caller);
       return this.searchTool(params.name, params.arguments, context);
     }
     const started = performance.now();
@@ -232,6 +232,9 @@ export class ToolsCallHandler implements MethodHandler {
       throw this.notFound(name);
     const definition = search.definitionJson(name);
     if (definition === undefined) throw this.notFound(name);
+    // its own bucket once it is known to be one the caller may call, as a source's tool
+    // (admitTool): a made-up gateway__ name makes no bucket; call_tool's is its tool's
+    if (name !== CALL_TOOL) await this.limits?.admitTool(context.caller, name);
     // the gateway's own tools hold their callers to their own inputSchema, as a source's are
     const violations = this.argumentChecks.checkEntry(
       name,
