@@ -1,7 +1,7 @@
 import { bundle, gatewayConfig, manifest, tool } from '../support/fixtures';
 import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
 import { modernRequest } from '../support/modern-rpc';
-import { TestAuthorizationServer } from '../support/oidc-provider';
+import { jwtAuthConfig, TestAuthorizationServer } from '../support/oidc-provider';
 import { TestToolService } from '../support/tool-service';
 
 const RESOURCE = 'https://gateway.test/mcp';
@@ -48,13 +48,7 @@ describe("one caller's tasks never push out or lock out another's (memory store)
           discovery: { maxToolTimeoutMillis: 30_000 },
         }),
         tasks: { maxStoredBytes: 1_048_576, maxTasks: 20, maxTasksPerCaller: 100 },
-        auth: {
-          mode: 'jwt',
-          issuer: as.issuer,
-          audience: RESOURCE,
-          jwksUrl: as.jwksUrl,
-          algorithms: ['ES256'],
-        },
+        auth: jwtAuthConfig(as, RESOURCE),
         access: {
           rules: [
             { match: { claim: 'groups', value: 'dev' }, tools: ['w.small', 'w.req'] },

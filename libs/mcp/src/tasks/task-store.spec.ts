@@ -55,6 +55,13 @@ describe('MemoryTaskStore (docs/operations.md §10 "Tasks")', () => {
     expect(await store.create(record('a1'))).toBe(true);
   });
 
+  it("without auth (the one anonymous owner '') the replica's tasks are all its own, up to maxPerCaller", async () => {
+    const store = new MemoryTaskStore(8, 8, 1 << 20);
+    const created: boolean[] = [];
+    for (let i = 0; i < 9; i += 1) created.push(await store.create(record(`t${i}`, { owner: '' })));
+    expect(created).toEqual([true, true, true, true, true, true, true, true, false]);
+  });
+
   it("past maxBytes the caller whose results hold the most loses its oldest, never another caller's unread result", async () => {
     const store = new MemoryTaskStore(100, 100, 3000);
     const big = { content: [{ type: 'text', text: 'x'.repeat(1000) }] };

@@ -71,8 +71,9 @@ function expiresAt(record: TaskRecord): number {
 /**
  * Tasks in this replica's memory, dropped once their ttlMs has passed, bounded three ways: at
  * most `maxTasks` (then an ended one of the caller that holds the most makes room), at most
- * `maxPerCaller` per caller (then that caller's oldest ended one; never more than a quarter of
- * `maxTasks`, so that one caller's running tasks cannot fill the replica), and at most
+ * `maxPerCaller` per caller (then that caller's oldest ended one; for a caller a token names,
+ * never more than a quarter of `maxTasks`, so that one caller's running tasks cannot fill the
+ * replica), and at most
  * `maxBytes` of results (then the oldest ended ones of the caller whose results hold the most
  * go). So one caller's tasks never push out another's unread results while it holds more than
  * they do.
@@ -82,21 +83,23 @@ export class MemoryTaskStore implements TaskStore {
   private readonly records = new Map<string, TaskRecord>();
   private readonly sizes = new Map<string, number>();
   private bytes = 0;
-  private readonly maxPerCaller: number;
+  /** A named caller's cap: maxPerCaller, at most a quarter of maxTasks. */
+  private readonly maxPerNamedCaller: number;
 
   constructor(
     private readonly maxTasks: number,
-    maxPerCaller: number,
+    private readonly maxPerCaller: number,
     private readonly maxBytes: number,
   ) {
-    this.maxPerCaller = Math.min(maxPerCaller, Math.max(1, Math.ceil(maxTasks / 4)));
+    this.maxPerNamedCaller = Math.min(maxPerCaller, Math.max(1, Math.ceil(maxTasks / 4)));
   }
 
   create(record: TaskRecord): Promise<boolean> {
     this.sweep();
     const own = [...this.records.values()].filter((r) => r.owner === record.owner);
-    if (own.length >= this.maxPerCaller && !this.dropOldestEnded(own))
-      return Promise.resolve(false);
+    // without auth every task is the one anonymous owner's (''): the replica is all its own
+    const cap = record.owner === '' ? this.maxPerCaller : this.maxPerNamedCaller;
+    if (own.length >= cap && !this.dropOldestEnded(own)) return Promise.resolve(false);
     if (this.records.size >= this.maxTasks && !this.dropFromHeaviest(() => 1))
       return Promise.resolve(false);
     this.records.set(record.taskId, record);
