@@ -144,10 +144,12 @@ describe('rate limits per caller (docs/operations.md §14 "Rate limits per calle
     rateLimits: Record<string, unknown>,
     env: Record<string, string> = {},
     redis?: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
   ): Promise<GatewayProcess> {
     const mcp = {
       ...gatewayConfig([bundle('ops', service, 'ops.')], redis === undefined ? {} : { redis }),
       rateLimits,
+      ...extra,
     };
     const g = await GatewayProcess.start({
       mcp,
@@ -288,10 +290,14 @@ describe('rate limits per caller (docs/operations.md §14 "Rate limits per calle
         { perTool: { capacity: 2, refillPerSecond: 0.001 }, store: 'redis' },
         { REDIS_URL: SHARED_REDIS_URL },
         { keyPrefix },
+        { toolSearch: { enabled: true } },
       );
       const call = (name: string) => rpc(g.mcpUrl, 'tools/call', { name, arguments: {} });
       const madeUp = await Promise.all(Array.from({ length: 50 }, (_, i) => call(`ops.nope-${i}`)));
       for (const answer of madeUp) expect(answer.json.error?.message).toMatch(/^Tool not found/);
+      // made-up names of the gateway's own tools alike
+      for (let i = 0; i < 3; i++)
+        expect((await call('gateway__made_up')).json.error.message).toMatch(/^Tool not found/);
       // the same made-up name past the capacity: still "not found", never 429
       for (let i = 0; i < 3; i++)
         expect((await call('ops.nope-0')).json.error.message).toMatch(/^Tool not found/);
