@@ -138,9 +138,9 @@ export class CallerShares {
   }
 }
 
-/** Origins by URL, for poolOf; bounded by the sources configured and registered. */
-const origins = new Map<string, string>();
-const MAX_REMEMBERED_ORIGINS = 10_000;
+/** Pools by URL, per kind of source, for poolOf; bounded by the sources configured and registered. */
+const pools = { bundle: new Map<string, string>(), upstream: new Map<string, string>() };
+const MAX_REMEMBERED_POOLS = 10_000;
 
 /**
  * The connection pool a source's requests use: its kind and its URL's origin. Connections are
@@ -148,17 +148,20 @@ const MAX_REMEMBERED_ORIGINS = 10_000;
  * per source: several sources at one origin are one share. A URL that does not parse is its own.
  */
 export function poolOf(kind: 'bundle' | 'upstream', url: string): string {
-  let origin = origins.get(url);
-  if (origin === undefined) {
+  const known = pools[kind];
+  let pool = known.get(url);
+  if (pool === undefined) {
+    let origin: string;
     try {
       origin = new URL(url).origin;
     } catch {
       origin = url;
     }
-    if (origins.size >= MAX_REMEMBERED_ORIGINS) origins.clear();
-    origins.set(url, origin);
+    pool = `${kind} ${origin}`;
+    if (known.size >= MAX_REMEMBERED_POOLS) known.clear();
+    known.set(url, pool);
   }
-  return `${kind} ${origin}`;
+  return pool;
 }
 
 function keyOf(pool: string, caller: CallerIdentity | undefined): string | undefined {

@@ -247,12 +247,15 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
     // one caller's calls take at most its share of the bundle's slots and connections: past it
     // this one waits for one of the caller's own to end, within the tool's timeout
     const started = performance.now();
-    const taken = this.shares.acquire(
-      poolOf('bundle', bundle.baseEndpoint),
-      caller,
-      tool.timeoutMillis,
-      waitSignal(signal),
-    );
+    const taken =
+      caller === undefined
+        ? NO_SHARE
+        : this.shares.acquire(
+            poolOf('bundle', bundle.baseEndpoint),
+            caller,
+            tool.timeoutMillis,
+            waitSignal(signal),
+          );
     const waited = taken instanceof Promise;
     const share = waited ? await taken : taken;
     if (share === undefined)
@@ -482,6 +485,7 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
 }
 
 const CALLS_BUSY: ToolCallFailure = { kind: 'busy', limit: 'calls' };
+const NO_SHARE = (): void => undefined;
 
 /** The call's cancellation as a wait for a share sees it (its one listener, until execute sets its own). */
 function waitSignal(signal: CallCancellation | undefined): ShareWaitSignal | undefined {

@@ -196,7 +196,7 @@ export class UpstreamExecutor {
     // one caller's requests hold at most its share of the upstream's connections: past it this
     // one waits for one of the caller's own to end, within its deadline
     const taken =
-      this.shares === null
+      this.shares === null || context.caller === undefined
         ? NO_SHARE
         : this.shares.acquire(
             poolOf('upstream', upstream.url),

@@ -204,7 +204,7 @@ export class ToolsCallHandler implements MethodHandler {
     const target = prepared?.name === name ? prepared : undefined;
     try {
       // the caller's bucket now; the (caller, tool) one once the tool is one it may call (call)
-      await this.limits?.admit(context.caller);
+      if (this.limits?.enabled === true) await this.limits.admit(context.caller);
       const result = await this.call(params, context, target, started);
       this.audited(name, target, { result }, started, context);
       return result;
@@ -234,7 +234,8 @@ export class ToolsCallHandler implements MethodHandler {
     if (definition === undefined) throw this.notFound(name);
     // its own bucket once it is known to be one the caller may call, as a source's tool
     // (admitTool): a made-up gateway__ name makes no bucket; call_tool's is its tool's
-    if (name !== CALL_TOOL) await this.limits?.admitTool(context.caller, name);
+    if (name !== CALL_TOOL && this.limits?.enabled === true)
+      await this.limits.admitTool(context.caller, name);
     // the gateway's own tools hold their callers to their own inputSchema, as a source's are
     const violations = this.argumentChecks.checkEntry(
       name,
@@ -332,7 +333,7 @@ export class ToolsCallHandler implements MethodHandler {
     const held = target?.tool === undefined ? await this.heldForReview(name, context) : undefined;
     if (held !== undefined) return held;
     const tool = await this.find(name, context, target);
-    await this.limits?.admitTool(context.caller, tool.name);
+    if (this.limits?.enabled === true) await this.limits.admitTool(context.caller, tool.name);
     // checked before anything is sent, whatever the route (docs/operations.md §6 "Argument
     // validation"): a model corrects its call from an isError result (MCP 2025-11-25 tools)
     // the arguments' text as the client wrote it: checked, and sent on byte for byte
