@@ -122,7 +122,6 @@ function credentialExpired(expiresAtMs: number | undefined): boolean {
   return expiresAtMs !== undefined && Date.now() >= expiresAtMs;
 }
 
-/** A notification that one of the upstream's lists changed. */
 /** The MCP log level a request's `_meta` asks for (io.modelcontextprotocol/logLevel), if any. */
 function requestLogLevel(params: Record<string, unknown> | undefined): McpLogLevel | undefined {
   const meta = params?._meta;
@@ -141,6 +140,7 @@ function isResultOutcome(outcome: UpstreamAnswer | UpstreamFailure): boolean {
   return !(outcome instanceof UpstreamFailure) && outcome.kind === 'result';
 }
 
+/** A notification that one of the upstream's lists changed. */
 function isListChanged(message: JsonRpcMessage): boolean {
   return (
     message.id === undefined &&
@@ -445,27 +445,26 @@ export class UpstreamConnection {
 
   /**
    * `logging/setLevel` on this session only (a session lost meanwhile is renewed by the next
-   * request, not here), with the gateway's own credential, at most SHORT_DEADLINE_MILLIS.
-   * @returns whether the upstream took it (answered a result)
+   * request, not here), with the gateway's own credential, at most SHORT_DEADLINE_MILLIS. Best
+   * effort: whatever the upstream answers, or a failure, leaves the request going on.
    */
   private async setSessionLogLevel(
     session: Session,
     level: McpLogLevel,
     budget: Budget,
-  ): Promise<boolean> {
+  ): Promise<void> {
     const millis = Math.min(SHORT_DEADLINE_MILLIS, Math.max(0, budget.left()));
     try {
       const headers = await this.ownHeaders();
-      const sent = await this.send2025(
+      await this.send2025(
         session,
         'logging/setLevel',
         { level },
         { deadlineMillis: millis, headers },
         new Budget(millis, budget.signal),
       );
-      return sent.renew === undefined && isResultOutcome(sent.outcome);
     } catch {
-      return false;
+      // the upstream's default level stays
     }
   }
 
