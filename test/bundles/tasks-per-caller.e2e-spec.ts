@@ -46,6 +46,8 @@ describe("one caller's tasks never push out or lock out another's (memory store)
       mcp: {
         ...gatewayConfig([bundle('w', service, 'w.')], {
           discovery: { maxToolTimeoutMillis: 30_000 },
+          // B's held tasks never end: the stop at the end does not wait them out
+          shutdown: { gracePeriodSeconds: 1 },
         }),
         tasks: { maxStoredBytes: 1_048_576, maxTasks: 20, maxTasksPerCaller: 100 },
         auth: jwtAuthConfig(as, RESOURCE),
