@@ -18,7 +18,7 @@ import {
   MCP_MAX_BODY_BYTES,
   MCP_SERVER_OPTIONS,
   notFound,
-  payloadTooLarge,
+  refuseTooLarge,
 } from './listener-limits';
 
 /** The same limits as McpHttpServer (body, request and keep-alive timeouts). */
@@ -119,7 +119,9 @@ export class McpTransportExceptionFilter implements ExceptionFilter {
     } else if (status === 404) {
       sendAnswer(reply, notFound(path));
     } else if (status === 413) {
-      sendAnswer(reply, payloadTooLarge());
+      // written on the socket, then a lingering close (refuseTooLarge): fastify sends nothing
+      void reply.hijack();
+      refuseTooLarge(req.raw);
     } else if (clientWentAway(exception)) {
       // the client closed the connection while its body was being read: nobody to answer
       reply.raw.destroy();

@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import { ChunkList } from '@app/http-body';
 import { drainListener, trackConnections } from './drain-listener';
-import { decodeBody, write } from './http-write';
+import { decodeBody } from './http-write';
 import {
   answerClientError,
   MCP_MAX_BODY_BYTES,
   MCP_SERVER_OPTIONS,
-  payloadTooLarge,
+  refuseTooLarge,
 } from './listener-limits';
 import { McpExchanges } from './mcp-exchanges.service';
 
@@ -64,7 +64,7 @@ export class McpHttpServer {
     if (!this.exchanges.front(req, res, this.draining)) return;
     const declared = Number(req.headers['content-length']);
     if (declared > MCP_MAX_BODY_BYTES) {
-      this.tooLarge(req, res);
+      this.tooLarge(req);
       return;
     }
     // kept so that one-byte chunks cost about what their bytes do (chunk-list.ts)
@@ -74,7 +74,7 @@ export class McpHttpServer {
       length += chunk.length;
       if (length > MCP_MAX_BODY_BYTES) {
         req.removeAllListeners('data');
-        this.tooLarge(req, res);
+        this.tooLarge(req);
         return;
       }
       chunks.add(chunk);
@@ -85,9 +85,8 @@ export class McpHttpServer {
     });
   }
 
-  /** 413, then the connection closes: the rest of the body is not read. */
-  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
-    write(res, payloadTooLarge());
-    req.pause();
+  /** 413, then the connection closes once what the client still sends is read and dropped. */
+  private tooLarge(req: IncomingMessage): void {
+    refuseTooLarge(req);
   }
 }
