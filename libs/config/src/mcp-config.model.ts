@@ -283,9 +283,10 @@ export class ExecutionConfig {
   maxConnectionsPerOrigin = 256;
 
   /**
-   * Requests one caller may have running on one source at once (with mcp.auth on); more are
-   * refused at once as busy. Unset: a quarter of the smaller of maxConnectionsPerOrigin and
-   * maxConcurrentCallsPerBundle (docs/operations.md §1).
+   * Requests one caller may have running at once on one origin's pool of connections (with
+   * mcp.auth on); one more waits, within its timeout, for one of the caller's own to end (a
+   * listen is not opened, and is tried again). Unset: a quarter of the smaller of
+   * maxConnectionsPerOrigin and maxConcurrentCallsPerBundle (docs/operations.md §1).
    */
   @IsOptional()
   @IsInt({ message: 'must be a positive integer (calls)' })

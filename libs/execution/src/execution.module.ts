@@ -20,7 +20,7 @@ import { CallerRequestHeaders } from './caller-request-headers';
       useFactory: (config: GatewayConfig) => AnswerBudget.of(config),
       inject: [GATEWAY_CONFIG],
     },
-    // one count of each caller's requests per source, bundles and upstreams (operations §1)
+    // one count of each caller's requests per origin's pool, bundles and upstreams (operations §1)
     {
       provide: CallerShares,
       useFactory: (config: GatewayConfig) => CallerShares.of(config),

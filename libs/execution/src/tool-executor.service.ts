@@ -223,8 +223,9 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
    *   the Tool Service request is cut and the result says why
    * @returns the result; never throws for anything the Tool Service or the network does. Over
    *   execution.maxConcurrentCallsPerBundle or maxInFlightAnswerBytes it is a prompt isError
-   *   "the gateway is busy", and so it is past the caller's own share of the bundle's calls
-   *   (maxConcurrentCallsPerCaller, CallerShares).
+   *   "the gateway is busy"; past the caller's own share of the origin's connections
+   *   (maxConcurrentCallsPerCaller, CallerShares) it waits, and one that waited out its timeout
+   *   is an isError "not sent: …".
    * @param caller the authenticated caller (docs/operations.md §13): its token is what a bundle
    *   with authorization mode tokenExchange gets exchanged; when that fails, an isError result
    *   says so

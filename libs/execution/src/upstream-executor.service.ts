@@ -169,7 +169,7 @@ export class UpstreamExecutor {
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     /** The answer bytes held at once, shared with Tool Service calls (operations §1). */
     @Optional() @Inject(AnswerBudget) private readonly budget: AnswerBudget | null = null,
-    /** Each caller's requests running per upstream (operations §1), shared with its listens. */
+    /** Each caller's requests running per origin's pool (operations §1), shared with its listens. */
     @Optional() @Inject(CallerShares) private readonly shares: CallerShares | null = null,
   ) {}
 

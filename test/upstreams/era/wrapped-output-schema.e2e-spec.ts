@@ -114,4 +114,32 @@ describe('structured output of a tool whose outputSchema root is not type "objec
       expect(call.json.result.structuredContent).toEqual({ a: 1 });
     }
   });
+
+  it('with live lists, which pass the schema on as listed, an object result is not wrapped either', async () => {
+    const live = await GatewayProcess.start({
+      mcp: gatewayConfig([], {
+        upstreams: [upstream('neu', modern.url, { protocol: '2026-07-28', lists: 'live' })],
+      }),
+      waitReady: true,
+    });
+    try {
+      const session = await openLegacySession(live.mcpUrl);
+      const list = await rpc(live.mcpUrl, 'tools/list', {}, session);
+      const listed = (list.json.result.tools as { name: string; outputSchema: object }[]).find(
+        (t) => t.name === 'neu__viaAnyOf',
+      );
+      expect(listed?.outputSchema).toEqual(SCHEMAS.viaAnyOf);
+      const call = await rpc(
+        live.mcpUrl,
+        'tools/call',
+        { name: 'neu__viaAnyOf', arguments: {} },
+        session,
+      );
+      expect(call.json.result.structuredContent).toEqual({ a: 1 });
+      const ajv = new Ajv2020({ strict: false });
+      expect(ajv.validate(listed!.outputSchema, call.json.result.structuredContent)).toBe(true);
+    } finally {
+      await live.stop();
+    }
+  });
 });

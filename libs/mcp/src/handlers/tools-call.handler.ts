@@ -381,7 +381,12 @@ export class ToolsCallHandler implements MethodHandler {
         context,
       );
       // a CreateTaskResult gets the client's id for the task (docs/operations.md §10 "Tasks")
-      return forClientEra(this.tasks.handOut(result, upstream, name, context), tool, context);
+      return forClientEra(
+        this.tasks.handOut(result, upstream, name, context),
+        tool,
+        context,
+        !this.live.active,
+      );
     }
     const rawArguments = args === undefined || args === null ? '{}' : (raw ?? JSON.stringify(args));
     // a task-capable bundle tool for a 2026 request that declared Tasks runs as a task
@@ -409,7 +414,7 @@ export class ToolsCallHandler implements MethodHandler {
       context.signal,
       context.caller,
     );
-    return forClientEra(result, tool, context);
+    return forClientEra(result, tool, context, !this.live.active);
   }
 
   /**
@@ -507,12 +512,18 @@ export class ToolsCallHandler implements MethodHandler {
  * A tool's result as the client's era has it: for a 2025 client, `structuredContent` wrapped
  * as its outputSchema was in tools/list (legacyStructuredResult, wire notes §2.4, G-26); a
  * result that needs no change is returned as it is (a passed-on upstream text stays one).
+ * `schemasWrapped`: whether tools/list wraps schemas at all — live lists pass every tool's
+ * fields on as they are (docs/operations.md §11 "Live lists"), so then only a value that is
+ * not an object is wrapped.
  */
 function forClientEra(
   result: MethodResult,
   tool: CatalogTool,
   context: MethodContext,
+  schemasWrapped: boolean,
 ): MethodResult {
   if (isModernVersion(context.protocolVersion)) return result;
-  return legacyStructuredResult(plain(result), outputWrappedForLegacy(tool)) ?? result;
+  return (
+    legacyStructuredResult(plain(result), schemasWrapped && outputWrappedForLegacy(tool)) ?? result
+  );
 }
