@@ -10,7 +10,8 @@ interface Slot {
   readonly waiting: ((release: ShareRelease) => void)[];
 }
 
-const NOTHING_TAKEN: ShareRelease = () => undefined;
+/** The release of a request no share was taken for (no caller, or no shares kept). */
+export const NO_SHARE: ShareRelease = () => undefined;
 
 /** What ends a wait for a share early: the call's cancellation (an AbortSignal's shape). */
 export interface ShareWaitSignal {
@@ -63,7 +64,7 @@ export class CallerShares {
    */
   take(pool: string, caller: CallerIdentity | undefined): ShareRelease | undefined {
     const key = keyOf(pool, caller);
-    if (key === undefined) return NOTHING_TAKEN;
+    if (key === undefined) return NO_SHARE;
     const slot = this.slotOf(key);
     if (slot.running >= this.perCaller) {
       this.dropIfIdle(key, slot);

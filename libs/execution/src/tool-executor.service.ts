@@ -43,7 +43,7 @@ import {
 } from './map-tool-response';
 import { parseRetryAfter } from './retry-after';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
-import { CallerShares, poolOf, type ShareWaitSignal } from './caller-shares';
+import { CallerShares, NO_SHARE, poolOf, type ShareWaitSignal } from './caller-shares';
 import type { CallCancellation } from './call-cancellation';
 import { warmUpToolServiceClient } from './client-warm-up';
 import { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
@@ -486,7 +486,6 @@ export class ToolExecutor implements OnModuleInit, OnApplicationBootstrap, OnMod
 }
 
 const CALLS_BUSY: ToolCallFailure = { kind: 'busy', limit: 'calls' };
-const NO_SHARE = (): void => undefined;
 
 /** The call's cancellation as a wait for a share sees it (its one listener, until execute sets its own). */
 function waitSignal(signal: CallCancellation | undefined): ShareWaitSignal | undefined {

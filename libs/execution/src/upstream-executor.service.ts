@@ -16,7 +16,7 @@ import {
   type UpstreamSignal,
 } from '@app/upstream';
 import { AnswerBudget, type BudgetClaim } from './answer-budget';
-import { CallerShares, poolOf } from './caller-shares';
+import { CallerShares, NO_SHARE, poolOf } from './caller-shares';
 import type { CallCancellation } from './call-cancellation';
 import { CallerRequestHeaders } from './caller-request-headers';
 import type { IncomingHeaders } from './call-tool-result';
@@ -151,13 +151,12 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
  * bounded by the upstream's `callMillis` and cancelled with the caller. Results and JSON-RPC errors
  * come back unchanged; a failure is described by upstream id, never by address.
  */
-const NO_SHARE = (): void => undefined;
 
 /**
  * Why a caller's request was not sent (CallerShares): for its whole deadline the caller had its
  * share of the upstream's requests running. Names the upstream by id only.
  */
-export function callerShareWait(upstreamId: string, share: number, waitedMillis: number): string {
+function callerShareWait(upstreamId: string, share: number, waitedMillis: number): string {
   return `Upstream ${upstreamId}: not sent: for ${Math.round(waitedMillis)} ms this caller had ${share} other requests to it running, its share of its connections (execution.maxConcurrentCallsPerCaller)`;
 }
 

@@ -10,7 +10,7 @@ import {
 } from '@app/upstream';
 import type { IncomingHeaders } from './call-tool-result';
 import { CallerRequestHeaders } from './caller-request-headers';
-import { CallerShares, poolOf } from './caller-shares';
+import { CallerShares, NO_SHARE, poolOf } from './caller-shares';
 
 /** The `notifications` filter sent on an upstream's `subscriptions/listen` (MCP 2026-07-28). */
 export interface UpstreamListenFilter {
@@ -51,8 +51,6 @@ const REOPEN_MAX_MS = 30_000;
 const HEALTHY_LISTEN_MS = 60_000;
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
-
-const NO_SHARE = (): void => undefined;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

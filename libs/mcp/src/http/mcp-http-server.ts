@@ -64,7 +64,7 @@ export class McpHttpServer {
     if (!this.exchanges.front(req, res, this.draining)) return;
     const declared = Number(req.headers['content-length']);
     if (declared > MCP_MAX_BODY_BYTES) {
-      this.tooLarge(req);
+      refuseTooLarge(req);
       return;
     }
     // kept so that one-byte chunks cost about what their bytes do (chunk-list.ts)
@@ -74,7 +74,7 @@ export class McpHttpServer {
       length += chunk.length;
       if (length > MCP_MAX_BODY_BYTES) {
         req.removeAllListeners('data');
-        this.tooLarge(req);
+        refuseTooLarge(req);
         return;
       }
       chunks.add(chunk);
@@ -83,10 +83,5 @@ export class McpHttpServer {
       if (length > MCP_MAX_BODY_BYTES) return;
       this.exchanges.serve(req, res, length === 0 ? '' : decodeBody([chunks.bytes()], length));
     });
-  }
-
-  /** 413, then the connection closes once what the client still sends is read and dropped. */
-  private tooLarge(req: IncomingMessage): void {
-    refuseTooLarge(req);
   }
 }
