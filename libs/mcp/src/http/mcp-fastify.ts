@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
-import { ChunkList } from '@app/http-body';
+import { createServer, type RequestListener } from 'node:http';
 import {
   Catch,
   HttpException,
@@ -13,6 +12,7 @@ import { sendAnswer } from './mcp.controller';
 import { drainListener, trackConnections } from './drain-listener';
 import { plainError } from './http-write';
 import { McpExchanges } from './mcp-exchanges.service';
+import { readMcpBody } from './read-body';
 import {
   answerClientError,
   MCP_MAX_BODY_BYTES,
@@ -31,60 +31,6 @@ export function mcpFastifyAdapter(): FastifyAdapter {
     // as the node:http listener answers them (fastify's own answer has a JSON body of its own)
     clientErrorHandler: answerClientError,
   });
-}
-
-/** A body the listener will not read or could not read, with the status the filter answers. */
-class UnreadBody extends Error {
-  constructor(
-    message: string,
-    readonly statusCode: number,
-    readonly code?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Reads a request body as the node:http listener does (mcp-http-server.ts): its chunks are kept
- * in a ChunkList, so a body sent one byte per chunk costs about what its bytes do (fastify's own
- * `parseAs: 'buffer'` keeps each chunk as a Buffer of its own, ~100 bytes a byte); a body
- * declared or grown over MCP_MAX_BODY_BYTES is 413 (McpTransportExceptionFilter), the rest of it
- * unread; a body cut off by the client ends as the client going away.
- */
-export function readMcpBody(
-  payload: IncomingMessage,
-  done: (error: Error | null, body?: Buffer) => void,
-): void {
-  if (Number(payload.headers['content-length']) > MCP_MAX_BODY_BYTES) {
-    done(new UnreadBody('body too large', 413));
-    return;
-  }
-  const chunks = new ChunkList();
-  const stop = (): void => {
-    payload.removeListener('data', onData);
-    payload.removeListener('end', onEnd);
-    payload.removeListener('error', onError);
-  };
-  const onData = (chunk: Buffer): void => {
-    if (chunks.length + chunk.length > MCP_MAX_BODY_BYTES) {
-      stop();
-      done(new UnreadBody('body too large', 413));
-      return;
-    }
-    chunks.add(chunk);
-  };
-  const onEnd = (): void => {
-    stop();
-    done(null, chunks.bytes());
-  };
-  const onError = (err: Error): void => {
-    stop();
-    done(new UnreadBody(err.message, 400, (err as { code?: unknown }).code));
-  };
-  payload.on('data', onData);
-  payload.on('end', onEnd);
-  payload.on('error', onError);
-  payload.resume();
 }
 
 /** Node's error for a request body that ended because the client closed the connection. */

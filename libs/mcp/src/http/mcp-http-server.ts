@@ -1,16 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Injectable } from '@nestjs/common';
-import { ChunkList } from '@app/http-body';
 import { drainListener, trackConnections } from './drain-listener';
 import { decodeBody } from './http-write';
-import {
-  answerClientError,
-  MCP_MAX_BODY_BYTES,
-  MCP_SERVER_OPTIONS,
-  refuseTooLarge,
-} from './listener-limits';
+import { answerClientError, MCP_SERVER_OPTIONS, refuseTooLarge } from './listener-limits';
 import { McpExchanges } from './mcp-exchanges.service';
+import { readMcpBody } from './read-body';
 
 /**
  * The opt-in agents' listener (PORT, MCP_HTTP_SERVER=node): POST /mcp on plain node:http,
@@ -62,26 +57,15 @@ export class McpHttpServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     if (!this.exchanges.front(req, res, this.draining)) return;
-    const declared = Number(req.headers['content-length']);
-    if (declared > MCP_MAX_BODY_BYTES) {
-      refuseTooLarge(req);
-      return;
-    }
-    // kept so that one-byte chunks cost about what their bytes do (chunk-list.ts)
-    const chunks = new ChunkList();
-    let length = 0;
-    req.on('data', (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > MCP_MAX_BODY_BYTES) {
-        req.removeAllListeners('data');
+    readMcpBody(req, (error, body) => {
+      if (error === null && body !== undefined) {
+        this.exchanges.serve(req, res, body.length === 0 ? '' : decodeBody([body], body.length));
+      } else if (error?.statusCode === 413) {
         refuseTooLarge(req);
-        return;
+      } else {
+        // the client closed the connection while its body was being read: nobody to answer
+        res.destroy();
       }
-      chunks.add(chunk);
-    });
-    req.on('end', () => {
-      if (length > MCP_MAX_BODY_BYTES) return;
-      this.exchanges.serve(req, res, length === 0 ? '' : decodeBody([chunks.bytes()], length));
     });
   }
 }
