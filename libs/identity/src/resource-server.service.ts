@@ -40,6 +40,26 @@ const ADMIN_CREDENTIAL: AuthOutcome = {
     'This is the admin credential: it authorizes /admin on the management port only, never /mcp',
 };
 
+/** A request's headers as node:http gives them. */
+type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** What separates the words of a header value that may hold a token: blanks, list and pair marks, quotes. */
+const HEADER_WORD_SEPARATORS = /[\s,;=:"']+/;
+
+/** A compact JWS's payload claims, decoded without a signature check; undefined when unreadable. */
+function unverifiedClaims(jwt: string): Readonly<Record<string, unknown>> | undefined {
+  try {
+    const claims: unknown = JSON.parse(
+      Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString(),
+    );
+    return typeof claims === 'object' && claims !== null && !Array.isArray(claims)
+      ? (claims as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function digest(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
@@ -301,14 +321,79 @@ export class ResourceServer implements OnModuleDestroy {
    */
   private anonymousOrAdmin(authorization: string | string[] | undefined): AuthOutcome {
     if (this.adminToken === undefined || authorization === undefined) return ANONYMOUS;
-    const values = Array.isArray(authorization) ? authorization : [authorization];
+    return this.holdsAdminToken(authorization) ? ADMIN_CREDENTIAL : ANONYMOUS;
+  }
+
+  /**
+   * Whether a header's value carries the static admin token: as a whole word of it (a bearer,
+   * a doubled scheme, another scheme, an item of a list, a `name=value` pair), whatever the
+   * token's length, or, for a token of 12 characters or more, anywhere in it (a shorter one
+   * would be found inside innocent values).
+   */
+  private holdsAdminToken(header: string | readonly string[]): boolean {
+    const adminToken = this.adminToken;
+    if (adminToken === undefined) return false;
+    const values = typeof header === 'string' ? [header] : header;
     for (const value of values) {
-      const token = bearerToken(value);
-      if (token !== undefined && this.isAdminToken(token)) return ADMIN_CREDENTIAL;
-      // a token this short would be found in innocent headers; its bearer form is still refused
-      if (this.adminToken.length >= 12 && value.includes(this.adminToken)) return ADMIN_CREDENTIAL;
+      if (adminToken.length >= 12 && value.includes(adminToken)) return true;
+      for (const word of value.split(HEADER_WORD_SEPARATORS))
+        if (word.length === adminToken.length && this.isAdminToken(word)) return true;
     }
-    return ANONYMOUS;
+    return false;
+  }
+
+  /**
+   * The static admin token in a request header other than Authorization: 401 as in
+   * Authorization, since a source's `forwardHeaders` may pass any header on as it came
+   * (docs/security.md "The admin credential"); undefined when there is none.
+   */
+  refusalBeside(headers: RequestHeaders): AuthOutcome | undefined {
+    if (this.adminToken === undefined) return undefined;
+    for (const name in headers) {
+      if (name === 'authorization') continue;
+      const value = headers[name];
+      if (value !== undefined && this.holdsAdminToken(value)) return ADMIN_CREDENTIAL;
+    }
+    return undefined;
+  }
+
+  /**
+   * The headers a caller's request may carry on to its sources: without Authorization when the
+   * caller's token carries the admin scope (mayPassOn), and without any other header holding a
+   * JWT that claims the admin scope (read, not verified: such a header is only left out), which
+   * a `forwardHeaders` source could replay against /admin (docs/security.md "The admin
+   * credential"). The same object when nothing is left out.
+   */
+  headersToPassOn<H extends RequestHeaders>(headers: H, caller: CallerIdentity): H {
+    let out: Record<string, string | string[] | undefined> | undefined;
+    if (!this.mayPassOn(caller)) {
+      const { authorization: _dropped, ...rest } = headers;
+      out = rest;
+    }
+    for (const name in headers) {
+      if (name === 'authorization') continue;
+      const value = headers[name];
+      if (value !== undefined && this.claimsAdminScope(value)) {
+        out ??= { ...headers };
+        delete out[name];
+      }
+    }
+    return (out ?? headers) as H;
+  }
+
+  /** Whether a header's value holds a JWT whose payload claims the admin scope (unverified). */
+  private claimsAdminScope(header: string | readonly string[]): boolean {
+    const values = typeof header === 'string' ? [header] : header;
+    for (const value of values) {
+      // a JWT's header and payload are base64url JSON objects: they start "eyJ" ('{"')
+      if (!value.includes('eyJ')) continue;
+      for (const word of value.split(HEADER_WORD_SEPARATORS)) {
+        if (!looksLikeJwt(word)) continue;
+        const claims = unverifiedClaims(word);
+        if (claims !== undefined && scopesOf(claims).includes(this.adminScope)) return true;
+      }
+    }
+    return false;
   }
 
   private isAdminToken(token: string): boolean {

@@ -112,7 +112,8 @@ export class McpTransport {
     server?: string,
   ): Promise<HttpAnswer> {
     if (!this.resourceServer.checksRequests) return Promise.resolve(serve(undefined));
-    const decide = (outcome: AuthOutcome): HttpAnswer => {
+    const decide = (checked: AuthOutcome): HttpAnswer => {
+      const outcome = this.resourceServer.refusalBeside(headers) ?? checked;
       switch (outcome.kind) {
         case 'authenticated':
           return this.resourceServer.servesOn(outcome.caller, server)
@@ -150,6 +151,7 @@ export class McpTransport {
     outcome: AuthOutcome,
     timing?: RequestTiming,
   ): Promise<HttpAnswer> {
+    outcome = this.resourceServer.refusalBeside(exchange.headers) ?? outcome;
     if (outcome.kind === 'refused')
       return unread(
         exchange,
@@ -163,9 +165,7 @@ export class McpTransport {
     // every member named (a spread of the exchange costs more on this per-request path)
     return this.serve(
       {
-        headers: this.resourceServer.mayPassOn(outcome.caller)
-          ? exchange.headers
-          : withoutAuthorization(exchange.headers),
+        headers: this.resourceServer.headersToPassOn(exchange.headers, outcome.caller),
         body: exchange.body,
         call: exchange.call,
         caller: outcome.caller,
@@ -357,13 +357,4 @@ function callerTraces(exchange: HttpExchange): boolean {
     exchange.headers.traceparent !== undefined ||
     (typeof body === 'string' && (body.includes('traceparent') || body.includes('\\u')))
   );
-}
-
-/**
- * The request's headers without its Authorization: what sources may see of a caller whose
- * token is an admin credential (ResourceServer.mayPassOn).
- */
-function withoutAuthorization(headers: IncomingHeaders): IncomingHeaders {
-  const { authorization: _dropped, ...rest } = headers;
-  return rest;
 }
