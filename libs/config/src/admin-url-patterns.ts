@@ -1,4 +1,5 @@
 import { invalid, type ConfigProblem } from './config-problem';
+import { shownUrl } from './shown-url';
 import { BlockList, isIP } from 'node:net';
 
 /**
@@ -33,13 +34,13 @@ const PATTERN_RE =
 export function parseUrlPattern(text: string): UrlPattern | string {
   const match = PATTERN_RE.exec(text.toLowerCase());
   if (match === null)
-    return `must be "http(s)://host[:port][/path]" with host "*", "*.name" or a name, port a number or "*" (got "${text}")`;
+    return `must be "http(s)://host[:port][/path]" with host "*", "*.name" or a name, port a number or "*" (got ${shownUrl(text)})`;
   const scheme = match[1] as 'http' | 'https';
   const portText = match[3];
   const port =
     portText === undefined ? DEFAULT_PORTS[scheme] : portText === '*' ? '*' : Number(portText);
   if (port !== '*' && (port < 1 || port > 65535))
-    return `port must be 1..65535 or "*" (got "${text}")`;
+    return `port must be 1..65535 or "*" (got ${shownUrl(text)})`;
   return {
     text,
     scheme,

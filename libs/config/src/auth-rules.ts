@@ -1,4 +1,5 @@
 import { invalid, type ConfigProblem } from './config-problem';
+import { shownUrl } from './shown-url';
 import type { AccessConfig, AccessMatchConfig, AuthConfig } from './auth-config.model';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -44,7 +45,7 @@ export function authProblems(
     problems.push(
       invalid(
         'mcp.auth.audience',
-        `must be an absolute http(s) URI without a fragment (RFC 8707) (got ${JSON.stringify(auth.audience)})`,
+        `must be an absolute http(s) URI without a fragment (RFC 8707) (got ${shownUrl(auth.audience)})`,
       ),
     );
   if (auth.jwksUrl === undefined && auth.introspectionUrl === undefined)
@@ -57,9 +58,7 @@ export function authProblems(
   for (const key of ['jwksUrl', 'introspectionUrl'] as const) {
     const value = auth[key];
     if (typeof value === 'string' && httpUrl(value) === undefined)
-      problems.push(
-        invalid(`mcp.auth.${key}`, `must be an http(s) URL (got ${JSON.stringify(value)})`),
-      );
+      problems.push(invalid(`mcp.auth.${key}`, `must be an http(s) URL (got ${shownUrl(value)})`));
   }
   let introspectionClientSecret: string | undefined;
   if (auth.introspectionUrl !== undefined) {

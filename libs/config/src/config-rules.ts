@@ -1,4 +1,5 @@
 import { fieldPath, invalid, type ConfigProblem } from './config-problem';
+import { shownUrl } from './shown-url';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import type { UpstreamConfig } from './upstream-config.model';
 import type { VirtualServerConfig } from './virtual-servers-config.model';
@@ -14,8 +15,8 @@ export function urlProblem(value: string, opts: { allowQuery: boolean }): string
   try {
     url = new URL(value);
   } catch {
-    // what was given, without what could be credentials (user:password@)
-    return `must be an http(s) URL (got "${value.replace(/\/\/[^/?#]*@/, '//…@')}")`;
+    // what was given, without what could be credentials (userinfo, query, fragment)
+    return `must be an http(s) URL (got ${shownUrl(value)})`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return `must be an http(s) URL (got scheme "${url.protocol.replace(':', '')}")`;

@@ -1,4 +1,5 @@
 import { invalid, type ConfigProblem } from './config-problem';
+import { shownUrl } from './shown-url';
 
 /**
  * The entries of `mcp.http.allowedOrigins` and `mcp.http.allowedHosts` (docs/operations.md §8; MCP
@@ -121,7 +122,11 @@ export function compileAccessList(
     }
     const parsed = kind === 'origin' ? parseOrigin(text, true) : parseHost(text, true);
     if (parsed === undefined) {
-      const shown = JSON.stringify(entry.length > 80 ? `${entry.slice(0, 77)}...` : entry);
+      // an origin that is not one may be a whole URL: its query or userinfo is never quoted
+      const shown =
+        kind === 'origin'
+          ? shownUrl(entry)
+          : JSON.stringify(entry.length > 80 ? `${entry.slice(0, 77)}...` : entry);
       problems.push(
         invalid(`${at}[${i}]`, `${kind === 'origin' ? ORIGIN_SYNTAX : HOST_SYNTAX} (got ${shown})`),
       );

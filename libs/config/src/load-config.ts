@@ -43,11 +43,28 @@ export interface LoadConfigOptions {
 
 /** `//user:password@` of a URL anywhere in a described value: credentials are never echoed. */
 const URL_USERINFO = /\/\/[^/@\s"]*@/g;
+/** A JSON string literal (escapes included): matched in one linear pass. */
+const JSON_STRING = /"(?:[^"\\]|\\.)*"/g;
+
+/**
+ * The query or fragment of each URL-like string (a `/` before its `?` or `#`) in a described
+ * value, cut to `?…`: API keys travel there, and problem texts never quote them
+ * (docs/operations.md §10). One pass per literal, so a value of any length is cut in linear time.
+ */
+function withoutUrlQueries(json: string): string {
+  return json.replace(JSON_STRING, (literal) => {
+    const cut = literal.search(/[?#]/);
+    return cut > 0 && literal.slice(0, cut).includes('/')
+      ? `${literal.slice(0, cut + 1)}…"`
+      : literal;
+  });
+}
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
-  const text = JSON.stringify(value)?.replace(URL_USERINFO, '//…@');
+  const json = JSON.stringify(value)?.replace(URL_USERINFO, '//…@');
+  const text = json === undefined ? undefined : withoutUrlQueries(json);
   return text === undefined ? typeof value : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 

@@ -182,6 +182,39 @@ describe('mcp.upstreams[] (docs/operations.md §10 "Configuration")', () => {
     expect(found.some((p) => p.includes('X-Ok'))).toBe(false);
   });
 
+  it('never quotes the query, fragment or userinfo of a URL it refuses (docs/operations.md §10)', () => {
+    const found = problems({
+      bundles: [
+        {
+          ...bundle('b', 'b.'),
+          manifestUrl: 'svc.example/tool-manifest?sig=SECRET1',
+          baseEndpoint: 'https://svc.example/invoke?k=SECRET2',
+        },
+      ],
+      upstreams: [
+        { id: 'u', url: 'mcp.example.com/mcp?api_key=SECRET3' },
+        { id: 'v', url: 'user:SECRET4@mcp.example.com/mcp' },
+      ],
+      auth: {
+        mode: 'jwt',
+        issuer: 'https://issuer.example',
+        audience: 'gw.example/mcp?SECRET5',
+        jwksUrl: 'issuer.example/jwks#SECRET6',
+      },
+      tracing: { endpoint: 'collector.example/v1/traces?token=SECRET7' },
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'mcp.upstreams[0].url: must be an http(s) URL (got "mcp.example.com/mcp?…")',
+        'mcp.upstreams[1].url: must be an http(s) URL (got scheme "user")',
+        'mcp.bundles[0].manifestUrl: must be an http(s) URL (got "svc.example/tool-manifest?…")',
+        'mcp.auth.jwksUrl: must be an http(s) URL (got "issuer.example/jwks#…")',
+        'mcp.tracing.endpoint: must be an http(s) URL (the OTLP/HTTP traces endpoint) (got "collector.example/v1/traces?…")',
+      ]),
+    );
+    expect(found.filter((p) => p.includes('SECRET'))).toEqual([]);
+  });
+
   it('checks prefix overlap across bundles and upstreams together', () => {
     expect(
       problems({
