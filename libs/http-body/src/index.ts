@@ -12,3 +12,4 @@ export {
 export { parseMediaType, isJsonEssence, isJsonContentType, type MediaType } from './media-type';
 export { ChunkList } from './chunk-list';
 export { SingleHeaders } from './single-headers';
+export { lingeringClose, LINGER_MS, type RawAnswer } from './lingering-close';

@@ -7,6 +7,7 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { lingeringClose } from '@app/http-body';
 import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
 
 /** An error fastify raised itself (a body it could not read: not JSON, too large, an unsupported type). */
@@ -33,7 +34,7 @@ function isFastifyClientError(error: unknown): error is FastifyClientError {
  * limit, of a type no parser reads) and anything unexpected (500, logged) as
  * `{statusCode, error, message}`, the shape `/admin` documents (docs/operations.md §15). A
  * change to /admin/upstreams refused this early is audit-logged like any other attempt
- * (no actor: the token was not looked at yet).
+ * (no actor: the token was not looked at yet); a 413 ends with a lingering close.
  */
 @Catch()
 export class ManagementErrorFilter implements ExceptionFilter {
@@ -72,6 +73,21 @@ export class ManagementErrorFilter implements ExceptionFilter {
         outcome: 'refused',
         detail: (exception instanceof Error ? exception.message : 'refused').slice(0, 200),
       });
+    if (status === 413) {
+      // the body is left unread: written on the socket, then a lingering close, so a client
+      // still sending it reads the 413 instead of a reset (docs/security.md "The management port")
+      void reply.hijack();
+      lingeringClose(http.getRequest<FastifyRequest>().raw, {
+        status,
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        },
+        body: JSON.stringify(body),
+      });
+      return;
+    }
     void reply.status(status).send(body);
   }
 }

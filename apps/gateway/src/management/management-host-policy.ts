@@ -7,7 +7,7 @@ import {
   withoutTrailingDot,
   type AccessList,
 } from '@app/config';
-import { SingleHeaders } from '@app/http-body';
+import { lingeringClose, SingleHeaders } from '@app/http-body';
 
 /**
  * The status of a refused `Host`: 421 Misdirected Request (RFC 9110 §15.5.20: "not able to
@@ -103,28 +103,32 @@ export class ManagementHostPolicy {
     return (req, res) => {
       const authority = absoluteAuthority(req.url ?? '/');
       if (authority === null || SINGLE_HEADERS.repeatedIn(req.rawHeaders) !== undefined) {
-        refuse(res, 400, authority === null ? TARGET_BODY : REPEATED_BODY);
+        refuse(req, 400, authority === null ? TARGET_BODY : REPEATED_BODY);
       } else if (
         this.admits(req.headers.host) &&
         (authority === undefined || this.admits(authority))
       ) {
         handler(req, res);
       } else {
-        refuse(res, HOST_REFUSED_STATUS, REFUSAL_BODY);
+        refuse(req, HOST_REFUSED_STATUS, REFUSAL_BODY);
       }
     };
   }
 }
 
-/** The port's `{statusCode, error, message}` answer, before any route runs. */
-function refuse(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    // the body (if any) is never read: the connection ends with this answer
-    connection: 'close',
+/**
+ * The port's `{statusCode, error, message}` answer, before any route runs. The body (if any)
+ * is never read: the answer is followed by a lingering close, so a client still sending it
+ * reads the answer instead of a reset (docs/security.md "The management port").
+ */
+function refuse(req: IncomingMessage, status: number, body: string): void {
+  lingeringClose(req, {
+    status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
+    body,
   });
-  res.end(body);
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { lingeringClose } from '@app/http-body';
 import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { HttpAnswer } from '../answers/http-answer';
 import { plainError } from './http-write';
@@ -69,38 +70,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   socket.destroy();
 }
 
-/** How long a connection ended by a 413 keeps reading what the client still sends, in ms. */
-const LINGER_MS = 2_000;
-
 /**
- * The 413 of a body over MCP_MAX_BODY_BYTES, and a lingering close (RFC 9112 §9.6): the answer
- * is written on the socket itself, which then half-closes and reads what the client is still
- * sending, dropping it, for at most LINGER_MS (less once the client ends its side). Closing at
- * once with the rest of the body unread makes the kernel answer what still arrives with a
- * reset, and a client that had not read the 413 yet loses it to that reset (ECONNRESET).
+ * The 413 of a body over MCP_MAX_BODY_BYTES, followed by a lingering close (lingeringClose,
+ * RFC 9112 §9.6): a client still sending its body reads the 413 instead of a reset.
  */
 export function refuseTooLarge(req: IncomingMessage): void {
-  const socket = req.socket;
-  req.removeAllListeners('data');
-  req.on('data', () => undefined);
-  req.on('error', () => undefined);
-  req.resume();
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
   const { status, headers, body } = payloadTooLarge();
-  const text = typeof body === 'string' ? body : '';
-  const lines = Object.entries({ ...headers, 'content-length': String(Buffer.byteLength(text)) })
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines}\r\n${text}`);
-  const done = (): void => {
-    clearTimeout(timer);
-    socket.destroy();
-  };
-  const timer = setTimeout(done, LINGER_MS);
-  timer.unref();
-  socket.once('end', done);
-  socket.once('close', () => clearTimeout(timer));
+  lingeringClose(req, { status, headers, body: typeof body === 'string' ? body : '' });
 }
