@@ -62,11 +62,12 @@ export class AdminGate {
       actor: AdminActor | null,
       retryAfterSeconds?: number,
     ): undefined => {
-      // The id of an unauthenticated request's body is the caller's text: it is not logged.
+      // Without an actor (no valid credential, or none configured) the id is the text of an
+      // anonymous caller: never logged, whatever the status (docs/operations.md §15 "Access").
       if (write !== undefined)
         this.audit.record({
           ...write,
-          upstreamId: status !== 403 && actor === null ? null : write.upstreamId,
+          upstreamId: actor === null ? null : write.upstreamId,
           actor,
           status,
           outcome: 'denied',

@@ -2,6 +2,7 @@ import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Clock, PinnedTools, type ApprovalOutcome, type SourceReviewView } from '@app/registry';
 import type { AdminOutcome } from '../admin/registration-views';
+import { AdminChange } from './admin-change';
 import { AdminGate } from './admin-gate';
 
 /** At most this many tools in one approval request. */
@@ -66,6 +67,7 @@ export class AdminReviewsController {
   }
 
   @Post(':sourceId/approve')
+  @AdminChange('tools.approve')
   async approve(
     @Param('sourceId') sourceId: string,
     @Body() body: unknown,

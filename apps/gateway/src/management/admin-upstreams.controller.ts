@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UpstreamRegistrations } from '../admin/upstream-registrations.service';
+import { AdminChange } from './admin-change';
 import { AdminGate, idOf } from './admin-gate';
 
 /**
@@ -43,6 +44,7 @@ export class AdminUpstreamsController {
   }
 
   @Post()
+  @AdminChange('upstream.register')
   async register(
     @Body() body: unknown,
     @Req() req: FastifyRequest,
@@ -61,6 +63,7 @@ export class AdminUpstreamsController {
   }
 
   @Patch(':id')
+  @AdminChange('upstream.update')
   async update(
     @Param('id') id: string,
     @Body() body: unknown,
@@ -78,6 +81,7 @@ export class AdminUpstreamsController {
   }
 
   @Delete(':id')
+  @AdminChange('upstream.delete')
   async remove(
     @Param('id') id: string,
     @Req() req: FastifyRequest,

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { VirtualServerRegistrations } from '@app/mcp';
+import { AdminChange } from './admin-change';
 import { AdminGate, idOf } from './admin-gate';
 
 /**
@@ -38,6 +39,7 @@ export class AdminVirtualServersController {
   }
 
   @Post()
+  @AdminChange('server.register')
   async register(
     @Body() body: unknown,
     @Req() req: FastifyRequest,
@@ -53,6 +55,7 @@ export class AdminVirtualServersController {
   }
 
   @Put(':id')
+  @AdminChange('server.replace')
   async replace(
     @Param('id') id: string,
     @Body() body: unknown,
@@ -70,6 +73,7 @@ export class AdminVirtualServersController {
   }
 
   @Delete(':id')
+  @AdminChange('server.delete')
   async remove(
     @Param('id') id: string,
     @Req() req: FastifyRequest,

@@ -8,16 +8,18 @@ import {
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { lingeringClose } from '@app/http-body';
-import { AdminAuditLog, type AdminAction } from '../admin/admin-audit-log';
+import { AdminAuditLog } from '../admin/admin-audit-log';
+import { adminChangeOf } from './admin-change';
 
 /** An error fastify raised itself (a body it could not read: not JSON, too large, an unsupported type). */
 interface FastifyClientError {
   readonly statusCode: number;
   readonly message: string;
+  readonly code: string;
 }
 
 function isFastifyClientError(error: unknown): error is FastifyClientError {
-  const e = error as Partial<FastifyClientError & { code: unknown }> | null;
+  const e = error as Partial<Record<keyof FastifyClientError, unknown>> | null;
   return (
     typeof e?.statusCode === 'number' &&
     e.statusCode >= 400 &&
@@ -33,7 +35,7 @@ function isFastifyClientError(error: unknown): error is FastifyClientError {
  * 503 keeps its Terminus body), fastify's own 4xx (a body that is not JSON, over the size
  * limit, of a type no parser reads) and anything unexpected (500, logged) as
  * `{statusCode, error, message}`, the shape `/admin` documents (docs/operations.md §15). A
- * change to /admin/upstreams refused this early is audit-logged like any other attempt
+ * change to any /admin route refused this early is audit-logged like any other attempt
  * (no actor: the token was not looked at yet); a 413 ends with a lingering close.
  */
 @Catch()
@@ -62,8 +64,11 @@ export class ManagementErrorFilter implements ExceptionFilter {
       body = shaped(500, 'Internal server error');
     }
     // the /admin routes answer their own refusals (and audit them); what reaches this filter
-    // for a change was refused before the route ran
-    const action = adminActionOf(http.getRequest<FastifyRequest>());
+    // for a change was refused before the route ran: audited under the action of the route
+    // fastify matched (admin-change.ts), with no actor, no id and no text of the caller's (the
+    // parser's message may quote the body), docs/operations.md §15 "Access"
+    const req = http.getRequest<FastifyRequest>();
+    const action = adminChangeOf(req);
     if (action !== undefined)
       this.audit.record({
         action,
@@ -71,13 +76,13 @@ export class ManagementErrorFilter implements ExceptionFilter {
         actor: null,
         status,
         outcome: 'refused',
-        detail: (exception instanceof Error ? exception.message : 'refused').slice(0, 200),
+        detail: `refused before the route ran: ${codeOf(exception) ?? STATUS_CODES[status] ?? status}`,
       });
     if (status === 413) {
       // the body is left unread: written on the socket, then a lingering close, so a client
       // still sending it reads the 413 instead of a reset (docs/security.md "The management port")
       void reply.hijack();
-      lingeringClose(http.getRequest<FastifyRequest>().raw, {
+      lingeringClose(req.raw, {
         status,
         headers: {
           'content-type': 'application/json; charset=utf-8',
@@ -96,12 +101,7 @@ function shaped(statusCode: number, message: string): Record<string, unknown> {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message };
 }
 
-/** The /admin change a request attempts, if it is one. */
-function adminActionOf(req: FastifyRequest): AdminAction | undefined {
-  const path = req.url.split('?')[0] ?? '';
-  if (path === '/admin/upstreams' && req.method === 'POST') return 'upstream.register';
-  if (!path.startsWith('/admin/upstreams/')) return undefined;
-  if (req.method === 'PATCH') return 'upstream.update';
-  if (req.method === 'DELETE') return 'upstream.delete';
-  return undefined;
+/** fastify's code of an error it raised itself (`FST_ERR_CTP_INVALID_MEDIA_TYPE`…): fixed text. */
+function codeOf(exception: unknown): string | undefined {
+  return isFastifyClientError(exception) ? exception.code : undefined;
 }
