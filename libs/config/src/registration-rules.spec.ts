@@ -303,6 +303,33 @@ describe('checkRegistration: a runtime registration passes the boot rules (docs/
     });
   });
 
+  it('beside a source whose prefix is "" an enabled registration is refused, naming that source (400)', () => {
+    const sole = config(
+      {},
+      { bundles: [], upstreams: [{ id: 'solo', url: 'http://10.0.0.2/mcp', namePrefix: '' }] },
+    );
+    const body = { id: 'new', url: 'http://10.0.0.3/' };
+    expect(checkRegistration(body, sole, [])).toMatchObject({
+      ok: false,
+      conflict: false,
+      problems: [
+        expect.stringMatching(
+          /^enabled: configured upstream "solo" publishes its names without a prefix/,
+        ),
+      ],
+    });
+    // one registered before it with "" (the sole source then) is named alike
+    const none = config({}, { bundles: [], upstreams: [] });
+    const first = registered('first', '');
+    expect(checkRegistration(body, none, [first])).toMatchObject({
+      ok: false,
+      conflict: false,
+      problems: [expect.stringMatching(/^enabled: registered upstream "first" publishes/)],
+    });
+    // a disabled one leaves the "" source the only enabled one
+    expect(checkRegistration({ ...body, enabled: false }, sole, [])).toMatchObject({ ok: true });
+  });
+
   it('a static authorization whose variable is unset is refused naming the variable', () => {
     expect(
       checkRegistration(

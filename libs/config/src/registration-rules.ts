@@ -145,9 +145,20 @@ export function checkRegistration(
   const conflicts: string[] = [...audienceClashes];
   const mcp: McpConfig = { ...config.mcp, upstreams: all };
   for (const problem of [...upstreamProblems(mcp), ...prefixProblems(mcp)]) {
-    // Only this upstream's problems, or a clash another source reports against it: every other
-    // source passed these rules already.
+    // Only this upstream's problems, a clash another source reports against it, or a source
+    // with the prefix "" that this one would stop being the sole enabled source: every other
+    // source passed these rules already, so a problem on its path comes from this one
+    // (docs/operations.md §10 "Configuration": "" only for the only enabled source).
     const own = problem.path.startsWith(`${at}.`);
+    if (!own && problem.code === 'shared-empty-prefix') {
+      const holder = /^(mcp\.upstreams\[\d+\])\./.exec(problem.path)?.[1] ?? problem.path;
+      problems.push(
+        `enabled: ${nameOf(holder)} publishes its names without a prefix (namePrefix ""), ` +
+          'which is allowed only while it is the only enabled source; beside it the names of ' +
+          'two sources could collide (register this upstream disabled, or give that one a prefix)',
+      );
+      continue;
+    }
     if (!own && problem.other !== at) continue;
     // the answer names sources, not paths the registrant never wrote
     const text = (
