@@ -93,6 +93,35 @@ describe('RedisRegistrationStore on a real Redis', () => {
     expect(await b.create(record('y'), generation, 2)).toEqual({ kind: 'full' });
   });
 
+  it('two replicas creating the same tokenExchange audience (in two spellings): exactly one is stored', async () => {
+    const [a, b] = pair();
+    const { generation } = await a.seed(undefined, []);
+    const exchange = (audience: string) => ({
+      authorization: {
+        mode: 'tokenExchange',
+        tokenEndpoint: 'https://idp.example/token',
+        clientId: 'gw',
+        clientSecretEnv: 'MCP_UPSTREAM_SECRET_GW',
+        audience,
+      },
+    });
+    const results = await Promise.all([
+      a.create(record('t1', exchange('https://Owner.example:443/mcp/')), generation, 100),
+      b.create(record('t2', exchange('https://owner.example/mcp?x=1')), generation, 100),
+    ]);
+    expect(results.map((r) => r.kind).sort()).toEqual(['audienceTaken', 'created']);
+    const winner = results[0]?.kind === 'created' ? 't1' : 't2';
+    expect(results.find((r) => r.kind === 'audienceTaken')).toEqual({
+      kind: 'audienceTaken',
+      id: winner,
+    });
+    // another audience, or none, is free
+    expect(
+      await b.create(record('t3', exchange('https://other.example/mcp')), generation, 100),
+    ).toMatchObject({ kind: 'created' });
+    expect(await b.create(record('t4'), generation, 100)).toMatchObject({ kind: 'created' });
+  });
+
   it('replace and remove are compare-and-set on a version that a delete and re-create never reuse', async () => {
     const [a, b] = pair();
     const { generation } = await a.seed(undefined, []);

@@ -45,6 +45,7 @@ export {
   type UpstreamProtocolSetting,
 } from './upstream-config.model';
 export { upstreamNamePrefix } from './upstream-rules';
+export { registrationAudienceKey } from './registration-credentials';
 export {
   describeRedisServer,
   type RedisNode,

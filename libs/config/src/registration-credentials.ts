@@ -136,6 +136,19 @@ function audienceProblems(
 }
 
 /**
+ * The tokenExchange audience a registration claims, as compared (audienceKey), or undefined
+ * for one without: the registration store takes it once, like the id and the prefix, so two
+ * replicas never both hand it out (docs/security.md "Runtime registrations").
+ */
+export function registrationAudienceKey(
+  upstream: Pick<UpstreamConfig, 'authorization'>,
+): string | undefined {
+  const auth = upstream.authorization as Partial<UpstreamConfig['authorization']> | null;
+  if (typeof auth !== 'object' || auth === null || auth.mode !== 'tokenExchange') return undefined;
+  return typeof auth.audience === 'string' ? audienceKey(auth.audience) : undefined;
+}
+
+/**
  * An audience as compared: a URL without its trailing slashes, query and fragment (scheme and
  * host lower-cased, default port dropped, by the URL parser), anything else as written.
  */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { quitRedis, redisOutcomeUnknown, type RedisClient } from '@app/redis';
-import { upstreamNamePrefix, type GatewayConfig } from '@app/config';
+import { registrationAudienceKey, upstreamNamePrefix, type GatewayConfig } from '@app/config';
 import type { StoredRegistration } from './registration-record';
 import {
   parseStored,
@@ -135,6 +135,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       generation,
       upstreamNamePrefix(r.upstream),
       max,
+      registrationAudienceKey(r.upstream) ?? '',
     ]);
     const kind = String(k);
     switch (kind) {
@@ -142,6 +143,8 @@ export class RedisRegistrationStore implements RegistrationStore {
         return { kind, version: Number(a) };
       case 'prefixTaken':
         return { kind, id: String(a), prefix: String(b) };
+      case 'audienceTaken':
+        return { kind, id: String(a) };
       case 'idTaken':
       case 'full':
       case 'generation':

@@ -27,6 +27,18 @@ local function prefixOf(id, raw)
   end
   return (string.gsub(id, '[^%w_%-]', '_')) .. '__'
 end
+-- the audience a record claims: the key its writer stored (registrationAudienceKey); for a
+-- record written before keys were stored, its audience trimmed (an exact spelling still clashes)
+local function audienceOf(raw)
+  local ok, r = pcall(cjson.decode, raw)
+  if not ok or type(r) ~= 'table' then return nil end
+  if type(r.audienceKey) == 'string' then return r.audienceKey end
+  local u = r.upstream
+  if type(u) == 'table' and type(u.authorization) == 'table' and type(u.authorization.audience) == 'string' then
+    return (string.gsub(u.authorization.audience, '^%s*(.-)%s*$', '%1'))
+  end
+  return nil
+end
 local function versionOf(raw)
   local ok, r = pcall(cjson.decode, raw)
   if ok and type(r) == 'table' and type(r.version) == 'number' then return r.version end
@@ -55,20 +67,26 @@ end
 `;
 
 /**
- * ARGV: id, tail, generation, prefix, maxRegistrations. → {created, version} | {idTaken} |
- * {prefixTaken, id, prefix} | {full} | {generation}. The prefix rule is upstreamProblems'
- * (equal, or one starts with the other; "" is checked by the sole-source rule beforehand).
+ * ARGV: id, tail, generation, prefix, maxRegistrations, the tokenExchange audience as compared
+ * ("" none; registrationAudienceKey). → {created, version} | {idTaken} |
+ * {prefixTaken, id, prefix} | {audienceTaken, id} | {full} | {generation}. The prefix rule is
+ * upstreamProblems' (equal, or one starts with the other; "" is checked by the sole-source rule
+ * beforehand); the audience is taken once, like the id and the prefix: a replica that has not
+ * read the registration holding it yet cannot hand it to another (docs/security.md "Runtime
+ * registrations").
  */
 export const CREATE = `${PREFIX_OF}
 if redis.call('HGET', KEYS[2], 'generation') ~= ARGV[3] then return {'generation'} end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'idTaken'} end
 local mine = ARGV[4]
+local audience = ARGV[6]
 local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
   local theirs = prefixOf(all[i], all[i + 1])
   if mine ~= '' and theirs ~= '' and (string.sub(mine, 1, #theirs) == theirs or string.sub(theirs, 1, #mine) == mine) then
     return {'prefixTaken', all[i], theirs}
   end
+  if audience ~= '' and audienceOf(all[i + 1]) == audience then return {'audienceTaken', all[i]} end
 end
 if #all / 2 >= tonumber(ARGV[5]) then return {'full'} end
 local v = redis.call('HINCRBY', KEYS[2], 'version', 1)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { upstreamNamePrefix } from '@app/config';
+import { registrationAudienceKey, upstreamNamePrefix } from '@app/config';
 import type { StoredRegistration } from './registration-record';
 import type { Tombstone } from './registration-tombstones';
 
@@ -55,6 +55,8 @@ export type CreateResult =
   | { readonly kind: 'idTaken' }
   /** `namePrefix` equals, starts with or begins another registered upstream's (`id`, `prefix`). */
   | { readonly kind: 'prefixTaken'; readonly id: string; readonly prefix: string }
+  /** Its tokenExchange audience is another stored registration's (`id`): the first keeps it. */
+  | { readonly kind: 'audienceTaken'; readonly id: string }
   | { readonly kind: 'full' }
   | { readonly kind: 'generation' };
 
@@ -95,7 +97,8 @@ export interface RegistrationStore {
   read(): Promise<StoreSnapshot>;
   /**
    * Stores a new registration unless its id is taken, its prefix (`upstreamNamePrefix`)
-   * overlaps another stored one's, or `maxRegistrations` are stored.
+   * overlaps another stored one's, its tokenExchange audience (`registrationAudienceKey`) is
+   * another stored one's, or `maxRegistrations` are stored.
    */
   create(
     registration: NewRegistration,
@@ -159,10 +162,13 @@ export class MemoryRegistrationStore implements RegistrationStore {
     const id = registration.upstream.id;
     if (this.entries.has(id)) return Promise.resolve({ kind: 'idTaken' });
     const prefix = upstreamNamePrefix(registration.upstream);
+    const audience = registrationAudienceKey(registration.upstream);
     for (const other of this.entries.values()) {
       const theirs = upstreamNamePrefix(other.upstream);
       if (prefixesOverlap(prefix, theirs))
         return Promise.resolve({ kind: 'prefixTaken', id: other.upstream.id, prefix: theirs });
+      if (audience !== undefined && registrationAudienceKey(other.upstream) === audience)
+        return Promise.resolve({ kind: 'audienceTaken', id: other.upstream.id });
     }
     if (this.entries.size >= max) return Promise.resolve({ kind: 'full' });
     const version = ++this.counter;
@@ -198,9 +204,15 @@ export class MemoryRegistrationStore implements RegistrationStore {
   }
 }
 
-/** The JSON of a stored record without its opening brace: the store puts the version first. */
+/**
+ * The JSON of a stored record without its opening brace: the store puts the version first.
+ * `audienceKey` beside the fields: the tokenExchange audience as compared, which the store's
+ * CREATE script claims (it cannot parse a URL as registration-credentials.ts does); parseStored
+ * leaves it out.
+ */
 export function serializeTail(r: NewRegistration): string {
-  return JSON.stringify({ v: 1, ...r, version: undefined }).slice(1);
+  const audienceKey = registrationAudienceKey(r.upstream);
+  return JSON.stringify({ v: 1, ...r, version: undefined, audienceKey }).slice(1);
 }
 
 /** The whole JSON of a stored record (as a seed writes it back). */

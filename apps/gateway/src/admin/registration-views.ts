@@ -136,6 +136,22 @@ export function prefixTaken(mine: string, id: string, theirs: string): AdminRefu
 }
 
 /**
+ * 409: the tokenExchange audience is another registered upstream's, taken a moment before on
+ * another replica (the first registration keeps it, docs/security.md "Runtime registrations").
+ */
+export function audienceTaken(id: string): AdminRefusal {
+  return {
+    ok: false,
+    reason: 'conflict',
+    message: 'The upstream conflicts with another source',
+    problems: [
+      `authorization.audience: is the audience of registered upstream "${id}": every ` +
+        "caller's token for that upstream would go to this server too",
+    ],
+  };
+}
+
+/**
  * The store did not answer: nothing was changed, or, for a write sent and not answered in time
  * (`outcomeUnknown`), the change may still be applied when Redis wakes: the refusal says so
  * instead of promising what it cannot know.

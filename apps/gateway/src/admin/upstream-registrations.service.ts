@@ -11,6 +11,7 @@ import { RegistrationSync, type Known, type NewRegistration } from '@app/registr
 import type { AdminUpstreamList, AdminUpstreamView } from './admin-upstream-record';
 import { AdminAuthenticator, type AdminActor } from './admin-authenticator';
 import {
+  audienceTaken,
   changedMeanwhile,
   configuredView,
   full,
@@ -32,8 +33,8 @@ export type IfMatch = '*' | readonly number[];
 /**
  * The admin API of upstream MCP servers registered at runtime (operations §15): a registration
  * is checked with the boot rules (checkRegistration) and the address guard, written to the
- * store (Redis when one is configured, else memory) in one atomic step that also takes its id
- * and its published-name prefix, then applied to the registry as a source: the next refresh
+ * store (Redis when one is configured, else memory) in one atomic step that also takes its id,
+ * its published-name prefix and its tokenExchange audience, then applied to the registry as a source: the next refresh
  * round pulls it, so its state goes PENDING → ACTIVE, or FAILED with the reason.
  *
  * The store and what this replica applied from it are RegistrationsModule's (RegistrationSync);
@@ -165,6 +166,10 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
           // another replica took an overlapping prefix first: one winner in the store
           await this.reader.sync();
           return prefixTaken(upstreamNamePrefix(registration.upstream), created.id, created.prefix);
+        case 'audienceTaken':
+          // another replica took the audience first: one holder in the store
+          await this.reader.sync();
+          return audienceTaken(created.id);
         case 'full':
           await this.reader.sync();
           return full(limit, limit);
