@@ -136,6 +136,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       upstreamNamePrefix(r.upstream),
       max,
       registrationAudienceKey(r.upstream) ?? '',
+      Date.now(),
     ]);
     const kind = String(k);
     switch (kind) {
@@ -160,6 +161,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       expected,
       serializeTail(r),
       generation,
+      Date.now(),
     ]);
     const kind = String(k);
     switch (kind) {

@@ -5,9 +5,10 @@
  *
  * KEYS[1] is the registrations hash (field = upstream id, value = record JSON), KEYS[2] the meta
  * hash (`generation`: the store's marker; `version`: the counter every write draws its version
- * from), KEYS[3] the tombstones hash (field = an id deleted lately, value `<version>:<ms>`: the
- * version of the record deleted and when, kept DELETION_MEMORY_MS and DELETION_MEMORY_MAX of
- * registration-tombstones.ts), KEYS[4] the ids whose record or tombstone a re-seed wrote (and
+ * from; `master`, `floor`, `ceiling`: the master that wrote last and the versions a failover to
+ * it may have lost, ON_MASTER), KEYS[3] the tombstones hash (field = an id deleted lately, value
+ * `<version>:<ms>`: the version of the record deleted and when, kept DELETION_MEMORY_MS and
+ * DELETION_MEMORY_MAX of registration-tombstones.ts), KEYS[4] the ids whose record or tombstone a re-seed wrote (and
  * no write since): those a replica that re-seeds later may still replace by the merge rule
  * (registration-tombstones.ts `supersedes`); every other one was written since the store was
  * reset, after anything a late replica knows, and stays. A record is written as
@@ -46,6 +47,36 @@ local function versionOf(raw)
 end
 `;
 
+/**
+ * Each write first notes which master it runs on (its replication id, a new one after a failover
+ * or a restart). On a master other than the one that wrote last, the counter that came over may
+ * be below versions the old master handed out in writes that never reached this one
+ * (asynchronous replication): drawing on from it would hand such a version out again, to another
+ * registration, and an If-Match or ETag of the lost write would match it. So the counter is
+ * raised past them (by a million, more writes than a failover can lose, or to the time in ms
+ * if that is more), and `floor` (the counter as it came over) and `ceiling` (the counter
+ * raised) keep the range the lost writes drew from: a restore writes a record the store lacks back when its version is in it (SEED;
+ * docs/operations.md §5 "What a failover may lose"). The first write that notes a master (a new
+ * store, or one from before this) has no previous one to compare: nothing is raised. Redis may
+ * refuse INFO to the user (ACL without @dangerous): then nothing is noted and a restore keeps
+ * to the counter alone, as before.
+ */
+const ON_MASTER = `
+local function onMaster(now)
+  local ok, info = pcall(redis.call, 'INFO', 'replication')
+  if not ok or type(info) ~= 'string' then return end
+  local id = string.match(info, 'master_replid:(%w+)')
+  if not id then return end
+  local was = redis.call('HGET', KEYS[2], 'master')
+  if was == id then return end
+  local counter = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
+  local raised = counter
+  if was then raised = math.max(counter + 1000000, now) end
+  redis.call('HSET', KEYS[2], 'master', id, 'floor', string.format('%d', counter),
+    'ceiling', string.format('%d', raised), 'version', string.format('%d', raised))
+end
+`;
+
 /** Tombstones: the version of one; dropping the expired ones and the oldest beyond the bound. */
 const TOMBSTONES = `
 local function tombVersion(raw)
@@ -68,15 +99,16 @@ end
 
 /**
  * ARGV: id, tail, generation, prefix, maxRegistrations, the tokenExchange audience as compared
- * ("" none; registrationAudienceKey). → {created, version} | {idTaken} |
+ * ("" none; registrationAudienceKey), now (ms). → {created, version} | {idTaken} |
  * {prefixTaken, id, prefix} | {audienceTaken, id} | {full} | {generation}. The prefix rule is
  * upstreamProblems' (equal, or one starts with the other; "" is checked by the sole-source rule
  * beforehand); the audience is taken once, like the id and the prefix: a replica that has not
  * read the registration holding it yet cannot hand it to another (docs/security.md "Runtime
  * registrations").
  */
-export const CREATE = `${PREFIX_OF}
+export const CREATE = `${PREFIX_OF}${ON_MASTER}
 if redis.call('HGET', KEYS[2], 'generation') ~= ARGV[3] then return {'generation'} end
+onMaster(tonumber(ARGV[7]))
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'idTaken'} end
 local mine = ARGV[4]
 local audience = ARGV[6]
@@ -95,9 +127,13 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 return {'created', v}`;
 
-/** ARGV: id, expected version, tail, generation. → {replaced, v} | {missing} | {changed, v} | {generation}. */
-export const REPLACE = `${PREFIX_OF}
+/**
+ * ARGV: id, expected version, tail, generation, now (ms).
+ * → {replaced, v} | {missing} | {changed, v} | {generation}.
+ */
+export const REPLACE = `${PREFIX_OF}${ON_MASTER}
 if redis.call('HGET', KEYS[2], 'generation') ~= ARGV[4] then return {'generation'} end
+onMaster(tonumber(ARGV[5]))
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {'missing'} end
 local current = versionOf(raw)
@@ -112,8 +148,9 @@ return {'replaced', v}`;
  * how many at most, now (ms). Leaves a tombstone of the version removed.
  * → {removed, v} | {missing} | {changed, v} | {generation}.
  */
-export const REMOVE = `${PREFIX_OF}${TOMBSTONES}
+export const REMOVE = `${PREFIX_OF}${TOMBSTONES}${ON_MASTER}
 if redis.call('HGET', KEYS[2], 'generation') ~= ARGV[3] then return {'generation'} end
+onMaster(tonumber(ARGV[6]))
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {'missing'} end
 local current = versionOf(raw)
@@ -135,14 +172,16 @@ return {'removed', current}`;
  * version; a tombstone beats a record of the same version); one written since the reset stays.
  * restore (the same marker on a new master: a failover may have lost the last writes): an
  * entry that supersedes what the store holds is written, and one it lacks only when its
- * version is above the store's counter (a lost write; one at or below was deleted, its
- * tombstone perhaps expired); nothing else changes.
+ * version is one a lost write drew: above the store's counter, or in the range the counter was
+ * raised over when this master took over (ON_MASTER: writes on it drew above it, so none can
+ * hold such a version); one below was deleted, its tombstone perhaps expired. Nothing else
+ * changes.
  * The version counter is raised above every version given, and a store without a marker (new,
  * or one that lost everything, counter included: a replica cannot tell them apart) counts on from
  * now in ms, above any version another replica may have drawn before: versions are never reused.
  * → {generation, records written, records removed}.
  */
-export const SEED = `${PREFIX_OF}${TOMBSTONES}
+export const SEED = `${PREFIX_OF}${TOMBSTONES}${ON_MASTER}
 local gen = redis.call('HGET', KEYS[2], 'generation')
 local restore = ARGV[6] == 'restore'
 if restore and gen ~= ARGV[1] then return {gen or '', 0, 0} end
@@ -154,6 +193,7 @@ if not gen then
   gen = ARGV[2]
   redis.call('HSET', KEYS[2], 'generation', gen)
 end
+onMaster(tonumber(ARGV[5]))
 local ttl = tonumber(ARGV[3])
 local top = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
 -- a store that lost everything lost its counter too, and the seeding replica knows only the
@@ -163,9 +203,16 @@ local top = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
 -- compare-and-set of a write retried after its replica re-seeded — never matches a registration
 -- made after it
 if lost and tonumber(ARGV[5]) > top then top = tonumber(ARGV[5]) end
--- a write a failover lost drew a version above the counter the new master holds (the counter
--- replicates with each write); an id at or below it that the store lacks was deleted
+-- a write a failover lost drew a version above the counter the new master came over with (the
+-- counter replicates with each write): above the counter now if nothing was written since, else
+-- in the range the first write on this master raised the counter over (ON_MASTER), which no
+-- write on it drew from; an id anywhere else that the store lacks was deleted
 local top0 = top
+local floor = tonumber(redis.call('HGET', KEYS[2], 'floor') or '')
+local ceiling = tonumber(redis.call('HGET', KEYS[2], 'ceiling') or '')
+local function lostWrite(v)
+  return v > top0 or (floor ~= nil and ceiling ~= nil and v > floor and v <= ceiling)
+end
 local written, removed = 0, 0
 for i = 7, #ARGV, 4 do
   local id, v, kind, payload = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
@@ -179,7 +226,7 @@ for i = 7, #ARGV, 4 do
     if t then has, dead, sv = true, true, tombVersion(t) end
   end
   local take
-  if not has then take = not restore or v > top0
+  if not has then take = not restore or lostWrite(v)
   elseif not restore and redis.call('HEXISTS', KEYS[4], id) == 0 then take = false
   else take = v > sv or (v == sv and kind == 'dead' and not dead) end
   if take then

@@ -123,14 +123,40 @@ export class MemoryServerStore implements ServerStore {
 }
 
 /**
+ * Notes the master a write runs on (KEYS[4]: its replication id, a new one after a failover or
+ * a restart). On another master than the one that wrote last, the counter that came over may be
+ * below versions the old master handed out in writes that never reached this one (asynchronous
+ * replication): drawing on from it would give such a version to another server, and an If-Match
+ * of the lost write would match it. The counter is raised past them (more than a failover can
+ * lose, or to the time in ms; docs/operations.md §5 "What a failover may lose"). The first note
+ * (a new store, or one from before this) has nothing to compare; Redis may refuse INFO to the
+ * user (ACL): then nothing is noted.
+ */
+const ON_MASTER = `
+local function onMaster(now)
+  local ok, info = pcall(redis.call, 'INFO', 'replication')
+  if not ok or type(info) ~= 'string' then return end
+  local id = string.match(info, 'master_replid:(%w+)')
+  if not id then return end
+  local was = redis.call('GET', KEYS[4])
+  if was == id then return end
+  redis.call('SET', KEYS[4], id)
+  if not was then return end
+  local counter = tonumber(redis.call('GET', KEYS[2]) or '0')
+  redis.call('SET', KEYS[2], string.format('%d', math.max(counter + 1000000, now)))
+end
+`;
+
+/**
  * KEYS: the servers hash, the counter (every write bumps it; its absence marks a store that lost
- * its data), the generation (set with the counter). ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
+ * its data), the generation (set with the counter), the master that wrote last (ON_MASTER).
+ * ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
  * version ('' for any), now in ms. Returns the new version, or 0 taken, -1 missing, -2 changed.
  * A missing counter starts from now in ms: a store that lost its data lost the counter with it,
  * and a replica that has not written back what another replica handed out just before must not
  * hand out those versions again (an If-Match read before the loss would match another server).
  */
-const WRITE_SCRIPT = `
+const WRITE_SCRIPT = `${ON_MASTER}
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[3] == 'create' then
   if stored then return 0 end
@@ -142,6 +168,7 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('SET', KEYS[2], ARGV[5])
   redis.call('SET', KEYS[3], ARGV[5])
 end
+onMaster(tonumber(ARGV[5]))
 local version = redis.call('INCR', KEYS[2])
 if ARGV[3] == 'remove' then
   redis.call('HDEL', KEYS[1], ARGV[1])
@@ -153,16 +180,18 @@ return version
 `;
 
 /**
- * KEYS: the servers hash, the counter, the generation. ARGV: id, record JSON (with its version),
- * version, now in ms (a missing counter and generation start there, as in WRITE_SCRIPT).
+ * KEYS: the servers hash, the counter, the generation, the master that wrote last. ARGV: id,
+ * record JSON (with its version), version, now in ms (a missing counter and generation start
+ * there, as in WRITE_SCRIPT).
  */
-const RESTORE_SCRIPT = `
+const RESTORE_SCRIPT = `${ON_MASTER}
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('SET', KEYS[2], ARGV[4])
   redis.call('SET', KEYS[3], ARGV[4])
 end
+onMaster(tonumber(ARGV[4]))
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')
 if current < tonumber(ARGV[3]) then redis.call('SET', KEYS[2], ARGV[3]) end
 return tonumber(ARGV[3])
@@ -182,14 +211,15 @@ function isStored(value: unknown): value is StoredServer {
 
 /**
  * The servers in a Redis hash `<keyPrefix>:{<identity>}:virtual-servers` (id → record), a
- * counter `…:virtual-servers-version` and the store's generation `…:virtual-servers-generation`,
- * all under the identity's hash tag (one Cluster slot); each write is one script.
+ * counter `…:virtual-servers-version`, the store's generation `…:virtual-servers-generation`
+ * and the master that wrote last `…:virtual-servers-master` (ON_MASTER), all under the identity's hash tag (one Cluster slot); each write is one script.
  */
 export class RedisServerStore implements ServerStore {
   private readonly logger = new Logger('Redis');
   private readonly hashKey: string;
   private readonly versionKey: string;
   private readonly generationKey: string;
+  private readonly masterKey: string;
   private readonly attempts: StoreAttempts;
 
   /** @param redis a connection for the `virtualServers` use (libs/redis) */
@@ -201,6 +231,7 @@ export class RedisServerStore implements ServerStore {
     this.hashKey = `${tag}:virtual-servers`;
     this.versionKey = `${tag}:virtual-servers-version`;
     this.generationKey = `${tag}:virtual-servers-generation`;
+    this.masterKey = `${tag}:virtual-servers-master`;
     this.redis.on('error', () => undefined);
     this.attempts = new StoreAttempts(
       this.logger,
@@ -262,10 +293,11 @@ export class RedisServerStore implements ServerStore {
       () =>
         this.redis.eval(
           RESTORE_SCRIPT,
-          3,
+          4,
           this.hashKey,
           this.versionKey,
           this.generationKey,
+          this.masterKey,
           id,
           JSON.stringify(record),
           String(record.version),
@@ -294,10 +326,11 @@ export class RedisServerStore implements ServerStore {
       () =>
         this.redis.eval(
           WRITE_SCRIPT,
-          3,
+          4,
           this.hashKey,
           this.versionKey,
           this.generationKey,
+          this.masterKey,
           id,
           JSON.stringify(record ?? {}),
           mode,
