@@ -11,6 +11,7 @@ import {
 } from '../methods/method-handler';
 import { UpstreamRouter } from '../relay/upstream-router';
 import { granted, grantedEntry, type Params } from '../relay/upstream-handler-support';
+import { grantedResourceOwner } from '../relay/resource-owner';
 import { LiveLists } from './live-lists.service';
 
 /** MCP 2025-11-25 "Completion": a result holds at most 100 values. */
@@ -98,13 +99,7 @@ export class CompletionCompleteHandler implements MethodHandler {
         );
     } else if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
       const uri = ref.uri;
-      const owner = await grantedEntry(
-        this.registry,
-        this.refresh,
-        (catalog) => catalog.extras.resourceOwner(uri),
-        (o) => o.id,
-        context.access,
-      );
+      const owner = await grantedResourceOwner(this.registry, this.refresh, uri, context.access);
       if (owner !== undefined)
         return capped(await this.router.forward(owner, this.method, { ...params }, context));
     } else {

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { UpstreamDefinition } from '@app/config';
-import { RegistryService } from '@app/registry';
+import { CatalogRefresh, RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { MAX_URI_LENGTH, ResourceSubscriptions } from '../listen/resource-subscriptions.service';
 import { SessionTokenService } from '../session/session-token.service';
 import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
 import { UpstreamRouter } from '../relay/upstream-router';
-import { catalogOf, granted, stringParam, type Params } from '../relay/upstream-handler-support';
+import { grantedResourceOwner } from '../relay/resource-owner';
+import { stringParam, type Params } from '../relay/upstream-handler-support';
 
 /** The 2025 session a request came on, and when its id stops opening; none without one. */
 export interface SubscribingSession {
@@ -26,6 +27,7 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
 
   constructor(
     private readonly registry: RegistryService,
+    private readonly refresh: CatalogRefresh,
     protected readonly router: UpstreamRouter,
     protected readonly subscriptions: ResourceSubscriptions,
     private readonly sessions: SessionTokenService,
@@ -50,19 +52,27 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
           ? `${this.method} needs a session: a subscription's updates are written on its session's GET stream; send the Mcp-Session-Id that initialize gave`
           : `${this.method} needs a session, and this gateway issues none (MCP_SESSION_KEYS is not set): resource updates cannot be delivered`,
       );
-    const owner = catalogOf(this.registry).extras.resourceOwner(uri);
-    if (owner === undefined || !granted(context.access, owner.id))
+    return this.route(uri, params, context, session);
+  }
+
+  /**
+   * The owner of `uri` the caller may use, found as resources/read finds it (one refresh on a
+   * miss: docs/operations.md §10 "Routing").
+   * @throws GatewayError (invalid params) "Resource not found" when there is none
+   */
+  protected async ownerOf(uri: string, context: MethodContext): Promise<UpstreamDefinition> {
+    const owner = await grantedResourceOwner(this.registry, this.refresh, uri, context.access);
+    if (owner === undefined)
       throw new GatewayError(
         GatewayErrorCode.InvalidParams,
         `Resource not found: ${uri.slice(0, 256)}`,
         { uri },
       );
-    return this.route(owner, uri, params, context, session);
+    return owner;
   }
 
-  /** Forwards (or answers) the request for this owner, recording it for `session`. */
+  /** Forwards (or answers) the request, recording it for `session`. */
   protected abstract route(
-    owner: UpstreamDefinition,
     uri: string,
     params: Params,
     context: MethodContext,

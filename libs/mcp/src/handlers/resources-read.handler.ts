@@ -9,7 +9,8 @@ import {
   type PreparedRequest,
 } from '../methods/method-handler';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
-import { grantedEntry, stringParam, type Params } from '../relay/upstream-handler-support';
+import { grantedResourceOwner } from '../relay/resource-owner';
+import { stringParam, type Params } from '../relay/upstream-handler-support';
 
 /**
  * `resources/read`: to the upstream that lists the URI or a template matching it
@@ -32,13 +33,7 @@ export class ResourcesReadHandler implements MethodHandler {
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     const uri = stringParam(params, 'uri');
     // a URI this replica's catalog lacks gets one refresh before "not found", as prompts/get
-    const owner = await grantedEntry(
-      this.registry,
-      this.refresh,
-      (catalog) => catalog.extras.resourceOwner(uri),
-      (o) => o.id,
-      context.access,
-    );
+    const owner = await grantedResourceOwner(this.registry, this.refresh, uri, context.access);
     if (owner === undefined)
       throw new GatewayError(
         GatewayErrorCode.InvalidParams,

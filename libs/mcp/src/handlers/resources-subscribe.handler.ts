@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { UpstreamDefinition } from '@app/config';
 import { JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
 import type { MethodContext, MethodResult } from '../methods/method-handler';
@@ -21,12 +20,12 @@ export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
   readonly method = 'resources/subscribe';
 
   protected async route(
-    owner: UpstreamDefinition,
     uri: string,
     params: Params,
     context: MethodContext,
     session: SubscribingSession,
   ): Promise<MethodResult> {
+    const owner = await this.ownerOf(uri, context);
     this.subscriptions.add(session.id, session.expiresAtMs, owner, uri, context.caller);
     try {
       return await this.router.forward(owner, this.method, { ...params }, context);

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { UpstreamDefinition } from '@app/config';
 import type { MethodContext, MethodResult } from '../methods/method-handler';
 import {
   ResourceSubscriptionHandler,
@@ -20,12 +19,12 @@ export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
   readonly method = 'resources/unsubscribe';
 
   protected async route(
-    owner: UpstreamDefinition,
     uri: string,
     params: Params,
     context: MethodContext,
     session: SubscribingSession,
   ): Promise<MethodResult> {
+    const owner = await this.ownerOf(uri, context);
     const { othersRemain, bridged } = this.subscriptions.remove(session.id, owner.id, uri);
     // a bridged one ended with its listen; one another session holds stays on the upstream
     if (bridged || othersRemain) return {};
