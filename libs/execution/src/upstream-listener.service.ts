@@ -40,7 +40,7 @@ export interface UpstreamListenContext {
   readonly onNotification: (method: string, params: Readonly<Record<string, unknown>>) => void;
 }
 
-/** How long the gateway waits for an upstream to take its own resources/unsubscribe. */
+/** How long the gateway waits for an upstream to take its own resources/subscribe or unsubscribe. */
 const UNSUBSCRIBE_DEADLINE_MS = 10_000;
 /** A listen is one long request: its deadline is the longest a timer allows (~24.8 days), then it is re-opened. */
 const LISTEN_DEADLINE_MS = 2 ** 31 - 1;
@@ -210,27 +210,46 @@ export class UpstreamListener {
 
   /**
    * Tells a 2025 upstream that no client on this replica subscribes to `uri` any more (their
-   * subscriptions expired or were dropped elsewhere; docs/operations.md §10 "Resource
-   * subscriptions"): `resources/unsubscribe` on the gateway's own session with it, with the
-   * gateway's own credential. Best effort: a failure is logged, and the upstream's later
-   * updates of the URI are dropped here anyway.
+   * subscriptions expired, were dropped elsewhere, or moved to the URI's new owner;
+   * docs/operations.md §10 "Resource subscriptions"): `resources/unsubscribe` on the gateway's
+   * own session with it, with the gateway's own credential. Best effort: a failure is logged,
+   * and the upstream's later updates of the URI are dropped here anyway.
    */
-  async unsubscribe(upstream: UpstreamDefinition, uri: string): Promise<void> {
+  unsubscribe(upstream: UpstreamDefinition, uri: string): Promise<void> {
+    return this.asGateway(upstream, 'resources/unsubscribe', uri, 'no client holds any more');
+  }
+
+  /**
+   * Subscribes the gateway's own session with a 2025 upstream to `uri` for the clients whose
+   * subscriptions moved to it when it became the URI's owner (docs/operations.md §10 "Resource
+   * subscriptions"), with the gateway's own credential, as `unsubscribe`. Best effort: a
+   * failure is logged, and the clients get no update from it until they subscribe again.
+   */
+  subscribe(upstream: UpstreamDefinition, uri: string): Promise<void> {
+    return this.asGateway(upstream, 'resources/subscribe', uri, 'moved to it');
+  }
+
+  private async asGateway(
+    upstream: UpstreamDefinition,
+    method: 'resources/subscribe' | 'resources/unsubscribe',
+    uri: string,
+    which: string,
+  ): Promise<void> {
     const connection = this.connectionOf(upstream);
     if (connection === undefined || connection.era === '2026') return;
     try {
       const answer = await connection.requestAsGateway(
-        'resources/unsubscribe',
+        method,
         { uri },
         { deadlineMillis: UNSUBSCRIBE_DEADLINE_MS },
       );
       if (answer.kind === 'error')
         this.logger.log(
-          `Upstream ${upstream.id}: resources/unsubscribe of a subscription no client holds any more answered error ${answer.code}`,
+          `Upstream ${upstream.id}: ${method} of a subscription ${which} answered error ${answer.code}`,
         );
     } catch (err) {
       this.logger.log(
-        `Upstream ${upstream.id}: resources/unsubscribe of a subscription no client holds any more failed (${err instanceof Error ? err.message : 'unknown cause'})`,
+        `Upstream ${upstream.id}: ${method} of a subscription ${which} failed (${err instanceof Error ? err.message : 'unknown cause'})`,
       );
     }
   }

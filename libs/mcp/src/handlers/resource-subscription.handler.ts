@@ -17,7 +17,8 @@ export interface SubscribingSession {
 
 /**
  * `resources/subscribe` and `resources/unsubscribe`: to the owner of the URI
- * (docs/operations.md §10 "Routing"), and recorded for the request's 2025 session so that the
+ * (docs/operations.md §10 "Routing"; an unsubscribe to the upstream the session's subscription
+ * is bound to, which follows the owner), and recorded for the request's 2025 session so that the
  * owner's updates reach that session's GET stream (ResourceSubscriptions;
  * docs/operations.md §10 "Resource subscriptions").
  */

@@ -26,7 +26,14 @@ export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
     session: SubscribingSession,
   ): Promise<MethodResult> {
     const owner = await this.ownerOf(uri, context);
-    this.subscriptions.add(session.id, session.expiresAtMs, owner, uri, context.caller);
+    this.subscriptions.add(
+      session.id,
+      session.expiresAtMs,
+      owner,
+      uri,
+      context.caller,
+      context.headers,
+    );
     try {
       return await this.router.forward(owner, this.method, { ...params }, context);
     } catch (err) {
@@ -42,7 +49,7 @@ export class ResourcesSubscribeHandler extends ResourceSubscriptionHandler {
         });
         return {};
       }
-      this.subscriptions.remove(session.id, owner.id, uri);
+      this.subscriptions.remove(session.id, uri);
       throw err;
     }
   }

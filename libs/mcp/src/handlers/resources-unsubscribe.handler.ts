@@ -8,11 +8,14 @@ import type { Params } from '../relay/upstream-handler-support';
 
 /**
  * `resources/unsubscribe` (a 2025 session's only: ResourceSubscriptionHandler refuses one
- * without a session): forgotten for the request's session, and forwarded to the owner of
- * the URI (docs/operations.md §10 "Routing") only when no other session on this replica still
- * subscribes to it — the gateway's one session with the upstream holds the subscription for
- * all of them — and it was not bridged to a listen (which ends here); otherwise answered here
- * with an empty result.
+ * without a session): the session's subscription to the URI is forgotten whatever upstream it
+ * is bound to — the URI's owner when it was made, or the one it moved to since
+ * (docs/operations.md §10 "Resource subscriptions") — and the request goes to that upstream
+ * only when no other session on this replica still subscribes to the URI there (the gateway's
+ * one session with the upstream holds the subscription for all of them) and it was not bridged
+ * to a listen (which ends here); otherwise it is answered here with an empty result. A session
+ * holding none is answered as before the subscriptions were kept: to the URI's owner (found
+ * as resources/read finds it) unless another session holds it.
  */
 @Injectable()
 export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
@@ -24,10 +27,10 @@ export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
     context: MethodContext,
     session: SubscribingSession,
   ): Promise<MethodResult> {
-    const owner = await this.ownerOf(uri, context);
-    const { othersRemain, bridged } = this.subscriptions.remove(session.id, owner.id, uri);
+    const { boundTo, othersRemain, bridged } = this.subscriptions.remove(session.id, uri);
     // a bridged one ended with its listen; one another session holds stays on the upstream
     if (bridged || othersRemain) return {};
-    return this.router.forward(owner, this.method, { ...params }, context);
+    const upstream = boundTo ?? (await this.ownerOf(uri, context));
+    return this.router.forward(upstream, this.method, { ...params }, context);
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { UpstreamListener, type IncomingHeaders } from '@app/execution';
 import { allowsSource, ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
+import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { callerKey } from '../session/caller-key';
 import { NotificationHub } from './notification-hub.service';
@@ -72,8 +73,12 @@ interface BridgedListen {
 }
 
 interface Subscription {
-  /** Whom to tell `resources/unsubscribe` when the last subscriber here leaves without asking. */
-  readonly upstream: UpstreamDefinition;
+  /**
+   * The upstream it is bound to: the URI's owner, followed when the owner changes
+   * (docs/operations.md §10 "Resource subscriptions"); whom its unsubscribe goes to, and whose
+   * updates of the URI reach the session.
+   */
+  upstream: UpstreamDefinition;
   readonly uri: string;
   /**
    * When it ends, in ms: the session id's `exp`, or the subscribing token's expiry when that
@@ -87,7 +92,13 @@ interface Subscription {
 interface SessionSubscriptions {
   /** callerKey of the session's caller; undefined without auth. */
   readonly owner?: string;
+  /** By URI: a session holds one subscription per URI, whatever upstream it is bound to. */
   readonly entries: Map<string, Subscription>;
+  /**
+   * The latest subscribing request's headers and caller: what a subscription that moves to a
+   * 2026 owner is bridged with, as a subscribe there would have been.
+   */
+  who: SubscribingCaller;
 }
 
 /** Whether two subscribing requests carry the same credential (its token and its expiry). */
@@ -126,7 +137,11 @@ function bridgeKey(sessionId: string, upstreamId: string): string {
  * "Resource subscriptions"). `resources/subscribe` is forwarded to the URI's owner on the
  * gateway's one session with that upstream, so the upstream's `notifications/resources/updated`
  * arrive on that session's standalone GET stream; they are relayed to the GET streams of the
- * client sessions subscribed to that URI here, each within its caller's grant. An upstream is
+ * client sessions subscribed to that URI here, each within its caller's grant, and only while
+ * that upstream owns the URI (docs/security.md "Routing of resource URIs"). When a catalog
+ * change gives a subscribed URI another owner, the subscriptions move with it: the old owner
+ * is told `resources/unsubscribe` (or its bridged listen narrowed), the new one subscribed (or
+ * bridged). An upstream is
  * told `resources/unsubscribe` only when no other session on this replica still subscribes to
  * the URI (one upstream session serves them all). Bounded: at most
  * MAX_SUBSCRIPTIONS_PER_SESSION per session and MAX_SUBSCRIPTIONS in all; a session's
@@ -137,7 +152,7 @@ function bridgeKey(sessionId: string, upstreamId: string): string {
 @Injectable()
 export class ResourceSubscriptions implements OnApplicationShutdown {
   private readonly bySession = new Map<string, SessionSubscriptions>();
-  /** Sessions subscribed, per upstream and URI. */
+  /** Sessions subscribed, per URI (each bound to its upstream: Subscription.upstream). */
   private readonly subscribers = new Map<string, Set<string>>();
   /** Bridged subscriptions' upstream listens, by session and upstream (bridgeKey). */
   private readonly bridged = new Map<string, BridgedListen>();
@@ -163,10 +178,98 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     @Optional()
     @Inject(ResourceServer)
     private readonly resourceServer: ResourceServer | null = null,
+    /** Whose URI is whose; without it (unit tests) subscriptions keep the upstream they were made on. */
+    @Optional()
+    @Inject(RegistryService)
+    private readonly registry: RegistryService | null = null,
   ) {
     this.recheckMs = (config?.mcp.listen.recheckSeconds ?? 60) * 1000;
     listener.onSessionMessage((upstreamId, message) => this.updated(upstreamId, message));
     bus?.onMessage((message) => this.fromBus(message));
+    registry?.onRoundApplied(() => this.followOwners());
+  }
+
+  /**
+   * Whether `upstreamId` owns `uri` in this replica's catalog: only the owner's updates of a
+   * URI are relayed (docs/security.md "Routing of resource URIs"). Without a catalog (unit
+   * tests) the subscription's binding alone decides.
+   */
+  private owns(upstreamId: string, uri: string): boolean {
+    const extras = this.registry?.current()?.extras;
+    return extras === undefined || extras.resourceOwner(uri)?.id === upstreamId;
+  }
+
+  /**
+   * After every round (docs/operations.md §10 "Resource subscriptions"): a subscribed URI whose
+   * owner changed takes its subscriptions along. Each is rebound to the new owner; the old one
+   * is told `resources/unsubscribe` once no session here is bound to it for the URI (its bridged
+   * listen narrowed instead), and the new one is subscribed once on the gateway's session, or a
+   * bridged listen opened for each session when it speaks 2026. A URI nobody owns now keeps
+   * its binding (and gets no update until someone owns it).
+   */
+  private followOwners(): void {
+    const extras = this.registry?.current()?.extras;
+    if (extras === undefined) return;
+    for (const [uri, sessions] of this.subscribers) {
+      const owner = extras.resourceOwner(uri);
+      if (owner === undefined) continue;
+      let subscribeOwner = false;
+      for (const sessionId of [...sessions]) {
+        const session = this.bySession.get(sessionId);
+        const entry = session?.entries.get(uri);
+        if (session === undefined || entry === undefined || entry.upstream.id === owner.id)
+          continue;
+        if (this.rebind(sessionId, session, entry, owner)) subscribeOwner = true;
+      }
+      if (subscribeOwner) void this.listener.subscribe(owner, uri);
+    }
+  }
+
+  /**
+   * Moves one session's subscription to `to`, ending it at its old upstream when no other
+   * session here is bound there; true when `to` is to be subscribed on the gateway's session
+   * (it is no 2026 upstream the subscription can be bridged to).
+   */
+  private rebind(
+    sessionId: string,
+    session: SessionSubscriptions,
+    entry: Subscription,
+    to: UpstreamDefinition,
+  ): boolean {
+    const from = entry.upstream;
+    const bridged = this.unbridge(sessionId, from.id, entry.uri);
+    entry.upstream = to;
+    if (!bridged && !this.boundElsewhere(sessionId, from.id, entry.uri))
+      void this.listener.unsubscribe(from, entry.uri);
+    if (!this.canBridge(to)) return true;
+    // a bridged listen carries the caller's credential: never to an upstream outside its grant
+    if (!this.mayUse(session.who, to)) return false;
+    try {
+      this.bridge(sessionId, to, entry.uri, session.who);
+    } catch (err) {
+      this.logger.log(
+        `A resource subscription that moved to upstream ${to.id} is not bridged: ${err instanceof Error ? err.message : 'unknown cause'}`,
+      );
+    }
+    return false;
+  }
+
+  /** Whether the caller may use `upstream` (its grant under `mcp.auth`; without auth: yes). */
+  private mayUse(who: SubscribingCaller, upstream: UpstreamDefinition): boolean {
+    const server = this.resourceServer;
+    if (server?.enabled !== true || who.caller === undefined) return true;
+    return allowsSource(server.policy.accessFor(who.caller), upstream.id);
+  }
+
+  /** Whether a session other than `sessionId` holds `uri` bound to `upstreamId` here. */
+  private boundElsewhere(sessionId: string, upstreamId: string, uri: string): boolean {
+    for (const other of this.subscribers.get(uri) ?? [])
+      if (
+        other !== sessionId &&
+        this.bySession.get(other)?.entries.get(uri)?.upstream.id === upstreamId
+      )
+        return true;
+    return false;
   }
 
   /** Writes an update to the sessions' GET streams here, and with Redis on every replica. */
@@ -189,7 +292,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     // the session left through another replica: no more relays from here (the upstream keeps
     // the gateway session's subscription until this replica's last subscriber leaves or the
     // session ends; what it then sends is dropped)
-    this.drop(message.session, keyOf(message.upstreamId, message.uri), true);
+    // (whatever upstream this replica has it bound to: the replicas' catalogs may briefly differ)
+    this.drop(message.session, message.uri, true);
   }
 
   /**
@@ -297,7 +401,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         onNotification: (method, params) => {
           const uri = params.uri;
           if (method !== RESOURCE_UPDATED || typeof uri !== 'string') return;
-          if (!held.uris.has(uri)) return;
+          // only what the URI's owner sends (docs/security.md "Routing of resource URIs")
+          if (!held.uris.has(uri) || !this.owns(upstreamId, uri)) return;
           // the upstream's listen envelope stays there: a 2025 client gets the plain notification
           this.coalescer.offer(`${sessionId}\u0000${upstreamId}\u0000${uri}`, () =>
             this.deliver(sessions, upstreamId, updateMessage(uri, undefined)),
@@ -356,6 +461,9 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   /**
    * Records that `sessionId` subscribes to `uri` of `upstream` until `expiresAtMs` (the
    * session id's expiry), or until the subscribing caller's token expires when that is sooner.
+   * A subscription the session holds to the URI on another upstream (made before the owner
+   * changed) is moved to `upstream`. `headers` and `caller` are kept for bridging it should it
+   * move to a 2026 owner later.
    * @throws GatewayError (invalid params) when the session, its caller or the replica holds as
    *   many as it may
    */
@@ -365,20 +473,22 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     upstream: UpstreamDefinition,
     uri: string,
     caller?: CallerIdentity,
+    headers: IncomingHeaders = {},
   ): void {
-    const upstreamId = upstream.id;
     const now = Date.now();
     this.sweep(now);
-    const key = keyOf(upstreamId, uri);
     // a subscription lasts no longer than the credential it was made with
     const until =
       caller?.expiresAt === undefined
         ? expiresAtMs
         : Math.min(expiresAtMs, caller.expiresAt * 1000);
     let session = this.bySession.get(sessionId);
-    const held = session?.entries.get(key);
-    if (held !== undefined) {
+    const held = session?.entries.get(uri);
+    if (session !== undefined && held !== undefined) {
+      session.who = { headers, caller };
       held.expiresAtMs = Math.max(held.expiresAtMs, until);
+      // its handler subscribes `upstream` itself: only the old binding is ended here
+      if (held.upstream.id !== upstream.id) this.rebind(sessionId, session, held, upstream);
       return;
     }
     if ((session?.entries.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SESSION)
@@ -398,15 +508,16 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         'Too many resource subscriptions on this gateway replica; try again later',
       );
     if (session === undefined) {
-      session = { owner, entries: new Map() };
+      session = { owner, entries: new Map(), who: { headers, caller } };
       this.bySession.set(sessionId, session);
     }
-    session.entries.set(key, { upstream, uri, expiresAtMs: until });
+    session.who = { headers, caller };
+    session.entries.set(uri, { upstream, uri, expiresAtMs: until });
     if (owner !== undefined) count(this.perCaller, owner, 1);
-    let sessions = this.subscribers.get(key);
+    let sessions = this.subscribers.get(uri);
     if (sessions === undefined) {
       sessions = new Set();
-      this.subscribers.set(key, sessions);
+      this.subscribers.set(uri, sessions);
     }
     sessions.add(sessionId);
     this.total++;
@@ -414,23 +525,36 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   }
 
   /**
-   * Forgets that `sessionId` subscribes to `uri` of `upstreamId` (a bridged one's listen
-   * follows).
-   * @returns `othersRemain`: another session on this replica still subscribes to it (then the
-   *   upstream must not be told to unsubscribe); `bridged`: it was bridged (nothing to forward)
+   * Forgets that `sessionId` subscribes to `uri`, whatever upstream it is bound to (a bridged
+   * one's listen follows): an unsubscribe ends the subscription the session holds, even when
+   * the URI changed owner since (docs/operations.md §10 "Resource subscriptions").
+   * @returns `boundTo`: the upstream it was bound to (undefined when the session held none
+   *   here); `othersRemain`: another session on this replica still subscribes to it there (on
+   *   any upstream when the session held none; then the upstream must not be told to
+   *   unsubscribe); `bridged`: it was bridged (nothing to forward)
    */
   remove(
     sessionId: string,
-    upstreamId: string,
     uri: string,
-  ): { readonly othersRemain: boolean; readonly bridged: boolean } {
-    const key = keyOf(upstreamId, uri);
-    const bridged = this.bridged.get(bridgeKey(sessionId, upstreamId))?.uris.has(uri) === true;
+  ): {
+    readonly boundTo?: UpstreamDefinition;
+    readonly othersRemain: boolean;
+    readonly bridged: boolean;
+  } {
+    const boundTo = this.bySession.get(sessionId)?.entries.get(uri)?.upstream;
+    const bridged =
+      boundTo !== undefined &&
+      this.bridged.get(bridgeKey(sessionId, boundTo.id))?.uris.has(uri) === true;
     // the caller's unsubscribe goes to the upstream from its handler when no one else holds it
-    this.drop(sessionId, key, false);
-    // the replica the session subscribed through may be another one
-    this.bus?.publish({ op: 'forget', session: sessionId, upstreamId, uri });
-    return { othersRemain: (this.subscribers.get(key)?.size ?? 0) > 0, bridged };
+    this.drop(sessionId, uri, false);
+    // the replica the session subscribed through may be another one (`upstreamId` says what
+    // this one had it bound to; the receiver drops the session's subscription to the URI)
+    this.bus?.publish({ op: 'forget', session: sessionId, upstreamId: boundTo?.id ?? '', uri });
+    const othersRemain =
+      boundTo === undefined
+        ? (this.subscribers.get(uri)?.size ?? 0) > 0
+        : this.boundElsewhere(sessionId, boundTo.id, uri);
+    return { boundTo, othersRemain, bridged };
   }
 
   /** Subscriptions held on this replica. */
@@ -456,32 +580,35 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         ? (params as Record<string, unknown>).uri
         : undefined;
     if (typeof uri !== 'string' || uri.length > MAX_URI_LENGTH) return;
-    const key = keyOf(upstreamId, uri);
-    if ((this.subscribers.get(key)?.size ?? 0) === 0) return;
+    if ((this.subscribers.get(uri)?.size ?? 0) === 0) return;
     const meta = (params as Record<string, unknown>)._meta;
     // the sessions are read when it is sent: a burst coalesced goes to those subscribed then,
-    // and not to one whose subscription expired since the last sweep
-    this.coalescer.offer(key, () => {
-      const sessions = this.unexpired(key, Date.now());
-      if (sessions !== undefined && sessions.size > 0)
-        this.deliver(sessions, upstreamId, updateMessage(uri, meta));
+    // and not to one whose subscription expired since the last sweep; only the URI's owner's
+    // updates reach them, to the sessions whose subscription is bound to it (docs/security.md
+    // "Routing of resource URIs"), so an old owner's go nowhere once the URI moved
+    this.coalescer.offer(keyOf(upstreamId, uri), () => {
+      if (!this.owns(upstreamId, uri)) return;
+      const sessions = this.unexpired(uri, upstreamId, Date.now());
+      if (sessions.size > 0) this.deliver(sessions, upstreamId, updateMessage(uri, meta));
     });
   }
 
   /**
-   * The sessions subscribed to `key` whose subscriptions have not ended by `nowMs`; those that
-   * have are dropped first (the sweep runs once a minute, a subscription ends on the second).
+   * The sessions subscribed to `uri` bound to `upstreamId` whose subscriptions have not ended
+   * by `nowMs`; those that have are dropped first (the sweep runs once a minute, a
+   * subscription ends on the second).
    */
-  private unexpired(key: string, nowMs: number): ReadonlySet<string> | undefined {
-    const sessions = this.subscribers.get(key);
-    if (sessions === undefined) return undefined;
+  private unexpired(uri: string, upstreamId: string, nowMs: number): ReadonlySet<string> {
+    const live = new Set<string>();
     let ended: string[] | undefined;
-    for (const sessionId of sessions)
-      if ((this.bySession.get(sessionId)?.entries.get(key)?.expiresAtMs ?? 0) <= nowMs)
-        (ended ??= []).push(sessionId);
-    if (ended === undefined) return sessions;
-    for (const sessionId of ended) this.drop(sessionId, key, true);
-    return this.subscribers.get(key);
+    for (const sessionId of this.subscribers.get(uri) ?? []) {
+      const entry = this.bySession.get(sessionId)?.entries.get(uri);
+      if (entry === undefined || entry.upstream.id !== upstreamId) continue;
+      if (entry.expiresAtMs <= nowMs) (ended ??= []).push(sessionId);
+      else live.add(sessionId);
+    }
+    for (const sessionId of ended ?? []) this.drop(sessionId, uri, true);
+    return live;
   }
 
   /**
@@ -491,26 +618,26 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
    * unsubscribe another replica received), so the upstream does not keep a subscription that
    * nobody here holds for as long as the session lives.
    */
-  private drop(sessionId: string, key: string, tellUpstream: boolean): void {
+  private drop(sessionId: string, uri: string, tellUpstream: boolean): void {
     const session = this.bySession.get(sessionId);
-    const entry = session?.entries.get(key);
+    const entry = session?.entries.get(uri);
     if (session === undefined || entry === undefined) return;
-    session.entries.delete(key);
-    const bridged = this.unbridge(sessionId, entry.upstream.id, entry.uri);
+    session.entries.delete(uri);
+    const bridged = this.unbridge(sessionId, entry.upstream.id, uri);
     this.total--;
     if (session.owner !== undefined) count(this.perCaller, session.owner, -1);
     if (session.entries.size === 0) this.bySession.delete(sessionId);
-    const sessions = this.subscribers.get(key);
+    const sessions = this.subscribers.get(uri);
     sessions?.delete(sessionId);
-    if (sessions?.size !== 0) return;
-    this.subscribers.delete(key);
-    if (tellUpstream && !bridged) void this.listener.unsubscribe(entry.upstream, entry.uri);
+    if (sessions?.size === 0) this.subscribers.delete(uri);
+    if (tellUpstream && !bridged && !this.boundElsewhere(sessionId, entry.upstream.id, uri))
+      void this.listener.unsubscribe(entry.upstream, uri);
   }
 
   private sweep(nowMs: number): void {
     for (const [sessionId, session] of this.bySession)
-      for (const [key, entry] of [...session.entries])
-        if (entry.expiresAtMs <= nowMs) this.drop(sessionId, key, true);
+      for (const [uri, entry] of [...session.entries])
+        if (entry.expiresAtMs <= nowMs) this.drop(sessionId, uri, true);
     if (this.total === 0 && this.sweeper !== undefined) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;

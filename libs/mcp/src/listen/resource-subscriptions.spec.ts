@@ -84,15 +84,17 @@ describe('ResourceSubscriptions', () => {
     subscriptions.add('s2', later, def('up'), 'r://a');
     subscriptions.add('s2', later, def('up'), 'r://a'); // twice: one subscription
     expect(subscriptions.size).toBe(2);
-    expect(subscriptions.remove('s1', 'up', 'r://a')).toEqual({
+    expect(subscriptions.remove('s1', 'r://a')).toEqual({
+      boundTo: def('up'),
       othersRemain: true,
       bridged: false,
     });
-    expect(subscriptions.remove('s1', 'up', 'r://a')).toEqual({
+    expect(subscriptions.remove('s1', 'r://a')).toEqual({
       othersRemain: true,
       bridged: false,
     });
-    expect(subscriptions.remove('s2', 'up', 'r://a')).toEqual({
+    expect(subscriptions.remove('s2', 'r://a')).toEqual({
+      boundTo: def('up'),
       othersRemain: false,
       bridged: false,
     });
@@ -122,7 +124,7 @@ describe('ResourceSubscriptions', () => {
     );
     expect(() => subscriptions.add('b1', later, def('up'), 'r://x', caller('bob'))).not.toThrow();
     // one given back makes room again
-    subscriptions.remove('a0', 'up', 'r://0');
+    subscriptions.remove('a0', 'r://0');
     expect(() =>
       subscriptions.add('a-new', later, def('up'), 'r://x', caller('alice')),
     ).not.toThrow();
@@ -177,7 +179,8 @@ describe('ResourceSubscriptions', () => {
   it("a client's own unsubscribe sends nothing from here: its handler forwards it when no one else holds the URI", () => {
     const { subscriptions, unsubscribed } = setup();
     subscriptions.add('s1', later, def('up'), 'r://a');
-    expect(subscriptions.remove('s1', 'up', 'r://a')).toEqual({
+    expect(subscriptions.remove('s1', 'r://a')).toEqual({
+      boundTo: def('up'),
       othersRemain: false,
       bridged: false,
     });
@@ -493,8 +496,9 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
     const a = replica();
     const b = replica();
     a.subscriptions.add('s1', later, def('up'), 'r://a');
-    b.subscriptions.remove('s1', 'up', 'r://a');
-    expect(b.published).toEqual([{ op: 'forget', session: 's1', upstreamId: 'up', uri: 'r://a' }]);
+    b.subscriptions.remove('s1', 'r://a');
+    // b held none: the forget names the session and the URI, whatever upstream a has it on
+    expect(b.published).toEqual([{ op: 'forget', session: 's1', upstreamId: '', uri: 'r://a' }]);
     a.receive(b.published[0] as Message);
     expect(a.subscriptions.size).toBe(0);
     a.updated('up', 'r://a');
