@@ -28,7 +28,7 @@ import {
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
 import { TaskWatch } from '../tasks/task-watch';
-import { relayedChangeParams } from './update-params';
+import { RESOURCE_UPDATED, relayedChangeParams } from './update-params';
 import { UpdateCoalescer } from './update-coalescer';
 
 /** `_meta` keys of a listen stream (wire notes §2.8). */
@@ -49,6 +49,11 @@ export interface ListenRequest {
   readonly access?: CallerAccess;
   /** The virtual server whose path the listen came on (docs/operations.md §16). */
   readonly server?: string;
+}
+
+/** Whether two upstream listen filters ask for the same (built in one order: upstreamFilter). */
+function sameFilter(a: UpstreamListenFilter, b: UpstreamListenFilter): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** No room for another stream, for this caller or on this replica (listen.maxStreams…). */
@@ -86,10 +91,17 @@ function stamped(
  * closes it (the upstream listens end with it) or gracefully at shutdown.
  */
 class ListenSubscription implements OpenStream {
-  /** The upstream listens held for this stream: upstream id → its definition and its end. */
+  /**
+   * The upstream listens held for this stream: upstream id → its definition, the filter it was
+   * opened with (its share of the honoured filter when it opened) and its end.
+   */
   readonly upstreamListens = new Map<
     string,
-    { readonly upstream: UpstreamDefinition; readonly end: AbortController }
+    {
+      readonly upstream: UpstreamDefinition;
+      readonly filter: UpstreamListenFilter;
+      readonly end: AbortController;
+    }
   >();
   /** Aborted when the stream closes: what watches tasks for it stops. */
   readonly ended = new AbortController();
@@ -314,9 +326,13 @@ export class SubscriptionsListen {
   /**
    * One upstream listen per enabled 2026 upstream granted to the caller that can deliver part
    * of the honoured filter (no request reaches an upstream outside the grant, nor does one of
-   * its notifications reach the caller): opened for an upstream that has none yet (at open, and after every round, which
-   * is how an upstream registered at runtime joins), ended for one that was removed,
-   * disabled or replaced (a replaced one gets a new listen on its new definition).
+   * its notifications reach the caller): opened for an upstream that has none yet (at open,
+   * and after every round, which is how an upstream registered at runtime joins), ended for
+   * one that was removed, disabled or replaced (a replaced one gets a new listen on its new
+   * definition). Each held listen's filter is computed again after every round: when a
+   * subscribed URI changed owner, the old owner's listen is re-opened without it (or ended when
+   * nothing is left) and the new owner's opened or re-opened with it (docs/operations.md §11
+   * "Notification streams").
    */
   private syncUpstreamListens(subscription: ListenSubscription): void {
     if (subscription.isClosed) return;
@@ -327,20 +343,30 @@ export class SubscriptionsListen {
         listen.end.abort();
         held.delete(id);
       }
-    const extras = this.registry.current()?.extras;
+    const ownerOf = (uri: unknown): UpstreamDefinition | undefined =>
+      typeof uri === 'string' ? this.registry.current()?.extras.resourceOwner(uri) : undefined;
     for (const upstream of enabled.values()) {
-      if (held.has(upstream.id) || !grants(subscription.access, upstream.id)) continue;
-      const filter = this.upstreamFilter(upstream, subscription.filter, (uri) =>
-        extras?.resourceOwner(uri),
-      );
+      if (!grants(subscription.access, upstream.id)) continue;
+      const filter = this.upstreamFilter(upstream, subscription.filter, ownerOf);
+      const listen = held.get(upstream.id);
+      if (listen !== undefined) {
+        if (filter !== undefined && sameFilter(listen.filter, filter)) continue;
+        listen.end.abort();
+        held.delete(upstream.id);
+      }
       if (filter === undefined) continue;
       const end = new AbortController();
-      held.set(upstream.id, { upstream, end });
+      held.set(upstream.id, { upstream, filter, end });
       void this.upstreamListener.hold(upstream, filter, {
         headers: subscription.headers,
         caller: subscription.caller,
         signal: end.signal,
-        onNotification: (method, params) => subscription.relay(filter, method, params),
+        onNotification: (method, params) => {
+          // an update is the URI's owner's to send (docs/security.md "Its own notifications
+          // only"): between an owner change and the re-opened listen, the old owner's is dropped
+          if (method === RESOURCE_UPDATED && ownerOf(params.uri)?.id !== upstream.id) return;
+          subscription.relay(filter, method, params);
+        },
       });
     }
   }
