@@ -110,11 +110,18 @@ describe('the tokenExchange audience of an earlier registration, POSTed on a rep
 
   it('the second registration is 409 and the thief never receives a token for the owner audience', async () => {
     // sanity: on one replica the rule holds
-    const first = await admin(a, 'POST', '/admin/upstreams', {
-      id: 'owner',
-      url: owner.url,
-      authorization: exchange('https://owner.example/mcp'),
-    });
+    const register = () =>
+      admin(a, 'POST', '/admin/upstreams', {
+        id: 'owner',
+        url: owner.url,
+        authorization: exchange('https://owner.example/mcp'),
+      });
+    // 503 until the replica's Redis connection is up (a loaded machine): a client retries it
+    let first = await register();
+    for (const until = Date.now() + 30_000; first.status === 503 && Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 200));
+      first = await register();
+    }
     expect(first.status).toBe(202);
     const sameReplica = await admin(a, 'POST', '/admin/upstreams', {
       id: 'thief0',
