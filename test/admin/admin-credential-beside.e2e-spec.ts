@@ -46,7 +46,15 @@ describe('the static admin token in a header a source forwards', () => {
     await up?.stop();
   });
 
-  it.each([`Bearer ${ADMIN}`, ADMIN, `token=${ADMIN}`, `a, ${ADMIN}`])(
+  it.each([
+    `Bearer ${ADMIN}`,
+    ADMIN,
+    `token=${ADMIN}`,
+    `a, ${ADMIN}`,
+    `Bearer%20${ADMIN}`,
+    Buffer.from(`Bearer ${ADMIN}`).toString('base64'),
+    Buffer.from(`admin:${ADMIN}`).toString('base64url'),
+  ])(
     'X-Mcp-Token %j: 401 as in Authorization, and the upstream never receives it',
     async (value) => {
       const res = await call(gateway.mcpUrl, { 'x-mcp-token': value });
@@ -125,6 +133,10 @@ describe('a short static admin token in any form of Authorization', () => {
     `Token ${SHORT_ADMIN}`,
     `Bearer ${SHORT_ADMIN} x`,
     `Token token="${SHORT_ADMIN}"`,
+    `Bearer%20${SHORT_ADMIN}`,
+    `Token (${SHORT_ADMIN})`,
+    `k=${SHORT_ADMIN}&t=1`,
+    `[${SHORT_ADMIN}]`,
   ])('Authorization %j: 401, and a passthrough upstream never receives it', async (value) => {
     const res = await call(gateway.mcpUrl, { authorization: value });
     expect(res.status).toBe(401);
@@ -189,6 +201,34 @@ describe('a JWT with the admin scope in a header a source forwards (mcp.auth jwt
     const sent = up.requests.slice(before).filter((r) => r.rpcMethod === 'tools/call');
     expect(sent).toHaveLength(1);
     expect(sent[0]?.headers['x-mcp-token']).toBeUndefined();
+
+    // wrapped in a pair, brackets, a path, percent- or base64-encoded, or in an Mcp-Param-*
+    // header (which a tool's x-mcp-header parameters pass on): left out all the same
+    for (const [name, value] of [
+      ['x-mcp-token', `token=${operator}&tenant=7`],
+      ['x-mcp-token', `(${operator})`],
+      ['x-mcp-token', `/session/${operator}`],
+      ['x-mcp-token', `Bearer%20${operator}`],
+      ['x-mcp-token', Buffer.from(`Bearer ${operator}`).toString('base64')],
+      ['mcp-param-query', `(${operator})`],
+    ] as const) {
+      const from = up.requests.length;
+      const wrapped = await call(gateway.mcpUrl, {
+        authorization: `Bearer ${caller}`,
+        [name]: value,
+      });
+      expect(wrapped.status).toBe(200);
+      const leaked = up.requests
+        .slice(from)
+        .map((r) => String(r.headers[name] ?? ''))
+        .filter(
+          (v) =>
+            v.includes(operator) ||
+            Buffer.from(v, 'base64').toString().includes(operator) ||
+            decodeURIComponent(v).includes(operator),
+        );
+      expect({ name, value, leaked }).toEqual({ name, value, leaked: [] });
+    }
 
     const plain = await call(gateway.mcpUrl, {
       authorization: `Bearer ${caller}`,

@@ -4,6 +4,8 @@ import { GATEWAY_CONFIG, type AuthConfig, type GatewayConfig } from '@app/config
 import { AccessPolicy } from './access-policy';
 import { AUTH_RETRY_AFTER_SECONDS, type AuthOutcome } from './auth-outcome';
 import { bearerToken, looksLikeJwt, scopesOf } from './bearer-token';
+import { credentialViews, holdsToken, jwtsIn } from './credential-views';
+import { UNFORWARDABLE_HEADERS } from '@app/wire';
 import { callerName, type CallerIdentity } from './caller-identity';
 import { IntrospectionClient, type IntrospectionFailure } from './introspection-client';
 import { IntrospectionGate } from './introspection-gate';
@@ -42,9 +44,6 @@ const ADMIN_CREDENTIAL: AuthOutcome = {
 
 /** A request's headers as node:http gives them. */
 type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
-
-/** What separates the words of a header value that may hold a token: blanks, list and pair marks, quotes. */
-const HEADER_WORD_SEPARATORS = /[\s,;=:"']+/;
 
 /** A compact JWS's payload claims, decoded without a signature check; undefined when unreadable. */
 function unverifiedClaims(jwt: string): Readonly<Record<string, unknown>> | undefined {
@@ -321,24 +320,33 @@ export class ResourceServer implements OnModuleDestroy {
    */
   private anonymousOrAdmin(authorization: string | string[] | undefined): AuthOutcome {
     if (this.adminToken === undefined || authorization === undefined) return ANONYMOUS;
+    // the form /admin takes, compared in constant time; then every other form and reading
+    const token = bearerToken(authorization);
+    if (token !== undefined && this.isAdminToken(token)) return ADMIN_CREDENTIAL;
     return this.holdsAdminToken(authorization) ? ADMIN_CREDENTIAL : ANONYMOUS;
   }
 
+  private isAdminToken(token: string): boolean {
+    return (
+      this.adminTokenDigest !== undefined && timingSafeEqual(digest(token), this.adminTokenDigest)
+    );
+  }
+
   /**
-   * Whether a header's value carries the static admin token: as a whole word of it (a bearer,
-   * a doubled scheme, another scheme, an item of a list, a `name=value` pair), whatever the
-   * token's length, or, for a token of 12 characters or more, anywhere in it (a shorter one
-   * would be found inside innocent values).
+   * Whether a header's value carries the static admin token, in any reading of it
+   * (credentialViews: as it came, percent-decoded, base64-decoded): as a token of its own
+   * (a bearer, a doubled scheme, another scheme, an item of a list, a `name=value` pair, in
+   * brackets), whatever the token's length, or, for a token of 12 characters or more,
+   * anywhere in it (a shorter one would be found inside innocent words).
    */
   private holdsAdminToken(header: string | readonly string[]): boolean {
     const adminToken = this.adminToken;
     if (adminToken === undefined) return false;
     const values = typeof header === 'string' ? [header] : header;
-    for (const value of values) {
-      if (adminToken.length >= 12 && value.includes(adminToken)) return true;
-      for (const word of value.split(HEADER_WORD_SEPARATORS))
-        if (word.length === adminToken.length && this.isAdminToken(word)) return true;
-    }
+    for (const value of values)
+      for (const view of credentialViews(value))
+        if (adminToken.length >= 12 ? view.includes(adminToken) : holdsToken(view, adminToken))
+          return true;
     return false;
   }
 
@@ -350,7 +358,8 @@ export class ResourceServer implements OnModuleDestroy {
   refusalBeside(headers: RequestHeaders): AuthOutcome | undefined {
     if (this.adminToken === undefined) return undefined;
     for (const name in headers) {
-      if (name === 'authorization') continue;
+      // Authorization has its own checks; the others listed never travel to a source
+      if (name === 'authorization' || UNFORWARDABLE_HEADERS.has(name)) continue;
       const value = headers[name];
       if (value !== undefined && this.holdsAdminToken(value)) return ADMIN_CREDENTIAL;
     }
@@ -371,7 +380,8 @@ export class ResourceServer implements OnModuleDestroy {
       out = rest;
     }
     for (const name in headers) {
-      if (name === 'authorization') continue;
+      // Authorization has its own checks; the others listed never travel to a source
+      if (name === 'authorization' || UNFORWARDABLE_HEADERS.has(name)) continue;
       const value = headers[name];
       if (value !== undefined && this.claimsAdminScope(value)) {
         out ??= { ...headers };
@@ -381,25 +391,19 @@ export class ResourceServer implements OnModuleDestroy {
     return (out ?? headers) as H;
   }
 
-  /** Whether a header's value holds a JWT whose payload claims the admin scope (unverified). */
+  /**
+   * Whether a header's value holds a JWT whose payload claims the admin scope (unverified), in
+   * any reading of it (credentialViews) and wherever in it (wrapped in a pair, brackets, a path).
+   */
   private claimsAdminScope(header: string | readonly string[]): boolean {
     const values = typeof header === 'string' ? [header] : header;
-    for (const value of values) {
-      // a JWT's header and payload are base64url JSON objects: they start "eyJ" ('{"')
-      if (!value.includes('eyJ')) continue;
-      for (const word of value.split(HEADER_WORD_SEPARATORS)) {
-        if (!looksLikeJwt(word)) continue;
-        const claims = unverifiedClaims(word);
-        if (claims !== undefined && scopesOf(claims).includes(this.adminScope)) return true;
-      }
-    }
+    for (const value of values)
+      for (const view of credentialViews(value))
+        for (const jwt of jwtsIn(view)) {
+          const claims = unverifiedClaims(jwt);
+          if (claims !== undefined && scopesOf(claims).includes(this.adminScope)) return true;
+        }
     return false;
-  }
-
-  private isAdminToken(token: string): boolean {
-    return (
-      this.adminTokenDigest !== undefined && timingSafeEqual(digest(token), this.adminTokenDigest)
-    );
   }
 
   /**
