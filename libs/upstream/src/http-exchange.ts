@@ -46,6 +46,14 @@ export interface ExchangeRequest {
    * UpstreamFailure fails it. Without it, every answer is collected as a body.
    */
   readonly onEvent?: (event: EventSourceMessage) => 'more' | 'done';
+  /**
+   * Present = once onEvent said `'done'`, the events the stream still carries in the grace it
+   * is given to end (STREAM_END_GRACE_MILLIS, then it is cut) come here, each within the byte
+   * cap, instead of being skipped: a `ping` or request sent after the response is still owed
+   * an answer (docs/operations.md §10 "Relaying"). The exchange has resolved by then; a throw
+   * is ignored. Without it they are skipped.
+   */
+  readonly onLateEvent?: (event: EventSourceMessage) => void;
   /** Called once with the response head, before any body byte. */
   readonly onHead?: (head: ExchangeHead) => void;
   /**
@@ -229,6 +237,8 @@ export function exchange(
     const waitsForPool = poolSize !== undefined && ahead >= poolSize;
     let settled = false;
     let ended = false;
+    /** After the awaited response: the stream's later events are read for onLateEvent. */
+    let late = false;
     /** Cuts a stream that goes on after the awaited response; cleared when the stream ends. */
     let graceTimer: NodeJS.Timeout | undefined;
     let controller: Dispatcher.DispatchController | undefined;
@@ -268,6 +278,16 @@ export function exchange(
       resolve(result);
     };
     const onAbort = (): void => fail(cancelledFailure());
+    /** Stops reading the events after the response and cuts the stream (the exchange has resolved). */
+    const stopLate = (): void => {
+      late = false;
+      cut(new Error('stream done'));
+    };
+    /** Over the byte cap: the exchange fails, or, after its response, the late reading stops. */
+    const overCap = (): void => {
+      if (settled) stopLate();
+      else fail(tooLarge());
+    };
 
     const deadlineTimer = setTimeout(
       () => fail(timeoutFailure(request.deadlineMillis)),
@@ -292,7 +312,9 @@ export function exchange(
       if (head === undefined) return;
       succeed({ kind: 'events', head, done: true, bytes: length, lastEventId, retryMillis });
       if (!ended) {
+        late = request.onLateEvent !== undefined;
         graceTimer = setTimeout(() => {
+          late = false;
           if (!ended) cut(new Error('stream done'));
         }, STREAM_END_GRACE_MILLIS);
         graceTimer.unref();
@@ -301,7 +323,17 @@ export function exchange(
 
     const onEvent = (event: EventSourceMessage): void => {
       if (event.id !== undefined) lastEventId = event.id;
-      if (settled || event.data === '') return;
+      if (event.data === '') return;
+      if (settled) {
+        if (!late) return;
+        if (request.capScope === 'event') counted = 0;
+        try {
+          request.onLateEvent?.(event);
+        } catch {
+          // the exchange has resolved: nothing is left to fail
+        }
+        return;
+      }
       if (request.capScope === 'event') counted = 0;
       let verdict: 'more' | 'done';
       try {
@@ -323,20 +355,21 @@ export function exchange(
     /** Small chunks of an unfinished line, fed together (sse-held-bytes.ts). */
     const held = new SseHeldBytes();
     const feed = (bytes: Buffer): void => {
-      if (!settled && parser !== undefined && decoder !== undefined)
+      if ((!settled || late) && parser !== undefined && decoder !== undefined)
         parser.feed(lineEnds.normalize(decoder.write(bytes)));
     };
 
     /** One chunk of the answer's (decoded) bytes. */
     const take = (chunk: Buffer): void => {
-      if (settled) return;
+      if (settled && !late) return;
       length += chunk.length;
       counted += chunk.length;
       if (counted > request.maxBytes) {
-        fail(tooLarge());
+        overCap();
         return;
       }
-      const refusal = request.onChunk?.(chunk);
+      // after the response the bytes are no longer the caller's answer's
+      const refusal = settled ? undefined : request.onChunk?.(chunk);
       if (refusal !== undefined) {
         fail(new UpstreamFailure('refused', refusal));
         return;
@@ -350,7 +383,16 @@ export function exchange(
 
     /** The answer's last (decoded) byte has been taken. */
     const finish = (): void => {
-      if (settled || head === undefined) return;
+      if (head === undefined) return;
+      if (settled) {
+        // the events the stream ended with, after the response, for onLateEvent
+        if (late && parser !== undefined && decoder !== undefined) {
+          held.flush(feed);
+          if (late) parser.feed(lineEnds.normalize(decoder.end()));
+        }
+        late = false;
+        return;
+      }
       if (parser !== undefined && decoder !== undefined) {
         held.flush(feed);
         if (settled) return;
@@ -418,7 +460,7 @@ export function exchange(
             // included), are bounded as the answer is
             maxBufferSize: request.maxBytes,
             onError: (error) => {
-              if (error.type === 'max-buffer-size-exceeded') fail(tooLarge());
+              if (error.type === 'max-buffer-size-exceeded') overCap();
             },
             // A keep-alive comment ends a unit too: per-event caps must not add them up.
             onComment: () => {
@@ -445,14 +487,14 @@ export function exchange(
         request.onHead?.(head);
       },
       onResponseData(_c, chunk) {
-        if (settled) return;
+        if (settled && !late) return;
         if (codingStages === undefined) {
           take(chunk);
           return;
         }
         received += chunk.length;
         if (request.capScope === 'total' && received > request.maxBytes) {
-          fail(tooLarge());
+          overCap();
           return;
         }
         codingStages[0]?.write(chunk);
@@ -468,6 +510,7 @@ export function exchange(
       },
       onResponseError(_c, err) {
         ended = true;
+        late = false;
         release();
         clearTimeout(graceTimer);
         for (const stage of codingStages ?? []) stage.destroy();

@@ -510,7 +510,13 @@ export class UpstreamConnection {
         sessionId,
       },
     );
-    const reply = await this.post(headers, JSON.stringify(response), undefined, budget);
+    // The upstream may answer the POST with an SSE stream that carries a `ping` or a request:
+    // it belongs to no caller and is answered so (-32601, a ping an empty result), through the
+    // bounded answers owed to no caller, within this POST's deadline (docs/operations.md §10
+    // "Relaying")
+    const reply = await this.post(headers, JSON.stringify(response), undefined, budget, {
+      context: { sessionId },
+    });
     checkAccepted(reply, sessionId);
   }
 
@@ -857,6 +863,17 @@ export class UpstreamConnection {
     const cap = relay?.listCap;
     const counter = cap === undefined ? undefined : new ListItemCounter(cap.key, cap.limit);
     let context: UpstreamMessageContext = relay?.context === 'answer' ? {} : (relay?.context ?? {});
+    // After a request's response its stream may still carry a `ping` or a request in the grace
+    // it is given to end: the call has ended, so they belong to no caller and are answered so,
+    // never relayed to it (docs/operations.md §10 "Relaying"); a list_changed is still seen.
+    const onLateEvent: ExchangeRequest['onLateEvent'] =
+      id === undefined
+        ? undefined
+        : (event) => {
+            const message = readStreamMessage(event.data);
+            if (message !== undefined)
+              this.answerMessage(message, { context: relay?.context ?? {} }, context);
+          };
     const onEvent: ExchangeRequest['onEvent'] =
       id === undefined
         ? relay === undefined
@@ -910,18 +927,17 @@ export class UpstreamConnection {
           : undefined,
       onChunk,
       onEvent,
+      onLateEvent,
     });
     // a request whose stream ended before its response may be resumed (resumeStream)
     const result =
       id !== undefined && response === undefined && onEvent !== undefined
-        ? await this.resumeStream(
-            first,
-            headers,
-            budget,
+        ? await this.resumeStream(first, headers, budget, {
             onEvent,
+            onLateEvent,
             onChunk,
-            relay?.credentialExpiresAtMs,
-          )
+            credentialExpiresAtMs: relay?.credentialExpiresAtMs,
+          })
         : first;
     return readReply(result, id, response, relay?.listCap);
   }
@@ -941,10 +957,14 @@ export class UpstreamConnection {
     first: ExchangeResult,
     headers: Record<string, string>,
     budget: Budget,
-    onEvent: NonNullable<ExchangeRequest['onEvent']>,
-    onChunk: ExchangeRequest['onChunk'],
-    credentialExpiresAtMs: number | undefined,
+    read: {
+      readonly onEvent: NonNullable<ExchangeRequest['onEvent']>;
+      readonly onLateEvent: ExchangeRequest['onLateEvent'];
+      readonly onChunk: ExchangeRequest['onChunk'];
+      readonly credentialExpiresAtMs: number | undefined;
+    },
   ): Promise<ExchangeResult> {
+    const { onEvent, onLateEvent, onChunk, credentialExpiresAtMs } = read;
     let result = first;
     let fruitless = 0;
     const maxBytes = this.endpoint.maxAnswerBytes;
@@ -983,6 +1003,7 @@ export class UpstreamConnection {
           onChunk,
           // a replayed priming event: the v1 SDK's event stores keep it as `{}` and may replay it
           onEvent: (event) => (event.data.trim() === '{}' ? 'more' : onEvent(event)),
+          onLateEvent,
         });
       } catch (err) {
         // the cap is the whole answer's, not what was left of it for this GET
