@@ -175,6 +175,9 @@ export class UpstreamListener {
             // asked again at every (re)open: an exchanged token is renewed as it expires
             headers: await this.callerHeaders.for(upstream, context.headers, context.caller),
             onMessage: (message) => this.deliver(message, context),
+            // a stream of notifications for as long as the client listens: each capped, a bad
+            // one dropped, never the listen ended for it (docs/operations.md §11)
+            notificationStream: true,
           },
         );
         if (

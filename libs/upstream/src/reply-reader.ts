@@ -84,12 +84,61 @@ export function refuseOverCap(cap: UpstreamListCap | undefined, text: string): v
 }
 
 /**
+ * Whether a JSON object's text has a top-level `method` member (a request or a notification,
+ * never a response), found without parsing it: one pass over the text, strings skipped, depth
+ * counted, no recursion, so it is safe on a message too deep or too wide to parse. A key
+ * written with escapes is not recognised (the message then counts as a response).
+ */
+export function namesMethod(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const start = i + 1;
+      let j = start;
+      while (j < text.length && text.charCodeAt(j) !== 0x22)
+        j += text.charCodeAt(j) === 0x5c ? 2 : 1;
+      i = j;
+      if (depth !== 1 || j - start !== 6 || text.slice(start, j) !== 'method') continue;
+      let k = j + 1;
+      while (k < text.length && /\s/.test(text[k] ?? '')) k++;
+      if (text[k] === ':') return true;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
  * One event of a request's SSE answer: the response to `id` (returned), or another message
  * (returned too, the caller tells them apart with isResponseTo). Every message on the answer
- * is refused unparsed when nested too deep or over the list cap.
+ * is refused unparsed when nested too deep or over the list cap. With `dropsMessages` (a
+ * long-lived stream of notifications, a 2026 listen) a request or notification too deep or too
+ * wide is dropped unparsed instead (undefined), as on the GET stream (docs/operations.md §10
+ * "Nesting"): one bad notification must not end a stream that carries every later one. A
+ * message too deep or wide that names no `method` may be the response: it still fails the
+ * request.
  */
-export function readAnswerEvent(data: string, listCap: UpstreamListCap | undefined): ParsedMessage {
-  refuseShape(data, listCap);
+export function readAnswerEvent(
+  data: string,
+  listCap: UpstreamListCap | undefined,
+  dropsMessages = false,
+): ParsedMessage | undefined {
+  try {
+    refuseShape(data, listCap);
+  } catch (err) {
+    if (
+      dropsMessages &&
+      err instanceof UpstreamFailure &&
+      (err.kind === 'too-deep' || err.kind === 'too-large') &&
+      namesMethod(data)
+    )
+      return undefined;
+    throw err;
+  }
   const parsed = parseReply(data);
   if (parsed === undefined)
     throw new UpstreamFailure(

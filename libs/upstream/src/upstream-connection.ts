@@ -38,6 +38,7 @@ import {
   sessionLevelHeaders,
   withEnvelope,
 } from './request-shape';
+import { DroppedMessages } from './dropped-messages';
 import { StandaloneStream } from './standalone-stream';
 import { UnownedAnswers } from './unowned-answers';
 import {
@@ -111,6 +112,8 @@ interface Relay {
   readonly context: UpstreamMessageContext | 'answer';
   /** When the caller's credential in the request's headers expires (ms since the epoch). */
   readonly credentialExpiresAtMs?: number;
+  /** UpstreamRequestOptions.notificationStream: capped per event, a bad notification dropped. */
+  readonly notificationStream?: boolean;
 }
 
 /**
@@ -204,6 +207,7 @@ export class UpstreamConnection {
   private readonly listeners = new Set<UpstreamMessageListener>();
   private stream?: StandaloneStream;
   private readonly unowned: UnownedAnswers;
+  private readonly dropped: DroppedMessages;
   /**
    * 2025: the level the shared session logs at, the most verbose any client has asked for
    * (sharedLogLevel); kept across re-initializing, where the new session is told it again.
@@ -228,6 +232,7 @@ export class UpstreamConnection {
       throw new TypeError(`upstream ${endpoint.id}: the endpoint url must be http: or https:`);
     this.url = url;
     this.unowned = new UnownedAnswers(endpoint.id);
+    this.dropped = new DroppedMessages(endpoint.id);
   }
 
   /** The era in use, once known (after connect or the first request); undefined while renewing. */
@@ -735,6 +740,7 @@ export class UpstreamConnection {
         takeBytes: options.takeBytes,
         context: { sessionId: session.sessionId },
         credentialExpiresAtMs: options.credentialExpiresAtMs,
+        notificationStream: options.notificationStream,
       });
     } catch (err) {
       // A 2025 server goes on working after a disconnect: tell it to stop (best effort).
@@ -791,6 +797,7 @@ export class UpstreamConnection {
       takeBytes: options.takeBytes,
       context: {},
       credentialExpiresAtMs: options.credentialExpiresAtMs,
+      notificationStream: options.notificationStream,
     });
     const code = errorCode(reply);
     const legacyAnswer =
@@ -863,6 +870,7 @@ export class UpstreamConnection {
     const cap = relay?.listCap;
     const counter = cap === undefined ? undefined : new ListItemCounter(cap.key, cap.limit);
     let context: UpstreamMessageContext = relay?.context === 'answer' ? {} : (relay?.context ?? {});
+    const stream = relay?.notificationStream === true;
     // After a request's response its stream may still carry a `ping` or a request in the grace
     // it is given to end: the call has ended, so they belong to no caller and are answered so,
     // never relayed to it (docs/operations.md §10 "Relaying"); a list_changed is still seen.
@@ -886,8 +894,13 @@ export class UpstreamConnection {
               return 'more';
             }
         : (event) => {
-            // every message on the answer, the response or not, is refused unparsed
-            const parsed = readAnswerEvent(event.data, relay?.listCap);
+            // every message on the answer, the response or not, is refused unparsed; on a
+            // listen a bad notification is dropped instead (readAnswerEvent)
+            const parsed = readAnswerEvent(event.data, relay?.listCap, stream);
+            if (parsed === undefined) {
+              this.dropped.count();
+              return 'more';
+            }
             const { message } = parsed;
             if (isResponseTo(message, id)) {
               response = parsed;
@@ -916,7 +929,9 @@ export class UpstreamConnection {
       deadlineMillis: budget.millis,
       connectMillis: this.endpoint.connectMillis,
       maxBytes: this.endpoint.maxAnswerBytes,
-      capScope: 'total',
+      // a listen is a stream of notifications, each capped as on the GET stream; any other
+      // answer is one answer, capped whole (docs/security.md "Bytes")
+      capScope: stream ? 'event' : 'total',
       signal: budget.signal,
       // initialize: a request on its answer is answered on the session that answer opens
       onHead:
@@ -937,6 +952,7 @@ export class UpstreamConnection {
             onLateEvent,
             onChunk,
             credentialExpiresAtMs: relay?.credentialExpiresAtMs,
+            perEvent: stream,
           })
         : first;
     return readReply(result, id, response, relay?.listCap);
@@ -951,7 +967,9 @@ export class UpstreamConnection {
    * GET answered without a stream (405, 404) leaves the answer as it was: ended without the
    * response. The answer is one answer across its resumptions: `maxAnswerBytes` and a list's
    * item cap (`onChunk`) count every GET's bytes with the first stream's, and `retry:` is
-   * waited at least RESUME_MIN_WAIT_MILLIS (docs/security.md, "Hostile upstreams").
+   * waited at least RESUME_MIN_WAIT_MILLIS (docs/security.md, "Hostile upstreams"). A listen
+   * (`perEvent`) is a stream of notifications, not one answer: each event is capped, as on its
+   * first stream, and the bytes do not add up.
    */
   private async resumeStream(
     first: ExchangeResult,
@@ -962,9 +980,10 @@ export class UpstreamConnection {
       readonly onLateEvent: ExchangeRequest['onLateEvent'];
       readonly onChunk: ExchangeRequest['onChunk'];
       readonly credentialExpiresAtMs: number | undefined;
+      readonly perEvent: boolean;
     },
   ): Promise<ExchangeResult> {
-    const { onEvent, onLateEvent, onChunk, credentialExpiresAtMs } = read;
+    const { onEvent, onLateEvent, onChunk, credentialExpiresAtMs, perEvent } = read;
     let result = first;
     let fruitless = 0;
     const maxBytes = this.endpoint.maxAnswerBytes;
@@ -982,7 +1001,7 @@ export class UpstreamConnection {
         RESUME_MAX_WAIT_MILLIS,
       );
       if (wait >= budget.left()) break;
-      if (taken >= maxBytes) throw answerTooLarge(maxBytes);
+      if (!perEvent && taken >= maxBytes) throw answerTooLarge(maxBytes);
       await budget.race(delay(wait));
       // the GET carries the caller's headers: not once its credential has expired (the answer
       // then ends without the response, as when the upstream cannot resume)
@@ -997,8 +1016,8 @@ export class UpstreamConnection {
           timeoutScope: 'whole',
           deadlineMillis: budget.millis,
           connectMillis: this.endpoint.connectMillis,
-          maxBytes: maxBytes - taken,
-          capScope: 'total',
+          maxBytes: perEvent ? maxBytes : maxBytes - taken,
+          capScope: perEvent ? 'event' : 'total',
           signal: budget.signal,
           onChunk,
           // a replayed priming event: the v1 SDK's event stores keep it as `{}` and may replay it

@@ -135,6 +135,15 @@ export interface UpstreamRequestOptions {
    * budget is spent, and the request ends at once as failure `refused` ("the gateway is busy").
    */
   readonly takeBytes?: (bytes: number) => boolean;
+  /**
+   * The request is a long-lived stream of notifications (a 2026 `subscriptions/listen`), not
+   * one answer: its SSE answer is capped per event by `execution.maxResponseBytes`, as the 2025
+   * GET stream is, never in total (a listen that lives long carries more than any one answer),
+   * and a notification on it nested too deep or too wide is dropped, as on the GET stream,
+   * rather than ending the stream (docs/operations.md §10 "Nesting", §11 "Notification
+   * streams"). A response too deep or too wide still fails the request.
+   */
+  readonly notificationStream?: boolean;
 }
 
 /** The words of a request refused by UpstreamRequestOptions.takeBytes. */
