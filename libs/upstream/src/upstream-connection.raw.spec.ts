@@ -490,6 +490,44 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
       expect(answer).toEqual({ kind: 'error', ...error });
     });
 
+    it('a notification stream (a listen) is capped per event, and drops a notification too deep, not the stream', async () => {
+      const update = JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/resources/updated',
+        params: { uri: 'x://r' },
+      });
+      const deep = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":${'{"a":'.repeat(200)}1${'}'.repeat(200)}}}`;
+      const server = await serve(
+        modern(async (_req, res, body) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          // 400 updates of ~90 bytes, apart in time as a server sends them: over the 16 KiB cap
+          // together, each far under it
+          for (let i = 0; i < 400; i++) {
+            if (i === 200) res.write(`data: ${deep}\n\n`);
+            res.write(`data: ${update}\n\n`);
+            if (i % 20 === 19) await new Promise((r) => setTimeout(r, 5));
+          }
+          res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: {} })}\n\n`);
+        }),
+      );
+      const listen = (notificationStream: boolean): Promise<unknown> => {
+        const messages: JsonRpcMessage[] = [];
+        return connection(server.url, 'auto', 16 * 1024)
+          .request(
+            'subscriptions/listen',
+            { notifications: {} },
+            { deadlineMillis: 2000, onMessage: (m) => messages.push(m), notificationStream },
+          )
+          .then((answer) => ({ answer, updates: messages.length }));
+      };
+      await expect(listen(true)).resolves.toEqual({
+        answer: { kind: 'result', result: {}, resultText: '{}' },
+        updates: 400,
+      });
+      // any other request's answer is one answer, capped whole
+      expect((await failureOf(listen(false))).kind).toBe('too-large');
+    });
+
     it('SSE framing: priming event, retry:, comments, byte-by-byte chunks, other messages in order', async () => {
       const server = await serve(
         modern(async (_req, res, body) => {
