@@ -79,13 +79,15 @@ function audienceProblems(
   const problems: ConfigProblem[] = [];
   if (typeof auth.audience === 'string') {
     const audience = audienceKey(auth.audience);
-    const gatewayOrigin = parse(mcp.auth.audience ?? '')?.origin;
+    const gatewayUrl = parse(mcp.auth.audience ?? '');
+    const gatewayOrigin = gatewayUrl === undefined ? undefined : originKey(gatewayUrl);
+    const claimed = parse(auth.audience.trim());
     const own = [mcp.auth.audience, mcp.auth.issuer, ...(mcp.auth.authorizationServers ?? [])];
     const sources = [...mcp.bundles, ...mcp.upstreams].map((s) => s.authorization?.audience);
     if (
       own.some((a) => typeof a === 'string' && audienceKey(a) === audience) ||
       // any resource at the gateway's own origin is the gateway's (/mcp/, /mcp?x, /)
-      (gatewayOrigin !== undefined && parse(auth.audience.trim())?.origin === gatewayOrigin)
+      (gatewayOrigin !== undefined && claimed !== undefined && originKey(claimed) === gatewayOrigin)
     )
       problems.push(
         invalid(
@@ -149,13 +151,28 @@ export function registrationAudienceKey(
 }
 
 /**
- * An audience as compared: a URL without its trailing slashes, query and fragment (scheme and
- * host lower-cased, default port dropped, by the URL parser), anything else as written.
+ * An audience as compared (docs/operations.md §15 "URLs compared normalized"): a URL in the
+ * RFC 3986 §6.2.2 normal form — scheme and host lower-cased, default port dropped and dot
+ * segments, `%2E` ones too, removed (by the URL parser), one trailing root dot of the host dropped
+ * (`owner.example.` names `owner.example`), percent-encoded unreserved characters decoded and
+ * the hex of the others upper-cased (§6.2.2.2: `/%6Dcp` is `/mcp`) — without its trailing
+ * slashes, query and fragment; anything else as written. Every spelling of one audience has
+ * one key, so a registration can claim none a source or an earlier registration holds.
  */
-function audienceKey(raw: string): string {
+export function audienceKey(raw: string): string {
   const url = parse(raw.trim());
   if (url === undefined) return raw.trim();
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  const path = url.pathname.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9\-._~]$/.test(c) ? c : `%${hex.toUpperCase()}`;
+  });
+  return `${originKey(url)}${path.replace(/\/+$/, '')}`;
+}
+
+/** A URL's origin as compared: the parser's, without one trailing root dot of the host. */
+function originKey(url: URL): string {
+  const host = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
+  return `${url.protocol}//${host}${url.port === '' ? '' : `:${url.port}`}`;
 }
 
 function parse(raw: string): URL | undefined {
