@@ -259,7 +259,10 @@ async function bootstrap(): Promise<void> {
         audit: app.get(AdminAuditLog),
       },
     }),
-    managementAdapter(new ManagementHostPolicy(config.mcp.management.allowedHosts)),
+    managementAdapter(
+      new ManagementHostPolicy(config.mcp.management.allowedHosts),
+      app.get(AdminAuditLog),
+    ),
     { logger: nestLogger },
   );
   // the drain closes its idle and never-used connections (graceful-shutdown.ts)

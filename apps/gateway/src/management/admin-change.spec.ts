@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { RequestMethod } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { adminChangeOf } from './admin-change';
+import fastify from 'fastify';
+import { AdminChangeRoutes, adminChangeOf } from './admin-change';
 
 const CHANGES = new Set<RequestMethod>([
   RequestMethod.POST,
@@ -63,5 +64,48 @@ describe('AdminChange: the audit action on every /admin change route (docs/opera
       undefined,
     );
     expect(adminChangeOf({} as unknown as FastifyRequest)).toBe(undefined);
+  });
+});
+
+describe('AdminChangeRoutes: the action of a request not routed yet (docs/operations.md §15 "Access")', () => {
+  const changes = new AdminChangeRoutes();
+
+  beforeAll(async () => {
+    const app = fastify();
+    changes.collect(app);
+    const ok = () => 'ok';
+    app.post('/admin/upstreams', { config: { adminAction: 'upstream.register' } }, ok);
+    app.patch('/admin/upstreams/:id', { config: { adminAction: 'upstream.update' } }, ok);
+    app.route({
+      method: ['DELETE'],
+      url: '/admin/servers/:id',
+      config: { adminAction: 'server.delete' },
+      handler: ok,
+    });
+    app.get('/admin/upstreams', ok);
+    await app.ready();
+  });
+
+  it.each([
+    ['POST', '/admin/upstreams', 'upstream.register'],
+    ['post', '/admin/%75pstreams?x=1', 'upstream.register'],
+    ['POST', 'http://evil.example:9090/admin/upstreams', 'upstream.register'],
+    ['PATCH', '/admin/upstreams/a%20b', 'upstream.update'],
+    ['DELETE', '/admin/servers/x', 'server.delete'],
+  ])('%s %s is %s', (method, target, action) => {
+    expect(changes.actionOf(method, target)).toBe(action);
+  });
+
+  it.each([
+    ['GET', '/admin/upstreams'],
+    ['PUT', '/admin/upstreams'],
+    ['POST', '/admin/upstreams/x'],
+    ['DELETE', '/admin/servers'],
+    ['POST', '/Admin/upstreams'],
+    ['POST', '*'],
+    ['POST', '/admin/%zz'],
+    [undefined, '/admin/upstreams'],
+  ])('%s %s is no change route', (method, target) => {
+    expect(changes.actionOf(method, target)).toBe(undefined);
   });
 });

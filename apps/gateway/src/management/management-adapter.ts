@@ -1,5 +1,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { AdminAuditLog } from '../admin/admin-audit-log';
+import { AdminChangeRoutes } from './admin-change';
 import { ManagementHostPolicy } from './management-host-policy';
 
 /**
@@ -16,10 +18,16 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /**
  * The fastify adapter of the management listener, on a node:http server with a request
  * timeout (fastify itself sets none) whose every request passes the `Host` check first
- * (management-host-policy.ts), whatever its path or method.
+ * (management-host-policy.ts), whatever its path or method. A change to /admin refused there
+ * writes its audit line (docs/operations.md §15 "Access"), under the action of the route it
+ * names (admin-change.ts), with no actor and no upstream: neither token nor body was read.
  */
-export function managementAdapter(hosts: ManagementHostPolicy): FastifyAdapter {
-  return new FastifyAdapter({
+export function managementAdapter(
+  hosts: ManagementHostPolicy,
+  audit: Pick<AdminAuditLog, 'record'>,
+): FastifyAdapter {
+  const changes = new AdminChangeRoutes();
+  const adapter = new FastifyAdapter({
     serverFactory: (handler: RequestListener) =>
       createServer(
         {
@@ -28,7 +36,21 @@ export function managementAdapter(hosts: ManagementHostPolicy): FastifyAdapter {
           connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
           keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
         },
-        hosts.guard(handler),
+        hosts.guard(handler, (req, status, reason) => {
+          const action = changes.actionOf(req.method, req.url);
+          if (action !== undefined)
+            audit.record({
+              action,
+              upstreamId: null,
+              actor: null,
+              status,
+              outcome: 'refused',
+              detail: `refused before the route ran: ${reason}`,
+            });
+        }),
       ),
   });
+  // before Nest registers its routes: the marked ones are read as they come
+  changes.collect(adapter.getInstance());
+  return adapter;
 }

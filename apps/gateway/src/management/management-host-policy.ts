@@ -95,25 +95,47 @@ export class ManagementHostPolicy {
   /**
    * Wraps the listener's request handler: a request whose `Host` is refused gets the 421
    * JSON answer (the `{statusCode, error, message}` shape of the port, docs/operations.md
-   * §15) and reaches no route, Nest or fastify; every other goes on unchanged.
+   * §15) and reaches no route, Nest or fastify; every other goes on unchanged. `refused` hears
+   * of each refusal (its status and a reason of fixed text and at most a cut, sanitized host),
+   * so a change to /admin refused here is audited like any other (management-adapter.ts).
    */
   guard(
     handler: (req: IncomingMessage, res: ServerResponse) => void,
+    refused: (req: IncomingMessage, status: number, reason: string) => void = () => undefined,
   ): (req: IncomingMessage, res: ServerResponse) => void {
     return (req, res) => {
       const authority = absoluteAuthority(req.url ?? '/');
-      if (authority === null || SINGLE_HEADERS.repeatedIn(req.rawHeaders) !== undefined) {
+      const repeated = SINGLE_HEADERS.repeatedIn(req.rawHeaders);
+      if (authority === null || repeated !== undefined) {
+        refused(
+          req,
+          400,
+          authority === null ? 'request target not a path' : `repeated ${repeated} header`,
+        );
         refuse(req, 400, authority === null ? TARGET_BODY : REPEATED_BODY);
-      } else if (
-        this.admits(req.headers.host) &&
-        (authority === undefined || this.admits(authority))
-      ) {
-        handler(req, res);
-      } else {
+      } else if (!this.admits(req.headers.host)) {
+        refused(req, HOST_REFUSED_STATUS, `Host not served: ${shownHost(req.headers.host)}`);
         refuse(req, HOST_REFUSED_STATUS, REFUSAL_BODY);
+      } else if (authority !== undefined && !this.admits(authority)) {
+        refused(req, HOST_REFUSED_STATUS, `target host not served: ${shownHost(authority)}`);
+        refuse(req, HOST_REFUSED_STATUS, REFUSAL_BODY);
+      } else {
+        handler(req, res);
       }
     };
   }
+}
+
+/** The longest host a refusal's reason shows: the caller's text must not size a log line. */
+const MAX_SHOWN_HOST = 64;
+
+/**
+ * A refused host as a log line may show it: characters a host name or address has, every
+ * other one `?`, cut at 64 (docs/operations.md §15 "Access": no text of the caller's beyond).
+ */
+function shownHost(host: string | undefined): string {
+  const safe = (host ?? '').replace(/[^A-Za-z0-9.:[\]-]/g, '?');
+  return safe.length <= MAX_SHOWN_HOST ? safe : `${safe.slice(0, MAX_SHOWN_HOST)}…`;
 }
 
 /**
