@@ -1,3 +1,5 @@
+import { MASTER_REPLID_LUA } from '@app/redis';
+
 /**
  * The Lua scripts of RedisRegistrationStore. Each runs atomically in Redis, so a check and the
  * write it guards cannot interleave with another replica's (the compare-and-set of
@@ -61,11 +63,9 @@ end
  * refuse INFO to the user (ACL without @dangerous): then nothing is noted and a restore keeps
  * to the counter alone, as before.
  */
-const ON_MASTER = `
+const ON_MASTER = `${MASTER_REPLID_LUA}
 local function onMaster(now)
-  local ok, info = pcall(redis.call, 'INFO', 'replication')
-  if not ok or type(info) ~= 'string' then return end
-  local id = string.match(info, 'master_replid:(%w+)')
+  local id = masterReplid()
   if not id then return end
   local was = redis.call('HGET', KEYS[2], 'master')
   if was == id then return end

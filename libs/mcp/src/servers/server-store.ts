@@ -1,6 +1,13 @@
 import { Logger, type Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { openRedis, quitRedis, redisUseOptions, StoreAttempts, type RedisClient } from '@app/redis';
+import {
+  MASTER_REPLID_LUA,
+  openRedis,
+  quitRedis,
+  redisUseOptions,
+  StoreAttempts,
+  type RedisClient,
+} from '@app/redis';
 
 /** A virtual server registered at runtime, as stored (docs/operations.md §16). */
 export interface StoredServer {
@@ -132,11 +139,9 @@ export class MemoryServerStore implements ServerStore {
  * (a new store, or one from before this) has nothing to compare; Redis may refuse INFO to the
  * user (ACL): then nothing is noted.
  */
-const ON_MASTER = `
+const ON_MASTER = `${MASTER_REPLID_LUA}
 local function onMaster(now)
-  local ok, info = pcall(redis.call, 'INFO', 'replication')
-  if not ok or type(info) ~= 'string' then return end
-  local id = string.match(info, 'master_replid:(%w+)')
+  local id = masterReplid()
   if not id then return end
   local was = redis.call('GET', KEYS[4])
   if was == id then return end
