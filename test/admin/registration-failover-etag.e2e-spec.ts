@@ -1,12 +1,6 @@
-import type Redis from 'ioredis';
-import { gatewayConfig, upstream } from '../support/fixtures';
-import { V2Upstream } from '../support/mcp-upstreams';
-import { GatewayProcess, waitFor } from '../support/gateway-process';
-import { OwnRedis, redisClient, uniqueKeyPrefix } from '../support/redis';
-import { SwitchableProxy } from '../support/switchable-proxy';
+import { waitFor } from '../support/gateway-process';
 import { ADMIN_TOKEN, admin } from './admin-support';
-
-const hashOf = (keyPrefix: string): string => `${keyPrefix}:{mcp-gateway-test}:admin:upstreams`;
+import { failoverPair, hashOf } from './failover-pair';
 
 /**
  * docs/operations.md §5 "What a failover may lose" — Registrations: a replica that reads the store
@@ -20,48 +14,10 @@ const hashOf = (keyPrefix: string): string => `${keyPrefix}:{mcp-gateway-test}:a
  * kept for the lost one would match it (registration-store-scripts.ts ON_MASTER).
  */
 describe(`a failover to a replica that missed the last registration, then the same id registered anew on another replica`, () => {
-  const keyPrefix = uniqueKeyPrefix();
-  let r1: OwnRedis;
-  let r2: OwnRedis;
-  let proxy: SwitchableProxy;
-  let c2: Redis;
-  let s1: V2Upstream;
-  let s2: V2Upstream;
-  let a: GatewayProcess;
-  let b: GatewayProcess;
-
-  const replica = async (): Promise<GatewayProcess> => {
-    const g = GatewayProcess.spawn({
-      mcp: gatewayConfig([], {
-        redis: { keyPrefix },
-        registry: { refreshIntervalSeconds: 2 },
-        upstreams: [upstream('calc', s1.url)],
-      }),
-      env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN, REDIS_URL: proxy.url },
-    });
-    await g.waitForListening(60_000);
-    return g;
-  };
-
-  beforeAll(async () => {
-    [r1, r2] = await Promise.all([OwnRedis.start(), OwnRedis.start()]);
-    c2 = redisClient(r2.url);
-    await c2.call('REPLICAOF', '127.0.0.1', String(r1.port));
-    proxy = await SwitchableProxy.start(r1.port);
-    [s1, s2] = await Promise.all([V2Upstream.start(), V2Upstream.start()]);
-    [a, b] = await Promise.all([replica(), replica()]);
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const g of [a, b]) g?.child.kill('SIGCONT');
-    await Promise.all([a?.stop(), b?.stop()]);
-    await Promise.all([s1?.stop(), s2?.stop()]);
-    c2?.disconnect();
-    await proxy?.stop();
-    await Promise.all([r1?.stop(), r2?.stop()]);
-  });
+  const pair = failoverPair();
 
   it('an If-Match of the X registered before the failover (lost) never matches the X registered on the new master (another URL): 409', async () => {
+    const { keyPrefix, r1, r2, proxy, c2, s1, s2, a, b } = pair;
     const w = await admin(a, 'POST', '/admin/upstreams', { id: 'w', url: s1.url });
     expect(w.status).toBe(202);
     await waitFor(async () => (await admin(b, 'GET', '/admin/upstreams/w')).status === 200, 30_000);

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { CountedWarning } from './counted-warning';
 
 /**
  * Answers the connection owes to server requests that are no caller's (pings, -32601s), at
@@ -9,18 +9,20 @@ import { Logger } from '@nestjs/common';
  */
 const IN_FLIGHT = 8;
 const WAITING = 64;
-const DROPPED_LOG_EVERY_MS = 60_000;
-const logger = new Logger('Upstream');
 
 /** One upstream's bounded queue of answers that belong to no caller. */
 export class UnownedAnswers {
   private inFlight = 0;
   private readonly waiting: (() => Promise<void>)[] = [];
-  private droppedSince = 0;
-  private droppedLoggedAt = -Infinity;
+  private readonly dropped: CountedWarning;
 
   /** @param upstreamId named in the log line when answers are dropped */
-  constructor(private readonly upstreamId: string) {}
+  constructor(upstreamId: string) {
+    this.dropped = new CountedWarning(
+      (count) =>
+        `Upstream ${upstreamId}: ${count} server request(s) that belong to no caller left unanswered: more than ${IN_FLIGHT + WAITING} were owed at once (docs/security.md, "What an upstream can make the gateway do")`,
+    );
+  }
 
   /** Sends one answer (its failure ignored), queues it, or drops it (logged). */
   send(answer: () => Promise<void>): void {
@@ -39,13 +41,6 @@ export class UnownedAnswers {
       this.waiting.push(answer);
       return;
     }
-    this.droppedSince += 1;
-    const now = performance.now();
-    if (now - this.droppedLoggedAt < DROPPED_LOG_EVERY_MS) return;
-    this.droppedLoggedAt = now;
-    logger.warn(
-      `Upstream ${this.upstreamId}: ${this.droppedSince} server request(s) that belong to no caller left unanswered: more than ${IN_FLIGHT + WAITING} were owed at once (docs/security.md, "What an upstream can make the gateway do")`,
-    );
-    this.droppedSince = 0;
+    this.dropped.count();
   }
 }

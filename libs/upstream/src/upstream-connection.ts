@@ -23,6 +23,8 @@ import { mcpNameHeader } from './mcp-headers';
 import {
   checkAccepted,
   errorCode,
+  MAX_MESSAGE_DEPTH,
+  MAX_MESSAGE_VALUES,
   isSuccess,
   plainOutcome,
   readAnswerEvent,
@@ -38,7 +40,7 @@ import {
   sessionLevelHeaders,
   withEnvelope,
 } from './request-shape';
-import { DroppedMessages } from './dropped-messages';
+import { CountedWarning } from './counted-warning';
 import { StandaloneStream } from './standalone-stream';
 import { UnownedAnswers } from './unowned-answers';
 import {
@@ -207,7 +209,8 @@ export class UpstreamConnection {
   private readonly listeners = new Set<UpstreamMessageListener>();
   private stream?: StandaloneStream;
   private readonly unowned: UnownedAnswers;
-  private readonly dropped: DroppedMessages;
+  /** Notifications a listen stream dropped as too deep or too wide (docs/operations.md §10 "Nesting", "Width"). */
+  private readonly dropped: CountedWarning;
   /**
    * 2025: the level the shared session logs at, the most verbose any client has asked for
    * (sharedLogLevel); kept across re-initializing, where the new session is told it again.
@@ -232,7 +235,10 @@ export class UpstreamConnection {
       throw new TypeError(`upstream ${endpoint.id}: the endpoint url must be http: or https:`);
     this.url = url;
     this.unowned = new UnownedAnswers(endpoint.id);
-    this.dropped = new DroppedMessages(endpoint.id);
+    this.dropped = new CountedWarning(
+      (count) =>
+        `Upstream ${endpoint.id}: ${count} notification(s) on a subscriptions/listen stream dropped unread: nested deeper than ${MAX_MESSAGE_DEPTH} levels or holding more than ${MAX_MESSAGE_VALUES} JSON values (docs/operations.md §10 "Nesting"); the listen goes on`,
+    );
   }
 
   /** The era in use, once known (after connect or the first request); undefined while renewing. */
