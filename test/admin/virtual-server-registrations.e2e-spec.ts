@@ -227,12 +227,17 @@ describe('virtual servers registered at runtime, across two replicas', () => {
     const etag = first.headers.get('etag') as string;
     expect((await admin(a, 'DELETE', '/admin/servers/anew')).status).toBe(200);
     await deleteKeys(redis, keyPrefix);
-    // the replicas write back what they serve (kept), not the deleted server's version
-    await waitFor(
-      async () =>
-        (await redis.hkeys(`${keyPrefix}:{mcp-gateway-test}:virtual-servers`)).includes('kept'),
-      10_000,
-    );
+    // the replicas write back what they serve (kept); B may not have read the deletion yet and
+    // write 'anew' back too, which A, the replica that deleted it, deletes again
+    await waitFor(async () => {
+      const stored = await redis.hkeys(`${keyPrefix}:{mcp-gateway-test}:virtual-servers`);
+      return (
+        stored.includes('kept') &&
+        !stored.includes('anew') &&
+        (await listedOn(a, 'anew')) === 404 &&
+        (await listedOn(b, 'anew')) === 404
+      );
+    }, 15_000);
     const again = await admin(b, 'POST', '/admin/servers', { id: 'anew', tools: ['claims.*'] });
     expect(again.status).toBe(201);
     expect(Number(again.body.version)).toBeGreaterThan(Number(etag.replace(/"/g, '')));
