@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { waitFor } from './gateway-process';
@@ -49,7 +50,12 @@ export class OwnRedis {
     await this.stop();
     this.child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        // a replica's first sync goes through an RDB file (a failover pair): kept out of the
+        // working tree, one per port
+        ...['--dir', tmpdir(), '--dbfilename', `mcp-gateway-test-${this.port}.rdb`],
+      ],
       {
         stdio: 'ignore',
       },
