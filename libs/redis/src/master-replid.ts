@@ -11,3 +11,50 @@ local function masterReplid()
   return string.match(info, 'master_replid:(%w+)')
 end
 `;
+
+/** How many masters' lost ranges a store keeps (LOST_RANGES_LUA). */
+export const LOST_RANGES_KEPT = 8;
+
+/**
+ * Lua functions for the prelude of a store's write scripts, beside MASTER_REPLID_LUA: the
+ * version ranges writes lost in failovers may have drawn from. On a master other than the one
+ * that wrote last, a store raises its version counter past what the old master may have handed
+ * out in writes that never reached this one (`raisedPast`), and keeps the range raised over
+ * (`floor`, the counter as it came over, to `ceiling`, the counter raised). A write-back of a
+ * record the store lacks is a lost write when its version is in one of the kept ranges (no
+ * write on a later master drew from them), else a deletion (docs/operations.md §5 "What a
+ * failover may lose"). The ranges of the last LOST_RANGES_KEPT masters are kept, oldest first,
+ * as "f1:c1,f2:c2,…": a second failover before every replica wrote back what the first lost
+ * must not turn the first range's records into deleted ones.
+ */
+export const LOST_RANGES_LUA = `
+local function raisedPast(counter, now)
+  return math.max(counter + 1000000, now)
+end
+-- the kept ranges, and the last one in floor/ceiling where a store has those: written before
+-- lists were kept, or by a gateway that writes only those
+local function lostRangesOf(kept, floor, ceiling)
+  kept = kept or ''
+  floor, ceiling = tonumber(floor or ''), tonumber(ceiling or '')
+  if floor and ceiling and ceiling > floor then
+    local last = string.format('%d:%d', floor, ceiling)
+    if not string.find(',' .. kept .. ',', ',' .. last .. ',', 1, true) then
+      if kept == '' then kept = last else kept = kept .. ',' .. last end
+    end
+  end
+  return kept
+end
+local function lostRangesAdd(kept, floor, ceiling)
+  local list = {}
+  for range in string.gmatch(kept, '[^,]+') do list[#list + 1] = range end
+  list[#list + 1] = string.format('%d:%d', floor, ceiling)
+  while #list > ${LOST_RANGES_KEPT} do table.remove(list, 1) end
+  return table.concat(list, ',')
+end
+local function inLostRanges(v, kept)
+  for f, c in string.gmatch(kept, '(%d+):(%d+)') do
+    if v > tonumber(f) and v <= tonumber(c) then return true end
+  end
+  return false
+end
+`;

@@ -1,4 +1,4 @@
-import { MASTER_REPLID_LUA } from '@app/redis';
+import { LOST_RANGES_LUA, MASTER_REPLID_LUA } from '@app/redis';
 
 /**
  * The Lua scripts of RedisRegistrationStore. Each runs atomically in Redis, so a check and the
@@ -7,8 +7,8 @@ import { MASTER_REPLID_LUA } from '@app/redis';
  *
  * KEYS[1] is the registrations hash (field = upstream id, value = record JSON), KEYS[2] the meta
  * hash (`generation`: the store's marker; `version`: the counter every write draws its version
- * from; `master`, `floor`, `ceiling`: the master that wrote last and the versions a failover to
- * it may have lost, ON_MASTER), KEYS[3] the tombstones hash (field = an id deleted lately, value
+ * from; `master`: the master that wrote last; `ranges`: the versions failovers to the last
+ * masters may have lost, and `floor`, `ceiling` the last of them, ON_MASTER), KEYS[3] the tombstones hash (field = an id deleted lately, value
  * `<version>:<ms>`: the version of the record deleted and when, kept DELETION_MEMORY_MS and
  * DELETION_MEMORY_MAX of registration-tombstones.ts), KEYS[4] the ids whose record or tombstone a re-seed wrote (and
  * no write since): those a replica that re-seeds later may still replace by the merge rule
@@ -56,14 +56,21 @@ end
  * (asynchronous replication): drawing on from it would hand such a version out again, to another
  * registration, and an If-Match or ETag of the lost write would match it. So the counter is
  * raised past them (by a million, more writes than a failover can lose, or to the time in ms
- * if that is more), and `floor` (the counter as it came over) and `ceiling` (the counter
- * raised) keep the range the lost writes drew from: a restore writes a record the store lacks back when its version is in it (SEED;
- * docs/operations.md §5 "What a failover may lose"). The first write that notes a master (a new
+ * if that is more), and the range the lost writes drew from (the counter as it came over to the
+ * counter raised) is added to `ranges`, which keeps the last masters' (LOST_RANGES_LUA in
+ * @app/redis): a restore writes a record the store lacks back when its version is in one
+ * (SEED), even after a second failover came before every replica had restored what the first
+ * lost. `floor` and `ceiling` keep the last range too, for a gateway that reads only those
+ * (docs/operations.md §5 "What a failover may lose"). The first write that notes a master (a new
  * store, or one from before this) has no previous one to compare: nothing is raised. Redis may
  * refuse INFO to the user (ACL without @dangerous): then nothing is noted and a restore keeps
  * to the counter alone, as before.
  */
-const ON_MASTER = `${MASTER_REPLID_LUA}
+const ON_MASTER = `${MASTER_REPLID_LUA}${LOST_RANGES_LUA}
+local function keptRanges()
+  local meta = redis.call('HMGET', KEYS[2], 'ranges', 'floor', 'ceiling')
+  return lostRangesOf(meta[1], meta[2], meta[3])
+end
 local function onMaster(now)
   local id = masterReplid()
   if not id then return end
@@ -71,7 +78,10 @@ local function onMaster(now)
   if was == id then return end
   local counter = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
   local raised = counter
-  if was then raised = math.max(counter + 1000000, now) end
+  if was then
+    raised = raisedPast(counter, now)
+    redis.call('HSET', KEYS[2], 'ranges', lostRangesAdd(keptRanges(), counter, raised))
+  end
   redis.call('HSET', KEYS[2], 'master', id, 'floor', string.format('%d', counter),
     'ceiling', string.format('%d', raised), 'version', string.format('%d', raised))
 end
@@ -172,10 +182,10 @@ return {'removed', current}`;
  * version; a tombstone beats a record of the same version); one written since the reset stays.
  * restore (the same marker on a new master: a failover may have lost the last writes): an
  * entry that supersedes what the store holds is written, and one it lacks only when its
- * version is one a lost write drew: above the store's counter, or in the range the counter was
- * raised over when this master took over (ON_MASTER: writes on it drew above it, so none can
- * hold such a version); one below was deleted, its tombstone perhaps expired. Nothing else
- * changes.
+ * version is one a lost write drew: above the store's counter, or in a range the counter was
+ * raised over when this master or one of the last before it took over (ON_MASTER: writes on
+ * them drew above it, so none can hold such a version); one elsewhere was deleted, its tombstone
+ * perhaps expired. Nothing else changes.
  * The version counter is raised above every version given, and a store without a marker (new,
  * or one that lost everything, counter included: a replica cannot tell them apart) counts on from
  * now in ms, above any version another replica may have drawn before: versions are never reused.
@@ -205,13 +215,13 @@ local top = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
 if lost and tonumber(ARGV[5]) > top then top = tonumber(ARGV[5]) end
 -- a write a failover lost drew a version above the counter the new master came over with (the
 -- counter replicates with each write): above the counter now if nothing was written since, else
--- in the range the first write on this master raised the counter over (ON_MASTER), which no
--- write on it drew from; an id anywhere else that the store lacks was deleted
+-- in a range the first write on this master, or on one of the last masters before it, raised
+-- the counter over (ON_MASTER), which no write on them drew from; an id anywhere else that the
+-- store lacks was deleted
 local top0 = top
-local floor = tonumber(redis.call('HGET', KEYS[2], 'floor') or '')
-local ceiling = tonumber(redis.call('HGET', KEYS[2], 'ceiling') or '')
+local ranges = keptRanges()
 local function lostWrite(v)
-  return v > top0 or (floor ~= nil and ceiling ~= nil and v > floor and v <= ceiling)
+  return v > top0 or inLostRanges(v, ranges)
 end
 local written, removed = 0, 0
 for i = 7, #ARGV, 4 do
