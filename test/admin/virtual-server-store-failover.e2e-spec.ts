@@ -104,7 +104,7 @@ describe('registered virtual servers and upstreams: versions after failovers to 
       expect(again.version).toBeGreaterThan(lost.version);
   });
 
-  it('two failovers in a row, each new master written to: a registration lost in the first is still written back by a replica that reads after the second, a deleted one is not', async () => {
+  it('two failovers in a row, each new master written to: a registration and a virtual server lost in the first are still written back by a replica that reads after the second, deleted ones are not', async () => {
     // r1 → r2 → r3: r3 follows r2, and keeps following it when r2 is promoted
     const [r1, r2, r3] = (await chain(3)) as [Node, Node, Node];
     const config = configOf();
@@ -128,51 +128,90 @@ describe('registered virtual servers and upstreams: versions after failovers to 
       createdBy: 'admin-token',
       updatedBy: 'admin-token',
     });
+    const serversOn = (url: string): RedisServerStore => {
+      const store = new RedisServerStore(
+        new Redis(url, redisUseOptions('virtualServers', config.mcp.redis)),
+        config,
+      );
+      stores.push(store);
+      return store;
+    };
+    const server = (id: string) => ({
+      server: { id, tools: [`${id}.*`] },
+      registeredAt: new Date().toISOString(),
+      registeredBy: 'op',
+    });
     const hash = `${config.mcp.redis.keyPrefix}:{gw}:admin:upstreams`;
+    const serversHash = `${config.mcp.redis.keyPrefix}:{gw}:virtual-servers`;
     const old = on(r1.url);
+    const oldServers = serversOn(r1.url);
     const { generation } = await old.seed(undefined, []);
     expect((await old.create(record('w'), generation, 100)).kind).toBe('created');
+    expect((await oldServers.create('vw', server('vw'))).kind).toBe('written');
     // d is registered and deleted before the failovers (its tombstone gone by the time a
-    // replica that still applies it reads the store: expired)
+    // replica that still applies it reads the store: expired), vd too
     expect((await old.create(record('d'), generation, 100)).kind).toBe('created');
     const d = (await old.read()).registrations.find((r) => r.upstream.id === 'd');
     expect((await old.remove('d', undefined, generation)).kind).toBe('removed');
     await r1.client.hdel(`${hash}:tombstones`, 'd');
+    expect((await oldServers.create('vd', server('vd'))).kind).toBe('written');
+    const vd = (await oldServers.read())?.servers.get('vd');
+    expect((await oldServers.remove('vd', undefined)).kind).toBe('written');
     await waitFor(async () => (await r3.client.hexists(hash, 'w')) === 1, 10_000);
     await waitFor(async () => (await r3.client.hexists(`${hash}:tombstones`, 'd')) === 0, 10_000);
+    await waitFor(async () => (await r3.client.hexists(serversHash, 'vd')) === 0, 10_000);
     const seenOnR1 = (await old.read()).server;
     expect(seenOnR1).toBeDefined();
+    expect((await oldServers.read())?.server).toBe(seenOnR1);
 
-    // first failover: r2 stops following; x is acknowledged by r1 only
+    // first failover: r2 stops following; x and vx are acknowledged by r1 only
     await r2.client.call('REPLICAOF', 'NO', 'ONE');
     expect((await old.create(record('x'), generation, 100)).kind).toBe('created');
     const x = (await old.read()).registrations.find((r) => r.upstream.id === 'x');
     expect(await r2.client.hexists(hash, 'x')).toBe(0);
+    expect((await oldServers.create('vx', server('vx'))).kind).toBe('written');
+    const vx = (await oldServers.read())?.servers.get('vx');
+    expect(await r2.client.hexists(serversHash, 'vx')).toBe(0);
     // another replica writes on r2 (its first write there notes r2 and raises the counter)
     expect((await on(r2.url).create(record('y'), generation, 100)).kind).toBe('created');
+    expect((await serversOn(r2.url).create('vy', server('vy'))).kind).toBe('written');
     await waitFor(async () => (await r3.client.hexists(hash, 'y')) === 1, 10_000);
+    await waitFor(async () => (await r3.client.hexists(serversHash, 'vy')) === 1, 10_000);
 
     // second failover, before the replica that registered x has read r2: r3 stops following,
     // and another replica writes there too
     await r3.client.call('REPLICAOF', 'NO', 'ONE');
     const onR3 = on(r3.url);
+    const serversOnR3 = serversOn(r3.url);
     expect((await onR3.create(record('z'), generation, 100)).kind).toBe('created');
+    expect((await serversOnR3.create('vz', server('vz'))).kind).toBe('written');
 
-    // the replica that registered x (and still applies d) reads r3: the same marker on another
-    // master (RegistrationStoreReader.restore)
+    // the replica that registered x and vx (and still applies d and vd) reads r3: the same
+    // marker on another master (RegistrationStoreReader.restore, VirtualServerRegistrations)
     const found = await onR3.read();
     expect(found.generation).toBe(generation);
     expect(found.server).not.toBe(seenOnR1);
     const restored = await onR3.seed(generation, [x!, d!], [], 'restore');
     const after = await onR3.read();
+    const vxBack = await serversOnR3.restore('vx', vx!, 'failover');
+    const vdBack = await serversOnR3.restore('vd', vd!, 'failover');
+    const serversAfter = (await serversOnR3.read())?.servers;
     expect({
       written: restored.written,
       x: after.registrations.find((r) => r.upstream.id === 'x')?.version,
       d: after.registrations.some((r) => r.upstream.id === 'd'),
+      vxBack: vxBack.kind,
+      vx: serversAfter?.get('vx')?.version,
+      vdBack: vdBack.kind,
+      vd: serversAfter?.has('vd'),
     }).toEqual({
       written: 1,
       x: x!.version,
       d: false,
+      vxBack: 'written',
+      vx: vx!.version,
+      vdBack: 'missing',
+      vd: false,
     });
   });
 

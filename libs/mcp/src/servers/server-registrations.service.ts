@@ -79,6 +79,8 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
   private seen = '';
   /** The store's generation at the last read (ServerStoreSnapshot.generation). */
   private generation?: string;
+  /** The Redis master's replication id at the last read (ServerStoreSnapshot.server). */
+  private server?: string;
   /** Servers deleted on this replica lately: id → the version deleted, and when. */
   private readonly deleted = new Map<string, { version: number; atMs: number }>();
   private timer?: NodeJS.Timeout;
@@ -205,22 +207,42 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     const lost =
       snapshot.generation === undefined ||
       (this.generation !== undefined && snapshot.generation !== this.generation);
-    if (lost && this.applied.size > 0) {
-      const missing = [...this.applied].filter(([id]) => !snapshot?.servers.has(id));
+    // The same generation from another master (a failover, a restart): replication is
+    // asynchronous, so the servers registered just before may be missing. Each replica writes
+    // back those it serves whose version a lost write drew; the store tells them from deleted
+    // ones (server-store.ts RESTORE_SCRIPT; docs/operations.md §5 "What a failover may lose").
+    const failedOver =
+      !lost &&
+      this.generation !== undefined &&
+      this.server !== undefined &&
+      snapshot.server !== undefined &&
+      snapshot.server !== this.server;
+    if ((lost || failedOver) && this.applied.size > 0) {
+      const missing = [...this.applied].filter(
+        ([id, record]) => !snapshot?.servers.has(id) && !this.deletedHere(id, record),
+      );
       if (missing.length > 0) {
-        this.logger.warn(
-          `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${missing.length} this replica serves and the store lacks`,
-        );
+        if (lost)
+          this.logger.warn(
+            `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${missing.length} this replica serves and the store lacks`,
+          );
+        let written = 0;
         for (const [id, record] of missing) {
-          const written = await this.store.restore(id, record);
+          const restored = await this.store.restore(id, record, lost ? 'reset' : 'failover');
           // not written back: the next sync tries again, the servers read last stay served
-          if (written.kind === 'unavailable') return;
+          if (restored.kind === 'unavailable') return;
+          if (restored.kind === 'written') written += 1;
         }
+        if (failedOver && written > 0)
+          this.logger.warn(
+            `The store of virtual servers is served by another Redis master (a failover or a restart); ${written} servers written back that it had lost`,
+          );
         snapshot = await this.store.read();
         if (snapshot === undefined) return;
       }
     }
     this.generation = snapshot.generation;
+    this.server = snapshot.server;
     this.apply(snapshot.servers);
   }
 
@@ -234,8 +256,7 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
       if (this.servers.isConfigured(id)) continue;
       // deleted here, and written back by a replica that had not read the deletion when the
       // store lost its data: the deletion wins
-      const deleted = this.deleted.get(id);
-      if (deleted !== undefined && record.version <= deleted.version) {
+      if (this.deletedHere(id, record)) {
         void this.store.remove(id, record.version);
         continue;
       }
@@ -249,6 +270,12 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     for (const id of registered.keys()) this.resources?.addServerResource(id);
     this.servers.applyRegistered(registered);
     this.applied = new Map([...stored].filter(([id]) => registered.has(id)));
+  }
+
+  /** Deleted on this replica lately, at this version or a later one. */
+  private deletedHere(id: string, record: StoredServer): boolean {
+    const deleted = this.deleted.get(id);
+    return deleted !== undefined && record.version <= deleted.version;
   }
 
   /** Deletions made here, kept DELETIONS_KEPT_MS: what a write-back must not bring back. */

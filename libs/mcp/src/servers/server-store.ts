@@ -1,6 +1,7 @@
 import { Logger, type Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import {
+  LOST_RANGES_LUA,
   MASTER_REPLID_LUA,
   openRedis,
   quitRedis,
@@ -31,7 +32,22 @@ export interface StoredServer {
 export interface ServerStoreSnapshot {
   readonly servers: ReadonlyMap<string, StoredServer>;
   readonly generation: string | undefined;
+  /**
+   * Which server's data this is: the Redis master's replication id, a new one after a failover
+   * or a restart (undefined: not known, or a memory store). Another one under the same
+   * generation: the last writes may be lost, and each replica writes back those it serves
+   * (restore, `failover`).
+   */
+  readonly server?: string;
 }
+
+/**
+ * How restore decides. `reset`: the store lost its data (ServerStoreSnapshot.generation): a
+ * server it lacks is written back. `failover`: the same generation on another master: only a
+ * server whose version one of the writes a failover lost drew (RESTORE_SCRIPT below);
+ * one it lacks at another version was deleted.
+ */
+export type ServerRestoreMode = 'reset' | 'failover';
 
 export type ServerWrite =
   | { readonly kind: 'written'; readonly version: number }
@@ -66,10 +82,12 @@ export interface ServerStore {
   ): Promise<ServerWrite>;
   remove(id: string, expected: number | undefined): Promise<ServerWrite>;
   /**
-   * Writes a record back as it was (its version too) unless the id is stored, and keeps the
-   * counter above its version: a store that lost its data never hands out a version again.
+   * Writes a record back as it was (its version too) unless the id is stored (`taken`) or, in
+   * mode `failover`, its version is none a lost write drew (`missing`: it was deleted), and
+   * keeps the counter above its version: a store that lost its data never hands out a version
+   * again.
    */
-  restore(id: string, record: StoredServer): Promise<ServerWrite>;
+  restore(id: string, record: StoredServer, mode?: ServerRestoreMode): Promise<ServerWrite>;
   close(): Promise<void>;
 }
 
@@ -135,11 +153,13 @@ export class MemoryServerStore implements ServerStore {
  * below versions the old master handed out in writes that never reached this one (asynchronous
  * replication): drawing on from it would give such a version to another server, and an If-Match
  * of the lost write would match it. The counter is raised past them (more than a failover can
- * lose, or to the time in ms; docs/operations.md §5 "What a failover may lose"). The first note
- * (a new store, or one from before this) has nothing to compare; Redis may refuse INFO to the
- * user (ACL): then nothing is noted.
+ * lose, or to the time in ms), and the range raised over is added to the last masters' ranges
+ * (KEYS[5], LOST_RANGES_LUA in @app/redis): what a restore after a failover writes back
+ * (RESTORE_SCRIPT; docs/operations.md §5 "What a failover may lose"). The first note (a new
+ * store, or one from before this) has nothing to compare; Redis may refuse INFO to the user
+ * (ACL): then nothing is noted.
  */
-const ON_MASTER = `${MASTER_REPLID_LUA}
+const ON_MASTER = `${MASTER_REPLID_LUA}${LOST_RANGES_LUA}
 local function onMaster(now)
   local id = masterReplid()
   if not id then return end
@@ -148,13 +168,17 @@ local function onMaster(now)
   redis.call('SET', KEYS[4], id)
   if not was then return end
   local counter = tonumber(redis.call('GET', KEYS[2]) or '0')
-  redis.call('SET', KEYS[2], string.format('%d', math.max(counter + 1000000, now)))
+  local raised = raisedPast(counter, now)
+  redis.call('SET', KEYS[2], string.format('%d', raised))
+  redis.call('SET', KEYS[5],
+    lostRangesAdd(lostRangesOf(redis.call('GET', KEYS[5])), counter, raised))
 end
 `;
 
 /**
  * KEYS: the servers hash, the counter (every write bumps it; its absence marks a store that lost
- * its data), the generation (set with the counter), the master that wrote last (ON_MASTER).
+ * its data), the generation (set with the counter), the master that wrote last and the last
+ * masters' lost ranges (ON_MASTER).
  * ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
  * version ('' for any), now in ms. Returns the new version, or 0 taken, -1 missing, -2 changed.
  * A missing counter starts from now in ms: a store that lost its data lost the counter with it,
@@ -185,21 +209,33 @@ return version
 `;
 
 /**
- * KEYS: the servers hash, the counter, the generation, the master that wrote last. ARGV: id,
- * record JSON (with its version), version, now in ms (a missing counter and generation start
- * there, as in WRITE_SCRIPT).
+ * KEYS as WRITE_SCRIPT's. ARGV: id, record JSON (with its version), version, now in ms (a missing
+ * counter and generation start there, as in WRITE_SCRIPT), mode (ServerRestoreMode). Returns the
+ * version written, or 0 the id is stored, -1 (mode `failover`) the version is none a lost write
+ * drew. A write a failover lost drew a version above the counter the new master came over with
+ * (it replicates with each write): above the counter if nothing noted the master yet (INFO
+ * refused), else in a range the counter was raised over when this master, or one of the last
+ * before it, took over (ON_MASTER, run first here): no write on them drew from it. A server the
+ * store lacks at another version was deleted, and stays so. A store without a counter lost its
+ * data: what it lacks is written back whatever the mode.
  */
 const RESTORE_SCRIPT = `${ON_MASTER}
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 0 then
+local lost = redis.call('EXISTS', KEYS[2]) == 0
+if lost then
   redis.call('SET', KEYS[2], ARGV[4])
   redis.call('SET', KEYS[3], ARGV[4])
 end
 onMaster(tonumber(ARGV[4]))
+local version = tonumber(ARGV[3])
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')
-if current < tonumber(ARGV[3]) then redis.call('SET', KEYS[2], ARGV[3]) end
-return tonumber(ARGV[3])
+if ARGV[5] == 'failover' and not lost and version <= current
+  and not inLostRanges(version, lostRangesOf(redis.call('GET', KEYS[5]))) then
+  return -1
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if current < version then redis.call('SET', KEYS[2], ARGV[3]) end
+return version
 `;
 
 function isStored(value: unknown): value is StoredServer {
@@ -216,8 +252,10 @@ function isStored(value: unknown): value is StoredServer {
 
 /**
  * The servers in a Redis hash `<keyPrefix>:{<identity>}:virtual-servers` (id → record), a
- * counter `…:virtual-servers-version`, the store's generation `…:virtual-servers-generation`
- * and the master that wrote last `…:virtual-servers-master` (ON_MASTER), all under the identity's hash tag (one Cluster slot); each write is one script.
+ * counter `…:virtual-servers-version`, the store's generation `…:virtual-servers-generation`,
+ * the master that wrote last `…:virtual-servers-master` and the versions failovers to the last
+ * masters may have lost `…:virtual-servers-lost` (ON_MASTER), all under the identity's hash tag
+ * (one Cluster slot); each write is one script.
  */
 export class RedisServerStore implements ServerStore {
   private readonly logger = new Logger('Redis');
@@ -225,7 +263,9 @@ export class RedisServerStore implements ServerStore {
   private readonly versionKey: string;
   private readonly generationKey: string;
   private readonly masterKey: string;
+  private readonly lostKey: string;
   private readonly attempts: StoreAttempts;
+  private infoRefused = false;
 
   /** @param redis a connection for the `virtualServers` use (libs/redis) */
   constructor(
@@ -237,6 +277,7 @@ export class RedisServerStore implements ServerStore {
     this.versionKey = `${tag}:virtual-servers-version`;
     this.generationKey = `${tag}:virtual-servers-generation`;
     this.masterKey = `${tag}:virtual-servers-master`;
+    this.lostKey = `${tag}:virtual-servers-lost`;
     this.redis.on('error', () => undefined);
     this.attempts = new StoreAttempts(
       this.logger,
@@ -252,13 +293,17 @@ export class RedisServerStore implements ServerStore {
         .hgetall(this.hashKey)
         .get(this.versionKey)
         .get(this.generationKey)
+        // the master's replication id, from the node holding these keys (a Cluster runs a
+        // script on the node of its key): a new one after a failover or a restart
+        .eval("return redis.call('INFO', 'replication')", 1, this.hashKey)
         .exec();
-      if (results === null || results.some(([err]) => err !== null))
+      // INFO may be refused (serverOf); the store's own keys must answer
+      if (results === null || results.slice(0, 3).some(([err]) => err !== null))
         throw new Error('MULTI failed');
-      return results.map(([, value]) => value);
+      return results;
     });
     if (answer === undefined) return undefined;
-    const [all, version, generation] = answer as [
+    const [all, version, generation] = answer.slice(0, 3).map(([, value]) => value) as [
       Record<string, string>,
       string | null,
       string | null,
@@ -274,7 +319,30 @@ export class RedisServerStore implements ServerStore {
       }
     }
     // a counter without a generation: written by a gateway before generations (one of its own)
-    return { servers, generation: generation ?? (version === null ? undefined : 'unnamed') };
+    return {
+      servers,
+      generation: generation ?? (version === null ? undefined : 'unnamed'),
+      server: this.serverOf(answer[3]),
+    };
+  }
+
+  /**
+   * The master's replication id from the INFO reply; undefined when Redis refused INFO (an ACL
+   * user without @dangerous): the store works, and servers a failover lost are then not written
+   * back (said once in the log).
+   */
+  private serverOf(reply: [Error | null, unknown] | undefined): string | undefined {
+    if (reply === undefined) return undefined;
+    const [err, value] = reply;
+    if (err !== null) {
+      if (!this.infoRefused)
+        this.logger.warn(
+          `Redis refused INFO (${err.message.slice(0, 120)}): registered virtual servers a failover lost are not written back; allow the command to this user (docs/operations.md §5)`,
+        );
+      this.infoRefused = true;
+      return undefined;
+    }
+    return typeof value === 'string' ? /^master_replid:(\w+)/m.exec(value)?.[1] : undefined;
   }
 
   create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
@@ -293,28 +361,36 @@ export class RedisServerStore implements ServerStore {
     return this.write(id, undefined, 'remove', expected);
   }
 
-  async restore(id: string, record: StoredServer): Promise<ServerWrite> {
+  async restore(
+    id: string,
+    record: StoredServer,
+    mode: ServerRestoreMode = 'reset',
+  ): Promise<ServerWrite> {
     const answer = await this.attempts.run(
       () =>
         this.redis.eval(
           RESTORE_SCRIPT,
-          4,
-          this.hashKey,
-          this.versionKey,
-          this.generationKey,
-          this.masterKey,
+          5,
+          ...this.keys(),
           id,
           JSON.stringify(record),
           String(record.version),
           Date.now(),
+          mode,
         ) as Promise<number>,
     );
     if (answer === undefined) return this.unavailable();
-    return answer === 0 ? { kind: 'taken' } : { kind: 'written', version: answer };
+    if (answer === 0) return { kind: 'taken' };
+    if (answer === -1) return { kind: 'missing' };
+    return { kind: 'written', version: answer };
   }
 
   async close(): Promise<void> {
     await quitRedis(this.redis);
+  }
+
+  private keys(): [string, string, string, string, string] {
+    return [this.hashKey, this.versionKey, this.generationKey, this.masterKey, this.lostKey];
   }
 
   private unavailable(): ServerWrite {
@@ -331,11 +407,8 @@ export class RedisServerStore implements ServerStore {
       () =>
         this.redis.eval(
           WRITE_SCRIPT,
-          4,
-          this.hashKey,
-          this.versionKey,
-          this.generationKey,
-          this.masterKey,
+          5,
+          ...this.keys(),
           id,
           JSON.stringify(record ?? {}),
           mode,
