@@ -1,0 +1,125 @@
+import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
+import { gatewayConfig, upstream } from '../support/fixtures';
+import { ListenUpstream } from '../support/listen-upstream';
+import { TestAuthorizationServer } from '../support/oidc-provider';
+import { openLegacySession, rpc } from '../support/rpc';
+import { SseReader } from '../support/sse-reader';
+
+const RESOURCE = 'https://gateway.test/mcp';
+const URI_X = 'x26://bridged/x';
+const URI_Y = 'x26://bridged/y';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * docs/security.md "Side paths bound to the caller": a 2025 resource subscription "ends with its
+ * subscribing token's expiry (no update after it, on any stream of the session; each subscription
+ * with its own token: a later subscribe of another URI with a fresh token does not make it last
+ * longer)". For a subscription bridged to a 2026 upstream's `subscriptions/listen`, the session's
+ * one listen on that upstream is re-opened with the latest subscribing credential and every URI
+ * it holds; its updates are delivered without looking at each subscription's own end. So a
+ * subscription made with a short-lived token lives on (until the once-a-minute sweep) once the
+ * same session subscribes to another URI of that upstream with a fresh token.
+ */
+describe('attack: a bridged 2025 subscription outlives its subscribing token', () => {
+  let as: TestAuthorizationServer;
+  let lu: ListenUpstream;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    as = await TestAuthorizationServer.start({
+      resources: { [RESOURCE]: { scope: 'mcp' } },
+      defaultResource: RESOURCE,
+    });
+    lu = await ListenUpstream.start(['echo'], [URI_X, URI_Y]);
+    gateway = await GatewayProcess.start({
+      mcp: {
+        ...gatewayConfig([], {
+          upstreams: [upstream('lu', lu.url, { protocol: '2026-07-28' })],
+          shutdown: { gracePeriodSeconds: 2 },
+        }),
+        listen: { keepAliveMillis: 300 },
+        auth: {
+          mode: 'jwt',
+          issuer: as.issuer,
+          audience: RESOURCE,
+          jwksUrl: as.jwksUrl,
+          algorithms: ['ES256'],
+          clockSkewSeconds: 0,
+        },
+      },
+      env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS },
+      waitReady: true,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all([as?.stop(), lu?.stop()]);
+  });
+
+  it('an update of URI X after the token X was subscribed with expired does not reach the session', async () => {
+    const long = (await as.mint({ subject: 'alice', resource: RESOURCE, ttlSeconds: 600 }))
+      .access_token;
+    const short = await as.mint({ subject: 'alice', resource: RESOURCE, ttlSeconds: 5 });
+    const shortExpMs = Date.now() + short.expires_in * 1000;
+    await waitFor(async () => {
+      const list = await rpc(
+        gateway.mcpUrl,
+        'resources/list',
+        {},
+        { authorization: `Bearer ${long}` },
+      );
+      return (list.json?.result?.resources ?? []).some((r: { uri: string }) => r.uri === URI_X);
+    }, 30_000);
+    const session = await openLegacySession(gateway.mcpUrl, {
+      authorization: `Bearer ${long}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    });
+    const get = await SseReader.open(gateway.mcpUrl, 'GET', {
+      ...session,
+      accept: 'text/event-stream',
+    });
+    expect(get.status).toBe(200);
+    try {
+      // X with the short-lived token, then Y (same upstream) with the long one
+      const subX = await rpc(
+        gateway.mcpUrl,
+        'resources/subscribe',
+        { uri: URI_X },
+        {
+          ...session,
+          authorization: `Bearer ${short.access_token}`,
+        },
+      );
+      expect(subX.json?.result).toEqual({});
+      const subY = await rpc(gateway.mcpUrl, 'resources/subscribe', { uri: URI_Y }, session);
+      expect(subY.json?.result).toEqual({});
+      await waitFor(() => lu.openListens === 1, 10_000);
+      await sleep(500);
+      // before the short token's exp, X's update is delivered
+      lu.notifyResourceUpdated(URI_X);
+      await get.waitForMessage(
+        (m) => m.method === 'notifications/resources/updated' && m.params?.uri === URI_X,
+      );
+      // the short token expires
+      await sleep(Math.max(0, shortExpMs - Date.now()) + 1500);
+      const before = get.messages.length;
+      lu.notifyResourceUpdated(URI_X);
+      lu.notifyResourceUpdated(URI_Y);
+      // Y's update (still valid) arrives: X's must not have arrived with it
+      await get.waitForMessage(
+        (m) => m.method === 'notifications/resources/updated' && m.params?.uri === URI_Y,
+      );
+      await sleep(500);
+      const after = get.messages
+        .slice(before)
+        .filter((m) => m.method === 'notifications/resources/updated')
+        .map((m) => m.params.uri);
+      expect(after).toEqual([URI_Y]);
+    } finally {
+      get.close();
+    }
+  });
+});
