@@ -81,9 +81,12 @@ describe("attack: an answer to a relayed request on a session that is not the ca
   it.each([
     [
       "another caller's (bob's) session id",
-      async () => (await sessionHeaders(bob))['mcp-session-id'],
+      async (): Promise<string> => (await sessionHeaders(bob))['mcp-session-id']!,
     ],
-    ['a session id that opens for nobody', async () => 'not-a-session-of-this-gateway'],
+    [
+      'a session id that opens for nobody',
+      async (): Promise<string> => 'not-a-session-of-this-gateway',
+    ],
   ])(
     'with %s: 404, and the upstream gets nothing',
     async (_what, foreignSession) => {
