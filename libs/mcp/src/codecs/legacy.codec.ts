@@ -87,19 +87,21 @@ export class LegacyCodec {
           format,
         );
       case 'notification':
-        // a notification on a session is that session's caller's (notifications/cancelled
-        // aborts one of its calls): one on a session that does not open for this caller is
-        // 404, as a request there is (docs/security.md "Sessions and notification streams")
+      case 'response':
+        // a notification or a response (an answer to a relayed request) on a session is that
+        // session's caller's (notifications/cancelled aborts one of its calls, an answer goes
+        // on to an upstream): one on a session that does not open for this caller is 404, as a
+        // request there is, and nothing of it goes further (docs/security.md "Sessions and
+        // notification streams")
         if (!this.sessionOpensFor(exchange))
           return this.error(
             null,
             new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
             format,
           );
+        if (message.kind === 'response') return this.response(exchange, message.message);
         if (message.method === 'notifications/cancelled') this.cancel(exchange, message.params);
         return ACCEPTED;
-      case 'response':
-        return this.response(exchange, message.message);
       case 'invalid-params':
         return this.error(
           message.id,
