@@ -120,3 +120,44 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
     });
   }, 30_000);
 });
+
+describe('InputHandoff.takeOnce: one SET NX across the replicas', () => {
+  const config = { mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' } } as unknown as GatewayConfig;
+  /** A replica whose publisher is this stand-in for Redis (SET NX over `keys`). */
+  function replica(keys: Set<string>, redis: { status: string }): InputHandoff {
+    const handoff = new InputHandoff(config);
+    const publisher = {
+      get status() {
+        return redis.status;
+      },
+      set: (key: string): Promise<string | null> => {
+        // a command sent while there is no connection waits for one, then fails (its bound)
+        if (redis.status !== 'ready')
+          return new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 50));
+        if (keys.has(key)) return Promise.resolve(null);
+        keys.add(key);
+        return Promise.resolve('OK');
+      },
+    };
+    (handoff as unknown as { publisher: unknown }).publisher = publisher;
+    return handoff;
+  }
+
+  it('true for the first taker on any replica, false for every later one', async () => {
+    const keys = new Set<string>();
+    const redis = { status: 'ready' };
+    const [a, b] = [replica(keys, redis), replica(keys, redis)];
+    const taken = await Promise.all([a.takeOnce('x', 1000), b.takeOnce('x', 1000)]);
+    expect(taken.sort()).toEqual([false, true]);
+    expect([...keys]).toEqual(['k:{gw}:mrtr:spent:x']);
+  });
+
+  it('Redis away: undefined, after the command failed, or at once when not waited for', async () => {
+    const a = replica(new Set(), { status: 'reconnecting' });
+    const started = Date.now();
+    await expect(a.takeOnce('x', 1000, false)).resolves.toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(40);
+    await expect(a.takeOnce('x', 1000)).resolves.toBeUndefined();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+  });
+});

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+import type { TakeOnce } from '../relay/take-once';
 
 /**
  * Takes the input a client sent for a pending call (JSON) and resolves with what the caller
@@ -98,7 +99,7 @@ interface WaitingReply {
  * only by a retry that lands on a replica that does not hold the call.
  */
 @Injectable()
-export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
+export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOnce {
   /** This process's id among the replicas (random per start). */
   readonly replicaId = randomBytes(9).toString('base64url');
   private readonly logger = new Logger('Mrtr');
@@ -354,13 +355,23 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Takes `key` once across the replicas for `ttlMillis` ms (Redis `SET NX PX` under
-   * `<redis.keyPrefix>:{<identity>}:mrtr:spent:<key>`; SpentStates' one-time use).
+   * `<redis.keyPrefix>:{<identity>}:mrtr:spent:<key>`): SpentStates' one-time use of
+   * `requestState` envelopes, and UpstreamRouter's one answer per relayed request (keys
+   * `relay-ended:<digest>`). One atomic command: two replicas taking the same key at the same
+   * moment never both get true.
+   * @param waitForRedis false: undefined at once while the publisher has no connection (Redis
+   *   away), instead of the command waiting for a reconnect up to its bound
    * @returns true when this call took it, false when someone had; undefined without Redis or
    *   when Redis did not answer (the caller decides alone then)
    */
-  async takeOnce(key: string, ttlMillis: number): Promise<boolean | undefined> {
+  async takeOnce(
+    key: string,
+    ttlMillis: number,
+    waitForRedis = true,
+  ): Promise<boolean | undefined> {
     const publisher = this.publisher;
     if (publisher === undefined) return undefined;
+    if (!waitForRedis && publisher.status !== 'ready') return undefined;
     try {
       const ttl = Math.max(1, Math.ceil(ttlMillis));
       return (
@@ -384,7 +395,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown {
     if (!this.healthy) return;
     this.healthy = false;
     this.logger.warn(
-      `Redis is unreachable (${reason.slice(0, 120)}): a requestState envelope is spent on this replica only, and a retry held by another replica is not reached, until it is back`,
+      `Redis is unreachable (${reason.slice(0, 120)}): a requestState envelope is spent, and a relayed request's answer taken, on this replica only, and a retry held by another replica is not reached, until it is back`,
     );
   }
 
