@@ -2,40 +2,173 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { V1Upstream } from '../support/mcp-upstreams';
+import { V2MrtrUpstream } from '../mrtr/mrtr-upstreams';
 import { SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
-import { postRaw } from '../support/rpc';
+import { postRaw, rpc } from '../support/rpc';
 import { connectV1 } from '../support/sdk-clients';
+import { SseReader } from '../support/sse-reader';
 
 /**
- * A request an upstream relayed to a 2025 client, answered on another replica after its call
- * ended (docs/operations.md §10 "Relaying"): the upstream was answered -32603 for it when the
- * call ended, so the late answer goes nowhere; the other replica says so (400), as the one that
- * relayed it does, instead of taking it (202).
+ * Answers to a request an upstream relayed to a 2025 client, on two replicas sharing Redis
+ * (docs/operations.md §10 "Relaying"; docs/security.md "Answers to relayed requests"): one
+ * answer per request reaches the upstream, whichever replica it is POSTed to and however many
+ * times, at once or later.
  */
-describe('a late answer to a relayed request, on the other replica', () => {
+describe('answers to a relayed request, on two replicas', () => {
   let repo: V1Upstream;
+  let mr: V2MrtrUpstream;
   let a: GatewayProcess;
   let b: GatewayProcess;
 
   beforeAll(async () => {
-    repo = await V1Upstream.start();
+    [repo, mr] = await Promise.all([V1Upstream.start(), V2MrtrUpstream.start()]);
+    const calls = { timeouts: { callMillis: 30_000 } };
     const mcp = gatewayConfig([], {
-      upstreams: [upstream('repo', repo.url)],
+      upstreams: [upstream('repo', repo.url, calls), upstream('mr', mr.url, calls)],
       redis: { keyPrefix: uniqueKeyPrefix() },
+      shutdown: { gracePeriodSeconds: 2 },
     });
     const env = { MCP_SESSION_KEYS: TEST_SESSION_KEYS, REDIS_URL: SHARED_REDIS_URL };
     [a, b] = await Promise.all([
       GatewayProcess.startPatiently({ mcp, env }),
       GatewayProcess.startPatiently({ mcp, env }),
     ]);
+    for (const g of [a, b])
+      await waitFor(async () => {
+        const t = await rpc(g.mcpUrl, 'tools/list', {});
+        const names = (t.json?.result?.tools ?? []).map((x: { name: string }) => x.name);
+        return names.includes('repo__confirm') && names.includes('mr__confirm_deploy');
+      }, 30_000);
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    await repo?.stop();
+    await Promise.all([repo?.stop(), mr?.stop()]);
   });
 
-  it('is 400 (no call waits for it) and never reaches the upstream', async () => {
+  /** A raw 2025 session on `a` that declared elicitation: the headers of its POSTs. */
+  async function session(): Promise<Record<string, string>> {
+    const init = await rpc(a.mcpUrl, 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: { elicitation: { form: {} } },
+      clientInfo: { name: 'raw', version: '1' },
+    });
+    return {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      'mcp-session-id': init.headers.get('mcp-session-id')!,
+    };
+  }
+
+  /** A tools/call (id 7) on `a` whose SSE answer is read, until it asks elicitation/create. */
+  async function asking(
+    headers: Record<string, string>,
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<{ call: SseReader; askedId: string }> {
+    const call = await SseReader.open(
+      a.mcpUrl,
+      'POST',
+      headers,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name, arguments: args },
+      }),
+    );
+    const asked = await call.waitForMessage((m) => m.method === 'elicitation/create', 15_000);
+    return { call, askedId: asked.id };
+  }
+
+  /** The same body POSTed four times at once, twice to each replica: the statuses, sorted. */
+  async function answerEverywhere(body: string, headers: Record<string, string>) {
+    const answers = await Promise.all([
+      postRaw(a.mcpUrl, body, headers),
+      postRaw(b.mcpUrl, body, headers),
+      postRaw(b.mcpUrl, body, headers),
+      postRaw(a.mcpUrl, body, headers),
+    ]);
+    for (const refused of answers.filter((x) => x.status !== 202))
+      expect(refused.json?.error?.code).toBe(-32600);
+    return answers.map((x) => x.status).sort();
+  }
+
+  it('one answer POSTed to both replicas at the same moment (a relay id) is delivered once: one 202, the others 400, one response at the upstream', async () => {
+    // each replica used to read Redis to see the answer was not taken and mark it later,
+    // unawaited: both passed the read. Several rounds, as a race shows only sometimes.
+    const outcomes: { statuses: number[]; upstreamGot: number }[] = [];
+    for (let round = 0; round < 8; round++) {
+      const headers = await session();
+      const { call, askedId } = await asking(headers, 'repo__confirm', {
+        question: `round ${round}?`,
+      });
+      const before = repo.requests.length;
+      const statuses = await answerEverywhere(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: askedId,
+          result: { action: 'accept', content: { approve: true } },
+        }),
+        headers,
+      );
+      await call.waitForMessage((m) => m.id === 7, 15_000);
+      call.close();
+      await new Promise((r) => setTimeout(r, 1000));
+      const upstreamGot = repo.requests
+        .slice(before)
+        .filter(
+          (r) =>
+            r.httpMethod === 'POST' &&
+            r.rpcMethod === undefined &&
+            (r.body as { result?: { action?: unknown } } | undefined)?.result?.action === 'accept',
+        ).length;
+      outcomes.push({ statuses, upstreamGot });
+    }
+    expect(outcomes).toEqual(
+      Array.from({ length: 8 }, () => ({ statuses: [202, 400, 400, 400], upstreamGot: 1 })),
+    );
+  }, 90_000);
+
+  it('so is one answer to a bridged request (a 2026 upstream’s input_required), a result or an error: one 202, the others 400, one retry at the upstream', async () => {
+    // every answer goes to the one replica that holds the call (InputHandoff.resume), which
+    // takes it in one step (legacy-input-bridge.ts): no Redis read between check and mark
+    const outcomes: { statuses: number[]; retries: number }[] = [];
+    for (let round = 0; round < 4; round++) {
+      const env = `bridged-${round}`;
+      const headers = await session();
+      const { call, askedId } = await asking(headers, 'mr__confirm_deploy', { env });
+      // an error answer refuses the call at once: it too is taken once
+      const answer =
+        round % 2 === 0
+          ? { result: { action: 'accept', content: { confirm: true } } }
+          : { error: { code: -1, message: 'no' } };
+      const statuses = await answerEverywhere(
+        JSON.stringify({ jsonrpc: '2.0', id: askedId, ...answer }),
+        headers,
+      );
+      await call.waitForMessage((m) => m.id === 7, 15_000);
+      call.close();
+      const retries = mr
+        .calls()
+        .filter(
+          (c) =>
+            c.params.name === 'confirm_deploy' &&
+            c.params.arguments?.env === env &&
+            c.params.inputResponses !== undefined,
+        ).length;
+      outcomes.push({ statuses, retries });
+    }
+    expect(outcomes).toEqual(
+      Array.from({ length: 4 }, (_, round) => ({
+        statuses: [202, 400, 400, 400],
+        retries: round % 2 === 0 ? 1 : 0,
+      })),
+    );
+  }, 90_000);
+
+  it('a late one, on the other replica after its call ended, is 400 (no call waits for it) and never reaches the upstream', async () => {
     const seenBefore = repo.seen.elicitations.length;
     const requestsBefore = repo.requests.length;
     const toldEnded = (): boolean =>

@@ -16,6 +16,7 @@ import { MrtrSeal } from './sealing/mrtr-seal';
 import { RequestStateEnvelope } from './mrtr/request-state-envelope';
 import { SpentStates } from './mrtr/spent-states';
 import { RelayIds } from './relay/relay-ids';
+import { TAKE_ONCE } from './relay/take-once';
 import { GatewayTasks } from './tasks/gateway-tasks';
 import { TaskIds } from './tasks/task-ids';
 import { taskStoreProvider } from './tasks/task-store';
@@ -31,6 +32,8 @@ const PROVIDERS = [
   MrtrSeal,
   RequestStateEnvelope,
   InputHandoff,
+  // the relay's one answer per relayed request, taken with the handoff's SET NX
+  { provide: TAKE_ONCE, useExisting: InputHandoff },
   SpentStates,
   LegacyInputBridge,
   MrtrCalls,

@@ -5,6 +5,7 @@ import type { RelayIds } from './relay-ids';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { UpstreamRouter } from './upstream-router';
 import { SessionLogLevels } from '../session/session-log-levels';
+import type { TakeOnce } from './take-once';
 
 const upstream = { id: 'up' } as UpstreamDefinition;
 const context: MethodContext = { protocolVersion: '2025-11-25', headers: {}, rawBody: '' };
@@ -300,5 +301,62 @@ describe("UpstreamRouter.forward: a 2025 upstream's -32042 (URL elicitation requ
       rpcCode: -32603,
       message: expect.stringContaining('needs the client to open a URL first'),
     });
+  });
+});
+
+describe('UpstreamRouter.deliverAnswer: one answer per relayed request, on every replica (docs/security.md "Answers to relayed requests")', () => {
+  const message = { jsonrpc: '2.0' as const, id: 'gw-relay.k.x', result: { action: 'accept' } };
+  const relayIds = {
+    open: () => ({ kind: 'origin', origin: { upstream: 'up', session: 's', id: 1 } }),
+    ttlMillis: 60_000,
+  } as unknown as RelayIds;
+
+  /** A replica: its router, posting to one upstream whose count of answers it shares. */
+  function replica(posted: { count: number }, once: TakeOnce | null): UpstreamRouter {
+    const executor = {
+      respond: () => {
+        posted.count++;
+        return Promise.resolve(true);
+      },
+    } as unknown as UpstreamExecutor;
+    return new UpstreamRouter(
+      executor,
+      relayIds,
+      { enabledUpstreams: () => [upstream] } as unknown as RegistryService,
+      new SessionLogLevels(),
+      refresh,
+      once,
+    );
+  }
+
+  /** Redis as takeOnce uses it: SET NX, answered a tick later (two replicas ask at once). */
+  function redis(): TakeOnce {
+    const taken = new Set<string>();
+    return {
+      takeOnce: async (key: string) => {
+        await new Promise((r) => setImmediate(r));
+        if (taken.has(key)) return false;
+        taken.add(key);
+        return true;
+      },
+    };
+  }
+
+  it('the same answer on two replicas at once, twice each: delivered once, the others not-waited', async () => {
+    const posted = { count: 0 };
+    const shared = redis();
+    const [a, b] = [replica(posted, shared), replica(posted, shared)];
+    const outcomes = await Promise.all([a, b, b, a].map((r) => r.deliverAnswer(message, context)));
+    expect(outcomes.sort()).toEqual(['delivered', 'not-waited', 'not-waited', 'not-waited']);
+    expect(posted.count).toBe(1);
+  });
+
+  it('Redis not answering (or none): each replica decides alone, once each, as without Redis', async () => {
+    const posted = { count: 0 };
+    const down: TakeOnce = { takeOnce: () => Promise.resolve(undefined) };
+    const [a, b] = [replica(posted, down), replica(posted, null)];
+    const outcomes = await Promise.all([a, b, b, a].map((r) => r.deliverAnswer(message, context)));
+    expect(outcomes.sort()).toEqual(['delivered', 'delivered', 'not-waited', 'not-waited']);
+    expect(posted.count).toBe(2);
   });
 });

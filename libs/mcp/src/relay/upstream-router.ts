@@ -20,7 +20,7 @@ import { RelayIds } from './relay-ids';
 import { asLegacyResult, legacyResultText } from './legacy-result';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { SessionLogLevels } from '../session/session-log-levels';
-import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared-session-store';
+import { TAKE_ONCE, type TakeOnce } from './take-once';
 
 const LOG_MESSAGE = 'notifications/message';
 const PROGRESS = 'notifications/progress';
@@ -188,9 +188,10 @@ export class UpstreamRouter {
     private readonly registry: RegistryService,
     private readonly logLevels: SessionLogLevels,
     private readonly refresh: CatalogRefresh,
+    // where a relayed request is taken once across the replicas (InputHandoff's SET NX)
     @Optional()
-    @Inject(SHARED_SESSION_STORE)
-    private readonly shared: SharedSessionStore | null = null,
+    @Inject(TAKE_ONCE)
+    private readonly once: TakeOnce | null = null,
   ) {}
 
   /**
@@ -378,14 +379,16 @@ export class UpstreamRouter {
       return 'delivered';
     }
     const key = awaitingKey(upstream, origin.session, origin.id);
-    // its call ended first, here or on the replica that relayed it (shared through Redis), and
-    // the upstream was told (endRelayed): nothing to deliver
-    if (this.settledRequests.has(key) || (await this.endedElsewhere(key))) return 'not-waited';
-    // one answer per request: a repeat of it (a client retrying, a replay) is refused as one
-    // whose call has ended, here and on every replica, never posted to the upstream again;
-    // asked again after the await above, which a repeat racing this answer may have passed too
+    // One answer per request: a repeat of it (a client retrying, a replay, the same answer sent
+    // to two replicas at once) is refused as one whose call has ended, never posted to the
+    // upstream again; so is an answer whose call ended first, here or on the replica that
+    // relayed it, which told the upstream (endRelayed). Taken here before anything is awaited
+    // (a repeat racing it on this replica loses), then on every replica at once with one
+    // atomic SET NX in Redis (takeOnce), never a read and a later write, which two replicas
+    // both pass. Redis not answering (or none): this replica decides alone.
     if (this.settledRequests.has(key)) return 'not-waited';
-    this.rememberEnded(key);
+    this.rememberEnded(key, false);
+    if ((await this.takeOnce(key)) === false) return 'not-waited';
     const delivered = await this.executor.respond(
       upstream,
       origin.session,
@@ -410,14 +413,28 @@ export class UpstreamRouter {
 
   /**
    * A relayed request that needs no answer any more (answered, or its call ended): a client's
-   * answer to it that comes later is refused, here and, through the shared store for as long
-   * as its relay id opens, on the other replicas.
+   * answer to it that comes later is refused, here and, through Redis for as long as its relay
+   * id opens, on the other replicas (`shared` false: deliverAnswer takes it there itself).
    */
-  private rememberEnded(key: string): void {
+  private rememberEnded(key: string, shared = true): void {
     this.settledRequests.add(key);
     if (this.settledRequests.size > ENDED_REMEMBERED)
       this.settledRequests.delete(this.settledRequests.values().next().value as string);
-    void this.shared?.set(endedKey(key), '1', this.relayIds.ttlMillis).catch(() => undefined);
+    if (shared) void this.takeOnce(key);
+  }
+
+  /**
+   * Takes the relayed request `key` on every replica (TakeOnce: InputHandoff's SET NX, which
+   * spends `requestState` envelopes too): false when another replica took it first (its
+   * answer delivered there, or its call ended there); undefined without Redis or when Redis did
+   * not answer. While Redis is away (no connection) it is not waited for: the caller's answer
+   * goes on at once, decided by this replica alone (docs/operations.md §10 "Relaying").
+   */
+  private takeOnce(key: string): Promise<boolean | undefined> {
+    return (
+      this.once?.takeOnce(endedKey(key), this.relayIds.ttlMillis, false) ??
+      Promise.resolve(undefined)
+    );
   }
 
   /**
@@ -452,13 +469,6 @@ export class UpstreamRouter {
         context.caller,
       );
     }
-  }
-
-  /** Whether the call of a relayed request ended unanswered on another replica (with Redis). */
-  private async endedElsewhere(key: string): Promise<boolean> {
-    if (this.shared === null) return false;
-    // Redis not answering: the answer goes on to the upstream, as without Redis
-    return (await this.shared.get(endedKey(key)).catch(() => null)) !== null;
   }
 
   /**
@@ -617,7 +627,7 @@ interface RelayedRequest {
   readonly elicitationId?: string;
 }
 
-/** The shared store's key of an ended relayed request: a digest (the upstream's session id is a credential). */
+/** The Redis key of a relayed request taken once (answered or ended): a digest (the upstream's session id is a credential). */
 function endedKey(key: string): string {
   return `relay-ended:${createHash('sha256').update(key).digest('base64url')}`;
 }
