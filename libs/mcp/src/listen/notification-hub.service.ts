@@ -47,7 +47,7 @@ export interface OpenStream {
 export type StreamRoom = 'open' | 'replica_limit' | 'caller_limit';
 
 /** Longest a timer can wait (setTimeout's limit, ~24.8 days); a later expiry is re-armed. */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 interface Held {
   /** callerKey of its owner; undefined when auth is off. */

@@ -5,7 +5,7 @@ import { allowsSource, ResourceServer, type AuthOutcome, type CallerIdentity } f
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { callerKey } from '../session/caller-key';
-import { NotificationHub } from './notification-hub.service';
+import { MAX_TIMER_MS, NotificationHub } from './notification-hub.service';
 import { UpdateCoalescer } from './update-coalescer';
 import { RESOURCE_UPDATED, smallMetaText } from './update-params';
 import {
@@ -70,6 +70,11 @@ interface BridgedListen {
   expired?: boolean;
   /** The next check of the caller's credential (`mcp.listen.recheckSeconds`). */
   recheck?: NodeJS.Timeout;
+  /**
+   * Narrows the listen when the first of its subscriptions ends: each ends with its own
+   * subscribing token, while the listen carries the latest subscribe's credential for them all.
+   */
+  narrowing?: NodeJS.Timeout;
 }
 
 interface Subscription {
@@ -109,12 +114,14 @@ function sameCredential(a: SubscribingCaller, b: SubscribingCaller): boolean {
   );
 }
 
-/** Stops a bridged listen's expiry and recheck timers. */
+/** Stops a bridged listen's expiry, recheck and narrowing timers. */
 function stopTimers(held: BridgedListen): void {
   if (held.expiry !== undefined) clearTimeout(held.expiry);
   if (held.recheck !== undefined) clearTimeout(held.recheck);
+  if (held.narrowing !== undefined) clearTimeout(held.narrowing);
   held.expiry = undefined;
   held.recheck = undefined;
+  held.narrowing = undefined;
 }
 
 /** Adds `by` to a per-caller count, forgetting a caller whose count is back to 0. */
@@ -210,6 +217,9 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private followOwners(): void {
     const extras = this.registry?.current()?.extras;
     if (extras === undefined) return;
+    // a subscription that has ended moves nowhere: bridged to a 2026 owner it would be listened
+    // for with the session's latest credential, past its own token's expiry
+    this.sweep(Date.now());
     for (const [uri, sessions] of this.subscribers) {
       const owner = extras.resourceOwner(uri);
       if (owner === undefined) continue;
@@ -293,7 +303,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     // the gateway session's subscription until this replica's last subscriber leaves or the
     // session ends; what it then sends is dropped)
     // (whatever upstream this replica has it bound to: the replicas' catalogs may briefly differ)
-    this.drop(message.session, message.uri, true);
+    this.drop(message.session, [message.uri], true);
   }
 
   /**
@@ -351,6 +361,12 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     const key = bridgeKey(sessionId, upstreamId);
     const held = this.bridged.get(key);
     if (held?.uris.delete(uri) !== true) return false;
+    this.narrow(sessionId, key, held);
+    return true;
+  }
+
+  /** A bridged listen that lost URIs: re-opened without them, or ended when none is left. */
+  private narrow(sessionId: string, key: string, held: BridgedListen): void {
     if (held.uris.size === 0) {
       held.end.abort();
       stopTimers(held);
@@ -359,7 +375,50 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     } else {
       this.relisten(sessionId, held);
     }
-    return true;
+  }
+
+  /**
+   * Whether the session's subscription to `uri` is bound to `upstreamId` and has not ended by
+   * `nowMs` (its own token's expiry, ResourceSubscriptions.add): a bridged listen is one per
+   * session and upstream, opened with the latest subscribing credential, so what it delivers is
+   * checked against each subscription's own end, not the listen's.
+   */
+  private live(sessionId: string, uri: string, upstreamId: string, nowMs: number): boolean {
+    const entry = this.bySession.get(sessionId)?.entries.get(uri);
+    return entry !== undefined && entry.upstream.id === upstreamId && entry.expiresAtMs > nowMs;
+  }
+
+  /**
+   * Arms the narrowing of a bridged listen at the end of the first of its subscriptions (their
+   * own tokens' expiries): the ended ones are dropped then, and the listen re-opened without
+   * them or ended, not left to the once-a-minute sweep (docs/security.md "Side paths bound to
+   * the caller").
+   */
+  private narrowLater(sessionId: string, held: BridgedListen): void {
+    const entries = this.bySession.get(sessionId)?.entries;
+    let first = Number.POSITIVE_INFINITY;
+    for (const uri of held.uris) {
+      const entry = entries?.get(uri);
+      if (entry !== undefined) first = Math.min(first, entry.expiresAtMs);
+    }
+    if (first === Number.POSITIVE_INFINITY) return;
+    const end = held.end;
+    held.narrowing = setTimeout(
+      () => {
+        held.narrowing = undefined;
+        // re-opened (and armed again) meanwhile; an ended listen's timer is cleared
+        if (held.end !== end) return;
+        const nowMs = Date.now();
+        const ended = [...held.uris].filter(
+          (uri) => !this.live(sessionId, uri, held.upstream.id, nowMs),
+        );
+        // a timer that fired early, or a subscription renewed since it was armed
+        if (ended.length === 0) this.narrowLater(sessionId, held);
+        else this.drop(sessionId, ended, true);
+      },
+      Math.min(Math.max(0, first - Date.now()), MAX_TIMER_MS),
+    );
+    held.narrowing.unref();
   }
 
   /** Bridged listens held now. */
@@ -371,6 +430,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     held.end.abort();
     held.end = new AbortController();
     stopTimers(held);
+    this.narrowLater(sessionId, held);
     // The listen carries the caller's credential (passthrough: its token) for as long as that
     // credential is valid, never after: no re-open replays an expired token
     // (docs/operations.md §10 "Resource subscriptions").
@@ -404,9 +464,12 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
           // only what the URI's owner sends (docs/security.md "Routing of resource URIs")
           if (!held.uris.has(uri) || !this.owns(upstreamId, uri)) return;
           // the upstream's listen envelope stays there: a 2025 client gets the plain notification
-          this.coalescer.offer(`${sessionId}\u0000${upstreamId}\u0000${uri}`, () =>
-            this.deliver(sessions, upstreamId, updateMessage(uri, undefined)),
-          );
+          this.coalescer.offer(`${sessionId}\u0000${upstreamId}\u0000${uri}`, () => {
+            // read when it is sent: the subscription's own token may have expired since, while
+            // the listen goes on for the session's other URIs with a later credential
+            if (this.live(sessionId, uri, upstreamId, Date.now()))
+              this.deliver(sessions, upstreamId, updateMessage(uri, undefined));
+          });
         },
       },
     );
@@ -546,7 +609,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       boundTo !== undefined &&
       this.bridged.get(bridgeKey(sessionId, boundTo.id))?.uris.has(uri) === true;
     // the caller's unsubscribe goes to the upstream from its handler when no one else holds it
-    this.drop(sessionId, uri, false);
+    this.drop(sessionId, [uri], false);
     // the replica the session subscribed through may be another one (`upstreamId` says what
     // this one had it bound to; the receiver drops the session's subscription to the URI)
     this.bus?.publish({ op: 'forget', session: sessionId, upstreamId: boundTo?.id ?? '', uri });
@@ -607,37 +670,51 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       if (entry.expiresAtMs <= nowMs) (ended ??= []).push(sessionId);
       else live.add(sessionId);
     }
-    for (const sessionId of ended ?? []) this.drop(sessionId, uri, true);
+    for (const sessionId of ended ?? []) this.drop(sessionId, [uri], true);
     return live;
   }
 
   /**
-   * Forgets one subscription of a session. When it was the last on this replica for its URI
-   * and not bridged, `tellUpstream` sends the upstream `resources/unsubscribe` on the
-   * gateway's session (its subscription ended without a client's unsubscribe: expiry, or an
-   * unsubscribe another replica received), so the upstream does not keep a subscription that
-   * nobody here holds for as long as the session lives.
+   * Forgets these subscriptions of a session. One that is bridged narrows its listen (every
+   * URI of one upstream at once: one re-open, or the end with the last). For one that was the
+   * last on this replica for its URI and not bridged, `tellUpstream` sends the upstream
+   * `resources/unsubscribe` on the gateway's session (its subscription ended without a
+   * client's unsubscribe: expiry, or an unsubscribe another replica received), so the upstream
+   * does not keep a subscription that nobody here holds for as long as the session lives.
    */
-  private drop(sessionId: string, uri: string, tellUpstream: boolean): void {
+  private drop(sessionId: string, uris: readonly string[], tellUpstream: boolean): void {
     const session = this.bySession.get(sessionId);
-    const entry = session?.entries.get(uri);
-    if (session === undefined || entry === undefined) return;
-    session.entries.delete(uri);
-    const bridged = this.unbridge(sessionId, entry.upstream.id, uri);
-    this.total--;
-    if (session.owner !== undefined) count(this.perCaller, session.owner, -1);
+    if (session === undefined) return;
+    const narrowed = new Map<string, BridgedListen>();
+    for (const uri of uris) {
+      const entry = session.entries.get(uri);
+      if (entry === undefined) continue;
+      session.entries.delete(uri);
+      this.total--;
+      if (session.owner !== undefined) count(this.perCaller, session.owner, -1);
+      const sessions = this.subscribers.get(uri);
+      sessions?.delete(sessionId);
+      if (sessions?.size === 0) this.subscribers.delete(uri);
+      const key = bridgeKey(sessionId, entry.upstream.id);
+      const held = this.bridged.get(key);
+      if (held?.uris.delete(uri) === true) narrowed.set(key, held);
+      else if (tellUpstream && !this.boundElsewhere(sessionId, entry.upstream.id, uri))
+        void this.listener.unsubscribe(entry.upstream, uri);
+    }
     if (session.entries.size === 0) this.bySession.delete(sessionId);
-    const sessions = this.subscribers.get(uri);
-    sessions?.delete(sessionId);
-    if (sessions?.size === 0) this.subscribers.delete(uri);
-    if (tellUpstream && !bridged && !this.boundElsewhere(sessionId, entry.upstream.id, uri))
-      void this.listener.unsubscribe(entry.upstream, uri);
+    for (const [key, held] of narrowed) this.narrow(sessionId, key, held);
   }
 
   private sweep(nowMs: number): void {
-    for (const [sessionId, session] of this.bySession)
-      for (const [uri, entry] of [...session.entries])
-        if (entry.expiresAtMs <= nowMs) this.drop(sessionId, uri, true);
+    for (const [sessionId, session] of [...this.bySession]) {
+      const ended = [...session.entries.values()].filter((entry) => entry.expiresAtMs <= nowMs);
+      if (ended.length > 0)
+        this.drop(
+          sessionId,
+          ended.map((entry) => entry.uri),
+          true,
+        );
+    }
     if (this.total === 0 && this.sweeper !== undefined) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;

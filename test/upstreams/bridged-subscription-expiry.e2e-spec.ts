@@ -15,13 +15,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * docs/security.md "Side paths bound to the caller": a 2025 resource subscription "ends with its
  * subscribing token's expiry (no update after it, on any stream of the session; each subscription
  * with its own token: a later subscribe of another URI with a fresh token does not make it last
- * longer)". For a subscription bridged to a 2026 upstream's `subscriptions/listen`, the session's
- * one listen on that upstream is re-opened with the latest subscribing credential and every URI
- * it holds; its updates are delivered without looking at each subscription's own end. So a
- * subscription made with a short-lived token lives on (until the once-a-minute sweep) once the
- * same session subscribes to another URI of that upstream with a fresh token.
+ * longer)". Bridged to a 2026 upstream's `subscriptions/listen`, the session's one listen on that
+ * upstream carries the latest subscribing credential for all its URIs: an update is delivered
+ * only for a subscription still within its own token, and at that token's expiry the listen is
+ * re-opened without the URI (ResourceSubscriptions.narrowLater), not at the once-a-minute sweep.
  */
-describe('attack: a bridged 2025 subscription outlives its subscribing token', () => {
+describe('a bridged 2025 subscription ends with its own subscribing token', () => {
   let as: TestAuthorizationServer;
   let lu: ListenUpstream;
   let gateway: GatewayProcess;
@@ -118,6 +117,11 @@ describe('attack: a bridged 2025 subscription outlives its subscribing token', (
         .filter((m) => m.method === 'notifications/resources/updated')
         .map((m) => m.params.uri);
       expect(after).toEqual([URI_Y]);
+      // the upstream listen was narrowed to Y at X's expiry
+      const last = lu.listensSeen.at(-1) as {
+        params?: { notifications?: { resourceSubscriptions?: string[] } };
+      };
+      expect(last.params?.notifications?.resourceSubscriptions).toEqual([URI_Y]);
     } finally {
       get.close();
     }
