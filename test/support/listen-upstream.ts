@@ -80,6 +80,11 @@ export class ListenUpstream {
     this.handler.notify.toolsChanged();
   }
 
+  /** Drops every connection the gateway holds to it (a restart, a load balancer's idle cut). */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+
   async stop(): Promise<void> {
     const server = this.server;
     if (server === undefined) return;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { JsonRpcCode } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
-import { SourceCredentialError, type CallerIdentity } from '@app/identity';
+import { callerExpired, SourceCredentialError, type CallerIdentity } from '@app/identity';
 import {
   UpstreamConnections,
   UpstreamFailure,
@@ -38,6 +38,12 @@ export interface UpstreamListenContext {
   readonly signal: AbortSignal;
   /** Each change notification the upstream sends (its acknowledgement is not given). */
   readonly onNotification: (method: string, params: Readonly<Record<string, unknown>>) => void;
+  /**
+   * The listen stopped because the caller's token expired (`caller.expiresAt`) before it could
+   * be opened or opened again: nothing of the caller's is sent after its `exp`. Not called when
+   * `signal` aborted first.
+   */
+  readonly onCredentialExpired?: () => void;
 }
 
 /** How long the gateway waits for an upstream to take its own resources/subscribe or unsubscribe. */
@@ -139,7 +145,10 @@ export class UpstreamListener {
   /**
    * Keeps a listen with this filter open on the upstream until `context.signal` aborts; one
    * that ends otherwise (the upstream closed it, a failure) is re-opened after 1 s, doubling to
-   * 30 s. Stops for good when the upstream refuses the method or the filter (-32601, -32602).
+   * 30 s. Stops for good when the upstream refuses the method or the filter (-32601, -32602),
+   * and when the caller's token has expired: the listen carries the caller's headers, so it is
+   * never opened, re-opened or resumed (`Last-Event-ID`) after the token's `exp`
+   * (docs/security.md "Answers to relayed requests"), and `onCredentialExpired` says so.
    * Resolves when it stops; never rejects.
    */
   async hold(
@@ -152,7 +161,15 @@ export class UpstreamListener {
     const connection = this.connectionOf(upstream);
     if (connection === undefined) return;
     let wait = REOPEN_FIRST_MS;
+    const expiresAtMs =
+      context.caller?.expiresAt === undefined ? undefined : context.caller.expiresAt * 1000;
     while (!signal.aborted) {
+      // exact `exp`, as for a call's resume and a bridged listen: the clock skew a token is
+      // accepted with applies to the caller's own requests, not to what the gateway sends again
+      if (callerExpired(context.caller)) {
+        context.onCredentialExpired?.();
+        return;
+      }
       const started = performance.now();
       let ended: string;
       // it holds a connection for as long as it is open: one of the caller's share of them
@@ -174,6 +191,8 @@ export class UpstreamListener {
             signal,
             // asked again at every (re)open: an exchanged token is renewed as it expires
             headers: await this.callerHeaders.for(upstream, context.headers, context.caller),
+            // its resume GET and a repeat after the session was renewed: not after `exp`
+            credentialExpiresAtMs: expiresAtMs,
             onMessage: (message) => this.deliver(message, context),
             // a stream of notifications for as long as the client listens: each capped, a bad
             // one dropped, never the listen ended for it (docs/operations.md §11)
@@ -202,6 +221,8 @@ export class UpstreamListener {
         share?.();
       }
       if (signal.aborted) return;
+      // ended after the caller's token expired: stopped now, not after a wait
+      if (callerExpired(context.caller)) continue;
       if (performance.now() - started >= HEALTHY_LISTEN_MS) wait = REOPEN_FIRST_MS;
       this.logger.log(
         `Upstream ${upstream.id}: subscriptions/listen ended (${ended}); re-opening in ${wait} ms`,

@@ -274,6 +274,18 @@ export class NotificationHub implements OnApplicationShutdown {
   }
 
   /**
+   * Closes a stream as its token's expiry does (without a closing result, counted
+   * `token_expired`): also before `exp` + `clockSkewSeconds` when what the stream relays can no
+   * longer be had without sending the expired token upstream (an upstream listen that would
+   * have to be opened again, SubscriptionsListen).
+   */
+  expire(stream: OpenStream): void {
+    if (!this.streams.has(stream)) return;
+    this.metrics?.notificationStreamClosed('token_expired');
+    stream.close(false);
+  }
+
+  /**
    * The /mcp listener is draining (SIGTERM): every stream is ended gracefully now, not at the
    * end of the grace period, and no new one opens. Clients reconnect to another replica.
    */
@@ -309,8 +321,7 @@ export class NotificationHub implements OnApplicationShutdown {
           this.closeAt(stream, held, atMs);
           return;
         }
-        this.metrics?.notificationStreamClosed('token_expired');
-        stream.close(false);
+        this.expire(stream);
       },
       Math.min(delay, MAX_TIMER_MS),
     );

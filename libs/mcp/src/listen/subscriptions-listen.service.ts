@@ -204,7 +204,10 @@ class ListenSubscription implements OpenStream {
  * or malformed filter -32602, no room for another stream (`mcp.listen.maxStreams`, or the
  * caller's `maxStreamsPerCaller`) -32603 "Subscription limit reached". The stream closes when
  * the caller's token expires, when a recheck finds the token refused or the grant changed
- * (`mcp.listen.recheckSeconds`), or when its client stops reading (NotificationHub).
+ * (`mcp.listen.recheckSeconds`), or when its client stops reading (NotificationHub); past the
+ * token's `exp` (it is accepted `clockSkewSeconds` longer) also as soon as an upstream listen
+ * or a watched upstream task would need the expired token sent again (docs/security.md
+ * "Answers to relayed requests").
  */
 @Injectable()
 export class SubscriptionsListen {
@@ -319,6 +322,8 @@ export class SubscriptionsListen {
         headers: request.headers,
         signal: subscription.ended.signal,
         push: (params) => subscription.relayTask(params),
+        // an upstream's task could only be read with the expired token: ended as at expiry
+        onCredentialExpired: () => this.hub.expire(subscription),
       });
     return stream;
   }
@@ -346,6 +351,8 @@ export class SubscriptionsListen {
     const ownerOf = (uri: unknown): UpstreamDefinition | undefined =>
       typeof uri === 'string' ? this.registry.current()?.extras.resourceOwner(uri) : undefined;
     for (const upstream of enabled.values()) {
+      // a listen that could not open for an expired token closed the stream (onCredentialExpired)
+      if (subscription.isClosed) return;
       if (!grants(subscription.access, upstream.id)) continue;
       const filter = this.upstreamFilter(upstream, subscription.filter, ownerOf);
       const listen = held.get(upstream.id);
@@ -367,6 +374,10 @@ export class SubscriptionsListen {
           if (method === RESOURCE_UPDATED && ownerOf(params.uri)?.id !== upstream.id) return;
           subscription.relay(filter, method, params);
         },
+        // the upstream listen would have to be opened again with the caller's expired token
+        // (it dropped it, or a round changed its filter): the stream ends as at its expiry
+        // rather than going on without that upstream's notifications
+        onCredentialExpired: () => this.hub.expire(subscription),
       });
     }
   }

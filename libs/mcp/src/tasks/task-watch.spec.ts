@@ -1,4 +1,5 @@
 import type { RegistryService } from '@app/registry';
+import type { CallerIdentity } from '@app/identity';
 import type { GatewayTasks } from './gateway-tasks';
 import type { TaskIds } from './task-ids';
 import { MAX_INLINED_CHARS, TaskWatch, type TaskWatcher } from './task-watch';
@@ -93,5 +94,89 @@ describe('TaskWatch', () => {
     // its slot is free again: 64 others fit
     const others = Array.from({ length: 64 }, (_, i) => `gwtk1.o${i}`);
     expect(watch.honor(others, undefined, undefined)).toHaveLength(64);
+  });
+});
+
+describe("TaskWatch: an upstream's task is never read with an expired token", () => {
+  // the reads are paced by node:timers/promises (not faked): real 1 s waits, a mocked clock
+  let clock = 1_700_000_000_000;
+  beforeEach(() => {
+    clock = 1_700_000_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => clock);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const until = async (done: () => boolean): Promise<void> => {
+    for (let i = 0; i < 50 && !done(); i++) await new Promise((r) => setTimeout(r, 100));
+  };
+
+  function upstreamSetup() {
+    const reads: unknown[] = [];
+    const ids = {
+      open: (clientId: string) => ({
+        owner: { kind: 'upstream', id: 'u26' },
+        taskId: `up-${clientId}`,
+      }),
+    } as unknown as TaskIds;
+    const upstreamTasks = {
+      forward: (
+        _method: string,
+        _owner: unknown,
+        taskId: string,
+        _clientId: string,
+        _params: unknown,
+        context: { headers: Record<string, unknown> },
+      ) => {
+        reads.push(context.headers.authorization);
+        return Promise.resolve({ taskId, status: 'working', pollIntervalMs: 1000 });
+      },
+    } as unknown as UpstreamTasks;
+    const registry = {
+      current: () => ({ extras: { upstreams: new Map([['u26', {}]]) } }),
+    } as unknown as RegistryService;
+    const watch = new TaskWatch(ids, {} as GatewayTasks, upstreamTasks, registry);
+    const watcher = (
+      token: string,
+      seconds: number,
+      signal: AbortSignal,
+      expired = jest.fn(),
+    ): TaskWatcher => ({
+      caller: { subject: 'alice', expiresAt: clock / 1000 + seconds } as CallerIdentity,
+      access: undefined,
+      headers: { authorization: `Bearer ${token}` },
+      signal,
+      push: () => undefined,
+      onCredentialExpired: expired,
+    });
+    return { watch, watcher, reads };
+  }
+
+  it("is read with a listen whose token has not expired: the caller's other listen's after the first one's exp", async () => {
+    const { watch, watcher, reads } = upstreamSetup();
+    const open = new AbortController();
+    watch.watch(['gwtk1.a'], watcher('short', 5, open.signal));
+    watch.watch(['gwtk1.a'], watcher('long', 600, open.signal));
+    await until(() => reads.length > 0);
+    expect(reads).toEqual(['Bearer short']);
+    clock += 5_000;
+    await until(() => reads.length > 1);
+    expect(reads).toEqual(['Bearer short', 'Bearer long']);
+    open.abort();
+  });
+
+  it('when no listen has a valid token it is not read again, and the listens are told', async () => {
+    const { watch, watcher, reads } = upstreamSetup();
+    const open = new AbortController();
+    const expired = jest.fn();
+    watch.watch(['gwtk1.a'], watcher('short', 5, open.signal, expired));
+    await until(() => reads.length > 0);
+    clock += 5_000;
+    await until(() => expired.mock.calls.length > 0);
+    expect(expired).toHaveBeenCalledTimes(1);
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(reads).toEqual(['Bearer short']);
+    // the watch ended: its slot is free again
+    expect(watch.honor(['gwtk1.b'], undefined, undefined)).toEqual(['gwtk1.b']);
+    open.abort();
   });
 });

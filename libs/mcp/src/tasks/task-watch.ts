@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { CallCancellation, type IncomingHeaders } from '@app/execution';
-import { allowsTool, type CallerAccess, type CallerIdentity } from '@app/identity';
+import { allowsTool, callerExpired, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { Extension, JsonRpcCode, MetaKey } from '@app/wire';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -36,7 +36,15 @@ export interface TaskWatcher {
   readonly signal: AbortSignal;
   /** A `notifications/tasks` params object (a DetailedTask with the client's task id). */
   push(params: Record<string, unknown>): void;
+  /**
+   * The watch of an upstream's task ended because every listen watching it is past its caller's
+   * token `exp` (within `clockSkewSeconds`): its next `tasks/get` would carry an expired token.
+   */
+  readonly onCredentialExpired?: () => void;
 }
+
+/** No listen watching an upstream's task has a token that has not expired: it is not read. */
+class NoValidCredential extends Error {}
 
 /** One task watched for one caller, shared by all its listens that name it. */
 interface Watch {
@@ -108,7 +116,9 @@ function isGone(err: unknown): boolean {
  * credential, or the gateway's own store) at the owner's `pollIntervalMs`, at most once a second,
  * and sends the DetailedTask, with the client's id, when its status, message, input requests or
  * update time changed, until it ended, the owner no longer knows it, or the last listen naming it
- * closed (its read in flight is cut then). One read per task and caller, whatever the number of
+ * closed (its read in flight is cut then). An upstream's task is read with a listen whose token
+ * has not expired; when none has (they live to `exp` + `clockSkewSeconds`), it is not read again
+ * and those listens end as at their expiry (TaskWatcher.onCredentialExpired). One read per task and caller, whatever the number of
  * its listens; at most MAX_WATCHED_TASKS_PER_CALLER tasks per caller on a replica.
  */
 @Injectable()
@@ -208,8 +218,10 @@ export class TaskWatch {
     while (!signal.aborted) {
       let wait = RETRY_MILLIS;
       try {
-        // read with the credential of a listen still open (the same caller)
-        const reader: TaskWatcher = watch.watchers.values().next().value ?? first;
+        // read with the credential of a listen still open (the same caller), one whose token
+        // has not expired when there is one: the listens of a caller may hold different tokens
+        const readers = watch.watchers.size > 0 ? [...watch.watchers] : [first];
+        const reader = readers.find((w) => !callerExpired(w.caller)) ?? readers[0] ?? first;
         const task = await this.detail(watch.clientId, reader, signal);
         if (signal.aborted) return;
         const params = notificationParams(task);
@@ -229,6 +241,12 @@ export class TaskWatch {
         wait = Math.min(Math.max(interval, MIN_POLL_MILLIS), MAX_POLL_MILLIS);
       } catch (err) {
         if (isGone(err)) return this.end(key, watch);
+        if (err instanceof NoValidCredential) {
+          const told = watch.watchers.size > 0 ? [...watch.watchers] : [first];
+          this.end(key, watch);
+          for (const watcher of told) watcher.onCredentialExpired?.();
+          return;
+        }
       }
       await sleep(wait, undefined, { signal }).catch(() => undefined);
     }
@@ -244,6 +262,9 @@ export class TaskWatch {
       throw new GatewayError(GatewayErrorCode.InvalidParams, 'unknown taskId');
     if (opened.owner.kind === 'gateway')
       return (await this.gatewayTasks.get(opened.taskId, clientId)) as Record<string, unknown>;
+    // an upstream's tasks/get is sent by the gateway on its own, with the caller's credential:
+    // never one past its exp (docs/security.md "Answers to relayed requests")
+    if (callerExpired(watcher.caller)) throw new NoValidCredential();
     // the read in flight is cut when the last listen naming the task closes
     const cancellation = new CallCancellation();
     const cut = () => cancellation.abort('client-closed');
