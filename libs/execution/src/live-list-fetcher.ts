@@ -96,6 +96,11 @@ export class LiveListFetcher {
               maxItemsName: `mcp.discovery.maxListItemsPerUpstream ${this.listItemsCap}`,
             }),
         headers,
+        // a page's resume GET, or its repeat after a renewed session, is sent by the gateway on
+        // its own: not with the caller's token past its exp (docs/security.md "Answers to
+        // relayed requests")
+        credentialExpiresAtMs:
+          caller?.expiresAt === undefined ? undefined : caller.expiresAt * 1000,
       });
       return {
         kind: 'items',

@@ -53,6 +53,11 @@ export interface ListPagesRequest {
   /** How the fault of a list over `maxItems` names the limit, e.g. `mcp.discovery.maxToolsPerUpstream 100`. */
   readonly maxItemsName?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * When the caller's credential in `headers` expires (ms since the epoch): no page is resumed
+   * or repeated after it (UpstreamRequestOptions.credentialExpiresAtMs).
+   */
+  readonly credentialExpiresAtMs?: number;
   readonly signal?: UpstreamSignal;
   /** Called with each page's result, in order (the catalog keeps its declared cache hints). */
   readonly onPage?: (result: Readonly<Record<string, unknown>>, page: number) => void;
@@ -99,6 +104,7 @@ export async function readListPages(
         {
           deadlineMillis: request.left(),
           headers: request.headers,
+          credentialExpiresAtMs: request.credentialExpiresAtMs,
           signal: request.signal,
           listCap:
             maxItems === undefined
