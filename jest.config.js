@@ -30,6 +30,7 @@ const nodeListenerSuites = [
   'bundles/jsonrpc-wire',
   'bundles/origin-and-host',
   'bundles/repeated-headers',
+  'upstreams/forward-header-repeated',
   'bundles/tools-list-gzip',
   'bundles/sdk-clients',
   'bundles/mcp-listeners',

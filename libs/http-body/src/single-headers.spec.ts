@@ -17,3 +17,30 @@ describe('SingleHeaders: names a request may carry at most once', () => {
     expect(single.repeatedIn([])).toBeUndefined();
   });
 });
+
+describe('SingleHeaders with prefixes', () => {
+  const single = new SingleHeaders(['host'], ['Mcp-Param-']);
+
+  it('names a header of a prefix sent twice, whatever the case, and any length', () => {
+    const long = `mcp-param-${'r'.repeat(64)}`;
+    expect(single.repeatedIn(['Mcp-Param-Region', 'a', 'MCP-PARAM-REGION', 'b'])).toBe(
+      'mcp-param-region',
+    );
+    expect(single.repeatedIn([long, 'a', long.toUpperCase(), 'b'])).toBe(long);
+  });
+
+  it('passes two different names of a prefix, and the bare prefix is none of them', () => {
+    expect(
+      single.repeatedIn([
+        'Mcp-Param-A',
+        '1',
+        'Mcp-Param-B',
+        '2',
+        'mcp-param-',
+        'x',
+        'Mcp-Param-',
+        'y',
+      ]),
+    ).toBeUndefined();
+  });
+});

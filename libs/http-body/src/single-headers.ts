@@ -6,12 +6,19 @@
  */
 export class SingleHeaders {
   private readonly names: ReadonlySet<string>;
-  /** Longer raw names are none of these: skipped before lower-casing. */
+  /** Longer raw names are none of `names`: only a prefix can still match them. */
   private readonly longest: number;
+  /** Lower-cased name prefixes whose every header arrives at most once (`mcp-param-`). */
+  private readonly prefixes: readonly string[];
 
-  constructor(names: Iterable<string>) {
+  /**
+   * @param names exact header names, any case
+   * @param prefixes name prefixes, any case: each header whose name starts with one is single too
+   */
+  constructor(names: Iterable<string>, prefixes: Iterable<string> = []) {
     this.names = new Set([...names].map((n) => n.toLowerCase()));
     this.longest = Math.max(0, ...[...this.names].map((n) => n.length));
+    this.prefixes = [...prefixes].map((p) => p.toLowerCase());
   }
 
   /**
@@ -22,12 +29,27 @@ export class SingleHeaders {
     let seen: string[] | undefined;
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const raw = rawHeaders[i];
-      if (raw === undefined || raw.length > this.longest) continue;
+      if (raw === undefined) continue;
+      const short = raw.length <= this.longest;
+      if (!short && !this.prefixed(raw)) continue;
       const name = raw.toLowerCase();
-      if (!this.names.has(name)) continue;
+      if (short && !this.names.has(name) && !this.prefixed(raw)) continue;
       if (seen?.includes(name)) return name;
       (seen ??= []).push(name);
     }
     return undefined;
+  }
+
+  /** Whether a raw header name starts with one of the prefixes, in any case. */
+  private prefixed(raw: string): boolean {
+    for (const prefix of this.prefixes)
+      if (
+        raw.length > prefix.length &&
+        // the first character, either case, before a slice is made (most names fail here)
+        (raw.charCodeAt(0) | 0x20) === (prefix.charCodeAt(0) | 0x20) &&
+        raw.slice(0, prefix.length).toLowerCase() === prefix
+      )
+        return true;
+    return false;
   }
 }

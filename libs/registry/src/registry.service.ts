@@ -260,6 +260,14 @@ export class RegistryService {
     return removed;
   }
 
+  /**
+   * The caller headers some enabled upstream forwards (its `forwardHeaders`, lower-cased): the
+   * same set until an upstream is put or removed (UpstreamIntake.forwardedHeaders).
+   */
+  forwardedHeaders(): ReadonlySet<string> {
+    return this.upstreams.forwardedHeaders();
+  }
+
   /** One upstream's pull state (status, last error with its detail, era, tool count). */
   upstreamState(id: string): UpstreamPullState | undefined {
     return this.upstreams.stateOf(id);

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { CallCancellation } from '@app/execution';
 import { ResourceServer } from '@app/identity';
+import { RegistryService } from '@app/registry';
 import { metadataAnswer } from './auth-answers';
 import { NotificationHub } from '../listen/notification-hub.service';
 import { SessionStreams } from '../listen/session-streams.service';
@@ -13,7 +14,7 @@ import { errorEnvelope } from '../answers/http-answer';
 import { notFound, shuttingDown } from './listener-limits';
 import { HttpAccessPolicy } from './http-access.policy';
 import { plainError, write, writeStream } from './http-write';
-import { repeatedSingleHeader } from './repeated-headers';
+import { RepeatedHeaders } from './repeated-headers';
 
 /** After the grace period, how long the "shutting down" answers of abandoned calls may take to write, in ms. */
 const ABANDON_WRITE_MS = 1_000;
@@ -41,6 +42,8 @@ export class McpExchanges {
   private readonly inFlight = new Set<CallCancellation>();
   private readonly connectionIds = new WeakMap<Socket, number>();
   private nextConnectionId = 1;
+  /** The caller headers refused when repeated: the fixed ones and every source's forwarded ones. */
+  private readonly repeatedHeaders: RepeatedHeaders;
 
   constructor(
     private readonly transport: McpTransport,
@@ -49,7 +52,10 @@ export class McpExchanges {
     private readonly sessionStreams: SessionStreams,
     private readonly hub: NotificationHub,
     private readonly servers: VirtualServers,
-  ) {}
+    registry: RegistryService,
+  ) {
+    this.repeatedHeaders = new RepeatedHeaders(() => registry.forwardedHeaders());
+  }
 
   /**
    * Answers a request for the protected-resource metadata (RFC 9728;
@@ -105,16 +111,16 @@ export class McpExchanges {
 
   /**
    * Checks a request to /mcp before its body is read. Answers it (and returns false) when it
-   * is refused or needs no body: 400/-32600 for a repeated caller header, Authorization or
-   * Host (docs/operations.md §2 "Request limits on /mcp"), 403 for an Origin or Host not allowed
+   * is refused or needs no body: 400/-32600 for a repeated caller header (one a source
+   * forwards), Authorization or Host (docs/operations.md §2 "Request limits on /mcp"), 403 for an Origin or Host not allowed
    * (docs/operations.md §8), 204 for an allowed preflight, GET and DELETE authenticated as a POST
    * is and then answered (a session's stream, 405), 405 for any other method but POST. An allowed
    * Origin's CORS headers are set on the response, so whatever is answered later carries them.
    */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
-    const repeated = repeatedSingleHeader(req.rawHeaders);
+    const repeated = this.repeatedHeaders.repeatedIn(req.rawHeaders);
     if (repeated !== undefined) {
-      // Two values of an identity header must not reach a Tool Service joined into one.
+      // Two values of a forwarded header must not reach a source joined into one.
       return this.answered(req, res, {
         status: 400,
         headers: { 'content-type': 'application/json; charset=utf-8' },

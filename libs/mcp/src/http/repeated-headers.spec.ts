@@ -1,4 +1,7 @@
-import { repeatedSingleHeader } from './repeated-headers';
+import { RepeatedHeaders } from './repeated-headers';
+
+const fixed = new RepeatedHeaders();
+const repeatedSingleHeader = (raw: readonly string[]): string | undefined => fixed.repeatedIn(raw);
 
 describe('repeatedSingleHeader: caller headers and Authorization arrive at most once', () => {
   it.each([
@@ -52,5 +55,31 @@ describe('repeatedSingleHeader: caller headers and Authorization arrive at most 
 
   it('does not mistake a value with a comma for a repeat', () => {
     expect(repeatedSingleHeader(['employee-no', 'E1, E2'])).toBeUndefined();
+  });
+});
+
+describe('RepeatedHeaders: the headers a source forwards arrive at most once too', () => {
+  it('finds a forwarded header and an Mcp-Param-* header sent twice, whatever the case', () => {
+    const headers = new RepeatedHeaders(() => new Set(['x-tenant']));
+    expect(headers.repeatedIn(['X-Tenant', 'acme', 'x-tenant', 'globex'])).toBe('x-tenant');
+    expect(headers.repeatedIn(['Mcp-Param-Region', 'a', 'mcp-param-region', 'b'])).toBe(
+      'mcp-param-region',
+    );
+    expect(
+      headers.repeatedIn(['X-Tenant', 'acme', 'X-Other', '1', 'X-Other', '2']),
+    ).toBeUndefined();
+  });
+
+  it('follows the forwarded names when they change, and rebuilds only then', () => {
+    let names: ReadonlySet<string> = new Set(['x-tenant']);
+    const headers = new RepeatedHeaders(() => names);
+    const twice = ['X-Region', 'eu', 'X-Region', 'us'];
+    expect(headers.repeatedIn(twice)).toBeUndefined();
+    names = new Set(['x-tenant', 'x-region']);
+    expect(headers.repeatedIn(twice)).toBe('x-region');
+    // the fixed ones stay whatever is forwarded
+    names = new Set();
+    expect(headers.repeatedIn(['employee-no', 'E1', 'Employee-No', 'E2'])).toBe('employee-no');
+    expect(headers.repeatedIn(twice)).toBeUndefined();
   });
 });

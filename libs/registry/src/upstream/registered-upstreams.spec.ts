@@ -85,6 +85,19 @@ describe('upstreams registered at runtime (docs/operations.md §15 "Shared and d
     expect(names(r)).toEqual(['calc__add']);
   });
 
+  it('forwardedHeaders: every enabled upstream forwards them, one set until an upstream is put or removed', () => {
+    const r = registry();
+    const before = r.forwardedHeaders();
+    expect([...before]).toEqual([]);
+    expect(r.forwardedHeaders()).toBe(before);
+    r.putUpstream({ ...upstream('tenant'), forwardHeaders: ['x-tenant'] });
+    expect([...r.forwardedHeaders()]).toEqual(['x-tenant']);
+    r.putUpstream({ ...upstream('off'), enabled: false, forwardHeaders: ['x-off'] });
+    expect([...r.forwardedHeaders()]).toEqual(['x-tenant']);
+    r.removeUpstream('tenant');
+    expect([...r.forwardedHeaders()]).toEqual([]);
+  });
+
   it('a configured upstream can be neither replaced nor removed', () => {
     const r = registry();
     expect(r.putUpstream({ ...upstream('calc'), url: 'http://elsewhere/mcp' })).toBe(false);

@@ -105,6 +105,8 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
   private readonly schemas = new SchemaChecker();
   private readonly toolsCap: ReturnType<typeof toolsCapPerUpstream>;
   private readonly listItemsCap: number;
+  /** What forwardedHeaders() returns: replaced whole when an upstream is put or removed. */
+  private forwarded: ReadonlySet<string> = new Set();
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
@@ -115,6 +117,21 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
     this.configured = new Set(config.upstreams.map((u) => u.id));
     this.toolsCap = toolsCapPerUpstream(config.mcp.discovery);
     this.listItemsCap = config.mcp.discovery.maxListItemsPerUpstream;
+    this.forwarded = this.forwardedNow();
+  }
+
+  /**
+   * The caller headers an enabled upstream (configured or registered) copies to its requests,
+   * lower-cased: each must reach /mcp at most once (docs/operations.md §2 "Request limits on
+   * /mcp"). The same set until an upstream is put or removed, so a reader may keep what it
+   * derives from it for as long as it gets the same set back.
+   */
+  forwardedHeaders(): ReadonlySet<string> {
+    return this.forwarded;
+  }
+
+  private forwardedNow(): ReadonlySet<string> {
+    return new Set(this.enabled().flatMap((u) => u.forwardHeaders.map((h) => h.toLowerCase())));
   }
 
   /**
@@ -168,6 +185,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
         ...registered,
       ].map((r) => [r.definition.id, r]),
     );
+    this.forwarded = this.forwardedNow();
     return true;
   }
 
@@ -177,7 +195,9 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
    */
   remove(id: string): boolean {
     if (this.configured.has(id)) return false;
-    return this.records.delete(id);
+    const removed = this.records.delete(id);
+    if (removed) this.forwarded = this.forwardedNow();
+    return removed;
   }
 
   /** Each upstream's id and status (configured and registered), for the status gauge. */
