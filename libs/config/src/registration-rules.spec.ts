@@ -4,6 +4,8 @@ import { McpConfig } from './mcp-config.model';
 import { checkRegistration, type RegisteredUpstreamConfig } from './registration-rules';
 import { secretEnvAllowed } from './load-config';
 import { plainToInstance } from 'class-transformer';
+import { CREDENTIAL_HEADERS, PERSONAL_CALLER_HEADERS } from '@app/wire';
+import { upstreamProblems } from './upstream-rules';
 
 /** A validated-looking config: one bundle `orders` (prefix "orders.") and one upstream `calc`. */
 function config(
@@ -408,6 +410,49 @@ describe('checkRegistration: a runtime registration passes the boot rules (docs/
         [],
       ),
     ).toMatchObject({ ok: true });
+  });
+
+  it('forwardHeaders naming a personal caller header (employee-no, in any case) are refused naming each', () => {
+    const names = ['employee-no', 'Virtual-Employee-No', 'EMPLOYEE-NO'];
+    const check = checkRegistration(
+      { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: names },
+      config(),
+      [],
+    );
+    expect(check).toMatchObject({ ok: false, conflict: false });
+    expect(check.ok ? [] : check.problems).toEqual(
+      names.map((name) =>
+        expect.stringMatching(new RegExp(`^forwardHeaders: "${name}" identifies the caller`)),
+      ),
+    );
+  });
+
+  it('every header the logs redact (credentials and personal headers) is refused in a registration', () => {
+    for (const name of [...CREDENTIAL_HEADERS, ...PERSONAL_CALLER_HEADERS]) {
+      const check = checkRegistration(
+        { id: 'x', url: 'http://10.0.0.3/mcp', forwardHeaders: [name.toUpperCase()] },
+        config(),
+        [],
+      );
+      expect(check.ok ? [] : check.problems).toEqual([
+        expect.stringMatching(new RegExp(`^forwardHeaders: "${name.toUpperCase()}"`)),
+      ]);
+    }
+  });
+
+  it('a configured upstream may forward the personal caller headers: the operator chose its URL', () => {
+    const mcp = {
+      discovery: { enabled: false },
+      bundles: [],
+      upstreams: [
+        {
+          id: 'u',
+          url: 'http://10.0.0.3/mcp',
+          forwardHeaders: ['employee-no', 'Virtual-Employee-No'],
+        },
+      ],
+    } as unknown as McpConfig;
+    expect(upstreamProblems(mcp)).toEqual([]);
   });
 
   it('a body that is not an object is refused', () => {

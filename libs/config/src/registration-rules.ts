@@ -9,7 +9,7 @@ import {
 import type { McpConfig } from './mcp-config.model';
 import { registrationCredentialProblems } from './registration-credentials';
 import { UpstreamConfig } from './upstream-config.model';
-import { UNFORWARDABLE_HEADERS } from '@app/wire';
+import { PERSONAL_CALLER_HEADERS, UNFORWARDABLE_HEADERS } from '@app/wire';
 import { isRegistrationUnforwardableHeader, upstreamProblems } from './upstream-rules';
 import { isClash, renderProblem, type ConfigProblem } from './config-problem';
 import { prefixProblems } from './prefix-rules';
@@ -47,6 +47,9 @@ const AUTHORIZATION_KEYS = new Set([
   'audience',
   'scope',
 ]);
+
+/** The personal caller headers, for the problem that names why one is refused. */
+const PERSONAL_HEADERS: ReadonlySet<string> = new Set(PERSONAL_CALLER_HEADERS);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -125,9 +128,13 @@ export function checkRegistration(
       isRegistrationUnforwardableHeader(name)
     )
       problems.push(
-        `forwardHeaders: "${name}" may carry a caller's credentials (a token, secret, cookie, ` +
-          'session or API key, as auth proxies set them) and is never forwarded to a registered ' +
-          'upstream; configure the upstream in mcp.upstreams[] to forward it',
+        (PERSONAL_HEADERS.has(name.toLowerCase())
+          ? `forwardHeaders: "${name}" identifies the caller (a personal caller header, ` +
+            'redacted like Authorization)'
+          : `forwardHeaders: "${name}" may carry a caller's credentials (a token, secret, cookie, ` +
+            'session or API key, as auth proxies set them)') +
+          ' and is never forwarded to a registered upstream; configure the upstream in ' +
+          'mcp.upstreams[] to forward it',
       );
   // Every rule runs on what was sent, as the boot's checks do (load-config.ts): the answer names
   // every broken field at once, not the first stage's.

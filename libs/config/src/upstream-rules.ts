@@ -1,4 +1,4 @@
-import { CREDENTIAL_HEADERS, UNFORWARDABLE_HEADERS } from '@app/wire';
+import { CREDENTIAL_HEADERS, PERSONAL_CALLER_HEADERS, UNFORWARDABLE_HEADERS } from '@app/wire';
 import { invalid, type ConfigProblem } from './config-problem';
 import type { BundleConfig, McpConfig } from './mcp-config.model';
 import { isObject, urlProblem } from './config-rules';
@@ -7,13 +7,17 @@ import type { UpstreamConfig } from './upstream-config.model';
 /**
  * Headers a runtime registration's `forwardHeaders` may not name either, beyond
  * UNFORWARDABLE_HEADERS: the ones that carry a caller's credentials, set by auth proxies in
- * front of the gateway (oauth2-proxy, AWS ALB, Azure App Service, Google IAP) or by clients.
- * Whoever registers chooses the URL, so forwarding them would hand every caller's token to the
- * registrant (docs/security.md, "Runtime registrations"). A configured upstream may still
- * forward such a header: the operator who writes the config chooses its URL too.
+ * front of the gateway (oauth2-proxy, AWS ALB, Azure App Service, Google IAP) or by clients,
+ * and the personal caller headers that identify the caller to a Tool Service (the encrypted
+ * employee numbers, redacted like Authorization: observability's REDACTED_HEADERS is made of
+ * the same two wire lists). Whoever registers chooses the URL, so forwarding them would hand
+ * every caller's token or identity to the registrant (docs/security.md, "Runtime
+ * registrations"). A configured upstream may still forward such a header: the operator who
+ * writes the config chooses its URL too.
  */
 export const REGISTRATION_UNFORWARDABLE_HEADERS: ReadonlySet<string> = new Set([
   ...CREDENTIAL_HEADERS,
+  ...PERSONAL_CALLER_HEADERS,
   'x-forwarded-authorization',
   'x-forwarded-access-token',
   'x-auth-request-access-token',

@@ -1,17 +1,18 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger as PinoLogger } from 'pino';
+import { CREDENTIAL_HEADERS, PERSONAL_CALLER_HEADERS } from '@app/wire';
 
 /**
  * Header names whose values must never reach a log line (contract §10: the employee numbers
- * are encrypted for the Tool Service and the gateway may not log them; Authorization is a
- * credential). The gateway never logs request headers; these paths are the second line.
+ * are encrypted for the Tool Service and the gateway may not log them; Authorization, its proxy
+ * form and Cookie are credentials). The gateway never logs request headers; these paths are the
+ * second line. The same lists keep these headers from a runtime registration's forwardHeaders
+ * (libs/config/src/upstream-rules.ts), so a name added here is refused there too.
  */
-export const REDACTED_HEADERS = [
-  'authorization',
-  'employee-no',
-  'virtual-employee-no',
-  'cookie',
-] as const;
+export const REDACTED_HEADERS: readonly string[] = [
+  ...CREDENTIAL_HEADERS,
+  ...PERSONAL_CALLER_HEADERS,
+];
 
 const redactPaths = REDACTED_HEADERS.flatMap((h) => [
   `headers["${h}"]`,

@@ -38,6 +38,15 @@ export const CREDENTIAL_HEADERS: readonly string[] = [
 ];
 
 /**
+ * The caller headers that identify the person behind a call to a Tool Service (contract §10: the
+ * encrypted employee numbers): treated like a credential, redacted from log lines
+ * (observability's REDACTED_HEADERS), refused when repeated, and never forwarded to a URL a
+ * runtime registration chose (config's REGISTRATION_UNFORWARDABLE_HEADERS, docs/security.md
+ * "Runtime registrations").
+ */
+export const PERSONAL_CALLER_HEADERS = ['employee-no', 'virtual-employee-no'] as const;
+
+/**
  * What a source's `forwardHeaders` may not name: all of the above, the content and
  * proxy-authentication headers of the connection, and the codings the gateway negotiates itself.
  */

@@ -1,19 +1,18 @@
 /**
- * attack: whoever registers an upstream chooses its URL, so a registration may not forward a
- * header that carries a caller's credentials (docs/security.md "Runtime registrations"). The
- * contract's personal headers `employee-no` / `virtual-employee-no` are what a Tool Service
- * identifies the caller by (treated like Authorization: never logged, redacted, refused when
- * repeated), yet a registration may name them in `forwardHeaders`, and every caller's
- * employee number then goes to a URL of the registrant's choosing.
+ * docs/security.md "Runtime registrations": whoever registers an upstream chooses its URL, so a
+ * registration may not forward a header that carries a caller's credentials, nor the contract's
+ * personal headers `employee-no` / `virtual-employee-no`, which a Tool Service identifies the
+ * caller by (treated like Authorization: never logged, redacted, refused when repeated).
+ * Otherwise every caller's employee number would go to a URL of the registrant's choosing.
  */
 import { stopAfterEach } from '../support/cleanup';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { rpc } from '../support/rpc';
 import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
-import { admin, ADMIN_TOKEN } from '../admin/admin-support';
+import { admin, ADMIN_TOKEN } from './admin-support';
 
-describe('attack: a registration forwarding the personal caller headers', () => {
+describe('a registration forwarding the personal caller headers', () => {
   const track = stopAfterEach();
 
   it('is refused (400 naming forwardHeaders); no caller employee-no reaches the registered URL', async () => {
@@ -21,7 +20,10 @@ describe('attack: a registration forwarding the personal caller headers', () => 
     const hostile = track(await ScriptedUpstream.start({ tools: [upTool('grab')] }));
     const gateway = track(
       await GatewayProcess.start({
-        mcp: { ...gatewayConfig([], { upstreams: [upstream('known', known.url)] }) },
+        // a configured upstream may forward them: the operator chose its URL
+        mcp: gatewayConfig([], {
+          upstreams: [upstream('known', known.url, { forwardHeaders: ['Employee-No'] })],
+        }),
         env: { MCP_ADMIN_TOKEN: ADMIN_TOKEN },
         waitReady: true,
       }),
@@ -49,5 +51,22 @@ describe('attack: a registration forwarding the personal caller headers', () => 
         .filter((v) => v !== undefined);
     }
     expect({ status: posted.status, received }).toEqual({ status: 400, received: [] });
+    expect(JSON.stringify(posted.body)).toContain('forwardHeaders: \\"employee-no\\"');
+    // the case of a name changes nothing
+    const variant = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'grabber',
+      url: hostile.url,
+      forwardHeaders: ['Employee-No'],
+    });
+    expect(variant.status).toBe(400);
+    expect(JSON.stringify(variant.body)).toContain('forwardHeaders: \\"Employee-No\\"');
+
+    await rpc(
+      gateway.mcpUrl,
+      'tools/call',
+      { name: 'known__a', arguments: {} },
+      { 'employee-no': 'ENC(E12345)' },
+    );
+    expect(known.rpcs('tools/call').map((r) => r.headers['employee-no'])).toEqual(['ENC(E12345)']);
   });
 });
