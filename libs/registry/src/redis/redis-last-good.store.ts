@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { markClosing, onClusterFailover, type RedisClient } from '@app/redis';
+import { markClosing, onClusterFailover, STORED_RECORD_ROOM, type RedisClient } from '@app/redis';
 import type { GatewayConfig } from '@app/config';
 import type { GatewayMetrics } from '@app/observability';
 import type { AcceptedManifest } from '../manifest/manifest.types';
@@ -103,6 +103,22 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
    * accepted, and is not parsed (its JSON.parse alone would hold the event loop).
    */
   private readonly maxCopyChars: number;
+  /**
+   * The longest stored copy of an upstream's lists read back (docs/operations.md §5 "Redis: one
+   * server, Sentinel or Cluster"): what the caps of a pull let it bring (§10,
+   * `registry.maxPagesPerList`: the pages of one list together count as one answer,
+   * `execution.maxResponseBytes`), for the four lists and the initialize or server/discover
+   * answer whose capabilities are kept, so 5 × maxResponseBytes;
+   * twice that, as for a bundle's copy (a number the upstream wrote short, `1e20`, is written
+   * back spelled out), and room for the record. A longer one is no copy this gateway wrote and
+   * is not parsed.
+   */
+  private readonly maxListsChars: number;
+  /**
+   * Per source (`bundle/<id>`, `upstream/<id>`), the length of the oversized value last warned
+   * about: the warm start reads again after each round that left no catalog, and says it once.
+   */
+  private readonly oversizedWarned = new Map<string, number>();
   private available: boolean | null = null;
   private lastFailureReason: string | null = null;
   private closed = false;
@@ -121,7 +137,8 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     this.ttlSeconds = r.ttlSeconds;
     this.connectTimeoutMillis = r.connectTimeoutMillis;
     this.writtenBy = `${config.mcp.identity}/${hostname()}/${process.pid}`;
-    this.maxCopyChars = 2 * config.mcp.discovery.maxManifestBytes + 65_536;
+    this.maxCopyChars = 2 * config.mcp.discovery.maxManifestBytes + STORED_RECORD_ROOM;
+    this.maxListsChars = 2 * 5 * config.mcp.execution.maxResponseBytes + STORED_RECORD_ROOM;
     this.redis = client as RedisWithScript;
     this.redis.defineCommand('writeLastGood', { numberOfKeys: 2, lua: WRITE_IF_NEWER });
     this.redis.on('error', (err: unknown) => this.markUnavailable(err));
@@ -166,6 +183,15 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     upstreamIds.forEach((id, i) => {
       const raw = values[i];
       if (raw === null || raw === undefined) return;
+      if (raw.length > this.maxListsChars) {
+        if (this.firstOversized(`upstream/${id}`, raw.length))
+          this.logger.warn(
+            `Stored last good lists of upstream ${id} are ${raw.length} characters, more than ` +
+              `${this.maxListsChars} (ten times execution.maxResponseBytes and room for the record); treated as absent`,
+          );
+        return;
+      }
+      this.oversizedWarned.delete(`upstream/${id}`);
       try {
         const record = JSON.parse(raw) as Record<string, unknown>;
         if (
@@ -217,6 +243,13 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
       .catch((err: unknown) => this.markUnavailable(err));
   }
 
+  /** Whether this oversized value of `source` is one not warned about yet (and now is). */
+  private firstOversized(source: string, length: number): boolean {
+    if (this.oversizedWarned.get(source) === length) return false;
+    this.oversizedWarned.set(source, length);
+    return true;
+  }
+
   private reconnected(): void {
     for (const listener of this.reconnectListeners) listener();
   }
@@ -241,11 +274,13 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
       const raw = values[i];
       if (raw === null || raw === undefined) return;
       if (raw.length > this.maxCopyChars) {
-        this.logger.warn(
-          `Stored last-good copy of bundle ${id} is ${raw.length} characters, more than twice discovery.maxManifestBytes; treated as absent`,
-        );
+        if (this.firstOversized(`bundle/${id}`, raw.length))
+          this.logger.warn(
+            `Stored last-good copy of bundle ${id} is ${raw.length} characters, more than twice discovery.maxManifestBytes; treated as absent`,
+          );
         return;
       }
+      this.oversizedWarned.delete(`bundle/${id}`);
       const record = this.parse(raw, id);
       if (record === undefined) {
         this.logger.warn(`Stored last-good copy of bundle ${id} is unreadable; treated as absent`);

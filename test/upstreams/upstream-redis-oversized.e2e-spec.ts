@@ -1,9 +1,9 @@
 /**
- * attack: a bundle's last-good copy read back from Redis is bounded (a value longer than twice
- * discovery.maxManifestBytes "is no copy this gateway wrote … and is not parsed"), but an
- * upstream's last good lists read back from Redis are not: a stored value far larger than any
- * pull could ever bring (the pages of one list together count as one answer, capped by
- * execution.maxResponseBytes, docs/operations.md §10) is parsed on the event loop and adopted.
+ * An upstream's last good lists read back from Redis are bounded as a bundle's copy is
+ * (docs/operations.md §5 "Redis: one server, Sentinel or Cluster"): a stored value far larger
+ * than any pull could bring (the pages of one list together count as one answer, capped by
+ * execution.maxResponseBytes, §10) is no copy this gateway wrote; it is treated as absent at warm
+ * start, never parsed or adopted, and said once in the log.
  */
 import { createHash } from 'node:crypto';
 import { GatewayProcess, waitFor } from '../support/gateway-process';
@@ -13,7 +13,7 @@ import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../s
 import { ScriptedUpstream, upTool } from '../support/scripted-upstream';
 import { stopAfterEach } from '../support/cleanup';
 
-describe('attack: oversized last good lists of an upstream in Redis', () => {
+describe('oversized last good lists of an upstream in Redis', () => {
   const track = stopAfterEach();
 
   it('are treated as absent at warm start, like an oversized bundle copy', async () => {
@@ -40,7 +40,10 @@ describe('attack: oversized last good lists of an upstream in Redis', () => {
         lists,
       };
       await redis.set(`${prefix}:{mcp-gateway-test:upstream/u}:lists`, JSON.stringify(record));
-      await redis.set(`${prefix}:{mcp-gateway-test:upstream/u}:fetched-at`, String(record.fetchedAtMs));
+      await redis.set(
+        `${prefix}:{mcp-gateway-test:upstream/u}:fetched-at`,
+        String(record.fetchedAtMs),
+      );
 
       const gateway = track(
         await GatewayProcess.start({
@@ -61,6 +64,9 @@ describe('attack: oversized last good lists of an upstream in Redis', () => {
       const listed = await rpc(gateway.mcpUrl, 'tools/list');
       const names = listed.json?.result?.tools?.map((t: any) => t.name) ?? [];
       expect(names).not.toContain('u__big');
+      await gateway.waitForOutput(
+        /Stored last good lists of upstream u are \d+ characters, more than \d+ .*treated as absent/,
+      );
     } finally {
       await deleteKeys(redis, prefix);
       redis.disconnect();
