@@ -20,6 +20,8 @@ describe('approvals of pinned tools written back by every replica after Redis lo
     mcp: {
       identity: 'gw',
       redis: { keyPrefix, commandTimeoutMillis: 2000, connectTimeoutMillis: 2000 },
+      discovery: { maxManifestBytes: 1_048_576 },
+      execution: { maxResponseBytes: 8_388_608 },
     },
   } as unknown as GatewayConfig;
 

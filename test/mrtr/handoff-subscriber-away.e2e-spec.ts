@@ -11,6 +11,7 @@ function replicaConfig(keyPrefix: string): GatewayConfig {
     mcp: {
       identity: 'gw',
       redis: { keyPrefix, connectTimeoutMillis: 2000, commandTimeoutMillis: 1000 },
+      execution: { maxResponseBytes: 8_388_608 },
     },
   } as unknown as GatewayConfig;
 }

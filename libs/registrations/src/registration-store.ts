@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { registrationAudienceKey, upstreamNamePrefix } from '@app/config';
+import { storedJsonLimit } from '@app/redis';
+import { MANAGEMENT_MAX_BODY_BYTES } from '@app/wire';
 import type { StoredRegistration } from './registration-record';
 import type { Tombstone } from './registration-tombstones';
 
@@ -220,8 +222,15 @@ export function serialize(r: StoredRegistration): string {
   return `{"version":${r.version},${serializeTail(r)}`;
 }
 
-/** A stored registration, or undefined for garbage (never a registration). */
+/**
+ * The longest stored record parsed: its upstream comes from at most two management bodies (a
+ * POST and a PATCH merged into it), so anything longer is no record this gateway wrote.
+ */
+const MAX_STORED_CHARS = storedJsonLimit(2 * MANAGEMENT_MAX_BODY_BYTES);
+
+/** A stored registration, or undefined for garbage (never a registration) or a value too long to be one. */
 export function parseStored(raw: string, id: string): StoredRegistration | undefined {
+  if (raw.length > MAX_STORED_CHARS) return undefined;
   try {
     const value = JSON.parse(raw) as Partial<StoredRegistration> & { v?: unknown };
     if (

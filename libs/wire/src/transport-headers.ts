@@ -72,3 +72,10 @@ export const CLIENT_DROPPED_HEADERS: ReadonlySet<string> = new Set([
 
 /** Request bodies above this are refused with 413 (the official SDKs' limit; wire notes G-31). */
 export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Request bodies on the management port above this are refused with 413 (fastify's default,
+ * set in apps/gateway/src/management/management-adapter.ts): what bounds a registration's or a
+ * virtual server's record in Redis (docs/operations.md §15).
+ */
+export const MANAGEMENT_MAX_BODY_BYTES = 1_048_576;

@@ -1,5 +1,6 @@
 import { createServer, type RequestListener } from 'node:http';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { MANAGEMENT_MAX_BODY_BYTES } from '@app/wire';
 import type { AdminAuditLog } from '../admin/admin-audit-log';
 import { AdminChangeRoutes } from './admin-change';
 import { ManagementHostPolicy } from './management-host-policy';
@@ -28,6 +29,8 @@ export function managementAdapter(
 ): FastifyAdapter {
   const changes = new AdminChangeRoutes();
   const adapter = new FastifyAdapter({
+    // fastify's default, named: the stores bound what they read back from Redis by it
+    bodyLimit: MANAGEMENT_MAX_BODY_BYTES,
     serverFactory: (handler: RequestListener) =>
       createServer(
         {

@@ -7,7 +7,14 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { openRedis, quitRedis, redisUseOptions, type RedisClient } from '@app/redis';
+import {
+  openRedis,
+  quitRedis,
+  redisUseOptions,
+  storedJsonLimit,
+  type RedisClient,
+} from '@app/redis';
+import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { TakeOnce } from '../relay/take-once';
 
 /**
@@ -120,6 +127,12 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
   /** The store's epoch this replica last saw (EPOCH_KEY); undefined before the first look. */
   private epoch?: string;
   private epochTimer?: NodeJS.Timeout;
+  /**
+   * The longest message parsed off the channel: a resume carries a client's input (one /mcp
+   * body), a reply what the call answered (one answer, `execution.maxResponseBytes`). Set when
+   * Redis is opened; anything longer is no replica's message and is dropped unparsed.
+   */
+  private maxMessageChars = Infinity;
 
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
     this.channelPrefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:mrtr:`;
@@ -134,6 +147,9 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     const server = this.config.redisServer;
     if (server === undefined) return;
     const r = this.config.mcp.redis;
+    this.maxMessageChars = storedJsonLimit(
+      Math.max(MCP_MAX_BODY_BYTES, this.config.mcp.execution.maxResponseBytes),
+    );
     this.publisher = await openRedis(server, redisUseOptions('handoffPublisher', r));
     this.subscriber = await openRedis(server, redisUseOptions('handoffSubscriber', r));
     for (const client of [this.publisher, this.subscriber])
@@ -404,6 +420,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
   }
 
   private receive(text: string): void {
+    if (text.length > this.maxMessageChars) return;
     let message: ResumeMessage | ReplyMessage | AckMessage;
     try {
       message = JSON.parse(text) as ResumeMessage | ReplyMessage | AckMessage;

@@ -1,4 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { storedJsonLimit } from '@app/redis';
+import { MAX_PUBLISHED_NAME } from '@app/registry';
 import { SHARED_SESSION_STORE, type SharedSessionStore } from '../session/shared-session-store';
 import { SessionValues, type SessionValueKind } from '../session/session-values';
 
@@ -7,11 +9,19 @@ export const MAX_SELECTED_TOOLS = 50;
 /** Sessions whose selection one replica remembers; past it the oldest is forgotten. */
 export const MAX_SESSION_SELECTIONS = 10_000;
 
+/**
+ * The longest stored selection parsed: MAX_SELECTED_TOOLS published names (at most
+ * MAX_PUBLISHED_NAME characters each, as bundles' are too); a longer value is no selection
+ * this gateway wrote, and reads as none.
+ */
+const MAX_STORED_CHARS = storedJsonLimit(MAX_SELECTED_TOOLS * MAX_PUBLISHED_NAME);
+
 const SELECTION_KIND: SessionValueKind<readonly string[]> = {
   name: 'tool-selection',
   maxSessions: MAX_SESSION_SELECTIONS,
   write: (names) => JSON.stringify(names),
   read: (stored) => {
+    if (stored.length > MAX_STORED_CHARS) return undefined;
     try {
       const names: unknown = JSON.parse(stored);
       return Array.isArray(names)

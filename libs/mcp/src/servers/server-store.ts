@@ -7,8 +7,10 @@ import {
   quitRedis,
   redisUseOptions,
   StoreAttempts,
+  storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
+import { MANAGEMENT_MAX_BODY_BYTES } from '@app/wire';
 
 /** A virtual server registered at runtime, as stored (docs/operations.md §16). */
 export interface StoredServer {
@@ -238,6 +240,9 @@ if current < version then redis.call('SET', KEYS[2], ARGV[3]) end
 return version
 `;
 
+/** The longest stored record parsed: a server comes from one management body (a POST or a PUT). */
+const MAX_STORED_CHARS = storedJsonLimit(MANAGEMENT_MAX_BODY_BYTES);
+
 function isStored(value: unknown): value is StoredServer {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -310,6 +315,8 @@ export class RedisServerStore implements ServerStore {
     ];
     const servers = new Map<string, StoredServer>();
     for (const [id, text] of Object.entries(all)) {
+      // longer than any record written from a body: not served, and not parsed
+      if (text.length > MAX_STORED_CHARS) continue;
       try {
         const parsed: unknown = JSON.parse(text);
         // a field another version wrote, or damaged: not served

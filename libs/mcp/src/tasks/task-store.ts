@@ -1,6 +1,13 @@
 import { Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { openRedis, quitRedis, RedisBreaker, redisUseOptions, type RedisClient } from '@app/redis';
+import {
+  openRedis,
+  quitRedis,
+  RedisBreaker,
+  redisUseOptions,
+  STORED_RECORD_ROOM,
+  type RedisClient,
+} from '@app/redis';
 
 /** A task's status (SEP-2663). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -226,6 +233,16 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   private readonly breaker: RedisBreaker;
 
   private readonly maxPerCaller: number;
+  /**
+   * The longest record parsed: it holds a result (at most `tasks.maxResultBytes` of JSON,
+   * gateway-tasks.ts) or an error (from one answer, `execution.maxResponseBytes`); twice that,
+   * and room for the record (docs/operations.md §5 "Redis: one server, Sentinel or Cluster").
+   * A longer one is no task this gateway wrote: read as gone, never parsed.
+   */
+  private readonly maxRecordChars: number;
+  private readonly logger = new Logger('Tasks');
+  /** The task whose oversized record was warned about last (a client polls it: warned once). */
+  private warnedOversized?: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -233,7 +250,10 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   ) {
     this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:task:`;
     this.maxPerCaller = config.mcp.tasks.maxTasksPerCaller;
-    this.breaker = new RedisBreaker(redis, new Logger('Tasks'), {
+    this.maxRecordChars =
+      2 * Math.max(config.mcp.tasks.maxResultBytes, config.mcp.execution.maxResponseBytes) +
+      STORED_RECORD_ROOM;
+    this.breaker = new RedisBreaker(redis, this.logger, {
       away: 'Redis is unreachable: tasks can be neither created nor read until it is back',
       back: 'Redis is back: tasks are kept again',
     });
@@ -261,7 +281,17 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
     const text = await this.guard(() => this.redis.get(this.prefix + taskId));
-    return text === null ? undefined : (JSON.parse(text) as TaskRecord);
+    if (text === null) return undefined;
+    if (text.length > this.maxRecordChars) {
+      if (this.warnedOversized !== taskId) {
+        this.warnedOversized = taskId;
+        this.logger.warn(
+          `A task's record in Redis is ${text.length} characters, more than any this gateway writes; read as gone`,
+        );
+      }
+      return undefined;
+    }
+    return JSON.parse(text) as TaskRecord;
   }
 
   async update(record: TaskRecord): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { GatewayConfig } from '@app/config';
-import { quitRedis, StoreAttempts, type RedisClient } from '@app/redis';
+import { quitRedis, StoreAttempts, storedJsonLimit, type RedisClient } from '@app/redis';
 import type { ToolApproval } from './tool-pins';
 
 /**
@@ -45,6 +45,12 @@ export class RedisPinStore implements PinStore {
   private readonly hashKey: string;
   private readonly versionKey: string;
   private readonly attempts: StoreAttempts;
+  /**
+   * The longest approval parsed: its definition is one tool's published JSON, which came in a
+   * manifest (`discovery.maxManifestBytes`) or an upstream's tools/list
+   * (`execution.maxResponseBytes`).
+   */
+  private readonly maxApprovalChars: number;
 
   /** @param client a connection for the `pins` use (libs/redis) */
   constructor(
@@ -54,6 +60,9 @@ export class RedisPinStore implements PinStore {
     const tag = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}`;
     this.hashKey = `${tag}:pins`;
     this.versionKey = `${tag}:pins-version`;
+    this.maxApprovalChars = storedJsonLimit(
+      Math.max(config.mcp.discovery.maxManifestBytes, config.mcp.execution.maxResponseBytes),
+    );
     this.redis.on('error', () => undefined);
     this.attempts = new StoreAttempts(
       this.logger,
@@ -67,6 +76,8 @@ export class RedisPinStore implements PinStore {
     if (all === undefined) return undefined;
     const approvals = new Map<string, ToolApproval>();
     for (const [key, text] of Object.entries(all)) {
+      // longer than any approval written from a definition: the tool stays held, unparsed
+      if (text.length > this.maxApprovalChars) continue;
       try {
         const parsed: unknown = JSON.parse(text);
         // a field another version wrote, or damaged: not an approval, so the tool stays held
