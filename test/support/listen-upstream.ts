@@ -30,6 +30,8 @@ export class ListenUpstream {
   openListens = 0;
   /** Bodies of every subscriptions/listen request received. */
   readonly listensSeen: Record<string, unknown>[] = [];
+  /** The Authorization header of each of those listen requests (undefined without one), in order. */
+  readonly listenAuthorizations: (string | undefined)[] = [];
 
   private constructor(
     tools: readonly string[],
@@ -135,6 +137,9 @@ export class ListenUpstream {
     }
     if (body?.method === 'subscriptions/listen') {
       this.listensSeen.push(body);
+      this.listenAuthorizations.push(
+        typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined,
+      );
       this.openListens++;
       res.once('close', () => this.openListens--);
     }
