@@ -34,7 +34,13 @@ describe('a bridged 2025 subscription ends with its own subscribing token', () =
     gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([], {
-          upstreams: [upstream('lu', lu.url, { protocol: '2026-07-28' })],
+          upstreams: [
+            upstream('lu', lu.url, {
+              protocol: '2026-07-28',
+              // the listen carries the caller's token: which one is seen upstream
+              authorization: { mode: 'passthrough' },
+            }),
+          ],
           shutdown: { gracePeriodSeconds: 2 },
         }),
         listen: { keepAliveMillis: 300 },
@@ -122,6 +128,75 @@ describe('a bridged 2025 subscription ends with its own subscribing token', () =
         params?: { notifications?: { resourceSubscriptions?: string[] } };
       };
       expect(last.params?.notifications?.resourceSubscriptions).toEqual([URI_Y]);
+    } finally {
+      get.close();
+    }
+  });
+
+  it("X subscribed with a long token outlives Y's shorter later one: the listen goes on with X's token", async () => {
+    const long = await as.mint({ subject: 'alice', resource: RESOURCE, ttlSeconds: 600 });
+    const short = await as.mint({ subject: 'alice', resource: RESOURCE, ttlSeconds: 5 });
+    const shortExpMs = Date.now() + short.expires_in * 1000;
+    const longAuth = `Bearer ${long.access_token}`;
+    const shortAuth = `Bearer ${short.access_token}`;
+    const session = await openLegacySession(gateway.mcpUrl, {
+      authorization: longAuth,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    });
+    const get = await SseReader.open(gateway.mcpUrl, 'GET', {
+      ...session,
+      accept: 'text/event-stream',
+    });
+    expect(get.status).toBe(200);
+    const updatesSince = (from: number): string[] =>
+      get.messages
+        .slice(from)
+        .filter((m) => m.method === 'notifications/resources/updated')
+        .map((m) => m.params.uri);
+    // this session's listens: the only ones asking for X (the case above narrowed its own to Y)
+    const firstListen = lu.listensSeen.length;
+    const ours = (): { uris?: string[]; authorization?: string }[] =>
+      lu.listensSeen
+        .map((body, i) => ({
+          uris: (body as { params?: { notifications?: { resourceSubscriptions?: string[] } } })
+            .params?.notifications?.resourceSubscriptions,
+          authorization: lu.listenAuthorizations[i],
+        }))
+        .slice(firstListen)
+        .filter((listen) => listen.uris?.includes(URI_X) === true);
+    try {
+      // X with the long-lived token, then Y (same upstream) with the short one: the latest
+      const subX = await rpc(gateway.mcpUrl, 'resources/subscribe', { uri: URI_X }, session);
+      expect(subX.json?.result).toEqual({});
+      const subY = await rpc(
+        gateway.mcpUrl,
+        'resources/subscribe',
+        { uri: URI_Y },
+        { ...session, authorization: shortAuth },
+      );
+      expect(subY.json?.result).toEqual({});
+      await sleep(Math.max(0, shortExpMs - Date.now()) + 1500);
+      // Y's token expired: the listen was narrowed to X, and X's updates still arrive
+      const atExp = ours().length;
+      expect(ours().at(-1)?.uris).toEqual([URI_X]);
+      const before = get.messages.length;
+      lu.notifyResourceUpdated(URI_X);
+      lu.notifyResourceUpdated(URI_Y);
+      await waitFor(() => updatesSince(before).includes(URI_X), 10_000);
+      // the upstream drops the listen: it is opened again for X alone, with X's token
+      lu.dropConnections();
+      await waitFor(() => ours().length > atExp, 15_000);
+      await sleep(500);
+      const again = get.messages.length;
+      lu.notifyResourceUpdated(URI_X);
+      lu.notifyResourceUpdated(URI_Y);
+      await waitFor(() => updatesSince(again).includes(URI_X), 10_000);
+      await sleep(500);
+      expect(updatesSince(again)).toEqual([URI_X]);
+      expect(ours().at(-1)?.uris).toEqual([URI_X]);
+      // never with Y's token (the latest subscribe's, expired first), before or after its exp
+      expect(ours().map((listen) => listen.authorization)).toEqual(ours().map(() => longAuth));
     } finally {
       get.close();
     }

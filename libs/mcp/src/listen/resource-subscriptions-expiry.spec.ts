@@ -16,12 +16,13 @@ interface Held {
   readonly upstream: string;
   readonly uris: readonly string[];
   readonly authorization: unknown;
+  readonly headers: Record<string, unknown>;
   readonly signal: AbortSignal;
   readonly notify: (uri: string) => void;
 }
 
 const def = (id: string): UpstreamDefinition =>
-  ({ id, url: `http://127.0.0.1:1/${id}` }) as UpstreamDefinition;
+  ({ id, url: `http://127.0.0.1:1/${id}`, forwardHeaders: [] }) as unknown as UpstreamDefinition;
 
 function setup() {
   let round: (() => void) | undefined;
@@ -61,6 +62,7 @@ function setup() {
         upstream: upstream.id,
         uris: filter.resourceSubscriptions,
         authorization: context.headers.authorization,
+        headers: context.headers,
         signal: context.signal,
         notify: (uri) => context.onNotification('notifications/resources/updated', { uri }),
       });
@@ -153,6 +155,46 @@ describe('ResourceSubscriptions: each bridged subscription ends with its own tok
     expect(subscriptions.bridgedListens).toBe(0);
     // a 2026 upstream has no resources/unsubscribe: nothing is sent on the gateway's session
     expect(sent).toEqual([]);
+  });
+
+  it("a later subscribe with a shorter token does not cut an older one short: the listen keeps the longest-lived subscription's credential", () => {
+    const { subscriptions, owners, held, written } = setup();
+    const u26 = def('u26');
+    owners.set('r://x', u26).set('r://y', u26);
+    subscribe(subscriptions, u26, 'r://x', who('long', 600));
+    subscribe(subscriptions, u26, 'r://y', who('short', 5));
+    // never opened with the token that expires first
+    expect(held.map((h) => h.authorization)).toEqual(['Bearer long', 'Bearer long']);
+    expect(held.at(-1)?.uris).toEqual(['r://x', 'r://y']);
+    jest.advanceTimersByTime(5_000);
+    // at y's end: re-opened for x alone, with x's own token
+    expect(held[1]?.signal.aborted).toBe(true);
+    expect(held).toHaveLength(3);
+    expect(held[2]).toMatchObject({ uris: ['r://x'], authorization: 'Bearer long' });
+    expect(held[2]?.signal.aborted).toBe(false);
+    held[2]?.notify('r://x');
+    expect(updates(written)).toEqual(['r://x']);
+    // it lasts to x's token's expiry, then ends with the last subscription
+    jest.advanceTimersByTime(594_000);
+    expect(held[2]?.signal.aborted).toBe(false);
+    jest.advanceTimersByTime(1_000);
+    expect(held[2]?.signal.aborted).toBe(true);
+    expect(held).toHaveLength(3);
+    expect(subscriptions.bridgedListens).toBe(0);
+  });
+
+  it('a subscription keeps only the headers its upstream is sent of its subscribe', () => {
+    const { subscriptions, owners, held } = setup();
+    const u26 = { ...def('u26'), forwardHeaders: ['x-tenant'] } as unknown as UpstreamDefinition;
+    owners.set('r://x', u26);
+    const { caller } = who('t', 600);
+    // the whole request's headers, as ResourcesSubscribeHandler passes them
+    const headers = { authorization: 'Bearer t', 'x-tenant': 'a', cookie: 'c', 'user-agent': 'ua' };
+    subscriptions.add('s1', sessionEnd(), u26, 'r://x', caller, headers);
+    subscriptions.bridge('s1', u26, 'r://x', { headers, caller });
+    expect(held).toHaveLength(1);
+    expect(held[0]?.headers).toEqual({ authorization: 'Bearer t', 'x-tenant': 'a' });
+    subscriptions.onApplicationShutdown();
   });
 
   it('a subscribe of the same URI with a fresh token keeps it past the old end', () => {

@@ -12,7 +12,7 @@ import { ResourceSubscriptions } from './resource-subscriptions.service';
 type SessionListener = (upstreamId: string, message: Record<string, unknown>) => void;
 
 const def = (id: string): UpstreamDefinition =>
-  ({ id, url: 'http://127.0.0.1:1/mcp' }) as UpstreamDefinition;
+  ({ id, url: 'http://127.0.0.1:1/mcp', forwardHeaders: [] }) as unknown as UpstreamDefinition;
 
 function setup() {
   let listener: SessionListener | undefined;

@@ -60,7 +60,10 @@ interface BridgedListen {
   readonly upstream: UpstreamDefinition;
   /** callerKey of the caller that opened it; undefined without auth. */
   readonly owner?: string;
-  /** The latest subscribing request's credentials: a re-subscribe with a fresh token renews them. */
+  /**
+   * The credential it is open with: of its live subscriptions, the one whose own credential
+   * expires last (ResourceSubscriptions.credentialFor), so none of them stops with a shorter one.
+   */
   who: SubscribingCaller;
   readonly uris: Set<string>;
   end: AbortController;
@@ -92,6 +95,12 @@ interface Subscription {
    * credential it was made with.
    */
   expiresAtMs: number;
+  /**
+   * The credential that end is the one of (the subscribe whose end is the latest), kept as the
+   * relay sends it upstream (keptHeaders): what a bridged listen that carries this URI may be
+   * opened with while it lasts, never after.
+   */
+  who: SubscribingCaller;
 }
 
 interface SessionSubscriptions {
@@ -112,6 +121,22 @@ function sameCredential(a: SubscribingCaller, b: SubscribingCaller): boolean {
     a.caller?.expiresAt === b.caller?.expiresAt &&
     a.headers.authorization === b.headers.authorization
   );
+}
+
+/**
+ * What a subscription keeps of its subscribing request's headers: those the relay sends
+ * `upstream` from it (its `forwardHeaders`; Authorization goes by its authorization mode,
+ * CallerRequestHeaders) and the Authorization value, which the bridged listen's recheck
+ * authenticates again (ResourceSubscriptions.recheckLater). Not the whole request's headers:
+ * a replica keeps up to MAX_SUBSCRIPTIONS of these.
+ */
+function keptHeaders(upstream: UpstreamDefinition, headers: IncomingHeaders): IncomingHeaders {
+  const kept: Record<string, string | string[]> = {};
+  for (const name of ['authorization', ...upstream.forwardHeaders]) {
+    const value = headers[name];
+    if (value !== undefined) kept[name] = value;
+  }
+  return kept;
 }
 
 /** Stops a bridged listen's expiry, recheck and narrowing timers. */
@@ -251,11 +276,15 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     entry.upstream = to;
     if (!bridged && !this.boundElsewhere(sessionId, from.id, entry.uri))
       void this.listener.unsubscribe(from, entry.uri);
+    // its own credential goes along, with what the new owner is sent of the request's headers
+    // (the session's latest full headers when they carry that credential)
+    const source = sameCredential(session.who, entry.who) ? session.who : entry.who;
+    entry.who = { headers: keptHeaders(to, source.headers), caller: source.caller };
     if (!this.canBridge(to)) return true;
     // a bridged listen carries the caller's credential: never to an upstream outside its grant
-    if (!this.mayUse(session.who, to)) return false;
+    if (!this.mayUse(entry.who, to)) return false;
     try {
-      this.bridge(sessionId, to, entry.uri, session.who);
+      this.bridge(sessionId, to, entry.uri, entry.who);
     } catch (err) {
       this.logger.log(
         `A resource subscription that moved to upstream ${to.id} is not bridged: ${err instanceof Error ? err.message : 'unknown cause'}`,
@@ -348,12 +377,46 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       held = { upstream, owner, who, uris: new Set(), end: new AbortController() };
       this.bridged.set(key, held);
       if (owner !== undefined) count(this.bridgedPerCaller, owner, 1);
-    } else if (held.uris.has(uri) && held.expired !== true && sameCredential(held.who, who)) {
-      return;
     }
-    held.who = who;
+    const had = held.uris.has(uri);
     held.uris.add(uri);
-    this.relisten(sessionId, held);
+    const next = this.credentialFor(sessionId, held, Date.now(), who);
+    if (had && held.expired !== true && next !== undefined && sameCredential(held.who, next))
+      return;
+    this.relisten(sessionId, held, next);
+  }
+
+  /**
+   * The credential a bridged listen is (re-)opened with: of the session's subscriptions on it
+   * that have not ended, the one whose own credential expires last (Subscription.who). The
+   * latest subscribe's may expire first, and the listen would then stop for URIs whose own
+   * tokens are still valid (docs/operations.md §10 "Resource subscriptions"). undefined when
+   * none is live (never an expired credential; the narrowing ends the listen); `fallback` only
+   * when none of its URIs is recorded (a bridge without `add`: unit tests).
+   */
+  private credentialFor(
+    sessionId: string,
+    held: BridgedListen,
+    nowMs: number,
+    fallback: SubscribingCaller,
+  ): SubscribingCaller | undefined {
+    const entries = this.bySession.get(sessionId)?.entries;
+    let recorded = false;
+    let best: SubscribingCaller | undefined;
+    let bestExp = Number.NEGATIVE_INFINITY;
+    for (const uri of held.uris) {
+      const entry = entries?.get(uri);
+      if (entry === undefined || entry.upstream.id !== held.upstream.id) continue;
+      recorded = true;
+      // its end is never after its credential's expiry (add)
+      if (entry.expiresAtMs <= nowMs) continue;
+      const exp = entry.who.caller?.expiresAt ?? Number.POSITIVE_INFINITY;
+      if (exp >= bestExp) {
+        best = entry.who;
+        bestExp = exp;
+      }
+    }
+    return recorded ? best : fallback;
   }
 
   /** Ends the bridged subscription of a session to a URI; true when there was one. */
@@ -373,7 +436,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       this.bridged.delete(key);
       if (held.owner !== undefined) count(this.bridgedPerCaller, held.owner, -1);
     } else {
-      this.relisten(sessionId, held);
+      this.relisten(sessionId, held, this.credentialFor(sessionId, held, Date.now(), held.who));
     }
   }
 
@@ -426,11 +489,22 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     return this.bridged.size;
   }
 
-  private relisten(sessionId: string, held: BridgedListen): void {
+  /** Re-opens a bridged listen with `who` (credentialFor); none: every subscription ended. */
+  private relisten(
+    sessionId: string,
+    held: BridgedListen,
+    who: SubscribingCaller | undefined,
+  ): void {
     held.end.abort();
     held.end = new AbortController();
     stopTimers(held);
     this.narrowLater(sessionId, held);
+    if (who === undefined) {
+      // every subscription on it has ended: narrowLater's timer (due now) ends the listen
+      held.expired = true;
+      return;
+    }
+    held.who = who;
     // The listen carries the caller's credential (passthrough: its token) for as long as that
     // credential is valid, never after: no re-open replays an expired token
     // (docs/operations.md §10 "Resource subscriptions").
@@ -549,6 +623,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     const held = session?.entries.get(uri);
     if (session !== undefined && held !== undefined) {
       session.who = { headers, caller };
+      // the credential kept is the one its end is of
+      if (until >= held.expiresAtMs) held.who = { headers: keptHeaders(upstream, headers), caller };
       held.expiresAtMs = Math.max(held.expiresAtMs, until);
       // its handler subscribes `upstream` itself: only the old binding is ended here
       if (held.upstream.id !== upstream.id) this.rebind(sessionId, session, held, upstream);
@@ -575,7 +651,12 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       this.bySession.set(sessionId, session);
     }
     session.who = { headers, caller };
-    session.entries.set(uri, { upstream, uri, expiresAtMs: until });
+    session.entries.set(uri, {
+      upstream,
+      uri,
+      expiresAtMs: until,
+      who: { headers: keptHeaders(upstream, headers), caller },
+    });
     if (owner !== undefined) count(this.perCaller, owner, 1);
     let sessions = this.subscribers.get(uri);
     if (sessions === undefined) {

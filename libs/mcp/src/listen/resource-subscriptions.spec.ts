@@ -20,7 +20,7 @@ import type { ResourceBusMessage, ResourceUpdateBus } from './resource-update-bu
 type SessionListener = (upstreamId: string, message: Record<string, unknown>) => void;
 
 const def = (id: string): UpstreamDefinition =>
-  ({ id, url: 'http://127.0.0.1:1/mcp' }) as UpstreamDefinition;
+  ({ id, url: 'http://127.0.0.1:1/mcp', forwardHeaders: [] }) as unknown as UpstreamDefinition;
 
 function setup(): {
   subscriptions: ResourceSubscriptions;
