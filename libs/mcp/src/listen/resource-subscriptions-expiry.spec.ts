@@ -197,6 +197,21 @@ describe('ResourceSubscriptions: each bridged subscription ends with its own tok
     subscriptions.onApplicationShutdown();
   });
 
+  it("a session's subscriptions made with one token keep one copy of its credential, not one each", () => {
+    const { subscriptions, owners, held } = setup();
+    const u26 = def('u26');
+    owners.set('r://x', u26);
+    owners.set('r://y', u26);
+    const { caller } = who('t', 600);
+    // two requests with the same token: equal strings, not one string
+    const token = (): string => ['Bearer', 't'.repeat(64)].join(' ');
+    subscribe(subscriptions, u26, 'r://x', { headers: { authorization: token() }, caller });
+    subscribe(subscriptions, u26, 'r://y', { headers: { authorization: token() }, caller });
+    expect(held.map((h) => h.uris)).toEqual([['r://x'], ['r://x', 'r://y']]);
+    expect(held[1]?.headers).toBe(held[0]?.headers);
+    subscriptions.onApplicationShutdown();
+  });
+
   it('a subscribe of the same URI with a fresh token keeps it past the old end', () => {
     const { subscriptions, owners, held } = setup();
     const u26 = def('u26');

@@ -113,6 +113,12 @@ interface SessionSubscriptions {
    * 2026 owner is bridged with, as a subscribe there would have been.
    */
   who: SubscribingCaller;
+  /**
+   * Per upstream id, the credential its subscriptions kept last (Subscription.who): a subscribe
+   * with the same token and headers shares it, so a session's many subscriptions made with one
+   * token hold one copy of it, not one each (keptFor).
+   */
+  readonly kept: Map<string, SubscribingCaller>;
 }
 
 /** Whether two subscribing requests carry the same credential (its token and its expiry). */
@@ -137,6 +143,38 @@ function keptHeaders(upstream: UpstreamDefinition, headers: IncomingHeaders): In
     if (value !== undefined) kept[name] = value;
   }
   return kept;
+}
+
+/** Whether two kept header sets hold the same names and values. */
+function sameHeaders(a: IncomingHeaders, b: IncomingHeaders): boolean {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  return names.every((name) => {
+    const x = a[name];
+    const y = b[name];
+    if (Array.isArray(x) && Array.isArray(y))
+      return x.length === y.length && x.every((v, i) => v === y[i]);
+    return x === y;
+  });
+}
+
+/**
+ * What a subscription of `session` to a URI of `upstream` keeps of its subscribing request
+ * (keptHeaders): the session's last kept credential for that upstream when it is the same one,
+ * else a new one, kept as the last.
+ */
+function keptFor(
+  session: SessionSubscriptions,
+  upstream: UpstreamDefinition,
+  headers: IncomingHeaders,
+  caller: SubscribingCaller['caller'],
+): SubscribingCaller {
+  const fresh: SubscribingCaller = { headers: keptHeaders(upstream, headers), caller };
+  const last = session.kept.get(upstream.id);
+  if (last !== undefined && sameCredential(last, fresh) && sameHeaders(last.headers, fresh.headers))
+    return last;
+  session.kept.set(upstream.id, fresh);
+  return fresh;
 }
 
 /** Stops a bridged listen's expiry, recheck and narrowing timers. */
@@ -279,7 +317,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     // its own credential goes along, with what the new owner is sent of the request's headers
     // (the session's latest full headers when they carry that credential)
     const source = sameCredential(session.who, entry.who) ? session.who : entry.who;
-    entry.who = { headers: keptHeaders(to, source.headers), caller: source.caller };
+    entry.who = keptFor(session, to, source.headers, source.caller);
     if (!this.canBridge(to)) return true;
     // a bridged listen carries the caller's credential: never to an upstream outside its grant
     if (!this.mayUse(entry.who, to)) return false;
@@ -624,7 +662,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     if (session !== undefined && held !== undefined) {
       session.who = { headers, caller };
       // the credential kept is the one its end is of
-      if (until >= held.expiresAtMs) held.who = { headers: keptHeaders(upstream, headers), caller };
+      if (until >= held.expiresAtMs) held.who = keptFor(session, upstream, headers, caller);
       held.expiresAtMs = Math.max(held.expiresAtMs, until);
       // its handler subscribes `upstream` itself: only the old binding is ended here
       if (held.upstream.id !== upstream.id) this.rebind(sessionId, session, held, upstream);
@@ -647,7 +685,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         'Too many resource subscriptions on this gateway replica; try again later',
       );
     if (session === undefined) {
-      session = { owner, entries: new Map(), who: { headers, caller } };
+      session = { owner, entries: new Map(), who: { headers, caller }, kept: new Map() };
       this.bySession.set(sessionId, session);
     }
     session.who = { headers, caller };
@@ -655,7 +693,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       upstream,
       uri,
       expiresAtMs: until,
-      who: { headers: keptHeaders(upstream, headers), caller },
+      who: keptFor(session, upstream, headers, caller),
     });
     if (owner !== undefined) count(this.perCaller, owner, 1);
     let sessions = this.subscribers.get(uri);
