@@ -58,9 +58,10 @@ describe('a caller takes at most its share of a source (mcp.auth on)', () => {
           execution: { maxConnectionsPerOrigin: 4 },
           upstreams: [
             upstream('u', up.url, { timeouts: { callMillis: 3000 } }),
-            // three more names for the same server: one origin, one pool of connections
+            // three more names for the same server: one origin, one pool of connections; their
+            // calls' deadlines pass while a call to u (3 s) holds the caller's share
             ...['v', 'w', 'x'].map((id) =>
-              upstream(id, up.url, { timeouts: { callMillis: 3000 } }),
+              upstream(id, up.url, { timeouts: { callMillis: 1500 } }),
             ),
             upstream('ub', listens.url, { timeouts: { callMillis: 3000 } }),
           ],
@@ -154,14 +155,22 @@ describe('a caller takes at most its share of a source (mcp.auth on)', () => {
 
   it("the share is of the origin's connections: requests to several upstreams at one origin count together", async () => {
     const before = up.calls('slow').length;
-    const bobs = ['u', 'v', 'w', 'x'].map((id, i) => call(bob, `${id}__slow`, 20 + i));
+    const first = call(bob, 'u__slow', 20);
     await waitFor(() => up.calls('slow').length > before, 10_000);
+    // B's share of the origin is taken by its call to u: its calls to v, w and x (other
+    // upstreams, the same origin) wait for it, and their 1.5 s deadlines pass while u's 3 s run
+    const more = ['v', 'w', 'x'].map((id, i) => call(bob, `${id}__slow`, 21 + i));
     const other = await call(alice, 'u__fast', 30);
     expect(textOf(other)).toContain('fast-ok');
     expect(other.json.result.isError).not.toBe(true);
-    // one of B's four ran (and timed out); the others waited for it
-    const done = await Promise.all(bobs);
-    expect(done.some((answer) => /its share of its connections/.test(textOf(answer)))).toBe(true);
+    const waited = await Promise.all(more);
+    expect(waited.map((answer) => /its share of its connections/.test(textOf(answer)))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(up.calls('slow').length).toBe(before + 1);
+    expect((await first).json.result.isError).toBe(true);
   }, 30_000);
 
   it("2026 listens held for a caller count in its share: past it none is opened on the upstream, and another caller's call is answered", async () => {
