@@ -240,14 +240,18 @@ export class NotificationHub implements OnApplicationShutdown {
   }
 
   /**
-   * Writes one message on the GET streams of one 2025 session on this replica (its own tool
-   * selection changed, docs/operations.md §16 "Tool selection").
+   * Writes one message on the GET streams of one 2025 session on this replica that are open on
+   * one path (`server`: a virtual server's id, undefined: `/mcp`): its own tool selection on that
+   * path changed (docs/operations.md §16 "Tool selection", "Per session and path"). A stream of
+   * the same session on another path is not told: its list did not change (docs/security.md
+   * "Listen filters and list changes").
    * @returns the streams written to
    */
-  toSession(sessionId: string, message: string): number {
+  toSession(sessionId: string, server: string | undefined, message: string): number {
     let written = 0;
     for (const stream of this.streams.keys()) {
       if (stream.sessionId !== sessionId) continue;
+      if (VirtualServers.serverOf(stream.access) !== server) continue;
       stream.stream.push(message);
       written++;
     }

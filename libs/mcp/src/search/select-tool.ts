@@ -24,7 +24,7 @@ function textResult(value: object, isError = false): object {
  * gives become its `tools/list` (beside the search tools), replacing its earlier selection;
  * names the caller may not use are answered back as unknown and not kept. The session is then
  * told `notifications/tools/list_changed`: on the call's own answer stream when it has one, else
- * on its GET streams on this replica.
+ * on its GET streams on this replica that are open on the same path.
  */
 @Injectable()
 export class SelectTool {
@@ -54,10 +54,11 @@ export class SelectTool {
         true,
       );
     const { selected, unknown } = this.search.selectable(given, context);
+    const server = VirtualServers.serverOf(context.access);
     let notStored: string | undefined;
     try {
       await this.selections.set(
-        selectionKey(sessionId, VirtualServers.serverOf(context.access)),
+        selectionKey(sessionId, server),
         selected,
         claims.expiresAt * 1000,
         Date.now(),
@@ -68,7 +69,8 @@ export class SelectTool {
       notStored = `The selection ${err.message}`;
     }
     if (context.relay !== undefined) context.relay(LIST_CHANGED);
-    else this.hub.toSession(sessionId, JSON.stringify(LIST_CHANGED));
+    // only the streams on this path: the selection is per session and path
+    else this.hub.toSession(sessionId, server, JSON.stringify(LIST_CHANGED));
     return textResult(
       { selected, unknown, ...(notStored === undefined ? {} : { warning: notStored }) },
       notStored !== undefined,

@@ -36,7 +36,7 @@ describe("a selection on a server's path and the session's GET stream on another
     await service?.stop();
   });
 
-  it('the /mcp GET stream of the same session is not told tools/list_changed: its list did not change', async () => {
+  it("the /mcp GET stream of the same session is not told tools/list_changed, the server path's is", async () => {
     const session = await openLegacySession(at('pick'));
     const before = await names(gateway.mcpUrl, session);
     const stream = await SseReader.open(gateway.mcpUrl, 'GET', {
@@ -44,6 +44,11 @@ describe("a selection on a server's path and the session's GET stream on another
       ...session,
     });
     expect(stream.status).toBe(200);
+    const onPath = await SseReader.open(at('pick'), 'GET', {
+      accept: 'text/event-stream',
+      ...session,
+    });
+    expect(onPath.status).toBe(200);
     try {
       // a client that takes no event stream on its POSTs: the selection's list_changed goes
       // to the session's GET stream
@@ -61,7 +66,12 @@ describe("a selection on a server's path and the session's GET stream on another
       expect(
         stream.messages.filter((m) => m.method === 'notifications/tools/list_changed'),
       ).toEqual([]);
+      // the path whose list changed is told
+      expect(
+        onPath.messages.filter((m) => m.method === 'notifications/tools/list_changed'),
+      ).toHaveLength(1);
     } finally {
+      onPath.close();
       stream.close();
     }
   });
