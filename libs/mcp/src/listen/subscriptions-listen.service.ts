@@ -319,6 +319,8 @@ export class SubscriptionsListen {
       this.taskWatch.watch(honored.taskIds, {
         caller: request.caller,
         access,
+        // a task no longer in the path's view is told no more (docs/operations.md §10 "Grants")
+        accessNow: () => this.servers.narrowFor(access, this.registry.current()),
         headers: request.headers,
         signal: subscription.ended.signal,
         push: (params) => subscription.relayTask(params),

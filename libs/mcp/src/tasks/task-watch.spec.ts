@@ -1,5 +1,5 @@
 import type { RegistryService } from '@app/registry';
-import type { CallerIdentity } from '@app/identity';
+import type { CallerAccess, CallerIdentity } from '@app/identity';
 import type { GatewayTasks } from './gateway-tasks';
 import type { TaskIds } from './task-ids';
 import { MAX_INLINED_CHARS, TaskWatch, type TaskWatcher } from './task-watch';
@@ -177,6 +177,88 @@ describe("TaskWatch: an upstream's task is never read with an expired token", ()
     expect(reads).toEqual(['Bearer short']);
     // the watch ended: its slot is free again
     expect(watch.honor(['gwtk1.b'], undefined, undefined)).toEqual(['gwtk1.b']);
+    open.abort();
+  });
+});
+
+describe("TaskWatch: a listen on a virtual server's path follows the view as it is now", () => {
+  // the server path's view as the catalog served now resolves it: `inView` says whether the tool is in it
+  const onPath = { all: false, server: 'team', sources: new Set(['jobs']), tools: new Set() };
+  let inView = true;
+  const narrowed = (access: unknown): CallerAccess | undefined =>
+    (access === undefined || inView
+      ? access
+      : { ...onPath, sources: new Set(), tools: new Set() }) as CallerAccess | undefined;
+  const registry = {
+    current: () => ({ extras: { upstreams: new Map([['jobs', {}]]) } }),
+  } as unknown as RegistryService;
+  const watcher = (
+    signal: AbortSignal,
+    access: unknown,
+    pushed: Record<string, unknown>[],
+  ): TaskWatcher => ({
+    caller: undefined,
+    access: access as CallerAccess | undefined,
+    accessNow: () => narrowed(access),
+    headers: {},
+    signal,
+    push: (params) => pushed.push(params),
+  });
+  beforeEach(() => {
+    inView = true;
+  });
+
+  it("a gateway task: the path's listen is dropped once the tool left the view, /mcp's goes on", async () => {
+    const ids = {
+      open: () => ({
+        owner: { kind: 'gateway', source: 'jobs', tool: 'jobs.report' },
+        taskId: 't',
+      }),
+    } as unknown as TaskIds;
+    const gatewayTasks = {
+      get: () => Promise.resolve({ taskId: 'gwtk1.t', status: 'completed', result: { x: 1 } }),
+    } as unknown as GatewayTasks;
+    const watch = new TaskWatch(ids, gatewayTasks, {} as UpstreamTasks, registry);
+    const open = new AbortController();
+    const path: Record<string, unknown>[] = [];
+    const whole: Record<string, unknown>[] = [];
+    expect(watch.honor(['gwtk1.t'], undefined, onPath as unknown as CallerAccess)).toEqual([
+      'gwtk1.t',
+    ]);
+    watch.watch(['gwtk1.t'], watcher(open.signal, onPath, path));
+    watch.watch(['gwtk1.t'], watcher(open.signal, undefined, whole));
+    // tagged out of the view before the read answered
+    inView = false;
+    await new Promise((r) => setImmediate(r));
+    open.abort();
+    expect(path).toEqual([]);
+    expect(whole).toEqual([{ taskId: 'gwtk1.t', status: 'completed', result: { x: 1 } }]);
+    // and a new listen there (the request's access is the view now) is not honoured
+    expect(watch.honor(['gwtk1.t'], undefined, narrowed(onPath))).toEqual([]);
+  });
+
+  it('an upstream task: no read once the tool left the view, and a read is checked against the view now', async () => {
+    const ids = {
+      open: () => ({ owner: { kind: 'upstream', id: 'jobs', tool: 'jobs.report' }, taskId: 't' }),
+    } as unknown as TaskIds;
+    const accessSent: unknown[] = [];
+    const upstreamTasks = {
+      forward: (...args: unknown[]) => {
+        accessSent.push((args[5] as { access: unknown }).access);
+        return Promise.resolve({ taskId: 'gwtk1.t', status: 'working', pollIntervalMs: 1000 });
+      },
+    } as unknown as UpstreamTasks;
+    const watch = new TaskWatch(ids, {} as GatewayTasks, upstreamTasks, registry);
+    const open = new AbortController();
+    const pushed: Record<string, unknown>[] = [];
+    watch.watch(['gwtk1.t'], watcher(open.signal, onPath, pushed));
+    await new Promise((r) => setImmediate(r));
+    expect(pushed).toHaveLength(1);
+    inView = false;
+    // the next read (1 s later) finds the listen no longer covering the task: the watch ends
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(accessSent).toHaveLength(1);
+    expect(pushed).toHaveLength(1);
     open.abort();
   });
 });

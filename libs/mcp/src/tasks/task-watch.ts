@@ -8,7 +8,7 @@ import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gatewa
 import type { MethodContext } from '../methods/method-handler';
 import { callerDigest } from '../session/caller-key';
 import { GatewayTasks } from './gateway-tasks';
-import { mayUseUpstreamTask, TaskIds } from './task-ids';
+import { mayUseUpstreamTask, TaskIds, type OpenedTaskId } from './task-ids';
 import { TERMINAL, type TaskStatus } from './task-store';
 import { UpstreamTasks } from './upstream-tasks';
 
@@ -29,7 +29,14 @@ export const MAX_INLINED_CHARS = 65_536;
 /** Where a watch's notifications go: a client's listen stream, bound to its caller. */
 export interface TaskWatcher {
   readonly caller: CallerIdentity | undefined;
+  /** What the listen's caller may use as it opened (on a virtual server's path, the view then). */
   readonly access: CallerAccess | undefined;
+  /**
+   * What it may use now: on a virtual server's path the view resolved again for the catalog
+   * served now (SubscriptionsListen, docs/operations.md §16), as a request there is. Each read
+   * and notification of a task is checked against it (TaskWatch); absent: `access`.
+   */
+  readonly accessNow?: () => CallerAccess | undefined;
   /** The listen's headers: an upstream's tasks/get carries the caller's credential, as a call does. */
   readonly headers: IncomingHeaders;
   /** Aborted when the listen ends: it stops watching. */
@@ -119,7 +126,11 @@ function isGone(err: unknown): boolean {
  * closed (its read in flight is cut then). An upstream's task is read with a listen whose token
  * has not expired; when none has (they live to `exp` + `clockSkewSeconds`), it is not read again
  * and those listens end as at their expiry (TaskWatcher.onCredentialExpired). One read per task and caller, whatever the number of
- * its listens; at most MAX_WATCHED_TASKS_PER_CALLER tasks per caller on a replica.
+ * its listens; at most MAX_WATCHED_TASKS_PER_CALLER tasks per caller on a replica. Before each
+ * read and each notification, every listen is checked against its caller's grant as it is now
+ * (on a virtual server's path, the view resolved for the catalog served now, docs/operations.md
+ * §16), as tasks/get is: a listen no longer covering the task's tool is dropped from the watch
+ * and told nothing more of it (§10 "Grants").
  */
 @Injectable()
 export class TaskWatch {
@@ -186,18 +197,47 @@ export class TaskWatch {
     access: CallerAccess | undefined,
   ): boolean {
     const opened = this.ids.open(clientId, caller);
-    if (opened === undefined) return false;
-    if (opened.owner.kind === 'gateway')
-      return access === undefined || allowsTool(access, opened.owner.source, opened.owner.tool);
+    if (opened === undefined || !this.covers(opened, access)) return false;
     return (
-      mayUseUpstreamTask(access, opened.owner) &&
+      opened.owner.kind === 'gateway' ||
       this.registry.current()?.extras.upstreams.has(opened.owner.id) === true
     );
   }
 
+  /**
+   * What a listen may use now (a grant alone does not change while its stream lives:
+   * NotificationHub's recheck closes a stream whose grant changed; a server path's view does).
+   */
+  private static accessNow(watcher: TaskWatcher): CallerAccess | undefined {
+    return watcher.accessNow === undefined ? watcher.access : watcher.accessNow();
+  }
+
+  /** Whether this access covers the task's tool: what tasks/get checks. */
+  private covers(opened: OpenedTaskId, now: CallerAccess | undefined): boolean {
+    if (opened.owner.kind === 'gateway')
+      return now === undefined || allowsTool(now, opened.owner.source, opened.owner.tool);
+    return mayUseUpstreamTask(now, opened.owner);
+  }
+
+  /**
+   * The watch's listens still covering the task (`first` while none joined yet); those that no
+   * longer do are dropped from it, for good.
+   */
+  private covering(watch: Watch, first: TaskWatcher): TaskWatcher[] {
+    const candidates = watch.watchers.size > 0 ? [...watch.watchers] : [first];
+    const kept: TaskWatcher[] = [];
+    for (const watcher of candidates) {
+      const opened = this.ids.open(watch.clientId, watcher.caller);
+      if (opened !== undefined && this.covers(opened, TaskWatch.accessNow(watcher)))
+        kept.push(watcher);
+      else watch.watchers.delete(watcher);
+    }
+    return kept;
+  }
+
   private leave(key: string, watch: Watch, watcher: TaskWatcher): void {
-    watch.watchers.delete(watcher);
-    if (watch.watchers.size > 0) return;
+    // one dropped for its grant left already
+    if (!watch.watchers.delete(watcher) || watch.watchers.size > 0) return;
     this.end(key, watch);
   }
 
@@ -220,10 +260,14 @@ export class TaskWatch {
       try {
         // read with the credential of a listen still open (the same caller), one whose token
         // has not expired when there is one: the listens of a caller may hold different tokens
-        const readers = watch.watchers.size > 0 ? [...watch.watchers] : [first];
+        // only with a listen still covering the task
+        const readers = this.covering(watch, first);
+        if (readers.length === 0) return this.end(key, watch);
         const reader = readers.find((w) => !callerExpired(w.caller)) ?? readers[0] ?? first;
         const task = await this.detail(watch.clientId, reader, signal);
         if (signal.aborted) return;
+        // the view may have changed during the read: only listens covering it now are told
+        if (this.covering(watch, reader).length === 0) return this.end(key, watch);
         const params = notificationParams(task);
         const state = JSON.stringify([
           params.status,
@@ -262,6 +306,8 @@ export class TaskWatch {
       throw new GatewayError(GatewayErrorCode.InvalidParams, 'unknown taskId');
     if (opened.owner.kind === 'gateway')
       return (await this.gatewayTasks.get(opened.taskId, clientId)) as Record<string, unknown>;
+    // an upstream's read is checked against the access as it is now, as tasks/get's
+    const access = TaskWatch.accessNow(watcher);
     // an upstream's tasks/get is sent by the gateway on its own, with the caller's credential:
     // never one past its exp (docs/security.md "Answers to relayed requests")
     if (callerExpired(watcher.caller)) throw new NoValidCredential();
@@ -275,7 +321,7 @@ export class TaskWatch {
       rawBody: '',
       signal: cancellation,
       caller: watcher.caller,
-      access: watcher.access,
+      access,
       clientCapabilities: { extensions: { [Extension.tasks]: {} } },
     };
     try {
