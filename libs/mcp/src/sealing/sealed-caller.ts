@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { CallerIdentity } from '@app/identity';
 
 /**
@@ -10,4 +11,14 @@ import type { CallerIdentity } from '@app/identity';
 export function sealedCallerKey(caller: CallerIdentity | undefined): string | null {
   if (caller === undefined) return null;
   return `${caller.subject ?? ''}\u0000${caller.clientId ?? ''}`;
+}
+
+/**
+ * A short digest of sealedCallerKey (fixed size: it travels in every task id and task record),
+ * '' without authentication: task ids and the gateway's task records bind it, so another OAuth
+ * client of the same user is another caller (docs/operations.md §10 "Tasks", "Task ids").
+ */
+export function sealedCallerDigest(caller: CallerIdentity | undefined): string {
+  const key = sealedCallerKey(caller);
+  return key === null ? '' : createHash('sha256').update(key).digest('base64url').slice(0, 22);
 }

@@ -41,7 +41,7 @@ function tasksWith(store: MemoryTaskStore, result: object): { tasks: GatewayTask
 async function settled(tasks: GatewayTasks, ids: TaskIds, clientId: string): Promise<any> {
   const taskId = ids.open(clientId, undefined)!.taskId;
   for (let i = 0; i < 100; i++) {
-    const task = (await tasks.get(taskId, clientId)) as { status: string };
+    const task = (await tasks.get(taskId, clientId, undefined)) as { status: string };
     if (task.status !== 'working') return task;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -66,5 +66,29 @@ describe('GatewayTasks (docs/operations.md §10 "Tasks")', () => {
     expect(task.status).toBe('failed');
     expect(task.error.message).toContain('over mcp.tasks.maxResultBytes (2048)');
     expect(task).not.toHaveProperty('result');
+  });
+
+  it('a record is read only by the caller it was created for (sub and client_id); one of an earlier build by nobody', async () => {
+    const store = new MemoryTaskStore(100, 100, 1 << 20);
+    const { tasks, ids } = tasksWith(store, { content: [] });
+    const one = { subject: 'alice', clientId: 'app-one', scopes: [], claims: {}, token: 't' };
+    const two = { ...one, clientId: 'app-two' };
+    const created = (await tasks.start(tool, '{}', { ...context, caller: one })) as {
+      taskId: string;
+    };
+    const taskId = ids.open(created.taskId, one)!.taskId;
+    await expect(tasks.get(taskId, created.taskId, one)).resolves.toMatchObject({
+      taskId: created.taskId,
+    });
+    for (const call of [
+      tasks.get(taskId, created.taskId, two),
+      tasks.cancel(taskId, two),
+      tasks.update(taskId, two),
+    ])
+      await expect(call).rejects.toThrow('unknown taskId');
+    // as an earlier build wrote it: its owner only
+    const { caller: _caller, ...old } = (await store.get(taskId))!;
+    await store.create({ ...old, taskId: 'legacy' });
+    await expect(tasks.get('legacy', 'gwtk1.x', one)).rejects.toThrow('unknown taskId');
   });
 });

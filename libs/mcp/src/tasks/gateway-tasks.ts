@@ -6,6 +6,8 @@ import type { BundleTool } from '@app/registry';
 import { JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
 import type { MethodContext } from '../methods/method-handler';
+import type { CallerIdentity } from '@app/identity';
+import { sealedCallerDigest } from '../sealing/sealed-caller';
 import { callerDigest } from '../session/caller-key';
 import { TaskIds } from './task-ids';
 import { unknownTask } from './task-errors';
@@ -92,6 +94,7 @@ export class GatewayTasks implements BeforeApplicationShutdown {
       runner: this.replica,
       leaseUntil: Date.now() + this.leaseMillis,
       owner: callerDigest(context.caller) ?? '',
+      caller: sealedCallerDigest(context.caller),
     };
     const kept = await this.store.create(record).catch(() => false);
     if (!kept) {
@@ -118,8 +121,8 @@ export class GatewayTasks implements BeforeApplicationShutdown {
   }
 
   /** `tasks/get`: the DetailedTask, its result or error inlined once it ended. */
-  async get(taskId: string, clientId: string): Promise<object> {
-    let record = await this.read(taskId);
+  async get(taskId: string, clientId: string, caller: CallerIdentity | undefined): Promise<object> {
+    let record = await this.read(taskId, caller);
     const now = Date.now();
     if (record.status === 'working' && record.leaseUntil < now) {
       // running here: the store was away while the lease was due (renewed now, not failed)
@@ -152,8 +155,8 @@ export class GatewayTasks implements BeforeApplicationShutdown {
    * another replica, at that replica's next lease renewal); an ended one stays as it is. The
    * answer is an empty ack either way.
    */
-  async cancel(taskId: string): Promise<object> {
-    const record = await this.read(taskId);
+  async cancel(taskId: string, caller: CallerIdentity | undefined): Promise<object> {
+    const record = await this.read(taskId, caller);
     if (!TERMINAL.has(record.status)) {
       await this.store
         .update({ ...record, status: 'cancelled', lastUpdatedAt: new Date().toISOString() })
@@ -166,8 +169,8 @@ export class GatewayTasks implements BeforeApplicationShutdown {
   }
 
   /** `tasks/update`: a bundle tool never asks for input, so there is nothing to answer: an ack. */
-  async update(taskId: string): Promise<object> {
-    await this.read(taskId);
+  async update(taskId: string, caller: CallerIdentity | undefined): Promise<object> {
+    await this.read(taskId, caller);
     return {};
   }
 
@@ -311,14 +314,20 @@ export class GatewayTasks implements BeforeApplicationShutdown {
     return running.cancellation;
   }
 
-  private async read(taskId: string): Promise<TaskRecord> {
+  /**
+   * The record, for the caller it was created for only: its id binds the caller already
+   * (TaskIds); the record binds it too, so a record is never another caller's whatever id
+   * reaches it. A record of an earlier build (no `caller`) is refused as unknown: its id does not
+   * open any more either.
+   */
+  private async read(taskId: string, caller: CallerIdentity | undefined): Promise<TaskRecord> {
     let record: TaskRecord | undefined;
     try {
       record = await this.store.get(taskId);
     } catch (err) {
       throw this.unreadable(err);
     }
-    if (record === undefined) throw unknownTask();
+    if (record === undefined || record.caller !== sealedCallerDigest(caller)) throw unknownTask();
     return record;
   }
 

@@ -1,6 +1,7 @@
 import type { GatewayConfig } from '@app/config';
 import type { CallerIdentity } from '@app/identity';
 import { MrtrSeal } from '../sealing/mrtr-seal';
+import { callerDigest } from '../session/caller-key';
 import { mayUseUpstreamTask, TaskIds, UNBOUNDED_TASK_ID_MILLIS, urlDigest } from './task-ids';
 
 const KEY = Buffer.alloc(32, 7);
@@ -55,6 +56,28 @@ describe('TaskIds (docs/operations.md §10 "Tasks")', () => {
     expect(ids.open(id, alice)).toBeUndefined();
     expect(ids.open('gwtk1.a.AAAA', alice)).toBeUndefined();
     expect(ids.open(42, alice)).toBeUndefined();
+  });
+
+  it('is unknown to another OAuth client of the same user: the id binds sub and client_id, as requestState', () => {
+    const gw = { kind: 'gateway', source: 'w', tool: 'w.report' } as const;
+    const one = { ...alice, clientId: 'app-one' };
+    const id = ids.handOut(gw, 'g-1', one, 60_000);
+    expect(ids.open(id, { ...alice, clientId: 'app-one' })).toEqual({ owner: gw, taskId: 'g-1' });
+    expect(ids.open(id, { ...alice, clientId: 'app-two' })).toBeUndefined();
+    expect(ids.open(id, alice)).toBeUndefined();
+  });
+
+  it('an id sealed by an earlier build (the caller as sub only, `c`) opens for nobody', () => {
+    const seal = new MrtrSeal(config());
+    const old = seal.seal('task-id', {
+      o: 'g',
+      s: 'w',
+      n: 'w.report',
+      t: 'g-1',
+      c: callerDigest(alice),
+      exp: Date.now() + 60_000,
+    } as unknown as { exp: number });
+    expect(new TaskIds(seal).open(old, alice)).toBeUndefined();
   });
 
   it('lives for the task ttlMs plus a minute, at most a week; a task without one for a week', () => {

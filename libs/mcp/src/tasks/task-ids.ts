@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { allowsSource, allowsTool, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { MrtrSeal } from '../sealing/mrtr-seal';
-import { callerDigest } from '../session/caller-key';
+import { sealedCallerDigest } from '../sealing/sealed-caller';
 
 /**
  * How long a task id handed out for a task without a lifetime (`ttlMs: null`) opens: a week.
@@ -106,7 +106,9 @@ export class TaskIds {
         ? { u: urlDigest(owner.source), n: owner.tool }
         : { s: owner.source, n: owner.tool }),
       t: taskId,
-      c: callerDigest(caller) ?? '',
+      // the caller as requestState binds it (sub and client_id); `k`, not the `c` of ids sealed
+      // by earlier builds (sub only), so such an id opens for nobody and is refused as unknown
+      k: sealedCallerDigest(caller),
       exp: nowMs + lifetime,
     } as unknown as { exp: number });
   }
@@ -114,7 +116,7 @@ export class TaskIds {
   /** What `token` stands for when this caller was handed it; undefined otherwise. */
   open(token: unknown, caller: CallerIdentity | undefined): OpenedTaskId | undefined {
     const payload = this.seal.open('task-id', token);
-    if (payload === undefined || payload.c !== (callerDigest(caller) ?? '')) return undefined;
+    if (payload === undefined || payload.k !== sealedCallerDigest(caller)) return undefined;
     const { o, t, u, s, n } = payload;
     if (typeof o !== 'string' || typeof t !== 'string') return undefined;
     if (o === 'g')

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { allowsTool } from '@app/identity';
+import { allowsTool, type CallerIdentity } from '@app/identity';
 import { declaresExtension, Extension } from '@app/wire';
 import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
 import { stringParam, type Params } from '../relay/upstream-handler-support';
@@ -25,7 +25,11 @@ export abstract class TaskMethodHandler implements MethodHandler {
   ) {}
 
   /** The method for a task the gateway runs (a bundle tool's call). */
-  protected abstract own(taskId: string, clientId: string): Promise<MethodResult>;
+  protected abstract own(
+    taskId: string,
+    clientId: string,
+    caller: CallerIdentity | undefined,
+  ): Promise<MethodResult>;
 
   async handle(params: Params, context: MethodContext): Promise<MethodResult> {
     if (!declaresExtension(context.clientCapabilities, Extension.tasks)) throw tasksNotDeclared();
@@ -37,7 +41,7 @@ export abstract class TaskMethodHandler implements MethodHandler {
       const { access } = context;
       if (access !== undefined && !allowsTool(access, opened.owner.source, opened.owner.tool))
         throw unknownTask();
-      return this.own(opened.taskId, clientId);
+      return this.own(opened.taskId, clientId, context.caller);
     }
     return this.upstreamTasks.forward(
       this.method,

@@ -39,6 +39,12 @@ export interface TaskRecord {
   readonly leaseUntil: number;
   /** Who it was created for (a digest of the caller; '' without auth): the per-caller bound. */
   readonly owner: string;
+  /**
+   * The caller it may be read by, as its task id binds it (sealedCallerDigest: sub and
+   * client_id; '' without auth). Absent in a record written by an earlier build (its owner
+   * only): such a record is read by nobody (GatewayTasks).
+   */
+  readonly caller?: string;
 }
 
 /** DI token of the TaskStore. */

@@ -305,7 +305,10 @@ export class TaskWatch {
     if (opened === undefined)
       throw new GatewayError(GatewayErrorCode.InvalidParams, 'unknown taskId');
     if (opened.owner.kind === 'gateway')
-      return (await this.gatewayTasks.get(opened.taskId, clientId)) as Record<string, unknown>;
+      return (await this.gatewayTasks.get(opened.taskId, clientId, watcher.caller)) as Record<
+        string,
+        unknown
+      >;
     // an upstream's read is checked against the access as it is now, as tasks/get's
     const access = TaskWatch.accessNow(watcher);
     // an upstream's tasks/get is sent by the gateway on its own, with the caller's credential:

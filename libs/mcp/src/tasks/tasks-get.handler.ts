@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { CallerIdentity } from '@app/identity';
 import type { MethodResult } from '../methods/method-handler';
 import { TaskMethodHandler } from './task-method.handler';
 
@@ -7,7 +8,11 @@ import { TaskMethodHandler } from './task-method.handler';
 export class TasksGetHandler extends TaskMethodHandler {
   readonly method = 'tasks/get';
 
-  protected own(taskId: string, clientId: string): Promise<MethodResult> {
-    return this.gatewayTasks.get(taskId, clientId);
+  protected own(
+    taskId: string,
+    clientId: string,
+    caller: CallerIdentity | undefined,
+  ): Promise<MethodResult> {
+    return this.gatewayTasks.get(taskId, clientId, caller);
   }
 }

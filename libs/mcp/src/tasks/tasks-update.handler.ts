@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { CallerIdentity } from '@app/identity';
 import type { MethodResult } from '../methods/method-handler';
 import { TaskMethodHandler } from './task-method.handler';
 
@@ -7,7 +8,11 @@ import { TaskMethodHandler } from './task-method.handler';
 export class TasksUpdateHandler extends TaskMethodHandler {
   readonly method = 'tasks/update';
 
-  protected own(taskId: string): Promise<MethodResult> {
-    return this.gatewayTasks.update(taskId);
+  protected own(
+    taskId: string,
+    _clientId: string,
+    caller: CallerIdentity | undefined,
+  ): Promise<MethodResult> {
+    return this.gatewayTasks.update(taskId, caller);
   }
 }
