@@ -92,7 +92,7 @@ export class NotificationHub implements OnApplicationShutdown {
 
   constructor(
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
-    registry: RegistryService,
+    private readonly registry: RegistryService,
     @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
     /** Rechecks the callers of open streams; without it (unit tests) streams are not rechecked. */
     @Optional()
@@ -156,7 +156,8 @@ export class NotificationHub implements OnApplicationShutdown {
     );
     if (kinds.length === 0) return;
     for (const stream of [...this.streams.keys()]) {
-      if (stream.access !== undefined && !allowsSource(stream.access, upstreamId)) continue;
+      const access = this.accessOf(stream, after);
+      if (access !== undefined && !allowsSource(access, upstreamId)) continue;
       if (stream.relaysFrom?.(upstreamId) === true) continue;
       for (const kind of kinds) stream.listChanged(kind);
     }
@@ -220,7 +221,8 @@ export class NotificationHub implements OnApplicationShutdown {
 
   /**
    * Writes one message on the GET streams of these 2025 sessions (a resource update they
-   * subscribed to, ResourceSubscriptions), each only while its caller's grant has `sourceId`.
+   * subscribed to, ResourceSubscriptions), each only while its caller's grant (on a virtual
+   * server's path: the view as the catalog served now resolves it) has `sourceId`.
    * @returns the sessions among them whose GET stream is on this replica (written to, or not
    *   for its grant): no other replica needs to be told about them
    */
@@ -230,13 +232,28 @@ export class NotificationHub implements OnApplicationShutdown {
     message: string,
   ): ReadonlySet<string> {
     const here = new Set<string>();
+    const catalog = this.registry.current();
     for (const stream of this.streams.keys()) {
       if (stream.sessionId === undefined || !sessionIds.has(stream.sessionId)) continue;
       here.add(stream.sessionId);
-      if (stream.access !== undefined && !allowsSource(stream.access, sourceId)) continue;
+      const access = this.accessOf(stream, catalog);
+      if (access !== undefined && !allowsSource(access, sourceId)) continue;
       stream.stream.push(message);
     }
     return here;
+  }
+
+  /**
+   * What a stream's notifications are checked against: its grant, and on a virtual server's path
+   * the server's view as `catalog` resolves it (a tag-based view follows the catalog:
+   * docs/operations.md §16), not as it was when the stream opened; narrowFor caches it per
+   * catalog.
+   */
+  private accessOf(
+    stream: OpenStream,
+    catalog: CatalogSnapshot | undefined,
+  ): CallerAccess | undefined {
+    return this.servers?.narrowFor(stream.access, catalog) ?? stream.access;
   }
 
   /**

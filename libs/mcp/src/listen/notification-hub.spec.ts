@@ -11,6 +11,7 @@ import { SessionTokenService } from '../session/session-token.service';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
 import { SessionStreams } from './session-streams.service';
+import type { VirtualServers } from '../servers/virtual-servers.service';
 
 Logger.overrideLogger(false);
 
@@ -332,5 +333,49 @@ describe('NotificationHub: an upstream list change the catalog did not show', ()
     expect(granted.kinds).toEqual(['tools', 'prompts']);
     expect(other.kinds).toEqual([]);
     expect(relaying.kinds).toEqual([]);
+  });
+});
+
+describe('NotificationHub: resource updates on a virtual server path follow its view', () => {
+  it("a 2025 session's stream on a server path is told a source's update only while the view the catalog served now resolves holds that source", async () => {
+    const before = await CatalogSnapshot.build([], 'a', new Date(0), {}, CatalogExtras.EMPTY);
+    const after = await CatalogSnapshot.build([], 'b', new Date(0), {}, CatalogExtras.EMPTY);
+    let current = before;
+    const hub = new NotificationHub(
+      config(),
+      {
+        onPublished: () => undefined,
+        onUpstreamAnnounced: () => undefined,
+        current: () => current,
+      } as unknown as RegistryService,
+      null,
+      null,
+      // the view holds source `up` whole in the first catalog, not in the second (a tool of it
+      // was re-tagged out of the server's tags)
+      {
+        onServersGone: () => undefined,
+        narrowFor: (access: CallerAccess | undefined, catalog: CatalogSnapshot | undefined) =>
+          ({
+            ...access,
+            sources: new Set(catalog === before ? ['up'] : []),
+            resolvedFor: catalog,
+          }) as unknown as CallerAccess,
+      } as unknown as VirtualServers,
+    );
+    const pushed: string[] = [];
+    const stream: OpenStream = {
+      stream: { push: (m: string) => pushed.push(m), onCut: () => undefined } as never,
+      access: { all: false, server: 'team', sources: new Set(['up']) } as unknown as CallerAccess,
+      sessionId: 's1',
+      listChanged: () => undefined,
+      keepAlive: () => undefined,
+      close: () => undefined,
+    };
+    expect(hub.add(stream, undefined)).toBe('open');
+    hub.toSessions(new Set(['s1']), 'up', 'first');
+    current = after;
+    hub.toSessions(new Set(['s1']), 'up', 'second');
+    expect(pushed).toEqual(['first']);
+    hub.onApplicationShutdown();
   });
 });
