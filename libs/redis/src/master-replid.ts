@@ -58,3 +58,32 @@ local function inLostRanges(v, kept)
   return false
 end
 `;
+
+/**
+ * Reads the master's replication id from the `INFO replication` reply a store's read takes in
+ * its MULTI: undefined when Redis refused INFO (an ACL user without @dangerous), said once
+ * through `warn` with what the store then cannot do (`lost`: what a failover lost is not
+ * written back; docs/operations.md §5 "What a failover may lose").
+ */
+export class MasterReplidReply {
+  private refused = false;
+
+  constructor(
+    private readonly warn: (text: string) => void,
+    private readonly lost: string,
+  ) {}
+
+  of(reply: [Error | null, unknown] | undefined): string | undefined {
+    if (reply === undefined) return undefined;
+    const [err, value] = reply;
+    if (err !== null) {
+      if (!this.refused)
+        this.warn(
+          `Redis refused INFO (${err.message.slice(0, 120)}): ${this.lost} a failover lost are not written back; allow the command to this user (docs/operations.md §5)`,
+        );
+      this.refused = true;
+      return undefined;
+    }
+    return typeof value === 'string' ? /^master_replid:(\w+)/m.exec(value)?.[1] : undefined;
+  }
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { quitRedis, redisOutcomeUnknown, type RedisClient } from '@app/redis';
+import { MasterReplidReply, quitRedis, redisOutcomeUnknown, type RedisClient } from '@app/redis';
 import { registrationAudienceKey, upstreamNamePrefix, type GatewayConfig } from '@app/config';
 import type { StoredRegistration } from './registration-record';
 import {
@@ -51,7 +51,11 @@ export class RedisRegistrationStore implements RegistrationStore {
   readonly metaKey: string;
   readonly tombstonesKey: string;
   readonly seededKey: string;
-  private infoRefused = false;
+  /** The master's replication id from a read's INFO reply (said once when Redis refuses INFO). */
+  private readonly masterReplid = new MasterReplidReply(
+    (text) => this.logger.warn(text),
+    'registrations',
+  );
 
   /** @param client a connection for the `registrations` use (libs/redis). */
   constructor(client: RedisClient, config: Pick<GatewayConfig, 'mcp'>) {
@@ -93,7 +97,7 @@ export class RedisRegistrationStore implements RegistrationStore {
       string | null | undefined,
       Record<string, string> | undefined,
     ];
-    const server = this.serverOf(replies?.[3]);
+    const server = this.masterReplid.of(replies?.[3]);
     const registrations: StoredRegistration[] = [];
     for (const [id, raw] of Object.entries(all ?? {})) {
       const parsed = parseStored(raw, id);
@@ -107,25 +111,6 @@ export class RedisRegistrationStore implements RegistrationStore {
       if (m !== null) deleted.push({ id, version: Number(m[1]), deletedAt: Number(m[2]) });
     }
     return { generation: generation ?? undefined, registrations, deleted, server };
-  }
-
-  /**
-   * The master's replication id from the INFO reply; undefined when Redis refused INFO (an ACL
-   * user without @dangerous): the store works, and a failover's lost writes are then not
-   * written back (said once in the log).
-   */
-  private serverOf(reply: [Error | null, unknown] | undefined): string | undefined {
-    if (reply === undefined) return undefined;
-    const [err, value] = reply;
-    if (err !== null) {
-      if (!this.infoRefused)
-        this.logger.warn(
-          `Redis refused INFO (${err.message.slice(0, 120)}): registrations a failover lost are not written back; allow the command to this user (docs/operations.md §5)`,
-        );
-      this.infoRefused = true;
-      return undefined;
-    }
-    return typeof value === 'string' ? /^master_replid:(\w+)/m.exec(value)?.[1] : undefined;
   }
 
   async create(r: NewRegistration, generation: string, max: number): Promise<CreateResult> {

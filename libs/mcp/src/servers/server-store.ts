@@ -3,6 +3,7 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import {
   LOST_RANGES_LUA,
   MASTER_REPLID_LUA,
+  MasterReplidReply,
   openRedis,
   quitRedis,
   redisUseOptions,
@@ -270,7 +271,11 @@ export class RedisServerStore implements ServerStore {
   private readonly masterKey: string;
   private readonly lostKey: string;
   private readonly attempts: StoreAttempts;
-  private infoRefused = false;
+  /** The master's replication id from a read's INFO reply (said once when Redis refuses INFO). */
+  private readonly masterReplid = new MasterReplidReply(
+    (text) => this.logger.warn(text),
+    'registered virtual servers',
+  );
 
   /** @param redis a connection for the `virtualServers` use (libs/redis) */
   constructor(
@@ -329,27 +334,8 @@ export class RedisServerStore implements ServerStore {
     return {
       servers,
       generation: generation ?? (version === null ? undefined : 'unnamed'),
-      server: this.serverOf(answer[3]),
+      server: this.masterReplid.of(answer[3]),
     };
-  }
-
-  /**
-   * The master's replication id from the INFO reply; undefined when Redis refused INFO (an ACL
-   * user without @dangerous): the store works, and servers a failover lost are then not written
-   * back (said once in the log).
-   */
-  private serverOf(reply: [Error | null, unknown] | undefined): string | undefined {
-    if (reply === undefined) return undefined;
-    const [err, value] = reply;
-    if (err !== null) {
-      if (!this.infoRefused)
-        this.logger.warn(
-          `Redis refused INFO (${err.message.slice(0, 120)}): registered virtual servers a failover lost are not written back; allow the command to this user (docs/operations.md §5)`,
-        );
-      this.infoRefused = true;
-      return undefined;
-    }
-    return typeof value === 'string' ? /^master_replid:(\w+)/m.exec(value)?.[1] : undefined;
   }
 
   create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
