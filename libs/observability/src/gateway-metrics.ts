@@ -50,11 +50,12 @@ const RETIRED_KEEP_MS = 10 * 60_000;
  * Why the gateway ended a notification stream (2026 listen or 2025 GET) on its own:
  * `slow_consumer` its client stopped reading and the stream's queue reached
  * `mcp.listen.maxQueuedBytes`; `token_expired` the caller's access token expired;
+ * `session_expired` the 2025 session id of a GET stream expired (`mcp.session.ttlSeconds`);
  * `token_revoked` a recheck (`mcp.listen.recheckSeconds`) found the token refused (revoked,
  * inactive); `grant_changed` a recheck found the caller's grant (`mcp.access`) changed.
  */
 export type StreamCloseReason =
-  'slow_consumer' | 'token_expired' | 'token_revoked' | 'grant_changed';
+  'slow_consumer' | 'token_expired' | 'session_expired' | 'token_revoked' | 'grant_changed';
 
 /** Why a notification stream was not opened: `mcp.listen.maxStreams` or `maxStreamsPerCaller`. */
 export type StreamRefusalReason = 'replica_limit' | 'caller_limit';
@@ -234,7 +235,7 @@ export class GatewayMetrics {
     });
     this.streamsClosed = new Counter({
       name: `${PREFIX}notification_streams_closed_total`,
-      help: 'Notification streams (listen, GET) the gateway closed on its own, by reason (slow_consumer, token_expired, token_revoked, grant_changed)',
+      help: 'Notification streams (listen, GET) the gateway closed on its own, by reason (slow_consumer, token_expired, session_expired, token_revoked, grant_changed)',
       labelNames: ['reason'],
       registers,
     });

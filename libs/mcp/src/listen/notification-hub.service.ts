@@ -193,6 +193,7 @@ export class NotificationHub implements OnApplicationShutdown {
     stream: OpenStream,
     caller: CallerIdentity | undefined,
     authorization?: string | string[],
+    sessionExpiresAtMs?: number,
   ): StreamRoom {
     const owner = callerKey(caller);
     const room = this.roomFor(owner);
@@ -205,8 +206,17 @@ export class NotificationHub implements OnApplicationShutdown {
     // cut for a client that stopped reading: released here, not only when its socket closes
     stream.stream.onCut(() => stream.close(false));
     if (owner !== undefined) this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1);
-    if (caller?.expiresAt !== undefined)
-      this.closeAt(stream, held, caller.expiresAt * 1000 + this.skewMs);
+    // whichever ends first: the token that opened it, or the 2025 session it belongs to (a
+    // sealed id is refused once its expiry passed, so its stream must not outlive it either:
+    // docs/security.md "Sessions and notification streams")
+    const tokenEndsMs =
+      caller?.expiresAt === undefined ? undefined : caller.expiresAt * 1000 + this.skewMs;
+    if (
+      sessionExpiresAtMs !== undefined &&
+      (tokenEndsMs === undefined || sessionExpiresAtMs < tokenEndsMs)
+    )
+      this.closeAt(stream, held, sessionExpiresAtMs, 'session_expired');
+    else if (tokenEndsMs !== undefined) this.closeAt(stream, held, tokenEndsMs, 'token_expired');
     if (caller !== undefined && authorization !== undefined)
       this.recheckLater(stream, held, authorization);
     this.metrics?.notificationStreamsOpen(this.streams.size);
@@ -296,13 +306,13 @@ export class NotificationHub implements OnApplicationShutdown {
 
   /**
    * Closes a stream as its token's expiry does (without a closing result, counted
-   * `token_expired`): also before `exp` + `clockSkewSeconds` when what the stream relays can no
+   * `token_expired`, or `session_expired` for a GET stream whose session id expired): also before `exp` + `clockSkewSeconds` when what the stream relays can no
    * longer be had without sending the expired token upstream (an upstream listen that would
    * have to be opened again, SubscriptionsListen).
    */
-  expire(stream: OpenStream): void {
+  expire(stream: OpenStream, reason: 'token_expired' | 'session_expired' = 'token_expired'): void {
     if (!this.streams.has(stream)) return;
-    this.metrics?.notificationStreamClosed('token_expired');
+    this.metrics?.notificationStreamClosed(reason);
     stream.close(false);
   }
 
@@ -330,19 +340,25 @@ export class NotificationHub implements OnApplicationShutdown {
 
   /**
    * A stream lives no longer than the token that opened it (the token is checked on every
-   * request; a stream is one request that lasts): at `atMs` it is closed without a closing
-   * result, an abrupt end after which the client reconnects with a fresh token.
+   * request; a stream is one request that lasts), nor than its 2025 session id: at `atMs` it is
+   * closed without a closing result, an abrupt end after which the client reconnects with a
+   * fresh token (or, its session expired, initializes again and gets 404 until it does).
    */
-  private closeAt(stream: OpenStream, held: Held, atMs: number): void {
+  private closeAt(
+    stream: OpenStream,
+    held: Held,
+    atMs: number,
+    reason: 'token_expired' | 'session_expired',
+  ): void {
     const delay = Math.max(0, atMs - Date.now());
     held.expiry = setTimeout(
       () => {
         if (!this.streams.has(stream)) return;
         if (Date.now() < atMs) {
-          this.closeAt(stream, held, atMs);
+          this.closeAt(stream, held, atMs, reason);
           return;
         }
-        this.expire(stream);
+        this.expire(stream, reason);
       },
       Math.min(delay, MAX_TIMER_MS),
     );

@@ -110,8 +110,8 @@ export class SessionStreams {
         GatewayErrorCode.UnsupportedProtocolVersion,
         `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
       );
-    if (this.sessions.openFor(sessionId, caller) === undefined)
-      return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+    const claims = this.sessions.openFor(sessionId, caller);
+    if (claims === undefined) return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
     if (!acceptsEventStream(header(headers, 'accept')))
       return refusal(
         GatewayErrorCode.NotAcceptable,
@@ -129,7 +129,8 @@ export class SessionStreams {
       sessionId,
     );
     // the Authorization value that opened it is checked again while it is open (NotificationHub)
-    const room = this.hub.add(session, caller, headers.authorization);
+    // ... and it ends when the session id expires, as the session's subscriptions do
+    const room = this.hub.add(session, caller, headers.authorization, claims.expiresAt * 1000);
     if (room === 'replica_limit')
       return messageAnswer(
         503,

@@ -64,7 +64,11 @@ describe('the 2025 GET stream follows the caller’s grant', () => {
       auth: { clockSkewSeconds: 0 },
     },
   } as unknown as GatewayConfig;
-  const claims = { protocolVersion: '2025-11-25', clientCapabilities: {} };
+  const claims = {
+    protocolVersion: '2025-11-25',
+    clientCapabilities: {},
+    expiresAt: Math.floor(Date.now() / 1000) + 3600,
+  };
   const sessions = {
     sealed: true,
     open: () => claims,
