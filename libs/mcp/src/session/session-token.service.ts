@@ -22,7 +22,7 @@ export interface SessionClaims {
   /**
    * callerDigest of the caller that opened the session (mode jwt); a request on the session by
    * another caller does not open it (docs/security.md). undefined: opened without a caller
-   * (auth off) or sealed before sessions recorded it; such a session is bound to no caller.
+   * (auth off) or sealed before sessions recorded it; such a session opens for no caller.
    */
   readonly callerDigest?: string;
 }
@@ -189,7 +189,11 @@ export class SessionTokenService {
    * Opens a session id for this caller (undefined when `mcp.auth` is off): undefined when it
    * does not open, or when it records another caller than this one (a session id is not a
    * credential: another caller's token never uses it; MCP security best practices, "Session
-   * Hijacking"). A session that records no caller opens for any authenticated caller.
+   * Hijacking"). A session that records no caller (sealed with `mcp.auth` off, or by a build
+   * before sessions recorded it) opens only without a caller: an authenticated caller gets 404
+   * and initializes a session of its own, so no two callers share one (its tool selection, log
+   * level, resource subscriptions) when a replica with auth off shares the keys, or auth was
+   * turned on (docs/security.md "Sessions and notification streams").
    */
   openFor(
     token: string,
@@ -197,7 +201,7 @@ export class SessionTokenService {
     nowMs = Date.now(),
   ): SessionClaims | undefined {
     const claims = this.open(token, nowMs);
-    if (claims?.callerDigest === undefined) return claims;
+    if (claims === undefined) return undefined;
     return callerDigest(caller) === claims.callerDigest ? claims : undefined;
   }
 
