@@ -12,6 +12,7 @@ import {
   UpstreamFailure,
   upstreamRequestHeaders,
   type JsonRpcMessage,
+  type UpstreamEra,
   type UpstreamMessageContext,
   type UpstreamSignal,
 } from '@app/upstream';
@@ -34,6 +35,8 @@ export type UpstreamOutcome =
       readonly code: number;
       readonly message: string;
       readonly data?: unknown;
+      /** The revision of the upstream that answered (UpstreamAnswer). */
+      readonly era?: UpstreamEra;
     }
   | {
       readonly kind: 'failed';

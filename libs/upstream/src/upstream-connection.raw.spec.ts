@@ -487,7 +487,8 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
         { name: 'x' },
         { deadlineMillis: 2000 },
       );
-      expect(answer).toEqual({ kind: 'error', ...error });
+      // a 2026 server's: -32021 is MissingRequiredClientCapability there (wire notes §5)
+      expect(answer).toEqual({ kind: 'error', ...error, era: '2026' });
     });
 
     it('a notification stream (a listen) is capped per event, and drops a notification too deep, not the stream', async () => {

@@ -675,7 +675,13 @@ describe('UpstreamConnection against the official SDK servers', () => {
       expect(sent.headers['mcp-session-id']).toBeUndefined();
       expect(sent.headers['mcp-protocol-version']).toBe('2025-11-25');
       const unknown = await c.request('no/such', undefined, OPTIONS);
-      expect(unknown).toEqual({ kind: 'error', code: -32601, message: 'Method not found' });
+      // with the era of the server that answered: a code's meaning depends on it (wire notes §5)
+      expect(unknown).toEqual({
+        kind: 'error',
+        code: -32601,
+        message: 'Method not found',
+        era: '2025',
+      });
     });
   });
 
@@ -759,7 +765,12 @@ describe('UpstreamConnection against the official SDK servers', () => {
     it('unknown tool: the JSON-RPC error comes back unchanged', async () => {
       const c = connection(server.url);
       const answer = await c.request('tools/call', { name: 'nope', arguments: {} }, OPTIONS);
-      expect(answer).toEqual({ kind: 'error', code: -32602, message: 'Tool nope not found' });
+      expect(answer).toEqual({
+        kind: 'error',
+        code: -32602,
+        message: 'Tool nope not found',
+        era: '2026',
+      });
     });
 
     it('unknown method: 404 -32601 is an error answer, not a failure', async () => {

@@ -404,7 +404,7 @@ export class UpstreamConnection {
         continue;
       }
       if (sent.outcome instanceof UpstreamFailure) throw sent.outcome;
-      return sent.outcome;
+      return sent.outcome.kind === 'error' ? { ...sent.outcome, era: session.era } : sent.outcome;
     }
   }
 

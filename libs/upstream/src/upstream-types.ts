@@ -184,6 +184,11 @@ export type UpstreamAnswer =
       readonly code: number;
       readonly message: string;
       readonly data?: unknown;
+      /**
+       * The revision of the server that answered: a code's meaning depends on it (wire notes §5:
+       * -32020…-32099 are the server's own in 2025, spec codes such as -32021 in 2026).
+       */
+      readonly era?: UpstreamEra;
     };
 
 /** Self-reported identity of the upstream (`serverInfo`); never drives decisions. */

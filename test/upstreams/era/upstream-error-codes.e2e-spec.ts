@@ -21,8 +21,13 @@ describe("era bridging: a 2025 upstream's error codes reaching a 2026 client", (
   beforeAll(async () => {
     up = await ScriptedUpstream.start({
       era: '2025',
-      tools: [upTool('custom_err'), upTool('looks_like_header_mismatch')],
+      tools: [
+        upTool('custom_err'),
+        upTool('looks_like_header_mismatch'),
+        upTool('looks_like_missing_capability'),
+      ],
       resources: [{ uri: 'docs://gone', name: 'gone' }],
+      prompts: [{ name: 'looks_like_missing_capability' }],
     });
     up.on('resources/read', () => ({
       error: { code: -32002, message: 'Resource not found', data: { uri: 'docs://gone' } },
@@ -33,6 +38,12 @@ describe("era bridging: a 2025 upstream's error codes reaching a 2026 client", (
     up.onTool('looks_like_header_mismatch', () => ({
       error: { code: -32020, message: 'Vendor error 20' },
     }));
+    // in-band (HTTP 200) and in 2025 the server's own code: not MissingRequiredClientCapability
+    const ownMinus32021 = () => ({
+      error: { code: -32021, message: 'Vendor error 21', data: { vendor: 21 } },
+    });
+    up.onTool('looks_like_missing_capability', ownMinus32021);
+    up.on('prompts/get', ownMinus32021);
     gateway = await GatewayProcess.start({
       mcp: gatewayConfig([], {
         upstreams: [upstream('legacy', up.url, { protocol: '2025-11-25' })],
@@ -117,4 +128,36 @@ describe("era bridging: a 2025 upstream's error codes reaching a 2026 client", (
     // the gateway answers isError "the upstream answered as a server of another era than the pinned 2025-11-25"
     expect(answer.json.error).toEqual({ code: -32020, message: 'Vendor error 20' });
   });
+
+  // -32021 is MissingRequiredClientCapability in 2026 only (wire notes §5): a 2025 upstream's
+  // -32021 is its own implementation-defined code, like its -32020 above, on every method
+  it.each([
+    ['tools/call', { name: 'legacy__looks_like_missing_capability', arguments: {} }],
+    ['prompts/get', { name: 'legacy__looks_like_missing_capability' }],
+  ])(
+    "a 2025 upstream's in-band -32021 to %s reaches a 2026 client as -32603 naming it (HTTP 200), never as MissingRequiredClientCapability",
+    async (method, params) => {
+      const answer = await modernRequest(gateway.mcpUrl, method, params, {});
+      expect(answer.status).toBe(200);
+      expect(answer.json.error.code).toBe(-32603);
+      expect(answer.json.error.message).toContain('-32021');
+      expect(answer.json.error.message).toContain('Vendor error 21');
+    },
+  );
+
+  it.each([
+    ['tools/call', { name: 'legacy__looks_like_missing_capability', arguments: {} }],
+    ['prompts/get', { name: 'legacy__looks_like_missing_capability' }],
+  ])(
+    "a 2025 client gets a 2025 upstream's -32021 to %s as sent, not a gateway refusal about capabilities",
+    async (method, params) => {
+      const session = await openLegacySession(gateway.mcpUrl);
+      const answer = await rpc(gateway.mcpUrl, method, params, session);
+      expect(answer.json.error).toEqual({
+        code: -32021,
+        message: 'Vendor error 21',
+        data: { vendor: 21 },
+      });
+    },
+  );
 });

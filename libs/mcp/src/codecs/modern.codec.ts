@@ -360,7 +360,7 @@ export class ModernCodec {
 
   private handlerError(id: JsonRpcId, err: unknown): HttpAnswer {
     if (err instanceof ForwardedError) {
-      const wire = modernForwardedError(err.rpcCode, err.message);
+      const wire = modernForwardedError(err.rpcCode, err.message, err.upstreamEra);
       return this.error(id, wire.code, wire.message, wire.httpStatus, err.rpcData);
     }
     if (err instanceof GatewayError) {

@@ -59,6 +59,11 @@ export class ForwardedError extends GatewayError {
     readonly rpcCode: number,
     message: string,
     readonly rpcData?: unknown,
+    /**
+     * The revision of the upstream whose error this is, when it is one: a 2025 upstream's
+     * -32020…-32099 are its own codes, not the 2026 spec's (wire notes §5; modernForwardedError).
+     */
+    readonly upstreamEra?: '2025' | '2026',
   ) {
     super(GatewayErrorCode.Forwarded, message);
   }

@@ -99,19 +99,23 @@ const RESERVED_LAST = -32020;
  * server send, and a 2025 upstream's codes in -32020…-32099 are its own (implementation-defined
  * there) while a 2026 client reads -32020 and -32022 as faults of its own request:
  * - -32002 (resource not found, 2025) is -32602, message and data as sent;
- * - -32601 is HTTP 404, -32021 (a capability the client did not declare) HTTP 400;
- * - any other code in -32020…-32099 is -32603 naming the upstream's code in the message;
+ * - -32601 is HTTP 404, a 2026 upstream's -32021 (a capability the client did not declare)
+ *   HTTP 400;
+ * - any other code in -32020…-32099, a 2025 upstream's -32021 among them (its own code there,
+ *   `upstreamEra`), is -32603 naming the upstream's code in the message;
  * - every other code is passed on as sent, in-band (HTTP 200).
  * A 2025 client gets the upstream's code as sent: in that era the range is the server's.
  */
 export function modernForwardedError(
   code: number,
   message: string,
+  upstreamEra?: '2025' | '2026',
 ): WireError & { message: string } {
   if (code === JsonRpcCode.ResourceNotFound)
     return { httpStatus: 200, code: JsonRpcCode.InvalidParams, message };
   if (code === JsonRpcCode.MethodNotFound) return { httpStatus: 404, code, message };
-  if (code === JsonRpcCode.MissingClientCapability) return { httpStatus: 400, code, message };
+  if (code === JsonRpcCode.MissingClientCapability && upstreamEra !== '2025')
+    return { httpStatus: 400, code, message };
   if (code >= RESERVED_FIRST && code <= RESERVED_LAST)
     return {
       httpStatus: 200,

@@ -277,8 +277,13 @@ export class LegacyInputBridge {
           deadlineAt,
         });
       } catch (err) {
-        // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks
-        if (err instanceof ForwardedError && err.rpcCode === JsonRpcCode.MissingClientCapability) {
+        // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks; a
+        // 2025 upstream's -32021 is its own code (wire notes §5), passed on as sent
+        if (
+          err instanceof ForwardedError &&
+          err.rpcCode === JsonRpcCode.MissingClientCapability &&
+          err.upstreamEra !== '2025'
+        ) {
           const required = isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : undefined;
           // a tool that runs only as a task: no 2025 client can (docs/operations.md §10 "Tasks")
           if (declaresExtension(required, Extension.tasks))

@@ -49,6 +49,8 @@ type RoundOutcome =
       readonly code: number;
       readonly message: string;
       readonly data?: unknown;
+      /** ForwardedError.upstreamEra: what the code means depends on it. */
+      readonly upstreamEra?: '2025' | '2026';
     };
 
 /** Whose a parked call is: its caller (callerKey; none without `mcp.auth`) and upstream. */
@@ -516,7 +518,13 @@ export class MrtrCalls implements OnApplicationShutdown {
 
   private transferable(error: unknown): Extract<RoundOutcome, { kind: 'error' }> {
     if (error instanceof ForwardedError)
-      return { kind: 'error', code: error.rpcCode, message: error.message, data: error.rpcData };
+      return {
+        kind: 'error',
+        code: error.rpcCode,
+        message: error.message,
+        data: error.rpcData,
+        ...(error.upstreamEra === undefined ? {} : { upstreamEra: error.upstreamEra }),
+      };
     if (error instanceof GatewayError && error.code === GatewayErrorCode.InvalidParams)
       return { kind: 'error', code: JsonRpcCode.InvalidParams, message: error.message };
     this.logger.warn(
@@ -526,6 +534,6 @@ export class MrtrCalls implements OnApplicationShutdown {
   }
 
   private errorOf(outcome: Extract<RoundOutcome, { kind: 'error' }>): GatewayError {
-    return new ForwardedError(outcome.code, outcome.message, outcome.data);
+    return new ForwardedError(outcome.code, outcome.message, outcome.data, outcome.upstreamEra);
   }
 }

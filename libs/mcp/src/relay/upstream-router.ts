@@ -326,7 +326,7 @@ export class UpstreamRouter {
             JsonRpcCode.InternalError,
             `Upstream ${upstream.id} needs the client to open a URL first (${outcome.message.slice(0, 200)}), which ${method} cannot ask a 2026-07-28 client`,
           );
-        throw new ForwardedError(outcome.code, outcome.message, outcome.data);
+        throw new ForwardedError(outcome.code, outcome.message, outcome.data, outcome.era);
       case 'failed':
         if (method === 'tools/call') return toolFailure(outcome.message);
         throw new ForwardedError(JsonRpcCode.InternalError, outcome.message);
