@@ -123,3 +123,60 @@ describe('a 2025 upstream answering -32042 URLElicitationRequired', () => {
     });
   });
 });
+
+/**
+ * -32042 is URLElicitationRequired in 2025-11-25 only (wire notes §5); 2026-07-28 defines no such
+ * code, so a 2026 upstream that answers it sends an undefined code of the range that revision
+ * reserves, not a URL to open: a 2026 client gets it as -32603 naming it, like any other
+ * (docs/operations.md §10 "Routing"), and is never asked to open the URL it carries.
+ */
+describe('a 2026 upstream answering -32042 (a code its revision does not define)', () => {
+  let modern: ScriptedUpstream;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    modern = await ScriptedUpstream.start({
+      era: '2026',
+      tools: [upTool('drive')],
+      prompts: [{ name: 'brief' }],
+    });
+    const undefinedCode = () => ({
+      error: {
+        code: -32042,
+        message: 'This request requires more information.',
+        data: { elicitations: [ELICITATION] },
+      },
+    });
+    modern.onTool('drive', undefinedCode);
+    modern.on('prompts/get', undefinedCode);
+    gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([], {
+        upstreams: [upstream('mod', modern.url, { protocol: '2026-07-28' })],
+      }),
+      waitReady: true,
+    });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await modern?.stop();
+  });
+
+  it.each([
+    ['tools/call', { name: 'mod__drive', arguments: {} }],
+    ['prompts/get', { name: 'mod__brief' }],
+  ])(
+    '%s: a 2026 client gets -32603 naming -32042, never input_required with the URL',
+    async (method, params) => {
+      const answer = await modernRequest(gateway.mcpUrl, method, params, {
+        elicitation: { form: {}, url: {} },
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.json.result).toBeUndefined();
+      expect(answer.json.error.code).toBe(-32603);
+      expect(answer.json.error.message).toContain('-32042');
+      // nothing asks the client to open the URL (the error's data is the upstream's, as sent)
+      expect(answer.text).not.toContain('input_required');
+      expect(answer.text).not.toContain('elicitation/create');
+    },
+  );
+});

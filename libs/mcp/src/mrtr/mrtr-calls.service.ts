@@ -286,14 +286,20 @@ export class MrtrCalls implements OnApplicationShutdown {
    * client, which has no such code, is asked to open each URL by input_required (URL-mode
    * `elicitation/create`, without the 2025-only `elicitationId`), and its retry sends the request
    * again; one that did not declare `elicitation.url` gets -32021 naming it. undefined for any
-   * other error.
+   * other error, a 2026 upstream's -32042 among them: 2026-07-28 defines no such code (wire
+   * notes §5), so it is an undefined reserved code (-32603 naming it, modernForwardedError), not
+   * a URL the client should open.
    */
   private urlElicitations(
     error: unknown,
     binding: StateBinding,
     context: MethodContext,
   ): MethodResult | undefined {
-    if (!(error instanceof ForwardedError) || error.rpcCode !== JsonRpcCode.UrlElicitationRequired)
+    if (
+      !(error instanceof ForwardedError) ||
+      error.rpcCode !== JsonRpcCode.UrlElicitationRequired ||
+      error.upstreamEra === '2026'
+    )
       return undefined;
     const listed = isRecord(error.rpcData) ? error.rpcData.elicitations : undefined;
     const elicitations = Array.isArray(listed)

@@ -316,9 +316,11 @@ export class UpstreamRouter {
         if (outcome.code === JsonRpcCode.InvalidParams && method === 'tools/call')
           void this.refresh.refreshForUnknownTool();
         // -32042 is a 2025-only code: a 2026 client is asked to open the URL by input_required
-        // where the method allows one (MrtrCalls); elsewhere it learns why in words
+        // where the method allows one (MrtrCalls); elsewhere it learns why in words. A 2026
+        // upstream's -32042 is no such request (its revision defines no -32042, wire notes §5)
         if (
           outcome.code === JsonRpcCode.UrlElicitationRequired &&
+          outcome.era !== '2026' &&
           modern &&
           methodRow(method)?.inputRequired !== true
         )
