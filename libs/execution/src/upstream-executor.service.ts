@@ -29,6 +29,8 @@ export type UpstreamOutcome =
       readonly result: Record<string, unknown>;
       /** `result` as the upstream wrote it, when known (UpstreamAnswer.resultText). */
       readonly resultText?: string;
+      /** The revision of the upstream that answered (UpstreamAnswer). */
+      readonly era?: UpstreamEra;
     }
   | {
       readonly kind: 'error';

@@ -143,10 +143,13 @@ export async function readListPages(
     // The count before parsing found them all; this holds for any text it did not read as JSON.
     if (maxItems !== undefined && items.length + pageItems.length > maxItems) throw tooMany();
     for (const item of pageItems as Readonly<Record<string, unknown>>[]) items.push(item);
-    request.onPage?.(result, page);
-    const pageTtl = typeof result.ttlMs === 'number' && result.ttlMs > 0 ? result.ttlMs : 0;
+    // a 2025 upstream sends no cache hints (wire notes §3): a page's members of those names are
+    // its own, and it counts as hinting nothing (its configured cacheTtlMillis/cacheScope apply)
+    const hinted = connection.era !== '2025' ? result : withoutHints(result);
+    request.onPage?.(hinted, page);
+    const pageTtl = typeof hinted.ttlMs === 'number' && hinted.ttlMs > 0 ? hinted.ttlMs : 0;
     ttlMs = Math.min(ttlMs, pageTtl);
-    if (result.cacheScope !== 'public') cacheScope = 'private';
+    if (hinted.cacheScope !== 'public') cacheScope = 'private';
     const next = result.nextCursor;
     if (next === undefined || next === null) break;
     if (typeof next !== 'string')
@@ -162,4 +165,13 @@ export async function readListPages(
     cursor = next;
   }
   return { items, ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope, bytes };
+}
+
+/** A 2025 list page as it hints: without the members a 2026 page's cache hints would be. */
+function withoutHints(
+  result: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> {
+  if (!('ttlMs' in result) && !('cacheScope' in result)) return result;
+  const { ttlMs: _ttl, cacheScope: _scope, ...rest } = result;
+  return rest;
 }

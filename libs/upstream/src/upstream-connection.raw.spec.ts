@@ -522,7 +522,7 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
           .then((answer) => ({ answer, updates: messages.length }));
       };
       await expect(listen(true)).resolves.toEqual({
-        answer: { kind: 'result', result: {}, resultText: '{}' },
+        answer: { kind: 'result', result: {}, resultText: '{}', era: '2026' },
         updates: 400,
       });
       // any other request's answer is one answer, capped whole
@@ -559,6 +559,7 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
         kind: 'result',
         result: { content: [{ type: 'text', text: 'ok ✓' }] },
         resultText: '{"content":[{"type":"text","text":"ok ✓"}]}',
+        era: '2026',
       });
       expect(messages.map((m) => m.method)).toEqual([
         'notifications/progress',
@@ -598,7 +599,7 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
         { name: 't' },
         { deadlineMillis: 2000, onMessage: (m) => messages.push(m) },
       );
-      expect(answer).toEqual({ kind: 'result', result: {}, resultText: '{}' });
+      expect(answer).toEqual({ kind: 'result', result: {}, resultText: '{}', era: '2025' });
       expect(messages.map((m) => m.method)).toEqual(['notifications/tools/list_changed']);
       expect(unsolicited.map((m) => m.method)).toEqual(['notifications/tools/list_changed']);
       await eventually(() =>

@@ -452,6 +452,7 @@ describe('UpstreamConnection against the official SDK servers', () => {
         result: { content: [{ type: 'text', text: 'hällo' }] },
         // the v1 SDK writes {"result":…,"jsonrpc":"2.0","id":…}: the result's own text comes along
         resultText: '{"content":[{"type":"text","text":"hällo"}]}',
+        era: '2025',
       });
       const sent = seen(server)
         .filter((s) => s.body?.method === 'tools/call')
@@ -481,6 +482,7 @@ describe('UpstreamConnection against the official SDK servers', () => {
         result: { content: [{ type: 'text', text: 'done' }] },
         // the v1 SDK writes {"result":…,"jsonrpc":"2.0","id":…}: the result's own text comes along
         resultText: '{"content":[{"type":"text","text":"done"}]}',
+        era: '2025',
       });
       expect(messages.map((m) => m.method)).toEqual([
         'notifications/progress',
@@ -670,6 +672,7 @@ describe('UpstreamConnection against the official SDK servers', () => {
         result: { content: [{ type: 'text', text: 'x' }] },
         // the v1 SDK writes {"result":…,"jsonrpc":"2.0","id":…}: the result's own text comes along
         resultText: '{"content":[{"type":"text","text":"x"}]}',
+        era: '2025',
       });
       const sent = seen(server).find((s) => s.body?.method === 'tools/call')!;
       expect(sent.headers['mcp-session-id']).toBeUndefined();

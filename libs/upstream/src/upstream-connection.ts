@@ -404,7 +404,8 @@ export class UpstreamConnection {
         continue;
       }
       if (sent.outcome instanceof UpstreamFailure) throw sent.outcome;
-      return sent.outcome.kind === 'error' ? { ...sent.outcome, era: session.era } : sent.outcome;
+      // the era of the server that answered: what a code or a member means depends on it
+      return { ...sent.outcome, era: session.era };
     }
   }
 

@@ -178,6 +178,11 @@ export type UpstreamAnswer =
        * cut out of the message without parsing anything twice: for passing it on unchanged.
        */
       readonly resultText?: string;
+      /**
+       * The revision of the server that answered: `ttlMs`/`cacheScope` are cache hints only from
+       * a 2026 server (wire notes §3; a 2025 result's members of those names are its own).
+       */
+      readonly era?: UpstreamEra;
     }
   | {
       readonly kind: 'error';

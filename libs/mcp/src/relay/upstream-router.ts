@@ -302,8 +302,12 @@ export class UpstreamRouter {
             ? undefined
             : legacyResultText(outcome.resultText, outcome.result, result);
         const passOn = text !== undefined && !text.includes('\n') && !text.includes('\r');
-        // a read's own cache hints, which the projection left out, go on beside it
-        const hints = method === 'resources/read' ? readHintsOf(outcome.result) : undefined;
+        // a read's own cache hints, which the projection left out, go on beside it; a 2025
+        // upstream sends none (wire notes §3): members of those names are its own, not hints
+        const hints =
+          method === 'resources/read' && outcome.era !== '2025'
+            ? readHintsOf(outcome.result)
+            : undefined;
         if (passOn) return new SerializedResult(text, result, hints);
         return hints === undefined
           ? result
