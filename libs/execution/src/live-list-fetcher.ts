@@ -6,7 +6,7 @@ import {
   type UpstreamDefinition,
 } from '@app/config';
 import { ListPagesFault, readListPages, UpstreamConnections, UpstreamFailure } from '@app/upstream';
-import { SourceCredentialError, type CallerIdentity } from '@app/identity';
+import { callerExpiresAtMs, SourceCredentialError, type CallerIdentity } from '@app/identity';
 import type { IncomingHeaders } from './call-tool-result';
 import { CallerRequestHeaders } from './caller-request-headers';
 
@@ -99,8 +99,7 @@ export class LiveListFetcher {
         // a page's resume GET, or its repeat after a renewed session, is sent by the gateway on
         // its own: not with the caller's token past its exp (docs/security.md "Answers to
         // relayed requests")
-        credentialExpiresAtMs:
-          caller?.expiresAt === undefined ? undefined : caller.expiresAt * 1000,
+        credentialExpiresAtMs: callerExpiresAtMs(caller),
       });
       return {
         kind: 'items',

@@ -1,7 +1,12 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { JsonRpcCode } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
-import { callerExpired, SourceCredentialError, type CallerIdentity } from '@app/identity';
+import {
+  callerExpired,
+  callerExpiresAtMs,
+  SourceCredentialError,
+  type CallerIdentity,
+} from '@app/identity';
 import {
   UpstreamConnections,
   UpstreamFailure,
@@ -161,8 +166,7 @@ export class UpstreamListener {
     const connection = this.connectionOf(upstream);
     if (connection === undefined) return;
     let wait = REOPEN_FIRST_MS;
-    const expiresAtMs =
-      context.caller?.expiresAt === undefined ? undefined : context.caller.expiresAt * 1000;
+    const expiresAtMs = callerExpiresAtMs(context.caller);
     while (!signal.aborted) {
       // exact `exp`, as for a call's resume and a bridged listen: the clock skew a token is
       // accepted with applies to the caller's own requests, not to what the gateway sends again

@@ -49,5 +49,15 @@ export function callerSubject(caller: CallerIdentity | undefined): string | unde
  * (auth off, an introspected token without `exp`) never has.
  */
 export function callerExpired(caller: CallerIdentity | undefined, nowMs = Date.now()): boolean {
-  return caller?.expiresAt !== undefined && caller.expiresAt * 1000 <= nowMs;
+  const expiresAtMs = callerExpiresAtMs(caller);
+  return expiresAtMs !== undefined && expiresAtMs <= nowMs;
+}
+
+/**
+ * When the caller's token expires, in ms since the epoch (its `exp`, without the clock skew a
+ * request is accepted with): what the gateway sends again on its own for the caller stops
+ * there. Undefined for a caller without an expiry.
+ */
+export function callerExpiresAtMs(caller: CallerIdentity | undefined): number | undefined {
+  return caller?.expiresAt === undefined ? undefined : caller.expiresAt * 1000;
 }

@@ -1,4 +1,10 @@
-export { type CallerIdentity, callerExpired, callerName, callerSubject } from './caller-identity';
+export {
+  type CallerIdentity,
+  callerExpired,
+  callerExpiresAtMs,
+  callerName,
+  callerSubject,
+} from './caller-identity';
 export {
   callerAuthorization,
   gatewayAuthorization,

@@ -1,3 +1,5 @@
+import type { UpstreamEra } from '@app/upstream';
+
 /**
  * Protocol faults the gateway answers with a JSON-RPC error. A failing *tool* is never one of
  * these: it is a result with isError (DESIGN "Errors"). Each era's codec maps a code to its
@@ -63,7 +65,7 @@ export class ForwardedError extends GatewayError {
      * The revision of the upstream whose error this is, when it is one: a 2025 upstream's
      * -32020…-32099 are its own codes, not the 2026 spec's (wire notes §5; modernForwardedError).
      */
-    readonly upstreamEra?: '2025' | '2026',
+    readonly upstreamEra?: UpstreamEra,
   ) {
     super(GatewayErrorCode.Forwarded, message);
   }

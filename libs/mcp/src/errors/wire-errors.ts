@@ -1,3 +1,4 @@
+import type { UpstreamEra } from '@app/upstream';
 import { JsonRpcCode } from '@app/wire';
 import { GatewayError, GatewayErrorCode } from './gateway-error';
 
@@ -109,13 +110,12 @@ const RESERVED_LAST = -32020;
 export function modernForwardedError(
   code: number,
   message: string,
-  upstreamEra?: '2025' | '2026',
+  upstreamEra?: UpstreamEra,
 ): WireError & { message: string } {
   if (code === JsonRpcCode.ResourceNotFound)
     return { httpStatus: 200, code: JsonRpcCode.InvalidParams, message };
   if (code === JsonRpcCode.MethodNotFound) return { httpStatus: 404, code, message };
-  if (code === JsonRpcCode.MissingClientCapability && upstreamEra !== '2025')
-    return { httpStatus: 400, code, message };
+  if (asksMissingCapability(code, upstreamEra)) return { httpStatus: 400, code, message };
   if (code >= RESERVED_FIRST && code <= RESERVED_LAST)
     return {
       httpStatus: 200,
@@ -134,4 +134,22 @@ export function errorHeaders(error: GatewayError): Record<string, string> {
   return error.code === GatewayErrorCode.RateLimited && typeof seconds === 'number'
     ? { 'retry-after': String(seconds) }
     : {};
+}
+
+/**
+ * Whether an upstream's error code says the client lacks a capability the request needs: -32021
+ * (MissingRequiredClientCapability) is a 2026-07-28 code; a 2025 upstream's -32021 is its own,
+ * in the range that revision leaves to servers (wire notes §5).
+ */
+export function asksMissingCapability(code: number, upstreamEra: UpstreamEra | undefined): boolean {
+  return code === JsonRpcCode.MissingClientCapability && upstreamEra !== '2025';
+}
+
+/**
+ * Whether an upstream's error code asks the client to open a URL first: -32042
+ * (URLElicitationRequired) is a 2025-11-25 code; 2026-07-28 defines none, so a 2026 upstream's
+ * -32042 is an undefined reserved code (wire notes §5).
+ */
+export function asksUrlElicitation(code: number, upstreamEra: UpstreamEra | undefined): boolean {
+  return code === JsonRpcCode.UrlElicitationRequired && upstreamEra !== '2026';
 }

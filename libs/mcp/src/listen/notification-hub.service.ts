@@ -306,9 +306,10 @@ export class NotificationHub implements OnApplicationShutdown {
 
   /**
    * Closes a stream as its token's expiry does (without a closing result, counted
-   * `token_expired`, or `session_expired` for a GET stream whose session id expired): also before `exp` + `clockSkewSeconds` when what the stream relays can no
-   * longer be had without sending the expired token upstream (an upstream listen that would
-   * have to be opened again, SubscriptionsListen).
+   * `token_expired`, or `session_expired` for a GET stream whose session id expired): also
+   * before `exp` + `clockSkewSeconds` when what the stream relays can no longer be had without
+   * sending the expired token upstream (an upstream listen that would have to be opened again,
+   * SubscriptionsListen).
    */
   expire(stream: OpenStream, reason: 'token_expired' | 'session_expired' = 'token_expired'): void {
     if (!this.streams.has(stream)) return;

@@ -4,6 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { JsonRpcMessage } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
+import { asksMissingCapability } from '../errors/wire-errors';
 import type { MethodContext, MethodResult } from '../methods/method-handler';
 import { RELAYED_REQUESTS, UpstreamRouter } from '../relay/upstream-router';
 import { increasingProgress } from '../relay/increasing-progress';
@@ -279,11 +280,7 @@ export class LegacyInputBridge {
       } catch (err) {
         // -32021 is a 2026 code: a 2025 client learns in words which capability it lacks; a
         // 2025 upstream's -32021 is its own code (wire notes §5), passed on as sent
-        if (
-          err instanceof ForwardedError &&
-          err.rpcCode === JsonRpcCode.MissingClientCapability &&
-          err.upstreamEra !== '2025'
-        ) {
+        if (err instanceof ForwardedError && asksMissingCapability(err.rpcCode, err.upstreamEra)) {
           const required = isRecord(err.rpcData) ? err.rpcData.requiredCapabilities : undefined;
           // a tool that runs only as a task: no 2025 client can (docs/operations.md §10 "Tasks")
           if (declaresExtension(required, Extension.tasks))

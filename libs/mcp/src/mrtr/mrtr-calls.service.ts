@@ -10,8 +10,9 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { CallCancellation } from '@app/execution';
 import { inSpan, tracedHere } from '@app/observability';
 import { ForwardedError, GatewayError, GatewayErrorCode } from '../errors/gateway-error';
+import { asksUrlElicitation } from '../errors/wire-errors';
 import { type MethodContext, type MethodResult } from '../methods/method-handler';
-import type { JsonRpcMessage } from '@app/upstream';
+import type { JsonRpcMessage, UpstreamEra } from '@app/upstream';
 import {
   RELAYED_REQUESTS,
   resumingRequestRelay,
@@ -50,7 +51,7 @@ type RoundOutcome =
       readonly message: string;
       readonly data?: unknown;
       /** ForwardedError.upstreamEra: what the code means depends on it. */
-      readonly upstreamEra?: '2025' | '2026';
+      readonly upstreamEra?: UpstreamEra;
     };
 
 /** Whose a parked call is: its caller (callerKey; none without `mcp.auth`) and upstream. */
@@ -295,11 +296,7 @@ export class MrtrCalls implements OnApplicationShutdown {
     binding: StateBinding,
     context: MethodContext,
   ): MethodResult | undefined {
-    if (
-      !(error instanceof ForwardedError) ||
-      error.rpcCode !== JsonRpcCode.UrlElicitationRequired ||
-      error.upstreamEra === '2026'
-    )
+    if (!(error instanceof ForwardedError) || !asksUrlElicitation(error.rpcCode, error.upstreamEra))
       return undefined;
     const listed = isRecord(error.rpcData) ? error.rpcData.elicitations : undefined;
     const elicitations = Array.isArray(listed)

@@ -15,6 +15,7 @@ import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@
 import { CatalogRefresh, RegistryService } from '@app/registry';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
+import { asksUrlElicitation } from '../errors/wire-errors';
 import { answerBinding, type AnswerDelivery } from './answer-binding';
 import { RelayIds } from './relay-ids';
 import { asLegacyResult, legacyResultText } from './legacy-result';
@@ -323,8 +324,7 @@ export class UpstreamRouter {
         // where the method allows one (MrtrCalls); elsewhere it learns why in words. A 2026
         // upstream's -32042 is no such request (its revision defines no -32042, wire notes §5)
         if (
-          outcome.code === JsonRpcCode.UrlElicitationRequired &&
-          outcome.era !== '2026' &&
+          asksUrlElicitation(outcome.code, outcome.era) &&
           modern &&
           methodRow(method)?.inputRequired !== true
         )

@@ -125,8 +125,9 @@ function isGone(err: unknown): boolean {
  * update time changed, until it ended, the owner no longer knows it, or the last listen naming it
  * closed (its read in flight is cut then). An upstream's task is read with a listen whose token
  * has not expired; when none has (they live to `exp` + `clockSkewSeconds`), it is not read again
- * and those listens end as at their expiry (TaskWatcher.onCredentialExpired). One read per task and caller, whatever the number of
- * its listens; at most MAX_WATCHED_TASKS_PER_CALLER tasks per caller on a replica. Before each
+ * and those listens end as at their expiry (TaskWatcher.onCredentialExpired). One read per task
+ * and caller, whatever the number of its listens; at most MAX_WATCHED_TASKS_PER_CALLER tasks per
+ * caller on a replica. Before each
  * read and each notification, every listen is checked against its caller's grant as it is now
  * (on a virtual server's path, the view resolved for the catalog served now, docs/operations.md
  * §16), as tasks/get is: a listen no longer covering the task's tool is dropped from the watch
