@@ -187,14 +187,19 @@ export function argumentsForm(inputSchema: unknown, idPrefix: string): Arguments
     editor,
   );
   const readFields = (): ReadArguments => {
-    const args: Record<string, unknown> = {};
+    const entries: [string, unknown][] = [];
     const errors: string[] = [];
     for (const field of fields) {
       const { value, error } = readField(field);
       if (error !== undefined) errors.push(error);
-      else if (value !== undefined) args[field.name] = value;
+      else if (value !== undefined) entries.push([field.name, value]);
     }
-    return errors.length > 0 ? { ok: false, error: errors.join('; ') } : { ok: true, args };
+    // Object.fromEntries defines each property as its own: an assignment `args[name] = value`
+    // would set the prototype for a property a schema names `__proto__` (a name JSON allows),
+    // and the operator's value would never be sent (docs/console.md "Tools", "Run").
+    return errors.length > 0
+      ? { ok: false, error: errors.join('; ') }
+      : { ok: true, args: Object.fromEntries(entries) };
   };
   const showJson = (on: boolean): void => {
     if (on) {
