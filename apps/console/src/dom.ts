@@ -82,8 +82,16 @@ export function patchKeyed(parent: Element, next: readonly HTMLElement[], key: s
     const before = old.get(el.getAttribute(key) ?? '');
     return before !== undefined && before.outerHTML === el.outerHTML ? before : el;
   });
-  kept.forEach((el, i) => {
+  place(parent, kept);
+}
+
+/**
+ * Makes `next` the children of `parent`, in order, moving only the elements out of place: an
+ * element that stays where it was is not detached, so it keeps the keyboard focus.
+ */
+export function place(parent: Element, next: readonly Element[]): void {
+  next.forEach((el, i) => {
     if (parent.children[i] !== el) parent.insertBefore(el, parent.children[i] ?? null);
   });
-  while (parent.children.length > kept.length) parent.lastElementChild?.remove();
+  while (parent.children.length > next.length) parent.lastElementChild?.remove();
 }

@@ -1,12 +1,9 @@
 import type { CatalogToolView, CatalogToolsAnswer, VirtualServerView } from './api.js';
-import { h, replace } from './dom.js';
+import { h, place, replace } from './dom.js';
 import { McpCallError, type McpClient } from './mcp-client.js';
 import { failureBlock, resultBlock } from './result-view.js';
 import { argumentsForm } from './schema-form.js';
 import { schemaBlock } from './schema-view.js';
-
-/** A stable, id-safe token for a tool name (names may hold . / and -). */
-const slug = (i: number): string => `tool-${i}`;
 
 function sourceLabel(tool: CatalogToolView): string {
   return tool.source.kind === 'bundle'
@@ -36,6 +33,19 @@ export class ToolsView {
   private publishedAt?: string | null;
   /** Names whose schema panel is open, kept across a catalog change. */
   private readonly openSchemas = new Set<string>();
+  /**
+   * The card of each tool shown, by its whole view (name, definition, source): a publication
+   * keeps the card of a tool it did not change, with its open panels, typed arguments, result
+   * and focus (docs/console.md: the page refreshes itself), and builds one for a changed tool.
+   */
+  private cards = new Map<string, HTMLElement>();
+  /** The section of each source shown, by `kind:id`, with its count line. */
+  private sections = new Map<
+    string,
+    { section: HTMLElement; count: HTMLElement; cards: HTMLElement }
+  >();
+  /** Numbers the ids of new cards and sections: a kept one keeps its ids, so none repeat. */
+  private nextId = 0;
 
   /**
    * @param credential the "Caller token for Run" form (caller-token-view.ts)
@@ -96,7 +106,10 @@ export class ToolsView {
     return this.serverPicker.value === '' ? undefined : this.serverPicker.value;
   }
 
-  /** Rebuilds the cards only when another catalog was published. */
+  /**
+   * Shows another published catalog (nothing to do for the same one): the cards of unchanged
+   * tools stay as they are, in the catalog's order.
+   */
   render(answer: CatalogToolsAnswer): void {
     if (answer.publishedAt === this.publishedAt) return;
     this.publishedAt = answer.publishedAt;
@@ -105,36 +118,60 @@ export class ToolsView {
       const key = `${tool.source.kind}:${tool.source.id}`;
       bySource.set(key, [...(bySource.get(key) ?? []), tool]);
     }
-    let index = 0;
-    replace(
-      this.groups,
-      ...[...bySource.values()].map((tools, g) =>
-        h(
-          'section',
-          {
-            class: 'tool-group',
-            'aria-labelledby': `group-${g}`,
-            'data-group': sourceLabel(tools[0] as CatalogToolView),
-          },
-          h(
-            'h3',
-            { id: `group-${g}` },
-            sourceLabel(tools[0] as CatalogToolView),
-            h('span', { class: 'hint' }, ` (${tools.length})`),
-          ),
-          h('div', { class: 'cards' }, ...tools.map((t) => this.card(t, slug(index++)))),
-        ),
-      ),
-    );
-    if (answer.tools.length === 0)
-      this.groups.append(
-        h(
-          'p',
-          {},
-          answer.publishedAt === null ? 'No catalog is published yet.' : 'The catalog is empty.',
-        ),
+    const cards = new Map<string, HTMLElement>();
+    const sections = new Map<
+      string,
+      { section: HTMLElement; count: HTMLElement; cards: HTMLElement }
+    >();
+    for (const [key, tools] of bySource) {
+      const group = this.sections.get(key) ?? this.section(tools[0] as CatalogToolView);
+      group.count.textContent = ` (${tools.length})`;
+      place(
+        group.cards,
+        tools.map((tool) => {
+          const view = JSON.stringify(tool);
+          const card = this.cards.get(view) ?? this.card(tool, `tool-${this.nextId++}`);
+          cards.set(view, card);
+          return card;
+        }),
       );
+      sections.set(key, group);
+    }
+    this.cards = cards;
+    this.sections = sections;
+    place(this.groups, [
+      ...[...sections.values()].map((s) => s.section),
+      ...(answer.tools.length === 0
+        ? [
+            h(
+              'p',
+              {},
+              answer.publishedAt === null
+                ? 'No catalog is published yet.'
+                : 'The catalog is empty.',
+            ),
+          ]
+        : []),
+    ]);
     this.filter();
+  }
+
+  /** The (empty) section of a source's cards. */
+  private section(first: CatalogToolView): {
+    section: HTMLElement;
+    count: HTMLElement;
+    cards: HTMLElement;
+  } {
+    const id = `group-${this.nextId++}`;
+    const count = h('span', { class: 'hint' });
+    const cards = h('div', { class: 'cards' });
+    const section = h(
+      'section',
+      { class: 'tool-group', 'aria-labelledby': id, 'data-group': sourceLabel(first) },
+      h('h3', { id }, sourceLabel(first), count),
+      cards,
+    );
+    return { section, count, cards };
   }
 
   private filter(): void {
