@@ -1,5 +1,7 @@
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type Redis from 'ioredis';
+import type { GatewayConfig } from '@app/config';
+import { MrtrSeal } from '../../libs/mcp/src/sealing/mrtr-seal';
 import { stopAfterEach } from '../support/cleanup';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
@@ -101,10 +103,19 @@ describe('bursts of resource updates', () => {
       expect(JSON.stringify(params).length).toBeLessThan(2_000);
     }
     expect(published.length).toBe(seen.length);
+    // what crosses is sealed with the session keys (resource-update-bus.ts): opened as a replica would
+    const [kid, key] = TEST_SESSION_KEYS.split(':') as [string, string];
+    const seal = new MrtrSeal({
+      sessionKeys: [{ kid, key: Buffer.from(key, 'base64') }],
+      mcp: gatewayConfig([]),
+    } as unknown as GatewayConfig);
     for (const text of published) {
-      expect(text.length).toBeLessThan(20_000);
+      expect(text.length).toBeLessThan(30_000);
+      const opened = seal.open('resource-bus', text, 0, text.length) as {
+        body: { sessions: string[] };
+      };
       // the subscribed client's stream is on this replica: only the 50 others are shared
-      expect((JSON.parse(text) as { body: { sessions: string[] } }).body.sessions).toHaveLength(50);
+      expect(opened.body.sessions).toHaveLength(50);
     }
 
     // a later update, after the interval, is delivered at once: nothing is dropped

@@ -6,8 +6,10 @@ import {
   quitRedis,
   redisFailureText,
   redisUseOptions,
+  storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 
 /** DI token of the bus resource updates cross replicas on; null without Redis. */
 export const RESOURCE_UPDATE_BUS = Symbol('RESOURCE_UPDATE_BUS');
@@ -38,10 +40,30 @@ export interface ResourceUpdateBus {
   onMessage(handler: (message: ResourceBusMessage) => void): void;
 }
 
-interface Envelope {
-  readonly from: string;
-  readonly body: ResourceBusMessage;
-}
+/**
+ * A `deliver` names at most this many characters of session ids (each counted with its JSON
+ * quotes and comma); more sessions are published as several messages. A session id is an
+ * `Mcp-Session-Id` header, far shorter than this (Node's header limit is 16 KB), so a message
+ * always takes at least one.
+ */
+export const MAX_BUS_SESSION_CHARS = 256 * 1024;
+/**
+ * The longest message read from the channel: what a replica publishes is a sealed (base64url,
+ * 4/3 longer) JSON envelope of at most MAX_BUS_SESSION_CHARS of session ids and one relayed
+ * update (a subscribed URI of at most 8192 characters and a `_meta` of at most 1 KB:
+ * update-params.ts), bounded as stored JSON is. Anything longer is no replica's and is not
+ * opened.
+ */
+export const MAX_BUS_MESSAGE_CHARS = Math.ceil(
+  (storedJsonLimit(MAX_BUS_SESSION_CHARS + 8192 + 1024) * 4) / 3 + 1024,
+);
+/**
+ * How long a published message opens: replicas' clocks are a few seconds apart at most, and
+ * pub/sub delivers at once or never; a message replayed later is not acted on.
+ */
+const BUS_MESSAGE_TTL_MS = 30_000;
+/** At most one log line per this many ms about dropped messages (a flood costs one a minute). */
+const DROP_LOG_EVERY_MS = 60_000;
 
 function isBusMessage(value: unknown): value is ResourceBusMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -62,19 +84,48 @@ function isBusMessage(value: unknown): value is ResourceBusMessage {
 }
 
 /**
+ * The sessions of a `deliver` in groups of at most MAX_BUS_SESSION_CHARS (one session at least).
+ */
+export function sessionGroups(sessions: readonly string[]): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let chars = 0;
+  for (const session of sessions) {
+    const size = session.length + 3;
+    if (group.length > 0 && chars + size > MAX_BUS_SESSION_CHARS) {
+      groups.push(group);
+      group = [];
+      chars = 0;
+    }
+    group.push(session);
+    chars += size;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/**
  * Redis pub/sub on `<keyPrefix>:{<identity>}:resource-updates`, one channel every replica of the
- * gateway identity subscribes to; a replica ignores what it published itself.
+ * gateway identity subscribes to; a replica ignores what it published itself. Every message is
+ * sealed with the keys of MCP_SESSION_KEYS (MrtrSeal, the gateway identity authenticated): anyone
+ * else who can PUBLISH on that Redis could otherwise write any JSON-RPC message on a session's
+ * GET stream, or end its subscriptions (docs/security.md "Update work"). What does not open, or
+ * is longer than MAX_BUS_MESSAGE_CHARS, is dropped, counted and logged.
  */
 export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationShutdown {
   private readonly logger = new Logger('Listen');
   private readonly replicaId = randomBytes(9).toString('base64url');
   private readonly channel: string;
   private readonly handlers: ((message: ResourceBusMessage) => void)[] = [];
+  /** Messages dropped since the last log line about them, and when that was. */
+  private dropped = 0;
+  private droppedLoggedAt = 0;
 
   constructor(
     private readonly publisher: RedisClient,
     private readonly subscriber: RedisClient,
     config: GatewayConfig,
+    private readonly seal: MrtrSeal,
   ) {
     this.channel = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:resource-updates`;
     for (const client of [publisher, subscriber])
@@ -97,10 +148,17 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
   }
 
   publish(message: ResourceBusMessage): void {
-    const envelope: Envelope = { from: this.replicaId, body: message };
-    this.publisher.publish(this.channel, JSON.stringify(envelope)).catch((err: Error) => {
-      this.logger.debug(`Redis: a resource update was not shared (${err.message})`);
-    });
+    const bodies: ResourceBusMessage[] =
+      message.op === 'deliver'
+        ? sessionGroups(message.sessions).map((sessions) => ({ ...message, sessions }))
+        : [message];
+    for (const body of bodies) {
+      const envelope = { exp: Date.now() + BUS_MESSAGE_TTL_MS, from: this.replicaId, body };
+      const sealed = this.seal.seal('resource-bus', envelope);
+      this.publisher.publish(this.channel, sealed).catch((err: Error) => {
+        this.logger.debug(`Redis: a resource update was not shared (${err.message})`);
+      });
+    }
   }
 
   onMessage(handler: (message: ResourceBusMessage) => void): void {
@@ -112,28 +170,43 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
   }
 
   private receive(text: string): void {
-    let envelope: Partial<Envelope>;
-    try {
-      envelope = JSON.parse(text) as Partial<Envelope>;
-    } catch {
+    const envelope =
+      text.length > MAX_BUS_MESSAGE_CHARS
+        ? undefined
+        : this.seal.open('resource-bus', text, Date.now(), MAX_BUS_MESSAGE_CHARS);
+    if (envelope === undefined || !isBusMessage(envelope.body)) {
+      this.drop(text.length);
       return;
     }
-    if (envelope.from === this.replicaId || !isBusMessage(envelope.body)) return;
+    if (envelope.from === this.replicaId) return;
     for (const handler of this.handlers) handler(envelope.body);
+  }
+
+  /** Counts a message that is no replica's of this gateway; one log line a minute says so. */
+  private drop(chars: number): void {
+    this.dropped++;
+    const now = Date.now();
+    if (now - this.droppedLoggedAt < DROP_LOG_EVERY_MS) return;
+    this.logger.warn(
+      `Dropped ${this.dropped} message(s) on the resource-update channel (the last ${chars} characters long) that this gateway's replicas did not publish: not sealed with MCP_SESSION_KEYS for this identity, expired, malformed or too long (another gateway sharing the key prefix, an older version, or a hostile publisher on Redis)`,
+    );
+    this.dropped = 0;
+    this.droppedLoggedAt = now;
   }
 }
 
 /** The bus when the gateway has Redis (ioredis loaded only then), else null: one replica's streams. */
 export const resourceUpdateBusProvider: Provider = {
   provide: RESOURCE_UPDATE_BUS,
-  useFactory: async (config: GatewayConfig): Promise<ResourceUpdateBus | null> => {
+  useFactory: async (config: GatewayConfig, seal: MrtrSeal): Promise<ResourceUpdateBus | null> => {
     if (config.redisServer === undefined) return null;
     const r = config.mcp.redis;
     return new RedisResourceUpdateBus(
       await openRedis(config.redisServer, redisUseOptions('busPublisher', r)),
       await openRedis(config.redisServer, redisUseOptions('busSubscriber', r)),
       config,
+      seal,
     );
   },
-  inject: [GATEWAY_CONFIG],
+  inject: [GATEWAY_CONFIG, MrtrSeal],
 };

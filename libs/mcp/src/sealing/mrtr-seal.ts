@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 
 /** What a sealed token is for: its purpose is authenticated (AAD), so one never opens as the other. */
-export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id' | 'task-id';
+export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id' | 'task-id' | 'resource-bus';
 
 /**
  * What `inspect` found in a token of the purpose's form: its payload; that it was sealed here
@@ -26,7 +26,13 @@ const PREFIXES: Readonly<Record<SealPurpose, string>> = {
   'relay-id': 'gw-relay',
   // task ids handed to clients (docs/operations.md §10 "Tasks")
   'task-id': 'gwtk1',
+  // what replicas tell each other on the resource-update channel (docs/operations.md §10
+  // "Resource subscriptions"): never handed to a client
+  'resource-bus': 'gwrb1',
 };
+
+/** The longest token a client hands back that is opened (its ids and envelopes are far shorter). */
+const MAX_TOKEN_CHARS = 16_384;
 
 /**
  * AES-256-GCM sealing of the gateway's multi-round-trip tokens
@@ -82,8 +88,9 @@ export class MrtrSeal {
     purpose: SealPurpose,
     token: unknown,
     nowMs = Date.now(),
+    maxChars = MAX_TOKEN_CHARS,
   ): Record<string, unknown> | undefined {
-    const content = this.inspect(purpose, token, nowMs);
+    const content = this.inspect(purpose, token, nowMs, maxChars);
     return content?.kind === 'open' ? content.payload : undefined;
   }
 
@@ -92,9 +99,14 @@ export class MrtrSeal {
    * client whose answer came too late, or carried an id not issued here, can be told so.
    * undefined: not a string of this purpose's form at all.
    */
-  inspect(purpose: SealPurpose, token: unknown, nowMs = Date.now()): SealedContent | undefined {
+  inspect(
+    purpose: SealPurpose,
+    token: unknown,
+    nowMs = Date.now(),
+    maxChars = MAX_TOKEN_CHARS,
+  ): SealedContent | undefined {
     if (typeof token !== 'string' || !token.startsWith(`${PREFIXES[purpose]}.`)) return undefined;
-    if (token.length > 16_384) return FOREIGN;
+    if (token.length > maxChars) return FOREIGN;
     const [, kid, body, extra] = token.split('.');
     if (kid === undefined || body === undefined || extra !== undefined) return FOREIGN;
     const key = this.keys.get(kid);
