@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '@app/config';
 import { InputHandoff } from '../../libs/mcp/src/mrtr/input-handoff';
+import { MrtrSeal } from '../../libs/mcp/src/sealing/mrtr-seal';
 import type { RedisClient } from '@app/redis';
 import { waitFor } from '../support/gateway-process';
 import { SHARED_REDIS_URL, redisClient, uniqueKeyPrefix } from '../support/redis';
@@ -8,6 +9,7 @@ import { SHARED_REDIS_URL, redisClient, uniqueKeyPrefix } from '../support/redis
 function replicaConfig(keyPrefix: string): GatewayConfig {
   return {
     redisServer: { kind: 'standalone', url: SHARED_REDIS_URL, secrets: { tls: false } },
+    sessionKeys: [],
     mcp: {
       identity: 'gw',
       redis: { keyPrefix, connectTimeoutMillis: 2000, commandTimeoutMillis: 1000 },
@@ -36,8 +38,10 @@ describe('InputHandoff across replicas when the way back is closed', () => {
   beforeEach(async () => {
     keyPrefix = uniqueKeyPrefix();
     const config = replicaConfig(keyPrefix);
-    sender = new InputHandoff(config);
-    holder = new InputHandoff(config);
+    // one seal for both: the replicas' shared MCP_SESSION_KEYS
+    const seal = new MrtrSeal(config);
+    sender = new InputHandoff(config, seal);
+    holder = new InputHandoff(config, seal);
     await sender.onModuleInit();
     await holder.onModuleInit();
     ran.length = 0;

@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '@app/config';
 import { InputHandoff } from './input-handoff';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 
 /**
  * Two replicas' InputHandoffs over an in-process stand-in for Redis pub/sub (the real one is
@@ -11,7 +12,12 @@ function replicas(): {
   unsubscribed: Set<InputHandoff>;
   hung: Set<InputHandoff>;
 } {
-  const config = { mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' } } as unknown as GatewayConfig;
+  const config = {
+    sessionKeys: [],
+    mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' },
+  } as unknown as GatewayConfig;
+  // the replicas' shared MCP_SESSION_KEYS
+  const seal = new MrtrSeal(config);
   const all: InputHandoff[] = [];
   /** Replicas whose subscriber is not subscribed (Redis just came back): they receive nothing. */
   const unsubscribed = new Set<InputHandoff>();
@@ -30,7 +36,7 @@ function replicas(): {
     },
   };
   const make = (): InputHandoff => {
-    const handoff = new InputHandoff(config);
+    const handoff = new InputHandoff(config, seal);
     (handoff as unknown as { publisher: unknown }).publisher = bus;
     // subscribed to its channel (the stand-in delivers to every replica not in `unsubscribed`)
     (handoff as unknown as { listening: boolean }).listening = true;
@@ -51,6 +57,31 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
       kind: 'ok',
       value: { got: 'answer' },
     });
+  });
+
+  it("takes no reply, ack or resume that is not sealed with the replicas' keys (a hostile publisher on Redis)", async () => {
+    const { sender, holder } = replicas();
+    const ran: unknown[] = [];
+    holder.hold('call-f', (input) => {
+      ran.push(input);
+      return Promise.resolve({ real: input });
+    });
+    const receive = (h: InputHandoff, text: string): void =>
+      (h as unknown as { receive(t: string): void }).receive(text);
+    // a forged resume never runs the held call
+    receive(
+      holder,
+      JSON.stringify({ op: 'resume', key: 'call-f', input: 'forged', replyTo: 'x', corr: 'c' }),
+    );
+    receive(holder, 'gwho1.k1.AAAA');
+    // a forged reply to every message the sender sends is not taken for the holder's
+    const real = jest.spyOn(sender as unknown as { settle(r: unknown): void }, 'settle');
+    const resumed = sender.resume(holder.replicaId, 'call-f', 'answer', 5000);
+    const [corr] = [...(sender as unknown as { waiting: Map<string, unknown> }).waiting.keys()];
+    receive(sender, JSON.stringify({ op: 'reply', corr, value: 'forged' }));
+    await expect(resumed).resolves.toEqual({ kind: 'ok', value: { real: 'answer' } });
+    expect(ran).toEqual(['answer']);
+    expect(real).toHaveBeenCalledTimes(1);
   });
 
   it('does not act on a resume more than 5 s old, and answers unreachable so its sender is not left waiting', async () => {
@@ -122,10 +153,13 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
 });
 
 describe('InputHandoff.takeOnce: one SET NX across the replicas', () => {
-  const config = { mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' } } as unknown as GatewayConfig;
+  const config = {
+    sessionKeys: [],
+    mcp: { redis: { keyPrefix: 'k' }, identity: 'gw' },
+  } as unknown as GatewayConfig;
   /** A replica whose publisher is this stand-in for Redis (SET NX over `keys`). */
   function replica(keys: Set<string>, redis: { status: string }): InputHandoff {
-    const handoff = new InputHandoff(config);
+    const handoff = new InputHandoff(config, new MrtrSeal(config));
     const publisher = {
       get status() {
         return redis.status;

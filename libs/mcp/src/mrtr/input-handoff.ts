@@ -16,6 +16,7 @@ import {
 } from '@app/redis';
 import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { TakeOnce } from '../relay/take-once';
+import { MrtrSeal } from '../sealing/mrtr-seal';
 
 /**
  * Takes the input a client sent for a pending call (JSON) and resolves with what the caller
@@ -68,6 +69,14 @@ const NO_SUBSCRIBER_GRACE_MILLIS = 4000;
  */
 const NO_ACK_MILLIS = 6000;
 const REPUBLISH_MILLIS = 200;
+/**
+ * How long a published message opens (its seal's `exp`): a reply may follow its resume by the
+ * call's time, but it is sealed when published, and pub/sub delivers at once or never; replica
+ * clocks are a few seconds apart at most.
+ */
+const MESSAGE_TTL_MILLIS = 30_000;
+/** At most one log line per this many ms about messages that did not open (a flood costs one). */
+const DROP_LOG_EVERY_MS = 60_000;
 /** How often the store's epoch is looked at (a store emptied under a live connection), ms. */
 const EPOCH_CHECK_MS = 10_000;
 
@@ -133,8 +142,14 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
    * Redis is opened; anything longer is no replica's message and is dropped unparsed.
    */
   private maxMessageChars = Infinity;
+  /** Messages that did not open since the last log line about them, and when that was. */
+  private dropped = 0;
+  private droppedLoggedAt = 0;
 
-  constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly seal: MrtrSeal,
+  ) {
     this.channelPrefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:mrtr:`;
   }
 
@@ -147,9 +162,13 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     const server = this.config.redisServer;
     if (server === undefined) return;
     const r = this.config.mcp.redis;
-    this.maxMessageChars = storedJsonLimit(
-      Math.max(MCP_MAX_BODY_BYTES, this.config.mcp.execution.maxResponseBytes),
-    );
+    // sealed: base64url of the JSON (4/3 longer) and its prefix, IV and tag
+    this.maxMessageChars =
+      Math.ceil(
+        (storedJsonLimit(Math.max(MCP_MAX_BODY_BYTES, this.config.mcp.execution.maxResponseBytes)) *
+          4) /
+          3,
+      ) + 1024;
     this.publisher = await openRedis(server, redisUseOptions('handoffPublisher', r));
     this.subscriber = await openRedis(server, redisUseOptions('handoffSubscriber', r));
     for (const client of [this.publisher, this.subscriber])
@@ -317,7 +336,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
       sentAtMs: Date.now(),
     };
     const receivers = await publisher
-      .publish(this.channel(owner), JSON.stringify(message))
+      .publish(this.channel(owner), this.sealed(message))
       .catch((err: unknown) => {
         this.unhealthy(err instanceof Error ? err.message : String(err));
         return undefined;
@@ -359,7 +378,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
       await new Promise((r) => setTimeout(r, REPUBLISH_MILLIS).unref());
       if (!this.waiting.has(message.corr)) return;
       const receivers = await this.publisher
-        ?.publish(this.channel(owner), JSON.stringify(message))
+        ?.publish(this.channel(owner), this.sealed(message))
         .catch(() => undefined);
       if (receivers === undefined) {
         this.unreachableAfterGrace(message.corr);
@@ -419,14 +438,45 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     return `${this.channelPrefix}${replicaId}`;
   }
 
-  private receive(text: string): void {
-    if (text.length > this.maxMessageChars) return;
-    let message: ResumeMessage | ReplyMessage | AckMessage;
-    try {
-      message = JSON.parse(text) as ResumeMessage | ReplyMessage | AckMessage;
-    } catch {
-      return;
+  /**
+   * A message sealed with the keys of MCP_SESSION_KEYS (MrtrSeal, the gateway identity
+   * authenticated): what crosses carries a client's answers and a call's result, and anyone else
+   * who can SUBSCRIBE or PUBLISH on the shared Redis must neither read them nor answer a retry in
+   * the holder's place (docs/security.md "Answers to relayed requests").
+   */
+  private sealed(message: ResumeMessage | ReplyMessage | AckMessage): string {
+    const payload = { exp: Date.now() + MESSAGE_TTL_MILLIS, m: message };
+    return this.seal.seal('handoff', payload);
+  }
+
+  /** What a replica of this gateway sealed in `text`; undefined (counted, logged) otherwise. */
+  private opened(text: string): ResumeMessage | ReplyMessage | AckMessage | undefined {
+    const payload =
+      text.length > this.maxMessageChars
+        ? undefined
+        : this.seal.open('handoff', text, Date.now(), this.maxMessageChars);
+    const message = payload?.m;
+    if (
+      typeof message === 'object' &&
+      message !== null &&
+      typeof (message as { corr?: unknown }).corr === 'string'
+    )
+      return message as ResumeMessage | ReplyMessage | AckMessage;
+    this.dropped++;
+    const now = Date.now();
+    if (now - this.droppedLoggedAt >= DROP_LOG_EVERY_MS) {
+      this.logger.warn(
+        `Dropped ${this.dropped} message(s) on this replica's retry channel (the last ${text.length} characters long) that no replica of this gateway sent: not sealed with MCP_SESSION_KEYS for this identity, expired, malformed or too long (another gateway sharing the key prefix, an older version, or a hostile publisher on Redis)`,
+      );
+      this.dropped = 0;
+      this.droppedLoggedAt = now;
     }
+    return undefined;
+  }
+
+  private receive(text: string): void {
+    const message = this.opened(text);
+    if (message === undefined) return;
     if (message.op === 'reply') {
       this.settle(message);
       return;
@@ -447,9 +497,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     const publisher = this.publisher;
     if (publisher === undefined) return;
     const answer = (reply: ReplyMessage | AckMessage): Promise<number | undefined> =>
-      publisher
-        .publish(this.channel(message.replyTo), JSON.stringify(reply))
-        .catch(() => undefined);
+      publisher.publish(this.channel(message.replyTo), this.sealed(reply)).catch(() => undefined);
     // Acted on only when the acknowledgement reached its sender (a Cluster's count proves
     // nothing, as in resume): one that cannot (Redis failing this replica's publish, the
     // sender's subscriber away) would leave the input taken while its client is told to send

@@ -72,7 +72,7 @@ describe('MrtrCalls for a 2026 client: the call parks only when the upstream ask
 
   beforeEach(() => {
     responded.length = 0;
-    handoff = new InputHandoff(config);
+    handoff = new InputHandoff(config, new MrtrSeal(config));
     spent = new SpentStates(handoff);
     const router = {
       forward: (

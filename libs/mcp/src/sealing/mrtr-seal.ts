@@ -3,7 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 
 /** What a sealed token is for: its purpose is authenticated (AAD), so one never opens as the other. */
-export type SealPurpose = 'request-state' | 'bridge-id' | 'relay-id' | 'task-id' | 'resource-bus';
+export type SealPurpose =
+  'request-state' | 'bridge-id' | 'relay-id' | 'task-id' | 'resource-bus' | 'handoff';
 
 /**
  * What `inspect` found in a token of the purpose's form: its payload; that it was sealed here
@@ -29,6 +30,8 @@ const PREFIXES: Readonly<Record<SealPurpose, string>> = {
   // what replicas tell each other on the resource-update channel (docs/operations.md §10
   // "Resource subscriptions"): never handed to a client
   'resource-bus': 'gwrb1',
+  // a retry's input and its answer between replicas (docs/operations.md §11): never handed out
+  handoff: 'gwho1',
 };
 
 /** The longest token a client hands back that is opened (its ids and envelopes are far shorter). */
