@@ -21,15 +21,21 @@ describe('a good copy another replica put in Redis', () => {
       const service = track(
         await TestToolService.start(manifest('ins', [tool({ name: 'ins.a' })])),
       );
+      // the manifest is slower than replica A's read timeout allows, within replica B's
+      const good = manifest('ins', [tool({ name: 'ins.a' })]);
+      service.manifest = () => ({ body: good, delayMs: 1500 });
       const env = { REDIS_URL: SHARED_REDIS_URL };
       const base = { registry: { refreshIntervalSeconds: 1 }, redis: { keyPrefix: prefix } };
-      // replica A: its way to the Tool Service is broken (nothing listens at this address)
-      const cut = {
-        manifestUrl: 'http://127.0.0.1:9/tool-manifest',
-        baseEndpoint: service.baseEndpoint,
-      };
+      // replica A: the same bundle (the same manifestUrl: a copy of another URL is another
+      // Tool Service's, docs/operations.md §5 "Redis"), but its way there is too slow
       const a = track(
-        await GatewayProcess.start({ mcp: gatewayConfig([bundle('ins', cut, 'ins.')], base), env }),
+        await GatewayProcess.start({
+          mcp: gatewayConfig([bundle('ins', service, 'ins.')], {
+            ...base,
+            discovery: { readTimeoutMillis: 300 },
+          }),
+          env,
+        }),
       );
       await waitFor(async () => (await a.bundleStatus('ins')).lastAttemptAt !== null);
       expect((await a.readiness()).status).toBe(503);
@@ -37,7 +43,10 @@ describe('a good copy another replica put in Redis', () => {
       // replica B reaches the Tool Service and shares its good copy through Redis
       const b = track(
         await GatewayProcess.start({
-          mcp: gatewayConfig([bundle('ins', service, 'ins.')], base),
+          mcp: gatewayConfig([bundle('ins', service, 'ins.')], {
+            ...base,
+            discovery: { readTimeoutMillis: 10_000 },
+          }),
           env,
           waitReady: true,
         }),

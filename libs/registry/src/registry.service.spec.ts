@@ -7,7 +7,7 @@ import { SchemaChecker } from './manifest/schema-checker';
 import { validateManifest } from './manifest/validate-manifest';
 import type { PullErrorType } from './manifest/manifest-errors';
 import type { BundlePullResult } from './pull-result';
-import type { LastGoodStore } from './redis/last-good-store';
+import { sourceUrlDigest, type LastGoodStore, type StoredManifest } from './redis/last-good-store';
 import { RegistryService } from './registry.service';
 import type { Reviewed } from './source-views';
 import type { BundleStatusView } from './state/bundle-record';
@@ -719,7 +719,7 @@ describe('stored copies (Redis last-good warm start, contract §11)', () => {
     const seen: string[] = [];
     const store: LastGoodStore = {
       load: () => Promise.resolve(new Map()),
-      save: (id, copy) => {
+      save: (id, _url, copy) => {
         seen.push(`${id}:${copy.source}:${copy.manifest.revision}`);
       },
       status: () => ({ configured: true, available: true, lastFailureReason: null }),
@@ -740,6 +740,40 @@ describe('stored copies (Redis last-good warm start, contract §11)', () => {
     await service.applyRound([pulled('alpha', 'r1', ['alpha.r1'], 10)]);
     await service.applyRound([failed('alpha', 'ManifestConnectError', 20)]);
     expect(seen).toEqual(['alpha:remote:r1']);
+  });
+
+  it('records where a copy was pulled from, and takes no stored copy of another manifestUrl at warm start', async () => {
+    const urls: string[] = [];
+    const storeOf = (entry: StoredManifest): LastGoodStore => ({
+      load: () => Promise.resolve(new Map([['alpha', entry]])),
+      save: (_id, url) => {
+        urls.push(url);
+      },
+      status: () => ({ configured: true, available: true, lastFailureReason: null }),
+    });
+    const stored = (urlDigest?: string): StoredManifest => ({
+      body: body('alpha', 'st', ['alpha.st']),
+      fetchedAt: at(0),
+      writtenBy: 'other',
+      ...(urlDigest !== undefined && { urlDigest }),
+    });
+    const { config, clock } = setup([ALPHA]);
+    const elsewhere = new RegistryService(
+      config,
+      clock,
+      storeOf(stored(sourceUrlDigest('http://old.internal:8080/tool-manifest'))),
+    );
+    await elsewhere.warmStart();
+    expect(elsewhere.current()).toBeUndefined();
+    expect(status(elsewhere, 'alpha').status).toBe('unreachable');
+    for (const digest of [sourceUrlDigest(ALPHA.manifestUrl), undefined]) {
+      const same = new RegistryService(config, clock, storeOf(stored(digest)));
+      await same.warmStart();
+      expect(names(same)).toEqual(['alpha.st']);
+    }
+    const puller = new RegistryService(config, clock, storeOf(stored()));
+    await puller.applyRound([pulled('alpha', 'r1', ['alpha.r1'], 10)]);
+    expect(urls).toEqual([ALPHA.manifestUrl]);
   });
 });
 

@@ -23,7 +23,7 @@ import {
 import type { WorkerResponse } from '../manifest/manifest-worker-protocol';
 import { WORKER_MIN_BYTES, WorkerValidator } from '../manifest/worker-validator';
 import type { BundlePullResult } from '../pull-result';
-import type { LastGoodStore } from '../redis/last-good-store';
+import { sourceUrlDigest, type LastGoodStore } from '../redis/last-good-store';
 import {
   MapRound,
   type MergeRejectionType,
@@ -169,6 +169,20 @@ export class BundleIntake implements SourceIntake<BundleRound> {
     const stored = await this.store.load(this.enabled().map((b) => b.id));
     const copies = new Map<string, StoredCopy>();
     for (const [bundleId, entry] of stored) {
+      const record = this.records.get(bundleId);
+      // a copy pulled from another manifestUrl (a configuration since changed, or another
+      // deployment under the same identity) is another Tool Service's manifest: its tools would
+      // be called at this bundle's baseEndpoint (docs/operations.md §5 "Redis")
+      if (
+        record !== undefined &&
+        entry.urlDigest !== undefined &&
+        entry.urlDigest !== sourceUrlDigest(record.definition.manifestUrl)
+      ) {
+        this.logger.log(
+          `Bundle ${bundleId}: the Redis copy was pulled from another manifestUrl (an earlier configuration); not used`,
+        );
+        continue;
+      }
       const manifest = await this.checkStored(bundleId, entry.body, entry.fetchedAt);
       if (manifest === undefined) continue;
       copies.set(bundleId, { manifest, fetchedAt: entry.fetchedAt });
@@ -494,7 +508,7 @@ export class BundleIntake implements SourceIntake<BundleRound> {
     let written = 0;
     for (const [id, record] of this.records)
       if (record.lastGood?.source === 'remote' || record.lastGood?.source === 'redis') {
-        this.store?.save(id, record.lastGood);
+        this.store?.save(id, record.definition.manifestUrl, record.lastGood);
         written += 1;
       }
     return written;
@@ -508,7 +522,8 @@ export class BundleIntake implements SourceIntake<BundleRound> {
       if (!record) continue;
       record.lastGood = candidate.copy;
       // contract §11: share every adopted remote manifest (a warm start for restarted replicas).
-      if (candidate.copy.source === 'remote') this.store?.save(id, candidate.copy);
+      if (candidate.copy.source === 'remote')
+        this.store?.save(id, record.definition.manifestUrl, candidate.copy);
     }
     for (const [id, candidate] of candidates) {
       if (!candidate.pulled) continue;

@@ -7,7 +7,7 @@ export interface StoredUpstreamLists {
   /** The lists as pulled (UpstreamLists shape), checked again before they are adopted. */
   readonly lists: unknown;
   /**
-   * Which endpoint they were pulled from (upstreamUrlDigest of its URL); absent in copies
+   * Which endpoint they were pulled from (sourceUrlDigest of its URL); absent in copies
    * written before it was recorded. A copy of another URL is another server's lists.
    */
   readonly urlDigest?: string;
@@ -22,6 +22,11 @@ export interface StoredManifest {
   readonly fetchedAt: Date;
   /** Which gateway replica wrote it (identity/host/pid), for the log. */
   readonly writtenBy: string;
+  /**
+   * Which manifestUrl it was pulled from (sourceUrlDigest); absent in copies written before it
+   * was recorded. A copy of another URL is another Tool Service's manifest.
+   */
+  readonly urlDigest?: string;
 }
 
 /** Reachability of the store as /actuator/toolBundles shows it. */
@@ -41,8 +46,11 @@ export interface StoreStatus {
 export interface LastGoodStore {
   /** The stored copies of these bundles that exist and parse; the others are simply absent. */
   load(bundleIds: readonly string[]): Promise<ReadonlyMap<string, StoredManifest>>;
-  /** Writes a copy unless a newer one is stored already; fire and forget. */
-  save(bundleId: string, copy: LastGoodCopy): void;
+  /**
+   * Writes a copy unless a newer one is stored already; fire and forget. `manifestUrl`: where it
+   * was pulled from (recorded as sourceUrlDigest).
+   */
+  save(bundleId: string, manifestUrl: string, copy: LastGoodCopy): void;
   /**
    * The stored last good lists of these upstreams (docs/operations.md §10 "Lists"); the others are
    * absent.
@@ -66,10 +74,11 @@ export interface LastGoodStore {
 export const LAST_GOOD_STORE = Symbol('LAST_GOOD_STORE');
 
 /**
- * What a stored copy records of the source its lists came from (upstreamSource: the URL and,
- * for a runtime registration, which one): a digest, not the URL (the store is read by every
- * replica's operators; an upstream URL is never shown, docs/security.md).
+ * What a stored copy records of the source it came from (a bundle's manifestUrl; an upstream's
+ * upstreamSource: the URL and, for a runtime registration, which one): a digest, not the URL
+ * (the store is read by every replica's operators; a source URL is never shown,
+ * docs/security.md). A copy of another source is not used (docs/operations.md §5 "Redis").
  */
-export function upstreamUrlDigest(source: string): string {
+export function sourceUrlDigest(source: string): string {
   return createHash('sha256').update(source).digest('base64url');
 }

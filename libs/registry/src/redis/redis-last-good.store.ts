@@ -7,7 +7,7 @@ import type { AcceptedManifest } from '../manifest/manifest.types';
 import type { LastGoodCopy } from '../state/bundle-record';
 import type { UpstreamLists } from '../upstream/upstream-pull-result';
 import {
-  upstreamUrlDigest,
+  sourceUrlDigest,
   type LastGoodStore,
   type StoredManifest,
   type StoredUpstreamLists,
@@ -20,6 +20,8 @@ interface StoredRecord {
   readonly bundleId: string;
   readonly fetchedAtMs: number;
   readonly writtenBy: string;
+  /** sourceUrlDigest of the manifestUrl it was pulled from; absent in older records. */
+  readonly urlDigest?: unknown;
   readonly manifest: unknown;
 }
 
@@ -225,7 +227,7 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
     const payload = JSON.stringify({
       v: 1,
       upstreamId,
-      urlDigest: upstreamUrlDigest(source),
+      urlDigest: sourceUrlDigest(source),
       fetchedAtMs,
       writtenBy: this.writtenBy,
       lists,
@@ -290,18 +292,21 @@ export class RedisLastGoodStore implements LastGoodStore, OnApplicationShutdown 
         body: record.manifest,
         fetchedAt: new Date(record.fetchedAtMs),
         writtenBy: record.writtenBy,
+        ...(typeof record.urlDigest === 'string' && { urlDigest: record.urlDigest }),
       });
     });
     return found;
   }
 
-  save(bundleId: string, copy: LastGoodCopy): void {
+  save(bundleId: string, manifestUrl: string, copy: LastGoodCopy): void {
     if (this.closed || this.redis.status !== 'ready') return;
     const fetchedAtMs = copy.fetchedAt.getTime();
     // Written as text: the manifest part is built from the tools' JSON, not re-serialized.
     const payload =
       `{"v":1,"bundleId":${JSON.stringify(bundleId)},"fetchedAtMs":${fetchedAtMs},` +
-      `"writtenBy":${JSON.stringify(this.writtenBy)},"manifest":${manifestText(copy.manifest)}}`;
+      `"writtenBy":${JSON.stringify(this.writtenBy)},` +
+      `"urlDigest":${JSON.stringify(sourceUrlDigest(manifestUrl))},` +
+      `"manifest":${manifestText(copy.manifest)}}`;
     this.redis
       .writeLastGood(
         this.manifestKey(bundleId),

@@ -15,7 +15,7 @@ import {
   LAST_GOOD_STORE,
   type LastGoodStore,
   type StoredUpstreamLists,
-  upstreamUrlDigest,
+  sourceUrlDigest,
 } from '../redis/last-good-store';
 import { acceptUpstreamListsSliced } from './upstream-contribution';
 import type {
@@ -351,7 +351,7 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       // §15 "Deleted means gone"), or a configured URL since changed
       if (
         entry.urlDigest !== undefined &&
-        entry.urlDigest !== upstreamUrlDigest(upstreamSource(record.definition))
+        entry.urlDigest !== sourceUrlDigest(upstreamSource(record.definition))
       ) {
         this.logger.log(
           `Upstream ${id}: the Redis copy was pulled from another URL or registration (an earlier registration or configuration); not used`,
