@@ -1,5 +1,9 @@
 import { SchemaChecker } from './schema-checker';
-import { validateManifest, type ManifestExpectations } from './validate-manifest';
+import {
+  MAX_KEPT_REVISION_CHARS,
+  validateManifest,
+  type ManifestExpectations,
+} from './validate-manifest';
 import { publishedToolOf, type AcceptedManifest, type ManifestTool } from './manifest.types';
 import type { PullErrorType } from './manifest-errors';
 
@@ -64,6 +68,25 @@ async function errorTypeOfTool(raw: unknown): Promise<PullErrorType> {
 }
 
 describe('manifest top level (contract §5)', () => {
+  it('keeps at most MAX_KEPT_REVISION_CHARS characters of a revision, never half a surrogate pair', async () => {
+    const long = 'r'.repeat(100_000);
+    expect((await accept(manifest([tool('r.a')], { revision: long }))).revision).toBe(
+      long.slice(0, MAX_KEPT_REVISION_CHARS),
+    );
+    const split = `${'r'.repeat(MAX_KEPT_REVISION_CHARS - 1)}😀tail`;
+    expect((await accept(manifest([tool('r.a')], { revision: split }))).revision).toBe(
+      'r'.repeat(MAX_KEPT_REVISION_CHARS - 1),
+    );
+    const exact = 'x'.repeat(MAX_KEPT_REVISION_CHARS);
+    expect((await accept(manifest([tool('r.a')], { revision: exact }))).revision).toBe(exact);
+    const rejected = await validateManifest(
+      { ...manifest([tool('other.a')]), revision: long },
+      EXPECT,
+      new SchemaChecker(),
+    );
+    expect(rejected.ok === false && rejected.revision?.length).toBe(MAX_KEPT_REVISION_CHARS);
+  });
+
   it.each([[null], [[]], ['{"bundleId":"reports"}'], [42]])(
     'rejects a manifest that is not a JSON object (%p) with ManifestShapeError',
     async (body) => {

@@ -191,6 +191,24 @@ function validateTool(
 }
 
 /**
+ * The most characters of a manifest's `revision` the gateway keeps. The revision is only shown
+ * and logged (contract §5: change detection, logs), and a Tool Service could otherwise make it
+ * as long as `maxManifestBytes` allows and change it every round: it would be held in every
+ * bundle status and catalog history entry and copied into each round's log lines
+ * (docs/security.md "Hostile sources: bounded work").
+ */
+export const MAX_KEPT_REVISION_CHARS = 256;
+
+/** A revision as kept: its first MAX_KEPT_REVISION_CHARS characters, never half a surrogate pair. */
+export function keptRevision(revision: string): string {
+  if (revision.length <= MAX_KEPT_REVISION_CHARS) return revision;
+  const last = revision.charCodeAt(MAX_KEPT_REVISION_CHARS - 1);
+  const end =
+    last >= 0xd800 && last <= 0xdbff ? MAX_KEPT_REVISION_CHARS - 1 : MAX_KEPT_REVISION_CHARS;
+  return revision.slice(0, end);
+}
+
+/**
  * Validates a pulled manifest against contract §5 and §7.1–7.3 (per bundle). Any problem
  * rejects the whole bundle: a partial bundle would make a needed tool silently disappear,
  * which is worse than keeping the last good copy (§7). A `baseEndpoint` inside the manifest
@@ -214,7 +232,7 @@ export async function validateManifest(
     return reject();
   }
   let revision: string | undefined;
-  if (typeof body.revision === 'string') revision = body.revision;
+  if (typeof body.revision === 'string') revision = keptRevision(body.revision);
   else if (typeof body.revision === 'number') revision = String(body.revision);
   else if (body.revision !== undefined && body.revision !== null) {
     problems.push({ type: 'ManifestShapeError', detail: 'revision must be a string when present' });
