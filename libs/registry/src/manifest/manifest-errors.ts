@@ -54,7 +54,21 @@ export const VALIDATION_ERROR_TYPES: ReadonlySet<PullErrorType> = new Set<PullEr
   MANIFEST_RULE_ERROR_TYPES,
 );
 
-/** A problem as the log writes it: the detail, then the log-only cause. */
+/**
+ * The most characters of a cause the log writes. A cause quotes the Tool Service's answer (a
+ * declared `$schema`, a `$ref` in ajv's message) and the line comes back every round while the
+ * service serves that manifest: the service must not set its size (docs/security.md "Hostile
+ * sources: bounded work"), as a broken name or pattern is quoted at most 80 characters.
+ */
+export const MAX_LOGGED_CAUSE_CHARS = 200;
+
+/** A problem as the log writes it: the detail, then the log-only cause, cut to its first 200 characters. */
 export function problemText(problem: ManifestProblem): string {
-  return problem.cause === undefined ? problem.detail : `${problem.detail} (${problem.cause})`;
+  const { cause } = problem;
+  if (cause === undefined) return problem.detail;
+  const shown =
+    cause.length <= MAX_LOGGED_CAUSE_CHARS
+      ? cause
+      : `${cause.slice(0, MAX_LOGGED_CAUSE_CHARS)}… (${cause.length} characters)`;
+  return `${problem.detail} (${shown})`;
 }
