@@ -196,7 +196,7 @@ export class ToolsCallHandler implements MethodHandler {
       this.search.enabledFor(context.access)
     ) {
       if (params.name !== CALL_TOOL) await this.limits?.admit(context.caller);
-      return this.searchTool(params.name, params.arguments, context);
+      return this.searchTool(params.name, params, context);
     }
     const started = performance.now();
     const name = typeof params?.name === 'string' ? params.name : '';
@@ -220,10 +220,11 @@ export class ToolsCallHandler implements MethodHandler {
    */
   private async searchTool(
     name: string,
-    args: unknown,
+    params: Readonly<Record<string, unknown>>,
     context: MethodContext,
   ): Promise<MethodResult> {
     const search = this.search as ToolSearch;
+    const args = params.arguments;
     if (
       name === SELECT_TOOL &&
       (this.selectTool === null ||
@@ -269,8 +270,13 @@ export class ToolsCallHandler implements MethodHandler {
           ]);
         // the inner call's arguments, byte for byte as the client wrote them
         const raw = extractRawMember(context.rawBody, ['params', 'arguments', 'arguments']);
+        // the rest of the request's params are the inner call's, as a direct call's would be:
+        // a 2026 retry's requestState and inputResponses (docs/operations.md §11 "Multi round-trip
+        // and era bridging"), its _meta (progress token), a task request
+        const { name: _outer, arguments: _given, ...rest } = params;
         return this.handle(
           {
+            ...rest,
             name: given.name,
             ...(given.arguments === undefined ? {} : { arguments: given.arguments }),
           },
