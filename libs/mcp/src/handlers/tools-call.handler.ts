@@ -42,7 +42,7 @@ import { isHiddenAppTool } from '../servers/client-extensions';
 import { MrtrCalls } from '../mrtr/mrtr-calls.service';
 import { plain } from '../mrtr/upstream-mrtr-request';
 import { legacyStructuredResult } from '../relay/legacy-result';
-import { outputWrappedForLegacy } from './revision-tool-fields';
+import { outputWrappedForLegacy, toolsJsonFor } from './revision-tool-fields';
 import { UpstreamTasks } from '../tasks/upstream-tasks';
 import { GatewayTasks } from '../tasks/gateway-tasks';
 import { bundleTaskSupport } from '../tasks/bundle-task-support';
@@ -261,7 +261,15 @@ export class ToolsCallHandler implements MethodHandler {
         const names = Array.isArray(given.names)
           ? given.names.filter((n): n is string => typeof n === 'string')
           : [];
-        return text(search.describe([...new Set(names)], context));
+        const described = search.describe([...new Set(names)], context);
+        // the definitions with the Tool fields of the client's revision, as its tools/list gives
+        // them (docs/operations.md §11 "Tools for each revision"): a 2025 client's outputSchema
+        // matches the structuredContent its call gets
+        const tools = toolsJsonFor(
+          isModernVersion(context.protocolVersion),
+          JSON.stringify(described.tools),
+        );
+        return text({ ...described, tools: JSON.parse(tools) as unknown });
       }
       case CALL_TOOL: {
         if (typeof given.name === 'string' && given.name.startsWith(GATEWAY_TOOL_PREFIX))

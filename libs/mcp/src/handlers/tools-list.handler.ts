@@ -55,9 +55,10 @@ export class ToolsListHandler implements MethodHandler {
       return new PreSerialized(['{"tools":', search.toolsJson(), '}']);
     const key = selectionKey(context.sessionId as string, VirtualServers.serverOf(context.access));
     const selection = (await this.selections.get(key)) ?? [];
-    return markFilteredForCaller(
-      new PreSerialized(['{"tools":', search.toolsJson(selection, context), '}']),
-    );
+    // the selected tools with the Tool fields of the client's revision, as a plain list gives
+    // them (docs/operations.md §11 "Tools for each revision")
+    const tools = toolsJsonFor(modern, search.toolsJson(selection, context));
+    return markFilteredForCaller(new PreSerialized(['{"tools":', tools, '}']));
   }
 
   handle(
