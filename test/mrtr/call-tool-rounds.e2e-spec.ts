@@ -89,6 +89,19 @@ describe('a multi round-trip call through gateway__call_tool', () => {
     expect(text(retry.json.result)).toBe('approve={"action":"accept","content":{"approve":true}}');
   });
 
+  it("the request's progress token is the inner call's: the tool's progress reaches the client", async () => {
+    const via = await viaCallTool(
+      'team',
+      { name: 'v2__progress_deploy', arguments: { env: 'watched' } },
+      { _meta: { progressToken: 'watch-1' } },
+    );
+    expect(v2.calls().at(-1).params._meta).toMatchObject({ progressToken: 'watch-1' });
+    expect(via.text).toContain(
+      '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"watch-1","progress":1,"total":2}}',
+    );
+    expect(via.text).toContain('"resultType":"input_required"');
+  });
+
   it("a retry on a path whose view lacks the tool is that path's unknown tool, nothing sent", async () => {
     const inner = { name: 'v2__confirm_deploy', arguments: { env: 'elsewhere' } };
     const first = await viaCallTool('team', inner);
