@@ -102,3 +102,42 @@ describe('a config file of its own without APP_PROFILE (README "Configuration")'
     }
   });
 });
+
+describe('MCP_HEAP_GROWING_PERCENT (docs/operations.md §1)', () => {
+  it('stops the boot with one line when it is no integer 1..300', async () => {
+    const gateway = GatewayProcess.spawn({ env: { MCP_HEAP_GROWING_PERCENT: '0' } });
+    expect(await gateway.waitForExit()).toBe(1);
+    expect(gateway.output).toContain(
+      'MCP_HEAP_GROWING_PERCENT: must be an integer 1..300 (got "0")',
+    );
+    expect(gateway.output).toContain('The gateway did not start.');
+  });
+
+  it('boots with the value the chart and npm start set, and serves', async () => {
+    const service = await TestToolService.start(manifest('a', [tool({ name: 'a.t' })]));
+    const gateway = await GatewayProcess.start({
+      mcp: gatewayConfig([bundle('a', service, 'a.')]),
+      env: { MCP_HEAP_GROWING_PERCENT: '30' },
+      waitReady: true,
+    });
+    try {
+      const res = await fetch(gateway.mcpUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(res.status).toBe(200);
+      expect(
+        ((await res.json()) as { result: { tools: { name: string }[] } }).result.tools.map(
+          (t) => t.name,
+        ),
+      ).toEqual(['a.t']);
+    } finally {
+      await gateway.stop();
+      await service.stop();
+    }
+  });
+});

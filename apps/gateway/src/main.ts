@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { setFlagsFromString } from 'node:v8';
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -65,6 +66,8 @@ It takes no other arguments: settings come from the environment and the YAML con
   MCP_HTTP_SERVER          fastify (default) or node: the /mcp listener
   NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_
                            memory settings (the chart and npm start set both)
+  MCP_HEAP_GROWING_PERCENT 1..300: V8's old-generation growing factor, 1 + n/100 (the chart
+                           and npm start set 30; unset: V8's own, up to 4x)
   MCP_ADMIN_TOKEN          bearer token of /admin writes and the console (default: read-only)
   OTEL_EXPORTER_OTLP_HEADERS
                            headers of the OTLP/HTTP trace exports (key=value,...)
@@ -194,6 +197,11 @@ async function bootstrap(): Promise<void> {
   let parentGone: () => void = () => process.exit(0);
   if (process.channel !== undefined) process.once('disconnect', () => parentGone());
   const config = loadConfigOrExit();
+  // Node does not take V8's heap growing flag in NODE_OPTIONS: set here, before the modules are
+  // built and the calls' garbage starts to flow (docs/operations.md §1; docs/benchmarks.md "The
+  // soak: a fixed heap growing factor")
+  if (config.server.heapGrowingPercent !== undefined)
+    setFlagsFromString(`--heap-growing-percent=${config.server.heapGrowingPercent}`);
   // JSON lines through pino for Nest's own lines and ours alike.
   const nestLogger = new PinoNestLogger(createRootLogger(config.logLevel));
   Logger.overrideLogger(nestLogger);

@@ -26,6 +26,30 @@ function portFrom(env: Env, name: string, fallback: number, problems: ConfigProb
   return n;
 }
 
+/** The bounds of MCP_HEAP_GROWING_PERCENT: V8 grows the old generation by 1.01× to 4× of what lives. */
+export const HEAP_GROWING_PERCENT_RANGE = { min: 1, max: 300 } as const;
+
+/**
+ * MCP_HEAP_GROWING_PERCENT: how far V8 lets the old generation grow past what survived its last
+ * full collection before it collects again (a factor of 1 + n/100) instead of its own factor,
+ * which reaches 4× under a steady allocation rate and leaves RSS at the high-water mark of those
+ * peaks (docs/benchmarks.md "The soak: a fixed heap growing factor"). Node does not take the
+ * flag in NODE_OPTIONS, so the gateway sets it itself at boot. Unset: V8's own factor.
+ */
+function heapGrowingPercentFrom(env: Env, problems: ConfigProblem[]): number | undefined {
+  const raw = env.MCP_HEAP_GROWING_PERCENT;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  const { min, max } = HEAP_GROWING_PERCENT_RANGE;
+  if (!/^\d+$/.test(raw) || n < min || n > max) {
+    problems.push(
+      invalid('MCP_HEAP_GROWING_PERCENT', `must be an integer ${min}..${max} (got "${raw}")`),
+    );
+    return undefined;
+  }
+  return n;
+}
+
 /**
  * MCP_SESSION_KEYS = "kid:base64key[,kid:base64key…]", each key 32 bytes; the first seals new
  * session ids, all of them open existing ones (rotation). Unset in the local profile: one
@@ -121,6 +145,7 @@ export function readEnvSettings(env: Env, profile: string, problems: ConfigProbl
     managementPort,
     managementHost,
     mcpListener,
+    heapGrowingPercent: heapGrowingPercentFrom(env, problems),
     sessionKeys: keys,
     sessionKeysEphemeral: ephemeral,
     logLevel,

@@ -196,6 +196,11 @@ export interface GatewayConfig {
      * fastify adapter, or McpHttpServer on plain node:http (opt-in; docs/benchmarks.md).
      */
     readonly mcpListener: McpListenerKind;
+    /**
+     * MCP_HEAP_GROWING_PERCENT: V8's old-generation growing factor as a percent over 1 (set at
+     * boot with `v8.setFlagsFromString`); undefined: V8's own (docs/operations.md §1).
+     */
+    readonly heapGrowingPercent?: number;
     /** mcp.http.maxConnections, or its default from the open-file limit: most /mcp connections at once. */
     readonly maxMcpConnections: number;
   };

@@ -1021,6 +1021,30 @@ describe('environment: MCP_HTTP_SERVER (which listener serves /mcp)', () => {
   });
 });
 
+describe('environment: MCP_HEAP_GROWING_PERCENT (V8 old-generation growing factor)', () => {
+  it("is unset by default (V8's own factor) and takes an integer 1..300", () => {
+    expect(loadTree(mcpTree()).server.heapGrowingPercent).toBeUndefined();
+    expect(loadTree(mcpTree(), { MCP_HEAP_GROWING_PERCENT: '30' }).server.heapGrowingPercent).toBe(
+      30,
+    );
+    expect(loadTree(mcpTree(), { MCP_HEAP_GROWING_PERCENT: '1' }).server.heapGrowingPercent).toBe(
+      1,
+    );
+    expect(loadTree(mcpTree(), { MCP_HEAP_GROWING_PERCENT: '300' }).server.heapGrowingPercent).toBe(
+      300,
+    );
+  });
+
+  it.each(['0', '301', '3.5', '-5', 'thirty', ' 30'])(
+    'refuses %p with the other problems, naming the variable',
+    (raw) => {
+      expect(problemsOf(mcpTree(), { MCP_HEAP_GROWING_PERCENT: raw })).toEqual([
+        `MCP_HEAP_GROWING_PERCENT: must be an integer 1..300 (got "${raw}")`,
+      ]);
+    },
+  );
+});
+
 describe('mcp.http.maxConnections (docs/operations.md §1)', () => {
   it('takes the configured limit', () => {
     expect(loadTree(mcpTree({ http: { maxConnections: 500 } })).server.maxMcpConnections).toBe(500);

@@ -378,6 +378,7 @@ function loadOrThrow(options: LoadConfigOptions): GatewayConfig {
       managementPort: envSettings.managementPort,
       managementHost: envSettings.managementHost,
       mcpListener: envSettings.mcpListener,
+      heapGrowingPercent: envSettings.heapGrowingPercent,
       maxMcpConnections: mcp.http.maxConnections ?? defaultMaxConnections(openFileLimit()),
     },
     redisServer,
