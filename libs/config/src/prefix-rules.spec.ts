@@ -71,11 +71,18 @@ describe('prefixProblems: one prefix rule over bundles and upstreams (contract Â
     const problems = [
       ...prefixProblems(mcp([{ id: 'b', namePrefix: 'gateway__x.' }], [])),
       ...prefixProblems(mcp([], [{ id: 'u', namePrefix: 'gate' }])),
+      // look-alikes in another letter case
+      ...prefixProblems(mcp([{ id: 'c', namePrefix: 'GATEWAY__' }], [])),
+      ...prefixProblems(mcp([], [{ id: 'v', namePrefix: 'GateWay_' }])),
     ];
     expect(problems.map((p) => [p.path, p.code])).toEqual([
       ['mcp.bundles[0].namePrefix', 'reserved-prefix'],
       ['mcp.upstreams[0].namePrefix', 'reserved-prefix'],
+      ['mcp.bundles[0].namePrefix', 'reserved-prefix'],
+      ['mcp.upstreams[0].namePrefix', 'reserved-prefix'],
     ]);
+    // a prefix that only shares letters with it is not one
+    expect(prefixProblems(mcp([{ id: 'd', namePrefix: 'gateways.' }], []))).toEqual([]);
     expect(problems.some(isClash)).toBe(false);
   });
 

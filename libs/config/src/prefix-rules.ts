@@ -48,14 +48,18 @@ function prefixedSources(mcp: McpConfig): PrefixedSource[] {
 export function prefixProblems(mcp: McpConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const sources = prefixedSources(mcp);
-  // The gateway's own tools keep their names (docs/operations.md §16 "Tool search").
-  for (const { at, prefix } of sources)
-    if (prefix.startsWith(GATEWAY_TOOL_PREFIX) || GATEWAY_TOOL_PREFIX.startsWith(prefix))
+  // The gateway's own tools keep their names (docs/operations.md §16 "Tool search"), and no
+  // source publishes look-alikes of them: the reserved prefix is compared in any letter case
+  // (`GATEWAY__call_tool` is a distinct name to a client, not to the person reading it).
+  for (const { at, prefix } of sources) {
+    const folded = prefix.toLowerCase();
+    if (folded.startsWith(GATEWAY_TOOL_PREFIX) || GATEWAY_TOOL_PREFIX.startsWith(folded))
       problems.push({
         path: `${at}.namePrefix`,
         code: 'reserved-prefix',
-        message: `"${prefix}" overlaps "${GATEWAY_TOOL_PREFIX}", the prefix reserved for the gateway's own tools`,
+        message: `"${prefix}" overlaps "${GATEWAY_TOOL_PREFIX}" (in any letter case), the prefix reserved for the gateway's own tools`,
       });
+  }
   sources.forEach((a, x) => {
     for (const b of sources.slice(x + 1)) {
       const bundles = a.bundle && b.bundle;

@@ -557,6 +557,7 @@ describe("an unprefixed upstream's tools in the gateway's reserved prefix", () =
     const l = lists({
       tools: [
         { name: 'gateway__call_tool', inputSchema: { type: 'object' } },
+        { name: 'GATEWAY__search_tools', inputSchema: { type: 'object' } },
         { name: 'search', inputSchema: { type: 'object' } },
       ],
     });
@@ -568,9 +569,18 @@ describe("an unprefixed upstream's tools in the gateway's reserved prefix", () =
         name: 'gateway__call_tool',
         reason: expect.stringContaining('the prefix reserved for the gateway'),
       },
+      {
+        list: 'tools',
+        name: 'GATEWAY__search_tools',
+        reason: expect.stringContaining('in any letter case'),
+      },
     ]);
     const prefixed = acceptUpstreamLists(upstream('u'), l, new SchemaChecker());
-    expect(prefixed.tools.map((t) => t.name)).toEqual(['u__gateway__call_tool', 'u__search']);
+    expect(prefixed.tools.map((t) => t.name)).toEqual([
+      'u__GATEWAY__search_tools',
+      'u__gateway__call_tool',
+      'u__search',
+    ]);
   });
   it('are left out also when only their published form is in it (gateway..search_tools is published gateway__search_tools)', () => {
     const l = lists({

@@ -186,12 +186,13 @@ class ToolsCheck {
 
   check(tool: UpstreamItem, schemas: SchemaChecker): void {
     const name = isRecord(tool) ? tool.name : undefined;
-    // the name as it would be published (`gateway..x` is published `gateway__x`)
+    // the name as it would be published (`gateway..x` is published `gateway__x`), in any letter
+    // case: a look-alike of the gateway's own tools is as misleading (config/prefix-rules.ts)
     const reason =
       this.unprefixed &&
       typeof name === 'string' &&
-      publishedForm('', name).startsWith(GATEWAY_TOOL_PREFIX)
-        ? `the name is in "${GATEWAY_TOOL_PREFIX}", the prefix reserved for the gateway's own tools (docs/operations.md §16 "Tool search")`
+      publishedForm('', name).toLowerCase().startsWith(GATEWAY_TOOL_PREFIX)
+        ? `the name is in "${GATEWAY_TOOL_PREFIX}" (in any letter case), the prefix reserved for the gateway's own tools (docs/operations.md §16 "Tool search")`
         : toolProblem(tool, schemas);
     if (reason !== undefined) {
       this.leftOut.push({ list: 'tools', name: shown(name), reason });
