@@ -31,6 +31,7 @@ const nodeListenerSuites = [
   'bundles/origin-and-host',
   'bundles/repeated-headers',
   'upstreams/forward-header-repeated',
+  'upstreams/session-end',
   'bundles/tools-list-gzip',
   'bundles/sdk-clients',
   'bundles/mcp-listeners',

@@ -253,9 +253,20 @@ describe.each(['fastify', 'node'])(
       expect(garbage.headers['www-authenticate']).toContain('error="invalid_token"');
     });
 
-    it('DELETE /mcp, and GET of the 2026 era, are authenticated first (401 without a token), then 405 as before', async () => {
+    it("DELETE /mcp is authenticated first (401 without a token), another caller's is 404 and the session lives on, its own caller's ends it; GET of the 2026 era is authenticated first too", async () => {
       const alice = await token('alice');
       const sid = await session(alice);
+      const bob = await token('bob');
+      const others = await send(gateway.mcpUrl, 'DELETE', {
+        'mcp-session-id': sid,
+        ...bearer(bob),
+      });
+      expect(others.status).toBe(404);
+      const stillLive = await rpc(gateway.mcpUrl, 'tools/list', undefined, {
+        'mcp-session-id': sid,
+        ...bearer(alice),
+      });
+      expect(stillLive.status).toBe(200);
       const anonymous = await send(gateway.mcpUrl, 'DELETE', { 'mcp-session-id': sid });
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers['www-authenticate']).toBe(
@@ -270,8 +281,12 @@ describe.each(['fastify', 'node'])(
         'mcp-session-id': sid,
         ...bearer(alice),
       });
-      expect(allowed.status).toBe(405);
-      expect(allowed.headers.allow).toBe('POST');
+      expect(allowed.status).toBe(200);
+      const ended = await rpc(gateway.mcpUrl, 'tools/list', undefined, {
+        'mcp-session-id': sid,
+        ...bearer(alice),
+      });
+      expect(ended.status).toBe(404);
       // the 2026 era has no GET stream: still authenticated first
       const modernGet = await send(gateway.mcpUrl, 'GET', {
         accept: 'text/event-stream',

@@ -348,15 +348,16 @@ describe('/mcp JSON-RPC wire (2025 era)', () => {
       expect(answer.status).toBe(406);
     });
 
-    it('GET and DELETE /mcp → 405 with Allow: POST', async () => {
-      for (const method of ['GET', 'DELETE']) {
-        const res = await fetch(gateway.mcpUrl, {
-          method,
-          headers: { accept: 'text/event-stream' },
-        });
-        expect(res.status).toBe(405);
-        expect(res.headers.get('allow')).toBe('POST');
-      }
+    it('GET /mcp without a session → 405 with Allow: POST; DELETE without one → 400 (it ends the session it names)', async () => {
+      const get = await fetch(gateway.mcpUrl, {
+        method: 'GET',
+        headers: { accept: 'text/event-stream' },
+      });
+      expect(get.status).toBe(405);
+      expect(get.headers.get('allow')).toBe('POST');
+      const del = await fetch(gateway.mcpUrl, { method: 'DELETE' });
+      expect(del.status).toBe(400);
+      expect(await del.json()).toMatchObject({ id: null, error: { code: -32600 } });
     });
 
     it('a body over 4 MiB → 413 with a JSON-RPC error, refused before it is read', async () => {

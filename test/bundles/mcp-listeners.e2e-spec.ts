@@ -203,11 +203,18 @@ describe.each(['fastify', 'node'])('/mcp served with MCP_HTTP_SERVER=%s', (kind)
     expect(JSON.parse(answer.body)).toEqual({ jsonrpc: '2.0', id: null, error: { code, message } });
   });
 
-  it.each(['GET', 'DELETE', 'PUT'])('answers %s /mcp with 405 and Allow: POST', async (method) => {
+  it.each(['GET', 'PUT'])('answers %s /mcp with 405 and Allow: POST', async (method) => {
     const answer = await send(gateway.mcpUrl, method, {});
     expect(answer.status).toBe(405);
     expect(answer.headers.allow).toBe('POST');
     expect(JSON.parse(answer.body).error.message).toBe('Method Not Allowed: use POST');
+  });
+
+  it('answers DELETE /mcp without Mcp-Session-Id with 400 and a JSON-RPC error (it ends the session it names)', async () => {
+    const answer = await send(gateway.mcpUrl, 'DELETE', {});
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(answer.body)).toMatchObject({ id: null, error: { code: -32600 } });
   });
 
   it('answers any other path 404', async () => {

@@ -77,6 +77,7 @@ const HANDLERS: Type<MethodHandler>[] = [
     rateLimitRedisProvider,
     CallerLimits,
   ],
-  exports: [MethodDispatcher],
+  // ToolSelections: a session ended forgets its selections (SessionEnding)
+  exports: [MethodDispatcher, ToolSelections],
 })
 export class McpMethodsModule {}

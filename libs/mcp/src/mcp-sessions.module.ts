@@ -5,6 +5,7 @@ import { ServerCapabilities } from './servers/server-capabilities';
 import { serverStoreProvider } from './servers/server-store';
 import { VirtualServerRegistrations } from './servers/server-registrations.service';
 import { VirtualServers } from './servers/virtual-servers.service';
+import { EndedSessions } from './session/ended-sessions';
 import { SessionLogLevels } from './session/session-log-levels';
 import { sharedSessionStoreProvider } from './session/shared-session-store';
 import { SessionTokenService } from './session/session-token.service';
@@ -12,6 +13,7 @@ import { SessionTokenService } from './session/session-token.service';
 const PROVIDERS = [
   SessionTokenService,
   SessionLogLevels,
+  EndedSessions,
   sharedSessionStoreProvider,
   VirtualServers,
   serverStoreProvider,

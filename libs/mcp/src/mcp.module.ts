@@ -14,6 +14,7 @@ import { McpMethodsModule } from './mcp-methods.module';
 import { McpRelayModule } from './mcp-relay.module';
 import { McpSessionsModule } from './mcp-sessions.module';
 import { McpTransport } from './http/mcp-transport.service';
+import { SessionEnding } from './http/session-ending.service';
 
 /**
  * McpModule: the front door of /mcp over its parts (docs/architecture.md "McpModule's parts").
@@ -42,6 +43,7 @@ import { McpTransport } from './http/mcp-transport.service';
     ModernCodec,
     CacheHintsService,
     McpTransport,
+    SessionEnding,
   ],
   // McpHttpServer for the node:http listener, GatewayTasks (McpRelayModule) for the shutdown
   exports: [McpHttpServer, McpRelayModule],

@@ -33,6 +33,7 @@ import {
 import { InFlightRequests } from '../answers/in-flight-requests';
 import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { SessionTokenService } from '../session/session-token.service';
+import { EndedSessions } from '../session/ended-sessions';
 
 /**
  * The 2025 era (2025-11-25, 2025-06-18, 2025-03-26): `initialize` mints a sealed
@@ -55,6 +56,7 @@ export class LegacyCodec {
     private readonly inFlight: InFlightRequests,
     private readonly upstreams: UpstreamRouter,
     private readonly bridge: LegacyInputBridge,
+    private readonly ended: EndedSessions,
   ) {
     this.maxQueuedBytes = config.mcp.listen.maxQueuedBytes;
   }
@@ -93,7 +95,7 @@ export class LegacyCodec {
         // on to an upstream): one on a session that does not open for this caller is 404, as a
         // request there is, and nothing of it goes further (docs/security.md "Sessions and
         // notification streams")
-        if (!this.sessionOpensFor(exchange))
+        if (!(await this.sessionOpensFor(exchange)))
           return this.error(
             null,
             new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
@@ -171,7 +173,10 @@ export class LegacyCodec {
       if (sessionId !== undefined) {
         // a session sealed for another caller is not this caller's: 404, it initializes its own
         const claims = this.sessions.openFor(sessionId, exchange.caller);
-        if (claims === undefined) {
+        // ended by its client (DELETE /mcp): unknown from then on, as the spec says; awaited
+        // only when Redis is asked (no tick more on the hot path)
+        const ended = claims === undefined || this.ended.isEnded(sessionId);
+        if (ended === true || (ended !== false && (await ended))) {
           return this.error(
             id,
             new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
@@ -260,12 +265,16 @@ export class LegacyCodec {
     return messageAnswer(200, resultEnvelope(id, json), format);
   }
 
-  /** No session id (or stateless mode), or one that opens for this exchange's caller. */
-  private sessionOpensFor(exchange: HttpExchange): boolean {
+  /**
+   * No session id (or stateless mode), or one that opens for this exchange's caller and was not
+   * ended (docs/operations.md §9 "Ending a session").
+   */
+  private async sessionOpensFor(exchange: HttpExchange): Promise<boolean> {
     const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
-    return (
-      sessionId === undefined || this.sessions.openFor(sessionId, exchange.caller) !== undefined
-    );
+    if (sessionId === undefined) return true;
+    if (this.sessions.openFor(sessionId, exchange.caller) === undefined) return false;
+    const ended = this.ended.isEnded(sessionId);
+    return ended === false || (ended !== true && !(await ended));
   }
 
   /**

@@ -38,7 +38,7 @@ const passed = () => new SerializedResult(text, JSON.parse(text) as Record<strin
 
 describe('a SerializedResult (an upstream result passed on) in the codecs', () => {
   it('2025 era: written as its text, inside the envelope, JSON and SSE', () => {
-    const codec = new LegacyCodec(config, none, none, none, none, none);
+    const codec = new LegacyCodec(config, none, none, none, none, none, none);
     const answer = (format: 'json' | 'sse'): HttpAnswer =>
       (
         codec as unknown as {

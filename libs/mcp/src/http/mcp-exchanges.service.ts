@@ -8,6 +8,7 @@ import { RegistryService } from '@app/registry';
 import { metadataAnswer } from './auth-answers';
 import { NotificationHub } from '../listen/notification-hub.service';
 import { SessionStreams } from '../listen/session-streams.service';
+import { SessionEnding } from './session-ending.service';
 import { McpTransport } from './mcp-transport.service';
 import { VirtualServers } from '../servers/virtual-servers.service';
 import { errorEnvelope } from '../answers/http-answer';
@@ -53,6 +54,7 @@ export class McpExchanges {
     private readonly hub: NotificationHub,
     private readonly servers: VirtualServers,
     registry: RegistryService,
+    private readonly ending: SessionEnding,
   ) {
     this.repeatedHeaders = new RepeatedHeaders(() => registry.forwardedHeaders());
   }
@@ -114,7 +116,8 @@ export class McpExchanges {
    * is refused or needs no body: 400/-32600 for a repeated caller header (one a source
    * forwards), Authorization or Host (docs/operations.md §2 "Request limits on /mcp"), 403 for an Origin or Host not allowed
    * (docs/operations.md §8), 204 for an allowed preflight, GET and DELETE authenticated as a POST
-   * is and then answered (a session's stream, 405), 405 for any other method but POST. An allowed
+   * is and then answered (a session's stream, the end of a session), 405 for any other method
+   * but POST. An allowed
    * Origin's CORS headers are set on the response, so whatever is answered later carries them.
    */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
@@ -140,7 +143,7 @@ export class McpExchanges {
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
       // authenticated as a POST is; GET is a 2025 session's notification stream (docs/operations.md §11),
-      // DELETE is answered 405 (sessions are sealed tokens: there is nothing to end)
+      // DELETE ends a 2025 session (§9 "Ending a session")
       this.serveGetOrDelete(req, res);
       req.resume();
       return false;
@@ -218,8 +221,8 @@ export class McpExchanges {
 
   /**
    * Writes the answer to a GET (a session's notification stream, ended when the client closes
-   * it, by `endStreams`, or by the hub's rules; or its refusal) or to a DELETE (405), once the
-   * request is authenticated. Never throws.
+   * it, by `endStreams`, by its session's end, or by the hub's rules; or its refusal) or to a
+   * DELETE (its session ended: SessionEnding), once the request is authenticated. Never throws.
    */
   private serveGetOrDelete(req: IncomingMessage, res: ServerResponse): void {
     // a virtual server's path takes a token for it, and streams its view (docs/operations.md §16)
@@ -235,7 +238,7 @@ export class McpExchanges {
         (caller) =>
           req.method === 'GET'
             ? this.sessionStreams.open(req.headers, controller, caller, server)
-            : this.transport.methodNotAllowed(),
+            : this.ending.end(req.headers, caller),
         server,
       )
       .then((answer) => {

@@ -108,11 +108,11 @@ export class McpTransport {
    */
   authenticated(
     headers: IncomingHeaders,
-    serve: (caller: CallerIdentity | undefined) => HttpAnswer,
+    serve: (caller: CallerIdentity | undefined) => HttpAnswer | Promise<HttpAnswer>,
     server?: string,
   ): Promise<HttpAnswer> {
     if (!this.resourceServer.checksRequests) return Promise.resolve(serve(undefined));
-    const decide = (checked: AuthOutcome): HttpAnswer => {
+    const decide = (checked: AuthOutcome): HttpAnswer | Promise<HttpAnswer> => {
       const outcome = this.resourceServer.refusalBeside(headers) ?? checked;
       switch (outcome.kind) {
         case 'authenticated':
@@ -320,13 +320,6 @@ export class McpTransport {
       );
     // A modern header without an envelope: 400 -32602 (envelope missing), never legacy.
     return { era: 'modern', claim: undefined };
-  }
-
-  /** GET (standalone SSE stream) and DELETE (end session) are not offered: 405 (2025 transport). */
-  methodNotAllowed(): HttpAnswer {
-    return transportError(GatewayErrorCode.MethodNotAllowed, 'Method Not Allowed: use POST', {
-      allow: 'POST',
-    });
   }
 }
 

@@ -27,6 +27,7 @@ import type { ListenRequest, SubscriptionsListen } from '../listen/subscriptions
 import { McpTransport } from './mcp-transport.service';
 import type { LegacyInputBridge } from '../mrtr/legacy-input-bridge';
 import { SessionTokenService } from '../session/session-token.service';
+import { EndedSessions } from '../session/ended-sessions';
 import { VirtualServers } from '../servers/virtual-servers.service';
 
 /**
@@ -156,6 +157,7 @@ function frontDoor(limits?: CallerLimits): McpTransport {
     new InFlightRequests(),
     notOurs as unknown as UpstreamRouter,
     notOurs as unknown as LegacyInputBridge,
+    new EndedSessions(),
   );
   const modern = new ModernCodec(
     config,

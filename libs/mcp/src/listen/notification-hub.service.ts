@@ -285,6 +285,22 @@ export class NotificationHub implements OnApplicationShutdown {
     return written;
   }
 
+  /**
+   * Closes the GET streams of one 2025 session on this replica, without a closing result: its
+   * client ended the session (DELETE /mcp, docs/operations.md §9 "Ending a session"), so they
+   * are not counted as closed by the gateway on its own.
+   * @returns the streams closed
+   */
+  closeSession(sessionId: string): number {
+    let closed = 0;
+    for (const stream of [...this.streams.keys()]) {
+      if (stream.sessionId !== sessionId) continue;
+      stream.close(false);
+      closed++;
+    }
+    return closed;
+  }
+
   /** Forgets a stream (it closed). */
   remove(stream: OpenStream): void {
     const held = this.streams.get(stream);

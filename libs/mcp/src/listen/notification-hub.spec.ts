@@ -250,19 +250,23 @@ describe('SessionStreams: a 2025 GET stream keeps the same rules', () => {
     'mcp-protocol-version': '2025-11-25',
   });
 
-  it("opens for the session's own caller only (404 for another), and 429 past the caller's cap", () => {
+  it("opens for the session's own caller only (404 for another), and 429 past the caller's cap", async () => {
     const { sessions, get } = streams(new GatewayMetrics(), { maxStreamsPerCaller: 1 });
     const sid = sessions.issue('2025-11-25', undefined, undefined, caller('alice'));
-    expect(get.open(headers(sid), new CallCancellation(), caller('bob')).status).toBe(404);
-    expect(get.open(headers(sid), new CallCancellation(), caller('alice')).status).toBe(200);
-    expect(get.open(headers(sid), new CallCancellation(), caller('alice')).status).toBe(429);
+    expect((await get.open(headers(sid), new CallCancellation(), caller('bob'))).status).toBe(404);
+    expect((await get.open(headers(sid), new CallCancellation(), caller('alice'))).status).toBe(
+      200,
+    );
+    expect((await get.open(headers(sid), new CallCancellation(), caller('alice'))).status).toBe(
+      429,
+    );
   });
 
   it('a GET stream whose client does not read is cut at maxQueuedBytes and released', async () => {
     jest.useFakeTimers();
     const metrics = new GatewayMetrics();
     const { sessions, hub, get } = streams(metrics);
-    const answer = get.open(
+    const answer = await get.open(
       headers(sessions.issue('2025-11-25')),
       new CallCancellation(),
       undefined,

@@ -366,6 +366,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       this.hub.toSessions(new Set(message.sessions), message.sourceId, message.message);
       return;
     }
+    // a session ended is released by SessionEnding (endSession)
+    if (message.op !== 'forget') return;
     // the session left through another replica: no more relays from here (the upstream keeps
     // the gateway session's subscription until this replica's last subscriber leaves or the
     // session ends; what it then sends is dropped)
@@ -737,6 +739,16 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
         ? (this.subscribers.get(uri)?.size ?? 0) > 0
         : this.boundElsewhere(sessionId, boundTo.id, uri);
     return { boundTo, othersRemain, bridged };
+  }
+
+  /**
+   * Forgets every subscription of a session on this replica: its client ended it (DELETE /mcp,
+   * docs/operations.md §9 "Ending a session"). A bridged listen held only for it closes; an
+   * upstream no other session here subscribes to the URI through is told resources/unsubscribe.
+   */
+  endSession(sessionId: string): void {
+    const session = this.bySession.get(sessionId);
+    if (session !== undefined) this.drop(sessionId, [...session.entries.keys()], true);
   }
 
   /** Subscriptions held on this replica. */

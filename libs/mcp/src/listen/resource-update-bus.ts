@@ -16,8 +16,9 @@ export const RESOURCE_UPDATE_BUS = Symbol('RESOURCE_UPDATE_BUS');
 
 /**
  * What crosses replicas (docs/operations.md §10 "Resource subscriptions"): an update for client
- * sessions whose GET stream may be held by another replica, or a session's unsubscribe received
- * by a replica that does not hold the subscription.
+ * sessions whose GET stream may be held by another replica, a session's unsubscribe received
+ * by a replica that does not hold the subscription, or a session its client ended (§9 "Ending a
+ * session": its streams and subscriptions on every replica end).
  */
 export type ResourceBusMessage =
   | {
@@ -31,6 +32,12 @@ export type ResourceBusMessage =
       readonly session: string;
       readonly upstreamId: string;
       readonly uri: string;
+    }
+  | {
+      /** The session's client ended it (DELETE /mcp): until `expiresAtMs`, its id's expiry. */
+      readonly op: 'end';
+      readonly session: string;
+      readonly expiresAtMs: number;
     };
 
 export interface ResourceUpdateBus {
@@ -75,6 +82,7 @@ function isBusMessage(value: unknown): value is ResourceBusMessage {
       typeof m.sourceId === 'string' &&
       typeof m.message === 'string'
     );
+  if (m.op === 'end') return typeof m.session === 'string' && typeof m.expiresAtMs === 'number';
   return (
     m.op === 'forget' &&
     typeof m.session === 'string' &&

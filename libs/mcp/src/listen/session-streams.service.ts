@@ -14,6 +14,7 @@ import {
   type HttpAnswer,
 } from '../answers/http-answer';
 import { SessionTokenService } from '../session/session-token.service';
+import { EndedSessions } from '../session/ended-sessions';
 import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
@@ -86,6 +87,10 @@ export class SessionStreams {
     @Optional()
     @Inject(VirtualServers)
     private readonly servers: VirtualServers | null = null,
+    /** Sessions their client ended; without it (unit tests) none is. */
+    @Optional()
+    @Inject(EndedSessions)
+    private readonly ended: EndedSessions | null = null,
   ) {}
 
   /**
@@ -97,7 +102,7 @@ export class SessionStreams {
     signal: CallCancellation,
     caller?: CallerIdentity,
     server?: string,
-  ): HttpAnswer {
+  ): HttpAnswer | Promise<HttpAnswer> {
     const stated = header(headers, 'mcp-protocol-version');
     const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
@@ -112,6 +117,27 @@ export class SessionStreams {
       );
     const claims = this.sessions.openFor(sessionId, caller);
     if (claims === undefined) return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+    // a session its client ended (DELETE /mcp) is unknown from then on, as the spec says
+    const ended = this.ended?.isEnded(sessionId) ?? false;
+    if (ended === false)
+      return this.stream(headers, signal, claims.expiresAt, sessionId, caller, server);
+    if (ended === true) return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+    return ended.then((yes) =>
+      yes
+        ? refusal(GatewayErrorCode.SessionNotFound, 'Session not found')
+        : this.stream(headers, signal, claims.expiresAt, sessionId, caller, server),
+    );
+  }
+
+  /** The stream of a session that opened for its caller, or the refusal of a cap reached. */
+  private stream(
+    headers: IncomingHeaders,
+    signal: CallCancellation,
+    expiresAt: number,
+    sessionId: string,
+    caller: CallerIdentity | undefined,
+    server: string | undefined,
+  ): HttpAnswer {
     if (!acceptsEventStream(header(headers, 'accept')))
       return refusal(
         GatewayErrorCode.NotAcceptable,
@@ -130,7 +156,7 @@ export class SessionStreams {
     );
     // the Authorization value that opened it is checked again while it is open (NotificationHub)
     // ... and it ends when the session id expires, as the session's subscriptions do
-    const room = this.hub.add(session, caller, headers.authorization, claims.expiresAt * 1000);
+    const room = this.hub.add(session, caller, headers.authorization, expiresAt * 1000);
     if (room === 'replica_limit')
       return messageAnswer(
         503,

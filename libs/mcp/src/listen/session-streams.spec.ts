@@ -89,14 +89,14 @@ describe('the 2025 GET stream follows the caller’s grant', () => {
     const hub = new NotificationHub(config, registry);
     const streams = new SessionStreams(sessions, hub, capabilities, resourceServer);
     const headers = { 'mcp-session-id': 'sealed', accept: 'text/event-stream' };
-    const open = (who: CallerIdentity) => {
+    const open = async (who: CallerIdentity) => {
       const signal = new CallCancellation();
-      const answer = streams.open(headers, signal, who);
+      const answer = await streams.open(headers, signal, who);
       if (answer.stream === undefined) throw new Error(`no stream: ${answer.status}`);
       return { frames: framesOf(answer.stream), close: () => signal.abort('client-closed') };
     };
-    const dev = open(caller('alice', ['dev']));
-    const ops = open(caller('bob', ['ops']));
+    const dev = await open(caller('alice', ['dev']));
+    const ops = await open(caller('bob', ['ops']));
     const ubA = { source: 'ub', name: 'ub__a' };
     const before = catalog([ubA]);
     publish(before, catalog([ubA, { source: 'sec', name: 'sec__late' }]));

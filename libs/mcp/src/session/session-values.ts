@@ -84,6 +84,31 @@ export class SessionValues<V> {
   }
 
   /**
+   * Keeps a value another replica told of (it is in the shared store already) on this replica
+   * only, until `expiresAtMs`, so this replica need not wait for its freshness window to see it.
+   */
+  learn(sessionId: string, value: V, expiresAtMs: number, nowMs = Date.now()): void {
+    if (expiresAtMs <= nowMs) return;
+    this.remember(this.keyOf(sessionId), {
+      value,
+      expiresAtMs,
+      freshUntilMs: this.freshUntil(nowMs),
+    });
+  }
+
+  /**
+   * Forgets the session's value, on this replica and in the shared store (its session ended:
+   * docs/operations.md §9 "Ending a session"). Best effort with Redis: a store that cannot be
+   * reached keeps the value until the session id's expiry, where nobody can read it any more.
+   */
+  async delete(sessionId: string): Promise<void> {
+    if (this.shared === null && this.values.size === 0) return;
+    const key = this.keyOf(sessionId);
+    this.forget(key);
+    await this.shared?.delete(key).catch(() => undefined);
+  }
+
+  /**
    * The session's value; undefined when it has none (or it expired). A promise only when Redis
    * must be asked (no fresh entry on this replica). `sessionId`: an id the front door opened for
    * the caller (MethodContext.sessionId), never a header as sent.

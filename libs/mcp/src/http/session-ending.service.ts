@@ -1,0 +1,125 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import type { IncomingHeaders } from '@app/execution';
+import type { CallerIdentity } from '@app/identity';
+import { isModernVersion, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
+import { GatewayErrorCode } from '../errors/gateway-error';
+import { legacyWireError } from '../errors/wire-errors';
+import { errorEnvelope, header, messageAnswer, type HttpAnswer } from '../answers/http-answer';
+import { NotificationHub } from '../listen/notification-hub.service';
+import { ResourceSubscriptions } from '../listen/resource-subscriptions.service';
+import {
+  RESOURCE_UPDATE_BUS,
+  type ResourceBusMessage,
+  type ResourceUpdateBus,
+} from '../listen/resource-update-bus';
+import { selectionKey, ToolSelections } from '../search/tool-selections';
+import { VirtualServers } from '../servers/virtual-servers.service';
+import { callerKey } from '../session/caller-key';
+import { EndedSessions } from '../session/ended-sessions';
+import { SessionLogLevels } from '../session/session-log-levels';
+import { SessionTokenService } from '../session/session-token.service';
+import { SharedValueNotStoredError } from '../session/session-values';
+
+/** The answer to a DELETE that ended its session: 200 without a body, as the v1 SDK's server's. */
+const ENDED: HttpAnswer = { status: 200, headers: {} };
+
+function refusal(
+  code: GatewayErrorCode,
+  message: string,
+  extra: Record<string, string> = {},
+): HttpAnswer {
+  const wire = legacyWireError(code);
+  return messageAnswer(wire.httpStatus, errorEnvelope(null, wire.code, message), 'json', extra);
+}
+
+/**
+ * `DELETE /mcp` with a 2025 session's id (2025-11-25 transports, "Session Management";
+ * docs/operations.md §9 "Ending a session"): the session is ended for the caller it was sealed
+ * for, and whatever it holds is released — its GET streams close, its resource subscriptions
+ * (and the bridged upstream listens held only for them) end, its log level and tool selections
+ * are forgotten. A sealed id cannot be revoked, so its end is a marker (EndedSessions) every
+ * request with the id is checked against until the id would expire: 404 from then on, on this
+ * replica at once, on the others within SHARED_SESSION_FRESH_MS through Redis, and their GET
+ * streams and subscriptions end when the resource-update bus tells them (best effort, at once).
+ */
+@Injectable()
+export class SessionEnding {
+  private readonly logger = new Logger('Mcp');
+
+  constructor(
+    private readonly sessions: SessionTokenService,
+    private readonly ended: EndedSessions,
+    private readonly hub: NotificationHub,
+    private readonly subscriptions: ResourceSubscriptions,
+    private readonly logLevels: SessionLogLevels,
+    private readonly selections: ToolSelections,
+    private readonly servers: VirtualServers,
+    @Optional()
+    @Inject(RESOURCE_UPDATE_BUS)
+    private readonly bus: ResourceUpdateBus | null = null,
+  ) {
+    bus?.onMessage((message) => this.fromBus(message));
+  }
+
+  /**
+   * Ends the session the request names, for its authenticated caller (undefined: `mcp.auth`
+   * off). 405 where there are no sessions to end (stateless mode, a 2026 MCP-Protocol-Version),
+   * 400 for an unsupported version or without Mcp-Session-Id, 404 for an id that does not open
+   * for this caller (another caller's, forged, expired) or was ended already, else 200.
+   */
+  async end(headers: IncomingHeaders, caller: CallerIdentity | undefined): Promise<HttpAnswer> {
+    const stated = header(headers, 'mcp-protocol-version');
+    if (!this.sessions.sealed || (stated !== undefined && isModernVersion(stated)))
+      // the same answer as before sessions could be ended (and as GET gets without a session)
+      return refusal(GatewayErrorCode.MethodNotAllowed, 'Method Not Allowed: use POST', {
+        allow: 'POST',
+      });
+    if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated))
+      return refusal(
+        GatewayErrorCode.UnsupportedProtocolVersion,
+        `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+    const sessionId = header(headers, 'mcp-session-id');
+    if (sessionId === undefined)
+      return refusal(
+        GatewayErrorCode.InvalidRequest,
+        'Bad Request: DELETE ends the session its Mcp-Session-Id header names; send one',
+      );
+    // the same check as a POST with the id: a session sealed for another caller is not this one's
+    const claims = this.sessions.openFor(sessionId, caller);
+    if (claims === undefined || (await this.ended.isEnded(sessionId)))
+      return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+    const expiresAtMs = claims.expiresAt * 1000;
+    try {
+      // counted in the caller's share as its other session values are (SessionValues)
+      await this.ended.set(sessionId, true, expiresAtMs, Date.now(), callerKey(caller));
+    } catch (err) {
+      if (!(err instanceof SharedValueNotStoredError)) throw err;
+      this.logger.warn(`A session was ended on this replica only: ${err.message}`);
+    }
+    await this.release(sessionId);
+    this.bus?.publish({ op: 'end', session: sessionId, expiresAtMs });
+    return ENDED;
+  }
+
+  /** Another replica ended a session: it is ended here at once, and what it held here released. */
+  private fromBus(message: ResourceBusMessage): void {
+    if (message.op !== 'end') return;
+    this.ended.learn(message.session, true, message.expiresAtMs);
+    void this.release(message.session);
+  }
+
+  /** Releases what an ended session holds on this replica (and its values in Redis). */
+  private async release(sessionId: string): Promise<void> {
+    this.hub.closeSession(sessionId);
+    this.subscriptions.endSession(sessionId);
+    // a selection per path the session used (docs/operations.md §16 "Per session and path")
+    const keys = [undefined, ...this.servers.ids()].map((server) =>
+      selectionKey(sessionId, server),
+    );
+    await Promise.all([
+      this.logLevels.delete(sessionId),
+      ...keys.map((key) => this.selections.delete(key)),
+    ]);
+  }
+}
