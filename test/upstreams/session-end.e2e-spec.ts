@@ -70,6 +70,7 @@ describe('ending a 2025 session with DELETE /mcp', () => {
     const gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([], { upstreams: [upstream('repo', repo.url)] }),
+        virtualServers: [{ id: 'only-repo', sources: ['repo'] }],
         redis: { keyPrefix },
       },
       env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS, REDIS_URL: redisUrl },
@@ -164,6 +165,15 @@ describe('ending a 2025 session with DELETE /mcp', () => {
       expect(answer.body).toBe('');
       expect((await rpc(gateway.mcpUrl, 'tools/list', undefined, kept)).status).toBe(200);
       expect(keptStream.ended).toBe(false);
+    });
+
+    it("on a virtual server's path too: DELETE /mcp/servers/{id} ends the session, on every path", async () => {
+      const onServer = gateway.mcpUrl.replace(/\/mcp$/, '/mcp/servers/only-repo');
+      const session = await openLegacySession(onServer);
+      expect((await rpc(onServer, 'tools/list', undefined, session)).status).toBe(200);
+      expect((await send(onServer, 'DELETE', session)).status).toBe(200);
+      expect((await rpc(onServer, 'tools/list', undefined, session)).status).toBe(404);
+      expect((await rpc(gateway.mcpUrl, 'tools/list', undefined, session)).status).toBe(404);
     });
 
     it('a DELETE without Mcp-Session-Id is 400 with a JSON-RPC error; an id that does not open is 404', async () => {
