@@ -16,6 +16,7 @@ import {
 import type { IncomingHeaders } from './call-tool-result';
 import { CallerRequestHeaders } from './caller-request-headers';
 import { CallerShares, NO_SHARE, poolOf } from './caller-shares';
+import { ListenEndLines } from './listen-end-lines';
 
 /** The `notifications` filter sent on an upstream's `subscriptions/listen` (MCP 2026-07-28). */
 export interface UpstreamListenFilter {
@@ -72,6 +73,13 @@ function flag(capabilities: Record<string, unknown>, feature: string, key: strin
   return isRecord(value) && value[key] === true;
 }
 
+/** What a counted line adds when it stands for more than one listen (ListenEndLines). */
+function sinceLast(count: number, what: string): string {
+  return count > 1
+    ? ` (the last of ${count} listens on it ${what} since the previous such line; at most one a minute)`
+    : '';
+}
+
 /** Resolves after `ms`, or at once when the signal aborts. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -100,6 +108,10 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 @Injectable()
 export class UpstreamListener {
   private readonly logger = new Logger('Upstream');
+  // what an upstream does to the listens held on it costs lines per upstream, not per client
+  // stream (listen-end-lines.ts)
+  private readonly ends = new ListenEndLines((line) => this.logger.log(line));
+  private readonly refusals = new ListenEndLines((line) => this.logger.warn(line));
 
   constructor(
     private readonly connections: UpstreamConnections,
@@ -207,8 +219,12 @@ export class UpstreamListener {
           answer.kind === 'error' &&
           (answer.code === JsonRpcCode.MethodNotFound || answer.code === JsonRpcCode.InvalidParams)
         ) {
-          this.logger.warn(
-            `Upstream ${upstream.id}: subscriptions/listen refused (${answer.code}); its notifications are not relayed`,
+          const code = answer.code;
+          this.refusals.note(
+            upstream.id,
+            (count) =>
+              `Upstream ${upstream.id}: subscriptions/listen refused (${code}); its notifications are not relayed` +
+              sinceLast(count, 'refused'),
           );
           return;
         }
@@ -228,8 +244,12 @@ export class UpstreamListener {
       // ended after the caller's token expired: stopped now, not after a wait
       if (callerExpired(context.caller)) continue;
       if (performance.now() - started >= HEALTHY_LISTEN_MS) wait = REOPEN_FIRST_MS;
-      this.logger.log(
-        `Upstream ${upstream.id}: subscriptions/listen ended (${ended}); re-opening in ${wait} ms`,
+      const reopenMs = wait;
+      this.ends.note(
+        upstream.id,
+        (count) =>
+          `Upstream ${upstream.id}: subscriptions/listen ended (${ended}); re-opening in ${reopenMs} ms` +
+          sinceLast(count, 'ended'),
       );
       await pause(wait, signal);
       wait = Math.min(wait * 2, REOPEN_MAX_MS);
