@@ -1103,7 +1103,8 @@ export class UpstreamConnection {
    * the answer to the era probe, initialize or a notification), any other request with -32601:
    * JSON-RPC requires an answer, and no client can be asked (docs/security.md, "Credentials
    * towards sources"). On the session of `context`: initialize's is the one its answer opens.
-   * true when it answered.
+   * A 2026-07-28 upstream's such requests are dropped instead (that revision has no client
+   * responses). true when it answered or dropped it.
    */
   private answerServerRequest(
     message: JsonRpcMessage,
@@ -1114,6 +1115,11 @@ export class UpstreamConnection {
     if (id === undefined) return false;
     const ping = message.method === 'ping';
     if (!ping && owned) return false;
+    // 2026-07-28 has no client responses: its requests are dropped unanswered, never queued
+    // as answers owed (nor counted as ones the queue could not hold; docs/security.md "What
+    // an upstream can make the gateway do"). Before the era is known (the probe's own answer)
+    // a request is answered as a 2025 one.
+    if (this.session?.era === '2026') return true;
     const response: JsonRpcMessage = ping
       ? { jsonrpc: '2.0', id, result: {} }
       : {
