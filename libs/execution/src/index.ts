@@ -29,3 +29,4 @@ export {
   type UpstreamListenSupport,
 } from './upstream-listener.service';
 export type { BundleCallTarget } from './bundle-call-target';
+export { ListenEndLines } from './listen-end-lines';

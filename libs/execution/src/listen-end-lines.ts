@@ -14,8 +14,10 @@ interface Pending {
  * often a listen ends, and whether it is refused, is the upstream's choice, and every client
  * stream holds a listen on it (docs/operations.md §11 "Notification streams"), so a line each
  * time would let one upstream write a line per client stream every few seconds, for as long
- * as they listen (docs/security.md "Hostile sources: bounded work"). Counted per upstream
- * instead: the first line at once, then at most one a minute, saying how many since.
+ * as they listen (docs/security.md "Hostile sources: bounded work"); likewise a 2025 session's
+ * subscription moved to a 2026 owner that cannot be bridged (ResourceSubscriptions), which an
+ * upstream toggling its listing of a URI causes for every session at every round. Counted per
+ * upstream instead: the first line at once, then at most one a minute, saying how many since.
  */
 export class ListenEndLines {
   private readonly pending = new Map<string, Pending>();

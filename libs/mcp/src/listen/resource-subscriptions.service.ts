@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
-import { UpstreamListener, type IncomingHeaders } from '@app/execution';
+import { ListenEndLines, UpstreamListener, type IncomingHeaders } from '@app/execution';
 import { allowsSource, ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -235,6 +235,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private readonly coalescer = new UpdateCoalescer();
 
   private readonly logger = new Logger('Listen');
+  /** Moves that could not be bridged, logged per upstream (ListenEndLines). */
+  private readonly notBridged = new ListenEndLines((line) => this.logger.log(line));
   private readonly recheckMs: number;
 
   constructor(
@@ -324,8 +326,16 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     try {
       this.bridge(sessionId, to, entry.uri, entry.who);
     } catch (err) {
-      this.logger.log(
-        `A resource subscription that moved to upstream ${to.id} is not bridged: ${err instanceof Error ? err.message : 'unknown cause'}`,
+      // an upstream that lists a URI at one pull and not at the next moves every session's
+      // subscription at each round: a line per upstream and minute, not per session and round
+      const why = err instanceof Error ? err.message : 'unknown cause';
+      this.notBridged.note(
+        to.id,
+        (count) =>
+          `A resource subscription that moved to upstream ${to.id} is not bridged: ${why}` +
+          (count > 1
+            ? ` (the last of ${count} since the previous such line; at most one a minute)`
+            : ''),
       );
     }
     return false;
