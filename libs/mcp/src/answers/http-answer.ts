@@ -1,5 +1,7 @@
 import type { IncomingHeaders } from '@app/execution';
 import type { CallerAccess, CallerIdentity } from '@app/identity';
+import type { GatewayErrorCode } from '../errors/gateway-error';
+import { legacyWireError } from '../errors/wire-errors';
 import { idJson, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import type { BodyPart } from './gzip-splice';
 import type { InFlightCall } from './in-flight-requests';
@@ -167,6 +169,25 @@ export function messageAnswer(
     };
   }
   return { status, headers: { 'content-type': JSON_TYPE, ...extraHeaders }, body: message };
+}
+
+/**
+ * A refusal at the 2025 transport, before any request id is known (a GET stream, a DELETE, a
+ * message that does not parse): the error without id, at the HTTP status and code the 2025 era
+ * gives it (errors/wire-errors.ts).
+ */
+export function legacyTransportError(
+  code: GatewayErrorCode,
+  message: string,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): HttpAnswer {
+  const wire = legacyWireError(code);
+  return messageAnswer(
+    wire.httpStatus,
+    errorEnvelope(null, wire.code, message),
+    'json',
+    extraHeaders,
+  );
 }
 
 /** 202 Accepted with no body: for notifications and client responses (B15). */

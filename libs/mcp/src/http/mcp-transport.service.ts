@@ -9,32 +9,18 @@ import { authRefusal } from './auth-answers';
 import { LegacyCodec } from '../codecs/legacy.codec';
 import { ModernCodec } from '../codecs/modern.codec';
 import { GatewayErrorCode } from '../errors/gateway-error';
-import { legacyWireError } from '../errors/wire-errors';
 import {
   errorEnvelope,
   header,
-  messageAnswer,
-  negotiateFormat,
   type HttpAnswer,
   type HttpExchange,
+  legacyTransportError,
+  messageAnswer,
+  negotiateFormat,
 } from '../answers/http-answer';
 import type { InboundMessage, JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { parseMessage } from '../jsonrpc/parse-message';
 import { epochNow, traceRequest, traceUnread, type RequestTiming } from './request-span';
-
-function transportError(
-  code: GatewayErrorCode,
-  message: string,
-  extraHeaders: Record<string, string> = {},
-): HttpAnswer {
-  const wire = legacyWireError(code);
-  return messageAnswer(
-    wire.httpStatus,
-    errorEnvelope(null, wire.code, message),
-    'json',
-    extraHeaders,
-  );
-}
 
 /** The envelope claim of a message: `params._meta["io.modelcontextprotocol/protocolVersion"]`. */
 function claimOf(value: unknown): unknown {
@@ -207,7 +193,7 @@ export class McpTransport {
     if (contentType !== 'application/json') {
       return unread(
         exchange,
-        transportError(
+        legacyTransportError(
           GatewayErrorCode.UnsupportedMediaType,
           'Unsupported Media Type: Content-Type must be application/json',
         ),
@@ -221,7 +207,7 @@ export class McpTransport {
     if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
       return unread(
         exchange,
-        transportError(
+        legacyTransportError(
           GatewayErrorCode.UnsupportedMediaType,
           `Unsupported Media Type: Content-Encoding ${coding.slice(0, 40)} is not accepted; send the body without a content coding`,
           { 'accept-encoding': 'identity' },
@@ -257,7 +243,7 @@ export class McpTransport {
     if (era.era === 'modern') return this.modern.handle(exchange, message, era.claim);
     const format = negotiateFormat(header(exchange.headers, 'accept'));
     if (format === undefined) {
-      return transportError(
+      return legacyTransportError(
         GatewayErrorCode.NotAcceptable,
         'Not Acceptable: the client must accept application/json or text/event-stream',
       );

@@ -3,8 +3,7 @@ import type { IncomingHeaders } from '@app/execution';
 import type { CallerIdentity } from '@app/identity';
 import { isModernVersion, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
 import { GatewayErrorCode } from '../errors/gateway-error';
-import { legacyWireError } from '../errors/wire-errors';
-import { errorEnvelope, header, messageAnswer, type HttpAnswer } from '../answers/http-answer';
+import { header, type HttpAnswer, legacyTransportError } from '../answers/http-answer';
 import { NotificationHub } from '../listen/notification-hub.service';
 import { ResourceSubscriptions } from '../listen/resource-subscriptions.service';
 import {
@@ -22,15 +21,6 @@ import { SharedValueNotStoredError } from '../session/session-values';
 
 /** The answer to a DELETE that ended its session: 200 without a body, as the v1 SDK's server's. */
 const ENDED: HttpAnswer = { status: 200, headers: {} };
-
-function refusal(
-  code: GatewayErrorCode,
-  message: string,
-  extra: Record<string, string> = {},
-): HttpAnswer {
-  const wire = legacyWireError(code);
-  return messageAnswer(wire.httpStatus, errorEnvelope(null, wire.code, message), 'json', extra);
-}
 
 /**
  * `DELETE /mcp` with a 2025 session's id (2025-11-25 transports, "Session Management";
@@ -71,24 +61,28 @@ export class SessionEnding {
     const stated = header(headers, 'mcp-protocol-version');
     if (!this.sessions.sealed || (stated !== undefined && isModernVersion(stated)))
       // the same answer as before sessions could be ended (and as GET gets without a session)
-      return refusal(GatewayErrorCode.MethodNotAllowed, 'Method Not Allowed: use POST', {
-        allow: 'POST',
-      });
+      return legacyTransportError(
+        GatewayErrorCode.MethodNotAllowed,
+        'Method Not Allowed: use POST',
+        {
+          allow: 'POST',
+        },
+      );
     if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated))
-      return refusal(
+      return legacyTransportError(
         GatewayErrorCode.UnsupportedProtocolVersion,
         `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
       );
     const sessionId = header(headers, 'mcp-session-id');
     if (sessionId === undefined)
-      return refusal(
+      return legacyTransportError(
         GatewayErrorCode.InvalidRequest,
         'Bad Request: DELETE ends the session its Mcp-Session-Id header names; send one',
       );
     // the same check as a POST with the id: a session sealed for another caller is not this one's
     const claims = this.sessions.openFor(sessionId, caller);
     if (claims === undefined || (await this.ended.isEnded(sessionId)))
-      return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+      return legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found');
     const expiresAtMs = claims.expiresAt * 1000;
     try {
       // counted in the caller's share as its other session values are (SessionValues)

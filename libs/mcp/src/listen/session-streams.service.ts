@@ -3,15 +3,15 @@ import type { CallCancellation, IncomingHeaders } from '@app/execution';
 import { ResourceServer, type CallerAccess, type CallerIdentity } from '@app/identity';
 import { isModernVersion, JsonRpcCode, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
 import { GatewayErrorCode } from '../errors/gateway-error';
-import { legacyWireError } from '../errors/wire-errors';
 import { ServerCapabilities } from '../servers/server-capabilities';
 import {
   acceptsEventStream,
   errorEnvelope,
   header,
+  type HttpAnswer,
+  legacyTransportError,
   messageAnswer,
   streamAnswer,
-  type HttpAnswer,
 } from '../answers/http-answer';
 import { SessionTokenService } from '../session/session-token.service';
 import { EndedSessions } from '../session/ended-sessions';
@@ -19,15 +19,6 @@ import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
 import { NotificationStream } from './notification-stream';
 import { VirtualServers } from '../servers/virtual-servers.service';
-
-function refusal(
-  code: GatewayErrorCode,
-  message: string,
-  extra: Record<string, string> = {},
-): HttpAnswer {
-  const wire = legacyWireError(code);
-  return messageAnswer(wire.httpStatus, errorEnvelope(null, wire.code, message), 'json', extra);
-}
 
 /**
  * A 2025 session's GET stream: the catalog's list_changed notifications, the resource updates
@@ -107,24 +98,30 @@ export class SessionStreams {
     const sessionId = this.sessions.sealed ? header(headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined || (stated !== undefined && isModernVersion(stated)))
       // the same answer as before GET streams existed (and as DELETE gets)
-      return refusal(GatewayErrorCode.MethodNotAllowed, 'Method Not Allowed: use POST', {
-        allow: 'POST',
-      });
+      return legacyTransportError(
+        GatewayErrorCode.MethodNotAllowed,
+        'Method Not Allowed: use POST',
+        {
+          allow: 'POST',
+        },
+      );
     if (stated !== undefined && !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated))
-      return refusal(
+      return legacyTransportError(
         GatewayErrorCode.UnsupportedProtocolVersion,
         `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
       );
     const claims = this.sessions.openFor(sessionId, caller);
-    if (claims === undefined) return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+    if (claims === undefined)
+      return legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found');
     // a session its client ended (DELETE /mcp) is unknown from then on, as the spec says
     const ended = this.ended?.isEnded(sessionId) ?? false;
     if (ended === false)
       return this.stream(headers, signal, claims.expiresAt, sessionId, caller, server);
-    if (ended === true) return refusal(GatewayErrorCode.SessionNotFound, 'Session not found');
+    if (ended === true)
+      return legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found');
     return ended.then((yes) =>
       yes
-        ? refusal(GatewayErrorCode.SessionNotFound, 'Session not found')
+        ? legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found')
         : this.stream(headers, signal, claims.expiresAt, sessionId, caller, server),
     );
   }
@@ -139,7 +136,7 @@ export class SessionStreams {
     server: string | undefined,
   ): HttpAnswer {
     if (!acceptsEventStream(header(headers, 'accept')))
-      return refusal(
+      return legacyTransportError(
         GatewayErrorCode.NotAcceptable,
         'Not Acceptable: the GET stream is text/event-stream; the client must accept it',
       );
