@@ -117,7 +117,7 @@ describe('MCP_HEAP_GROWING_PERCENT (docs/operations.md §1)', () => {
     const service = await TestToolService.start(manifest('a', [tool({ name: 'a.t' })]));
     const gateway = await GatewayProcess.start({
       mcp: gatewayConfig([bundle('a', service, 'a.')]),
-      env: { MCP_HEAP_GROWING_PERCENT: '30' },
+      env: { MCP_HEAP_GROWING_PERCENT: '100' },
       waitReady: true,
     });
     try {

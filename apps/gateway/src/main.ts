@@ -67,7 +67,7 @@ It takes no other arguments: settings come from the environment and the YAML con
   NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_
                            memory settings (the chart and npm start set both)
   MCP_HEAP_GROWING_PERCENT 1..300: V8's old-generation growing factor, 1 + n/100 (the chart
-                           and npm start set 30; unset: V8's own, up to 4x)
+                           and npm start set 100; unset: V8's own, up to 4x)
   MCP_ADMIN_TOKEN          bearer token of /admin writes and the console (default: read-only)
   OTEL_EXPORTER_OTLP_HEADERS
                            headers of the OTLP/HTTP trace exports (key=value,...)
