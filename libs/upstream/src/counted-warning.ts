@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 
 const LOG_EVERY_MS = 60_000;
-const logger = new Logger('Upstream');
+const UPSTREAM_LOGGER = new Logger('Upstream');
 
 /**
  * A warning that may be due many times a second (what a hostile upstream makes the gateway
@@ -12,15 +12,21 @@ export class CountedWarning {
   private since = 0;
   private loggedAt = -Infinity;
 
-  /** @param line the log line for `count` occurrences since the last one */
-  constructor(private readonly line: (count: number) => string) {}
+  /**
+   * @param line the log line for `count` occurrences since the last one
+   * @param logger where it is written (the upstream's by default)
+   */
+  constructor(
+    private readonly line: (count: number) => string,
+    private readonly logger: Logger = UPSTREAM_LOGGER,
+  ) {}
 
   count(): void {
     this.since += 1;
     const now = performance.now();
     if (now - this.loggedAt < LOG_EVERY_MS) return;
     this.loggedAt = now;
-    logger.warn(this.line(this.since));
+    this.logger.warn(this.line(this.since));
     this.since = 0;
   }
 }

@@ -1,4 +1,5 @@
 export { UpstreamConnection } from './upstream-connection';
+export { CountedWarning } from './counted-warning';
 export {
   UpstreamFailure,
   type JsonRpcMessage,

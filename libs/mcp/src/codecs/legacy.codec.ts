@@ -172,11 +172,14 @@ export class LegacyCodec {
       sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
       if (sessionId !== undefined) {
         // a session sealed for another caller is not this caller's: 404, it initializes its own
-        const claims = this.sessions.openFor(sessionId, exchange.caller);
         // ended by its client (DELETE /mcp): unknown from then on, as the spec says; awaited
         // only when Redis is asked (no tick more on the hot path)
-        const ended = claims === undefined || this.ended.isEnded(sessionId);
-        if (ended === true || (ended !== false && (await ended))) {
+        const live = this.ended.unlessEnded(
+          this.sessions.openFor(sessionId, exchange.caller),
+          sessionId,
+        );
+        const claims = live instanceof Promise ? await live : live;
+        if (claims === undefined) {
           return this.error(
             id,
             new GatewayError(GatewayErrorCode.SessionNotFound, 'Session not found'),
@@ -272,9 +275,12 @@ export class LegacyCodec {
   private async sessionOpensFor(exchange: HttpExchange): Promise<boolean> {
     const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
     if (sessionId === undefined) return true;
-    if (this.sessions.openFor(sessionId, exchange.caller) === undefined) return false;
-    const ended = this.ended.isEnded(sessionId);
-    return ended === false || (ended !== true && !(await ended));
+    return (
+      (await this.ended.unlessEnded(
+        this.sessions.openFor(sessionId, exchange.caller),
+        sessionId,
+      )) !== undefined
+    );
   }
 
   /**

@@ -80,8 +80,11 @@ export class SessionEnding {
         'Bad Request: DELETE ends the session its Mcp-Session-Id header names; send one',
       );
     // the same check as a POST with the id: a session sealed for another caller is not this one's
-    const claims = this.sessions.openFor(sessionId, caller);
-    if (claims === undefined || (await this.ended.isEnded(sessionId)))
+    const claims = await this.ended.unlessEnded(
+      this.sessions.openFor(sessionId, caller),
+      sessionId,
+    );
+    if (claims === undefined)
       return legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found');
     const expiresAtMs = claims.expiresAt * 1000;
     try {

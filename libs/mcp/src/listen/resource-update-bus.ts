@@ -9,6 +9,7 @@ import {
   storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
+import { CountedWarning } from '@app/upstream';
 import { MrtrSeal } from '../sealing/mrtr-seal';
 
 /** DI token of the bus resource updates cross replicas on; null without Redis. */
@@ -69,8 +70,6 @@ export const MAX_BUS_MESSAGE_CHARS = Math.ceil(
  * pub/sub delivers at once or never; a message replayed later is not acted on.
  */
 const BUS_MESSAGE_TTL_MS = 30_000;
-/** At most one log line per this many ms about dropped messages (a flood costs one a minute). */
-const DROP_LOG_EVERY_MS = 60_000;
 
 function isBusMessage(value: unknown): value is ResourceBusMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -125,9 +124,14 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
   private readonly replicaId = randomBytes(9).toString('base64url');
   private readonly channel: string;
   private readonly handlers: ((message: ResourceBusMessage) => void)[] = [];
-  /** Messages dropped since the last log line about them, and when that was. */
-  private dropped = 0;
-  private droppedLoggedAt = 0;
+  /** The length of the last message dropped, for the line about them. */
+  private lastDroppedChars = 0;
+  /** Messages that are no replica's: counted, one line a minute at most (a flood costs one). */
+  private readonly drops = new CountedWarning(
+    (count) =>
+      `Dropped ${count} message(s) on the resource-update channel (the last ${this.lastDroppedChars} characters long) that this gateway's replicas did not publish: not sealed with MCP_SESSION_KEYS for this identity, expired, malformed or too long (another gateway sharing the key prefix, an older version, or a hostile publisher on Redis)`,
+    this.logger,
+  );
 
   constructor(
     private readonly publisher: RedisClient,
@@ -183,23 +187,12 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
         ? undefined
         : this.seal.open('resource-bus', text, Date.now(), MAX_BUS_MESSAGE_CHARS);
     if (envelope === undefined || !isBusMessage(envelope.body)) {
-      this.drop(text.length);
+      this.lastDroppedChars = text.length;
+      this.drops.count();
       return;
     }
     if (envelope.from === this.replicaId) return;
     for (const handler of this.handlers) handler(envelope.body);
-  }
-
-  /** Counts a message that is no replica's of this gateway; one log line a minute says so. */
-  private drop(chars: number): void {
-    this.dropped++;
-    const now = Date.now();
-    if (now - this.droppedLoggedAt < DROP_LOG_EVERY_MS) return;
-    this.logger.warn(
-      `Dropped ${this.dropped} message(s) on the resource-update channel (the last ${chars} characters long) that this gateway's replicas did not publish: not sealed with MCP_SESSION_KEYS for this identity, expired, malformed or too long (another gateway sharing the key prefix, an older version, or a hostile publisher on Redis)`,
-    );
-    this.dropped = 0;
-    this.droppedLoggedAt = now;
   }
 }
 

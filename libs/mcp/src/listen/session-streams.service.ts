@@ -13,7 +13,7 @@ import {
   messageAnswer,
   streamAnswer,
 } from '../answers/http-answer';
-import { SessionTokenService } from '../session/session-token.service';
+import { SessionTokenService, type SessionClaims } from '../session/session-token.service';
 import { EndedSessions } from '../session/ended-sessions';
 import { LIST_CHANGED_METHOD, type ListKind } from './catalog-changes';
 import { NotificationHub, type OpenStream } from './notification-hub.service';
@@ -110,20 +110,14 @@ export class SessionStreams {
         GatewayErrorCode.UnsupportedProtocolVersion,
         `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
       );
-    const claims = this.sessions.openFor(sessionId, caller);
-    if (claims === undefined)
-      return legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found');
+    const opened = this.sessions.openFor(sessionId, caller);
     // a session its client ended (DELETE /mcp) is unknown from then on, as the spec says
-    const ended = this.ended?.isEnded(sessionId) ?? false;
-    if (ended === false)
-      return this.stream(headers, signal, claims.expiresAt, sessionId, caller, server);
-    if (ended === true)
-      return legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found');
-    return ended.then((yes) =>
-      yes
+    const live = this.ended === null ? opened : this.ended.unlessEnded(opened, sessionId);
+    const answer = (claims: SessionClaims | undefined): HttpAnswer =>
+      claims === undefined
         ? legacyTransportError(GatewayErrorCode.SessionNotFound, 'Session not found')
-        : this.stream(headers, signal, claims.expiresAt, sessionId, caller, server),
-    );
+        : this.stream(headers, signal, claims.expiresAt, sessionId, caller, server);
+    return live instanceof Promise ? live.then(answer) : answer(live);
   }
 
   /** The stream of a session that opened for its caller, or the refusal of a cap reached. */

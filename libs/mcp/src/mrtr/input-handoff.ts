@@ -14,6 +14,7 @@ import {
   storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
+import { CountedWarning } from '@app/upstream';
 import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { TakeOnce } from '../relay/take-once';
 import { MrtrSeal } from '../sealing/mrtr-seal';
@@ -75,8 +76,6 @@ const REPUBLISH_MILLIS = 200;
  * clocks are a few seconds apart at most.
  */
 const MESSAGE_TTL_MILLIS = 30_000;
-/** At most one log line per this many ms about messages that did not open (a flood costs one). */
-const DROP_LOG_EVERY_MS = 60_000;
 /** How often the store's epoch is looked at (a store emptied under a live connection), ms. */
 const EPOCH_CHECK_MS = 10_000;
 
@@ -119,6 +118,14 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
   /** This process's id among the replicas (random per start). */
   readonly replicaId = randomBytes(9).toString('base64url');
   private readonly logger = new Logger('Mrtr');
+  /** The length of the last message that did not open, for the line about them. */
+  private lastDroppedChars = 0;
+  /** Messages that did not open: counted, one line a minute at most (a flood costs one). */
+  private readonly drops = new CountedWarning(
+    (count) =>
+      `Dropped ${count} message(s) on this replica's retry channel (the last ${this.lastDroppedChars} characters long) that no replica of this gateway sent: not sealed with MCP_SESSION_KEYS for this identity, expired, malformed or too long (another gateway sharing the key prefix, an older version, or a hostile publisher on Redis)`,
+    this.logger,
+  );
   private readonly handlers = new Map<string, HandoffHandler>();
   private readonly waiting = new Map<string, WaitingReply>();
   private publisher?: RedisClient;
@@ -142,9 +149,6 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
    * Redis is opened; anything longer is no replica's message and is dropped unparsed.
    */
   private maxMessageChars = Infinity;
-  /** Messages that did not open since the last log line about them, and when that was. */
-  private dropped = 0;
-  private droppedLoggedAt = 0;
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -462,15 +466,8 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
       typeof (message as { corr?: unknown }).corr === 'string'
     )
       return message as ResumeMessage | ReplyMessage | AckMessage;
-    this.dropped++;
-    const now = Date.now();
-    if (now - this.droppedLoggedAt >= DROP_LOG_EVERY_MS) {
-      this.logger.warn(
-        `Dropped ${this.dropped} message(s) on this replica's retry channel (the last ${text.length} characters long) that no replica of this gateway sent: not sealed with MCP_SESSION_KEYS for this identity, expired, malformed or too long (another gateway sharing the key prefix, an older version, or a hostile publisher on Redis)`,
-      );
-      this.dropped = 0;
-      this.droppedLoggedAt = now;
-    }
+    this.lastDroppedChars = text.length;
+    this.drops.count();
     return undefined;
   }
 

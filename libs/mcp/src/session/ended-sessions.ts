@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { SHARED_SESSION_STORE, type SharedSessionStore } from './shared-session-store';
 import { SessionValues, type SessionValueKind } from './session-values';
+import type { SessionClaims } from './session-token.service';
 
 /**
  * Ended sessions one replica remembers (as many as log levels); past it the oldest is forgotten
@@ -39,5 +40,21 @@ export class EndedSessions extends SessionValues<true> {
   isEnded(sessionId: string): boolean | Promise<boolean> {
     const value = this.get(sessionId);
     return value instanceof Promise ? value.then((v) => v === true) : value === true;
+  }
+
+  /**
+   * The claims of a session id that opened for its caller (SessionTokenService.openFor), unless
+   * its client ended it: undefined then, as for an id that does not open. The one check every
+   * request with a session id gets (a POST, a notification or relay answer, the GET stream, a
+   * DELETE); a promise only when Redis must be asked.
+   */
+  unlessEnded(
+    claims: SessionClaims | undefined,
+    sessionId: string,
+  ): SessionClaims | undefined | Promise<SessionClaims | undefined> {
+    if (claims === undefined) return undefined;
+    const ended = this.isEnded(sessionId);
+    if (typeof ended === 'boolean') return ended ? undefined : claims;
+    return ended.then((yes) => (yes ? undefined : claims));
   }
 }
