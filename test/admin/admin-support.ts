@@ -88,6 +88,20 @@ export function auditLines(gateway: GatewayProcess): any[] {
 }
 
 /**
+ * Waits for the first audit line written after the `from`th one that matches, and returns it.
+ * Lines reach the test through the child's stdout, so an earlier request's line can arrive after
+ * its HTTP answer: a test names the line it waits for instead of taking the last one.
+ */
+export async function awaitAuditLine(
+  gateway: GatewayProcess,
+  from: number,
+  matches: (line: any) => boolean,
+): Promise<any> {
+  await waitFor(() => auditLines(gateway).slice(from).some(matches), 5000);
+  return auditLines(gateway).slice(from).find(matches);
+}
+
+/**
  * Spawns a gateway, hands it to `track` at once (so a slow start on a loaded machine never
  * leaves a process behind), and waits generously for its listeners and readiness.
  */
