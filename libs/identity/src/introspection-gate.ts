@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { IntrospectionClient, IntrospectionResult } from './introspection-client';
+import { ExpiringMap } from './expiring-map';
 import { ExpiringCache } from './source-credentials/expiring-cache';
 
-/** Most inactive answers remembered at once (oldest dropped first). */
+/** Most inactive answers remembered at once (expired ones dropped first, then the oldest). */
 const INACTIVE_CACHE_ENTRIES = 10_000;
-/** Most tokens remembered as recently active (oldest dropped first). */
+/** Most tokens remembered as recently active (expired ones dropped first, then the oldest). */
 const ACTIVE_MEMORY_ENTRIES = 10_000;
 /** How long a token that introspected active counts as a returning caller's, ms (at most its exp). */
 const ACTIVE_MEMORY_MS = 10 * 60_000;
@@ -51,7 +52,7 @@ export class IntrospectionGate {
     INACTIVE_CACHE_ENTRIES,
   );
   /** Token digest → until when (performance.now() ms) it counts as a returning caller's. */
-  private readonly active = new Map<string, number>();
+  private readonly active = new ExpiringMap<true>(ACTIVE_MEMORY_ENTRIES, () => performance.now());
   private running = 0;
   /** Slots held by unknown tokens (at most `maxConcurrent - 1` when that is above 0). */
   private runningUnknown = 0;
@@ -74,7 +75,7 @@ export class IntrospectionGate {
     key: string,
   ): Promise<{ value: IntrospectionResult; refreshAt: number }> {
     const now = performance.now();
-    const known = (this.active.get(key) ?? 0) > now;
+    const known = this.active.get(key, now) === true;
     if (!(await this.slot(known))) return { value: BUSY, refreshAt: now };
     try {
       const result = await this.client.introspect(token, Math.floor(Date.now() / 1000));
@@ -95,12 +96,7 @@ export class IntrospectionGate {
     const now = performance.now();
     const untilExp =
       typeof exp === 'number' ? now + (exp * 1000 - Date.now()) : now + ACTIVE_MEMORY_MS;
-    this.active.delete(key);
-    if (this.active.size >= ACTIVE_MEMORY_ENTRIES) {
-      const oldest = this.active.keys().next();
-      if (oldest.done !== true) this.active.delete(oldest.value);
-    }
-    this.active.set(key, Math.min(untilExp, now + ACTIVE_MEMORY_MS));
+    this.active.set(key, true, Math.min(untilExp, now + ACTIVE_MEMORY_MS), now);
   }
 
   /** Slots unknown tokens may hold: all but one, so a returning caller always finds one soon. */

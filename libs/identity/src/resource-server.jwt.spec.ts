@@ -200,6 +200,27 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
     }
   });
 
+  it("a verified token is forgotten once expired, as new tokens come: callers whose tokens rotate do not fill the memory's cap", async () => {
+    const remembered = (): number => (rs as any).verified.size as number;
+    const headers = await Promise.all(
+      Array.from(
+        { length: 40 },
+        async (_, i) => `Bearer ${await sign({ sub: `r${i}`, scope: 'mcp' }, 60)}`,
+      ),
+    );
+    for (const header of headers)
+      expect(await rs.authenticate(header)).toMatchObject({ kind: 'authenticated' });
+    expect(remembered()).toBeGreaterThanOrEqual(40);
+    const fresh = `Bearer ${await sign({ sub: 'fresh', scope: 'mcp' }, 600)}`;
+    jest.useFakeTimers({ now: Date.now() + 120_000, doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      expect(await rs.authenticate(fresh)).toMatchObject({ kind: 'authenticated' });
+      expect(remembered()).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('no header: 401 without an error code; another scheme: 401 invalid_token', async () => {
     expect(await rs.authenticate(undefined)).toMatchObject({ kind: 'refused', status: 401 });
     expect((await rs.authenticate(undefined)) as object).not.toHaveProperty('error');

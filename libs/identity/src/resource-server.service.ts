@@ -5,6 +5,7 @@ import { AccessPolicy } from './access-policy';
 import { AUTH_RETRY_AFTER_SECONDS, type AuthOutcome } from './auth-outcome';
 import { bearerToken, looksLikeJwt, scopesOf } from './bearer-token';
 import { credentialViews, holdsToken, jwtsIn } from './credential-views';
+import { ExpiringMap } from './expiring-map';
 import { UNFORWARDABLE_HEADERS } from '@app/wire';
 import { callerName, type CallerIdentity } from './caller-identity';
 import { IntrospectionClient, type IntrospectionFailure } from './introspection-client';
@@ -16,7 +17,7 @@ import {
   resourceMetadataUrl,
 } from './protected-resource-metadata';
 
-/** Most verified tokens remembered at once (oldest dropped first). */
+/** Most verified tokens remembered at once (expired ones dropped first, then the oldest). */
 const VERIFIED_CACHE_ENTRIES = 10_000;
 /** Longest a verified JWT is remembered, in ms, even when it lives longer. */
 const VERIFIED_CACHE_MAX_MS = 60_000;
@@ -111,10 +112,10 @@ export class ResourceServer implements OnModuleDestroy {
    */
   readonly checksRequests: boolean;
   /** Authorization header value → the verified caller, until when, and its outcome (scopes checked once). */
-  private readonly verified = new Map<
-    string,
-    { readonly caller: CallerIdentity; readonly untilMs: number; readonly outcome: AuthOutcome }
-  >();
+  private readonly verified = new ExpiringMap<{
+    readonly caller: CallerIdentity;
+    readonly outcome: AuthOutcome;
+  }>(VERIFIED_CACHE_ENTRIES, () => Date.now());
   /** The metadata document's URL (mode jwt only). */
   readonly metadataUrl?: string;
   /** The audiences a token may name: the gateway's and each virtual server's path URL. */
@@ -226,8 +227,7 @@ export class ResourceServer implements OnModuleDestroy {
     this.serverResources.delete(id);
     this.resourceRemoved = true;
     // tokens remembered for that resource are verified again (and refused) on their next use
-    for (const [header, entry] of this.verified)
-      if (!hasAudience(entry.caller, this.audience)) this.verified.delete(header);
+    this.verified.deleteWhere((entry) => !hasAudience(entry.caller, this.audience));
     for (const path of resourceMetadataPaths(known.resource).slice(1)) {
       this.metadataByPath.delete(path);
     }
@@ -275,9 +275,7 @@ export class ResourceServer implements OnModuleDestroy {
     if (!this.enabled) return this.anonymousOrAdmin(authorization);
     if (typeof authorization !== 'string') return undefined;
     // the static admin token is never a verified JWT, so it is never remembered: authenticate() refuses it
-    const known = this.verified.get(authorization);
-    if (known === undefined || known.untilMs <= Date.now()) return undefined;
-    return known.outcome;
+    return this.verified.get(authorization)?.outcome;
   }
 
   /**
@@ -305,9 +303,8 @@ export class ResourceServer implements OnModuleDestroy {
     if (token === undefined)
       return refused('The Authorization header must be "Bearer <access token>"');
     const now = Date.now();
-    const known = this.verified.get(value);
-    if (known !== undefined && known.untilMs > now) return known.outcome;
-    if (known !== undefined) this.verified.delete(value);
+    const known = this.verified.get(value, now);
+    if (known !== undefined) return known.outcome;
     const checked = await this.check(token, value, now);
     if (checked.kind !== 'authenticated') return checked;
     return this.withScopes(checked.caller);
@@ -467,12 +464,7 @@ export class ResourceServer implements OnModuleDestroy {
   ): void {
     const expMs = caller.expiresAt === undefined ? now + maxMs : caller.expiresAt * 1000;
     const untilMs = Math.min(expMs, now + maxMs);
-    if (untilMs <= now) return;
-    if (this.verified.size >= VERIFIED_CACHE_ENTRIES) {
-      const oldest = this.verified.keys().next();
-      if (oldest.done !== true) this.verified.delete(oldest.value);
-    }
-    this.verified.set(header, { caller, untilMs, outcome: this.withScopes(caller) });
+    this.verified.set(header, { caller, outcome: this.withScopes(caller) }, untilMs, now);
   }
 
   /** One warn line per FAILURE_LOG_EVERY_MS about a failing authorization server (no token in it). */
