@@ -4,7 +4,13 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 
 /** What a sealed token is for: its purpose is authenticated (AAD), so one never opens as the other. */
 export type SealPurpose =
-  'request-state' | 'bridge-id' | 'relay-id' | 'task-id' | 'resource-bus' | 'handoff';
+  | 'request-state'
+  | 'bridge-id'
+  | 'relay-id'
+  | 'task-id'
+  | 'task-record'
+  | 'resource-bus'
+  | 'handoff';
 
 /**
  * What `inspect` found in a token of the purpose's form: its payload; that it was sealed here
@@ -27,6 +33,8 @@ const PREFIXES: Readonly<Record<SealPurpose, string>> = {
   'relay-id': 'gw-relay',
   // task ids handed to clients (docs/operations.md §10 "Tasks")
   'task-id': 'gwtk1',
+  // a task's record as kept in Redis (docs/security.md "Records in Redis"): never handed out
+  'task-record': 'gwtr1',
   // what replicas tell each other on the resource-update channel (docs/operations.md §10
   // "Resource subscriptions"): never handed to a client
   'resource-bus': 'gwrb1',

@@ -8,6 +8,8 @@ import {
   STORED_RECORD_ROOM,
   type RedisClient,
 } from '@app/redis';
+import { MrtrSeal } from '../sealing/mrtr-seal';
+import { openTaskRecord, sealTaskRecord } from './sealed-task-record';
 
 /** A task's status (SEP-2663). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -195,12 +197,14 @@ export class MemoryTaskStore implements TaskStore {
   }
 }
 
-/** SET the task unless the stored one has ended; keep the key's expiry. 1: written, 0: not. */
+/**
+ * SET the task unless the stored one has ended; keep the key's expiry. 1: written, 0: not. The
+ * status is the value's first word (sealed-task-record.ts): a value without one is no task this
+ * gateway keeps, and is not written over.
+ */
 const UPDATE_SCRIPT = `
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local status = cjson.decode(current).status
-if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
+local status = string.match(redis.call('GETRANGE', KEYS[1], 0, 15), '^(%l+) ')
+if not status or status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
 return 1`;
 
@@ -219,17 +223,34 @@ return 1`;
 
 /**
  * Writes back a lost task unless one is stored: KEYS as CREATE_SCRIPT, ARGV: the record, the ms
- * left of its ttl, its expiry (ms), its id. No per-caller bound: it was counted when created.
+ * left of its ttl, its expiry (ms), its id. No per-caller bound: it was counted when created. A
+ * value not of the form this gateway seals (garbage, an earlier build's) is no task and is
+ * written over, as a missing one is, so the replica running the call keeps it.
  */
 const RESTORE_SCRIPT = `
-if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') == false then return 0 end
+if string.match(redis.call('GETRANGE', KEYS[1], 0, 15), '^%l+ gwtr1%.') then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
 return 1`;
 
 /**
- * Tasks in Redis under `<keyPrefix>:{<identity>}:task:<taskId>` (JSON, expiring with the task's
- * ttlMs), each caller's ids in `<keyPrefix>:{<identity>}:task:of:<caller digest>` (the per-caller
+ * The value under a task's key when it is at most ARGV[1] characters (most records: one round
+ * trip), else its length: a longer one is then fetched in a bounded range (RedisTaskStore.get),
+ * or not at all when it is longer than any record this gateway writes, so a hostile value of tens
+ * of megabytes never crosses the network, nor holds the connection past its command bound.
+ */
+const GET_SHORT_SCRIPT = `
+local length = redis.call('STRLEN', KEYS[1])
+if length > tonumber(ARGV[1]) then return length end
+return redis.call('GET', KEYS[1])`;
+
+/** Records up to this many characters come back with GET_SHORT_SCRIPT's one round trip. */
+const SHORT_RECORD_CHARS = 65_536;
+
+/**
+ * Tasks in Redis under `<keyPrefix>:{<identity>}:task:<taskId>` (sealed, sealed-task-record.ts;
+ * expiring with the task's ttlMs), each caller's ids in `<keyPrefix>:{<identity>}:task:of:<caller digest>` (the per-caller
  * bound), every command bounded by `mcp.redis.commandTimeoutMillis`, none queued while Redis is
  * away and none sent from a failure until it answers again (RedisBreaker): a task cannot then be created (the call runs without one, or -32603 for a tool that
  * requires one) or read (-32603).
@@ -240,25 +261,30 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
 
   private readonly maxPerCaller: number;
   /**
-   * The longest record parsed: it holds a result (at most `tasks.maxResultBytes` of JSON,
+   * The longest record read: it holds a result (at most `tasks.maxResultBytes` of JSON,
    * gateway-tasks.ts) or an error (from one answer, `execution.maxResponseBytes`); twice that,
-   * and room for the record (docs/operations.md §5 "Redis: one server, Sentinel or Cluster").
-   * A longer one is no task this gateway wrote: read as gone, never parsed.
+   * and room for the record (docs/operations.md §5 "Redis: one server, Sentinel or Cluster"),
+   * sealed (base64: 4/3 as long). A longer one is no task this gateway wrote: read as gone,
+   * never fetched.
    */
   private readonly maxRecordChars: number;
   private readonly logger = new Logger('Tasks');
-  /** The task whose oversized record was warned about last (a client polls it: warned once). */
-  private warnedOversized?: string;
+  /** The task whose unreadable record was warned about last (a client polls it: warned once). */
+  private warnedUnreadable?: string;
 
   constructor(
     private readonly redis: RedisClient,
     config: GatewayConfig,
+    private readonly seal: MrtrSeal,
   ) {
     this.prefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:task:`;
     this.maxPerCaller = config.mcp.tasks.maxTasksPerCaller;
-    this.maxRecordChars =
-      2 * Math.max(config.mcp.tasks.maxResultBytes, config.mcp.execution.maxResponseBytes) +
-      STORED_RECORD_ROOM;
+    this.maxRecordChars = Math.ceil(
+      ((2 * Math.max(config.mcp.tasks.maxResultBytes, config.mcp.execution.maxResponseBytes) +
+        STORED_RECORD_ROOM) *
+        4) /
+        3,
+    );
     this.breaker = new RedisBreaker(redis, this.logger, {
       away: 'Redis is unreachable: tasks can be neither created nor read until it is back',
       back: 'Redis is back: tasks are kept again',
@@ -274,7 +300,7 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
         2,
         this.prefix + record.taskId,
         `${this.prefix}of:${record.owner}`,
-        JSON.stringify(record),
+        sealTaskRecord(this.seal, record, expiresAt(record)),
         String(record.ttlMs),
         String(now),
         String(this.maxPerCaller),
@@ -286,23 +312,30 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    const text = await this.guard(() => this.redis.get(this.prefix + taskId));
-    if (text === null) return undefined;
-    if (text.length > this.maxRecordChars) {
-      if (this.warnedOversized !== taskId) {
-        this.warnedOversized = taskId;
-        this.logger.warn(
-          `A task's record in Redis is ${text.length} characters, more than any this gateway writes; read as gone`,
-        );
-      }
-      return undefined;
-    }
-    return JSON.parse(text) as TaskRecord;
+    const key = this.prefix + taskId;
+    let stored = await this.guard(() =>
+      this.redis.eval(GET_SHORT_SCRIPT, 1, key, String(SHORT_RECORD_CHARS)),
+    );
+    if (typeof stored === 'number' && stored <= this.maxRecordChars)
+      // a range, not GET: a value replaced meanwhile by a longer one still comes back bounded
+      stored = await this.guard(() => this.redis.getrange(key, 0, this.maxRecordChars));
+    if (stored === null || stored === '') return undefined;
+    const record =
+      typeof stored === 'string' && stored.length <= this.maxRecordChars
+        ? openTaskRecord(this.seal, taskId, stored, this.maxRecordChars)
+        : undefined;
+    if (record === undefined) this.unreadable(taskId, stored);
+    return record;
   }
 
   async update(record: TaskRecord): Promise<boolean> {
     const written = await this.guard(() =>
-      this.redis.eval(UPDATE_SCRIPT, 1, this.prefix + record.taskId, JSON.stringify(record)),
+      this.redis.eval(
+        UPDATE_SCRIPT,
+        1,
+        this.prefix + record.taskId,
+        sealTaskRecord(this.seal, record, expiresAt(record)),
+      ),
     );
     return written === 1;
   }
@@ -316,13 +349,29 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
         2,
         this.prefix + record.taskId,
         `${this.prefix}of:${record.owner}`,
-        JSON.stringify(record),
+        sealTaskRecord(this.seal, record, expiresAt(record)),
         String(left),
         String(expiresAt(record)),
         record.taskId,
       ),
     );
     return written === 1;
+  }
+
+  /**
+   * A value under a task's key that is no record this gateway sealed for it: read as gone
+   * (-32602 to its caller, as an unknown id), said once per task in one short line.
+   */
+  private unreadable(taskId: string, stored: unknown): void {
+    if (this.warnedUnreadable === taskId) return;
+    this.warnedUnreadable = taskId;
+    const what =
+      typeof stored === 'string' && stored.length <= this.maxRecordChars
+        ? `of ${stored.length} characters is not one this gateway sealed for it (written around it, by an earlier build, or with a key MCP_SESSION_KEYS no longer holds)`
+        : 'is longer than any this gateway writes (not fetched)';
+    this.logger.warn(
+      `A task's record in Redis (task ${taskId.slice(0, 8)}…) ${what}; read as gone`,
+    );
   }
 
   onApplicationShutdown(): Promise<void> {
@@ -338,7 +387,7 @@ export class RedisTaskStore implements TaskStore, OnApplicationShutdown {
 /** The store: Redis when the gateway has one (ioredis loaded only then), else memory. */
 export const taskStoreProvider: Provider = {
   provide: TASK_STORE,
-  useFactory: async (config: GatewayConfig): Promise<TaskStore> => {
+  useFactory: async (config: GatewayConfig, seal: MrtrSeal): Promise<TaskStore> => {
     const { maxTasks, maxTasksPerCaller, maxStoredBytes } = config.mcp.tasks;
     if (config.redisServer === undefined)
       return new MemoryTaskStore(maxTasks, maxTasksPerCaller, maxStoredBytes);
@@ -346,7 +395,7 @@ export const taskStoreProvider: Provider = {
       config.redisServer,
       redisUseOptions('requestPath', config.mcp.redis),
     );
-    return new RedisTaskStore(client, config);
+    return new RedisTaskStore(client, config, seal);
   },
-  inject: [GATEWAY_CONFIG],
+  inject: [GATEWAY_CONFIG, MrtrSeal],
 };
