@@ -9,6 +9,7 @@ const WITH_TASKS = { extensions: { [TASKS]: {} } };
 
 const jobs = manifest('jobs', [
   { ...tool({ name: 'jobs.report' }), execution: { taskSupport: 'optional' } },
+  { ...tool({ name: 'jobs.slow' }), execution: { taskSupport: 'optional' } },
 ]);
 
 /**
@@ -48,10 +49,11 @@ describe('task records in Redis that this gateway did not write', () => {
 
   beforeAll(async () => {
     service = await TestToolService.start(jobs);
+    service.tools.set('jobs.slow', () => ({ body: { slow: 'done' }, delayMs: 4000 }));
     gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([bundle('jobs', service, 'jobs.')], { redis: { keyPrefix } }),
-        tasks: { pollIntervalMillis: 250, ttlSeconds: 120 },
+        tasks: { leaseSeconds: 3, pollIntervalMillis: 250, ttlSeconds: 120 },
       },
       env: { REDIS_URL: SHARED_REDIS_URL, MCP_SESSION_KEYS: TEST_SESSION_KEYS },
       waitReady: true,
@@ -112,6 +114,10 @@ describe('task records in Redis that this gateway did not write', () => {
     const a = await completedTask(4);
     await redis.set(a.key, value, 'PX', 60_000);
     const logged = gateway.output.length;
+    // this task's line only: the line of the test before may reach stdout after this one began
+    const said = new RegExp(
+      `task's record in Redis \\(task ${a.key.slice(a.key.lastIndexOf(':') + 1, a.key.lastIndexOf(':') + 9)}`,
+    );
     for (let i = 0; i < 3; i++)
       expect((await get(a.id)).error).toMatchObject({
         code: -32602,
@@ -120,12 +126,36 @@ describe('task records in Redis that this gateway did not write', () => {
     // the gateway still answers (a value longer than any record is never fetched: its 40 MB
     // would outlast the command bound and take the store for unreachable), and what it logged
     // about it is one short line
-    await waitFor(() => /task's record in Redis/.test(gateway.output.slice(logged)), 5_000);
+    await waitFor(() => said.test(gateway.output.slice(logged)), 5_000);
     const lines = gateway.output
       .slice(logged)
       .split('\n')
-      .filter((l) => /task's record in Redis/.test(l));
+      .filter((l) => said.test(l));
     expect(lines).toHaveLength(1);
     expect((lines[0] as string).length).toBeLessThan(400);
   });
+
+  it('garbage over a task still running is written over by the replica running it, and the task completes', async () => {
+    const before = new Set(await recordKeys());
+    const id = (
+      await modernRequest(
+        gateway.mcpUrl,
+        'tools/call',
+        { name: 'jobs.slow', arguments: {} },
+        WITH_TASKS,
+      )
+    ).json.result.taskId as string;
+    const key = (await recordKeys()).find((k) => !before.has(k)) as string;
+    await redis.set(key, 'garbage{', 'KEEPTTL');
+    let last: any;
+    await waitFor(
+      async () => {
+        last = await get(id);
+        return last.result?.status === 'completed';
+      },
+      15_000,
+      () => `task never completed: ${JSON.stringify(last)}`,
+    );
+    expect(JSON.stringify(last.result.result)).toContain('done');
+  }, 30_000);
 });
