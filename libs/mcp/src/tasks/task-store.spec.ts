@@ -1,4 +1,8 @@
-import { MemoryTaskStore, type TaskRecord } from './task-store';
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+import type { GatewayConfig } from '@app/config';
+import { MrtrSeal } from '../sealing/mrtr-seal';
+import { MemoryTaskStore, RedisTaskStore, type TaskRecord } from './task-store';
 
 const record = (taskId: string, extra: Partial<TaskRecord> = {}): TaskRecord => ({
   taskId,
@@ -105,4 +109,45 @@ describe('MemoryTaskStore (docs/operations.md §10 "Tasks")', () => {
     expect(await store.get('t1')).toBeUndefined();
     expect(await store.get('t4')).toBeDefined();
   });
+});
+
+describe('RedisTaskStore against a real Redis on 127.0.0.1:6379 (docs/security.md "Records in Redis")', () => {
+  const identity = `task-store-spec-${process.pid}`;
+  const config = {
+    sessionKeys: [],
+    mcp: {
+      identity,
+      redis: { keyPrefix: 'spec' },
+      tasks: { maxTasksPerCaller: 10, maxResultBytes: 65_536 },
+      execution: { maxResponseBytes: 65_536 },
+    },
+  } as unknown as GatewayConfig;
+  let redis: Redis;
+  let store: RedisTaskStore;
+
+  beforeAll(() => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
+    store = new RedisTaskStore(redis, config, new MrtrSeal(config));
+  });
+
+  afterAll(async () => {
+    await store.onApplicationShutdown();
+    jest.restoreAllMocks();
+  });
+
+  it.each(['working', 'input_required'] as const)(
+    'a %s task is updated, its sealed record never restored over, and once ended it never changes again',
+    async (status) => {
+      const id = `t-${status}`;
+      expect(await store.create(record(id, { status }))).toBe(true);
+      expect(await store.update(record(id, { status, statusMessage: 'step 2' }))).toBe(true);
+      expect(await store.get(id)).toMatchObject({ status, statusMessage: 'step 2' });
+      // a sealed record stays: restore writes back only a lost or unreadable one
+      expect(await store.restore(record(id, { status, statusMessage: 'older' }))).toBe(false);
+      expect(await store.update(record(id, { status: 'completed', result: { ok: 1 } }))).toBe(true);
+      expect(await store.update(record(id, { status: 'working' }))).toBe(false);
+      expect(await store.get(id)).toMatchObject({ status: 'completed', result: { ok: 1 } });
+    },
+  );
 });

@@ -203,7 +203,7 @@ export class MemoryTaskStore implements TaskStore {
  * gateway keeps, and is not written over.
  */
 const UPDATE_SCRIPT = `
-local status = string.match(redis.call('GETRANGE', KEYS[1], 0, 15), '^(%l+) ')
+local status = string.match(redis.call('GETRANGE', KEYS[1], 0, 31), '^([%l_]+) ')
 if not status or status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
 return 1`;
@@ -228,7 +228,7 @@ return 1`;
  * written over, as a missing one is, so the replica running the call keeps it.
  */
 const RESTORE_SCRIPT = `
-if string.match(redis.call('GETRANGE', KEYS[1], 0, 15), '^%l+ gwtr1%.') then return 0 end
+if string.match(redis.call('GETRANGE', KEYS[1], 0, 31), '^[%l_]+ gwtr1%.') then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
