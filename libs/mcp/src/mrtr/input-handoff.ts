@@ -18,6 +18,7 @@ import { CountedWarning } from '@app/upstream';
 import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { TakeOnce } from '../relay/take-once';
 import { MrtrSeal } from '../sealing/mrtr-seal';
+import { holderStopped } from './holder-watch';
 
 /**
  * Takes the input a client sent for a pending call (JSON) and resolves with what the caller
@@ -26,14 +27,17 @@ import { MrtrSeal } from '../sealing/mrtr-seal';
 export type HandoffHandler = (input: unknown) => Promise<unknown>;
 
 /**
- * What `resume` got: the handler's value, nothing because no replica holds the key, or
+ * What `resume` got: the handler's value, nothing because no replica holds the key,
  * (`unreachable`) nothing because the shared store did not take the message: the holder may
- * still have the call (a Redis failover, an outage), and a later retry may reach it.
+ * still have the call (a Redis failover, an outage), and a later retry may reach it, or (`lost`)
+ * nothing because the holder acknowledged the input, so may have acted on it, and then stopped
+ * or did not reply within the bound: what became of the input is unknown.
  */
 export type HandoffOutcome =
   | { readonly kind: 'ok'; readonly value: unknown }
   | { readonly kind: 'gone' }
-  | { readonly kind: 'unreachable' };
+  | { readonly kind: 'unreachable' }
+  | { readonly kind: 'lost' };
 
 interface ResumeMessage {
   readonly op: 'resume';
@@ -70,6 +74,8 @@ const NO_SUBSCRIBER_GRACE_MILLIS = 4000;
  */
 const NO_ACK_MILLIS = 6000;
 const REPUBLISH_MILLIS = 200;
+/** How often a sender looks whether the holder that acknowledged its resume still listens. */
+const HOLDER_WATCH_MILLIS = 1000;
 /**
  * How long a published message opens (its seal's `exp`): a reply may follow its resume by the
  * call's time, but it is sealed when published, and pub/sub delivers at once or never; replica
@@ -85,6 +91,8 @@ interface ReplyMessage {
   readonly gone?: boolean;
   /** The resume was not acted on (it came too late), or could not be published. */
   readonly unreachable?: boolean;
+  /** Acknowledged, then its holder stopped (no reply will come): HandoffOutcome `lost`. */
+  readonly lost?: boolean;
   readonly value?: unknown;
 }
 
@@ -96,6 +104,8 @@ interface AckMessage {
 
 interface WaitingReply {
   readonly resolve: (outcome: HandoffOutcome) => void;
+  /** The replica the resume went to (its channel is watched once it acknowledged). */
+  readonly owner: string;
   readonly timer: NodeJS.Timeout;
   /** Settles the resume `unreachable` unless the holder acknowledges it first. */
   ackTimer?: NodeJS.Timeout;
@@ -325,11 +335,13 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     const corr = randomBytes(12).toString('base64url');
     const reply = new Promise<HandoffOutcome>((resolve) => {
       const timer = setTimeout(() => {
+        const acked = this.waiting.get(corr)?.acked === true;
         this.waiting.delete(corr);
-        resolve({ kind: 'gone' });
+        // acknowledged: the holder took the input, and its reply never came
+        resolve({ kind: acked ? 'lost' : 'gone' });
       }, timeoutMillis);
       timer.unref();
-      this.waiting.set(corr, { resolve, timer });
+      this.waiting.set(corr, { resolve, timer, owner });
     });
     const message: ResumeMessage = {
       op: 'resume',
@@ -481,8 +493,10 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     if (message.op === 'ack') {
       const waiting = this.waiting.get(message.corr);
       if (waiting === undefined) return;
+      if (waiting.acked === true) return;
       waiting.acked = true;
       if (waiting.ackTimer !== undefined) clearTimeout(waiting.ackTimer);
+      this.watchHolder(waiting.owner, message.corr);
       return;
     }
     if (message.op !== 'resume' || typeof message.key !== 'string') return;
@@ -530,6 +544,33 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
   }
 
   /**
+   * A holder that acknowledged a resume and then stopped never replies (pub/sub keeps nothing):
+   * its channel losing its subscriber tells it (holderStopped), and the resume is `lost` within
+   * seconds instead of after the call's whole time. Not on a Cluster, whose subscriber count is
+   * one node's.
+   */
+  private watchHolder(owner: string, corr: string): void {
+    const publisher = this.publisher;
+    if (publisher === undefined || publisher.isCluster) return;
+    const channel = this.channel(owner);
+    void holderStopped(
+      async () => {
+        try {
+          const [, count] = (await publisher.pubsub('NUMSUB', channel)) as [string, number];
+          return Number(count);
+        } catch {
+          return undefined;
+        }
+      },
+      () => this.waiting.has(corr),
+      NO_SUBSCRIBER_GRACE_MILLIS,
+      HOLDER_WATCH_MILLIS,
+    ).then((stopped) => {
+      if (stopped) this.settle({ op: 'reply', corr, lost: true });
+    });
+  }
+
+  /**
    * The subscriber lost Redis: a reply the holder publishes meanwhile never arrives, so each
    * resume waited on ends `unreachable` unless its reply comes within the grace (the subscriber
    * back, the holder slower than the outage). Without this a retry whose holder had taken its
@@ -558,9 +599,11 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     waiting.resolve(
       reply.unreachable === true
         ? { kind: 'unreachable' }
-        : reply.gone === true
-          ? { kind: 'gone' }
-          : { kind: 'ok', value: reply.value },
+        : reply.lost === true
+          ? { kind: 'lost' }
+          : reply.gone === true
+            ? { kind: 'gone' }
+            : { kind: 'ok', value: reply.value },
     );
   }
 }

@@ -243,7 +243,8 @@ export class LegacyInputBridge {
     // `unreachable` (the client sends it again) and not as a call that is gone
     const outcome = await this.handoff.resume(origin.o, origin.k, answer, ANSWER_WAIT_MILLIS);
     if (outcome.kind === 'unreachable') return 'unreachable';
-    if (outcome.kind === 'gone' || outcome.value !== true) return 'not-waited';
+    // lost: the holder took it and stopped, and the call with it (its client's stream was there)
+    if (outcome.kind !== 'ok' || outcome.value !== true) return 'not-waited';
     return 'delivered';
   }
 

@@ -445,6 +445,12 @@ export class MrtrCalls implements OnApplicationShutdown {
         'The replica holding this call cannot be reached now (the shared store, Redis, does not answer); retry with the same requestState shortly',
       );
     }
+    if (handed.kind === 'lost')
+      // the envelope stays spent: its input was taken, and the call is gone with its replica
+      throw new GatewayError(
+        GatewayErrorCode.Internal,
+        "The replica holding this call stopped after it took this retry's input, before it answered: the call's outcome is unknown (the upstream may have acted on the input). Check before calling again",
+      );
     const outcome =
       handed.kind === 'ok' ? (handed.value as RoundOutcome | { kind: 'gone' }) : handed;
     if (outcome.kind === 'gone')
