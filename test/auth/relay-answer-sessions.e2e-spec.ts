@@ -12,7 +12,8 @@ const RESOURCE = 'https://gateway.test/mcp';
  * caller, and a POST on it that does not open for the caller is 404 like an unknown session
  * (MCP 2025-11-25 Streamable HTTP "Session Management"), whatever the POST carries: a request,
  * a notification, or a JSON-RPC response (the caller's answer to a relayed elicitation), which
- * then goes nowhere (legacy.codec.ts). On both /mcp listeners.
+ * then goes nowhere (legacy.codec.ts); an answer on the caller's own other session, or on none,
+ * is refused too (answer-binding.ts). On both /mcp listeners.
  */
 describe.each(['fastify', 'node'])(
   'an answer to a relayed request on a session (MCP_HTTP_SERVER=%s)',
@@ -171,9 +172,27 @@ describe.each(['fastify', 'node'])(
       });
     }, 60_000);
 
-    it('without a session id: taken (202) on the relay id, bound to alice, as a request without one is served', async () => {
-      const outcome = await answeredWith(({ 'mcp-session-id': _dropped, ...rest }) => rest);
-      expect(outcome).toEqual({ status: 202, code: undefined, reachedUpstream: true });
-    }, 60_000);
+    // the relay id is bound to the session it was put on (docs/security.md "Answers to relayed
+    // requests"): alice's token is not enough, as the SDK servers route an answer by session
+    it.each([
+      [
+        'her own other session',
+        async (own: Record<string, string>) => ({
+          ...own,
+          'mcp-session-id': (await sessionHeaders(alice))['mcp-session-id']!,
+        }),
+      ],
+      ['no session id', ({ 'mcp-session-id': _dropped, ...rest }: Record<string, string>) => rest],
+    ])(
+      'with %s: 403 -32600 (put to another session), and the upstream gets nothing',
+      async (_what, misdirected) => {
+        expect(await answeredWith(misdirected)).toEqual({
+          status: 403,
+          code: -32600,
+          reachedUpstream: false,
+        });
+      },
+      60_000,
+    );
   },
 );

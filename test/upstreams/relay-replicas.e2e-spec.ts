@@ -168,6 +168,61 @@ describe('answers to a relayed request, on two replicas', () => {
     );
   }, 90_000);
 
+  it.each([
+    ['a relay id (a 2025 upstream’s elicitation)', 'repo__confirm', { question: 'Whose?' }],
+    ['a bridge id (a 2026 upstream’s input_required)', 'mr__confirm_deploy', { env: 'whose' }],
+  ])(
+    '%s is answered only from the session it was put to: another session of the caller, or none, is 403 and goes nowhere',
+    async (_kind, name, args) => {
+      const asker = await session();
+      const other = await session();
+      const { call, askedId } = await asking(asker, name, args);
+      const before = { repo: repo.requests.length, mr: mr.calls().length };
+      const body = (approve: boolean) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: askedId,
+          result: { action: 'accept', content: { approve, confirm: approve } },
+        });
+      const { 'mcp-session-id': _s, ...sessionless } = asker;
+      for (const [url, headers] of [
+        [b.mcpUrl, other],
+        [a.mcpUrl, other],
+        [b.mcpUrl, sessionless],
+      ] as const) {
+        const refused = await postRaw(url, body(false), headers);
+        expect([refused.status, refused.json?.error?.code]).toEqual([403, -32600]);
+        expect(refused.json.error.message).toContain('another session');
+      }
+      // the asking session's own answer, on the other replica, still goes through
+      const own = await postRaw(b.mcpUrl, body(true), asker);
+      expect(own.status).toBe(202);
+      const result = await call.waitForMessage((m) => m.id === 7, 15_000);
+      call.close();
+      expect(JSON.stringify(result.result)).not.toContain('false');
+      // nothing of the refused answers reached an upstream (the asking replica's word that the
+      // call ended, which the upstream drops as answered, is no client's answer)
+      const answers = repo.requests
+        .slice(before.repo)
+        .filter((r) => r.httpMethod === 'POST' && r.rpcMethod === undefined)
+        .map((r) => (r.body as { result?: unknown }).result)
+        .filter((result) => result !== undefined);
+      expect(answers).toEqual(
+        name.startsWith('repo__')
+          ? [{ action: 'accept', content: { approve: true, confirm: true } }]
+          : [],
+      );
+      expect(
+        mr
+          .calls()
+          .slice(before.mr)
+          .filter((c) => c.params.inputResponses !== undefined)
+          .map((c) => JSON.stringify(c.params.inputResponses)),
+      ).toEqual(name.startsWith('mr__') ? [expect.stringContaining('true')] : []);
+    },
+    60_000,
+  );
+
   it('a late one, on the other replica after its call ended, is 400 (no call waits for it) and never reaches the upstream', async () => {
     const seenBefore = repo.seen.elicitations.length;
     const requestsBefore = repo.requests.length;

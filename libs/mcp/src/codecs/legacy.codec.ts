@@ -126,12 +126,16 @@ export class LegacyCodec {
     message: Extract<InboundMessage, { kind: 'response' }>['message'],
   ): Promise<HttpAnswer> {
     if (message === undefined) return ACCEPTED;
+    // the session opened for this caller and was not ended (sessionOpensFor): an answer belongs
+    // to the session its request was put to (answer-binding.ts)
+    const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
     const context: MethodContext = {
       protocolVersion: '',
       headers: exchange.headers,
       rawBody: '',
       caller: exchange.caller,
       access: exchange.access,
+      ...(sessionId === undefined ? {} : { sessionId }),
     };
     let delivery = await this.bridge.deliverAnswer(message, context);
     if (delivery === 'not-ours') delivery = await this.upstreams.deliverAnswer(message, context);

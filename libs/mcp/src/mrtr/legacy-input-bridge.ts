@@ -8,7 +8,12 @@ import { asksMissingCapability } from '../errors/wire-errors';
 import type { MethodContext, MethodResult } from '../methods/method-handler';
 import { RELAYED_REQUESTS, UpstreamRouter } from '../relay/upstream-router';
 import { increasingProgress } from '../relay/increasing-progress';
-import { answerBinding, boundTo, type AnswerDelivery } from '../relay/answer-binding';
+import {
+  answerBinding,
+  bindingFields,
+  boundTo,
+  type AnswerDelivery,
+} from '../relay/answer-binding';
 import { InputHandoff } from './input-handoff';
 import { MAX_PENDING_INPUTS } from './parked-call';
 import { MrtrSeal } from '../sealing/mrtr-seal';
@@ -197,15 +202,14 @@ export class LegacyInputBridge {
       return Promise.resolve(true);
     });
     const exp = Date.now() + this.pendingMillis;
-    const binding = answerBinding(context.caller, context.access);
+    const binding = answerBinding(context.caller, context.access, context.sessionId);
     for (const [inputKey, request] of requests) {
       const id = this.seal.seal('bridge-id', {
         exp,
         o: this.handoff.replicaId,
         k: waitKey,
         i: inputKey,
-        c: binding.caller,
-        g: binding.grant,
+        ...bindingFields(binding),
       } as { exp: number });
       context.relay?.({ jsonrpc: '2.0', id, method: request.method, params: request.params });
     }
@@ -231,7 +235,8 @@ export class LegacyInputBridge {
     if (content.kind !== 'open') return content.kind;
     const origin = content.payload;
     if (typeof origin.o !== 'string' || typeof origin.k !== 'string') return 'foreign';
-    if (!boundTo(origin, answerBinding(context.caller, context.access))) return 'other-caller';
+    const bound = boundTo(origin, answerBinding(context.caller, context.access, context.sessionId));
+    if (bound !== 'bound') return bound;
     const answer: BridgedAnswer = {
       i: String(origin.i),
       ...('error' in message

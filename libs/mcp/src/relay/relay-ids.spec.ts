@@ -28,8 +28,8 @@ const granted = (key: string): CallerAccess => ({
   sources: new Set(['ref']),
   tools: new Set(),
 });
-const alice: AnswerBinding = answerBinding(caller('alice'), granted('0'));
-const anonymous: AnswerBinding = answerBinding(undefined, undefined);
+const alice: AnswerBinding = answerBinding(caller('alice'), granted('0'), undefined);
+const anonymous: AnswerBinding = answerBinding(undefined, undefined, undefined);
 
 describe('RelayIds: the relayed request id carries, sealed, what routing needs (docs/operations.md §10 "Relaying")', () => {
   const key = Buffer.alloc(32, 7);
@@ -69,16 +69,44 @@ describe('RelayIds: the relayed request id carries, sealed, what routing needs (
     ).toEqual(foreign);
   });
 
+  it('a relay id put to a 2025 session is answered from that session only: another, or none, gets other-session', () => {
+    const ids = relayIds(key);
+    const token = ids.seal(
+      { upstream: 'ref', id: 1 },
+      answerBinding(caller('alice'), granted('0'), 'session-a'),
+    );
+    expect(ids.open(token, answerBinding(caller('alice'), granted('0'), 'session-a'))).toEqual({
+      kind: 'origin',
+      origin: { upstream: 'ref', id: 1 },
+    });
+    for (const session of ['session-b', undefined])
+      expect(ids.open(token, answerBinding(caller('alice'), granted('0'), session))).toEqual({
+        kind: 'other-session',
+      });
+    // another caller is told so first, whatever its session
+    expect(ids.open(token, answerBinding(caller('bob'), granted('0'), 'session-a'))).toEqual({
+      kind: 'other-caller',
+    });
+    // one put to a client without a session (stateless mode) is bound to none
+    const sessionless = ids.seal({ upstream: 'ref', id: 2 }, alice);
+    expect(
+      ids.open(sessionless, answerBinding(caller('alice'), granted('0'), 'session-a')),
+    ).toEqual({
+      kind: 'origin',
+      origin: { upstream: 'ref', id: 2 },
+    });
+  });
+
   it('a relay id is bound to the caller and its grant: another sub, or the same sub with another grant, gets other-caller', () => {
     const ids = relayIds(key);
     const token = ids.seal({ upstream: 'ref', id: 1 }, alice);
-    expect(ids.open(token, answerBinding(caller('bob'), granted('0')))).toEqual({
+    expect(ids.open(token, answerBinding(caller('bob'), granted('0'), undefined))).toEqual({
       kind: 'other-caller',
     });
-    expect(ids.open(token, answerBinding(caller('alice'), granted('1')))).toEqual({
+    expect(ids.open(token, answerBinding(caller('alice'), granted('1'), undefined))).toEqual({
       kind: 'other-caller',
     });
-    expect(ids.open(token, answerBinding(caller('alice'), { all: true }))).toEqual({
+    expect(ids.open(token, answerBinding(caller('alice'), { all: true }, undefined))).toEqual({
       kind: 'other-caller',
     });
     expect(ids.open(token, anonymous)).toEqual({ kind: 'other-caller' });

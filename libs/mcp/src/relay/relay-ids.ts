@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { MrtrSeal } from '../sealing/mrtr-seal';
-import { boundTo, type AnswerBinding } from './answer-binding';
+import { bindingFields, boundTo, type AnswerBinding } from './answer-binding';
 
 /** Where a relayed server->client request came from: enough to route the client's answer back. */
 export interface RelayOrigin {
@@ -19,6 +19,7 @@ export interface RelayOrigin {
 export type OpenedRelayId =
   | { readonly kind: 'origin'; readonly origin: RelayOrigin }
   | { readonly kind: 'other-caller' }
+  | { readonly kind: 'other-session' }
   | { readonly kind: 'expired' }
   | { readonly kind: 'foreign' };
 
@@ -31,6 +32,8 @@ interface RelayPayload {
   readonly i: string | number;
   readonly c: string | null;
   readonly g: string | null;
+  /** The client's 2025 session (AnswerBinding.session), when it had one. */
+  readonly cs?: string;
 }
 
 /**
@@ -62,8 +65,7 @@ export class RelayIds {
       ...(origin.registration === undefined ? {} : { r: origin.registration }),
       ...(origin.session === undefined ? {} : { s: origin.session }),
       i: origin.id,
-      c: binding.caller,
-      g: binding.grant,
+      ...bindingFields(binding),
     };
     return this.sealer.seal('relay-id', payload);
   }
@@ -79,7 +81,8 @@ export class RelayIds {
     const p = content.payload as Partial<RelayPayload>;
     if (typeof p.u !== 'string' || (typeof p.i !== 'string' && typeof p.i !== 'number'))
       return { kind: 'foreign' };
-    if (!boundTo(content.payload, binding)) return { kind: 'other-caller' };
+    const bound = boundTo(content.payload, binding);
+    if (bound !== 'bound') return { kind: bound };
     return {
       kind: 'origin',
       origin: {

@@ -364,7 +364,10 @@ export class UpstreamRouter {
    * is dropped with a warn line.
    */
   async deliverAnswer(message: JsonRpcMessage, context: MethodContext): Promise<AnswerDelivery> {
-    const opened = this.relayIds.open(message.id, answerBinding(context.caller, context.access));
+    const opened = this.relayIds.open(
+      message.id,
+      answerBinding(context.caller, context.access, context.sessionId),
+    );
     if (opened === undefined) return 'not-ours';
     if (opened.kind !== 'origin') {
       this.logger.warn(
@@ -565,7 +568,7 @@ export class UpstreamRouter {
           session: origin.sessionId,
           id,
         },
-        answerBinding(context.caller, context.access),
+        answerBinding(context.caller, context.access, context.sessionId),
       );
       context.relay({ ...message, id: relayId });
       const params = isRecord(message.params) ? message.params : undefined;
