@@ -29,4 +29,3 @@ export {
   type UpstreamListenSupport,
 } from './upstream-listener.service';
 export type { BundleCallTarget } from './bundle-call-target';
-export { ListenEndLines } from './listen-end-lines';

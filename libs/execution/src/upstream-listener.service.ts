@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { ThrottledLines } from '@app/observability';
 import { JsonRpcCode } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import {
@@ -16,7 +17,6 @@ import {
 import type { IncomingHeaders } from './call-tool-result';
 import { CallerRequestHeaders } from './caller-request-headers';
 import { CallerShares, NO_SHARE, poolOf } from './caller-shares';
-import { ListenEndLines } from './listen-end-lines';
 
 /** The `notifications` filter sent on an upstream's `subscriptions/listen` (MCP 2026-07-28). */
 export interface UpstreamListenFilter {
@@ -73,7 +73,7 @@ function flag(capabilities: Record<string, unknown>, feature: string, key: strin
   return isRecord(value) && value[key] === true;
 }
 
-/** What a counted line adds when it stands for more than one listen (ListenEndLines). */
+/** What a counted line adds when it stands for more than one listen (ThrottledLines). */
 function sinceLast(count: number, what: string): string {
   return count > 1
     ? ` (the last of ${count} listens on it ${what} since the previous such line; at most one a minute)`
@@ -109,9 +109,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 export class UpstreamListener {
   private readonly logger = new Logger('Upstream');
   // what an upstream does to the listens held on it costs lines per upstream, not per client
-  // stream (listen-end-lines.ts)
-  private readonly ends = new ListenEndLines((line) => this.logger.log(line));
-  private readonly refusals = new ListenEndLines((line) => this.logger.warn(line));
+  // stream (ThrottledLines, @app/observability)
+  private readonly ends = new ThrottledLines((line) => this.logger.log(line));
+  private readonly refusals = new ThrottledLines((line) => this.logger.warn(line));
 
   constructor(
     private readonly connections: UpstreamConnections,

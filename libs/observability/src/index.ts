@@ -35,3 +35,4 @@ export {
   type TracingSettings,
 } from './tracing';
 export type { Attributes, Span } from '@opentelemetry/api';
+export { CountedWarning, THROTTLED_LINE_EVERY_MS, ThrottledLines } from './throttled-lines';

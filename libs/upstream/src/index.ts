@@ -1,5 +1,4 @@
 export { UpstreamConnection } from './upstream-connection';
-export { CountedWarning } from './counted-warning';
 export {
   UpstreamFailure,
   type JsonRpcMessage,

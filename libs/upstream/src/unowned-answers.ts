@@ -1,4 +1,7 @@
-import { CountedWarning } from './counted-warning';
+import { Logger } from '@nestjs/common';
+import { CountedWarning } from '@app/observability';
+
+const UPSTREAM_LOGGER = new Logger('Upstream');
 
 /**
  * Answers the connection owes to server requests that are no caller's (pings, -32601s), at
@@ -21,6 +24,7 @@ export class UnownedAnswers {
     this.dropped = new CountedWarning(
       (count) =>
         `Upstream ${upstreamId}: ${count} server request(s) that belong to no caller left unanswered: more than ${IN_FLIGHT + WAITING} were owed at once (docs/security.md, "What an upstream can make the gateway do")`,
+      UPSTREAM_LOGGER,
     );
   }
 

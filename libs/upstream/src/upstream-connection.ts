@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { Dispatcher } from 'undici';
 import { Budget } from './budget';
 import { PROBE_METHOD, probeVerdict, type ProbeVerdict } from './era-probe';
@@ -40,7 +41,6 @@ import {
   sessionLevelHeaders,
   withEnvelope,
 } from './request-shape';
-import { CountedWarning } from './counted-warning';
 import { StandaloneStream } from './standalone-stream';
 import { UnownedAnswers } from './unowned-answers';
 import {
@@ -72,7 +72,7 @@ import {
   tracedUpstreamRequest,
   untracedParams,
 } from './upstream-request-span';
-import { annotateSpan, traceCarrier, tracedHere } from '@app/observability';
+import { annotateSpan, CountedWarning, traceCarrier, tracedHere } from '@app/observability';
 
 export { MAX_MESSAGE_DEPTH } from './reply-reader';
 
@@ -87,6 +87,9 @@ const MODERN_ONLY_CODES: ReadonlySet<number> = new Set([
   JsonRpcCode.HeaderMismatch,
   JsonRpcCode.UnsupportedProtocolVersion,
 ]);
+
+/** Where the connection's counted warnings go (CountedWarning). */
+const UPSTREAM_LOGGER = new Logger('Upstream');
 
 /** Bound on the best-effort DELETE at close and on a notifications/cancelled, in ms. */
 const SHORT_DEADLINE_MILLIS = 2000;
@@ -238,6 +241,7 @@ export class UpstreamConnection {
     this.dropped = new CountedWarning(
       (count) =>
         `Upstream ${endpoint.id}: ${count} notification(s) on a subscriptions/listen stream dropped unread: nested deeper than ${MAX_MESSAGE_DEPTH} levels or holding more than ${MAX_MESSAGE_VALUES} JSON values (docs/operations.md §10 "Nesting"); the listen goes on`,
+      UPSTREAM_LOGGER,
     );
   }
 

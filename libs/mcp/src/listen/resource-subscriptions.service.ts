@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
+import { ThrottledLines } from '@app/observability';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
-import { ListenEndLines, UpstreamListener, type IncomingHeaders } from '@app/execution';
+import { UpstreamListener, type IncomingHeaders } from '@app/execution';
 import { allowsSource, ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
@@ -235,8 +236,8 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   private readonly coalescer = new UpdateCoalescer();
 
   private readonly logger = new Logger('Listen');
-  /** Moves that could not be bridged, logged per upstream (ListenEndLines). */
-  private readonly notBridged = new ListenEndLines((line) => this.logger.log(line));
+  /** Moves that could not be bridged, logged per upstream (ThrottledLines). */
+  private readonly notBridged = new ThrottledLines((line) => this.logger.log(line));
   private readonly recheckMs: number;
 
   constructor(

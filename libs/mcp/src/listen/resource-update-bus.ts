@@ -9,7 +9,7 @@ import {
   storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
-import { CountedWarning } from '@app/upstream';
+import { CountedWarning } from '@app/observability';
 import { MrtrSeal } from '../sealing/mrtr-seal';
 
 /** DI token of the bus resource updates cross replicas on; null without Redis. */

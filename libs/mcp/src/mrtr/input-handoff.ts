@@ -14,7 +14,7 @@ import {
   storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
-import { CountedWarning } from '@app/upstream';
+import { CountedWarning } from '@app/observability';
 import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { TakeOnce } from '../relay/take-once';
 import { MrtrSeal } from '../sealing/mrtr-seal';
