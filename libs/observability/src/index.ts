@@ -35,4 +35,9 @@ export {
   type TracingSettings,
 } from './tracing';
 export type { Attributes, Span } from '@opentelemetry/api';
-export { CountedWarning, THROTTLED_LINE_EVERY_MS, ThrottledLines } from './throttled-lines';
+export {
+  CountedWarning,
+  THROTTLED_LINE_EVERY_MS,
+  type ThrottledLine,
+  ThrottledLines,
+} from './throttled-lines';

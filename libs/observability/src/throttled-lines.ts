@@ -3,12 +3,15 @@ export const THROTTLED_LINE_EVERY_MS = 60_000;
 /** Keys remembered before those whose minute is over are forgotten. */
 const REMEMBERED = 1024;
 
+/** The line for `count` occurrences since the last one; several lines for one occurrence's detail. */
+export type ThrottledLine = (count: number) => string | readonly string[];
+
 interface Pending {
   /** Occurrences since the last line, this one included. */
   count: number;
   loggedAt: number;
-  /** The line of the last occurrence, written for the count when the minute ends. */
-  line: (count: number) => string;
+  /** The line(s) of the last occurrence, written for the count when the minute ends. */
+  line: ThrottledLine;
   /** The end-of-minute line for the occurrences held back, while one is due. */
   summary?: ReturnType<typeof setTimeout>;
 }
@@ -31,7 +34,7 @@ export class ThrottledLines {
    * one (this one included), when one is due: now when the key's last line is a minute old,
    * else at the end of that minute (with the last occurrence's `line`).
    */
-  note(key: string, line: (count: number) => string): void {
+  note(key: string, line: ThrottledLine): void {
     const now = performance.now();
     let pending = this.pending.get(key);
     if (pending === undefined) {
@@ -55,7 +58,9 @@ export class ThrottledLines {
   }
 
   private flush(pending: Pending, now: number): void {
-    this.write(pending.line(pending.count));
+    const lines = pending.line(pending.count);
+    if (typeof lines === 'string') this.write(lines);
+    else for (const line of lines) this.write(line);
     pending.count = 0;
     pending.loggedAt = now;
   }

@@ -3,7 +3,7 @@ import { JsonRpcCode } from '@app/wire';
 import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
 import { LiveListFetcher, type IncomingHeaders } from '@app/execution';
 import { allowsSource, allowsTool, type CallerAccess, type CallerIdentity } from '@app/identity';
-import { GatewayMetrics } from '@app/observability';
+import { GatewayMetrics, ThrottledLines } from '@app/observability';
 import {
   leftOutLogLines,
   LiveListMerger,
@@ -72,6 +72,12 @@ interface LiveCaller {
 @Injectable()
 export class LiveLists {
   private readonly logger = new Logger('Mcp');
+  /**
+   * A live list is fetched per caller request, so what one fetch logs a caller could have
+   * logged per request: counted per upstream and list instead, the first at once, then at most
+   * once a minute (docs/operations.md §4 "What outsiders can make the gateway log").
+   */
+  private readonly lines = new ThrottledLines((line) => this.logger.warn(line));
   private readonly live: readonly UpstreamDefinition[];
   private readonly liveIds: ReadonlySet<string>;
   private readonly configOrder: readonly string[];
@@ -296,8 +302,13 @@ export class LiveLists {
       capabilities: outcome.capabilities,
       items: outcome.items,
     });
-    for (const line of leftOutLogLines(`Upstream ${upstream.id}: live `, contribution.leftOut))
-      this.logger.warn(line);
+    const { leftOut } = contribution;
+    if (leftOut.length > 0)
+      this.lines.note(`${upstream.id}\u0000${method}\u0000left-out`, (count) =>
+        count === 1
+          ? leftOutLogLines(`Upstream ${upstream.id}: live `, leftOut)
+          : `Upstream ${upstream.id}: live ${method}: ${count} fetches since the last line left entries out (the last ${leftOut.length}; a fetch's first entries are logged one by one once a minute at most)`,
+      );
     const ttlMs = Math.min(outcome.ttlMs, this.config.mcp.cache.maxTtlMillis);
     const entry: CachedLiveList = { contribution, ttlMs, cacheScope: outcome.cacheScope };
     this.cache.set(key, entry, outcome.bytes);
@@ -321,7 +332,11 @@ export class LiveLists {
   }
 
   private skip(id: string, method: string, reason: string): void {
-    this.logger.warn(`Upstream ${id}: live ${method} skipped (${reason})`);
+    this.lines.note(`${id}\u0000${method}`, (count) =>
+      count === 1
+        ? `Upstream ${id}: live ${method} skipped (${reason})`
+        : `Upstream ${id}: live ${method} skipped ${count} times since the last line (the last: ${reason})`,
+    );
     this.metrics?.upstreamLiveFailure(id, method);
   }
 
