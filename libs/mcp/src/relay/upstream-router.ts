@@ -12,6 +12,7 @@ import {
 } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@app/execution';
+import { ThrottledLines } from '@app/observability';
 import { CatalogRefresh, RegistryService } from '@app/registry';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
@@ -171,6 +172,12 @@ export const RELAYED_REQUESTS: ReadonlyMap<string, string> = new Map([
 @Injectable()
 export class UpstreamRouter {
   private readonly logger = new Logger('Mcp');
+  /**
+   * Answers are not requests (no rate limit counts them): the lines about answers dropped are
+   * counted per kind and upstream, the first at once, then at most once a minute
+   * (docs/operations.md §4 "What outsiders can make the gateway log").
+   */
+  private readonly answerLines = new ThrottledLines((line) => this.logger.warn(line));
   /**
    * The calls in flight whose upstream asked their client something, by the request asked
    * (awaitingKey): a client's answer the upstream does not take ends the call at once.
@@ -370,8 +377,11 @@ export class UpstreamRouter {
     );
     if (opened === undefined) return 'not-ours';
     if (opened.kind !== 'origin') {
-      this.logger.warn(
-        `A client's answer to a relayed request was refused (${opened.kind}); dropped`,
+      const kind = opened.kind;
+      this.answerLines.note(kind, (count) =>
+        count === 1
+          ? `A client's answer to a relayed request was refused (${kind}); dropped`
+          : `${count} clients' answers to relayed requests were refused (${kind}) since the last line; dropped`,
       );
       return opened.kind;
     }
@@ -382,8 +392,10 @@ export class UpstreamRouter {
       .enabledUpstreams()
       .find((u) => u.id === origin.upstream && u.registration === origin.registration);
     if (upstream === undefined) {
-      this.logger.warn(
-        `Upstream ${origin.upstream}: the client's answer arrived after the upstream was removed, replaced or disabled; dropped`,
+      this.answerLines.note(`gone\u0000${origin.upstream}`, (count) =>
+        count === 1
+          ? `Upstream ${origin.upstream}: the client's answer arrived after the upstream was removed, replaced or disabled; dropped`
+          : `Upstream ${origin.upstream}: ${count} clients' answers arrived after the upstream was removed, replaced or disabled since the last line; dropped`,
       );
       return 'delivered';
     }
@@ -411,9 +423,11 @@ export class UpstreamRouter {
       // the upstream waits for this answer and never gets it: the call it belongs to ends now
       // (here, on the replica that relayed the request) instead of at the upstream's timeout
       const call = this.awaitingAnswers.get(key);
-      this.logger.warn(
-        `Upstream ${upstream.id}: the client's answer could not be delivered` +
-          (call === undefined ? '' : '; the call that asked for it was ended'),
+      this.answerLines.note(`undelivered\u0000${upstream.id}`, (count) =>
+        count === 1
+          ? `Upstream ${upstream.id}: the client's answer could not be delivered` +
+            (call === undefined ? '' : '; the call that asked for it was ended')
+          : `Upstream ${upstream.id}: ${count} clients' answers could not be delivered since the last line; the calls that asked for them were ended`,
       );
       call?.abort('answer-undelivered');
     }
