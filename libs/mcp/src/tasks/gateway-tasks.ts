@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import { CallCancellation, ToolExecutor } from '@app/execution';
+import { ThrottledLines } from '@app/observability';
 import type { BundleTool } from '@app/registry';
 import { JsonRpcCode } from '@app/wire';
 import { ForwardedError } from '../errors/gateway-error';
@@ -44,6 +45,12 @@ function stopped(record: TaskRecord): TaskRecord {
 @Injectable()
 export class GatewayTasks implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Tasks');
+  /**
+   * What callers' calls and reads cause while a bound is reached or the store is down: counted
+   * per kind, the first at once, then at most once a minute (docs/operations.md §4 "What
+   * outsiders can make the gateway log").
+   */
+  private readonly lines = new ThrottledLines((line) => this.logger.warn(line));
   private readonly replica = randomUUID();
   private readonly ttlMs: number;
   private readonly pollIntervalMs: number;
@@ -98,8 +105,11 @@ export class GatewayTasks implements BeforeApplicationShutdown {
     };
     const kept = await this.store.create(record).catch(() => false);
     if (!kept) {
-      this.logger.warn(
-        `Tool ${tool.name}: no task could be kept now (the caller's or the store's bound reached, or the store unreachable)`,
+      const name = tool.name;
+      this.lines.note('not-kept', (count) =>
+        count === 1
+          ? `Tool ${name}: no task could be kept now (the caller's or the store's bound reached, or the store unreachable)`
+          : `${count} tasks could not be kept since the last line, the last of tool ${name} (the caller's or the store's bound reached, or the store unreachable)`,
       );
       return undefined;
     }
@@ -221,7 +231,13 @@ export class GatewayTasks implements BeforeApplicationShutdown {
         }),
       )
       .then((outcome) => this.record(record.taskId, this.bounded(outcome)))
-      .catch(() => this.logger.warn(`Task of ${tool.name}: its outcome could not be recorded`));
+      .catch(() =>
+        this.lines.note('not-recorded', (count) =>
+          count === 1
+            ? `Task of ${tool.name}: its outcome could not be recorded`
+            : `${count} tasks' outcomes could not be recorded since the last line, the last of tool ${tool.name}`,
+        ),
+      );
   }
 
   /** An outcome as kept: a result over `mcp.tasks.maxResultBytes` becomes a failure saying so. */
@@ -332,7 +348,12 @@ export class GatewayTasks implements BeforeApplicationShutdown {
   }
 
   private unreadable(err: unknown): ForwardedError {
-    this.logger.warn(`Tasks cannot be read (${err instanceof Error ? err.message : String(err)})`);
+    const cause = (err instanceof Error ? err.message : String(err)).slice(0, 200);
+    this.lines.note('unreadable', (count) =>
+      count === 1
+        ? `Tasks cannot be read (${cause})`
+        : `Tasks could not be read ${count} times since the last line (the last: ${cause})`,
+    );
     return new ForwardedError(
       JsonRpcCode.InternalError,
       'Internal error: tasks cannot be read now (their store is unreachable); try again',
