@@ -171,14 +171,28 @@ describe('ListChangedRefresh: an upstream list_changed refreshes that upstream, 
     expect(pulls.map((p) => p.id)).toEqual(['storm', 'quiet']);
   });
 
-  it('a new burst after a quiet interval pulls at once and logs again', async () => {
+  it('a new burst after a quiet interval pulls at once; its line is counted into one a minute', async () => {
     const { service, puller, finishPulls } = setup(1000);
     service.changed('storm', TOOLS);
     await finishPulls();
     await jest.advanceTimersByTimeAsync(1500);
     service.changed('storm', TOOLS);
     expect(puller.pull).toHaveBeenCalledTimes(2);
+    // the upstream decides how often it bursts: one line a minute per upstream at most
+    expect(logged.filter((l) => l.includes('list_changed'))).toHaveLength(1);
+    await finishPulls();
+    await jest.advanceTimersByTimeAsync(60_000);
+    // written when the minute of the first line is over (one burst held back: its own line)
     expect(logged.filter((l) => l.includes('list_changed'))).toHaveLength(2);
+    service.changed('storm', TOOLS);
+    await finishPulls();
+    await jest.advanceTimersByTimeAsync(1500);
+    service.changed('storm', TOOLS);
+    await finishPulls();
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(logged.filter((l) => l.includes('list_changed')).at(-1)).toContain(
+      'storm: 2 bursts of list_changed since the last line',
+    );
   });
 
   it('an upstream removed meanwhile is not pulled; nothing is pulled after shutdown', async () => {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
-import { GatewayMetrics } from '@app/observability';
+import { GatewayMetrics, ThrottledLines } from '@app/observability';
 import { RegistryService, type CatalogSnapshot } from '@app/registry';
 import { UpstreamConnections } from '@app/upstream';
 import { UpstreamListPuller } from './upstream-list-puller.service';
@@ -43,11 +43,18 @@ interface UpstreamChanges {
  * later ones are coalesced into one more pull, started when the pull in flight is done and no
  * sooner than `registry.listChangedRefreshMinIntervalMillis` after the previous one started.
  * Delayed, never dropped: a notification that arrives during a pull always gets a pull that
- * started after it, so the state after the burst is the one published. One log line per burst.
+ * started after it, so the state after the burst is the one published. One log line per burst,
+ * at most one a minute per upstream (the later ones counted into it).
  */
 @Injectable()
 export class ListChangedRefresh implements OnApplicationShutdown {
   private readonly logger = new Logger('Discovery');
+  /**
+   * The bursts' lines, per upstream: the first at once, then at most one a minute (the upstream
+   * decides how often it bursts; docs/operations.md §4 "What outsiders can make the gateway
+   * log"). `mcp_gateway_upstream_list_changes_total` counts every notification.
+   */
+  private readonly burstLines = new ThrottledLines((line) => this.logger.log(line));
   private readonly states = new Map<string, UpstreamChanges>();
   private readonly minIntervalMs: number;
   private stopped = false;
@@ -88,10 +95,12 @@ export class ListChangedRefresh implements OnApplicationShutdown {
       this.states.set(upstreamId, state);
     }
     if (idle) {
-      // A burst starts: its one log line (the notifications it coalesces are counted, not logged).
-      this.logger.log(
-        `Upstream ${upstreamId}: ${method}; refreshing it (more list_changed within ` +
-          `${this.minIntervalMs} ms are coalesced)`,
+      // A burst starts: its line (the notifications it coalesces are counted, not logged).
+      const interval = this.minIntervalMs;
+      this.burstLines.note(upstreamId, (count) =>
+        count === 1
+          ? `Upstream ${upstreamId}: ${method}; refreshing it (more list_changed within ${interval} ms are coalesced)`
+          : `Upstream ${upstreamId}: ${count} bursts of list_changed since the last line, the last ${method}; refreshing it each time (more list_changed within ${interval} ms are coalesced)`,
       );
     }
     this.metrics?.upstreamListChanged(upstreamId, idle ? 'refreshed' : 'coalesced');

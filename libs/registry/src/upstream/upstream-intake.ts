@@ -6,7 +6,7 @@ import {
   type UpstreamDefinition,
   upstreamSource,
 } from '@app/config';
-import { GatewayMetrics } from '@app/observability';
+import { GatewayMetrics, ThrottledLines } from '@app/observability';
 import type { ResourceConflict } from '../catalog/catalog-extras';
 import type { ViewConflict } from '../catalog/own-views';
 import type { SourceContribution } from '../catalog/source-contribution';
@@ -94,6 +94,13 @@ export interface UpstreamPullState {
 export class UpstreamIntake implements SourceIntake<UpstreamRound> {
   readonly kind = 'upstream';
   private readonly logger = new Logger('Registry');
+  /**
+   * An upstream's pulls come as often as it says its lists changed, and a caller's unknown tool
+   * name is a round too: what a pull logs is counted per upstream (a failure per kind), the
+   * first at once, then at most once a minute (docs/operations.md §4 "What outsiders can make
+   * the gateway log").
+   */
+  private readonly pullLines = new ThrottledLines((line) => this.logger.warn(line));
   /**
    * Configured upstreams first (config order), then registered ones (docs/operations.md §15) in order of
    * registration time (then id), the same on every replica whatever order it learnt them in:
@@ -287,9 +294,12 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       if (result.kind === 'failed') {
         failures.set(record.definition.id, result.errorType);
         record.lastErrorDetail = result.detail;
-        this.logger.warn(
-          `Upstream ${record.definition.id}: list pull failed (${result.errorType}: ${result.detail}); ` +
-            (record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'),
+        const { id } = record.definition;
+        const line = `list pull failed (${result.errorType}: ${result.detail}); ${record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'}`;
+        this.pullLines.note(`${id}\u0000${result.errorType}`, (count) =>
+          count === 1
+            ? `Upstream ${id}: ${line}`
+            : `Upstream ${id}: ${count} pulls since the last line: ${line}`,
         );
         continue;
       }
@@ -297,9 +307,12 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       if (overCap !== undefined) {
         failures.set(record.definition.id, overCap.errorType);
         record.lastErrorDetail = overCap.detail;
-        this.logger.warn(
-          `Upstream ${record.definition.id}: lists refused (${overCap.errorType}: ${overCap.detail}); ` +
-            (record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'),
+        const { id } = record.definition;
+        const line = `lists refused (${overCap.errorType}: ${overCap.detail}); ${record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'}`;
+        this.pullLines.note(`${id}\u0000${overCap.errorType}`, (count) =>
+          count === 1
+            ? `Upstream ${id}: ${line}`
+            : `Upstream ${id}: ${count} pulls since the last line: ${line}`,
         );
         continue;
       }
@@ -309,11 +322,14 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
           result.lists,
           this.schemas,
         );
-        for (const line of leftOutLogLines(
-          `Upstream ${record.definition.id}: `,
-          contribution.leftOut,
-        ))
-          this.logger.warn(line);
+        const { id } = record.definition;
+        const { leftOut } = contribution;
+        if (leftOut.length > 0)
+          this.pullLines.note(`${id}\u0000left-out`, (count) =>
+            count === 1
+              ? leftOutLogLines(`Upstream ${id}: `, leftOut)
+              : `Upstream ${id}: ${count} pulls since the last line left entries out (the last ${leftOut.length}; a pull's first entries are logged one by one once a minute at most; GET /actuator/upstreams has them all)`,
+          );
         candidates.set(record.definition.id, {
           contribution,
           lists: result.lists,
