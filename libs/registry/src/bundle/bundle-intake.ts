@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { BundleDefinition, GatewayConfig } from '@app/config';
-import type { GatewayMetrics } from '@app/observability';
+import { ThrottledLines, type GatewayMetrics } from '@app/observability';
 import type { Clock } from '../clock';
 import { problemText, type PullErrorType } from '../manifest/manifest-errors';
 import type { AcceptedManifest, ManifestTool } from '../manifest/manifest.types';
@@ -82,6 +82,12 @@ export class BundleRound extends MapRound<BundleCandidate, BundleFailure> {
 export class BundleIntake implements SourceIntake<BundleRound> {
   readonly kind = 'bundle';
   private readonly logger = new Logger('Registry');
+  /**
+   * A caller's unknown tool name is a round, and every round pulls every bundle: a pull's
+   * failure or rejection is counted per bundle and kind, the first at once, then at most once a
+   * minute (docs/operations.md §4 "What outsiders can make the gateway log").
+   */
+  private readonly pullLines = new ThrottledLines((line) => this.logger.warn(line));
   readonly records: ReadonlyMap<string, BundleRecord>;
   private readonly schemas = new SchemaChecker();
   private readonly worker = new WorkerValidator();
@@ -283,11 +289,16 @@ export class BundleIntake implements SourceIntake<BundleRound> {
         continue;
       }
       failures.set(record.definition.id, { errorType: result.errorType });
-      this.logger.warn(
-        `Bundle ${record.definition.id}: manifest pull failed (${result.errorType}: ${result.detail}); ` +
-          (record.lastGood
-            ? `serving the last good copy (revision ${record.lastGood.manifest.revision ?? 'none'})`
-            : 'no copy to serve yet'),
+      const { id } = record.definition;
+      const line =
+        `manifest pull failed (${result.errorType}: ${result.detail}); ` +
+        (record.lastGood
+          ? `serving the last good copy (revision ${record.lastGood.manifest.revision ?? 'none'})`
+          : 'no copy to serve yet');
+      this.pullLines.note(`${id}\u0000failed\u0000${result.errorType}`, (count) =>
+        count === 1
+          ? `Bundle ${id}: ${line}`
+          : `Bundle ${id}: ${count} pulls since the last line: ${line}`,
       );
       if (result.fallbackRaw !== undefined && record.lastGood === undefined) {
         const copy = await this.adoptRaw(record, result.fallbackRaw, 'fallback', this.clock.now());
@@ -492,10 +503,14 @@ export class BundleIntake implements SourceIntake<BundleRound> {
       first === undefined
         ? undefined
         : `${first.detail}${more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'} in the log)` : ''}`;
-    this.logger.warn(
-      `Bundle ${record.definition.id} revision ${result.revision ?? 'none'}: ${source} manifest rejected ` +
-        `(${result.errorType})${detail === undefined ? '' : `: ${detail}`}; the last good copy stays. ` +
-        `Problems: ${result.problems.map((p) => `[${p.type}] ${problemText(p)}`).join('; ')}`,
+    const { id } = record.definition;
+    const { revision, errorType, problems } = result;
+    this.pullLines.note(`${id}\u0000rejected\u0000${source}\u0000${errorType}`, (count) =>
+      count === 1
+        ? `Bundle ${id} revision ${revision ?? 'none'}: ${source} manifest rejected ` +
+          `(${errorType})${detail === undefined ? '' : `: ${detail}`}; the last good copy stays. ` +
+          `Problems: ${problems.map((p) => `[${p.type}] ${problemText(p)}`).join('; ')}`
+        : `Bundle ${id}: ${count} ${source} manifests rejected (${errorType}) since the last line, the last revision ${revision ?? 'none'}${detail === undefined ? '' : `: ${detail}`}; the last good copy stays`,
     );
     return { errorType: result.errorType, detail };
   }
