@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { gatewayConfig, upstream } from '../support/fixtures';
-import { GatewayProcess, TEST_SESSION_KEYS } from '../support/gateway-process';
+import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
 import { postRaw } from '../support/rpc';
 import { V1AskingUpstream } from './mrtr-upstreams';
@@ -46,6 +46,7 @@ describe('a hostile publisher on the replicas’ handoff channels', () => {
   let hostileOut: Redis;
   const keyPrefix = uniqueKeyPrefix();
   const seen: string[] = [];
+  const channels = new Set<string>();
 
   beforeAll(async () => {
     asking = await V1AskingUpstream.start();
@@ -72,6 +73,7 @@ describe('a hostile publisher on the replicas’ handoff channels', () => {
     // answers every resume it can read with a result of its own, before the holder can
     hostileIn.on('pmessage', (_pattern: string, channel: string, text: string) => {
       seen.push(text);
+      channels.add(channel);
       let message: { op?: string; corr?: string; replyTo?: string };
       try {
         message = JSON.parse(text) as typeof message;
@@ -120,5 +122,19 @@ describe('a hostile publisher on the replicas’ handoff channels', () => {
     // the resume crossed Redis (the hostile subscriber saw it), sealed
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.filter((text) => text.includes('"action":"accept"'))).toEqual([]);
+  });
+
+  it('drops what anyone else publishes on the retry channels, and counts it in a metric', async () => {
+    expect(channels.size).toBeGreaterThan(0);
+    const dropped = async (): Promise<number> =>
+      (await a.metricValue('mcp_gateway_bus_messages_dropped_total{channel="handoff"}')) +
+      (await b.metricValue('mcp_gateway_bus_messages_dropped_total{channel="handoff"}'));
+    const before = await dropped();
+    for (const channel of channels)
+      for (const text of ['junk', JSON.stringify({ op: 'reply', corr: 'x', value: 1 })])
+        await hostileOut.publish(channel, text);
+    await waitFor(async () => (await dropped()) >= before + 2 * channels.size, 10_000);
+    expect(a.exitCode).toBeNull();
+    expect(b.exitCode).toBeNull();
   });
 });

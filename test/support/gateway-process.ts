@@ -170,6 +170,13 @@ export class GatewayProcess {
     return Number(match[1]) / 1024 / 1024;
   }
 
+  /** The value of one series in /actuator/prometheus (`name{labels}` as written there); 0 when absent. */
+  async metricValue(series: string): Promise<number> {
+    const text = await (await fetch(`${this.managementUrl}/actuator/prometheus`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line === undefined ? 0 : Number(line.slice(series.length + 1));
+  }
+
   /** GET /actuator/toolBundles. */
   async toolBundles(): Promise<any> {
     const res = await fetch(`${this.managementUrl}/actuator/toolBundles`);

@@ -161,6 +161,10 @@ describe('a hostile publisher on the resource-update channel', () => {
       expect(updatesOf(stream, FILE)).toBe(0);
       // the gateways said what they dropped (B dropped the deliveries, A the forget)
       await b.waitForOutput(/resource-update channel/);
+      // and counted them, every one (the line is written once a minute)
+      const dropped = async (g: GatewayProcess): Promise<number> =>
+        g.metricValue('mcp_gateway_bus_messages_dropped_total{channel="resource_updates"}');
+      expect((await dropped(a)) + (await dropped(b))).toBeGreaterThanOrEqual(forged.length);
       expect(a.exitCode).toBeNull();
       expect(b.exitCode).toBeNull();
     } finally {

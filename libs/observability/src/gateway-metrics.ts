@@ -101,6 +101,7 @@ export class GatewayMetrics {
   private readonly streamsRefused: Counter<'reason'>;
   private readonly validationWorkerCrashes: Counter<'bundle' | 'then' | 'reason'>;
   private readonly registrationStoreResets: Counter;
+  private readonly busMessagesDropped: Counter<'channel'>;
   private readonly upstreamListChanges: Counter<'upstream' | 'outcome'>;
   /** The counters a call adds to, counted here and handed over at each scrape (PendingCounts). */
   private readonly toolCallCounts = new PendingCounts<'tool' | 'outcome'>(['tool', 'outcome']);
@@ -256,6 +257,12 @@ export class GatewayMetrics {
       help: 'Times this replica found the registration store (Redis) reset: its marker gone or replaced; the registrations applied were kept and written back',
       registers,
     });
+    this.busMessagesDropped = new Counter({
+      name: `${PREFIX}bus_messages_dropped_total`,
+      help: "Messages on the replicas' Redis channels (resource_updates, handoff) that did not open: not sealed with MCP_SESSION_KEYS for this identity, expired, malformed or too long (another gateway sharing the key prefix, an older version, a hostile publisher)",
+      labelNames: ['channel'],
+      registers,
+    });
     const sources = (): readonly SourceStatus[] => this.sourceStatuses();
     new Gauge({
       name: `${PREFIX}source_status`,
@@ -307,6 +314,11 @@ export class GatewayMetrics {
   /** The registration store lost its data (operations §15 "Shared and durable"). */
   registrationStoreReset(): void {
     this.registrationStoreResets.inc();
+  }
+
+  /** A message on a replicas' channel did not open (its WARN line is written once a minute). */
+  busMessageDropped(channel: 'resource_updates' | 'handoff'): void {
+    this.busMessagesDropped.inc({ channel });
   }
 
   /** `upstream` is a configured or registered id; `outcome` 'refreshed' or 'coalesced'. */

@@ -9,7 +9,7 @@ import {
   storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
-import { CountedWarning } from '@app/observability';
+import { CountedWarning, GatewayMetrics } from '@app/observability';
 import { MrtrSeal } from '../sealing/mrtr-seal';
 
 /** DI token of the bus resource updates cross replicas on; null without Redis. */
@@ -138,6 +138,7 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
     private readonly subscriber: RedisClient,
     config: GatewayConfig,
     private readonly seal: MrtrSeal,
+    private readonly metrics?: GatewayMetrics,
   ) {
     this.channel = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:resource-updates`;
     for (const client of [publisher, subscriber])
@@ -189,6 +190,7 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
     if (envelope === undefined || !isBusMessage(envelope.body)) {
       this.lastDroppedChars = text.length;
       this.drops.count();
+      this.metrics?.busMessageDropped('resource_updates');
       return;
     }
     if (envelope.from === this.replicaId) return;
@@ -199,7 +201,11 @@ export class RedisResourceUpdateBus implements ResourceUpdateBus, OnApplicationS
 /** The bus when the gateway has Redis (ioredis loaded only then), else null: one replica's streams. */
 export const resourceUpdateBusProvider: Provider = {
   provide: RESOURCE_UPDATE_BUS,
-  useFactory: async (config: GatewayConfig, seal: MrtrSeal): Promise<ResourceUpdateBus | null> => {
+  useFactory: async (
+    config: GatewayConfig,
+    seal: MrtrSeal,
+    metrics: GatewayMetrics,
+  ): Promise<ResourceUpdateBus | null> => {
     if (config.redisServer === undefined) return null;
     const r = config.mcp.redis;
     return new RedisResourceUpdateBus(
@@ -207,7 +213,8 @@ export const resourceUpdateBusProvider: Provider = {
       await openRedis(config.redisServer, redisUseOptions('busSubscriber', r)),
       config,
       seal,
+      metrics,
     );
   },
-  inject: [GATEWAY_CONFIG, MrtrSeal],
+  inject: [GATEWAY_CONFIG, MrtrSeal, GatewayMetrics],
 };

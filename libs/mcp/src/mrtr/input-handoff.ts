@@ -3,6 +3,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
@@ -14,7 +15,7 @@ import {
   storedJsonLimit,
   type RedisClient,
 } from '@app/redis';
-import { CountedWarning } from '@app/observability';
+import { CountedWarning, GatewayMetrics } from '@app/observability';
 import { MCP_MAX_BODY_BYTES } from '@app/wire';
 import type { TakeOnce } from '../relay/take-once';
 import { MrtrSeal } from '../sealing/mrtr-seal';
@@ -163,6 +164,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly seal: MrtrSeal,
+    @Optional() private readonly metrics?: GatewayMetrics,
   ) {
     this.channelPrefix = `${config.mcp.redis.keyPrefix}:{${config.mcp.identity}}:mrtr:`;
   }
@@ -480,6 +482,7 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
       return message as ResumeMessage | ReplyMessage | AckMessage;
     this.lastDroppedChars = text.length;
     this.drops.count();
+    this.metrics?.busMessageDropped('handoff');
     return undefined;
   }
 
