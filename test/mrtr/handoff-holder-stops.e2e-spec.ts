@@ -8,9 +8,10 @@ import { z } from 'zod';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
-import { postRaw, type RawAnswer } from '../support/rpc';
+import { modernRequest } from '../support/modern-rpc';
+import type { RawAnswer } from '../support/rpc';
 
-const V = '2026-07-28';
+const FORM_ELICITATION = { elicitation: { form: {} } };
 
 /** A raw 2026-07-28 tools/call from a client that declares form elicitation. */
 function modernCall(
@@ -19,30 +20,7 @@ function modernCall(
   params: Record<string, unknown>,
   id = 1,
 ): Promise<RawAnswer> {
-  return postRaw(
-    url,
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: {
-        name,
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': V,
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        },
-      },
-    }),
-    {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-  );
+  return modernRequest(url, 'tools/call', { name, ...params }, FORM_ELICITATION, undefined, id);
 }
 
 /**

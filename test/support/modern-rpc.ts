@@ -35,12 +35,13 @@ export function modernRequest(
   params: Record<string, unknown>,
   caps: object,
   token?: string,
+  id: string | number = 1,
 ): Promise<RawAnswer> {
   return postRaw(
     url,
     JSON.stringify({
       jsonrpc: '2.0',
-      id: 1,
+      id,
       method,
       // `_meta` keys of the caller's own (a traceparent) beside the envelope
       params: {
