@@ -121,6 +121,18 @@ describe('AdminAuthenticator (docs/operations.md §15 "Access")', () => {
         kind: 'unauthenticated',
       });
     });
+
+    // An operator who sends MCP_ADMIN_TOKEN (or nothing) under jwt is told what /admin takes
+    // instead (docs/operations.md §15 "Access"): an access token carrying the admin scope.
+    it('a refusal says /admin takes an access token with the admin scope, not MCP_ADMIN_TOKEN', async () => {
+      for (const header of [undefined, 'Bearer static-too']) {
+        const decision = await auth.authenticate(header);
+        expect(decision).toMatchObject({ kind: 'unauthenticated' });
+        const reason = decision.kind === 'unauthenticated' ? decision.reason : '';
+        expect(reason).toContain('an access token of mcp.auth with the admin scope "mcp:admin"');
+        expect(reason).toContain('MCP_ADMIN_TOKEN is not accepted');
+      }
+    });
   });
 });
 

@@ -81,6 +81,15 @@ export class AdminAuthenticator {
         : 'none';
   }
 
+  /**
+   * What /admin takes under `mcp.auth.mode: jwt`, for a 401: an operator who sends the static
+   * token (the chart README maps it from a Secret) learns why it opens nothing
+   * (docs/operations.md §15 "Access"). A fixed text: it names no record and no token.
+   */
+  private jwtHint(): string {
+    return `with mcp.auth.mode jwt, /admin takes an access token of mcp.auth with the admin scope "${this.scope}" (MCP_ADMIN_TOKEN is not accepted)`;
+  }
+
   /** Checks an `Authorization` header value. Never throws. */
   async authenticate(header: string | undefined): Promise<AdminDecision> {
     if (!this.configured)
@@ -89,7 +98,10 @@ export class AdminAuthenticator {
     if (token === undefined)
       return {
         kind: 'unauthenticated',
-        reason: 'the /admin API needs "Authorization: Bearer <admin token>"',
+        reason:
+          this.verifier !== null
+            ? `the /admin API needs "Authorization: Bearer <token>": ${this.jwtHint()}`
+            : 'the /admin API needs "Authorization: Bearer <admin token>"',
       };
     if (this.verifier !== null) {
       let caller: CallerIdentity | undefined | AuthorizationServerUnavailable;
@@ -105,7 +117,10 @@ export class AdminAuthenticator {
           retryAfterSeconds: caller.retryAfterSeconds,
         };
       if (caller === undefined)
-        return { kind: 'unauthenticated', reason: 'the bearer token is not valid' };
+        return {
+          kind: 'unauthenticated',
+          reason: `the bearer token is not valid: ${this.jwtHint()}`,
+        };
       const actor: AdminActor = { name: callerName(caller) ?? 'unknown', via: 'jwt' };
       if (!caller.scopes.includes(this.scope))
         return {
