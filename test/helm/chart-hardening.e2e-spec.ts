@@ -204,23 +204,26 @@ describe('helm/mcp-gateway: egress for upstreams, the identity provider and regi
         networkPolicy: { egress: { toolServices: [] } },
       }),
     ).toContain('networkPolicy.egress.upstreams is empty');
-    expect(
-      refusal('no-idp-egress.yaml', {
-        gateway: {
-          config: {
-            mcp: {
-              identity: 'gw',
-              auth: {
-                mode: 'jwt',
-                issuer: 'https://idp',
-                audience: 'https://gw.example/mcp',
-                jwksUrl: 'https://idp/jwks',
-              },
+    // The refusal says what an unreachable JWKS does: 503 with Retry-After (docs/operations.md
+    // §13 "Refusals"), not 401, which would send an operator after the tokens instead.
+    const noIdp = refusal('no-idp-egress.yaml', {
+      gateway: {
+        config: {
+          mcp: {
+            identity: 'gw',
+            auth: {
+              mode: 'jwt',
+              issuer: 'https://idp',
+              audience: 'https://gw.example/mcp',
+              jwksUrl: 'https://idp/jwks',
             },
           },
         },
-      }),
-    ).toContain('networkPolicy.egress.identityProvider is empty');
+      },
+    });
+    expect(noIdp).toContain('networkPolicy.egress.identityProvider is empty');
+    expect(noIdp).toContain('answered 503');
+    expect(noIdp).not.toContain('401');
   });
 
   it('refuses a source whose authorization names a tokenEndpoint without identityProvider, and renders it with one', () => {
