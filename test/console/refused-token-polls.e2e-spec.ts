@@ -55,4 +55,29 @@ describe('console with an admin token that /admin refuses', () => {
     expect(refused).toEqual([]);
     await page.close();
   });
+
+  // The page learned from its first token-less ask that /admin needs a token (docs/console.md
+  // "Access": asked once); entering the right one must not ask without it again (another 401 in
+  // the browser's console right after the operator did what the page asked).
+  it('sends no token-less request once a valid token is entered after the first 401', async () => {
+    const page = await browser.newPage();
+    const tokenless: number[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/admin/upstreams') && r.headers()['authorization'] === undefined)
+        tokenless.push(1);
+    });
+    await page.goto(`${gateway.managementUrl}/console`);
+    await waitForText(page.locator('[data-field=read-only]'), /^Read-only: /);
+    expect(tokenless).toEqual([1]);
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Use token' }).click();
+    await waitForText(page.getByRole('button', { name: 'Register' }), /Register/);
+    for (let poll = 0; poll < 2; poll++)
+      await page.waitForRequest((r) => r.url().endsWith('/actuator/toolBundles'), {
+        timeout: 10_000,
+      });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(tokenless).toEqual([1]);
+    await page.close();
+  });
 });

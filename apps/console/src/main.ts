@@ -133,6 +133,12 @@ let openProbe: { readonly token: string; readonly open: Promise<boolean> } | und
  */
 let needsToken = false;
 /**
+ * /admin answered this page's token-less ask with 401/403: an admin check is configured, so a
+ * token it accepts proves admin and the token-less probe below would only add a 401 to the
+ * browser's console. Kept when a token is entered; a token-less answer sets it anew.
+ */
+let adminCheckConfigured = false;
+/**
  * An admin token /admin refused, with what the console showed for it: not sent again at every
  * poll (each a 401 in the browser's console) until another token is entered.
  */
@@ -150,14 +156,19 @@ async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstrea
   if (token !== '' && refused?.token === token) return { access: refused.access };
   try {
     const admin = await call<AdminUpstreamsAnswer>('/admin/upstreams', { token });
-    if (token === '') return { access: NO_ADMIN_CONFIGURED, admin };
+    if (token === '') {
+      adminCheckConfigured = false;
+      return { access: NO_ADMIN_CONFIGURED, admin };
+    }
     if (openProbe?.token !== token)
       openProbe = {
         token,
-        open: call('/admin/upstreams').then(
-          () => true,
-          () => false,
-        ),
+        open: adminCheckConfigured
+          ? Promise.resolve(false)
+          : call('/admin/upstreams').then(
+              () => true,
+              () => false,
+            ),
       };
     const open = await openProbe.open;
     return { access: open ? NO_ADMIN_CONFIGURED : { kind: 'writable' }, admin };
@@ -166,6 +177,7 @@ async function adminState(): Promise<{ access: AdminAccess; admin?: AdminUpstrea
     if (err.status === 401 || err.status === 403) {
       if (token === '') {
         needsToken = true;
+        adminCheckConfigured = true;
         return { access: READ_ONLY_NO_TOKEN };
       }
       const access: AdminAccess = {
