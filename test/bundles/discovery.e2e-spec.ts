@@ -61,9 +61,17 @@ describe('bundle discovery', () => {
     const notReady = await gateway.readiness();
     expect(notReady.status).toBe(503);
     expect(notReady.body.details.catalog.firstPullAttemptDone).toBe(false);
+    // /actuator/health, the aggregate a generic monitor asks, says the same
+    const aggregate = await fetch(`${gateway.managementUrl}/actuator/health`);
+    expect(aggregate.status).toBe(503);
     release();
     await gateway.waitForReady();
     expect((await gateway.readiness()).body.details.catalog.toolCount).toBe(1);
+    const ready = await fetch(`${gateway.managementUrl}/actuator/health`);
+    expect([ready.status, ((await ready.json()) as { status: string }).status]).toEqual([
+      200,
+      'ok',
+    ]);
   });
 
   it('counts a valid manifest with no tools as a usable snapshot: ready, empty list (§6)', async () => {

@@ -23,4 +23,14 @@ export class HealthController {
   readiness(): Promise<HealthCheckResult> {
     return this.health.check([() => this.registry.check('catalog')]);
   }
+
+  /**
+   * The aggregate a generic monitor asks first (Spring Boot's `/actuator/health`, which the
+   * paths here follow): the readiness check, since it is what says the gateway can serve.
+   */
+  @Get()
+  @HealthCheck()
+  aggregate(): Promise<HealthCheckResult> {
+    return this.readiness();
+  }
 }
