@@ -5,7 +5,11 @@
  * (docs/operations.md §10 "Relaying"), or (`input-overflow`) the upstream sent more requests for
  * the client's input than one held call may keep (docs/operations.md §11 "Multi round-trip"), or
  * (`credential-expired`) the caller's token expired while the call waited for the client's
- * input, and no fresher one came with the answer (docs/security.md "Answers to relayed requests").
+ * input, and no fresher one came with the answer (docs/security.md "Answers to relayed requests"),
+ * or (`session-ended`) the 2025 session the call was made on ended (DELETE /mcp, on any replica):
+ * nothing can answer a request put to its client any more, nor read its result
+ * (docs/operations.md §9 "Ending a session"), or (`session-expired`) that session's id expired
+ * while the call waited for its client's answer, which can no longer come (its POST is 404).
  */
 export type CancelReason =
   | 'client-closed'
@@ -13,7 +17,9 @@ export type CancelReason =
   | 'shutdown'
   | 'answer-undelivered'
   | 'input-overflow'
-  | 'credential-expired';
+  | 'credential-expired'
+  | 'session-ended'
+  | 'session-expired';
 
 /**
  * The cancellation of one call in flight: one per request on the hot path, so a plain object

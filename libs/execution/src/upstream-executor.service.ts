@@ -142,6 +142,14 @@ function cancelledMessage(reason: string | undefined, upstream: UpstreamDefiniti
       `The caller's token expired while the request to upstream ${upstream.id} waited for the ` +
       "client's input; the gateway sends no expired credential upstream. Call again with a fresh token"
     );
+  if (reason === 'session-ended')
+    return `The client ended its session; the request to upstream ${upstream.id} was cancelled`;
+  if (reason === 'session-expired')
+    return (
+      `The client's session expired (mcp.session.ttlSeconds) while the request to upstream ` +
+      `${upstream.id} waited for its answer, which can no longer come; it was cancelled. ` +
+      'Initialize a new session and call again'
+    );
   if (reason === 'input-overflow')
     return (
       `Upstream ${upstream.id} sent more requests for the client's input than one call may ` +

@@ -99,6 +99,7 @@ export class GatewayMetrics {
   private readonly streamsOpen: Gauge;
   private readonly streamsClosed: Counter<'reason'>;
   private readonly streamsRefused: Counter<'reason'>;
+  private readonly sessionEndedCalls: Counter<'reason'>;
   private readonly validationWorkerCrashes: Counter<'bundle' | 'then' | 'reason'>;
   private readonly registrationStoreResets: Counter;
   private readonly busMessagesDropped: Counter<'channel'>;
@@ -246,6 +247,12 @@ export class GatewayMetrics {
       labelNames: ['reason'],
       registers,
     });
+    this.sessionEndedCalls = new Counter({
+      name: `${PREFIX}session_ended_calls_total`,
+      help: 'Calls in flight on this replica ended with their 2025 session, by reason (deleted: its client ended it with DELETE /mcp on any replica; expired: its id expired while the call waited for the client to answer a request put to it)',
+      labelNames: ['reason'],
+      registers,
+    });
     this.validationWorkerCrashes = new Counter({
       name: `${PREFIX}manifest_validation_worker_crashes_total`,
       help: 'Manifest validation worker threads that died or were terminated at their deadline before answering, by bundle, what was done next (retry in a new worker, or main-thread validation in slices) and reason (crash, timeout)',
@@ -295,6 +302,14 @@ export class GatewayMetrics {
   /** A notification stream was refused: the replica's or the caller's cap is reached. */
   notificationStreamRefused(reason: StreamRefusalReason): void {
     this.streamsRefused.inc({ reason });
+  }
+
+  /**
+   * `count` calls in flight here were ended with their 2025 session: `deleted` by its client
+   * (DELETE /mcp), or `expired` while they waited for its client's answer.
+   */
+  sessionCallsEnded(reason: 'deleted' | 'expired', count = 1): void {
+    if (count > 0) this.sessionEndedCalls.inc({ reason }, count);
   }
 
   /**

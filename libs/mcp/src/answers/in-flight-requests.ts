@@ -23,6 +23,12 @@ export interface InFlightCall {
 @Injectable()
 export class InFlightRequests {
   private readonly byKey = new Map<string, CallCancellation>();
+  /**
+   * The requests of each 2025 session, for ending them with it (endSession): a set per session
+   * with requests in flight, removed with its last one, so a session that is not calling costs
+   * nothing here.
+   */
+  private readonly bySession = new Map<string, Set<CallCancellation>>();
 
   /**
    * The key of request `idText` (its id as JSON text) of this client.
@@ -41,13 +47,42 @@ export class InFlightRequests {
       : `s\u0000${who}\u0000${sessionId}\u0000${idText}`;
   }
 
-  register(key: string, controller: CallCancellation): void {
+  /** @param sessionId the request's 2025 session (as in keyOf), whose end ends it (endSession) */
+  register(key: string, controller: CallCancellation, sessionId?: string): void {
     this.byKey.set(key, controller);
+    if (sessionId === undefined) return;
+    let calls = this.bySession.get(sessionId);
+    if (calls === undefined) this.bySession.set(sessionId, (calls = new Set()));
+    calls.add(controller);
   }
 
   /** Forgets the request, unless another request has taken its key since. */
-  unregister(key: string, controller: CallCancellation): void {
+  unregister(key: string, controller: CallCancellation, sessionId?: string): void {
     if (this.byKey.get(key) === controller) this.byKey.delete(key);
+    if (sessionId === undefined) return;
+    const calls = this.bySession.get(sessionId);
+    if (calls?.delete(controller) === true && calls.size === 0) this.bySession.delete(sessionId);
+  }
+
+  /**
+   * The 2025 session ended (DELETE /mcp, here or on another replica: SessionEnding): each of its
+   * requests still in flight on this replica is aborted (`session-ended`), so a call parked on
+   * its client's answer to a relayed or bridged request — which can never come, its POST being
+   * 404 now — ends at once and cancels its upstream request, as a client that went away does
+   * (docs/operations.md §9 "Ending a session").
+   * @returns how many were aborted
+   */
+  endSession(sessionId: string): number {
+    const calls = this.bySession.get(sessionId);
+    if (calls === undefined) return 0;
+    this.bySession.delete(sessionId);
+    let ended = 0;
+    for (const controller of calls) {
+      if (controller.aborted) continue;
+      controller.abort('session-ended');
+      ended++;
+    }
+    return ended;
   }
 
   /** Aborts the request under `key`; false when none is in flight. */

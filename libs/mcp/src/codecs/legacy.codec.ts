@@ -152,6 +152,7 @@ export class LegacyCodec {
     let protocolVersion = DEFAULT_UNSTATED_VERSION;
     let sessionId: string | undefined;
     let clientCapabilities: Readonly<Record<string, unknown>> | undefined;
+    let sessionExpiresAtMs: number | undefined;
     // initialize opens the session: there is none to check yet, and the version it asks for
     // is in its params (InitializeHandler)
     if (row?.opensSession !== true) {
@@ -192,6 +193,7 @@ export class LegacyCodec {
         }
         protocolVersion = stated ?? claims.protocolVersion;
         clientCapabilities = claims.clientCapabilities;
+        sessionExpiresAtMs = claims.expiresAt * 1000;
       }
     }
     const { call } = exchange;
@@ -223,6 +225,7 @@ export class LegacyCodec {
       clientCapabilities,
       // opened above for this caller, or undefined
       sessionId,
+      sessionExpiresAtMs,
       caller: exchange.caller,
       access: exchange.access,
       prepared,
@@ -233,9 +236,12 @@ export class LegacyCodec {
       call === undefined
         ? undefined
         : this.inFlight.keyOf(sessionId, exchange.caller, call.connectionId, idJson(id));
-    if (key !== undefined && call !== undefined) this.inFlight.register(key, call.controller);
+    // by its session too: the session's end ends it (SessionEnding, InFlightRequests.endSession)
+    if (key !== undefined && call !== undefined)
+      this.inFlight.register(key, call.controller, sessionId);
     const unregister = (): void => {
-      if (key !== undefined && call !== undefined) this.inFlight.unregister(key, call.controller);
+      if (key !== undefined && call !== undefined)
+        this.inFlight.unregister(key, call.controller, sessionId);
     };
     const answer = this.dispatcher.dispatch(method, params, context).then(
       (result) => {

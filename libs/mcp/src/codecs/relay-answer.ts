@@ -10,7 +10,8 @@ import { acceptsEventStream, header, streamAnswer, type HttpAnswer } from '../an
  * the result is known. A request its client cancelled (`call` aborted with reason `cancelled`,
  * a notifications/cancelled) gets, when the client takes an event stream (`headers`' Accept),
  * an SSE answer that ends without a response (MCP 2025-11-25 "Cancellation": the receiver
- * should not send one).
+ * should not send one); so does one whose session its client ended (`session-ended`: the SDK
+ * servers close a terminated session's streams as they are).
  */
 export async function streamWhenRelayed(
   answer: Promise<HttpAnswer>,
@@ -45,15 +46,15 @@ export async function streamWhenRelayed(
 }
 
 /**
- * Whether a call's response is not sent: its client cancelled it and takes an event stream.
- * Read once the result is known, the Accept header only for a cancelled call.
+ * Whether a call's response is not sent: its client cancelled it, or ended its session, and
+ * takes an event stream. Read once the result is known, the Accept header only for such a call.
  */
 function unanswered(
   call: CallCancellation | undefined,
   headers: IncomingHeaders | undefined,
 ): boolean {
   return (
-    call?.reason === 'cancelled' &&
+    (call?.reason === 'cancelled' || call?.reason === 'session-ended') &&
     headers !== undefined &&
     acceptsEventStream(header(headers, 'accept'))
   );

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { IncomingHeaders } from '@app/execution';
 import type { CallerIdentity } from '@app/identity';
+import { GatewayMetrics } from '@app/observability';
 import { isModernVersion, LEGACY_PROTOCOL_VERSIONS } from '@app/wire';
 import { GatewayErrorCode } from '../errors/gateway-error';
 import { header, type HttpAnswer, legacyTransportError } from '../answers/http-answer';
+import { InFlightRequests } from '../answers/in-flight-requests';
 import { NotificationHub } from '../listen/notification-hub.service';
 import { ResourceSubscriptions } from '../listen/resource-subscriptions.service';
 import {
@@ -25,12 +27,13 @@ const ENDED: HttpAnswer = { status: 200, headers: {} };
 /**
  * `DELETE /mcp` with a 2025 session's id (2025-11-25 transports, "Session Management";
  * docs/operations.md §9 "Ending a session"): the session is ended for the caller it was sealed
- * for, and whatever it holds is released — its GET streams close, its resource subscriptions
- * (and the bridged upstream listens held only for them) end, its log level and tool selections
- * are forgotten. A sealed id cannot be revoked, so its end is a marker (EndedSessions) every
+ * for, and whatever it holds is released — its calls still in flight end (one parked on its
+ * client's answer to a relayed or bridged request could only wait out its deadline: the answer's
+ * POST is 404 now), its GET streams close, its resource subscriptions (and the bridged upstream
+ * listens held only for them) end, its log level and tool selections are forgotten. A sealed id cannot be revoked, so its end is a marker (EndedSessions) every
  * request with the id is checked against until the id would expire: 404 from then on, on this
- * replica at once, on the others within SHARED_SESSION_FRESH_MS through Redis, and their GET
- * streams and subscriptions end when the resource-update bus tells them (best effort, at once).
+ * replica at once, on the others within SHARED_SESSION_FRESH_MS through Redis, and their calls,
+ * GET streams and subscriptions end when the resource-update bus tells them (best effort, at once).
  */
 @Injectable()
 export class SessionEnding {
@@ -44,6 +47,8 @@ export class SessionEnding {
     private readonly logLevels: SessionLogLevels,
     private readonly selections: ToolSelections,
     private readonly servers: VirtualServers,
+    private readonly inFlight: InFlightRequests,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null,
     @Optional()
     @Inject(RESOURCE_UPDATE_BUS)
     private readonly bus: ResourceUpdateBus | null = null,
@@ -108,6 +113,9 @@ export class SessionEnding {
 
   /** Releases what an ended session holds on this replica (and its values in Redis). */
   private async release(sessionId: string): Promise<void> {
+    // aborted as a client's notifications/cancelled aborts one: the upstream request is
+    // cancelled, a request put to the client is answered to its upstream (UpstreamRouter.endRelayed)
+    this.metrics?.sessionCallsEnded('deleted', this.inFlight.endSession(sessionId));
     this.hub.closeSession(sessionId);
     this.subscriptions.endSession(sessionId);
     // a selection per path the session used (docs/operations.md §16 "Per session and path")

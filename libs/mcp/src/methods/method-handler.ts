@@ -129,6 +129,12 @@ export interface MethodContext {
    */
   readonly sessionId?: string;
   /**
+   * When `sessionId` expires (epoch ms, mcp.session.ttlSeconds after initialize): from then on
+   * the client's answer to a request put to it mid-call is 404 like any POST of the session, so
+   * a call waiting for one ends then (docs/operations.md §9 "Ending a session").
+   */
+  readonly sessionExpiresAtMs?: number;
+  /**
    * The authenticated caller (docs/operations.md §13), set by the front door before any handler
    * runs; undefined when `mcp.auth.mode` is `none`. Handlers filter lists and calls by it.
    */

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { declaresExtension, Extension, JsonRpcCode, undeclaredBy } from '@app/wire';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
+import { GatewayMetrics } from '@app/observability';
 import type { JsonRpcMessage } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { asksMissingCapability } from '../errors/wire-errors';
@@ -113,6 +114,7 @@ export class LegacyInputBridge {
     private readonly handoff: InputHandoff,
     private readonly router: UpstreamRouter,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {
     this.pendingMillis = config.mcp.session.pendingInputMillis;
   }
@@ -166,16 +168,26 @@ export class LegacyInputBridge {
     let answering: AnsweringCredential | undefined;
     let finish: (outcome: BridgedAnswers) => void = () => undefined;
     const done = new Promise<BridgedAnswers>((resolve) => (finish = resolve));
-    const wait = Math.min(waitMillis, this.pendingMillis);
+    // the 2025 session's expiry bounds the wait too: past it the client's answer is 404 like
+    // any POST of the session (docs/operations.md §9 "Ending a session")
+    const sessionLeft =
+      context.sessionExpiresAtMs === undefined
+        ? Number.POSITIVE_INFINITY
+        : context.sessionExpiresAtMs - Date.now();
+    const wait = Math.min(waitMillis, this.pendingMillis, sessionLeft);
     const timer = setTimeout(
-      () =>
+      () => {
+        if (wait === sessionLeft) this.metrics?.sessionCallsEnded('expired');
         finish(
           refused(
-            wait < this.pendingMillis
-              ? `The client did not answer within the ${what}'s call deadline (callMillis)`
-              : `The client did not answer within ${this.pendingMillis} ms`,
+            wait === sessionLeft
+              ? `The client's session expired (mcp.session.ttlSeconds) before it answered; initialize a new session and call again`
+              : wait < this.pendingMillis
+                ? `The client did not answer within the ${what}'s call deadline (callMillis)`
+                : `The client did not answer within ${this.pendingMillis} ms`,
           ),
-        ),
+        );
+      },
       Math.max(1, wait),
     );
     timer.unref();

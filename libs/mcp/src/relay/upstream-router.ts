@@ -14,6 +14,7 @@ import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@app/execution';
 import { ThrottledLines } from '@app/observability';
 import { CatalogRefresh, RegistryService } from '@app/registry';
+import { GatewayMetrics } from '@app/observability';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { asksUrlElicitation } from '../errors/wire-errors';
@@ -40,6 +41,8 @@ const MAX_REFUSED_REQUESTS = 32;
 /** Log floors: every message passes; none does (above emergency). */
 const ALL_LOGS = 0;
 const NO_LOGS = Number.POSITIVE_INFINITY;
+/** The longest delay setTimeout keeps (2^31 - 1 ms, ~24.8 days); a longer one fires at once. */
+const MAX_TIMER_MILLIS = 2_147_483_647;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -200,6 +203,7 @@ export class UpstreamRouter {
     @Optional()
     @Inject(TAKE_ONCE)
     private readonly once: TakeOnce | null = null,
+    @Optional() @Inject(GatewayMetrics) private readonly metrics: GatewayMetrics | null = null,
   ) {}
 
   /**
@@ -233,6 +237,8 @@ export class UpstreamRouter {
     // the requests this call relayed whose answers may end it (awaitingAnswers), when any
     let relayed: RelayedRequest[] | undefined;
     const refusals = { count: 0 };
+    // ends the call when its 2025 session expires while a request it relayed awaits its answer
+    let sessionExpiry: ReturnType<typeof setTimeout> | undefined;
     let outcome: UpstreamOutcome;
     try {
       outcome = await this.executor.forward(upstream, method, sent, {
@@ -261,10 +267,24 @@ export class UpstreamRouter {
           if (request !== undefined && call !== undefined) {
             (relayed ??= []).push(request);
             this.awaitingAnswers.set(request.key, call);
+            const expiresAt = context.sessionExpiresAtMs;
+            if (expiresAt !== undefined && sessionExpiry === undefined) {
+              const left = expiresAt - Date.now();
+              const tracked = relayed;
+              if (left <= 0) void this.endAtSessionExpiry(tracked, call);
+              else if (left <= MAX_TIMER_MILLIS) {
+                sessionExpiry = setTimeout(() => {
+                  sessionExpiry = undefined;
+                  void this.endAtSessionExpiry(tracked, call);
+                }, left);
+                sessionExpiry.unref();
+              }
+            }
           }
         },
       });
     } finally {
+      if (sessionExpiry !== undefined) clearTimeout(sessionExpiry);
       if (relayed !== undefined) this.endRelayed(upstream, relayed, context);
     }
     switch (outcome.kind) {
@@ -458,6 +478,27 @@ export class UpstreamRouter {
       this.once?.takeOnce(endedKey(key), this.relayIds.ttlMillis, false) ??
       Promise.resolve(undefined)
     );
+  }
+
+  /**
+   * The 2025 session of a call expired (mcp.session.ttlSeconds): an answer to a request it
+   * relayed can no longer come (its POST is 404, docs/operations.md §9 "Ending a session"), so a
+   * call still waiting for one is ended (`session-expired`), its upstream request cancelled.
+   * A request answered meanwhile on another replica does not count: each awaited one is taken
+   * once across the replicas first (takeOnce, as an answer takes it), so an answer that got
+   * there first keeps the call going, and one that comes later is refused. A call none of whose
+   * requests awaits an answer goes on: its result still reaches the stream it is written to.
+   */
+  private async endAtSessionExpiry(
+    relayed: readonly RelayedRequest[],
+    call: CallCancellation,
+  ): Promise<void> {
+    const awaited = relayed.filter((r) => this.awaitingAnswers.has(r.key));
+    if (awaited.length === 0 || call.aborted) return;
+    const taken = await Promise.all(awaited.map((r) => this.takeOnce(r.key)));
+    if (!taken.some((t) => t !== false) || call.aborted) return;
+    call.abort('session-expired');
+    this.metrics?.sessionCallsEnded('expired');
   }
 
   /**
