@@ -290,3 +290,101 @@ describe('calls of a 2025 session whose id expires while they wait for its answe
     60_000,
   );
 });
+
+/**
+ * A replica that drains (SIGTERM) keeps the calls it holds until its grace period ends
+ * (docs/operations.md §2 "Calls nobody waits for"): a call parked on its client's answer is
+ * not ended early, since that answer may still reach it through another replica — a relay
+ * id's answer is posted to the upstream from there, a bridge id's handed to the holder through
+ * Redis.
+ */
+describe('calls waiting for their answer on a replica that drains', () => {
+  let repo: V1Upstream;
+  let mr: V2MrtrUpstream;
+  const keyPrefix = uniqueKeyPrefix();
+  const started: GatewayProcess[] = [];
+  const open: SseReader[] = [];
+
+  beforeAll(async () => {
+    [repo, mr] = await Promise.all([V1Upstream.start(), V2MrtrUpstream.start()]);
+  });
+
+  afterAll(async () => {
+    for (const stream of open) stream.close();
+    await Promise.all(started.map((g) => g.stop()));
+    await Promise.all([repo?.stop(), mr?.stop()]);
+    const redis = redisClient();
+    await deleteKeys(redis, keyPrefix);
+    redis.disconnect();
+  });
+
+  it.each([
+    { kind: 'a relay id', name: 'repo__confirm', args: { question: 'Draining?' } },
+    { kind: 'a bridge id', name: 'mr__confirm_deploy', args: { env: 'draining' } },
+  ])(
+    'one waiting for its client’s answer to $kind is answered through the other replica and finishes',
+    async ({ name, args }) => {
+      const calls = { timeouts: { callMillis: CALL_MILLIS } };
+      const mcp = gatewayConfig([], {
+        upstreams: [upstream('repo', repo.url, calls), upstream('mr', mr.url, calls)],
+        redis: { keyPrefix },
+        shutdown: { gracePeriodSeconds: 30 },
+      });
+      const env = { MCP_SESSION_KEYS: TEST_SESSION_KEYS, REDIS_URL: SHARED_REDIS_URL };
+      const [a, b] = await Promise.all([
+        GatewayProcess.startPatiently({ mcp, env }),
+        GatewayProcess.startPatiently({ mcp, env }),
+      ]);
+      started.push(a, b);
+      await waitFor(async () => {
+        const t = await rpc(a.mcpUrl, 'tools/list', {});
+        const names = (t.json?.result?.tools ?? []).map((x: { name: string }) => x.name);
+        return names.includes('repo__confirm') && names.includes('mr__confirm_deploy');
+      }, 30_000);
+      const init = await rpc(a.mcpUrl, 'initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: { elicitation: { form: {} } },
+        clientInfo: { name: 'raw', version: '1' },
+      });
+      const headers = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        'mcp-session-id': init.headers.get('mcp-session-id')!,
+      };
+      const call = await SseReader.open(
+        a.mcpUrl,
+        'POST',
+        headers,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name, arguments: args },
+        }),
+      );
+      open.push(call);
+      const asked = await call.waitForMessage((m) => m.method === 'elicitation/create', 15_000);
+      const stopped = a.stop();
+      // draining: a refuses new requests
+      await waitFor(
+        async () => (await rpc(a.mcpUrl, 'ping').catch(() => ({ status: 0 }))).status !== 200,
+        15_000,
+      );
+      const answer = await postRaw(
+        b.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: asked.id,
+          result: { action: 'accept', content: { approve: true, confirm: true } },
+        }),
+        headers,
+      );
+      expect(answer.status).toBe(202);
+      const result = await call.waitForMessage((m) => m.id === 7, 20_000);
+      expect(result.result.isError).not.toBe(true);
+      await stopped;
+    },
+    120_000,
+  );
+});
