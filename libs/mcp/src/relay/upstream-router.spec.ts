@@ -1,5 +1,5 @@
 import type { UpstreamDefinition } from '@app/config';
-import type { UpstreamExecutor, UpstreamOutcome } from '@app/execution';
+import { CallCancellation, type UpstreamExecutor, type UpstreamOutcome } from '@app/execution';
 import type { CatalogRefresh, RegistryService } from '@app/registry';
 import type { RelayIds } from './relay-ids';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
@@ -360,3 +360,114 @@ describe('UpstreamRouter.deliverAnswer: one answer per relayed request, on every
     expect(posted.count).toBe(2);
   });
 });
+
+describe('UpstreamRouter.forward: a 2025 session\'s id expiring while a relayed request awaits its answer (docs/operations.md §9 "Ending a session")', () => {
+  const relayIds = {
+    seal: () => 'gw-relay.sealed',
+    open: () => ({ kind: 'origin', origin: { upstream: 'up', session: 's', id: 1 } }),
+    ttlMillis: 60_000,
+  } as unknown as RelayIds;
+  const executorOf = (taken: string[]) =>
+    ({
+      forward: (
+        _u: unknown,
+        _m: string,
+        _p: unknown,
+        call: {
+          signal: CallCancellation;
+          onMessage: (message: Record<string, unknown>, origin: object) => void;
+        },
+      ) => {
+        call.onMessage(
+          { jsonrpc: '2.0', id: 1, method: 'elicitation/create', params: {} },
+          { sessionId: 's' },
+        );
+        return new Promise<UpstreamOutcome>((resolve) => {
+          call.signal.onAbort(() =>
+            resolve({ kind: 'failed', failureKind: 'cancelled', message: 'cancelled' }),
+          );
+          taken.push('waiting');
+        });
+      },
+      respond: () => Promise.resolve(true),
+    }) as unknown as UpstreamExecutor;
+
+  /** Redis as takeOnce uses it (SET NX), recording each key asked. */
+  function redis(asked: string[]): TakeOnce {
+    const taken = new Set<string>();
+    return {
+      takeOnce: (key: string) => {
+        asked.push(key);
+        if (taken.has(key)) return Promise.resolve(false);
+        taken.add(key);
+        return Promise.resolve(true);
+      },
+    };
+  }
+
+  function replica(once: TakeOnce, log: string[]): UpstreamRouter {
+    return new UpstreamRouter(
+      executorOf(log),
+      relayIds,
+      { enabledUpstreams: () => [upstream] } as unknown as RegistryService,
+      new SessionLogLevels(),
+      refresh,
+      once,
+    );
+  }
+
+  const expiringContext = (signal: CallCancellation): MethodContext => ({
+    ...context,
+    sessionId: 'client-session',
+    sessionExpiresAtMs: Date.now() + 20,
+    signal,
+    relay: () => undefined,
+  });
+
+  it('a call still waiting for the answer ends then (session-expired), its upstream request cancelled', async () => {
+    const asked: string[] = [];
+    const call = new CallCancellation();
+    const result = await replica(redis(asked), []).forward(
+      upstream,
+      'tools/call',
+      { name: 't' },
+      expiringContext(call),
+    );
+    expect(call.reason).toBe('session-expired');
+    expect(result).toMatchObject({ isError: true });
+  });
+
+  it('a call whose request was answered on another replica first goes on', async () => {
+    const asked: string[] = [];
+    const shared = redis(asked);
+    const call = new CallCancellation();
+    const log: string[] = [];
+    const running = replica(shared, log).forward(
+      upstream,
+      'tools/call',
+      { name: 't' },
+      expiringContext(call),
+    );
+    // the request was relayed within forward's first tick (no Redis for the log level), and
+    // the answer below settles in microtasks: before any timer, the expiry's included
+    expect(log).toEqual(['waiting']);
+    // the client's answer, on replica b, takes the request in Redis before the id expires
+    expect(
+      await replica(shared, []).deliverAnswer(
+        { jsonrpc: '2.0', id: 'gw-relay.sealed', result: { action: 'accept' } },
+        context,
+      ),
+    ).toBe('delivered');
+    const before = asked.length;
+    // the expiry comes: replica a asks Redis, finds the request answered, and leaves the call be
+    await waitUntil(() => asked.length > before);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(call.aborted).toBe(false);
+    call.abort('cancelled');
+    await running;
+  });
+});
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
