@@ -12,9 +12,8 @@ import {
 } from '@app/wire';
 import type { UpstreamDefinition } from '@app/config';
 import { UpstreamExecutor, type CallCancellation, type UpstreamOutcome } from '@app/execution';
-import { ThrottledLines } from '@app/observability';
 import { CatalogRefresh, RegistryService } from '@app/registry';
-import { GatewayMetrics } from '@app/observability';
+import { GatewayMetrics, ThrottledLines } from '@app/observability';
 import type { JsonRpcMessage, UpstreamMessageContext } from '@app/upstream';
 import { ForwardedError } from '../errors/gateway-error';
 import { asksUrlElicitation } from '../errors/wire-errors';

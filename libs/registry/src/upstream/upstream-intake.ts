@@ -166,6 +166,20 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
   }
 
   /**
+   * A pull that failed or whose lists are refused: its line, counted per upstream and kind (the
+   * first at once, then at most once a minute).
+   */
+  private pullFailed(record: UpstreamRecord, what: string, errorType: string): void {
+    const { id } = record.definition;
+    const line = `${what}; ${record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'}`;
+    this.pullLines.note(`${id}\u0000${errorType}`, (count) =>
+      count === 1
+        ? `Upstream ${id}: ${line}`
+        : `Upstream ${id}: ${count} pulls since the last line: ${line}`,
+    );
+  }
+
+  /**
    * Adds an upstream registered at runtime, or replaces one
    * (docs/operations.md §15 "Shared and durable"): a replaced upstream starts afresh (no copy, no
    * status), so its next round decides its state. It reaches the catalog only through the next
@@ -294,12 +308,10 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       if (result.kind === 'failed') {
         failures.set(record.definition.id, result.errorType);
         record.lastErrorDetail = result.detail;
-        const { id } = record.definition;
-        const line = `list pull failed (${result.errorType}: ${result.detail}); ${record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'}`;
-        this.pullLines.note(`${id}\u0000${result.errorType}`, (count) =>
-          count === 1
-            ? `Upstream ${id}: ${line}`
-            : `Upstream ${id}: ${count} pulls since the last line: ${line}`,
+        this.pullFailed(
+          record,
+          `list pull failed (${result.errorType}: ${result.detail})`,
+          result.errorType,
         );
         continue;
       }
@@ -307,12 +319,10 @@ export class UpstreamIntake implements SourceIntake<UpstreamRound> {
       if (overCap !== undefined) {
         failures.set(record.definition.id, overCap.errorType);
         record.lastErrorDetail = overCap.detail;
-        const { id } = record.definition;
-        const line = `lists refused (${overCap.errorType}: ${overCap.detail}); ${record.lastGood ? 'serving its last good lists' : 'nothing of it is served yet'}`;
-        this.pullLines.note(`${id}\u0000${overCap.errorType}`, (count) =>
-          count === 1
-            ? `Upstream ${id}: ${line}`
-            : `Upstream ${id}: ${count} pulls since the last line: ${line}`,
+        this.pullFailed(
+          record,
+          `lists refused (${overCap.errorType}: ${overCap.detail})`,
+          overCap.errorType,
         );
         continue;
       }
