@@ -325,7 +325,9 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
       expect(read26.json).toMatchObject({ id: 7, error: { code: -32603 } });
     });
 
-    it("a task answered to prompts/get, resources/read or completion/complete is -32603 naming it, in both eras, whatever the client declared: the upstream's own task id never reaches the client", async () => {
+    // a 2025 result has no resultType (wire notes §2): the 2025 upstream's is a member of its own,
+    // cut, and its answer a complete result (era/legacy-result-type.e2e-spec.ts)
+    it("a 2026 upstream's task answered to prompts/get, resources/read or completion/complete is -32603 naming it, for clients of both eras, whatever the client declared: the upstream's own task id never reaches the client; a 2025 upstream's resultType is no task", async () => {
       const expected = (id: string, method: string) => ({
         id,
         error: {
@@ -355,6 +357,14 @@ describe.each(['fastify', 'node'])('hostile upstream answers (MCP_HTTP_SERVER=%s
         ];
         for (const [method, params, name] of requests) {
           const id = `${prefix}-${method}`;
+          if (era === '2025') {
+            const legacyResult = await rpc(gateway.mcpUrl, method, params, {}, id);
+            expect(legacyResult.json.result).toMatchObject({ taskId: 'RAW-UPSTREAM-TASK' });
+            expect(legacyResult.json.result.resultType).toBeUndefined();
+            const modernResult = await modern(gateway.mcpUrl, method, params, id, name);
+            expect(modernResult.json.result.resultType).toBe('complete');
+            continue;
+          }
           const legacyAnswer = await rpc(gateway.mcpUrl, method, params, {}, id);
           expect(legacyAnswer.json).toEqual({ jsonrpc: '2.0', ...expected(id, method) });
           const modernAnswer = await modern(gateway.mcpUrl, method, params, id, name);

@@ -128,8 +128,9 @@ export async function readListPages(
         'too-large',
         `${request.method}'s pages together pass ${connection.maxAnswerBytes} bytes (mcp.execution.maxResponseBytes, one answer across its pages)`,
       );
-    // a list's result is complete (MCP 2026-07-28 "ResultType"): any other value is invalid
-    if ('resultType' in result && result.resultType !== 'complete')
+    // a list's result is complete (MCP 2026-07-28 "ResultType"): any other value is invalid. A
+    // 2025 result has no resultType (wire notes §2): a member of that name is the upstream's own
+    if (connection.era !== '2025' && 'resultType' in result && result.resultType !== 'complete')
       throw new ListPagesFault(
         'bad-answer',
         `${request.method} answered resultType ${shownResultType(result.resultType)}, not "complete"`,

@@ -14,7 +14,7 @@ jest.setTimeout(60_000);
  * `resultType: "task"` to a method other than tools/call with -32603 (UpstreamRouter.forward;
  * hostile-answers.e2e-spec.ts).
  *
- * A (2025 or 2026) upstream answering `completion/complete` with `resultType: "input_required"`
+ * A 2026 upstream answering `completion/complete` with `resultType: "input_required"`
  * reaches both a 2026 and a 2025 client verbatim: its raw, unsealed `requestState` and its
  * `inputRequests` included, which no client can act on (there is no retry for a completion)
  * and which a 2025 client cannot even read as a result.
@@ -56,8 +56,6 @@ describe('an upstream answering completion/complete with input_required', () => 
   });
 
   it.each([
-    // (a 2025 upstream to a 2025 client is the same era: passed through as a direct connection would)
-    ['leg', '2026'],
     ['mod', '2025'],
     ['mod', '2026'],
   ])(
@@ -75,6 +73,27 @@ describe('an upstream answering completion/complete with input_required', () => 
       expect(answer.json.id).toBe(1);
       expect(answer.json.result).toBeUndefined();
       expect(answer.json.error.code).toBe(-32603);
+    },
+  );
+
+  // A 2025 result has no resultType, inputRequests or requestState (wire notes §2): the members
+  // are the upstream's own, cut, and its completion is complete (legacy-result-type.e2e-spec.ts)
+  it.each(['2025', '2026'])(
+    'from the 2025 upstream, a %s client gets the completion without those members',
+    async (era) => {
+      const params = {
+        ref: { type: 'ref/prompt', name: 'leg__p' },
+        argument: { name: 'a', value: '' },
+      };
+      const answer =
+        era === '2025'
+          ? await rpc(gateway.mcpUrl, 'completion/complete', params)
+          : await modernRequest(gateway.mcpUrl, 'completion/complete', params, { roots: {} });
+      expect(answer.text).not.toContain('upstream-raw-state');
+      expect(answer.json.error).toBeUndefined();
+      expect(answer.json.result.completion).toEqual({ values: ['v'] });
+      expect(answer.json.result.inputRequests).toBeUndefined();
+      expect(answer.json.result.resultType).toBe(era === '2025' ? undefined : 'complete');
     },
   );
 });

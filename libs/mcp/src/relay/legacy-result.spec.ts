@@ -1,4 +1,9 @@
-import { asLegacyResult, legacyResultText } from './legacy-result';
+import {
+  asLegacyResult,
+  hasModernResultMembers,
+  legacyResultText,
+  withoutModernResultMembers,
+} from './legacy-result';
 
 describe('asLegacyResult: a 2026 upstream result as a 2025 client sees it', () => {
   it('drops resultType "complete", the cache hints and the upstream serverInfo; keeps the rest', () => {
@@ -120,5 +125,28 @@ describe('legacyResultText: the projection cut out of the upstream text', () => 
     expect(
       cut('{"content":[],"_meta":{"a":1,"io.modelcontextprotocol/serverInfo":{},"a":2}}'),
     ).toBeUndefined();
+  });
+});
+
+describe("withoutModernResultMembers: a 2025 upstream's own resultType, inputRequests, requestState", () => {
+  const text =
+    '{"messages":[],"resultType":"input_required","n":1.50,"inputRequests":{},"requestState":"s","__proto__":{"x":1}}';
+  const result = JSON.parse(text) as Record<string, unknown>;
+
+  it('are found', () => {
+    expect(hasModernResultMembers(result)).toBe(true);
+    expect(hasModernResultMembers({ messages: [] })).toBe(false);
+  });
+
+  it('are cut from the result and its text; every other member stays as written', () => {
+    const cut = withoutModernResultMembers(result, text);
+    expect(cut.resultText).toBe('{"messages":[],"n":1.50,"__proto__":{"x":1}}');
+    expect(Object.keys(cut.result)).toEqual(['messages', 'n', '__proto__']);
+    expect(Object.getPrototypeOf(cut.result)).toBe(Object.prototype);
+  });
+
+  it('leave no text when the text cannot be cut (a name written twice): serialized again', () => {
+    const twice = '{"resultType":"task","a":1,"a":2}';
+    expect(withoutModernResultMembers(JSON.parse(twice), twice)).toEqual({ result: { a: 2 } });
   });
 });

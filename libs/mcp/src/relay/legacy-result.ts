@@ -111,3 +111,39 @@ export function legacyStructuredResult(
     structuredContent: { result: value },
   };
 }
+
+/**
+ * The members of a 2026-07-28 result's own vocabulary (wire notes §2 G-7, §4) that a 2025 result
+ * never has: its `resultType` and a multi round-trip request's `inputRequests` and `requestState`.
+ */
+const MODERN_RESULT_MEMBERS: ReadonlySet<string> = new Set([
+  'resultType',
+  'inputRequests',
+  'requestState',
+]);
+
+/** Whether a 2025 upstream's result carries a member of MODERN_RESULT_MEMBERS. */
+export function hasModernResultMembers(result: Readonly<Record<string, unknown>>): boolean {
+  for (const key of MODERN_RESULT_MEMBERS) if (Object.hasOwn(result, key)) return true;
+  return false;
+}
+
+/**
+ * A 2025 upstream's result without its members of MODERN_RESULT_MEMBERS: a 2025 result has none
+ * (wire notes §2; SCH25 `Result` allows any member), so members of those names are the upstream's
+ * own, and read as the 2026 ones they would let a 2025 server fail its answers or start a multi
+ * round-trip or a task, and hand its raw `requestState` to a 2026 client unsealed
+ * (docs/operations.md §10 "Routing"). They are cut from its text as legacyResultText cuts (the
+ * rest as the upstream wrote it); the text is dropped when it cannot be cut so, and the result is
+ * serialized again.
+ */
+export function withoutModernResultMembers(
+  result: Record<string, unknown>,
+  text: string | undefined,
+): { readonly result: Record<string, unknown>; readonly resultText?: string } {
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(result))
+    if (!MODERN_RESULT_MEMBERS.has(key)) setOwnMember(rest, key, value);
+  const cut = text === undefined ? undefined : legacyResultText(text, result, rest);
+  return cut === undefined ? { result: rest } : { result: rest, resultText: cut };
+}

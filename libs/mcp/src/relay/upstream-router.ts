@@ -19,7 +19,12 @@ import { ForwardedError } from '../errors/gateway-error';
 import { asksUrlElicitation } from '../errors/wire-errors';
 import { answerBinding, type AnswerDelivery } from './answer-binding';
 import { RelayIds } from './relay-ids';
-import { asLegacyResult, legacyResultText } from './legacy-result';
+import {
+  asLegacyResult,
+  hasModernResultMembers,
+  legacyResultText,
+  withoutModernResultMembers,
+} from './legacy-result';
 import { SerializedResult, type MethodContext } from '../methods/method-handler';
 import { SessionLogLevels } from '../session/session-log-levels';
 import { TAKE_ONCE, type TakeOnce } from './take-once';
@@ -286,6 +291,19 @@ export class UpstreamRouter {
       if (sessionExpiry !== undefined) clearTimeout(sessionExpiry);
       if (relayed !== undefined) this.endRelayed(upstream, relayed, context);
     }
+    // A 2025 result has no resultType, inputRequests or requestState (wire notes §2): members
+    // of those names are the upstream's own, never a 2026 result type, round or task; its answer
+    // is complete (withoutModernResultMembers)
+    if (
+      outcome.kind === 'result' &&
+      outcome.era === '2025' &&
+      hasModernResultMembers(outcome.result)
+    )
+      outcome = {
+        kind: 'result',
+        era: outcome.era,
+        ...withoutModernResultMembers(outcome.result, outcome.resultText),
+      };
     switch (outcome.kind) {
       case 'result': {
         // MCP 2026-07-28 "ResultType": a value the client does not recognise makes the answer
