@@ -18,6 +18,8 @@ const TINY_CALL_MILLIS = 3000;
  */
 function hostileUpstream(padBytes: number): { server: Server; gets: () => number } {
   let gets = 0;
+  // the progress token the call went with (the gateway's own: libs/upstream/src/progress-token.ts)
+  let token: unknown;
   const pad = 'x'.repeat(padBytes);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -29,7 +31,7 @@ function hostileUpstream(padBytes: number): { server: Server; gets: () => number
         const data = JSON.stringify({
           jsonrpc: '2.0',
           method: 'notifications/progress',
-          params: { progressToken: 'p1', progress: gets, message: pad },
+          params: { progressToken: token, progress: gets, message: pad },
         });
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(`id: e${gets}\nretry: 0\ndata: ${data}\n\n`);
@@ -57,6 +59,7 @@ function hostileUpstream(padBytes: number): { server: Server; gets: () => number
             tools: [{ name: 'slow', inputSchema: { type: 'object', properties: {} } }],
           });
         case 'tools/call':
+          token = msg.params?._meta?.progressToken;
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           res.end('id: e0\nretry: 0\ndata: \n\n');
           return;

@@ -1411,9 +1411,10 @@ describe('upstream MCP servers that fail (docs/operations.md §10)', () => {
       });
       // streamed as it happens: the first progress arrived long before the result
       expect(stringToken.messages.at(-1)!.at - stringToken.messages[0]!.at).toBeGreaterThan(700);
-      // the upstream got the client's token and its other _meta keys
+      // the upstream got a token of the gateway's (the request's id: one client's token may be
+      // another's, src: libs/upstream/src/progress-token.ts) and the client's other _meta keys
       const sent = kit.calls('long').at(-1)!;
-      expect(sent.params?._meta).toMatchObject({ progressToken: 'tok-α-1', trace: 't-1' });
+      expect(sent.params?._meta).toMatchObject({ progressToken: sent.id, trace: 't-1' });
 
       const [integer, first, second] = await Promise.all([
         call(7, 'int', { progressToken: 7 }),
@@ -1428,6 +1429,12 @@ describe('upstream MCP servers that fail (docs/operations.md §10)', () => {
         const messages = progressOf(streamed).map((p) => p.params.message);
         expect(messages).toEqual([1, 2, 3].map((n) => `step ${n} for ${who}`));
       }
+      // A's and B's one token went as two
+      const sentTokens = kit
+        .calls('long')
+        .slice(-2)
+        .map((c) => c.params?._meta?.progressToken);
+      expect(new Set(sentTokens).size).toBe(2);
 
       const none = await call(10, 'none');
       expect(progressOf(none)).toEqual([]);

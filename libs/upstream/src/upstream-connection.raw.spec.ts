@@ -881,7 +881,8 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
         name: 'Zürich ',
         arguments: { a: 1 },
         _meta: {
-          progressToken: 'tok',
+          // the gateway's own token: the caller's is no upstream's business (progress-token.ts)
+          progressToken: sent.body.id,
           traceparent: '00-abc',
           'io.modelcontextprotocol/protocolVersion': '2026-07-28',
           'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },

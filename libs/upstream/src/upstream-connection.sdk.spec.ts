@@ -747,22 +747,28 @@ describe('UpstreamConnection against the official SDK servers', () => {
       expect(sent.headers['mcp-name']).toBe('config://app');
     });
 
-    it('keeps the caller _meta (progressToken) and relays progress from the SSE answer', async () => {
+    it("sends a progress token of its own (the request's id) and relays the progress under the caller's", async () => {
       const c = connection(server.url);
       const messages: JsonRpcMessage[] = [];
       const call = await c.request(
         'tools/call',
-        { name: 'progress', arguments: {}, _meta: { progressToken: 7 } },
+        { name: 'progress', arguments: {}, _meta: { progressToken: 7, traceparent: '00-abc' } },
         { ...OPTIONS, onMessage: (m) => messages.push(m) },
       );
-      expect(text((call as any).result)).toBe('done token=7');
+      const sent = seen(server).find((s) => s.body?.params?.name === 'progress')!;
+      // the caller's other _meta keys go as they came
+      expect(sent.body.params._meta).toMatchObject({
+        progressToken: sent.body.id,
+        traceparent: '00-abc',
+      });
+      expect(text((call as any).result)).toBe(`done token=${String(sent.body.id)}`);
       expect(messages.map((m) => m.method)).toEqual([
         'notifications/progress',
         'notifications/message',
         'notifications/progress',
       ]);
-      const sent = seen(server).find((s) => s.body?.params?.name === 'progress')!;
-      expect(sent.body.params._meta.progressToken).toBe(7);
+      expect(messages[0]!.params).toEqual({ progressToken: 7, progress: 1, total: 2 });
+      expect(messages[2]!.params).toEqual({ progressToken: 7, progress: 2, total: 2 });
     });
 
     it('unknown tool: the JSON-RPC error comes back unchanged', async () => {

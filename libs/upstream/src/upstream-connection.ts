@@ -66,6 +66,7 @@ import {
   type UpstreamSignal,
 } from './upstream-types';
 import { ListItemCounter } from './list-items';
+import { ownProgressToken } from './progress-token';
 import {
   metaOf,
   tracedSessionRequest,
@@ -739,14 +740,17 @@ export class UpstreamConnection {
   ): Promise<SendOutcome> {
     const id = this.nextId++;
     annotateRequest(id, session);
+    // the session is every caller's: the upstream gets a progress token of the gateway's
+    // (progress-token.ts)
+    const own = ownProgressToken(params, id, options.onMessage);
     // a 2026 caller's envelope stays here: the session settled it at initialize, and a
     // dual-era server would read a request that carries it as a 2026 one (wire notes §2.0)
-    const sent = withoutRequestEnvelope(params);
+    const sent = withoutRequestEnvelope(own.params);
     const body = stringifyMessage({ jsonrpc: '2.0', id, method, ...(sent && { params: sent }) });
     let reply: Reply;
     try {
       reply = await this.post(legacyHeaders(options.headers, session), body, id, budget, {
-        onMessage: options.onMessage,
+        onMessage: own.onMessage,
         listCap: options.listCap,
         takeBytes: options.takeBytes,
         context: { sessionId: session.sessionId },
@@ -784,13 +788,16 @@ export class UpstreamConnection {
   ): Promise<SendOutcome> {
     const id = this.nextId++;
     annotateRequest(id, session);
+    // the upstream sees every caller as one client: a progress token of the gateway's
+    // (progress-token.ts)
+    const own = ownProgressToken(params, id, options.onMessage);
     const body = stringifyMessage({
       jsonrpc: '2.0',
       id,
       method,
       params: withEnvelope(
         this.endpoint,
-        params,
+        own.params,
         session.protocolVersion,
         options.clientCapabilities,
       ),
@@ -803,7 +810,7 @@ export class UpstreamConnection {
     );
     // Closing the stream is the 2026 cancel signal: the exchange does that on abort.
     const reply = await this.post(headers, body, id, budget, {
-      onMessage: options.onMessage,
+      onMessage: own.onMessage,
       listCap: options.listCap,
       takeBytes: options.takeBytes,
       context: {},
