@@ -10,7 +10,7 @@ import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-p
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { envelopeMeta, MODERN } from '../support/modern-rpc';
 import { TestAuthorizationServer } from '../support/oidc-provider';
-import { openLegacySession, rpc } from '../support/rpc';
+import { openLegacySession, postRaw, rpc } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
 
 const RESOURCE = 'https://gateway.test/mcp';
@@ -24,6 +24,8 @@ type Notify = (notification: {
 interface ToolExtra {
   readonly _meta?: { readonly progressToken?: string | number };
   readonly sendNotification?: Notify;
+  /** Aborted when the client cancels the request (the v1 SDK). */
+  readonly signal?: AbortSignal;
   readonly mcpReq?: {
     readonly _meta?: { readonly progressToken?: string | number };
     readonly notify: Notify;
@@ -40,6 +42,8 @@ interface ToolExtra {
 class Jobs {
   private readonly senders = new Map<string | number, Notify>();
   filed = 0;
+  /** Requests of `job` their client cancelled. */
+  cancelled = 0;
   private open!: () => void;
   private gate = new Promise<void>((resolve) => (this.open = resolve));
 
@@ -58,6 +62,7 @@ class Jobs {
         const token = (extra._meta ?? extra.mcpReq?._meta)?.progressToken;
         const send = extra.sendNotification ?? extra.mcpReq?.notify;
         if (token !== undefined && send !== undefined) this.senders.set(token, send);
+        extra.signal?.addEventListener('abort', () => this.cancelled++);
         this.filed++;
         await this.gate;
         if (token !== undefined)
@@ -170,13 +175,15 @@ async function startV2(jobs: Jobs): Promise<{ url: string; stop: () => Promise<v
 type Era = '2025' | '2026';
 
 /**
- * Progress tokens are the caller's own choice, so two callers pick the same one (`1`): the
+ * Progress tokens and request ids are the caller's own choice, so two callers pick the same one (`1`): the
  * gateway sends every caller's requests to an upstream as one client (one 2025 session per
  * upstream per replica, shared), where each token must be unique among its active requests
  * (docs/security.md "What an upstream can make the gateway do"). Each caller gets its own
- * progress only, under its own token, in either era on either side.
+ * progress only, under its own token, in either era on either side; and a
+ * `notifications/cancelled` naming a request id cancels only the sender's own request on the
+ * same session (docs/operations.md §10 "Relaying").
  */
-describe("progress tokens on an upstream every caller shares: one caller never gets another's progress", () => {
+describe("ids a caller chooses, on an upstream every caller shares: one caller never gets another's progress nor cancels its call", () => {
   let as: TestAuthorizationServer;
   const jobs1 = new Jobs();
   const jobs2 = new Jobs();
@@ -321,4 +328,56 @@ describe("progress tokens on an upstream every caller shares: one caller never g
     },
     60_000,
   );
+
+  it("notifications/cancelled naming alice's request id from bob's session, bob without one, a 2026 bob or alice's other session leaves her call running; her own ends it", async () => {
+    const base = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const alice = { ...base, authorization: `Bearer ${tokens.alice}` };
+    const bob = { ...base, authorization: `Bearer ${tokens.bob}` };
+    const [sessionA, otherA, sessionB] = await Promise.all([
+      openLegacySession(gateway.mcpUrl, alice),
+      openLegacySession(gateway.mcpUrl, alice),
+      openLegacySession(gateway.mcpUrl, bob),
+    ]);
+    const job = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'j1__job', arguments: { label: 'alice' } },
+    });
+    const cancel = (headers: Record<string, string>, meta?: object) =>
+      postRaw(
+        gateway.mcpUrl,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 1, reason: 'not yours', ...(meta && { _meta: meta }) },
+        }),
+        headers,
+      );
+    const running = SseReader.open(gateway.mcpUrl, 'POST', sessionA, job);
+    await waitFor(() => jobs1.filed === 1, 10_000);
+    const modernBob = { ...bob, 'mcp-protocol-version': MODERN };
+    for (const [headers, meta] of [
+      [sessionB],
+      [bob],
+      [otherA],
+      [modernBob, envelopeMeta({})],
+    ] as const)
+      expect((await cancel(headers, meta)).status).toBe(202);
+    jobs1.release();
+    const seen = await running.then(answered);
+    expect(seen.at(-1)).toMatchObject({ id: 1, result: { content: [{ text: 'done alice' }] } });
+    expect(jobs1.cancelled).toBe(0);
+
+    // her own, on her session, reaches the upstream and ends the call there
+    const cancelled = SseReader.open(gateway.mcpUrl, 'POST', sessionA, job);
+    await waitFor(() => jobs1.filed === 1, 10_000);
+    expect((await cancel(sessionA)).status).toBe(202);
+    await waitFor(() => jobs1.cancelled === 1, 10_000);
+    jobs1.release();
+    (await cancelled).close();
+  }, 60_000);
 });
