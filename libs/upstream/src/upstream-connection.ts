@@ -1114,7 +1114,7 @@ export class UpstreamConnection {
    * the answer to the era probe, initialize or a notification), any other request with -32601:
    * JSON-RPC requires an answer, and no client can be asked (docs/security.md, "Credentials
    * towards sources"). On the session of `context`: initialize's is the one its answer opens.
-   * A 2026-07-28 upstream's such requests are dropped instead (that revision has no client
+   * A 2026-07-28 upstream's requests, a caller's stream's too, are dropped instead (that revision has no client
    * responses). true when it answered or dropped it.
    */
   private answerServerRequest(
@@ -1124,13 +1124,16 @@ export class UpstreamConnection {
   ): boolean {
     const id = requestIdOf(message);
     if (id === undefined) return false;
+    // 2026-07-28 has no server->client requests and no client responses (wire notes §1.2; MRTR's
+    // input_required replaces them): its requests are dropped unanswered, never queued as
+    // answers owed (nor counted as ones the queue could not hold; docs/security.md "What an
+    // upstream can make the gateway do"), and never reach a caller, on a call's own answer
+    // too: relayed, or made into a 2026 client's input_required, nobody could ever answer them,
+    // and the response that follows would be lost. Before the era is known (the probe's own
+    // answer) a request is answered as a 2025 one.
+    if (this.session?.era === '2026') return true;
     const ping = message.method === 'ping';
     if (!ping && owned) return false;
-    // 2026-07-28 has no client responses: its requests are dropped unanswered, never queued
-    // as answers owed (nor counted as ones the queue could not hold; docs/security.md "What
-    // an upstream can make the gateway do"). Before the era is known (the probe's own answer)
-    // a request is answered as a 2025 one.
-    if (this.session?.era === '2026') return true;
     const response: JsonRpcMessage = ping
       ? { jsonrpc: '2.0', id, result: {} }
       : {
