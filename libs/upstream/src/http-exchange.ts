@@ -161,6 +161,15 @@ function failureBeforeHead(err: Error, request: ExchangeRequest): UpstreamFailur
   if (typeof code === 'string') {
     if (code.startsWith('HPE_') || err instanceof undiciErrors.HTTPParserError)
       return new UpstreamFailure('bad-answer', "the upstream's answer is not valid HTTP");
+    // answered, but with a head the HTTP client will not read: reached, so the request may
+    // have run (never "could not be reached"; as tool-service-client.ts INVALID_ANSWER_CODES)
+    if (code === 'UND_ERR_HEADERS_OVERFLOW')
+      return new UpstreamFailure(
+        'bad-answer',
+        "the upstream's answer head (its status line and headers) is larger than the HTTP client reads",
+      );
+    if (code === 'UND_ERR_INFO')
+      return new UpstreamFailure('bad-answer', "the upstream's interim (1xx) answer is not valid");
     const words = NETWORK_WORDS[code];
     if (words !== undefined) return new UpstreamFailure('unreachable', `${words} (${code})`);
     if (code.includes('CERT') || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))

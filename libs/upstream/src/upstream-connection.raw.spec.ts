@@ -195,6 +195,26 @@ describe('UpstreamConnection against raw HTTP upstreams', () => {
       }
     });
 
+    it('an answer head over the HTTP client\'s header limit → bad-answer, never "could not be reached"', async () => {
+      // the upstream was reached and answered: a call it ran must not read as one never sent
+      const huge: Record<string, string> = {};
+      for (let i = 0; i < 20; i++) huge[`x-filler-${i}`] = 'v'.repeat(4000);
+      const server = await serve(
+        modern((_req, res, body) => {
+          res.writeHead(200, { 'content-type': 'application/json', ...huge });
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: body?.id, result: {} }));
+        }),
+      );
+      const live = connection(server.url);
+      await live.connect({ deadlineMillis: 2000 });
+      const failure = await failureOf(
+        live.request('tools/call', { name: 't' }, { deadlineMillis: 2000 }),
+      );
+      expect(failure.kind).toBe('bad-answer');
+      expect(failure.message).toMatch(/head|header/);
+      expectNoAddress(failure, server.port);
+    });
+
     it('a JSON answer over maxAnswerBytes → too-large', async () => {
       const server = await serve(
         modern((_req, res, body) => {
