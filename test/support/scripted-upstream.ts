@@ -193,6 +193,12 @@ export class ScriptedUpstream {
     return this.streams.size;
   }
 
+  /** Writes these exact bytes on every open GET stream; resolves with how many streams got them. */
+  pushRaw(bytes: string): number {
+    for (const res of this.streams) res.write(bytes);
+    return this.streams.size;
+  }
+
   get openStreams(): number {
     return this.streams.size;
   }

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { exchange } from './http-exchange';
+import { UpstreamFailure } from './upstream-types';
 import { readStreamMessage } from './reply-reader';
 import { sessionLevelHeaders } from './request-shape';
 import type { Session } from './upstream-session';
@@ -38,6 +39,13 @@ export interface StandaloneStreamHost {
   ownHeaders(): Promise<Readonly<Record<string, string>>>;
   /** One readable message off the stream, while it is live. */
   deliver(message: JsonRpcMessage, context: UpstreamMessageContext): void;
+  /** A message dropped unread (too deep, too wide, not JSON-RPC), while it is live. */
+  dropped(): void;
+  /**
+   * The stream failed (why, in words naming no address) and is re-opened in `reopenMillis`:
+   * the connection writes it, throttled, as a listen's end is (docs/operations.md §10).
+   */
+  failed(reason: string, reopenMillis: number): void;
 }
 
 /**
@@ -77,6 +85,7 @@ export class StandaloneStream {
     while (this.live) {
       const started = performance.now();
       let streamed = false;
+      let failure: string | undefined;
       try {
         const headers = sessionLevelHeaders(await host.ownHeaders(), session, 'text/event-stream');
         if (this.lastEventId !== undefined) headers['last-event-id'] = this.lastEventId;
@@ -94,9 +103,15 @@ export class StandaloneStream {
           signal: this.abort.signal,
           onEvent: (event) => {
             if (event.id !== undefined) this.lastEventId = event.id;
-            // a message nested too deep or unreadable is dropped unparsed; the stream goes on
+            // a replayed priming event: the v1 SDK's event stores keep it as `{}` (as a resumed
+            // call's stream, UpstreamConnection.resumeStream); no message, nothing dropped
+            if (event.data.trim() === '{}') return 'more';
+            // a message nested too deep or unreadable is dropped unparsed (counted); the stream
+            // goes on
             const message = readStreamMessage(event.data);
-            if (message !== undefined && this.live) host.deliver(message, context);
+            if (!this.live) return 'more';
+            if (message === undefined) host.dropped();
+            else host.deliver(message, context);
             return 'more';
           },
         });
@@ -106,16 +121,20 @@ export class StandaloneStream {
         if (result.kind === 'body') {
           // Only 5xx is worth a retry.
           if (result.head.status < 500) return;
+          failure = `HTTP ${result.head.status}`;
         } else {
           streamed = true;
         }
-      } catch {
+      } catch (err) {
         // unreachable, timeout, too-large, cut, no credential: try again below until stopped
+        failure = err instanceof UpstreamFailure ? err.message : 'failed unexpectedly';
       }
       if (!this.live) return;
       failures =
         streamed && performance.now() - started >= STREAM_HEALTHY_MILLIS ? 1 : failures + 1;
-      await sleep(backoffMillis(failures), this.abort.signal);
+      const wait = backoffMillis(failures);
+      if (failure !== undefined) host.failed(failure, wait);
+      await sleep(wait, this.abort.signal);
     }
   }
 }

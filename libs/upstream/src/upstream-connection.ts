@@ -73,7 +73,13 @@ import {
   tracedUpstreamRequest,
   untracedParams,
 } from './upstream-request-span';
-import { annotateSpan, CountedWarning, traceCarrier, tracedHere } from '@app/observability';
+import {
+  annotateSpan,
+  CountedWarning,
+  ThrottledLines,
+  traceCarrier,
+  tracedHere,
+} from '@app/observability';
 
 export { MAX_MESSAGE_DEPTH } from './reply-reader';
 
@@ -216,6 +222,13 @@ export class UpstreamConnection {
   /** Notifications a listen stream dropped as too deep or too wide (docs/operations.md §10 "Nesting", "Width"). */
   private readonly dropped: CountedWarning;
   /**
+   * The same for the 2025 GET stream, and its failures (re-opened with backoff): one line a
+   * minute at most, whatever the upstream does (docs/operations.md §4 "What outsiders can
+   * make the gateway log"), kept across its sessions.
+   */
+  private readonly streamDropped: CountedWarning;
+  private readonly streamFailures = new ThrottledLines((line) => UPSTREAM_LOGGER.warn(line));
+  /**
    * 2025: the level the shared session logs at, the most verbose any client has asked for
    * (sharedLogLevel); kept across re-initializing, where the new session is told it again.
    */
@@ -242,6 +255,11 @@ export class UpstreamConnection {
     this.dropped = new CountedWarning(
       (count) =>
         `Upstream ${endpoint.id}: ${count} notification(s) on a subscriptions/listen stream dropped unread: nested deeper than ${MAX_MESSAGE_DEPTH} levels or holding more than ${MAX_MESSAGE_VALUES} JSON values (docs/operations.md §10 "Nesting"); the listen goes on`,
+      UPSTREAM_LOGGER,
+    );
+    this.streamDropped = new CountedWarning(
+      (count) =>
+        `Upstream ${endpoint.id}: ${count} message(s) on its GET stream dropped unread: nested deeper than ${MAX_MESSAGE_DEPTH} levels, holding more than ${MAX_MESSAGE_VALUES} JSON values or not JSON-RPC (docs/operations.md §10 "Nesting"); the stream goes on`,
       UPSTREAM_LOGGER,
     );
   }
@@ -1096,6 +1114,21 @@ export class UpstreamConnection {
       deliver: (message, context) => {
         if (this.stream === stream && !this.answerServerRequest(message, context, false))
           this.emit(message, context);
+      },
+      dropped: () => {
+        if (this.stream === stream) this.streamDropped.count();
+      },
+      failed: (reason, reopenMillis) => {
+        if (this.stream !== stream) return;
+        const id = this.endpoint.id;
+        this.streamFailures.note(
+          '',
+          (count) =>
+            `Upstream ${id}: its GET stream failed (${reason}); re-opening it in ${reopenMillis} ms` +
+            (count > 1
+              ? ` (the last of ${count} failures since the previous such line; at most one a minute)`
+              : ''),
+        );
       },
     });
     this.stream = stream;
