@@ -23,7 +23,8 @@ export interface ExchangeRequest {
   readonly body?: string;
   /**
    * Time left, in ms: for scope `whole` until the last byte, for scope `head` until the
-   * response head (a long-lived stream then has no bound). Over it = `timeout`.
+   * response head when it opens a 2xx SSE stream parsed with onEvent (a long-lived stream then
+   * has no bound), else until the last byte too. Over it = `timeout`.
    */
   readonly timeoutMillis: number;
   readonly timeoutScope: 'whole' | 'head';
@@ -455,7 +456,6 @@ export function exchange(
           mediaType: mediaTypeOf(firstHeader(headers['content-type'])),
           sessionId: firstHeader(headers['mcp-session-id']),
         };
-        if (request.timeoutScope === 'head') clearTimeout(deadlineTimer);
         if (
           request.onEvent !== undefined &&
           statusCode >= 200 &&
@@ -480,6 +480,9 @@ export function exchange(
             },
           });
         }
+        // only a stream has no last byte: any other answer (a JSON body, an error status) stays
+        // bound to its end, or one that drips would hold the exchange for ever
+        if (request.timeoutScope === 'head' && parser !== undefined) clearTimeout(deadlineTimer);
         let codings: ContentCoding[];
         try {
           codings = decodingOrder(firstHeader(headers['content-encoding']));

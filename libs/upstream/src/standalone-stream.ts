@@ -6,7 +6,7 @@ import { sessionLevelHeaders } from './request-shape';
 import type { Session } from './upstream-session';
 import type { JsonRpcMessage, UpstreamEndpoint, UpstreamMessageContext } from './upstream-types';
 
-/** Bound on getting the head of the standalone GET stream, in ms. */
+/** Bound on getting the head of the standalone GET stream (an answer that is no stream: its end), in ms. */
 const STREAM_OPEN_MILLIS = 30_000;
 /** Re-opening a dropped GET stream: first and longest wait, in ms; a stream that lived this long resets it. */
 const STREAM_BACKOFF_FIRST_MILLIS = 250;
