@@ -5,7 +5,14 @@ import { VirtualServerRegistrations, VirtualServers } from '@app/mcp';
 import { redisUseOptions } from '@app/redis';
 import type { RegistryService } from '@app/registry';
 import { RedisServerStore } from '../../libs/mcp/src/servers/server-store';
-import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../support/redis';
+import {
+  OwnRedis,
+  SHARED_REDIS_URL,
+  deleteKeys,
+  redisClient,
+  uniqueKeyPrefix,
+} from '../support/redis';
+import { waitFor } from '../support/gateway-process';
 
 /**
  * Two replicas' registered virtual servers on one real Redis, each sync called in the order a
@@ -25,7 +32,9 @@ describe('registered virtual servers written back by every replica after Redis l
   });
 
   /** Two replicas on one key prefix; each sync is the test's. */
-  async function pair(): Promise<[VirtualServerRegistrations, VirtualServerRegistrations]> {
+  async function pair(
+    url = SHARED_REDIS_URL,
+  ): Promise<[VirtualServerRegistrations, VirtualServerRegistrations]> {
     const keyPrefix = uniqueKeyPrefix();
     prefixes.push(keyPrefix);
     const config = {
@@ -44,7 +53,7 @@ describe('registered virtual servers written back by every replica after Redis l
     } as unknown as RegistryService;
     const make = async (): Promise<VirtualServerRegistrations> => {
       const store = new RedisServerStore(
-        new Redis(SHARED_REDIS_URL, redisUseOptions('virtualServers', config.mcp.redis)),
+        new Redis(url, redisUseOptions('virtualServers', config.mcp.redis)),
         config,
       );
       const made = new VirtualServerRegistrations(
@@ -109,5 +118,81 @@ describe('registered virtual servers written back by every replica after Redis l
     await b.sync();
     expect(ids(b)).toEqual([]);
     expect(await redis.hexists(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'brief')).toBe(0);
+  });
+
+  const toolsOf = (r: VirtualServerRegistrations, id: string): unknown => {
+    const got = r.get(id);
+    return got.ok ? got.body.tools : undefined;
+  };
+
+  it('a PUT the other replica had not read when Redis lost its data: its older copy written back first gives way to the PUT', async () => {
+    const [a, b] = await pair();
+    expect((await a.register({ id: 'edited', tools: ['old.*'] }, 'op')).ok).toBe(true);
+    await b.sync();
+    const put = await a.replace('edited', { id: 'edited', tools: ['new.*'] }, 'op', undefined);
+    expect(put.ok).toBe(true);
+    const putVersion = put.ok ? put.version : undefined;
+    await deleteKeys(redis, prefixes.at(-1) as string);
+    // b, which still serves the copy before the PUT, writes back first
+    await b.sync();
+    await a.sync();
+    await b.sync();
+    expect(toolsOf(a, 'edited')).toEqual(['new.*']);
+    expect(toolsOf(b, 'edited')).toEqual(['new.*']);
+    const stored = await redis.hget(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'edited');
+    expect(JSON.parse(stored as string).version).toBe(putVersion);
+  });
+
+  describe('Redis restarted from a copy older than the last writes', () => {
+    let own: OwnRedis;
+    beforeAll(async () => {
+      own = await OwnRedis.start();
+    });
+    afterAll(async () => {
+      await Promise.all(replicas.map((r) => r.onApplicationShutdown()));
+      replicas.length = 0;
+      await own.stop();
+    });
+
+    it('a PUT made after the copy was saved is written back by the replica that served it, on both replicas', async () => {
+      const direct = redisClient(own.url);
+      try {
+        const [a, b] = await pair(own.url);
+        expect((await a.register({ id: 'edited', tools: ['old.*'] }, 'op')).ok).toBe(true);
+        await b.sync();
+        await direct.save();
+        const put = await a.replace('edited', { id: 'edited', tools: ['new.*'] }, 'op', undefined);
+        expect(put.ok).toBe(true);
+        await b.sync();
+        expect(toolsOf(b, 'edited')).toEqual(['new.*']);
+        // SIGKILL: nothing saved since, the restart loads the copy from before the PUT
+        await own.restart();
+        await waitFor(async () => (await direct.ping()) === 'PONG');
+        expect(
+          JSON.parse(
+            (await direct.hget(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'edited')) as string,
+          ).server.tools,
+        ).toEqual(['old.*']);
+        // each replica's connection comes back on its own: read until both served the store
+        // again (before the fix both went on serving the copy before the PUT, whatever the wait)
+        const served = async (): Promise<string> => {
+          await a.sync();
+          await b.sync();
+          const stored = await direct.hget(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'edited');
+          return JSON.stringify([
+            toolsOf(a, 'edited'),
+            toolsOf(b, 'edited'),
+            stored && JSON.parse(stored).server.tools,
+          ]);
+        };
+        await waitFor(
+          async () => (await served()) === JSON.stringify([['new.*'], ['new.*'], ['new.*']]),
+          10_000,
+          () => 'the PUT made after the saved copy was not written back',
+        );
+      } finally {
+        direct.disconnect();
+      }
+    });
   });
 });

@@ -218,13 +218,18 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
       snapshot.server !== undefined &&
       snapshot.server !== this.server;
     if ((lost || failedOver) && this.applied.size > 0) {
+      // lacking it, or holding it at an earlier version: the copy before a replace the store
+      // lost, written back by a replica that had not read the replace, or the one a master
+      // restarted from a saved copy came back with
       const missing = [...this.applied].filter(
-        ([id, record]) => !snapshot?.servers.has(id) && !this.deletedHere(id, record),
+        ([id, record]) =>
+          (snapshot?.servers.get(id)?.version ?? -1) < record.version &&
+          !this.deletedHere(id, record),
       );
       if (missing.length > 0) {
         if (lost)
           this.logger.warn(
-            `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${missing.length} this replica serves and the store lacks`,
+            `The store of virtual servers lost its data (Redis restarted empty, was flushed or failed over); writing back the ${missing.length} this replica serves and the store lacks or holds at an earlier version`,
           );
         let written = 0;
         for (const [id, record] of missing) {

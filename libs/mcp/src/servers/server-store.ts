@@ -85,7 +85,8 @@ export interface ServerStore {
   ): Promise<ServerWrite>;
   remove(id: string, expected: number | undefined): Promise<ServerWrite>;
   /**
-   * Writes a record back as it was (its version too) unless the id is stored (`taken`) or, in
+   * Writes a record back as it was (its version too) unless the id is stored at that version or
+   * a later one (`taken`; an earlier one is the copy before a replace the store lost) or, in
    * mode `failover`, its version is none a lost write drew (`missing`: it was deleted), and
    * keeps the counter above its version: a store that lost its data never hands out a version
    * again.
@@ -127,7 +128,9 @@ export class MemoryServerStore implements ServerStore {
   }
 
   restore(id: string, record: StoredServer): Promise<ServerWrite> {
-    if (this.servers.has(id)) return Promise.resolve({ kind: 'taken' });
+    const stored = this.servers.get(id);
+    if (stored !== undefined && stored.version >= record.version)
+      return Promise.resolve({ kind: 'taken' });
     this.servers.set(id, record);
     this.version = Math.max(this.version, record.version);
     return Promise.resolve({ kind: 'written', version: record.version });
@@ -214,16 +217,26 @@ return version
 /**
  * KEYS as WRITE_SCRIPT's. ARGV: id, record JSON (with its version), version, now in ms (a missing
  * counter and generation start there, as in WRITE_SCRIPT), mode (ServerRestoreMode). Returns the
- * version written, or 0 the id is stored, -1 (mode `failover`) the version is none a lost write
+ * version written, or 0 the id is stored at this version or a later one, -1 (mode `failover`) the version is none a lost write
  * drew. A write a failover lost drew a version above the counter the new master came over with
  * (it replicates with each write): above the counter if nothing noted the master yet (INFO
  * refused), else in a range the counter was raised over when this master, or one of the last
  * before it, took over (ON_MASTER, run first here): no write on them drew from it. A server the
- * store lacks at another version was deleted, and stays so. A store without a counter lost its
+ * store lacks at another version was deleted, and stays so. A server the store holds at a lower
+ * version is the copy before a replace the store lost (a replica that had not read the replace
+ * wrote it back first, or the master came back from a copy saved before it): the replace is
+ * written over it, under the same rules. Every write since the loss drew a version above any
+ * drawn before it (the counter starts again from the time in ms, or is raised past the lost
+ * ones), so a lower stored version is never a write made since. A store without a counter lost its
  * data: what it lacks is written back whatever the mode.
  */
 const RESTORE_SCRIPT = `${ON_MASTER}
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if raw then
+  local ok, r = pcall(cjson.decode, raw)
+  if not ok or type(r) ~= 'table' or type(r.version) ~= 'number'
+    or r.version >= tonumber(ARGV[3]) then return 0 end
+end
 local lost = redis.call('EXISTS', KEYS[2]) == 0
 if lost then
   redis.call('SET', KEYS[2], ARGV[4])
