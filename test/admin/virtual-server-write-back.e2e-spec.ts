@@ -4,7 +4,7 @@ import type { GatewayConfig } from '@app/config';
 import { VirtualServerRegistrations, VirtualServers } from '@app/mcp';
 import { redisUseOptions } from '@app/redis';
 import type { RegistryService } from '@app/registry';
-import { RedisServerStore } from '../../libs/mcp/src/servers/server-store';
+import { RedisServerStore, type ServerWrite } from '../../libs/mcp/src/servers/server-store';
 import {
   OwnRedis,
   SHARED_REDIS_URL,
@@ -20,10 +20,21 @@ import { waitFor } from '../support/gateway-process';
  * every replica writes back what it serves, not only the first to notice, so a registration
  * another replica had not read yet is not lost.
  */
+/** A store whose remove first runs what a test puts in between: another replica's write landing then. */
+class StoreWithPause extends RedisServerStore {
+  beforeRemove?: () => Promise<void>;
+
+  override async remove(id: string, expected: number | undefined): Promise<ServerWrite> {
+    await this.beforeRemove?.();
+    return super.remove(id, expected);
+  }
+}
+
 describe('registered virtual servers written back by every replica after Redis loses them', () => {
   const redis = redisClient();
   const prefixes: string[] = [];
   const replicas: VirtualServerRegistrations[] = [];
+  const stores = new Map<VirtualServerRegistrations, StoreWithPause>();
 
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.onApplicationShutdown()));
@@ -52,7 +63,7 @@ describe('registered virtual servers written back by every replica after Redis l
       current: () => ({ tools: [] }),
     } as unknown as RegistryService;
     const make = async (): Promise<VirtualServerRegistrations> => {
-      const store = new RedisServerStore(
+      const store = new StoreWithPause(
         new Redis(url, redisUseOptions('virtualServers', config.mcp.redis)),
         config,
       );
@@ -65,6 +76,7 @@ describe('registered virtual servers written back by every replica after Redis l
       // no onModuleInit (its timer): a test calls sync() itself, in the order it needs
       await made.sync();
       replicas.push(made);
+      stores.set(made, store);
       return made;
     };
     return [await make(), await make()];
@@ -141,6 +153,37 @@ describe('registered virtual servers written back by every replica after Redis l
     expect(toolsOf(b, 'edited')).toEqual(['new.*']);
     const stored = await redis.hget(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'edited');
     expect(JSON.parse(stored as string).version).toBe(putVersion);
+  });
+
+  it('a DELETE without If-Match that removed a PUT landing after its read: a write-back of the PUT after Redis lost its data is deleted again', async () => {
+    const [a, b] = await pair();
+    expect((await a.register({ id: 'raced', tools: ['old.*'] }, 'op')).ok).toBe(true);
+    await b.sync();
+    // a's PUT lands between b's read and b's delete: b removes the PUT's version
+    const paused = stores.get(b) as StoreWithPause;
+    paused.beforeRemove = async () => {
+      paused.beforeRemove = undefined;
+      expect(
+        (await a.replace('raced', { id: 'raced', tools: ['new.*'] }, 'op', undefined)).ok,
+      ).toBe(true);
+    };
+    expect((await b.remove('raced', undefined)).ok).toBe(true);
+    expect(await redis.hexists(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'raced')).toBe(0);
+    // Redis loses its data before a read the deletion: a writes back the PUT it serves
+    await deleteKeys(redis, prefixes.at(-1) as string);
+    await a.sync();
+    // b deletes it again as it reads the write-back (a write of its own, not awaited by sync)
+    await b.sync();
+    expect(ids(b)).toEqual([]);
+    await waitFor(
+      async () => {
+        await a.sync();
+        return ids(a).length === 0;
+      },
+      10_000,
+      () => `a still serves ${ids(a).join(', ')}`,
+    );
+    expect(await redis.hexists(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'raced')).toBe(0);
   });
 
   describe('Redis restarted from a copy older than the last writes', () => {

@@ -192,7 +192,10 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     const written = await this.store.remove(id, expected);
     const refusal = this.writeRefusal(id, written);
     if (refusal !== undefined) return refusal;
-    this.rememberDeleted(id, known.version);
+    // the version the deletion drew, not the one read: without If-Match it removed whatever was
+    // stored, perhaps a PUT that landed after the read, and every record of the id written
+    // before it drew a lower version (a write-back of that PUT must be deleted again too)
+    this.rememberDeleted(id, written.kind === 'written' ? written.version : known.version);
     await this.sync();
     return { ok: true, status: 200, body: { id, deleted: true } };
   }
