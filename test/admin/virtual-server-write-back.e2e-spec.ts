@@ -4,7 +4,12 @@ import type { GatewayConfig } from '@app/config';
 import { VirtualServerRegistrations, VirtualServers } from '@app/mcp';
 import { redisUseOptions } from '@app/redis';
 import type { RegistryService } from '@app/registry';
-import { RedisServerStore, type ServerWrite } from '../../libs/mcp/src/servers/server-store';
+import {
+  RedisServerStore,
+  type ServerWrite,
+  type StoredServer,
+} from '../../libs/mcp/src/servers/server-store';
+import { MAX_REGISTERED_SERVERS } from '../../libs/mcp/src/servers/server-registrations.service';
 import {
   OwnRedis,
   SHARED_REDIS_URL,
@@ -23,6 +28,16 @@ import { waitFor } from '../support/gateway-process';
 /** A store whose remove first runs what a test puts in between: another replica's write landing then. */
 class StoreWithPause extends RedisServerStore {
   beforeRemove?: () => Promise<void>;
+  beforeCreate?: () => Promise<void>;
+
+  override async create(
+    id: string,
+    record: Omit<StoredServer, 'version'>,
+    max?: number,
+  ): Promise<ServerWrite> {
+    await this.beforeCreate?.();
+    return super.create(id, record, max);
+  }
 
   override async remove(id: string, expected: number | undefined): Promise<ServerWrite> {
     await this.beforeRemove?.();
@@ -184,6 +199,23 @@ describe('registered virtual servers written back by every replica after Redis l
       () => `a still serves ${ids(a).join(', ')}`,
     );
     expect(await redis.hexists(`${prefixes.at(-1)}:{gw}:virtual-servers`, 'raced')).toBe(0);
+  });
+
+  it(`two replicas registering the last of ${MAX_REGISTERED_SERVERS} places at once: one 201, one 409, never one more`, async () => {
+    const [a, b] = await pair();
+    for (let i = 1; i < MAX_REGISTERED_SERVERS; i++)
+      expect((await a.register({ id: `s${i}`, tools: ['x.*'] }, 'op')).ok).toBe(true);
+    // b counted the store's servers (one place left), then a takes the place before b writes
+    const paused = stores.get(b) as StoreWithPause;
+    paused.beforeCreate = async () => {
+      paused.beforeCreate = undefined;
+      expect((await a.register({ id: 'last-a', tools: ['x.*'] }, 'op')).ok).toBe(true);
+    };
+    const late = await b.register({ id: 'last-b', tools: ['x.*'] }, 'op');
+    expect(late).toMatchObject({ ok: false, reason: 'conflict' });
+    expect(await redis.hlen(`${prefixes.at(-1)}:{gw}:virtual-servers`)).toBe(
+      MAX_REGISTERED_SERVERS,
+    );
   });
 
   describe('Redis restarted from a copy older than the last writes', () => {

@@ -63,6 +63,15 @@ function unavailable(outcomeUnknown: boolean) {
   } as const;
 }
 
+/** The registered servers are MAX_REGISTERED_SERVERS already. */
+function full() {
+  return {
+    ok: false,
+    reason: 'conflict',
+    message: `At most ${MAX_REGISTERED_SERVERS} virtual servers may be registered`,
+  } as const;
+}
+
 /**
  * Virtual servers registered at runtime (docs/operations.md §16 "Registered at runtime"): checked
  * with the boot rules, written atomically to the store (Redis with REDIS_URL: shared by every
@@ -126,14 +135,18 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     await this.sync();
     const check = checkVirtualServer(body, this.config.mcp, this.servers.ids());
     if (!check.ok) return this.refused(check);
-    if (this.applied.size >= MAX_REGISTERED_SERVERS)
-      return {
-        ok: false,
-        reason: 'conflict',
-        message: `At most ${MAX_REGISTERED_SERVERS} virtual servers may be registered`,
-      };
-    const written = await this.store.create(check.server.id, this.recordOf(check.server, actor));
+    if (this.applied.size >= MAX_REGISTERED_SERVERS) return full();
+    // counted again in the store's write: another replica may have taken the last place since
+    const written = await this.store.create(
+      check.server.id,
+      this.recordOf(check.server, actor),
+      MAX_REGISTERED_SERVERS,
+    );
     if (written.kind === 'unavailable') return unavailable(written.outcomeUnknown);
+    if (written.kind === 'full') {
+      await this.sync();
+      return full();
+    }
     if (written.kind !== 'written')
       return {
         ok: false,

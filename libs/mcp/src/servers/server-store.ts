@@ -56,6 +56,8 @@ export type ServerWrite =
   | { readonly kind: 'written'; readonly version: number }
   /** create: the id is stored already. */
   | { readonly kind: 'taken' }
+  /** create: the store holds `max` servers already. */
+  | { readonly kind: 'full' }
   /** replace, remove: no such id. */
   | { readonly kind: 'missing' }
   /** replace, remove: the stored version is not the expected one. */
@@ -76,7 +78,11 @@ export type ServerWrite =
 export interface ServerStore {
   /** undefined: the store did not answer. */
   read(): Promise<ServerStoreSnapshot | undefined>;
-  create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite>;
+  /**
+   * `max`: how many servers the store may hold, counted in the same atomic step as the id is
+   * taken, so replicas that each counted one place left cannot both take it (undefined: no bound).
+   */
+  create(id: string, record: Omit<StoredServer, 'version'>, max?: number): Promise<ServerWrite>;
   /** `expected`: the version the writer read (undefined: whatever is stored). */
   replace(
     id: string,
@@ -106,8 +112,9 @@ export class MemoryServerStore implements ServerStore {
     return Promise.resolve({ servers: new Map(this.servers), generation: 'memory' });
   }
 
-  create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
+  create(id: string, record: Omit<StoredServer, 'version'>, max?: number): Promise<ServerWrite> {
     if (this.servers.has(id)) return Promise.resolve({ kind: 'taken' });
+    if (max !== undefined && this.servers.size >= max) return Promise.resolve({ kind: 'full' });
     return Promise.resolve(this.put(id, record));
   }
 
@@ -186,7 +193,8 @@ end
  * its data), the generation (set with the counter), the master that wrote last and the last
  * masters' lost ranges (ON_MASTER).
  * ARGV: id, record JSON without version (a non-empty object), mode (create | replace | remove), expected
- * version ('' for any), now in ms. Returns the new version, or 0 taken, -1 missing, -2 changed.
+ * version ('' for any), now in ms, how many servers the hash may hold (create; '' for any). Returns
+ * the new version, or 0 taken, -1 missing, -2 changed, -3 full.
  * A missing counter starts from now in ms: a store that lost its data lost the counter with it,
  * and a replica that has not written back what another replica handed out just before must not
  * hand out those versions again (an If-Match read before the loss would match another server).
@@ -195,6 +203,7 @@ const WRITE_SCRIPT = `${ON_MASTER}
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 if ARGV[3] == 'create' then
   if stored then return 0 end
+  if ARGV[6] ~= '' and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[6]) then return -3 end
 else
   if not stored then return -1 end
   if ARGV[4] ~= '' and tostring(cjson.decode(stored).version) ~= ARGV[4] then return -2 end
@@ -351,8 +360,8 @@ export class RedisServerStore implements ServerStore {
     };
   }
 
-  create(id: string, record: Omit<StoredServer, 'version'>): Promise<ServerWrite> {
-    return this.write(id, record, 'create', undefined);
+  create(id: string, record: Omit<StoredServer, 'version'>, max?: number): Promise<ServerWrite> {
+    return this.write(id, record, 'create', undefined, max);
   }
 
   replace(
@@ -408,6 +417,7 @@ export class RedisServerStore implements ServerStore {
     record: Omit<StoredServer, 'version'> | undefined,
     mode: 'create' | 'replace' | 'remove',
     expected: number | undefined,
+    max?: number,
   ): Promise<ServerWrite> {
     const answer = await this.attempts.run(
       () =>
@@ -420,12 +430,14 @@ export class RedisServerStore implements ServerStore {
           mode,
           expected === undefined ? '' : String(expected),
           Date.now(),
+          max === undefined ? '' : String(max),
         ) as Promise<number>,
     );
     if (answer === undefined) return this.unavailable();
     if (answer === 0) return { kind: 'taken' };
     if (answer === -1) return { kind: 'missing' };
     if (answer === -2) return { kind: 'changed' };
+    if (answer === -3) return { kind: 'full' };
     return { kind: 'written', version: answer };
   }
 }
