@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import type { GatewayConfig } from '@app/config';
 import { VirtualServerRegistrations, VirtualServers } from '@app/mcp';
@@ -227,6 +230,8 @@ describe('registered virtual servers written back by every replica after Redis l
       await Promise.all(replicas.map((r) => r.onApplicationShutdown()));
       replicas.length = 0;
       await own.stop();
+      // the copy this test saved: a later server of a test on the port must not start from it
+      await rm(join(tmpdir(), `mcp-gateway-test-${own.port}.rdb`), { force: true });
     });
 
     it('a PUT made after the copy was saved is written back by the replica that served it, on both replicas', async () => {
