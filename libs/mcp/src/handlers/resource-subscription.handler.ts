@@ -7,7 +7,7 @@ import { SessionTokenService } from '../session/session-token.service';
 import type { MethodContext, MethodHandler, MethodResult } from '../methods/method-handler';
 import { UpstreamRouter } from '../relay/upstream-router';
 import { grantedResourceOwner } from '../relay/resource-owner';
-import { stringParam, type Params } from '../relay/upstream-handler-support';
+import { granted, stringParam, type Params } from '../relay/upstream-handler-support';
 
 /** The 2025 session a request came on, and when its id stops opening; none without one. */
 export interface SubscribingSession {
@@ -70,6 +70,18 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
         { uri },
       );
     return owner;
+  }
+
+  /**
+   * Whether a request for a subscription bound to `upstream` may go there as this request (with
+   * its caller's credential): the caller's grant on the request's path has the upstream now, and
+   * `upstream` is the registration applied now under its id, not one deleted or replaced since
+   * (docs/operations.md §15 "Deleted means gone").
+   */
+  protected mayForward(upstream: UpstreamDefinition, context: MethodContext): boolean {
+    if (!granted(context.access, upstream.id)) return false;
+    const now = this.registry.enabledUpstreams().find((u) => u.id === upstream.id);
+    return now !== undefined && now.registration === upstream.registration;
   }
 
   /** Forwards (or answers) the request, recording it for `session`. */

@@ -16,6 +16,14 @@ import type { Params } from '../relay/upstream-handler-support';
  * to a listen (which ends here); otherwise it is answered here with an empty result. A session
  * holding none is answered as before the subscriptions were kept: to the URI's owner (found
  * as resources/read finds it) unless another session holds it.
+ *
+ * A subscription outlives the grant it was made under: the same caller's later token (its
+ * session's) may be granted less, and a runtime registration may have been deleted or
+ * replaced under its id since. Its unsubscribe then goes with the gateway's own credential,
+ * as when the subscription ends with its token's expiry, never with the request's: no request
+ * of a caller, nor its credential (`passthrough`, `forwardHeaders`), reaches an upstream
+ * outside its grant, nor a registration other than the one applied now (docs/security.md
+ * "Listen filters and list changes"; docs/operations.md §15 "Deleted means gone").
  */
 @Injectable()
 export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
@@ -30,6 +38,10 @@ export class ResourcesUnsubscribeHandler extends ResourceSubscriptionHandler {
     const { boundTo, othersRemain, bridged } = this.subscriptions.remove(session.id, uri);
     // a bridged one ended with its listen; one another session holds stays on the upstream
     if (bridged || othersRemain) return {};
+    if (boundTo !== undefined && !this.mayForward(boundTo, context)) {
+      this.subscriptions.tellEnded(boundTo, uri);
+      return {};
+    }
     const upstream = boundTo ?? (await this.ownerOf(uri, context));
     return this.router.forward(upstream, this.method, { ...params }, context);
   }

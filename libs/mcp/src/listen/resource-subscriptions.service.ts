@@ -753,6 +753,17 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   }
 
   /**
+   * Tells `upstream` with the gateway's own credential that no client here holds `uri` on it any
+   * more, as when a subscription ends with its token's expiry: for an unsubscribe (`remove`d
+   * already, no other session holding it) that may not go there as the caller's request (its
+   * grant no longer has the upstream). Nothing is sent to a registration deleted or replaced
+   * since (UpstreamListener.unsubscribe), nor to a 2026 upstream.
+   */
+  tellEnded(upstream: UpstreamDefinition, uri: string): void {
+    void this.listener.unsubscribe(upstream, uri);
+  }
+
+  /**
    * Forgets every subscription of a session on this replica: its client ended it (DELETE /mcp,
    * docs/operations.md §9 "Ending a session"). A bridged listen held only for it closes; an
    * upstream no other session here subscribes to the URI through is told resources/unsubscribe.
