@@ -195,6 +195,16 @@ function count(counts: Map<string, number>, owner: string, by: number): void {
   else counts.delete(owner);
 }
 
+/**
+ * Whether two definitions are the same upstream: its id, and for a runtime registration the
+ * same registration (one deleted and posted again under the id, or changed, is another one:
+ * docs/operations.md §15 "Deleted means gone"), so a subscription bound to the earlier one
+ * follows the id's new registration as it follows a new owner.
+ */
+function sameUpstream(a: UpstreamDefinition, b: UpstreamDefinition): boolean {
+  return a.id === b.id && a.registration === b.registration;
+}
+
 function keyOf(upstreamId: string, uri: string): string {
   return `${upstreamId}\u0000${uri}`;
 }
@@ -293,7 +303,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       for (const sessionId of [...sessions]) {
         const session = this.bySession.get(sessionId);
         const entry = session?.entries.get(uri);
-        if (session === undefined || entry === undefined || entry.upstream.id === owner.id)
+        if (session === undefined || entry === undefined || sameUpstream(entry.upstream, owner))
           continue;
         if (this.rebind(sessionId, session, entry, owner)) subscribeOwner = true;
       }
@@ -410,6 +420,12 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   ): void {
     const key = bridgeKey(sessionId, upstream.id);
     let held = this.bridged.get(key);
+    // the listen of a registration deleted or replaced under the id since: ended, never
+    // carrying this URI (its URIs there follow to the new one as each is rebound)
+    if (held !== undefined && !sameUpstream(held.upstream, upstream)) {
+      this.endBridged(key, held);
+      held = undefined;
+    }
     if (held === undefined) {
       const owner = callerKey(who.caller);
       if (
@@ -482,13 +498,18 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   /** A bridged listen that lost URIs: re-opened without them, or ended when none is left. */
   private narrow(sessionId: string, key: string, held: BridgedListen): void {
     if (held.uris.size === 0) {
-      held.end.abort();
-      stopTimers(held);
-      this.bridged.delete(key);
-      if (held.owner !== undefined) count(this.bridgedPerCaller, held.owner, -1);
+      this.endBridged(key, held);
     } else {
       this.relisten(sessionId, held, this.credentialFor(sessionId, held, Date.now(), held.who));
     }
+  }
+
+  /** Ends a bridged listen and forgets it. */
+  private endBridged(key: string, held: BridgedListen): void {
+    held.end.abort();
+    stopTimers(held);
+    if (this.bridged.get(key) === held) this.bridged.delete(key);
+    if (held.owner !== undefined) count(this.bridgedPerCaller, held.owner, -1);
   }
 
   /**
@@ -678,7 +699,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       if (until >= held.expiresAtMs) held.who = keptFor(session, upstream, headers, caller);
       held.expiresAtMs = Math.max(held.expiresAtMs, until);
       // its handler subscribes `upstream` itself: only the old binding is ended here
-      if (held.upstream.id !== upstream.id) this.rebind(sessionId, session, held, upstream);
+      if (!sameUpstream(held.upstream, upstream)) this.rebind(sessionId, session, held, upstream);
       return;
     }
     if ((session?.entries.size ?? 0) >= MAX_SUBSCRIPTIONS_PER_SESSION)
