@@ -168,4 +168,42 @@ describe('resource subscriptions of a registration deleted and registered again'
     expect([...b.subscriptions.values()].some((uris) => uris.has('repo://readme'))).toBe(false);
     expect(a.requests.length).toBe(sentToA);
   }, 120_000);
+
+  it('deleted and not registered again: the listen held on its server for a bridged subscription ends, and the unsubscribe is answered without reaching it', async () => {
+    const gone = await ListenUpstream.start();
+    try {
+      const gw = await gateway();
+      expect(
+        (await admin(gw, 'POST', '/admin/upstreams', { id: 'gone', url: gone.url })).status,
+      ).toBe(202);
+      await waitForState(gw, 'gone', 'ACTIVE');
+      const session = await openLegacySession(gw.mcpUrl);
+      await waitFor(async () => {
+        const list = await rpc(gw.mcpUrl, 'resources/list', {}, session);
+        return (list.json?.result?.resources ?? []).some(
+          (r: { uri: string }) => r.uri === STATUS_URI,
+        );
+      }, 20_000);
+      const sub = await rpc(gw.mcpUrl, 'resources/subscribe', { uri: STATUS_URI }, session);
+      expect(sub.json?.result).toEqual({});
+      await waitFor(
+        () => gone.openListens === 1,
+        10_000,
+        () => gw.output,
+      );
+
+      expect((await admin(gw, 'DELETE', '/admin/upstreams/gone')).status).toBe(200);
+      await waitFor(
+        () => gone.openListens === 0,
+        15_000,
+        () => `the deleted server still holds ${gone.openListens} listen(s)\n${gw.output}`,
+      );
+      const seen = gone.listensSeen.length;
+      const ended = await rpc(gw.mcpUrl, 'resources/unsubscribe', { uri: STATUS_URI }, session);
+      expect(ended.json?.result).toEqual({});
+      expect(gone.listensSeen.length).toBe(seen);
+    } finally {
+      await gone.stop();
+    }
+  }, 120_000);
 });

@@ -291,6 +291,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
    * its binding (and gets no update until someone owns it).
    */
   private followOwners(): void {
+    this.endRetiredBridges();
     const extras = this.registry?.current()?.extras;
     if (extras === undefined) return;
     // a subscription that has ended moves nowhere: bridged to a 2026 owner it would be listened
@@ -501,6 +502,27 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       this.endBridged(key, held);
     } else {
       this.relisten(sessionId, held, this.credentialFor(sessionId, held, Date.now(), held.who));
+    }
+  }
+
+  /**
+   * Ends the bridged listens held on a runtime registration that is no longer the one applied
+   * under its id (deleted, changed, or posted again: docs/operations.md §15 "Deleted means
+   * gone"). Releasing its connection does not end them: each is a request in flight on it, with
+   * the caller's headers, which the release waits out. Their subscriptions stay, bound to it
+   * (no update, an unsubscribe sends nothing), until a registration of the id takes the URI
+   * (followOwners) or they end.
+   */
+  private endRetiredBridges(): void {
+    const registry = this.registry;
+    if (registry === null) return;
+    // read only when a registration's listen is held (configured upstreams never retire)
+    let applied: Map<string, UpstreamDefinition> | undefined;
+    for (const [key, held] of [...this.bridged]) {
+      if (held.upstream.registration === undefined) continue;
+      applied ??= new Map(registry.enabledUpstreams().map((u) => [u.id, u]));
+      const now = applied.get(held.upstream.id);
+      if (now === undefined || !sameUpstream(now, held.upstream)) this.endBridged(key, held);
     }
   }
 
