@@ -123,6 +123,37 @@ describe('cancelled and abandoned calls', () => {
     owner.destroy();
   });
 
+  it('matches notifications/cancelled to a request whose id no JavaScript number holds exactly (an integer past 2^53, 1.50): the id as the number it reads as', async () => {
+    const { service, gateway } = await start();
+    const port = Number(new URL(gateway.mcpUrl).port);
+    const post = (body: string): string =>
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+      `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    for (const [n, spelling] of ['9007199254740993', '1.50'].entries()) {
+      const owner = connect(port, '127.0.0.1');
+      let answer = '';
+      owner.on('data', (d: Buffer) => (answer += d.toString()));
+      owner.write(
+        post(
+          `{"jsonrpc":"2.0","id":${spelling},"method":"tools/call","params":{"name":"ins.slow","arguments":{}}}`,
+        ),
+      );
+      await waitFor(() => service.toolRequests('ins.slow').length === n + 1, 5000);
+      owner.write(
+        post(
+          `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${spelling}}}`,
+        ),
+      );
+      await waitFor(() => answer.includes('HTTP/1.1 202'), 5000);
+      await waitFor(
+        () => service.openRequests === 0,
+        5000,
+        () => `${spelling}: not cancelled`,
+      );
+      owner.destroy();
+    }
+  });
+
   it('sends no response to a cancelled call (bundle or upstream tool) on an event stream; a JSON-only client still gets its isError result', async () => {
     const { service, gateway } = await start();
     const up = track(await ScriptedUpstream.start({ tools: [upTool('wait')] }));

@@ -31,7 +31,7 @@ export class InFlightRequests {
   private readonly bySession = new Map<string, Set<CallCancellation>>();
 
   /**
-   * The key of request `idText` (its id as JSON text) of this client.
+   * The key of request `idText` (its id as a cancellation names it: idKey) of this client.
    * @param sessionId the sealed session the request was opened for this caller (undefined in
    *   stateless mode, or without one)
    */

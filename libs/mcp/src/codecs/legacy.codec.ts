@@ -31,7 +31,7 @@ import {
   type ResponseFormat,
 } from '../answers/http-answer';
 import { InFlightRequests } from '../answers/in-flight-requests';
-import { idJson, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
+import { idKey, type InboundMessage, type JsonRpcId } from '../jsonrpc/jsonrpc.types';
 import { SessionTokenService } from '../session/session-token.service';
 import { EndedSessions } from '../session/ended-sessions';
 
@@ -235,7 +235,7 @@ export class LegacyCodec {
     const key =
       call === undefined
         ? undefined
-        : this.inFlight.keyOf(sessionId, exchange.caller, call.connectionId, idJson(id));
+        : this.inFlight.keyOf(sessionId, exchange.caller, call.connectionId, idKey(id));
     // by its session too: the session's end ends it (SessionEnding, InFlightRequests.endSession)
     if (key !== undefined && call !== undefined)
       this.inFlight.register(key, call.controller, sessionId);
@@ -305,12 +305,7 @@ export class LegacyCodec {
     // the session is this caller's (sessionOpensFor); in stateless mode the header names none
     const sessionId = this.sessions.sealed ? header(exchange.headers, 'mcp-session-id') : undefined;
     this.inFlight.cancel(
-      this.inFlight.keyOf(
-        sessionId,
-        exchange.caller,
-        exchange.call.connectionId,
-        JSON.stringify(requestId),
-      ),
+      this.inFlight.keyOf(sessionId, exchange.caller, exchange.call.connectionId, idKey(requestId)),
     );
   }
 

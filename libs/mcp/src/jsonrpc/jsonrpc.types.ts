@@ -15,6 +15,16 @@ export function idJson(id: JsonRpcId | null): string {
 }
 
 /**
+ * The id as a `notifications/cancelled` names it: its `requestId` is parsed as any JSON number
+ * is, so an id kept in the client's spelling (RawNumberId: `1.50`, an integer past 2^53) is
+ * matched by the number that spelling reads as (MCP 2025-11-25 "Cancellation"; two ids of one
+ * client that read as the same number are one request to it).
+ */
+export function idKey(id: JsonRpcId): string {
+  return JSON.stringify(id instanceof RawNumberId ? Number(id.text) : id);
+}
+
+/**
  * One inbound POST body, classified at the edge before anything acts on it (DESIGN
  * "Classify before you catch").
  */
