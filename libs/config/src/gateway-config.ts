@@ -122,6 +122,18 @@ export function registeredAt(
   return Number.isFinite(createdAt) ? createdAt : undefined;
 }
 
+/**
+ * Whether two definitions are the same upstream: its id, and for a runtime registration the
+ * same registration (one deleted and posted again under the id, or changed, is another one:
+ * docs/operations.md §15 "Deleted means gone").
+ */
+export function sameUpstream(
+  a: Pick<UpstreamDefinition, 'id' | 'registration'>,
+  b: Pick<UpstreamDefinition, 'id' | 'registration'>,
+): boolean {
+  return a.id === b.id && a.registration === b.registration;
+}
+
 export function upstreamSource(upstream: Pick<UpstreamDefinition, 'url' | 'registration'>): string {
   return upstream.registration === undefined
     ? upstream.url

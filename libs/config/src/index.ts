@@ -13,6 +13,7 @@ export {
   type TokenExchangeAuthorization,
   type UpstreamDefinition,
   registeredAt,
+  sameUpstream,
   upstreamSource,
 } from './gateway-config';
 export { ConfigValidationError } from './config-errors';

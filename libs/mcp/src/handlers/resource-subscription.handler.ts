@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { UpstreamDefinition } from '@app/config';
+import { sameUpstream, type UpstreamDefinition } from '@app/config';
 import { CatalogRefresh, RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { MAX_URI_LENGTH, ResourceSubscriptions } from '../listen/resource-subscriptions.service';
@@ -80,8 +80,7 @@ export abstract class ResourceSubscriptionHandler implements MethodHandler {
    */
   protected mayForward(upstream: UpstreamDefinition, context: MethodContext): boolean {
     if (!granted(context.access, upstream.id)) return false;
-    const now = this.registry.enabledUpstreams().find((u) => u.id === upstream.id);
-    return now !== undefined && now.registration === upstream.registration;
+    return this.registry.enabledUpstreams().some((now) => sameUpstream(now, upstream));
   }
 
   /** Forwards (or answers) the request, recording it for `session`. */

@@ -1,6 +1,11 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { ThrottledLines } from '@app/observability';
-import { GATEWAY_CONFIG, type GatewayConfig, type UpstreamDefinition } from '@app/config';
+import {
+  GATEWAY_CONFIG,
+  sameUpstream,
+  type GatewayConfig,
+  type UpstreamDefinition,
+} from '@app/config';
 import { UpstreamListener, type IncomingHeaders } from '@app/execution';
 import { allowsSource, ResourceServer, type AuthOutcome, type CallerIdentity } from '@app/identity';
 import { RegistryService } from '@app/registry';
@@ -193,16 +198,6 @@ function count(counts: Map<string, number>, owner: string, by: number): void {
   const next = (counts.get(owner) ?? 0) + by;
   if (next > 0) counts.set(owner, next);
   else counts.delete(owner);
-}
-
-/**
- * Whether two definitions are the same upstream: its id, and for a runtime registration the
- * same registration (one deleted and posted again under the id, or changed, is another one:
- * docs/operations.md §15 "Deleted means gone"), so a subscription bound to the earlier one
- * follows the id's new registration as it follows a new owner.
- */
-function sameUpstream(a: UpstreamDefinition, b: UpstreamDefinition): boolean {
-  return a.id === b.id && a.registration === b.registration;
 }
 
 function keyOf(upstreamId: string, uri: string): string {
