@@ -7,7 +7,7 @@ import {
   Matches,
   Max,
   Min,
-} from 'class-validator';
+} from './class-validator';
 
 /**
  * `mcp.admin`: the operators' registration API on the management port (docs/operations.md §15).

@@ -11,7 +11,7 @@ import {
   Max,
   Min,
   ValidateNested,
-} from 'class-validator';
+} from './class-validator';
 
 export const AUTH_MODES = ['none', 'jwt'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];

@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MinLength } from './class-validator';
 
 export const AUTHORIZATION_MODES = ['none', 'passthrough', 'static', 'tokenExchange'] as const;
 export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];

@@ -9,7 +9,7 @@ import {
   Max,
   Min,
   ValidateNested,
-} from 'class-validator';
+} from './class-validator';
 
 const MAPPING = 'must be a mapping of keys (not a list or a value)';
 

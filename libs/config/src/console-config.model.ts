@@ -1,4 +1,4 @@
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { IsOptional, IsString, Matches } from './class-validator';
 
 /** An absolute http(s) URL without credentials, query or fragment. */
 const MCP_URL_PATTERN = /^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/;

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
+import { validateSync, type ValidationError } from './class-validator';
 import { accessProblems, authProblems } from './auth-rules';
 import { ConfigValidationError } from './config-errors';
 import { crossFieldProblems } from './config-rules';

@@ -1,4 +1,4 @@
-import { IsArray, IsString } from 'class-validator';
+import { IsArray, IsString } from './class-validator';
 
 /**
  * The management listener (MANAGEMENT_PORT: /actuator, /console, /admin). Its `Host` check

@@ -34,7 +34,7 @@ import {
   IsObject,
   ArrayNotEmpty,
   IsNumber,
-} from 'class-validator';
+} from './class-validator';
 
 /** A YAML list or scalar where a section (mapping) belongs would leave every key of it undefined. */
 const MAPPING = 'must be a mapping of keys (not a list or a value)';

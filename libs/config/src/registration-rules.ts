@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { validateSync } from './class-validator';
 import type { GatewayConfig, UpstreamDefinition } from './gateway-config';
 import {
   flattenValidationErrors,

@@ -13,7 +13,7 @@ import {
   MaxLength,
   Min,
   ValidateNested,
-} from 'class-validator';
+} from './class-validator';
 import { BundleAuthorizationConfig } from './authorization-config.model';
 
 /**

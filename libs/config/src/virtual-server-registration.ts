@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { validateSync } from './class-validator';
 import { virtualServerProblems } from './config-rules';
 import { renderProblem } from './config-problem';
 import { flattenValidationErrors } from './load-config';

@@ -7,7 +7,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from './class-validator';
 
 /** A virtual server's id: its path `/mcp/servers/{id}` (lower case, digits and `-`). */
 export const VIRTUAL_SERVER_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
