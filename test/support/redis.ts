@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { waitFor } from './gateway-process';
@@ -28,12 +30,32 @@ export async function deleteKeys(client: Redis, prefix: string): Promise<void> {
 /** A free port that stays free while a server of the test is down on it (support/ports.ts). */
 export const freePort = stablePort;
 
+/** The folders of this worker's own Redis servers, removed when the worker exits. */
+const ownRedisDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of ownRedisDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A redis-server of the test's own on a free port, for outages and recoveries. */
 export class OwnRedis {
+  /**
+   * Where its RDB file goes: a replica's first sync writes one even with `--save ""`, and a
+   * server started on that port later would load it. A folder of each instance's own: its
+   * restarts see what it wrote (as one server restarted would), no later server on the port
+   * (in this run or a later one on the same machine) starts from another test's data.
+   */
+  private readonly dir = OwnRedis.ownDir();
+
   private constructor(
     readonly port: number,
     private child: ChildProcess | undefined,
   ) {}
+
+  private static ownDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-gateway-test-redis-'));
+    ownRedisDirs.push(dir);
+    return dir;
+  }
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
@@ -53,8 +75,8 @@ export class OwnRedis {
       [
         ...['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
         // a replica's first sync goes through an RDB file (a failover pair): kept out of the
-        // working tree, one per port
-        ...['--dir', tmpdir(), '--dbfilename', `mcp-gateway-test-${this.port}.rdb`],
+        // working tree, in this instance's own folder
+        ...['--dir', this.dir, '--dbfilename', 'dump.rdb'],
       ],
       {
         stdio: 'ignore',
