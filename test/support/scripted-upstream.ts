@@ -57,6 +57,8 @@ export interface Reply {
   readonly delayMs?: number;
   /** Never answer (the socket stays open until the client gives up or the server stops). */
   readonly hang?: boolean;
+  /** Read the request, then reset the connection (TCP RST) before any answer: it may have run. */
+  readonly reset?: boolean;
 }
 
 export type Handler = (
@@ -406,6 +408,10 @@ export class ScriptedUpstream {
 
   private async send(req: ReceivedRequest, res: ServerResponse, reply: Reply): Promise<void> {
     if (reply.hang) return;
+    if (reply.reset) {
+      res.socket?.resetAndDestroy();
+      return;
+    }
     if (reply.delayMs) await sleep(reply.delayMs);
     if (res.destroyed) return;
     if (reply.raw !== undefined) {

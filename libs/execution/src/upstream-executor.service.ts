@@ -49,6 +49,11 @@ export type UpstreamOutcome =
        * (docs/operations.md §14 "Credentials towards sources").
        */
       readonly failureKind: UpstreamFailure['kind'] | 'unexpected' | 'credential';
+      /**
+       * The request may have reached the upstream and run (UpstreamFailure.mayHaveRun; a
+       * failure the gateway cannot place, `unexpected`, too); false when nothing was sent.
+       */
+      readonly mayHaveRun: boolean;
     };
 
 /** The caller's side of a routed request. */
@@ -222,6 +227,8 @@ export class UpstreamExecutor {
       const outcome: UpstreamOutcome = {
         kind: 'failed',
         failureKind: signal?.aborted === true ? 'cancelled' : 'timeout',
+        // it waited for one of the caller's own connections: nothing was sent
+        mayHaveRun: false,
         message:
           signal?.aborted === true
             ? cancelledMessage(signal.reason, upstream)
@@ -266,12 +273,14 @@ export class UpstreamExecutor {
           ? {
               kind: 'failed',
               failureKind: err.addressRefused ? 'address-refused' : 'credential',
+              mayHaveRun: false,
               message: `Upstream ${upstream.id}: the gateway could not obtain a credential for it (${err.message})`,
             }
           : err instanceof UpstreamFailure
             ? {
                 kind: 'failed',
                 failureKind: err.kind,
+                mayHaveRun: err.mayHaveRun,
                 message:
                   err.kind === 'cancelled'
                     ? cancelledMessage(signal?.reason, upstream)
@@ -280,6 +289,7 @@ export class UpstreamExecutor {
             : {
                 kind: 'failed',
                 failureKind: 'unexpected',
+                mayHaveRun: true,
                 message: `Upstream ${upstream.id}: the request failed unexpectedly`,
               };
     } finally {

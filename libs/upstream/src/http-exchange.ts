@@ -119,6 +119,17 @@ export function cancelledFailure(): UpstreamFailure {
   return new UpstreamFailure('cancelled', 'the request was cancelled before the upstream answered');
 }
 
+/**
+ * Codes of a connection that was open and broke before the answer began: the request may have
+ * reached the upstream (as tool-service-client.ts BROKEN_CONNECTION_CODES), so it may have run.
+ */
+const BROKEN_CONNECTION_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
 const NETWORK_WORDS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'the upstream refused the connection',
   ENOTFOUND: "the upstream's host name could not be resolved",
@@ -172,7 +183,13 @@ function failureBeforeHead(err: Error, request: ExchangeRequest): UpstreamFailur
     if (code === 'UND_ERR_INFO')
       return new UpstreamFailure('bad-answer', "the upstream's interim (1xx) answer is not valid");
     const words = NETWORK_WORDS[code];
-    if (words !== undefined) return new UpstreamFailure('unreachable', `${words} (${code})`);
+    if (words !== undefined)
+      return new UpstreamFailure(
+        'unreachable',
+        `${words} (${code})`,
+        undefined,
+        BROKEN_CONNECTION_CODES.has(code),
+      );
     if (code.includes('CERT') || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS'))
       return new UpstreamFailure(
         'unreachable',

@@ -252,12 +252,28 @@ export class UpstreamFailure extends Error {
    * @param kind what went wrong
    * @param message a description free of URLs, hosts, ports, IPs, header values and tokens
    * @param status the HTTP status, for `http-status` (and where one was received)
+   * @param mayHaveRun the request may have reached the upstream and run (REACHED_KINDS; an
+   *   `unreachable` connection that was open and then broke, http-exchange.ts)
    */
   constructor(
     readonly kind: UpstreamFailureKind,
     message: string,
     readonly status?: number,
+    readonly mayHaveRun: boolean = REACHED_KINDS.has(kind),
   ) {
     super(message);
   }
 }
+
+/**
+ * Failures after which the request may have run on the upstream: it answered and the answer
+ * was refused (`bad-answer`, `too-large`, `too-deep`), or no answer came in time (`timeout`).
+ * A tool call that ends so tells the caller to check before calling a tool that changes data
+ * again, as a Tool Service's does (docs/operations.md §10 "Routing").
+ */
+const REACHED_KINDS: ReadonlySet<UpstreamFailureKind> = new Set<UpstreamFailureKind>([
+  'timeout',
+  'bad-answer',
+  'too-large',
+  'too-deep',
+]);

@@ -384,7 +384,12 @@ describe('UpstreamRouter.forward: a 2025 session\'s id expiring while a relayed 
         );
         return new Promise<UpstreamOutcome>((resolve) => {
           call.signal.onAbort(() =>
-            resolve({ kind: 'failed', failureKind: 'cancelled', message: 'cancelled' }),
+            resolve({
+              kind: 'failed',
+              failureKind: 'cancelled',
+              message: 'cancelled',
+              mayHaveRun: false,
+            }),
           );
           taken.push('waiting');
         });

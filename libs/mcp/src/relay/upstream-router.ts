@@ -149,6 +149,14 @@ export interface ForwardOptions {
   readonly deadlineAt?: number;
 }
 
+/**
+ * After a failure that may have let the tool run (UpstreamOutcome.mayHaveRun): what a Tool
+ * Service's call says in the same case (map-tool-response.ts), so an agent does not run a tool
+ * that changes data twice on either kind of source.
+ */
+export const MAY_HAVE_RUN_ADVICE =
+  'It may still have run on the upstream; check before retrying a tool that changes data.';
+
 /** A failure (timeout, unreachable, …) of a tool call: a tool execution error the model can read (MCP 2025-11-25 "Error Handling"). */
 function toolFailure(message: string): object {
   return { content: [{ type: 'text', text: message }], isError: true };
@@ -378,7 +386,12 @@ export class UpstreamRouter {
           );
         throw new ForwardedError(outcome.code, outcome.message, outcome.data, outcome.era);
       case 'failed':
-        if (method === 'tools/call') return toolFailure(outcome.message);
+        if (method === 'tools/call')
+          return toolFailure(
+            outcome.mayHaveRun
+              ? `${outcome.message.replace(/\.$/, '')}. ${MAY_HAVE_RUN_ADVICE}`
+              : outcome.message,
+          );
         throw new ForwardedError(JsonRpcCode.InternalError, outcome.message);
     }
   }
