@@ -139,6 +139,39 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
     expect(ran).toEqual([]);
   }, 30_000);
 
+  it("a sender whose own subscription hangs (a Cluster node): told unreachable, and the same retry sent again gets the value the holder's call ran to, not gone", async () => {
+    const { sender, holder, hung } = replicas();
+    const ran: unknown[] = [];
+    holder.hold('call-r', (input) => {
+      ran.push(input);
+      // the call ends with this round: its key is released, as MrtrCalls does
+      holder.release('call-r');
+      return Promise.resolve({ result: `ran with ${String(input)}` });
+    });
+    hung.add(sender);
+    await expect(sender.resume(holder.replicaId, 'call-r', 'answer', 120_000)).resolves.toEqual({
+      kind: 'unreachable',
+    });
+    // the holder did act (its acknowledgement was counted, never delivered)
+    expect(ran).toEqual(['answer']);
+    hung.delete(sender);
+    // the client retries with the same requestState: the outcome, not "no longer pending"
+    await expect(sender.resume(holder.replicaId, 'call-r', 'answer', 5000)).resolves.toEqual({
+      kind: 'ok',
+      value: { result: 'ran with answer' },
+    });
+    // and on the holder itself
+    await expect(holder.resume(holder.replicaId, 'call-r', 'answer', 5000)).resolves.toEqual({
+      kind: 'ok',
+      value: { result: 'ran with answer' },
+    });
+    expect(ran).toEqual(['answer']);
+    // a key no resume from another replica ran is still gone
+    await expect(sender.resume(holder.replicaId, 'call-x', 'answer', 5000)).resolves.toEqual({
+      kind: 'gone',
+    });
+  }, 30_000);
+
   it('a holder that acknowledges but takes long to answer is waited on (no unreachable)', async () => {
     const { sender, holder } = replicas();
     holder.hold(

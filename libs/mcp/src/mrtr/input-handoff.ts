@@ -75,6 +75,16 @@ const NO_SUBSCRIBER_GRACE_MILLIS = 4000;
  */
 const NO_ACK_MILLIS = 6000;
 const REPUBLISH_MILLIS = 200;
+/**
+ * How long the holder keeps the value a resume from another replica ran to, for the same retry
+ * sent again: its acknowledgement or its reply may not have reached the sender (on a Cluster a
+ * publish's receiver count proves nothing; pub/sub keeps nothing), whose client was then told
+ * to retry with the same requestState. That retry gets the value instead of "no longer
+ * pending", so the call's outcome is not lost with the reply. Bounded per value and in all.
+ */
+const REPLAY_MILLIS = 60_000;
+const REPLAY_MAX_VALUE_CHARS = 1 << 20;
+const REPLAY_MAX_TOTAL_CHARS = 16 << 20;
 /** How often a sender looks whether the holder that acknowledged its resume still listens. */
 const HOLDER_WATCH_MILLIS = 1000;
 /**
@@ -139,6 +149,12 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
   );
   private readonly handlers = new Map<string, HandoffHandler>();
   private readonly waiting = new Map<string, WaitingReply>();
+  /** Values resumes from other replicas ran to, by key, oldest first (REPLAY_MILLIS). */
+  private readonly replays = new Map<
+    string,
+    { readonly value: unknown; readonly chars: number; readonly until: number }
+  >();
+  private replayChars = 0;
   private publisher?: RedisClient;
   private subscriber?: RedisClient;
   private readonly channelPrefix: string;
@@ -302,6 +318,8 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
       this.waiting.delete(corr);
     }
     this.handlers.clear();
+    this.replays.clear();
+    this.replayChars = 0;
     await quitRedis(this.subscriber, this.publisher);
   }
 
@@ -326,7 +344,9 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
   ): Promise<HandoffOutcome> {
     if (owner === this.replicaId) {
       const handler = this.handlers.get(key);
-      return handler === undefined ? { kind: 'gone' } : { kind: 'ok', value: await handler(input) };
+      if (handler !== undefined) return { kind: 'ok', value: await handler(input) };
+      const replay = this.replayOf(key);
+      return replay === undefined ? { kind: 'gone' } : { kind: 'ok', value: replay.value };
     }
     const publisher = this.publisher;
     if (publisher === undefined) return { kind: 'gone' };
@@ -536,14 +556,56 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     }
     const handler = this.handlers.get(message.key);
     if (handler === undefined) {
-      await answer({ op: 'reply', corr: message.corr, gone: true });
+      const replay = this.replayOf(message.key);
+      await answer(
+        replay === undefined
+          ? { op: 'reply', corr: message.corr, gone: true }
+          : { op: 'reply', corr: message.corr, value: replay.value },
+      );
       return;
     }
     const reply = await handler(message.input).then(
       (value): ReplyMessage => ({ op: 'reply', corr: message.corr, value }),
       (): ReplyMessage => ({ op: 'reply', corr: message.corr, gone: true }),
     );
+    if (reply.gone !== true) this.keepReplay(message.key, reply.value);
     await answer(reply);
+  }
+
+  /** The value a resume of `key` ran to, while REPLAY_MILLIS last. */
+  private replayOf(key: string): { readonly value: unknown } | undefined {
+    this.dropExpiredReplays();
+    return this.replays.get(key);
+  }
+
+  private keepReplay(key: string, value: unknown): void {
+    this.dropExpiredReplays();
+    let chars: number;
+    try {
+      chars = JSON.stringify(value)?.length ?? 0;
+    } catch {
+      return;
+    }
+    if (chars > REPLAY_MAX_VALUE_CHARS) return;
+    const before = this.replays.get(key);
+    if (before !== undefined) this.replayChars -= before.chars;
+    this.replays.delete(key);
+    this.replays.set(key, { value, chars, until: Date.now() + REPLAY_MILLIS });
+    this.replayChars += chars;
+    for (const [oldest, kept] of this.replays) {
+      if (this.replayChars <= REPLAY_MAX_TOTAL_CHARS) break;
+      this.replays.delete(oldest);
+      this.replayChars -= kept.chars;
+    }
+  }
+
+  private dropExpiredReplays(): void {
+    const now = Date.now();
+    for (const [key, kept] of this.replays) {
+      if (kept.until > now) break;
+      this.replays.delete(key);
+      this.replayChars -= kept.chars;
+    }
   }
 
   /**
