@@ -95,15 +95,26 @@ export function cleanupTemp() {
 }
 
 export async function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
+  // the kernel may hand the port just closed out again: two calls before either process binds
+  // (a gateway's PORT and MANAGEMENT_PORT) once got the same one, and the gateway refused to start
+  for (;;) {
+    const port = await new Promise((res, rej) => {
+      const srv = createServer();
+      srv.on('error', rej);
+      srv.listen(0, '127.0.0.1', () => {
+        const { port } = srv.address();
+        srv.close(() => res(port));
+      });
     });
-  });
+    if (handedOut.has(port)) continue;
+    if (handedOut.size >= 4096) handedOut.clear();
+    handedOut.add(port);
+    return port;
+  }
 }
+
+/** Ports freePort gave in this run: never given twice. */
+const handedOut = new Set();
 
 /**
  * The runtime settings the gateway is deployed with (the Helm chart's gateway.runtimeEnv and
