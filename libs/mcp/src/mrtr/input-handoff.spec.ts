@@ -142,12 +142,16 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
   it("a sender whose own subscription hangs (a Cluster node): told unreachable, and the same retry sent again gets the value the holder's call ran to, not gone", async () => {
     const { sender, holder, hung } = replicas();
     const ran: unknown[] = [];
-    holder.hold('call-r', (input) => {
-      ran.push(input);
-      // the call ends with this round: its key is released, as MrtrCalls does
-      holder.release('call-r');
-      return Promise.resolve({ result: `ran with ${String(input)}` });
-    });
+    holder.hold(
+      'call-r',
+      (input) => {
+        ran.push(input);
+        // the call ends with this round: its key is released, as MrtrCalls does
+        holder.release('call-r');
+        return Promise.resolve({ result: `ran with ${String(input)}` });
+      },
+      true,
+    );
     hung.add(sender);
     await expect(sender.resume(holder.replicaId, 'call-r', 'answer', 120_000)).resolves.toEqual({
       kind: 'unreachable',
@@ -168,6 +172,18 @@ describe('InputHandoff: a resume that reaches the holder late (docs/operations.m
     expect(ran).toEqual(['answer']);
     // a key no resume from another replica ran is still gone
     await expect(sender.resume(holder.replicaId, 'call-x', 'answer', 5000)).resolves.toEqual({
+      kind: 'gone',
+    });
+    // a key held without replay (the 2025 bridge): a late duplicate meets no waiting call
+    holder.hold('bridge-1', () => {
+      holder.release('bridge-1');
+      return Promise.resolve('taken');
+    });
+    await expect(sender.resume(holder.replicaId, 'bridge-1', 'a', 5000)).resolves.toEqual({
+      kind: 'ok',
+      value: 'taken',
+    });
+    await expect(sender.resume(holder.replicaId, 'bridge-1', 'a', 5000)).resolves.toEqual({
       kind: 'gone',
     });
   }, 30_000);

@@ -155,6 +155,8 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
     { readonly value: unknown; readonly chars: number; readonly until: number }
   >();
   private replayChars = 0;
+  /** Held keys whose resumes from other replicas are kept for replay (hold's `replayable`). */
+  private readonly replayable = new Set<string>();
   private publisher?: RedisClient;
   private subscriber?: RedisClient;
   private readonly channelPrefix: string;
@@ -318,18 +320,29 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
       this.waiting.delete(corr);
     }
     this.handlers.clear();
+    this.replayable.clear();
     this.replays.clear();
     this.replayChars = 0;
     await quitRedis(this.subscriber, this.publisher);
   }
 
-  /** Holds `key` on this replica until `release`. */
-  hold(key: string, handler: HandoffHandler): void {
+  /**
+   * Holds `key` on this replica until `release`.
+   * @param replayable what a resume from another replica runs to is kept for the same resume
+   *   sent again (REPLAY_MILLIS): for a caller whose duplicates are refused before they reach
+   *   the handoff (MrtrCalls: a spent requestState envelope), so only a retry whose client was
+   *   told to come again gets it. Not for the 2025 bridge, where a late duplicate answer must
+   *   meet no waiting call.
+   */
+  hold(key: string, handler: HandoffHandler, replayable = false): void {
     this.handlers.set(key, handler);
+    if (replayable) this.replayable.add(key);
+    else this.replayable.delete(key);
   }
 
   release(key: string): void {
     this.handlers.delete(key);
+    this.replayable.delete(key);
   }
 
   /**
@@ -564,11 +577,13 @@ export class InputHandoff implements OnModuleInit, OnApplicationShutdown, TakeOn
       );
       return;
     }
+    // read before the handler runs: a call that ends with this round releases its key
+    const replayable = this.replayable.has(message.key);
     const reply = await handler(message.input).then(
       (value): ReplyMessage => ({ op: 'reply', corr: message.corr, value }),
       (): ReplyMessage => ({ op: 'reply', corr: message.corr, gone: true }),
     );
-    if (reply.gone !== true) this.keepReplay(message.key, reply.value);
+    if (reply.gone !== true && replayable) this.keepReplay(message.key, reply.value);
     await answer(reply);
   }
 

@@ -376,7 +376,9 @@ export class MrtrCalls implements OnApplicationShutdown {
       this.parked.set(parked.key, { call: parked, ...who });
       count(this.parkedOn, who.upstream, 1);
       if (who.owner !== undefined) count(this.parkedBy, who.owner, 1);
-      this.handoff.hold(parked.key, (input) => this.resumeHere(parked, binding, input));
+      // replayable: a retry refused as spent never reaches the handoff, so only one whose
+      // client was told to come again (its envelope given back) can get a kept outcome
+      this.handoff.hold(parked.key, (input) => this.resumeHere(parked, binding, input), true);
     }
     this.arm(parked.key);
     return {
