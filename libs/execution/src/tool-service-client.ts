@@ -1,4 +1,9 @@
-import { ChunkList, isJsonContentType, JsonDepthScanner } from '@app/http-body';
+import {
+  BROKEN_CONNECTION_CODES,
+  ChunkList,
+  isJsonContentType,
+  JsonDepthScanner,
+} from '@app/http-body';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AnswerBudget, BudgetClaim } from './answer-budget';
 import type { CallCancellation } from './call-cancellation';
@@ -57,17 +62,6 @@ const CONNECT_ERROR_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-]);
-/**
- * Network errors of a connection that was open: the request may have reached the service (a
- * reset, a close without an answer, an interim 1xx undici cannot read), so "not reached, try
- * again" would invite a second run of a tool that changes data.
- */
-const BROKEN_CONNECTION_CODES = new Set([
-  'ECONNRESET',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
 ]);
 
 /**

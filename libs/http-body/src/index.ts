@@ -13,3 +13,4 @@ export { parseMediaType, isJsonEssence, isJsonContentType, type MediaType } from
 export { ChunkList } from './chunk-list';
 export { SingleHeaders } from './single-headers';
 export { lingeringClose, LINGER_MS, type RawAnswer } from './lingering-close';
+export { BROKEN_CONNECTION_CODES } from './broken-connection';

@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Transform } from 'node:stream';
 import {
   BodyDecodeError,
+  BROKEN_CONNECTION_CODES,
   ChunkList,
   contentDecoder,
   decodingOrder,
@@ -118,17 +119,6 @@ export function timeoutFailure(deadlineMillis: number): UpstreamFailure {
 export function cancelledFailure(): UpstreamFailure {
   return new UpstreamFailure('cancelled', 'the request was cancelled before the upstream answered');
 }
-
-/**
- * Codes of a connection that was open and broke before the answer began: the request may have
- * reached the upstream (as tool-service-client.ts BROKEN_CONNECTION_CODES), so it may have run.
- */
-const BROKEN_CONNECTION_CODES: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
 
 const NETWORK_WORDS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'the upstream refused the connection',
