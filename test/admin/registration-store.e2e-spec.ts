@@ -15,6 +15,16 @@ import { SHARED_REDIS_URL, deleteKeys, redisClient, uniqueKeyPrefix } from '../s
  * durable"): an id and a published-name prefix are taken once, a change is a compare-and-set
  * on the version, and a store that lost its data is told from an emptied one by its marker.
  */
+/**
+ * Waits until the clock in ms has passed a version. A store that lost its counter counts on from
+ * the time in ms: above every version drawn before the loss as long as they were drawn slower
+ * than one a millisecond, as an admin's writes are (docs/operations.md §15); writes back to back
+ * on a local Redis are faster, so a test's loss comes once the clock has passed them.
+ */
+async function clockPast(version: number): Promise<void> {
+  while (Date.now() <= version) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
 describe('RedisRegistrationStore on a real Redis', () => {
   const redis = redisClient();
   const prefixes: string[] = [];
@@ -166,6 +176,7 @@ describe('RedisRegistrationStore on a real Redis', () => {
     const { generation } = await a.seed(undefined, []);
     const x = await a.create(record('x'), generation, 100);
     if (x.kind !== 'created') throw new Error(x.kind);
+    await clockPast(x.version);
     await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
     // b starts now: it has read no marker, so it seeds as a first replica would
     const fresh = await b.seed(undefined, []);
@@ -226,6 +237,7 @@ describe('RedisRegistrationStore on a real Redis', () => {
     const x = await a.create(record('x'), generation, 100);
     const y = await a.create(record('y'), generation, 100);
     if (x.kind !== 'created' || y.kind !== 'created') throw new Error('not created');
+    await clockPast(y.version);
     await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
     // b had read none of a's registrations: it re-seeds with nothing, then registers x anew
     const seeded = await b.seed(generation, []);
@@ -361,10 +373,7 @@ describe('RedisRegistrationStore on a real Redis', () => {
       const high = await a.create(record('again'), generation, 100);
       if (high.kind !== 'created') throw new Error(high.kind);
       const view = (await a.read()).registrations.filter((r) => r.upstream.id === 'again');
-      // the store counts from the time in ms: above every version drawn before a loss as long
-      // as they were drawn slower than one a millisecond (admin writes are); six back to back
-      // on a local Redis take less, so the loss comes once the clock has passed them
-      while (Date.now() <= high.version) await new Promise((resolve) => setTimeout(resolve, 2));
+      await clockPast(high.version);
       await redis.del(a.key, a.metaKey, a.tombstonesKey, a.seededKey);
       const fresh = await b.seed(generation, []);
       const posted = await b.create(record('again', { enabled: false }), fresh.generation, 100);
