@@ -4,9 +4,16 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { gatewayConfig, upstream } from '../support/fixtures';
 import { GatewayProcess, TEST_SESSION_KEYS, waitFor } from '../support/gateway-process';
 import { V1Upstream } from '../support/mcp-upstreams';
-import { deleteKeys, redisClient, SHARED_REDIS_URL, uniqueKeyPrefix } from '../support/redis';
+import {
+  deleteKeys,
+  freePort,
+  redisClient,
+  SHARED_REDIS_URL,
+  uniqueKeyPrefix,
+} from '../support/redis';
 import { openLegacySession, postRaw, rpc, STANDARD_HEADERS } from '../support/rpc';
 import { SseReader } from '../support/sse-reader';
+import { SwitchableProxy } from '../support/switchable-proxy';
 
 const FILE = 'repo://files/a.ts';
 
@@ -66,12 +73,16 @@ describe('ending a 2025 session with DELETE /mcp', () => {
     redis.disconnect();
   });
 
-  async function replica(redisUrl?: string): Promise<GatewayProcess> {
+  async function replica(
+    redisUrl?: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<GatewayProcess> {
     const gateway = await GatewayProcess.start({
       mcp: {
         ...gatewayConfig([], { upstreams: [upstream('repo', repo.url)] }),
         virtualServers: [{ id: 'only-repo', sources: ['repo'] }],
         redis: { keyPrefix },
+        ...extra,
       },
       env: { MCP_SESSION_KEYS: TEST_SESSION_KEYS, REDIS_URL: redisUrl },
       waitReady: true,
@@ -219,6 +230,35 @@ describe('ending a 2025 session with DELETE /mcp', () => {
       get: 404,
       delete: 404,
     });
+  });
+
+  it("with Redis, when the end's message never reaches replica B (its Redis connections were down as A sent it), B still closes the session's GET stream at its next look, within listen.recheckSeconds", async () => {
+    const redisPort = Number(new URL(SHARED_REDIS_URL).port || 6379);
+    const proxy = await SwitchableProxy.start(redisPort);
+    try {
+      const listen = { listen: { recheckSeconds: 1 } };
+      const [a, b] = [await replica(SHARED_REDIS_URL, listen), await replica(proxy.url, listen)];
+      const session = await openLegacySession(a.mcpUrl);
+      const onB = await getStream(b.mcpUrl, session);
+      expect(onB.status).toBe(200);
+      // B's connections are cut and cannot come back: it is subscribed to nothing as A publishes
+      proxy.switchTo(await freePort());
+      expect((await send(a.mcpUrl, 'DELETE', session)).status).toBe(200);
+      proxy.switchTo(redisPort);
+      await onB.waitForEnd(15_000);
+      // the line comes on B's stdout, perhaps after the stream's end reached the test
+      await waitFor(
+        () =>
+          b.output.includes(
+            'Released 1 session(s) ended on another replica whose end message did not arrive here',
+          ),
+        5_000,
+        () => 'B did not say it released the session',
+      );
+      expect((await rpc(b.mcpUrl, 'tools/list', undefined, session)).status).toBe(404);
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('without Redis: the end holds on the replica that was told only (as documented)', async () => {

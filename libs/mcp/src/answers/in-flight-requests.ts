@@ -64,6 +64,11 @@ export class InFlightRequests {
     if (calls?.delete(controller) === true && calls.size === 0) this.bySession.delete(sessionId);
   }
 
+  /** The 2025 sessions with a request in flight on this replica. */
+  sessionIds(): IterableIterator<string> {
+    return this.bySession.keys();
+  }
+
   /**
    * The 2025 session ended (DELETE /mcp, here or on another replica: SessionEnding): each of its
    * requests still in flight on this replica is aborted (`session-ended`), so a call parked on

@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional } from '@nestjs/common';
+import { GATEWAY_CONFIG, type GatewayConfig } from '@app/config';
 import type { IncomingHeaders } from '@app/execution';
 import type { CallerIdentity } from '@app/identity';
 import { GatewayMetrics } from '@app/observability';
@@ -34,12 +35,19 @@ const ENDED: HttpAnswer = { status: 200, headers: {} };
  * request with the id is checked against until the id would expire: 404 from then on, on this
  * replica at once, on the others within SHARED_SESSION_FRESH_MS through Redis, and their calls,
  * GET streams and subscriptions end when the resource-update bus tells them (best effort, at once).
+ * A message of the bus can be lost (a subscriber's connection that broke, a failover): so each
+ * replica also looks up, every `mcp.listen.recheckSeconds`, whether a session it holds a GET
+ * stream, a subscription or a request in flight for was ended, and releases what it holds of one
+ * that was (sweep).
  */
 @Injectable()
-export class SessionEnding {
+export class SessionEnding implements OnApplicationShutdown {
   private readonly logger = new Logger('Mcp');
+  private readonly sweeper?: NodeJS.Timeout;
+  private sweeping = false;
 
   constructor(
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly sessions: SessionTokenService,
     private readonly ended: EndedSessions,
     private readonly hub: NotificationHub,
@@ -54,6 +62,16 @@ export class SessionEnding {
     private readonly bus: ResourceUpdateBus | null = null,
   ) {
     bus?.onMessage((message) => this.fromBus(message));
+    // with the bus there is Redis, so the markers other replicas set can be read
+    if (bus !== null)
+      this.sweeper = setInterval(
+        () => void this.sweep(),
+        config.mcp.listen.recheckSeconds * 1000,
+      ).unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.sweeper);
   }
 
   /**
@@ -109,6 +127,40 @@ export class SessionEnding {
     if (message.op !== 'end') return;
     this.ended.learn(message.session, true, message.expiresAtMs);
     void this.release(message.session);
+  }
+
+  /**
+   * Releases what this replica holds for sessions another replica ended whose bus message did not
+   * arrive here (docs/operations.md §9 "Ending a session"): each session with a GET stream, a
+   * subscription or a request in flight is looked up (its marker is read from Redis at most once
+   * a second, SessionValues), one at a time so that many open streams never make a burst of reads;
+   * a sweep still running when the next is due lets it pass.
+   */
+  private async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const held = new Set([
+        ...this.hub.sessionIds(),
+        ...this.subscriptions.sessionIds(),
+        ...this.inFlight.sessionIds(),
+      ]);
+      let released = 0;
+      for (const sessionId of held) {
+        if (!(await this.ended.isEnded(sessionId))) continue;
+        await this.release(sessionId);
+        released++;
+      }
+      if (released > 0)
+        this.logger.log(
+          `Released ${released} session(s) ended on another replica whose end message did not arrive here`,
+        );
+    } catch (err) {
+      // the next sweep tries again; what a session holds still ends with its id or token at the latest
+      this.logger.warn(`Looking up ended sessions failed: ${(err as Error).message}`);
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /** Releases what an ended session holds on this replica (and its values in Redis). */

@@ -301,6 +301,14 @@ export class NotificationHub implements OnApplicationShutdown {
     return closed;
   }
 
+  /** The 2025 sessions with a GET stream open on this replica. */
+  sessionIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const stream of this.streams.keys())
+      if (stream.sessionId !== undefined) ids.add(stream.sessionId);
+    return ids;
+  }
+
   /** Forgets a stream (it closed). */
   remove(stream: OpenStream): void {
     const held = this.streams.get(stream);

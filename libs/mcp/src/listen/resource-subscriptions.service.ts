@@ -811,6 +811,11 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
     if (session !== undefined) this.drop(sessionId, [...session.entries.keys()], true);
   }
 
+  /** The 2025 sessions holding a subscription on this replica. */
+  sessionIds(): IterableIterator<string> {
+    return this.bySession.keys();
+  }
+
   /** Subscriptions held on this replica. */
   get size(): number {
     return this.total;
