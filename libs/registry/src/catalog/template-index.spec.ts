@@ -5,11 +5,12 @@ import {
   templateMatcher,
   templatesBeyondReach,
   uriTemplateTest,
+  type UriMatcher,
 } from './template-index';
 
 /** The reference the index must agree with: every template in order, the first match wins. */
-function linearFirst(patterns: readonly RegExp[], uri: string, end = patterns.length) {
-  for (let i = 0; i < end; i++) if ((patterns[i] as RegExp).test(uri)) return i;
+function linearFirst(patterns: readonly UriMatcher[], uri: string, end = patterns.length) {
+  for (let i = 0; i < end; i++) if ((patterns[i] as UriMatcher).test(uri)) return i;
   return undefined;
 }
 
@@ -72,7 +73,7 @@ describe('URI templates matched without a regular expression for one expression'
     const compare = (
       template: string,
       uri: string,
-      pattern: RegExp,
+      pattern: UriMatcher,
       test: (u: string) => boolean,
     ) => {
       const expected = pattern.test(uri);
@@ -97,6 +98,45 @@ describe('URI templates matched without a regular expression for one expression'
     expect(disagreements).toEqual([]);
     expect(compared).toBe(16_400);
     expect(matched).toBeGreaterThan(400);
+  });
+});
+
+describe('templateMatcher in time linear in the URI and the template (templates from upstreams, URIs from any client)', () => {
+  it('adjacent simple expressions: a URI that almost matches is refused without backtracking over its splits', () => {
+    // twenty adjacent [^/]+ over 400 characters: a backtracking RegExp tries every split
+    // (seconds with ten expressions and 40 characters; this one would not end)
+    const template = `x://${Array.from({ length: 20 }, (_, i) => `{v${i}}`).join('')}/end`;
+    const matcher = templateMatcher(template);
+    expect(matcher.test(`x://${'a'.repeat(400)}/b/end`)).toBe(false);
+    expect(matcher.test(`x://${'a'.repeat(400)}/end`)).toBe(true);
+    expect(matcher.test(`x://${'a'.repeat(19)}/end`)).toBe(false);
+    expect(uriTemplateTest(template)(`x://${'a'.repeat(400)}/b/end`)).toBe(false);
+  });
+
+  it('the same for adjacent operator expressions and literals between them', () => {
+    const template = `p://${Array.from({ length: 12 }, (_, i) => `{v${i}}-{.w${i}}`).join('')}{?q}`;
+    const matcher = templateMatcher(template);
+    expect(matcher.test(`p://${'-'.repeat(300)}/`)).toBe(false);
+    expect(matcher.test(`p://${'a-.b'.repeat(12)}?q=1`)).toBe(true);
+  });
+
+  it("a template of 200,000 '{' without a '}' is literal text, read once", () => {
+    const template = `t://{a}{b}${'{'.repeat(200_000)}`;
+    const matcher = templateMatcher(template);
+    expect(matcher.test(`t://ab${'{'.repeat(200_000)}`)).toBe(true);
+    expect(matcher.test(`t://ab${'{'.repeat(199_999)}`)).toBe(false);
+    expect(literalEnds(template)).toEqual({ prefix: 't://', suffix: '{'.repeat(200_000) });
+  });
+
+  it('{/x,y,…} with more than 1000 variables matches up to 1000 segments (RE2 counts up to 1000)', () => {
+    const vars = Array.from({ length: 1500 }, (_, i) => `v${i}`).join(',');
+    const template = `s://r{/${vars}}`;
+    const matcher = templateMatcher(template);
+    const test = uriTemplateTest(template);
+    for (const n of [0, 1, 1000, 1001]) {
+      const uri = `s://r${'/x'.repeat(n)}`;
+      expect([n, matcher.test(uri), test(uri)]).toEqual([n, n <= 1000, n <= 1000]);
+    }
   });
 });
 

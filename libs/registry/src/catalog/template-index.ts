@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 /**
  * Strings that are prefixes of a given string, found without scanning the set: the set is
  * kept sorted (UTF-16 code units) with, for each element, the index of its longest proper
@@ -41,10 +42,18 @@ class PrefixChains {
 }
 
 /**
- * One `{operator varlist}` expression of a URI template (RFC 6570), as templateMatcher reads
- * it: a `{` without its `}` is literal text.
+ * Whether a URI is one a template expands to (templateMatcher): `test` takes time linear in the
+ * URI's length, whatever the template.
  */
-const TEMPLATE_EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
+export interface UriMatcher {
+  test(uri: string): boolean;
+}
+
+/**
+ * The most segments a `{/x,y,…}` expression is matched with (one per variable): RE2 counts a
+ * repetition up to 1000, and a template naming more variables in one expression is no real one.
+ */
+const MOST_PATH_SEGMENTS = 1000;
 
 /**
  * A URI template (RFC 6570) as a whole-string pattern, so a template covers every URI it can
@@ -54,17 +63,26 @@ const TEMPLATE_EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
  * variables expand to ""): `{/x,y}` one `/segment` per variable (any number with `*`),
  * `{.x}` `.label`, `{;x}` `;x=v…`, `{?x}` `?x=v…`, `{&x}` `&x=v…` (none of these spans a
  * `/`, which their expansion percent-encodes), and `{#x}` `#fragment` (reserved: may span `/`).
+ * A `{` without its `}` is literal text. Templates come from upstreams and URIs from any
+ * client, so the pattern is matched by RE2 (re2js), in time linear in the URI: adjacent
+ * expressions such as `{a}{b}{c}` made a backtracking RegExp take seconds on a crafted URI.
  */
-export function templateMatcher(uriTemplate: string): RegExp {
+export function templateMatcher(uriTemplate: string): UriMatcher {
   let pattern = '';
   let last = 0;
-  for (const m of uriTemplate.matchAll(TEMPLATE_EXPRESSION)) {
-    pattern += uriTemplate.slice(last, m.index).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    pattern += expressionPattern(m[1] ?? '', m[2] ?? '');
-    last = (m.index ?? 0) + m[0].length;
+  for (const e of expressionsOf(uriTemplate)) {
+    pattern += literalPattern(uriTemplate.slice(last, e.start));
+    pattern += expressionPattern(e.operator, e.varList);
+    last = e.end;
   }
-  pattern += uriTemplate.slice(last).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${pattern}$`, 's');
+  pattern += literalPattern(uriTemplate.slice(last));
+  const compiled = RE2JS.compile(pattern, RE2JS.DOTALL);
+  return { test: (uri) => compiled.testExact(uri) };
+}
+
+/** Literal text of a template as a pattern that matches exactly it. */
+function literalPattern(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** The pattern of one `{operator varlist}` expression (see templateMatcher). */
@@ -77,7 +95,9 @@ function expressionPattern(operator: string, varList: string): string {
     case '/': {
       const vars = varList.split(',');
       const explode = vars.some((v) => v.trim().endsWith('*'));
-      return explode ? '(?:/[^/?#]*)*' : `(?:/[^/?#]*){0,${vars.length}}`;
+      return explode
+        ? '(?:/[^/?#]*)*'
+        : `(?:/[^/?#]*){0,${Math.min(vars.length, MOST_PATH_SEGMENTS)}}`;
     }
     case '.':
       return '(?:\\.[^/?#]*)?';
@@ -117,7 +137,7 @@ function expressionTest(operator: string, varList: string): (middle: string) => 
     case '/': {
       const vars = varList.split(',');
       const explode = vars.some((v) => v.trim().endsWith('*'));
-      const most = explode ? Number.POSITIVE_INFINITY : vars.length;
+      const most = explode ? Number.POSITIVE_INFINITY : Math.min(vars.length, MOST_PATH_SEGMENTS);
       return (m) => {
         if (m === '') return true;
         if (m[0] !== '/' || !hasNone(m, '?#')) return false;
@@ -149,9 +169,10 @@ interface Expression {
 }
 
 /**
- * The expressions of a template, as TEMPLATE_EXPRESSION finds them (a `{` up to the next `}`;
- * a `{` with no `}` after it is literal), by indexOf rather than a regex: an index is built
- * over every template of a catalog at each publication.
+ * The expressions of a template: a `{` up to the next `}` (a `{` with no `}` after it is
+ * literal), found by indexOf rather than a regex, in time linear in the template (a regex
+ * scanning from every `{` of a template with thousands and no `}` took time quadratic in its
+ * length); an index is built over every template of a catalog at each publication.
  */
 function expressionsOf(uriTemplate: string): Expression[] {
   const out: Expression[] = [];
@@ -192,7 +213,7 @@ export function uriTemplateTest(uriTemplate: string): (uri: string) => boolean {
       uri.endsWith(suffix) &&
       middle(uri.slice(prefix.length, uri.length - suffix.length));
   }
-  let pattern: RegExp | undefined;
+  let pattern: UriMatcher | undefined;
   return (uri) => (pattern ??= templateMatcher(uriTemplate)).test(uri);
 }
 
