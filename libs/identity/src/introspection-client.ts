@@ -1,3 +1,5 @@
+import { hasIdTokenClaims } from './id-token-claims';
+
 /**
  * What an introspection answered about one token (RFC 7662 §2.2), already checked:
  * `unavailable` when the authorization server could not answer (unreachable, slower than the
@@ -117,6 +119,10 @@ export class IntrospectionClient {
       answer.iss !== this.options.issuer
     )
       return { active: false, reason: 'The access token was not issued by a trusted issuer' };
+    // an authorization server may answer active for an ID token it issued (Keycloak does, with
+    // `typ: "ID"`): never taken for an access token, as on the JWT path
+    if (hasIdTokenClaims(answer))
+      return { active: false, reason: 'The token is an ID token, not an access token' };
     return { active: true, claims: answer };
   }
 }

@@ -1,5 +1,6 @@
 import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
+import { hasIdTokenClaims } from './id-token-claims';
 
 /**
  * jose, loaded by the first verifier: a gateway without JWT auth never loads it (it is about
@@ -46,13 +47,6 @@ export interface JwtVerifierOptions {
   /** Bound of one JWKS fetch, ms. */
   readonly timeoutMs: number;
 }
-
-/**
- * Claims only an OpenID Connect ID token carries (OIDC Core §2, §3.3.2.11): an ID token is
- * never taken for an access token, even when it is signed by the issuer and names the
- * audience (Entra ID's v2 ID tokens carry the app's client id as `aud`, as its access tokens do).
- */
-const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash', 's_hash'] as const;
 
 /** A key set fetch that failed (not a token that matched no key). */
 class KeysUnavailable extends Error {}
@@ -164,8 +158,7 @@ export class JwtVerifier {
     const now = Math.floor(Date.now() / 1000);
     if (typeof payload.iat === 'number' && payload.iat > now + this.options.clockSkewSeconds)
       return { ok: false, reason: 'The access token was issued in the future (iat)' };
-    // Keycloak marks its ID tokens in the payload (`typ: "ID"`) while the header says JWT
-    if (payload.typ === 'ID' || ID_TOKEN_CLAIMS.some((claim) => payload[claim] !== undefined))
+    if (hasIdTokenClaims(payload))
       return { ok: false, reason: 'The token is an ID token, not an access token' };
     return { ok: true, payload };
   }
