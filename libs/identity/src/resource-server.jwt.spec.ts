@@ -297,6 +297,31 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
     });
   });
 
+  it('an active introspection answer with ID-token claims is refused, as a JWT with them is', async () => {
+    const exp = Math.floor(Date.now() / 1000) + 300;
+    const base = { active: true, sub: 'b', scope: 'mcp', aud: AUDIENCE, exp };
+    const marks: Record<string, unknown>[] = [
+      { nonce: 'n-1' },
+      { at_hash: 'h' },
+      { c_hash: 'h' },
+      { s_hash: 'h' },
+      { typ: 'ID' },
+    ];
+    for (const [i, mark] of marks.entries()) {
+      idp.active.set(`opaque-id-${i}`, { ...base, ...mark });
+      expect([mark, await rs.authenticate(`Bearer opaque-id-${i}`)]).toEqual([
+        mark,
+        expect.objectContaining({
+          status: 401,
+          description: 'The token is an ID token, not an access token',
+        }),
+      ]);
+    }
+    // the same answer without them is an access token's
+    idp.active.set('opaque-access', { ...base, typ: 'Bearer' });
+    expect(await rs.authenticate('Bearer opaque-access')).toMatchObject({ kind: 'authenticated' });
+  });
+
   it('the access-token profile: exp required, iat not ahead, typ from the list, no ID-token claims', async () => {
     const now = Math.floor(Date.now() / 1000);
     const base = { iss: idp.issuer, aud: AUDIENCE, sub: 'alice', scope: 'mcp' };
