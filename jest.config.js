@@ -39,6 +39,7 @@ const nodeListenerSuites = [
   'resilience/graceful-shutdown',
   'resilience/connection-limit',
   'resilience/mcp-slow-client',
+  'auth/refused-before-body',
 ];
 
 module.exports = {

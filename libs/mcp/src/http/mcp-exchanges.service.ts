@@ -3,7 +3,7 @@ import { JsonRpcCode } from '@app/wire';
 import type { Socket } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import { CallCancellation } from '@app/execution';
-import { ResourceServer } from '@app/identity';
+import { ResourceServer, type AuthOutcome } from '@app/identity';
 import { RegistryService } from '@app/registry';
 import { metadataAnswer } from './auth-answers';
 import { NotificationHub } from '../listen/notification-hub.service';
@@ -43,6 +43,12 @@ export class McpExchanges {
   private readonly inFlight = new Set<CallCancellation>();
   private readonly connectionIds = new WeakMap<Socket, number>();
   private nextConnectionId = 1;
+  /**
+   * The auth outcome of an admitted POST, decided before its body was read (authenticateFirst),
+   * for serve: a token is checked once per request (an introspection answer may not be
+   * remembered), and the request is gone from here with its objects.
+   */
+  private readonly decided = new WeakMap<IncomingMessage, AuthOutcome>();
   /** The caller headers refused when repeated: the fixed ones and every source's forwarded ones. */
   private readonly repeatedHeaders: RepeatedHeaders;
 
@@ -158,6 +164,47 @@ export class McpExchanges {
   }
 
   /**
+   * Checks the token of an admitted POST before its body is read (docs/security.md "Every
+   * request authenticated"; operations §13): a request its headers alone refuse — no token, a
+   * malformed or refused one, the admin credential, a token for another path — is answered now
+   * and its body discarded as it arrives, so a caller without a valid token never has the gateway
+   * hold its body (up to 4 MiB each); `read` is called for one that may be served, and serve
+   * takes its outcome. Without `mcp.auth` (and no static admin token) `read` is called at once.
+   * @param refused called just before a refused request is answered here (fastify hands the
+   *   response over then)
+   */
+  authenticateFirst(
+    req: IncomingMessage,
+    res: ServerResponse,
+    read: () => void,
+    refused: () => void = () => undefined,
+  ): void {
+    if (!this.resourceServer.checksRequests) {
+      read();
+      return;
+    }
+    const decide = (outcome: AuthOutcome): void => {
+      if (res.destroyed) return;
+      const path = this.serverOf(req);
+      if (path !== undefined && this.transport.refusalFor(req.headers, outcome, path.server)) {
+        // answered (and traced) as before, from the headers, with nothing of the body
+        this.decided.set(req, outcome);
+        refused();
+        this.serve(req, res, '');
+        req.resume();
+        return;
+      }
+      this.decided.set(req, outcome);
+      read();
+    };
+    const authorization = req.headers.authorization;
+    // a token verified before is decided at once (the common case)
+    const remembered = this.resourceServer.authenticateRemembered(authorization);
+    if (remembered !== undefined) decide(remembered);
+    else void this.resourceServer.authenticate(authorization).then(decide);
+  }
+
+  /**
    * The virtual server whose path an admitted request came on (docs/operations.md §16): none on
    * `/mcp` (no lookup, no allocation), undefined for a path whose server is gone.
    */
@@ -191,13 +238,17 @@ export class McpExchanges {
     const onClose = (): void => controller.abort('client-closed');
     this.inFlight.add(controller);
     res.once('close', onClose);
+    const decided = this.decided.get(req);
     this.transport
-      .post({
-        headers: req.headers,
-        body,
-        call: { controller, connectionId: this.connectionIdOf(req.socket) },
-        ...(server === undefined ? {} : { server }),
-      })
+      .post(
+        {
+          headers: req.headers,
+          body,
+          call: { controller, connectionId: this.connectionIdOf(req.socket) },
+          ...(server === undefined ? {} : { server }),
+        },
+        decided,
+      )
       .then(async (answer) => {
         if (answer.stream !== undefined) {
           // An SSE answer is still running: the client closing it cancels the call.

@@ -100,8 +100,15 @@ export function configureMcpFastify(
     // read (McpExchanges.front): the path is the raw request target, exactly "/mcp", where
     // fastify's router would also route "/%6dcp" or an absolute-form target.
     if (exchanges.front(req.raw, reply.raw, draining)) {
-      // admitted: fastify carries on (body, route) and McpController answers on the raw response
-      done();
+      // admitted: its token is checked before the body is read; one that may be served goes on
+      // (body, route) and McpController answers on the raw response, a refused one is answered
+      // on the raw response
+      exchanges.authenticateFirst(
+        req.raw,
+        reply.raw,
+        () => done(),
+        () => void reply.hijack(),
+      );
       return;
     }
     void reply.hijack(); // answered on the raw response

@@ -57,15 +57,17 @@ export class McpHttpServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     if (!this.exchanges.front(req, res, this.draining)) return;
-    readMcpBody(req, (error, body) => {
-      if (error === null && body !== undefined) {
-        this.exchanges.serve(req, res, body.length === 0 ? '' : decodeBody([body], body.length));
-      } else if (error?.statusCode === 413) {
-        refuseTooLarge(req);
-      } else {
-        // the client closed the connection while its body was being read: nobody to answer
-        res.destroy();
-      }
-    });
+    this.exchanges.authenticateFirst(req, res, () =>
+      readMcpBody(req, (error, body) => {
+        if (error === null && body !== undefined) {
+          this.exchanges.serve(req, res, body.length === 0 ? '' : decodeBody([body], body.length));
+        } else if (error?.statusCode === 413) {
+          refuseTooLarge(req);
+        } else {
+          // the client closed the connection while its body was being read: nobody to answer
+          res.destroy();
+        }
+      }),
+    );
   }
 }

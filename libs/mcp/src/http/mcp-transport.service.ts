@@ -70,14 +70,15 @@ export class McpTransport {
    * Serves one POST: the caller's token first (docs/operations.md §13; every request, both eras,
    * any session: 401/403 before anything else is read), then the era's codec.
    */
-  post(exchange: HttpExchange): Promise<HttpAnswer> {
+  post(exchange: HttpExchange, decided?: AuthOutcome): Promise<HttpAnswer> {
     // a request with no trace context of its caller whose trace is not sampled goes the
     // untraced way at once (one random number: docs/operations.md §3 "Traces")
     if (tracingOn()) {
       const traces = callerTraces(exchange);
-      if (traces || sampleRoot()) return this.postTraced(exchange, !traces);
+      if (traces || sampleRoot()) return this.postTraced(exchange, !traces, decided);
     }
     if (!this.resourceServer.checksRequests) return this.serve(exchange);
+    if (decided !== undefined) return this.serveAs(exchange, decided);
     const authorization = exchange.headers.authorization;
     // a token verified before is decided without a promise of its own (the common case)
     const remembered = this.resourceServer.authenticateRemembered(authorization);
@@ -117,9 +118,16 @@ export class McpTransport {
   }
 
   /** `post` with a span per request (docs/operations.md §3 "Traces"); the token check timed. */
-  private postTraced(exchange: HttpExchange, rootSampled: boolean): Promise<HttpAnswer> {
+  private postTraced(
+    exchange: HttpExchange,
+    rootSampled: boolean,
+    decided: AuthOutcome | undefined,
+  ): Promise<HttpAnswer> {
     const started = epochNow();
     if (!this.resourceServer.checksRequests) return this.serve(exchange, { started, rootSampled });
+    // checked before the body was read (McpExchanges.authenticateFirst): no time of its own here
+    if (decided !== undefined)
+      return this.serveAs(exchange, decided, { started, authEnded: started, rootSampled });
     const authorization = exchange.headers.authorization;
     const remembered = this.resourceServer.authenticateRemembered(authorization);
     if (remembered !== undefined)
@@ -131,23 +139,34 @@ export class McpTransport {
       );
   }
 
+  /**
+   * The answer that refuses a request with this auth outcome on this path — 401/403 for a
+   * refused token or the admin credential beside Authorization, 401 for a token issued for
+   * another path — or undefined when it may be served. Decided by the headers alone, so both
+   * listeners ask it before they read a POST's body (McpExchanges.authenticateFirst).
+   */
+  refusalFor(
+    headers: IncomingHeaders,
+    outcome: AuthOutcome,
+    server: string | undefined,
+  ): HttpAnswer | undefined {
+    const checked = this.resourceServer.refusalBeside(headers) ?? outcome;
+    if (checked.kind === 'refused')
+      return authRefusal(checked, this.resourceServer.metadataUrlFor(server));
+    if (checked.kind === 'authenticated' && !this.resourceServer.servesOn(checked.caller, server))
+      return this.otherPath(server);
+    return undefined;
+  }
+
   /** The request as the auth outcome allows: refused (401/403), or served for the caller. */
   private serveAs(
     exchange: HttpExchange,
     outcome: AuthOutcome,
     timing?: RequestTiming,
   ): Promise<HttpAnswer> {
-    outcome = this.resourceServer.refusalBeside(exchange.headers) ?? outcome;
-    if (outcome.kind === 'refused')
-      return unread(
-        exchange,
-        authRefusal(outcome, this.resourceServer.metadataUrlFor(exchange.server)),
-        timing,
-        true,
-      );
-    if (outcome.kind === 'anonymous') return this.serve(exchange, timing);
-    if (!this.resourceServer.servesOn(outcome.caller, exchange.server))
-      return unread(exchange, this.otherPath(exchange.server), timing, true);
+    const refusal = this.refusalFor(exchange.headers, outcome, exchange.server);
+    if (refusal !== undefined) return unread(exchange, refusal, timing, true);
+    if (outcome.kind !== 'authenticated') return this.serve(exchange, timing);
     // every member named (a spread of the exchange costs more on this per-request path)
     return this.serve(
       {
