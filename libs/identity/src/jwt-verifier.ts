@@ -108,8 +108,17 @@ function rejectionOf(err: unknown): JwtRejection {
 export class JwtVerifier {
   private readonly keys: ReturnType<typeof Jose.createRemoteJWKSet>;
   private readonly timer: NodeJS.Timeout;
+  /** The keys of the set as last fetched, each as its JSON (undefined before the first fetch). */
+  private known?: ReadonlySet<string>;
 
-  constructor(private readonly options: JwtVerifierOptions) {
+  /**
+   * @param keysRemoved called when a fetch of the key set finds a key of the last one gone: what
+   *   was verified with it and remembered must be verified again (ResourceServer)
+   */
+  constructor(
+    private readonly options: JwtVerifierOptions,
+    private readonly keysRemoved: () => void = () => undefined,
+  ) {
     this.keys = jose().createRemoteJWKSet(new URL(options.jwksUrl), {
       cacheMaxAge: Infinity,
       cooldownDuration: JWKS_COOLDOWN_MS,
@@ -117,12 +126,24 @@ export class JwtVerifier {
     });
     // fetched once at boot, so the first request does not wait for it and a JWKS outage that
     // starts later finds the keys already known
-    this.keys.reload().catch(() => undefined);
-    this.timer = setInterval(() => {
-      // a failed fetch keeps the keys already known (jose replaces them only on success)
-      this.keys.reload().catch(() => undefined);
-    }, JWKS_REFRESH_MS);
+    void this.refreshKeys();
+    this.timer = setInterval(() => void this.refreshKeys(), JWKS_REFRESH_MS);
     this.timer.unref();
+  }
+
+  /**
+   * Fetches the key set again (a failed fetch keeps the keys already known: jose replaces them
+   * only on success) and says when a key of the last set is gone, so that a token of a removed
+   * key stops working at once, not when its remembered verification would expire
+   * (docs/security.md "a removed key stops working within a minute").
+   */
+  async refreshKeys(): Promise<void> {
+    await this.keys.reload().catch(() => undefined);
+    const now = new Set((this.keys.jwks()?.keys ?? []).map((key) => JSON.stringify(key)));
+    const before = this.known;
+    if (now.size > 0) this.known = now;
+    if (before !== undefined && now.size > 0 && [...before].some((key) => !now.has(key)))
+      this.keysRemoved();
   }
 
   /** The verified payload, or why the token is refused. */

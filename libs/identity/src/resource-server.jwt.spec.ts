@@ -200,6 +200,33 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
     }
   });
 
+  it('a key removed from the key set: tokens it signed are refused at their next use, though verified and remembered before', async () => {
+    const verifier = (rs as any).jwt as { refreshKeys(): Promise<void> };
+    const header = `Bearer ${await sign({ sub: 'rotated', scope: 'mcp' })}`;
+    expect(await rs.authenticate(header)).toMatchObject({ kind: 'authenticated' });
+    const kept = idp.jwks;
+    try {
+      // a key added: what was verified stays remembered
+      const other = await generateKeyPair('ES256');
+      const added = { ...(await exportJWK(other.publicKey)), kid: 'k2', alg: 'ES256' };
+      idp.jwks = { keys: [...kept.keys, added] };
+      await verifier.refreshKeys();
+      expect(rs.authenticateRemembered(header)).toMatchObject({ kind: 'authenticated' });
+      // k1 removed: verified again, and refused
+      idp.jwks = { keys: [added] };
+      await verifier.refreshKeys();
+      expect(rs.authenticateRemembered(header)).toBeUndefined();
+      expect(await rs.authenticate(header)).toMatchObject({
+        status: 401,
+        description: 'The access token was signed by an unknown key',
+      });
+    } finally {
+      idp.jwks = kept;
+      await verifier.refreshKeys();
+    }
+    expect(await rs.authenticate(header)).toMatchObject({ kind: 'authenticated' });
+  });
+
   it("a verified token is forgotten once expired, as new tokens come: callers whose tokens rotate do not fill the memory's cap", async () => {
     const remembered = (): number => (rs as any).verified.size as number;
     const headers = await Promise.all(

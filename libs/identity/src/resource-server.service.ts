@@ -162,15 +162,20 @@ export class ResourceServer implements OnModuleDestroy {
     const audiences = this.audiences;
     audiences.push(audience, ...[...this.serverResources.values()].map((s) => s.resource));
     if (this.auth.jwksUrl !== undefined)
-      this.jwt = new JwtVerifier({
-        jwksUrl: this.auth.jwksUrl,
-        issuer: this.auth.issuer ?? '',
-        audience: audiences,
-        algorithms: this.auth.algorithms,
-        clockSkewSeconds: this.auth.clockSkewSeconds,
-        tokenTypes: this.auth.tokenTypes.map(normalTokenType),
-        timeoutMs: this.auth.authorizationServerTimeoutMillis,
-      });
+      this.jwt = new JwtVerifier(
+        {
+          jwksUrl: this.auth.jwksUrl,
+          issuer: this.auth.issuer ?? '',
+          audience: audiences,
+          algorithms: this.auth.algorithms,
+          clockSkewSeconds: this.auth.clockSkewSeconds,
+          tokenTypes: this.auth.tokenTypes.map(normalTokenType),
+          timeoutMs: this.auth.authorizationServerTimeoutMillis,
+        },
+        // a key gone from the set: every remembered token is verified again at its next use
+        // (those of the removed key are refused then; open streams at their next recheck)
+        () => this.verified.deleteWhere(() => true),
+      );
     if (this.auth.introspectionUrl !== undefined)
       this.introspection = new IntrospectionGate(
         new IntrospectionClient(
