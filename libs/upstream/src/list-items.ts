@@ -43,6 +43,15 @@ function stringValue(text: string, at: number, end: number): string | undefined 
  * this function's to judge: false, and the parser refuses it.
  */
 export function listItemsExceed(text: string, key: string, limit: number): boolean {
+  return listItemCount(text, key, limit) > limit;
+}
+
+/**
+ * The items of the longest `result.<key>` array of the JSON-RPC message `text`, counted as
+ * listItemsExceed counts them, and no further than `limit` + 1 (the scan stops there).
+ */
+export function listItemCount(text: string, key: string, limit: number): number {
+  let longest = 0;
   let depth = 0;
   /** The member key read last at depth 1 (the message) and depth 2 (its result). */
   let messageKey: string | undefined;
@@ -54,14 +63,15 @@ export function listItemsExceed(text: string, key: string, limit: number): boole
   const item = (): boolean => {
     count++;
     awaitingFirst = false;
+    if (count > longest) longest = count;
     return count > limit;
   };
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const end = stringEnd(text, i);
-      if (end < 0) return false;
-      if (counting && depth === 3 && awaitingFirst && item()) return true;
+      if (end < 0) return longest;
+      if (counting && depth === 3 && awaitingFirst && item()) return longest;
       if (depth === 1 || depth === 2) {
         let next = end;
         while (isSpace(text.charCodeAt(next))) next++;
@@ -73,7 +83,7 @@ export function listItemsExceed(text: string, key: string, limit: number): boole
       }
       i = end - 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (counting && depth === 3 && awaitingFirst && item()) return true;
+      if (counting && depth === 3 && awaitingFirst && item()) return longest;
       depth++;
       if (depth === 2) inResult = c === OPEN_OBJECT && messageKey === 'result';
       else if (depth === 3) {
@@ -87,11 +97,11 @@ export function listItemsExceed(text: string, key: string, limit: number): boole
       depth--;
     } else if (counting && depth === 3) {
       if (c === COMMA) {
-        if (item()) return true;
-      } else if (awaitingFirst && !isSpace(c) && item()) return true;
+        if (item()) return longest;
+      } else if (awaitingFirst && !isSpace(c) && item()) return longest;
     }
   }
-  return false;
+  return longest;
 }
 
 /** Keys longer than this are never `result` or a list's key: not collected further. */

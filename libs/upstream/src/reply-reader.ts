@@ -10,7 +10,7 @@ import {
   type ParsedMessage,
   type RequestId,
 } from './json-rpc';
-import { listItemsExceed } from './list-items';
+import { listItemCount, listItemsExceed } from './list-items';
 import {
   UpstreamFailure,
   type JsonRpcMessage,
@@ -56,18 +56,36 @@ export function httpStatusFailure(status: number, what: string): UpstreamFailure
  */
 export const MAX_MESSAGE_VALUES = MAX_PARSED_VALUES;
 
-function tooManyValues(): UpstreamFailure {
+/**
+ * The JSON values a list page may hold per item it lists, beyond MAX_MESSAGE_VALUES: a page of
+ * as many items as the cap allows (10,000 resources by default, or a raised tool cap) takes more
+ * values than one message may, and one item takes far fewer than this (a tool with a large
+ * schema, a few hundred). A page whose values pass its allowance is refused before it is parsed:
+ * two entries carrying 2.6 million values (7.8 MB, under the answer cap) took ~900 MB and half a
+ * second of the event loop at every pull (docs/operations.md §10 "Width").
+ */
+export const LIST_ITEM_VALUES = 64;
+
+function tooManyValues(limit: number): UpstreamFailure {
   return new UpstreamFailure(
     'too-large',
-    `the upstream's answer holds more than ${MAX_MESSAGE_VALUES} JSON values`,
+    `the upstream's answer holds more than ${limit} JSON values`,
   );
 }
 
-/** Refuses a message too deep, or over the list cap when one counts its items, else too wide. */
+/**
+ * Refuses a message too deep, or over the list cap when one counts its items, or too wide: a
+ * list page may hold LIST_ITEM_VALUES more values per item it lists than another message.
+ */
 function refuseShape(text: string, cap: UpstreamListCap | undefined): void {
   if (textDepthExceeds(text, MAX_MESSAGE_DEPTH)) throw tooDeep();
-  if (cap !== undefined) refuseOverCap(cap, text);
-  else if (textValuesExceed(text, MAX_MESSAGE_VALUES)) throw tooManyValues();
+  let limit = MAX_MESSAGE_VALUES;
+  if (cap !== undefined) {
+    const items = listItemCount(text, cap.key, cap.limit);
+    if (items > cap.limit) throw new UpstreamFailure('refused', cap.refusal);
+    limit += items * LIST_ITEM_VALUES;
+  }
+  if (textValuesExceed(text, limit)) throw tooManyValues(limit);
 }
 
 export function tooDeep(): UpstreamFailure {

@@ -1,4 +1,4 @@
-import { GatewayProcess } from '../../support/gateway-process';
+import { GatewayProcess, waitFor } from '../../support/gateway-process';
 import { gatewayConfig, upstream } from '../../support/fixtures';
 import { modernRequest } from '../../support/modern-rpc';
 import { rpc } from '../../support/rpc';
@@ -23,6 +23,7 @@ describe('an upstream whose answers hold millions of tiny JSON values', () => {
     up = await ScriptedUpstream.start({
       tools: [upTool('wide'), upTool('narrow')],
       resources: [{ uri: 'w://wide', name: 'wide' }],
+      prompts: [{ name: 'p' }],
     });
     up.on('resources/read', () => ({ result: { contents: WIDE } }));
     up.onTool('wide', () => ({
@@ -67,5 +68,70 @@ describe('an upstream whose answers hold millions of tiny JSON values', () => {
     const narrow = await rpc(gateway.mcpUrl, 'tools/call', { name: 'up__narrow', arguments: {} });
     expect(narrow.json.result.isError).toBeFalsy();
     expect(narrow.json.result.structuredContent.rows).toHaveLength(200_000);
+  });
+
+  // a list page may hold 64 more values per item it lists than another message (§10 "Width"):
+  // one of two items carrying 300,000 is refused before it is parsed, a failed pull whose last
+  // good list stays; one of a hundred items of 2,000 values each is an ordinary page
+  it.each([
+    ['tools', 'tools/list', `{"name":"narrow","inputSchema":{"type":"object"}}`],
+    ['prompts', 'prompts/list', '{"name":"p"}'],
+    ['resources', 'resources/list', '{"uri":"w://wide","name":"wide"}'],
+  ])(
+    'a %s page of two items, one holding 300,000 values: a failed pull, the last good list stays',
+    async (key, method, first) => {
+      const big = JSON.stringify(WIDE);
+      const second =
+        key === 'tools'
+          ? `{"name":"fat","inputSchema":{"type":"object"},"_meta":{"big":${big}}}`
+          : key === 'prompts'
+            ? `{"name":"fat","_meta":{"big":${big}}}`
+            : `{"uri":"w://fat","name":"fat","_meta":{"big":${big}}}`;
+      const before = (await rpc(gateway.mcpUrl, method)).json.result[key];
+      up.on(method, (req) => ({
+        headers: { 'content-type': 'application/json' },
+        raw: `{"jsonrpc":"2.0","id":${JSON.stringify(req.id)},"result":{"${key}":[${first},${second}]}}`,
+      }));
+      try {
+        // an unknown tool refreshes the sources (contract §8)
+        await rpc(gateway.mcpUrl, 'tools/call', { name: `unknown_${key}`, arguments: {} });
+        const status = await fetch(`${gateway.managementUrl}/actuator/upstreams`).then(
+          (r) => r.json() as Promise<{ upstreams: Record<string, unknown>[] }>,
+        );
+        expect(status.upstreams[0]).toMatchObject({ lastErrorType: 'UpstreamTooLargeError' });
+        await waitFor(() => gateway.output.includes('more than 250128 JSON values'), 5_000);
+        const after = await rpc(gateway.mcpUrl, method);
+        expect(after.json.result[key]).toEqual(before);
+        expect(after.text).not.toContain('fat');
+      } finally {
+        up.off(method);
+      }
+    },
+  );
+
+  it('a page of a hundred tools of 2,000 values each is published (64 a tool over the bound is room enough)', async () => {
+    const schema = JSON.stringify({
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 400 }, (_, i) => [`p${i}`, { type: 'string', enum: ['a', 'b'] }]),
+      ),
+    });
+    const tools = Array.from(
+      { length: 100 },
+      (_, i) => `{"name":"big${i}","inputSchema":${schema}}`,
+    ).join(',');
+    up.on('tools/list', (req) => ({
+      headers: { 'content-type': 'application/json' },
+      raw: `{"jsonrpc":"2.0","id":${JSON.stringify(req.id)},"result":{"tools":[${tools}]}}`,
+    }));
+    try {
+      await rpc(gateway.mcpUrl, 'tools/call', { name: 'unknown_big', arguments: {} });
+      const names = (await rpc(gateway.mcpUrl, 'tools/list')).json.result.tools.map(
+        (t: { name: string }) => t.name,
+      );
+      expect(names).toContain('up__big99');
+    } finally {
+      up.off('tools/list');
+    }
   });
 });
