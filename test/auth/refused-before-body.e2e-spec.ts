@@ -85,9 +85,9 @@ describe('POST /mcp with mcp.auth: refused from its headers before its body is r
   });
 
   it.each([
-    ['no Authorization', async () => ({})],
-    ['another scheme', async () => ({ authorization: 'Basic dXNlcjpwYXNz' })],
-    ['a bearer that is no token', async () => ({ authorization: 'Bearer garbage' })],
+    ['no Authorization', () => Promise.resolve({})],
+    ['another scheme', () => Promise.resolve({ authorization: 'Basic dXNlcjpwYXNz' })],
+    ['a bearer that is no token', () => Promise.resolve({ authorization: 'Bearer garbage' })],
     [
       'an expired token (verified against the key set first)',
       async () => ({
