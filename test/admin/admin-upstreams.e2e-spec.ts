@@ -53,6 +53,32 @@ describe('/admin/upstreams (memory storage, static admin token)', () => {
       track,
     );
 
+  it("the gateway's own /mcp URL registered is refused by the gateway itself (508 Loop Detected): FAILED, and its catalog never republished one level deeper each round", async () => {
+    const gateway = await start();
+    // what the gateway sends an upstream carries its Via entry; a request with it is refused
+    const { rpc } = await import('../support/rpc');
+    const looped = await rpc(gateway.mcpUrl, 'tools/list', undefined, {
+      via: '1.1 proxy.example, 1.1 mcp-gateway.mcp-gateway-test',
+    });
+    expect(looped.status).toBe(508);
+    expect(looped.json.error.message).toMatch(/^Loop Detected/);
+    // another proxy's Via, or another gateway's, is no loop
+    for (const via of ['1.1 proxy.example', '1.1 mcp-gateway.another-identity'])
+      expect((await rpc(gateway.mcpUrl, 'tools/list', undefined, { via })).status).toBe(200);
+    const posted = await admin(gateway, 'POST', '/admin/upstreams', {
+      id: 'self',
+      url: gateway.mcpUrl,
+      namePrefix: 's__',
+    });
+    expect(posted.status).toBe(202);
+    const failed = await waitForState(gateway, 'self', 'FAILED');
+    expect(JSON.stringify(failed)).toMatch(/508/);
+    // an unknown tool refreshes the sources (contract §8): still nothing under the prefix
+    await rpc(gateway.mcpUrl, 'tools/call', { name: 'nope', arguments: {} });
+    expect((await toolNames(gateway)).filter((n) => n.startsWith('s__'))).toEqual([]);
+    expect(await toolNames(gateway)).toContain('calc__add');
+  });
+
   it('registers a 2026 and a 2025 SDK server: 202 PENDING, then ACTIVE with era and tool count, tools served on /mcp', async () => {
     const gateway = await start();
     const posted = await admin(gateway, 'POST', '/admin/upstreams', {

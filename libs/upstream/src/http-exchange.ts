@@ -20,7 +20,10 @@ import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 export interface ExchangeRequest {
   readonly url: URL;
   readonly method: 'POST' | 'GET' | 'DELETE';
+  /** Built for this request: `via` is set on it when given. */
   readonly headers: Record<string, string>;
+  /** The gateway's `Via` entry (gatewayVia), sent in place of any the headers hold. */
+  readonly via?: string;
   readonly body?: string;
   /**
    * Time left, in ms: for scope `whole` until the last byte, for scope `head` until the
@@ -547,6 +550,7 @@ export function exchange(
       },
     };
 
+    if (request.via !== undefined) request.headers.via = request.via;
     try {
       dispatcher.dispatch(
         {

@@ -34,7 +34,7 @@ function sleep(millis: number, signal: AbortSignal): Promise<void> {
 export interface StandaloneStreamHost {
   readonly url: URL;
   readonly dispatcher: Dispatcher;
-  readonly endpoint: Pick<UpstreamEndpoint, 'connectMillis' | 'maxAnswerBytes'>;
+  readonly endpoint: Pick<UpstreamEndpoint, 'connectMillis' | 'maxAnswerBytes' | 'via'>;
   /** The gateway's own credential, asked at each (re)open (an expiring token is renewed). */
   ownHeaders(): Promise<Readonly<Record<string, string>>>;
   /** One readable message off the stream, while it is live. */
@@ -91,6 +91,7 @@ export class StandaloneStream {
         if (this.lastEventId !== undefined) headers['last-event-id'] = this.lastEventId;
         if (!this.live) return;
         const result = await exchange(host.dispatcher, {
+          via: host.endpoint.via,
           url: host.url,
           method: 'GET',
           headers,

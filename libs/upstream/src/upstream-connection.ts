@@ -956,6 +956,7 @@ export class UpstreamConnection {
               : undefined;
           };
     const first = await exchange(this.dispatcher, {
+      via: this.endpoint.via,
       url: this.url,
       method: 'POST',
       headers,
@@ -1045,6 +1046,7 @@ export class UpstreamConnection {
       let next: ExchangeResult;
       try {
         next = await exchange(this.dispatcher, {
+          via: this.endpoint.via,
           url: this.url,
           method: 'GET',
           headers: resumeHeaders(headers, lastEventId),
@@ -1209,6 +1211,7 @@ export class UpstreamConnection {
         'application/json, text/event-stream',
       );
       await exchange(this.dispatcher, {
+        via: this.endpoint.via,
         url: this.url,
         method: 'DELETE',
         headers,

@@ -8,7 +8,7 @@ import {
   type UpstreamDefinition,
 } from '@app/config';
 import { SourceCredentials } from '@app/identity';
-import { Extension, MCP_APP_MIME_TYPE } from '@app/wire';
+import { Extension, gatewayVia, MCP_APP_MIME_TYPE } from '@app/wire';
 import { registerPoolSize } from './http-exchange';
 import { guardedConnector, type UpstreamAddressRefusedError } from './connect-guard';
 import { UpstreamConnection } from './upstream-connection';
@@ -265,6 +265,7 @@ export class UpstreamConnections implements OnApplicationShutdown {
         connectMillis: upstream.connectMillis,
         maxAnswerBytes: this.config.mcp.execution.maxResponseBytes,
         clientInfo: { name: this.config.mcp.identity, version: this.config.version },
+        via: gatewayVia(this.config.mcp.identity),
         clientCapabilities: GATEWAY_CLIENT_CAPABILITIES,
         sessionHeaders: () => this.sessionHeaders(upstream),
       },

@@ -32,6 +32,8 @@ export interface UpstreamEndpoint {
   readonly maxAnswerBytes: number;
   /** The gateway's identity: `clientInfo` at initialize (2025) and in `_meta` (2026). */
   readonly clientInfo: { readonly name: string; readonly version: string };
+  /** The gateway's `Via` entry, on every request to the upstream (gatewayVia in @app/wire). */
+  readonly via?: string;
   /**
    * Declared at initialize (2025) and in every request's `_meta` (2026), e.g.
    * `{sampling:{}, elicitation:{form:{}}, roots:{}}`.

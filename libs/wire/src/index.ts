@@ -26,12 +26,14 @@ export { JsonRpcCode } from './rpc-codes';
 export {
   CLIENT_DROPPED_HEADERS,
   CREDENTIAL_HEADERS,
+  gatewayVia,
   PERSONAL_CALLER_HEADERS,
   HOP_BY_HOP_HEADERS,
   MANAGEMENT_MAX_BODY_BYTES,
   MCP_MAX_BODY_BYTES,
   MCP_TRANSPORT_HEADERS,
   UNFORWARDABLE_HEADERS,
+  viaNamesGateway,
 } from './transport-headers';
 export { GATEWAY_TOOL_PREFIX, MAX_TOOL_TAGS, TAG_PATTERN, toolTagsOf } from './tool-tags';
 export { RESULT_TYPES, shownResultType, unknownResultType } from './result-types';

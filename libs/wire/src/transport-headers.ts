@@ -28,7 +28,28 @@ export const MCP_TRANSPORT_HEADERS: readonly string[] = [
   'mcp-method',
   'mcp-name',
   'last-event-id',
+  'via',
 ];
+
+/**
+ * The `Via` entry (RFC 9110 §7.6.3) the gateway puts on every request to an upstream MCP server,
+ * its identity as the pseudonym: a request that arrives on `/mcp` with it came from a gateway of
+ * this identity (this replica or another), so an upstream that is the gateway itself — a
+ * registration or a config naming its own URL, directly or behind a Service — is refused (508)
+ * instead of federating itself deeper at every round (docs/operations.md §10 "Routing").
+ */
+export function gatewayVia(identity: string): string {
+  return `1.1 mcp-gateway.${identity}`;
+}
+
+/** Whether a request's `Via` header names a hop through a gateway of this identity. */
+export function viaNamesGateway(via: string | string[] | undefined, identity: string): boolean {
+  if (via === undefined) return false;
+  const own = `mcp-gateway.${identity}`;
+  for (const line of typeof via === 'string' ? [via] : via)
+    for (const entry of line.split(',')) if (entry.trim().split(/\s+/)[1] === own) return true;
+  return false;
+}
 
 /** Headers that carry a caller's or a proxy's credentials. */
 export const CREDENTIAL_HEADERS: readonly string[] = [

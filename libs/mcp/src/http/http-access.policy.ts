@@ -10,6 +10,7 @@ import {
   type GatewayConfig,
 } from '@app/config';
 import { FORWARDED_CALLER_HEADERS, type IncomingHeaders } from '@app/execution';
+import { JsonRpcCode, viaNamesGateway } from '@app/wire';
 import { GatewayErrorCode } from '../errors/gateway-error';
 import { legacyWireError } from '../errors/wire-errors';
 import { errorEnvelope, type HttpAnswer } from '../answers/http-answer';
@@ -63,6 +64,23 @@ const ORIGIN_REFUSED = forbidden(
 const HOST_REFUSED = forbidden(
   'Forbidden: the Host header names a host this gateway does not serve (mcp.http.allowedHosts)',
 );
+/**
+ * 508 Loop Detected (RFC 5842 §7.2) for a request a gateway of this identity sent (its `Via`
+ * entry, gatewayVia): an upstream that is this gateway, which would otherwise republish its own
+ * catalog under the upstream's prefix at every round, one level deeper each time.
+ */
+const LOOP_REFUSED: AccessDecision = {
+  kind: 'refuse',
+  answer: {
+    status: 508,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: errorEnvelope(
+      null,
+      JsonRpcCode.InvalidRequest,
+      'Loop Detected: this request came from this gateway (its Via header names mcp.identity): an upstream of the gateway is the gateway itself',
+    ),
+  },
+};
 
 /**
  * Origin and Host checks of /mcp (MCP Streamable HTTP "Security Warning": validate Origin,
@@ -76,7 +94,10 @@ export class HttpAccessPolicy {
   /** undefined: Host is not checked (no allowedHosts). */
   private readonly hosts?: AccessList;
 
+  private readonly identity: string;
+
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.identity = config.mcp.identity;
     const http = config.mcp.http;
     // Validated at boot (loadGatewayConfig); compiling again cannot find a problem.
     const ignored: ConfigProblem[] = [];
@@ -86,8 +107,10 @@ export class HttpAccessPolicy {
     }
   }
 
-  /** Decides a request by its Host and Origin headers. */
+  /** Decides a request by its Host, Origin and Via headers. */
   admit(headers: IncomingHeaders): AccessDecision {
+    if (headers.via !== undefined && viaNamesGateway(headers.via, this.identity))
+      return LOOP_REFUSED;
     if (this.hosts !== undefined && !this.hostAllowed(headers.host)) return HOST_REFUSED;
     const origin = headers.origin;
     if (origin === undefined) return PASS;
