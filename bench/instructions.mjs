@@ -32,6 +32,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { annotatedFrame, instructionNodeFlags } from './lib/instructions-gate.mjs';
+import { AUDIENCE, startIssuer } from './lib/scenario-auth.mjs';
 import { haveCommand } from './lib/load.mjs';
 import { tracingSink } from './lib/tracing-sink.mjs';
 import {
@@ -79,6 +80,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  */
 const TRACING_RATIO = process.env.BENCH_INSTR_TRACING_RATIO;
 const sink = tracingSink();
+
+/**
+ * BENCH_INSTR_AUTH=1: the gateway verifies a JWT on every call (mcp.auth.mode jwt, the `auth`
+ * scenario's local ES256 issuer and token), to count what authentication adds to a call of the
+ * mode (not `proxy`). Unset: no auth, as the gate measures.
+ */
+const AUTH = process.env.BENCH_INSTR_AUTH === '1';
+if (AUTH && MODE === 'proxy') throw new Error('BENCH_INSTR_AUTH: the bare proxy has no auth');
+const issuer = AUTH ? await startIssuer() : undefined;
 
 /**
  * callgrind_control finds the process by a file named after USER and HOST as each process sees
@@ -149,6 +159,8 @@ async function gatewayTarget(source, dir) {
           ],
           ...(MODE === 'modern' ? { http: { modernEra: true } } : {}),
         };
+  if (issuer !== undefined)
+    mcp.auth = { mode: 'jwt', issuer: issuer.issuer, audience: AUDIENCE, jwksUrl: issuer.jwksUrl };
   if (TRACING_RATIO !== undefined && TRACING_RATIO !== '')
     mcp.tracing = { endpoint: await sink.endpoint(), samplingRatio: Number(TRACING_RATIO) };
   const { port, managementPort, env } = await gatewayLaunch(mcp, join(dir, 'gateway.yaml'));
@@ -180,6 +192,7 @@ function request(id) {
   const headers = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
+    ...(issuer === undefined ? {} : { authorization: `Bearer ${issuer.token}` }),
     ...(modern
       ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': tool }
       : {}),
@@ -351,6 +364,7 @@ try {
   }
 } finally {
   await source.stop();
+  await issuer?.stop();
   sink.close();
   if (!PERF_MAP) cleanupTemp();
 }
@@ -359,6 +373,7 @@ if (JSON_OUT !== undefined)
     JSON_OUT,
     JSON.stringify({
       mode: MODE,
+      auth: AUTH,
       node: process.versions.node,
       build: build.sha256,
       nodeFlags: NODE_FLAGS.join(' '),
