@@ -25,6 +25,8 @@ export type JwtRejection = {
   readonly ok: false;
   readonly reason: string;
   readonly unavailable?: true;
+  /** With `unavailable`: the key set was fetched, but too lately to fetch it again for this kid. */
+  readonly keyNotYetKnown?: true;
 };
 /** A verified JWT's payload, or why it was refused. */
 export type JwtVerdict = { readonly ok: true; readonly payload: JWTPayload } | JwtRejection;
@@ -51,11 +53,28 @@ export interface JwtVerifierOptions {
 /** A key set fetch that failed (not a token that matched no key). */
 class KeysUnavailable extends Error {}
 
+/**
+ * A `kid` no key set fetched so far has named, while the set may not be fetched again yet
+ * (within JWKS_COOLDOWN_MS of the last fetch): the issuer may have just rotated to it.
+ */
+class KeyNotYetKnown extends Error {}
+
 const KEYS_UNAVAILABLE: JwtRejection = {
   ok: false,
   reason: 'The access token could not be verified: the signing keys are unavailable; retry later',
   unavailable: true,
 };
+
+const KEY_NOT_YET_KNOWN: JwtRejection = {
+  ok: false,
+  reason:
+    'The access token could not be verified: it names a signing key the issuer has not published to this gateway yet; retry in a few seconds',
+  unavailable: true,
+  keyNotYetKnown: true,
+};
+
+/** Most key ids remembered as seen in a fetched key set (a removed key's tokens are bad, not new). */
+const KIDS_REMEMBERED = 1000;
 
 /** `typ` as RFC 7515 §4.1.9 compares it: case-insensitive, `application/` omitted. */
 export function normalTokenType(typ: string): string {
@@ -66,6 +85,7 @@ export function normalTokenType(typ: string): string {
 /** jose error code → the reason told to the client (never the token or a claim value). */
 function rejectionOf(err: unknown): JwtRejection {
   if (err instanceof KeysUnavailable) return KEYS_UNAVAILABLE;
+  if (err instanceof KeyNotYetKnown) return KEY_NOT_YET_KNOWN;
   const code = (err as { code?: unknown; claim?: unknown } | null)?.code;
   const claim = (err as { claim?: unknown } | null)?.claim;
   switch (code) {
@@ -110,6 +130,8 @@ export class JwtVerifier {
   private readonly timer: NodeJS.Timeout;
   /** The keys of the set as last fetched, each as its JSON (undefined before the first fetch). */
   private known?: ReadonlySet<string>;
+  /** Every `kid` a fetched key set has named (at most KIDS_REMEMBERED, the oldest forgotten). */
+  private readonly kidsSeen = new Set<string>();
 
   /**
    * @param keysRemoved called when a fetch of the key set finds a key of the last one gone: what
@@ -139,6 +161,7 @@ export class JwtVerifier {
    */
   async refreshKeys(): Promise<void> {
     await this.keys.reload().catch(() => undefined);
+    this.noteKids();
     const now = new Set((this.keys.jwks()?.keys ?? []).map((key) => JSON.stringify(key)));
     const before = this.known;
     if (now.size > 0) this.known = now;
@@ -189,17 +212,36 @@ export class JwtVerifier {
     header: Jose.JWSHeaderParameters,
     input: Jose.FlattenedJWSInput,
   ): Promise<Jose.CryptoKey> => {
+    // jose fetches the set again for an unknown kid unless the last fetch was this recent
+    const cooling = this.keys.coolingDown;
     try {
       return await this.keys(header, input);
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;
-      // a key set that was fetched but names no such key: the token is bad (401)
+      // a key set that was fetched but names no such key: the token is bad (401), unless the
+      // kid is one no fetched set ever named and the set could not be fetched again for it: the
+      // issuer may have just rotated to it (Keycloak signs with a new key at once), and a 401
+      // would have the client throw a valid token away; 503, retry in a few seconds
+      if (code === 'ERR_JWKS_NO_MATCHING_KEY' && header.kid !== undefined && cooling) {
+        this.noteKids();
+        if (!this.kidsSeen.has(header.kid)) throw new KeyNotYetKnown();
+      }
       if (code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS')
         throw err;
       // a timeout, a refused connection, a non-200 answer or an unreadable set: 503
       throw new KeysUnavailable();
     }
   };
+
+  /** Notes the kids of the key set as jose holds it now (its own fetches for a kid included). */
+  private noteKids(): void {
+    for (const key of this.keys.jwks()?.keys ?? []) {
+      if (typeof key.kid !== 'string' || this.kidsSeen.has(key.kid)) continue;
+      this.kidsSeen.add(key.kid);
+      if (this.kidsSeen.size > KIDS_REMEMBERED)
+        this.kidsSeen.delete(this.kidsSeen.values().next().value as string);
+    }
+  }
 
   close(): void {
     clearInterval(this.timer);

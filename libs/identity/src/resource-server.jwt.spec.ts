@@ -227,6 +227,41 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
     expect(await rs.authenticate(header)).toMatchObject({ kind: 'authenticated' });
   });
 
+  it('a kid no fetched set named, while the set may not be fetched again yet: 503 retry (a rotation just made), never 401; valid once the set has it', async () => {
+    const verifier = (rs as any).jwt as { refreshKeys(): Promise<void> };
+    await verifier.refreshKeys(); // a fetch just now: an unknown kid cannot fetch again
+    const kept = idp.jwks;
+    const rotated = await generateKeyPair('ES256');
+    const token = await new SignJWT({ sub: 'new-key', scope: 'mcp' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k-new', typ: 'at+jwt' })
+      .setIssuer(idp.issuer)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 300)
+      .sign(rotated.privateKey);
+    try {
+      idp.jwks = {
+        keys: [
+          ...kept.keys,
+          { ...(await exportJWK(rotated.publicKey)), kid: 'k-new', alg: 'ES256' },
+        ],
+      };
+      expect(await rs.authenticate(`Bearer ${token}`)).toMatchObject({
+        status: 503,
+        description: expect.stringContaining('retry in a few seconds'),
+      });
+      // the next fetch (background, or the first an unknown kid may cause) has it
+      await verifier.refreshKeys();
+      expect(await rs.authenticate(`Bearer ${token}`)).toMatchObject({
+        kind: 'authenticated',
+        caller: { subject: 'new-key' },
+      });
+    } finally {
+      idp.jwks = kept;
+      await verifier.refreshKeys();
+    }
+  });
+
   it("a verified token is forgotten once expired, as new tokens come: callers whose tokens rotate do not fill the memory's cap", async () => {
     const remembered = (): number => (rs as any).verified.size as number;
     const headers = await Promise.all(

@@ -440,7 +440,9 @@ export class ResourceServer implements OnModuleDestroy {
       const verdict = await this.jwt.verify(token);
       if (!verdict.ok) {
         if (verdict.unavailable !== true) return refused(verdict.reason);
-        this.failed('JWKS', { cause: 'the key set could not be fetched' });
+        // a kid not published yet is no failure of the authorization server's to warn about
+        if (verdict.keyNotYetKnown !== true)
+          this.failed('JWKS', { cause: 'the key set could not be fetched' });
         return unavailable(verdict.reason);
       }
       const caller = callerOf(verdict.payload, token);
