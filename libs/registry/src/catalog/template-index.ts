@@ -1,4 +1,3 @@
-import { RE2JS } from 're2js';
 /**
  * Strings that are prefixes of a given string, found without scanning the set: the set is
  * kept sorted (UTF-16 code units) with, for each element, the index of its longest proper
@@ -43,20 +42,121 @@ class PrefixChains {
 
 /**
  * Whether a URI is one a template expands to (templateMatcher): `test` takes time linear in the
- * URI's length, whatever the template.
+ * URI's length for each part of the template, whatever the template.
  */
 export interface UriMatcher {
   test(uri: string): boolean;
 }
 
 /**
- * The most segments a `{/x,y,…}` expression is matched with (one per variable): RE2 counts a
- * repetition up to 1000, and a template naming more variables in one expression is no real one.
+ * The most segments a `{/x,y,…}` expression is matched with (one per variable): a template
+ * naming more variables in one expression is no real one.
  */
 const MOST_PATH_SEGMENTS = 1000;
 
+/** What may stand in the body of an expression's expansion. */
+type CharClass = (c: number) => boolean;
+const SLASH = 0x2f;
+const QUESTION = 0x3f;
+const HASH = 0x23;
+const ANY: CharClass = () => true;
+const NOT_SLASH: CharClass = (c) => c !== SLASH;
+const NOT_SLASH_QUERY_FRAGMENT: CharClass = (c) => c !== SLASH && c !== QUESTION && c !== HASH;
+const NOT_SLASH_FRAGMENT: CharClass = (c) => c !== SLASH && c !== HASH;
+
+/** One part of a template, as templateMatcher reads it. */
+type TemplatePart =
+  | { readonly kind: 'literal'; readonly text: string }
+  /** One or more characters of the class. */
+  | { readonly kind: 'run'; readonly chars: CharClass }
+  /** Nothing, or the lead character then any characters of the class. */
+  | { readonly kind: 'lead'; readonly lead: number; readonly chars: CharClass }
+  /** Up to `most` segments, each `/` then characters other than `/`, `?` and `#`. */
+  | { readonly kind: 'segments'; readonly most: number };
+
+/** The part one `{operator varlist}` expression matches (see templateMatcher). */
+function expressionPart(operator: string, varList: string): TemplatePart {
+  switch (operator) {
+    case '+':
+      return { kind: 'run', chars: ANY };
+    case '#':
+      return { kind: 'lead', lead: HASH, chars: ANY };
+    case '/': {
+      const vars = varList.split(',');
+      const explode = vars.some((v) => v.trim().endsWith('*'));
+      return {
+        kind: 'segments',
+        most: explode ? Number.POSITIVE_INFINITY : Math.min(vars.length, MOST_PATH_SEGMENTS),
+      };
+    }
+    case '.':
+    case ';':
+      return { kind: 'lead', lead: operator.charCodeAt(0), chars: NOT_SLASH_QUERY_FRAGMENT };
+    case '?':
+    case '&':
+      return { kind: 'lead', lead: operator.charCodeAt(0), chars: NOT_SLASH_FRAGMENT };
+    default:
+      return { kind: 'run', chars: NOT_SLASH };
+  }
+}
+
 /**
- * A URI template (RFC 6570) as a whole-string pattern, so a template covers every URI it can
+ * The positions of `uri` at which the part can end, given those at which it can start
+ * (`from[i]` = 1: the URI's text before `i` is matched so far): one pass over the URI per part,
+ * however the parts are placed, so no URI makes the match try its splits one by one.
+ */
+function advance(part: TemplatePart, uri: string, from: Uint8Array): Uint8Array {
+  const n = uri.length;
+  const to = new Uint8Array(n + 1);
+  switch (part.kind) {
+    case 'literal': {
+      const { text } = part;
+      for (let p = 0; p + text.length <= n; p++)
+        if (from[p] === 1 && uri.startsWith(text, p)) to[p + text.length] = 1;
+      return to;
+    }
+    case 'run': {
+      // `inside`: some start at or before x reaches x through characters of the class
+      let inside = false;
+      for (let x = 0; x < n; x++) {
+        if (from[x] === 1) inside = true;
+        if (inside && part.chars(uri.charCodeAt(x))) to[x + 1] = 1;
+        else inside = false;
+      }
+      return to;
+    }
+    case 'lead': {
+      to.set(from);
+      let inside = false;
+      for (let x = 0; x < n; x++) {
+        const c = uri.charCodeAt(x);
+        if (inside && part.chars(c)) to[x + 1] = 1;
+        else inside = false;
+        if (from[x] === 1 && c === part.lead) {
+          to[x + 1] = 1;
+          inside = true;
+        }
+      }
+      return to;
+    }
+    case 'segments': {
+      // `open`: the fewest segments that reach x inside a segment (Infinity: none)
+      let open = Number.POSITIVE_INFINITY;
+      for (let x = 0; ; x++) {
+        const here = from[x] === 1 ? 0 : open;
+        // (`most` is Infinity for `{/x*}`: a position no segment reaches is Infinity too)
+        if (here !== Number.POSITIVE_INFINITY && here <= part.most) to[x] = 1;
+        if (x === n) return to;
+        const c = uri.charCodeAt(x);
+        if (c === SLASH) open = here + 1 <= part.most ? here + 1 : Number.POSITIVE_INFINITY;
+        else if (c === QUESTION || c === HASH) open = Number.POSITIVE_INFINITY;
+      }
+    }
+  }
+}
+
+/**
+ * A URI template (RFC 6570) as a whole-string match, so a template covers every URI it can
  * expand to (docs/operations.md §10 "Routing"). `{x}` and `{+x}` match one or more characters
  * (`+` may span `/`, the simple form may not); the operators that write a leading character
  * (RFC 6570 §3.2.5–3.2.9) match that character and what follows it, or nothing (undefined
@@ -64,52 +164,31 @@ const MOST_PATH_SEGMENTS = 1000;
  * `{.x}` `.label`, `{;x}` `;x=v…`, `{?x}` `?x=v…`, `{&x}` `&x=v…` (none of these spans a
  * `/`, which their expansion percent-encodes), and `{#x}` `#fragment` (reserved: may span `/`).
  * A `{` without its `}` is literal text. Templates come from upstreams and URIs from any
- * client, so the pattern is matched by RE2 (re2js), in time linear in the URI: adjacent
- * expressions such as `{a}{b}{c}` made a backtracking RegExp take seconds on a crafted URI.
+ * client, so no regular expression is built from a template: the URI is matched part by part,
+ * carrying the set of positions each part can end at (one pass per part). A backtracking
+ * RegExp took seconds on a URI with the literal ends of `x://{a}{b}…{j}/end` that did not
+ * match it, and RE2 took seconds to match a template of a long literal.
  */
 export function templateMatcher(uriTemplate: string): UriMatcher {
-  let pattern = '';
+  const parts: TemplatePart[] = [];
   let last = 0;
   for (const e of expressionsOf(uriTemplate)) {
-    pattern += literalPattern(uriTemplate.slice(last, e.start));
-    pattern += expressionPattern(e.operator, e.varList);
+    if (e.start > last) parts.push({ kind: 'literal', text: uriTemplate.slice(last, e.start) });
+    parts.push(expressionPart(e.operator, e.varList));
     last = e.end;
   }
-  pattern += literalPattern(uriTemplate.slice(last));
-  const compiled = RE2JS.compile(pattern, RE2JS.DOTALL);
-  return { test: (uri) => compiled.testExact(uri) };
-}
-
-/** Literal text of a template as a pattern that matches exactly it. */
-function literalPattern(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** The pattern of one `{operator varlist}` expression (see templateMatcher). */
-function expressionPattern(operator: string, varList: string): string {
-  switch (operator) {
-    case '+':
-      return '.+';
-    case '#':
-      return '(?:#.*)?';
-    case '/': {
-      const vars = varList.split(',');
-      const explode = vars.some((v) => v.trim().endsWith('*'));
-      return explode
-        ? '(?:/[^/?#]*)*'
-        : `(?:/[^/?#]*){0,${Math.min(vars.length, MOST_PATH_SEGMENTS)}}`;
-    }
-    case '.':
-      return '(?:\\.[^/?#]*)?';
-    case ';':
-      return '(?:;[^/?#]*)?';
-    case '?':
-      return '(?:\\?[^/#]*)?';
-    case '&':
-      return '(?:&[^/#]*)?';
-    default:
-      return '[^/]+';
-  }
+  if (last < uriTemplate.length) parts.push({ kind: 'literal', text: uriTemplate.slice(last) });
+  return {
+    test: (uri) => {
+      let at: Uint8Array = new Uint8Array(uri.length + 1);
+      at[0] = 1;
+      for (const part of parts) {
+        at = advance(part, uri, at);
+        if (!at.includes(1)) return false;
+      }
+      return at[uri.length] === 1;
+    },
+  };
 }
 
 /** Whether `text` has none of `chars`. */
@@ -119,9 +198,9 @@ function hasNone(text: string, chars: string): boolean {
 }
 
 /**
- * What expressionPattern's pattern matches, as a test of the whole text between a template's
- * literal prefix and suffix: the same strings, without a regular expression (a template with a
- * single expression, the common case, is then never compiled as one).
+ * What expressionPart's part matches, as a test of the whole text between a template's literal
+ * prefix and suffix: the same strings, with no set of positions (a template with a single
+ * expression, the common case, is tested so).
  */
 function expressionTest(operator: string, varList: string): (middle: string) => boolean {
   /** Empty, or the leading character then text with none of `excluded`. */
