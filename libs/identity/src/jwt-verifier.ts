@@ -218,11 +218,17 @@ export class JwtVerifier {
       return await this.keys(header, input);
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;
-      // a key set that was fetched but names no such key: the token is bad (401), unless the
-      // kid is one no fetched set ever named and the set could not be fetched again for it: the
+      // a key set that was fetched but names no such key: the token is bad (401), unless it
+      // names our issuer and a kid no fetched set ever named, and the set could not be fetched
+      // again for it: the
       // issuer may have just rotated to it (Keycloak signs with a new key at once), and a 401
       // would have the client throw a valid token away; 503, retry in a few seconds
-      if (code === 'ERR_JWKS_NO_MATCHING_KEY' && header.kid !== undefined && cooling) {
+      if (
+        code === 'ERR_JWKS_NO_MATCHING_KEY' &&
+        header.kid !== undefined &&
+        cooling &&
+        this.namesOurIssuer(input)
+      ) {
         this.noteKids();
         if (!this.kidsSeen.has(header.kid)) throw new KeyNotYetKnown();
       }
@@ -232,6 +238,27 @@ export class JwtVerifier {
       throw new KeysUnavailable();
     }
   };
+
+  /**
+   * Whether a token's payload (not verified) names the configured issuer: a token of another
+   * issuer is never one of ours, whatever key it names (401, as before any key is looked up).
+   */
+  private namesOurIssuer(input: Jose.FlattenedJWSInput): boolean {
+    try {
+      const payload =
+        typeof input.payload === 'string'
+          ? Buffer.from(input.payload, 'base64url').toString('utf8')
+          : Buffer.from(input.payload).toString('utf8');
+      const claims: unknown = JSON.parse(payload);
+      return (
+        typeof claims === 'object' &&
+        claims !== null &&
+        (claims as { iss?: unknown }).iss === this.options.issuer
+      );
+    } catch {
+      return false;
+    }
+  }
 
   /** Notes the kids of the key set as jose holds it now (its own fetches for a kid included). */
   private noteKids(): void {

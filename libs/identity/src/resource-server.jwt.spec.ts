@@ -250,6 +250,18 @@ describe('ResourceServer in mode jwt (docs/operations.md §13)', () => {
         status: 503,
         description: expect.stringContaining('retry in a few seconds'),
       });
+      // the same unknown kid in a token of another issuer is no rotation of ours: 401
+      const foreign = await new SignJWT({ sub: 'new-key', scope: 'mcp' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k-new', typ: 'at+jwt' })
+        .setIssuer('https://other-issuer.example')
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(Date.now() / 1000) + 300)
+        .sign(rotated.privateKey);
+      expect(await rs.authenticate(`Bearer ${foreign}`)).toMatchObject({
+        status: 401,
+        description: 'The access token was signed by an unknown key',
+      });
       // the next fetch (background, or the first an unknown kid may cause) has it
       await verifier.refreshKeys();
       expect(await rs.authenticate(`Bearer ${token}`)).toMatchObject({
