@@ -220,9 +220,8 @@ export class JwtVerifier {
       const code = (err as { code?: unknown } | null)?.code;
       // a key set that was fetched but names no such key: the token is bad (401), unless it
       // names our issuer and a kid no fetched set ever named, and the set could not be fetched
-      // again for it: the
-      // issuer may have just rotated to it (Keycloak signs with a new key at once), and a 401
-      // would have the client throw a valid token away; 503, retry in a few seconds
+      // again for it: the issuer may have just rotated to it (Keycloak signs with a new key at
+      // once), and a 401 would have the client throw a valid token away; 503, retry shortly
       if (
         code === 'ERR_JWKS_NO_MATCHING_KEY' &&
         header.kid !== undefined &&

@@ -10,7 +10,7 @@ import {
   type ParsedMessage,
   type RequestId,
 } from './json-rpc';
-import { listItemCount, listItemsExceed } from './list-items';
+import { listItemCount } from './list-items';
 import {
   UpstreamFailure,
   type JsonRpcMessage,
@@ -93,12 +93,6 @@ export function tooDeep(): UpstreamFailure {
     'too-deep',
     `the upstream's answer nests deeper than ${MAX_MESSAGE_DEPTH} levels`,
   );
-}
-
-/** A request's `listCap` on the complete text of an answer, before it is parsed. */
-export function refuseOverCap(cap: UpstreamListCap | undefined, text: string): void {
-  if (cap !== undefined && listItemsExceed(text, cap.key, cap.limit))
-    throw new UpstreamFailure('refused', cap.refusal);
 }
 
 /**

@@ -238,7 +238,8 @@ export class McpExchanges {
     const onClose = (): void => controller.abort('client-closed');
     this.inFlight.add(controller);
     res.once('close', onClose);
-    const decided = this.decided.get(req);
+    // decided before the body was read (authenticateFirst); no lookup when nothing is checked
+    const decided = this.resourceServer.checksRequests ? this.decided.get(req) : undefined;
     this.transport
       .post(
         {
