@@ -269,6 +269,26 @@ describe('virtual servers registered at runtime, across two replicas', () => {
     expect(await redis.hexists(`${keyPrefix}:{mcp-gateway-test}:virtual-servers`, 'brief')).toBe(0);
   });
 
+  it('a stored server whose id the configuration took over is not served, and its DELETE removes only the stored record', async () => {
+    // as if registered before the configuration named `configured`: the stored record of
+    // `team` under that id (another tool list), the way a replica of the old configuration wrote it
+    const hash = `${keyPrefix}:{mcp-gateway-test}:virtual-servers`;
+    const record = JSON.parse((await redis.hget(hash, 'team')) as string) as {
+      server: Record<string, unknown>;
+    };
+    record.server = { ...record.server, id: 'configured', tools: ['claims.open*'] };
+    await redis.hset(hash, 'configured', JSON.stringify(record));
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(await listedOn(a, 'configured')).toEqual(['claims.close_claim']);
+
+    const deleted = await admin(a, 'DELETE', '/admin/servers/configured');
+    expect(deleted).toMatchObject({ status: 200, body: { id: 'configured', deleted: true } });
+    expect(await redis.hexists(hash, 'configured')).toBe(0);
+    // the configured server stays, read-only
+    expect(await listedOn(a, 'configured')).toEqual(['claims.close_claim']);
+    expect((await admin(b, 'DELETE', '/admin/servers/configured')).status).toBe(409);
+  });
+
   it('DELETE removes it everywhere', async () => {
     const deleted = await admin(b, 'DELETE', '/admin/servers/team');
     expect(deleted).toMatchObject({ status: 200, body: { id: 'team', deleted: true } });

@@ -30,6 +30,11 @@ export type { AdminOutcome } from './registration-views';
 /** A client's `If-Match`: any stored version (`*`), or one of these versions. */
 export type IfMatch = '*' | readonly number[];
 
+/** A PATCH with `If-Match: *` whose write lost a race to another write: read again. */
+const RETRY = Symbol('retry');
+/** Most reads of a PATCH with `If-Match: *` that other writes keep overtaking before a 409. */
+const STAR_ATTEMPTS = 3;
+
 /**
  * The admin API of upstream MCP servers registered at runtime (operations §15): a registration
  * is checked with the boot rules (checkRegistration) and the address guard, written to the
@@ -212,52 +217,71 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
               .map((k) => `${k}: cannot be changed; delete the upstream and register it again`),
           ],
         } as const;
-      const known = await this.basedOn(id, ifMatch);
-      if ('ok' in known) return known;
-      const upstream = { ...known.stored.upstream, enabled };
-      // Enabling counts it among the enabled sources again (a "" prefix is for a sole source).
-      const check = checkRegistration(upstream, this.config, this.known.valid(id));
-      if (!check.ok)
-        return {
-          ok: false,
-          reason: check.conflict ? 'conflict' : 'invalid',
-          message: 'The upstream cannot be changed so',
-          problems: check.problems,
-        } as const;
-      // every write is checked as a registration is: the address may resolve elsewhere now
-      const refused = await this.addressRefusal(check.upstream);
-      if (refused !== undefined) return refused;
-      const registration: NewRegistration = {
-        upstream: plain(check.upstream),
-        createdAt: known.stored.createdAt,
-        updatedAt: Math.max(Date.now(), known.stored.updatedAt + 1),
-        createdBy: known.stored.createdBy,
-        updatedBy: actor.name,
-      };
-      const expected = known.stored.version;
-      const replaced = await this.reader.write((g) =>
-        this.registrations.store.replace(registration, expected, g),
-      );
-      if (replaced.kind === 'unavailable') return storeUnavailable(replaced);
-      switch (replaced.kind) {
-        case 'missing':
-          await this.reader.sync();
-          return notFound(id);
-        case 'changed':
-          // read it now, so the GET the client does next shows what is stored
-          await this.reader.sync();
-          return changedMeanwhile(id, replaced.version);
-        case 'replaced':
-          break;
+      // `If-Match: *` holds for whatever is stored when it is written (RFC 9110 §13.1.1): a
+      // record changed between this read and the write is read again, a few times at most
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await this.patchOnce(id, enabled, actor, ifMatch, attempt < STAR_ATTEMPTS);
+        if (outcome !== RETRY) return outcome;
       }
-      this.reader.stored(id);
-      this.known.applyAll([
-        ...this.known.records(id),
-        { ...registration, version: replaced.version },
-      ]);
-      const now = this.known.get(id);
-      return now === undefined ? notFound(id) : this.answer(200, now);
     });
+  }
+
+  /**
+   * One compare-and-set of a PATCH.
+   * @param mayRetry RETRY instead of 409 when `If-Match: *` lost a race to another write
+   */
+  private async patchOnce(
+    id: string,
+    enabled: boolean,
+    actor: AdminActor,
+    ifMatch: IfMatch | undefined,
+    mayRetry: boolean,
+  ): Promise<AdminOutcome<AdminUpstreamView> | typeof RETRY> {
+    const known = await this.basedOn(id, ifMatch);
+    if ('ok' in known) return known;
+    const upstream = { ...known.stored.upstream, enabled };
+    // Enabling counts it among the enabled sources again (a "" prefix is for a sole source).
+    const check = checkRegistration(upstream, this.config, this.known.valid(id));
+    if (!check.ok)
+      return {
+        ok: false,
+        reason: check.conflict ? 'conflict' : 'invalid',
+        message: 'The upstream cannot be changed so',
+        problems: check.problems,
+      } as const;
+    // every write is checked as a registration is: the address may resolve elsewhere now
+    const refused = await this.addressRefusal(check.upstream);
+    if (refused !== undefined) return refused;
+    const registration: NewRegistration = {
+      upstream: plain(check.upstream),
+      createdAt: known.stored.createdAt,
+      updatedAt: Math.max(Date.now(), known.stored.updatedAt + 1),
+      createdBy: known.stored.createdBy,
+      updatedBy: actor.name,
+    };
+    const expected = known.stored.version;
+    const replaced = await this.reader.write((g) =>
+      this.registrations.store.replace(registration, expected, g),
+    );
+    if (replaced.kind === 'unavailable') return storeUnavailable(replaced);
+    switch (replaced.kind) {
+      case 'missing':
+        await this.reader.sync();
+        return notFound(id);
+      case 'changed':
+        // read it now, so the GET the client does next shows what is stored
+        await this.reader.sync();
+        return ifMatch === '*' && mayRetry ? RETRY : changedMeanwhile(id, replaced.version);
+      case 'replaced':
+        break;
+    }
+    this.reader.stored(id);
+    this.known.applyAll([
+      ...this.known.records(id),
+      { ...registration, version: replaced.version },
+    ]);
+    const now = this.known.get(id);
+    return now === undefined ? notFound(id) : this.answer(200, now);
   }
 
   /**
@@ -266,9 +290,16 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
    */
   remove(id: string, ifMatch?: IfMatch): Promise<AdminOutcome<{ id: string; deleted: true }>> {
     return this.registrations.exclusive(async () => {
-      if (this.configuredIds.has(id)) return readOnly(id);
+      if (this.configuredIds.has(id)) {
+        // a stored registration whose id the configuration took over later (listed FAILED,
+        // operations §15): its DELETE removes the stored record, freeing its prefix and its
+        // place; the configured upstream of that id stays as it is, read-only
+        await this.reader.sync();
+        if (this.known.get(id) === undefined) return readOnly(id);
+      }
       let expected: number | undefined;
-      if (ifMatch !== undefined) {
+      // `*`: whatever is stored now is deleted (only a missing record fails it)
+      if (ifMatch !== undefined && ifMatch !== '*') {
         const known = await this.basedOn(id, ifMatch);
         if ('ok' in known) return known;
         expected = known.stored.version;
@@ -282,7 +313,8 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
         return changedMeanwhile(id, removed.version);
       }
       const wasKnown = this.known.get(id);
-      if (removed.kind === 'missing' && wasKnown === undefined) return notFound(id);
+      if (removed.kind === 'missing' && (wasKnown === undefined || ifMatch === '*'))
+        return notFound(id);
       // remembered beyond the store: a re-seed from a replica that has not read this deletion
       // yet must not bring the registration back (operations §15 "When Redis comes back empty")
       this.reader.deleted(
@@ -303,7 +335,8 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
       k !== undefined &&
       (ifMatch === undefined || ifMatch === '*' || ifMatch.includes(k.stored.version));
     let known = this.known.get(id);
-    if (!matches(known)) {
+    // `*` is any version stored *now*: this replica's copy may be one deleted since
+    if (!matches(known) || ifMatch === '*') {
       await this.reader.sync();
       known = this.known.get(id);
     }

@@ -92,6 +92,8 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
   private server?: string;
   /** Servers deleted on this replica lately: id → the version deleted, and when. */
   private readonly deleted = new Map<string, { version: number; atMs: number }>();
+  /** Stored servers the configuration shadows, warned about: "id:version". */
+  private readonly shadowed = new Set<string>();
   private timer?: NodeJS.Timeout;
   private syncing?: Promise<void>;
 
@@ -199,7 +201,7 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
   ): Promise<ServerAdminOutcome<{ id: string; deleted: true }>> {
     await this.sync();
     const known = this.registered(id);
-    if ('ok' in known) return known;
+    if ('ok' in known) return (await this.removeShadowed(id, ifMatch)) ?? known;
     const expected = this.expected(known, ifMatch);
     if (typeof expected === 'object') return expected;
     const written = await this.store.remove(id, expected);
@@ -274,7 +276,11 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
     this.seen = seen;
     const registered = new Map<string, { config: VirtualServerConfig; version: number }>();
     for (const [id, record] of stored) {
-      if (this.servers.isConfigured(id)) continue;
+      if (this.servers.isConfigured(id)) {
+        // registered before the configuration named this id: never served, deleted by its DELETE
+        this.warnShadowed(id, record.version);
+        continue;
+      }
       // deleted here, and written back by a replica that had not read the deletion when the
       // store lost its data: the deletion wins
       if (this.deletedHere(id, record)) {
@@ -297,6 +303,38 @@ export class VirtualServerRegistrations implements OnModuleInit, OnApplicationSh
   private deletedHere(id: string, record: StoredServer): boolean {
     const deleted = this.deleted.get(id);
     return deleted !== undefined && record.version <= deleted.version;
+  }
+
+  /**
+   * The DELETE of a stored server whose id the configuration took over later (never served:
+   * `apply` skips it): the stored record goes, freeing its place under MAX_REGISTERED_SERVERS;
+   * the configured server stays. undefined when the id is not such a record.
+   */
+  private async removeShadowed(
+    id: string,
+    ifMatch: ServerIfMatch | undefined,
+  ): Promise<ServerAdminOutcome<{ id: string; deleted: true }> | undefined> {
+    if (!this.servers.isConfigured(id)) return undefined;
+    const stored = (await this.store.read())?.servers.get(id);
+    if (stored === undefined) return undefined;
+    const expected = this.expected(stored, ifMatch);
+    if (typeof expected === 'object') return expected;
+    const written = await this.store.remove(id, expected);
+    const refusal = this.writeRefusal(id, written);
+    if (refusal !== undefined) return refusal;
+    this.rememberDeleted(id, written.kind === 'written' ? written.version : stored.version);
+    return { ok: true, status: 200, body: { id, deleted: true } };
+  }
+
+  /** One warning per stored record the configuration shadows (apply runs on every change). */
+  private warnShadowed(id: string, version: number): void {
+    const key = `${id}:${version}`;
+    if (this.shadowed.has(key)) return;
+    if (this.shadowed.size >= MAX_REGISTERED_SERVERS) this.shadowed.clear();
+    this.shadowed.add(key);
+    this.logger.warn(
+      `Registered virtual server "${id}" is not served: the configuration (mcp.virtualServers) now has a server of that id; DELETE /admin/servers/${id} removes the stored one`,
+    );
   }
 
   /** Deletions made here, kept DELETIONS_KEPT_MS: what a write-back must not bring back. */

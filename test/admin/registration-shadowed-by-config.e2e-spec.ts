@@ -27,11 +27,8 @@ function gateway(
  * `FAILED` with the reason, and "Delete it (or free the room) and register again". When the new
  * configuration adds an upstream with the id of a stored registration, every replica on that
  * configuration lists the registration (`origin: "registered"`, `FAILED`, reason `id: "…" is
- * now a configured upstream`), but its DELETE is answered 409 "configured in the config file
- * … change it in the configuration" (UpstreamRegistrations.remove checks configuredIds before
- * the store). The record can no longer be removed through /admin: it stays in Redis (no
- * expiry), keeps its published-name prefix taken in the store's CREATE script and a place under
- * maxRegistrations.
+ * now a configured upstream`), and its DELETE removes the stored record (not the configured
+ * upstream): nothing keeps its published-name prefix taken or its place under maxRegistrations.
  */
 describe('a registration whose id the configuration takes over later', () => {
   const redis: Redis = redisClient();

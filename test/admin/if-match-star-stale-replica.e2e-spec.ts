@@ -23,12 +23,11 @@ function replica(keyPrefix: string, calcUrl: string): Promise<GatewayProcess> {
 /**
  * docs/operations.md §15 "Versions": a PATCH or DELETE is a compare-and-set against "the
  * `If-Match` one when the client sends it (`"<version>"`, a list of them, or `*`)"; `*` is
- * "any stored version" (upstream-registrations.service.ts IfMatch), and RFC 9110 §13.1.1 makes
- * `If-Match: *` true whenever a current representation exists. A replica that has not read the
- * store since the id was deleted and registered again on another replica must therefore still
- * delete (and PATCH) the registration stored now when the client says `If-Match: *`; it answers
- * 409 "was changed since it was read" instead, because basedOn() compares the store with the
- * version this replica last read even for `*`.
+ * whatever version is stored when the change is written (RFC 9110 §13.1.1: true whenever a
+ * current representation exists). A replica that has not read the store since the id was
+ * deleted and registered again on another replica still changes (PATCH) or deletes the
+ * registration stored now when the client says `If-Match: *`, where a stale copy's version
+ * would have been a 409.
  */
 describe('If-Match: * on a replica whose view of the store is stale', () => {
   const redis: Redis = redisClient();
