@@ -62,3 +62,21 @@ export class CallCancellation {
     this.listener = listener;
   }
 }
+
+/**
+ * Cancellations for parts of one call that run at once (a fan-out to several upstreams): a
+ * CallCancellation has one listener slot, which each part would take from the one before (and
+ * clear when it ends, leaving the others deaf to the call's end). Each part gets its own, all
+ * aborted with the call; `release` gives the call's slot back once every part has ended.
+ */
+export function fanOut(
+  call: CallCancellation | undefined,
+  count: number,
+): { readonly parts: CallCancellation[]; readonly release: () => void } {
+  const parts = Array.from({ length: count }, () => new CallCancellation());
+  if (call === undefined) return { parts, release: () => undefined };
+  call.onAbort((reason) => {
+    for (const part of parts) part.abort(reason);
+  });
+  return { parts, release: () => call.onAbort(undefined) };
+}

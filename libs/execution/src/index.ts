@@ -15,7 +15,7 @@ export {
 } from './map-tool-response';
 export { applyOutputSchema, type OutputSchemaCheck } from './structured-output';
 export { SHUTDOWN_REASON } from './tool-service-client';
-export { CallCancellation, type CancelReason } from './call-cancellation';
+export { CallCancellation, fanOut, type CancelReason } from './call-cancellation';
 export {
   UpstreamExecutor,
   type UpstreamOutcome,

@@ -130,6 +130,68 @@ export class UpstreamListener {
   }
 
   /**
+   * An upstream's 2025 session with the gateway was replaced by a new one
+   * (UpstreamConnections.onSessionRenewed), with the upstream's id: its subscriptions are gone
+   * with the old one. The listener must not throw.
+   */
+  onSessionRenewed(listener: (upstreamId: string) => void): void {
+    this.connections.onSessionRenewed(listener);
+  }
+
+  /**
+   * Subscribes the gateway's new session with a 2025 upstream to the URIs its clients still hold
+   * (docs/operations.md §10 "Resource subscriptions"), with the gateway's own credential, one
+   * after another, each bounded as `subscribe`. A URI the upstream refuses is counted and the
+   * rest go on; a failure to reach it stops here (a session lost again is renewed by the next
+   * request, which starts this over). One line at most for all the URIs not subscribed again:
+   * their clients get no update of them from it until they subscribe again.
+   */
+  async resubscribe(upstream: UpstreamDefinition, uris: readonly string[]): Promise<void> {
+    let refused = 0;
+    let lastCode: number | undefined;
+    for (let i = 0; i < uris.length; i++) {
+      const connection = this.sessionConnectionOf(upstream);
+      if (connection === undefined) return;
+      try {
+        const answer = await connection.requestAsGateway(
+          'resources/subscribe',
+          { uri: uris[i] },
+          { deadlineMillis: UNSUBSCRIBE_DEADLINE_MS },
+        );
+        if (answer.kind === 'error') {
+          refused++;
+          lastCode = answer.code;
+        }
+      } catch (err) {
+        this.logger.log(
+          `Upstream ${upstream.id}: ${uris.length - i + refused} of ${uris.length} subscription(s) held by clients are not on its new session (resources/subscribe failed: ${err instanceof Error ? err.message : 'unknown cause'}); those clients get no update of them from it until they subscribe again`,
+        );
+        return;
+      }
+    }
+    if (refused > 0)
+      this.logger.log(
+        `Upstream ${upstream.id}: ${refused} of ${uris.length} subscription(s) held by clients are not on its new session (resources/subscribe answered error ${lastCode}); those clients get no update of them from it until they subscribe again`,
+      );
+  }
+
+  /**
+   * The connection of the gateway's 2025 session with the upstream (UpstreamConnections.sessionOf:
+   * a dual-era upstream's second session included), where its resources/subscribe live;
+   * undefined when it has none (it speaks 2026 only) or its registration is gone.
+   */
+  private sessionConnectionOf(upstream: UpstreamDefinition): UpstreamConnection | undefined {
+    let connection: UpstreamConnection;
+    try {
+      connection = this.connections.sessionOf(upstream);
+    } catch (err) {
+      if (err instanceof UpstreamFailure) return undefined;
+      throw err;
+    }
+    return connection.era === '2026' ? undefined : connection;
+  }
+
+  /**
    * The upstream's connection; undefined for a runtime registration deleted or replaced since
    * `upstream` was read (UpstreamConnections.get: its definition gets none).
    */
@@ -283,8 +345,8 @@ export class UpstreamListener {
     uri: string,
     which: string,
   ): Promise<void> {
-    const connection = this.connectionOf(upstream);
-    if (connection === undefined || connection.era === '2026') return;
+    const connection = this.sessionConnectionOf(upstream);
+    if (connection === undefined) return;
     try {
       const answer = await connection.requestAsGateway(
         method,

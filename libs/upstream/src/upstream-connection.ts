@@ -233,6 +233,9 @@ export class UpstreamConnection {
    * (sharedLogLevel); kept across re-initializing, where the new session is told it again.
    */
   private logLevel?: McpLogLevel;
+  /** Sessions installed so far: from the second on, a 2025 one is a renewal (onRenewed). */
+  private installed = 0;
+  private readonly renewedListeners = new Set<() => void>();
 
   /**
    * @param endpoint the upstream; its url must be http: or https: (else TypeError)
@@ -578,6 +581,31 @@ export class UpstreamConnection {
   }
 
   /**
+   * Listens for a 2025 session that replaces an earlier one of this connection (the upstream
+   * lost it: a 404 re-initialized it; or it was closed and connected again). What the upstream
+   * held for the gateway's session besides the log level (restoreLogLevel) is gone with it: the
+   * resource subscriptions, which their holder subscribes again (docs/operations.md §10
+   * "Resource subscriptions"). Called after the new session is in use; a listener that throws
+   * is ignored. Returns the unsubscribe function.
+   */
+  onRenewed(listener: () => void): () => void {
+    this.renewedListeners.add(listener);
+    return () => {
+      this.renewedListeners.delete(listener);
+    };
+  }
+
+  private tellRenewed(): void {
+    for (const listener of this.renewedListeners) {
+      try {
+        listener();
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
+  /**
    * Ends the connection's state: closes the GET stream and DELETEs the 2025 session (best
    * effort, bounded by `deadlineMillis`, default 2000 ms; every outcome ignored). Never
    * rejects. The connection may be used again afterwards: the next request connects anew.
@@ -651,6 +679,8 @@ export class UpstreamConnection {
           if (this.epoch === epoch) {
             this.session = session;
             this.startStream(session);
+            this.installed++;
+            if (this.installed > 1 && session.era === '2025') this.tellRenewed();
           } else {
             void this.deleteSession(session, SHORT_DEADLINE_MILLIS);
           }

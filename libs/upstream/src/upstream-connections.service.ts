@@ -75,6 +75,7 @@ export class UpstreamConnections implements OnApplicationShutdown {
   private readonly lastRefusal = new Map<string, { message: string; at: number }>();
   private readonly connections = new Map<string, UpstreamConnection>();
   private readonly unsolicited: ((upstreamId: string, message: JsonRpcMessage) => void)[] = [];
+  private readonly renewed: ((upstreamId: string) => void)[] = [];
   /**
    * The 2025 session of a dual-era `auto` upstream, by id, for 2025 clients (forClientEra);
    * 'none' once the upstream refused 2025.
@@ -251,6 +252,15 @@ export class UpstreamConnections implements OnApplicationShutdown {
    * session that asked (a 2026 session never asks).
    */
   forAnswer(upstream: UpstreamDefinition): UpstreamConnection {
+    return this.sessionOf(upstream);
+  }
+
+  /**
+   * The connection of the gateway's 2025 session with the upstream, where what a 2025 session
+   * holds lives (resources/subscribe, the log level): the upstream's own, or the second session
+   * of a dual-era `auto` upstream (forClientEra) while its own answers in 2026.
+   */
+  sessionOf(upstream: UpstreamDefinition): UpstreamConnection {
     const legacy = this.legacySessions.get(upstream.id);
     const main = this.get(upstream);
     return main.era === '2026' && legacy !== undefined && legacy !== 'none' ? legacy : main;
@@ -274,6 +284,9 @@ export class UpstreamConnections implements OnApplicationShutdown {
     const id = upstream.id;
     connection.onUnsolicited((message) => {
       for (const listener of this.unsolicited) listener(id, message);
+    });
+    connection.onRenewed(() => {
+      for (const listener of this.renewed) listener(id);
     });
     return connection;
   }
@@ -321,6 +334,14 @@ export class UpstreamConnections implements OnApplicationShutdown {
    */
   onUnsolicited(listener: (upstreamId: string, message: JsonRpcMessage) => void): void {
     this.unsolicited.push(listener);
+  }
+
+  /**
+   * Listens for an upstream's 2025 session replaced by a new one (UpstreamConnection.onRenewed),
+   * with the upstream's id: what the old session held at the upstream is to be told again.
+   */
+  onSessionRenewed(listener: (upstreamId: string) => void): void {
+    this.renewed.push(listener);
   }
 
   /** Ends every 2025 session (DELETE, bounded), then closes the connection pool. */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { fanOut } from '@app/execution';
 import { RegistryService } from '@app/registry';
 import { GatewayError, GatewayErrorCode } from '../errors/gateway-error';
 import { logRank, MCP_LOG_LEVELS, type McpLogLevel } from '@app/wire';
@@ -63,9 +64,14 @@ export class LoggingSetLevelHandler implements MethodHandler {
     // the answer does not depend on the upstreams': each is waited on at most a short while, so
     // one that never answers cannot hold every client's setLevel for its callMillis (the
     // forward goes on, bounded by it)
+    // each forward with a cancellation of its own, all ended with the request (fanOut)
+    const { parts, release } = fanOut(context.signal, upstreams.length);
     const forwards = Promise.allSettled(
-      upstreams.map((u) => this.router.forward(u, this.method, { ...params }, context)),
+      upstreams.map((u, i) =>
+        this.router.forward(u, this.method, { ...params }, { ...context, signal: parts[i] }),
+      ),
     );
+    void forwards.finally(release);
     let waited: NodeJS.Timeout | undefined;
     await Promise.race([
       forwards,

@@ -39,6 +39,7 @@ function setup() {
   } as unknown as NotificationHub;
   const upstreams = {
     onSessionMessage: (l: typeof sessionListener) => (sessionListener = l),
+    onSessionRenewed: () => undefined,
     support: (upstream: UpstreamDefinition) =>
       upstream.id.startsWith('u26') ? { resourceSubscriptions: true } : undefined,
     subscribe: (upstream: UpstreamDefinition, uri: string) => {

@@ -30,6 +30,7 @@ describe('ResourceSubscriptions moving subscriptions past the bridged listens', 
     const hub = { toSessions: () => new Set<string>() } as unknown as NotificationHub;
     const upstreams = {
       onSessionMessage: () => undefined,
+      onSessionRenewed: () => undefined,
       support: (u: UpstreamDefinition) =>
         u.id === 'modern' ? { resourceSubscriptions: true } : undefined,
       hold: () => new Promise<void>(() => undefined),

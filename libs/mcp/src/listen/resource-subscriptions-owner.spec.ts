@@ -28,6 +28,7 @@ function setup() {
   } as unknown as NotificationHub;
   const upstreams = {
     onSessionMessage: (l: SessionListener) => (listener = l),
+    onSessionRenewed: () => undefined,
     support: () => undefined,
     subscribe: (upstream: UpstreamDefinition, uri: string) => {
       sent.push(`subscribe ${upstream.id} ${uri}`);

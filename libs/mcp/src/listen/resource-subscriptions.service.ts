@@ -263,6 +263,7 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
   ) {
     this.recheckMs = (config?.mcp.listen.recheckSeconds ?? 60) * 1000;
     listener.onSessionMessage((upstreamId, message) => this.updated(upstreamId, message));
+    listener.onSessionRenewed((upstreamId) => this.renewed(upstreamId));
     bus?.onMessage((message) => this.fromBus(message));
     registry?.onRoundApplied(() => this.followOwners());
   }
@@ -305,6 +306,30 @@ export class ResourceSubscriptions implements OnApplicationShutdown {
       }
       if (subscribeOwner) void this.listener.subscribe(owner, uri);
     }
+  }
+
+  /**
+   * The gateway's session with a 2025 upstream was replaced (it lost the old one; a 404
+   * re-initialized it): the upstream forgot the subscriptions the old one held, while the
+   * clients here still hold theirs. Each URI bound to that upstream here (not bridged: a 2026
+   * listen is its own) is subscribed on the new session once, with the gateway's own
+   * credential, as a subscription that moves to it is (docs/operations.md §10 "Resource
+   * subscriptions"). Subscriptions that have ended are dropped first, not subscribed again.
+   */
+  private renewed(upstreamId: string): void {
+    this.sweep(Date.now());
+    let upstream: UpstreamDefinition | undefined;
+    const uris: string[] = [];
+    for (const [uri, sessions] of this.subscribers)
+      for (const sessionId of sessions) {
+        const entry = this.bySession.get(sessionId)?.entries.get(uri);
+        if (entry === undefined || entry.upstream.id !== upstreamId) continue;
+        if (this.bridged.get(bridgeKey(sessionId, upstreamId))?.uris.has(uri) === true) continue;
+        upstream ??= entry.upstream;
+        uris.push(uri);
+        break;
+      }
+    if (upstream !== undefined) void this.listener.resubscribe(upstream, uris);
   }
 
   /**

@@ -28,8 +28,14 @@ function setup(): {
   written: { sessions: string[]; sourceId: string; message: string }[];
   /** The resources/unsubscribe the gateway sent upstream on its own: [upstream id, uri]. */
   unsubscribed: [string, string][];
+  /** Tells the subscriptions that the gateway's session with this upstream was renewed. */
+  renew: (upstreamId: string) => void;
+  /** What was subscribed again on a renewed session: [upstream id, uris]. */
+  resubscribed: [string, string[]][];
 } {
   let listener: SessionListener | undefined;
+  let renewed: ((upstreamId: string) => void) | undefined;
+  const resubscribed: [string, string[]][] = [];
   const written: { sessions: string[]; sourceId: string; message: string }[] = [];
   const hub = {
     toSessions: (sessions: ReadonlySet<string>, sourceId: string, message: string) => {
@@ -40,8 +46,13 @@ function setup(): {
   const unsubscribed: [string, string][] = [];
   const upstreams = {
     onSessionMessage: (l: SessionListener) => (listener = l),
+    onSessionRenewed: (l: (upstreamId: string) => void) => (renewed = l),
     unsubscribe: (upstream: UpstreamDefinition, uri: string) => {
       unsubscribed.push([upstream.id, uri]);
+      return Promise.resolve();
+    },
+    resubscribe: (upstream: UpstreamDefinition, uris: readonly string[]) => {
+      resubscribed.push([upstream.id, [...uris]]);
       return Promise.resolve();
     },
   } as unknown as UpstreamListener;
@@ -52,11 +63,32 @@ function setup(): {
       method: 'notifications/resources/updated',
       params: { uri },
     });
-  return { subscriptions, updated, written, unsubscribed };
+  return {
+    subscriptions,
+    updated,
+    written,
+    unsubscribed,
+    renew: (upstreamId) => renewed?.(upstreamId),
+    resubscribed,
+  };
 }
 
 describe('ResourceSubscriptions', () => {
   const later = Date.now() + 3_600_000;
+
+  it("subscribes a renewed upstream session again to each URI still held for it here, once, and nothing of another upstream's or of an ended subscription", () => {
+    const { subscriptions, renew, resubscribed } = setup();
+    subscriptions.add('s1', later, def('up'), 'r://a');
+    subscriptions.add('s2', later, def('up'), 'r://a');
+    subscriptions.add('s2', later, def('up'), 'r://b');
+    subscriptions.add('s3', later, def('other'), 'r://c');
+    subscriptions.add('s4', Date.now() - 1, def('up'), 'r://ended');
+    renew('up');
+    expect(resubscribed).toEqual([['up', ['r://a', 'r://b']]]);
+    renew('idle');
+    expect(resubscribed).toHaveLength(1);
+    subscriptions.onApplicationShutdown();
+  });
 
   it('relays an update to the sessions subscribed to that upstream and URI only', () => {
     const { subscriptions, updated, written } = setup();
@@ -197,6 +229,7 @@ describe('ResourceSubscriptions', () => {
     const unsubscribed: [string, string][] = [];
     const upstreams = {
       onSessionMessage: () => undefined,
+      onSessionRenewed: () => undefined,
       unsubscribe: (upstream: UpstreamDefinition, uri: string) => {
         unsubscribed.push([upstream.id, uri]);
         return Promise.resolve();
@@ -240,6 +273,7 @@ describe('ResourceSubscriptions: a bridged listen carries a caller credential on
     const hub = { toSessions: () => new Set<string>() } as unknown as NotificationHub;
     const upstreams = {
       onSessionMessage: () => undefined,
+      onSessionRenewed: () => undefined,
       hold: (
         _upstream: unknown,
         filter: { resourceSubscriptions: unknown },
@@ -385,6 +419,7 @@ describe('ResourceSubscriptions: renewing before the token expires', () => {
     const hub = { toSessions: () => new Set<string>() } as unknown as NotificationHub;
     const upstreams = {
       onSessionMessage: () => undefined,
+      onSessionRenewed: () => undefined,
       hold: (
         _u: unknown,
         _f: unknown,
@@ -435,6 +470,7 @@ describe('ResourceSubscriptions with a bus between replicas', () => {
     let listener: ((upstreamId: string, message: Record<string, unknown>) => void) | undefined;
     const upstreams = {
       onSessionMessage: (l: typeof listener) => (listener = l),
+      onSessionRenewed: () => undefined,
       unsubscribe: () => Promise.resolve(),
     } as unknown as UpstreamListener;
     const subscriptions = new ResourceSubscriptions(hub, upstreams, bus);
