@@ -51,6 +51,51 @@ describe('asLegacyResult: a 2026 upstream result as a 2025 client sees it', () =
   });
 });
 
+describe('asLegacyResult: multi round-trip members outside an input_required result', () => {
+  const round = {
+    inputRequests: { ask: { method: 'roots/list', params: {} } },
+    requestState: 'raw-upstream-state',
+  };
+
+  it('leaves out inputRequests and requestState of a complete result, a task, or a result without resultType', () => {
+    const content = [{ type: 'text', text: 'x' }];
+    expect(asLegacyResult({ content, resultType: 'complete', ...round })).toEqual({ content });
+    expect(asLegacyResult({ content, ...round })).toEqual({ content });
+    expect(
+      asLegacyResult({ resultType: 'task', task: { taskId: 't' }, ttlMs: 5, ...round }),
+    ).toEqual({ resultType: 'task', task: { taskId: 't' }, ttlMs: 5 });
+  });
+
+  it('keeps them on an input_required result (multi round-trip takes those)', () => {
+    const asked = { resultType: 'input_required', ...round };
+    expect(asLegacyResult(asked)).toBe(asked);
+  });
+
+  it("cuts them from a finished task's result inlined in a tasks/* answer, and its text is then serialized", () => {
+    const answer = {
+      taskId: 't',
+      status: 'completed',
+      ttlMs: 60_000,
+      result: { content: [], resultType: 'complete', ...round },
+    };
+    const legacy = asLegacyResult(answer, true);
+    expect(legacy).toEqual({
+      taskId: 't',
+      status: 'completed',
+      ttlMs: 60_000,
+      result: { content: [], resultType: 'complete' },
+    });
+    expect(legacyResultText(JSON.stringify(answer), answer, legacy)).toBeUndefined();
+  });
+
+  it('cuts them from the text of a result as the upstream wrote it', () => {
+    const text =
+      '{"content":[],"resultType":"complete","inputRequests":{"a":1},"requestState":"s"}';
+    const result = JSON.parse(text) as Record<string, unknown>;
+    expect(legacyResultText(text, result, asLegacyResult(result))).toBe('{"content":[]}');
+  });
+});
+
 describe('asLegacyResult: a member named __proto__', () => {
   it('stays an own member of the copy, never its prototype', () => {
     const result = JSON.parse(

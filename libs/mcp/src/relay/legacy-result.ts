@@ -28,17 +28,28 @@ export function asLegacyResult(
   const meta = result._meta;
   const stampedMeta = isRecord(meta) && META_SERVER_INFO in meta;
   const keepsTtl = taskFields || result.resultType === 'task';
+  const strayRound = hasStrayRoundMembers(result);
+  // a finished task's result inlined in a tasks/* answer is a result too
+  const inlined = taskFields && isRecord(result.result) ? result.result : undefined;
+  const strayInlined = inlined !== undefined && hasStrayRoundMembers(inlined);
   if (
     result.resultType !== 'complete' &&
     (keepsTtl || !('ttlMs' in result)) &&
     !('cacheScope' in result) &&
-    !stampedMeta
+    !stampedMeta &&
+    !strayRound &&
+    !strayInlined
   )
     return result;
   const legacy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(result)) {
     if ((key === 'ttlMs' && !keepsTtl) || key === 'cacheScope') continue;
     if (key === 'resultType' && value === 'complete') continue;
+    if (strayRound && ROUND_MEMBERS.has(key)) continue;
+    if (key === 'result' && strayInlined) {
+      legacy.result = withoutRoundMembers(inlined);
+      continue;
+    }
     if (key === '_meta' && stampedMeta) {
       const rest = Object.fromEntries(
         Object.entries(value as Record<string, unknown>).filter(([k]) => k !== META_SERVER_INFO),
@@ -49,6 +60,32 @@ export function asLegacyResult(
     setOwnMember(legacy, key, value);
   }
   return legacy;
+}
+
+/**
+ * A multi round-trip request's own members (MCP 2026-07-28): they belong to an
+ * `input_required` result only, which MrtrCalls and LegacyInputBridge take (sealing the
+ * upstream's `requestState` before any client sees it).
+ */
+const ROUND_MEMBERS: ReadonlySet<string> = new Set(['inputRequests', 'requestState']);
+
+/**
+ * Whether a result that is no `input_required` one carries `inputRequests` or `requestState`: a
+ * 2026 upstream's stray ones, which would reach the client as they are (its raw `requestState`
+ * unsealed, to a 2025 client members its era never has); they are left out in either era.
+ */
+function hasStrayRoundMembers(result: Readonly<Record<string, unknown>>): boolean {
+  return (
+    result.resultType !== 'input_required' &&
+    (Object.hasOwn(result, 'inputRequests') || Object.hasOwn(result, 'requestState'))
+  );
+}
+
+function withoutRoundMembers(result: Record<string, unknown>): Record<string, unknown> {
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(result))
+    if (!ROUND_MEMBERS.has(key)) setOwnMember(rest, key, value);
+  return rest;
 }
 
 /**
@@ -71,6 +108,8 @@ export function legacyResultText(
   const kept: string[] = [];
   for (const member of members) {
     if (!Object.hasOwn(legacy, member.name)) continue;
+    // a member asLegacyResult rewrote other than `_meta` (a task's inlined result): serialized
+    if (member.name !== '_meta' && legacy[member.name] !== result[member.name]) return undefined;
     if (member.name !== '_meta' || legacy._meta === result._meta) {
       kept.push(text.slice(member.start, member.end));
       continue;
