@@ -15,12 +15,12 @@ afterAll(removeScratchDir);
  * gateway's own config model and must not refuse a config the gateway boots with. The gateway
  * checks every http(s) URL with WHATWG `new URL()` (config-rules.ts urlProblem, load-config.ts
  * isHttpUrl, auth-rules.ts httpUrl), where a URL scheme is case-insensitive (RFC 3986 §3.1):
- * `HTTP://host/…` is an http URL and the gateway boots on it and pulls from it. The schema's
- * URL patterns are `^https?://`, case-sensitive, so `helm install` refuses the same values.
+ * `HTTP://host/…` is an http URL and the gateway boots on it and pulls from it, so the schema's
+ * URL patterns take the scheme in any case.
  *
- * And the other way: rateLimits.*.refillPerSecond is `exclusiveMinimum: 0` in the schema while
- * the model's @Min is 0.000001, so a value below it passes `helm install` and the pod
- * crash-loops.
+ * And the other way: what the model refuses at boot (rateLimits.*.refillPerSecond under its
+ * @Min of 0.000001, an upstream url over its @MaxLength) `helm install` refuses too, instead of
+ * a pod in a crash loop.
  */
 const upper = (url: string): string => url.replace(/^http:/, 'HTTP:');
 
@@ -132,7 +132,7 @@ describe('rateLimits refillPerSecond below the model minimum (0.000001)', () => 
   });
 });
 
-/** The model's @MaxLength(2048) on mcp.upstreams[].url (MAX_UPSTREAM_URL_LENGTH) has no maxLength in the schema. */
+/** The model's @MaxLength(2048) on mcp.upstreams[].url (MAX_UPSTREAM_URL_LENGTH) is the schema's maxLength. */
 describe('an upstream url over 2048 characters', () => {
   const track = stopAfterEach();
   const url = `http://up.tools.svc:8080/${'a'.repeat(2100)}`;

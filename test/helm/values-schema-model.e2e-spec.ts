@@ -18,6 +18,8 @@ interface SchemaNode {
   minimum?: number;
   maximum?: number;
   exclusiveMinimum?: number;
+  minLength?: number;
+  maxLength?: number;
 }
 
 const schema = JSON.parse(
@@ -62,12 +64,19 @@ function drift(model: ModelNode, node: SchemaNode, at: string): string[] {
     type('number', 'isNumber');
     if (checks.has('isArray') && declared.type !== 'array')
       out.push(`${path}: type ${JSON.stringify(declared.type)}, model a list`);
+    // the same bounds, inclusive as the model's are (an exclusive 0 would pass what it refuses)
     const min = checks.get('min')?.[0];
-    if (typeof min === 'number' && value.minimum !== min && value.exclusiveMinimum === undefined)
-      out.push(`${path}: minimum ${value.minimum}, model ${min}`);
+    if (typeof min === 'number' && (value.minimum !== min || value.exclusiveMinimum !== undefined))
+      out.push(`${path}: minimum ${value.minimum ?? `> ${value.exclusiveMinimum}`}, model ${min}`);
     const max = checks.get('max')?.[0];
     if (typeof max === 'number' && value.maximum !== max)
       out.push(`${path}: maximum ${value.maximum}, model ${max}`);
+    const minLength = checks.get('minLength')?.[0];
+    if (typeof minLength === 'number' && (value.minLength ?? 0) < minLength)
+      out.push(`${path}: minLength ${value.minLength}, model ${minLength}`);
+    const maxLength = checks.get('maxLength')?.[0];
+    if (typeof maxLength === 'number' && value.maxLength !== maxLength)
+      out.push(`${path}: maxLength ${value.maxLength}, model ${maxLength}`);
   }
   return out;
 }
@@ -87,7 +96,7 @@ describe('values.schema.json: gateway.config is the gateway config model, key fo
     expect(drift(configModelTree(), configSchema, 'gateway.config')).toEqual([]);
   });
 
-  it('the check itself sees a key the schema lacks, a stray key, an open object and a wrong range', () => {
+  it('the check itself sees a key the schema lacks, a stray key, an open object, a wrong range, an exclusive bound and a missing length bound', () => {
     const copy = JSON.parse(JSON.stringify(configSchema)) as SchemaNode;
     const mcp = copy.properties!.mcp!;
     const registry = mcp.properties!.registry!;
@@ -95,12 +104,18 @@ describe('values.schema.json: gateway.config is the gateway config model, key fo
     registry.properties!.refreshIntervalSecond = { type: 'integer' };
     registry.properties!.refreshIntervalSeconds!.maximum = 5;
     delete mcp.properties!.auth!.additionalProperties;
+    const limit = mcp.properties!.rateLimits!.properties!.perSubject!.properties!.refillPerSecond!;
+    delete limit.minimum;
+    limit.exclusiveMinimum = 0;
+    delete mcp.properties!.upstreams!.items!.properties!.url!.maxLength;
     expect(drift(configModelTree(), copy, 'gateway.config')).toEqual(
       expect.arrayContaining([
         'gateway.config.mcp.registry.refreshIntervalSecond: not a key of the config model',
         'gateway.config.mcp.registry.refreshJitterSeconds: missing from the schema',
         'gateway.config.mcp.registry.refreshIntervalSeconds: maximum 5, model 86400',
         'gateway.config.mcp.auth: takes unknown keys',
+        'gateway.config.mcp.rateLimits.perSubject.refillPerSecond: minimum > 0, model 0.000001',
+        'gateway.config.mcp.upstreams.url: maxLength undefined, model 2048',
       ]),
     );
   });
