@@ -162,8 +162,8 @@ describe('schema dialects and every Tool field, through a real gateway', () => {
  * docs/operations.md §2 "detail", and an unknown dialect (docs/operations.md §6 "Schema dialects"):
  * a reachable Tool Service whose manifest breaks a rule keeps the contract's status (§9:
  * `unreachable` means "enabled, never succeeded"; `degraded` once a good copy exists) and its type
- * name, and gains a `detail` naming the manifest path and the rule, never a URL or a fragment of
- * the answer.
+ * name, and gains a `detail` naming the manifest path and the rule, never a URL, a tool's name
+ * (it holds the namePrefix, contract §9) or a fragment of the answer; the log names the tool.
  */
 describe('an invalid manifest: status, lastFailureReason and detail', () => {
   let service: TestToolService;
@@ -192,12 +192,12 @@ describe('an invalid manifest: status, lastFailureReason and detail', () => {
     await waitFor(async () => (await gateway.bundleStatus('my')).lastAttemptAt !== before);
   }
 
-  it('shows `tools[0] "my.echo": _meta.version is required` with status unreachable (never succeeded) and says the same in the log', async () => {
+  it('shows `tools[0]: _meta.version is required` with status unreachable (never succeeded) and says it in the log with the name', async () => {
     const status = await gateway.bundleStatus('my');
     expect(status).toMatchObject({
       status: 'unreachable',
       lastFailureReason: 'ToolVersionError',
-      detail: 'tools[0] "my.echo": _meta.version is required',
+      detail: 'tools[0]: _meta.version is required',
     });
     await gateway.waitForOutput('_meta.version is required');
     expect(gateway.output).toMatch(
@@ -216,9 +216,11 @@ describe('an invalid manifest: status, lastFailureReason and detail', () => {
     const status = await gateway.bundleStatus('my');
     expect(status).toMatchObject({ status: 'unreachable', lastFailureReason: 'InputSchemaError' });
     expect(status.detail).toBe(
-      'tools[0] "my.echo": inputSchema $schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
+      'tools[0]: inputSchema $schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
     );
-    expect(JSON.stringify(await gateway.toolBundles())).not.toContain('http');
+    const view = JSON.stringify(await gateway.toolBundles());
+    expect(view).not.toContain('http');
+    expect(view).not.toContain('my.echo');
     await gateway.waitForOutput(`$schema ${DRAFT04}`);
   });
 

@@ -495,14 +495,17 @@ export class BundleIntake implements SourceIntake<BundleRound> {
     fetchedAt: Date,
   ): LastGoodCopy | BundleFailure {
     if (result.ok) return { manifest: result.manifest, source, fetchedAt };
-    // The first problem is what /actuator/toolBundles shows as `detail` (contract §9 safe);
-    // the log says the same first, then lists every problem with ajv's words.
+    // The first problem is what /actuator/toolBundles shows as `detail`, by its manifest path
+    // only: a tool's name holds the namePrefix, and may hold an internal name, neither of which
+    // the status shows (contract §9); the log says it with the name first, then lists every
+    // problem with ajv's words.
     const [first] = result.problems;
     const more = result.problems.length - 1;
-    const detail =
-      first === undefined
-        ? undefined
-        : `${first.detail}${more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'} in the log)` : ''}`;
+    const andMore =
+      more > 0 ? ` (and ${more} more problem${more === 1 ? '' : 's'} in the log)` : '';
+    const detail = first === undefined ? undefined : `${first.detail}${andMore}`;
+    const statusDetail =
+      first === undefined ? undefined : `${withoutToolName(first.detail)}${andMore}`;
     const { id } = record.definition;
     const { revision, errorType, problems } = result;
     this.pullLines.note(`${id}\u0000rejected\u0000${source}\u0000${errorType}`, (count) =>
@@ -512,7 +515,7 @@ export class BundleIntake implements SourceIntake<BundleRound> {
           `Problems: ${problems.map((p) => `[${p.type}] ${problemText(p)}`).join('; ')}`
         : `Bundle ${id}: ${count} ${source} manifests rejected (${errorType}) since the last line, the last revision ${revision ?? 'none'}${detail === undefined ? '' : `: ${detail}`}; the last good copy stays`,
     );
-    return { errorType: result.errorType, detail };
+    return { errorType: result.errorType, detail: statusDetail };
   }
 
   /**
@@ -554,4 +557,13 @@ export class BundleIntake implements SourceIntake<BundleRound> {
       this.metrics?.manifestPull(id, failure.errorType);
     }
   }
+}
+
+/**
+ * A problem's detail without the tool name it quotes after the manifest path
+ * (`tools[3] "ins.lookup": …` → `tools[3]: …`). The quoted name passed the tool name pattern,
+ * which has no quote, so the first quote after the path ends it.
+ */
+function withoutToolName(detail: string): string {
+  return detail.replace(/^(tools\[\d+\]) "[^"]*"/, '$1');
 }
