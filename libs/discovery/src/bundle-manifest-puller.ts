@@ -30,6 +30,26 @@ export class BundleManifestPuller implements SourcePuller {
     return { kind: this.kind, results };
   }
 
+  /** Whether a failure of this pull may serve the fallback file: its first, with no copy held. */
+  private mayFallBack(bundle: BundleDefinition): boolean {
+    return (
+      bundle.fallbackManifestFile !== undefined &&
+      this.registry.isFirstAttempt(bundle.id) &&
+      this.registry.hasNoCopy(bundle.id)
+    );
+  }
+
+  /** The bytes of the bundle's fallbackManifestFile; undefined when it cannot be read (logged). */
+  private async readFallback(bundle: BundleDefinition): Promise<Buffer | undefined> {
+    if (bundle.fallbackManifestFile === undefined) return undefined;
+    const fallback = await this.fetcher.readFile(bundle.fallbackManifestFile);
+    if (fallback.ok) return fallback.bytes;
+    this.logger.error(
+      `Bundle ${bundle.id}: fallbackManifestFile unusable (${fallback.errorType}: ${fallback.detail})`,
+    );
+    return undefined;
+  }
+
   /** Pulls one bundle; a failure is a value, never an exception (contract §6). */
   private async pullOne(bundle: BundleDefinition): Promise<BundlePullResult> {
     const attemptedAt = this.clock.now();
@@ -47,21 +67,12 @@ export class BundleManifestPuller implements SourcePuller {
           raw: fetched.bytes,
           digest: fetched.digest,
           attemptedAt,
+          // a first answer that is no valid manifest is a failed first pull too (contract §3,
+          // §6): the intake reads the fallback file then, and only then
+          ...(this.mayFallBack(bundle) ? { readFallback: () => this.readFallback(bundle) } : {}),
         };
       // contract §3: the fallback file is read only when the first remote pull fails.
-      let fallbackRaw: Buffer | undefined;
-      if (
-        bundle.fallbackManifestFile !== undefined &&
-        this.registry.isFirstAttempt(bundle.id) &&
-        this.registry.hasNoCopy(bundle.id)
-      ) {
-        const fallback = await this.fetcher.readFile(bundle.fallbackManifestFile);
-        if (fallback.ok) fallbackRaw = fallback.bytes;
-        else
-          this.logger.error(
-            `Bundle ${bundle.id}: fallbackManifestFile unusable (${fallback.errorType}: ${fallback.detail})`,
-          );
-      }
+      const fallbackRaw = this.mayFallBack(bundle) ? await this.readFallback(bundle) : undefined;
       return {
         bundleId: bundle.id,
         kind: 'failed',

@@ -14,6 +14,12 @@ export type BundlePullResult =
       /** sha1 (base64url) of `raw`, when the puller computed it while receiving. */
       readonly digest?: string;
       readonly attemptedAt: Date;
+      /**
+       * Local profile, first remote pull: reads fallbackManifestFile (undefined when it cannot
+       * be read), for the intake to serve when this answer is no valid manifest (contract §3,
+       * §6: a pull whose manifest fails validation failed); read only then.
+       */
+      readonly readFallback?: () => Promise<Buffer | string | undefined>;
     }
   | {
       /**

@@ -468,10 +468,11 @@ describe('status view (contract §9: no manifestUrl, no namePrefix, no message)'
       pulled('alpha', '2', ['alpha.search', 'gamma.x'], 30),
       pulled('beta', '1', ['beta.pay'], 30),
     ]);
-    // The validation failure's detail names the manifest path, the tool and the rule
-    // (docs/operations.md §2 "detail"); nothing else in the view quotes the manifest.
+    // The validation failure's detail names the manifest path and the rule, never the tool's
+    // name, which holds a prefix (docs/operations.md §2 "detail"); nothing else in the view
+    // quotes the manifest.
     expect(status(service, 'alpha').detail).toBe(
-      'tools[1] "gamma.x": name must start with the bundle\'s namePrefix',
+      "tools[1]: name must start with the bundle's namePrefix",
     );
     const text = JSON.stringify(service.view()).replace(
       JSON.stringify(status(service, 'alpha').detail),
@@ -837,7 +838,7 @@ describe('validation failures: a detail in /actuator/toolBundles and the log (do
   }
   const noVersion = { ...toolJson('alpha.echo'), _meta: {} };
 
-  it('shows `tools[0] "my.echo": _meta.version is required` for a first manifest without it; the status stays unreachable (§9: never succeeded)', async () => {
+  it('shows `tools[0]: _meta.version is required` for a first manifest without it (the log names the tool); the status stays unreachable (§9: never succeeded)', async () => {
     const MY = definition('my', 'my.');
     const { service } = setup([MY]);
     const warn = jest.spyOn(Logger.prototype, 'warn');
@@ -846,7 +847,7 @@ describe('validation failures: a detail in /actuator/toolBundles and the log (do
       expect(status(service, 'my')).toMatchObject({
         status: 'unreachable',
         lastFailureReason: 'ToolVersionError',
-        detail: 'tools[0] "my.echo": _meta.version is required',
+        detail: 'tools[0]: _meta.version is required',
       });
       const line = warn.mock.calls.map((c) => String(c[0])).find((m) => m.includes('rejected'));
       expect(line).toContain(
@@ -864,7 +865,7 @@ describe('validation failures: a detail in /actuator/toolBundles and the log (do
     expect(status(service, 'alpha')).toMatchObject({
       status: 'degraded',
       lastFailureReason: 'ToolVersionError',
-      detail: 'tools[0] "alpha.echo": _meta.version is required (and 1 more problem in the log)',
+      detail: 'tools[0]: _meta.version is required (and 1 more problem in the log)',
     });
   });
 
@@ -876,10 +877,12 @@ describe('validation failures: a detail in /actuator/toolBundles and the log (do
       await service.applyRound([raw('alpha', [{ ...toolJson('alpha.a'), inputSchema: schema }])]);
       const { detail } = status(service, 'alpha');
       expect(detail).toBe(
-        'tools[0] "alpha.a": inputSchema $schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
+        'tools[0]: inputSchema $schema is not a supported JSON Schema dialect (draft-06, draft-07, 2019-09, 2020-12; none means 2020-12)',
       );
       const line = warn.mock.calls.map((c) => String(c[0])).find((m) => m.includes('rejected'));
-      expect(line).toContain(`${detail} ($schema http://schemas.internal.example/meta#)`);
+      expect(line).toContain(
+        `${detail?.replace('tools[0]', 'tools[0] "alpha.a"')} ($schema http://schemas.internal.example/meta#)`,
+      );
     } finally {
       warn.mockRestore();
     }

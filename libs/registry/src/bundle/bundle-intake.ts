@@ -258,8 +258,11 @@ export class BundleIntake implements SourceIntake<BundleRound> {
           result.attemptedAt,
           result.digest,
         );
-        if ('errorType' in copy) failures.set(record.definition.id, copy);
-        else candidates.set(record.definition.id, { copy, pulled: true });
+        if ('errorType' in copy) {
+          failures.set(record.definition.id, copy);
+          if (result.readFallback !== undefined && record.lastGood === undefined)
+            await this.serveFallback(record, await result.readFallback(), candidates);
+        } else candidates.set(record.definition.id, { copy, pulled: true });
         continue;
       }
       if (result.kind === 'not-modified') {
@@ -300,15 +303,7 @@ export class BundleIntake implements SourceIntake<BundleRound> {
           ? `Bundle ${id}: ${line}`
           : `Bundle ${id}: ${count} pulls since the last line: ${line}`,
       );
-      if (result.fallbackRaw !== undefined && record.lastGood === undefined) {
-        const copy = await this.adoptRaw(record, result.fallbackRaw, 'fallback', this.clock.now());
-        if (!('errorType' in copy)) {
-          candidates.set(record.definition.id, { copy, pulled: false });
-          this.logger.warn(
-            `Bundle ${record.definition.id}: first remote pull failed; serving its local fallbackManifestFile`,
-          );
-        }
-      }
+      await this.serveFallback(record, result.fallbackRaw, candidates);
     }
     // The schema cache keeps what this round checked; after a round that skipped unchanged
     // manifests it keeps everything, or their schemas would all be compiled again next time.
@@ -316,6 +311,24 @@ export class BundleIntake implements SourceIntake<BundleRound> {
       this.schemas.retainOnlySeen();
     this.skippedUnchanged = false;
     return round;
+  }
+
+  /**
+   * Contract §3: a bundle whose first remote pull failed (no answer, or no valid manifest) and
+   * that has no copy serves its local fallbackManifestFile, when the puller brought one.
+   */
+  private async serveFallback(
+    record: BundleRecord,
+    fallbackRaw: Buffer | string | undefined,
+    candidates: BundleRound['candidates'],
+  ): Promise<void> {
+    if (fallbackRaw === undefined || record.lastGood !== undefined) return;
+    const copy = await this.adoptRaw(record, fallbackRaw, 'fallback', this.clock.now());
+    if ('errorType' in copy) return;
+    candidates.set(record.definition.id, { copy, pulled: false });
+    this.logger.warn(
+      `Bundle ${record.definition.id}: first remote pull failed; serving its local fallbackManifestFile`,
+    );
   }
 
   /**
