@@ -14,6 +14,7 @@ import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { UpstreamAddressRefusedError } from './connect-guard';
 import { SseHeldBytes } from './sse-held-bytes';
 import { SseLineEnds } from './sse-line-ends';
+import { resumableEventId } from './request-shape';
 import { UpstreamFailure, type UpstreamSignal } from './upstream-types';
 
 /** One HTTP exchange with the upstream. */
@@ -342,7 +343,7 @@ export function exchange(
     };
 
     const onEvent = (event: EventSourceMessage): void => {
-      if (event.id !== undefined) lastEventId = event.id;
+      if (event.id !== undefined) lastEventId = resumableEventId(event.id);
       if (event.data === '') return;
       if (settled) {
         if (!late) return;

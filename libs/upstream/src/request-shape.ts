@@ -78,6 +78,23 @@ export function sessionLevelHeaders(
   return headers;
 }
 
+/** Longest SSE event id kept to resume a stream with (a `Last-Event-ID` header's value). */
+export const MAX_RESUMABLE_EVENT_ID = 4096;
+
+/**
+ * An upstream's SSE event id as a stream can be resumed from it: undefined when it cannot go
+ * back as a `Last-Event-ID` header (a control character, a character beyond Latin-1, or over
+ * MAX_RESUMABLE_EVENT_ID): such an id still replaces the one before (SSE), so the stream is then
+ * not resumed at all, never from an older id (its events again) nor with a GET that cannot be
+ * sent.
+ */
+export function resumableEventId(id: string): string | undefined {
+  return id.length <= MAX_RESUMABLE_EVENT_ID && HEADER_VALUE.test(id) ? id : undefined;
+}
+
+/** A header value as HTTP sends it: tab, visible ASCII, space and obs-text (RFC 9110 §5.5). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /** The headers of the GET that resumes a request's stream: the request's own, for a stream. */
 export function resumeHeaders(
   post: Record<string, string>,

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { exchange } from './http-exchange';
 import { UpstreamFailure } from './upstream-types';
 import { readStreamMessage } from './reply-reader';
-import { sessionLevelHeaders } from './request-shape';
+import { resumableEventId, sessionLevelHeaders } from './request-shape';
 import type { Session } from './upstream-session';
 import type { JsonRpcMessage, UpstreamEndpoint, UpstreamMessageContext } from './upstream-types';
 
@@ -103,7 +103,7 @@ export class StandaloneStream {
           capScope: 'event',
           signal: this.abort.signal,
           onEvent: (event) => {
-            if (event.id !== undefined) this.lastEventId = event.id;
+            if (event.id !== undefined) this.lastEventId = resumableEventId(event.id);
             // a replayed priming event: the v1 SDK's event stores keep it as `{}` (as a resumed
             // call's stream, UpstreamConnection.resumeStream); no message, nothing dropped
             if (event.data.trim() === '{}') return 'more';

@@ -1096,6 +1096,16 @@ export class UpstreamConnection {
         // the cap is the whole answer's, not what was left of it for this GET
         if (err instanceof UpstreamFailure && err.kind === 'too-large')
           throw answerTooLarge(maxBytes);
+        // the request itself was sent and taken (its stream began): a GET that could not
+        // connect or be sent says nothing of whether it ran, so the caller is told it may have
+        // (docs/operations.md §10 "Routing"), never that it was not sent
+        if (err instanceof UpstreamFailure && !err.mayHaveRun)
+          throw new UpstreamFailure(
+            err.kind,
+            `its answer stream could not be resumed: ${err.message}`,
+            err.status,
+            true,
+          );
         throw err;
       }
       if (next.kind !== 'events') break;
