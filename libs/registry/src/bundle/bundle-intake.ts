@@ -15,6 +15,7 @@ import {
   SchemaChecker,
 } from '../manifest/schema-checker';
 import { parseJsonSliced } from '../manifest/sliced-json';
+import { parseKeepingNumbers, type NumberTexts } from '../manifest/number-texts';
 import {
   validateManifest,
   type ManifestExpectations,
@@ -372,8 +373,13 @@ export class BundleIntake implements SourceIntake<BundleRound> {
       return this.notJson(record, source, 'not valid UTF-8');
     }
     let body: unknown;
+    let numbers: NumberTexts | undefined;
     try {
-      body = await parseJsonSliced(text);
+      // numbers a double would rewrite are kept as written (number-texts.ts): a rare manifest,
+      // parsed whole then
+      const kept = parseKeepingNumbers(text);
+      body = kept === undefined ? await parseJsonSliced(text) : kept.body;
+      numbers = kept?.numbers;
     } catch {
       return this.notJson(record, source, 'not valid JSON');
     }
@@ -383,7 +389,7 @@ export class BundleIntake implements SourceIntake<BundleRound> {
       const copy = await this.validateInWorker(record, raw, source, fetchedAt);
       if (copy !== 'crashed') return copy;
     }
-    return this.validate(record, body, source, fetchedAt);
+    return this.validate(record, body, source, fetchedAt, numbers);
   }
 
   private notJson(
@@ -486,10 +492,11 @@ export class BundleIntake implements SourceIntake<BundleRound> {
     body: unknown,
     source: CopySource,
     fetchedAt: Date,
+    numbers?: NumberTexts,
   ): Promise<LastGoodCopy | BundleFailure> {
     let result: ManifestValidation;
     try {
-      result = await validateManifest(body, this.expectationsOf(record), this.schemas);
+      result = await validateManifest(body, this.expectationsOf(record), this.schemas, numbers);
     } catch (err) {
       // One bundle's manifest must never sink the round for the others (contract §6).
       this.logger.error(

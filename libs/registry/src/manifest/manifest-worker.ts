@@ -2,6 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { packTools } from './manifest-transfer';
 import { crashOf, type WorkerRequest, type WorkerResponse } from './manifest-worker-protocol';
 import { SchemaChecker } from './schema-checker';
+import { parseKeepingNumbers, type NumberTexts } from './number-texts';
 import { validateManifest } from './validate-manifest';
 
 /**
@@ -18,14 +19,18 @@ async function validate(request: WorkerRequest): Promise<WorkerResponse> {
     return { kind: 'not-json', why: 'not valid UTF-8' };
   }
   let body: unknown;
+  let numbers: NumberTexts | undefined;
   try {
-    body = JSON.parse(text);
+    // numbers a double would rewrite are kept as written (number-texts.ts)
+    const kept = parseKeepingNumbers(text);
+    body = kept === undefined ? JSON.parse(text) : kept.body;
+    numbers = kept?.numbers;
   } catch {
     return { kind: 'not-json', why: 'not valid JSON' };
   }
   const schemas = new SchemaChecker();
   if (request.knownGoodSchemas !== '') schemas.seed(request.knownGoodSchemas.split('\n'));
-  const validation = await validateManifest(body, request.expect, schemas);
+  const validation = await validateManifest(body, request.expect, schemas, numbers);
   const goodSchemas = schemas.goodDigests().join('\n');
   if (!validation.ok) return { kind: 'rejected', validation, goodSchemas };
   const { bundleId, revision, fingerprint, tools } = validation.manifest;

@@ -5,6 +5,7 @@ import { firstUnsafePattern } from './unsafe-patterns';
 import type { ManifestProblem, PullErrorType } from './manifest-errors';
 import type { AcceptedManifest, ManifestTool } from './manifest.types';
 import type { SchemaChecker, SchemaProblem } from './schema-checker';
+import { stringifyWithNumbers, type NumberTexts } from './number-texts';
 import { optionalFieldProblems, publishedEntry } from './tool-fields';
 import { MAX_TOOL_TAGS, toolTagsOf } from '@app/wire';
 
@@ -75,6 +76,7 @@ function validateTool(
   index: number,
   expect: ManifestExpectations,
   schemas: SchemaChecker,
+  numbers: NumberTexts | undefined,
 ): ManifestTool | ManifestProblem[] {
   const at = `tools[${index}]`;
   if (!isRecord(raw)) return [{ type: 'ManifestShapeError', detail: `${at} is not an object` }];
@@ -173,7 +175,7 @@ function validateTool(
   if (problems.length > 0) return problems;
 
   const published = publishedEntry(raw);
-  const publishedJson = JSON.stringify(published);
+  const publishedJson = stringifyWithNumbers(published, numbers);
   const fingerprint = createHash('sha1')
     .update(publishedJson)
     .update(`\u0000${version}\u0000${timeoutMillis ?? ''}\u0000${enabled}`)
@@ -219,6 +221,7 @@ export async function validateManifest(
   body: unknown,
   expect: ManifestExpectations,
   schemas: SchemaChecker,
+  numbers?: NumberTexts,
 ): Promise<ManifestValidation> {
   const problems: ManifestProblem[] = [];
   const reject = (revision?: string): ManifestValidation => ({
@@ -266,7 +269,7 @@ export async function validateManifest(
   const firstIndexByName = new Map<string, number>();
   for (let i = 0; i < rawTools.length; i++) {
     await slicer.maybeYield();
-    const result = validateTool(rawTools[i], i, expect, schemas);
+    const result = validateTool(rawTools[i], i, expect, schemas, numbers);
     if (Array.isArray(result)) {
       problems.push(...result);
       if (problems.length >= MAX_PROBLEMS) break;
