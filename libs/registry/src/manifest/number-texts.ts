@@ -47,12 +47,13 @@ export function parseKeepingNumbers(
     const source = context?.source;
     if (typeof value === 'number' && source !== undefined && String(value) !== source) {
       let texts = numbers.get(this);
-      if (texts === undefined) numbers.set(this, (texts = new Map()));
+      if (texts === undefined) numbers.set(this, (texts = new Map<string, string>()));
       texts.set(key, source);
     }
     return value;
   };
-  const body: unknown = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
+  // JSON.parse passes the context (source text access) as a third argument its type omits
+  const body: unknown = JSON.parse(text, reviver);
   return { body, numbers };
 }
 
