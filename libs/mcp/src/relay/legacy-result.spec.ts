@@ -71,6 +71,19 @@ describe('asLegacyResult: multi round-trip members outside an input_required res
     expect(asLegacyResult(asked)).toBe(asked);
   });
 
+  it('keeps the input requests of a task (tasks/get of a task waiting for input)', () => {
+    const waiting = {
+      taskId: 't',
+      status: 'input_required',
+      inputRequests: { confirm: { method: 'elicitation/create', params: {} } },
+    };
+    expect(asLegacyResult(waiting, true)).toBe(waiting);
+  });
+
+  it('cuts them from a tasks/result answer (a result, not a task)', () => {
+    expect(asLegacyResult({ content: [], ...round }, true)).toEqual({ content: [] });
+  });
+
   it("cuts them from a finished task's result inlined in a tasks/* answer, and its text is then serialized", () => {
     const answer = {
       taskId: 't',

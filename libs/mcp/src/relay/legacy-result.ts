@@ -28,7 +28,10 @@ export function asLegacyResult(
   const meta = result._meta;
   const stampedMeta = isRecord(meta) && META_SERVER_INFO in meta;
   const keepsTtl = taskFields || result.resultType === 'task';
-  const strayRound = hasStrayRoundMembers(result);
+  // a task (the answer of tasks/get and the like) has input requests of its own while its
+  // status is input_required (SEP-2663): only a result's are stray
+  const isTask = taskFields && (Object.hasOwn(result, 'taskId') || Object.hasOwn(result, 'status'));
+  const strayRound = !isTask && hasStrayRoundMembers(result);
   // a finished task's result inlined in a tasks/* answer is a result too
   const inlined = taskFields && isRecord(result.result) ? result.result : undefined;
   const strayInlined = inlined !== undefined && hasStrayRoundMembers(inlined);
