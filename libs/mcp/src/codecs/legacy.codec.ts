@@ -94,7 +94,12 @@ export class LegacyCodec {
         // session's caller's (notifications/cancelled aborts one of its calls, an answer goes
         // on to an upstream): one on a session that does not open for this caller is 404, as a
         // request there is, and nothing of it goes further (docs/security.md "Sessions and
-        // notification streams")
+        // notification streams"); an unsupported MCP-Protocol-Version is 400 on every POST, as
+        // on a request (MCP 2025-11-25 transports, "Protocol Version Header")
+        {
+          const refusal = this.versionRefusal(exchange, null, format);
+          if (refusal !== undefined) return refusal;
+        }
         if (!(await this.sessionOpensFor(exchange)))
           return this.error(
             null,
@@ -113,6 +118,29 @@ export class LegacyCodec {
       case 'request':
         return this.request(exchange, message, format);
     }
+  }
+
+  /**
+   * 400 for an MCP-Protocol-Version header that names no 2025-era version this gateway speaks
+   * (MCP 2025-11-25 transports, "Protocol Version Header"), on a request (but initialize,
+   * whose version is in its params), a notification or a response alike; undefined otherwise.
+   */
+  private versionRefusal(
+    exchange: HttpExchange,
+    id: JsonRpcId | null,
+    format: ResponseFormat,
+  ): HttpAnswer | undefined {
+    const stated = header(exchange.headers, 'mcp-protocol-version');
+    if (stated === undefined || (LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated))
+      return undefined;
+    return this.error(
+      id,
+      new GatewayError(
+        GatewayErrorCode.UnsupportedProtocolVersion,
+        `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
+      ),
+      format,
+    );
   }
 
   /**
@@ -156,20 +184,9 @@ export class LegacyCodec {
     // initialize opens the session: there is none to check yet, and the version it asks for
     // is in its params (InitializeHandler)
     if (row?.opensSession !== true) {
+      const refusal = this.versionRefusal(exchange, id, format);
+      if (refusal !== undefined) return refusal;
       const stated = header(exchange.headers, 'mcp-protocol-version');
-      if (
-        stated !== undefined &&
-        !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(stated)
-      ) {
-        return this.error(
-          id,
-          new GatewayError(
-            GatewayErrorCode.UnsupportedProtocolVersion,
-            `Bad Request: Unsupported protocol version: ${stated.slice(0, 40)} (supported versions: ${LEGACY_PROTOCOL_VERSIONS.join(', ')})`,
-          ),
-          format,
-        );
-      }
       protocolVersion = stated ?? DEFAULT_UNSTATED_VERSION;
       // Stateless mode issues no session id, so it cannot tell one of its own from any other:
       // like the SDKs' stateless servers, it ignores the header (and an id a sealed replica
