@@ -163,16 +163,28 @@ export class UpstreamListener {
           lastCode = answer.code;
         }
       } catch (err) {
-        this.logger.log(
-          `Upstream ${upstream.id}: ${uris.length - i + refused} of ${uris.length} subscription(s) held by clients are not on its new session (resources/subscribe failed: ${err instanceof Error ? err.message : 'unknown cause'}); those clients get no update of them from it until they subscribe again`,
-        );
+        const why = `resources/subscribe failed: ${err instanceof Error ? err.message : 'unknown cause'}`;
+        this.notRestored(upstream, uris.length - i + refused, uris.length, why);
         return;
       }
     }
     if (refused > 0)
-      this.logger.log(
-        `Upstream ${upstream.id}: ${refused} of ${uris.length} subscription(s) held by clients are not on its new session (resources/subscribe answered error ${lastCode}); those clients get no update of them from it until they subscribe again`,
+      this.notRestored(
+        upstream,
+        refused,
+        uris.length,
+        `resources/subscribe answered error ${lastCode}`,
       );
+  }
+
+  /** Subscriptions a renewed session did not take again: a line per upstream a minute at most. */
+  private notRestored(upstream: UpstreamDefinition, left: number, of: number, why: string): void {
+    this.ends.note(
+      `${upstream.id}\u0000resubscribe`,
+      (count) =>
+        `Upstream ${upstream.id}: ${left} of ${of} subscription(s) held by clients are not on its new session (${why}); those clients get no update of them from it until they subscribe again` +
+        (count > 1 ? ` (the last of ${count} renewals since the previous such line)` : ''),
+    );
   }
 
   /**
@@ -354,14 +366,35 @@ export class UpstreamListener {
         { deadlineMillis: UNSUBSCRIBE_DEADLINE_MS },
       );
       if (answer.kind === 'error')
-        this.logger.log(
-          `Upstream ${upstream.id}: ${method} of a subscription ${which} answered error ${answer.code}`,
-        );
+        this.subscriptionLine(upstream, method, which, `answered error ${answer.code}`);
     } catch (err) {
-      this.logger.log(
-        `Upstream ${upstream.id}: ${method} of a subscription ${which} failed (${err instanceof Error ? err.message : 'unknown cause'})`,
+      this.subscriptionLine(
+        upstream,
+        method,
+        which,
+        `failed (${err instanceof Error ? err.message : 'unknown cause'})`,
       );
     }
+  }
+
+  /**
+   * A subscribe or unsubscribe of the gateway's own that did not go through: one line per
+   * upstream, method and kind of failure a minute at most, however many subscriptions a
+   * caller's sessions made it send (docs/operations.md §4 "What outsiders can make the gateway
+   * log").
+   */
+  private subscriptionLine(
+    upstream: UpstreamDefinition,
+    method: string,
+    which: string,
+    outcome: string,
+  ): void {
+    const kind = outcome.startsWith('answered') ? outcome : 'failed';
+    this.ends.note(`${upstream.id}\u0000${method}\u0000${which}\u0000${kind}`, (count) =>
+      count === 1
+        ? `Upstream ${upstream.id}: ${method} of a subscription ${which} ${outcome}`
+        : `Upstream ${upstream.id}: ${count} ${method}s of subscriptions ${which} did not go through since the previous such line, the last ${outcome} (at most one line a minute)`,
+    );
   }
 
   private deliver(message: JsonRpcMessage, context: UpstreamListenContext): void {

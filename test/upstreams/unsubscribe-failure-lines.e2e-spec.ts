@@ -15,8 +15,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * gets"; a flood "costs one line a minute per key". A caller that subscribes to URIs of an
  * upstream which refuses `resources/unsubscribe` (it answers -32601, as an upstream without it
  * does) and then ends its session (DELETE /mcp) makes the gateway tell the upstream
- * resources/unsubscribe itself once per URI, and each refusal is a log line of its own
- * (UpstreamListener.asGateway, not throttled).
+ * resources/unsubscribe itself once per URI; the refusals share one throttled line
+ * (UpstreamListener.asGateway).
  */
 describe('the gateway own resources/unsubscribe refused by an upstream', () => {
   const track = stopAfterEach();
