@@ -29,7 +29,9 @@ describe('the gateway own resources/unsubscribe refused by an upstream', () => {
       }),
     );
     up.on('resources/subscribe', () => ({ result: {} }));
-    up.on('resources/unsubscribe', () => ({ error: { code: -32601, message: 'Method not found' } }));
+    up.on('resources/unsubscribe', () => ({
+      error: { code: -32601, message: 'Method not found' },
+    }));
     const gateway = track(
       await GatewayProcess.start({
         waitReady: true,
@@ -38,7 +40,9 @@ describe('the gateway own resources/unsubscribe refused by an upstream', () => {
       }),
     );
     const refusalLines = (): string[] =>
-      gateway.stdout.split('\n').filter((l) => l.includes('resources/unsubscribe of a subscription'));
+      gateway.stdout
+        .split('\n')
+        .filter((l) => l.includes('resources/unsubscribe of a subscription'));
     for (let round = 0; round < 4; round++) {
       const headers = await openLegacySession(gateway.mcpUrl, {});
       for (const [i, uri] of URIS.entries())
