@@ -298,11 +298,12 @@ export class UpstreamRegistrations implements OnApplicationBootstrap {
         if (this.known.get(id) === undefined) return readOnly(id);
       }
       let expected: number | undefined;
-      // `*`: whatever is stored now is deleted (only a missing record fails it)
-      if (ifMatch !== undefined && ifMatch !== '*') {
+      if (ifMatch !== undefined) {
+        // read from the store for `*` too (basedOn), so this replica's view is the stored one
         const known = await this.basedOn(id, ifMatch);
         if ('ok' in known) return known;
-        expected = known.stored.version;
+        // `*`: whatever is stored when it is deleted (only a missing record fails it)
+        expected = ifMatch === '*' ? undefined : known.stored.version;
       }
       const removed = await this.reader.write((g) =>
         this.registrations.store.remove(id, expected, g),
