@@ -57,6 +57,12 @@ interface Held {
   recheck?: NodeJS.Timeout;
 }
 
+/** A 2025 GET stream's session and path (a virtual server's, or `/mcp`); undefined for a listen. */
+function sessionPathKey(stream: OpenStream): string | undefined {
+  if (stream.sessionId === undefined) return undefined;
+  return `${stream.sessionId}\u0000${VirtualServers.serverOf(stream.access) ?? ''}`;
+}
+
 /** The name of a grant: equal names, equal grants (AccessPolicy keys its unions so). */
 function grantName(access: CallerAccess): string {
   return access.all ? '*' : `rules:${access.key}`;
@@ -78,6 +84,13 @@ function grantName(access: CallerAccess): string {
 export class NotificationHub implements OnApplicationShutdown {
   private readonly logger = new Logger('Mcp');
   private readonly streams = new Map<OpenStream, Held>();
+  /**
+   * Of each 2025 session's GET streams on one path, the one opened last (sessionPathKey): the
+   * only one a message of the session goes on (MCP 2025-11-25 transports, "Multiple
+   * Connections": the server MUST NOT broadcast one message across a session's streams). The
+   * one opened last is the one its client reads; an older one may be a connection it left.
+   */
+  private readonly lastOfSession = new Map<string, OpenStream>();
   /** Open streams per callerKey. */
   private readonly perCaller = new Map<string, number>();
   private readonly maxStreams: number;
@@ -116,6 +129,7 @@ export class NotificationHub implements OnApplicationShutdown {
         `Catalog lists changed (${kinds.join(', ')}): notifying ${this.streams.size} stream(s)`,
       );
       for (const stream of [...this.streams.keys()]) {
+        if (!this.carries(stream)) continue;
         // a stream on a virtual server's path: its view as each catalog resolves it
         const before = this.servers?.narrowFor(stream.access, previous) ?? stream.access;
         const after = this.servers?.narrowFor(stream.access, next) ?? stream.access;
@@ -156,11 +170,18 @@ export class NotificationHub implements OnApplicationShutdown {
     );
     if (kinds.length === 0) return;
     for (const stream of [...this.streams.keys()]) {
+      if (!this.carries(stream)) continue;
       const access = this.accessOf(stream, after);
       if (access !== undefined && !allowsSource(access, upstreamId)) continue;
       if (stream.relaysFrom?.(upstreamId) === true) continue;
       for (const kind of kinds) stream.listChanged(kind);
     }
+  }
+
+  /** Whether a message goes on this stream: a 2026 listen, or its session's stream opened last. */
+  private carries(stream: OpenStream): boolean {
+    const session = sessionPathKey(stream);
+    return session === undefined || this.lastOfSession.get(session) === stream;
   }
 
   /** Open streams on this replica. */
@@ -203,6 +224,8 @@ export class NotificationHub implements OnApplicationShutdown {
     }
     const held: Held = { owner };
     this.streams.set(stream, held);
+    const session = sessionPathKey(stream);
+    if (session !== undefined) this.lastOfSession.set(session, stream);
     // cut for a client that stopped reading: released here, not only when its socket closes
     stream.stream.onCut(() => stream.close(false));
     if (owner !== undefined) this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1);
@@ -246,6 +269,7 @@ export class NotificationHub implements OnApplicationShutdown {
     for (const stream of this.streams.keys()) {
       if (stream.sessionId === undefined || !sessionIds.has(stream.sessionId)) continue;
       here.add(stream.sessionId);
+      if (!this.carries(stream)) continue;
       const access = this.accessOf(stream, catalog);
       if (access !== undefined && !allowsSource(access, sourceId)) continue;
       stream.stream.push(message);
@@ -279,6 +303,7 @@ export class NotificationHub implements OnApplicationShutdown {
     for (const stream of this.streams.keys()) {
       if (stream.sessionId !== sessionId) continue;
       if (VirtualServers.serverOf(stream.access) !== server) continue;
+      if (!this.carries(stream)) continue;
       stream.stream.push(message);
       written++;
     }
@@ -314,6 +339,15 @@ export class NotificationHub implements OnApplicationShutdown {
     const held = this.streams.get(stream);
     if (held === undefined) return;
     this.streams.delete(stream);
+    const session = sessionPathKey(stream);
+    if (session !== undefined && this.lastOfSession.get(session) === stream) {
+      // the session's stream opened last before it, if one is still open, takes its place
+      let before: OpenStream | undefined;
+      for (const other of this.streams.keys())
+        if (sessionPathKey(other) === session) before = other;
+      if (before === undefined) this.lastOfSession.delete(session);
+      else this.lastOfSession.set(session, before);
+    }
     this.metrics?.notificationStreamsOpen(this.streams.size);
     if (held.expiry !== undefined) clearTimeout(held.expiry);
     if (held.recheck !== undefined) clearTimeout(held.recheck);

@@ -383,3 +383,44 @@ describe('NotificationHub: resource updates on a virtual server path follow its 
     hub.onApplicationShutdown();
   });
 });
+
+describe("NotificationHub: a 2025 session's message goes on one of its GET streams", () => {
+  /** A session's GET stream (on `/mcp`) that records what is written on it. */
+  function sessionStream(sessionId: string, pushed: string[], told: string[]): OpenStream {
+    return {
+      stream: { push: (m: string) => pushed.push(m), onCut: () => undefined } as never,
+      sessionId,
+      listChanged: (kind) => told.push(kind),
+      keepAlive: () => undefined,
+      close: () => undefined,
+    };
+  }
+
+  it('the one opened last; when it closes, the one opened before it; another session keeps its own', () => {
+    const hub = new NotificationHub(config({ maxStreamsPerCaller: 10 }), {
+      onPublished: () => undefined,
+      onUpstreamAnnounced: () => undefined,
+      current: () => undefined,
+    } as unknown as RegistryService);
+    const older: string[] = [];
+    const newer: string[] = [];
+    const other: string[] = [];
+    const first = sessionStream('s1', older, []);
+    const second = sessionStream('s1', newer, []);
+    const third = sessionStream('s2', other, []);
+    for (const s of [first, second, third]) expect(hub.add(s, undefined)).toBe('open');
+
+    hub.toSessions(new Set(['s1', 's2']), 'up', 'update');
+    expect(hub.toSession('s1', undefined, 'selected')).toBe(1);
+    expect({ older, newer, other }).toEqual({
+      older: [],
+      newer: ['update', 'selected'],
+      other: ['update'],
+    });
+
+    hub.remove(second);
+    hub.toSessions(new Set(['s1']), 'up', 'later');
+    expect(older).toEqual(['later']);
+    hub.onApplicationShutdown();
+  });
+});

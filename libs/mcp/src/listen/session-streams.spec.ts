@@ -88,9 +88,10 @@ describe('the 2025 GET stream follows the caller’s grant', () => {
   it('a change of sec reaches the caller granted sec, not the one granted only ub', async () => {
     const hub = new NotificationHub(config, registry);
     const streams = new SessionStreams(sessions, hub, capabilities, resourceServer);
-    const headers = { 'mcp-session-id': 'sealed', accept: 'text/event-stream' };
+    // each caller on a session of its own (a sealed session opens for its caller only)
     const open = async (who: CallerIdentity) => {
       const signal = new CallCancellation();
+      const headers = { 'mcp-session-id': `sealed-${who.subject}`, accept: 'text/event-stream' };
       const answer = await streams.open(headers, signal, who);
       if (answer.stream === undefined) throw new Error(`no stream: ${answer.status}`);
       return { frames: framesOf(answer.stream), close: () => signal.abort('client-closed') };
